@@ -1,0 +1,74 @@
+#!/usr/bin/env node
+// Runs every *.test.ts file under src/ and test/ with node's built-in test runner (through tsx),
+// prints the spec report, then one plain closing line "tests: N passed, N failed[, N skipped]".
+// Arguments that are paths restrict the run to those files/directories; other arguments are passed
+// to `node --test` (e.g. --test-name-pattern=semver).
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+
+function collect(dir, out) {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) {
+      if (e.name !== "node_modules" && e.name !== "testdata") collect(p, out);
+    } else if (e.name.endsWith(".test.ts")) out.push(p);
+  }
+  return out;
+}
+
+const args = process.argv.slice(2);
+const paths = args.filter((a) => !a.startsWith("-"));
+const flags = args.filter((a) => a.startsWith("-"));
+const files = [];
+if (paths.length > 0) {
+  for (const p of paths) {
+    const abs = resolve(p);
+    if (statSync(abs).isDirectory()) collect(abs, files);
+    else files.push(abs);
+  }
+} else {
+  collect(join(root, "src"), files);
+  collect(join(root, "test"), files);
+}
+files.sort();
+const tmp = mkdtempSync(join(tmpdir(), "opcat-test-"));
+const tap = join(tmp, "report.tap");
+const res = spawnSync(
+  process.execPath,
+  [
+    "--import",
+    "tsx",
+    "--test",
+    "--test-concurrency=2",
+    "--test-reporter=spec",
+    "--test-reporter-destination=stdout",
+    "--test-reporter=tap",
+    `--test-reporter-destination=${tap}`,
+    ...flags,
+    ...files,
+  ],
+  { cwd: root, stdio: "inherit", env: { ...process.env, OPCAT_REPO_ROOT: root } },
+);
+let summary = "";
+try {
+  const text = readFileSync(tap, "utf8");
+  const count = (k) => Number((text.match(new RegExp(`^# ${k} (\\d+)$`, "m")) ?? [])[1] ?? 0);
+  const skipped = count("skipped") + count("todo");
+  summary = `tests: ${count("pass")} passed, ${count("fail")} failed` + (skipped ? `, ${skipped} skipped` : "");
+} catch {
+  summary = "tests: 0 passed, 1 failed";
+}
+rmSync(tmp, { recursive: true, force: true });
+console.log(summary);
+process.exit(res.status ?? 1);
