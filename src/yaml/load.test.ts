@@ -1,0 +1,132 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { GoYamlError, parseGoYamlDocument, type JsonValue } from "./index.js";
+
+interface LoadVector {
+  yaml: string;
+  json?: string;
+  err?: string;
+}
+
+const vectors = JSON.parse(readFileSync(new URL("./testdata/load.json", import.meta.url), "utf8")) as LoadVector[];
+
+/** Documents where the loader knowingly differs from Go (see the header of load.ts). */
+const KNOWN_DEVIATIONS = new Set([
+  "[-]\n", // libyaml reads a lone `-` in flow context as a plain scalar; js-yaml rejects it
+  "{a: -}\n",
+]);
+
+function run(yaml: string): { json?: string; err?: string } {
+  try {
+    return { json: JSON.stringify(parseGoYamlDocument(yaml)) };
+  } catch (e) {
+    assert.ok(e instanceof GoYamlError, `not a GoYamlError: ${String(e)}`);
+    return { err: e.message };
+  }
+}
+
+test("parseGoYamlDocument matches sigs.k8s.io/yaml YAMLToJSON on the oracle vectors", () => {
+  assert.ok(vectors.length > 4000, `only ${vectors.length} vectors`);
+  const report: string[] = [];
+  let failures = 0;
+  let checked = 0;
+  for (const v of vectors) {
+    const got = run(v.yaml);
+    if (KNOWN_DEVIATIONS.has(v.yaml)) continue;
+    checked++;
+    const ok = v.err !== undefined ? got.err === v.err : got.json === JSON.stringify(JSON.parse(v.json as string));
+    if (!ok) {
+      failures++;
+      if (report.length < 5) report.push(`${JSON.stringify(v.yaml).slice(0, 200)}\n  go: ${v.err ?? v.json}\n  ts: ${got.err ?? got.json}`);
+    }
+  }
+  assert.ok(checked > 4000);
+  assert.equal(failures, 0, report.join("\n"));
+});
+
+test("the known deviations are still what they are", () => {
+  for (const y of KNOWN_DEVIATIONS) assert.match(run(y).err ?? "", /^error converting YAML to JSON: yaml: /);
+});
+
+test("YAML 1.1 typing of values and keys", () => {
+  const doc = [
+    "y: yes", "n: off", "on: 1", "oct: 0777", "o2: 0o17", "hex: 0x1F", "bin: 0b101", "under: 1_000", "f: 1.", "e: 1e3",
+    "neg0: -0", "ts: 2001-12-14", "b60: 1:20", "nul: ~", "empty:", "big: 12345678901234567890", "1: int key", "1.5: float key",
+    "0.1234567891: f32 key", "str: !!str 12", "fl: !!float 1", "bin64: !!binary aGVsbG8=", "custom: !foo bar", "",
+  ].join("\n");
+  assert.deepEqual(parseGoYamlDocument(doc), {
+    "0.12345679": "f32 key", "1": "int key", "1.5": "float key", b60: "1:20", big: 12345678901234567890, bin: 5, bin64: "hello",
+    custom: "bar", e: 1000, empty: null, f: 1, false: false, fl: 1, hex: 31, neg0: 0, nul: null, o2: 15, oct: 511, str: "12",
+    true: 1, ts: "2001-12-14", under: 1000,
+  } as JsonValue);
+  assert.equal(JSON.stringify(parseGoYamlDocument("y: 1\n")), '{"true":1}');
+});
+
+test("anchors, aliases and merges follow go-yaml v2's order rules", () => {
+  assert.deepEqual(parseGoYamlDocument("a: &x {p: 1}\nb: *x\n"), { a: { p: 1 }, b: { p: 1 } });
+  // Explicit keys after `<<` win; keys before it are overridden by the merge; earlier list items win.
+  assert.deepEqual(parseGoYamlDocument("d:\n  w: 3\n  <<: {w: 4, z: 5}\n"), { d: { w: 4, z: 5 } });
+  assert.deepEqual(parseGoYamlDocument("d:\n  <<: {w: 4, z: 5}\n  w: 3\n"), { d: { w: 3, z: 5 } });
+  assert.deepEqual(parseGoYamlDocument("d:\n  <<: [{a: 1}, {a: 2, b: 2}]\n"), { d: { a: 1, b: 2 } });
+  assert.deepEqual(parseGoYamlDocument("a: 1\na: 2\n"), { a: 2 });
+  assert.deepEqual(parseGoYamlDocument("__proto__: 1\n"), JSON.parse('{"__proto__":1}'));
+});
+
+test("documents without content are null", () => {
+  assert.equal(parseGoYamlDocument(""), null);
+  assert.equal(parseGoYamlDocument("# only a comment\n"), null);
+  assert.equal(parseGoYamlDocument("\n\n"), null);
+});
+
+test("errors carry Go's messages", () => {
+  const cases: [string, string][] = [
+    ["a: [1\n", "yaml: line 1: did not find expected ',' or ']'"],
+    ["a: {b: 1\n", "yaml: line 1: did not find expected ',' or '}'"],
+    ["a: 'unterminated\n", "yaml: line 2: found unexpected end of stream"],
+    ["a: b\n c: d\n", "yaml: line 2: mapping values are not allowed in this context"],
+    ["a:\n  b: 1\n c: 2\n", "yaml: line 2: did not find expected key"],
+    ["\ta: b\n", "yaml: found character that cannot start any token"],
+    ["a: @x\n", "yaml: found character that cannot start any token"],
+    ["- a\nb: c\n", "yaml: line 1: did not find expected '-' indicator"],
+    ["k: -\n", "yaml: block sequence entries are not allowed in this context"],
+    ["a: *unknown\n", "yaml: unknown anchor 'unknown' referenced"],
+    ["x: .inf\n", "json: unsupported value: +Inf"],
+    ["x: [.nan]\n", "json: unsupported value: NaN"],
+    ["~: 1\n", "unsupported map key of type: %!s(<nil>), key: <nil>, value: 1"],
+    ["x: !!int foo\n", "yaml: cannot decode !!str `foo` as a !!int"],
+    ["d:\n  <<: 1\n", "yaml: map merge requires map or sequence of maps as the value"],
+  ];
+  for (const [yaml, msg] of cases) {
+    assert.throws(() => parseGoYamlDocument(yaml), (e: unknown) => {
+      assert.ok(e instanceof GoYamlError);
+      assert.equal(e.message, "error converting YAML to JSON: " + msg);
+      return true;
+    }, yaml);
+  }
+  try {
+    parseGoYamlDocument("a: 1\nb: [\n");
+    assert.fail("no error");
+  } catch (e) {
+    assert.ok(e instanceof GoYamlError);
+    assert.equal(typeof e.line, "number");
+  }
+});
+
+test("random YAML-like text: same values as Go whenever both succeed, mostly the same errors", () => {
+  const fuzz = JSON.parse(readFileSync(new URL("./testdata/load-fuzz.json", import.meta.url), "utf8")) as LoadVector[];
+  let same = 0;
+  const valueDiffs: string[] = [];
+  for (const v of fuzz) {
+    const got = run(v.yaml);
+    if (v.err === undefined && got.json !== undefined) {
+      if (got.json === JSON.stringify(JSON.parse(v.json as string))) same++;
+      else valueDiffs.push(`${JSON.stringify(v.yaml)}: go ${v.json}, ts ${got.json}`);
+    } else if (v.err !== undefined && got.err === v.err) {
+      same++;
+    }
+  }
+  // The only known value difference: a root plain scalar that libyaml continues over more lines.
+  assert.ok(valueDiffs.length <= 1, valueDiffs.join("\n"));
+  assert.ok(same / fuzz.length > 0.8, `only ${same} of ${fuzz.length} agree with Go`);
+});
