@@ -1,0 +1,115 @@
+/**
+ * Go `fmt` verbs applied to values decoded by encoding/json into `interface{}` (nil, bool,
+ * float64, string, []interface{}, map[string]interface{}), for error messages that must read
+ * exactly like opm's.
+ */
+import type { JsonValue } from "../fbc/types.js";
+import { sortedKeys } from "./encode.js";
+
+/** `%v` of a float64: `%g` with the shortest digits, exponent form when exp < -4 or exp >= 21. */
+export function goFloatV(n: number): string {
+  if (Number.isNaN(n)) return "NaN";
+  if (n === Infinity) return "+Inf";
+  if (n === -Infinity) return "-Inf";
+  if (n === 0) return Object.is(n, -0) ? "-0" : "0";
+  // Shortest round-trip digits from JS, then laid out the Go way.
+  const e = n.toExponential(); // e.g. "1.5e-7", "-1e+21"
+  const [mant, expStr] = e.split("e");
+  const x = Number(expStr);
+  if (x < -4 || x >= 21) {
+    const sign = x < 0 ? "-" : "+";
+    const abs = Math.abs(x);
+    return `${mant}e${sign}${abs < 10 ? "0" + abs : String(abs)}`;
+  }
+  // -4 <= exp < 21: JavaScript writes the same shortest digits in plain notation.
+  return String(n);
+}
+
+/** `%v` of a decoded JSON value. */
+export function goV(v: JsonValue | undefined): string {
+  if (v === null || v === undefined) return "<nil>";
+  switch (typeof v) {
+    case "boolean":
+      return v ? "true" : "false";
+    case "number":
+      return goFloatV(v);
+    case "string":
+      return v;
+    default:
+      if (Array.isArray(v)) return "[" + v.map(goV).join(" ") + "]";
+      return "map[" + sortedKeys(v).map((k) => `${k}:${goV(v[k])}`).join(" ") + "]";
+  }
+}
+
+/** Go type name of a decoded JSON value held in an `interface{}`. */
+export function goTypeName(v: JsonValue | undefined): string {
+  if (v === null || v === undefined) return "<nil>";
+  switch (typeof v) {
+    case "boolean":
+      return "bool";
+    case "number":
+      return "float64";
+    case "string":
+      return "string";
+    default:
+      return Array.isArray(v) ? "[]interface {}" : "map[string]interface {}";
+  }
+}
+
+/** `%t` of a decoded JSON value: the bool itself, otherwise Go's `%!t(type=value)` complaint. */
+export function goT(v: JsonValue | undefined): string {
+  if (typeof v === "boolean") return v ? "true" : "false";
+  if (v === null || v === undefined) return "%!t(<nil>)";
+  return `%!t(${goTypeName(v)}=${goV(v)})`;
+}
+
+/** Go's `%q` of a string (strconv.Quote): printable runes raw, others escaped. */
+export function goQuote(s: string): string {
+  let out = '"';
+  for (const ch of s) {
+    const c = ch.codePointAt(0) as number;
+    switch (ch) {
+      case '"':
+        out += '\\"';
+        continue;
+      case "\\":
+        out += "\\\\";
+        continue;
+      case "\x07":
+        out += "\\a";
+        continue;
+      case "\b":
+        out += "\\b";
+        continue;
+      case "\f":
+        out += "\\f";
+        continue;
+      case "\n":
+        out += "\\n";
+        continue;
+      case "\r":
+        out += "\\r";
+        continue;
+      case "\t":
+        out += "\\t";
+        continue;
+      case "\v":
+        out += "\\v";
+        continue;
+    }
+    if (c >= 0xd800 && c <= 0xdfff) out += "\\ufffd";
+    else if (c < 0x20 || c === 0x7f) out += "\\x" + c.toString(16).padStart(2, "0");
+    else if (isGoPrintable(c)) out += ch;
+    else if (c < 0x10000) out += "\\u" + c.toString(16).padStart(4, "0");
+    else out += "\\U" + c.toString(16).padStart(8, "0");
+  }
+  return out + '"';
+}
+
+const NON_PRINTABLE = /[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
+
+/** strconv.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space. */
+function isGoPrintable(c: number): boolean {
+  if (c === 0x20) return true;
+  return !NON_PRINTABLE.test(String.fromCodePoint(c));
+}
