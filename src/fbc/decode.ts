@@ -1,0 +1,534 @@
+/**
+ * Decoding blobs into the typed model with the rules of Go's encoding/json, which opm uses:
+ * field names match case-insensitively (the last matching key in sorted order wins), unknown
+ * fields are dropped, `null` leaves a field at its zero value, `[]byte` fields are standard
+ * base64, and a type mismatch fails with Go's `json: cannot unmarshal …` message.
+ */
+import { sortedKeys } from "../gojson/encode.js";
+import { RawJson } from "./rawjson.js";
+import type {
+  Bundle,
+  Channel,
+  ChannelEntry,
+  Deprecation,
+  DeprecationEntry,
+  Icon,
+  JsonObject,
+  JsonValue,
+  Package,
+  Property,
+  RelatedImage,
+} from "./types.js";
+
+/** A decoding failure; `message` is Go's error text. */
+export class DecodeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "DecodeError";
+  }
+}
+
+type Kind =
+  | { k: "string" }
+  | { k: "strings" }
+  | { k: "bytes" }
+  | { k: "raw" }
+  | { k: "stringMap"; goType: string }
+  | { k: "opaque"; goType: string }
+  | { k: "opaques"; goType: string }
+  | { k: "struct"; spec: StructSpec; ptr?: boolean }
+  | { k: "structs"; spec: StructSpec };
+
+interface FieldSpec {
+  json: string;
+  kind: Kind;
+}
+
+interface StructSpec {
+  /** Go type name without package, e.g. `ChannelEntry`. */
+  name: string;
+  /** Go type with package, e.g. `declcfg.ChannelEntry`. */
+  goType: string;
+  fields: FieldSpec[];
+  /** lower-cased json name → field */
+  byFold: Map<string, FieldSpec>;
+  /** exact json name → field (fast path) */
+  exact: Map<string, FieldSpec>;
+}
+
+function spec(name: string, goType: string, fields: FieldSpec[]): StructSpec {
+  const byFold = new Map<string, FieldSpec>();
+  const exact = new Map<string, FieldSpec>();
+  for (const f of fields) {
+    byFold.set(f.json.toLowerCase(), f);
+    exact.set(f.json, f);
+  }
+  return { name, goType, fields, byFold, exact };
+}
+
+const str: Kind = { k: "string" };
+const strs: Kind = { k: "strings" };
+
+const PROPERTY = spec("Property", "property.Property", [
+  { json: "type", kind: str },
+  { json: "value", kind: { k: "raw" } },
+]);
+const ICON = spec("Icon", "declcfg.Icon", [
+  { json: "base64data", kind: { k: "bytes" } },
+  { json: "mediatype", kind: str },
+]);
+const PACKAGE = spec("Package", "declcfg.Package", [
+  { json: "schema", kind: str },
+  { json: "name", kind: str },
+  { json: "defaultChannel", kind: str },
+  { json: "icon", kind: { k: "struct", spec: ICON, ptr: true } },
+  { json: "description", kind: str },
+  { json: "properties", kind: { k: "structs", spec: PROPERTY } },
+]);
+const CHANNEL_ENTRY = spec("ChannelEntry", "declcfg.ChannelEntry", [
+  { json: "name", kind: str },
+  { json: "replaces", kind: str },
+  { json: "skips", kind: strs },
+  { json: "skipRange", kind: str },
+]);
+const CHANNEL = spec("Channel", "declcfg.Channel", [
+  { json: "schema", kind: str },
+  { json: "name", kind: str },
+  { json: "package", kind: str },
+  { json: "entries", kind: { k: "structs", spec: CHANNEL_ENTRY } },
+  { json: "properties", kind: { k: "structs", spec: PROPERTY } },
+]);
+const RELATED_IMAGE = spec("RelatedImage", "declcfg.RelatedImage", [
+  { json: "name", kind: str },
+  { json: "image", kind: str },
+]);
+const BUNDLE = spec("Bundle", "declcfg.Bundle", [
+  { json: "schema", kind: str },
+  { json: "name", kind: str },
+  { json: "package", kind: str },
+  { json: "image", kind: str },
+  { json: "properties", kind: { k: "structs", spec: PROPERTY } },
+  { json: "relatedImages", kind: { k: "structs", spec: RELATED_IMAGE } },
+]);
+const REFERENCE = spec("PackageScopedReference", "declcfg.PackageScopedReference", [
+  { json: "schema", kind: str },
+  { json: "name", kind: str },
+]);
+const DEPRECATION_ENTRY = spec("DeprecationEntry", "declcfg.DeprecationEntry", [
+  { json: "reference", kind: { k: "struct", spec: REFERENCE } },
+  { json: "message", kind: str },
+]);
+const DEPRECATION = spec("Deprecation", "declcfg.Deprecation", [
+  { json: "schema", kind: str },
+  { json: "package", kind: str },
+  { json: "entries", kind: { k: "structs", spec: DEPRECATION_ENTRY } },
+]);
+/** Go structs of the known property types (alpha/property/property.go), keyed by property type. */
+export const PROPERTY_SPECS: ReadonlyMap<string, StructSpec> = new Map([
+  [
+    "olm.package",
+    spec("Package", "property.Package", [
+      { json: "packageName", kind: str },
+      { json: "version", kind: str },
+      { json: "release", kind: str },
+    ]),
+  ],
+  [
+    "olm.package.required",
+    spec("PackageRequired", "property.PackageRequired", [
+      { json: "packageName", kind: str },
+      { json: "versionRange", kind: str },
+    ]),
+  ],
+  [
+    "olm.gvk",
+    spec("GVK", "property.GVK", [
+      { json: "group", kind: str },
+      { json: "kind", kind: str },
+      { json: "version", kind: str },
+    ]),
+  ],
+  [
+    "olm.gvk.required",
+    spec("GVKRequired", "property.GVKRequired", [
+      { json: "group", kind: str },
+      { json: "kind", kind: str },
+      { json: "version", kind: str },
+    ]),
+  ],
+  ["olm.bundle.object", spec("BundleObject", "property.BundleObject", [{ json: "data", kind: { k: "bytes" } }])],
+  [
+    "olm.csv.metadata",
+    // Nested v1alpha1 structs are checked for their JSON kind only.
+    spec("CSVMetadata", "property.CSVMetadata", [
+      { json: "annotations", kind: { k: "stringMap", goType: "map[string]string" } },
+      { json: "apiServiceDefinitions", kind: { k: "opaque", goType: "v1alpha1.APIServiceDefinitions" } },
+      { json: "crdDescriptions", kind: { k: "opaque", goType: "v1alpha1.CustomResourceDefinitions" } },
+      { json: "description", kind: str },
+      { json: "displayName", kind: str },
+      { json: "installModes", kind: { k: "opaques", goType: "v1alpha1.InstallMode" } },
+      { json: "keywords", kind: strs },
+      { json: "labels", kind: { k: "stringMap", goType: "map[string]string" } },
+      { json: "links", kind: { k: "opaques", goType: "v1alpha1.AppLink" } },
+      { json: "maintainers", kind: { k: "opaques", goType: "v1alpha1.Maintainer" } },
+      { json: "maturity", kind: str },
+      { json: "minKubeVersion", kind: str },
+      { json: "nativeAPIs", kind: { k: "opaques", goType: "v1.GroupVersionKind" } },
+      { json: "provider", kind: { k: "opaque", goType: "v1alpha1.AppLink" } },
+    ]),
+  ],
+  ["olm.channel", spec("Channel", "property.Channel", [{ json: "channelName", kind: str }])],
+]);
+
+/**
+ * Decodes a property value into the Go struct of its (known) type, as `json.Unmarshal` would;
+ * throws DecodeError with Go's message. Returns the decoded fields (zero values omitted).
+ */
+export function decodePropertyValue(type: string, value: JsonValue): Record<string, unknown> {
+  const s = PROPERTY_SPECS.get(type);
+  if (!s) return {};
+  return decodeTop(value, s);
+}
+
+const BUNDLE_OBJECT = spec("BundleObject", "property.BundleObject", [{ json: "data", kind: { k: "bytes" } }]);
+
+function jsonKind(v: JsonValue): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "array";
+  switch (typeof v) {
+    case "string":
+      return "string";
+    case "number":
+      return "number";
+    case "boolean":
+      return "bool";
+    default:
+      return "object";
+  }
+}
+
+function goTypeOf(kind: Kind): string {
+  switch (kind.k) {
+    case "string":
+      return "string";
+    case "strings":
+      return "[]string";
+    case "bytes":
+      return "[]uint8";
+    case "raw":
+      return "json.RawMessage";
+    case "struct":
+      return kind.spec.goType;
+    case "structs":
+      return "[]" + kind.spec.goType;
+    case "stringMap":
+    case "opaque":
+    case "opaques":
+      return kind.goType;
+  }
+}
+
+interface Ctx {
+  struct: string | undefined;
+  stack: string[];
+}
+
+function typeError(value: JsonValue, goType: string, ctx: Ctx): DecodeError {
+  const what = jsonKind(value);
+  if (ctx.struct !== undefined || ctx.stack.length > 0) {
+    return new DecodeError(
+      `json: cannot unmarshal ${what} into Go struct field ${ctx.struct ?? ""}.${ctx.stack.join(".")} of type ${goType}`,
+    );
+  }
+  return new DecodeError(`json: cannot unmarshal ${what} into Go value of type ${goType}`);
+}
+
+type Decoded = Record<string, unknown>;
+
+/** Marker: the fast path cannot decide; the exact (sorted, Go-ordered) path must run. */
+const SLOW = Symbol("slow");
+
+/**
+ * The common case without sorting keys: every key that names a field is spelled exactly as the
+ * field and every value has the right JSON type. Anything else (case variants, type errors,
+ * base64) returns SLOW so that the exact path produces Go's result and error.
+ */
+function fastStruct(obj: JsonValue, s: StructSpec): Decoded | typeof SLOW {
+  if (obj === null || typeof obj !== "object" || Array.isArray(obj)) return SLOW;
+  const into: Decoded = {};
+  for (const key in obj) {
+    const f = s.exact.get(key);
+    if (f === undefined) {
+      if (s.byFold.has(key.toLowerCase())) return SLOW;
+      continue;
+    }
+    const v = obj[key];
+    switch (f.kind.k) {
+      case "string":
+        if (typeof v === "string") into[f.json] = v;
+        else if (v !== null) return SLOW;
+        break;
+      case "raw":
+        into[f.json] = RawJson.fromValue(v);
+        break;
+      case "strings":
+        if (v === null) break;
+        if (!Array.isArray(v)) return SLOW;
+        for (let i = 0; i < v.length; i++) if (typeof v[i] !== "string") return SLOW;
+        into[f.json] = v;
+        break;
+      case "structs": {
+        if (v === null) break;
+        if (!Array.isArray(v)) return SLOW;
+        const out: Decoded[] = new Array(v.length);
+        for (let i = 0; i < v.length; i++) {
+          const d = fastStruct(v[i], f.kind.spec);
+          if (d === SLOW) return SLOW;
+          out[i] = d;
+        }
+        into[f.json] = out;
+        break;
+      }
+      case "struct": {
+        if (v === null) return SLOW;
+        const d = fastStruct(v, f.kind.spec);
+        if (d === SLOW) return SLOW;
+        into[f.json] = d;
+        break;
+      }
+      default:
+        return SLOW;
+    }
+  }
+  return into;
+}
+
+/** Decodes `obj` into a fresh record: the fast path when it applies, else Go's exact rules. */
+function decodeTop(obj: JsonValue, s: StructSpec): Decoded {
+  const fast = fastStruct(obj, s);
+  if (fast !== SLOW) return fast;
+  const d: Decoded = {};
+  decodeStruct(obj, s, ctx0(), d);
+  return d;
+}
+
+function decodeStruct(obj: JsonValue, s: StructSpec, ctx: Ctx, into: Decoded): void {
+  if (obj === null) return;
+  if (typeof obj !== "object" || Array.isArray(obj)) throw typeError(obj, s.goType, ctx);
+  const outer = ctx.struct;
+  const depth = ctx.stack.length;
+  for (const key of sortedKeys(obj)) {
+    const f = s.byFold.get(key.toLowerCase());
+    if (f === undefined) continue;
+    ctx.struct = s.name;
+    ctx.stack.push(f.json);
+    into[f.json] = decodeField(obj[key], f.kind, ctx, into[f.json]);
+    ctx.stack.length = depth;
+  }
+  ctx.struct = outer;
+}
+
+function decodeField(v: JsonValue, kind: Kind, ctx: Ctx, current: unknown): unknown {
+  switch (kind.k) {
+    case "raw":
+      return RawJson.fromValue(v);
+    case "string":
+      if (v === null) return current;
+      if (typeof v !== "string") throw typeError(v, "string", ctx);
+      return v;
+    case "strings": {
+      if (v === null) return undefined;
+      if (!Array.isArray(v)) throw typeError(v, "[]string", ctx);
+      const out: string[] = [];
+      for (const e of v) {
+        if (e === null) out.push("");
+        else if (typeof e !== "string") throw typeError(e, "string", ctx);
+        else out.push(e);
+      }
+      return out;
+    }
+    case "bytes":
+      if (v === null) return null;
+      if (typeof v !== "string") throw typeError(v, "[]uint8", ctx);
+      return decodeStdBase64(v);
+    case "stringMap": {
+      if (v === null) return undefined;
+      if (typeof v !== "object" || Array.isArray(v)) throw typeError(v, kind.goType, ctx);
+      for (const k of sortedKeys(v)) {
+        const e = v[k];
+        if (e !== null && typeof e !== "string") throw typeError(e, "string", ctx);
+      }
+      return v;
+    }
+    case "opaque":
+      if (v === null) return current;
+      if (typeof v !== "object" || Array.isArray(v)) throw typeError(v, kind.goType, ctx);
+      return v;
+    case "opaques":
+      if (v === null) return undefined;
+      if (!Array.isArray(v)) throw typeError(v, "[]" + kind.goType, ctx);
+      for (const e of v) if (e !== null && (typeof e !== "object" || Array.isArray(e))) throw typeError(e, kind.goType, ctx);
+      return v;
+    case "struct": {
+      if (v === null) return kind.ptr ? undefined : current;
+      const into: Decoded = (current as Decoded | undefined) ?? {};
+      decodeStruct(v, kind.spec, ctx, into);
+      return into;
+    }
+    case "structs": {
+      if (v === null) return undefined;
+      if (!Array.isArray(v)) throw typeError(v, goTypeOf(kind), ctx);
+      const out: Decoded[] = [];
+      for (const e of v) {
+        const into: Decoded = {};
+        decodeStruct(e, kind.spec, ctx, into);
+        out.push(into);
+      }
+      return out;
+    }
+  }
+}
+
+const B64 = new Int16Array(128).fill(-1);
+for (let i = 0; i < 64; i++) B64["ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".charCodeAt(i)] = i;
+const B64_FAST = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/**
+ * Go's `base64.StdEncoding.Decode` (padding required, `\r` and `\n` ignored): the decoded bytes,
+ * or a DecodeError `illegal base64 data at input byte N`.
+ */
+export function decodeStdBase64(s: string): Uint8Array {
+  if (s.length % 4 === 0 && B64_FAST.test(s)) return Buffer.from(s, "base64");
+  const err = base64ErrorOffset(s);
+  if (err >= 0) throw new DecodeError(`illegal base64 data at input byte ${err}`);
+  return Buffer.from(s.replace(/[\r\n]/g, ""), "base64");
+}
+
+/**
+ * Checks standard padded base64 exactly as Go's `base64.StdEncoding.Decode` does (a port of its
+ * decodeQuantum loop); returns the offset Go reports in `illegal base64 data at input byte N`, or
+ * -1 when the input is valid.
+ */
+export function base64ErrorOffset(src: string): number {
+  const n = src.length;
+  let si = 0;
+  for (;;) {
+    for (let j = 0; j < 4; j++) {
+      if (si === n) {
+        if (j === 0) return -1;
+        return si - j;
+      }
+      const c = src.charCodeAt(si);
+      si++;
+      if (c < 128 && B64[c] >= 0) continue;
+      if (c === 10 || c === 13) {
+        j--;
+        continue;
+      }
+      if (c !== 61) return si - 1;
+      // padding
+      if (j === 0 || j === 1) return si - 1;
+      if (j === 2) {
+        while (si < n && (src.charCodeAt(si) === 10 || src.charCodeAt(si) === 13)) si++;
+        if (si === n) return n;
+        if (src.charCodeAt(si) !== 61) return si - 1;
+        si++;
+      }
+      while (si < n && (src.charCodeAt(si) === 10 || src.charCodeAt(si) === 13)) si++;
+      return si < n ? si : -1;
+    }
+  }
+}
+
+function ctx0(): Ctx {
+  return { struct: undefined, stack: [] };
+}
+
+function toProperties(v: unknown): Property[] {
+  if (!v) return [];
+  return (v as Decoded[]).map((p) => ({
+    type: (p.type as string | undefined) ?? "",
+    value: (p.value as RawJson | undefined) ?? RawJson.missing(),
+  }));
+}
+
+export function decodePackage(blob: JsonObject): Package {
+  const d = decodeTop(blob, PACKAGE);
+  const pkg: Package = {
+    schema: (d.schema as string) ?? "",
+    name: (d.name as string) ?? "",
+    defaultChannel: (d.defaultChannel as string) ?? "",
+    description: (d.description as string) ?? "",
+    properties: toProperties(d.properties),
+  };
+  if (d.icon) {
+    const icon = d.icon as Decoded;
+    pkg.icon = { base64data: (icon.base64data as Uint8Array | null | undefined) ?? null, mediatype: (icon.mediatype as string) ?? "" } satisfies Icon;
+  }
+  return pkg;
+}
+
+export function decodeChannel(blob: JsonObject): Channel {
+  const d = decodeTop(blob, CHANNEL);
+  const entries = d.entries as Decoded[] | undefined;
+  return {
+    schema: (d.schema as string) ?? "",
+    name: (d.name as string) ?? "",
+    package: (d.package as string) ?? "",
+    entries: entries
+      ? entries.map(
+          (e): ChannelEntry => ({
+            name: (e.name as string) ?? "",
+            replaces: (e.replaces as string) ?? "",
+            skips: (e.skips as string[] | undefined) ?? [],
+            skipRange: (e.skipRange as string) ?? "",
+          }),
+        )
+      : null,
+    properties: toProperties(d.properties),
+  };
+}
+
+export function decodeBundle(blob: JsonObject): Bundle {
+  const d = decodeTop(blob, BUNDLE);
+  const related = d.relatedImages as Decoded[] | undefined;
+  return {
+    schema: (d.schema as string) ?? "",
+    name: (d.name as string) ?? "",
+    package: (d.package as string) ?? "",
+    image: (d.image as string) ?? "",
+    properties: toProperties(d.properties),
+    relatedImages: related
+      ? related.map((r): RelatedImage => ({ name: (r.name as string) ?? "", image: (r.image as string) ?? "" }))
+      : [],
+  };
+}
+
+export function decodeDeprecation(blob: JsonObject): Deprecation {
+  const d = decodeTop(blob, DEPRECATION);
+  const entries = d.entries as Decoded[] | undefined;
+  return {
+    schema: (d.schema as string) ?? "",
+    package: (d.package as string) ?? "",
+    entries: entries
+      ? entries.map((e): DeprecationEntry => {
+          const ref = (e.reference as Decoded | undefined) ?? {};
+          return {
+            reference: { schema: (ref.schema as string) ?? "", name: (ref.name as string) ?? "" },
+            message: (e.message as string) ?? "",
+          };
+        })
+      : null,
+  };
+}
+
+/**
+ * Decodes an `olm.bundle.object` property value (`{"data": <base64>}`) as Go's
+ * `json.Unmarshal(value, &property.BundleObject{})` does. Returns `undefined` when the value is
+ * `null` or has no `data` key (Go leaves the destination untouched then).
+ */
+export function decodeBundleObjectData(value: JsonValue): Uint8Array | null | undefined {
+  const d: Decoded = {};
+  decodeStruct(value, BUNDLE_OBJECT, ctx0(), d);
+  return "data" in d ? (d.data as Uint8Array | null) : undefined;
+}

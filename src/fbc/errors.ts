@@ -1,0 +1,78 @@
+/**
+ * Errors as values: every problem opcat reports about a catalog carries a stable machine code, the
+ * message (opm's wording at its core), where it was found and, where we can say it, what to do.
+ */
+import type { Location } from "./types.js";
+
+export type Severity = "error" | "warning";
+
+export interface Problem {
+  /** Stable machine-readable code, e.g. `FBC_CHANNEL_MULTIPLE_HEADS`. */
+  code: string;
+  /** What is wrong, in opm's words where opm reports the same problem. */
+  message: string;
+  severity: Severity;
+  /** The file (relative to the catalog root), line and stream index of the blob concerned. */
+  loc?: Location;
+  /** The blob concerned, when there is one. */
+  blob?: { schema: string; package?: string; name?: string };
+  /** What the user can do about it. */
+  hint?: string;
+}
+
+export function problem(
+  code: string,
+  message: string,
+  extra: { loc?: Location; blob?: Problem["blob"]; hint?: string; severity?: Severity } = {},
+): Problem {
+  const p: Problem = { code, message, severity: extra.severity ?? "error" };
+  if (extra.loc) p.loc = extra.loc;
+  if (extra.blob) p.blob = extra.blob;
+  if (extra.hint) p.hint = extra.hint;
+  return p;
+}
+
+/** `file:line` of a location, or `file` alone, or "" when unknown. */
+export function formatLocation(loc: Location | undefined): string {
+  if (!loc) return "";
+  return loc.line > 0 ? `${loc.file}:${loc.line}` : loc.file;
+}
+
+/** One line per problem: `file:line: error[CODE]: message (hint)`. */
+export function formatProblem(p: Problem): string {
+  const where = formatLocation(p.loc);
+  let s = `${where ? where + ": " : ""}${p.severity}[${p.code}]: ${p.message}`;
+  if (p.hint) s += `\n  hint: ${p.hint}`;
+  return s;
+}
+
+/** Deterministic order: by file, line, stream index, then code and message. */
+export function compareProblems(a: Problem, b: Problem): number {
+  const fa = a.loc?.file ?? "\uffff";
+  const fb = b.loc?.file ?? "\uffff";
+  if (fa !== fb) return fa < fb ? -1 : 1;
+  const la = a.loc?.line ?? 0;
+  const lb = b.loc?.line ?? 0;
+  if (la !== lb) return la - lb;
+  const ia = a.loc?.index ?? 0;
+  const ib = b.loc?.index ?? 0;
+  if (ia !== ib) return ia - ib;
+  if (a.code !== b.code) return a.code < b.code ? -1 : 1;
+  return a.message < b.message ? -1 : a.message > b.message ? 1 : 0;
+}
+
+/** Thrown by library functions for bad input or I/O: carries problems and an exit code. */
+export class OpcatError extends Error {
+  readonly code: string;
+  readonly problems: Problem[];
+  /** Process exit code the CLI uses: 1 for an invalid catalog, 2 for usage or I/O errors. */
+  readonly exitCode: number;
+
+  constructor(code: string, message: string, opts: { problems?: Problem[]; exitCode?: number; cause?: unknown } = {}) {
+    super(message, opts.cause !== undefined ? { cause: opts.cause } : undefined);
+    this.name = "OpcatError";
+    this.code = code;
+    this.problems = opts.problems ?? [problem(code, message)];
+    this.exitCode = opts.exitCode ?? 2;
+  }
+}

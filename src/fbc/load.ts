@@ -1,0 +1,346 @@
+/**
+ * Loading File-Based Catalogs from a directory tree, a single file or standard input, with opm's
+ * acceptance rules (alpha/declcfg/load.go): every file that `.indexignore` does not exclude is
+ * read, whatever its name; each blob is normalised and routed by `schema`. Unlike opm, loading
+ * does not stop at the first bad blob: every problem is reported, with its file and line.
+ */
+import { goQuote, goT, goV } from "../gojson/fmt.js";
+import { lstatSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { buildIgnoreMatcher } from "../ignore/index.js";
+import { encodeSortedCompact } from "../gojson/encode.js";
+import { hasJsonPrefix } from "../gojson/unicode.js";
+
+import { parseGoYamlDocument } from "../yaml/index.js";
+import { DecodeError, decodeBundle, decodeBundleObjectData, decodeChannel, decodeDeprecation, decodePackage } from "./decode.js";
+import { OpcatError, problem, type Problem } from "./errors.js";
+import { RawJson } from "./rawjson.js";
+import { decodeStream, notAnObjectMessage } from "./stream.js";
+import {
+  emptyConfig,
+  SCHEMA_BUNDLE,
+  SCHEMA_CHANNEL,
+  SCHEMA_DEPRECATIONS,
+  SCHEMA_PACKAGE,
+  type Bundle,
+  type DeclarativeConfig,
+  type JsonObject,
+  type JsonValue,
+  type Location,
+} from "./types.js";
+
+export const INDEX_IGNORE = ".indexignore";
+
+export interface LoadResult {
+  config: DeclarativeConfig;
+  /** Every problem found while reading, in file order. Empty when the catalog loaded cleanly. */
+  problems: Problem[];
+  /** Files read (after `.indexignore`) and their total size in bytes. */
+  files: number;
+  bytes: number;
+}
+
+export interface LoadOptions {
+  /** Called after each file with the running totals (for progress displays). */
+  onFile?: (file: string, filesDone: number, bytesDone: number) => void;
+}
+
+const IGNORE_HINT = "if this file is not part of the catalog, exclude it with a .indexignore file (gitignore syntax)";
+
+/** Loads every blob of one stream (a file's text). `file` names it in locations. */
+export function loadText(text: string, file: string, into: LoadResult = newResult()): LoadResult {
+  const items = decodeStream(text);
+  for (const item of items) {
+    const loc: Location = { file, line: item.line, index: item.index };
+    if (item.kind === "error") {
+      into.problems.push(
+        problem(item.code, item.message, {
+          loc,
+          hint: item.code === "FBC_YAML_SEPARATOR" ? "a line starting with --- may only be followed by spaces or a comment" : IGNORE_HINT,
+        }),
+      );
+      continue;
+    }
+    addBlob(into, item.value, loc, item.yaml);
+  }
+  into.files++;
+  into.bytes += Buffer.byteLength(text);
+  return into;
+}
+
+function newResult(): LoadResult {
+  return { config: emptyConfig(), problems: [], files: 0, bytes: 0 };
+}
+
+/** Case folding used by opm for the reserved top-level keys (golang.org/x/text/cases.Fold). */
+function fold(key: string): string {
+  return key.toUpperCase().toLowerCase();
+}
+
+function addBlob(res: LoadResult, value: JsonValue, loc: Location, fromYaml: boolean): void {
+  const metaErr = (code: string, msg: string, hint?: string): void => {
+    res.problems.push(problem(code, fromYaml ? `error unmarshaling JSON: while decoding JSON: ${msg}` : msg, { loc, hint }));
+  };
+  if (value === null) {
+    res.problems.push(
+      problem("FBC_MISSING_SCHEMA", "object '' is missing root schema field", {
+        loc,
+        hint: "this YAML document is empty (only comments or blank lines): remove it or its --- separator; if the file is not part of the catalog, exclude it with a .indexignore file",
+      }),
+    );
+    return;
+  }
+  if (typeof value !== "object" || Array.isArray(value)) {
+    res.problems.push(problem("FBC_NOT_AN_OBJECT", notAnObjectMessage(value, undefined, fromYaml), { loc, hint: IGNORE_HINT }));
+    return;
+  }
+  const obj = value as JsonObject;
+  // Reserved keys are matched case-insensitively; keys differing only by case are an error.
+  let schemaKey: string | undefined;
+  let packageKey: string | undefined;
+  let nameKey: string | undefined;
+  const keys = Object.keys(obj);
+  let folded: Map<string, string[]> | undefined;
+  for (const k of keys) {
+    const f = k === "schema" || k === "package" || k === "name" ? k : fold(k);
+    if (f === "schema") schemaKey = k;
+    else if (f === "package") packageKey = k;
+    else if (f === "name") nameKey = k;
+    (folded ??= new Map()).set(f, [...(folded.get(f) ?? []), k]);
+  }
+  if (folded && folded.size !== keys.length) {
+    const errs: string[] = [];
+    for (const [f, ks] of [...folded.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
+      if (ks.length > 1) errs.push(`duplicate keys for key ${goQuote(f)}: [${[...ks].sort().join(" ")}]`);
+    }
+    metaErr("FBC_DUPLICATE_KEYS", errs.length === 1 ? errs[0] : `[${errs.join(", ")}]`, "keep one spelling of each key (keys are case-insensitive)");
+    return;
+  }
+  const reserved = (key: string | undefined): string | undefined => {
+    if (key === undefined) return "";
+    const v = obj[key];
+    if (typeof v === "string") return v;
+    metaErr("FBC_RESERVED_KEY_TYPE", `expected value for key ${goQuote(key)} to be a string, got ${goT(v)}: ${goV(v)}`);
+    return undefined;
+  };
+  const schema = reserved(schemaKey);
+  if (schema === undefined) return;
+  const pkg = reserved(packageKey);
+  if (pkg === undefined) return;
+  const name = reserved(nameKey);
+  if (name === undefined) return;
+
+  const blobRef = { schema, package: pkg || undefined, name: name || undefined };
+  try {
+    switch (schema) {
+      case SCHEMA_PACKAGE: {
+        const p = decodeWith("parse package", () => decodePackage(obj));
+        p.loc = loc;
+        res.config.packages.push(p);
+        return;
+      }
+      case SCHEMA_CHANNEL: {
+        const c = decodeWith("parse channel", () => decodeChannel(obj));
+        c.loc = loc;
+        res.config.channels.push(c);
+        return;
+      }
+      case SCHEMA_BUNDLE: {
+        const b = decodeWith("parse bundle", () => decodeBundle(obj));
+        b.loc = loc;
+        checkBundleObjects(b);
+        res.config.bundles.push(b);
+        return;
+      }
+      case SCHEMA_DEPRECATIONS: {
+        const d = decodeWith("parse deprecation", () => decodeDeprecation(obj));
+        d.loc = loc;
+        res.config.deprecations.push(d);
+        return;
+      }
+      case "":
+        res.problems.push(
+          problem("FBC_MISSING_SCHEMA", `object '${encodeSortedCompact(obj)}\n' is missing root schema field`, {
+            loc,
+            hint: 'every blob needs a "schema" key, e.g. olm.package, olm.channel, olm.bundle or olm.deprecations',
+          }),
+        );
+        return;
+      default:
+        res.config.others.push({ schema, package: pkg ?? "", name: name ?? "", blob: RawJson.fromValue(obj), loc });
+        return;
+    }
+  } catch (e) {
+    if (e instanceof BlobError) {
+      res.problems.push(problem(e.code, e.message, { loc, blob: blobRef, hint: e.hint }));
+      return;
+    }
+    throw e;
+  }
+}
+
+class BlobError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly hint?: string,
+  ) {
+    super(message);
+  }
+}
+
+function decodeWith<T>(prefix: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof DecodeError) throw new BlobError("FBC_DECODE", `${prefix}: ${e.message}`, "fix the type of the field named in the message");
+    throw e;
+  }
+}
+
+const B64_FAST = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/**
+ * opm decodes every `olm.bundle.object` while loading (readBundleObjects) and fails on bad base64 or
+ * on data that is neither JSON nor YAML. The same checks, without keeping the decoded manifests.
+ */
+function checkBundleObjects(b: Bundle): void {
+  const props = b.properties;
+  for (let i = 0; i < props.length; i++) {
+    if (props[i].type !== "olm.bundle.object") continue;
+    const where = (): string => `read bundle objects: package ${goQuote(b.package)}, bundle ${goQuote(b.name)}`;
+    const raw = props[i].value;
+    if (raw.isMissing) {
+      throw new BlobError("FBC_BUNDLE_OBJECT", `${where()}: parse property at index ${i} as bundle object: unexpected end of JSON input`);
+    }
+    const v = raw.value;
+    let head: string;
+    const data = v !== null && typeof v === "object" && !Array.isArray(v) ? v.data : undefined;
+    if (typeof data === "string" && data.length % 4 === 0 && Object.keys(v as object).length === 1 && B64_FAST.test(data)) {
+      head = Buffer.from(data.slice(0, 256), "base64").toString("utf8");
+      if (hasJsonPrefix(head)) continue;
+    }
+    let bytes: Uint8Array | null | undefined;
+    try {
+      bytes = decodeBundleObjectData(v);
+    } catch (e) {
+      if (e instanceof DecodeError) {
+        throw new BlobError("FBC_BUNDLE_OBJECT", `${where()}: parse property at index ${i} as bundle object: ${e.message}`, "olm.bundle.object data must be standard base64 (with padding) of one manifest");
+      }
+      throw e;
+    }
+    if (!bytes) continue;
+    const text = Buffer.from(bytes).toString("utf8");
+    if (hasJsonPrefix(text)) continue;
+    try {
+      parseGoYamlDocument(text);
+    } catch (e) {
+      throw new BlobError("FBC_BUNDLE_OBJECT", `${where()}: convert bundle object property at index ${i} to JSON: ${(e as Error).message}`);
+    }
+  }
+}
+
+/** Loads one file. */
+export function loadFile(path: string, displayName = path, into?: LoadResult): LoadResult {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    throw ioError(path, e);
+  }
+  return loadText(text, displayName, into);
+}
+
+function ioError(path: string, e: unknown): OpcatError {
+  const err = e as NodeJS.ErrnoException;
+  const why = err.code === "ENOENT" ? "no such file or directory" : err.code === "EISDIR" ? "is a directory" : err.code === "EACCES" ? "permission denied" : err.message;
+  return new OpcatError("IO_ERROR", `open ${path}: ${why}`, { exitCode: 2, cause: e });
+}
+
+/** The files opm would read under `root`, in its walk order (slash-separated relative paths). */
+export function listCatalogFiles(root: string): string[] {
+  const files: string[] = [];
+  const ignoreFiles: { dir: string; content: string }[] = [];
+  const walk = (rel: string): void => {
+    const abs = rel ? join(root, rel) : root;
+    const names = readdirSync(abs).sort(compareBytes);
+    for (const name of names) {
+      const r = rel ? `${rel}/${name}` : name;
+      const st = lstatSync(join(abs, name));
+      if (st.isDirectory()) walk(r);
+      else if (name === INDEX_IGNORE) {
+        ignoreFiles.push({ dir: rel, content: readFileSync(join(abs, name), "utf8") });
+      } else files.push(r);
+    }
+  };
+  walk("");
+  const matcher = buildIgnoreMatcher(ignoreFiles);
+  return files.filter((f) => !matcher.ignores(f));
+}
+
+function compareBytes(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
+/** Loads a catalog directory: every non-ignored file, in opm's walk order. */
+export function loadDirectory(root: string, opts: LoadOptions = {}): LoadResult {
+  let files: string[];
+  try {
+    const st = statSync(root);
+    if (!st.isDirectory()) throw new OpcatError("NOT_A_DIRECTORY", `${goQuote(root)} is not a directory`, { exitCode: 2 });
+    files = listCatalogFiles(root);
+  } catch (e) {
+    if (e instanceof OpcatError) throw e;
+    const err = e as NodeJS.ErrnoException;
+    throw new OpcatError("IO_ERROR", `lstat ${err.path ?? root}: ${err.code === "ENOENT" ? "no such file or directory" : err.message}`, { exitCode: 2, cause: e });
+  }
+  const res = newResult();
+  for (const f of files) {
+    try {
+      loadFile(join(root, f), f, res);
+    } catch (e) {
+      if (!(e instanceof OpcatError)) throw e;
+      res.problems.push(problem("IO_ERROR", e.message.replace(join(root, f), f), { loc: { file: f, line: 0, index: 0 } }));
+    }
+    opts.onFile?.(f, res.files, res.bytes);
+  }
+  return res;
+}
+
+/** Reads all of standard input (or another stream) and loads it as one catalog stream. */
+export async function loadStream(stream: NodeJS.ReadableStream, name = "-"): Promise<LoadResult> {
+  const chunks: Buffer[] = [];
+  for await (const c of stream) chunks.push(typeof c === "string" ? Buffer.from(c) : (c as Buffer));
+  return loadText(Buffer.concat(chunks).toString("utf8"), name);
+}
+
+/**
+ * Loads a catalog from a directory, a file, or `-` (standard input). Throws OpcatError (exit code
+ * 2) when the path cannot be read; problems inside the catalog are returned, not thrown.
+ */
+export async function loadCatalog(ref: string, opts: LoadOptions = {}): Promise<LoadResult> {
+  if (ref === "-") return loadStream(process.stdin);
+  let st;
+  try {
+    st = statSync(ref);
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    throw new OpcatError("IO_ERROR", `stat ${ref}: ${err.code === "ENOENT" ? "no such file or directory" : err.message}`, {
+      exitCode: 2,
+      cause: e,
+    });
+  }
+  if (st.isDirectory()) return loadDirectory(ref, opts);
+  const res = loadFile(ref, ref);
+  opts.onFile?.(ref, res.files, res.bytes);
+  return res;
+}
+
+/** Loads and throws an OpcatError (exit code 1) listing every problem, if there is any. */
+export async function loadCatalogOrThrow(ref: string, opts: LoadOptions = {}): Promise<DeclarativeConfig> {
+  const res = await loadCatalog(ref, opts);
+  if (res.problems.length > 0) {
+    throw new OpcatError(res.problems[0].code, res.problems[0].message, { problems: res.problems, exitCode: 1 });
+  }
+  return res.config;
+}

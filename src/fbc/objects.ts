@@ -1,0 +1,75 @@
+/**
+ * The manifests carried by a bundle's `olm.bundle.object` properties, as opm's loader exposes them
+ * (readBundleObjects / extractCSV in alpha/declcfg/load.go). They are computed on demand rather than
+ * while loading, because only migrations, listings and serving need them.
+ */
+import { encodeSortedCompact } from "../gojson/encode.js";
+import { hasJsonPrefix } from "../gojson/unicode.js";
+import { parseGoYamlDocument } from "../yaml/index.js";
+import { decodeBundleObjectData } from "./decode.js";
+import { PROPERTY_BUNDLE_OBJECT } from "./properties.js";
+import type { Bundle } from "./types.js";
+
+const cache = new WeakMap<Bundle, { objects: string[]; csv: string }>();
+
+function compute(b: Bundle): { objects: string[]; csv: string } {
+  let c = cache.get(b);
+  if (c) return c;
+  const objects: string[] = [];
+  // opm reuses one BundleObject variable across properties: a property whose value has no `data`
+  // (or is null) yields the previous object's data again.
+  let data: Uint8Array | null = null;
+  for (const p of b.properties) {
+    if (p.type !== PROPERTY_BUNDLE_OBJECT) continue;
+    const d = decodeBundleObjectData(p.value.value);
+    if (d !== undefined) data = d;
+    const text = data === null ? "" : Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("utf8");
+    // apimachinery yaml.ToJSON: JSON is used as it is, anything else is converted from YAML.
+    if (hasJsonPrefix(text)) objects.push(text);
+    else objects.push(text === "" ? "null" : encodeSortedCompact(parseGoYamlDocument(text)).replace(/[<>&]/g, htmlEscape));
+  }
+  let csv = "";
+  for (const o of objects) {
+    if (kindOf(o) === "ClusterServiceVersion") {
+      csv = o;
+      break;
+    }
+  }
+  c = { objects, csv };
+  cache.set(b, c);
+  return c;
+}
+
+/** opm reads each object with a YAML parser (a superset of JSON); objects it cannot read are skipped. */
+function kindOf(text: string): unknown {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    try {
+      v = parseGoYamlDocument(text);
+    } catch {
+      return undefined;
+    }
+  }
+  return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as { kind?: unknown }).kind : undefined;
+}
+
+function htmlEscape(c: string): string {
+  return c === "<" ? "\\u003c" : c === ">" ? "\\u003e" : "\\u0026";
+}
+
+/** The JSON text of every `olm.bundle.object` manifest, in property order (opm's `Bundle.Objects`). */
+export function bundleObjects(b: Bundle): string[] {
+  return compute(b).objects;
+}
+
+/** The JSON text of the bundle's ClusterServiceVersion object, or "" (opm's `Bundle.CsvJSON`). */
+export function bundleCsvJson(b: Bundle): string {
+  return compute(b).csv;
+}
+
+/** Forgets cached manifests (call after changing a bundle's properties). */
+export function invalidateBundleObjects(b: Bundle): void {
+  cache.delete(b);
+}
