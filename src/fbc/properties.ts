@@ -1,0 +1,124 @@
+/**
+ * Typed views of bundle properties (opm's alpha/property.Parse): the known `olm.*` types decoded
+ * into their Go struct shapes, everything else kept verbatim.
+ */
+import { goQuote } from "../gojson/fmt.js";
+import { DecodeError, decodePropertyValue } from "./decode.js";
+import type { JsonObject, Property } from "./types.js";
+
+export const PROPERTY_PACKAGE = "olm.package";
+export const PROPERTY_PACKAGE_REQUIRED = "olm.package.required";
+export const PROPERTY_GVK = "olm.gvk";
+export const PROPERTY_GVK_REQUIRED = "olm.gvk.required";
+export const PROPERTY_BUNDLE_OBJECT = "olm.bundle.object";
+export const PROPERTY_CSV_METADATA = "olm.csv.metadata";
+export const PROPERTY_CONSTRAINT = "olm.constraint";
+export const PROPERTY_CHANNEL = "olm.channel";
+
+export interface PackageProperty {
+  packageName: string;
+  version: string;
+  release: string;
+}
+export interface PackageRequiredProperty {
+  packageName: string;
+  versionRange: string;
+}
+export interface GVKProperty {
+  group: string;
+  kind: string;
+  version: string;
+}
+
+export interface ParsedProperties {
+  packages: PackageProperty[];
+  packagesRequired: PackageRequiredProperty[];
+  gvks: GVKProperty[];
+  gvksRequired: GVKProperty[];
+  /** Number of `olm.bundle.object` properties. */
+  bundleObjects: number;
+  csvMetadatas: JsonObject[];
+  channels: { channelName: string }[];
+  others: Property[];
+}
+
+/** A property that does not decode: `parse property[<i>] of type "<t>": <err>`. */
+export class PropertyParseError extends Error {
+  constructor(
+    readonly index: number,
+    readonly type: string,
+    readonly reason: string,
+  ) {
+    super(`parse property[${index}] of type ${goQuote(type)}: ${reason}`);
+    this.name = "PropertyParseError";
+  }
+}
+
+const s = (v: unknown): string => (typeof v === "string" ? v : "");
+
+/** opm's `property.Parse`; throws PropertyParseError at the first property that does not decode. */
+export function parseProperties(props: readonly Property[]): ParsedProperties {
+  const out: ParsedProperties = {
+    packages: [],
+    packagesRequired: [],
+    gvks: [],
+    gvksRequired: [],
+    bundleObjects: 0,
+    csvMetadatas: [],
+    channels: [],
+    others: [],
+  };
+  for (let i = 0; i < props.length; i++) {
+    const p = props[i];
+    if (p.value.isMissing) throw new PropertyParseError(i, p.type, "unexpected end of JSON input");
+    let d: Record<string, unknown>;
+    try {
+      d = decodePropertyValue(p.type, p.value.value);
+    } catch (e) {
+      if (e instanceof DecodeError) throw new PropertyParseError(i, p.type, e.message);
+      throw e;
+    }
+    switch (p.type) {
+      case PROPERTY_PACKAGE:
+        out.packages.push({ packageName: s(d.packageName), version: s(d.version), release: s(d.release) });
+        break;
+      case PROPERTY_PACKAGE_REQUIRED:
+        out.packagesRequired.push({ packageName: s(d.packageName), versionRange: s(d.versionRange) });
+        break;
+      case PROPERTY_GVK:
+        out.gvks.push({ group: s(d.group), kind: s(d.kind), version: s(d.version) });
+        break;
+      case PROPERTY_GVK_REQUIRED:
+        out.gvksRequired.push({ group: s(d.group), kind: s(d.kind), version: s(d.version) });
+        break;
+      case PROPERTY_BUNDLE_OBJECT:
+        out.bundleObjects++;
+        break;
+      case PROPERTY_CSV_METADATA:
+        out.csvMetadatas.push(p.value.value as JsonObject);
+        break;
+      case PROPERTY_CHANNEL:
+        out.channels.push({ channelName: s(d.channelName) });
+        break;
+      default:
+        out.others.push(p);
+    }
+  }
+  return out;
+}
+
+/** The single `olm.package` property value of a bundle's properties, or undefined (none, several, or undecodable). */
+export function packageProperty(props: readonly Property[]): PackageProperty | undefined {
+  let found: PackageProperty | undefined;
+  for (const p of props) {
+    if (p.type !== PROPERTY_PACKAGE) continue;
+    if (found) return undefined;
+    try {
+      const d = decodePropertyValue(p.type, p.value.value);
+      found = { packageName: s(d.packageName), version: s(d.version), release: s(d.release) };
+    } catch {
+      return undefined;
+    }
+  }
+  return found;
+}
