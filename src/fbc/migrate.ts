@@ -1,0 +1,1076 @@
+/**
+ * opm's catalog migrations (operator-registry alpha/action/migrations): `--migrate-level`.
+ *
+ * The only real migration, `bundle-object-to-csv-metadata`, replaces a bundle's `olm.bundle.object`
+ * properties with one `olm.csv.metadata` property condensed from its ClusterServiceVersion. opm
+ * builds that value by decoding the CSV JSON into the typed Go struct
+ * (`json.Unmarshal` into operator-framework/api `v1alpha1.ClusterServiceVersion`) and encoding
+ * `property.CSVMetadata` (compact, HTML escaping off). Both halves are ported here: a decoder that
+ * follows Go's `encoding/json` rules over a description of the Go types (field order, case-folded
+ * key matching, `null` handling, decoding into existing values on duplicate keys, type errors with
+ * Go's messages, custom unmarshalers of semver versions, times and int-or-strings) and an encoder
+ * that writes the fields in Go struct order with Go's `omitempty` rules.
+ */
+import { compareUtf8, quoteGoString } from "../gojson/encode.js";
+import { goQuote } from "../gojson/fmt.js";
+import { goJsonSyntaxError } from "../gojson/scan.js";
+import { SemverError, tryParsePRVersion, tryParseTolerant } from "../semver/index.js";
+import { OpcatError } from "./errors.js";
+import { bundleCsvJson, invalidateBundleObjects } from "./objects.js";
+import { PROPERTY_BUNDLE_OBJECT, PROPERTY_CSV_METADATA } from "./properties.js";
+import { RawJson } from "./rawjson.js";
+import type { Bundle, DeclarativeConfig } from "./types.js";
+
+/** A migration level name: one of {@link MIGRATION_LEVELS} or `all`. */
+export type MigrationLevel = string;
+
+/** opm's migrations, in the order they run (alpha/action/migrations/migrations.go). */
+export const MIGRATION_LEVELS: readonly { name: string; help: string }[] = Object.freeze([
+  Object.freeze({ name: "none", help: "do nothing" }),
+  Object.freeze({ name: "bundle-object-to-csv-metadata", help: `migrates bundles' "olm.bundle.object" to "olm.csv.metadata"` }),
+]);
+
+const ALL_MIGRATIONS = "all";
+
+/** opm's error for a level that is neither a migration nor `all`, or undefined when valid. */
+export function validateMigrationLevel(level: string): string | undefined {
+  if (level === ALL_MIGRATIONS || MIGRATION_LEVELS.some((m) => m.name === level)) return undefined;
+  return `unknown migration level ${goQuote(level)}`;
+}
+
+/**
+ * The text opm appends to the `--migrate-level` flag description (migrations.HelpText): one line
+ * per migration, aligned like Go's tabwriter (minwidth 0, padding 1, space padding).
+ */
+export function migrationHelpText(): string {
+  let s = "\nThe migrator will run all migrations up to and including the selected level.\n\nAvailable migrators:\n";
+  if (MIGRATION_LEVELS.length === 0) s += "   (no migrations available in this version)\n";
+  // tabwriter measures cells in runes; every token here is ASCII.
+  const cells = MIGRATION_LEVELS.map((m) => `  - ${m.name}`);
+  const width = Math.max(0, ...cells.map((c) => [...c].length)) + 1;
+  MIGRATION_LEVELS.forEach((m, i) => {
+    s += cells[i] + " ".repeat(width - [...cells[i]].length) + `: ${m.help}\n`;
+  });
+  return s;
+}
+
+/**
+ * Runs, in place, every migration up to and including `level` (`all` runs every one).
+ * Throws an {@link OpcatError} with opm's text: `unknown migration level "x"` (code
+ * `MIGRATE_LEVEL`, exit 2) for a bad level, `migrate: <error>` (code `MIGRATE`, exit 1) when a
+ * bundle's CSV cannot be decoded.
+ */
+export function migrate(cfg: DeclarativeConfig, level: MigrationLevel): void {
+  const bad = validateMigrationLevel(level);
+  if (bad !== undefined) throw new OpcatError("MIGRATE_LEVEL", bad, { exitCode: 2 });
+  for (const m of MIGRATION_LEVELS) {
+    const err = MIGRATIONS[m.name](cfg);
+    if (err !== undefined) throw new OpcatError("MIGRATE", `migrate: ${err}`, { exitCode: 1 });
+    if (m.name === level) break;
+  }
+}
+
+const MIGRATIONS: Record<string, (cfg: DeclarativeConfig) => string | undefined> = {
+  none: () => undefined,
+  "bundle-object-to-csv-metadata": bundleObjectToCsvMetadata,
+};
+
+function bundleObjectToCsvMetadata(cfg: DeclarativeConfig): string | undefined {
+  for (const b of cfg.bundles) {
+    const err = convertBundle(b);
+    if (err !== undefined) return err;
+  }
+  return undefined;
+}
+
+function convertBundle(b: Bundle): string | undefined {
+  if (b.image === "") return undefined;
+  const csvJson = bundleCsvJson(b);
+  if (csvJson === "") return undefined;
+  const decoded = decodeCsv(csvJson);
+  if (typeof decoded === "string") return decoded;
+  // Go filters b.Properties in place (`props := b.Properties[:0]`) and returns early, without
+  // reassigning b.Properties, when it meets an olm.csv.metadata: the kept properties written so far
+  // stay shifted in the shared backing array. Writing into the same array reproduces that.
+  const props = b.properties;
+  let w = 0;
+  for (let i = 0; i < props.length; i++) {
+    const p = props[i];
+    if (p.type === PROPERTY_BUNDLE_OBJECT) continue;
+    if (p.type === PROPERTY_CSV_METADATA) return undefined;
+    props[w++] = p;
+  }
+  props.length = w;
+  props.push({ type: PROPERTY_CSV_METADATA, value: RawJson.fromText(encodeCsvMetadata(decoded)) });
+  invalidateBundleObjects(b);
+  return undefined;
+}
+
+/**
+ * The compact JSON text of the `olm.csv.metadata` value opm builds from a CSV's JSON text
+ * (property.MustBuildCSVMetadata after json.Unmarshal into v1alpha1.ClusterServiceVersion).
+ * Throws an Error carrying Go's message when Go's decoding fails.
+ */
+export function csvMetadataFromCsv(csvJson: string): string {
+  const decoded = decodeCsv(csvJson);
+  if (typeof decoded === "string") throw new Error(decoded);
+  return encodeCsvMetadata(decoded);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Go types (the subset of operator-framework/api v1alpha1 and k8s.io types a CSV decodes into)
+
+type Node =
+  | { readonly k: "str"; readonly t: string }
+  | { readonly k: "bool"; readonly t: string }
+  | { readonly k: "int"; readonly t: string; readonly min: bigint; readonly max: bigint }
+  | { readonly k: "raw"; readonly t: string }
+  | { readonly k: "map"; readonly t: string; readonly elem: Node }
+  | { readonly k: "slice"; readonly t: string; readonly elem: Node }
+  | { readonly k: "ptr"; readonly t: string; readonly elem: Node }
+  | { readonly k: "struct"; readonly t: string; readonly name: string; readonly exact: Map<string, Field>; readonly folded: Map<string, Field> }
+  | { readonly k: "opaque"; readonly t: string }
+  | { readonly k: "custom"; readonly t: string; readonly fn: (d: Decoder, raw: string) => void };
+
+interface Field {
+  /** The JSON name, also the key under which the decoded value is stored. */
+  readonly name: string;
+  readonly node: Node;
+  /** Go name of the embedded struct a promoted field comes from (pushed on the error path). */
+  readonly embed?: string;
+}
+
+const str = (t = "string"): Node => ({ k: "str", t });
+const STR = str();
+const BOOL: Node = { k: "bool", t: "bool" };
+const INT32: Node = { k: "int", t: "int32", min: -(2n ** 31n), max: 2n ** 31n - 1n };
+const INT64: Node = { k: "int", t: "int64", min: -(2n ** 63n), max: 2n ** 63n - 1n };
+const RAW: Node = { k: "raw", t: "json.RawMessage" };
+const slice = (elem: Node, t = "[]" + elem.t): Node => ({ k: "slice", t, elem });
+const ptr = (elem: Node): Node => ({ k: "ptr", t: "*" + elem.t, elem });
+const mapOf = (elem: Node, t = "map[string]" + elem.t): Node => ({ k: "map", t, elem });
+const STRINGS = slice(STR);
+const STRMAP = mapOf(STR);
+
+function struct(t: string, fields: [string, Node, string?][]): Node {
+  const exact = new Map<string, Field>();
+  const folded = new Map<string, Field>();
+  for (const [name, node, embed] of fields) {
+    const f: Field = embed === undefined ? { name, node } : { name, node, embed };
+    exact.set(name, f);
+    const key = foldName(name);
+    if (!folded.has(key)) folded.set(key, f);
+  }
+  return { k: "struct", t, name: t.slice(t.indexOf(".") + 1), exact, folded };
+}
+
+/** Go's foldName for matching JSON keys to field names (fold.go): ASCII upper case, and the two non-ASCII runes that fold onto ASCII letters. */
+function foldName(s: string): string {
+  return s.replace(/[a-z\u017f\u212a]/g, (c) => (c === "\u017f" ? "S" : c === "\u212a" ? "K" : c.toUpperCase()));
+}
+
+// metav1.Time: null leaves it zero; otherwise a JSON string parsed with time.Parse(time.RFC3339, s).
+const TIME: Node = {
+  k: "custom",
+  t: "v1.Time",
+  fn: (d, raw) => {
+    if (raw === "null") return;
+    const s = d.unmarshalString(raw);
+    const err = parseRfc3339Error(s);
+    if (err !== undefined) d.abort(err);
+  },
+};
+// metav1.FieldsV1 keeps any raw JSON.
+const FIELDS_V1: Node = { k: "custom", t: "v1.FieldsV1", fn: () => undefined };
+// intstr.IntOrString: a string when the raw value starts with `"`, else an int32.
+const INT_OR_STRING: Node = {
+  k: "custom",
+  t: "intstr.IntOrString",
+  fn: (d, raw) => {
+    if (raw.charCodeAt(0) === 0x22) return;
+    d.unmarshalInner(raw, INT32);
+  },
+};
+// version.OperatorVersion: a JSON string (null → "") parsed with semver.ParseTolerant.
+const OPERATOR_VERSION: Node = {
+  k: "custom",
+  t: "version.OperatorVersion",
+  fn: (d, raw) => {
+    const v = tryParseTolerant(d.unmarshalString(raw));
+    if (v instanceof SemverError) d.abort(v.message);
+  },
+};
+// release.OperatorRelease: a JSON string (null → ""), each dot-separated part a semver pre-release identifier.
+const OPERATOR_RELEASE: Node = {
+  k: "custom",
+  t: "release.OperatorRelease",
+  fn: (d, raw) => {
+    for (const part of d.unmarshalString(raw).split(".")) {
+      const r = tryParsePRVersion(part);
+      if (r instanceof SemverError) d.abort(r.message);
+    }
+  },
+};
+
+const LABEL_SELECTOR = struct("v1.LabelSelector", [
+  ["matchLabels", STRMAP],
+  ["matchExpressions", slice(struct("v1.LabelSelectorRequirement", [["key", STR], ["operator", str("v1.LabelSelectorOperator")], ["values", STRINGS]]))],
+]);
+
+const OBJECT_META = struct("v1.ObjectMeta", [
+  ["name", STR],
+  ["generateName", STR],
+  ["namespace", STR],
+  ["selfLink", STR],
+  ["uid", str("types.UID")],
+  ["resourceVersion", STR],
+  ["generation", INT64],
+  ["creationTimestamp", TIME],
+  ["deletionTimestamp", ptr(TIME)],
+  ["deletionGracePeriodSeconds", ptr(INT64)],
+  ["labels", STRMAP],
+  ["annotations", STRMAP],
+  [
+    "ownerReferences",
+    slice(
+      struct("v1.OwnerReference", [
+        ["apiVersion", STR],
+        ["kind", STR],
+        ["name", STR],
+        ["uid", str("types.UID")],
+        ["controller", ptr(BOOL)],
+        ["blockOwnerDeletion", ptr(BOOL)],
+      ]),
+    ),
+  ],
+  ["finalizers", STRINGS],
+  [
+    "managedFields",
+    slice(
+      struct("v1.ManagedFieldsEntry", [
+        ["manager", STR],
+        ["operation", str("v1.ManagedFieldsOperationType")],
+        ["apiVersion", STR],
+        ["time", ptr(TIME)],
+        ["fieldsType", STR],
+        ["fieldsV1", ptr(FIELDS_V1)],
+        ["subresource", STR],
+      ]),
+    ),
+  ],
+]);
+
+const descriptor = (t: string): Node =>
+  struct(t, [
+    ["path", STR],
+    ["displayName", STR],
+    ["description", STR],
+    ["x-descriptors", STRINGS],
+    ["value", RAW],
+  ]);
+const STATUS_DESCRIPTORS = slice(descriptor("v1alpha1.StatusDescriptor"));
+const SPEC_DESCRIPTORS = slice(descriptor("v1alpha1.SpecDescriptor"));
+const ACTION_DESCRIPTORS = slice(descriptor("v1alpha1.ActionDescriptor"));
+const RESOURCES = slice(struct("v1alpha1.APIResourceReference", [["name", STR], ["kind", STR], ["version", STR]]));
+
+const CRD_DESCRIPTION = struct("v1alpha1.CRDDescription", [
+  ["name", STR],
+  ["version", STR],
+  ["kind", STR],
+  ["displayName", STR],
+  ["description", STR],
+  ["resources", RESOURCES],
+  ["statusDescriptors", STATUS_DESCRIPTORS],
+  ["specDescriptors", SPEC_DESCRIPTORS],
+  ["actionDescriptors", ACTION_DESCRIPTORS],
+]);
+
+const API_SERVICE_DESCRIPTION = struct("v1alpha1.APIServiceDescription", [
+  ["name", STR],
+  ["group", STR],
+  ["version", STR],
+  ["kind", STR],
+  ["deploymentName", STR],
+  ["containerPort", INT32],
+  ["displayName", STR],
+  ["description", STR],
+  ["resources", RESOURCES],
+  ["statusDescriptors", STATUS_DESCRIPTORS],
+  ["specDescriptors", SPEC_DESCRIPTORS],
+  ["actionDescriptors", ACTION_DESCRIPTORS],
+]);
+
+const PERMISSIONS = slice(
+  struct("v1alpha1.StrategyDeploymentPermissions", [
+    ["serviceAccountName", STR],
+    [
+      "rules",
+      slice(
+        struct("v1.PolicyRule", [
+          ["verbs", STRINGS],
+          ["apiGroups", STRINGS],
+          ["resources", STRINGS],
+          ["resourceNames", STRINGS],
+          ["nonResourceURLs", STRINGS],
+        ]),
+      ),
+    ],
+  ]),
+);
+
+// appsv1.DeploymentSpec; the pod template's PodSpec is only checked to be an object (see report).
+const DEPLOYMENT_SPEC = struct("v1.DeploymentSpec", [
+  ["replicas", ptr(INT32)],
+  ["selector", ptr(LABEL_SELECTOR)],
+  ["template", struct("v1.PodTemplateSpec", [["metadata", OBJECT_META], ["spec", { k: "opaque", t: "v1.PodSpec" }]])],
+  [
+    "strategy",
+    struct("v1.DeploymentStrategy", [
+      ["type", str("v1.DeploymentStrategyType")],
+      ["rollingUpdate", ptr(struct("v1.RollingUpdateDeployment", [["maxUnavailable", ptr(INT_OR_STRING)], ["maxSurge", ptr(INT_OR_STRING)]]))],
+    ]),
+  ],
+  ["minReadySeconds", INT32],
+  ["revisionHistoryLimit", ptr(INT32)],
+  ["paused", BOOL],
+  ["progressDeadlineSeconds", ptr(INT32)],
+]);
+
+const INSTALL_STRATEGY = struct("v1alpha1.NamedInstallStrategy", [
+  ["strategy", STR],
+  [
+    "spec",
+    struct("v1alpha1.StrategyDetailsDeployment", [
+      ["deployments", slice(struct("v1alpha1.StrategyDeploymentSpec", [["name", STR], ["spec", DEPLOYMENT_SPEC], ["label", mapOf(STR, "labels.Set")]]))],
+      ["permissions", PERMISSIONS],
+      ["clusterPermissions", PERMISSIONS],
+    ]),
+  ],
+]);
+
+const WEBHOOK_DESCRIPTION = struct("v1alpha1.WebhookDescription", [
+  ["generateName", STR],
+  ["type", str("v1alpha1.WebhookAdmissionType")],
+  ["deploymentName", STR],
+  ["containerPort", INT32],
+  ["targetPort", ptr(INT_OR_STRING)],
+  [
+    "rules",
+    slice(
+      struct("v1.RuleWithOperations", [
+        ["operations", slice(str("v1.OperationType"))],
+        ["apiGroups", STRINGS, "Rule"],
+        ["apiVersions", STRINGS, "Rule"],
+        ["resources", STRINGS, "Rule"],
+        ["scope", ptr(str("v1.ScopeType")), "Rule"],
+      ]),
+    ),
+  ],
+  ["failurePolicy", ptr(str("v1.FailurePolicyType"))],
+  ["matchPolicy", ptr(str("v1.MatchPolicyType"))],
+  ["objectSelector", ptr(LABEL_SELECTOR)],
+  ["sideEffects", ptr(str("v1.SideEffectClass"))],
+  ["timeoutSeconds", ptr(INT32)],
+  ["admissionReviewVersions", STRINGS],
+  ["reinvocationPolicy", ptr(str("v1.ReinvocationPolicyType"))],
+  ["webhookPath", ptr(STR)],
+  ["conversionCRDs", STRINGS],
+]);
+
+const APP_LINK = struct("v1alpha1.AppLink", [["name", STR], ["url", STR]]);
+
+const CSV_SPEC = struct("v1alpha1.ClusterServiceVersionSpec", [
+  ["install", INSTALL_STRATEGY],
+  ["version", OPERATOR_VERSION],
+  ["release", OPERATOR_RELEASE],
+  ["maturity", STR],
+  ["customresourcedefinitions", struct("v1alpha1.CustomResourceDefinitions", [["owned", slice(CRD_DESCRIPTION)], ["required", slice(CRD_DESCRIPTION)]])],
+  ["apiservicedefinitions", struct("v1alpha1.APIServiceDefinitions", [["owned", slice(API_SERVICE_DESCRIPTION)], ["required", slice(API_SERVICE_DESCRIPTION)]])],
+  ["webhookdefinitions", slice(WEBHOOK_DESCRIPTION)],
+  ["nativeAPIs", slice(struct("v1.GroupVersionKind", [["group", STR], ["version", STR], ["kind", STR]]))],
+  ["minKubeVersion", STR],
+  ["displayName", STR],
+  ["description", STR],
+  ["keywords", STRINGS],
+  ["maintainers", slice(struct("v1alpha1.Maintainer", [["name", STR], ["email", STR]]))],
+  ["provider", APP_LINK],
+  ["links", slice(APP_LINK)],
+  ["icon", slice(struct("v1alpha1.Icon", [["base64data", STR], ["mediatype", STR]]))],
+  ["installModes", slice(struct("v1alpha1.InstallMode", [["type", str("v1alpha1.InstallModeType")], ["supported", BOOL]]))],
+  ["replaces", STR],
+  ["labels", STRMAP],
+  ["annotations", STRMAP],
+  ["selector", ptr(LABEL_SELECTOR)],
+  ["cleanup", struct("v1alpha1.CleanupSpec", [["enabled", BOOL]])],
+  ["skips", STRINGS],
+  ["relatedImages", slice(struct("v1alpha1.RelatedImage", [["name", STR], ["image", STR]]))],
+]);
+
+const CONDITION_FIELDS: [string, Node][] = [
+  ["phase", str("v1alpha1.ClusterServiceVersionPhase")],
+  ["message", STR],
+  ["reason", str("v1alpha1.ConditionReason")],
+  ["lastUpdateTime", ptr(TIME)],
+  ["lastTransitionTime", ptr(TIME)],
+];
+
+const CSV_STATUS = struct("v1alpha1.ClusterServiceVersionStatus", [
+  ...CONDITION_FIELDS,
+  ["conditions", slice(struct("v1alpha1.ClusterServiceVersionCondition", CONDITION_FIELDS))],
+  [
+    "requirementStatus",
+    slice(
+      struct("v1alpha1.RequirementStatus", [
+        ["group", STR],
+        ["version", STR],
+        ["kind", STR],
+        ["name", STR],
+        ["status", str("v1alpha1.StatusReason")],
+        ["message", STR],
+        ["uuid", STR],
+        [
+          "dependents",
+          slice(
+            struct("v1alpha1.DependentStatus", [
+              ["group", STR],
+              ["version", STR],
+              ["kind", STR],
+              ["status", str("v1alpha1.StatusReason")],
+              ["uuid", STR],
+              ["message", STR],
+            ]),
+          ),
+        ],
+      ]),
+    ),
+  ],
+  ["certsLastUpdated", ptr(TIME)],
+  ["certsRotateAt", ptr(TIME)],
+  [
+    "cleanup",
+    struct("v1alpha1.CleanupStatus", [
+      [
+        "pendingDeletion",
+        slice(
+          struct("v1alpha1.ResourceList", [
+            ["group", STR],
+            ["kind", STR],
+            ["instances", slice(struct("v1alpha1.ResourceInstance", [["name", STR], ["namespace", STR]]))],
+          ]),
+        ),
+      ],
+    ]),
+  ],
+]);
+
+const CSV = struct("v1alpha1.ClusterServiceVersion", [
+  ["kind", STR, "TypeMeta"],
+  ["apiVersion", STR, "TypeMeta"],
+  ["metadata", OBJECT_META],
+  ["spec", CSV_SPEC],
+  ["status", CSV_STATUS],
+]);
+
+// ---------------------------------------------------------------------------------------------
+// Decoded Go values. The zero value of every type is `undefined`.
+
+/** A Go slice: `n` elements of `b`; `b` may hold more (Go's spare capacity keeps old elements). */
+interface GoSlice {
+  b: unknown[];
+  n: number;
+}
+type GoStruct = Record<string, unknown>;
+type GoMap = Map<string, unknown>;
+
+/** Thrown to stop decoding, like an error returned by a Go UnmarshalJSON method. */
+class Abort {
+  constructor(readonly message: string) {}
+}
+
+/** A port of the parts of Go's encoding/json decodeState used for typed decoding. */
+class Decoder {
+  pos = 0;
+  saved: string | undefined;
+  /** Go's errorContext: innermost struct being decoded and the JSON names leading to the value. */
+  struct: string | undefined;
+  readonly stack: string[] = [];
+
+  constructor(readonly text: string) {}
+
+  /** Records the first type error, with the current context (saveError + addErrorContext). */
+  typeError(value: string, type: string): void {
+    if (this.saved === undefined) this.saved = this.typeErrorText(value, type);
+  }
+
+  typeErrorText(value: string, type: string): string {
+    if (this.struct !== undefined || this.stack.length > 0) {
+      return `json: cannot unmarshal ${value} into Go struct field ${this.struct ?? ""}.${this.stack.join(".")} of type ${type}`;
+    }
+    return `json: cannot unmarshal ${value} into Go value of type ${type}`;
+  }
+
+  abort(message: string): never {
+    throw new Abort(message);
+  }
+
+  /**
+   * `json.Unmarshal(raw, &target)` inside an UnmarshalJSON method: a type error aborts the outer
+   * decoding, and then gets the outer context (Go adds it to the returned error).
+   */
+  unmarshalInner(raw: string, node: Node): unknown {
+    const inner = new Decoder(raw);
+    const v = inner.value(node, undefined);
+    if (inner.saved !== undefined) {
+      const m = /^json: cannot unmarshal (.*) into Go value of type (.*)$/.exec(inner.saved);
+      this.abort(m ? this.typeErrorText(m[1], m[2]) : inner.saved);
+    }
+    return v;
+  }
+
+  unmarshalString(raw: string): string {
+    return (this.unmarshalInner(raw, STR) as string | undefined) ?? "";
+  }
+
+  skipSpace(): number {
+    const t = this.text;
+    let i = this.pos;
+    for (;;) {
+      const c = t.charCodeAt(i);
+      if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) i++;
+      else break;
+    }
+    this.pos = i;
+    return t.charCodeAt(i);
+  }
+
+  /** End of the (valid) JSON value starting at `this.pos`. */
+  valueEnd(): number {
+    const t = this.text;
+    let i = this.pos;
+    const c = t.charCodeAt(i);
+    if (c === 0x22) return stringEnd(t, i);
+    if (c === 0x7b || c === 0x5b) {
+      let depth = 0;
+      for (;;) {
+        const d = t.charCodeAt(i);
+        if (d === 0x22) {
+          i = stringEnd(t, i);
+          continue;
+        }
+        if (d === 0x7b || d === 0x5b) depth++;
+        else if (d === 0x7d || d === 0x5d) {
+          depth--;
+          if (depth === 0) return i + 1;
+        }
+        i++;
+      }
+    }
+    while (i < t.length) {
+      const d = t.charCodeAt(i);
+      if (d === 0x2c || d === 0x7d || d === 0x5d || d === 0x20 || d === 0x0a || d === 0x0d || d === 0x09) break;
+      i++;
+    }
+    return i;
+  }
+
+  skipValue(): string {
+    const start = this.pos;
+    this.pos = this.valueEnd();
+    return this.text.slice(start, this.pos);
+  }
+
+  readString(): string {
+    const t = this.text;
+    const start = this.pos;
+    const end = stringEnd(t, start);
+    this.pos = end;
+    const body = t.slice(start + 1, end - 1);
+    return body.includes("\\") ? (JSON.parse(t.slice(start, end)) as string) : body;
+  }
+
+  /** Decodes the value at `pos` into a Go value of type `node` whose current value is `old`. */
+  value(node: Node, old: unknown): unknown {
+    const c = this.skipSpace();
+    if (node.k === "custom") {
+      const raw = this.skipValue();
+      node.fn(this, raw);
+      return old;
+    }
+    switch (c) {
+      case 0x6e: // null
+        this.pos += 4;
+        switch (node.k) {
+          case "raw":
+            return "null";
+          case "ptr":
+          case "slice":
+          case "map":
+            return undefined;
+          default:
+            return old;
+        }
+      case 0x7b: // {
+        if (node.k === "ptr") return this.value(node.elem, old);
+        if (node.k === "raw") return this.skipValue();
+        if (node.k === "struct") return this.object(node, (old as GoStruct | undefined) ?? {});
+        if (node.k === "map") return this.map(node.elem, (old as GoMap | undefined) ?? new Map());
+        if (node.k !== "opaque") this.typeError("object", node.t);
+        this.skipValue();
+        return old;
+      case 0x5b: // [
+        if (node.k === "ptr") return this.value(node.elem, old);
+        if (node.k === "raw") return this.skipValue();
+        if (node.k === "slice") return this.array(node.elem, old as GoSlice | undefined);
+        this.typeError("array", node.t);
+        this.skipValue();
+        return old;
+      case 0x22: // "
+        if (node.k === "ptr") return this.value(node.elem, old);
+        if (node.k === "raw") return this.skipValue();
+        if (node.k === "str") return this.readString();
+        this.typeError("string", node.t);
+        this.skipValue();
+        return old;
+      case 0x74: // true
+      case 0x66: // false
+        if (node.k === "ptr") return this.value(node.elem, old);
+        if (node.k === "raw") return this.skipValue();
+        this.pos += c === 0x74 ? 4 : 5;
+        if (node.k === "bool") return c === 0x74;
+        this.typeError("bool", node.t);
+        return old;
+      default: {
+        // number
+        if (node.k === "ptr") return this.value(node.elem, old);
+        const lit = this.skipValue();
+        if (node.k === "raw") return lit;
+        if (node.k === "int") {
+          if (/^-?\d+$/.test(lit)) {
+            const n = BigInt(lit);
+            if (n >= node.min && n <= node.max) return Number(n);
+          }
+          this.typeError("number " + lit, node.t);
+          return old;
+        }
+        this.typeError("number", node.t);
+        return old;
+      }
+    }
+  }
+
+  object(node: Extract<Node, { k: "struct" }>, obj: GoStruct): GoStruct {
+    const t = this.text;
+    this.pos++; // {
+    if (this.skipSpace() === 0x7d) {
+      this.pos++;
+      return obj;
+    }
+    const origStruct = this.struct;
+    const origDepth = this.stack.length;
+    for (;;) {
+      const key = this.readString();
+      this.skipSpace();
+      this.pos++; // :
+      const f = node.exact.get(key) ?? node.folded.get(foldName(key));
+      if (f === undefined) {
+        this.skipSpace();
+        this.skipValue();
+      } else {
+        if (f.embed !== undefined) this.stack.push(f.embed);
+        this.struct = node.name;
+        this.stack.push(f.name);
+        obj[f.name] = this.value(f.node, obj[f.name]);
+        this.stack.length = origDepth;
+        this.struct = origStruct;
+      }
+      const c = this.skipSpace();
+      this.pos++;
+      if (c === 0x7d) return obj;
+      this.skipSpace();
+      if (t.charCodeAt(this.pos) !== 0x22) throw new Error("migrate: unexpected JSON state");
+    }
+  }
+
+  map(elem: Node, m: GoMap): GoMap {
+    this.pos++; // {
+    if (this.skipSpace() === 0x7d) {
+      this.pos++;
+      return m;
+    }
+    for (;;) {
+      const key = this.readString();
+      this.skipSpace();
+      this.pos++; // :
+      m.set(key, this.value(elem, undefined));
+      const c = this.skipSpace();
+      this.pos++;
+      if (c === 0x7d) return m;
+      this.skipSpace();
+    }
+  }
+
+  array(elem: Node, old: GoSlice | undefined): GoSlice {
+    this.pos++; // [
+    const s: GoSlice = old ?? { b: [], n: 0 };
+    let i = 0;
+    if (this.skipSpace() !== 0x5d) {
+      for (;;) {
+        // Go grows the slice to i+1 and decodes into the element already there (an old one
+        // within the capacity, else a zero one).
+        const prev = i < s.b.length ? s.b[i] : undefined;
+        s.b[i] = this.value(elem, prev);
+        i++;
+        if (i > s.n) s.n = i;
+        const c = this.skipSpace();
+        this.pos++;
+        if (c === 0x5d) break;
+      }
+    } else {
+      this.pos++;
+    }
+    if (i === 0) return { b: [], n: 0 };
+    s.n = i;
+    return s;
+  }
+}
+
+/** Index just past the closing quote of the (valid) JSON string starting at `i`. */
+function stringEnd(t: string, i: number): number {
+  i++;
+  for (;;) {
+    const c = t.charCodeAt(i);
+    if (c === 0x5c) i += 2;
+    else if (c === 0x22) return i + 1;
+    else i++;
+  }
+}
+
+/** Decodes a CSV like `json.Unmarshal(csvJSON, &v1alpha1.ClusterServiceVersion{})`: the value or Go's error text. */
+function decodeCsv(text: string): GoStruct | string {
+  try {
+    JSON.parse(text);
+  } catch {
+    return syntaxErrorText(text);
+  }
+  const d = new Decoder(text);
+  let v: unknown;
+  try {
+    v = d.value(CSV, undefined);
+  } catch (e) {
+    if (e instanceof Abort) return e.message;
+    throw e;
+  }
+  if (d.saved !== undefined) return d.saved;
+  return (v as GoStruct | undefined) ?? {};
+}
+
+function syntaxErrorText(text: string): string {
+  let i = 0;
+  while (i < text.length && " \t\r\n".includes(text[i])) i++;
+  if (i === text.length) return "unexpected end of JSON input";
+  const e = goJsonSyntaxError(text, i);
+  if (e !== undefined) return e.eof ? "unexpected end of JSON input" : e.message;
+  // The value is fine: something follows it.
+  const d = new Decoder(text);
+  d.pos = i;
+  d.pos = d.valueEnd();
+  d.skipSpace();
+  const c = String.fromCodePoint(text.codePointAt(d.pos) ?? 0);
+  const q = c === "'" ? "'\\''" : c === '"' ? "'\"'" : "'" + JSON.stringify(c).slice(1, -1) + "'";
+  return `invalid character ${q} after top-level value`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Encoding property.CSVMetadata (Go struct order, omitempty, maps sorted, no HTML escaping)
+
+function field(o: unknown, name: string): unknown {
+  return o === undefined ? undefined : (o as GoStruct)[name];
+}
+
+function strOf(v: unknown): string {
+  return (v as string | undefined) ?? "";
+}
+
+function items(v: unknown): unknown[] {
+  const s = v as GoSlice | undefined;
+  if (s === undefined || s.n === 0) return [];
+  return s.b.length === s.n ? s.b : s.b.slice(0, s.n);
+}
+
+class ObjectWriter {
+  s = "{";
+  any = false;
+  key(name: string): void {
+    this.s += (this.any ? ",\"" : "\"") + name + "\":";
+    this.any = true;
+  }
+  str(name: string, v: unknown, omitEmpty: boolean): void {
+    const s = strOf(v);
+    if (omitEmpty && s === "") return;
+    this.key(name);
+    this.s += quoteGoString(s);
+  }
+  raw(name: string, text: string): void {
+    this.key(name);
+    this.s += text;
+  }
+  list(name: string, v: unknown, enc: (x: unknown) => string): void {
+    const xs = items(v);
+    if (xs.length === 0) return;
+    this.key(name);
+    this.s += "[" + xs.map(enc).join(",") + "]";
+  }
+  strMap(name: string, v: unknown): void {
+    const m = v as GoMap | undefined;
+    if (m === undefined || m.size === 0) return;
+    this.key(name);
+    const keys = [...m.keys()].sort(compareUtf8);
+    this.s += "{" + keys.map((k) => quoteGoString(k) + ":" + quoteGoString(strOf(m.get(k)))).join(",") + "}";
+  }
+  end(): string {
+    return this.s + "}";
+  }
+}
+
+const encStr = (v: unknown): string => quoteGoString(strOf(v));
+
+function encDescriptor(d: unknown): string {
+  const w = new ObjectWriter();
+  w.str("path", field(d, "path"), false);
+  w.str("displayName", field(d, "displayName"), true);
+  w.str("description", field(d, "description"), true);
+  w.list("x-descriptors", field(d, "x-descriptors"), encStr);
+  const value = field(d, "value") as string | undefined;
+  if (value !== undefined && value !== "") w.raw("value", compactJson(value));
+  return w.end();
+}
+
+function encResource(r: unknown): string {
+  const w = new ObjectWriter();
+  w.str("name", field(r, "name"), false);
+  w.str("kind", field(r, "kind"), false);
+  w.str("version", field(r, "version"), false);
+  return w.end();
+}
+
+function encDescriptorLists(w: ObjectWriter, o: unknown): void {
+  w.list("resources", field(o, "resources"), encResource);
+  w.list("statusDescriptors", field(o, "statusDescriptors"), encDescriptor);
+  w.list("specDescriptors", field(o, "specDescriptors"), encDescriptor);
+  w.list("actionDescriptors", field(o, "actionDescriptors"), encDescriptor);
+}
+
+function encCrdDescription(c: unknown): string {
+  const w = new ObjectWriter();
+  w.str("name", field(c, "name"), false);
+  w.str("version", field(c, "version"), false);
+  w.str("kind", field(c, "kind"), false);
+  w.str("displayName", field(c, "displayName"), true);
+  w.str("description", field(c, "description"), true);
+  encDescriptorLists(w, c);
+  return w.end();
+}
+
+function encApiServiceDescription(a: unknown): string {
+  const w = new ObjectWriter();
+  w.str("name", field(a, "name"), false);
+  w.str("group", field(a, "group"), false);
+  w.str("version", field(a, "version"), false);
+  w.str("kind", field(a, "kind"), false);
+  w.str("deploymentName", field(a, "deploymentName"), true);
+  const port = (field(a, "containerPort") as number | undefined) ?? 0;
+  if (port !== 0) w.raw("containerPort", String(port));
+  w.str("displayName", field(a, "displayName"), true);
+  w.str("description", field(a, "description"), true);
+  encDescriptorLists(w, a);
+  return w.end();
+}
+
+function encOwnedRequired(o: unknown, enc: (x: unknown) => string): string {
+  const w = new ObjectWriter();
+  w.list("owned", field(o, "owned"), enc);
+  w.list("required", field(o, "required"), enc);
+  return w.end();
+}
+
+function encNamed(o: unknown, second: string): string {
+  const w = new ObjectWriter();
+  w.str("name", field(o, "name"), true);
+  w.str(second, field(o, second), true);
+  return w.end();
+}
+
+function encInstallMode(m: unknown): string {
+  const w = new ObjectWriter();
+  w.str("type", field(m, "type"), false);
+  w.raw("supported", field(m, "supported") === true ? "true" : "false");
+  return w.end();
+}
+
+function encGvk(g: unknown): string {
+  const w = new ObjectWriter();
+  w.str("group", field(g, "group"), false);
+  w.str("version", field(g, "version"), false);
+  w.str("kind", field(g, "kind"), false);
+  return w.end();
+}
+
+function encodeCsvMetadata(csv: GoStruct): string {
+  const meta = csv.metadata;
+  const spec = csv.spec;
+  const w = new ObjectWriter();
+  w.strMap("annotations", field(meta, "annotations"));
+  w.raw("apiServiceDefinitions", encOwnedRequired(field(spec, "apiservicedefinitions"), encApiServiceDescription));
+  w.raw("crdDescriptions", encOwnedRequired(field(spec, "customresourcedefinitions"), encCrdDescription));
+  w.str("description", field(spec, "description"), true);
+  w.str("displayName", field(spec, "displayName"), true);
+  w.list("installModes", field(spec, "installModes"), encInstallMode);
+  w.list("keywords", field(spec, "keywords"), encStr);
+  w.strMap("labels", field(meta, "labels"));
+  w.list("links", field(spec, "links"), (l) => encNamed(l, "url"));
+  w.list("maintainers", field(spec, "maintainers"), (m) => encNamed(m, "email"));
+  w.str("maturity", field(spec, "maturity"), true);
+  w.str("minKubeVersion", field(spec, "minKubeVersion"), true);
+  w.list("nativeAPIs", field(spec, "nativeAPIs"), encGvk);
+  w.raw("provider", encNamed(field(spec, "provider"), "url"));
+  return w.end();
+}
+
+/** Go's json.Compact without HTML escaping: drops insignificant whitespace, keeps everything else. */
+function compactJson(raw: string): string {
+  if (!/[ \t\r\n]/.test(raw)) return raw;
+  let out = "";
+  let start = 0;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw.charCodeAt(i);
+    if (c === 0x22) {
+      i = stringEnd(raw, i) - 1;
+    } else if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) {
+      out += raw.slice(start, i);
+      start = i + 1;
+    }
+  }
+  return out + raw.slice(start);
+}
+
+// ---------------------------------------------------------------------------------------------
+// time.Parse(time.RFC3339, s) errors (Go's general layout parser; the RFC 3339 fast path accepts a
+// subset of what it accepts, so it decides success and failure alone).
+
+const RFC3339 = "2006-01-02T15:04:05Z07:00";
+
+/** Go's time.Parse(time.RFC3339, s) error text, or undefined when `s` parses. */
+export function parseRfc3339Error(input: string): string | undefined {
+  // Go indexes strings by byte: work on the UTF-8 bytes, one char per byte.
+  const avalue = Buffer.from(input, "utf8").toString("latin1");
+  let value = avalue;
+  const cannot = (valueElem: string, layoutElem: string): string =>
+    `parsing time ${timeQuote(avalue)} as ${timeQuote(RFC3339)}: cannot parse ${timeQuote(valueElem)} as ${timeQuote(layoutElem)}`;
+  const message = (m: string): string => `parsing time ${timeQuote(avalue)}${m}`;
+  const isDigit = (s: string, i: number): boolean => i < s.length && s.charCodeAt(i) >= 0x30 && s.charCodeAt(i) <= 0x39;
+  // getnum: one or two digits (fixed: exactly two).
+  const getnum = (s: string, fixed: boolean): [number, string] | undefined => {
+    if (!isDigit(s, 0)) return undefined;
+    if (!isDigit(s, 1)) return fixed ? undefined : [s.charCodeAt(0) - 0x30, s.slice(1)];
+    return [(s.charCodeAt(0) - 0x30) * 10 + s.charCodeAt(1) - 0x30, s.slice(2)];
+  };
+  const chunks: [string, string][] = [
+    ["", "2006"],
+    ["-", "01"],
+    ["-", "02"],
+    ["T", "15"],
+    [":", "04"],
+    [":", "05"],
+    ["", "Z07:00"],
+  ];
+  let year = 0;
+  let month = 0;
+  let day = 0;
+  for (const [prefix, std] of chunks) {
+    if (!value.startsWith(prefix)) {
+      // skip() stops at the first differing byte; the prefixes are single bytes here.
+      return cannot(value, prefix);
+    }
+    value = value.slice(prefix.length);
+    const hold = value;
+    let bad = false;
+    let range = "";
+    switch (std) {
+      case "2006":
+        if (value.length < 4 || !isDigit(value, 0) || !/^\d{4}$/.test(value.slice(0, 4))) bad = true;
+        else {
+          year = Number(value.slice(0, 4));
+          value = value.slice(4);
+        }
+        break;
+      case "01":
+      case "02":
+      case "15":
+      case "04":
+      case "05": {
+        const r = getnum(value, std !== "15");
+        if (r === undefined) {
+          bad = true;
+          break;
+        }
+        const [n, rest] = r;
+        value = rest;
+        if (std === "01") {
+          month = n;
+          if (n <= 0 || n > 12) range = "month";
+        } else if (std === "02") day = n;
+        else if (std === "15") {
+          if (n >= 24) range = "hour";
+        } else if (std === "04") {
+          if (n >= 60) range = "minute";
+        } else if (n >= 60) range = "second";
+        else if (value.length >= 2 && (value[0] === "." || value[0] === ",") && isDigit(value, 1)) {
+          let k = 2;
+          while (k < value.length && isDigit(value, k)) k++;
+          value = value.slice(k);
+        }
+        break;
+      }
+      default: {
+        // Z07:00
+        if (value.length >= 1 && value[0] === "Z") {
+          value = value.slice(1);
+          break;
+        }
+        if (value.length < 6 || value[3] !== ":") {
+          bad = true;
+          break;
+        }
+        const sign = value[0];
+        const hh = getnum(value.slice(1, 3), true);
+        const mm = hh === undefined ? undefined : getnum(value.slice(4, 6), true);
+        value = value.slice(6);
+        if (hh === undefined || mm === undefined) bad = true;
+        const hr = hh?.[0] ?? 0;
+        const mn = mm?.[0] ?? 0;
+        if (hr > 24) range = "time zone offset hour";
+        if (mn > 60) range = "time zone offset minute";
+        if (!bad && sign !== "+" && sign !== "-") bad = true;
+        break;
+      }
+    }
+    if (range !== "") return message(`: ${range} out of range`);
+    if (bad) return cannot(hold, std);
+  }
+  if (value.length !== 0) return message(`: extra text: ${timeQuote(value)}`);
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const days = month === 2 ? (leap ? 29 : 28) : [31, 0, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1];
+  if (day < 1 || day > days) return message(": day out of range");
+  return undefined;
+}
+
+/** Go time's quote(): bytes outside printable ASCII as \xNN (input is one char per byte). */
+function timeQuote(bytes: string): string {
+  let s = '"';
+  for (let i = 0; i < bytes.length; i++) {
+    const c = bytes.charCodeAt(i);
+    if (c >= 0x80 || c < 0x20) s += "\\x" + c.toString(16).padStart(2, "0");
+    else s += c === 0x22 || c === 0x5c ? "\\" + bytes[i] : bytes[i];
+  }
+  return s + '"';
+}
