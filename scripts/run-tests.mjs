@@ -10,6 +10,9 @@ import { join, dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+// The CLI tests run bin/opcat, which needs an up-to-date dist/.
+const boot = spawnSync(process.execPath, [join(root, "scripts", "bootstrap.mjs")], { cwd: root, stdio: "inherit" });
+if (boot.status !== 0) process.exit(boot.status ?? 1);
 
 function collect(dir, out) {
   let entries;

@@ -1,0 +1,218 @@
+/**
+ * The opcat command line: a thin layer over the library. Every command reads its inputs, calls the
+ * library, prints the result on stdout and problems on stderr, and exits 0 (success), 1 (invalid
+ * catalog or other invalid content), 2 (usage or I/O error) or 3 (internal error).
+ */
+import { readFileSync } from "node:fs";
+import { Command, CommanderError, Option } from "commander";
+import { OpcatError } from "../fbc/errors.js";
+import { loadCatalog, type LoadResult } from "../fbc/load.js";
+import { listBundles, listChannels, listPackages } from "../fbc/list.js";
+import { renderMermaid } from "../fbc/mermaid.js";
+import { migrationHelpText, validateMigrationLevel } from "../fbc/migrate.js";
+import { normalizeForRender } from "../fbc/render.js";
+import { initPackage } from "../fbc/init.js";
+import { mergeConfigs, emptyConfig, type DeclarativeConfig } from "../fbc/types.js";
+import { validateCatalog } from "../fbc/validate.js";
+import { formatCatalog, isEmptyOrMissingDir, writeCatalog, writeCatalogDirectory, type OutputFormat } from "../fbc/write.js";
+import { VERSION } from "../version.js";
+import { EXIT_INVALID, EXIT_USAGE, formatBytes, handleError, Progress, problemToJson, reportProblems, type ErrorFormat } from "./output.js";
+
+function outputOption(formats: string[], def: string): Option {
+  return new Option("-o, --output <format>", `output format (${formats.join("|")})`).default(def).argParser((v) => {
+    if (!formats.includes(v)) throw new OpcatError("USAGE_OUTPUT", `invalid --output value ${JSON.stringify(v)}, expected (${formats.join("|")})`, { exitCode: EXIT_USAGE });
+    return v;
+  });
+}
+
+function migrateLevelOption(): Option {
+  return new Option("--migrate-level <level>", `name of the last migration to run (default: none)${migrationHelpText()}`).argParser((v) => {
+    const err = validateMigrationLevel(v);
+    if (err) throw new OpcatError("USAGE_MIGRATE_LEVEL", err, { exitCode: EXIT_USAGE });
+    return v;
+  });
+}
+
+/** Loads one catalog reference (directory, file or `-`), with a progress line on a terminal. */
+export async function loadWithProgress(ref: string): Promise<LoadResult> {
+  const progress = new Progress(`loading ${ref}`);
+  try {
+    return await loadCatalog(ref, { onFile: (f, n, bytes) => progress.update(`${n} files, ${formatBytes(bytes)} (${f})`) });
+  } finally {
+    progress.done();
+  }
+}
+
+/** Loads every reference and fails (exit 1) with all their problems if any has one. */
+async function loadAll(refs: string[]): Promise<DeclarativeConfig> {
+  const cfg = emptyConfig();
+  const problems = [];
+  for (const ref of refs) {
+    const res = await loadWithProgress(ref);
+    if (refs.length > 1) for (const p of res.problems) if (p.loc) p.loc = { ...p.loc, file: joinRef(ref, p.loc.file) };
+    problems.push(...res.problems);
+    mergeConfigs(cfg, res.config);
+  }
+  if (problems.length > 0) throw new OpcatError(problems[0].code, problems[0].message, { problems, exitCode: EXIT_INVALID });
+  return cfg;
+}
+
+function joinRef(ref: string, file: string): string {
+  return file === ref || ref === "-" ? file : `${ref.replace(/\/+$/, "")}/${file}`;
+}
+
+export function buildProgram(): Command {
+  const program = new Command("opcat")
+    .description("Operator catalogs in one tool: load, validate, render and graph File-Based Catalogs (compatible with opm).")
+    .version(VERSION, "--version", "print the opcat version")
+    .showHelpAfterError("(run with --help for usage)")
+    .configureHelp({ sortSubcommands: false })
+    .exitOverride();
+
+  program
+    .command("render")
+    .description("Render catalogs (directories, files, or - for stdin) as one File-Based Catalog, byte-identical to `opm render`")
+    .argument("<refs...>", "catalog directories, catalog files, or - for standard input")
+    .addOption(outputOption(["json", "yaml"], "json"))
+    .addOption(migrateLevelOption())
+    .option("--migrate", "run all migrations (same as --migrate-level all)")
+    .action(async (refs: string[], opts: { output: OutputFormat; migrateLevel?: string; migrate?: boolean }) => {
+      if (opts.migrate && opts.migrateLevel) throw new OpcatError("USAGE_FLAGS", "if any flags in the group [migrate migrate-level] are set none of the others can be; [migrate migrate-level] were all set", { exitCode: EXIT_USAGE });
+      const cfg = await loadAll(refs);
+      normalizeForRender(cfg, { migrateLevel: opts.migrate ? "all" : opts.migrateLevel });
+      await writeCatalog(cfg, opts.output, process.stdout);
+    });
+
+  program
+    .command("validate")
+    .description("Validate a catalog with every rule of `opm validate`; all problems are reported at once, with file and line")
+    .argument("<ref>", "catalog directory, catalog file, or - for standard input")
+    .addOption(outputOption(["text", "json", "yaml"], "text"))
+    .option("-q, --quiet", "print nothing on success (like opm)")
+    .action(async (ref: string, opts: { output: "text" | "json" | "yaml"; quiet?: boolean }) => {
+      const res = await loadWithProgress(ref);
+      const problems = [...res.problems];
+      if (res.problems.length === 0) problems.push(...validateCatalog(res.config).problems);
+      const passed = problems.length === 0;
+      if (opts.output === "text") {
+        if (!passed) {
+          reportProblems(problems, "text");
+          process.exitCode = EXIT_INVALID;
+        } else if (!opts.quiet) {
+          const c = res.config;
+          process.stderr.write(
+            `${ref}: valid (${c.packages.length} packages, ${c.channels.length} channels, ${c.bundles.length} bundles, ${c.deprecations.length} deprecations, ${c.others.length} other blobs in ${res.files} files, ${formatBytes(res.bytes)})\n`,
+          );
+        }
+        return;
+      }
+      const report: Record<string, unknown> = { passed };
+      if (!passed) report.error = { message: problems.map((p) => p.message).join("\n") };
+      report.problems = problems.map(problemToJson);
+      report.summary = { files: res.files, bytes: res.bytes, packages: res.config.packages.length, channels: res.config.channels.length, bundles: res.config.bundles.length, problems: problems.length };
+      process.stdout.write(opts.output === "json" ? JSON.stringify(report, null, 2) + "\n" : (await import("../yaml/index.js")).toGoYaml(JSON.parse(JSON.stringify(report))) + "\n");
+      if (!passed) process.exitCode = EXIT_INVALID;
+    });
+
+  program
+    .command("render-graph")
+    .description("Print the upgrade graph of a catalog as a Mermaid flowchart, identical to `opm alpha render-graph`")
+    .argument("<ref>", "catalog directory, catalog file, or - for standard input")
+    .option("--minimum-edge <bundle>", "draw only edges from this bundle's version upwards (restricts output to its package)")
+    .option("-p, --package-name <package>", "draw only this package")
+    .option("--draw-v0-semantics", "mark bundles and edges that OLM v0 would skip", false)
+    .action(async (ref: string, opts: { minimumEdge?: string; packageName?: string; drawV0Semantics: boolean }) => {
+      const cfg = await loadAll([ref]);
+      const { text, warnings } = renderMermaid(cfg, { minimumEdge: opts.minimumEdge, packageName: opts.packageName, drawV0Semantics: opts.drawV0Semantics });
+      for (const w of warnings) process.stderr.write(w.endsWith("\n") ? w : w + "\n");
+      process.stdout.write(text);
+    });
+
+  const list = program.command("list").description("List the packages, channels or bundles of a catalog (like `opm alpha list`)");
+  const listCmd = (name: string, desc: string, fn: (model: ReturnType<typeof validateCatalog>["model"], pkg?: string) => string): void => {
+    list
+      .command(name)
+      .description(desc)
+      .argument("<ref>", "catalog directory, catalog file, or - for standard input")
+      .argument(name === "packages" ? "[unused]" : "[package]", name === "packages" ? "" : "only this package")
+      .action(async (ref: string, pkg: string | undefined) => {
+        const cfg = await loadAll([ref]);
+        const v = validateCatalog(cfg);
+        if (v.problems.length > 0) throw new OpcatError(v.problems[0].code, v.problems[0].message, { problems: v.problems, exitCode: EXIT_INVALID });
+        process.stdout.write(fn(v.model, name === "packages" ? undefined : pkg));
+      });
+  };
+  listCmd("packages", "List packages with display name and default channel", (m) => listPackages(m));
+  listCmd("channels", "List channels with their head bundle", (m, p) => listChannels(m, p));
+  listCmd("bundles", "List bundles per channel with their upgrade edges and image", (m, p) => listBundles(m, p));
+
+  program
+    .command("init")
+    .description("Print an olm.package blob for a new package (like `opm init`)")
+    .argument("<packageName>", "the package name")
+    .option("-c, --default-channel <channel>", "the package's default channel")
+    .option("-d, --description <file>", "file whose contents become the package description (e.g. README.md)")
+    .option("-i, --icon <file>", "image file to use as the package icon")
+    .addOption(outputOption(["json", "yaml"], "json"))
+    .action(async (name: string, opts: { defaultChannel?: string; description?: string; icon?: string; output: OutputFormat }) => {
+      const read = (f: string): Buffer => {
+        try {
+          return readFileSync(f);
+        } catch (e) {
+          throw new OpcatError("IO_ERROR", `open ${f}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file or directory" : (e as Error).message}`, { exitCode: EXIT_USAGE });
+        }
+      };
+      const pkg = initPackage({
+        name,
+        defaultChannel: opts.defaultChannel,
+        description: opts.description !== undefined ? read(opts.description).toString("utf8") : undefined,
+        icon: opts.icon !== undefined ? new Uint8Array(read(opts.icon)) : undefined,
+      });
+      process.stdout.write(formatCatalog({ ...emptyConfig(), packages: [pkg] }, opts.output));
+    });
+
+  program
+    .command("migrate")
+    .description("Render a catalog and write it as one file per package into an empty directory (like `opm migrate`)")
+    .argument("<ref>", "catalog directory, catalog file, or - for standard input")
+    .argument("<outputDir>", "directory to write (must be absent or empty)")
+    .addOption(outputOption(["json", "yaml"], "json"))
+    .addOption(migrateLevelOption())
+    .action(async (ref: string, out: string, opts: { output: OutputFormat; migrateLevel?: string }) => {
+      if (!isEmptyOrMissingDir(out)) throw new OpcatError("MIGRATE_OUTPUT_NOT_EMPTY", `output dir ${JSON.stringify(out)} must be empty`, { exitCode: EXIT_USAGE });
+      const cfg = await loadAll([ref]);
+      normalizeForRender(cfg, { migrateLevel: opts.migrateLevel });
+      const files = writeCatalogDirectory(cfg, out, opts.output);
+      process.stderr.write(`wrote ${files.length} file${files.length === 1 ? "" : "s"} to ${out}\n`);
+    });
+
+  program
+    .command("version")
+    .description("Print the opcat version")
+    .action(() => {
+      process.stdout.write(`opcat ${VERSION}\n`);
+    });
+
+  return program;
+}
+
+/** Runs the CLI with `argv` (without the node and script entries) and returns the exit code. */
+export async function run(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  const errFormat: ErrorFormat = argv.some((a, i) => (a === "-o" || a === "--output") && argv[i + 1] === "json") || argv.includes("--output=json") ? "json" : "text";
+  program.configureOutput({
+    writeErr: (s) => process.stderr.write(s),
+    writeOut: (s) => process.stdout.write(s),
+  });
+  try {
+    await program.parseAsync(argv, { from: "user" });
+    return typeof process.exitCode === "number" ? process.exitCode : 0;
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (e.exitCode === 0 || e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help") return 0;
+      return EXIT_USAGE;
+    }
+    return handleError(e, errFormat);
+  }
+}
+

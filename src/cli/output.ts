@@ -1,0 +1,83 @@
+/**
+ * CLI plumbing shared by the commands: printing problems, exit codes, and a progress line on a
+ * terminal while a long load runs.
+ */
+import { compareProblems, formatProblem, OpcatError, type Problem } from "../fbc/errors.js";
+
+/** Exit codes: 0 success, 1 invalid input content (catalog, template…), 2 usage or I/O error, 3 internal error. */
+export const EXIT_OK = 0;
+export const EXIT_INVALID = 1;
+export const EXIT_USAGE = 2;
+export const EXIT_INTERNAL = 3;
+
+export type ErrorFormat = "text" | "json" | "yaml";
+
+export function problemToJson(p: Problem): Record<string, unknown> {
+  const o: Record<string, unknown> = { code: p.code, severity: p.severity, message: p.message };
+  if (p.loc) o.location = { file: p.loc.file, line: p.loc.line, index: p.loc.index };
+  if (p.blob) o.blob = p.blob;
+  if (p.hint) o.hint = p.hint;
+  return o;
+}
+
+/** Writes problems to stderr, one per line (text) or as one JSON document. */
+export function reportProblems(problems: Problem[], format: ErrorFormat = "text"): void {
+  const sorted = [...problems].sort(compareProblems);
+  if (format === "json") {
+    process.stderr.write(JSON.stringify({ problems: sorted.map(problemToJson) }, null, 2) + "\n");
+    return;
+  }
+  for (const p of sorted) process.stderr.write(formatProblem(p) + "\n");
+  if (sorted.length > 1) process.stderr.write(`${sorted.length} problems\n`);
+}
+
+/** Turns any thrown value into a message on stderr and an exit code; never prints a stack trace unless OPCAT_DEBUG is set. */
+export function handleError(e: unknown, format: ErrorFormat = "text"): number {
+  if (e instanceof OpcatError) {
+    if (format === "json") {
+      process.stderr.write(JSON.stringify({ error: { code: e.code, message: e.message, exitCode: e.exitCode }, problems: e.problems.map(problemToJson) }, null, 2) + "\n");
+    } else if (e.problems.length > 1 || (e.problems.length === 1 && (e.problems[0].loc || e.problems[0].hint))) {
+      reportProblems(e.problems, "text");
+    } else {
+      process.stderr.write(`opcat: ${e.message}\n`);
+    }
+    return e.exitCode;
+  }
+  const err = e as Error;
+  process.stderr.write(`opcat: internal error: ${err?.message ?? String(e)}\n`);
+  if (process.env.OPCAT_DEBUG) process.stderr.write(String(err?.stack) + "\n");
+  else process.stderr.write("  (this is a bug in opcat; run again with OPCAT_DEBUG=1 for details and report it)\n");
+  return EXIT_INTERNAL;
+}
+
+/** A single self-overwriting status line on stderr, only when stderr is a terminal. */
+export class Progress {
+  private last = 0;
+  private shown = false;
+  private readonly start = Date.now();
+  private readonly enabled: boolean;
+
+  constructor(private readonly label: string) {
+    this.enabled = Boolean(process.stderr.isTTY) && !process.env.CI;
+  }
+
+  update(detail: string): void {
+    if (!this.enabled) return;
+    const now = Date.now();
+    if (now - this.start < 300 || now - this.last < 100) return;
+    this.last = now;
+    this.shown = true;
+    const line = `${this.label}: ${detail}`;
+    process.stderr.write(`\r\x1b[2K${line.slice(0, (process.stderr.columns ?? 80) - 1)}`);
+  }
+
+  done(): void {
+    if (this.shown) process.stderr.write("\r\x1b[2K");
+  }
+}
+
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}
