@@ -1,0 +1,32 @@
+/**
+ * Locating the real data in ../shared (never copied into the repository). Under CI=true a missing
+ * directory is a failure; elsewhere the tests that need it are skipped with a message saying so.
+ */
+import { existsSync, readdirSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+export const SHARED = process.env.OPCAT_SHARED ?? resolve(REPO_ROOT, "..", "shared");
+export const COMMUNITY = join(SHARED, "data", "community");
+
+/**
+ * Returns `{ skip: false }` when `path` exists; otherwise throws under CI=true, or returns a
+ * skip reason for node:test.
+ */
+export function requireShared(path: string = COMMUNITY): { skip: false | string } {
+  if (existsSync(path)) return { skip: false };
+  const msg = `real data not found at ${path} (set OPCAT_SHARED to the shared/ directory)`;
+  if (process.env.CI === "true") throw new Error(`${msg}; under CI=true this is a failure`);
+  return { skip: msg };
+}
+
+/** `<COMMUNITY>/catalogs/<version>/<pkg>/catalog.yaml` files of one catalog version, sorted. */
+export function catalogFiles(version: string): { pkg: string; file: string }[] {
+  const dir = join(COMMUNITY, "catalogs", version);
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .sort()
+    .map((pkg) => ({ pkg, file: join(dir, pkg, "catalog.yaml") }))
+    .filter((f) => existsSync(f.file));
+}
