@@ -1,0 +1,72 @@
+/**
+ * `npm run bench`: load, validate and render throughput and peak RSS on (a) the v4.16 and v4.20
+ * community catalogs merged into one catalog and (b) generated JSON catalogs of 1k–10k bundles,
+ * beside the bare parse of the same bytes. Each figure is the median of several runs, each in a
+ * fresh process. Results are printed as a Markdown table (paste into docs/benchmarks.md).
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { generateJsonCatalog, mergeCommunityCatalogs } from "./generate.js";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const community = join(process.env.OPCAT_SHARED ?? resolve(root, "..", "shared"), "data", "community");
+const runs = Number(process.env.BENCH_RUNS ?? 3);
+const stages = ["parse", "load", "validate", "render-yaml", "render-json"] as const;
+
+interface Sample {
+  ms: number;
+  bytes: number;
+  maxRssBytes: number;
+}
+
+function measure(dir: string, stage: string): Sample {
+  const samples: Sample[] = [];
+  for (let i = 0; i < runs; i++) {
+    const r = spawnSync(process.execPath, ["--import", "tsx", join(root, "bench", "worker.ts"), dir, stage], { cwd: root, encoding: "utf8" });
+    if (r.status !== 0) throw new Error(`worker ${stage} failed: ${r.stderr}`);
+    samples.push(JSON.parse(r.stdout.trim().split("\n").pop() as string) as Sample);
+  }
+  samples.sort((a, b) => a.ms - b.ms);
+  const med = samples[Math.floor(samples.length / 2)];
+  return { ms: med.ms, bytes: med.bytes, maxRssBytes: Math.max(...samples.map((s) => s.maxRssBytes)) };
+}
+
+const mb = (b: number): string => (b / 1e6).toFixed(1);
+
+function scenario(name: string, dir: string): void {
+  const res = new Map<string, Sample>();
+  for (const s of stages) res.set(s, measure(dir, s));
+  const parse = res.get("parse") as Sample;
+  console.log(`\n### ${name} (${mb(parse.bytes)} MB input)\n`);
+  console.log("| stage | time (ms) | MB/s | peak RSS (MB) | RSS / input | vs bare parse |");
+  console.log("|---|---:|---:|---:|---:|---:|");
+  for (const s of stages) {
+    const x = res.get(s) as Sample;
+    const rate = x.bytes / 1e6 / (x.ms / 1000);
+    const parseRate = parse.bytes / 1e6 / (parse.ms / 1000);
+    const label = s === "parse" ? "bare parse (limit)" : s === "load" ? "load" : s === "validate" ? "load + validate" : `load + validate + ${s}`;
+    console.log(`| ${label} | ${x.ms.toFixed(0)} | ${rate.toFixed(1)} | ${mb(x.maxRssBytes)} | ${(x.maxRssBytes / x.bytes).toFixed(2)} | ${s === "parse" ? "100%" : ((rate / parseRate) * 100).toFixed(0) + "%"} |`);
+  }
+}
+
+const tmp = mkdtempSync(join(tmpdir(), "opcat-bench-"));
+try {
+  console.log(`opcat benchmark: node ${process.version}, ${runs} runs per figure (median time, max peak RSS)`);
+  if (existsSync(community)) {
+    const merged = join(tmp, "community-merged");
+    await mergeCommunityCatalogs(community, merged);
+    scenario("community v4.16 + v4.20 merged (YAML)", merged);
+  } else {
+    console.log(`\n(community data not found at ${community}: skipping the real-data scenario)`);
+  }
+  for (const n of [1000, 2000, 5000, 10000]) {
+    const dir = join(tmp, `gen-${n}`);
+    generateJsonCatalog(dir, n);
+    scenario(`generated ${n} bundles (JSON)`, dir);
+  }
+} finally {
+  rmSync(tmp, { recursive: true, force: true });
+}

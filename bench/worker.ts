@@ -1,0 +1,71 @@
+/**
+ * One benchmark measurement in a fresh process (so that peak RSS belongs to it alone):
+ *   worker.ts <dir> <stage>   stage = parse | load | validate | render-yaml | render-json
+ * Prints one JSON line: {stage, ms, bytes, maxRssBytes}.
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { load as yamlLoad, loadAll as yamlLoadAll } from "js-yaml";
+import { loadDirectory } from "../src/fbc/load.js";
+import { normalizeForRender } from "../src/fbc/render.js";
+import { validateCatalog } from "../src/fbc/validate.js";
+import { writeJson, writeYaml } from "../src/fbc/write.js";
+import { findJsonValueEnd, skipJsonSpace } from "../src/gojson/scan.js";
+
+const [dir, stage] = process.argv.slice(2);
+
+function files(d: string, out: string[] = []): string[] {
+  for (const name of readdirSync(d).sort()) {
+    const p = join(d, name);
+    if (statSync(p).isDirectory()) files(p, out);
+    else if (name !== ".indexignore") out.push(p);
+  }
+  return out;
+}
+
+/** The bare parse of the same bytes: JSON.parse per object, or js-yaml on each file. */
+function bareParse(): number {
+  let bytes = 0;
+  let count = 0;
+  for (const f of files(dir)) {
+    const text = readFileSync(f, "utf8");
+    bytes += Buffer.byteLength(text);
+    if (text.trimStart().startsWith("{")) {
+      let pos = 0;
+      for (;;) {
+        const start = skipJsonSpace(text, pos);
+        if (start >= text.length) break;
+        const end = findJsonValueEnd(text, start);
+        JSON.parse(text.slice(start, end));
+        count++;
+        pos = end;
+      }
+    } else {
+      yamlLoadAll(text, () => count++);
+    }
+  }
+  void yamlLoad;
+  return bytes;
+}
+
+const t0 = performance.now();
+let bytes = 0;
+if (stage === "parse") {
+  bytes = bareParse();
+} else {
+  const res = loadDirectory(dir);
+  if (res.problems.length) throw new Error(`load problems: ${res.problems[0].message}`);
+  bytes = res.bytes;
+  if (stage !== "load") {
+    const v = validateCatalog(res.config);
+    if (v.problems.length) throw new Error(`validation problems: ${v.problems[0].message}`);
+  }
+  if (stage === "render-yaml" || stage === "render-json") {
+    normalizeForRender(res.config);
+    let out = 0;
+    (stage === "render-yaml" ? writeYaml : writeJson)(res.config, (s) => (out += s.length));
+    if (out === 0) throw new Error("nothing rendered");
+  }
+}
+const ms = performance.now() - t0;
+process.stdout.write(JSON.stringify({ stage, ms, bytes, maxRssBytes: process.resourceUsage().maxRSS * 1024 }) + "\n");
