@@ -1,6 +1,6 @@
 /**
  * One benchmark measurement in a fresh process (so that peak RSS belongs to it alone):
- *   worker.ts <dir> <stage>   stage = parse | load | validate | render-yaml | render-json
+ *   worker.ts <dir> <stage>   stage = baseline | parse | load | validate | render-yaml | render-json
  * Prints one JSON line: {stage, ms, bytes, maxRssBytes}.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -50,7 +50,9 @@ function bareParse(): number {
 
 const t0 = performance.now();
 let bytes = 0;
-if (stage === "parse") {
+if (stage === "baseline") {
+  bytes = 0; // the process with the code loaded and nothing done: the RSS floor
+} else if (stage === "parse") {
   bytes = bareParse();
 } else {
   const res = loadDirectory(dir);

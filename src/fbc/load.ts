@@ -48,7 +48,7 @@ export interface LoadOptions {
 const IGNORE_HINT = "if this file is not part of the catalog, exclude it with a .indexignore file (gitignore syntax)";
 
 /** Loads every blob of one stream (a file's text). `file` names it in locations. */
-export function loadText(text: string, file: string, into: LoadResult = newResult()): LoadResult {
+export function loadText(text: string, file: string, into: LoadResult = newResult(), byteLength?: number): LoadResult {
   const items = decodeStream(text);
   for (const item of items) {
     const loc: Location = { file, line: item.line, index: item.index };
@@ -64,13 +64,15 @@ export function loadText(text: string, file: string, into: LoadResult = newResul
     addBlob(into, item.value, loc, item.yaml);
   }
   into.files++;
-  into.bytes += Buffer.byteLength(text);
+  into.bytes += byteLength ?? Buffer.byteLength(text);
   return into;
 }
 
 function newResult(): LoadResult {
   return { config: emptyConfig(), problems: [], files: 0, bytes: 0 };
 }
+
+const NEEDS_FOLD = /[^a-z0-9_.\-]/;
 
 /** Case folding used by opm for the reserved top-level keys (golang.org/x/text/cases.Fold). */
 function fold(key: string): string {
@@ -100,13 +102,26 @@ function addBlob(res: LoadResult, value: JsonValue, loc: Location, fromYaml: boo
   let packageKey: string | undefined;
   let nameKey: string | undefined;
   const keys = Object.keys(obj);
+  // Keys without upper-case or non-ASCII letters fold to themselves and cannot collide with each other.
   let folded: Map<string, string[]> | undefined;
+  let needFold = false;
   for (const k of keys) {
-    const f = k === "schema" || k === "package" || k === "name" ? k : fold(k);
-    if (f === "schema") schemaKey = k;
-    else if (f === "package") packageKey = k;
-    else if (f === "name") nameKey = k;
-    (folded ??= new Map()).set(f, [...(folded.get(f) ?? []), k]);
+    if (k === "schema") schemaKey = k;
+    else if (k === "package") packageKey = k;
+    else if (k === "name") nameKey = k;
+    else if (NEEDS_FOLD.test(k)) needFold = true;
+  }
+  if (needFold) {
+    folded = new Map();
+    for (const k of keys) {
+      const f = fold(k);
+      if (f === "schema") schemaKey = k;
+      else if (f === "package") packageKey = k;
+      else if (f === "name") nameKey = k;
+      const list = folded.get(f);
+      if (list) list.push(k);
+      else folded.set(f, [k]);
+    }
   }
   if (folded && folded.size !== keys.length) {
     const errs: string[] = [];
@@ -242,13 +257,13 @@ function checkBundleObjects(b: Bundle): void {
 
 /** Loads one file. */
 export function loadFile(path: string, displayName = path, into?: LoadResult): LoadResult {
-  let text: string;
+  let buf: Buffer;
   try {
-    text = readFileSync(path, "utf8");
+    buf = readFileSync(path);
   } catch (e) {
     throw ioError(path, e);
   }
-  return loadText(text, displayName, into);
+  return loadText(buf.toString("utf8"), displayName, into, buf.length);
 }
 
 function ioError(path: string, e: unknown): OpcatError {

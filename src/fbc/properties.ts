@@ -71,6 +71,14 @@ export function parseProperties(props: readonly Property[]): ParsedProperties {
   for (let i = 0; i < props.length; i++) {
     const p = props[i];
     if (p.value.isMissing) throw new PropertyParseError(i, p.type, "unexpected end of JSON input");
+    if (p.type === PROPERTY_BUNDLE_OBJECT) {
+      // The manifest itself is only needed on demand (objects.ts); its base64 is checked by the loader.
+      const v = p.value.value;
+      if (v !== null && typeof v === "object" && !Array.isArray(v) && typeof v.data === "string" && Object.keys(v).length === 1) {
+        out.bundleObjects++;
+        continue;
+      }
+    }
     let d: Record<string, unknown>;
     try {
       d = decodePropertyValue(p.type, p.value.value);

@@ -160,25 +160,34 @@ export function validateCatalog(cfg: DeclarativeConfig): ValidationResult {
     if (defaultChannels.get(c.package) === c.name) mp.defaultChannel = mc;
   }
 
+  // Image pull specs repeat (related images are shared by a package's bundles): check each once.
+  const pullSpecErrors = new Map<string, string | undefined>();
+  const checkPullSpec = (ref: string): string | undefined => {
+    if (pullSpecErrors.has(ref)) return pullSpecErrors.get(ref);
+    const err = validatePullSpec(ref);
+    pullSpecErrors.set(ref, err);
+    return err;
+  };
+
   // Bundles. A bundle rejected here is not reported again as a channel entry without a bundle.
   const rejected = new Set<string>();
   const packageBundles = new Map<string, Map<string, Location | undefined>>();
   for (const b of cfg.bundles) {
-    const blob = { schema: SCHEMA_BUNDLE, package: b.package, name: b.name };
+    const blob = (): Problem["blob"] => ({ schema: SCHEMA_BUNDLE, package: b.package, name: b.name });
     if (b.package === "") {
-      add("FBC_BUNDLE_NO_PACKAGE", `package name must be set for bundle ${q(b.name)}`, b.loc, blob, 'set "package" on the olm.bundle blob');
+      add("FBC_BUNDLE_NO_PACKAGE", `package name must be set for bundle ${q(b.name)}`, b.loc, blob(), 'set "package" on the olm.bundle blob');
       continue;
     }
     const mp = model.get(b.package);
     if (!mp) {
-      add("FBC_BUNDLE_UNKNOWN_PACKAGE", `unknown package ${q(b.package)} for bundle ${q(b.name)}`, b.loc, blob, `add an olm.package blob named ${q(b.package)} or fix the bundle's "package"`);
+      add("FBC_BUNDLE_UNKNOWN_PACKAGE", `unknown package ${q(b.package)} for bundle ${q(b.name)}`, b.loc, blob(), `add an olm.package blob named ${q(b.package)} or fix the bundle's "package"`);
       continue;
     }
     let names = packageBundles.get(b.package);
     if (!names) packageBundles.set(b.package, (names = new Map()));
     if (names.has(b.name)) {
       const first = names.get(b.name);
-      add("FBC_BUNDLE_DUPLICATE", `package ${q(b.package)} has duplicate bundle ${q(b.name)}`, b.loc, blob, first ? `the bundle is already defined at ${first.file}:${first.line}` : undefined);
+      add("FBC_BUNDLE_DUPLICATE", `package ${q(b.package)} has duplicate bundle ${q(b.name)}`, b.loc, blob(), first ? `the bundle is already defined at ${first.file}:${first.line}` : undefined);
       continue;
     }
     names.set(b.name, b.loc);
@@ -188,7 +197,7 @@ export function validateCatalog(cfg: DeclarativeConfig): ValidationResult {
       props = parseProperties(b.properties);
     } catch (e) {
       if (!(e instanceof PropertyParseError)) throw e;
-      add("FBC_BUNDLE_PROPERTY_INVALID", `parse properties for bundle ${q(b.name)}: ${e.message}`, b.loc, blob);
+      add("FBC_BUNDLE_PROPERTY_INVALID", `parse properties for bundle ${q(b.name)}: ${e.message}`, b.loc, blob());
       continue;
     }
     if (props.packages.length !== 1) {
@@ -196,43 +205,44 @@ export function validateCatalog(cfg: DeclarativeConfig): ValidationResult {
         "FBC_BUNDLE_PACKAGE_PROPERTY_COUNT",
         `package ${q(b.package)} bundle ${q(b.name)} must have exactly 1 "olm.package" property, found ${props.packages.length}`,
         b.loc,
-        blob,
+        blob(),
         'give the bundle exactly one property {type: olm.package, value: {packageName, version}}',
       );
       continue;
     }
     const pp = props.packages[0];
     if (b.package !== pp.packageName) {
-      add("FBC_BUNDLE_PACKAGE_MISMATCH", `package ${q(b.package)} does not match "olm.package" property ${q(pp.packageName)}`, b.loc, blob, 'the olm.package property\'s packageName must equal the bundle\'s "package"');
+      add("FBC_BUNDLE_PACKAGE_MISMATCH", `package ${q(b.package)} does not match "olm.package" property ${q(pp.packageName)}`, b.loc, blob(), 'the olm.package property\'s packageName must equal the bundle\'s "package"');
       continue;
     }
     let bad = false;
     if (b.image !== "") {
-      const err = validatePullSpec(b.image);
+      const err = checkPullSpec(b.image);
       if (err !== undefined) {
-        add("FBC_BUNDLE_IMAGE_INVALID", `package ${q(b.package)} bundle ${q(b.name)} image: invalid image pull spec ${q(b.image)}: ${err}`, b.loc, blob);
+        add("FBC_BUNDLE_IMAGE_INVALID", `package ${q(b.package)} bundle ${q(b.name)} image: invalid image pull spec ${q(b.image)}: ${err}`, b.loc, blob());
         bad = true;
       }
     }
-    b.relatedImages.forEach((ri, i) => {
-      if (bad || ri.image === "") return;
-      const err = validatePullSpec(ri.image);
+    for (let i = 0; i < b.relatedImages.length && !bad; i++) {
+      const ri = b.relatedImages[i];
+      if (ri.image === "") continue;
+      const err = checkPullSpec(ri.image);
       if (err !== undefined) {
-        add("FBC_BUNDLE_RELATED_IMAGE_INVALID", `package ${q(b.package)} bundle ${q(b.name)} relatedImages[${i}].image: invalid image pull spec ${q(ri.image)}: ${err}`, b.loc, blob);
+        add("FBC_BUNDLE_RELATED_IMAGE_INVALID", `package ${q(b.package)} bundle ${q(b.name)} relatedImages[${i}].image: invalid image pull spec ${q(ri.image)}: ${err}`, b.loc, blob());
         bad = true;
       }
-    });
+    }
     if (bad) continue;
     const ver = tryParseVersion(pp.version);
     if (ver instanceof SemverError) {
-      add("FBC_BUNDLE_VERSION_INVALID", `error parsing bundle ${q(b.name)} version ${q(pp.version)}: ${ver.message}`, b.loc, blob, "versions must be strict semver: MAJOR.MINOR.PATCH[-pre][+build], no leading v");
+      add("FBC_BUNDLE_VERSION_INVALID", `error parsing bundle ${q(b.name)} version ${q(pp.version)}: ${ver.message}`, b.loc, blob(), "versions must be strict semver: MAJOR.MINOR.PATCH[-pre][+build], no leading v");
       continue;
     }
     let release: PRVersion[] = [];
     if (pp.release !== "") {
       const r = parseRelease(pp.release);
       if (typeof r === "string") {
-        add("FBC_BUNDLE_RELEASE_INVALID", `error parsing bundle ${q(b.name)} release version ${q(pp.release)}: ${r}`, b.loc, blob);
+        add("FBC_BUNDLE_RELEASE_INVALID", `error parsing bundle ${q(b.name)} release version ${q(pp.release)}: ${r}`, b.loc, blob());
         continue;
       }
       release = r;
@@ -253,7 +263,7 @@ export function validateCatalog(cfg: DeclarativeConfig): ValidationResult {
       entriesWithoutBundle.get(mc)?.delete(b.name);
     }
     if (!found) {
-      add("FBC_BUNDLE_NOT_IN_CHANNEL", `package ${q(b.package)}, bundle ${q(b.name)} not found in any channel entries`, b.loc, blob, "add the bundle to at least one olm.channel's entries, or remove it");
+      add("FBC_BUNDLE_NOT_IN_CHANNEL", `package ${q(b.package)}, bundle ${q(b.name)} not found in any channel entries`, b.loc, blob(), "add the bundle to at least one olm.channel's entries, or remove it");
     }
   }
 
