@@ -15,7 +15,19 @@ export { OpcatError, formatProblem, formatLocation, compareProblems, type Proble
 export { loadCatalog, loadCatalogOrThrow, loadDirectory, loadFile, loadText, loadStream, listCatalogFiles, type LoadResult, type LoadOptions } from "./fbc/load.js";
 export { validateCatalog, dns1123LabelErrors, parseRelease, type ValidationResult } from "./fbc/validate.js";
 export { channelHead, compareModelBundles, versionString, type Model, type ModelPackage, type ModelChannel, type ModelBundle } from "./fbc/model.js";
-export { parseProperties, packageProperty, PropertyParseError, type ParsedProperties, type PackageProperty, type GVKProperty, type PackageRequiredProperty } from "./fbc/properties.js";
+export {
+  parseProperties,
+  packageProperty,
+  csvMetadataOf,
+  constraintsOf,
+  PropertyParseError,
+  type ParsedProperties,
+  type PackageProperty,
+  type GVKProperty,
+  type PackageRequiredProperty,
+  type CSVMetadata,
+} from "./fbc/properties.js";
+export { parseConstraint, constraintKind, ConstraintParseError, type Constraint, type CelConstraint, type GVKConstraint, type PackageConstraint, type CompoundConstraint } from "./fbc/constraint.js";
 export { bundleObjects, bundleCsvJson } from "./fbc/objects.js";
 export { normalizeForRender, type RenderOptions } from "./fbc/render.js";
 export { migrate, MIGRATION_LEVELS, validateMigrationLevel, csvMetadataFromCsv, type MigrationLevel } from "./fbc/migrate.js";

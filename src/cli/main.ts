@@ -67,6 +67,19 @@ export function buildProgram(): Command {
     .version(VERSION, "--version", "print the opcat version")
     .showHelpAfterError("(run with --help for usage)")
     .configureHelp({ sortSubcommands: false })
+    .addHelpText(
+      "after",
+      `
+A <ref> is a catalog directory (every file not excluded by .indexignore is read), a JSON/YAML file, or - for stdin.
+
+Exit codes: 0 success, 1 invalid content (catalog problems), 2 usage or I/O error, 3 internal error.
+Problems are printed as "file:line: error[CODE]: message"; -o json gives machine-readable reports.
+
+Examples:
+  opcat validate catalog/
+  opcat render catalog/ -o yaml > index.yaml
+  opcat render-graph catalog/ -p my-operator`,
+    )
     .exitOverride();
 
   program

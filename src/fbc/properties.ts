@@ -3,6 +3,7 @@
  * into their Go struct shapes, everything else kept verbatim.
  */
 import { goQuote } from "../gojson/fmt.js";
+import { parseConstraint, type Constraint } from "./constraint.js";
 import { DecodeError, decodePropertyValue } from "./decode.js";
 import type { JsonObject, Property } from "./types.js";
 
@@ -129,4 +130,32 @@ export function packageProperty(props: readonly Property[]): PackageProperty | u
     }
   }
   return found;
+}
+
+/** The `olm.csv.metadata` value (opm's property.CSVMetadata; nested v1alpha1 shapes kept as JSON). */
+export interface CSVMetadata {
+  annotations?: Record<string, string>;
+  apiServiceDefinitions: { owned?: JsonObject[]; required?: JsonObject[] };
+  crdDescriptions: { owned?: JsonObject[]; required?: JsonObject[] };
+  description?: string;
+  displayName?: string;
+  installModes?: { type: string; supported: boolean }[];
+  keywords?: string[];
+  labels?: Record<string, string>;
+  links?: { name?: string; url?: string }[];
+  maintainers?: { name?: string; email?: string }[];
+  maturity?: string;
+  minKubeVersion?: string;
+  nativeAPIs?: { group: string; version: string; kind: string }[];
+  provider: { name?: string; url?: string };
+}
+
+/** The typed `olm.csv.metadata` values of a bundle's properties. */
+export function csvMetadataOf(props: readonly Property[]): CSVMetadata[] {
+  return props.filter((p) => p.type === PROPERTY_CSV_METADATA && !p.value.isMissing).map((p) => p.value.value as unknown as CSVMetadata);
+}
+
+/** The `olm.constraint` properties of a bundle, parsed (throws ConstraintParseError with Go's message). */
+export function constraintsOf(props: readonly Property[]): Constraint[] {
+  return props.filter((p) => p.type === PROPERTY_CONSTRAINT).map((p) => parseConstraint(p.value.text));
 }
