@@ -5,6 +5,8 @@
  */
 import { readFileSync } from "node:fs";
 import { Command, CommanderError, Option } from "commander";
+import { compileImageRefTemplate, isBundleDirectory, renderBundleDirectory, type ImageRefTemplate } from "../bundle/index.js";
+import { goQuote } from "../gojson/fmt.js";
 import { OpcatError } from "../fbc/errors.js";
 import { loadCatalog, type LoadResult } from "../fbc/load.js";
 import { listBundles, listChannels, listPackages } from "../fbc/list.js";
@@ -16,6 +18,7 @@ import { mergeConfigs, emptyConfig, type DeclarativeConfig } from "../fbc/types.
 import { validateCatalog } from "../fbc/validate.js";
 import { formatCatalog, isEmptyOrMissingDir, writeCatalog, writeCatalogDirectory, type OutputFormat } from "../fbc/write.js";
 import { VERSION } from "../version.js";
+import { registerTemplateCommands } from "./template.js";
 import { EXIT_INVALID, EXIT_USAGE, formatBytes, handleError, Progress, problemToJson, reportProblems, type ErrorFormat } from "./output.js";
 
 function outputOption(formats: string[], def: string): Option {
@@ -57,6 +60,34 @@ async function loadAll(refs: string[]): Promise<DeclarativeConfig> {
   return cfg;
 }
 
+/**
+ * `render`'s inputs in argument order: bundle directories (opm's classification: `manifests/` and
+ * `metadata/` sub-directories) are rendered as bundles, everything else is loaded as a catalog.
+ */
+async function renderRefs(refs: string[], imageRefTemplate: ImageRefTemplate | undefined): Promise<DeclarativeConfig> {
+  const cfg = emptyConfig();
+  const problems = [];
+  for (const ref of refs) {
+    if (ref !== "-" && isBundleDirectory(ref)) {
+      try {
+        mergeConfigs(cfg, renderBundleDirectory(ref, { imageRefTemplate }));
+      } catch (e) {
+        if (!(e instanceof OpcatError)) throw e;
+        const prefix = `render reference ${goQuote(ref)}: `;
+        const ps = e.problems.map((p) => (p.severity === "error" ? { ...p, message: prefix + p.message } : p));
+        throw new OpcatError(e.code, prefix + e.message, { problems: ps, exitCode: e.exitCode, cause: e });
+      }
+      continue;
+    }
+    const res = await loadWithProgress(ref);
+    if (refs.length > 1) for (const p of res.problems) if (p.loc) p.loc = { ...p.loc, file: joinRef(ref, p.loc.file) };
+    problems.push(...res.problems);
+    mergeConfigs(cfg, res.config);
+  }
+  if (problems.length > 0) throw new OpcatError(problems[0].code, problems[0].message, { problems, exitCode: EXIT_INVALID });
+  return cfg;
+}
+
 function joinRef(ref: string, file: string): string {
   return file === ref || ref === "-" ? file : `${ref.replace(/\/+$/, "")}/${file}`;
 }
@@ -85,13 +116,17 @@ Examples:
   program
     .command("render")
     .description("Render catalogs (directories, files, or - for stdin) as one File-Based Catalog, byte-identical to `opm render`")
-    .argument("<refs...>", "catalog directories, catalog files, or - for standard input")
+    .argument("<refs...>", "catalog directories, catalog files, - for standard input, or registry+v1 bundle directories (manifests/ + metadata/)")
     .addOption(outputOption(["json", "yaml"], "json"))
     .addOption(migrateLevelOption())
     .option("--migrate", "run all migrations (same as --migrate-level all)")
-    .action(async (refs: string[], opts: { output: OutputFormat; migrateLevel?: string; migrate?: boolean }) => {
+    .option("--image-ref-template <tmpl>", "for bundle directories: Go template for the bundle image ({{.Package}}, {{.Name}}, {{.Version}}), like opm's --alpha-image-ref-template")
+    .addOption(new Option("--alpha-image-ref-template <tmpl>", "same as --image-ref-template (opm's name)").hideHelp())
+    .action(async (refs: string[], opts: { output: OutputFormat; migrateLevel?: string; migrate?: boolean; imageRefTemplate?: string; alphaImageRefTemplate?: string }) => {
       if (opts.migrate && opts.migrateLevel) throw new OpcatError("USAGE_FLAGS", "if any flags in the group [migrate migrate-level] are set none of the others can be; [migrate migrate-level] were all set", { exitCode: EXIT_USAGE });
-      const cfg = await loadAll(refs);
+      const tmplText = opts.imageRefTemplate ?? opts.alphaImageRefTemplate;
+      const imageRefTemplate = tmplText ? compileImageRefTemplate(tmplText) : undefined;
+      const cfg = await renderRefs(refs, imageRefTemplate);
       normalizeForRender(cfg, { migrateLevel: opts.migrate ? "all" : opts.migrateLevel });
       await writeCatalog(cfg, opts.output, process.stdout);
     });
@@ -198,6 +233,8 @@ Examples:
       const files = writeCatalogDirectory(cfg, out, opts.output);
       process.stderr.write(`wrote ${files.length} file${files.length === 1 ? "" : "s"} to ${out}\n`);
     });
+
+  registerTemplateCommands(program);
 
   program
     .command("version")
