@@ -1,0 +1,299 @@
+/**
+ * opm's rendering of a parsed registry+v1 bundle into an `olm.bundle` blob (operator-registry
+ * pkg/registry/registry_to_model.go ObjectsAndPropertiesFromBundle, alpha/action/render.go
+ * bundleToDeclcfg, getRelatedImages, templateBundleImageRef, moveBundleObjectsToEndOfPropertySlices).
+ */
+import { compareUtf8 } from "../gojson/encode.js";
+import { goJsonSyntaxError, findJsonValueEnd, skipJsonSpace } from "../gojson/scan.js";
+import { OpcatError } from "../fbc/errors.js";
+import { RawJson } from "../fbc/rawjson.js";
+import { PROPERTY_BUNDLE_OBJECT, PROPERTY_CSV_METADATA } from "../fbc/properties.js";
+import { SCHEMA_BUNDLE, type Bundle, type Property, type RelatedImage } from "../fbc/types.js";
+import { jsonTypeName, mapField, parseJsonNode, stringField, structField, type GoNode } from "./decode.js";
+import {
+  bundleError,
+  csvDefinitions,
+  csvRelease,
+  csvSpecMap,
+  csvVersion,
+  gvkPropertyValue,
+  packagePropertyValue,
+  packageRequiredPropertyValue,
+  type ApiKey,
+  type RawProperty,
+  type RegistryBundle,
+} from "./read.js";
+import { parseImageRefTemplate, TemplateError, type ImageRefTemplate } from "./template.js";
+import { goQuote } from "../gojson/fmt.js";
+
+export interface RenderBundleOptions {
+  /** The bundle image reference (opm: the image a bundle image was pulled from; "" for a directory). */
+  image?: string;
+  /**
+   * opm's `--alpha-image-ref-template`: a Go text/template over `{{.Package}}`, `{{.Name}}`
+   * (the CSV name) and `{{.Version}}` whose result becomes the bundle image.
+   */
+  imageRefTemplate?: string | ImageRefTemplate;
+  /** Run the migrations up to and including this level (opm's `--migrate-level`). */
+  migrateLevel?: string;
+}
+
+type Decoded<T> = { ok: true; value: T } | { ok: false; error: string };
+
+/** json.Unmarshal of raw property text into a struct of string fields (`fields` in Go field order). */
+function unmarshalStringStruct<K extends string>(raw: string, structName: string, fields: readonly K[]): Decoded<Record<K, string>> {
+  const start = skipJsonSpace(raw, 0);
+  if (start >= raw.length) return { ok: false, error: "unexpected end of JSON input" };
+  const syn = goJsonSyntaxError(raw, start);
+  if (syn !== undefined) return { ok: false, error: syn.eof ? "unexpected end of JSON input" : syn.message };
+  const end = findJsonValueEnd(raw, start);
+  const after = skipJsonSpace(raw, end);
+  if (after < raw.length) return { ok: false, error: `invalid character ${goQuote(raw[after]).replace(/^"|"$/g, "'")} after top-level value` };
+  const node = parseJsonNode(raw.slice(start, end));
+  const out = Object.fromEntries(fields.map((f) => [f, ""])) as Record<K, string>;
+  if (node.value === null) return { ok: true, value: out };
+  if (!node.entries) return { ok: false, error: `json: cannot unmarshal ${jsonTypeName(node.value)} into Go value of type property.${structName}` };
+  let firstError: string | undefined;
+  for (const f of fields) {
+    const s = stringField(structField(node, f));
+    if (s.ok) out[f] = s.value;
+    else firstError ??= `json: cannot unmarshal ${s.type} into Go struct field ${structName}.${f} of type string`;
+  }
+  return firstError !== undefined ? { ok: false, error: firstError } : { ok: true, value: out };
+}
+
+const GVK_FIELDS = ["group", "kind", "version"] as const;
+const PACKAGE_FIELDS = ["packageName", "version", "release"] as const;
+
+function parseError(idx: number, type: string, err: string): string {
+  return `parse property[${idx}] of type ${goQuote(type)}: ${err}`;
+}
+
+/** Compact JSON (whitespace outside strings removed), as Go's encoder writes a json.RawMessage. */
+function compactJson(raw: string): string {
+  if (!/[ \t\r\n]/.test(raw)) return raw;
+  let out = "";
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i];
+    if (c === '"') {
+      const end = findJsonValueEnd(raw, i);
+      out += raw.slice(i, end);
+      i = end - 1;
+    } else if (c !== " " && c !== "\t" && c !== "\r" && c !== "\n") out += c;
+  }
+  return out;
+}
+
+function gvkId(g: Record<"group" | "kind" | "version", string>): string {
+  return `${g.group}\u0000${g.kind}\u0000${g.version}`;
+}
+
+/** ObjectsAndPropertiesFromBundle: the bundle's final property list, sorted by (type, raw value). */
+function objectsAndProperties(b: RegistryBundle, fail: (msg: string) => OpcatError): RawProperty[] {
+  const provided = new Map<string, Record<"group" | "kind" | "version", string>>();
+  const required = new Map<string, Record<"group" | "kind" | "version", string>>();
+  let packageProp: RawProperty | undefined;
+  const others: RawProperty[] = [];
+  b.properties.forEach((p, i) => {
+    if (p.type === "olm.gvk") {
+      const v = unmarshalStringStruct(p.value, "GVK", GVK_FIELDS);
+      if (!v.ok) throw fail(parseError(i, p.type, v.error));
+      provided.set(gvkId(v.value), v.value);
+    } else if (p.type === "olm.package") {
+      const v = unmarshalStringStruct(p.value, "Package", PACKAGE_FIELDS);
+      if (!v.ok) throw fail(parseError(i, p.type, v.error));
+      packageProp = { type: "olm.package", value: packagePropertyValue(v.value.packageName, v.value.version, v.value.release) };
+    } else others.push(p);
+  });
+  const packageRequired: RawProperty[] = [];
+  b.dependencies.forEach((p, i) => {
+    if (p.type === "olm.gvk") {
+      const v = unmarshalStringStruct(p.value, "GVK", GVK_FIELDS);
+      if (!v.ok) throw fail(parseError(i, p.type, v.error));
+      required.set(gvkId(v.value), v.value);
+    } else if (p.type === "olm.package") {
+      const v = unmarshalStringStruct(p.value, "Package", PACKAGE_FIELDS);
+      if (!v.ok) throw fail(parseError(i, p.type, v.error));
+      packageRequired.push({ type: "olm.package.required", value: packageRequiredPropertyValue(v.value.packageName, v.value.version) });
+    } else others.push(p);
+  });
+  const spec = csvSpecMap(b.csv);
+  if (!spec.ok) throw fail(`get version: ${spec.error}`);
+  const version = csvVersion(spec.spec);
+  if (!version.ok) throw fail(`get version: ${version.error}`);
+  const release = csvRelease(spec.spec);
+  if (!release.ok) throw fail(`get release: ${release.error}`);
+  for (const api of b.providedApis) {
+    const g = { group: api.group, kind: api.kind, version: api.version };
+    if (!provided.has(gvkId(g))) provided.set(gvkId(g), g);
+  }
+  for (const api of requiredApis(spec.spec, fail)) {
+    const g = { group: api.group, kind: api.kind, version: api.version };
+    if (!required.has(gvkId(g))) required.set(gvkId(g), g);
+  }
+  const props: RawProperty[] = b.objects.map((o) => ({ type: PROPERTY_BUNDLE_OBJECT, value: `{"data":"${Buffer.from(o.json, "utf8").toString("base64")}"}` }));
+  props.push(packageProp ?? { type: "olm.package", value: packagePropertyValue(b.package, version.value, release.value) });
+  for (const g of provided.values()) props.push({ type: "olm.gvk", value: gvkPropertyValue(g.group, g.kind, g.version) });
+  for (const g of required.values()) props.push({ type: "olm.gvk.required", value: gvkPropertyValue(g.group, g.kind, g.version) });
+  props.push(...packageRequired, ...others);
+  props.sort((x, y) => (x.type !== y.type ? compareUtf8(x.type, y.type) : compareUtf8(x.value, y.value)));
+  return props;
+}
+
+function requiredApis(spec: GoNode | undefined, fail: (msg: string) => OpcatError): ApiKey[] {
+  const crds = csvDefinitions(spec, "customresourcedefinitions");
+  if (!crds.ok) throw fail(`get required apis: ${crds.error}`);
+  const out: ApiKey[] = [];
+  for (const c of crds.required) {
+    const dot = c.name.indexOf(".");
+    if (dot < 0) throw fail(`get required apis: couldn't parse plural.group from crd name: ${c.name}`);
+    out.push({ group: c.name.slice(dot + 1), version: c.version, kind: c.kind, plural: c.name.slice(0, dot) });
+  }
+  const svc = csvDefinitions(spec, "apiservicedefinitions");
+  if (!svc.ok) throw fail(`get required apis: ${svc.error}`);
+  for (const a of svc.required) out.push({ group: a.group, version: a.version, kind: a.kind, plural: a.name });
+  return out;
+}
+
+/** getRelatedImages: CSV spec.relatedImages, the bundle image, then the deployments' container images. */
+function relatedImages(b: RegistryBundle, image: string, fail: (msg: string) => OpcatError): RelatedImage[] {
+  const spec = csvSpecMap(b.csv);
+  if (!spec.ok) throw fail(spec.error);
+  const out: RelatedImage[] = [];
+  const raw = spec.spec ? mapField(spec.spec, "relatedImages") : undefined;
+  if (raw !== undefined && raw.value !== null) {
+    if (!raw.items) throw fail(`json: cannot unmarshal ${jsonTypeName(raw.value)} into Go value of type []declcfg.RelatedImage`);
+    for (const item of raw.items) {
+      if (item.value === null) {
+        out.push({ name: "", image: "" });
+        continue;
+      }
+      if (!item.entries) throw fail(`json: cannot unmarshal ${jsonTypeName(item.value)} into Go value of type declcfg.RelatedImage`);
+      const name = stringField(structField(item, "name"));
+      if (!name.ok) throw fail(`json: cannot unmarshal ${name.type} into Go struct field RelatedImage.name of type string`);
+      const img = stringField(structField(item, "image"));
+      if (!img.ok) throw fail(`json: cannot unmarshal ${img.type} into Go struct field RelatedImage.image of type string`);
+      out.push({ name: name.value, image: img.value });
+    }
+  }
+  const all = new Set(out.map((r) => r.image));
+  if (image !== "" && !all.has(image)) out.push({ name: "", image });
+  const ops = operatorImages(spec.spec);
+  if (typeof ops === "string") throw fail(ops);
+  for (const img of ops) {
+    if (!all.has(img)) out.push({ name: "", image: img });
+    all.add(img);
+  }
+  return out;
+}
+
+/**
+ * csv.GetOperatorImages: with install strategy `deployment`, the image of every container and init
+ * container of every deployment's pod template (a set). Types are checked along those paths.
+ */
+function operatorImages(spec: GoNode | undefined): string[] | string {
+  if (!spec) return [];
+  const te = (t: string, struct: string, field: string, goType: string): string => `json: cannot unmarshal ${t} into Go struct field ${struct}.${field} of type ${goType}`;
+  const install = structField(spec, "install");
+  if (install === undefined || install.value === null) return [];
+  if (!install.entries) return te(jsonTypeName(install.value), "csvSpec", "Install", "registry.strategy");
+  const strategy = stringField(structField(install, "strategy"));
+  if (!strategy.ok) return te(strategy.type, "strategy", "Install.strategy", "string");
+  const sspec = structField(install, "spec");
+  const images = new Set<string>();
+  let deployments: readonly GoNode[] = [];
+  if (sspec !== undefined && sspec.value !== null) {
+    if (!sspec.entries) return te(jsonTypeName(sspec.value), "strategy", "Install.spec", "registry.strategySpec");
+    const deps = structField(sspec, "deployments");
+    if (deps !== undefined && deps.value !== null) {
+      if (!deps.items) return te(jsonTypeName(deps.value), "strategySpec", "Install.spec.Deployments", "[]registry.dep");
+      deployments = deps.items;
+    }
+  }
+  const lists: GoNode[] = [];
+  for (const d of deployments) {
+    if (d.value === null) continue;
+    if (!d.entries) return te(jsonTypeName(d.value), "strategySpec", "Install.spec.Deployments", "registry.dep");
+    const ds = structField(d, "spec");
+    if (ds === undefined || ds.value === null) continue;
+    if (!ds.entries) return te(jsonTypeName(ds.value), "dep", "Install.spec.Deployments.Spec", "v1.DeploymentSpec");
+    const tmpl = structField(ds, "template");
+    if (tmpl === undefined || tmpl.value === null) continue;
+    if (!tmpl.entries) return te(jsonTypeName(tmpl.value), "DeploymentSpec", "Install.spec.Deployments.Spec.template", "v1.PodTemplateSpec");
+    const ps = structField(tmpl, "spec");
+    if (ps === undefined || ps.value === null) continue;
+    if (!ps.entries) return te(jsonTypeName(ps.value), "PodTemplateSpec", "Install.spec.Deployments.Spec.template.spec", "v1.PodSpec");
+    for (const f of ["containers", "initContainers"]) {
+      const cs = structField(ps, f);
+      if (cs === undefined || cs.value === null) continue;
+      if (!cs.items) return te(jsonTypeName(cs.value), "PodSpec", `Install.spec.Deployments.Spec.template.spec.${f}`, "[]v1.Container");
+      for (const c of cs.items) {
+        if (c.value === null) {
+          lists.push(c);
+          continue;
+        }
+        if (!c.entries) return te(jsonTypeName(c.value), "PodSpec", `Install.spec.Deployments.Spec.template.spec.${f}`, "v1.Container");
+        const img = stringField(structField(c, "image"));
+        if (!img.ok) return te(img.type, "Container", `Install.spec.Deployments.Spec.template.spec.${f}.image`, "string");
+        lists.push(c);
+      }
+    }
+  }
+  if (strategy.value !== "deployment") return [];
+  for (const c of lists) {
+    const img = c.value === null ? "" : (stringField(structField(c, "image")) as { value: string }).value;
+    images.add(img);
+  }
+  return [...images];
+}
+
+/** The version of the first `olm.package` property (what `{{.Version}}` sees), or Go's error. */
+function templateVersion(b: RegistryBundle): Decoded<string> {
+  for (const p of b.properties) {
+    if (p.type !== "olm.package") continue;
+    const v = unmarshalStringStruct(p.value, "Package", PACKAGE_FIELDS);
+    return v.ok ? { ok: true, value: v.value.version } : v;
+  }
+  return { ok: true, value: "" };
+}
+
+/** Parses an image reference template; throws OpcatError `invalid image reference template: …`. */
+export function compileImageRefTemplate(tmpl: string): ImageRefTemplate {
+  try {
+    return parseImageRefTemplate(tmpl);
+  } catch (e) {
+    if (e instanceof TemplateError) throw new OpcatError("BUNDLE_IMAGE_TEMPLATE", `invalid image reference template: ${e.message}`, { exitCode: 2 });
+    throw e;
+  }
+}
+
+/**
+ * opm's rendering of a parsed bundle into an `olm.bundle` blob, as `opm render` prints it:
+ * properties sorted by (type, raw value) with `olm.bundle.object` last, related images sorted by
+ * image. The image is `opts.imageRefTemplate` applied to the bundle, else `opts.image`, else "".
+ * Throws {@link OpcatError} (exit code 1) with opm's message.
+ */
+export function renderBundle(b: RegistryBundle, opts: RenderBundleOptions = {}): Bundle {
+  let image = opts.image ?? "";
+  if (opts.imageRefTemplate !== undefined) {
+    const tmpl = typeof opts.imageRefTemplate === "string" ? compileImageRefTemplate(opts.imageRefTemplate) : opts.imageRefTemplate;
+    const tfail = (msg: string): OpcatError => bundleError("BUNDLE_IMAGE_TEMPLATE", `failed templating image reference from bundle for ${goQuote(b.dir)}: ${msg}`, b.dir, b.annotationsFile);
+    const version = templateVersion(b);
+    if (!version.ok) throw tfail(version.error);
+    try {
+      image = tmpl.execute({ Package: b.package, Name: b.name, Version: version.value });
+    } catch (e) {
+      if (e instanceof TemplateError) throw tfail(e.message);
+      throw e;
+    }
+  }
+  const props = objectsAndProperties(b, (msg) => bundleError("BUNDLE_PROPERTIES", `get properties for bundle ${goQuote(b.name)}: ${msg}`, b.dir, b.csv.file));
+  const related = relatedImages(b, image, (msg) => bundleError("BUNDLE_RELATED_IMAGES", `get related images for bundle ${goQuote(b.name)}: ${msg}`, b.dir, b.csv.file));
+  // render: olm.bundle.object / olm.csv.metadata last (stable), related images sorted by image (stable).
+  const toProperty = (p: RawProperty): Property => ({ type: p.type, value: p.value === "" ? RawJson.missing() : RawJson.fromText(compactJson(p.value)) });
+  const front: Property[] = [];
+  const back: Property[] = [];
+  for (const p of props) (p.type === PROPERTY_BUNDLE_OBJECT || p.type === PROPERTY_CSV_METADATA ? back : front).push(toProperty(p));
+  related.sort((x, y) => compareUtf8(x.image, y.image));
+  return { schema: SCHEMA_BUNDLE, name: b.name, package: b.package, image, properties: front.concat(back), relatedImages: related };
+}
