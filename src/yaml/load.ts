@@ -19,8 +19,11 @@
 // * Acceptance. libyaml accepts a lone `-` as a plain scalar in flow context (`[-]`) and tabs as separators
 //   inside flow collections and quoted continuation lines; js-yaml rejects them. libyaml rejects some tab
 //   placements js-yaml accepts (a tab after `- `, a tab-only line at column 0, a tab before content in an
-//   indentation). A root-level plain scalar followed by more lines is read differently. Folded (`>`) block
-//   scalars containing U+2028/U+2029 keep js-yaml's folding.
+//   indentation). libyaml accepts continuation lines of quoted scalars and flow collections at any
+//   indentation (`a: 'x\ny'`, `k: [\na]`); js-yaml rejects under-indented ones ("deficient indentation"),
+//   except after U+2028/U+2029 inside quoted scalars, which go-yaml's emitter produces and which are handled.
+//   A root-level plain scalar followed by more lines is read differently. Folded (`>`) block scalars
+//   containing U+2028/U+2029 keep js-yaml's folding.
 // * Keys that differ in Go's type but convert to the same JSON key (`1` and `"1"`) are random in Go; here the
 //   last one in document order wins. When several keys cannot be converted (null, uint64) Go reports a
 //   random one; here the first.
@@ -524,10 +527,84 @@ class Composer {
   }
 }
 
-/** See parseGoYamlDocument: U+2028/U+2029 → "\n" at the start of a line, otherwise a placeholder letter. */
-function maskUnicodeBreaks(text: string): string {
+/** A private-use character that does not occur in `text`, to stand for U+2028/U+2029 inside scalars. */
+function placeholderFor(text: string): string {
   let placeholder = "\ue000";
   while (text.includes(placeholder)) placeholder = String.fromCharCode(placeholder.charCodeAt(0) + 1);
+  return placeholder;
+}
+
+/** Upper bound on the re-parses spent locating quoted scalars that contain U+2028/U+2029 (see below). */
+const MAX_QUOTED_BREAK_ROUNDS = 64;
+
+/**
+ * The same-length copy of `original` (which contains U+2028/U+2029) that js-yaml parses. libyaml reads
+ * them as line breaks everywhere, so they become "\n" — which gives js-yaml libyaml's structure, e.g. for
+ * a literal block scalar whose last line ends with U+2029 and is followed by `: value` on the same byte line
+ * (go-yaml's emitter writes exactly that). Inside quoted scalars, though, js-yaml (YAML 1.2) requires
+ * continuation lines to be indented while libyaml does not (go-yaml writes `'…\u2028'` with the closing
+ * quote at column 0): each quoted scalar js-yaml rejects for "deficient indentation" after such a break
+ * gets a placeholder instead, and the text is parsed again. The composer rebuilds every scalar containing
+ * U+2028/U+2029 from `original`, so the placeholder never reaches a value. Only when that does not give
+ * a parse (a genuine syntax error, or too many rounds) is the old approximation used: "\n" at the start of
+ * a line only, a placeholder elsewhere.
+ */
+function unicodeBreaksForJsYaml(original: string): string {
+  let copy = original.replace(/[\u2028\u2029]/g, "\n");
+  let placeholder: string | undefined;
+  const masked: number[] = [];
+  for (let round = 0; round <= MAX_QUOTED_BREAK_ROUNDS; round++) {
+    let events: Event[];
+    try {
+      events = parseEvents(copy, { maxDepth: 10000 });
+    } catch (err) {
+      if (round === MAX_QUOTED_BREAK_ROUNDS) break;
+      const e = err as JsYamlError;
+      if (e.mark === undefined || e.reason !== "deficient indentation") break;
+      // The break run just before the error position: js-yaml stopped on the first character of a
+      // continuation line it found under-indented.
+      const end = e.mark.position;
+      let start = end;
+      while (start > 0 && " \t\r\n".includes(copy[start - 1])) start--;
+      let changed = false;
+      placeholder ??= placeholderFor(original);
+      let next = "";
+      let from = 0;
+      for (let i = start; i < end; i++) {
+        const c = original.charCodeAt(i);
+        if (c === 0x2028 || c === 0x2029) {
+          next += copy.slice(from, i) + placeholder;
+          from = i + 1;
+          masked.push(i);
+          changed = true;
+        }
+      }
+      if (!changed) break;
+      copy = next + copy.slice(from);
+      continue;
+    }
+    // A placeholder anywhere but inside a quoted scalar would have changed the structure.
+    if (masked.length === 0 || insideQuotedScalars(events, masked)) return copy;
+    break;
+  }
+  return maskUnicodeBreaks(original);
+}
+
+/** Whether every position of `sorted` (ascending) lies in the content of a single- or double-quoted scalar. */
+function insideQuotedScalars(events: Event[], sorted: number[]): boolean {
+  let k = 0;
+  for (const e of events) {
+    if (k === sorted.length) return true;
+    if (e.type !== EV_SCALAR || (e.style !== 2 && e.style !== 3)) continue;
+    if (sorted[k] < e.valueStart) return false;
+    while (k < sorted.length && sorted[k] < e.valueEnd) k++;
+  }
+  return k === sorted.length;
+}
+
+/** U+2028/U+2029 → "\n" at the start of a line, otherwise a placeholder (see unicodeBreaksForJsYaml). */
+function maskUnicodeBreaks(text: string): string {
+  const placeholder = placeholderFor(text);
   let out = "";
   let atLineStart = true;
   let start = 0;
@@ -922,15 +999,7 @@ export function parseGoYamlDocument(text: string): JsonValue {
   let original: string | undefined;
   if (/[\u2028\u2029]/.test(text)) {
     original = text;
-    // As line breaks they give the right structure, except that js-yaml then wants quoted scalars
-    // indented on their next line; the masked copy is the fallback for that case.
-    const asBreaks = text.replace(/[\u2028\u2029]/g, "\n");
-    text = asBreaks;
-    try {
-      parseEvents(asBreaks, { maxDepth: 10000 });
-    } catch {
-      text = maskUnicodeBreaks(original);
-    }
+    text = unicodeBreaksForJsYaml(original);
   }
   let events: Event[];
   try {
