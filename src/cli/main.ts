@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { Command, CommanderError, Option } from "commander";
-import { compileImageRefTemplate, isBundleDirectory, renderBundleDirectory, type ImageRefTemplate } from "../bundle/index.js";
+import { compileImageRefTemplate, renderBundleDirectory, type ImageRefTemplate } from "../bundle/index.js";
 import { goQuote } from "../gojson/fmt.js";
 import { OpcatError } from "../fbc/errors.js";
 import { loadCatalog, type LoadResult } from "../fbc/load.js";
@@ -19,6 +19,8 @@ import { validateCatalog } from "../fbc/validate.js";
 import { formatCatalog, isEmptyOrMissingDir, writeCatalog, writeCatalogDirectory, type OutputFormat } from "../fbc/write.js";
 import { VERSION } from "../version.js";
 import { registerTemplateCommands } from "./template.js";
+import { addImageAccessOptions, imageAccessFrom, registerImageCommands, type ImageAccessFlags } from "./image.js";
+import { resolveRenderRef, type PullOptions } from "../image/index.js";
 import { EXIT_INVALID, EXIT_USAGE, formatBytes, handleError, Progress, problemToJson, reportProblems, type ErrorFormat } from "./output.js";
 
 function outputOption(formats: string[], def: string): Option {
@@ -47,11 +49,13 @@ export async function loadWithProgress(ref: string): Promise<LoadResult> {
 }
 
 /** Loads every reference and fails (exit 1) with all their problems if any has one. */
-async function loadAll(refs: string[]): Promise<DeclarativeConfig> {
+async function loadAll(refs: string[], access?: PullOptions): Promise<DeclarativeConfig> {
   const cfg = emptyConfig();
   const problems = [];
   for (const ref of refs) {
-    const res = await loadWithProgress(ref);
+    // Catalog images are pulled and unpacked first; bundles are refused as opm refuses them here.
+    const path = access ? (await resolveRenderRef(ref, { ...access, allow: ["catalog-dir", "catalog-file", "stdin", "catalog-image"] })).path : ref;
+    const res = await loadWithProgress(path);
     if (refs.length > 1) for (const p of res.problems) if (p.loc) p.loc = { ...p.loc, file: joinRef(ref, p.loc.file) };
     problems.push(...res.problems);
     mergeConfigs(cfg, res.config);
@@ -64,25 +68,26 @@ async function loadAll(refs: string[]): Promise<DeclarativeConfig> {
  * `render`'s inputs in argument order: bundle directories (opm's classification: `manifests/` and
  * `metadata/` sub-directories) are rendered as bundles, everything else is loaded as a catalog.
  */
-async function renderRefs(refs: string[], imageRefTemplate: ImageRefTemplate | undefined): Promise<DeclarativeConfig> {
+async function renderRefs(refs: string[], imageRefTemplate: ImageRefTemplate | undefined, access: PullOptions): Promise<DeclarativeConfig> {
   const cfg = emptyConfig();
   const problems = [];
   for (const ref of refs) {
-    if (ref !== "-" && isBundleDirectory(ref)) {
-      try {
-        mergeConfigs(cfg, renderBundleDirectory(ref, { imageRefTemplate }));
-      } catch (e) {
-        if (!(e instanceof OpcatError)) throw e;
-        const prefix = `render reference ${goQuote(ref)}: `;
-        const ps = e.problems.map((p) => (p.severity === "error" ? { ...p, message: prefix + p.message } : p));
-        throw new OpcatError(e.code, prefix + e.message, { problems: ps, exitCode: e.exitCode, cause: e });
+    const prefix = `render reference ${goQuote(ref)}: `;
+    try {
+      const r = await resolveRenderRef(ref, access);
+      if (r.kind === "bundle-dir" || r.kind === "bundle-image") {
+        mergeConfigs(cfg, renderBundleDirectory(r.path, r.kind === "bundle-image" ? { image: r.image } : { imageRefTemplate }));
+        continue;
       }
-      continue;
+      const res = await loadWithProgress(r.path);
+      if (refs.length > 1 || r.kind === "catalog-image") for (const p of res.problems) if (p.loc) p.loc = { ...p.loc, file: joinRef(ref, p.loc.file) };
+      problems.push(...res.problems);
+      mergeConfigs(cfg, res.config);
+    } catch (e) {
+      if (!(e instanceof OpcatError)) throw e;
+      const ps = e.problems.map((p) => (p.severity === "error" ? { ...p, message: prefix + p.message } : p));
+      throw new OpcatError(e.code, prefix + e.message, { problems: ps, exitCode: e.exitCode, cause: e });
     }
-    const res = await loadWithProgress(ref);
-    if (refs.length > 1) for (const p of res.problems) if (p.loc) p.loc = { ...p.loc, file: joinRef(ref, p.loc.file) };
-    problems.push(...res.problems);
-    mergeConfigs(cfg, res.config);
   }
   if (problems.length > 0) throw new OpcatError(problems[0].code, problems[0].message, { problems, exitCode: EXIT_INVALID });
   return cfg;
@@ -113,23 +118,25 @@ Examples:
     )
     .exitOverride();
 
-  program
+  const render = program
     .command("render")
-    .description("Render catalogs (directories, files, or - for stdin) as one File-Based Catalog, byte-identical to `opm render`")
-    .argument("<refs...>", "catalog directories, catalog files, - for standard input, or registry+v1 bundle directories (manifests/ + metadata/)")
+    .description("Render catalogs and bundles (directories, files, - for stdin, OCI layouts, registry images) as one File-Based Catalog, byte-identical to `opm render`")
+    .argument("<refs...>", "catalog directories or files, - for standard input, registry+v1 bundle directories (manifests/ + metadata/), oci:<dir>[:tag] layouts, or catalog/bundle image references")
     .addOption(outputOption(["json", "yaml"], "json"))
     .addOption(migrateLevelOption())
     .option("--migrate", "run all migrations (same as --migrate-level all)")
     .option("--image-ref-template <tmpl>", "for bundle directories: Go template for the bundle image ({{.Package}}, {{.Name}}, {{.Version}}), like opm's --alpha-image-ref-template")
-    .addOption(new Option("--alpha-image-ref-template <tmpl>", "same as --image-ref-template (opm's name)").hideHelp())
-    .action(async (refs: string[], opts: { output: OutputFormat; migrateLevel?: string; migrate?: boolean; imageRefTemplate?: string; alphaImageRefTemplate?: string }) => {
+    .addOption(new Option("--alpha-image-ref-template <tmpl>", "same as --image-ref-template (opm's name)").hideHelp());
+  addImageAccessOptions(render).action(
+    async (refs: string[], opts: ImageAccessFlags & { output: OutputFormat; migrateLevel?: string; migrate?: boolean; imageRefTemplate?: string; alphaImageRefTemplate?: string }) => {
       if (opts.migrate && opts.migrateLevel) throw new OpcatError("USAGE_FLAGS", "if any flags in the group [migrate migrate-level] are set none of the others can be; [migrate migrate-level] were all set", { exitCode: EXIT_USAGE });
       const tmplText = opts.imageRefTemplate ?? opts.alphaImageRefTemplate;
       const imageRefTemplate = tmplText ? compileImageRefTemplate(tmplText) : undefined;
-      const cfg = await renderRefs(refs, imageRefTemplate);
+      const cfg = await renderRefs(refs, imageRefTemplate, imageAccessFrom(opts));
       normalizeForRender(cfg, { migrateLevel: opts.migrate ? "all" : opts.migrateLevel });
       await writeCatalog(cfg, opts.output, process.stdout);
-    });
+    },
+  );
 
   program
     .command("validate")
@@ -162,15 +169,15 @@ Examples:
       if (!passed) process.exitCode = EXIT_INVALID;
     });
 
-  program
+  const renderGraph = program
     .command("render-graph")
     .description("Print the upgrade graph of a catalog as a Mermaid flowchart, identical to `opm alpha render-graph`")
     .argument("<ref>", "catalog directory, catalog file, or - for standard input")
     .option("--minimum-edge <bundle>", "draw only edges from this bundle's version upwards (restricts output to its package)")
     .option("-p, --package-name <package>", "draw only this package")
-    .option("--draw-v0-semantics", "mark bundles and edges that OLM v0 would skip", false)
-    .action(async (ref: string, opts: { minimumEdge?: string; packageName?: string; drawV0Semantics: boolean }) => {
-      const cfg = await loadAll([ref]);
+    .option("--draw-v0-semantics", "mark bundles and edges that OLM v0 would skip", false);
+  addImageAccessOptions(renderGraph).action(async (ref: string, opts: ImageAccessFlags & { minimumEdge?: string; packageName?: string; drawV0Semantics: boolean }) => {
+      const cfg = await loadAll([ref], imageAccessFrom(opts));
       const { text, warnings } = renderMermaid(cfg, { minimumEdge: opts.minimumEdge, packageName: opts.packageName, drawV0Semantics: opts.drawV0Semantics });
       for (const w of warnings) process.stderr.write(w.endsWith("\n") ? w : w + "\n");
       process.stdout.write(text);
@@ -178,13 +185,13 @@ Examples:
 
   const list = program.command("list").description("List the packages, channels or bundles of a catalog (like `opm alpha list`)");
   const listCmd = (name: string, desc: string, fn: (model: ReturnType<typeof validateCatalog>["model"], pkg?: string) => string): void => {
-    list
+    const cmd = list
       .command(name)
       .description(desc)
-      .argument("<ref>", "catalog directory, catalog file, or - for standard input")
-      .argument(name === "packages" ? "[unused]" : "[package]", name === "packages" ? "" : "only this package")
-      .action(async (ref: string, pkg: string | undefined) => {
-        const cfg = await loadAll([ref]);
+      .argument("<ref>", "catalog directory, catalog file, catalog image, or - for standard input")
+      .argument(name === "packages" ? "[unused]" : "[package]", name === "packages" ? "" : "only this package");
+    addImageAccessOptions(cmd).action(async (ref: string, pkg: string | undefined, opts: ImageAccessFlags) => {
+        const cfg = await loadAll([ref], imageAccessFrom(opts));
         const v = validateCatalog(cfg);
         if (v.problems.length > 0) throw new OpcatError(v.problems[0].code, v.problems[0].message, { problems: v.problems, exitCode: EXIT_INVALID });
         process.stdout.write(fn(v.model, name === "packages" ? undefined : pkg));
@@ -219,22 +226,23 @@ Examples:
       process.stdout.write(formatCatalog({ ...emptyConfig(), packages: [pkg] }, opts.output));
     });
 
-  program
+  const migrateCmd = program
     .command("migrate")
     .description("Render a catalog and write it as one file per package into an empty directory (like `opm migrate`)")
     .argument("<ref>", "catalog directory, catalog file, or - for standard input")
     .argument("<outputDir>", "directory to write (must be absent or empty)")
     .addOption(outputOption(["json", "yaml"], "json"))
-    .addOption(migrateLevelOption())
-    .action(async (ref: string, out: string, opts: { output: OutputFormat; migrateLevel?: string }) => {
+    .addOption(migrateLevelOption());
+  addImageAccessOptions(migrateCmd).action(async (ref: string, out: string, opts: ImageAccessFlags & { output: OutputFormat; migrateLevel?: string }) => {
       if (!isEmptyOrMissingDir(out)) throw new OpcatError("MIGRATE_OUTPUT_NOT_EMPTY", `output dir ${JSON.stringify(out)} must be empty`, { exitCode: EXIT_USAGE });
-      const cfg = await loadAll([ref]);
+      const cfg = await loadAll([ref], imageAccessFrom(opts));
       normalizeForRender(cfg, { migrateLevel: opts.migrateLevel });
       const files = writeCatalogDirectory(cfg, out, opts.output);
       process.stderr.write(`wrote ${files.length} file${files.length === 1 ? "" : "s"} to ${out}\n`);
     });
 
   registerTemplateCommands(program);
+  registerImageCommands(program);
 
   program
     .command("version")

@@ -1,6 +1,7 @@
 /**
- * Container images. For now: image references (Docker reference grammar as opm validates pull specs).
- * This module will grow into the registry client.
+ * Container images: references (Docker reference grammar as opm validates pull specs), a registry
+ * client (OCI distribution API, auth, TLS, mirrors), OCI layouts, a content-addressed pull cache with
+ * safe unpacking, opm's classification of render references, and image building.
  */
 export {
   ReferenceError,
@@ -12,3 +13,24 @@ export {
   parseNamed,
   validatePullSpec,
 } from "./reference.js";
+export { ImageError } from "./errors.js";
+export { lookupCredentials, authFilePaths, type Credentials, type AuthLookupOptions } from "./auth.js";
+export { loadRegistriesConf, parseRegistriesConf, pullSources, type RegistriesConf, type RegistryEntry, type RegistryMirror } from "./registries.js";
+export { RegistryClient, checkTlsFlags, mapPool, type RegistryOptions, type RepoTarget } from "./registry.js";
+export { parseManifest, type Descriptor, type ImageConfig, type ImageIndex, type ImageManifest, type Platform } from "./manifest.js";
+export { BlobStore, parseLayoutRef, resolveLayoutRef, tagInLayout, type LayoutRef } from "./store.js";
+export { defaultCacheDir, getImage, openLayoutImage, pullImage, unpackImage, type PullOptions, type PullProgress, type PulledImage } from "./pull.js";
+export {
+  LABEL_BUNDLE_PACKAGE,
+  LABEL_CONFIGS,
+  LABEL_DATABASE,
+  classifyImage,
+  renderReference,
+  resolveRenderRef,
+  type RenderRefKind,
+  type ResolvedRenderRef,
+  type ResolveRenderRefOptions,
+} from "./render.js";
+export { buildBundleImage, buildCatalogImage, outputImage, pushImage, writeToLayout, type BuildOptions, type BuiltImage } from "./build.js";
+export { DEFAULT_OPM_IMAGE, generateDockerfile, parseExtraLabels, type DockerfileOptions } from "./dockerfile.js";
+export { buildFromConfig, parseCatalogBuildConfig, type BuildFromConfigOptions, type BuildFromConfigResult, type CatalogBuildConfig } from "./config.js";

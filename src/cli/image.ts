@@ -1,0 +1,193 @@
+/**
+ * Image commands: `bundle build`, `catalog build`, `catalog build-from-config`, `generate dockerfile`
+ * and `image inspect`, plus the image access flags (`--use-http`, `--skip-tls-verify`, `--ca-file`,
+ * `--cache-dir`, `--authfile`, `--registries-conf`) shared with `render`.
+ */
+import { existsSync, statSync, writeFileSync } from "node:fs";
+import { basename, dirname, join, normalize } from "node:path";
+import { type Command, Option } from "commander";
+import { OpcatError } from "../fbc/errors.js";
+import { loadDirectory } from "../fbc/load.js";
+import { validateCatalog } from "../fbc/validate.js";
+import type { OutputFormat } from "../fbc/write.js";
+import {
+  buildBundleImage,
+  buildCatalogImage,
+  buildFromConfig,
+  checkTlsFlags,
+  DEFAULT_OPM_IMAGE,
+  defaultCacheDir,
+  generateDockerfile,
+  getImage,
+  loadRegistriesConf,
+  outputImage,
+  parseExtraLabels,
+  type PullOptions,
+  type PullProgress,
+} from "../image/index.js";
+import { EXIT_INVALID, EXIT_USAGE, formatBytes, Progress } from "./output.js";
+
+/** The parsed image access flags of a command. */
+export interface ImageAccessFlags {
+  useHttp?: boolean;
+  skipTlsVerify?: boolean;
+  skipTls?: boolean;
+  caFile?: string[];
+  cacheDir?: string;
+  authfile?: string;
+  registriesConf?: string;
+}
+
+/** Adds the image access flags to a command (opm's `--skip-tls-verify`, `--use-http`, deprecated `--skip-tls`, and opcat's own). */
+export function addImageAccessOptions(cmd: Command): Command {
+  return cmd
+    .option("--skip-tls-verify", "skip TLS certificate verification for container image registries while pulling bundles", false)
+    .option("--use-http", "use plain HTTP for container image registries while pulling bundles", false)
+    .addOption(new Option("--skip-tls", "deprecated: same as --use-http").hideHelp())
+    .option("--ca-file <file>", "PEM file of CA certificates to trust for registries (repeatable)", (v: string, prev: string[] | undefined) => [...(prev ?? []), v])
+    .option("--cache-dir <dir>", "image cache directory (default $OPCAT_CACHE_DIR or ~/.cache/opcat)")
+    .option("--authfile <file>", "registry credentials file consulted first (default: $REGISTRY_AUTH_FILE, containers auth.json, ~/.docker/config.json)")
+    .option("--registries-conf <file>", "containers registries.conf with mirrors and insecure registries (default: $CONTAINERS_REGISTRIES_CONF or the standard locations)");
+}
+
+/** Checks the flags (opm's error texts) and turns them into pull options, with a progress line on a terminal. */
+export function imageAccessFrom(f: ImageAccessFlags, label = "pulling"): PullOptions {
+  const err = checkTlsFlags(f);
+  if (err) throw new OpcatError("USAGE_FLAGS", err, { exitCode: EXIT_USAGE });
+  const progress = new Progress(label);
+  return {
+    useHttp: Boolean(f.useHttp || f.skipTls),
+    skipTlsVerify: Boolean(f.skipTlsVerify),
+    caFile: f.caFile,
+    cacheDir: f.cacheDir ?? defaultCacheDir(),
+    authFile: f.authfile,
+    registriesConf: f.registriesConf ? loadRegistriesConf({ path: f.registriesConf }) : undefined,
+    onProgress: (p: PullProgress) => progress.update(`${p.ref}: ${p.blobsDone}/${p.blobs} blobs, ${formatBytes(p.bytes)}/${formatBytes(p.total)}`),
+  };
+}
+
+function labelsFrom(values: string[] | undefined): Record<string, string> {
+  const l = parseExtraLabels(values ?? []);
+  if ("error" in l && typeof l.error === "string") throw new OpcatError("USAGE_LABEL", l.error, { exitCode: EXIT_USAGE });
+  return l as Record<string, string>;
+}
+
+const collect = (v: string, prev: string[] | undefined): string[] => [...(prev ?? []), v];
+
+interface BuildFlags extends ImageAccessFlags {
+  tag: string;
+  push?: boolean;
+  extraLabels?: string[];
+  validate?: boolean;
+}
+
+/** Registers the image commands on the program. */
+export function registerImageCommands(program: Command): void {
+  const bundle = program.command("bundle").description("Bundle images");
+  addImageAccessOptions(
+    bundle
+      .command("build")
+      .description("Build a registry+v1 bundle image (/manifests, /metadata, annotations.yaml labels) into an OCI layout or a registry, reproducibly and without a container engine")
+      .argument("<bundle-dir>", "bundle directory with manifests/ and metadata/annotations.yaml")
+      .requiredOption("-t, --tag <ref>", "oci:<dir>:<tag> for an OCI layout, or a registry reference with --push")
+      .option("--push", "push to the registry reference given with --tag")
+      .option("-l, --extra-labels <key=value>", "extra image labels (repeatable, comma-separated)", collect),
+  ).action(async (dir: string, f: BuildFlags) => {
+    const labels = labelsFrom(f.extraLabels);
+    const img = buildBundleImage(dir, { labels });
+    const where = await outputImage(img, f.tag, { ...imageAccessFrom(f, "pushing"), push: f.push });
+    process.stdout.write(where + "\n");
+  });
+
+  const catalog = program.command("catalog").description("Catalog images");
+  addImageAccessOptions(
+    catalog
+      .command("build")
+      .description("Build a catalog image (the catalog at /configs, label operators.operatorframework.io.index.configs.v1=/configs) into an OCI layout or a registry, reproducibly and without a container engine")
+      .argument("<catalog-dir>", "File-Based Catalog directory")
+      .requiredOption("-t, --tag <ref>", "oci:<dir>:<tag> for an OCI layout, or a registry reference with --push")
+      .option("--push", "push to the registry reference given with --tag")
+      .option("-l, --extra-labels <key=value>", "extra image labels (repeatable, comma-separated)", collect)
+      .option("--no-validate", "build without validating the catalog first"),
+  ).action(async (dir: string, f: BuildFlags) => {
+    const labels = labelsFrom(f.extraLabels);
+    if (f.validate !== false && existsSync(dir) && statSync(dir).isDirectory()) {
+      const res = loadDirectory(dir);
+      const problems = [...res.problems];
+      if (problems.length === 0) problems.push(...validateCatalog(res.config).problems);
+      const errors = problems.filter((p) => p.severity === "error");
+      if (errors.length > 0) throw new OpcatError(errors[0].code, errors[0].message, { problems, exitCode: EXIT_INVALID });
+    }
+    const img = buildCatalogImage(dir, { labels });
+    const where = await outputImage(img, f.tag, { ...imageAccessFrom(f, "pushing"), push: f.push });
+    process.stdout.write(where + "\n");
+  });
+
+  addImageAccessOptions(
+    catalog
+      .command("build-from-config")
+      .description("Render every reference of a catalog configuration ({name, repo, tag, references: [{name, image}]}) into <name>/<reference>/, validate, build the catalog image and push it to <repo>:<tag>")
+      .argument("<config>", "catalog configuration file (YAML or JSON)")
+      .option("--output-dir <dir>", "where to create the catalog directory <name>/ (default: beside the configuration file)")
+      .addOption(new Option("-o, --output <format>", "format of the rendered files (index.yaml or index.json)").choices(["yaml", "json"]).default("yaml"))
+      .option("-t, --tag <ref>", "write the image here instead of <repo>:<tag> (e.g. oci:<dir>:<tag>)")
+      .option("--push", "push the image (to <repo>:<tag> or the registry reference given with --tag)")
+      .option("--no-build", "only render and validate the catalog")
+      .option("-l, --extra-labels <key=value>", "extra image labels (repeatable, comma-separated)", collect),
+  ).action(async (file: string, f: ImageAccessFlags & { outputDir?: string; output: OutputFormat; tag?: string; push?: boolean; build?: boolean; extraLabels?: string[] }) => {
+    const labels = labelsFrom(f.extraLabels);
+    const step = new Progress("build-from-config");
+    try {
+      const r = await buildFromConfig(file, { ...imageAccessFrom(f), outputDir: f.outputDir, format: f.output, tag: f.tag, push: f.push, noBuild: f.build === false, labels, onStep: (m) => step.update(m) });
+      step.done();
+      process.stderr.write(`wrote ${r.files.length} file${r.files.length === 1 ? "" : "s"} to ${r.catalogDir} (${r.packages} packages, ${r.bundles} bundles)\n`);
+      if (r.image) process.stdout.write(r.image + "\n");
+    } finally {
+      step.done();
+    }
+  });
+
+  const generate = program.command("generate").description("Generate artifacts for File-Based Catalogs (like `opm generate`)");
+  generate
+    .command("dockerfile")
+    .description("Write <dir>.Dockerfile next to a catalog directory, identical to `opm generate dockerfile`")
+    .argument("<fbcRootDir>", "catalog directory")
+    .addOption(new Option("--binary-image <image>", "deprecated: use --base-image").hideHelp())
+    .option("-i, --base-image <image>", "image base to use to build catalog", DEFAULT_OPM_IMAGE)
+    .option("-b, --builder-image <image>", "image to use as a build stage", DEFAULT_OPM_IMAGE)
+    .option("-l, --extra-labels <key=value>", "extra labels to include in the generated Dockerfile (key=value; repeatable, comma-separated)", collect)
+    .action((arg: string, f: { binaryImage?: string; baseImage: string; builderImage: string; extraLabels?: string[] }, cmd: Command) => {
+      const fromDir = normalize(arg).replace(/(.)\/+$/, "$1");
+      const baseSet = cmd.getOptionValueSource("baseImage") === "cli";
+      const builderSet = cmd.getOptionValueSource("builderImage") === "cli";
+      if (f.binaryImage !== undefined && baseSet) throw new OpcatError("USAGE_FLAGS", "if any flags in the group [binary-image base-image] are set none of the others can be; [base-image binary-image] were all set", { exitCode: EXIT_USAGE });
+      const base = f.binaryImage ?? f.baseImage;
+      let builder = f.builderImage;
+      if (builder === "scratch") throw new OpcatError("USAGE_FLAGS", `invalid builder image: "scratch"`, { exitCode: EXIT_USAGE });
+      if (f.binaryImage !== undefined && !builderSet) builder = base;
+      const labels = labelsFrom(f.extraLabels);
+      const indexName = basename(fromDir);
+      const out = join(dirname(fromDir), `${indexName}.Dockerfile`);
+      if (existsSync(out)) throw new OpcatError("IO_ERROR", `path ${JSON.stringify(out)}: file already exists`, { exitCode: EXIT_USAGE });
+      let st;
+      try {
+        st = statSync(fromDir);
+      } catch (e) {
+        throw new OpcatError("IO_ERROR", `stat ${fromDir}: no such file or directory`, { exitCode: EXIT_USAGE, cause: e });
+      }
+      if (!st.isDirectory()) throw new OpcatError("IO_ERROR", `provided root path ${JSON.stringify(fromDir)} is not a directory`, { exitCode: EXIT_USAGE });
+      writeFileSync(out, generateDockerfile({ baseImage: base, builderImage: builder, indexDir: indexName, extraLabels: labels }));
+    });
+
+  const image = program.command("image").description("Container images");
+  addImageAccessOptions(
+    image
+      .command("inspect")
+      .description("Pull an image (or read oci:<dir>[:tag]) into the cache and print its digest, labels and layers as JSON")
+      .argument("<ref>", "registry image reference or oci:<dir>[:tag]"),
+  ).action(async (ref: string, f: ImageAccessFlags) => {
+    const img = await getImage(ref, imageAccessFrom(f));
+    const out = { ref, digest: img.digest, mediaType: img.manifest.mediaType, labels: img.labels, layers: img.manifest.layers.map((l) => ({ digest: l.digest, size: l.size, mediaType: l.mediaType })) };
+    process.stdout.write(JSON.stringify(out, null, 2) + "\n");
+  });
+}

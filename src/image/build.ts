@@ -1,0 +1,172 @@
+/**
+ * Building catalog and bundle images without a container engine: one reproducible layer (sorted
+ * entries, mtime fixed at `SOURCE_DATE_EPOCH` or 0, uid/gid 0, gzip with a fixed header), an OCI
+ * config carrying the labels opm and OLM read, and an OCI manifest; written into an OCI layout or
+ * pushed to a registry.
+ */
+import { lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { join } from "node:path";
+import { gzipSync, constants as zc } from "node:zlib";
+import { readBundleDirectory } from "../bundle/index.js";
+import { OpcatError } from "../fbc/errors.js";
+import { parseGoYamlDocument } from "../yaml/index.js";
+import { ImageError, sha256Digest } from "./errors.js";
+import { encodeManifest, MEDIA_OCI_CONFIG, MEDIA_OCI_LAYER_GZIP, MEDIA_OCI_MANIFEST, sortKeys, type Descriptor } from "./manifest.js";
+import { parseNormalizedNamed, ReferenceError } from "./reference.js";
+import { RegistryClient, type RegistryOptions } from "./registry.js";
+import { LABEL_CONFIGS } from "./render.js";
+import { BlobStore, parseLayoutRef, tagInLayout } from "./store.js";
+import { writeTar, type TarInput } from "./tar.js";
+
+/** An image built in memory. */
+export interface BuiltImage {
+  manifest: Buffer;
+  manifestDigest: string;
+  config: Buffer;
+  configDigest: string;
+  layer: Buffer;
+  layerDigest: string;
+  /** sha256 of the uncompressed layer (the config's diff_id). */
+  diffId: string;
+  labels: Record<string, string>;
+}
+
+export interface BuildOptions {
+  /** Labels added to (and overriding) the image's own. */
+  labels?: Record<string, string>;
+  /** Layer mtime in seconds (default `$SOURCE_DATE_EPOCH` or 0). */
+  mtime?: number;
+  /** Image platform (default linux/amd64). */
+  os?: string;
+  architecture?: string;
+}
+
+function sourceDateEpoch(): number {
+  const v = process.env.SOURCE_DATE_EPOCH;
+  return v && /^[0-9]+$/.test(v) ? Number(v) : 0;
+}
+
+function byteOrder(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The entries of directory `dir` placed under `prefix` in the image, parents before children, names in byte order. */
+export function treeEntries(dir: string, prefix: string): TarInput[] {
+  const out: TarInput[] = [{ path: prefix, type: "dir" }];
+  const walk = (abs: string, rel: string): void => {
+    const names = readdirSync(abs).sort(byteOrder);
+    for (const n of names) {
+      const a = join(abs, n);
+      const r = `${rel}/${n}`;
+      const st = lstatSync(a);
+      if (st.isDirectory()) {
+        out.push({ path: r, type: "dir" });
+        walk(a, r);
+      } else if (st.isFile()) out.push({ path: r, type: "file", data: readFileSync(a), mode: st.mode & 0o111 ? 0o755 : 0o644 });
+      else if (st.isSymbolicLink()) out.push({ path: r, type: "symlink", linkname: readlinkSync(a) });
+    }
+  };
+  walk(dir, prefix);
+  return out;
+}
+
+/** Assembles layer, config and manifest from tar entries and labels. */
+export function assembleImage(entries: TarInput[], labels: Record<string, string>, opts: BuildOptions = {}): BuiltImage {
+  const tar = Buffer.concat(writeTar(entries, opts.mtime ?? sourceDateEpoch()));
+  // level 9, no file name, mtime 0 and OS byte fixed by zlib: the same input gives the same bytes
+  const layer = gzipSync(tar, { level: 9, strategy: zc.Z_DEFAULT_STRATEGY });
+  const diffId = sha256Digest(tar);
+  const layerDigest = sha256Digest(layer);
+  const all = sortKeys({ ...labels, ...(opts.labels ?? {}) });
+  const created = new Date((opts.mtime ?? sourceDateEpoch()) * 1000).toISOString().replace(/\.000Z$/, "Z");
+  const config = Buffer.from(
+    JSON.stringify({
+      created,
+      architecture: opts.architecture ?? "amd64",
+      os: opts.os ?? "linux",
+      config: { Labels: all },
+      rootfs: { type: "layers", diff_ids: [diffId] },
+      history: [{ created, created_by: "opcat" }],
+    }),
+  );
+  const configDigest = sha256Digest(config);
+  const manifest = encodeManifest({ mediaType: MEDIA_OCI_CONFIG, digest: configDigest, size: config.length }, [{ mediaType: MEDIA_OCI_LAYER_GZIP, digest: layerDigest, size: layer.length }]);
+  return { manifest, manifestDigest: sha256Digest(manifest), config, configDigest, layer, layerDigest, diffId, labels: all };
+}
+
+/** A catalog image: the directory at `/configs` and the label `operators.operatorframework.io.index.configs.v1=/configs`. */
+export function buildCatalogImage(dir: string, opts: BuildOptions = {}): BuiltImage {
+  let st;
+  try {
+    st = lstatSync(dir);
+  } catch {
+    st = undefined;
+  }
+  if (!st?.isDirectory()) throw new OpcatError("BUILD_NOT_A_DIRECTORY", `provided root path ${JSON.stringify(dir)} is not a directory`, { exitCode: 2 });
+  return assembleImage(treeEntries(dir, "configs"), { [LABEL_CONFIGS]: "/configs" }, opts);
+}
+
+/**
+ * A bundle image: `manifests/` at `/manifests/`, `metadata/` at `/metadata/`, and every annotation of
+ * `metadata/annotations.yaml` as a label (what `opm alpha bundle generate`'s Dockerfile does). The
+ * bundle is read first, so a bundle opm cannot render is refused with opm's error.
+ */
+export function buildBundleImage(dir: string, opts: BuildOptions = {}): BuiltImage {
+  const b = readBundleDirectory(dir);
+  const doc = parseGoYamlDocument(readFileSync(join(dir, b.annotationsFile), "utf8")) as { annotations?: Record<string, unknown> } | null;
+  const labels: Record<string, string> = {};
+  for (const [k, v] of Object.entries(doc?.annotations ?? {})) if (typeof v === "string") labels[k] = v;
+  const entries = [...treeEntries(join(dir, "manifests"), "manifests"), ...treeEntries(join(dir, "metadata"), "metadata")];
+  return assembleImage(entries, labels, opts);
+}
+
+/** The manifest descriptor of a built image. */
+export function manifestDescriptor(img: BuiltImage): Descriptor {
+  return { mediaType: MEDIA_OCI_MANIFEST, digest: img.manifestDigest, size: img.manifest.length };
+}
+
+/** Writes the image into the OCI layout of `oci:<dir>[:tag]` (blobs first, then index.json). */
+export function writeToLayout(img: BuiltImage, ref: string): void {
+  const lr = parseLayoutRef(ref);
+  if (!lr) throw new ImageError("IMAGE_BAD_REFERENCE", `not an OCI layout reference: ${JSON.stringify(ref)}`);
+  const store = new BlobStore(lr.dir);
+  store.putBytes(img.layer, img.layerDigest);
+  store.putBytes(img.config, img.configDigest);
+  store.putBytes(img.manifest, img.manifestDigest);
+  tagInLayout(lr.dir, lr.tag, manifestDescriptor(img));
+}
+
+/** Pushes the image to a registry reference (normalised like docker: docker.io, library/, tag "latest"). Returns `name@digest`. */
+export async function pushImage(img: BuiltImage, ref: string, opts: RegistryOptions & { client?: RegistryClient } = {}): Promise<string> {
+  let named;
+  try {
+    named = parseNormalizedNamed(ref);
+  } catch (e) {
+    if (e instanceof ReferenceError) throw new ImageError("IMAGE_BAD_REFERENCE", `invalid reference ${JSON.stringify(ref)}: ${e.message}`);
+    throw e;
+  }
+  const client = opts.client ?? new RegistryClient(opts);
+  try {
+    const t = client.pushTarget(named.name);
+    await client.pushBlob(t, img.layerDigest, img.layer);
+    await client.pushBlob(t, img.configDigest, img.config);
+    const tagOrDigest = named.tag ?? named.digest ?? "latest";
+    if (named.digest && named.digest !== img.manifestDigest) throw new ImageError("IMAGE_DIGEST_MISMATCH", `cannot push to ${ref}: the image's digest is ${img.manifestDigest}`);
+    await client.putManifest(t, tagOrDigest, MEDIA_OCI_MANIFEST, img.manifest);
+    return `${named.name}@${img.manifestDigest}`;
+  } finally {
+    if (!opts.client) client.close();
+  }
+}
+
+/** Writes to `oci:<dir>[:tag]` or, with `push`, pushes to a registry reference. Returns where it went. */
+export async function outputImage(img: BuiltImage, tag: string, opts: RegistryOptions & { push?: boolean; client?: RegistryClient } = {}): Promise<string> {
+  if (tag.startsWith("oci:")) {
+    writeToLayout(img, tag);
+    return `${tag}@${img.manifestDigest}`;
+  }
+  if (!opts.push) {
+    throw new OpcatError("USAGE_TAG", `--tag ${JSON.stringify(tag)} is a registry reference: add --push to push it there, or write an OCI layout with --tag oci:<dir>:<tag>`, { exitCode: 2 });
+  }
+  return pushImage(img, tag, opts);
+}

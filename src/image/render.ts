@@ -1,0 +1,167 @@
+/**
+ * What a `render` argument is, decided as opm decides it: a local path first (a bundle directory
+ * when it has `manifests/` and `metadata/`, else a catalog directory; opcat also reads catalog
+ * files and `-`), then `oci:<dir>[:tag]`, then a registry image, which is pulled, unpacked into
+ * the cache and classified by its labels.
+ */
+import { statSync } from "node:fs";
+import { join } from "node:path";
+import { isBundleDirectory, renderBundleDirectory, type RenderBundleOptions } from "../bundle/index.js";
+import { OpcatError } from "../fbc/errors.js";
+import { loadCatalog } from "../fbc/load.js";
+import type { DeclarativeConfig } from "../fbc/types.js";
+import { goQuote } from "../gojson/fmt.js";
+import { ImageError } from "./errors.js";
+import { getImage, unpackImage, type PullOptions, type PulledImage } from "./pull.js";
+import { cleanEntryPath } from "./unpack.js";
+
+/** The catalog image label: where the catalog lives in the image. */
+export const LABEL_CONFIGS = "operators.operatorframework.io.index.configs.v1";
+/** The bundle image label naming the package. */
+export const LABEL_BUNDLE_PACKAGE = "operators.operatorframework.io.bundle.package.v1";
+/** The label of the (unsupported) SQLite index images. */
+export const LABEL_DATABASE = "operators.operatorframework.io.index.database.v1";
+
+export type RenderRefKind = "stdin" | "catalog-file" | "catalog-dir" | "bundle-dir" | "catalog-image" | "bundle-image";
+
+/** A classified `render` argument. */
+export interface ResolvedRenderRef {
+  kind: RenderRefKind;
+  /** The argument as given. */
+  ref: string;
+  /**
+   * What to read: the file or directory given; for a catalog image the catalog directory inside its
+   * unpacked tree; for a bundle image the unpacked tree (a bundle directory); "-" for stdin.
+   */
+  path: string;
+  /** For bundle images: the bundle's `image` (the reference exactly as given, as opm does). */
+  image?: string;
+  /** For images: the manifest digest and labels. */
+  digest?: string;
+  labels?: Record<string, string>;
+}
+
+export interface ResolveRenderRefOptions extends PullOptions {
+  /** Kinds the command accepts (default all); others fail with opm's "not allowed" errors. */
+  allow?: readonly RenderRefKind[];
+}
+
+function notAllowed(msg: string): OpcatError {
+  return new OpcatError("RENDER_NOT_ALLOWED", `${msg}: not allowed`, { exitCode: 2 });
+}
+
+function check(kind: RenderRefKind, ref: string, allow: readonly RenderRefKind[] | undefined): void {
+  if (!allow || allow.includes(kind)) return;
+  switch (kind) {
+    case "bundle-dir":
+      throw notAllowed(`cannot render bundle directory ${goQuote(ref)}`);
+    case "catalog-dir":
+      throw notAllowed("cannot render declarative config directory");
+    case "catalog-image":
+      throw notAllowed("cannot render declarative config image");
+    case "bundle-image":
+      throw notAllowed("cannot render bundle image");
+    default:
+      throw notAllowed(`ref ${goQuote(ref)} is not a directory`);
+  }
+}
+
+/** opm's error for an image that is neither a catalog nor a bundle image. */
+export function imageTypeError(ref: string, labels: Record<string, string>): OpcatError {
+  const keys = Object.keys(labels).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  if (labels[LABEL_DATABASE] !== undefined) {
+    return new OpcatError("IMAGE_SQLITE_INDEX", `render ${goQuote(ref)}: sqlite-based index images are no longer supported, migrate to a file-based catalog: not allowed`, { exitCode: 1 });
+  }
+  if (keys.length === 0) return new OpcatError("IMAGE_TYPE_UNKNOWN", `render ${goQuote(ref)}: image type could not be determined: image has no labels`, { exitCode: 1 });
+  return new OpcatError("IMAGE_TYPE_UNKNOWN", `render ${goQuote(ref)}: image type could not be determined, found labels\n${keys.map((k) => `  ${k}=${labels[k]}`).join("\n")}`, { exitCode: 1 });
+}
+
+/** Classifies a pulled image by its labels: catalog (configs label) first, then bundle (package label). */
+export function classifyImage(img: Pick<PulledImage, "ref" | "labels">): { kind: "catalog-image"; configsDir: string } | { kind: "bundle-image" } {
+  const cfg = img.labels[LABEL_CONFIGS];
+  if (cfg !== undefined) return { kind: "catalog-image", configsDir: cfg };
+  if (img.labels[LABEL_BUNDLE_PACKAGE] !== undefined) return { kind: "bundle-image" };
+  throw imageTypeError(img.ref, img.labels);
+}
+
+function rewrap(e: unknown, prefix: string): never {
+  if (e instanceof ImageError) throw new ImageError(e.code, `${prefix}: ${e.message}`, { status: e.status, cause: e, exitCode: e.exitCode });
+  if (e instanceof OpcatError) throw new OpcatError(e.code, `${prefix}: ${e.message}`, { exitCode: e.exitCode, cause: e });
+  throw e;
+}
+
+/**
+ * Classifies `ref`; images are pulled (or read from an OCI layout) and unpacked into the cache.
+ * Errors: opm's `failed to pull image "<ref>": …`, `failed to unpack image "<ref>": …`, the label
+ * classification errors, and the "not allowed" refusals.
+ */
+export async function resolveRenderRef(ref: string, opts: ResolveRenderRefOptions = {}): Promise<ResolvedRenderRef> {
+  if (ref === "-") {
+    check("stdin", ref, opts.allow);
+    return { kind: "stdin", ref, path: "-" };
+  }
+  let st;
+  try {
+    st = statSync(ref);
+  } catch {
+    st = undefined;
+  }
+  if (st) {
+    if (st.isDirectory()) {
+      const kind = isBundleDirectory(ref) ? "bundle-dir" : "catalog-dir";
+      check(kind, ref, opts.allow);
+      return { kind, ref, path: ref };
+    }
+    check("catalog-file", ref, opts.allow);
+    return { kind: "catalog-file", ref, path: ref };
+  }
+  let img: PulledImage;
+  try {
+    img = await getImage(ref, opts);
+  } catch (e) {
+    rewrap(e, `failed to pull image ${goQuote(ref)}`);
+  }
+  const c = classifyImage(img);
+  check(c.kind, ref, opts.allow);
+  let only: string[] | undefined;
+  if (c.kind === "catalog-image") {
+    const d = cleanEntryPath(c.configsDir, "configs label");
+    only = d === "" ? undefined : [d];
+  } else only = ["manifests", "metadata"];
+  let root: string;
+  try {
+    root = await unpackImage(img, { cacheDir: opts.cacheDir, only });
+  } catch (e) {
+    rewrap(e, `failed to unpack image ${goQuote(ref)}`);
+  }
+  const base = { ref, digest: img.digest, labels: img.labels };
+  if (c.kind === "catalog-image") return { ...base, kind: "catalog-image", path: join(root, cleanEntryPath(c.configsDir)) };
+  return { ...base, kind: "bundle-image", path: root, image: ref };
+}
+
+/**
+ * Renders one reference as opm's `render` does (without the final normalisation): catalogs are
+ * loaded (problems throw), bundles rendered with their image. Errors are prefixed
+ * `render reference "<ref>": `.
+ */
+export async function renderReference(ref: string, opts: ResolveRenderRefOptions & Pick<RenderBundleOptions, "imageRefTemplate"> = {}): Promise<DeclarativeConfig> {
+  const prefix = `render reference ${goQuote(ref)}`;
+  try {
+    const r = await resolveRenderRef(ref, opts);
+    if (r.kind === "bundle-dir") return renderBundleDirectory(r.path, { imageRefTemplate: opts.imageRefTemplate });
+    if (r.kind === "bundle-image") return renderBundleDirectory(r.path, { image: r.image });
+    const res = await loadCatalog(r.path);
+    if (res.problems.length > 0) {
+      const p = res.problems[0];
+      throw new OpcatError(p.code, p.message, { problems: res.problems, exitCode: 1 });
+    }
+    return res.config;
+  } catch (e) {
+    if (e instanceof ImageError) throw new ImageError(e.code, `${prefix}: ${e.message}`, { status: e.status, cause: e, exitCode: e.exitCode });
+    if (e instanceof OpcatError) {
+      const ps = e.problems.map((p) => (p.severity === "error" ? { ...p, message: `${prefix}: ${p.message}` } : p));
+      throw new OpcatError(e.code, `${prefix}: ${e.message}`, { problems: ps, exitCode: e.exitCode, cause: e });
+    }
+    throw e;
+  }
+}
