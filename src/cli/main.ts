@@ -19,6 +19,7 @@ import { validateCatalog } from "../fbc/validate.js";
 import { formatCatalog, isEmptyOrMissingDir, writeCatalog, writeCatalogDirectory, type OutputFormat } from "../fbc/write.js";
 import { VERSION } from "../version.js";
 import { registerTemplateCommands } from "./template.js";
+import { registerServeCommand } from "./serve.js";
 import { addImageAccessOptions, imageAccessFrom, registerImageCommands, type ImageAccessFlags } from "./image.js";
 import { resolveRenderRef, type PullOptions } from "../image/index.js";
 import { EXIT_INVALID, EXIT_USAGE, formatBytes, handleError, Progress, problemToJson, reportProblems, type ErrorFormat } from "./output.js";
@@ -243,6 +244,7 @@ Examples:
 
   registerTemplateCommands(program);
   registerImageCommands(program);
+  registerServeCommand(program);
 
   program
     .command("version")

@@ -1,0 +1,137 @@
+/**
+ * `opcat serve [name=]<catalog-dir> …`: serves catalogs over catalogd's HTTP API and opm's gRPC
+ * registry API until SIGINT/SIGTERM, then shuts down gracefully (running requests finish).
+ */
+import { existsSync } from "node:fs";
+import { Command, Option } from "commander";
+import { OpcatError } from "../fbc/errors.js";
+import { CatalogStore, parseCatalogArg, startGrpcServer, startHttpServer, type GrpcServerHandle, type HttpServerHandle, type StoreEvent } from "../serve/index.js";
+import { EXIT_INVALID, EXIT_USAGE, reportProblems } from "./output.js";
+
+interface ServeOpts {
+  http: string | false;
+  grpc: string | false;
+  grpcCatalog?: string;
+  watch?: boolean;
+  accessLog?: boolean;
+  shutdownGrace: string;
+}
+
+/** `host:port` → parts; `:port` and a bare port mean 127.0.0.1. */
+export function parseListenAddress(s: string, flag: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(s) ?? (/^\d+$/.test(s) ? [s, undefined, "", s] : null);
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || !(port >= 0 && port <= 65535)) throw new OpcatError("USAGE_LISTEN", `invalid ${flag} address ${JSON.stringify(s)}: expected host:port`, { exitCode: EXIT_USAGE });
+  return { host: m[1] ?? (m[2] || "127.0.0.1"), port };
+}
+
+/** True for arguments that look like container image references rather than paths. */
+function looksLikeImageRef(arg: string): boolean {
+  if (existsSync(arg)) return false;
+  return /^[a-z0-9.-]+(:\d+)?\/[^\s]+(:[\w][\w.-]*|@sha256:[0-9a-f]{64})$/.test(arg) || arg.startsWith("docker://") || arg.startsWith("oci:");
+}
+
+function log(obj: Record<string, unknown>): void {
+  process.stderr.write(JSON.stringify({ time: new Date().toISOString(), ...obj }) + "\n");
+}
+
+function reportEvent(e: StoreEvent): void {
+  switch (e.status) {
+    case "loaded":
+      log({ level: "info", msg: "catalog loaded", catalog: e.catalog, revision: e.revision.serial, blobs: e.revision.blobCount, bytes: e.revision.jsonl.length, bundles: e.revision.registry.bundleCount, load_ms: Math.round(e.revision.loadMs) });
+      return;
+    case "unchanged":
+      log({ level: "info", msg: "catalog unchanged", catalog: e.catalog, revision: e.revision.serial });
+      return;
+    case "failed":
+      log({
+        level: "error",
+        msg: e.serving ? "catalog reload failed; still serving the previous revision" : "catalog failed to load; not served",
+        catalog: e.catalog,
+        serving_revision: e.serving?.serial ?? null,
+        problems: e.problems.length,
+        first_problem: e.problems[0]?.message,
+      });
+      reportProblems(e.problems, "text");
+      return;
+    case "watch-error":
+      log({ level: "error", msg: "watch failed", catalog: e.catalog, error: e.error });
+  }
+}
+
+/** Registers `serve` on the program. */
+export function registerServeCommand(program: Command): void {
+  program
+    .command("serve")
+    .description("Serve catalogs over catalogd's HTTP API (/catalogs/<name>/api/v1/{all,metas}) and opm's gRPC registry API")
+    .argument("<catalogs...>", "catalog directories, each optionally named: [name=]<dir> (default name: the directory's base name)")
+    .addOption(new Option("--http <host:port>", "HTTP listen address").default("127.0.0.1:8080"))
+    .option("--no-http", "do not serve HTTP")
+    .addOption(new Option("--grpc <host:port>", "gRPC listen address").default("127.0.0.1:50051"))
+    .option("--no-grpc", "do not serve gRPC")
+    .option("--grpc-catalog <name>", "catalog answered over gRPC (default: the first one; clients may pick another with metadata x-opcat-catalog)")
+    .option("--watch", "reload a catalog when its files change (the previous content is served until the new one is valid)")
+    .option("--access-log", "write one JSON line per request to stderr")
+    .addOption(new Option("--shutdown-grace <seconds>", "how long running requests may take to finish on shutdown").default("10"))
+    .addHelpText("after", "\nCatalog images cannot be served yet: pull the image and pass the FBC directory it contains.")
+    .action(async (args: string[], opts: ServeOpts) => {
+      const catalogs = args.map((a) => {
+        if (looksLikeImageRef(a)) {
+          throw new OpcatError("SERVE_IMAGE_UNSUPPORTED", `${JSON.stringify(a)} looks like an image reference: serving catalog images is not supported yet; pull the image and serve its FBC directory instead`, { exitCode: EXIT_USAGE });
+        }
+        return parseCatalogArg(a);
+      });
+      if (opts.http === false && opts.grpc === false) throw new OpcatError("USAGE_SERVE", "nothing to serve: both --no-http and --no-grpc were given", { exitCode: EXIT_USAGE });
+      const httpAddr = opts.http === false ? undefined : parseListenAddress(opts.http, "--http");
+      const grpcAddr = opts.grpc === false ? undefined : parseListenAddress(opts.grpc, "--grpc");
+      const grace = Number(opts.shutdownGrace) * 1000;
+      if (!(grace >= 0)) throw new OpcatError("USAGE_SERVE", `invalid --shutdown-grace ${JSON.stringify(opts.shutdownGrace)}`, { exitCode: EXIT_USAGE });
+      if (opts.grpcCatalog !== undefined && !catalogs.some((c) => c.name === opts.grpcCatalog)) {
+        throw new OpcatError("USAGE_SERVE", `--grpc-catalog ${JSON.stringify(opts.grpcCatalog)} is not one of the served catalogs`, { exitCode: EXIT_USAGE });
+      }
+
+      const store = new CatalogStore({ checkMetaKeys: grpcAddr !== undefined, onEvent: reportEvent });
+      let failed = false;
+      for (const c of catalogs) {
+        let out;
+        try {
+          out = await store.add(c.name, c.source);
+        } catch (e) {
+          throw new OpcatError("USAGE_SERVE", (e as Error).message, { exitCode: EXIT_USAGE });
+        }
+        if (out.status === "failed") failed = true;
+      }
+      // Like opm serve, refuse to start with invalid content unless --watch may fix it later.
+      if (failed && !opts.watch) throw new OpcatError("SERVE_INVALID_CATALOG", "a catalog is invalid (see above); nothing served", { exitCode: EXIT_INVALID, problems: [] });
+      const accessLog = opts.accessLog ? (line: string) => void process.stderr.write(line + "\n") : undefined;
+      let http: HttpServerHandle | undefined;
+      let grpc: GrpcServerHandle | undefined;
+      try {
+        if (httpAddr) http = await startHttpServer(store, { ...httpAddr, accessLog });
+        if (grpcAddr) grpc = await startGrpcServer(store, { ...grpcAddr, catalog: opts.grpcCatalog, accessLog });
+      } catch (e) {
+        await http?.close(0);
+        await store.close();
+        throw new OpcatError("SERVE_LISTEN", `cannot listen: ${(e as Error).message}`, { exitCode: EXIT_USAGE });
+      }
+      if (opts.watch) store.watch();
+      log({
+        level: "info",
+        msg: "serving",
+        catalogs: store.names(),
+        http: http ? `http://${http.address.address}:${http.address.port}/catalogs/<name>/api/v1/all` : null,
+        grpc: grpc ? `${grpcAddr?.host}:${grpc.port}` : null,
+        watch: Boolean(opts.watch),
+      });
+      await new Promise<void>((resolve) => {
+        const stop = (sig: string): void => {
+          log({ level: "info", msg: "shutting down", signal: sig });
+          resolve();
+        };
+        process.once("SIGINT", () => stop("SIGINT"));
+        process.once("SIGTERM", () => stop("SIGTERM"));
+      });
+      await Promise.all([http?.close(grace), grpc?.close(grace), store.close()]);
+      log({ level: "info", msg: "stopped" });
+    });
+}

@@ -1,0 +1,289 @@
+/**
+ * opm's gRPC catalog API over a CatalogStore: `api.Registry`, `api.ExperimentalRegistry`,
+ * `grpc.health.v1.Health` (Check always SERVING, like opm) and server reflection (v1 and v1alpha),
+ * with @grpc/grpc-js. Each call is answered from one catalog revision, taken when the call starts.
+ *
+ * opm serves one catalog per server. Here the catalog is the server's default one, unless the
+ * caller picks another registered catalog with the request metadata `x-opcat-catalog: <name>`.
+ */
+import { once } from "node:events";
+import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
+import { ReflectionService } from "@grpc/reflection";
+import { protoPath as healthProtoPath } from "grpc-health-check";
+import descriptor from "protobufjs/ext/descriptor/index.js";
+import type { JsonObject, JsonValue } from "../fbc/types.js";
+import type { RpcResult } from "./registry.js";
+import type { CatalogRevision } from "./revision.js";
+import type { CatalogStore } from "./store.js";
+
+const { FileDescriptorProto } = descriptor;
+
+/** Metadata key selecting a catalog other than the server's default. */
+export const CATALOG_METADATA_KEY = "x-opcat-catalog";
+const ACK_EXPERIMENTAL = "x-acknowledge-experimental";
+
+export interface GrpcServeOptions {
+  /** Host to listen on. Default 127.0.0.1. */
+  host?: string;
+  /** Port (0 picks a free one). Default 50051. */
+  port?: number;
+  /** The catalog answered by default. Default: the first registered one. */
+  catalog?: string;
+  /** Called with one JSON line per call when set. */
+  accessLog?: (line: string) => void;
+}
+
+export interface GrpcServerHandle {
+  readonly server: grpc.Server;
+  readonly port: number;
+  /** Stops accepting calls, lets running ones finish (up to `graceMs`, default 10 s), then closes. */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** Path of opcat's registry.proto (next to this module, or in the source tree when running from dist/). */
+export function registryProtoPath(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const candidates = [join(here, "proto", "registry.proto"), join(here, "..", "..", "src", "serve", "proto", "registry.proto")];
+  for (const c of candidates) if (existsSync(c)) return c;
+  return candidates[0];
+}
+
+function reflectionProtoDir(): string {
+  const require = createRequire(import.meta.url);
+  return join(dirname(require.resolve("@grpc/reflection/package.json")), "build", "proto");
+}
+
+const LOADER_OPTIONS: protoLoader.Options = { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true };
+
+/** The package definition of every service the server offers (also what reflection describes). */
+export function loadServiceDefinitions(): protoLoader.PackageDefinition {
+  const refl = reflectionProtoDir();
+  const defs = protoLoader.loadSync([registryProtoPath(), healthProtoPath, join(refl, "grpc/reflection/v1/reflection.proto"), join(refl, "grpc/reflection/v1alpha/reflection.proto")], {
+    ...LOADER_OPTIONS,
+    includeDirs: [refl],
+  });
+  repairDescriptors(defs);
+  return defs;
+}
+
+/**
+ * proto-loader regroups definitions into one file descriptor per package ("api.proto",
+ * "google_protobuf.proto") that reflection hands out as they are. Two details make strict
+ * clients (grpcurl, Go's protodesc) reject them: the import of the file defining
+ * google.protobuf.Struct is lost, and map entry types are named `Fields` instead of protoc's
+ * `FieldsEntry`. Both are repaired here, in place.
+ */
+function repairDescriptors(defs: protoLoader.PackageDefinition): void {
+  const arrays = Object.values(defs)
+    .map((d) => (d as { fileDescriptorProtos?: Buffer[] }).fileDescriptorProtos)
+    .filter((a): a is Buffer[] => Array.isArray(a));
+  const files = new Map<Buffer, FileDescriptor>();
+  for (const arr of arrays) for (const b of arr) if (!files.has(b)) files.set(b, FileDescriptorProto.toObject(FileDescriptorProto.decode(b)) as FileDescriptor);
+  // Which file defines each top-level type.
+  const owner = new Map<string, string>();
+  for (const f of files.values()) for (const m of [...(f.messageType ?? []), ...(f.enumType ?? [])]) owner.set(`.${f.package ? f.package + "." : ""}${m.name}`, f.name);
+  const patched = new Map<Buffer, Buffer>();
+  for (const [b, f] of files) {
+    const deps = new Set(f.dependency ?? []);
+    const refer = (typeName: string | undefined): void => {
+      if (!typeName?.startsWith(".")) return;
+      const parts = typeName.split(".");
+      for (let n = parts.length; n > 1; n--) {
+        const o = owner.get(parts.slice(0, n).join("."));
+        if (o !== undefined) {
+          if (o !== f.name) deps.add(o);
+          return;
+        }
+      }
+    };
+    let changed = false;
+    const visit = (m: MessageDescriptor): void => {
+      for (const nt of m.nestedType ?? []) {
+        if (nt.options?.mapEntry && !nt.name.endsWith("Entry")) {
+          const field = (m.field ?? []).find((fd) => fd.typeName === nt.name || fd.typeName?.endsWith("." + nt.name));
+          const entry = nt.name + "Entry";
+          if (field) field.typeName = field.typeName?.slice(0, -nt.name.length) + entry;
+          nt.name = entry;
+          changed = true;
+        }
+        visit(nt);
+      }
+      for (const fd of m.field ?? []) refer(fd.typeName);
+    };
+    for (const m of f.messageType ?? []) visit(m);
+    for (const svc of f.service ?? []) for (const md of svc.method ?? []) (refer(md.inputType), refer(md.outputType));
+    if (deps.size !== (f.dependency ?? []).length) {
+      f.dependency = [...deps];
+      changed = true;
+    }
+    if (changed) patched.set(b, Buffer.from(FileDescriptorProto.encode(FileDescriptorProto.fromObject(f)).finish()));
+  }
+  for (const arr of arrays) for (let i = 0; i < arr.length; i++) arr[i] = patched.get(arr[i]) ?? arr[i];
+}
+
+interface FieldDescriptor {
+  name: string;
+  typeName?: string;
+}
+interface MessageDescriptor {
+  name: string;
+  field?: FieldDescriptor[];
+  nestedType?: MessageDescriptor[];
+  options?: { mapEntry?: boolean };
+}
+interface FileDescriptor {
+  name: string;
+  package?: string;
+  dependency?: string[];
+  messageType?: MessageDescriptor[];
+  enumType?: { name: string }[];
+  service?: { method?: { inputType?: string; outputType?: string }[] }[];
+}
+
+type Unary = grpc.handleUnaryCall<Record<string, string>, unknown>;
+type ServerStream = grpc.handleServerStreamingCall<Record<string, string>, unknown>;
+
+/** Builds the gRPC server with every service registered (not yet bound). */
+export function createGrpcServer(store: CatalogStore, opts: Pick<GrpcServeOptions, "catalog" | "accessLog"> = {}): grpc.Server {
+  const defs = loadServiceDefinitions();
+  const server = new grpc.Server();
+  const pick = (md: grpc.Metadata): CatalogRevision | grpc.ServiceError => {
+    const wanted = md.get(CATALOG_METADATA_KEY)[0];
+    const name = typeof wanted === "string" && wanted !== "" ? wanted : (opts.catalog ?? store.names()[0]);
+    const rev = name === undefined ? undefined : store.get(name);
+    if (rev) return rev;
+    const known = name !== undefined && store.names().includes(name);
+    return rpcError(known ? grpc.status.UNAVAILABLE : grpc.status.NOT_FOUND, known ? `catalog ${JSON.stringify(name)} has no valid content yet` : `catalog ${JSON.stringify(name ?? "")} not found`);
+  };
+  const logCall = (method: string, md: grpc.Metadata, peer: string, started: bigint, code: number, messages: number): void => {
+    if (!opts.accessLog) return;
+    opts.accessLog(
+      JSON.stringify({
+        time: new Date().toISOString(),
+        level: "info",
+        msg: "rpc",
+        method,
+        code,
+        messages,
+        duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
+        peer,
+        catalog: md.get(CATALOG_METADATA_KEY)[0] ?? opts.catalog ?? store.names()[0] ?? "",
+      }),
+    );
+  };
+
+  const unary =
+    (method: string, fn: (rev: CatalogRevision, req: Record<string, string>) => RpcResult<unknown>): Unary =>
+    (call, callback) => {
+      const started = process.hrtime.bigint();
+      const rev = pick(call.metadata);
+      const r: RpcResult<unknown> = rev instanceof Error ? { ok: false, error: { code: rev.code, message: rev.details } } : fn(rev, call.request);
+      if (r.ok) callback(null, r.value);
+      else callback(rpcError(r.error.code as grpc.status, r.error.message));
+      logCall(method, call.metadata, call.getPeer(), started, r.ok ? 0 : r.error.code, r.ok ? 1 : 0);
+    };
+
+  const stream =
+    (method: string, fn: (rev: CatalogRevision, req: Record<string, string>, md: grpc.Metadata) => RpcResult<Iterable<unknown>>): ServerStream =>
+    (call) => {
+      const started = process.hrtime.bigint();
+      const rev = pick(call.metadata);
+      const r: RpcResult<Iterable<unknown>> = rev instanceof Error ? { ok: false, error: { code: rev.code, message: rev.details } } : fn(rev, call.request, call.metadata);
+      if (!r.ok) {
+        call.emit("error", rpcError(r.error.code as grpc.status, r.error.message));
+        logCall(method, call.metadata, call.getPeer(), started, r.error.code, 0);
+        return;
+      }
+      void writeAll(call, r.value).then((n) => logCall(method, call.metadata, call.getPeer(), started, call.cancelled ? grpc.status.CANCELLED : 0, n));
+    };
+
+  server.addService(defs["api.Registry"] as grpc.ServiceDefinition, {
+    ListPackages: stream("ListPackages", (rev) => ({ ok: true, value: rev.registry.listPackages().map((name) => ({ name })) })),
+    GetPackage: unary("GetPackage", (rev, q) => rev.registry.getPackage(q.name)),
+    GetBundle: unary("GetBundle", (rev, q) => rev.registry.getBundle(q.pkgName, q.channelName, q.csvName)),
+    GetBundleForChannel: unary("GetBundleForChannel", (rev, q) => rev.registry.getBundleForChannel(q.pkgName, q.channelName)),
+    GetChannelEntriesThatReplace: stream("GetChannelEntriesThatReplace", (rev, q) => rev.registry.getChannelEntriesThatReplace(q.csvName)),
+    GetBundleThatReplaces: unary("GetBundleThatReplaces", (rev, q) => rev.registry.getBundleThatReplaces(q.csvName, q.pkgName, q.channelName)),
+    GetChannelEntriesThatProvide: stream("GetChannelEntriesThatProvide", (rev, q) => rev.registry.getChannelEntriesThatProvide(q.group, q.version, q.kind)),
+    GetLatestChannelEntriesThatProvide: stream("GetLatestChannelEntriesThatProvide", (rev, q) => rev.registry.getLatestChannelEntriesThatProvide(q.group, q.version, q.kind)),
+    GetDefaultBundleThatProvides: unary("GetDefaultBundleThatProvides", (rev, q) => rev.registry.getDefaultBundleThatProvides(q.group, q.version, q.kind)),
+    ListBundles: stream("ListBundles", (rev) => ({ ok: true, value: rev.registry.listBundles() })),
+  });
+  server.addService(defs["api.ExperimentalRegistry"] as grpc.ServiceDefinition, {
+    ExperimentalListPackageCustomSchemas: stream("ExperimentalListPackageCustomSchemas", (rev, q, md) => {
+      // Callers that do not acknowledge the experimental API get an empty answer.
+      if (md.get(ACK_EXPERIMENTAL)[0] !== "true") return { ok: true, value: [] };
+      const r = rev.registry.listPackageCustomSchemas(q.schema, q.packageName);
+      return r.ok ? { ok: true, value: r.value.map(toStruct) } : r;
+    }),
+  });
+  server.addService(defs["grpc.health.v1.Health"] as grpc.ServiceDefinition, {
+    Check: ((_call, callback) => callback(null, { status: "SERVING" })) as Unary,
+    Watch: ((call) => call.emit("error", rpcError(grpc.status.UNIMPLEMENTED, "method Watch not implemented"))) as ServerStream,
+  });
+  new ReflectionService(defs).addToServer(server);
+  return server;
+}
+
+/** Binds and starts the gRPC server. */
+export async function startGrpcServer(store: CatalogStore, opts: GrpcServeOptions = {}): Promise<GrpcServerHandle> {
+  const server = createGrpcServer(store, opts);
+  const host = opts.host ?? "127.0.0.1";
+  const target = host.includes(":") && !host.startsWith("[") ? `[${host}]:${opts.port ?? 50051}` : `${host}:${opts.port ?? 50051}`;
+  const port = await new Promise<number>((resolve, reject) => server.bindAsync(target, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
+  return {
+    server,
+    port,
+    close(graceMs = 10_000) {
+      return new Promise<void>((resolve) => {
+        const timer = setTimeout(() => server.forceShutdown(), graceMs);
+        timer.unref();
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    },
+  };
+}
+
+function rpcError(code: grpc.status, details: string): grpc.ServiceError {
+  return Object.assign(new Error(details), { code, details, metadata: new grpc.Metadata() });
+}
+
+/** Streams messages with back-pressure; stops when the caller cancels. Returns how many were sent. */
+async function writeAll(call: grpc.ServerWritableStream<unknown, unknown>, items: Iterable<unknown>): Promise<number> {
+  let n = 0;
+  for (const item of items) {
+    if (call.cancelled || call.destroyed) return n;
+    n++;
+    if (!call.write(item)) {
+      const ac = new AbortController();
+      await Promise.race([once(call, "drain", { signal: ac.signal }), once(call, "cancelled", { signal: ac.signal }), once(call, "close", { signal: ac.signal })]).catch(() => undefined);
+      ac.abort();
+    }
+  }
+  if (!call.cancelled) call.end();
+  return n;
+}
+
+/** A JSON object as a google.protobuf.Struct message (proto-loader object form). */
+export function toStruct(o: JsonObject): { fields: Record<string, unknown> } {
+  const fields: Record<string, unknown> = {};
+  for (const k of Object.keys(o)) fields[k] = toValue(o[k]);
+  return { fields };
+}
+
+function toValue(v: JsonValue): unknown {
+  if (v === null) return { nullValue: "NULL_VALUE" };
+  if (typeof v === "number") return { numberValue: v };
+  if (typeof v === "string") return { stringValue: v };
+  if (typeof v === "boolean") return { boolValue: v };
+  if (Array.isArray(v)) return { listValue: { values: v.map(toValue) } };
+  return { structValue: toStruct(v) };
+}

@@ -1,0 +1,520 @@
+/**
+ * catalogd's catalog content HTTP API over a CatalogStore (operator-controller
+ * internal/catalogd/server/handlers.go):
+ *
+ *   GET|HEAD /catalogs/<name>/api/v1/all                       the whole catalog as JSON Lines
+ *   GET|HEAD /catalogs/<name>/api/v1/metas?schema=&package=&name=   the matching lines
+ *   GET /healthz, GET /readyz
+ *
+ * Same paths, content type (`application/jsonl`), status codes and error bodies as catalogd, Go's
+ * conditional-request rules (Last-Modified / If-Modified-Since / If-Unmodified-Since, plus strong
+ * ETags / If-None-Match / If-Match / If-Range) and single byte ranges on `/all`. `/all` is
+ * gzip-compressed once per revision; filtered `metas` answers are compressed while streamed.
+ * Bodies are written with back-pressure, so a slow or vanished client only holds a view of the
+ * revision's buffer and never delays other requests.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { createGzip } from "node:zlib";
+import type { CatalogRevision } from "./revision.js";
+import { dns1123SubdomainErrors, type CatalogStore } from "./store.js";
+
+export interface HttpServeOptions {
+  /** Host to listen on. Default 127.0.0.1. */
+  host?: string;
+  /** Port (0 picks a free one). Default 8080. */
+  port?: number;
+  /** Write one JSON access-log line per request to this function (e.g. stderr). */
+  accessLog?: (line: string) => void;
+  /** Close connections idle (no bytes moving) for this long, in ms. Default 300000 (catalogd's write timeout). */
+  idleTimeoutMs?: number;
+  /** Bodies of at least this many bytes are gzip-encoded for clients that accept it. Default 1400. */
+  gzipMinSize?: number;
+}
+
+/** A running HTTP server. */
+export interface HttpServerHandle {
+  readonly server: Server;
+  /** The bound address (useful with port 0). */
+  readonly address: AddressInfo;
+  /** Stops accepting, lets in-flight requests finish (up to `graceMs`, default 10 s), then closes. */
+  close(graceMs?: number): Promise<void>;
+}
+
+const CHUNK = 64 * 1024;
+const METAS_PARAMS = new Set(["schema", "package", "name"]);
+const ROUTE = /^\/catalogs\/([^/]+)\/api\/v1\/(all|metas)$/;
+
+interface ReqCtx {
+  catalog?: string;
+  bytes: number;
+  encoding?: string;
+}
+
+/** The request handler (usable with any node:http server). */
+export function createCatalogHandler(store: CatalogStore, opts: Pick<HttpServeOptions, "accessLog" | "gzipMinSize"> = {}): (req: IncomingMessage, res: ServerResponse) => void {
+  const gzipMin = opts.gzipMinSize ?? 1400;
+  return (req, res) => {
+    const started = process.hrtime.bigint();
+    const ctx: ReqCtx = { bytes: 0 };
+    if (opts.accessLog) {
+      const log = opts.accessLog;
+      res.once("close", () => {
+        const entry: Record<string, string | number | boolean> = {
+          time: new Date().toISOString(),
+          level: "info",
+          msg: "request",
+          method: req.method ?? "",
+          path: req.url ?? "",
+          status: res.statusCode,
+          bytes: ctx.bytes,
+          duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
+          remote: req.socket.remoteAddress ?? "",
+          user_agent: req.headers["user-agent"] ?? "",
+        };
+        if (ctx.catalog !== undefined) entry.catalog = ctx.catalog;
+        if (ctx.encoding) entry.encoding = ctx.encoding;
+        if (!res.writableFinished) entry.aborted = true;
+        log(JSON.stringify(entry));
+      });
+    }
+    try {
+      route(store, req, res, ctx, gzipMin);
+    } catch (e) {
+      if (!res.headersSent) textError(res, ctx, 500, "500 Internal Server Error");
+      else res.destroy(e as Error);
+    }
+  };
+}
+
+function route(store: CatalogStore, req: IncomingMessage, res: ServerResponse, ctx: ReqCtx, gzipMin: number): void {
+  const url = req.url ?? "/";
+  const qi = url.indexOf("?");
+  const path = qi < 0 ? url : url.slice(0, qi);
+  const query = qi < 0 ? "" : url.slice(qi + 1);
+  const method = req.method ?? "GET";
+
+  if (path === "/healthz" || path === "/readyz") {
+    if (method !== "GET" && method !== "HEAD") return textError(res, ctx, 405, "Method Not Allowed", "GET, HEAD");
+    if (path === "/readyz" && !store.ready()) {
+      const missing = store.names().filter((n) => !store.get(n));
+      return textError(res, ctx, 503, `not ready: no valid content yet for catalog(s) ${missing.join(", ") || "(none configured)"}`);
+    }
+    return sendText(res, ctx, 200, "ok", method === "HEAD");
+  }
+
+  const m = ROUTE.exec(path);
+  if (!m) return textError(res, ctx, 404, "404 page not found");
+  if (method !== "GET" && method !== "HEAD") return textError(res, ctx, 405, "Method Not Allowed", "GET, HEAD");
+
+  let name: string;
+  try {
+    name = decodeURIComponent(m[1]);
+  } catch {
+    name = m[1];
+  }
+  ctx.catalog = name;
+  const errs = dns1123SubdomainErrors(name);
+  if (errs.length > 0) return textError(res, ctx, 400, `invalid catalog name: ${errs.join("; ")}`);
+
+  const params = new URLSearchParams(query);
+  if (m[2] === "metas") {
+    for (const k of params.keys()) if (!METAS_PARAMS.has(k)) return textError(res, ctx, 400, "400 Bad Request");
+  }
+  // One revision for the whole request, whatever reloads happen meanwhile.
+  const rev = store.get(name);
+  if (!rev) return textError(res, ctx, 404, "404 Not Found");
+
+  if (m[2] === "all") return serveAll(rev, req, res, ctx, gzipMin);
+  const schema = params.get("schema") ?? "";
+  const pkg = params.get("package") ?? "";
+  const blobName = params.get("name") ?? "";
+  const ids = rev.query(schema, pkg, blobName);
+  if (ids === undefined) return serveAll(rev, req, res, ctx, gzipMin, true);
+  return serveMetas(rev, ids, req, res, ctx, gzipMin, `${schema}\u0000${pkg}\u0000${blobName}`);
+}
+
+function serveAll(rev: CatalogRevision, req: IncomingMessage, res: ServerResponse, ctx: ReqCtx, gzipMin: number, noRanges = false): void {
+  const size = rev.jsonl.length;
+  const rangeHeader = noRanges ? undefined : req.headers.range;
+  const useGzip = rangeHeader === undefined && size >= gzipMin && acceptsGzip(req.headers["accept-encoding"]);
+  const etag = useGzip ? rev.etagGzip : rev.etag;
+  res.setHeader("Content-Type", "application/jsonl");
+  res.setHeader("Vary", "Accept-Encoding");
+  res.setHeader("Last-Modified", rev.lastModified.toUTCString());
+  res.setHeader("ETag", etag);
+  if (!useGzip && !noRanges) res.setHeader("Accept-Ranges", "bytes");
+  const pre = checkPreconditions(req, etag, rev.lastModified);
+  if (pre !== 0) return finishPrecondition(res, ctx, pre);
+
+  const head = req.method === "HEAD";
+  if (useGzip) {
+    ctx.encoding = "gzip";
+    res.setHeader("Content-Encoding", "gzip");
+    res.setHeader("Content-Length", rev.gzip.length);
+    res.writeHead(200);
+    return head ? endEmpty(res) : sendBuffer(res, ctx, rev.gzip);
+  }
+  let body = rev.jsonl;
+  if (rangeHeader !== undefined && checkIfRange(req, etag, rev.lastModified)) {
+    const r = parseRange(rangeHeader, size);
+    if (typeof r === "string") {
+      res.setHeader("Content-Range", `bytes */${size}`);
+      return textError(res, ctx, 416, r);
+    }
+    if (r !== undefined) {
+      res.setHeader("Content-Range", `bytes ${r.start}-${r.start + r.length - 1}/${size}`);
+      res.setHeader("Content-Length", r.length);
+      res.writeHead(206);
+      body = rev.jsonl.subarray(r.start, r.start + r.length);
+      return head ? endEmpty(res) : sendBuffer(res, ctx, body);
+    }
+  }
+  res.setHeader("Content-Length", size);
+  res.writeHead(200);
+  return head ? endEmpty(res) : sendBuffer(res, ctx, body);
+}
+
+function serveMetas(rev: CatalogRevision, ids: Uint32Array, req: IncomingMessage, res: ServerResponse, ctx: ReqCtx, gzipMin: number, queryKey: string): void {
+  const size = rev.byteLength(ids);
+  const useGzip = size >= gzipMin && acceptsGzip(req.headers["accept-encoding"]);
+  const tag = `${rev.etag.slice(0, -1)}.${hashKey(queryKey)}`;
+  const etag = useGzip ? `${tag}-gzip"` : `${tag}"`;
+  res.setHeader("Content-Type", "application/jsonl");
+  res.setHeader("Vary", "Accept-Encoding");
+  res.setHeader("Last-Modified", rev.lastModified.toUTCString());
+  res.setHeader("ETag", etag);
+  const pre = checkPreconditions(req, etag, rev.lastModified);
+  if (pre !== 0) return finishPrecondition(res, ctx, pre);
+  if (useGzip) {
+    ctx.encoding = "gzip";
+    res.setHeader("Content-Encoding", "gzip");
+  } else res.setHeader("Content-Length", size);
+  res.writeHead(200);
+  if (req.method === "HEAD") return endEmpty(res);
+  const chunks = function* (): Generator<Buffer> {
+    let pending: Buffer[] = [];
+    let n = 0;
+    for (const i of ids) {
+      const line = rev.line(i);
+      pending.push(line);
+      n += line.length;
+      if (n >= CHUNK) {
+        yield pending.length === 1 ? pending[0] : Buffer.concat(pending, n);
+        pending = [];
+        n = 0;
+      }
+    }
+    if (n > 0) yield pending.length === 1 ? pending[0] : Buffer.concat(pending, n);
+  };
+  const source = Readable.from(chunks(), { objectMode: false });
+  const counted = source.on("data", (c: Buffer) => {
+    if (!useGzip) ctx.bytes += c.length;
+  });
+  const done = useGzip ? pipeline(counted, createGzip(), countBytes(ctx), res) : pipeline(counted, res);
+  done.catch(() => res.destroy());
+}
+
+function countBytes(ctx: ReqCtx): (src: AsyncIterable<Buffer>) => AsyncGenerator<Buffer> {
+  return async function* (src) {
+    for await (const c of src) {
+      ctx.bytes += c.length;
+      yield c;
+    }
+  };
+}
+
+/** Writes a buffer in chunks, waiting for `drain`; stops when the client goes away. */
+function sendBuffer(res: ServerResponse, ctx: ReqCtx, body: Buffer): void {
+  let off = 0;
+  const pump = (): void => {
+    while (off < body.length) {
+      if (res.destroyed) return;
+      const end = Math.min(off + CHUNK, body.length);
+      const chunk = body.subarray(off, end);
+      off = end;
+      ctx.bytes += chunk.length;
+      if (!res.write(chunk)) {
+        res.once("drain", pump);
+        return;
+      }
+    }
+    res.end();
+  };
+  pump();
+}
+
+function endEmpty(res: ServerResponse): void {
+  res.end();
+}
+
+function sendText(res: ServerResponse, ctx: ReqCtx, status: number, text: string, head = false): void {
+  const body = Buffer.from(text + "\n");
+  res.setHeader("Content-Type", "text/plain; charset=utf-8");
+  res.setHeader("Content-Length", body.length);
+  res.writeHead(status);
+  if (head) return void res.end();
+  ctx.bytes += body.length;
+  res.end(body);
+}
+
+/** Go's http.Error: plain text, nosniff, the message and a newline. */
+function textError(res: ServerResponse, ctx: ReqCtx, status: number, message: string, allow?: string): void {
+  for (const h of ["Content-Encoding", "ETag", "Last-Modified", "Accept-Ranges", "Vary"]) res.removeHeader(h);
+  res.setHeader("X-Content-Type-Options", "nosniff");
+  if (allow) res.setHeader("Allow", allow);
+  sendText(res, ctx, status, message);
+}
+
+function finishPrecondition(res: ServerResponse, ctx: ReqCtx, status: number): void {
+  if (status === 304) {
+    // RFC 7232 4.1 (Go's writeNotModified): no representation metadata; Last-Modified dropped when there is an ETag.
+    for (const h of ["Content-Type", "Content-Length", "Content-Encoding", "Last-Modified", "Accept-Ranges"]) res.removeHeader(h);
+    res.writeHead(304);
+    res.end();
+    return;
+  }
+  res.writeHead(status);
+  res.end();
+  void ctx;
+}
+
+// --- HTTP semantics (ports of Go's net/http fs.go helpers) ---------------------------------------
+
+/** 0 = go on, else the status to answer with (304 or 412). */
+export function checkPreconditions(req: IncomingMessage, etag: string, modtime: Date): number {
+  const method = req.method ?? "GET";
+  let ch = checkIfMatch(header(req, "if-match"), etag);
+  if (ch === Cond.None) ch = checkIfUnmodifiedSince(header(req, "if-unmodified-since"), modtime);
+  if (ch === Cond.False) return 412;
+  switch (checkIfNoneMatch(header(req, "if-none-match"), etag)) {
+    case Cond.False:
+      return method === "GET" || method === "HEAD" ? 304 : 412;
+    case Cond.None:
+      if ((method === "GET" || method === "HEAD") && checkIfModifiedSince(header(req, "if-modified-since"), modtime) === Cond.False) return 304;
+  }
+  return 0;
+}
+
+const enum Cond {
+  None,
+  True,
+  False,
+}
+
+function header(req: IncomingMessage, name: string): string {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : (v ?? "");
+}
+
+function checkIfMatch(im: string, etag: string): Cond {
+  if (im === "") return Cond.None;
+  let buf = im;
+  for (;;) {
+    buf = buf.trim();
+    if (buf === "") break;
+    if (buf[0] === ",") {
+      buf = buf.slice(1);
+      continue;
+    }
+    if (buf[0] === "*") return Cond.True;
+    const [tag, rest] = scanETag(buf);
+    if (tag === "") break;
+    if (etagStrongMatch(tag, etag)) return Cond.True;
+    buf = rest;
+  }
+  return Cond.False;
+}
+
+function checkIfNoneMatch(inm: string, etag: string): Cond {
+  if (inm === "") return Cond.None;
+  let buf = inm;
+  for (;;) {
+    buf = buf.trim();
+    if (buf === "") break;
+    if (buf[0] === ",") {
+      buf = buf.slice(1);
+      continue;
+    }
+    if (buf[0] === "*") return Cond.False;
+    const [tag, rest] = scanETag(buf);
+    if (tag === "") break;
+    if (etagWeakMatch(tag, etag)) return Cond.False;
+    buf = rest;
+  }
+  return Cond.True;
+}
+
+function checkIfUnmodifiedSince(ius: string, modtime: Date): Cond {
+  if (ius === "") return Cond.None;
+  const t = parseHttpDate(ius);
+  if (t === undefined) return Cond.None;
+  return Math.floor(modtime.getTime() / 1000) <= t / 1000 ? Cond.True : Cond.False;
+}
+
+function checkIfModifiedSince(ims: string, modtime: Date): Cond {
+  if (ims === "") return Cond.None;
+  const t = parseHttpDate(ims);
+  if (t === undefined) return Cond.None;
+  return Math.floor(modtime.getTime() / 1000) <= t / 1000 ? Cond.False : Cond.True;
+}
+
+function checkIfRange(req: IncomingMessage, etag: string, modtime: Date): boolean {
+  const ir = header(req, "if-range");
+  if (ir === "") return true;
+  const [tag] = scanETag(ir);
+  if (tag !== "") return etagStrongMatch(tag, etag);
+  const t = parseHttpDate(ir);
+  return t !== undefined && t / 1000 === Math.floor(modtime.getTime() / 1000);
+}
+
+/** Go's scanETag: a (possibly weak) entity tag at the start of `s`, and the rest. */
+function scanETag(s: string): [string, string] {
+  s = s.trim();
+  let start = 0;
+  if (s.startsWith("W/")) start = 2;
+  if (s.length - start < 2 || s[start] !== '"') return ["", ""];
+  for (let i = start + 1; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 0x21 || (c >= 0x23 && c <= 0x7e) || c >= 0x80) continue;
+    if (c === 0x22) return [s.slice(0, i + 1), s.slice(i + 1)];
+    return ["", ""];
+  }
+  return ["", ""];
+}
+
+function etagStrongMatch(a: string, b: string): boolean {
+  return a === b && a !== "" && a[0] === '"';
+}
+
+function etagWeakMatch(a: string, b: string): boolean {
+  return a.replace(/^W\//, "") === b.replace(/^W\//, "");
+}
+
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+const IMF = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\d{2}) ([A-Z][a-z]{2}) (\d{4}) (\d{2}):(\d{2}):(\d{2}) GMT$/;
+const RFC850 = /^(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), (\d{2})-([A-Z][a-z]{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}) [A-Z]{3}$/;
+const ANSIC = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ([A-Z][a-z]{2}) ([ \d]\d) (\d{2}):(\d{2}):(\d{2}) (\d{4})$/;
+
+/** Go's http.ParseTime (RFC 1123 with GMT, RFC 850, ANSI C), in ms since the epoch; undefined if invalid. */
+export function parseHttpDate(s: string): number | undefined {
+  let y: number, mon: string, d: number, h: number, mi: number, se: number;
+  let m = IMF.exec(s);
+  if (m) [d, mon, y, h, mi, se] = [+m[1], m[2], +m[3], +m[4], +m[5], +m[6]];
+  else if ((m = RFC850.exec(s))) {
+    // Go's two-digit years: 69-99 → 19xx, 00-68 → 20xx.
+    const yy = +m[3];
+    [d, mon, y, h, mi, se] = [+m[1], m[2], yy >= 69 ? 1900 + yy : 2000 + yy, +m[4], +m[5], +m[6]];
+  } else if ((m = ANSIC.exec(s))) [mon, d, h, mi, se, y] = [m[1], +m[2].trim(), +m[3], +m[4], +m[5], +m[6]];
+  else return undefined;
+  const mo = MONTHS.indexOf(mon);
+  if (mo < 0 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 59) return undefined;
+  const t = Date.UTC(y, mo, d, h, mi, se);
+  if (new Date(t).getUTCDate() !== d) return undefined;
+  return t;
+}
+
+/** Go's parseRange for one range; a string is the 416 message; undefined = serve everything. */
+export function parseRange(s: string, size: number): { start: number; length: number } | string | undefined {
+  const b = "bytes=";
+  if (!s.startsWith(b)) return "invalid range";
+  const ranges: { start: number; length: number }[] = [];
+  let noOverlap = false;
+  const num = (x: string): number => (/^\d+$/.test(x) ? Number(x) : NaN);
+  for (let ra of s.slice(b.length).split(",")) {
+    ra = ra.trim();
+    if (ra === "") continue;
+    const i = ra.indexOf("-");
+    if (i < 0) return "invalid range";
+    const start = ra.slice(0, i).trim();
+    const end = ra.slice(i + 1).trim();
+    if (start === "") {
+      if (end === "" || end[0] === "-") return "invalid range";
+      let n = num(end);
+      if (Number.isNaN(n)) return "invalid range";
+      if (n > size) n = size;
+      ranges.push({ start: size - n, length: n });
+      continue;
+    }
+    const st = num(start);
+    if (Number.isNaN(st)) return "invalid range";
+    if (st >= size) {
+      noOverlap = true;
+      continue;
+    }
+    if (end === "") {
+      ranges.push({ start: st, length: size - st });
+      continue;
+    }
+    let en = num(end);
+    if (Number.isNaN(en) || st > en) return "invalid range";
+    if (en >= size) en = size - 1;
+    ranges.push({ start: st, length: en - st + 1 });
+  }
+  if (noOverlap && ranges.length === 0) return "invalid range: failed to overlap";
+  // Several ranges (multipart answers) are not supported: the whole body is sent, which RFC 9110 allows.
+  if (ranges.length !== 1) return undefined;
+  return ranges[0];
+}
+
+/** Whether an Accept-Encoding header accepts gzip (q > 0, directly or through `*`). */
+export function acceptsGzip(h: string | undefined): boolean {
+  if (!h) return false;
+  let gzip: number | undefined;
+  let star: number | undefined;
+  for (const part of h.split(",")) {
+    const [coding, ...params] = part.trim().split(";");
+    let qv = 1;
+    for (const p of params) {
+      const [k, v] = p.trim().split("=");
+      if (k.trim().toLowerCase() === "q") qv = Number(v);
+    }
+    if (Number.isNaN(qv)) qv = 0;
+    const c = coding.trim().toLowerCase();
+    if (c === "gzip" || c === "x-gzip") gzip = Math.max(gzip ?? 0, qv);
+    else if (c === "*") star = qv;
+  }
+  if (gzip !== undefined) return gzip > 0;
+  return (star ?? 0) > 0;
+}
+
+function hashKey(s: string): string {
+  // FNV-1a 32-bit, enough to tell queries apart inside one revision's tag.
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0).toString(36);
+}
+
+/** Starts the HTTP server. */
+export async function startHttpServer(store: CatalogStore, opts: HttpServeOptions = {}): Promise<HttpServerHandle> {
+  const server = createServer({ keepAliveTimeout: 5000 }, createCatalogHandler(store, opts));
+  server.timeout = opts.idleTimeoutMs ?? 300_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(opts.port ?? 8080, opts.host ?? "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  return {
+    server,
+    address,
+    close(graceMs = 10_000) {
+      return new Promise<void>((resolve) => {
+        const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+        timer.unref();
+        server.close(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+        server.closeIdleConnections();
+      });
+    },
+  };
+}

@@ -1,0 +1,413 @@
+/**
+ * The answers of opm's `api.Registry` gRPC service, computed from a validated catalog model
+ * (pkg/cache/{cache,pkgs}.go and pkg/api/model_to_api.go): API bundles with their field contents,
+ * orderings and error texts. Everything is built once per catalog revision; queries only look up.
+ *
+ * Where opm iterates Go maps (ListPackages, the channel-entry streams, GetBundleThatReplaces when
+ * several bundles qualify) its order is random; here it is by package, channel and bundle name.
+ */
+import { compareUtf8, quoteGoString } from "../gojson/encode.js";
+import { decodePropertyValue } from "../fbc/decode.js";
+import { goQuote } from "../gojson/fmt.js";
+import { problem, type Problem } from "../fbc/errors.js";
+import { channelHead, type Model, type ModelBundle } from "../fbc/model.js";
+import { bundleCsvJson, bundleObjects } from "../fbc/objects.js";
+import { parseProperties, PROPERTY_BUNDLE_OBJECT, PROPERTY_CSV_METADATA, PROPERTY_GVK_REQUIRED, PROPERTY_PACKAGE_REQUIRED, type ParsedProperties } from "../fbc/properties.js";
+import type { JsonObject, Meta } from "../fbc/types.js";
+import { synthesizeCsvJson } from "./csv.js";
+
+/** gRPC status codes used by the registry: what a plain Go error becomes, and InvalidArgument. */
+export const RpcCode = { Unknown: 2, InvalidArgument: 3 } as const;
+
+/** An error answer: gRPC code and message text (opm's). */
+export interface RpcError {
+  /** gRPC status code. */
+  code: number;
+  message: string;
+}
+
+export type RpcResult<T> = { ok: true; value: T } | { ok: false; error: RpcError };
+
+export interface ApiDeprecation {
+  message: string;
+}
+export interface ApiGroupVersionKind {
+  group: string;
+  version: string;
+  kind: string;
+  plural: string;
+}
+export interface ApiKeyValue {
+  type: string;
+  value: string;
+}
+
+/** `api.Bundle` as plain data, field names as in the proto. */
+export interface ApiBundle {
+  csvName: string;
+  packageName: string;
+  channelName: string;
+  csvJson: string;
+  object: string[];
+  bundlePath: string;
+  providedApis: ApiGroupVersionKind[];
+  requiredApis: ApiGroupVersionKind[];
+  version: string;
+  skipRange: string;
+  dependencies: ApiKeyValue[];
+  properties: ApiKeyValue[];
+  replaces: string;
+  skips: string[];
+  deprecation: ApiDeprecation | null;
+}
+
+export interface ApiChannel {
+  name: string;
+  csvName: string;
+  deprecation: ApiDeprecation | null;
+}
+
+export interface ApiPackage {
+  name: string;
+  channels: ApiChannel[];
+  defaultChannelName: string;
+  deprecation: ApiDeprecation | null;
+}
+
+export interface ApiChannelEntry {
+  packageName: string;
+  channelName: string;
+  bundleName: string;
+  replaces: string;
+}
+
+interface IdxBundle {
+  readonly pkg: string;
+  readonly channel: string;
+  readonly name: string;
+  readonly replaces: string;
+  readonly skips: readonly string[];
+  /** The bundle as stored by opm's cache (replaces and skips included). */
+  readonly api: ApiBundle;
+  /** As GetBundle answers it: replaces and skips cleared. */
+  readonly trimmed: ApiBundle;
+  /** As ListBundles streams it: csvJson and object cleared when bundlePath is set. */
+  readonly listed: ApiBundle;
+}
+
+interface IdxChannel {
+  readonly name: string;
+  readonly head: string;
+  readonly deprecation: ApiDeprecation | null;
+  readonly bundles: Map<string, IdxBundle>;
+}
+
+interface IdxPackage {
+  readonly name: string;
+  readonly defaultChannel: string;
+  readonly deprecation: ApiDeprecation | null;
+  readonly channels: Map<string, IdxChannel>;
+  readonly api: ApiPackage;
+}
+
+const META_KEY = /^[a-zA-Z0-9][a-zA-Z0-9._-]*$/;
+
+/** opm's custom-schema key check (pkg/cache/meta_key.go); the error text, or undefined when valid. */
+export function metaKeyError(schema: string, packageName: string): string | undefined {
+  const check = (what: string, v: string): string | undefined => {
+    if (v === "") return `invalid ${what}: must not be empty`;
+    if (!META_KEY.test(v)) return `invalid ${what} ${goQuote(v)}: must match ${META_KEY.source}`;
+    return undefined;
+  };
+  return check("schema", schema) ?? (packageName !== "" ? check("packageName", packageName) : undefined);
+}
+
+const ok = <T>(value: T): RpcResult<T> => ({ ok: true, value });
+const fail = <T>(message: string, code: number = RpcCode.Unknown): RpcResult<T> => ({ ok: false, error: { code, message } });
+
+/** opm's registry queries over one catalog revision. Immutable once built. */
+export class RegistryIndex {
+  readonly #packages: Map<string, IdxPackage>;
+  readonly #listOrder: IdxBundle[];
+  readonly #provides: Map<string, IdxBundle[]>;
+  readonly #replacing: Map<string, ApiChannelEntry[]>;
+  readonly #metas: Map<string, JsonObject[]>;
+
+  private constructor(packages: Map<string, IdxPackage>, metas: Map<string, JsonObject[]>) {
+    this.#packages = packages;
+    this.#metas = metas;
+    const all: IdxBundle[] = [];
+    for (const p of packages.values()) for (const c of p.channels.values()) for (const b of c.bundles.values()) all.push(b);
+    this.#listOrder = [...all].sort((a, b) => compareUtf8(a.channel, b.channel) || compareUtf8(a.pkg, b.pkg) || compareUtf8(a.name, b.name));
+    all.sort((a, b) => compareUtf8(a.pkg, b.pkg) || compareUtf8(a.channel, b.channel) || compareUtf8(a.name, b.name));
+    this.#provides = new Map();
+    this.#replacing = new Map();
+    for (const b of all) {
+      const seen = new Set<string>();
+      for (const g of b.api.providedApis) {
+        const key = gvkKey(g.group, g.version, g.kind);
+        if (seen.has(key)) continue;
+        seen.add(key);
+        const list = this.#provides.get(key);
+        if (list) list.push(b);
+        else this.#provides.set(key, [b]);
+      }
+      // channelEntriesThatReplace: one entry for the replaced bundle, one per other skipped bundle
+      // (both carrying the bundle's own replaces).
+      const entry = { packageName: b.pkg, channelName: b.channel, bundleName: b.name, replaces: b.replaces };
+      const add = (name: string): void => {
+        const list = this.#replacing.get(name);
+        if (list) list.push(entry);
+        else this.#replacing.set(name, [entry]);
+      };
+      if (b.replaces !== "") add(b.replaces);
+      for (const s of b.skips) if (s !== b.replaces) add(s);
+    }
+  }
+
+  /**
+   * Builds the index from a validated model and the catalog's custom blobs. Fails like opm's cache
+   * build: a bundle that cannot be converted, or (with `checkMetaKeys`) a custom blob whose schema or
+   * package opm serve rejects.
+   */
+  static build(model: Model, others: readonly Meta[], opts: { checkMetaKeys?: boolean } = {}): { index: RegistryIndex } | { problems: Problem[] } {
+    const problems: Problem[] = [];
+    const metas = new Map<string, JsonObject[]>();
+    for (const o of others) {
+      if (opts.checkMetaKeys !== false) {
+        const err = metaKeyError(o.schema, o.package);
+        if (err !== undefined) {
+          problems.push(
+            problem("SERVE_CUSTOM_SCHEMA_NAME", `invalid custom schema meta: ${err}`, {
+              loc: o.loc,
+              blob: { schema: o.schema, package: o.package || undefined, name: o.name || undefined },
+              hint: "opm serve only accepts custom schema and package names matching ^[a-zA-Z0-9][a-zA-Z0-9._-]*$",
+            }),
+          );
+          continue;
+        }
+      }
+      const key = o.schema + "\u0000" + o.package;
+      const v = o.blob.value as JsonObject;
+      const list = metas.get(key);
+      if (list) list.push(v);
+      else metas.set(key, [v]);
+    }
+    const packages = new Map<string, IdxPackage>();
+    for (const mp of model.values()) {
+      const channels = new Map<string, IdxChannel>();
+      for (const mc of mp.channels.values()) {
+        const { head, error } = channelHead(mc);
+        if (!head) {
+          problems.push(problem("SERVE_CHANNEL_HEAD", `build package index: process package ${goQuote(mp.name)}: ${error}`, { loc: mc.source?.loc }));
+          continue;
+        }
+        const bundles = new Map<string, IdxBundle>();
+        for (const mb of mc.bundles.values()) {
+          const conv = convertBundle(mb);
+          if (typeof conv === "string") {
+            problems.push(
+              problem("SERVE_BUNDLE_CONVERT", `build package index: process package ${goQuote(mp.name)}: ${conv}`, {
+                loc: mb.source?.loc,
+                blob: { schema: "olm.bundle", package: mp.name, name: mb.name },
+              }),
+            );
+            continue;
+          }
+          const trimmed = { ...conv, replaces: "", skips: [] };
+          const listed = conv.bundlePath !== "" ? { ...conv, csvJson: "", object: [] } : conv;
+          bundles.set(mb.name, { pkg: mp.name, channel: mc.name, name: mb.name, replaces: mb.replaces, skips: mb.skips, api: conv, trimmed, listed });
+        }
+        channels.set(mc.name, { name: mc.name, head: head.name, deprecation: dep(mc.deprecation), bundles });
+      }
+      const api: ApiPackage = {
+        name: mp.name,
+        defaultChannelName: mp.defaultChannel?.name ?? "",
+        deprecation: dep(mp.deprecation),
+        channels: [...channels.values()]
+          .sort((a, b) => compareUtf8(a.name, b.name))
+          .map((c) => ({ name: c.name, csvName: c.head, deprecation: c.deprecation })),
+      };
+      packages.set(mp.name, { name: mp.name, defaultChannel: api.defaultChannelName, deprecation: api.deprecation, channels, api });
+    }
+    if (problems.length > 0) return { problems };
+    return { index: new RegistryIndex(packages, metas) };
+  }
+
+  /** ListPackages: every package name (sorted). */
+  listPackages(): string[] {
+    return [...this.#packages.keys()].sort(compareUtf8);
+  }
+
+  getPackage(name: string): RpcResult<ApiPackage> {
+    const p = this.#packages.get(name);
+    return p ? ok(p.api) : fail(`package ${goQuote(name)} not found`);
+  }
+
+  getBundle(pkgName: string, channelName: string, csvName: string): RpcResult<ApiBundle> {
+    const ch = this.#channel(pkgName, channelName);
+    if (!ch.ok) return ch;
+    const b = ch.value.bundles.get(csvName);
+    if (!b) return fail(`package ${goQuote(pkgName)}, channel ${goQuote(channelName)}, bundle ${goQuote(csvName)} not found`);
+    return ok(b.trimmed);
+  }
+
+  getBundleForChannel(pkgName: string, channelName: string): RpcResult<ApiBundle> {
+    const ch = this.#channel(pkgName, channelName);
+    if (!ch.ok) return ch;
+    const b = ch.value.bundles.get(ch.value.head);
+    return b ? ok(b.trimmed) : fail(`package ${goQuote(pkgName)}, channel ${goQuote(channelName)}, bundle ${goQuote(ch.value.head)} not found`);
+  }
+
+  getChannelEntriesThatReplace(csvName: string): RpcResult<ApiChannelEntry[]> {
+    const list = this.#replacing.get(csvName);
+    return list ? ok(list) : fail(`no channel entries found that replace ${csvName}`);
+  }
+
+  getBundleThatReplaces(csvName: string, pkgName: string, channelName: string): RpcResult<ApiBundle> {
+    const p = this.#packages.get(pkgName);
+    if (!p) return fail(`package ${pkgName} not found`);
+    const ch = p.channels.get(channelName);
+    if (!ch) return fail(`package ${goQuote(pkgName)}, channel ${goQuote(channelName)} not found`);
+    let found: IdxBundle | undefined;
+    for (const b of ch.bundles.values()) {
+      if ((b.replaces === csvName || b.skips.includes(csvName)) && (!found || compareUtf8(b.name, found.name) < 0)) found = b;
+    }
+    return found ? ok(found.trimmed) : fail(`no entry found for package ${goQuote(pkgName)}, channel ${goQuote(channelName)}`);
+  }
+
+  getChannelEntriesThatProvide(group: string, version: string, kind: string): RpcResult<ApiChannelEntry[]> {
+    const out: ApiChannelEntry[] = [];
+    for (const b of this.#provides.get(gvkKey(group, version, kind)) ?? []) out.push(...this.#entriesForBundle(b, true));
+    return out.length > 0 ? ok(out) : fail(notProvided(group, version, kind));
+  }
+
+  getLatestChannelEntriesThatProvide(group: string, version: string, kind: string): RpcResult<ApiChannelEntry[]> {
+    const out: ApiChannelEntry[] = [];
+    for (const b of this.#provides.get(gvkKey(group, version, kind)) ?? []) {
+      const ch = this.#packages.get(b.pkg)?.channels.get(b.channel);
+      if (ch && ch.head === b.name) out.push(...this.#entriesForBundle(b, false));
+    }
+    return out.length > 0 ? ok(out) : fail(notProvided(group, version, kind));
+  }
+
+  getDefaultBundleThatProvides(group: string, version: string, kind: string): RpcResult<ApiBundle> {
+    const latest = this.getLatestChannelEntriesThatProvide(group, version, kind);
+    if (!latest.ok) return latest;
+    // Already ordered by package name.
+    for (const e of latest.value) {
+      const p = this.#packages.get(e.packageName);
+      if (p && e.channelName === p.defaultChannel) return this.getBundle(e.packageName, e.channelName, e.bundleName);
+    }
+    return fail(`no entry found that provides group:${goQuote(group)} version:${goQuote(version)} kind:${goQuote(kind)}`);
+  }
+
+  /** ListBundles order: channel name, package name, bundle name. */
+  listBundles(): readonly ApiBundle[] {
+    return this.#listOrder.map((b) => b.listed);
+  }
+
+  /** Number of (package, channel, bundle) entries. */
+  get bundleCount(): number {
+    return this.#listOrder.length;
+  }
+
+  /** ExperimentalListPackageCustomSchemas (the acknowledgement header is checked by the caller). */
+  listPackageCustomSchemas(schema: string, packageName: string): RpcResult<readonly JsonObject[]> {
+    if (schema === "") return fail("schema is required", RpcCode.InvalidArgument);
+    const err = metaKeyError(schema, packageName);
+    if (err !== undefined) return fail(`invalid custom schema query: ${err}`, RpcCode.InvalidArgument);
+    return ok(this.#metas.get(schema + "\u0000" + packageName) ?? []);
+  }
+
+  #channel(pkgName: string, channelName: string): RpcResult<IdxChannel> {
+    const p = this.#packages.get(pkgName);
+    if (!p) return fail(`package ${goQuote(pkgName)} not found`);
+    const ch = p.channels.get(channelName);
+    if (!ch) return fail(`package ${goQuote(pkgName)}, channel ${goQuote(channelName)} not found`);
+    return ok(ch);
+  }
+
+  #entriesForBundle(b: IdxBundle, ignoreChannel: boolean): ApiChannelEntry[] {
+    const out: ApiChannelEntry[] = [{ packageName: b.pkg, channelName: b.channel, bundleName: b.name, replaces: b.replaces }];
+    const ch = ignoreChannel ? undefined : this.#packages.get(b.pkg)?.channels.get(b.channel);
+    for (const s of b.skips) {
+      if (s !== b.replaces && (ignoreChannel || ch?.bundles.has(s))) out.push({ packageName: b.pkg, channelName: b.channel, bundleName: b.name, replaces: s });
+    }
+    return out;
+  }
+}
+
+function notProvided(group: string, version: string, kind: string): string {
+  return `no channel entries found that provide group:${goQuote(group)} version:${goQuote(version)} kind:${goQuote(kind)}`;
+}
+
+function gvkKey(g: string, v: string, k: string): string {
+  return `${g}\u0000${v}\u0000${k}`;
+}
+
+function dep(d: { message: string } | undefined): ApiDeprecation | null {
+  return d ? { message: d.message } : null;
+}
+
+/** api.ConvertModelBundleToAPIBundle; a string is the error text. */
+export function convertBundle(mb: ModelBundle): ApiBundle | string {
+  let props: ParsedProperties;
+  if (mb.parsed) props = mb.parsed;
+  else {
+    try {
+      props = parseProperties(mb.properties);
+    } catch (e) {
+      return `parse properties: ${(e as Error).message}`;
+    }
+  }
+  if (props.packages.length !== 1) return `parse properties: expected exactly 1 property of type "olm.package", found ${props.packages.length}`;
+  if (props.csvMetadatas.length > 1) return `parse properties: expected at most 1 property of type "olm.csv.metadata", found ${props.csvMetadatas.length}`;
+  const src = mb.source;
+  let csvJson = src ? bundleCsvJson(src) : "";
+  let objects = src ? bundleObjects(src) : [];
+  if (csvJson === "" && props.csvMetadatas.length === 1) {
+    csvJson = synthesizeCsvJson(props.csvMetadatas[0], {
+      name: mb.name,
+      version: mb.version ? mb.version.toString() : "0.0.0",
+      icon: mb.package.icon,
+      relatedImages: mb.relatedImages,
+      packageDescription: mb.package.description,
+    });
+    if (objects.length === 0) objects = [csvJson];
+  }
+  const dependencies: ApiKeyValue[] = [];
+  const properties: ApiKeyValue[] = [];
+  for (const p of mb.properties) {
+    if (p.type === PROPERTY_GVK_REQUIRED) dependencies.push({ type: "olm.gvk", value: p.value.text });
+    else if (p.type === PROPERTY_PACKAGE_REQUIRED) {
+      let d: Record<string, unknown>;
+      try {
+        d = decodePropertyValue(p.type, p.value.value);
+      } catch (e) {
+        return `convert model properties to api dependencies: ${(e as Error).message}`;
+      }
+      const str = (x: unknown): string => quoteGoString(typeof x === "string" ? x : "");
+      dependencies.push({ type: "olm.package", value: `{"packageName":${str(d.packageName)},"version":${str(d.versionRange)}}` });
+    }
+    if (p.type !== PROPERTY_BUNDLE_OBJECT && p.type !== PROPERTY_CSV_METADATA) properties.push({ type: p.type, value: p.value.text });
+  }
+  const gvk = (g: { group: string; version: string; kind: string }): ApiGroupVersionKind => ({ group: g.group, version: g.version, kind: g.kind, plural: "" });
+  return {
+    csvName: mb.name,
+    packageName: mb.package.name,
+    channelName: mb.channel.name,
+    csvJson,
+    object: objects,
+    bundlePath: mb.image,
+    providedApis: props.gvks.map(gvk),
+    requiredApis: props.gvksRequired.map(gvk),
+    version: props.packages[0].version,
+    skipRange: mb.skipRange,
+    dependencies,
+    properties,
+    replaces: mb.replaces,
+    skips: mb.skips,
+    deprecation: dep(mb.deprecation),
+  };
+}

@@ -1,0 +1,261 @@
+/**
+ * One immutable, fully validated revision of a served catalog: the JSON Lines document catalogd
+ * serves at `/api/v1/all` (every blob in opm's walk order, normalised as opm's `Meta.Blob`: keys
+ * sorted, compact, no HTML escaping, one per line), its gzip encoding, a schema/package/name index
+ * of the lines for `/api/v1/metas`, and the gRPC registry index. A revision is built completely
+ * before anyone can see it, so readers never observe a half-loaded catalog.
+ */
+import { createHash } from "node:crypto";
+import { readFile, stat } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { setImmediate as yieldToEventLoop } from "node:timers/promises";
+import { gzip as gzipCb, constants as zconst } from "node:zlib";
+import { promisify } from "node:util";
+import { encodeSortedCompact } from "../gojson/encode.js";
+import { problem, type Problem } from "../fbc/errors.js";
+import { listCatalogFiles, loadText, type LoadResult } from "../fbc/load.js";
+import { decodeStream } from "../fbc/stream.js";
+import { emptyConfig, type JsonObject } from "../fbc/types.js";
+import { validateCatalog } from "../fbc/validate.js";
+import { RegistryIndex } from "./registry.js";
+
+const gzip = promisify(gzipCb);
+
+export interface LoadRevisionOptions {
+  /** The catalog name the revision belongs to. */
+  catalog: string;
+  /** Revision number (increasing per catalog). */
+  serial: number;
+  /** Last-Modified of the revision this one replaces; the new one is at least a second later. */
+  previousLastModified?: Date;
+  /** Apply opm serve's custom-schema name rule (needed for the gRPC API). Default true. */
+  checkMetaKeys?: boolean;
+}
+
+export type LoadRevisionResult = { ok: true; revision: CatalogRevision } | { ok: false; problems: Problem[] };
+
+const EMPTY = new Uint32Array(0);
+
+/** An immutable loaded catalog. */
+export class CatalogRevision {
+  /** Catalog name. */
+  readonly catalog: string;
+  /** Directory (or file) it was loaded from. */
+  readonly source: string;
+  readonly serial: number;
+  /** SHA-256 (hex) of the JSON Lines document. */
+  readonly digest: string;
+  /** Strong entity tag of the identity encoding of `/all` (quoted). */
+  readonly etag: string;
+  /** Strong entity tag of the gzip encoding of `/all` (quoted). */
+  readonly etagGzip: string;
+  /** Whole seconds. */
+  readonly lastModified: Date;
+  /** The JSON Lines document. */
+  readonly jsonl: Buffer;
+  /** `jsonl`, gzip-compressed once. */
+  readonly gzip: Buffer;
+  readonly registry: RegistryIndex;
+  readonly files: number;
+  readonly bytes: number;
+  readonly loadMs: number;
+  readonly #offsets: Float64Array;
+  readonly #bySchema: Map<string, Uint32Array>;
+  readonly #byPackage: Map<string, Uint32Array>;
+  readonly #byName: Map<string, Uint32Array>;
+
+  private constructor(init: {
+    catalog: string;
+    source: string;
+    serial: number;
+    digest: string;
+    lastModified: Date;
+    jsonl: Buffer;
+    gzip: Buffer;
+    registry: RegistryIndex;
+    files: number;
+    bytes: number;
+    loadMs: number;
+    offsets: Float64Array;
+    bySchema: Map<string, Uint32Array>;
+    byPackage: Map<string, Uint32Array>;
+    byName: Map<string, Uint32Array>;
+  }) {
+    this.catalog = init.catalog;
+    this.source = init.source;
+    this.serial = init.serial;
+    this.digest = init.digest;
+    const tag = Buffer.from(init.digest.slice(0, 48), "hex").toString("base64url");
+    this.etag = `"${tag}"`;
+    this.etagGzip = `"${tag}-gzip"`;
+    this.lastModified = init.lastModified;
+    this.jsonl = init.jsonl;
+    this.gzip = init.gzip;
+    this.registry = init.registry;
+    this.files = init.files;
+    this.bytes = init.bytes;
+    this.loadMs = init.loadMs;
+    this.#offsets = init.offsets;
+    this.#bySchema = init.bySchema;
+    this.#byPackage = init.byPackage;
+    this.#byName = init.byName;
+  }
+
+  /** Number of blobs (lines). */
+  get blobCount(): number {
+    return this.#offsets.length - 1;
+  }
+
+  /** The line of blob `i` (a view, not a copy), newline included. */
+  line(i: number): Buffer {
+    return this.jsonl.subarray(this.#offsets[i], this.#offsets[i + 1]);
+  }
+
+  /**
+   * The blobs matching every non-empty filter, in catalog order (catalogd's index semantics:
+   * `package` matches the blob's `package` field, so an olm.package blob is found by name only).
+   * `undefined` means all blobs.
+   */
+  query(schema: string, pkg: string, name: string): Uint32Array | undefined {
+    const lists: Uint32Array[] = [];
+    if (schema !== "") lists.push(this.#bySchema.get(schema) ?? EMPTY);
+    if (pkg !== "") lists.push(this.#byPackage.get(pkg) ?? EMPTY);
+    if (name !== "") lists.push(this.#byName.get(name) ?? EMPTY);
+    if (lists.length === 0) return undefined;
+    lists.sort((a, b) => a.length - b.length);
+    let acc = lists[0];
+    for (let i = 1; i < lists.length && acc.length > 0; i++) acc = intersectSorted(acc, lists[i]);
+    return acc;
+  }
+
+  /** Total byte length of the given blobs. */
+  byteLength(ids: Uint32Array): number {
+    let n = 0;
+    for (const i of ids) n += this.#offsets[i + 1] - this.#offsets[i];
+    return n;
+  }
+
+  /**
+   * Loads, validates and indexes a catalog directory (or a single catalog file). Yields to the event
+   * loop between files so that a server keeps answering while a new revision is being built.
+   */
+  static async load(source: string, opts: LoadRevisionOptions): Promise<LoadRevisionResult> {
+    const started = performance.now();
+    let root = source;
+    let files: string[];
+    try {
+      const st = await stat(source);
+      if (st.isDirectory()) files = listCatalogFiles(source);
+      else {
+        root = dirname(source);
+        files = [basename(source)];
+      }
+    } catch (e) {
+      const err = e as NodeJS.ErrnoException;
+      const why = err.code === "ENOENT" ? "no such file or directory" : err.message;
+      return { ok: false, problems: [problem("IO_ERROR", `stat ${err.path ?? source}: ${why}`, { hint: "check the catalog path" })] };
+    }
+
+    const res: LoadResult = { config: emptyConfig(), problems: [], files: 0, bytes: 0 };
+    const lines: Buffer[] = [];
+    const bySchema = new Map<string, number[]>();
+    const byPackage = new Map<string, number[]>();
+    const byName = new Map<string, number[]>();
+    const index = (m: Map<string, number[]>, key: string, id: number): void => {
+      if (key === "") return;
+      const l = m.get(key);
+      if (l) l.push(id);
+      else m.set(key, [id]);
+    };
+    for (const f of files) {
+      let buf: Buffer;
+      try {
+        buf = await readFile(join(root, f));
+      } catch (e) {
+        const err = e as NodeJS.ErrnoException;
+        res.problems.push(problem("IO_ERROR", `open ${f}: ${err.code === "ENOENT" ? "no such file or directory" : err.message}`, { loc: { file: f, line: 0, index: 0 } }));
+        continue;
+      }
+      const text = buf.toString("utf8");
+      const before = res.problems.length;
+      loadText(text, f, res, buf.length);
+      if (res.problems.length === before) {
+        for (const item of decodeStream(text)) {
+          if (item.kind !== "blob") continue;
+          const obj = item.value as JsonObject;
+          const id = lines.length;
+          lines.push(Buffer.from(encodeSortedCompact(obj) + "\n"));
+          index(bySchema, reserved(obj, "schema"), id);
+          index(byPackage, reserved(obj, "package"), id);
+          index(byName, reserved(obj, "name"), id);
+        }
+      }
+      await yieldToEventLoop();
+    }
+    if (res.problems.length > 0) return { ok: false, problems: res.problems };
+    const validated = validateCatalog(res.config);
+    if (validated.problems.length > 0) return { ok: false, problems: validated.problems };
+    await yieldToEventLoop();
+    const built = RegistryIndex.build(validated.model, res.config.others, { checkMetaKeys: opts.checkMetaKeys });
+    if ("problems" in built) return { ok: false, problems: built.problems };
+
+    const offsets = new Float64Array(lines.length + 1);
+    for (let i = 0; i < lines.length; i++) offsets[i + 1] = offsets[i] + lines[i].length;
+    const jsonl = Buffer.concat(lines, offsets[lines.length]);
+    lines.length = 0;
+    const digest = createHash("sha256").update(jsonl).digest("hex");
+    const gz = await gzip(jsonl, { level: zconst.Z_BEST_COMPRESSION });
+    const nowSec = Math.floor(Date.now() / 1000);
+    const prevSec = opts.previousLastModified ? Math.floor(opts.previousLastModified.getTime() / 1000) : -Infinity;
+    const lastModified = new Date(Math.max(nowSec, prevSec + 1) * 1000);
+    const freeze = (m: Map<string, number[]>): Map<string, Uint32Array> => new Map([...m].map(([k, v]) => [k, Uint32Array.from(v)]));
+    return {
+      ok: true,
+      revision: new CatalogRevision({
+        catalog: opts.catalog,
+        source,
+        serial: opts.serial,
+        digest,
+        lastModified,
+        jsonl,
+        gzip: gz,
+        registry: built.index,
+        files: res.files,
+        bytes: res.bytes,
+        loadMs: performance.now() - started,
+        offsets,
+        bySchema: freeze(bySchema),
+        byPackage: freeze(byPackage),
+        byName: freeze(byName),
+      }),
+    };
+  }
+}
+
+/** The value of a reserved key (matched case-insensitively like opm), or "". */
+function reserved(obj: JsonObject, key: string): string {
+  const v = obj[key];
+  if (typeof v === "string") return v;
+  for (const k of Object.keys(obj)) {
+    if (k.length === key.length && k.toLowerCase() === key) {
+      const w = obj[k];
+      return typeof w === "string" ? w : "";
+    }
+  }
+  return "";
+}
+
+function intersectSorted(a: Uint32Array, b: Uint32Array): Uint32Array {
+  const out: number[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    if (a[i] === b[j]) {
+      out.push(a[i]);
+      i++;
+      j++;
+    } else if (a[i] < b[j]) i++;
+    else j++;
+  }
+  return Uint32Array.from(out);
+}

@@ -1,0 +1,190 @@
+/**
+ * Several named catalogs, each served from an immutable revision. A reload builds a complete new
+ * revision off to the side and swaps it in with one assignment; until then, and for good if the new
+ * content is invalid, the previous revision keeps being served and the reason is kept and reported.
+ */
+import { watch, type FSWatcher } from "node:fs";
+import { basename, resolve } from "node:path";
+import type { Problem } from "../fbc/errors.js";
+import { CatalogRevision } from "./revision.js";
+
+/** What a load or reload did. */
+export type ReloadOutcome =
+  | { status: "loaded"; catalog: string; revision: CatalogRevision }
+  | { status: "unchanged"; catalog: string; revision: CatalogRevision }
+  /** The content was invalid or unreadable; `serving` is the revision still served, if any. */
+  | { status: "failed"; catalog: string; problems: Problem[]; serving?: CatalogRevision };
+
+/** Events a store reports (for logs). */
+export type StoreEvent = ReloadOutcome | { status: "watch-error"; catalog: string; error: string };
+
+export interface CatalogStoreOptions {
+  /** Apply opm serve's custom-schema name rule so the catalog can be served over gRPC. Default true. */
+  checkMetaKeys?: boolean;
+  /** Called after every load, reload and watch problem. */
+  onEvent?: (e: StoreEvent) => void;
+  /** Debounce delay of `watch` in milliseconds. Default 300. */
+  watchDebounceMs?: number;
+}
+
+interface Entry {
+  readonly name: string;
+  readonly source: string;
+  current?: CatalogRevision;
+  lastError?: Problem[];
+  serial: number;
+  /** The reload in progress, if any; further requests are folded into one follow-up reload. */
+  running?: Promise<ReloadOutcome>;
+  again: boolean;
+  watcher?: FSWatcher;
+  timer?: NodeJS.Timeout;
+}
+
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/**
+ * k8s.io/apimachinery IsDNS1123Subdomain: catalogd requires catalog names (a URL path segment) to
+ * be DNS-1123 subdomains. Returns the error texts (empty when valid).
+ */
+export function dns1123SubdomainErrors(value: string): string[] {
+  const errs: string[] = [];
+  if (value.length > 253) errs.push("must be no more than 253 characters");
+  if (!DNS1123_SUBDOMAIN.test(value)) {
+    errs.push(
+      "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+    );
+  }
+  return errs;
+}
+
+/** Parses a `[name=]<dir>` command-line argument; the name defaults to the directory's base name. */
+export function parseCatalogArg(arg: string): { name: string; source: string } {
+  const eq = arg.indexOf("=");
+  // A "=" inside a path (after a slash) is part of the path.
+  if (eq > 0 && !arg.slice(0, eq).includes("/")) return { name: arg.slice(0, eq), source: arg.slice(eq + 1) };
+  return { name: basename(resolve(arg)), source: arg };
+}
+
+/** Named catalogs with atomic reloads. */
+export class CatalogStore {
+  readonly #entries = new Map<string, Entry>();
+  readonly #opts: CatalogStoreOptions;
+  #closed = false;
+
+  constructor(opts: CatalogStoreOptions = {}) {
+    this.#opts = opts;
+  }
+
+  /**
+   * Registers a catalog and loads it. Throws for an invalid or duplicate name; a catalog whose
+   * content is invalid is registered but not served (the outcome says why).
+   */
+  async add(name: string, source: string): Promise<ReloadOutcome> {
+    const errs = dns1123SubdomainErrors(name);
+    if (errs.length > 0) throw new Error(`invalid catalog name ${JSON.stringify(name)}: ${errs.join("; ")} (choose one with name=<dir>)`);
+    if (this.#entries.has(name)) throw new Error(`catalog ${JSON.stringify(name)} is already registered`);
+    this.#entries.set(name, { name, source, serial: 0, again: false });
+    return this.reload(name);
+  }
+
+  /** Catalog names in registration order. */
+  names(): string[] {
+    return [...this.#entries.keys()];
+  }
+
+  /** The revision currently served for `name`, if any. */
+  get(name: string): CatalogRevision | undefined {
+    return this.#entries.get(name)?.current;
+  }
+
+  /** The problems of the last failed load of `name` (cleared by a successful one). */
+  lastError(name: string): Problem[] | undefined {
+    return this.#entries.get(name)?.lastError;
+  }
+
+  /** True when every registered catalog has a served revision. */
+  ready(): boolean {
+    for (const e of this.#entries.values()) if (!e.current) return false;
+    return this.#entries.size > 0;
+  }
+
+  /**
+   * Rebuilds `name` from its source and swaps it in if valid and changed. Concurrent calls share the
+   * running load, and one more load follows it so that the latest content is always picked up.
+   */
+  reload(name: string): Promise<ReloadOutcome> {
+    const e = this.#entries.get(name);
+    if (!e) return Promise.reject(new Error(`unknown catalog ${JSON.stringify(name)}`));
+    if (e.running) {
+      e.again = true;
+      return e.running;
+    }
+    const run = async (): Promise<ReloadOutcome> => {
+      let outcome: ReloadOutcome;
+      do {
+        e.again = false;
+        outcome = await this.#loadOnce(e);
+        this.#opts.onEvent?.(outcome);
+      } while (e.again && !this.#closed);
+      return outcome;
+    };
+    e.running = run().finally(() => {
+      e.running = undefined;
+    });
+    return e.running;
+  }
+
+  async #loadOnce(e: Entry): Promise<ReloadOutcome> {
+    const res = await CatalogRevision.load(e.source, {
+      catalog: e.name,
+      serial: e.serial + 1,
+      previousLastModified: e.current?.lastModified,
+      checkMetaKeys: this.#opts.checkMetaKeys,
+    });
+    if (!res.ok) {
+      e.lastError = res.problems;
+      return { status: "failed", catalog: e.name, problems: res.problems, serving: e.current };
+    }
+    e.lastError = undefined;
+    if (e.current && e.current.digest === res.revision.digest) return { status: "unchanged", catalog: e.name, revision: e.current };
+    e.serial = res.revision.serial;
+    e.current = res.revision; // the atomic swap
+    return { status: "loaded", catalog: e.name, revision: res.revision };
+  }
+
+  /** Watches every catalog's source and reloads it (debounced) when files change. */
+  watch(): void {
+    for (const e of this.#entries.values()) {
+      if (e.watcher) continue;
+      try {
+        e.watcher = watch(e.source, { recursive: true, persistent: false }, () => this.#schedule(e));
+        e.watcher.on("error", (err) => this.#opts.onEvent?.({ status: "watch-error", catalog: e.name, error: err.message }));
+      } catch (err) {
+        this.#opts.onEvent?.({ status: "watch-error", catalog: e.name, error: (err as Error).message });
+      }
+    }
+  }
+
+  #schedule(e: Entry): void {
+    if (this.#closed) return;
+    if (e.timer) clearTimeout(e.timer);
+    e.timer = setTimeout(() => {
+      e.timer = undefined;
+      void this.reload(e.name);
+    }, this.#opts.watchDebounceMs ?? 300);
+    e.timer.unref();
+  }
+
+  /** Stops watching and waits for loads in progress. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const pending: Promise<unknown>[] = [];
+    for (const e of this.#entries.values()) {
+      e.watcher?.close();
+      e.watcher = undefined;
+      if (e.timer) clearTimeout(e.timer);
+      if (e.running) pending.push(e.running.catch(() => undefined));
+    }
+    await Promise.all(pending);
+  }
+}
