@@ -115,3 +115,14 @@ test("list, init, migrate and version", () => {
   assert.match(opcat(["--help"]).stdout, /render-graph/);
   assert.match(opcat(["validate", "--help"]).stdout, /-o, --output <format>/);
 });
+
+test("a reader that closes the pipe early (| head) ends opcat quietly", async () => {
+  const { spawn } = await import("node:child_process");
+  const child = spawn(process.execPath, [BIN, "render", EXAMPLE, "-o", "yaml"], { stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+  child.stdout.once("data", () => child.stdout.destroy());
+  const code = await new Promise<number | null>((resolve) => child.on("close", (c) => resolve(c)));
+  assert.equal(code, 0);
+  assert.doesNotMatch(stderr, /EPIPE|\n\s+at /);
+});
