@@ -257,13 +257,14 @@ function checkBundleObjects(b: Bundle): void {
 
 /** Loads one file. */
 export function loadFile(path: string, displayName = path, into?: LoadResult): LoadResult {
-  let buf: Buffer;
+  // readFileSync(…, "utf8") decodes in native code: much faster than reading a Buffer and decoding it.
+  let text: string;
   try {
-    buf = readFileSync(path);
+    text = readFileSync(path, "utf8");
   } catch (e) {
     throw ioError(path, e);
   }
-  return loadText(buf.toString("utf8"), displayName, into, buf.length);
+  return loadText(text, displayName, into);
 }
 
 function ioError(path: string, e: unknown): OpcatError {
