@@ -3,6 +3,8 @@
  * community catalogs merged into one catalog and (b) generated JSON catalogs of 1k–10k bundles,
  * beside the bare parse of the same bytes. Each figure is the median of several runs, each in a
  * fresh process. Results are printed as a Markdown table (paste into docs/benchmarks.md).
+ * Then, each in its own process: bundle rendering and image pulls (bench/images.ts, needs Debian's
+ * docker-registry), and the SAT solver (bench/sat.ts). `BENCH_ONLY=fbc|images|sat` runs one part.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -57,8 +59,16 @@ function scenario(name: string, dir: string): void {
   }
 }
 
+const only = process.env.BENCH_ONLY;
+
+function sub(script: string, args: string[] = []): void {
+  console.log(`\n## ${script}\n`);
+  const r = spawnSync(process.execPath, ["--import", "tsx", join(root, "bench", script), ...args], { cwd: root, stdio: "inherit" });
+  if (r.status !== 0) console.log(`(${script} exited with ${r.status})`);
+}
+
 const tmp = mkdtempSync(join(tmpdir(), "opcat-bench-"));
-try {
+if (!only || only === "fbc") try {
   console.log(`opcat benchmark: node ${process.version}, ${runs} runs per figure (median time, max peak RSS)`);
   if (existsSync(community)) {
     const merged = join(tmp, "community-merged");
@@ -75,3 +85,5 @@ try {
 } finally {
   rmSync(tmp, { recursive: true, force: true });
 }
+if (!only || only === "images") sub("images.ts", [process.env.BENCH_IMAGES ?? "40"]);
+if (!only || only === "sat") sub("sat.ts");
