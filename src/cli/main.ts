@@ -20,6 +20,7 @@ import { formatCatalog, isEmptyOrMissingDir, writeCatalog, writeCatalogDirectory
 import { VERSION } from "../version.js";
 import { registerTemplateCommands } from "./template.js";
 import { registerServeCommand } from "./serve.js";
+import { registerResolveCommands } from "./resolve.js";
 import { addImageAccessOptions, imageAccessFrom, registerImageCommands, type ImageAccessFlags } from "./image.js";
 import { resolveRenderRef, type PullOptions } from "../image/index.js";
 import { EXIT_INVALID, EXIT_USAGE, formatBytes, handleError, Progress, problemToJson, reportProblems, type ErrorFormat } from "./output.js";
@@ -245,6 +246,7 @@ Examples:
   registerTemplateCommands(program);
   registerImageCommands(program);
   registerServeCommand(program);
+  registerResolveCommands(program);
 
   program
     .command("version")

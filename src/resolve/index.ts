@@ -1,0 +1,30 @@
+/**
+ * Dependency resolution over File-Based Catalogs (seed 002's Deppy): catalogs with priorities,
+ * Inputs and InputClasses, installed operators and a described cluster → a resolveset.
+ */
+export { CatalogSet, channelOrder, sortChannel, type ChannelEdge, type Entity, type NamedCatalog } from "./catalog.js";
+export {
+  DEFAULT_INPUT_CLASSES,
+  parseInputDocuments,
+  type ClusterDescription,
+  type Input,
+  type InputClass,
+  type InputClassParameters,
+  type InputConstraint,
+  type InputDocuments,
+  type InstalledOperator,
+} from "./inputs.js";
+export { compileCel, compileConstraint, dependenciesOf, type Predicate } from "./predicates.js";
+export { catalogImages, query, resolveSetImages, type ImageUse, type QueryMatch } from "./query.js";
+export {
+  resolve,
+  type Condition,
+  type InputStatus,
+  type InstalledStatus,
+  type InstanceReference,
+  type InstanceStatus,
+  type ResolveRequest,
+  type ResolveSet,
+  type ResolvedBundle,
+  type UpdateOptions,
+} from "./resolver.js";
