@@ -391,14 +391,29 @@ function decodeField(v: JsonValue, kind: Kind, ctx: Ctx, current: unknown): unkn
 
 const B64 = new Int16Array(128).fill(-1);
 for (let i = 0; i < 64; i++) B64["ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".charCodeAt(i)] = i;
-const B64_FAST = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/**
+ * Fast check for standard, padded base64 (what Go's base64.StdEncoding accepts without error):
+ * Node's decoder skips or stops at characters outside the alphabet, so the decoded length equals
+ * the length implied by the text only when every character is valid — except for the URL-safe
+ * `-` and `_`, which Node also accepts and are therefore excluded first. Returns the decoded
+ * bytes, or undefined when the exact (slow) path must decide.
+ */
+export function decodeStdBase64Fast(data: string): Buffer | undefined {
+  const n = data.length;
+  if (n % 4 !== 0 || data.indexOf("-") !== -1 || data.indexOf("_") !== -1) return undefined;
+  const pad = n > 0 && data.charCodeAt(n - 1) === 0x3d ? (data.charCodeAt(n - 2) === 0x3d ? 2 : 1) : 0;
+  const bytes = Buffer.from(data, "base64");
+  return bytes.length === (n / 4) * 3 - pad ? bytes : undefined;
+}
 
 /**
  * Go's `base64.StdEncoding.Decode` (padding required, `\r` and `\n` ignored): the decoded bytes,
  * or a DecodeError `illegal base64 data at input byte N`.
  */
 export function decodeStdBase64(s: string): Uint8Array {
-  if (s.length % 4 === 0 && B64_FAST.test(s)) return Buffer.from(s, "base64");
+  const fast = decodeStdBase64Fast(s);
+  if (fast !== undefined) return fast;
   const err = base64ErrorOffset(s);
   if (err >= 0) throw new DecodeError(`illegal base64 data at input byte ${err}`);
   return Buffer.from(s.replace(/[\r\n]/g, ""), "base64");
@@ -444,12 +459,16 @@ function ctx0(): Ctx {
   return { struct: undefined, stack: [] };
 }
 
+/** The decoded property records become the Property objects themselves (they are fresh records). */
 function toProperties(v: unknown): Property[] {
   if (!v) return [];
-  return (v as Decoded[]).map((p) => ({
-    type: (p.type as string | undefined) ?? "",
-    value: (p.value as RawJson | undefined) ?? RawJson.missing(),
-  }));
+  const list = v as Decoded[];
+  for (let i = 0; i < list.length; i++) {
+    const p = list[i];
+    if (p.type === undefined) p.type = "";
+    if (p.value === undefined) p.value = RawJson.missing();
+  }
+  return list as unknown as Property[];
 }
 
 export function decodePackage(blob: JsonObject): Package {
@@ -489,6 +508,16 @@ export function decodeChannel(blob: JsonObject): Channel {
   };
 }
 
+/** Like toProperties: the fresh decoded records are completed in place. */
+function toRelatedImages(list: Decoded[]): RelatedImage[] {
+  for (let i = 0; i < list.length; i++) {
+    const r = list[i];
+    if (r.name === undefined) r.name = "";
+    if (r.image === undefined) r.image = "";
+  }
+  return list as unknown as RelatedImage[];
+}
+
 export function decodeBundle(blob: JsonObject): Bundle {
   const d = decodeTop(blob, BUNDLE);
   const related = d.relatedImages as Decoded[] | undefined;
@@ -498,9 +527,7 @@ export function decodeBundle(blob: JsonObject): Bundle {
     package: (d.package as string) ?? "",
     image: (d.image as string) ?? "",
     properties: toProperties(d.properties),
-    relatedImages: related
-      ? related.map((r): RelatedImage => ({ name: (r.name as string) ?? "", image: (r.image as string) ?? "" }))
-      : [],
+    relatedImages: related ? toRelatedImages(related) : [],
   };
 }
 

@@ -93,6 +93,13 @@ test("reserved keys are case-insensitive; case-duplicates are an error", () => {
   assert.deepEqual(problemsOf('{"schema":"olm.package","name":"a","Name":"b","foo":1,"FOO":2}'), [
     { code: "FBC_DUPLICATE_KEYS", message: '[duplicate keys for key "foo": [FOO foo], duplicate keys for key "name": [Name name]]', line: 1 },
   ]);
+  // Known mixed-case keys take a shortcut; their lower-case and upper-case twins must still collide.
+  for (const [a, b] of [["relatedImages", "relatedimages"], ["skipRange", "SKIPRANGE"], ["defaultChannel", "defaultchannel"]]) {
+    const sorted = [a, b].sort();
+    assert.deepEqual(problemsOf(`{"schema":"olm.bundle","name":"a","${a}":[],"${b}":[]}`), [
+      { code: "FBC_DUPLICATE_KEYS", message: `duplicate keys for key "${a.toLowerCase()}": [${sorted.join(" ")}]`, line: 1 },
+    ]);
+  }
   assert.deepEqual(problemsOf('{"schema":5}'), [
     { code: "FBC_RESERVED_KEY_TYPE", message: 'expected value for key "schema" to be a string, got %!t(float64=5): 5', line: 1 },
   ]);
@@ -222,4 +229,28 @@ test("property: the loader returns blobs or located problems for any text, never
     }),
     { numRuns: 2000 },
   );
+});
+
+test("the fast base64 check agrees with Go's StdEncoding rules", async () => {
+  const { decodeStdBase64Fast, base64ErrorOffset } = await import("./decode.js");
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_ \n\r\té\u0000.";
+  const arb = fc.oneof(
+    fc.uint8Array({ maxLength: 40 }).map((b) => Buffer.from(b).toString("base64")),
+    fc.array(fc.constantFrom(...alphabet.split("")), { maxLength: 24 }).map((a) => a.join("")),
+    fc.tuple(fc.uint8Array({ minLength: 1, maxLength: 30 }), fc.nat(), fc.constantFrom(...alphabet.split(""))).map(([b, i, c]) => {
+      const s = Buffer.from(b).toString("base64");
+      const at = i % s.length;
+      return s.slice(0, at) + c + s.slice(at + 1);
+    }),
+  );
+  fc.assert(
+    fc.property(arb, (s) => {
+      const fast = decodeStdBase64Fast(s);
+      if (fast === undefined) return;
+      assert.equal(base64ErrorOffset(s), -1, `fast path accepted invalid ${JSON.stringify(s)}`);
+      assert.deepEqual([...fast], [...Buffer.from(s, "base64")]);
+    }),
+    { numRuns: 3000 },
+  );
+  assert.notEqual(decodeStdBase64Fast(Buffer.from("hello world").toString("base64")), undefined);
 });

@@ -12,7 +12,7 @@ import { encodeSortedCompact } from "../gojson/encode.js";
 import { hasJsonPrefix } from "../gojson/unicode.js";
 
 import { parseGoYamlDocument } from "../yaml/index.js";
-import { DecodeError, decodeBundle, decodeBundleObjectData, decodeChannel, decodeDeprecation, decodePackage } from "./decode.js";
+import { DecodeError, decodeBundle, decodeStdBase64Fast, decodeBundleObjectData, decodeChannel, decodeDeprecation, decodePackage } from "./decode.js";
 import { OpcatError, problem, type Problem } from "./errors.js";
 import { RawJson } from "./rawjson.js";
 import { decodeStream, notAnObjectMessage } from "./stream.js";
@@ -74,6 +74,14 @@ function newResult(): LoadResult {
 
 const NEEDS_FOLD = /[^a-z0-9_.\-]/;
 
+/**
+ * Keys of the olm.* schemas that need folding but cannot collide with one another or with the
+ * reserved keys (their folded forms are distinct and none is schema/package/name).
+ */
+const KNOWN_MIXED_CASE_KEYS = new Set(["defaultChannel", "relatedImages", "skipRange"]);
+/** Their folded forms: a key spelled like this could collide with the known key. */
+const KNOWN_FOLDED_KEYS = new Set(["defaultchannel", "relatedimages", "skiprange"]);
+
 /** Case folding used by opm for the reserved top-level keys (golang.org/x/text/cases.Fold). */
 function fold(key: string): string {
   return key.toUpperCase().toLowerCase();
@@ -109,7 +117,7 @@ function addBlob(res: LoadResult, value: JsonValue, loc: Location, fromYaml: boo
     if (k === "schema") schemaKey = k;
     else if (k === "package") packageKey = k;
     else if (k === "name") nameKey = k;
-    else if (NEEDS_FOLD.test(k)) needFold = true;
+    else if (!needFold && (KNOWN_MIXED_CASE_KEYS.has(k) ? false : KNOWN_FOLDED_KEYS.has(k) || NEEDS_FOLD.test(k))) needFold = true;
   }
   if (needFold) {
     folded = new Map();
@@ -213,7 +221,15 @@ function decodeWith<T>(prefix: string, fn: () => T): T {
   }
 }
 
-const B64_FAST = /^[A-Za-z0-9+/]*={0,2}$/;
+/** The first non-space byte of `b` is `{` (Go's hasJSONPrefix over the decoded manifest). */
+function bytesHaveJsonPrefix(b: Uint8Array): boolean {
+  for (let i = 0; i < b.length; i++) {
+    const c = b[i];
+    if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) continue;
+    return c === 0x7b;
+  }
+  return false;
+}
 
 /**
  * opm decodes every `olm.bundle.object` while loading (readBundleObjects) and fails on bad base64 or
@@ -229,11 +245,10 @@ function checkBundleObjects(b: Bundle): void {
       throw new BlobError("FBC_BUNDLE_OBJECT", `${where()}: parse property at index ${i} as bundle object: unexpected end of JSON input`);
     }
     const v = raw.value;
-    let head: string;
     const data = v !== null && typeof v === "object" && !Array.isArray(v) ? v.data : undefined;
-    if (typeof data === "string" && data.length % 4 === 0 && Object.keys(v as object).length === 1 && B64_FAST.test(data)) {
-      head = Buffer.from(data.slice(0, 256), "base64").toString("utf8");
-      if (hasJsonPrefix(head)) continue;
+    if (typeof data === "string" && Object.keys(v as object).length === 1) {
+      const fast = decodeStdBase64Fast(data);
+      if (fast !== undefined && bytesHaveJsonPrefix(fast)) continue;
     }
     let bytes: Uint8Array | null | undefined;
     try {

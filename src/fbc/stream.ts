@@ -8,7 +8,7 @@
 import { parseGoYamlDocument } from "../yaml/index.js";
 import { encodeSortedCompact, indentCompactJson } from "../gojson/encode.js";
 import { hasJsonPrefix, isGoSpace } from "../gojson/unicode.js";
-import { findJsonValueEnd, goJsonSyntaxError, skipJsonSpace } from "../gojson/scan.js";
+import { findJsonValueEnd, goJsonSyntaxError, scanJsonContainer, type ScannedValue } from "../gojson/scan.js";
 import type { JsonValue } from "./types.js";
 
 export interface StreamBlob {
@@ -70,12 +70,30 @@ export function decodeStream(text: string): StreamItem[] {
   let yamlFrom = 0;
   if (looksLikeJson(text)) {
     const lines = new LineCounter(text);
+    const scanned: ScannedValue = { end: 0, newlines: 0 };
+    // Lines are counted by the scanner while it finds each value's end (no second pass).
+    let line = 1;
     let pos = 0;
     let count = 0;
     for (;;) {
-      const start = skipJsonSpace(text, pos);
+      let start = pos;
+      while (start < text.length) {
+        const c = text.charCodeAt(start);
+        if (c === 0x0a) line++;
+        else if (c !== 0x20 && c !== 0x09 && c !== 0x0d) break;
+        start++;
+      }
       if (start >= text.length) return out;
-      const end = findJsonValueEnd(text, start);
+      const first = text.charCodeAt(start);
+      let end: number;
+      let valueLines = 0;
+      if (first === 0x7b || first === 0x5b) {
+        scanJsonContainer(text, start, scanned);
+        end = scanned.end;
+        valueLines = scanned.newlines;
+      } else {
+        end = findJsonValueEnd(text, start);
+      }
       let value: JsonValue | undefined;
       let failure: string | undefined;
       if (end >= 0) {
@@ -89,7 +107,8 @@ export function decodeStream(text: string): StreamItem[] {
       }
       if (failure === undefined) {
         const v = value as JsonValue;
-        out.push({ kind: "blob", value: v, line: lines.at(start), index: index++, yaml: false });
+        out.push({ kind: "blob", value: v, line, index: index++, yaml: false });
+        line += valueLines;
         count++;
         pos = end;
         continue;

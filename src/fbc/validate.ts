@@ -4,7 +4,7 @@
  * opm stops at the first problem of ConvertToModel and prints model problems in random order; here
  * a bad blob is set aside and checking goes on, and problems come out sorted by file and line.
  */
-import { validatePullSpec } from "../image/index.js";
+import { validatePullSpec } from "../image/reference.js";
 import { goQuote } from "../gojson/fmt.js";
 import { SemverError, SemverPanic, tryParsePRVersion, tryParseRange, tryParseVersion, type PRVersion } from "../semver/index.js";
 import { compareProblems, problem, type Problem } from "./errors.js";
@@ -161,16 +161,22 @@ export function validateCatalog(cfg: DeclarativeConfig): ValidationResult {
   }
 
   // Image pull specs repeat (related images are shared by a package's bundles): check each once.
-  const pullSpecErrors = new Map<string, string | undefined>();
+  const pullSpecErrors = new Map<string, string | null>();
   const checkPullSpec = (ref: string): string | undefined => {
-    if (pullSpecErrors.has(ref)) return pullSpecErrors.get(ref);
+    const known = pullSpecErrors.get(ref);
+    if (known !== undefined) return known ?? undefined;
     const err = validatePullSpec(ref);
-    pullSpecErrors.set(ref, err);
+    pullSpecErrors.set(ref, err ?? null);
     return err;
   };
 
   // Bundles. A bundle rejected here is not reported again as a channel entry without a bundle.
-  const rejected = new Set<string>();
+  const rejected = new Map<string, Set<string>>();
+  const reject = (pkg: string, name: string): void => {
+    const set = rejected.get(pkg);
+    if (set) set.add(name);
+    else rejected.set(pkg, new Set([name]));
+  };
   const packageBundles = new Map<string, Map<string, Location | undefined>>();
   for (const b of cfg.bundles) {
     const blob = (): Problem["blob"] => ({ schema: SCHEMA_BUNDLE, package: b.package, name: b.name });
@@ -191,85 +197,91 @@ export function validateCatalog(cfg: DeclarativeConfig): ValidationResult {
       continue;
     }
     names.set(b.name, b.loc);
-    rejected.add(b.package + "\u0000" + b.name);
-    let props: ParsedProperties;
+    let accepted = false;
     try {
-      props = parseProperties(b.properties);
-    } catch (e) {
-      if (!(e instanceof PropertyParseError)) throw e;
-      add("FBC_BUNDLE_PROPERTY_INVALID", `parse properties for bundle ${q(b.name)}: ${e.message}`, b.loc, blob());
-      continue;
-    }
-    if (props.packages.length !== 1) {
-      add(
-        "FBC_BUNDLE_PACKAGE_PROPERTY_COUNT",
-        `package ${q(b.package)} bundle ${q(b.name)} must have exactly 1 "olm.package" property, found ${props.packages.length}`,
-        b.loc,
-        blob(),
-        'give the bundle exactly one property {type: olm.package, value: {packageName, version}}',
-      );
-      continue;
-    }
-    const pp = props.packages[0];
-    if (b.package !== pp.packageName) {
-      add("FBC_BUNDLE_PACKAGE_MISMATCH", `package ${q(b.package)} does not match "olm.package" property ${q(pp.packageName)}`, b.loc, blob(), 'the olm.package property\'s packageName must equal the bundle\'s "package"');
-      continue;
-    }
-    let bad = false;
-    if (b.image !== "") {
-      const err = checkPullSpec(b.image);
-      if (err !== undefined) {
-        add("FBC_BUNDLE_IMAGE_INVALID", `package ${q(b.package)} bundle ${q(b.name)} image: invalid image pull spec ${q(b.image)}: ${err}`, b.loc, blob());
-        bad = true;
-      }
-    }
-    for (let i = 0; i < b.relatedImages.length && !bad; i++) {
-      const ri = b.relatedImages[i];
-      if (ri.image === "") continue;
-      const err = checkPullSpec(ri.image);
-      if (err !== undefined) {
-        add("FBC_BUNDLE_RELATED_IMAGE_INVALID", `package ${q(b.package)} bundle ${q(b.name)} relatedImages[${i}].image: invalid image pull spec ${q(ri.image)}: ${err}`, b.loc, blob());
-        bad = true;
-      }
-    }
-    if (bad) continue;
-    const ver = tryParseVersion(pp.version);
-    if (ver instanceof SemverError) {
-      add("FBC_BUNDLE_VERSION_INVALID", `error parsing bundle ${q(b.name)} version ${q(pp.version)}: ${ver.message}`, b.loc, blob(), "versions must be strict semver: MAJOR.MINOR.PATCH[-pre][+build], no leading v");
-      continue;
-    }
-    let release: PRVersion[] = [];
-    if (pp.release !== "") {
-      const r = parseRelease(pp.release);
-      if (typeof r === "string") {
-        add("FBC_BUNDLE_RELEASE_INVALID", `error parsing bundle ${q(b.name)} release version ${q(pp.release)}: ${r}`, b.loc, blob());
+      let props: ParsedProperties;
+      try {
+        props = parseProperties(b.properties);
+      } catch (e) {
+        if (!(e instanceof PropertyParseError)) throw e;
+        add("FBC_BUNDLE_PROPERTY_INVALID", `parse properties for bundle ${q(b.name)}: ${e.message}`, b.loc, blob());
         continue;
       }
-      release = r;
-    }
-    rejected.delete(b.package + "\u0000" + b.name);
-    let found = false;
-    for (const mc of mp.channels.values()) {
-      const mb = mc.bundles.get(b.name);
-      if (!mb) continue;
-      found = true;
-      mb.image = b.image;
-      mb.properties = b.properties;
-      mb.relatedImages = b.relatedImages;
-      mb.source = b;
-      mb.parsed = props;
-      mb.version = ver;
-      mb.release = release;
-      entriesWithoutBundle.get(mc)?.delete(b.name);
-    }
-    if (!found) {
-      add("FBC_BUNDLE_NOT_IN_CHANNEL", `package ${q(b.package)}, bundle ${q(b.name)} not found in any channel entries`, b.loc, blob(), "add the bundle to at least one olm.channel's entries, or remove it");
+      if (props.packages.length !== 1) {
+        add(
+          "FBC_BUNDLE_PACKAGE_PROPERTY_COUNT",
+          `package ${q(b.package)} bundle ${q(b.name)} must have exactly 1 "olm.package" property, found ${props.packages.length}`,
+          b.loc,
+          blob(),
+          'give the bundle exactly one property {type: olm.package, value: {packageName, version}}',
+        );
+        continue;
+      }
+      const pp = props.packages[0];
+      if (b.package !== pp.packageName) {
+        add("FBC_BUNDLE_PACKAGE_MISMATCH", `package ${q(b.package)} does not match "olm.package" property ${q(pp.packageName)}`, b.loc, blob(), 'the olm.package property\'s packageName must equal the bundle\'s "package"');
+        continue;
+      }
+      let bad = false;
+      if (b.image !== "") {
+        // Bundle images are nearly always unique: checked directly, not through the cache.
+        const err = validatePullSpec(b.image);
+        if (err !== undefined) {
+          add("FBC_BUNDLE_IMAGE_INVALID", `package ${q(b.package)} bundle ${q(b.name)} image: invalid image pull spec ${q(b.image)}: ${err}`, b.loc, blob());
+          bad = true;
+        }
+      }
+      for (let i = 0; i < b.relatedImages.length && !bad; i++) {
+        const ri = b.relatedImages[i];
+        if (ri.image === "") continue;
+        const err = checkPullSpec(ri.image);
+        if (err !== undefined) {
+          add("FBC_BUNDLE_RELATED_IMAGE_INVALID", `package ${q(b.package)} bundle ${q(b.name)} relatedImages[${i}].image: invalid image pull spec ${q(ri.image)}: ${err}`, b.loc, blob());
+          bad = true;
+        }
+      }
+      if (bad) continue;
+      const ver = tryParseVersion(pp.version);
+      if (ver instanceof SemverError) {
+        add("FBC_BUNDLE_VERSION_INVALID", `error parsing bundle ${q(b.name)} version ${q(pp.version)}: ${ver.message}`, b.loc, blob(), "versions must be strict semver: MAJOR.MINOR.PATCH[-pre][+build], no leading v");
+        continue;
+      }
+      let release: PRVersion[] = [];
+      if (pp.release !== "") {
+        const r = parseRelease(pp.release);
+        if (typeof r === "string") {
+          add("FBC_BUNDLE_RELEASE_INVALID", `error parsing bundle ${q(b.name)} release version ${q(pp.release)}: ${r}`, b.loc, blob());
+          continue;
+        }
+        release = r;
+      }
+      accepted = true;
+      let found = false;
+      for (const mc of mp.channels.values()) {
+        const mb = mc.bundles.get(b.name);
+        if (!mb) continue;
+        found = true;
+        mb.image = b.image;
+        mb.properties = b.properties;
+        mb.relatedImages = b.relatedImages;
+        mb.source = b;
+        mb.parsed = props;
+        mb.version = ver;
+        mb.release = release;
+        entriesWithoutBundle.get(mc)?.delete(b.name);
+      }
+      if (!found) {
+        add("FBC_BUNDLE_NOT_IN_CHANNEL", `package ${q(b.package)}, bundle ${q(b.name)} not found in any channel entries`, b.loc, blob(), "add the bundle to at least one olm.channel's entries, or remove it");
+      }
+    } finally {
+      if (!accepted) reject(b.package, b.name);
     }
   }
 
   // Channel entries without a bundle (opm checks only the last channel of each package).
   for (const [mc, names] of entriesWithoutBundle) {
-    for (const n of names) if (rejected.has(mc.package.name + "\u0000" + n)) names.delete(n);
+    const gone = rejected.get(mc.package.name);
+    if (gone) for (const n of names) if (gone.has(n)) names.delete(n);
     if (names.size === 0) continue;
     const list = [...names].sort(byteCompare);
     add(
@@ -365,6 +377,8 @@ type Add = (code: string, message: string, loc: Location | undefined, blob?: Pro
 
 /** model.Validate, in a deterministic order (packages, channels and bundles by name). */
 function validateModel(model: Model, add: Add, rejectedDefault: Set<string>, rejectedChannelPkgs: Set<string>): void {
+  // skipRange strings repeat across bundles and packages: parse each distinct one once.
+  const rangeErrors = new Map<string, string | null>();
   for (const name of [...model.keys()].sort(byteCompare)) {
     const mp = model.get(name) as ModelPackage;
     const pkgPath = `invalid package ${q(mp.name)}`;
@@ -373,7 +387,7 @@ function validateModel(model: Model, add: Add, rejectedDefault: Set<string>, rej
     if (!mp.defaultChannel && !rejectedDefault.has(mp.name)) add("FBC_PACKAGE_NO_DEFAULT_CHANNEL", `${pkgPath}: default channel must be set`, ploc, pblob, 'set "defaultChannel" on the olm.package blob');
     if (mp.channels.size === 0 && !rejectedChannelPkgs.has(mp.name)) add("FBC_PACKAGE_NO_CHANNELS", `${pkgPath}: package must contain at least one channel`, ploc, pblob, "add an olm.channel blob for this package");
     for (const cname of [...mp.channels.keys()].sort(byteCompare)) {
-      validateChannel(mp.channels.get(cname) as ModelChannel, () => pkgPath, add);
+      validateChannel(mp.channels.get(cname) as ModelChannel, () => pkgPath, add, rangeErrors);
     }
     // duplicate versions
     const byVersion = new Map<string, Set<string>>();
@@ -396,7 +410,7 @@ function validateModel(model: Model, add: Add, rejectedDefault: Set<string>, rej
   }
 }
 
-function validateChannel(mc: ModelChannel, pkgPath: () => string, add: Add): void {
+function validateChannel(mc: ModelChannel, pkgPath: () => string, add: Add, rangeErrors: Map<string, string | null>): void {
   const path = (): string => `${pkgPath()}: invalid channel ${q(mc.name)}`;
   const loc = mc.source?.loc ?? mc.package.source?.loc;
   const blob = { schema: SCHEMA_CHANNEL, package: mc.package.name, name: mc.name };
@@ -412,7 +426,7 @@ function validateChannel(mc: ModelChannel, pkgPath: () => string, add: Add): voi
   }
   for (const bname of [...mc.bundles.keys()].sort(byteCompare)) {
     const mb = mc.bundles.get(bname) as ModelBundle;
-    validateBundle(mb, path, add);
+    validateBundle(mb, path, add, rangeErrors);
   }
   if (mc.deprecation && mc.deprecation.message === "") add("FBC_DEPRECATION_NO_MESSAGE", `${path()}: invalid deprecation: message must be set`, loc, blob);
 }
@@ -449,7 +463,23 @@ function replacesChainError(mc: ModelChannel): { code: string; message: string; 
   return undefined;
 }
 
-function validateBundle(mb: ModelBundle, chPath: () => string, add: Add): void {
+/** blang's ParseRange error for `r` (undefined when valid), memoised in `cache`. */
+function skipRangeError(r: string, cache: Map<string, string | null>): string | undefined {
+  const known = cache.get(r);
+  if (known !== undefined) return known ?? undefined;
+  let err: string | undefined;
+  try {
+    const parsed = tryParseRange(r);
+    if (parsed instanceof SemverError) err = parsed.message;
+  } catch (e) {
+    if (e instanceof SemverPanic) err = e.message;
+    else throw e;
+  }
+  cache.set(r, err ?? null);
+  return err;
+}
+
+function validateBundle(mb: ModelBundle, chPath: () => string, add: Add, rangeErrors: Map<string, string | null>): void {
   if (!mb.source) return; // reported as FBC_CHANNEL_ENTRY_NO_BUNDLE
   const path = (): string => `${chPath()}: invalid bundle ${q(mb.name)}`;
   const loc = mb.source.loc;
@@ -463,14 +493,7 @@ function validateBundle(mb: ModelBundle, chPath: () => string, add: Add): void {
     if (s === "") add("FBC_BUNDLE_EMPTY_SKIP", `${path()}: skip[${i}] is empty`, mc(mb).source?.loc ?? loc, blob, "remove the empty skips element");
   });
   if (mb.skipRange !== "") {
-    let err: string | undefined;
-    try {
-      const r = tryParseRange(mb.skipRange);
-      if (r instanceof SemverError) err = r.message;
-    } catch (e) {
-      if (e instanceof SemverPanic) err = e.message;
-      else throw e;
-    }
+    const err = skipRangeError(mb.skipRange, rangeErrors);
     if (err !== undefined) add("FBC_BUNDLE_SKIPRANGE_INVALID", `${path()}: invalid skipRange ${q(mb.skipRange)}: ${err}`, mc(mb).source?.loc ?? loc, blob, "skipRange uses blang/semver ranges, e.g. '>=1.0.0 <1.2.0'");
   }
   if (mb.image === "" && (mb.parsed?.bundleObjects ?? 0) === 0) add("FBC_BUNDLE_NO_IMAGE", `${path()}: bundle image must be set`, loc, blob, 'set "image" to the bundle image pull spec');
