@@ -64,7 +64,7 @@ async function loadCatalogSet(o: CatalogFlags): Promise<CatalogSet> {
     const v = validateCatalog(loaded.config);
     const problems = [...loaded.problems, ...v.problems];
     if (problems.length > 0) throw new OpcatError(problems[0].code, `catalog ${r.name}: ${problems[0].message}`, { problems, exitCode: EXIT_INVALID });
-    named.push({ name: r.name, priority: prio.get(r.name) ?? 0, model: v.model });
+    named.push({ name: r.name, priority: prio.get(r.name) ?? 0, model: v.model, others: loaded.config.others });
   }
   return new CatalogSet(named);
 }
@@ -140,11 +140,12 @@ export function registerResolveCommands(program: Command): void {
   addImageAccessOptions(
     program
       .command("images")
-      .description("List every image a resolveset or catalog needs (bundle images and relatedImages)")
+      .description("List every image a resolveset or catalog needs (bundle images, relatedImages, and the images of olm.operand / olm.relatedimages entries), for mirroring")
       .option("--catalog <[name=]dir|image>", "a catalog whose bundles' images to list (repeatable)", collect)
+      .option("--package <name>", "with --catalog: only these packages' bundles and the operand / related-image entries they can use (repeatable)", collect)
       .option("--resolveset <file>", "a resolveset printed by opcat resolve (YAML or JSON)")
       .addOption(formatOption(["text", "json"], "text")),
-  ).action(async (o: CatalogFlags & { resolveset?: string; output: string }) => {
+  ).action(async (o: CatalogFlags & { resolveset?: string; package?: string[]; output: string }) => {
     if (!o.resolveset && !(o.catalog ?? []).length) throw new OpcatError("USAGE_INPUT", "give --resolveset or at least one --catalog", { exitCode: EXIT_USAGE });
     if (o.resolveset) {
       const { load } = await import("js-yaml");
@@ -156,9 +157,12 @@ export function registerResolveCommands(program: Command): void {
       }
       const bundles = (rs as { bundles?: unknown }).bundles;
       if (!Array.isArray(bundles)) throw new OpcatError("RESOLVE_INPUT_INVALID", `${o.resolveset}: not a resolveset (no bundles list)`, { exitCode: EXIT_INVALID });
-      printImages(resolveSetImages({ bundles: bundles as ResolveSet["bundles"] }), o.output);
+      const operands = (rs as { operands?: unknown }).operands;
+      if (operands !== undefined && operands !== null && !Array.isArray(operands)) throw new OpcatError("RESOLVE_INPUT_INVALID", `${o.resolveset}: operands must be a list`, { exitCode: EXIT_INVALID });
+      if (o.package?.length) throw new OpcatError("USAGE_INPUT", "--package applies to --catalog, not to --resolveset", { exitCode: EXIT_USAGE });
+      printImages(resolveSetImages({ bundles: bundles as ResolveSet["bundles"], operands: (operands ?? []) as ResolveSet["operands"] }), o.output);
       return;
     }
-    printImages(catalogImages(await loadCatalogSet(o)), o.output);
+    printImages(catalogImages(await loadCatalogSet(o), { packages: o.package }), o.output);
   });
 }

@@ -15,6 +15,10 @@ export const PROPERTY_BUNDLE_OBJECT = "olm.bundle.object";
 export const PROPERTY_CSV_METADATA = "olm.csv.metadata";
 export const PROPERTY_CONSTRAINT = "olm.constraint";
 export const PROPERTY_CHANNEL = "olm.channel";
+/** Seed 004 (operand versioning, an opcat extension; opm keeps these as unknown properties). */
+export const PROPERTY_OPERAND_SUPPORTED = "olm.operand.supported";
+export const PROPERTY_OPERAND_REQUIRED = "olm.operand.required";
+export const PROPERTY_RELATED_IMAGE_BUNDLE = "olm.relatedImageBundle";
 
 export interface PackageProperty {
   packageName: string;
@@ -28,6 +32,16 @@ export interface PackageRequiredProperty {
 export interface GVKProperty {
   group: string;
   kind: string;
+  version: string;
+}
+
+/**
+ * The value of `olm.operand.supported`, `olm.operand.required` and `olm.relatedImageBundle`
+ * (seed 004): an operand or related-image entry name and a blang version range. Decoded and
+ * checked by src/fbc/operands.ts; {@link parseProperties} keeps these in `others`, as opm does.
+ */
+export interface OperandReferenceProperty {
+  name: string;
   version: string;
 }
 

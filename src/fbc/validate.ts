@@ -18,6 +18,7 @@ import {
   type ModelPackage,
 } from "./model.js";
 import { parseProperties, PropertyParseError, type ParsedProperties } from "./properties.js";
+import { operandProblems } from "./operands.js";
 import {
   SCHEMA_BUNDLE,
   SCHEMA_CHANNEL,
@@ -369,6 +370,9 @@ export function validateCatalog(cfg: DeclarativeConfig): ValidationResult {
   });
 
   validateModel(model, add, rejectedDefault, rejectedChannelPkgs);
+  // opcat extension (seed 004, docs/operands.md): olm.operand / olm.relatedimages blobs and the
+  // olm.operand.* / olm.relatedImageBundle bundle properties; opm does not look inside them.
+  problems.push(...operandProblems(cfg.others, cfg.bundles));
   problems.sort(compareProblems);
   return { model, problems };
 }

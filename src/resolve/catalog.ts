@@ -6,7 +6,9 @@
 import { bundleCsvJson } from "../fbc/objects.js";
 import { byteCompare, type Model, type ModelBundle, type ModelChannel, type ModelPackage } from "../fbc/model.js";
 import { parseProperties, type GVKProperty, type ParsedProperties } from "../fbc/properties.js";
-import type { Bundle, JsonObject, JsonValue, Property, RelatedImage } from "../fbc/types.js";
+import type { Bundle, JsonObject, JsonValue, Meta, Property, RelatedImage } from "../fbc/types.js";
+import { operandEntries, operandReferencesOf, SCHEMA_OPERAND, type OperandEntry, type OperandReference } from "./operands.js";
+import { PROPERTY_OPERAND_REQUIRED, PROPERTY_OPERAND_SUPPORTED, PROPERTY_RELATED_IMAGE_BUNDLE } from "../fbc/properties.js";
 import { SemverError, tryParseRange, tryParseTolerant, type Range, type Version } from "../semver/index.js";
 
 /** A named catalog given to the resolver. Higher `priority` is preferred (default 0). */
@@ -14,6 +16,11 @@ export interface NamedCatalog {
   name: string;
   model: Model;
   priority?: number;
+  /**
+   * The catalog's blobs of other schemas (`DeclarativeConfig.others`): its `olm.operand` and
+   * `olm.relatedimages` blobs become operand entries (seed 004); other schemas are ignored.
+   */
+  others?: readonly Meta[];
 }
 
 /** A bundle's upgrade edges in one channel. */
@@ -50,6 +57,8 @@ export interface Entity {
   readonly parsed: ParsedProperties;
   /** Keys (`group/version/kind`) of the provided GVKs. */
   readonly provides: readonly string[];
+  /** What the entity competes for (`pkg:<package>`, `gvk:<key>`): resolutions sharing one are solved together. */
+  readonly keys: readonly string[];
   /** True for an installed bundle that none of the catalogs has. */
   readonly virtual?: boolean;
   /** The olm.bundle blob (absent for virtual entities). */
@@ -146,6 +155,11 @@ export class CatalogSet {
   readonly #channelOrders = new Map<string, Entity[]>();
   readonly #defaultChannel = new Map<string, string>();
   readonly #byId = new Map<string, Entity>();
+  /** Operand and related-image entries (seed 004) of every catalog, in catalog order. */
+  readonly operandEntries: OperandEntry[] = [];
+  readonly #entriesByName = new Map<string, OperandEntry[]>();
+  readonly #supporters = new Map<string, Entity[]>();
+  readonly #supportersOf = new Map<OperandEntry, readonly Entity[]>();
 
   constructor(catalogs: readonly NamedCatalog[]) {
     const seen = new Set<string>();
@@ -158,7 +172,32 @@ export class CatalogSet {
       this.catalogs.push({ name: c.name, priority: c.priority ?? 0 });
       const pkgs = [...c.model.values()].sort((a, b) => byteCompare(a.name, b.name));
       for (const p of pkgs) this.#addPackage(c.name, c.priority ?? 0, p);
+      for (const o of operandEntries(c.name, c.priority ?? 0, c.others ?? [], this.operandEntries.length, this.warnings)) {
+        this.operandEntries.push(o);
+        push(this.#entriesByName, `${o.schema}\0${o.name}`, o);
+      }
     }
+    // Newest first; for one version, the higher-priority catalog first (an entry redefined in a
+    // preferred catalog, e.g. with a patched digest, wins), then scoped entries before global ones.
+    for (const l of this.#entriesByName.values()) {
+      l.sort((a, b) => b.version.compare(a.version) || b.priority - a.priority || byteCompare(a.catalog, b.catalog) || byteCompare(b.package, a.package) || a.ordinal - b.ordinal);
+    }
+    for (const e of this.entities) for (const r of operandRefs(e).supported) push(this.#supporters, r.name, e);
+  }
+
+  /** The entries of one schema and name, newest first (see the constructor for ties). */
+  operands(schema: OperandEntry["schema"], name: string): readonly OperandEntry[] {
+    return this.#entriesByName.get(`${schema}\0${name}`) ?? [];
+  }
+
+  /** Bundles (in catalog order) whose `olm.operand.supported` covers an `olm.operand` entry's version and package scope. */
+  supportersOf(o: OperandEntry): readonly Entity[] {
+    let l = this.#supportersOf.get(o);
+    if (!l) {
+      l = o.schema !== SCHEMA_OPERAND ? [] : (this.#supporters.get(o.name) ?? []).filter((e) => supports(e, o));
+      this.#supportersOf.set(o, l);
+    }
+    return l;
   }
 
   #addPackage(catalog: string, priority: number, p: ModelPackage): void {
@@ -199,9 +238,13 @@ export class CatalogSet {
             ordinal: 0,
             deprecation: b.deprecation?.message,
             parsed,
-            provides: [...new Set(parsed.gvks.map(gvkKey))],
+            provides: [],
+            keys: [],
             bundle: b.source,
           };
+          const provides = [...new Set(parsed.gvks.map(gvkKey))];
+          (e as { provides: readonly string[] }).provides = provides;
+          (e as { keys: readonly string[] }).keys = ["pkg:" + p.name, ...provides.map((g) => "gvk:" + g)];
           entityOf.set(b.name, e);
           push(this.#byName, b.name, e);
           for (const k of e.provides) push(this.#byGvk, k, e);
@@ -297,8 +340,58 @@ export function upgradesFrom(e: Entity, name: string, version: Version | undefin
   return false;
 }
 
+/** What the resolver checks against the described cluster, derived once per entity. */
+export interface ClusterFacts {
+  /** `olm.csv.metadata` minKubeVersion, else the CSV's ("" when none). */
+  readonly minKubeVersion: string;
+  readonly minKube?: Version;
+  /** The `olm.maxOpenShiftVersion` property value ("" when absent). */
+  readonly maxOpenShiftVersion: string;
+  readonly maxOpenShift?: Version;
+  /** The bundle carries an `olm.deprecated` property. */
+  readonly deprecated: boolean;
+}
+
+const factsCache = new WeakMap<Entity, ClusterFacts>();
+
+/**
+ * The entity's {@link ClusterFacts}, computed on first use and kept: the CSV fallback for
+ * minKubeVersion decodes and parses a whole manifest, which must not happen on every resolution.
+ */
+export function clusterFacts(e: Entity): ClusterFacts {
+  let f = factsCache.get(e);
+  if (f) return f;
+  const mk = e.virtual ? "" : computeMinKube(e);
+  const mo = e.virtual ? "" : computeMaxOpenShift(e);
+  f = {
+    minKubeVersion: mk,
+    minKube: mk ? tolerant(mk) : undefined,
+    maxOpenShiftVersion: mo,
+    maxOpenShift: mo ? tolerant(mo) : undefined,
+    deprecated: isDeprecated(e),
+  };
+  factsCache.set(e, f);
+  return f;
+}
+
+/** True when the bundle carries an `olm.deprecated` property (cheap: no decoding). */
+export function isDeprecated(e: Entity): boolean {
+  if (e.virtual) return false;
+  for (const p of e.parsed.others) if (p.type === "olm.deprecated") return true;
+  return false;
+}
+
 /** The bundle's minimum Kubernetes version: `olm.csv.metadata` minKubeVersion, else the CSV's. */
 export function minKubeVersionOf(e: Entity): string {
+  return clusterFacts(e).minKubeVersion;
+}
+
+/** The `olm.maxOpenShiftVersion` property value ("" when absent; several → the first). */
+export function maxOpenShiftVersionOf(e: Entity): string {
+  return clusterFacts(e).maxOpenShiftVersion;
+}
+
+function computeMinKube(e: Entity): string {
   for (const m of e.parsed.csvMetadatas) {
     const v = (m as JsonObject).minKubeVersion;
     if (typeof v === "string" && v !== "") return v;
@@ -316,8 +409,7 @@ export function minKubeVersionOf(e: Entity): string {
   return "";
 }
 
-/** The `olm.maxOpenShiftVersion` property value ("" when absent; several → the first). */
-export function maxOpenShiftVersionOf(e: Entity): string {
+function computeMaxOpenShift(e: Entity): string {
   for (const p of e.parsed.others) {
     if (p.type !== "olm.maxOpenShiftVersion") continue;
     let v: JsonValue;
@@ -336,4 +428,39 @@ export function maxOpenShiftVersionOf(e: Entity): string {
 export function tolerant(s: string): Version | undefined {
   const v = tryParseTolerant(s);
   return v instanceof SemverError ? undefined : v;
+}
+
+/** A bundle's seed 004 properties, decoded (undecodable ones left out; validation reports them). */
+export interface OperandRefs {
+  /** `olm.operand.supported`: operand versions the operator can manage. */
+  readonly supported: readonly OperandReference[];
+  /** `olm.operand.required` and `olm.relatedImageBundle`: entries that must be installed with it. */
+  readonly required: readonly OperandReference[];
+}
+
+const NO_REFS: OperandRefs = { supported: [], required: [] };
+const refsCache = new WeakMap<Entity, OperandRefs>();
+
+/** The entity's {@link OperandRefs}, decoded once. */
+export function operandRefs(e: Entity): OperandRefs {
+  let r = refsCache.get(e);
+  if (r) return r;
+  let any = false;
+  for (const p of e.parsed.others) {
+    if (p.type === PROPERTY_OPERAND_SUPPORTED || p.type === PROPERTY_OPERAND_REQUIRED || p.type === PROPERTY_RELATED_IMAGE_BUNDLE) any = true;
+  }
+  if (!any) r = NO_REFS;
+  else {
+    const all = operandReferencesOf(e.parsed.others);
+    r = { supported: all.filter((x) => x.type === PROPERTY_OPERAND_SUPPORTED), required: all.filter((x) => x.type !== PROPERTY_OPERAND_SUPPORTED) };
+  }
+  refsCache.set(e, r);
+  return r;
+}
+
+/** True when `e` may manage the operand entry: a supported range of that name holds its version, and its package scope allows `e`. */
+export function supports(e: Entity, o: OperandEntry): boolean {
+  if (o.package !== "" && o.package !== e.package) return false;
+  for (const r of operandRefs(e).supported) if (r.name === o.name && r.range(o.version)) return true;
+  return false;
 }

@@ -2,7 +2,18 @@
  * Dependency resolution over File-Based Catalogs (seed 002's Deppy): catalogs with priorities,
  * Inputs and InputClasses, installed operators and a described cluster → a resolveset.
  */
-export { CatalogSet, channelOrder, sortChannel, type ChannelEdge, type Entity, type NamedCatalog } from "./catalog.js";
+export { CatalogSet, channelOrder, operandRefs, sortChannel, supports, type ChannelEdge, type Entity, type NamedCatalog, type OperandRefs } from "./catalog.js";
+export {
+  decodeOperandBlob,
+  decodeOperandReference,
+  operandProblems,
+  SCHEMA_OPERAND,
+  SCHEMA_RELATED_IMAGES,
+  type OperandBlob,
+  type OperandEntry,
+  type OperandImage,
+  type OperandReference,
+} from "./operands.js";
 export {
   DEFAULT_INPUT_CLASSES,
   parseInputDocuments,
@@ -23,6 +34,8 @@ export {
   type InstalledStatus,
   type InstanceReference,
   type InstanceStatus,
+  type OperandInstanceReference,
+  type ResolvedOperand,
   type ResolveRequest,
   type ResolveSet,
   type ResolvedBundle,

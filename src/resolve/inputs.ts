@@ -1,6 +1,7 @@
 /**
  * Resolver inputs in the shapes of the Deppy strawman (seed 002): `Input` (constraints
- * `olm.catalog`, `olm.packageVersion`, `olm.name`, `olm.cel`, `olm.rego`), `InputClass`
+ * `olm.catalog`, `olm.packageVersion`, `olm.name`, `olm.cel`, `olm.rego`, and seed 004's
+ * `olm.operand` `{name, version?}`: an operand version the Input's operator must manage), `InputClass`
  * (`force`, `generateInputsForDependencies`, `dryRun`, `trace`, class constraints), the porcelain
  * `Operator`, and the installed operators and cluster description.
  */

@@ -175,10 +175,21 @@ export function dependenciesOf(e: Entity): readonly Predicate[] {
   return l;
 }
 
-/** Every entity matching a predicate, in catalog order. */
-export function matching(set: CatalogSet, p: Predicate): Entity[] {
+const matchCache = new WeakMap<CatalogSet, WeakMap<Predicate, readonly Entity[]>>();
+
+/**
+ * Every entity matching a predicate, in catalog order. Memoised per catalog set and predicate (the
+ * predicates of {@link dependenciesOf} are kept per entity), so a dependency's candidates are
+ * computed once, not at every resolution; a CEL rule would otherwise be evaluated on every bundle.
+ */
+export function matching(set: CatalogSet, p: Predicate): readonly Entity[] {
   if (p.error) return [];
+  let m = matchCache.get(set);
+  if (!m) matchCache.set(set, (m = new WeakMap()));
+  let r = m.get(p);
+  if (r) return r;
   const scope = p.scope(set);
-  if (!scope) return set.entities.filter((e) => p.test(e));
-  return scope.filter((e) => p.test(e)).sort((a, b) => a.ordinal - b.ordinal);
+  r = scope ? scope.filter((e) => p.test(e)).sort((a, b) => a.ordinal - b.ordinal) : set.entities.filter((e) => p.test(e));
+  m.set(p, r);
+  return r;
 }

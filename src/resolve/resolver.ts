@@ -14,18 +14,25 @@
  *   new (`olm.maxOpenShiftVersion`), or when the bundle carries `olm.deprecated`;
  * - at most one bundle per package and one provider per GVK;
  * - installed packages may only move along upgrade edges (replaces, skips, skipRange) or stay,
- *   unless the Input's class has `force`.
- * Inputs that share no package or GVK (directly or through dependencies) are solved separately, so
- * one blocked operator never blocks an unrelated one.
+ *   unless the Input's class has `force`;
+ * - seed 004 (docs/operands.md): one variable per reachable `olm.operand` / `olm.relatedimages`
+ *   entry; a bundle depends on an entry per `olm.operand.required` / `olm.relatedImageBundle`
+ *   (newest first), an operand entry on a bundle that supports it (`olm.operand.supported`), an
+ *   Input with `olm.operand` constraints on "input via bundle" variables that tie the operand to
+ *   the bundle managing it; at most one version per related-image name;
+ * Inputs that share no package, GVK or entry (directly or through dependencies) are solved
+ * separately, so one blocked operator never blocks an unrelated one.
  */
 import { byteCompare } from "../fbc/model.js";
 import type { JsonValue, Property } from "../fbc/types.js";
 import { RawJson } from "../fbc/rawjson.js";
-import { SemverError, tryParseRange, type Version } from "../semver/index.js";
+import { SemverError, tryParseRange, type Range, type Version } from "../semver/index.js";
 import { atMost, dependency, formatSearchPosition, mandatory, prohibited, solve, variable, withMessage, type Constraint, type Variable } from "./sat/index.js";
-import { maxOpenShiftVersionOf, minKubeVersionOf, tolerant, upgradesFrom, type CatalogSet, type Entity } from "./catalog.js";
+import { clusterFacts, isDeprecated, operandRefs, tolerant, upgradesFrom, type CatalogSet, type Entity } from "./catalog.js";
+import { entryText, parseOperandRange, SCHEMA_OPERAND, SCHEMA_RELATED_IMAGES, type OperandEntry, type OperandImage, type OperandReference } from "./operands.js";
 import { DEFAULT_INPUT_CLASSES, type ClusterDescription, type Input, type InputClass, type InputClassParameters, type InstalledOperator } from "./inputs.js";
 import { compileCel, dependenciesOf, matching, type Predicate } from "./predicates.js";
+import { PROPERTY_RELATED_IMAGE_BUNDLE } from "../fbc/properties.js";
 
 export interface ResolveRequest {
   catalogs: CatalogSet;
@@ -59,7 +66,39 @@ export interface InstanceStatus {
   catalog: string;
   satisfies: InstanceReference[];
   dependencies: InstanceReference[];
+  /** Operand / related-image entries installed for this instance (seed 004); absent when none. */
+  operands?: OperandInstanceReference[];
   conditions: Condition[];
+}
+
+/** An operand or related-image entry an instance uses, and the constraints it meets. */
+export interface OperandInstanceReference {
+  schema: OperandEntry["schema"];
+  name: string;
+  version: string;
+  catalog: string;
+  meets: JsonValue[];
+}
+
+/**
+ * An operand (`olm.operand`) or related-image (`olm.relatedimages`) entry of the resolveset
+ * (seed 004): installed beside the bundles that need it, with its images.
+ */
+export interface ResolvedOperand {
+  schema: OperandEntry["schema"];
+  name: string;
+  version: string;
+  /** The package the entry is scoped to ("" = any). */
+  package: string;
+  catalog: string;
+  images: OperandImage[];
+  /** Inputs that asked for it (an `olm.operand` input constraint). */
+  requestedBy: string[];
+  /** Bundles of the resolveset that require it (`olm.operand.required`, `olm.relatedImageBundle`). */
+  requiredBy: string[];
+  /** Bundles of the resolveset that manage it (`olm.operand.supported` covers it); operands only. */
+  managedBy: string[];
+  dryRun: boolean;
 }
 
 export interface InputStatus {
@@ -115,6 +154,8 @@ export interface ResolveSet {
   /** True when every Input is a dry run (no Instance would be created). */
   dryRun: boolean;
   bundles: ResolvedBundle[];
+  /** Operand and related-image entries chosen (seed 004), by schema, name and version. */
+  operands: ResolvedOperand[];
   inputs: InputStatus[];
   /** Inputs for dependencies, for classes with `generateInputsForDependencies`. */
   generatedInputs: Input[];
@@ -136,6 +177,19 @@ interface Unit {
   failure?: { reason: string; message: string };
   input?: Input;
   force: boolean;
+  /** `olm.operand` input constraints (seed 004). */
+  operandRequests: OperandRequest[];
+  /** With operand requests: per candidate, per request, the entries it may use, preferred first. */
+  operandChoices?: Map<Entity, OperandEntry[][]>;
+}
+
+/** An `olm.operand` input constraint: an operand the Input's operator must manage. */
+interface OperandRequest {
+  name: string;
+  /** The version text ("" = any version). */
+  version: string;
+  range?: Range;
+  meets: JsonValue;
 }
 
 interface Installed {
@@ -183,6 +237,7 @@ function virtualEntity(op: InstalledOperator): Entity {
     ordinal: Number.MAX_SAFE_INTEGER,
     parsed: { packages: [{ packageName: op.package, version: op.version ?? "", release: "" }], packagesRequired: [], gvks: [], gvksRequired: [], bundleObjects: 0, csvMetadatas: [], channels: [], others: [] },
     provides: [],
+    keys: ["pkg:" + op.package],
     virtual: true,
   };
 }
@@ -250,6 +305,7 @@ export function resolve(req: ResolveRequest): ResolveSet {
       params: { ...PARAM_DEFAULTS, dependencyPreference: inst.op.subscribed ? "newest" : "minimal" },
       cluster: { kube: baseKube, ocp: baseOcp },
       force: false,
+      operandRequests: [],
     });
   }
 
@@ -283,10 +339,58 @@ export function resolve(req: ResolveRequest): ResolveSet {
     depCands.set(e, l);
     return l;
   };
+  // Seed 004: entries a bundle requires (olm.operand.required, olm.relatedImageBundle), and the
+  // bundles that may manage an olm.operand entry (olm.operand.supported).
+  const inst = (x: Entity): boolean => installed.get(x.package)?.entity.name === x.name;
+  const reqCands = new Map<Entity, { ref: OperandReference; cands: OperandEntry[] }[]>();
+  const requiredFor = (e: Entity): { ref: OperandReference; cands: OperandEntry[] }[] => {
+    let l = reqCands.get(e);
+    if (l) return l;
+    const minimal = prefOf.get(e) === "minimal";
+    l = operandRefs(e).required.map((ref) => {
+      const schema = ref.type === PROPERTY_RELATED_IMAGE_BUNDLE ? SCHEMA_RELATED_IMAGES : SCHEMA_OPERAND;
+      return { ref, cands: orderEntries(set.operands(schema, ref.name).filter((o) => ref.range(o.version) && (o.package === "" || o.package === e.package)), minimal) };
+    });
+    reqCands.set(e, l);
+    return l;
+  };
+  const entryPref = new Map<OperandEntry, "newest" | "minimal">();
+  const supCands = new Map<OperandEntry, Entity[]>();
+  const supportersFor = (o: OperandEntry): Entity[] => {
+    let l = supCands.get(o);
+    if (l) return l;
+    const minimal = entryPref.get(o) === "minimal";
+    l = set.supportersOf(o).filter(allowed);
+    l.sort((a, b) => Number(inst(b)) - Number(inst(a)) || Number(b.catalog === o.catalog) - Number(a.catalog === o.catalog) || preferenceOrder(undefined, minimal)(a, b));
+    supCands.set(o, l);
+    return l;
+  };
+  const entryOwner = new Map<OperandEntry, number>();
+  const entryOrder: OperandEntry[] = [];
   units.forEach((u, ui) => {
-    const queue: Entity[] = [...u.candidates];
+    const pref = u.params.dependencyPreference ?? "newest";
+    const queue: (Entity | OperandEntry)[] = [...u.candidates];
+    if (u.operandChoices) for (const per of u.operandChoices.values()) for (const l of per) queue.push(...l);
     for (let qi = 0; qi < queue.length; qi++) {
-      const e = queue[qi];
+      const n = queue[qi];
+      if (isEntry(n)) {
+        const o = entryOwner.get(n);
+        if (o !== undefined) {
+          union(ui, o);
+          continue;
+        }
+        entryOwner.set(n, ui);
+        entryOrder.push(n);
+        if (!entryPref.has(n)) entryPref.set(n, pref);
+        for (const k of n.keys) {
+          const ko = keyOwner.get(k);
+          if (ko === undefined) keyOwner.set(k, ui);
+          else union(ui, ko);
+        }
+        for (const c of supportersFor(n)) queue.push(c);
+        continue;
+      }
+      const e = n;
       const o = owner.get(e);
       if (o !== undefined) {
         union(ui, o);
@@ -294,20 +398,24 @@ export function resolve(req: ResolveRequest): ResolveSet {
       }
       owner.set(e, ui);
       order.push(e);
-      if (!prefOf.has(e)) prefOf.set(e, u.params.dependencyPreference ?? "newest");
-      for (const k of ["pkg:" + e.package, ...e.provides.map((g) => "gvk:" + g)]) {
+      if (!prefOf.has(e)) prefOf.set(e, pref);
+      for (const k of e.keys) {
         const ko = keyOwner.get(k);
         if (ko === undefined) keyOwner.set(k, ui);
         else union(ui, ko);
       }
       for (const d of candidatesFor(e)) for (const c of d.cands) queue.push(c);
+      for (const r of requiredFor(e)) for (const c of r.cands) queue.push(c);
     }
   });
 
   const traceAll = req.trace === true;
   const trace: string[] = [];
   const selectedAll = new Map<Entity, Unit[]>(); // selected entity → units of its group
+  const selectedEntries = new Map<OperandEntry, Unit[]>();
   const edges: { from: Entity; to: Entity; meets: JsonValue }[] = [];
+  /** Seed 004 uses: an entry required by a bundle or requested by a unit (through its bundle), managed by bundles. */
+  const entryUses: { entry: OperandEntry; by?: Entity; unit?: Unit; meets: JsonValue }[] = [];
   const chosenBy = new Map<Unit, Entity>();
   const groups = new Map<number, number[]>();
   units.forEach((_, i) => {
@@ -321,6 +429,7 @@ export function resolve(req: ResolveRequest): ResolveSet {
     const gUnits = idxs.map((i) => units[i]);
     const inGroup = new Set(idxs);
     const ents = order.filter((e) => inGroup.has(owner.get(e) as number));
+    const entries = entryOrder.filter((o) => inGroup.has(entryOwner.get(o) as number));
     let kube: Version | undefined;
     let ocp: Version | undefined;
     for (const u of gUnits) {
@@ -328,28 +437,45 @@ export function resolve(req: ResolveRequest): ResolveSet {
       ocp = maxVersion(ocp, u.cluster.ocp);
     }
     const vars: Variable[] = [];
+    const aux: Variable[] = [];
     for (const u of gUnits) {
       const names = u.candidates.map((c) => c.id);
+      if (u.operandChoices && u.candidates.length > 0) {
+        // One variable per candidate: "the input is met by this bundle with these operands".
+        const vias = u.candidates.map((c) => viaId(u, c));
+        vars.push(variable(u.varId, withMessage(mandatory(), `input ${u.name} is requested`), withMessage(dependency(...vias), `input ${u.name} can be satisfied only by ${listText(names)}, each managing the operands it asks for`)));
+        u.candidates.forEach((c, ci) => {
+          const per = u.operandChoices?.get(c) ?? [];
+          const cs: Constraint[] = [withMessage(dependency(c.id), `input ${u.name} through ${c.id} installs it`)];
+          u.operandRequests.forEach((r, ri) => {
+            const ids = (per[ri] ?? []).map((o) => o.id);
+            cs.push(withMessage(dependency(...ids), `input ${u.name} asks for operand ${r.name}${r.version ? ` in version range ${r.version}` : ""}, which ${c.id} manages only as ${listText(ids)}`));
+          });
+          aux.push(variable(vias[ci], ...cs));
+        });
+        continue;
+      }
       const dep =
         u.candidates.length === 0
           ? withMessage(dependency(), u.emptyReason ?? `no bundle matches ${u.kind} ${u.name}`)
           : withMessage(dependency(...names), u.kind === "input" ? `input ${u.name} can be satisfied only by ${listText(names)}` : `installed operator ${u.name} can only stay at ${u.candidates.find((c) => installed.get(u.name)?.entity === c)?.id ?? "?"} or move along its upgrade edges to ${listText(names.filter((n) => n !== installed.get(u.name)?.entity.id)) || "nothing"}`);
       vars.push(variable(u.varId, withMessage(mandatory(), u.kind === "input" ? `input ${u.name} is requested` : `${installed.get(u.name)?.entity.name} is installed`), dep));
     }
+    vars.push(...aux);
     const byPkg = new Map<string, Entity[]>();
     const byGvk = new Map<string, Entity[]>();
     for (const e of ents) {
       const cs: Constraint[] = [];
       if (!e.virtual) {
-        const mk = minKubeVersionOf(e);
-        const mkv = mk ? tolerant(mk) : undefined;
-        if (kube && mkv && mkv.compare(kube) > 0) cs.push(withMessage(prohibited(), `${e.id} requires Kubernetes ${mk} or newer but the cluster runs ${kube.toString()}`));
-        const mo = maxOpenShiftVersionOf(e);
-        const mov = mo ? tolerant(mo) : undefined;
+        // The facts (a CSV may have to be decoded) are only derived when a cluster is described.
+        const f = kube || ocp ? clusterFacts(e) : undefined;
+        const mkv = kube ? f?.minKube : undefined;
+        if (kube && mkv && mkv.compare(kube) > 0) cs.push(withMessage(prohibited(), `${e.id} requires Kubernetes ${f?.minKubeVersion} or newer but the cluster runs ${kube.toString()}`));
+        const mov = ocp ? f?.maxOpenShift : undefined;
         if (ocp && mov && (ocp.major > mov.major || (ocp.major === mov.major && ocp.minor > mov.minor))) {
-          cs.push(withMessage(prohibited(), `${e.id} supports OpenShift up to ${mo} but the cluster runs ${ocp.major}.${ocp.minor}`));
+          cs.push(withMessage(prohibited(), `${e.id} supports OpenShift up to ${f?.maxOpenShiftVersion} but the cluster runs ${ocp.major}.${ocp.minor}`));
         }
-        if (e.parsed.others.some((p) => p.type === "olm.deprecated")) cs.push(withMessage(prohibited(), `${e.id} is deprecated`));
+        if (isDeprecated(e)) cs.push(withMessage(prohibited(), `${e.id} is deprecated`));
       }
       for (const { pred, cands } of candidatesFor(e)) {
         const ids = cands.map((c) => c.id);
@@ -359,9 +485,43 @@ export function resolve(req: ResolveRequest): ResolveSet {
           cs.push(withMessage(dependency(), `${text}, but no bundle in the catalogs satisfies it${why}`));
         } else cs.push(withMessage(dependency(...ids), `${text}, satisfied only by ${listText(ids)}`));
       }
+      for (const { ref, cands } of requiredFor(e)) {
+        const ids = cands.map((c) => c.id);
+        const what = ref.type === PROPERTY_RELATED_IMAGE_BUNDLE ? `the related images ${ref.name}` : `operand ${ref.name}`;
+        const text = `${e.id} requires ${what} in version range ${ref.version} (${ref.type})`;
+        if (ids.length === 0) {
+          const schema = ref.type === PROPERTY_RELATED_IMAGE_BUNDLE ? SCHEMA_RELATED_IMAGES : SCHEMA_OPERAND;
+          const have = set.operands(schema, ref.name).filter((o) => o.package === "" || o.package === e.package);
+          cs.push(withMessage(dependency(), `${text}, but no ${schema} entry in the catalogs matches it${have.length > 0 ? ` (the catalogs have ${listText([...new Set(have.map((o) => o.versionText))])})` : ""}`));
+        } else cs.push(withMessage(dependency(...ids), `${text}, satisfied only by ${listText(ids)}`));
+      }
       vars.push(variable(e.id, ...cs));
       push(byPkg, e.package, e);
       for (const g of e.provides) push(byGvk, g, e);
+    }
+    const byEntryKey = new Map<string, OperandEntry[]>();
+    for (const o of entries) {
+      const cs: Constraint[] = [];
+      if (o.schema === SCHEMA_OPERAND) {
+        const ids = supportersFor(o).map((c) => c.id);
+        cs.push(
+          ids.length === 0
+            ? withMessage(dependency(), `${o.id} needs an operator that manages it, but no bundle in the catalogs supports ${o.name} ${o.versionText} (olm.operand.supported)${o.package ? ` in package ${o.package}` : ""}`)
+            : withMessage(dependency(...ids), `${o.id} must be managed by an operator supporting ${o.name} ${o.versionText}: ${listText(ids)}`),
+        );
+      }
+      vars.push(variable(o.id, ...cs));
+      for (const k of o.keys) push(byEntryKey, k, o);
+    }
+    for (const l of byEntryKey.values()) {
+      if (l.length < 2) continue;
+      const ids = l.map((o) => o.id);
+      const o = l[0];
+      if (o.schema === SCHEMA_RELATED_IMAGES) {
+        vars.push(variable(`${o.schema} ${o.name} uniqueness`, withMessage(mandatory(), `there can be only one version of the related images ${o.name}`), withMessage(atMost(1, ...ids), `${listText(ids)} are versions of the related images ${o.name}, and only one of them can be installed`)));
+      } else {
+        vars.push(variable(`${entryText(o)}${o.package ? ` for package ${o.package}` : ""} uniqueness`, withMessage(mandatory(), `there can be only one ${entryText(o)}`), withMessage(atMost(1, ...ids), `${listText(ids)} are the same operand version from different catalogs, and only one of them can be installed`)));
+      }
     }
     for (const [p, l] of byPkg) {
       if (l.length < 2) continue;
@@ -394,15 +554,31 @@ export function resolve(req: ResolveRequest): ResolveSet {
     }
     const sel = new Set(res.selected);
     for (const e of ents) if (sel.has(e.id)) selectedAll.set(e, gUnits);
+    for (const o of entries) if (sel.has(o.id)) selectedEntries.set(o, gUnits);
     for (const u of gUnits) {
-      const c = u.candidates.find((x) => sel.has(x.id));
-      if (c) chosenBy.set(u, c);
+      const c = u.operandChoices ? u.candidates.find((x) => sel.has(viaId(u, x))) : u.candidates.find((x) => sel.has(x.id));
+      if (!c) continue;
+      chosenBy.set(u, c);
+      const per = u.operandChoices?.get(c) ?? [];
+      u.operandRequests.forEach((r, ri) => {
+        const o = (per[ri] ?? []).find((x) => sel.has(x.id));
+        if (o) entryUses.push({ entry: o, by: c, unit: u, meets: r.meets });
+      });
     }
     for (const e of ents) {
       if (!sel.has(e.id)) continue;
       for (const { pred, cands } of candidatesFor(e)) {
         const to = cands.find((x) => sel.has(x.id));
         if (to) edges.push({ from: e, to, meets: pred.meets });
+      }
+      for (const { ref, cands } of requiredFor(e)) {
+        const o = cands.find((x) => sel.has(x.id));
+        if (!o) continue;
+        const meets: JsonValue = { [ref.type]: { name: ref.name, version: ref.version } };
+        entryUses.push({ entry: o, by: e, meets });
+        // The operator managing a required operand is a dependency of the requiring bundle.
+        const to = o.schema === SCHEMA_OPERAND ? supportersFor(o).find((x) => sel.has(x.id)) : undefined;
+        if (to && to !== e) edges.push({ from: e, to, meets });
       }
     }
   }
@@ -417,20 +593,32 @@ export function resolve(req: ResolveRequest): ResolveSet {
     return [...m.values()];
   };
 
+  const operandRefsOf = (e: Entity, u: Unit | undefined): OperandInstanceReference[] => {
+    const m = new Map<OperandEntry, OperandInstanceReference>();
+    for (const x of entryUses) {
+      if (x.by !== e || (x.unit !== undefined && x.unit !== u)) continue;
+      const r = m.get(x.entry) ?? { schema: x.entry.schema, name: x.entry.name, version: x.entry.versionText, catalog: x.entry.catalog, meets: [] };
+      r.meets.push(x.meets);
+      m.set(x.entry, r);
+    }
+    return [...m.values()];
+  };
+
   // Resolved inputs.
   const requested = new Map<Entity, string[]>();
   for (const [u, e] of chosenBy) {
     if (u.kind === "input") push(requested, e, u.name);
     const st = inputStatus.get(u);
     if (!st) continue;
-    st.instances.push(
-      instanceOf(
-        e,
-        refs(edges.filter((x) => x.from === e).map((x) => ({ other: x.to, meets: x.meets }))),
-        refs(edges.filter((x) => x.to === e).map((x) => ({ other: x.from, meets: x.meets }))),
-        [],
-      ),
+    const inst = instanceOf(
+      e,
+      refs(edges.filter((x) => x.from === e).map((x) => ({ other: x.to, meets: x.meets }))),
+      refs(edges.filter((x) => x.to === e).map((x) => ({ other: x.from, meets: x.meets }))),
+      [],
     );
+    const ops = operandRefsOf(e, u);
+    if (ops.length > 0) inst.operands = ops;
+    st.instances.push(inst);
   }
 
   const bundles: ResolvedBundle[] = [];
@@ -467,15 +655,53 @@ export function resolve(req: ResolveRequest): ResolveSet {
     else if (inst) bundles.push(toBundle(e, "upgrade", dry, inst.entity.name));
     else bundles.push(toBundle(e, "install", dry));
   }
+  const forcedEntries = new Map<OperandEntry, boolean>(); // entry → dry run
   for (const { unit, input } of forced) {
     const st = inputStatus.get(unit) as InputStatus;
     for (const e of unit.candidates) {
       const inst = installed.get(e.package);
       requested.set(e, [...(requested.get(e) ?? []), input.name]);
       bundles.push(toBundle(e, "force", unit.params.dryRun, inst && inst.entity.name !== e.name ? inst.entity.name : undefined));
-      st.instances.push(instanceOf(e, [], [], []));
+      // Force resolves no dependencies, but installs the operands the Input asks for (newest compatible).
+      const per = unit.operandChoices?.get(e) ?? [];
+      unit.operandRequests.forEach((r, ri) => {
+        const o = per[ri]?.[0];
+        if (!o) return;
+        entryUses.push({ entry: o, by: e, unit, meets: r.meets });
+        forcedEntries.set(o, (forcedEntries.get(o) ?? true) && unit.params.dryRun);
+      });
+      const is = instanceOf(e, [], [], []);
+      const ops = operandRefsOf(e, unit);
+      if (ops.length > 0) is.operands = ops;
+      st.instances.push(is);
     }
   }
+
+  // Operand and related-image entries (seed 004).
+  const operands: ResolvedOperand[] = [];
+  const chosen = new Set<Entity>(selectedAll.keys());
+  for (const f of forced) for (const e of f.unit.candidates) chosen.add(e);
+  const entryDry = new Map<OperandEntry, boolean>(forcedEntries);
+  for (const [o, gUnits] of selectedEntries) entryDry.set(o, gUnits.some((u) => u.kind === "input") && gUnits.every((u) => u.kind !== "input" || u.params.dryRun));
+  const entryList = [...entryDry.keys()].sort((a, b) => byteCompare(a.schema, b.schema) || byteCompare(a.name, b.name) || a.version.compare(b.version) || byteCompare(a.versionText, b.versionText) || byteCompare(a.package, b.package) || byteCompare(a.catalog, b.catalog));
+  for (const o of entryList) {
+    const dryRun = entryDry.get(o) === true;
+    const uses = entryUses.filter((x) => x.entry === o);
+    const managedBy = o.schema === SCHEMA_OPERAND ? [...new Set(set.supportersOf(o).filter((e) => chosen.has(e)).map((e) => e.name))] : [];
+    operands.push({
+      schema: o.schema,
+      name: o.name,
+      version: o.versionText,
+      package: o.package,
+      catalog: o.catalog,
+      images: o.images.map((i) => ({ name: i.name, image: i.image })),
+      requestedBy: [...new Set(uses.filter((x) => x.unit?.kind === "input").map((x) => x.unit?.name as string))],
+      requiredBy: [...new Set(uses.filter((x) => x.unit === undefined && x.by).map((x) => (x.by as Entity).name))],
+      managedBy,
+      dryRun,
+    });
+  }
+
 
   // Generated inputs for dependencies.
   const generated: Input[] = [];
@@ -521,6 +747,7 @@ export function resolve(req: ResolveRequest): ResolveSet {
     resolved: statuses.every((s) => !s.conditions.some((c) => c.type === "ResolutionFailed" && c.status === "True")),
     dryRun: statuses.length > 0 && statuses.every((s) => s.dryRun),
     bundles,
+    operands,
     inputs: statuses,
     generatedInputs: generated,
     installed: installedStatus,
@@ -587,7 +814,7 @@ function buildInputUnit(
   baseKube: Version | undefined,
   baseOcp: Version | undefined,
 ): Unit {
-  const unit: Unit = { kind: "input", name: input.name, varId: `input ${input.name}`, candidates: [], params: params ?? PARAM_DEFAULTS, cluster: { kube: baseKube, ocp: baseOcp }, input, force: params?.force ?? false };
+  const unit: Unit = { kind: "input", name: input.name, varId: `input ${input.name}`, candidates: [], params: params ?? PARAM_DEFAULTS, cluster: { kube: baseKube, ocp: baseOcp }, input, force: params?.force ?? false, operandRequests: [] };
   const fail = (reason: string, message: string): Unit => {
     unit.failure = { reason, message };
     return unit;
@@ -637,6 +864,22 @@ function buildInputUnit(
         const prog = compileCel(rule);
         if ("error" in prog) return fail("InvalidConstraint", `input ${input.name}: olm.cel rule ${JSON.stringify(rule)}: ${prog.error}`);
         filters.push({ test: prog.test, empty: (pt) => `no operators in ${pt} satisfy the CEL rule ${JSON.stringify(rule)} of input ${input.name}`, content: true });
+        break;
+      }
+      case "olm.operand": {
+        // seed 004: {name, version?}: the Input's operator must manage this operand, and an
+        // olm.operand entry in the range is installed with it.
+        const o = obj(v);
+        const n = o ? sv(o.name) : sv(v);
+        if (!n) return fail("InvalidConstraint", `input ${input.name}: olm.operand needs an operand name, e.g. {name: etcd, version: ">=3.0.0"}`);
+        const ver = o ? (sv(o.version) ?? "") : "";
+        let range: Range | undefined;
+        if (ver.trim() !== "") {
+          const r = parseOperandRange(ver);
+          if (typeof r === "string") return fail("InvalidConstraint", `input ${input.name}: olm.operand ${n}: invalid version range ${JSON.stringify(ver)}: ${r}`);
+          range = r;
+        }
+        unit.operandRequests.push({ name: n, version: ver, range, meets: { "olm.operand": ver ? { name: n, version: ver } : { name: n } } });
         break;
       }
       case "olm.rego":
@@ -710,8 +953,52 @@ function buildInputUnit(
   // The installed bundle is the least preferred option ("stay where you are").
   const instNames = new Set([...installed.values()].map((i) => i.entity.name));
   list = [...list.filter((e) => !instNames.has(e.name) || installed.get(e.package)?.entity.name !== e.name), ...list.filter((e) => instNames.has(e.name) && installed.get(e.package)?.entity.name === e.name)];
+  if (unit.operandRequests.length > 0) {
+    // Keep the candidates that can manage every requested operand at a version some entry has.
+    const minimal = unit.params.dependencyPreference === "minimal";
+    const choices = new Map<Entity, OperandEntry[][]>();
+    const kept: Entity[] = [];
+    for (const e of list) {
+      const per = unit.operandRequests.map((r) =>
+        orderEntries(
+          set.operands(SCHEMA_OPERAND, r.name).filter((o) => (!r.range || r.range(o.version)) && set.supportersOf(o).includes(e)),
+          minimal,
+        ),
+      );
+      if (per.every((l) => l.length > 0)) {
+        choices.set(e, per);
+        kept.push(e);
+      }
+    }
+    if (kept.length === 0) return withEmpty(unit, operandMismatch(set, input.name, unit.operandRequests, list));
+    unit.operandChoices = choices;
+    list = kept;
+  }
   unit.candidates = list;
   return unit;
+}
+
+/** Why no candidate of an Input can manage the operands it asks for, in one sentence. */
+function operandMismatch(set: CatalogSet, inputName: string, reqs: readonly OperandRequest[], cands: readonly Entity[]): string {
+  const reqText = listText(reqs.map((r) => `operand ${r.name}${r.version ? ` in version range ${r.version}` : ""}`));
+  for (const r of reqs) {
+    const entries = set.operands(SCHEMA_OPERAND, r.name).filter((o) => !r.range || r.range(o.version));
+    if (entries.length === 0) {
+      const all = set.operands(SCHEMA_OPERAND, r.name);
+      return `input ${inputName} asks for ${reqText}, but the catalogs have no olm.operand entry ${r.name}${r.version ? ` in version range ${r.version}` : ""}${all.length > 0 ? ` (they have ${listText([...new Set(all.map((o) => o.versionText))])})` : ""}`;
+    }
+  }
+  const shown = cands.slice(0, 3).map((e) => {
+    const sup = operandRefs(e).supported.filter((x) => reqs.some((r) => r.name === x.name));
+    return sup.length === 0 ? `${e.name} supports none of them` : `${e.name} supports ${listText(sup.map((x) => `${x.name} ${x.version}`))}`;
+  });
+  return `input ${inputName} asks for ${reqText}, but none of its ${cands.length} candidate bundles supports ${reqs.length > 1 ? "all of them" : "it"} at a version the catalogs offer (olm.operand.supported): ${shown.join("; ")}${cands.length > 3 ? "; …" : ""}`;
+}
+
+/** Operand entries in preference order: newest first (lowest first when minimal), catalog priority breaking ties. */
+function orderEntries(list: readonly OperandEntry[], minimal: boolean): OperandEntry[] {
+  if (!minimal) return [...list]; // CatalogSet.operands is already newest first
+  return [...list].sort((a, b) => a.version.compare(b.version) || b.priority - a.priority || byteCompare(a.catalog, b.catalog) || byteCompare(b.package, a.package) || a.ordinal - b.ordinal);
 }
 
 function withEmpty(unit: Unit, reason: string): Unit {
@@ -721,4 +1008,13 @@ function withEmpty(unit: Unit, reason: string): Unit {
   }
   unit.emptyReason = reason;
   return unit;
+}
+
+function isEntry(n: Entity | OperandEntry): n is OperandEntry {
+  return (n as OperandEntry).schema !== undefined;
+}
+
+/** The variable "input `u` is met by `c`" (inputs with operand requests). */
+function viaId(u: Unit, c: Entity): string {
+  return `input ${u.name} via ${c.id}`;
 }

@@ -30,8 +30,8 @@ const gvk = (k: string) => {
   return { group, version, kind };
 };
 
-/** FBC JSON text for packages. */
-export function fbc(pkgs: P[]): string {
+/** FBC JSON text for packages, followed by extra blobs (e.g. olm.operand entries). */
+export function fbc(pkgs: P[], blobs: unknown[] = []): string {
   const out: unknown[] = [];
   for (const p of pkgs) {
     out.push({ schema: "olm.package", name: p.name, defaultChannel: p.defaultChannel ?? "stable" });
@@ -63,17 +63,37 @@ export function fbc(pkgs: P[]): string {
       });
     }
   }
+  out.push(...blobs);
   return out.map((o) => JSON.stringify(o)).join("\n");
 }
 
-/** A validated catalog (throws on problems). */
-export function catalog(name: string, pkgs: P[], priority = 0): NamedCatalog {
-  const loaded = loadText(fbc(pkgs), `${name}.json`);
+/** A validated catalog (throws on problems), with its extra blobs as `others`. */
+export function catalog(name: string, pkgs: P[], priority = 0, blobs: unknown[] = []): NamedCatalog {
+  const loaded = loadText(fbc(pkgs, blobs), `${name}.json`);
   const v = validateCatalog(loaded.config);
   const problems = [...loaded.problems, ...v.problems];
   if (problems.length > 0) throw new Error(`${name}: ${problems.map((p) => p.message).join("; ")}`);
-  return { name, priority, model: v.model };
+  return { name, priority, model: v.model, others: loaded.config.others };
 }
+
+/** An `olm.operand` blob with one image per name (`quay.io/operands/<name>:<version>-<image>`). */
+export function operand(name: string, version: string, more: { package?: string; images?: string[]; digest?: string } = {}): unknown {
+  return {
+    schema: "olm.operand",
+    name,
+    version,
+    ...(more.package ? { package: more.package } : {}),
+    images: (more.images ?? [name]).map((i) => ({ name: i, image: `quay.io/operands/${name}:${version}-${i}${more.digest ? "-" + more.digest : ""}` })),
+  };
+}
+
+/** An `olm.relatedimages` blob. */
+export function relatedImages(name: string, version: string, images: string[] = ["default"], tag = ""): unknown {
+  return { schema: "olm.relatedimages", name, version, relatedImages: images.map((i) => ({ name: i, image: `quay.io/related/${name}:${version}-${i}${tag}` })) };
+}
+
+/** A seed 004 property: `olm.operand.supported`, `olm.operand.required` or `olm.relatedImageBundle`. */
+export const opProp = (type: "olm.operand.supported" | "olm.operand.required" | "olm.relatedImageBundle", name: string, version: string) => ({ type, value: { name, version } });
 
 /** A linear channel of versions `pkg.v<ver>`, each replacing the previous. */
 export function chain(pkg: string, versions: string[], extra: (v: string, i: number) => Partial<B> = () => ({})): B[] {

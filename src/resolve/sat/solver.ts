@@ -197,7 +197,7 @@ export class Solver {
     for (const l of lits) ps.push(this.toInternal(l));
     if (!this.ok) return false;
     this.cancelUntil(0);
-    ps.sort((a, b) => a - b);
+    sortInts(ps);
     let j = 0;
     let prev = -1;
     for (let i = 0; i < ps.length; i++) {
@@ -884,5 +884,22 @@ export class Solver {
     const m = this.model.length > this.nVars ? this.model : new Int8Array(this.cap);
     for (let v = 1; v <= this.nVars; v++) m[v] = this.val[2 * v];
     this.model = m;
+  }
+}
+
+/** Ascending numeric sort; short arrays (nearly all clauses) by insertion, without allocating. */
+function sortInts(a: number[]): void {
+  if (a.length > 24) {
+    a.sort((x, y) => x - y);
+    return;
+  }
+  for (let i = 1; i < a.length; i++) {
+    const x = a[i];
+    let j = i - 1;
+    while (j >= 0 && a[j] > x) {
+      a[j + 1] = a[j];
+      j--;
+    }
+    a[j + 1] = x;
   }
 }
