@@ -1,16 +1,24 @@
 /**
- * Template rendering benchmark (not a test): every community template (operators/<pkg>/ci.yaml
- * fbc.catalog_mapping) rendered with --reuse of its committed catalog, as templates/s and MB/s of
- * output, cold (first pass in the process) and warm (second pass).
- * Run: node --import tsx bench/templates.ts
+ * Template rendering benchmark (not a test):
+ * 1. every community template (operators/<pkg>/ci.yaml fbc.catalog_mapping) rendered with --reuse
+ *    of its committed catalog, as templates/s and MB/s of output, cold (first pass in the process)
+ *    and warm (second pass);
+ * 2. a semver template of N (default 500) bundles built by opcat and pushed to a local Debian
+ *    docker-registry on 127.0.0.1: cold (empty image cache), warm (tags re-resolved, layers from
+ *    the cache) and with --reuse of the previous output (digest-pinned references, nothing pulled).
+ * Run: node --import tsx bench/templates.ts [N]
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadText } from "../src/fbc/load.js";
 import { normalizeForRender } from "../src/fbc/render.js";
 import { formatCatalog } from "../src/fbc/write.js";
-import { renderTemplate, reuseSource } from "../src/template/index.js";
+import { buildBundleImage, mapPool, pushImage, RegistryClient } from "../src/image/index.js";
+import { fallbackSource, imageSource, renderedSource, renderTemplate, reuseSource } from "../src/template/index.js";
+import { writeBundleDir } from "../src/template/testdata/bundledir.js";
+import { requireTools, startDockerRegistry } from "../test/image/servers.js";
 import { parseGoYamlDocument } from "../src/yaml/index.js";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -70,5 +78,47 @@ if (!existsSync(join(community, "operators"))) {
     const r = await pass(list);
     console.log(`${name.padEnd(5)} ${r.ms.toFixed(0).padStart(6)} ms  ${((list.length / r.ms) * 1000).toFixed(1).padStart(6)} templates/s  ${(r.bytes / 1e6 / (r.ms / 1000)).toFixed(1)} MB/s of output  (${r.ok} rendered)`);
   }
-  console.log(`peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
 }
+
+const N = Number(process.argv[2] ?? 500);
+const missing = requireTools("docker-registry");
+if (missing) {
+  console.log(`\nsemver template of ${N} pulled bundles skipped: ${missing}`);
+} else {
+  const work = mkdtempSync(join(tmpdir(), "opcat-bench-templates-"));
+  const reg = await startDockerRegistry(join(work, "reg"));
+  try {
+    const versions = Array.from({ length: N }, (_, i) => `${1 + Math.floor(i / 100)}.${Math.floor(i / 10) % 10}.${i % 10}`);
+    const client = new RegistryClient({ useHttp: true });
+    let t0 = performance.now();
+    const digests = await mapPool(versions, 4, async (v) => {
+      const img = buildBundleImage(writeBundleDir(join(work, "bundles", v), "benchop", v));
+      return pushImage(img, `${reg.host}/bench/benchop-bundle:v${v}`, { client });
+    });
+    client.close();
+    console.log(`\n${N} bundle images built and pushed in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    const template = (refs: string[]): string => `schema: olm.semver\ngenerateMajorChannels: true\ngenerateMinorChannels: true\nstable:\n  bundles:\n${refs.map((r) => `  - image: ${r}\n`).join("")}`;
+    const byTag = template(versions.map((v) => `${reg.host}/bench/benchop-bundle:v${v}`));
+    const byDigest = template(digests.map((d) => `${reg.host}/bench/benchop-bundle@${d}`));
+    const cache = join(work, "cache");
+    const run = async (name: string, text: string, reuse?: string): Promise<string> => {
+      const pull = renderedSource(imageSource({ useHttp: true, cacheDir: cache, parallel: 4 }));
+      const src = reuse ? fallbackSource(reuseSource(loadText(reuse, "previous.yaml").config), pull) : pull;
+      t0 = performance.now();
+      const cfg = await renderTemplate(text, src);
+      normalizeForRender(cfg);
+      const out = formatCatalog(cfg, "yaml");
+      const ms = performance.now() - t0;
+      console.log(`${name.padEnd(44)} ${ms.toFixed(0).padStart(6)} ms  ${((N / ms) * 1000).toFixed(0).padStart(5)} bundles/s  (${cfg.bundles.length} bundles, ${cfg.channels.length} channels)`);
+      return out;
+    };
+    await run("semver by tag, cold (empty cache)", byTag);
+    await run("semver by tag, warm (tags re-resolved)", byTag);
+    const previous = await run("semver by digest, warm cache", byDigest);
+    await run("semver by digest, --reuse of the previous output", byDigest, previous);
+  } finally {
+    await reg.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+console.log(`peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);

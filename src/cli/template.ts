@@ -1,27 +1,141 @@
 /**
- * `opcat template render` (aliases `render-template`, `render-veneer`): renders a basic or semver
- * catalog template like `opm alpha render-template`. Bundle images are answered from an already
- * rendered catalog with --reuse; pulling images is not available yet.
+ * `opcat template render` (aliases `render-template`, `render-veneer`): renders a basic, semver or
+ * substitutes catalog template like `opm alpha render-template`, and the composite template like
+ * opm's former `opm alpha render-template composite`. Bundle images are pulled and rendered
+ * (`--reuse` answers them from an already-rendered catalog first).
  */
 import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { Command, Option } from "commander";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError, problem } from "../fbc/errors.js";
 import { loadCatalog } from "../fbc/load.js";
 import { renderMermaid } from "../fbc/mermaid.js";
 import { migrationHelpText, validateMigrationLevel } from "../fbc/migrate.js";
-import { normalizeForRender } from "../fbc/render.js";
+import type { DeclarativeConfig } from "../fbc/types.js";
 import { writeCatalog } from "../fbc/write.js";
 import { goQuote } from "../gojson/fmt.js";
-import { renderTemplate, reuseSource, TEMPLATE_TYPES, unavailableSource, type BundleSource } from "../template/index.js";
-import { EXIT_INVALID, EXIT_USAGE } from "./output.js";
+import { RegistryClient, type PullOptions } from "../image/index.js";
+import { goFsError } from "../template/composite.js";
+import {
+  fallbackSource,
+  imageSource,
+  renderCompositeTemplate,
+  renderedSource,
+  renderTemplate,
+  registryTagLister,
+  catalogTagLister,
+  reuseSource,
+  TEMPLATE_TYPES,
+  ALL_TEMPLATE_TYPES,
+  type BundleSource,
+} from "../template/index.js";
+import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./image.js";
+import { EXIT_INVALID, EXIT_USAGE, formatBytes, Progress } from "./output.js";
+import { registerConvertCommand } from "./template-convert.js";
+import { registerAddBundleCommand } from "./template-add.js";
 
 const OUTPUTS = ["json", "yaml", "mermaid"];
 
-interface RenderOpts {
+interface RenderOpts extends ImageAccessFlags {
   output: string;
   migrateLevel?: string;
   reuse?: string;
   reuseTags?: boolean;
+  offline?: boolean;
+  catalogConfig?: string;
+  compositeConfig?: string;
+  validate: boolean;
+}
+
+/** The template type handled by opcat's CLI itself (opm registered it as its own subcommand). */
+const COMPOSITE = "composite";
+
+/**
+ * The bundle source of a render: images pulled (at most 4 at once, progress on a terminal), after
+ * the --reuse catalog when given, with opm's per-reference normalisation and migrations.
+ */
+async function bundleSource(opts: RenderOpts, access: PullOptions, progress: Progress, migrateLevel?: string): Promise<BundleSource & { reused?: DeclarativeConfig }> {
+  let pulled = 0;
+  let total = 0;
+  const pull = imageSource({
+    ...access,
+    onProgress: (p) => progress.update(`${pulled}/${total} images; ${p.ref}: ${formatBytes(p.bytes)}/${formatBytes(p.total)}`),
+    onImage: (e) => {
+      pulled = e.done;
+      total = Math.max(total, e.total);
+      progress.update(`${e.done}/${total} images; ${e.ref}`);
+    },
+  });
+  let src: BundleSource = pull;
+  let reused: DeclarativeConfig | undefined;
+  if (opts.reuse !== undefined) {
+    const res = await loadCatalog(opts.reuse);
+    if (res.problems.length > 0) throw new OpcatError(res.problems[0].code, res.problems[0].message, { problems: res.problems, exitCode: EXIT_INVALID });
+    reused = res.config;
+    // --offline: the reused catalog answers every reference, tags included; nothing is pulled.
+    src = opts.offline ? reuseSource(res.config, { reuseTags: true }) : fallbackSource(reuseSource(res.config, { reuseTags: opts.reuseTags }), pull);
+  }
+  return Object.assign(renderedSource(src, { migrateLevel }), { reused });
+}
+
+async function runComposite(args: string[], opts: RenderOpts): Promise<void> {
+  if (args.length > 1) throw new OpcatError("USAGE_ARGS", `accepts at most 0 arg(s), received ${args.length - 1}`, { exitCode: EXIT_USAGE });
+  if (opts.output !== "json" && opts.output !== "yaml") {
+    throw new OpcatError("USAGE_OUTPUT", `invalid --output value ${goQuote(opts.output)}, expected (json|yaml)`, { exitCode: EXIT_USAGE });
+  }
+  if (opts.migrateLevel !== undefined) throw new OpcatError("USAGE_FLAGS", "--migrate-level is not supported by the composite template", { exitCode: EXIT_USAGE });
+  const compositeFile = opts.compositeConfig ?? "composite.yaml";
+  const catalogFile = opts.catalogConfig ?? "catalogs.yaml";
+  const progress = new Progress("pulling");
+  const access = imageAccessFrom(opts);
+  const client = new RegistryClient(access);
+  try {
+    const source = await bundleSource(opts, { ...access, client }, progress);
+    let contributions: string;
+    try {
+      contributions = readFileSync(compositeFile, "utf8");
+    } catch (e) {
+      throw new OpcatError("IO_ERROR", `opening composite config file ${goQuote(compositeFile)}: ${goFsError("open", compositeFile, e)}`, { exitCode: EXIT_USAGE });
+    }
+    const catalogs = await fetchCatalogConfig(catalogFile);
+    try {
+      await renderCompositeTemplate({
+        catalogs,
+        contributions,
+        contributionDir: resolve(dirname(compositeFile)),
+        output: opts.output,
+        validate: opts.validate,
+        source,
+      });
+    } catch (e) {
+      if (e instanceof OpcatError) throw new OpcatError(e.code, `rendering the composite template: ${e.message}`, { exitCode: e.exitCode, cause: e });
+      throw e;
+    }
+  } finally {
+    client.close();
+    progress.done();
+  }
+}
+
+/** opm's FetchCatalogConfig: a local path (relative or absolute), or a URL fetched with GET (status not checked). */
+async function fetchCatalogConfig(path: string): Promise<string> {
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(path) && !path.startsWith("/")) {
+    const scheme = path.slice(0, path.indexOf(":")).toLowerCase();
+    if (scheme !== "http" && scheme !== "https") {
+      throw new OpcatError("IO_ERROR", `fetching remote catalog config file ${goQuote(path)}: Get ${goQuote(path)}: unsupported protocol scheme ${goQuote(scheme)}`, { exitCode: EXIT_USAGE });
+    }
+    try {
+      const r = await fetch(path);
+      return await r.text();
+    } catch (e) {
+      throw new OpcatError("IO_ERROR", `fetching remote catalog config file ${goQuote(path)}: Get ${goQuote(path)}: ${(e as Error).message}`, { exitCode: EXIT_USAGE, cause: e });
+    }
+  }
+  try {
+    return readFileSync(path, "utf8");
+  } catch (e) {
+    throw new OpcatError("IO_ERROR", `opening catalog config file ${goQuote(path)}: ${goFsError("open", path, e)}`, { exitCode: EXIT_USAGE });
+  }
 }
 
 async function readInput(file: string): Promise<string> {
@@ -40,28 +154,40 @@ async function readInput(file: string): Promise<string> {
 }
 
 async function runRender(args: string[], opts: RenderOpts): Promise<void> {
+  if (args[0] === COMPOSITE) return runComposite(args, opts);
+  if (opts.catalogConfig !== undefined || opts.compositeConfig !== undefined) {
+    throw new OpcatError("USAGE_FLAGS", "--catalog-config and --composite-config are only for the composite template", { exitCode: EXIT_USAGE });
+  }
   let type: string | undefined;
   let file = "-";
   if (args.length === 1) {
-    if (TEMPLATE_TYPES.includes(args[0])) type = args[0];
+    if (ALL_TEMPLATE_TYPES.includes(args[0])) type = args[0];
     else file = args[0];
   } else if (args.length === 2) {
     [type, file] = args;
   } else if (args.length > 2) {
     throw new OpcatError("USAGE_ARGS", `accepts between 0 and 2 arg(s), received ${args.length}`, { exitCode: EXIT_USAGE });
   }
-  let src: BundleSource = unavailableSource();
-  if (opts.reuse !== undefined) {
-    const res = await loadCatalog(opts.reuse);
-    if (res.problems.length > 0) throw new OpcatError(res.problems[0].code, res.problems[0].message, { problems: res.problems, exitCode: EXIT_INVALID });
-    src = reuseSource(res.config, { reuseTags: opts.reuseTags });
+  if (type !== undefined && !ALL_TEMPLATE_TYPES.includes(type)) {
+    // opm's text (its types); opcat's own types are named in a hint.
+    const message = `invalid template type ${goQuote(type)}, must be one of: [${TEMPLATE_TYPES.join(" ")}]`;
+    const hint = `opcat also renders: ${[...ALL_TEMPLATE_TYPES.filter((t) => !TEMPLATE_TYPES.includes(t)), COMPOSITE].join(", ")}`;
+    throw new OpcatError("TEMPLATE_TYPE", message, { exitCode: EXIT_USAGE, problems: [problem("TEMPLATE_TYPE", message, { hint })] });
   }
-  if (type !== undefined && !TEMPLATE_TYPES.includes(type)) {
-    throw new OpcatError("TEMPLATE_TYPE", `invalid template type ${goQuote(type)}, must be one of: [${TEMPLATE_TYPES.join(" ")}]`, { exitCode: EXIT_USAGE });
+  const progress = new Progress("pulling");
+  const access = imageAccessFrom(opts);
+  const client = new RegistryClient(access);
+  let cfg;
+  try {
+    const src = await bundleSource(opts, { ...access, client }, progress, opts.migrateLevel);
+    const text = await readInput(file);
+    // The graph template lists `bundles.repo` tags from the registry (offline: from the reused catalog's images).
+    const tags = opts.offline && src.reused ? catalogTagLister(src.reused) : registryTagLister(client);
+    cfg = await renderTemplate(text, src, { type, tags });
+  } finally {
+    client.close();
+    progress.done();
   }
-  const text = await readInput(file);
-  const cfg = await renderTemplate(text, src, { type });
-  normalizeForRender(cfg, { migrateLevel: opts.migrateLevel });
   if (opts.output === "mermaid") {
     const { text: graph, warnings } = renderMermaid(cfg, { drawV0Semantics: true });
     for (const w of warnings) process.stderr.write(w.endsWith("\n") ? w : w + "\n");
@@ -71,45 +197,66 @@ async function runRender(args: string[], opts: RenderOpts): Promise<void> {
   await writeCatalog(cfg, opts.output as "json" | "yaml", process.stdout);
 }
 
+function parseBool(v: string): boolean {
+  if (/^(1|t|true)$/i.test(v)) return true;
+  if (/^(0|f|false)$/i.test(v)) return false;
+  throw new OpcatError("USAGE_FLAGS", `invalid argument ${goQuote(v)} for "--validate" flag: strconv.ParseBool: parsing ${goQuote(v)}: invalid syntax`, { exitCode: EXIT_USAGE });
+}
+
 function addRenderCommand(cmd: Command): Command {
-  return cmd
-    .description("Render a catalog template (basic or semver) like `opm alpha render-template`; the type is detected from the schema when TYPE is omitted")
-    .argument("[args...]", "[TYPE] [FILE]: TYPE is one of basic, semver, substitutes; FILE is a template file or - for standard input (the default)")
-    .addOption(
-      new Option("-o, --output <format>", `output format (${OUTPUTS.join("|")})`).default("json").argParser((v) => {
-        if (!OUTPUTS.includes(v)) throw new OpcatError("USAGE_OUTPUT", `invalid --output value ${JSON.stringify(v)}, expected (json|yaml|mermaid)`, { exitCode: EXIT_USAGE });
-        return v;
-      }),
-    )
-    .addOption(
-      new Option("--migrate-level <level>", `name of the last migration to run on the rendered bundles (default: none)${migrationHelpText()}`).argParser((v) => {
-        const err = validateMigrationLevel(v);
-        if (err) throw new OpcatError("USAGE_MIGRATE_LEVEL", err, { exitCode: EXIT_USAGE });
-        return v;
-      }),
-    )
-    .option("--reuse <rendered-fbc>", "answer bundle images from this already-rendered catalog (directory, file or -) instead of pulling them; only digest-pinned references unless --reuse-tags")
-    .option("--reuse-tags", "with --reuse, also answer tag references (a tag may have moved since the catalog was rendered)", false)
+  return addImageAccessOptions(
+    cmd
+      .description("Render a catalog template (basic, semver, substitutes, composite) like `opm alpha render-template`; the type is detected from the schema when TYPE is omitted")
+      .argument("[args...]", "[TYPE] [FILE]: TYPE is one of basic, semver, substitutes, or composite (which takes no FILE: see -f/-c); FILE is a template file or - for standard input (the default)")
+      .addOption(
+        new Option("-o, --output <format>", `output format (${OUTPUTS.join("|")}; composite: json|yaml)`).default("json").argParser((v) => {
+          if (!OUTPUTS.includes(v)) throw new OpcatError("USAGE_OUTPUT", `invalid --output value ${JSON.stringify(v)}, expected (json|yaml|mermaid)`, { exitCode: EXIT_USAGE });
+          return v;
+        }),
+      )
+      .addOption(
+        new Option("--migrate-level <level>", `name of the last migration to run on the rendered bundles (default: none)${migrationHelpText()}`).argParser((v) => {
+          const err = validateMigrationLevel(v);
+          if (err) throw new OpcatError("USAGE_MIGRATE_LEVEL", err, { exitCode: EXIT_USAGE });
+          return v;
+        }),
+      )
+      .option("--reuse <rendered-fbc>", "answer bundle images from this already-rendered catalog (directory, file or -) before pulling them; only digest-pinned references unless --reuse-tags")
+      .option("--reuse-tags", "with --reuse, also answer tag references (a tag may have moved since the catalog was rendered)", false)
+      .option("--offline", "with --reuse, never touch a registry: every reference (tags too) is answered from the reused catalog, and graph-template tags are listed from its images", false)
+      .option("-f, --catalog-config <file|url>", "composite: the catalog configuration (olm.composite.catalogs), a path or an http(s) URL (default catalogs.yaml)")
+      .option("-c, --composite-config <file>", "composite: the contribution configuration (olm.composite) (default composite.yaml)")
+      .option("--validate [bool]", "composite: validate each component's directory like `opm validate` (--validate=false to skip)", parseBool, true),
+  )
     .addHelpText(
       "after",
       `
 Examples:
-  opcat template render semver semver.yaml --reuse catalog/ -o yaml
+  opcat template render semver semver.yaml -o yaml                 # pulls the bundle images
+  opcat template render semver semver.yaml --reuse catalog/ -o yaml  # digest-pinned images from catalog/, the rest pulled
   opcat template render basic-template.yaml --reuse index.yaml --reuse-tags
+  opcat template render graph graph.yaml --reuse catalog.yaml --offline  # no registry access at all
+  opcat template render substitutes substitutes.yaml
+  opcat template render composite -f catalogs.yaml -c contributions.yaml -o yaml
   opcat render-template - < template.yaml   # auto-detects the type, reads standard input
 
-Pulling bundle images is not available yet: without --reuse, a template that names images fails (exit 2).
-The output is not validated (like opm); check it with \`opcat validate\`.`,
+Bundle images are pulled into the image cache (at most 4 at once) and rendered like \`opm render\`;
+each distinct reference once. Registries.conf mirrors, credentials and the TLS flags apply.
+The output is not validated (like opm), except by the substitutes template and composite --validate;
+check it with \`opcat validate\`.`,
     )
     .action(async (args: string[], opts: RenderOpts) => {
       if (opts.reuseTags && opts.reuse === undefined) throw new OpcatError("USAGE_FLAGS", "--reuse-tags needs --reuse", { exitCode: EXIT_USAGE });
+      if (opts.offline && opts.reuse === undefined) throw new OpcatError("USAGE_FLAGS", "--offline needs --reuse", { exitCode: EXIT_USAGE });
       await runRender(args, opts);
     });
 }
 
 /** Adds `template render` and its top-level aliases `render-template` and `render-veneer`. */
 export function registerTemplateCommands(program: Command): void {
-  const tmpl = program.command("template").description("Catalog templates (basic, semver), rendered like `opm alpha render-template`");
+  const tmpl = program.command("template").description("Catalog templates (basic, semver, substitutes, composite), rendered like `opm alpha render-template`");
   addRenderCommand(tmpl.command("render"));
+  registerConvertCommand(tmpl);
+  registerAddBundleCommand(tmpl);
   addRenderCommand(program.command("render-template").alias("render-veneer"));
 }

@@ -368,6 +368,35 @@ export class RegistryClient {
     return { bytes, mediaType, digest };
   }
 
+  /**
+   * Lists a repository's tags (`GET /v2/<name>/tags/list`, `?n=<pageSize>` when given), following
+   * `Link: <…>; rel="next"` headers from page to page.
+   */
+  async listTags(t: RepoTarget, pageSize?: number): Promise<string[]> {
+    const what = `listing tags of ${t.host}/${t.repo}`;
+    const tags: string[] = [];
+    let path: string | undefined = `/v2/${t.repo}/tags/list${pageSize ? `?n=${pageSize}` : ""}`;
+    for (let pages = 0; path !== undefined; pages++) {
+      if (pages >= 100_000) throw new ImageError("IMAGE_REGISTRY_ERROR", `${what}: too many pages`);
+      const res = await this.send(t, { method: "GET", path, headers: { Accept: "application/json" }, scope: `repository:${t.repo}:pull`, what });
+      const body = await readBody(res, 64 << 20, what);
+      let page: unknown;
+      try {
+        page = JSON.parse(body.toString("utf8"));
+      } catch (e) {
+        throw new ImageError("IMAGE_REGISTRY_ERROR", `${what}: invalid tag list: ${errText(e)}`);
+      }
+      const list = (page as { tags?: unknown } | null)?.tags;
+      if (list !== null && list !== undefined && !(Array.isArray(list) && list.every((x) => typeof x === "string"))) {
+        throw new ImageError("IMAGE_REGISTRY_ERROR", `${what}: invalid tag list: "tags" is not a list of strings`);
+      }
+      if (list) tags.push(...(list as string[]));
+      const next = /<([^>]*)>\s*;\s*rel="?next"?/i.exec(String(res.headers.link ?? ""))?.[1];
+      path = next === undefined ? undefined : /^https?:\/\//.test(next) || next.startsWith("/") ? next : `/${next}`;
+    }
+    return tags;
+  }
+
   /** Downloads a blob into `store`, verifying size and digest; retried as a whole on connection errors. */
   async fetchBlob(t: RepoTarget, desc: Descriptor, store: BlobStore, onBytes?: (n: number) => void): Promise<void> {
     const what = `pulling blob ${desc.digest} from ${t.host}/${t.repo}`;

@@ -32,6 +32,16 @@ function fail(code: string, message: string): OpcatError {
 
 /** Parses the template and builds its DeclarativeConfig (LoadSlice), bundles still unrendered. */
 function parseBasic(text: string): DeclarativeConfig {
+  return parseEntriesTemplate(text, BASIC_TEMPLATE_DATA, SCHEMA_BASIC).cfg;
+}
+
+/**
+ * Reads a template whose `entries` are FBC blobs (basic, substitutes) as opm does: the first
+ * YAML/JSON document decoded leniently into `type` (which must have an `entries` field of
+ * `*declcfg.Meta` elements), the schema checked, the entries loaded (LoadSlice). Decoding and schema
+ * errors have codes TEMPLATE_DECODE/TEMPLATE_SCHEMA; loader problems keep the loader's code.
+ */
+export function parseEntriesTemplate(text: string, type: GoType, expectedSchema: string): { cfg: DeclarativeConfig; value: Record<string, unknown> } {
   const doc = firstStreamDocument(text);
   if (doc.kind === "eof") throw fail("TEMPLATE_DECODE", "decoding template schema: EOF");
   if (doc.kind === "error") throw fail("TEMPLATE_DECODE", `decoding template schema: ${doc.message}`);
@@ -42,7 +52,7 @@ function parseBasic(text: string): DeclarativeConfig {
   const objects: JsonValue[] = [];
   const entryOfBlob: number[] = [];
   let entryIndex = 0;
-  const r = goDecode(doc.value, BASIC_TEMPLATE_DATA, {
+  const r = goDecode(doc.value, type, {
     custom: (v) => {
       const i = entryIndex++;
       if (v === null) return undefined;
@@ -70,13 +80,13 @@ function parseBasic(text: string): DeclarativeConfig {
   const sorted = [...byEntry].sort((a, b) => a[0] - b[0]);
   for (const [, p] of sorted) if (META_CODES.has(p.code)) throw fail("TEMPLATE_DECODE", `unmarshalling template: ${p.message}`);
   const schema = (r.value as { schema: string }).schema;
-  if (schema !== SCHEMA_BASIC) throw fail("TEMPLATE_SCHEMA", `template has unknown schema (${goQuote(schema)}), should be ${goQuote(SCHEMA_BASIC)}`);
+  if (schema !== expectedSchema) throw fail("TEMPLATE_SCHEMA", `template has unknown schema (${goQuote(schema)}), should be ${goQuote(expectedSchema)}`);
   if (entries.some((e) => e === null)) throw fail("TEMPLATE_DECODE", "unmarshalling template: an entry is null");
   if (sorted.length > 0) throw new OpcatError(sorted[0][1].code, sorted[0][1].message, { exitCode: 1 });
 
   const cfg = loaded.config;
   for (const list of [cfg.packages, cfg.channels, cfg.bundles, cfg.deprecations, cfg.others]) for (const b of list) delete b.loc;
-  return cfg;
+  return { cfg, value: r.value as Record<string, unknown> };
 }
 
 /** opm's isBundleTemplate: a schema and an image, and no package, properties or related images. */
@@ -94,6 +104,10 @@ function isBundleTemplate(b: Bundle): boolean {
 export async function renderBasicTemplate(text: string, src: BundleSource): Promise<DeclarativeConfig> {
   const cfg = parseBasic(text);
   const out: Bundle[] = [];
+  if (src.prefetch) {
+    const bad = cfg.bundles.findIndex((b) => !isBundleTemplate(b));
+    src.prefetch(cfg.bundles.slice(0, bad < 0 ? undefined : bad).map((b) => b.image));
+  }
   for (const b of cfg.bundles) {
     if (!isBundleTemplate(b)) throw fail("TEMPLATE_BUNDLE_FIELDS", "unexpected fields present in basic template bundle");
     out.push(await src.render(b.image));

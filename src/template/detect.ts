@@ -9,9 +9,16 @@ import { goDecode, type GoType } from "./godecode.js";
 export const SCHEMA_BASIC = "olm.template.basic";
 export const SCHEMA_SEMVER = "olm.semver";
 export const SCHEMA_SUBSTITUTES = "olm.template.substitutes";
+/** opcat's graph template (seed 003's "comprehensive template"; not in opm). */
+export const SCHEMA_GRAPH = "olm.template.graph";
+/** The schema of seed 003's sketch, read as the graph template. */
+export const SCHEMA_GRAPH_ALIAS = "olm.template.goodstuff";
 
 /** Registered template schemas, as opm registers them. */
 export const TEMPLATE_SCHEMAS: readonly string[] = Object.freeze([SCHEMA_BASIC, SCHEMA_SEMVER, SCHEMA_SUBSTITUTES]);
+
+/** Template schemas opcat adds to opm's (detected and rendered, but not listed in opm's error texts). */
+export const EXTRA_TEMPLATE_SCHEMAS: readonly string[] = Object.freeze([SCHEMA_GRAPH]);
 
 /** A template's type: the last dot-separated segment of its schema (`olm.semver` → `semver`). */
 export function typeFromSchema(schema: string): string {
@@ -20,6 +27,9 @@ export function typeFromSchema(schema: string): string {
 
 /** Supported types in sorted order: basic, semver, substitutes. */
 export const TEMPLATE_TYPES: readonly string[] = Object.freeze(TEMPLATE_SCHEMAS.map(typeFromSchema).sort());
+
+/** Every type opcat renders: opm's plus the extra ones (`graph`), sorted. */
+export const ALL_TEMPLATE_TYPES: readonly string[] = Object.freeze([...TEMPLATE_SCHEMAS, ...EXTRA_TEMPLATE_SCHEMAS].map(typeFromSchema).sort());
 
 const SCHEMA_PROBE: GoType = {
   kind: "struct",
@@ -37,7 +47,7 @@ function detectError(code: string, detail: string): OpcatError {
  * JSON decoding does), if it is a registered template schema. Errors carry opm's texts:
  * `auto-detecting template type: decoding template input: <err>` (empty input: `EOF`),
  * `…: unmarshalling template schema: <err>`, `…: template input missing required 'schema' field`,
- * `…: unknown template schema: <schema>`.
+ * `…: unknown template schema: <schema>`. The graph template's alias schema gives SCHEMA_GRAPH.
  */
 export function detectTemplateSchema(text: string): string {
   const doc = firstStreamDocument(text);
@@ -48,6 +58,7 @@ export function detectTemplateSchema(text: string): string {
   if (!r.ok) throw detectError("TEMPLATE_DECODE", `unmarshalling template schema: ${r.error}`);
   const schema = (r.value as { schema: string }).schema;
   if (schema === "") throw detectError("TEMPLATE_MISSING_SCHEMA", "template input missing required 'schema' field");
-  if (!TEMPLATE_SCHEMAS.includes(schema)) throw detectError("TEMPLATE_UNKNOWN_SCHEMA", `unknown template schema: ${schema}`);
+  if (schema === SCHEMA_GRAPH_ALIAS) return SCHEMA_GRAPH;
+  if (!TEMPLATE_SCHEMAS.includes(schema) && !EXTRA_TEMPLATE_SCHEMAS.includes(schema)) throw detectError("TEMPLATE_UNKNOWN_SCHEMA", `unknown template schema: ${schema}`);
   return schema;
 }

@@ -8,32 +8,74 @@ import { OpcatError } from "../fbc/errors.js";
 import { goQuote } from "../gojson/fmt.js";
 import type { DeclarativeConfig } from "../fbc/types.js";
 import { renderBasicTemplate } from "./basic.js";
-import { detectTemplateSchema, SCHEMA_BASIC, SCHEMA_SEMVER, SCHEMA_SUBSTITUTES, TEMPLATE_TYPES, typeFromSchema } from "./detect.js";
+import { ALL_TEMPLATE_TYPES, detectTemplateSchema, SCHEMA_BASIC, SCHEMA_GRAPH, SCHEMA_SEMVER, SCHEMA_SUBSTITUTES, TEMPLATE_TYPES, typeFromSchema } from "./detect.js";
 import { renderSemverTemplate } from "./semver.js";
+import { renderSubstitutesTemplate } from "./substitutes.js";
+import { renderGraphTemplate, type TagLister } from "./graph.js";
 import type { BundleSource } from "./source.js";
 
 export { renderBasicTemplate } from "./basic.js";
 export { renderSemverTemplate, parseSemverTemplate, type SemverTemplate } from "./semver.js";
-export { detectTemplateSchema, TEMPLATE_TYPES, TEMPLATE_SCHEMAS, SCHEMA_BASIC, SCHEMA_SEMVER, SCHEMA_SUBSTITUTES } from "./detect.js";
+export { detectTemplateSchema, TEMPLATE_TYPES, TEMPLATE_SCHEMAS, ALL_TEMPLATE_TYPES, SCHEMA_BASIC, SCHEMA_SEMVER, SCHEMA_SUBSTITUTES } from "./detect.js";
 export { reuseSource, type ReuseOptions } from "./reuse.js";
+export {
+  renderGraphTemplate,
+  parseGraphTemplate,
+  addBundleToGraph,
+  formatGraphTemplate,
+  catalogTagLister,
+  registryTagLister,
+  SCHEMA_GRAPH,
+  SCHEMA_GRAPH_ALIAS,
+  type GraphTemplate,
+  type TagLister,
+  type AddBundleToGraph,
+} from "./graph.js";
+export { convertCatalog, type ConvertOptions, type ConvertTarget } from "./convert.js";
 export { unavailableSource, type BundleSource, type RenderedBundle } from "./source.js";
+export {
+  planAddBundle,
+  addBundleToFile,
+  addBundleFromReleaseConfig,
+  registerAddBundleKind,
+  ADD_BUNDLE_EXIT_CODES,
+  type AddBundleKind,
+  type AddBundleOutcome,
+  type AddBundlePlan,
+  type AddBundleReport,
+  type AddBundleRequest,
+  type ReleaseConfigReport,
+} from "./addbundle.js";
+export { parseReleaseConfig, type ReleaseConfig } from "./releaseconfig.js";
+export { imageSource, fallbackSource, renderedSource, type ImageSourceOptions, type RenderedSourceOptions } from "./imagesource.js";
+export { renderSubstitutesTemplate, type Substitution } from "./substitutes.js";
+export {
+  renderCompositeTemplate,
+  COMPOSITE_SCHEMA,
+  CATALOGS_SCHEMA,
+  BUILDER_SCHEMAS,
+  type CompositeOptions,
+  type CompositeResult,
+} from "./composite.js";
 
 export interface RenderTemplateOptions {
-  /** `basic`, `semver` or `substitutes`; when absent the type is detected from the first document's schema. */
+  /** `basic`, `semver`, `substitutes` or opcat's `graph`; when absent the type is detected from the first document's schema. */
   type?: string;
+  /** Lists repository tags for the graph template's `bundles.repo` (else the source's own `listTags`, if any). */
+  tags?: TagLister;
 }
 
 /**
  * Renders a template as `opm alpha render-template [TYPE]` does, with its error texts:
- * `invalid template type "<t>", must be one of: [basic semver substitutes]`,
- * `auto-detecting template type: …`, `rendering template: …`. The substitutes template is
- * recognised but not implemented yet (OpcatError TEMPLATE_UNSUPPORTED, exit code 2).
+ * `invalid template type "<t>", must be one of: [basic semver substitutes]` (opm's list; `graph`
+ * is accepted too),
+ * `auto-detecting template type: …`, `rendering template: …`.
  * The result is not validated (opm does not validate either).
  */
 export async function renderTemplate(text: string, src: BundleSource, opts: RenderTemplateOptions = {}): Promise<DeclarativeConfig> {
   let type = opts.type;
   if (type !== undefined && type !== "") {
-    if (!TEMPLATE_TYPES.includes(type)) {
+    if (!ALL_TEMPLATE_TYPES.includes(type)) {
       throw new OpcatError("TEMPLATE_TYPE", `invalid template type ${goQuote(type)}, must be one of: [${TEMPLATE_TYPES.join(" ")}]`, { exitCode: 2 });
     }
   } else {
@@ -45,8 +87,12 @@ export async function renderTemplate(text: string, src: BundleSource, opts: Rend
         return await renderBasicTemplate(text, src);
       case typeFromSchema(SCHEMA_SEMVER):
         return await renderSemverTemplate(text, src);
+      case typeFromSchema(SCHEMA_GRAPH):
+        return await renderGraphTemplate(text, src, { tags: opts.tags });
+      case typeFromSchema(SCHEMA_SUBSTITUTES):
+        return await renderSubstitutesTemplate(text, src);
       default:
-        throw new OpcatError("TEMPLATE_UNSUPPORTED", `the ${goQuote(SCHEMA_SUBSTITUTES)} template is not supported by opcat yet`, { exitCode: 2 });
+        throw new OpcatError("TEMPLATE_UNSUPPORTED", `the ${goQuote(type)} template is not supported by opcat`, { exitCode: 2 });
     }
   } catch (e) {
     if (e instanceof OpcatError && e.code !== "TEMPLATE_UNSUPPORTED") {

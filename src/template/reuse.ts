@@ -8,7 +8,7 @@ import { PROPERTY_CSV_METADATA } from "../fbc/properties.js";
 import { goQuote } from "../gojson/fmt.js";
 import { tryParseReference } from "../image/index.js";
 import type { Bundle, DeclarativeConfig, Icon } from "../fbc/types.js";
-import type { BundleSource, RenderedBundle } from "./source.js";
+import { copyRenderedBundle, type BundleSource, type RenderedBundle } from "./source.js";
 
 export interface ReuseOptions {
   /**
@@ -69,14 +69,7 @@ export function reuseSource(rendered: DeclarativeConfig, opts: ReuseOptions = {}
           new OpcatError("TEMPLATE_REUSE_NOT_FOUND", `render reference ${goQuote(image)}: image not found in the reused catalog`, { exitCode: 2 }),
         );
       }
-      const copy: RenderedBundle = {
-        schema: b.schema,
-        name: b.name,
-        package: b.package,
-        image: b.image,
-        properties: [...b.properties],
-        relatedImages: b.relatedImages.map((r) => ({ ...r })),
-      };
+      const copy = copyRenderedBundle(b);
       // Computed on first use: only the semver template reads it, for one bundle.
       let csv: string | undefined;
       Object.defineProperty(copy, "csvJson", {

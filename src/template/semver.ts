@@ -358,6 +358,7 @@ export async function renderSemverTemplate(text: string, src: BundleSource): Pro
   }
   const bundles: RenderedBundle[] = [];
   const renderedImage = new Map<string, string>();
+  src.prefetch?.(images);
   for (const img of images) {
     const b = await src.render(img);
     renderedImage.set(img, b.image);

@@ -31,7 +31,7 @@ test("reuseSource: digest references only, unless reuseTags", async () => {
 });
 
 test("unavailableSource: a clear error, exit code 2", async () => {
-  await assert.rejects(renderTemplate("schema: olm.template.basic\nentries:\n- schema: olm.bundle\n  image: x\n", unavailableSource()), (e: OpcatError) => e.exitCode === 2 && /pulling bundle images is not available yet/.test(e.message));
+  await assert.rejects(renderTemplate("schema: olm.template.basic\nentries:\n- schema: olm.bundle\n  image: x\n", unavailableSource()), (e: OpcatError) => e.exitCode === 2 && e.message === `rendering template: render reference "x": no bundle source given (bundle images are not pulled here)`);
 });
 
 test("semver from a csv-metadata catalog: description from olm.csv.metadata, icon from the package of the default channel head", async () => {

@@ -48,13 +48,20 @@ test("mermaid output", () => {
   assert.match(r.stdout, /^graph LR/);
 });
 
-test("errors: no image pulling yet (exit 2), tags need --reuse-tags, bad type, bad output, template errors (exit 1)", () => {
-  const pull = opcat(["template", "render", semver]);
+/** A registries.conf sending quay.io/a to a closed local port, so that pulls fail fast and offline. */
+const closedConf = join(dir, "registries.conf");
+writeFileSync(closedConf, `[[registry]]\nprefix = "quay.io/a"\nlocation = "127.0.0.1:1/a"\ninsecure = true\n`);
+
+test("errors: unreachable images (exit 2; tags are pulled, not reused, without --reuse-tags), bad type, bad output, template errors (exit 1)", () => {
+  const pull = opcat(["template", "render", semver, "--registries-conf", closedConf, "--cache-dir", join(dir, "cache")]);
   assert.equal(pull.code, 2);
-  assert.match(pull.stderr, /pulling bundle images is not available yet/);
-  const tag = opcat(["template", "render", semver, "--reuse", catalog]);
+  assert.match(pull.stderr, /rendering template: render reference "quay\.io\/a\/a:1\.0\.0": failed to pull image "quay\.io\/a\/a:1\.0\.0": /);
+  const tag = opcat(["template", "render", semver, "--reuse", catalog, "--registries-conf", closedConf, "--cache-dir", join(dir, "cache")]);
   assert.equal(tag.code, 2);
-  assert.match(tag.stderr, /only digest-pinned references/);
+  assert.match(tag.stderr, /failed to pull image "quay\.io\/a\/a:1\.0\.0"/);
+  const tls = opcat(["template", "render", semver, "--use-http", "--skip-tls-verify"]);
+  assert.equal(tls.code, 2);
+  assert.match(tls.stderr, /invalid flag combination: --use-http and --skip-tls-verify cannot both be true/);
   const type = opcat(["template", "render", "foo", semver]);
   assert.equal(type.code, 2);
   assert.match(type.stderr, /invalid template type "foo", must be one of: \[basic semver substitutes\]/);
@@ -73,5 +80,40 @@ test("--help documents the command", () => {
   const r = opcat(["template", "render", "--help"]);
   assert.equal(r.code, 0);
   assert.match(r.stdout, /--reuse <rendered-fbc>/);
-  assert.match(r.stdout, /pulling bundle images is not available yet/i);
+  assert.match(r.stdout, /--registries-conf <file>/);
+  assert.match(r.stdout, /-f, --catalog-config <file\|url>/);
+  assert.doesNotMatch(r.stdout, /not available yet/i);
+});
+
+test("composite: usage errors", () => {
+  const out = opcat(["template", "render", "composite", "-o", "mermaid"]);
+  assert.equal(out.code, 2);
+  assert.match(out.stderr, /invalid --output value "mermaid", expected \(json\|yaml\)/);
+  const args = opcat(["template", "render", "composite", "x"]);
+  assert.equal(args.code, 2);
+  assert.match(args.stderr, /accepts at most 0 arg\(s\), received 1/);
+  const missing = opcat(["template", "render", "composite", "-c", join(dir, "nope.yaml")]);
+  assert.equal(missing.code, 2);
+  assert.match(missing.stderr, /opening composite config file ".*nope\.yaml": open .*nope\.yaml: no such file or directory/);
+  const flags = opcat(["template", "render", semver, "-f", "catalogs.yaml"]);
+  assert.equal(flags.code, 2);
+  assert.match(flags.stderr, /--catalog-config and --composite-config are only for the composite template/);
+  const bool = opcat(["template", "render", "composite", "--validate=maybe"]);
+  assert.equal(bool.code, 2);
+  assert.match(bool.stderr, /invalid argument "maybe" for "--validate" flag/);
+});
+
+test("template render graph --offline: the seed 003 example without any registry; unknown types name opcat's own", () => {
+  const g = join(REPO_ROOT, "src", "template", "testdata", "graph");
+  const r = opcat(["template", "render", "graph", join(g, "seed-template.yaml"), "--reuse", join(g, "seed-bundles.yaml"), "--offline", "-o", "yaml"]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /- name: example\.v1\.0\.1\n  replaces: example\.v0\.3\.2\n  skips:\n  - example\.v1\.0\.0\n/);
+  const auto = opcat(["render-template", join(g, "seed-template.yaml"), "--reuse", join(g, "seed-bundles.yaml"), "--offline", "-o", "yaml"]);
+  assert.equal(auto.stdout, r.stdout);
+  const needsReuse = opcat(["template", "render", "graph", join(g, "seed-template.yaml"), "--offline"]);
+  assert.equal(needsReuse.code, 2);
+  assert.match(needsReuse.stderr, /--offline needs --reuse/);
+  const bad = opcat(["template", "render", "nope", basic]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /invalid template type "nope", must be one of: \[basic semver substitutes\]\n  hint: opcat also renders: graph, composite/);
 });
