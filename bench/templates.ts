@@ -99,7 +99,7 @@ if (missing) {
     console.log(`\n${N} bundle images built and pushed in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     const template = (refs: string[]): string => `schema: olm.semver\ngenerateMajorChannels: true\ngenerateMinorChannels: true\nstable:\n  bundles:\n${refs.map((r) => `  - image: ${r}\n`).join("")}`;
     const byTag = template(versions.map((v) => `${reg.host}/bench/benchop-bundle:v${v}`));
-    const byDigest = template(digests.map((d) => `${reg.host}/bench/benchop-bundle@${d}`));
+    const byDigest = template(digests); // pushImage returns the digest-pinned reference
     const cache = join(work, "cache");
     const run = async (name: string, text: string, reuse?: string): Promise<string> => {
       const pull = renderedSource(imageSource({ useHttp: true, cacheDir: cache, parallel: 4 }));
@@ -109,7 +109,7 @@ if (missing) {
       normalizeForRender(cfg);
       const out = formatCatalog(cfg, "yaml");
       const ms = performance.now() - t0;
-      console.log(`${name.padEnd(44)} ${ms.toFixed(0).padStart(6)} ms  ${((N / ms) * 1000).toFixed(0).padStart(5)} bundles/s  (${cfg.bundles.length} bundles, ${cfg.channels.length} channels)`);
+      console.log(`${name.padEnd(50)} ${ms.toFixed(0).padStart(6)} ms  ${((N / ms) * 1000).toFixed(0).padStart(5)} bundles/s  (${cfg.bundles.length} bundles, ${cfg.channels.length} channels)`);
       return out;
     };
     await run("semver by tag, cold (empty cache)", byTag);
