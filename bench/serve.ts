@@ -1,14 +1,17 @@
 /**
  * Load benchmark of `opcat serve` (not a test): the v4.16 and v4.20 community catalogs merged into
- * one catalog, served by a child process on 127.0.0.1; autocannon drives `/all` (identity and
- * gzip) and filtered `metas`, a grpc-js client drives ListBundles and GetBundleForChannel. Each
- * scenario is bounded in time and count. Prints req/s, p50/p99 latency and the server's peak RSS.
+ * one catalog, served by a child process on 127.0.0.1 (the compiled server in dist/). With Debian's
+ * `wrk` installed, wrk drives `/all` (identity, gzip, 304) and filtered `metas` (64 connections),
+ * then a soak run (BENCH_SOAK_SECONDS, default 60) while the server's RSS is sampled every second;
+ * without it, autocannon runs a smaller set. A grpc-js client drives ListBundles and
+ * GetBundleForChannel. Prints req/s, p50/p99 latency, MB/s and the server's peak RSS.
  *
  *   node --import tsx bench/serve.ts [--seconds 5] [--connections 10]
  */
-import { spawn } from "node:child_process";
+import { execFile, spawn, spawnSync } from "node:child_process";
+import { promisify } from "node:util";
 import { once } from "node:events";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -26,7 +29,9 @@ else await runBench();
 
 /** Child: serve the catalog, print the ports, report peak RSS on SIGTERM. */
 async function runServer(dir: string): Promise<void> {
-  const { CatalogStore, startHttpServer, startGrpcServer } = await import("../src/serve/index.js");
+  // The compiled server (what `opcat serve` runs); BENCH_SRC=1 measures the sources under tsx.
+  const lib = process.env.BENCH_SRC ? "../src/serve/index.ts" : "../dist/serve/index.js";
+  const { CatalogStore, startHttpServer, startGrpcServer } = (await import(new URL(lib, import.meta.url).href)) as typeof import("../src/serve/index.js");
   const store = new CatalogStore();
   const t0 = performance.now();
   const out = await store.add("merged", dir);
@@ -35,7 +40,7 @@ async function runServer(dir: string): Promise<void> {
   const http = await startHttpServer(store, { port: 0 });
   const grpc = await startGrpcServer(store, { port: 0 });
   const rev = store.get("merged");
-  process.stdout.write(JSON.stringify({ http: http.address.port, grpc: grpc.port, loadMs, bytes: rev?.jsonl.length, gzipBytes: rev?.gzip.length, bundles: rev?.registry.bundleCount, rssAfterLoad: process.memoryUsage().rss }) + "\n");
+  process.stdout.write(JSON.stringify({ pid: process.pid, http: http.address.port, grpc: grpc.port, loadMs, bytes: rev?.jsonl.length, gzipBytes: rev?.gzip.length, bundles: rev?.registry.bundleCount, rssAfterLoad: process.memoryUsage().rss }) + "\n");
   process.once("SIGTERM", async () => {
     await Promise.all([http.close(1000), grpc.close(1000)]);
     process.stdout.write(JSON.stringify({ maxRssKiB: process.resourceUsage().maxRSS }) + "\n");
@@ -79,24 +84,53 @@ async function runBench(): Promise<void> {
       buf = buf.slice(i + 1);
     }
   });
-  const info = JSON.parse(await nextLine()) as { http: number; grpc: number; loadMs: number; bytes: number; gzipBytes: number; bundles: number; rssAfterLoad: number };
+  const info = JSON.parse(await nextLine()) as { pid: number; http: number; grpc: number; loadMs: number; bytes: number; gzipBytes: number; bundles: number; rssAfterLoad: number };
   const mb = (n: number): string => `${(n / 1e6).toFixed(1)} MB`;
   console.log(`catalog: ${mb(info.bytes)} JSONL (${mb(info.gzipBytes)} gzip), ${info.bundles} channel bundles, loaded in ${(info.loadMs / 1000).toFixed(2)} s, server RSS after load ${mb(info.rssAfterLoad)}`);
-  console.log(`each scenario: ${seconds} s or ${1000 * seconds} requests at most, ${connections} connections, loopback\n`);
+  console.log(`each scenario: ${seconds} s, loopback; autocannon and gRPC scenarios: at most ${1000 * seconds} requests, ${connections} connections\n`);
 
-  const autocannon = createRequire(import.meta.url)("autocannon") as Autocannon;
   const base = `http://127.0.0.1:${info.http}/catalogs/merged/api/v1`;
-  const rows: string[][] = [["scenario", "req/s", "p50 ms", "p99 ms", "MB/s", "errors"]];
-  const http = async (label: string, path: string, headers: Record<string, string> = {}): Promise<void> => {
-    const r = await autocannon({ url: base + path, connections, duration: seconds, maxOverallRequests: 1000 * seconds, headers });
-    rows.push([label, r.requests.average.toFixed(0), String(r.latency.p50), String(r.latency.p99), (r.throughput.average / 1e6).toFixed(1), String(r.non2xx + r.errors)]);
-  };
-  await http("GET /all (identity)", "/all");
-  await http("GET /all (gzip, pre-compressed)", "/all", { "accept-encoding": "gzip" });
-  await http("GET /all If-None-Match → 304", "/all", { "if-none-match": await etagOf(base + "/all") });
-  await http("GET /metas?schema=olm.package", "/metas?schema=olm.package");
-  await http("GET /metas?schema=olm.channel&package=…", `/metas?schema=olm.channel&package=${await firstPackage(base)}`);
-  await http("GET /metas?schema=olm.bundle (gzip stream)", "/metas?schema=olm.bundle", { "accept-encoding": "gzip" });
+  const rows: string[][] = [["scenario", "conns", "req/s", "p50 ms", "p99 ms", "MB/s", "errors"]];
+  const pkg0 = await firstPackage(base);
+  const hasWrk = spawnSync("wrk", ["--version"]).error === undefined;
+  if (hasWrk) {
+    // wrk (C, Debian's package) in its own process: the client costs far less CPU than the server.
+    console.log("HTTP client: wrk (2 threads)\n");
+    const http = async (label: string, path: string, conns: number, headers: Record<string, string> = {}, secs = seconds): Promise<WrkResult> => {
+      const r = await runWrk(base + path, conns, secs, headers);
+      rows.push([label, String(conns), r.rps.toFixed(0), r.p50.toFixed(2), r.p99.toFixed(2), (r.bytesPerSec / 1e6).toFixed(0), String(r.errors)]);
+      return r;
+    };
+    await http("GET /all (identity)", "/all", 4);
+    const gz = await http("GET /all (gzip, pre-compressed)", "/all", 4, { "Accept-Encoding": "gzip" });
+    console.log(`/all gzip: ${(gz.bytesPerSec / 1e9).toFixed(2)} GB/s of compressed content (target ≥ 1 GB/s)`);
+    await http("GET /all If-None-Match → 304", "/all", 64, { "If-None-Match": await etagOf(base + "/all") });
+    await http("GET /metas?schema=olm.package", "/metas?schema=olm.package", 64);
+    const ch = await http("GET /metas?schema=olm.channel&package=…", `/metas?schema=olm.channel&package=${pkg0}`, 64);
+    console.log(`filtered metas at 64 connections: p99 ${ch.p99.toFixed(2)} ms (target < 5 ms)`);
+    await http("GET /metas?schema=olm.bundle&package=… (gzip)", `/metas?schema=olm.bundle&package=${pkg0}`, 64, { "Accept-Encoding": "gzip" });
+    await http("GET /metas?schema=olm.bundle (gzip)", "/metas?schema=olm.bundle", 8, { "Accept-Encoding": "gzip" });
+    // Memory over a long run: the server's RSS each second while metas and /all are hammered.
+    const soak = Number(process.env.BENCH_SOAK_SECONDS ?? 60);
+    const rss: number[] = [];
+    const sampler = setInterval(() => rss.push(procRss(info.pid)), 1000);
+    const r = await runWrk(`${base}/metas?schema=olm.channel&package=${pkg0}`, 64, soak, {});
+    clearInterval(sampler);
+    rows.push([`soak ${soak} s: metas channel`, "64", r.rps.toFixed(0), r.p50.toFixed(2), r.p99.toFixed(2), (r.bytesPerSec / 1e6).toFixed(0), String(r.errors)]);
+    const mbs = rss.filter((x) => x > 0).map((x) => (x / 1e6).toFixed(0));
+    console.log(`server RSS during the ${soak} s soak, one sample per second (MB): ${mbs.join(" ")}`);
+  } else {
+    const autocannon = createRequire(import.meta.url)("autocannon") as Autocannon;
+    console.log("HTTP client: autocannon (wrk not installed)\n");
+    const http = async (label: string, path: string, headers: Record<string, string> = {}): Promise<void> => {
+      const r = await autocannon({ url: base + path, connections, duration: seconds, maxOverallRequests: 1000 * seconds, headers });
+      rows.push([label, String(connections), r.requests.average.toFixed(0), String(r.latency.p50), String(r.latency.p99), (r.throughput.average / 1e6).toFixed(1), String(r.non2xx + r.errors)]);
+    };
+    await http("GET /all (identity)", "/all");
+    await http("GET /all (gzip, pre-compressed)", "/all", { "accept-encoding": "gzip" });
+    await http("GET /metas?schema=olm.package", "/metas?schema=olm.package");
+    await http("GET /metas?schema=olm.channel&package=…", `/metas?schema=olm.channel&package=${pkg0}`);
+  }
 
   const grpc = await import("@grpc/grpc-js");
   const { loadServiceDefinitions } = await import("../src/serve/index.js");
@@ -125,7 +159,7 @@ async function runBench(): Promise<void> {
     const secs = (performance.now() - t0) / 1000;
     lat.sort((a, b) => a - b);
     const pct = (p: number): string => lat[Math.min(lat.length - 1, Math.floor(lat.length * p))].toFixed(1);
-    rows.push([label, (lat.length / secs).toFixed(0), pct(0.5), pct(0.99), "", String(errors)]);
+    rows.push([label, String(connections), (lat.length / secs).toFixed(0), pct(0.5), pct(0.99), "", String(errors)]);
   };
   await grpcScenario(
     "gRPC ListBundles (stream)",
@@ -163,4 +197,49 @@ async function firstPackage(base: string): Promise<string> {
 async function defaultChannel(base: string, pkg: string): Promise<string> {
   const r = await fetch(`${base}/metas?schema=olm.package&name=${pkg}`);
   return (JSON.parse((await r.text()).split("\n")[0]) as { defaultChannel: string }).defaultChannel;
+}
+
+/** execFile as a promise (a function declaration: the benchmark runs before later consts initialise). */
+function execFileP(file: string, args: string[], opts: { encoding: "utf8" }): Promise<{ stdout: string; stderr: string }> {
+  return promisify(execFile)(file, args, opts);
+}
+
+interface WrkResult {
+  rps: number;
+  bytesPerSec: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+/** Runs wrk (2 threads, --latency) and parses its summary; latencies in ms. */
+async function runWrk(url: string, conns: number, secs: number, headers: Record<string, string>): Promise<WrkResult> {
+  const args = ["-t2", `-c${conns}`, `-d${secs}s`, "--latency", ...Object.entries(headers).flatMap(([k, v]) => ["-H", `${k}: ${v}`]), url];
+  const out = (await execFileP("wrk", args, { encoding: "utf8" })).stdout;
+  const num = (re: RegExp): number => Number(re.exec(out)?.[1] ?? NaN);
+  const unit: Record<string, number> = { us: 1e-3, ms: 1, s: 1000, B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3 };
+  const lat = (p: string): number => {
+    const m = new RegExp(`\\s${p}%\\s+([\\d.]+)(us|ms|s)`).exec(out);
+    return m ? Number(m[1]) * unit[m[2]] : NaN;
+  };
+  const tm = /Transfer\/sec:\s+([\d.]+)(B|KB|MB|GB)/.exec(out);
+  const errs = /Non-2xx or 3xx responses: (\d+)/.exec(out);
+  const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+  return {
+    rps: num(/Requests\/sec:\s+([\d.]+)/),
+    bytesPerSec: tm ? Number(tm[1]) * unit[tm[2]] : NaN,
+    p50: lat("50"),
+    p99: lat("99"),
+    errors: (errs ? Number(errs[1]) : 0) + (sock ? sock.slice(1).reduce((a, b) => a + Number(b), 0) : 0),
+  };
+}
+
+/** A process's resident set size in bytes (Linux /proc), 0 when unavailable. */
+function procRss(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
 }

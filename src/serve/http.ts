@@ -9,7 +9,9 @@
  * Same paths, content type (`application/jsonl`), status codes and error bodies as catalogd, Go's
  * conditional-request rules (Last-Modified / If-Modified-Since / If-Unmodified-Since, plus strong
  * ETags / If-None-Match / If-Match / If-Range) and single byte ranges on `/all`. `/all` is
- * gzip-compressed once per revision; filtered `metas` answers are compressed while streamed.
+ * gzip-compressed once per revision; filtered `metas` answers are built once per revision and
+ * query (identity up to 4 MiB; gzip up to 64 MiB of content, compressed in the thread pool) and kept
+ * in a bounded per-revision cache; larger identity answers are streamed from the revision's lines.
  * Bodies are written with back-pressure, so a slow or vanished client only holds a view of the
  * revision's buffer and never delays other requests.
  */
@@ -17,7 +19,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { createGzip } from "node:zlib";
+import { createGzip, gzip as gzipCb } from "node:zlib";
 import type { CatalogRevision } from "./revision.js";
 import { dns1123SubdomainErrors, type CatalogStore } from "./store.js";
 
@@ -177,17 +179,105 @@ function serveAll(rev: CatalogRevision, req: IncomingMessage, res: ServerRespons
   return head ? endEmpty(res) : sendBuffer(res, ctx, body);
 }
 
+/** Largest metas answer kept materialised in the cache; larger ones are streamed. */
+const CACHE_ENTRY_MAX = 4 * 1024 * 1024;
+/** Largest metas answer whose gzip encoding is cached (compressed in the thread pool, kept compressed). */
+const CACHE_GZIP_SOURCE_MAX = 64 * 1024 * 1024;
+/** Bytes of materialised metas answers kept per revision (oldest dropped first). */
+const CACHE_BUDGET = 64 * 1024 * 1024;
+
+interface CachedBody {
+  body: Buffer;
+}
+
+/** Materialised metas answers of one revision, by query key and encoding (a revision never changes). */
+class MetasCache {
+  readonly lastModified: string;
+  readonly #entries = new Map<string, CachedBody | Promise<CachedBody>>();
+  #bytes = 0;
+  constructor(rev: CatalogRevision) {
+    this.lastModified = rev.lastModified.toUTCString();
+  }
+  get(key: string): CachedBody | Promise<CachedBody> | undefined {
+    return this.#entries.get(key);
+  }
+  set(key: string, v: CachedBody | Promise<CachedBody>): void {
+    this.#entries.set(key, v);
+    if (v instanceof Promise) {
+      v.then(
+        (b) => {
+          if (this.#entries.get(key) === v) this.#entries.set(key, b);
+          this.#account(b.body.length);
+        },
+        () => this.#entries.delete(key),
+      );
+    } else this.#account(v.body.length);
+  }
+  #account(n: number): void {
+    this.#bytes += n;
+    for (const [k, e] of this.#entries) {
+      if (this.#bytes <= CACHE_BUDGET) break;
+      if (e instanceof Promise) continue;
+      this.#entries.delete(k);
+      this.#bytes -= e.body.length;
+    }
+  }
+}
+
+const metasCaches = new WeakMap<CatalogRevision, MetasCache>();
+
+function metasCache(rev: CatalogRevision): MetasCache {
+  let c = metasCaches.get(rev);
+  if (!c) metasCaches.set(rev, (c = new MetasCache(rev)));
+  return c;
+}
+
+function concatLines(rev: CatalogRevision, ids: Uint32Array, size: number): Buffer {
+  const out = Buffer.allocUnsafe(size);
+  let off = 0;
+  for (const i of ids) off += rev.line(i).copy(out, off);
+  return out;
+}
+
 function serveMetas(rev: CatalogRevision, ids: Uint32Array, req: IncomingMessage, res: ServerResponse, ctx: ReqCtx, gzipMin: number, queryKey: string): void {
   const size = rev.byteLength(ids);
   const useGzip = size >= gzipMin && acceptsGzip(req.headers["accept-encoding"]);
   const tag = `${rev.etag.slice(0, -1)}.${hashKey(queryKey)}`;
   const etag = useGzip ? `${tag}-gzip"` : `${tag}"`;
+  const cache = metasCache(rev);
   res.setHeader("Content-Type", "application/jsonl");
   res.setHeader("Vary", "Accept-Encoding");
-  res.setHeader("Last-Modified", rev.lastModified.toUTCString());
+  res.setHeader("Last-Modified", cache.lastModified);
   res.setHeader("ETag", etag);
   const pre = checkPreconditions(req, etag, rev.lastModified);
   if (pre !== 0) return finishPrecondition(res, ctx, pre);
+  if (size <= CACHE_ENTRY_MAX || (useGzip && size <= CACHE_GZIP_SOURCE_MAX)) {
+    // Built once per revision and query: identity is a copy of the lines, gzip is compressed off the event loop.
+    const key = useGzip ? `${queryKey}\u0000gzip` : queryKey;
+    let hit = cache.get(key);
+    if (hit === undefined) {
+      const plain = concatLines(rev, ids, size);
+      hit = useGzip
+        ? new Promise<CachedBody>((resolve, reject) => gzipCb(plain, (err, out) => (err ? reject(err) : resolve({ body: out }))))
+        : { body: plain };
+      cache.set(key, hit);
+    }
+    const send = (b: CachedBody): void => {
+      if (res.destroyed) return;
+      if (useGzip) {
+        ctx.encoding = "gzip";
+        res.setHeader("Content-Encoding", "gzip");
+      }
+      res.setHeader("Content-Length", b.body.length);
+      res.writeHead(200);
+      if (req.method === "HEAD") return endEmpty(res);
+      ctx.bytes += b.body.length;
+      res.end(b.body);
+    };
+    if (hit instanceof Promise) hit.then(send, () => res.destroy());
+    else send(hit);
+    return;
+  }
   if (useGzip) {
     ctx.encoding = "gzip";
     res.setHeader("Content-Encoding", "gzip");
