@@ -5,7 +5,8 @@
 import { existsSync } from "node:fs";
 import { Command, Option } from "commander";
 import { OpcatError } from "../fbc/errors.js";
-import { CatalogStore, parseCatalogArg, startGrpcServer, startHttpServer, type GrpcServerHandle, type HttpServerHandle, type StoreEvent } from "../serve/index.js";
+import { parsePriorities } from "./resolve.js";
+import { CatalogStore, DEFAULT_MAX_REQUEST_BYTES, parseCatalogArg, startGrpcServer, startHttpServer, type GrpcServerHandle, type HttpServerHandle, type StoreEvent } from "../serve/index.js";
 import { EXIT_INVALID, EXIT_USAGE, reportProblems } from "./output.js";
 
 interface ServeOpts {
@@ -15,6 +16,9 @@ interface ServeOpts {
   watch?: boolean;
   accessLog?: boolean;
   shutdownGrace: string;
+  priority?: string[];
+  maxRequestBytes: string;
+  resolverApi: boolean;
 }
 
 /** `host:port` → parts; `:port` and a bare port mean 127.0.0.1. */
@@ -63,7 +67,7 @@ function reportEvent(e: StoreEvent): void {
 export function registerServeCommand(program: Command): void {
   program
     .command("serve")
-    .description("Serve catalogs over catalogd's HTTP API (/catalogs/<name>/api/v1/{all,metas}) and opm's gRPC registry API")
+    .description("Serve catalogs over catalogd's HTTP API (/catalogs/<name>/api/v1/{all,metas}), seed 002's resolver API (POST /api/v1/{query,resolve}) and opm's gRPC registry API")
     .argument("<catalogs...>", "catalog directories, each optionally named: [name=]<dir> (default name: the directory's base name)")
     .addOption(new Option("--http <host:port>", "HTTP listen address").default("127.0.0.1:8080"))
     .option("--no-http", "do not serve HTTP")
@@ -73,6 +77,9 @@ export function registerServeCommand(program: Command): void {
     .option("--watch", "reload a catalog when its files change (the previous content is served until the new one is valid)")
     .option("--access-log", "write one JSON line per request to stderr")
     .addOption(new Option("--shutdown-grace <seconds>", "how long running requests may take to finish on shutdown").default("10"))
+    .option("--priority <name=N>", "catalog priority for the resolver API, higher preferred (repeatable; default 0)", (v: string, prev: string[] = []) => [...prev, v])
+    .addOption(new Option("--max-request-bytes <n>", "largest request body the resolver API accepts (413 above)").default(String(DEFAULT_MAX_REQUEST_BYTES)))
+    .option("--no-resolver-api", "do not serve POST /api/v1/query and /api/v1/resolve")
     .addHelpText("after", "\nCatalog images cannot be served yet: pull the image and pass the FBC directory it contains.")
     .action(async (args: string[], opts: ServeOpts) => {
       const catalogs = args.map((a) => {
@@ -84,6 +91,12 @@ export function registerServeCommand(program: Command): void {
       if (opts.http === false && opts.grpc === false) throw new OpcatError("USAGE_SERVE", "nothing to serve: both --no-http and --no-grpc were given", { exitCode: EXIT_USAGE });
       const httpAddr = opts.http === false ? undefined : parseListenAddress(opts.http, "--http");
       const grpcAddr = opts.grpc === false ? undefined : parseListenAddress(opts.grpc, "--grpc");
+      const priorities = parsePriorities(opts.priority ?? []);
+      for (const n of priorities.keys()) {
+        if (!catalogs.some((c) => c.name === n)) throw new OpcatError("USAGE_PRIORITY", `--priority names catalog ${JSON.stringify(n)}, which is not served`, { exitCode: EXIT_USAGE });
+      }
+      const maxRequestBytes = Number(opts.maxRequestBytes);
+      if (!Number.isSafeInteger(maxRequestBytes) || maxRequestBytes < 1) throw new OpcatError("USAGE_SERVE", `invalid --max-request-bytes ${JSON.stringify(opts.maxRequestBytes)}: expected a positive integer`, { exitCode: EXIT_USAGE });
       const grace = Number(opts.shutdownGrace) * 1000;
       if (!(grace >= 0)) throw new OpcatError("USAGE_SERVE", `invalid --shutdown-grace ${JSON.stringify(opts.shutdownGrace)}`, { exitCode: EXIT_USAGE });
       if (opts.grpcCatalog !== undefined && !catalogs.some((c) => c.name === opts.grpcCatalog)) {
@@ -107,7 +120,7 @@ export function registerServeCommand(program: Command): void {
       let http: HttpServerHandle | undefined;
       let grpc: GrpcServerHandle | undefined;
       try {
-        if (httpAddr) http = await startHttpServer(store, { ...httpAddr, accessLog });
+        if (httpAddr) http = await startHttpServer(store, { ...httpAddr, accessLog, resolver: opts.resolverApi ? { priorities, maxRequestBytes } : false });
         if (grpcAddr) grpc = await startGrpcServer(store, { ...grpcAddr, catalog: opts.grpcCatalog, accessLog });
       } catch (e) {
         await http?.close(0);
@@ -120,6 +133,7 @@ export function registerServeCommand(program: Command): void {
         msg: "serving",
         catalogs: store.names(),
         http: http ? `http://${http.address.address}:${http.address.port}/catalogs/<name>/api/v1/all` : null,
+        resolver_api: http && opts.resolverApi ? `http://${http.address.address}:${http.address.port}/api/v1/{query,resolve}` : null,
         grpc: grpc ? `${grpcAddr?.host}:${grpc.port}` : null,
         watch: Boolean(opts.watch),
       });
