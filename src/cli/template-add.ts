@@ -14,7 +14,7 @@ import {
   type AddBundlePlan,
   type ReleaseConfigReport,
 } from "../template/addbundle.js";
-import { fallbackSource, imageSource, renderedSource, reuseSource, type BundleSource } from "../template/index.js";
+import { catalogTagLister, fallbackSource, imageSource, renderedSource, reuseSource, type BundleSource, type TagLister } from "../template/index.js";
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./image.js";
 import { EXIT_INVALID, EXIT_USAGE, problemToJson } from "./output.js";
 
@@ -41,8 +41,10 @@ function usage(message: string): OpcatError {
 }
 
 /** Bundle images: answered from --reuse catalogs, then (with --pull) pulled and rendered like `opm render`. */
-async function sourceFrom(opts: AddOpts): Promise<BundleSource | undefined> {
+async function sourceFrom(opts: AddOpts): Promise<(BundleSource & Partial<TagLister>) | undefined> {
   let src: BundleSource | undefined;
+  // Graph templates: the tags of bundles.repo are listed from the reused catalogs' images.
+  let tags: TagLister | undefined;
   if (opts.reuse.length > 0) {
     const cfg = emptyConfig();
     for (const ref of opts.reuse) {
@@ -51,12 +53,15 @@ async function sourceFrom(opts: AddOpts): Promise<BundleSource | undefined> {
       mergeConfigs(cfg, res.config);
     }
     src = reuseSource(cfg, { reuseTags: opts.reuseTags });
+    tags = catalogTagLister(cfg);
   }
   if (opts.pull) {
     const pull = imageSource(imageAccessFrom(opts));
     src = src ? fallbackSource(src, pull) : pull;
   }
-  return src ? renderedSource(src) : undefined;
+  if (!src) return undefined;
+  const rendered = renderedSource(src);
+  return tags ? Object.assign(rendered, { listTags: (repo: string) => (tags as TagLister).listTags(repo) }) : rendered;
 }
 
 function planJson(p: AddBundlePlan, dryRun: boolean): Record<string, unknown> {
@@ -132,11 +137,11 @@ async function runAdd(file: string | undefined, opts: AddOpts): Promise<void> {
 export function registerAddBundleCommand(tmpl: Command): void {
   const cmd = tmpl
     .command("add-bundle")
-    .description("Publish a bundle into a catalog template (basic, semver or raw FBC) idempotently: adds what is missing, changes nothing when it is all there")
+    .description("Publish a bundle into a catalog template (basic, semver, graph or raw FBC) idempotently: adds what is missing, changes nothing when it is all there")
     .argument("[template-file]", "the template to edit in place (YAML or JSON); omit with --release-config")
     .requiredOption("--image <ref>", "the bundle image reference to add")
     .option("--channel <name>", "a channel to add the bundle to (repeatable); semver templates: Candidate, Fast, Stable (any letter case)", collect, [])
-    .option("--replaces <bundle>", "basic/FBC: the bundle the new channel entry replaces")
+    .option("--replaces <bundle>", "basic/FBC: the bundle the new channel entry replaces (graph: must be the graph's head)")
     .option("--skips <bundle>", "basic/FBC: a bundle the new channel entry skips (repeatable)", collect, [])
     .option("--skip-range <range>", "basic/FBC: the new channel entry's skipRange")
     .option("--release-config <file>", "apply a community release-config.yaml: every template it lists, with its channels and edges")
@@ -160,6 +165,9 @@ What is added:
                    at the end of each named channel (a missing channel is created, as the community pipeline does)
   semver template  {image} at the end of each named archetype's bundles (created when missing)
   raw FBC          the rendered olm.bundle blob at the end of the stream, and channel entries as for basic
+  graph template   the bundle's name at the end of the named graph's entries (it replaces the graph's head;
+                   --skips not in the graph become tombstones before it, --skip-range goes to skipRanges;
+                   a missing graph is created), and the image in bundles.images unless listed or discovered
 Comments and formatting are kept; the edited template is rendered and validated before it is written
 (atomically); when its images cannot be rendered only its structure is checked (the report says so).
 Images are rendered from --reuse catalogs and, with --pull, pulled; nothing is pulled otherwise.

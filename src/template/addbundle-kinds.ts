@@ -8,7 +8,8 @@
  * - semver (`olm.semver`): `{image}` is appended to each named archetype's bundle list (the
  *   archetype and its list are created when missing); edges are computed by the template itself;
  * - fbc (a raw FBC stream): the rendered `olm.bundle` blob is appended to the stream, and channel
- *   entries as for basic templates (missing channels are appended as new `olm.channel` blobs).
+ *   entries as for basic templates (missing channels are appended as new `olm.channel` blobs);
+ * - graph (`olm.template.graph`): see addbundle-graph.ts.
  */
 import { isMap, isScalar, isSeq, type Node, type YAMLMap, type YAMLSeq } from "yaml";
 import { OpcatError } from "../fbc/errors.js";
@@ -18,6 +19,7 @@ import { formatCatalog } from "../fbc/write.js";
 import { goQuote } from "../gojson/fmt.js";
 import { findKey, pointerToken, stringAt, type EditValue, type SourceDoc } from "./addbundle-edit.js";
 import type { AddBundleContext, AddBundleKind, AddBundleRequest } from "./addbundle.js";
+import { GRAPH_KIND } from "./addbundle-graph.js";
 import { renderBasicTemplate } from "./basic.js";
 import { SCHEMA_BASIC, SCHEMA_SEMVER } from "./detect.js";
 import { parseSemverTemplate, renderSemverTemplate } from "./semver.js";
@@ -368,4 +370,4 @@ export const FBC_KIND: AddBundleKind = {
 };
 
 /** The kinds built in, in the order they are tried. */
-export const BUILTIN_KINDS: readonly AddBundleKind[] = [BASIC_KIND, SEMVER_KIND, FBC_KIND];
+export const BUILTIN_KINDS: readonly AddBundleKind[] = [BASIC_KIND, SEMVER_KIND, FBC_KIND, GRAPH_KIND];

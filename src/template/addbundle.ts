@@ -23,6 +23,7 @@ import type { DeclarativeConfig } from "../fbc/types.js";
 import { goQuote } from "../gojson/fmt.js";
 import { parseEditable, stringAt, TextEdits, type EditableFile, type EditValue } from "./addbundle-edit.js";
 import { BUILTIN_KINDS } from "./addbundle-kinds.js";
+import type { TagLister } from "./graph-discover.js";
 import { parseReleaseConfig } from "./releaseconfig.js";
 import type { BundleSource, RenderedBundle } from "./source.js";
 
@@ -118,9 +119,11 @@ export interface AddBundleOptions {
    * Renders bundle images (e.g. `reuseSource` over an already-rendered catalog). Without one, a
    * basic template needs `name` and a raw FBC file cannot be edited; a semver template is edited
    * and checked structurally. When a source is given and cannot render the image, the outcome is
-   * `unreachable-image` unless `name` is given.
+   * `unreachable-image` unless `name` is given. A graph template lists the tags of `bundles.repo`
+   * through the source's own `listTags` (a {@link TagLister}, e.g. `catalogTagLister` of the reused
+   * catalog); without one it is checked structurally.
    */
-  source?: BundleSource;
+  source?: BundleSource & Partial<TagLister>;
 }
 
 /** What the edit of a kind needs from the new bundle. */
@@ -199,12 +202,25 @@ function bundleVersion(b: RenderedBundle): string | undefined {
   }
 }
 
-/** A source answering `image` with `bundle` and the rest from `base`, recording which images failed. */
-function overlay(base: BundleSource | undefined, image: string, bundle: RenderedBundle | undefined): { source: BundleSource; failed: string[] } {
+/**
+ * A source answering `image` with `bundle` and the rest from `base`, recording which images (and
+ * repositories whose tags could not be listed, for graph templates) failed.
+ */
+function overlay(base: BundleSource | undefined, image: string, bundle: RenderedBundle | undefined): { source: BundleSource & TagLister; failed: string[] } {
   const failed: string[] = [];
+  const lister = base as (BundleSource & Partial<TagLister>) | undefined;
   return {
     failed,
     source: {
+      async listTags(repo: string): Promise<string[]> {
+        try {
+          if (!lister?.listTags) throw new OpcatError("TEMPLATE_GRAPH_TAGS", `bundles.repo: listing the tags of ${goQuote(repo)} needs a tag lister, which this bundle source does not provide`, { exitCode: 2 });
+          return await lister.listTags(repo);
+        } catch (e) {
+          failed.push(repo);
+          throw e;
+        }
+      },
       async render(ref: string): Promise<RenderedBundle> {
         if (bundle && ref === image) return { ...bundle, properties: [...bundle.properties], relatedImages: bundle.relatedImages.map((r) => ({ ...r })) };
         try {
@@ -272,7 +288,7 @@ export async function planAddBundle(text: string, template: string, req: AddBund
   const first = parsed.docs[0]?.doc.contents;
   const schema = stringAt(first, "schema");
   if (schema === undefined) {
-    c.fail("invalid-input", "TEMPLATE_ADD_UNKNOWN_KIND", `${template}: the first document has no schema; expected a template (olm.template.basic, olm.semver) or FBC blobs (olm.*)`);
+    c.fail("invalid-input", "TEMPLATE_ADD_UNKNOWN_KIND", `${template}: the first document has no schema; expected a template (olm.template.basic, olm.semver, olm.template.graph) or FBC blobs (olm.*)`);
     return failed(template, req, c);
   }
   const kind = KINDS.find((k) => k.matches(schema));
@@ -532,13 +548,14 @@ export async function addBundleFromReleaseConfig(releaseConfigPath: string, imag
   // Render the bundle once for every template.
   let memo: Promise<RenderedBundle> | undefined;
   const base = opts.source;
-  const source: BundleSource | undefined = base
+  const source: (BundleSource & Partial<TagLister>) | undefined = base
     ? {
         render(ref: string): Promise<RenderedBundle> {
           if (ref !== image) return base.render(ref);
           memo ??= base.render(ref);
           return memo;
         },
+        ...(base.listTags ? { listTags: base.listTags.bind(base) } : {}),
       }
     : undefined;
   const current = new Map<string, string>();
