@@ -1,6 +1,6 @@
 /**
- * `opcat template add-bundle`: publishes a bundle into a catalog template (basic, semver or raw
- * FBC), idempotently, with an outcome per template and an exit code per outcome. A thin layer over
+ * `opcat template add-bundle`: publishes a bundle into a catalog template (basic, semver, graph or
+ * raw FBC), idempotently, with an outcome per template and an exit code per outcome. A thin layer over
  * src/template/addbundle.ts.
  */
 import { Command, Option } from "commander";
@@ -14,7 +14,8 @@ import {
   type AddBundlePlan,
   type ReleaseConfigReport,
 } from "../template/addbundle.js";
-import { catalogTagLister, fallbackSource, imageSource, renderedSource, reuseSource, type BundleSource, type TagLister } from "../template/index.js";
+import { RegistryClient } from "../image/index.js";
+import { catalogTagLister, fallbackSource, imageSource, registryTagLister, renderedSource, reuseSource, type BundleSource, type TagLister } from "../template/index.js";
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./image.js";
 import { EXIT_INVALID, EXIT_USAGE, problemToJson } from "./output.js";
 
@@ -40,11 +41,15 @@ function usage(message: string): OpcatError {
   return new OpcatError("USAGE_FLAGS", message, { exitCode: EXIT_USAGE });
 }
 
-/** Bundle images: answered from --reuse catalogs, then (with --pull) pulled and rendered like `opm render`. */
-async function sourceFrom(opts: AddOpts): Promise<(BundleSource & Partial<TagLister>) | undefined> {
+/**
+ * Bundle images: answered from --reuse catalogs, then (with --pull) pulled and rendered like `opm
+ * render`. Graph templates list the tags of `bundles.repo` from the registry with --pull, else from
+ * the reused catalogs' images (as `template render --offline` does). `close` releases the registry client.
+ */
+async function sourceFrom(opts: AddOpts): Promise<{ source: (BundleSource & Partial<TagLister>) | undefined; close: () => void }> {
   let src: BundleSource | undefined;
-  // Graph templates: the tags of bundles.repo are listed from the reused catalogs' images.
   let tags: TagLister | undefined;
+  let client: RegistryClient | undefined;
   if (opts.reuse.length > 0) {
     const cfg = emptyConfig();
     for (const ref of opts.reuse) {
@@ -56,12 +61,17 @@ async function sourceFrom(opts: AddOpts): Promise<(BundleSource & Partial<TagLis
     tags = catalogTagLister(cfg);
   }
   if (opts.pull) {
-    const pull = imageSource(imageAccessFrom(opts));
+    const access = imageAccessFrom(opts);
+    client = new RegistryClient(access);
+    const pull = imageSource({ ...access, client });
     src = src ? fallbackSource(src, pull) : pull;
+    tags = registryTagLister(client);
   }
-  if (!src) return undefined;
+  const close = (): void => client?.close();
+  if (!src) return { source: undefined, close };
   const rendered = renderedSource(src);
-  return tags ? Object.assign(rendered, { listTags: (repo: string) => (tags as TagLister).listTags(repo) }) : rendered;
+  const lister = tags;
+  return { source: lister ? Object.assign(rendered, { listTags: (repo: string) => lister.listTags(repo) }) : rendered, close };
 }
 
 function planJson(p: AddBundlePlan, dryRun: boolean): Record<string, unknown> {
@@ -105,7 +115,16 @@ async function runAdd(file: string | undefined, opts: AddOpts): Promise<void> {
     if (opts.channel.length === 0) throw usage("at least one --channel is required");
   }
   if (opts.reuseTags && opts.reuse.length === 0) throw usage("--reuse-tags needs --reuse");
-  const source = await sourceFrom(opts);
+  const { source, close } = await sourceFrom(opts);
+  try {
+    await addWith(file, opts, source);
+  } finally {
+    close();
+  }
+}
+
+/** Runs the add (one template, or a release config) with the bundle source built. */
+async function addWith(file: string | undefined, opts: AddOpts, source: (BundleSource & Partial<TagLister>) | undefined): Promise<void> {
   const dryRun = opts.dryRun === true;
   if (opts.releaseConfig !== undefined) {
     const r: ReleaseConfigReport = await addBundleFromReleaseConfig(opts.releaseConfig, opts.image, { source, name: opts.name, templatesDir: opts.templatesDir, dryRun });
@@ -171,6 +190,8 @@ What is added:
 Comments and formatting are kept; the edited template is rendered and validated before it is written
 (atomically); when its images cannot be rendered only its structure is checked (the report says so).
 Images are rendered from --reuse catalogs and, with --pull, pulled; nothing is pulled otherwise.
+The tags of a graph template's bundles.repo are listed from the registry with --pull, else from the
+--reuse catalogs' images.
 
 Outcomes and exit codes:
   added              0   the template was changed (or would be, with --dry-run)

@@ -1,19 +1,23 @@
-import { test } from "node:test";
+import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import fc from "fast-check";
 import { loadText } from "../fbc/load.js";
 import type { DeclarativeConfig } from "../fbc/types.js";
-import { planAddBundle, type AddBundlePlan, type AddBundleRequest } from "./addbundle.js";
-import { discoveredImage, GRAPH_KIND } from "./addbundle-graph.js";
+import { buildBundleImage, pushImage } from "../image/index.js";
+import { requireTools, startDockerRegistry, type RunningRegistry } from "../../test/image/servers.js";
+import { addBundleFromReleaseConfig, planAddBundle, type AddBundlePlan, type AddBundleRequest } from "./addbundle.js";
+import { discoveredImage, GRAPH_KIND, tagInRepo } from "./addbundle-graph.js";
 import { BUILTIN_KINDS } from "./addbundle-kinds.js";
 import { addBundleToGraph, catalogTagLister, graphTemplateValue, parseGraphTemplate, renderGraphTemplate, type GraphTemplate } from "./graph.js";
+import { fallbackSource } from "./imagesource.js";
 import { reuseSource } from "./reuse.js";
 import type { BundleSource } from "./source.js";
+import { writeBundleDir } from "./testdata/bundledir.js";
 
 const IMG = (v: string): string => `quay.io/acme/foo-bundle:v${v}`;
 
@@ -301,6 +305,120 @@ test("graph: JSON templates keep their style", async () => {
   assert.equal((await plan(q.result as string, req({ skipRange: "<0.3.0" }), source())).outcome, "already-present");
 });
 
+test("graph: the bundle's name already in a graph under another image is a conflict, rendered or not", async () => {
+  const other = IMG("0.2.0-rebuild");
+  const structural = await plan(GRAPH, req({ image: other, name: "foo.v0.2.0" }), null);
+  assert.equal(structural.outcome, "conflict");
+  assert.deepEqual(codes(structural), ["TEMPLATE_ADD_BUNDLE_CONFLICT"]);
+  assert.match(structural.problems[0].message, /already in the template \(an entry of graph "stable"\), but image ".*v0\.2\.0-rebuild" is neither in bundles\.images nor discovered/);
+  const src = reuseSource(catalog([bundleBlob("foo", "0.2.0", other)]), { reuseTags: true });
+  // In another graph too (the name is one bundle of the package, whatever the graph).
+  const rendered = await plan(GRAPH, req({ image: other, channels: ["beta"] }), src);
+  assert.equal(rendered.outcome, "conflict");
+  assert.deepEqual(codes(rendered), ["TEMPLATE_ADD_BUNDLE_CONFLICT"]);
+  // The image the template has: already present.
+  assert.equal((await plan(GRAPH, req({ image: IMG("0.2.0") }))).outcome, "already-present");
+});
+
+test("graph: tagInRepo is the tag of <repo>:<tag> as written", () => {
+  assert.equal(tagInRepo("quay.io/acme/foo-bundle", IMG("0.3.0")), "v0.3.0");
+  assert.equal(tagInRepo("quay.io/acme/foo", IMG("0.3.0")), undefined);
+  assert.equal(tagInRepo("quay.io/acme/foo-bundle", "quay.io/acme/foo-bundle:v1@sha256:" + "0".repeat(64)), undefined);
+  assert.equal(tagInRepo("quay.io/acme/foo-bundle", "quay.io/acme/foo-bundle:"), undefined);
+  assert.equal(tagInRepo("quay.io/acme/foo-bundle", "quay.io/acme/foo-bundle:.x"), undefined);
+  assert.equal(tagInRepo("", ":v1"), undefined);
+});
+
+test("graph: a discovered image the reused catalog does not know yet (pulled) is validated with its tag listed", async () => {
+  // The reused catalog has 0.1.0 and 0.2.0 (its tags are all the lister knows); 0.3.0 comes from another source.
+  const old = loadText(["0.1.0", "0.2.0"].map((v) => bundleBlob("foo", v, IMG(v))).join("\n"), "old").config;
+  const pulled = reuseSource(loadText(bundleBlob("foo", "0.3.0", IMG("0.3.0")), "pulled").config, { reuseTags: true });
+  const src = Object.assign(fallbackSource(reuseSource(old, { reuseTags: true }), pulled), catalogTagLister(old));
+  const t = REPO.replace("  semverRange: '<0.4.0'\n", "");
+  const p = await plan(t, req(), src);
+  assert.equal(p.outcome, "added", JSON.stringify(p.problems));
+  assert.equal(p.validation, "rendered");
+  assert.deepEqual(codes(p), ["TEMPLATE_ADD_GRAPH_DISCOVERED"]);
+  const cfg = await renderGraphTemplate(p.result as string, src, { tags: { listTags: () => Promise.resolve(["v0.1.0", "v0.2.0", "v0.3.0"]) } });
+  assert.deepEqual(cfg.bundles.map((b) => b.image), [IMG("0.1.0"), IMG("0.2.0"), IMG("0.3.0")]);
+});
+
+test("graph: a discovered image making the catalog invalid is a conflict, not blamed on the template before the edit", async () => {
+  // foo.v0.3.0 carries version 0.2.0; the lister knows its tag (as a registry does once it is pushed).
+  const all = catalog().bundles.filter((b) => b.name !== "foo.v0.3.0" && b.name !== "foo.v0.4.0");
+  const cfg = loadText([...all.map((b) => JSON.stringify(b)), bundleBlob("foo", "0.2.0", IMG("0.3.0"), "foo.v0.3.0")].join("\n"), "dup").config;
+  const src = Object.assign(reuseSource(cfg, { reuseTags: true }), catalogTagLister(cfg));
+  const p = await plan(REPO, req(), src);
+  assert.equal(p.outcome, "conflict");
+  assert.deepEqual(codes(p), ["TEMPLATE_ADD_GRAPH_DISCOVERED", "TEMPLATE_GRAPH_RESULT_INVALID"]);
+  assert.match(p.problems[1].message, /^adding the bundle would make the catalog invalid: .*duplicate versions/);
+});
+
+test("graph: --release-config applies every listed template through the kind (one graph template twice, a basic one); a conflict writes nothing", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "opcat-ab-graph-rc-"));
+  const templates = join(dir, "catalog-templates");
+  mkdirSync(templates);
+  const basic = `schema: olm.template.basic
+entries:
+- schema: olm.package
+  name: foo
+  defaultChannel: stable
+- schema: olm.channel
+  package: foo
+  name: stable
+  entries:
+  - name: foo.v0.2.0
+- schema: olm.bundle
+  image: ${IMG("0.2.0")}
+`;
+  writeFileSync(join(templates, "graph.yaml"), GRAPH);
+  writeFileSync(join(templates, "basic.yaml"), basic);
+  const rc = join(dir, "release-config.yaml");
+  writeFileSync(
+    rc,
+    `catalog_templates:
+  - template_name: graph.yaml
+    channels: [stable]
+    replaces: foo.v0.2.0
+    skipRange: '<0.3.0'
+  - template_name: graph.yaml
+    channels: [fast, candidate]
+  - template_name: basic.yaml
+    channels: [stable]
+    replaces: foo.v0.2.0
+`,
+  );
+  const r = await addBundleFromReleaseConfig(rc, IMG("0.3.0"), { source: source(), templatesDir: templates });
+  assert.equal(r.outcome, "added", JSON.stringify(r.templates.map((t) => t.problems)));
+  assert.deepEqual(r.templates.map((t) => [t.kind, t.outcome, t.validation]), [
+    ["graph", "added", "rendered"],
+    ["graph", "added", "rendered"],
+    ["basic", "added", "rendered"],
+  ]);
+  assert.equal(r.written, true);
+  const g = readFileSync(join(templates, "graph.yaml"), "utf8");
+  assert.equal(
+    g,
+    GRAPH.replace("  - foo.v0.2.0   # head\n", "  - foo.v0.2.0   # head\n  - foo.v0.3.0\n  skipRanges:\n    foo.v0.3.0: '<0.3.0'\n")
+      .replace("  - quay.io/acme/foo-bundle:v0.2.0\n", "  - quay.io/acme/foo-bundle:v0.2.0\n  - quay.io/acme/foo-bundle:v0.3.0\n")
+      .replace("foo.v0.2.0]\n", 'foo.v0.2.0, "foo.v0.3.0"]\n- name: candidate\n  entries:\n  - foo.v0.3.0\n'),
+  );
+  const again = await addBundleFromReleaseConfig(rc, IMG("0.3.0"), { source: source(), templatesDir: templates });
+  assert.equal(again.outcome, "already-present");
+  assert.deepEqual(again.templates.map((t) => t.outcome), ["already-present", "already-present", "already-present"]);
+  // 0.4.0 with a replaces that is not the graph's head: the graph template conflicts, the basic one is not written either.
+  writeFileSync(rc, `catalog_templates:\n  - template_name: basic.yaml\n    channels: [stable]\n    replaces: foo.v0.3.0\n  - template_name: graph.yaml\n    channels: [stable]\n    replaces: foo.v0.2.0\n`);
+  const beforeBasic = readFileSync(join(templates, "basic.yaml"), "utf8");
+  const c = await addBundleFromReleaseConfig(rc, IMG("0.4.0"), { source: source(), templatesDir: templates });
+  assert.equal(c.outcome, "conflict");
+  assert.deepEqual(c.templates.map((t) => t.outcome), ["added", "conflict"]);
+  assert.deepEqual(codes(c.templates[1]), ["TEMPLATE_ADD_GRAPH_REPLACES"]);
+  assert.equal(c.written, false);
+  assert.equal(readFileSync(join(templates, "basic.yaml"), "utf8"), beforeBasic);
+  assert.equal(readFileSync(join(templates, "graph.yaml"), "utf8"), g);
+  rmSync(dir, { recursive: true, force: true });
+});
+
 // ---- properties ----------------------------------------------------------------------------
 
 const NAME = (n: number): string => `foo.v0.${n}.0`;
@@ -484,4 +602,59 @@ test("CLI: template add-bundle edits a graph template (tags from the reused cata
   const conflict = opcat(["template", "add-bundle", tmpl, "--image", IMG("0.2.0"), "--channel", "stable", "--reuse", cat, "--reuse-tags"]);
   assert.equal(conflict.code, 5, conflict.stderr);
   assert.match(conflict.stderr, /TEMPLATE_ADD_GRAPH_POSITION/);
+});
+
+// ---- against a registry ---------------------------------------------------------------------
+
+const missing = requireTools("docker-registry");
+
+describe("CLI: add-bundle --pull lists bundles.repo tags from the registry (docker-registry)", { skip: missing ?? false }, () => {
+  let reg: RunningRegistry;
+  const work = mkdtempSync(join(tmpdir(), "opcat-ab-graph-reg-"));
+  before(async () => {
+    reg = await startDockerRegistry(join(work, "reg"));
+    for (const v of ["0.1.0", "0.2.0", "0.3.0"]) {
+      const dir = writeBundleDir(join(work, "bundles", v), "foo", v);
+      await pushImage(buildBundleImage(dir), `${reg.host}/acme/foo-bundle:v${v}`, { useHttp: true });
+    }
+    writeFileSync(join(work, "registries.conf"), "");
+  });
+  after(async () => {
+    await reg?.stop();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  test("the pulled bundle is added to its graph, discovered from the repo, and the result rendered; then already-present", () => {
+    const repo = `${reg.host}/acme/foo-bundle`;
+    const tmpl = join(work, "graph.yaml");
+    const text = `# pulled from ${repo}
+schema: olm.template.graph
+package: {name: foo, defaultChannel: stable}
+bundles:
+  repo: ${repo}   # every v* tag
+  tagRegex: '^v'
+graphs:
+- name: stable
+  entries:
+  - foo.v0.1.0
+  - foo.v0.2.0
+`;
+    writeFileSync(tmpl, text);
+    const args = ["template", "add-bundle", tmpl, "--image", `${repo}:v0.3.0`, "--channel", "stable", "--pull", "--use-http", "--cache-dir", join(work, "cache"), "--registries-conf", join(work, "registries.conf"), "-o", "json"];
+    const r = opcat(args);
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout) as { outcome: string; validation: string; bundle: { name: string }; problems: { code: string }[] };
+    assert.equal(report.outcome, "added", r.stdout);
+    assert.equal(report.validation, "rendered");
+    assert.equal(report.bundle.name, "foo.v0.3.0");
+    assert.deepEqual(report.problems.map((p) => p.code), ["TEMPLATE_ADD_GRAPH_DISCOVERED"]);
+    assert.equal(readFileSync(tmpl, "utf8"), text + "  - foo.v0.3.0\n");
+    const again = opcat(args);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal((JSON.parse(again.stdout) as { outcome: string }).outcome, "already-present");
+    // A bundle the registry has, under another image spelling, carrying a name the graph has: a conflict.
+    writeFileSync(tmpl, text.replace(`  repo: ${repo}   # every v* tag\n  tagRegex: '^v'\n`, `  images: [${repo}:v0.1.0, ${repo}:v0.2.0]\n`));
+    const c = opcat(["template", "add-bundle", tmpl, "--image", `${repo}:v0.2.0-x`, "--name", "foo.v0.2.0", "--channel", "stable", "-o", "json"]);
+    assert.equal(c.code, 5, c.stdout);
+  });
 });

@@ -10,7 +10,9 @@
  * `bundles.repo` (its tag passes `tagRegex` and `semverRange`).
  *
  * Stricter than addBundleToGraph where the chain is positional: the bundle is already present only
- * as the graph's head; as an earlier entry or a tombstone it is a conflict.
+ * as the graph's head; as an earlier entry or a tombstone it is a conflict. A name that is already a
+ * live entry of any graph is a conflict too when the image is neither listed nor discovered
+ * (another image carries it).
  */
 import { isMap, isScalar, isSeq, type Node, type Pair, type YAMLMap, type YAMLSeq } from "yaml";
 import { OpcatError } from "../fbc/errors.js";
@@ -30,12 +32,24 @@ import {
   type GraphTemplate,
 } from "./graph.js";
 
+/** A tag, as the reference grammar allows it. */
+const TAG = /^[\w][\w.-]{0,127}$/;
+
+/**
+ * The tag of `image` when it is `<repo>:<tag>` with `repo` spelled as written (discovery yields
+ * `<repo>:<tag>` as written, so another spelling of the same repository is another image).
+ */
+export function tagInRepo(repo: string, image: string): string | undefined {
+  if (repo === "" || !image.startsWith(repo + ":")) return undefined;
+  const tag = image.slice(repo.length + 1);
+  return TAG.test(tag) ? tag : undefined;
+}
+
 /** Whether `image` is one `bundles.repo` discovery would yield: `<repo>:<tag>` with a tag passing tagRegex and semverRange. */
 export function discoveredImage(bundles: GraphBundleSources, image: string): boolean {
   const repo = bundles.repo;
-  if (!repo || !image.startsWith(repo + ":")) return false;
-  const tag = image.slice(repo.length + 1);
-  if (tag === "" || /[/@:]/.test(tag)) return false;
+  const tag = repo ? tagInRepo(repo, image) : undefined;
+  if (tag === undefined) return false;
   try {
     if (bundles.tagRegex && !compileTagRegex(bundles.tagRegex).test(tag)) return false;
     if (bundles.semverRange) {
@@ -251,6 +265,22 @@ export const GRAPH_KIND: AddBundleKind = {
       ctx.fail("invalid-input", "TEMPLATE_ADD_REQUEST", `${goQuote(name)} cannot replace itself`);
       return;
     }
+    // A live entry of the template already renders from some listed or discovered image; another image
+    // carrying its name would render it twice (caught here too when the images cannot be rendered).
+    const img = req.image;
+    const imageKnown = (t.bundles.images ?? []).includes(img) || discoveredImage(t.bundles, img);
+    if (!imageKnown) {
+      const holder = t.graphs.find((g) => g.entries.includes(name) && !(g.tombstones ?? []).includes(name));
+      if (holder) {
+        ctx.fail(
+          "conflict",
+          "TEMPLATE_ADD_BUNDLE_CONFLICT",
+          `bundle ${goQuote(name)} is already in the template (an entry of graph ${goQuote(holder.name)}), but image ${goQuote(img)} is neither in bundles.images nor discovered from bundles.repo: another image carries it`,
+          "publish the bundle with the image the template has, or replace that image by hand",
+        );
+        return;
+      }
+    }
     // Where each graph's mapping is.
     const graphsPair = t.singleGraph ? findKey(root, "graph-description") : findKey(root, "graphs");
     if (!graphsPair) {
@@ -294,7 +324,6 @@ export const GRAPH_KIND: AddBundleKind = {
       const skipped = g.tailEdges ? ` (tail edges: ${describeEdges(req.replaces ?? "", [...new Set(req.skips ?? [])], req.skipRange ?? "")})` : "";
       ctx.change(`/${gKey}/-`, g, `created graph ${goQuote(g.name as string)} with ${goQuote(name)}${skipped}`);
     }
-    const img = req.image;
     if ((t.bundles.images ?? []).includes(img)) return;
     if (discoveredImage(t.bundles, img)) {
       ctx.warn("TEMPLATE_ADD_GRAPH_DISCOVERED", `image ${goQuote(img)} is discovered from bundles.repo (its tag passes tagRegex and semverRange): not added to bundles.images`);

@@ -22,6 +22,7 @@ import { validateCatalog } from "../fbc/validate.js";
 import type { DeclarativeConfig } from "../fbc/types.js";
 import { goQuote } from "../gojson/fmt.js";
 import { parseEditable, stringAt, TextEdits, type EditableFile, type EditValue } from "./addbundle-edit.js";
+import { tagInRepo } from "./addbundle-graph.js";
 import { BUILTIN_KINDS } from "./addbundle-kinds.js";
 import type { TagLister } from "./graph-discover.js";
 import { parseReleaseConfig } from "./releaseconfig.js";
@@ -204,18 +205,31 @@ function bundleVersion(b: RenderedBundle): string | undefined {
 
 /**
  * A source answering `image` with `bundle` and the rest from `base`, recording which images (and
- * repositories whose tags could not be listed, for graph templates) failed.
+ * repositories whose tags could not be listed, for graph templates) failed. `before`: the source
+ * for the template before the edit, whose repository tags leave out the new image's tag (the
+ * template as it was before the bundle was pushed); otherwise the new image's tag is listed once
+ * the image is rendered.
  */
-function overlay(base: BundleSource | undefined, image: string, bundle: RenderedBundle | undefined): { source: BundleSource & TagLister; failed: string[] } {
+function overlay(base: BundleSource | undefined, image: string, bundle: RenderedBundle | undefined, before = false): { source: BundleSource & TagLister; failed: string[]; omitted: () => boolean } {
   const failed: string[] = [];
+  let omitted = false;
   const lister = base as (BundleSource & Partial<TagLister>) | undefined;
   return {
     failed,
+    omitted: () => omitted,
     source: {
       async listTags(repo: string): Promise<string[]> {
         try {
           if (!lister?.listTags) throw new OpcatError("TEMPLATE_GRAPH_TAGS", `bundles.repo: listing the tags of ${goQuote(repo)} needs a tag lister, which this bundle source does not provide`, { exitCode: 2 });
-          return await lister.listTags(repo);
+          const tags = await lister.listTags(repo);
+          const tag = tagInRepo(repo, image);
+          if (tag === undefined) return tags;
+          if (before) {
+            omitted ||= tags.includes(tag);
+            return tags.filter((t) => t !== tag);
+          }
+          // The new image was rendered, so its tag exists, though the lister (a reused catalog) may not know it yet.
+          return bundle && !tags.includes(tag) ? [...tags, tag] : tags;
         } catch (e) {
           failed.push(repo);
           throw e;
@@ -244,18 +258,37 @@ function failed(template: string, req: AddBundleRequest, c: Collector, kind?: st
 }
 
 /** Renders and validates; returns the error problems (empty when valid), or undefined when images could not be rendered. */
-async function renderAndValidate(kind: AddBundleKind, text: string, base: BundleSource | undefined, image: string, bundle: RenderedBundle | undefined): Promise<{ problems: Problem[]; cfg?: DeclarativeConfig } | undefined> {
-  const o = overlay(base, image, bundle);
+async function renderAndValidate(
+  kind: AddBundleKind,
+  text: string,
+  base: BundleSource | undefined,
+  image: string,
+  bundle: RenderedBundle | undefined,
+  before = false,
+): Promise<{ problems: Problem[]; cfg?: DeclarativeConfig; omitted?: boolean } | undefined> {
+  const o = overlay(base, image, bundle, before);
   let cfg: DeclarativeConfig;
   try {
     cfg = await kind.render(text, o.source);
   } catch (e) {
     if (o.failed.length > 0) return undefined;
     const code = e instanceof OpcatError ? e.code : "TEMPLATE_ADD_RESULT_INVALID";
-    return { problems: [problem(code, messageOf(e))] };
+    return { problems: [problem(code, messageOf(e))], omitted: o.omitted() };
   }
   const v = validateCatalog(cfg);
-  return { problems: v.problems.filter((p) => p.severity === "error"), cfg };
+  return { problems: v.problems.filter((p) => p.severity === "error"), cfg, omitted: o.omitted() };
+}
+
+/**
+ * The template before the edit, rendered and validated for blame: with the new image's tag left out
+ * of its repository's tags (as before the bundle was pushed) and, when that fails, with it listed
+ * (the template may already name the bundle); invalid only when both fail.
+ */
+async function renderBefore(kind: AddBundleKind, text: string, base: BundleSource | undefined, image: string, bundle: RenderedBundle | undefined): Promise<{ problems: Problem[] } | undefined> {
+  const without = await renderAndValidate(kind, text, base, image, bundle, true);
+  if (without === undefined || without.problems.length === 0 || !without.omitted) return without;
+  const withTag = await renderAndValidate(kind, text, base, image, bundle);
+  return withTag === undefined || withTag.problems.length === 0 ? withTag : without;
 }
 
 /** Another bundle carrying the new bundle's name, or its package and version, under a different image. */
@@ -370,7 +403,7 @@ export async function planAddBundle(text: string, template: string, req: AddBund
     const clash = bundleName !== undefined && checked.cfg ? carriedElsewhere(checked.cfg, req.image, bundleName, info?.package, info?.version) : [];
     if (clash.length > 0 || checked.problems.length > 0) {
       // Blame: was the template already invalid before the edit?
-      const before = await renderAndValidate(kind, text, opts.source, req.image, bundle);
+      const before = await renderBefore(kind, text, opts.source, req.image, bundle);
       if (clash.length === 0 && before !== undefined && before.problems.length > 0) {
         for (const p of before.problems) c.fail("invalid-input", p.code, `the template is not valid before the edit: ${p.message}`);
       } else {
