@@ -8,8 +8,11 @@ import { OpcatError } from "../fbc/errors.js";
 import { parsePriorities } from "./resolve.js";
 import { CatalogStore, DEFAULT_MAX_REQUEST_BYTES, parseCatalogArg, startGrpcServer, startHttpServer, type GrpcServerHandle, type HttpServerHandle, type StoreEvent } from "../serve/index.js";
 import { EXIT_INVALID, EXIT_USAGE, reportProblems } from "./output.js";
+import { addImageCatalog, isImageArgument, parseGoDuration, parseImageCatalogArg, type ImageCatalog, type ImageSourceEvent } from "../serve/index.js";
+import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./image.js";
 
-interface ServeOpts {
+interface ServeOpts extends ImageAccessFlags {
+  pollInterval?: string;
   http: string | false;
   grpc: string | false;
   grpcCatalog?: string;
@@ -29,10 +32,30 @@ export function parseListenAddress(s: string, flag: string): { host: string; por
   return { host: m[1] ?? (m[2] || "127.0.0.1"), port };
 }
 
-/** True for arguments that look like container image references rather than paths. */
-function looksLikeImageRef(arg: string): boolean {
-  if (existsSync(arg)) return false;
-  return /^[a-z0-9.-]+(:\d+)?\/[^\s]+(:[\w][\w.-]*|@sha256:[0-9a-f]{64})$/.test(arg) || arg.startsWith("docker://") || arg.startsWith("oci:");
+/** A catalog argument: `[name=]<dir>` or `[name=]<image-ref>` (see isImageArgument). */
+function parseServeArg(arg: string): { name: string; source: string; image: boolean } {
+  const eq = arg.indexOf("=");
+  const named = eq > 0 && !arg.slice(0, eq).includes("/") && !arg.slice(0, eq).includes(":");
+  if (isImageArgument(named ? arg.slice(eq + 1) : arg, existsSync)) {
+    const { name, ref } = parseImageCatalogArg(arg);
+    return { name, source: ref, image: true };
+  }
+  return { ...parseCatalogArg(arg), image: false };
+}
+
+function reportImageEvent(e: ImageSourceEvent): void {
+  const level = e.outcome === "update-failed" || e.outcome === "poll-failed" ? "error" : e.outcome === "unchanged" || e.outcome === "skipped" ? "debug" : "info";
+  log({
+    level,
+    msg: `catalog image ${e.outcome}`,
+    catalog: e.catalog,
+    image: e.ref,
+    old_digest: e.oldDigest ?? null,
+    new_digest: e.newDigest ?? null,
+    revision: e.revision ?? null,
+    ...(e.reason !== undefined ? { reason: e.reason } : {}),
+    ...(e.problems !== undefined ? { problems: e.problems.length } : {}),
+  });
 }
 
 function log(obj: Record<string, unknown>): void {
@@ -65,10 +88,9 @@ function reportEvent(e: StoreEvent): void {
 
 /** Registers `serve` on the program. */
 export function registerServeCommand(program: Command): void {
-  program
-    .command("serve")
+  addImageAccessOptions(program.command("serve"))
     .description("Serve catalogs over catalogd's HTTP API (/catalogs/<name>/api/v1/{all,metas}), seed 002's resolver API (POST /api/v1/{query,resolve}) and opm's gRPC registry API")
-    .argument("<catalogs...>", "catalog directories, each optionally named: [name=]<dir> (default name: the directory's base name)")
+    .argument("<catalogs...>", "catalog directories or catalog images, each optionally named: [name=]<dir> or [name=]<image-ref> (default name: the directory's or repository's base name)")
     .addOption(new Option("--http <host:port>", "HTTP listen address").default("127.0.0.1:8080"))
     .option("--no-http", "do not serve HTTP")
     .addOption(new Option("--grpc <host:port>", "gRPC listen address").default("127.0.0.1:50051"))
@@ -80,14 +102,19 @@ export function registerServeCommand(program: Command): void {
     .option("--priority <name=N>", "catalog priority for the resolver API, higher preferred (repeatable; default 0)", (v: string, prev: string[] = []) => [...prev, v])
     .addOption(new Option("--max-request-bytes <n>", "largest request body the resolver API accepts (413 above)").default(String(DEFAULT_MAX_REQUEST_BYTES)))
     .option("--no-resolver-api", "do not serve POST /api/v1/query and /api/v1/resolve")
-    .addHelpText("after", "\nCatalog images cannot be served yet: pull the image and pass the FBC directory it contains.")
+    .option("--poll-interval <duration>", "for catalog images: re-resolve the reference this often (Go duration: 30s, 5m) and serve a new digest once it is loaded and valid")
+    .addHelpText("after", "\nCatalog images (e.g. quay.io/org/my-index:v1, oci:<dir>:<tag>) are pulled with the image access flags; their configs directory is served.\nDigest-pinned references are not polled.")
     .action(async (args: string[], opts: ServeOpts) => {
-      const catalogs = args.map((a) => {
-        if (looksLikeImageRef(a)) {
-          throw new OpcatError("SERVE_IMAGE_UNSUPPORTED", `${JSON.stringify(a)} looks like an image reference: serving catalog images is not supported yet; pull the image and serve its FBC directory instead`, { exitCode: EXIT_USAGE });
-        }
-        return parseCatalogArg(a);
-      });
+      const catalogs = args.map(parseServeArg);
+      let pollMs: number | undefined;
+      if (opts.pollInterval !== undefined) {
+        const d = parseGoDuration(opts.pollInterval);
+        if (typeof d === "string" || !(d > 0)) throw new OpcatError("USAGE_SERVE", `invalid --poll-interval ${JSON.stringify(opts.pollInterval)}: ${typeof d === "string" ? d : "must be positive"}`, { exitCode: EXIT_USAGE });
+        if (!catalogs.some((c) => c.image)) throw new OpcatError("USAGE_SERVE", "--poll-interval applies to catalog images, and none was given", { exitCode: EXIT_USAGE });
+        pollMs = d;
+      }
+      const pull = catalogs.some((c) => c.image) ? { ...imageAccessFrom(opts), onProgress: undefined } : undefined;
+      const images: ImageCatalog[] = [];
       if (opts.http === false && opts.grpc === false) throw new OpcatError("USAGE_SERVE", "nothing to serve: both --no-http and --no-grpc were given", { exitCode: EXIT_USAGE });
       const httpAddr = opts.http === false ? undefined : parseListenAddress(opts.http, "--http");
       const grpcAddr = opts.grpc === false ? undefined : parseListenAddress(opts.grpc, "--grpc");
@@ -107,15 +134,30 @@ export function registerServeCommand(program: Command): void {
       let failed = false;
       for (const c of catalogs) {
         let out;
-        try {
-          out = await store.add(c.name, c.source);
-        } catch (e) {
-          throw new OpcatError("USAGE_SERVE", (e as Error).message, { exitCode: EXIT_USAGE });
+        if (c.image) {
+          try {
+            const added = await addImageCatalog(store, c.name, c.source, { ...pull, pollIntervalMs: pollMs, onEvent: reportImageEvent });
+            images.push(added.catalog);
+            out = added.outcome;
+          } catch (e) {
+            await Promise.all(images.map((i) => i.close()));
+            throw e;
+          }
+        } else {
+          try {
+            out = await store.add(c.name, c.source);
+          } catch (e) {
+            await Promise.all(images.map((i) => i.close()));
+            throw new OpcatError("USAGE_SERVE", (e as Error).message, { exitCode: EXIT_USAGE });
+          }
         }
         if (out.status === "failed") failed = true;
       }
-      // Like opm serve, refuse to start with invalid content unless --watch may fix it later.
-      if (failed && !opts.watch) throw new OpcatError("SERVE_INVALID_CATALOG", "a catalog is invalid (see above); nothing served", { exitCode: EXIT_INVALID, problems: [] });
+      // Like opm serve, refuse to start with invalid content unless --watch or --poll-interval may fix it later.
+      if (failed && !opts.watch && pollMs === undefined) {
+        await Promise.all(images.map((i) => i.close()));
+        throw new OpcatError("SERVE_INVALID_CATALOG", "a catalog is invalid (see above); nothing served", { exitCode: EXIT_INVALID, problems: [] });
+      }
       const accessLog = opts.accessLog ? (line: string) => void process.stderr.write(line + "\n") : undefined;
       let http: HttpServerHandle | undefined;
       let grpc: GrpcServerHandle | undefined;
@@ -124,10 +166,12 @@ export function registerServeCommand(program: Command): void {
         if (grpcAddr) grpc = await startGrpcServer(store, { ...grpcAddr, catalog: opts.grpcCatalog, accessLog });
       } catch (e) {
         await http?.close(0);
+        await Promise.all(images.map((i) => i.close()));
         await store.close();
         throw new OpcatError("SERVE_LISTEN", `cannot listen: ${(e as Error).message}`, { exitCode: EXIT_USAGE });
       }
       if (opts.watch) store.watch();
+      for (const i of images) i.startPolling();
       log({
         level: "info",
         msg: "serving",
@@ -136,6 +180,7 @@ export function registerServeCommand(program: Command): void {
         resolver_api: http && opts.resolverApi ? `http://${http.address.address}:${http.address.port}/api/v1/{query,resolve}` : null,
         grpc: grpc ? `${grpcAddr?.host}:${grpc.port}` : null,
         watch: Boolean(opts.watch),
+        ...(pollMs !== undefined ? { poll_interval_ms: pollMs } : {}),
       });
       await new Promise<void>((resolve) => {
         const stop = (sig: string): void => {
@@ -145,7 +190,7 @@ export function registerServeCommand(program: Command): void {
         process.once("SIGINT", () => stop("SIGINT"));
         process.once("SIGTERM", () => stop("SIGTERM"));
       });
-      await Promise.all([http?.close(grace), grpc?.close(grace), store.close()]);
+      await Promise.all([http?.close(grace), grpc?.close(grace), ...images.map((i) => i.close()), store.close()]);
       log({ level: "info", msg: "stopped" });
     });
 }

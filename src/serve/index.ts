@@ -3,6 +3,16 @@
  * that reload atomically.
  */
 export { CatalogStore, dns1123SubdomainErrors, parseCatalogArg, type CatalogStoreOptions, type ReloadOutcome, type StoreEvent } from "./store.js";
+export {
+  addImageCatalog,
+  ImageCatalog,
+  imageCatalogName,
+  isImageArgument,
+  parseGoDuration,
+  parseImageCatalogArg,
+  type ImageCatalogOptions,
+  type ImageSourceEvent,
+} from "./imagesource.js";
 export { CatalogRevision, type LoadRevisionOptions, type LoadRevisionResult } from "./revision.js";
 export { createCatalogHandler, startHttpServer, type HttpServeOptions, type HttpServerHandle } from "./http.js";
 export { CATALOG_METADATA_KEY, createGrpcServer, loadServiceDefinitions, registryProtoPath, startGrpcServer, type GrpcServeOptions, type GrpcServerHandle } from "./grpc.js";

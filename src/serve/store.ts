@@ -3,8 +3,8 @@
  * revision off to the side and swaps it in with one assignment; until then, and for good if the new
  * content is invalid, the previous revision keeps being served and the reason is kept and reported.
  */
-import { watch, type FSWatcher } from "node:fs";
-import { basename, resolve } from "node:path";
+import { readdirSync, statSync, watch, type FSWatcher } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import type { Problem } from "../fbc/errors.js";
 import { CatalogRevision } from "./revision.js";
 
@@ -29,14 +29,19 @@ export interface CatalogStoreOptions {
 
 interface Entry {
   readonly name: string;
-  readonly source: string;
+  /** Where the served revision was loaded from (replaced by a successful `reload(name, source)`). */
+  source: string;
+  /** A source to load next instead of `source` (see `reload`). */
+  nextSource?: string;
+  /** Whether `watch` watches this catalog. */
+  watchable: boolean;
   current?: CatalogRevision;
   lastError?: Problem[];
   serial: number;
   /** The reload in progress, if any; further requests are folded into one follow-up reload. */
   running?: Promise<ReloadOutcome>;
   again: boolean;
-  watcher?: FSWatcher;
+  watcher?: TreeWatcher;
   timer?: NodeJS.Timeout;
 }
 
@@ -77,13 +82,14 @@ export class CatalogStore {
 
   /**
    * Registers a catalog and loads it. Throws for an invalid or duplicate name; a catalog whose
-   * content is invalid is registered but not served (the outcome says why).
+   * content is invalid is registered but not served (the outcome says why). With `watch: false`
+   * the catalog is left out of {@link watch} (its source is replaced by other means).
    */
-  async add(name: string, source: string): Promise<ReloadOutcome> {
+  async add(name: string, source: string, opts: { watch?: boolean } = {}): Promise<ReloadOutcome> {
     const errs = dns1123SubdomainErrors(name);
-    if (errs.length > 0) throw new Error(`invalid catalog name ${JSON.stringify(name)}: ${errs.join("; ")} (choose one with name=<dir>)`);
+    if (errs.length > 0) throw new Error(`invalid catalog name ${JSON.stringify(name)}: ${errs.join("; ")} (choose one with name=<dir> or name=<image>)`);
     if (this.#entries.has(name)) throw new Error(`catalog ${JSON.stringify(name)} is already registered`);
-    this.#entries.set(name, { name, source, serial: 0, again: false });
+    this.#entries.set(name, { name, source, watchable: opts.watch ?? true, serial: 0, again: false });
     return this.reload(name);
   }
 
@@ -111,10 +117,13 @@ export class CatalogStore {
   /**
    * Rebuilds `name` from its source and swaps it in if valid and changed. Concurrent calls share the
    * running load, and one more load follows it so that the latest content is always picked up.
+   * With `source`, the catalog is loaded from there instead, and that becomes its source only if
+   * the load succeeds (catalog images: each image revision is unpacked into its own directory).
    */
-  reload(name: string): Promise<ReloadOutcome> {
+  reload(name: string, source?: string): Promise<ReloadOutcome> {
     const e = this.#entries.get(name);
     if (!e) return Promise.reject(new Error(`unknown catalog ${JSON.stringify(name)}`));
+    if (source !== undefined) e.nextSource = source;
     if (e.running) {
       e.again = true;
       return e.running;
@@ -135,7 +144,9 @@ export class CatalogStore {
   }
 
   async #loadOnce(e: Entry): Promise<ReloadOutcome> {
-    const res = await CatalogRevision.load(e.source, {
+    const source = e.nextSource ?? e.source;
+    e.nextSource = undefined;
+    const res = await CatalogRevision.load(source, {
       catalog: e.name,
       serial: e.serial + 1,
       previousLastModified: e.current?.lastModified,
@@ -146,19 +157,23 @@ export class CatalogStore {
       return { status: "failed", catalog: e.name, problems: res.problems, serving: e.current };
     }
     e.lastError = undefined;
+    e.source = source;
     if (e.current && e.current.digest === res.revision.digest) return { status: "unchanged", catalog: e.name, revision: e.current };
     e.serial = res.revision.serial;
     e.current = res.revision; // the atomic swap
     return { status: "loaded", catalog: e.name, revision: res.revision };
   }
 
-  /** Watches every catalog's source and reloads it (debounced) when files change. */
+  /** Watches every catalog's source (except those added with `watch: false`) and reloads it (debounced) when files change. */
   watch(): void {
     for (const e of this.#entries.values()) {
-      if (e.watcher) continue;
+      if (e.watcher || !e.watchable) continue;
       try {
-        e.watcher = watch(e.source, { recursive: true, persistent: false }, () => this.#schedule(e));
-        e.watcher.on("error", (err) => this.#opts.onEvent?.({ status: "watch-error", catalog: e.name, error: err.message }));
+        e.watcher = new TreeWatcher(
+          e.source,
+          () => this.#schedule(e),
+          (err) => this.#opts.onEvent?.({ status: "watch-error", catalog: e.name, error: err.message }),
+        );
       } catch (err) {
         this.#opts.onEvent?.({ status: "watch-error", catalog: e.name, error: (err as Error).message });
       }
@@ -186,5 +201,77 @@ export class CatalogStore {
       if (e.running) pending.push(e.running.catch(() => undefined));
     }
     await Promise.all(pending);
+  }
+}
+
+/**
+ * Watches a directory tree (every directory with its own non-recursive watcher, new ones added as
+ * they appear) or a single file (through its directory). Node 20's recursive `fs.watch` on Linux
+ * watches files by inode and goes deaf to a file replaced by rename (how editors and Kubernetes
+ * ConfigMap volumes update files); a directory watch sees every rename, create and write in it.
+ */
+class TreeWatcher {
+  readonly #watchers = new Map<string, FSWatcher>();
+  readonly #onChange: () => void;
+  readonly #onError: (err: Error) => void;
+  readonly #root: string;
+  #closed = false;
+
+  constructor(source: string, onChange: () => void, onError: (err: Error) => void) {
+    this.#onChange = onChange;
+    this.#onError = onError;
+    if (statSync(source).isDirectory()) {
+      this.#root = source;
+      this.#scan();
+    } else {
+      this.#root = "";
+      const name = basename(source);
+      this.#add(dirname(source), (f) => f === null || f === name);
+    }
+  }
+
+  #add(dir: string, relevant: (file: string | null) => boolean = () => true): void {
+    if (this.#watchers.has(dir)) return;
+    const w = watch(dir, { persistent: false }, (_ev, file) => {
+      if (!relevant(file)) return;
+      if (this.#root !== "") this.#scan();
+      this.#onChange();
+    });
+    w.on("error", (err) => {
+      w.close();
+      this.#watchers.delete(dir);
+      if (!this.#closed && dir === (this.#root || dir)) this.#onError(err);
+    });
+    this.#watchers.set(dir, w);
+  }
+
+  /** Watches directories not watched yet; drops watchers of directories gone. */
+  #scan(): void {
+    if (this.#closed) return;
+    const seen = new Set<string>();
+    const walk = (dir: string): void => {
+      seen.add(dir);
+      this.#add(dir);
+      let entries;
+      try {
+        entries = readdirSync(dir, { withFileTypes: true });
+      } catch {
+        return;
+      }
+      for (const d of entries) if (d.isDirectory()) walk(join(dir, d.name));
+    };
+    walk(this.#root);
+    for (const [dir, w] of this.#watchers) {
+      if (!seen.has(dir)) {
+        w.close();
+        this.#watchers.delete(dir);
+      }
+    }
+  }
+
+  close(): void {
+    this.#closed = true;
+    for (const w of this.#watchers.values()) w.close();
+    this.#watchers.clear();
   }
 }
