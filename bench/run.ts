@@ -4,7 +4,8 @@
  * beside the bare parse of the same bytes. Each figure is the median of several runs, each in a
  * fresh process. Results are printed as a Markdown table (paste into docs/benchmarks.md).
  * Then, each in its own process: bundle rendering and image pulls (bench/images.ts, needs Debian's
- * docker-registry), and the SAT solver (bench/sat.ts). `BENCH_ONLY=fbc|images|sat|resolve|templates` runs one part.
+ * docker-registry), and the SAT solver (bench/sat.ts). `BENCH_ONLY=fbc|images|sat|resolve|templates|serve` runs one part
+ * (serve: bench/serve.ts, load on `opcat serve` with wrk or autocannon in a separate process).
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -89,3 +90,4 @@ if (!only || only === "images") sub("images.ts", [process.env.BENCH_IMAGES ?? "4
 if (!only || only === "sat") sub("sat.ts");
 if (!only || only === "resolve") sub("resolve.ts");
 if (!only || only === "templates") sub("templates.ts");
+if (!only || only === "serve") sub("serve.ts");

@@ -2,7 +2,8 @@
  * Load benchmark of `opcat serve` (not a test): the v4.16 and v4.20 community catalogs merged into
  * one catalog, served by a child process on 127.0.0.1 (the compiled server in dist/). With Debian's
  * `wrk` installed, wrk drives `/all` (identity, gzip, 304) and filtered `metas` (64 connections),
- * then a soak run (BENCH_SOAK_SECONDS, default 60) while the server's RSS is sampled every second;
+ * then a soak run (BENCH_SOAK_SECONDS, default 60: metas at 64 connections and /all gzip from a second
+ * wrk at once) while the server's RSS is sampled every second (start/end/peak printed);
  * without it, autocannon runs a smaller set. A grpc-js client drives ListBundles and
  * GetBundleForChannel. Prints req/s, p50/p99 latency, MB/s and the server's peak RSS.
  *
@@ -110,15 +111,23 @@ async function runBench(): Promise<void> {
     console.log(`filtered metas at 64 connections: p99 ${ch.p99.toFixed(2)} ms (target < 5 ms)`);
     await http("GET /metas?schema=olm.bundle&package=… (gzip)", `/metas?schema=olm.bundle&package=${pkg0}`, 64, { "Accept-Encoding": "gzip" });
     await http("GET /metas?schema=olm.bundle (gzip)", "/metas?schema=olm.bundle", 8, { "Accept-Encoding": "gzip" });
-    // Memory over a long run: the server's RSS each second while metas and /all are hammered.
+    // Memory over a long run: the server's RSS each second while filtered metas (64 connections)
+    // and /all gzip (4 connections, a second wrk process) are hammered at the same time.
     const soak = Number(process.env.BENCH_SOAK_SECONDS ?? 60);
-    const rss: number[] = [];
+    const rss: number[] = [procRss(info.pid)];
     const sampler = setInterval(() => rss.push(procRss(info.pid)), 1000);
-    const r = await runWrk(`${base}/metas?schema=olm.channel&package=${pkg0}`, 64, soak, {});
+    const [r, a] = await Promise.all([runWrk(`${base}/metas?schema=olm.channel&package=${pkg0}`, 64, soak, {}), runWrk(`${base}/all`, 4, soak, { "Accept-Encoding": "gzip" })]);
     clearInterval(sampler);
+    rss.push(procRss(info.pid));
     rows.push([`soak ${soak} s: metas channel`, "64", r.rps.toFixed(0), r.p50.toFixed(2), r.p99.toFixed(2), (r.bytesPerSec / 1e6).toFixed(0), String(r.errors)]);
-    const mbs = rss.filter((x) => x > 0).map((x) => (x / 1e6).toFixed(0));
+    rows.push([`soak ${soak} s: /all gzip, at the same time`, "4", a.rps.toFixed(0), a.p50.toFixed(2), a.p99.toFixed(2), (a.bytesPerSec / 1e6).toFixed(0), String(a.errors)]);
+    const samples = rss.filter((x) => x > 0);
+    const mbs = samples.map((x) => (x / 1e6).toFixed(0));
     console.log(`server RSS during the ${soak} s soak, one sample per second (MB): ${mbs.join(" ")}`);
+    if (samples.length > 0) {
+      const [first, last, peak] = [samples[0], samples[samples.length - 1], Math.max(...samples)];
+      console.log(`server RSS over the soak: start ${(first / 1e6).toFixed(0)} MB, end ${(last / 1e6).toFixed(0)} MB, peak ${(peak / 1e6).toFixed(0)} MB (end − start ${((last - first) / 1e6).toFixed(1)} MB)`);
+    }
   } else {
     const autocannon = createRequire(import.meta.url)("autocannon") as Autocannon;
     console.log("HTTP client: autocannon (wrk not installed)\n");

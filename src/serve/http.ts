@@ -5,7 +5,7 @@
  *   GET|HEAD /catalogs/<name>/api/v1/all                       the whole catalog as JSON Lines
  *   GET|HEAD /catalogs/<name>/api/v1/metas?schema=&package=&name=   the matching lines
  *   GET /healthz, GET /readyz
- *   POST /api/v1/query, POST /api/v1/resolve                   seed 002's resolver API (resolveapi.ts)
+ *   POST /api/v1/query, POST /api/v1/resolve                   seed 002's resolver API (resolveapi.ts; JSON errors under /api/)
  *
  * Same paths, content type (`application/jsonl`), status codes and error bodies as catalogd, Go's
  * conditional-request rules (Last-Modified / If-Modified-Since / If-Unmodified-Since, plus strong
@@ -102,7 +102,7 @@ function route(store: CatalogStore, req: IncomingMessage, res: ServerResponse, c
   const path = qi < 0 ? url : url.slice(0, qi);
   const query = qi < 0 ? "" : url.slice(qi + 1);
   const method = req.method ?? "GET";
-  if (api?.handle(req, res, path)) return;
+  if (api?.handle(req, res, path, ctx)) return;
 
   if (path === "/healthz" || path === "/readyz") {
     if (method !== "GET" && method !== "HEAD") return textError(res, ctx, 405, "Method Not Allowed", "GET, HEAD");

@@ -27,4 +27,4 @@ export {
   type RpcResult,
 } from "./registry.js";
 export { synthesizeCsvJson, type CsvContext } from "./csv.js";
-export { ResolverApi, DEFAULT_MAX_REQUEST_BYTES, QUERY_PATH, RESOLVE_PATH, type ResolverApiOptions } from "./resolveapi.js";
+export { ResolverApi, DEFAULT_MAX_REQUEST_BYTES, QUERY_PATH, RESOLVE_PATH, type ApiAnswer, type ApiErrorBody, type ApiProblem, type ResolverApiOptions } from "./resolveapi.js";

@@ -13,19 +13,26 @@
  * their priorities; the resolver's catalog set is built once per combination of revisions (on the
  * first request that needs it) and dropped when a reload replaces one of them.
  *
- * Errors are JSON `{"error": {"code", "message", "problems"?}}`: 400 (bad JSON, bad fields, bad
- * query or documents), 404 (unknown catalog), 405 (not POST), 413 (body over the limit), 415 (not
- * application/json), 503 (no catalog has valid content yet).
+ * `installed` may also be a single Installed document. Unknown top-level fields are rejected.
+ *
+ * Errors are JSON `{"error": {"code", "message", "problems"?}}`: 400 (bad JSON, bad or unknown
+ * fields, bad query, bad documents or constraints), 404 (unknown catalog, or another path under
+ * /api/), 405 (not POST), 413 (body over the limit: reading stops there), 415 (not
+ * application/json), 503 (no catalog has valid content yet), 500 (a bug: no details leak).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { loadText } from "../fbc/load.js";
 import { validateCatalog } from "../fbc/validate.js";
-import { CatalogSet, parseInputDocuments, query, resolve, type InputDocuments, type NamedCatalog } from "../resolve/index.js";
+import { CatalogSet, query, resolve, type InputDocuments, type NamedCatalog, type ResolveSet } from "../resolve/index.js";
+import { addDocument } from "../resolve/inputs.js";
+import type { JsonValue } from "../fbc/types.js";
 import type { CatalogRevision } from "./revision.js";
 import type { CatalogStore } from "./store.js";
 
 export const QUERY_PATH = "/api/v1/query";
 export const RESOLVE_PATH = "/api/v1/resolve";
+/** Paths under this prefix belong to the resolver API (others answer a JSON 404). */
+const API_PREFIX = "/api/";
 
 export interface ResolverApiOptions {
   /** Catalog priorities by name (higher preferred; default 0). */
@@ -36,16 +43,37 @@ export interface ResolverApiOptions {
 
 export const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
 
+/** One entry of an error's `problems`. */
+export interface ApiProblem {
+  code: string;
+  message: string;
+}
+
+/** The JSON body of every resolver API error. */
+export interface ApiErrorBody {
+  error: { code: string; message: string; problems?: ApiProblem[] };
+}
+
+/** What the resolver API answered: the HTTP status and the JSON body. */
+export interface ApiAnswer {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
 class ApiError extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
-    readonly problems?: unknown[],
+    readonly problems?: ApiProblem[],
   ) {
     super(message);
   }
 }
+
+const QUERY_FIELDS = new Set(["query", "catalogs"]);
+const RESOLVE_FIELDS = new Set(["inputs", "installed", "cluster", "trace", "catalogs"]);
 
 /** What the resolver needs of one revision, derived once from its content. */
 const resolverParts = new WeakMap<CatalogRevision, Pick<NamedCatalog, "model" | "others">>();
@@ -67,8 +95,9 @@ export class ResolverApi {
   readonly #store: CatalogStore;
   readonly #priorities: ReadonlyMap<string, number>;
   readonly #maxBytes: number;
-  /** Catalog sets by revision combination (a handful at most: reloads replace combinations). */
-  readonly #sets = new Map<string, CatalogSet>();
+  /** Catalog sets by revision combination; combinations holding a replaced revision are dropped. */
+  readonly #sets = new Map<string, { revs: CatalogRevision[]; set: CatalogSet }>();
+  #builds = 0;
 
   constructor(store: CatalogStore, opts: ResolverApiOptions = {}) {
     this.#store = store;
@@ -76,112 +105,199 @@ export class ResolverApi {
     this.#maxBytes = opts.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
   }
 
-  /** Answers `req` if its path is a resolver endpoint; returns whether it did. */
-  handle(req: IncomingMessage, res: ServerResponse, path: string): boolean {
-    if (path !== QUERY_PATH && path !== RESOLVE_PATH) return false;
-    this.#serve(req, res, path).catch((e: unknown) => {
-      const err = e instanceof ApiError ? e : new ApiError(500, "SERVE_INTERNAL", "internal error");
-      sendJson(res, err.status, { error: { code: err.code, message: err.message, ...(err.problems ? { problems: err.problems } : {}) } }, err.status === 405 ? { Allow: "POST" } : undefined);
-      if (err.status === 413) req.destroy();
+  /** How many catalog sets were built so far (each combination of revisions is built once). */
+  get catalogSetBuilds(): number {
+    return this.#builds;
+  }
+
+  /**
+   * Answers `req` if its path is under /api/; returns whether it did. The bytes of the body sent
+   * are added to `ctx.bytes` (for the access log).
+   */
+  handle(req: IncomingMessage, res: ServerResponse, path: string, ctx?: { bytes: number }): boolean {
+    if (!path.startsWith(API_PREFIX)) return false;
+    void this.#serve(req, path).then((a) => {
+      if (res.destroyed) return;
+      if (res.headersSent) return void res.destroy();
+      const body = Buffer.from(JSON.stringify(a.body) + "\n");
+      res.setHeader("Content-Type", "application/json");
+      res.setHeader("Content-Length", body.length);
+      for (const [k, v] of Object.entries(a.headers ?? {})) res.setHeader(k, v);
+      res.writeHead(a.status);
+      if (ctx) ctx.bytes += body.length;
+      res.end(body);
+      // The rest of an oversized body is never read: close the connection once the answer is out.
+      if (a.status === 413) res.once("finish", () => req.destroy());
     });
     return true;
   }
 
-  async #serve(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
-    if (req.method !== "POST") throw new ApiError(405, "SERVE_API_METHOD", `${req.method ?? ""} is not allowed on ${path}: use POST with a JSON body`);
-    const type = (req.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase();
-    if (type !== "application/json") throw new ApiError(415, "SERVE_API_CONTENT_TYPE", `the request body must be JSON (Content-Type: application/json), got ${JSON.stringify(type)}`);
-    const body = await readBody(req, this.#maxBytes);
-    let parsed: unknown;
+  /** Reads and answers one request (never rejects: failures are error answers). */
+  async #serve(req: IncomingMessage, path: string): Promise<ApiAnswer> {
     try {
-      parsed = JSON.parse(body);
+      if (path !== QUERY_PATH && path !== RESOLVE_PATH) throw new ApiError(404, "SERVE_API_NOT_FOUND", `no resolver API at ${path}: use POST ${QUERY_PATH} or POST ${RESOLVE_PATH}`);
+      if (req.method !== "POST") throw new ApiError(405, "SERVE_API_METHOD", `${req.method ?? ""} is not allowed on ${path}: use POST with a JSON body`);
+      const type = (req.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase();
+      if (type !== "application/json") throw new ApiError(415, "SERVE_API_CONTENT_TYPE", `the request body must be JSON (Content-Type: application/json), got ${JSON.stringify(type)}`);
+      const body = await readBody(req, this.#maxBytes);
+      return this.answer(path, body);
     } catch (e) {
-      throw new ApiError(400, "SERVE_API_BAD_JSON", `the request body is not JSON: ${(e as Error).message}`);
+      return errorAnswer(e);
     }
-    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new ApiError(400, "SERVE_API_BAD_REQUEST", "the request body must be a JSON object");
-    const obj = parsed as Record<string, unknown>;
-    const set = this.catalogSet(obj.catalogs);
-    if (path === QUERY_PATH) {
-      if (typeof obj.query !== "string" || obj.query.trim() === "") throw new ApiError(400, "SERVE_API_BAD_REQUEST", '"query" must be a non-empty string: an olm.constraint value as JSON text, or a CEL rule');
-      let bundles;
-      try {
-        bundles = query(set, obj.query);
-      } catch (e) {
-        throw new ApiError(400, "RESOLVE_QUERY_INVALID", `invalid query: ${(e as Error).message}`);
-      }
-      sendJson(res, 200, { bundles });
-      return;
-    }
-    const docs: InputDocuments = { inputs: [], classes: [], installed: [], errors: [] };
-    for (const field of ["inputs", "installed"] as const) {
-      const list = obj[field];
-      if (list === undefined && field === "installed") continue;
-      if (!Array.isArray(list)) throw new ApiError(400, "SERVE_API_BAD_REQUEST", `"${field}" must be a list of documents (Input, InputClass, Operator, Installed)`);
-      list.forEach((d, i) => parseInputDocuments(JSON.stringify(d), `${field}[${i}]`, docs));
-    }
-    if (docs.errors.length > 0) throw new ApiError(400, "RESOLVE_INPUT_INVALID", docs.errors.join("\n"), docs.errors);
-    if (docs.inputs.length === 0) throw new ApiError(400, "RESOLVE_INPUT_INVALID", "the request defines no Input or Operator");
-    const cluster = { ...docs.cluster };
-    if (obj.cluster !== undefined) {
-      const c = obj.cluster as Record<string, unknown> | null;
-      if (c === null || typeof c !== "object" || Array.isArray(c)) throw new ApiError(400, "SERVE_API_BAD_REQUEST", '"cluster" must be an object {kubernetesVersion?, openshiftVersion?}');
-      for (const k of ["kubernetesVersion", "openshiftVersion"] as const) {
-        if (c[k] === undefined) continue;
-        if (typeof c[k] !== "string") throw new ApiError(400, "SERVE_API_BAD_REQUEST", `"cluster.${k}" must be a string`);
-        cluster[k] = c[k] as string;
-      }
-    }
-    if (obj.trace !== undefined && typeof obj.trace !== "boolean") throw new ApiError(400, "SERVE_API_BAD_REQUEST", '"trace" must be a boolean');
-    const rs = resolve({ catalogs: set, inputs: docs.inputs, classes: docs.classes, installed: docs.installed, cluster, trace: obj.trace === true });
-    sendJson(res, rs.resolved ? 200 : 409, rs);
   }
 
-  /** The catalog set over the named (default: all) catalogs' current revisions. */
-  catalogSet(names: unknown): CatalogSet {
-    let wanted: string[];
-    if (names === undefined) wanted = this.#store.names().filter((n) => this.#store.get(n) !== undefined);
-    else if (Array.isArray(names) && names.every((n) => typeof n === "string")) wanted = names as string[];
-    else throw new ApiError(400, "SERVE_API_BAD_REQUEST", '"catalogs" must be a list of catalog names');
-    if (wanted.length === 0) {
-      throw names === undefined ? new ApiError(503, "SERVE_API_NOT_READY", "no catalog has valid content yet") : new ApiError(400, "SERVE_API_BAD_REQUEST", '"catalogs" is empty');
+  /**
+   * Answers a request body (JSON text) for `path` (QUERY_PATH or RESOLVE_PATH) over the current
+   * revisions, without HTTP: the status and JSON value the server sends.
+   */
+  answer(path: string, body: string): ApiAnswer {
+    try {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(body);
+      } catch (e) {
+        throw new ApiError(400, "SERVE_API_BAD_JSON", `the request body is not JSON: ${(e as Error).message}`);
+      }
+      if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new ApiError(400, "SERVE_API_BAD_REQUEST", "the request body must be a JSON object");
+      const obj = parsed as Record<string, unknown>;
+      const allowed = path === QUERY_PATH ? QUERY_FIELDS : RESOLVE_FIELDS;
+      for (const k of Object.keys(obj)) {
+        if (!allowed.has(k)) throw new ApiError(400, "SERVE_API_BAD_REQUEST", `unknown field ${JSON.stringify(k)} (expected ${[...allowed].join(", ")})`);
+      }
+      const names = catalogNames(obj.catalogs);
+      if (path === QUERY_PATH) {
+        if (typeof obj.query !== "string" || obj.query.trim() === "") throw new ApiError(400, "SERVE_API_BAD_REQUEST", '"query" must be a non-empty string: an olm.constraint value as JSON text, or a CEL rule');
+        const set = this.catalogSet(names);
+        let bundles;
+        try {
+          bundles = query(set, obj.query);
+        } catch (e) {
+          throw new ApiError(400, "RESOLVE_QUERY_INVALID", `invalid query: ${(e as Error).message}`);
+        }
+        return { status: 200, body: { bundles } };
+      }
+      const docs = resolveDocuments(obj);
+      const set = this.catalogSet(names);
+      const rs = resolve({ catalogs: set, inputs: docs.inputs, classes: docs.classes, installed: docs.installed, cluster: docs.cluster, trace: obj.trace === true });
+      const invalid = invalidConstraints(rs);
+      if (invalid.length > 0) throw new ApiError(400, "RESOLVE_INPUT_INVALID", invalid.map((p) => p.message).join("\n"), invalid);
+      return { status: rs.resolved ? 200 : 409, body: rs };
+    } catch (e) {
+      return errorAnswer(e);
     }
+  }
+
+  /**
+   * The catalog set over the named catalogs' current revisions (undefined: every catalog with
+   * content), in registration order. Built once per combination of revisions; throws an ApiError
+   * (404 unknown name, 503 no content yet).
+   */
+  catalogSet(names?: readonly string[]): CatalogSet {
+    const all = this.#store.names();
+    let wanted: string[];
+    if (names === undefined) wanted = all.filter((n) => this.#store.get(n) !== undefined);
+    else {
+      for (const n of names) {
+        if (!all.includes(n)) throw new ApiError(404, "SERVE_API_UNKNOWN_CATALOG", `unknown catalog ${JSON.stringify(n)}; served: ${all.join(", ")}`);
+      }
+      wanted = all.filter((n) => names.includes(n));
+    }
+    if (wanted.length === 0) throw new ApiError(503, "SERVE_API_NOT_READY", "no catalog has valid content yet");
     const revs: CatalogRevision[] = [];
     for (const n of wanted) {
       const rev = this.#store.get(n);
-      if (!rev) {
-        if (this.#store.names().includes(n)) throw new ApiError(503, "SERVE_API_NOT_READY", `catalog ${JSON.stringify(n)} has no valid content yet`);
-        throw new ApiError(404, "SERVE_API_UNKNOWN_CATALOG", `unknown catalog ${JSON.stringify(n)}; served: ${this.#store.names().join(", ")}`);
-      }
+      if (!rev) throw new ApiError(503, "SERVE_API_NOT_READY", `catalog ${JSON.stringify(n)} has no valid content yet`);
       revs.push(rev);
     }
-    const key = revs.map((r) => `${r.catalog}@${r.serial}`).sort().join(",");
-    let set = this.#sets.get(key);
-    if (!set) {
-      set = new CatalogSet(revs.map((r) => ({ name: r.catalog, priority: this.#priorities.get(r.catalog) ?? 0, ...partsOf(r) })));
-      // Keep the newest few combinations: older ones belong to replaced revisions.
-      if (this.#sets.size >= 8) this.#sets.delete(this.#sets.keys().next().value as string);
-      this.#sets.set(key, set);
-    }
+    const key = revs.map((r) => `${r.catalog}@${r.serial}`).join(",");
+    const hit = this.#sets.get(key);
+    if (hit && hit.revs.every((r, i) => r === revs[i])) return hit.set;
+    // A combination holding a revision that is no longer served will not be asked for again.
+    for (const [k, v] of this.#sets) if (v.revs.some((r) => this.#store.get(r.catalog) !== r)) this.#sets.delete(k);
+    const set = new CatalogSet(revs.map((r) => ({ name: r.catalog, priority: this.#priorities.get(r.catalog) ?? 0, ...partsOf(r) })));
+    this.#builds++;
+    this.#sets.set(key, { revs, set });
     return set;
   }
 }
 
+function catalogNames(v: unknown): string[] | undefined {
+  if (v === undefined) return undefined;
+  if (!Array.isArray(v) || !v.every((n) => typeof n === "string")) throw new ApiError(400, "SERVE_API_BAD_REQUEST", '"catalogs" must be a list of catalog names');
+  if (v.length === 0) throw new ApiError(400, "SERVE_API_BAD_REQUEST", '"catalogs" is empty: leave it out to use every served catalog');
+  return v as string[];
+}
+
+/** The documents of a resolve request, checked like `opcat resolve` checks its files. */
+function resolveDocuments(obj: Record<string, unknown>): InputDocuments {
+  const docs: InputDocuments = { inputs: [], classes: [], installed: [], errors: [] };
+  if (!Array.isArray(obj.inputs)) throw new ApiError(400, "SERVE_API_BAD_REQUEST", '"inputs" must be a list of documents (Input, InputClass, Operator)');
+  const add = (d: unknown, where: string): void => {
+    if (d === null || typeof d !== "object" || Array.isArray(d)) docs.errors.push(`${where}: expected an object with a kind`);
+    else addDocument(d as JsonValue, where, docs);
+  };
+  obj.inputs.forEach((d, i) => add(d, `inputs[${i}]`));
+  if (obj.installed !== undefined) {
+    if (Array.isArray(obj.installed)) obj.installed.forEach((d, i) => add(d, `installed[${i}]`));
+    else if (obj.installed !== null && typeof obj.installed === "object") add(obj.installed, "installed");
+    else throw new ApiError(400, "SERVE_API_BAD_REQUEST", '"installed" must be an Installed document or a list of documents');
+  }
+  if (obj.cluster !== undefined) {
+    const c = obj.cluster as Record<string, unknown> | null;
+    if (c === null || typeof c !== "object" || Array.isArray(c)) throw new ApiError(400, "SERVE_API_BAD_REQUEST", '"cluster" must be an object {kubernetesVersion?, openshiftVersion?}');
+    const cluster = { ...docs.cluster };
+    for (const k of Object.keys(c)) {
+      if (k !== "kubernetesVersion" && k !== "openshiftVersion") throw new ApiError(400, "SERVE_API_BAD_REQUEST", `unknown field "cluster.${k}" (expected kubernetesVersion, openshiftVersion)`);
+      if (typeof c[k] !== "string") throw new ApiError(400, "SERVE_API_BAD_REQUEST", `"cluster.${k}" must be a string`);
+      cluster[k] = c[k] as string;
+    }
+    docs.cluster = cluster;
+  }
+  if (obj.trace !== undefined && typeof obj.trace !== "boolean") throw new ApiError(400, "SERVE_API_BAD_REQUEST", '"trace" must be a boolean');
+  if (docs.errors.length > 0) {
+    throw new ApiError(400, "RESOLVE_INPUT_INVALID", docs.errors.join("\n"), docs.errors.map((message) => ({ code: "RESOLVE_INPUT_INVALID", message })));
+  }
+  if (docs.inputs.length === 0) throw new ApiError(400, "RESOLVE_INPUT_INVALID", "the request defines no Input or Operator");
+  return docs;
+}
+
+/** Inputs whose constraints are malformed (the resolver reports them as InvalidConstraint conditions). */
+function invalidConstraints(rs: ResolveSet): ApiProblem[] {
+  const out: ApiProblem[] = [];
+  for (const s of rs.inputs) {
+    for (const c of s.conditions) if (c.status === "True" && c.reason === "InvalidConstraint") out.push({ code: "RESOLVE_INPUT_INVALID", message: c.message });
+  }
+  return out;
+}
+
+function errorAnswer(e: unknown): ApiAnswer {
+  const err = e instanceof ApiError ? e : new ApiError(500, "SERVE_INTERNAL", "internal error");
+  const body: ApiErrorBody = { error: { code: err.code, message: err.message, ...(err.problems ? { problems: err.problems } : {}) } };
+  const headers: Record<string, string> = {};
+  if (err.status === 405) headers.Allow = "POST";
+  if (err.status === 413) headers.Connection = "close";
+  return { status: err.status, body, headers };
+}
+
+/** Reads the body as UTF-8; rejects with a 413 as soon as more than `max` bytes are announced or arrive. */
 function readBody(req: IncomingMessage, max: number): Promise<string> {
   const declared = Number(req.headers["content-length"] ?? NaN);
   if (declared > max) return Promise.reject(tooLarge(max));
   return new Promise((resolveBody, reject) => {
     const chunks: Buffer[] = [];
     let n = 0;
-    req.on("data", (c: Buffer) => {
+    const onData = (c: Buffer): void => {
       n += c.length;
       if (n > max) {
-        req.removeAllListeners("data");
+        req.off("data", onData);
         req.pause();
+        chunks.length = 0;
         reject(tooLarge(max));
         return;
       }
       chunks.push(c);
-    });
+    };
+    req.on("data", onData);
     req.on("end", () => resolveBody(Buffer.concat(chunks, n).toString("utf8")));
     req.on("error", reject);
   });
@@ -189,15 +305,4 @@ function readBody(req: IncomingMessage, max: number): Promise<string> {
 
 function tooLarge(max: number): ApiError {
   return new ApiError(413, "SERVE_API_TOO_LARGE", `the request body is larger than ${max} bytes (--max-request-bytes)`);
-}
-
-function sendJson(res: ServerResponse, status: number, value: unknown, headers?: Record<string, string>): void {
-  if (res.headersSent) return void res.destroy();
-  const body = Buffer.from(JSON.stringify(value) + "\n");
-  res.setHeader("Content-Type", "application/json");
-  res.setHeader("Content-Length", body.length);
-  if (status === 413) res.setHeader("Connection", "close");
-  for (const [k, v] of Object.entries(headers ?? {})) res.setHeader(k, v);
-  res.writeHead(status);
-  res.end(body);
 }

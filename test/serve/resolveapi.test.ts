@@ -4,7 +4,7 @@
  */
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -44,6 +44,7 @@ let dir: string;
 let store: CatalogStore;
 let server: HttpServerHandle;
 let base: string;
+const accessLines: string[] = [];
 const inputDocs = loadAll(readFileSync(join(REPO_ROOT, "examples", "resolve", "input.yaml"), "utf8")) as unknown[];
 
 before(async () => {
@@ -53,7 +54,7 @@ before(async () => {
   store = new CatalogStore();
   const out = await store.add("catalog", join(dir, "catalog"));
   assert.equal(out.status, "loaded");
-  server = await startHttpServer(store, { port: 0, resolver: { maxRequestBytes: 64 * 1024 } });
+  server = await startHttpServer(store, { port: 0, resolver: { maxRequestBytes: 64 * 1024 }, accessLog: (l) => accessLines.push(l) });
   base = `http://127.0.0.1:${server.address.port}`;
 });
 
@@ -117,6 +118,114 @@ test("errors: method, content type, JSON, fields, unknown catalog, size limit", 
   assert.equal(all.status, 200);
   assert.equal(all.headers.get("content-type"), "application/jsonl");
   await all.text();
+  for (const method of ["PUT", "HEAD", "DELETE"]) {
+    const a = await call(base, "/api/v1/query", undefined, { method });
+    assert.equal(a.status, 405, method);
+    assert.equal(a.headers.allow, "POST");
+  }
+  const noType = await call(base, "/api/v1/resolve", "{}", { type: "" });
+  assert.equal(noType.status, 415);
+  assert.equal(errorCode(noType), "SERVE_API_CONTENT_TYPE");
+  const charset = await call(base, "/api/v1/query", JSON.stringify({ query: "true" }), { type: "application/json; charset=utf-8" });
+  assert.equal(charset.status, 200);
+  const path = await post(base, "/api/v1/nothing", {});
+  assert.equal(path.status, 404);
+  assert.equal(errorCode(path), "SERVE_API_NOT_FOUND");
+  assert.equal(path.headers["content-type"], "application/json");
+  const badConstraint = await post(base, "/api/v1/resolve", { inputs: [{ kind: "Input", metadata: { name: "x" }, spec: { constraints: [{ type: "olm.packageVersion", value: { package: "cache-operator", version: "nope" } }] } }] });
+  assert.equal(badConstraint.status, 400);
+  assert.equal(errorCode(badConstraint), "RESOLVE_INPUT_INVALID");
+  const declared = await new Promise<number>((resolve, reject) => {
+    const req = request(base + "/api/v1/query", { method: "POST", headers: { "content-type": "application/json", "content-length": String(10 * 1024 * 1024) }, agent: false }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on("error", (e: NodeJS.ErrnoException) => (e.code === "EPIPE" || e.code === "ECONNRESET" ? undefined : reject(e)));
+    req.write("{");
+  });
+  assert.equal(declared, 413);
+});
+
+test("413 arrives while an oversized chunked body is still being sent; reading stops at the limit", async () => {
+  const chunk = Buffer.alloc(1024 * 1024, 0x20);
+  const max = 256;
+  const got = await new Promise<{ status: number; sent: number; body: string }>((resolve, reject) => {
+    let sent = 0;
+    let answered = false;
+    const req = request(base + "/api/v1/resolve", { method: "POST", headers: { "content-type": "application/json" }, agent: false }, (res) => {
+      answered = true;
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, sent, body: Buffer.concat(chunks).toString() }));
+    });
+    req.on("error", (e: NodeJS.ErrnoException) => (e.code === "EPIPE" || e.code === "ECONNRESET" ? undefined : reject(e)));
+    const pump = (): void => {
+      while (!answered && sent < max * chunk.length) {
+        sent += chunk.length;
+        if (!req.write(chunk)) return void req.once("drain", pump);
+      }
+      if (!answered) req.end();
+    };
+    pump();
+  });
+  assert.equal(got.status, 413);
+  assert.equal((JSON.parse(got.body) as { error: { code: string } }).error.code, "SERVE_API_TOO_LARGE");
+  assert.ok(got.sent < max * chunk.length, `the client could send all ${got.sent} bytes`);
+});
+
+test("access log lines for the resolver API, like the other routes", async () => {
+  const n = accessLines.length;
+  const a = await post(base, "/api/v1/query", { query: "true" });
+  assert.equal(a.status, 200);
+  await new Promise((r) => setTimeout(r, 50));
+  const entries = accessLines.slice(n).map((l) => JSON.parse(l) as { method: string; path: string; status: number; bytes: number; msg: string });
+  const e = entries.find((x) => x.path === "/api/v1/query");
+  assert.ok(e, JSON.stringify(entries));
+  assert.equal(e.method, "POST");
+  assert.equal(e.status, 200);
+  assert.equal(e.msg, "request");
+  assert.ok(e.bytes > 0);
+});
+
+test("trace: the resolveset carries the solver's search trace when asked", async () => {
+  const plain = await post(base, "/api/v1/resolve", { inputs: inputDocs });
+  const traced = await post(base, "/api/v1/resolve", { inputs: inputDocs, trace: true });
+  assert.equal(traced.status, 200);
+  const hasTrace = (a: Answer): boolean => Array.isArray((a.json as { trace?: string[] }).trace);
+  assert.equal(hasTrace(plain), false);
+  assert.equal(hasTrace(traced), true);
+});
+
+test("concurrent queries and resolutions give the same answers as sequential ones", async () => {
+  const bodies: [string, unknown][] = [
+    ["/api/v1/resolve", { inputs: inputDocs }],
+    ["/api/v1/resolve", { inputs: [{ kind: "Input", metadata: { name: "x" }, spec: { constraints: [{ type: "olm.packageVersion", value: { package: "cache-operator", version: ">=9.0.0" } }] } }] }],
+    ["/api/v1/query", { query: 'properties.exists(p, p.type == "olm.package")' }],
+  ];
+  const sequential: Answer[] = [];
+  for (const [p, b] of bodies) sequential.push(await post(base, p, b));
+  const parallel = await Promise.all(Array.from({ length: 30 }, (_, i) => post(base, bodies[i % 3][0], bodies[i % 3][1])));
+  parallel.forEach((a, i) => {
+    assert.equal(a.status, sequential[i % 3].status);
+    assert.deepEqual(a.json, sequential[i % 3].json);
+  });
+});
+
+test("503 from a server whose only catalog has no valid content", async () => {
+  const bad = join(dir, "broken");
+  mkdirSync(bad);
+  writeFileSync(join(bad, "catalog.json"), "{broken\n");
+  const s = new CatalogStore();
+  assert.equal((await s.add("broken", bad)).status, "failed");
+  const h = await startHttpServer(s, { port: 0 });
+  try {
+    const a = await post(`http://127.0.0.1:${h.address.port}`, "/api/v1/query", { query: "true" });
+    assert.equal(a.status, 503);
+    assert.equal(errorCode(a), "SERVE_API_NOT_READY");
+  } finally {
+    await h.close(0);
+    await s.close();
+  }
 });
 
 test("a reload swaps the resolver's catalog set atomically", async () => {
@@ -135,8 +244,15 @@ test("a reload swaps the resolver's catalog set atomically", async () => {
       bundle("1.1.0"),
     ].join("\n") + "\n",
   );
+  // Requests racing the reload see the old or the new revision, never a mix or an error.
+  const query = { query: JSON.stringify({ package: { packageName: "cache-operator", versionRange: ">=0.0.0" } }) };
+  const racing = Promise.all(Array.from({ length: 8 }, () => post(base, "/api/v1/query", query)));
   const out = await store.reload("catalog");
   assert.equal(out.status, "loaded", JSON.stringify(out));
+  for (const a of await racing) {
+    assert.equal(a.status, 200);
+    assert.ok([2, 3].includes((a.json as { bundles: unknown[] }).bundles.length));
+  }
   const concurrent = await Promise.all(Array.from({ length: 8 }, () => post(base, "/api/v1/query", { query: JSON.stringify({ package: { packageName: "cache-operator", versionRange: ">=0.0.0" } }) })));
   for (const a of concurrent) assert.equal((a.json as { bundles: unknown[] }).bundles.length, 2);
 });
