@@ -22,6 +22,8 @@ import {
   renderCompositeTemplate,
   renderedSource,
   renderTemplate,
+  SEMVER_SKIPS,
+  type SemverSkips,
   registryTagLister,
   catalogTagLister,
   reuseSource,
@@ -42,6 +44,7 @@ interface RenderOpts extends ImageAccessFlags {
   reuse?: string;
   reuseTags?: boolean;
   offline?: boolean;
+  semverSkips?: SemverSkips;
   catalogConfig?: string;
   compositeConfig?: string;
   validate: boolean;
@@ -183,7 +186,7 @@ async function runRender(args: string[], opts: RenderOpts): Promise<void> {
     const text = await readInput(file);
     // The graph template lists `bundles.repo` tags from the registry (offline: from the reused catalog's images).
     const tags = opts.offline && src.reused ? catalogTagLister(src.reused) : registryTagLister(client);
-    cfg = await renderTemplate(text, src, { type, tags });
+    cfg = await renderTemplate(text, src, { type, tags, semverSkips: opts.semverSkips });
   } finally {
     client.close();
     progress.done();
@@ -224,6 +227,19 @@ function addRenderCommand(cmd: Command): Command {
       .option("--reuse <rendered-fbc>", "answer bundle images from this already-rendered catalog (directory, file or -) before pulling them; only digest-pinned references unless --reuse-tags")
       .option("--reuse-tags", "with --reuse, also answer tag references (a tag may have moved since the catalog was rendered)", false)
       .option("--offline", "with --reuse, never touch a registry: every reference (tags too) is answered from the reused catalog, and graph-template tags are listed from its images", false)
+      .addOption(
+        new Option(
+          "--semver-skips <mode>",
+          "semver: what a Y-stream head skips: cumulative (today's opm: its own Y-stream and the earlier ones of the same major) or y-stream (only its own Y-stream, as the examples printed in seed 000, from opm's docs before operator-registry #1065)",
+        )
+          .default("cumulative")
+          .argParser((v) => {
+            if (!(SEMVER_SKIPS as readonly string[]).includes(v)) {
+              throw new OpcatError("USAGE_FLAGS", `invalid --semver-skips value ${JSON.stringify(v)}, expected (${SEMVER_SKIPS.join("|")})`, { exitCode: EXIT_USAGE });
+            }
+            return v;
+          }),
+      )
       .option("-f, --catalog-config <file|url>", "composite: the catalog configuration (olm.composite.catalogs), a path or an http(s) URL (default catalogs.yaml)")
       .option("-c, --composite-config <file>", "composite: the contribution configuration (olm.composite) (default composite.yaml)")
       .option("--validate [bool]", "composite: validate each component's directory like `opm validate` (--validate=false to skip)", parseBool, true),

@@ -9,13 +9,13 @@ import { goQuote } from "../gojson/fmt.js";
 import type { DeclarativeConfig } from "../fbc/types.js";
 import { renderBasicTemplate } from "./basic.js";
 import { ALL_TEMPLATE_TYPES, detectTemplateSchema, SCHEMA_BASIC, SCHEMA_GRAPH, SCHEMA_SEMVER, SCHEMA_SUBSTITUTES, TEMPLATE_TYPES, typeFromSchema } from "./detect.js";
-import { renderSemverTemplate } from "./semver.js";
+import { renderSemverTemplate, type SemverSkips } from "./semver.js";
 import { renderSubstitutesTemplate } from "./substitutes.js";
 import { renderGraphTemplate, type TagLister } from "./graph.js";
 import type { BundleSource } from "./source.js";
 
 export { renderBasicTemplate } from "./basic.js";
-export { renderSemverTemplate, parseSemverTemplate, type SemverTemplate } from "./semver.js";
+export { renderSemverTemplate, parseSemverTemplate, SEMVER_SKIPS, type SemverTemplate, type SemverSkips } from "./semver.js";
 export { detectTemplateSchema, TEMPLATE_TYPES, TEMPLATE_SCHEMAS, ALL_TEMPLATE_TYPES, SCHEMA_BASIC, SCHEMA_SEMVER, SCHEMA_SUBSTITUTES } from "./detect.js";
 export { reuseSource, type ReuseOptions } from "./reuse.js";
 export {
@@ -63,6 +63,8 @@ export interface RenderTemplateOptions {
   type?: string;
   /** Lists repository tags for the graph template's `bundles.repo` (else the source's own `listTags`, if any). */
   tags?: TagLister;
+  /** Semver template: what a Y-stream head skips, `cumulative` (today's opm, the default) or `y-stream` (seed 000's printed examples). */
+  semverSkips?: SemverSkips;
 }
 
 /**
@@ -86,7 +88,7 @@ export async function renderTemplate(text: string, src: BundleSource, opts: Rend
       case typeFromSchema(SCHEMA_BASIC):
         return await renderBasicTemplate(text, src);
       case typeFromSchema(SCHEMA_SEMVER):
-        return await renderSemverTemplate(text, src);
+        return await renderSemverTemplate(text, src, { skips: opts.semverSkips });
       case typeFromSchema(SCHEMA_GRAPH):
         return await renderGraphTemplate(text, src, { tags: opts.tags });
       case typeFromSchema(SCHEMA_SUBSTITUTES):

@@ -25,6 +25,15 @@ export const ARCHETYPES: readonly Archetype[] = Object.freeze(["candidate", "fas
 const ARCH_PRIORITY: Record<Archetype, number> = { candidate: 0, fast: 1, stable: 2 };
 const KIND_PRIORITY: Record<StreamKind, number> = { "": 0, major: 1, minor: 2 };
 
+/**
+ * What a Y-stream head skips. `cumulative` is today's opm (operator-registry #1065, v1.27.0 on):
+ * the other entries of its own Y-stream and every entry of the earlier Y-streams of the same
+ * major. `y-stream`: only the other entries of its own Y-stream, as the examples printed in seed 000
+ * (opm's docs before #1065) show; replaces edges are the same in both modes.
+ */
+export type SemverSkips = "cumulative" | "y-stream";
+export const SEMVER_SKIPS: readonly SemverSkips[] = Object.freeze(["cumulative", "y-stream"] as const);
+
 /** The parsed template (SemverTemplateData) after readFile's defaulting. */
 export interface SemverTemplate {
   schema: string;
@@ -207,6 +216,7 @@ export function generateSemverChannels(
   sv: Pick<SemverTemplate, "generateMajorChannels" | "generateMinorChannels" | "defaultChannelTypePreference">,
   pkg: string,
   versions: ReadonlyMap<Archetype, ReadonlyMap<string, Version>>,
+  skips: SemverSkips = "cumulative",
 ): { channels: Channel[]; defaultChannel: string } {
   let best: Highwater = { arch: "candidate", kind: "", version: new Version(0n, 0n, 0n), name: "" };
   const channels = new Map<string, Channel>();
@@ -234,13 +244,13 @@ export function generateSemverChannels(
       }
     }
   }
-  linkChannels(tuples);
+  linkChannels(tuples, skips);
   const out = [...channels.values()].sort((a, b) => compareUtf8(a.name, b.name));
   return { channels: out, defaultChannel: best.name };
 }
 
 /** opm's linkChannels: replaces/skips on the highest-Z entry of each X.Y within (archetype, kind, X). */
-function linkChannels(tuples: EntryTuple[]): void {
+function linkChannels(tuples: EntryTuple[], mode: SemverSkips): void {
   tuples.sort((a, b) => {
     if (a.arch !== b.arch) return ARCH_PRIORITY[a.arch] - ARCH_PRIORITY[b.arch];
     if (a.kind !== b.kind) return KIND_PRIORITY[a.kind] - KIND_PRIORITY[b.kind];
@@ -266,7 +276,10 @@ function linkChannels(tuples: EntryTuple[]): void {
       acc = new Set();
       zmax = "";
     } else {
-      if (yChange) zmax = prev.name;
+      if (yChange) {
+        zmax = prev.name;
+        if (mode === "y-stream") acc = new Set();
+      }
       acc.add(prev.name);
     }
   }
@@ -344,7 +357,7 @@ const ICON: GoType = {
  * opm's texts (`render: unable to read file: …`, `render: no bundles specified or no bundles could
  * be rendered`, `render: unable to post-process bundle info: …`, or the source's error).
  */
-export async function renderSemverTemplate(text: string, src: BundleSource): Promise<DeclarativeConfig> {
+export async function renderSemverTemplate(text: string, src: BundleSource, opts: { skips?: SemverSkips } = {}): Promise<DeclarativeConfig> {
   const sv = parseSemverTemplate(text);
   const images: string[] = [];
   const seen = new Set<string>();
@@ -368,7 +381,7 @@ export async function renderSemverTemplate(text: string, src: BundleSource): Pro
 
   const { versions, pkg } = versionsOf(sv, bundles, renderedImage);
   const pkgBlob: Package = { schema: "olm.package", name: pkg, defaultChannel: "", description: "", properties: [] };
-  const { channels, defaultChannel } = generateSemverChannels(sv, pkg, versions);
+  const { channels, defaultChannel } = generateSemverChannels(sv, pkg, versions, opts.skips);
   pkgBlob.defaultChannel = defaultChannel;
 
   // populatePackageMetadata: description and icon from the default channel's head bundle.

@@ -91,15 +91,31 @@ test("property: semver output is a valid catalog whose every channel has one hea
         const cat = loadText(strs.map((s) => bundle(`a.v${s}`, s, `r/a:${s}`)).join(""), "c.json").config;
         const arch = (a: Archetype): string => `${a}:\n  bundles:\n` + strs.map((s) => `  - image: r/a:${s}\n`).join("");
         const text = `schema: olm.semver\ngenerateMajorChannels: ${major}\ngenerateMinorChannels: ${minor}\n` + [...new Set(archs)].map(arch).join("");
-        const cfg = await renderSemverTemplate(text, reuseSource(cat, { reuseTags: true }));
-        const problems = validateCatalog(loadText(formatCatalog(cfg, "json"), "out.json").config).problems;
-        assert.deepEqual(problems.filter((p) => p.severity === "error" && !/default channel/.test(p.message)), []);
-        for (const c of cfg.channels) {
-          const entries = c.entries ?? [];
-          const target = new Set(entries.flatMap((e) => [e.replaces, ...e.skips]));
-          // the last entry (highest version) is never replaced nor skipped inside its channel
-          assert.ok(!target.has(entries[entries.length - 1].name));
+        const cumulative = await renderSemverTemplate(text, reuseSource(cat, { reuseTags: true }));
+        const ystream = await renderSemverTemplate(text, reuseSource(cat, { reuseTags: true }), { skips: "y-stream" });
+        for (const cfg of [cumulative, ystream]) {
+          const problems = validateCatalog(loadText(formatCatalog(cfg, "json"), "out.json").config).problems;
+          assert.deepEqual(problems.filter((p) => p.severity === "error" && !/default channel/.test(p.message)), []);
+          for (const c of cfg.channels) {
+            const entries = c.entries ?? [];
+            const target = new Set(entries.flatMap((e) => [e.replaces, ...e.skips]));
+            // the last entry (highest version) is never replaced nor skipped inside its channel
+            assert.ok(!target.has(entries[entries.length - 1].name));
+          }
         }
+        // y-stream mode: same channels, same replaces, skips a subset of the cumulative ones, each in the head's own X.Y
+        assert.deepEqual(ystream.packages, cumulative.packages);
+        assert.deepEqual(ystream.channels.map((c) => c.name), cumulative.channels.map((c) => c.name));
+        const xy = (name: string): string => name.replace(/^a\.v(\d+)\.(\d+)\..*$/, "$1.$2");
+        ystream.channels.forEach((c, i) => {
+          (c.entries ?? []).forEach((e, j) => {
+            const other = (cumulative.channels[i].entries ?? [])[j];
+            assert.equal(e.name, other.name);
+            assert.equal(e.replaces, other.replaces);
+            assert.ok(e.skips.every((s) => other.skips.includes(s) && xy(s) === xy(e.name)));
+            assert.deepEqual(other.skips.filter((s) => xy(s) === xy(e.name)), e.skips);
+          });
+        });
       },
     ),
     { numRuns: 60 },

@@ -33,6 +33,15 @@ test("template render: semver with --reuse, YAML output, type auto-detected", ()
   assert.match(r.stdout, /- name: a\.v1\.1\.0\n  replaces: a\.v1\.0\.1\n  skips:\n  - a\.v1\.0\.0\n/);
 });
 
+test("template render --semver-skips y-stream: a Y-stream head skips only its own Y-stream (seed 000); bad values are usage errors", () => {
+  const r = opcat(["template", "render", semver, "--reuse", catalog, "--reuse-tags", "-o", "yaml", "--semver-skips", "y-stream"]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /- name: a\.v1\.1\.0\n  replaces: a\.v1\.0\.1\nname: stable-v1\.1\n/);
+  const bad = opcat(["template", "render", semver, "--semver-skips", "none"]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /invalid --semver-skips value "none", expected \(cumulative\|y-stream\)/);
+});
+
 test("render-template / render-veneer aliases, TYPE argument and stdin", () => {
   const a = opcat(["render-template", "basic", "-", "--reuse", catalog, "--reuse-tags"], "schema: olm.template.basic\nentries:\n- schema: olm.bundle\n  image: quay.io/a/a:1.0.1\n");
   assert.equal(a.code, 0, a.stderr);
