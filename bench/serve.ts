@@ -1,7 +1,8 @@
 /**
  * Load benchmark of `opcat serve` (not a test): the v4.16 and v4.20 community catalogs merged into
  * one catalog, served by a child process on 127.0.0.1 (the compiled server in dist/). With Debian's
- * `wrk` installed, wrk drives `/all` (identity, gzip, 304) and filtered `metas` (64 connections),
+ * `wrk` installed, wrk drives `/all` (identity, gzip, 304), filtered `metas` (64 connections) and the
+ * resolver API (POST /api/v1/query and /api/v1/resolve),
  * then a soak run (BENCH_SOAK_SECONDS, default 60: metas at 64 connections and /all gzip from a second
  * wrk at once) while the server's RSS is sampled every second (start/end/peak printed);
  * without it, autocannon runs a smaller set. A grpc-js client drives ListBundles and
@@ -12,7 +13,7 @@
 import { execFile, spawn, spawnSync } from "node:child_process";
 import { promisify } from "node:util";
 import { once } from "node:events";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -111,6 +112,45 @@ async function runBench(): Promise<void> {
     console.log(`filtered metas at 64 connections: p99 ${ch.p99.toFixed(2)} ms (target < 5 ms)`);
     await http("GET /metas?schema=olm.bundle&package=… (gzip)", `/metas?schema=olm.bundle&package=${pkg0}`, 64, { "Accept-Encoding": "gzip" });
     await http("GET /metas?schema=olm.bundle (gzip)", "/metas?schema=olm.bundle", 8, { "Accept-Encoding": "gzip" });
+    // Seed 002's resolver API: POST bodies through a wrk script; the first request builds the
+    // resolver's catalog set for the revision (timed apart), later ones reuse it.
+    const apiBase = `http://127.0.0.1:${info.http}`;
+    const queryBody = { query: JSON.stringify({ package: { packageName: pkg0, versionRange: ">=0.0.0" } }) };
+    const t0 = performance.now();
+    const first = await fetch(apiBase + "/api/v1/query", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(queryBody) });
+    await first.arrayBuffer();
+    console.log(`resolver API: first query (builds the catalog set of the revision) ${(performance.now() - t0).toFixed(0)} ms, status ${first.status}`);
+    // The first packages need cert-manager or Tekton APIs that neither catalog has (409, correctly):
+    // the resolve scenario uses the first package that resolves.
+    const resolveBodyFor = async (pkg: string): Promise<object> => ({
+      inputs: [{ apiVersion: "deppy.io/v1", kind: "Input", metadata: { name: "bench" }, spec: { constraints: [{ type: "olm.catalog", value: { catalog: "merged", package: pkg, channel: await defaultChannel(base, pkg) } }] } }],
+    });
+    let resolveBody: object | undefined;
+    let resolvedPkg = "";
+    for (const pkg of await packageNames(base)) {
+      const body = await resolveBodyFor(pkg);
+      const r = await fetch(`http://127.0.0.1:${info.http}/api/v1/resolve`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      await r.arrayBuffer();
+      if (r.status === 200) {
+        resolveBody = body;
+        resolvedPkg = pkg;
+        break;
+      }
+    }
+    if (!resolveBody) throw new Error("no package of the merged catalog resolves");
+    console.log(`resolver API: resolve scenario installs ${resolvedPkg} (default channel)`);
+    for (const [label, path, body] of [
+      ["POST /api/v1/query (package constraint)", "/api/v1/query", queryBody],
+      ["POST /api/v1/resolve (one Input)", "/api/v1/resolve", resolveBody],
+    ] as const) {
+      const check = await fetch(apiBase + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      await check.arrayBuffer();
+      if (check.status !== 200) throw new Error(`${path} answered ${check.status}`);
+      const script = join(tmp, `post-${path.split("/").pop()}.lua`);
+      writeFileSync(script, `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = [==[${JSON.stringify(body)}]==]\n`);
+      const r = await runWrk(apiBase + path, 8, seconds, {}, script);
+      rows.push([label, "8", r.rps.toFixed(0), r.p50.toFixed(2), r.p99.toFixed(2), (r.bytesPerSec / 1e6).toFixed(1), String(r.errors)]);
+    }
     // Memory over a long run: the server's RSS each second while filtered metas (64 connections)
     // and /all gzip (4 connections, a second wrk process) are hammered at the same time.
     const soak = Number(process.env.BENCH_SOAK_SECONDS ?? 60);
@@ -203,6 +243,14 @@ async function firstPackage(base: string): Promise<string> {
   return (JSON.parse((await r.text()).split("\n")[0]) as { name: string }).name;
 }
 
+async function packageNames(base: string): Promise<string[]> {
+  const r = await fetch(`${base}/metas?schema=olm.package`);
+  return (await r.text())
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => (JSON.parse(l) as { name: string }).name);
+}
+
 async function defaultChannel(base: string, pkg: string): Promise<string> {
   const r = await fetch(`${base}/metas?schema=olm.package&name=${pkg}`);
   return (JSON.parse((await r.text()).split("\n")[0]) as { defaultChannel: string }).defaultChannel;
@@ -221,9 +269,9 @@ interface WrkResult {
   errors: number;
 }
 
-/** Runs wrk (2 threads, --latency) and parses its summary; latencies in ms. */
-async function runWrk(url: string, conns: number, secs: number, headers: Record<string, string>): Promise<WrkResult> {
-  const args = ["-t2", `-c${conns}`, `-d${secs}s`, "--latency", ...Object.entries(headers).flatMap(([k, v]) => ["-H", `${k}: ${v}`]), url];
+/** Runs wrk (2 threads, --latency, optionally a Lua script) and parses its summary; latencies in ms. */
+async function runWrk(url: string, conns: number, secs: number, headers: Record<string, string>, script?: string): Promise<WrkResult> {
+  const args = ["-t2", `-c${conns}`, `-d${secs}s`, "--latency", ...(script ? ["-s", script] : []), ...Object.entries(headers).flatMap(([k, v]) => ["-H", `${k}: ${v}`]), url];
   const out = (await execFileP("wrk", args, { encoding: "utf8" })).stdout;
   const num = (re: RegExp): number => Number(re.exec(out)?.[1] ?? NaN);
   const unit: Record<string, number> = { us: 1e-3, ms: 1, s: 1000, B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3 };
