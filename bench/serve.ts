@@ -68,6 +68,10 @@ async function runBench(): Promise<void> {
   const dir = join(tmp, "merged");
   await mergeCommunityCatalogs(community, dir);
   const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), "--server", dir], { stdio: ["ignore", "pipe", "inherit"] });
+  // A failing scenario must not leave the server running (it would skew every later measurement).
+  process.on("exit", () => {
+    if (child.exitCode === null) child.kill("SIGKILL");
+  });
   const lines: string[] = [];
   let buf = "";
   const nextLine = (): Promise<string> =>

@@ -204,3 +204,20 @@ test("fast-check: the normalised form is canonical and round-trips", () => {
     }),
   );
 });
+
+test("validatePullSpec: remembering valid digest-pinned repositories never changes a verdict", () => {
+  const segment = fc.stringMatching(/^[a-zA-Z0-9._:\-]{0,12}$/);
+  const prefix = fc.array(segment, { minLength: 1, maxLength: 4 }).map((a) => a.join("/"));
+  const hex = fc.stringMatching(/^[0-9a-fA-F]{62,66}$/);
+  fc.assert(
+    fc.property(prefix, hex, hex, (p, h1, h2) => {
+      for (const s of [`${p}@sha256:${h1}`, `${p}@sha256:${h2}`, `${p}@sha256:${h1}`]) {
+        const exact = tryParseNormalizedNamed(s);
+        assert.equal(validatePullSpec(s), exact instanceof Error ? exact.message : undefined, s);
+      }
+    }),
+    { numRuns: 2000 },
+  );
+  assert.equal(validatePullSpec(`quay.io/a/b@sha256:${"0".repeat(64)}`), undefined);
+  assert.equal(validatePullSpec(`quay.io/a/b@sha256:${"A".repeat(64)}`), "invalid checksum digest format");
+});

@@ -270,6 +270,33 @@ export function parseNamed(s: string): ImageReference {
  */
 export function validatePullSpec(s: string): string | undefined {
   if (s === "") return undefined;
+  // Catalogs pin thousands of images by digest in a few hundred repositories: the verdict on
+  // `<name>@sha256:<64 lower-case hex>` does not depend on the hex (it is after the first colon of the
+  // remainder, and any such digest is valid), so valid prefixes are remembered. Errors are always
+  // computed from `s` itself.
+  const n = s.length;
+  const digestAt = n - SHA256_SUFFIX_LENGTH;
+  if (digestAt > 0 && s.charCodeAt(digestAt) === 0x40 && s.startsWith("sha256:", digestAt + 1) && isLowerHex(s, n - 64, n)) {
+    const prefix = s.slice(0, n - 64);
+    if (validPinnedPrefixes.has(prefix)) return undefined;
+    const r = parseNormalized(s);
+    if (typeof r === "string") return r;
+    if (validPinnedPrefixes.size >= 4096) validPinnedPrefixes.clear();
+    validPinnedPrefixes.add(prefix);
+    return undefined;
+  }
   const r = parseNormalized(s);
   return typeof r === "string" ? r : undefined;
+}
+
+/** "@sha256:" and 64 hex digits. */
+const SHA256_SUFFIX_LENGTH = 72;
+const validPinnedPrefixes = new Set<string>();
+
+function isLowerHex(s: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = s.charCodeAt(i);
+    if (!((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66))) return false;
+  }
+  return true;
 }
