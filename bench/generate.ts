@@ -59,7 +59,7 @@ export function generateJsonCatalog(dir: string, bundles: number): void {
 }
 
 /** Copies v4.16 and a renamed v4.20 into `dir` as one valid catalog (YAML, as opm writes it). */
-export async function mergeCommunityCatalogs(community: string, dir: string): Promise<void> {
+export async function mergeCommunityCatalogs(community: string, dir: string, format: "yaml" | "json" = "yaml"): Promise<void> {
   const a = await loadCatalog(join(community, "catalogs", "v4.16"));
   const b = await loadCatalog(join(community, "catalogs", "v4.20"));
   if (a.problems.length || b.problems.length) throw new Error("community catalogs do not load");
@@ -76,6 +76,6 @@ export async function mergeCommunityCatalogs(community: string, dir: string): Pr
       return { type: prop.type, value: RawJson.fromValue(v) };
     });
   }
-  writeCatalogDirectory(a.config, dir, "yaml");
-  writeCatalogDirectory(b.config, dir, "yaml");
+  writeCatalogDirectory(a.config, dir, format);
+  writeCatalogDirectory(b.config, dir, format);
 }

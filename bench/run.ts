@@ -75,6 +75,11 @@ if (!only || only === "fbc") try {
     const merged = join(tmp, "community-merged");
     await mergeCommunityCatalogs(community, merged);
     scenario("community v4.16 + v4.20 merged (YAML)", merged);
+    // The same real bundles as JSON (opm's JSON output): real bundle sizes (tens of KB of manifests
+    // each) instead of the generated catalog's 3.4 KB bundles.
+    const mergedJson = join(tmp, "community-merged-json");
+    await mergeCommunityCatalogs(community, mergedJson, "json");
+    scenario("community v4.16 + v4.20 merged (JSON)", mergedJson);
   } else {
     console.log(`\n(community data not found at ${community}: skipping the real-data scenario)`);
   }
