@@ -392,7 +392,13 @@ function decodeField(v: JsonValue, kind: Kind, ctx: Ctx, current: unknown): unkn
 const B64 = new Int16Array(128).fill(-1);
 for (let i = 0; i < 64; i++) B64["ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".charCodeAt(i)] = i;
 
-let scratch = Buffer.allocUnsafe(64 * 1024);
+/** Why Node's decoder can stand in for Go's: see {@link decodeStdBase64Fast}. Bytes expected, or -1 if `data` cannot be valid. */
+function fastBase64Length(data: string): number {
+  const n = data.length;
+  if (n % 4 !== 0 || data.indexOf("-") !== -1 || data.indexOf("_") !== -1) return -1;
+  const pad = n > 0 && data.charCodeAt(n - 1) === 0x3d ? (data.charCodeAt(n - 2) === 0x3d ? 2 : 1) : 0;
+  return (n / 4) * 3 - pad;
+}
 
 /**
  * Fast check for standard, padded base64 (what Go's base64.StdEncoding accepts without error):
@@ -400,15 +406,24 @@ let scratch = Buffer.allocUnsafe(64 * 1024);
  * the length implied by the text only when every character is valid — except for the URL-safe
  * `-` and `_`, which Node also accepts and are therefore excluded first. Returns the decoded
  * bytes, or undefined when the exact (slow) path must decide.
- *
- * The bytes are a view of a scratch buffer reused by the next call (no allocation per manifest:
- * loading decodes every olm.bundle.object only to check it): copy them to keep them.
  */
 export function decodeStdBase64Fast(data: string): Buffer | undefined {
-  const n = data.length;
-  if (n % 4 !== 0 || data.indexOf("-") !== -1 || data.indexOf("_") !== -1) return undefined;
-  const pad = n > 0 && data.charCodeAt(n - 1) === 0x3d ? (data.charCodeAt(n - 2) === 0x3d ? 2 : 1) : 0;
-  const want = (n / 4) * 3 - pad;
+  const want = fastBase64Length(data);
+  if (want < 0) return undefined;
+  const bytes = Buffer.from(data, "base64");
+  return bytes.length === want ? bytes : undefined;
+}
+
+let scratch = Buffer.allocUnsafe(64 * 1024);
+
+/**
+ * {@link decodeStdBase64Fast} into a scratch buffer reused by the next call, for checks that look
+ * at the bytes and drop them (loading checks every olm.bundle.object without keeping it): no
+ * allocation per manifest. The view is overwritten by the next call: never keep it.
+ */
+export function decodeStdBase64Transient(data: string): Buffer | undefined {
+  const want = fastBase64Length(data);
+  if (want < 0) return undefined;
   if (want > scratch.length) scratch = Buffer.allocUnsafe(Math.max(want, scratch.length * 2));
   const written = want === 0 ? 0 : scratch.write(data, 0, want, "base64");
   return written === want ? scratch.subarray(0, want) : undefined;

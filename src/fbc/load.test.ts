@@ -232,7 +232,7 @@ test("property: the loader returns blobs or located problems for any text, never
 });
 
 test("the fast base64 check agrees with Go's StdEncoding rules", async () => {
-  const { decodeStdBase64Fast, base64ErrorOffset } = await import("./decode.js");
+  const { decodeStdBase64Fast, decodeStdBase64Transient, base64ErrorOffset } = await import("./decode.js");
   const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_ \n\r\té\u0000.";
   const arb = fc.oneof(
     fc.uint8Array({ maxLength: 40 }).map((b) => Buffer.from(b).toString("base64")),
@@ -246,11 +246,22 @@ test("the fast base64 check agrees with Go's StdEncoding rules", async () => {
   fc.assert(
     fc.property(arb, (s) => {
       const fast = decodeStdBase64Fast(s);
-      if (fast === undefined) return;
+      const transient = decodeStdBase64Transient(s);
+      assert.equal(transient === undefined, fast === undefined);
+      if (fast === undefined || transient === undefined) return;
+      assert.deepEqual([...transient], [...fast]);
       assert.equal(base64ErrorOffset(s), -1, `fast path accepted invalid ${JSON.stringify(s)}`);
       assert.deepEqual([...fast], [...Buffer.from(s, "base64")]);
     }),
     { numRuns: 3000 },
   );
   assert.notEqual(decodeStdBase64Fast(Buffer.from("hello world").toString("base64")), undefined);
+});
+
+test("decoded base64 kept by callers is never a view of the transient scratch buffer", async () => {
+  const { decodeStdBase64, decodeStdBase64Fast, decodeStdBase64Transient } = await import("./decode.js");
+  const kept = [decodeStdBase64("PHN2Zy8+"), decodeStdBase64Fast("PHN2Zy8+") as Buffer];
+  decodeStdBase64Transient("eyJhcGlWZXJzaW9uIjoidjEifQ==");
+  decodeStdBase64("eyJhcGlW");
+  for (const k of kept) assert.equal(Buffer.from(k).toString(), "<svg/>");
 });

@@ -12,7 +12,7 @@ import { encodeSortedCompact } from "../gojson/encode.js";
 import { hasJsonPrefix } from "../gojson/unicode.js";
 
 import { parseGoYamlDocument } from "../yaml/index.js";
-import { DecodeError, decodeBundle, decodeStdBase64Fast, decodeBundleObjectData, decodeChannel, decodeDeprecation, decodePackage } from "./decode.js";
+import { DecodeError, decodeBundle, decodeStdBase64Transient, decodeBundleObjectData, decodeChannel, decodeDeprecation, decodePackage } from "./decode.js";
 import { OpcatError, problem, type Problem } from "./errors.js";
 import { RawJson } from "./rawjson.js";
 import { decodeStream, notAnObjectMessage } from "./stream.js";
@@ -247,7 +247,7 @@ function checkBundleObjects(b: Bundle): void {
     const v = raw.value;
     const data = v !== null && typeof v === "object" && !Array.isArray(v) ? v.data : undefined;
     if (typeof data === "string" && Object.keys(v as object).length === 1) {
-      const fast = decodeStdBase64Fast(data);
+      const fast = decodeStdBase64Transient(data);
       if (fast !== undefined && bytesHaveJsonPrefix(fast)) continue;
     }
     let bytes: Uint8Array | null | undefined;
