@@ -25,16 +25,26 @@ interface Sample {
   maxRssBytes: number;
 }
 
-function measure(dir: string, stage: string): Sample {
-  const samples: Sample[] = [];
-  for (let i = 0; i < runs; i++) {
-    const r = spawnSync(process.execPath, ["--import", "tsx", join(root, "bench", "worker.ts"), dir, stage], { cwd: root, encoding: "utf8" });
-    if (r.status !== 0) throw new Error(`worker ${stage} failed: ${r.stderr}`);
-    samples.push(JSON.parse(r.stdout.trim().split("\n").pop() as string) as Sample);
-  }
+function runWorker(dir: string, stage: string): Sample {
+  const r = spawnSync(process.execPath, ["--import", "tsx", join(root, "bench", "worker.ts"), dir, stage], { cwd: root, encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`worker ${stage} failed: ${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split("\n").pop() as string) as Sample;
+}
+
+function summarise(samples: Sample[]): Sample {
   samples.sort((a, b) => a.ms - b.ms);
   const med = samples[Math.floor(samples.length / 2)];
   return { ms: med.ms, bytes: med.bytes, maxRssBytes: Math.max(...samples.map((s) => s.maxRssBytes)) };
+}
+
+/**
+ * Every stage `runs` times, in rounds (each round runs every stage once), so that the machine's
+ * drift over minutes falls on all stages alike instead of on whichever stage ran last.
+ */
+function measureStages(dir: string, list: readonly string[]): Map<string, Sample> {
+  const samples = new Map<string, Sample[]>(list.map((s) => [s, []]));
+  for (let i = 0; i < runs; i++) for (const s of list) samples.get(s)?.push(runWorker(dir, s));
+  return new Map(list.map((s) => [s, summarise(samples.get(s) ?? [])]));
 }
 
 const mb = (b: number): string => (b / 1e6).toFixed(1);
@@ -42,10 +52,10 @@ const mb = (b: number): string => (b / 1e6).toFixed(1);
 let baseline: Sample | undefined;
 
 function scenario(name: string, dir: string): void {
-  baseline ??= measure(dir, "baseline");
+  baseline ??= measureStages(dir, ["baseline"]).get("baseline");
+  if (!baseline) throw new Error("no baseline");
   const base = baseline.maxRssBytes;
-  const res = new Map<string, Sample>();
-  for (const s of stages) res.set(s, measure(dir, s));
+  const res = measureStages(dir, stages);
   const parse = res.get("parse") as Sample;
   console.log(`\n### ${name} (${mb(parse.bytes)} MB input)\n`);
   console.log(`Process RSS floor (code loaded, nothing read): ${mb(base)} MB.\n`);

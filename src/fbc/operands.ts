@@ -192,6 +192,8 @@ export function decodeOperandReference(p: Property): OperandReference | Finding 
   return { type: p.type, name: v.name, version: v.version, range: r };
 }
 
+const OPERAND_PROPERTY_TYPE_SET: ReadonlySet<string> = new Set(OPERAND_PROPERTY_TYPES);
+
 /** The decoded seed 004 properties of a bundle; undecodable ones are left out (validation reports them). */
 export function operandReferencesOf(props: readonly Property[]): OperandReference[] {
   const out: OperandReference[] = [];
@@ -230,12 +232,14 @@ export function operandProblems(others: readonly Meta[], bundles: readonly Bundl
     } else first.set(key, m.loc);
   }
   for (const b of bundles) {
-    b.properties.forEach((p, i) => {
-      if (!OPERAND_PROPERTY_TYPES.includes(p.type)) return;
+    const props = b.properties;
+    for (let i = 0; i < props.length; i++) {
+      const p = props[i];
+      if (!OPERAND_PROPERTY_TYPE_SET.has(p.type)) continue;
       const r = decodeOperandReference(p);
-      if ("range" in r) return;
+      if ("range" in r) continue;
       out.push(problem(r.code, `${propWhere(b, i, p.type)}: ${r.message}`, { loc: b.loc, blob: { schema: "olm.bundle", package: b.package, name: b.name }, hint: r.hint ?? 'the value is {"name": <operand name>, "version": <version or range>}' }));
-    });
+    }
   }
   return out;
 }
