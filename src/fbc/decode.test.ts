@@ -63,3 +63,80 @@ test("field names match case-insensitively, the last in sorted order wins; unkno
   assert.equal(b.properties[0].value.isMissing, true);
   assert.equal(b.properties[1].value.text, "null");
 });
+
+test("decodeBundle's fast path gives exactly what the Go-exact decoder gives, errors included", async () => {
+  const { decodeBundle, decodeBundleExact } = await import("./decode.js");
+  const scalar = fc.oneof(fc.string({ maxLength: 4 }), fc.constant(null), fc.integer(), fc.boolean());
+  const value: fc.Arbitrary<unknown> = fc.oneof(scalar, fc.array(scalar, { maxLength: 2 }), fc.dictionary(fc.constantFrom("a", "data"), scalar, { maxKeys: 2 }));
+  const keyed = (keys: string[], val: fc.Arbitrary<unknown>): fc.Arbitrary<Record<string, unknown>> => fc.dictionary(fc.constantFrom(...keys), val, { maxKeys: 4 });
+  const property = fc.oneof(keyed(["type", "value", "Type", "VALUE", "other"], fc.oneof(fc.constantFrom("olm.package", "olm.gvk"), value)), fc.constant(null), fc.integer());
+  const related = fc.oneof(keyed(["name", "image", "Image", "x"], fc.oneof(fc.string({ maxLength: 3 }), fc.constant(null), fc.integer())), fc.constant(null));
+  const noisy = fc.dictionary(
+    fc.constantFrom("schema", "name", "package", "image", "properties", "relatedImages", "Name", "relatedimages", "PROPERTIES", "extra"),
+    fc.oneof(fc.string({ maxLength: 4 }), fc.constant(null), fc.integer(), fc.array(property, { maxLength: 3 }), fc.array(related, { maxLength: 3 })),
+    { maxKeys: 7 },
+  );
+  const str = fc.oneof(fc.string({ maxLength: 4 }), fc.constant(null));
+  const wellFormed = fc.record(
+    {
+      schema: str,
+      name: str,
+      package: str,
+      image: str,
+      properties: fc.oneof(fc.constant(null), fc.array(fc.record({ type: str, value }, { requiredKeys: [] }), { maxLength: 3 })),
+      relatedImages: fc.oneof(fc.constant(null), fc.array(fc.record({ name: str, image: str }, { requiredKeys: [] }), { maxLength: 3 })),
+      extra: value,
+    },
+    { requiredKeys: [] },
+  );
+  // Well-formed blobs (the fast path) and the same with one disturbing key or element (the exact path).
+  const disturbed = fc.tuple(wellFormed, fc.constantFrom("Name", "relatedimages", "IMAGE", "schema", "properties", "relatedImages"), fc.oneof(value, fc.array(property, { maxLength: 2 }), fc.array(related, { maxLength: 2 }))).map(([b, k, v]) => ({ ...b, [k]: v }));
+  const bundle = fc.oneof(wellFormed, disturbed, noisy);
+  const outcome = (f: () => unknown): unknown => {
+    try {
+      return { ok: JSON.parse(JSON.stringify(f(), (_k, v: unknown) => (v instanceof Object && "isMissing" in v ? { raw: (v as unknown as { text: string }).text } : v))) };
+    } catch (e) {
+      return { err: (e as Error).message };
+    }
+  };
+  fc.assert(
+    fc.property(bundle, (b) => {
+      assert.deepEqual(outcome(() => decodeBundle(b as never)), outcome(() => decodeBundleExact(b as never)));
+    }),
+    { numRuns: 3000 },
+  );
+});
+
+test("parseProperties reads olm.package and olm.gvk directly only where Go's decoder would agree", async () => {
+  const { parseProperties } = await import("./properties.js");
+  const { decodePropertyValue } = await import("./decode.js");
+  const { RawJson } = await import("./rawjson.js");
+  const scalar = fc.oneof(fc.string({ maxLength: 3 }), fc.constant(null), fc.integer(), fc.boolean(), fc.constant([]), fc.constant({}));
+  const keys = ["packageName", "version", "release", "group", "kind", "PackageName", "VERSION", "Kind", "other"];
+  const value = fc.oneof(
+    fc.dictionary(fc.constantFrom(...keys), scalar, { maxKeys: 4 }),
+    fc.record({ packageName: fc.string({ maxLength: 3 }), version: fc.string({ maxLength: 3 }), group: fc.string({ maxLength: 2 }), kind: fc.string({ maxLength: 2 }) }, { requiredKeys: [] }),
+    scalar,
+  );
+  const str = (v: unknown): string => (typeof v === "string" ? v : "");
+  fc.assert(
+    fc.property(fc.constantFrom("olm.package", "olm.gvk"), value, (type, v) => {
+      let expected: unknown;
+      try {
+        const d = decodePropertyValue(type, v as never);
+        expected = type === "olm.package" ? { packages: [{ packageName: str(d.packageName), version: str(d.version), release: str(d.release) }], gvks: [] } : { packages: [], gvks: [{ group: str(d.group), kind: str(d.kind), version: str(d.version) }] };
+      } catch (e) {
+        expected = `parse property[0] of type "${type}": ${(e as Error).message}`;
+      }
+      let actual: unknown;
+      try {
+        const p = parseProperties([{ type, value: RawJson.fromValue(v as never) }]);
+        actual = { packages: p.packages, gvks: p.gvks };
+      } catch (e) {
+        actual = (e as Error).message;
+      }
+      assert.deepEqual(actual, expected);
+    }),
+    { numRuns: 3000 },
+  );
+});

@@ -540,7 +540,95 @@ function toRelatedImages(list: Decoded[]): RelatedImage[] {
   return list as unknown as RelatedImage[];
 }
 
+/**
+ * The common olm.bundle blob decoded straight into its final shape (no intermediate records): every
+ * key spelled exactly as its field, strings where strings belong. Anything else (a key in another
+ * letter case, a type to report, a null element) returns undefined and {@link decodeBundleExact}
+ * decides, so the result is always what the exact path gives (a fast-check property holds this).
+ */
+function fastBundle(o: JsonObject): Bundle | undefined {
+  let schema = "";
+  let name = "";
+  let pkg = "";
+  let image = "";
+  let properties: Property[] = [];
+  let relatedImages: RelatedImage[] = [];
+  for (const key in o) {
+    const v = o[key];
+    switch (key) {
+      case "schema":
+      case "name":
+      case "package":
+      case "image":
+        if (typeof v === "string") {
+          if (key === "schema") schema = v;
+          else if (key === "name") name = v;
+          else if (key === "package") pkg = v;
+          else image = v;
+        } else if (v !== null) return undefined;
+        break;
+      case "properties": {
+        if (v === null) break;
+        if (!Array.isArray(v)) return undefined;
+        const out: Property[] = new Array(v.length);
+        for (let i = 0; i < v.length; i++) {
+          const e = v[i];
+          if (e === null || typeof e !== "object" || Array.isArray(e)) return undefined;
+          let type = "";
+          let value: RawJson | undefined;
+          for (const k in e) {
+            if (k === "type") {
+              const t = e[k];
+              if (typeof t === "string") type = t;
+              else if (t !== null) return undefined;
+            } else if (k === "value") value = RawJson.fromValue(e[k]);
+            else if (PROPERTY_FOLDED_KEYS.has(k.toLowerCase())) return undefined;
+          }
+          out[i] = { type, value: value ?? RawJson.missing() };
+        }
+        properties = out;
+        break;
+      }
+      case "relatedImages": {
+        if (v === null) break;
+        if (!Array.isArray(v)) return undefined;
+        const out: RelatedImage[] = new Array(v.length);
+        for (let i = 0; i < v.length; i++) {
+          const e = v[i];
+          if (e === null || typeof e !== "object" || Array.isArray(e)) return undefined;
+          let riName = "";
+          let riImage = "";
+          for (const k in e) {
+            const x = e[k];
+            if (k === "name" || k === "image") {
+              if (typeof x === "string") {
+                if (k === "name") riName = x;
+                else riImage = x;
+              } else if (x !== null) return undefined;
+            } else if (RELATED_IMAGE_FOLDED_KEYS.has(k.toLowerCase())) return undefined;
+          }
+          out[i] = { name: riName, image: riImage };
+        }
+        relatedImages = out;
+        break;
+      }
+      default:
+        if (BUNDLE_FOLDED_KEYS.has(key.toLowerCase())) return undefined;
+    }
+  }
+  return { schema, name, package: pkg, image, properties, relatedImages };
+}
+
+const BUNDLE_FOLDED_KEYS: ReadonlySet<string> = new Set(BUNDLE.fields.map((f) => f.json.toLowerCase()));
+const PROPERTY_FOLDED_KEYS: ReadonlySet<string> = new Set(PROPERTY.fields.map((f) => f.json.toLowerCase()));
+const RELATED_IMAGE_FOLDED_KEYS: ReadonlySet<string> = new Set(RELATED_IMAGE.fields.map((f) => f.json.toLowerCase()));
+
 export function decodeBundle(blob: JsonObject): Bundle {
+  return fastBundle(blob) ?? decodeBundleExact(blob);
+}
+
+/** decodeBundle by the general Go-exact decoder alone (exported for the property test of the fast path). */
+export function decodeBundleExact(blob: JsonObject): Bundle {
   const d = decodeTop(blob, BUNDLE);
   const related = d.relatedImages as Decoded[] | undefined;
   return {

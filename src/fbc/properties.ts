@@ -5,7 +5,7 @@
 import { goQuote } from "../gojson/fmt.js";
 import { parseConstraint, type Constraint } from "./constraint.js";
 import { DecodeError, decodePropertyValue } from "./decode.js";
-import type { JsonObject, Property } from "./types.js";
+import type { JsonObject, JsonValue, Property } from "./types.js";
 
 export const PROPERTY_PACKAGE = "olm.package";
 export const PROPERTY_PACKAGE_REQUIRED = "olm.package.required";
@@ -71,6 +71,36 @@ export class PropertyParseError extends Error {
 
 const s = (v: unknown): string => (typeof v === "string" ? v : "");
 
+interface FlatFields {
+  exact: ReadonlySet<string>;
+  folded: ReadonlySet<string>;
+}
+const flatFields = (...names: string[]): FlatFields => ({ exact: new Set(names), folded: new Set(names.map((n) => n.toLowerCase())) });
+const PACKAGE_FIELDS = flatFields("packageName", "version", "release");
+const GVK_FIELDS = flatFields("group", "kind", "version");
+
+/**
+ * True when `v` is an object whose keys that name a field are spelled exactly as the field and hold
+ * a string or null: then reading them directly gives what Go's decoder gives (other keys are
+ * ignored by both). Anything else goes through decodePropertyValue for Go's exact result or error.
+ */
+function flatStrings(v: JsonValue, f: FlatFields): v is JsonObject {
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return false;
+  for (const k in v) {
+    if (f.exact.has(k)) {
+      const x = v[k];
+      if (typeof x !== "string" && x !== null) return false;
+    } else if (f.folded.has(k.toLowerCase())) return false;
+  }
+  return true;
+}
+
+function onlyKey(v: JsonObject, key: string): boolean {
+  let n = 0;
+  for (const k in v) if (k !== key || ++n > 1) return false;
+  return n === 1;
+}
+
 /** opm's `property.Parse`; throws PropertyParseError at the first property that does not decode. */
 export function parseProperties(props: readonly Property[]): ParsedProperties {
   const out: ParsedProperties = {
@@ -89,8 +119,19 @@ export function parseProperties(props: readonly Property[]): ParsedProperties {
     if (p.type === PROPERTY_BUNDLE_OBJECT) {
       // The manifest itself is only needed on demand (objects.ts); its base64 is checked by the loader.
       const v = p.value.value;
-      if (v !== null && typeof v === "object" && !Array.isArray(v) && typeof v.data === "string" && Object.keys(v).length === 1) {
+      if (v !== null && typeof v === "object" && !Array.isArray(v) && typeof v.data === "string" && onlyKey(v, "data")) {
         out.bundleObjects++;
+        continue;
+      }
+    } else if (p.type === PROPERTY_PACKAGE || p.type === PROPERTY_GVK) {
+      // The common case, read directly: every key spelled as its field, strings or null.
+      const v = p.value.value;
+      if (p.type === PROPERTY_PACKAGE && flatStrings(v, PACKAGE_FIELDS)) {
+        out.packages.push({ packageName: s(v.packageName), version: s(v.version), release: s(v.release) });
+        continue;
+      }
+      if (p.type === PROPERTY_GVK && flatStrings(v, GVK_FIELDS)) {
+        out.gvks.push({ group: s(v.group), kind: s(v.kind), version: s(v.version) });
         continue;
       }
     }

@@ -25,6 +25,8 @@ import {
   SCHEMA_PACKAGE,
   type DeclarativeConfig,
   type Location,
+  type Property,
+  type RelatedImage,
 } from "./types.js";
 
 export interface ValidationResult {
@@ -72,6 +74,10 @@ function refGoSyntax(r: { schema: string; name: string }): string {
 }
 
 const q = goQuote;
+
+const NO_PROPERTIES = Object.freeze([]) as unknown as Property[];
+const NO_RELATED_IMAGES = Object.freeze([]) as unknown as RelatedImage[];
+const NO_RELEASE = Object.freeze([]) as unknown as PRVersion[];
 
 /** Validates a loaded catalog. Never throws for bad content. */
 export function validateCatalog(cfg: DeclarativeConfig): ValidationResult {
@@ -146,9 +152,11 @@ export function validateCatalog(cfg: DeclarativeConfig): ValidationResult {
         skips: e.skips,
         skipRange: e.skipRange,
         image: "",
-        properties: [],
-        relatedImages: [],
-        release: [],
+        // Shared until the entry's bundle is found (then replaced, never mutated): three fewer
+        // allocations per channel entry.
+        properties: NO_PROPERTIES,
+        relatedImages: NO_RELATED_IMAGES,
+        release: NO_RELEASE,
       });
     }
     if (dup) {

@@ -143,8 +143,15 @@ export class Version {
     this.build = build;
   }
 
-  /** blang `String`: `MAJOR.MINOR.PATCH[-PRE][+BUILD]`. */
+  /** blang `String`: `MAJOR.MINOR.PATCH[-PRE][+BUILD]` (computed once: a version never changes). */
   toString(): string {
+    if (this.#text === undefined) this.#text = this.format();
+    return this.#text;
+  }
+
+  #text: string | undefined = undefined;
+
+  private format(): string {
     let s = `${this.major}.${this.minor}.${this.patch}`;
     const pre = this.pre;
     if (pre.length > 0) {
