@@ -45,16 +45,17 @@ export interface OperandReferenceProperty {
   version: string;
 }
 
+/** Read-only: empty lists are shared between results. */
 export interface ParsedProperties {
-  packages: PackageProperty[];
-  packagesRequired: PackageRequiredProperty[];
-  gvks: GVKProperty[];
-  gvksRequired: GVKProperty[];
+  packages: readonly PackageProperty[];
+  packagesRequired: readonly PackageRequiredProperty[];
+  gvks: readonly GVKProperty[];
+  gvksRequired: readonly GVKProperty[];
   /** Number of `olm.bundle.object` properties. */
   bundleObjects: number;
-  csvMetadatas: JsonObject[];
-  channels: { channelName: string }[];
-  others: Property[];
+  csvMetadatas: readonly JsonObject[];
+  channels: readonly { channelName: string }[];
+  others: readonly Property[];
 }
 
 /** A property that does not decode: `parse property[<i>] of type "<t>": <err>`. */
@@ -101,17 +102,28 @@ function onlyKey(v: JsonObject, key: string): boolean {
   return n === 1;
 }
 
+// Most bundles have only olm.package, olm.gvk and olm.bundle.object properties: the other lists
+// start as this shared, frozen empty array and get their own array on their first element (five
+// fewer allocations per bundle). Callers never mutate the lists.
+const NONE = Object.freeze([]) as unknown as never[];
+
+function append<T>(list: readonly T[], x: T): readonly T[] {
+  if (list === NONE) return [x];
+  (list as T[]).push(x);
+  return list;
+}
+
 /** opm's `property.Parse`; throws PropertyParseError at the first property that does not decode. */
 export function parseProperties(props: readonly Property[]): ParsedProperties {
   const out: ParsedProperties = {
-    packages: [],
-    packagesRequired: [],
-    gvks: [],
-    gvksRequired: [],
+    packages: NONE,
+    packagesRequired: NONE,
+    gvks: NONE,
+    gvksRequired: NONE,
     bundleObjects: 0,
-    csvMetadatas: [],
-    channels: [],
-    others: [],
+    csvMetadatas: NONE,
+    channels: NONE,
+    others: NONE,
   };
   for (let i = 0; i < props.length; i++) {
     const p = props[i];
@@ -127,48 +139,56 @@ export function parseProperties(props: readonly Property[]): ParsedProperties {
       // The common case, read directly: every key spelled as its field, strings or null.
       const v = p.value.value;
       if (p.type === PROPERTY_PACKAGE && flatStrings(v, PACKAGE_FIELDS)) {
-        out.packages.push({ packageName: s(v.packageName), version: s(v.version), release: s(v.release) });
+        out.packages = append(out.packages, { packageName: s(v.packageName), version: s(v.version), release: s(v.release) });
         continue;
       }
       if (p.type === PROPERTY_GVK && flatStrings(v, GVK_FIELDS)) {
-        out.gvks.push({ group: s(v.group), kind: s(v.kind), version: s(v.version) });
+        out.gvks = append(out.gvks, { group: s(v.group), kind: s(v.kind), version: s(v.version) });
         continue;
       }
     }
-    let d: Record<string, unknown>;
-    try {
-      d = decodePropertyValue(p.type, p.value.value);
-    } catch (e) {
-      if (e instanceof DecodeError) throw new PropertyParseError(i, p.type, e.message);
-      throw e;
-    }
-    switch (p.type) {
-      case PROPERTY_PACKAGE:
-        out.packages.push({ packageName: s(d.packageName), version: s(d.version), release: s(d.release) });
-        break;
-      case PROPERTY_PACKAGE_REQUIRED:
-        out.packagesRequired.push({ packageName: s(d.packageName), versionRange: s(d.versionRange) });
-        break;
-      case PROPERTY_GVK:
-        out.gvks.push({ group: s(d.group), kind: s(d.kind), version: s(d.version) });
-        break;
-      case PROPERTY_GVK_REQUIRED:
-        out.gvksRequired.push({ group: s(d.group), kind: s(d.kind), version: s(d.version) });
-        break;
-      case PROPERTY_BUNDLE_OBJECT:
-        out.bundleObjects++;
-        break;
-      case PROPERTY_CSV_METADATA:
-        out.csvMetadatas.push(p.value.value as JsonObject);
-        break;
-      case PROPERTY_CHANNEL:
-        out.channels.push({ channelName: s(d.channelName) });
-        break;
-      default:
-        out.others.push(p);
-    }
+    parseSlow(out, p, i);
   }
   return out;
+}
+
+/**
+ * Any property the fast paths above did not take: decoded exactly as Go's decoder would (or its
+ * error). Kept out of parseProperties so that the hot function stays small and quick to optimise.
+ */
+function parseSlow(out: ParsedProperties, p: Property, i: number): void {
+  let d: Record<string, unknown>;
+  try {
+    d = decodePropertyValue(p.type, p.value.value);
+  } catch (e) {
+    if (e instanceof DecodeError) throw new PropertyParseError(i, p.type, e.message);
+    throw e;
+  }
+  switch (p.type) {
+    case PROPERTY_PACKAGE:
+      out.packages = append(out.packages, { packageName: s(d.packageName), version: s(d.version), release: s(d.release) });
+      break;
+    case PROPERTY_PACKAGE_REQUIRED:
+      out.packagesRequired = append(out.packagesRequired, { packageName: s(d.packageName), versionRange: s(d.versionRange) });
+      break;
+    case PROPERTY_GVK:
+      out.gvks = append(out.gvks, { group: s(d.group), kind: s(d.kind), version: s(d.version) });
+      break;
+    case PROPERTY_GVK_REQUIRED:
+      out.gvksRequired = append(out.gvksRequired, { group: s(d.group), kind: s(d.kind), version: s(d.version) });
+      break;
+    case PROPERTY_BUNDLE_OBJECT:
+      out.bundleObjects++;
+      break;
+    case PROPERTY_CSV_METADATA:
+      out.csvMetadatas = append(out.csvMetadatas, p.value.value as JsonObject);
+      break;
+    case PROPERTY_CHANNEL:
+      out.channels = append(out.channels, { channelName: s(d.channelName) });
+      break;
+    default:
+      out.others = append(out.others, p);
+  }
 }
 
 /** The single `olm.package` property value of a bundle's properties, or undefined (none, several, or undecodable). */

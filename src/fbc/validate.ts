@@ -24,6 +24,7 @@ import {
   SCHEMA_CHANNEL,
   SCHEMA_PACKAGE,
   type DeclarativeConfig,
+  type Bundle,
   type Location,
   type Property,
   type RelatedImage,
@@ -169,122 +170,15 @@ export function validateCatalog(cfg: DeclarativeConfig): ValidationResult {
     if (defaultChannels.get(c.package) === c.name) mp.defaultChannel = mc;
   }
 
-  // Image pull specs repeat (related images are shared by a package's bundles): check each once.
-  const pullSpecErrors = new Map<string, string | null>();
-  const checkPullSpec = (ref: string): string | undefined => {
-    const known = pullSpecErrors.get(ref);
-    if (known !== undefined) return known ?? undefined;
-    const err = validatePullSpec(ref);
-    pullSpecErrors.set(ref, err ?? null);
-    return err;
-  };
-
   // Bundles. A bundle rejected here is not reported again as a channel entry without a bundle.
   const rejected = new Map<string, Set<string>>();
-  const reject = (pkg: string, name: string): void => {
-    const set = rejected.get(pkg);
-    if (set) set.add(name);
-    else rejected.set(pkg, new Set([name]));
-  };
   const packageBundles = new Map<string, Map<string, Location | undefined>>();
+  const bundleState: BundleState = { model, add, packageBundles, pullSpecErrors: new Map(), entriesWithoutBundle };
   for (const b of cfg.bundles) {
-    const blob = (): Problem["blob"] => ({ schema: SCHEMA_BUNDLE, package: b.package, name: b.name });
-    if (b.package === "") {
-      add("FBC_BUNDLE_NO_PACKAGE", `package name must be set for bundle ${q(b.name)}`, b.loc, blob(), 'set "package" on the olm.bundle blob');
-      continue;
-    }
-    const mp = model.get(b.package);
-    if (!mp) {
-      add("FBC_BUNDLE_UNKNOWN_PACKAGE", `unknown package ${q(b.package)} for bundle ${q(b.name)}`, b.loc, blob(), `add an olm.package blob named ${q(b.package)} or fix the bundle's "package"`);
-      continue;
-    }
-    let names = packageBundles.get(b.package);
-    if (!names) packageBundles.set(b.package, (names = new Map()));
-    if (names.has(b.name)) {
-      const first = names.get(b.name);
-      add("FBC_BUNDLE_DUPLICATE", `package ${q(b.package)} has duplicate bundle ${q(b.name)}`, b.loc, blob(), first ? `the bundle is already defined at ${first.file}:${first.line}` : undefined);
-      continue;
-    }
-    names.set(b.name, b.loc);
-    let accepted = false;
-    try {
-      let props: ParsedProperties;
-      try {
-        props = parseProperties(b.properties);
-      } catch (e) {
-        if (!(e instanceof PropertyParseError)) throw e;
-        add("FBC_BUNDLE_PROPERTY_INVALID", `parse properties for bundle ${q(b.name)}: ${e.message}`, b.loc, blob());
-        continue;
-      }
-      if (props.packages.length !== 1) {
-        add(
-          "FBC_BUNDLE_PACKAGE_PROPERTY_COUNT",
-          `package ${q(b.package)} bundle ${q(b.name)} must have exactly 1 "olm.package" property, found ${props.packages.length}`,
-          b.loc,
-          blob(),
-          'give the bundle exactly one property {type: olm.package, value: {packageName, version}}',
-        );
-        continue;
-      }
-      const pp = props.packages[0];
-      if (b.package !== pp.packageName) {
-        add("FBC_BUNDLE_PACKAGE_MISMATCH", `package ${q(b.package)} does not match "olm.package" property ${q(pp.packageName)}`, b.loc, blob(), 'the olm.package property\'s packageName must equal the bundle\'s "package"');
-        continue;
-      }
-      let bad = false;
-      if (b.image !== "") {
-        // Bundle images are nearly always unique: checked directly, not through the cache.
-        const err = validatePullSpec(b.image);
-        if (err !== undefined) {
-          add("FBC_BUNDLE_IMAGE_INVALID", `package ${q(b.package)} bundle ${q(b.name)} image: invalid image pull spec ${q(b.image)}: ${err}`, b.loc, blob());
-          bad = true;
-        }
-      }
-      for (let i = 0; i < b.relatedImages.length && !bad; i++) {
-        const ri = b.relatedImages[i];
-        if (ri.image === "") continue;
-        const err = checkPullSpec(ri.image);
-        if (err !== undefined) {
-          add("FBC_BUNDLE_RELATED_IMAGE_INVALID", `package ${q(b.package)} bundle ${q(b.name)} relatedImages[${i}].image: invalid image pull spec ${q(ri.image)}: ${err}`, b.loc, blob());
-          bad = true;
-        }
-      }
-      if (bad) continue;
-      const ver = tryParseVersion(pp.version);
-      if (ver instanceof SemverError) {
-        add("FBC_BUNDLE_VERSION_INVALID", `error parsing bundle ${q(b.name)} version ${q(pp.version)}: ${ver.message}`, b.loc, blob(), "versions must be strict semver: MAJOR.MINOR.PATCH[-pre][+build], no leading v");
-        continue;
-      }
-      let release: PRVersion[] = [];
-      if (pp.release !== "") {
-        const r = parseRelease(pp.release);
-        if (typeof r === "string") {
-          add("FBC_BUNDLE_RELEASE_INVALID", `error parsing bundle ${q(b.name)} release version ${q(pp.release)}: ${r}`, b.loc, blob());
-          continue;
-        }
-        release = r;
-      }
-      accepted = true;
-      let found = false;
-      for (const mc of mp.channels.values()) {
-        const mb = mc.bundles.get(b.name);
-        if (!mb) continue;
-        found = true;
-        mb.image = b.image;
-        mb.properties = b.properties;
-        mb.relatedImages = b.relatedImages;
-        mb.source = b;
-        mb.parsed = props;
-        mb.version = ver;
-        mb.release = release;
-        entriesWithoutBundle.get(mc)?.delete(b.name);
-      }
-      if (!found) {
-        add("FBC_BUNDLE_NOT_IN_CHANNEL", `package ${q(b.package)}, bundle ${q(b.name)} not found in any channel entries`, b.loc, blob(), "add the bundle to at least one olm.channel's entries, or remove it");
-      }
-    } finally {
-      if (!accepted) reject(b.package, b.name);
-    }
+    if (linkBundle(b, bundleState)) continue;
+    const set = rejected.get(b.package);
+    if (set) set.add(b.name);
+    else rejected.set(b.package, new Set([b.name]));
   }
 
   // Channel entries without a bundle (opm checks only the last channel of each package).
@@ -385,62 +279,181 @@ export function validateCatalog(cfg: DeclarativeConfig): ValidationResult {
   return { model, problems };
 }
 
+interface BundleState {
+  model: Model;
+  add: Add;
+  /** Bundle names seen per package, with the first definition's location. */
+  packageBundles: Map<string, Map<string, Location | undefined>>;
+  /** Related image pull specs repeat (shared by a package's bundles): each is checked once. */
+  pullSpecErrors: Map<string, string | null>;
+  entriesWithoutBundle: Map<ModelChannel, Set<string>>;
+}
+
+function checkPullSpec(ref: string, cache: Map<string, string | null>): string | undefined {
+  const known = cache.get(ref);
+  if (known !== undefined) return known ?? undefined;
+  const err = validatePullSpec(ref);
+  cache.set(ref, err ?? null);
+  return err;
+}
+
+/**
+ * ConvertToModel for one olm.bundle blob: checks it and fills in its channel entries. False when
+ * the bundle is rejected (reported here). A function of its own, so that it is optimised quickly
+ * (10,000 bundles would otherwise run interpreted while the whole of validateCatalog compiles).
+ */
+function linkBundle(b: Bundle, st: BundleState): boolean {
+  const { add } = st;
+  const blob = (): Problem["blob"] => ({ schema: SCHEMA_BUNDLE, package: b.package, name: b.name });
+  if (b.package === "") {
+    add("FBC_BUNDLE_NO_PACKAGE", `package name must be set for bundle ${q(b.name)}`, b.loc, blob(), 'set "package" on the olm.bundle blob');
+    return false;
+  }
+  const mp = st.model.get(b.package);
+  if (!mp) {
+    add("FBC_BUNDLE_UNKNOWN_PACKAGE", `unknown package ${q(b.package)} for bundle ${q(b.name)}`, b.loc, blob(), `add an olm.package blob named ${q(b.package)} or fix the bundle's "package"`);
+    return false;
+  }
+  let names = st.packageBundles.get(b.package);
+  if (!names) st.packageBundles.set(b.package, (names = new Map()));
+  if (names.has(b.name)) {
+    const first = names.get(b.name);
+    add("FBC_BUNDLE_DUPLICATE", `package ${q(b.package)} has duplicate bundle ${q(b.name)}`, b.loc, blob(), first ? `the bundle is already defined at ${first.file}:${first.line}` : undefined);
+    return false;
+  }
+  names.set(b.name, b.loc);
+  let props: ParsedProperties;
+  try {
+    props = parseProperties(b.properties);
+  } catch (e) {
+    if (!(e instanceof PropertyParseError)) throw e;
+    add("FBC_BUNDLE_PROPERTY_INVALID", `parse properties for bundle ${q(b.name)}: ${e.message}`, b.loc, blob());
+    return false;
+  }
+  if (props.packages.length !== 1) {
+    add(
+      "FBC_BUNDLE_PACKAGE_PROPERTY_COUNT",
+      `package ${q(b.package)} bundle ${q(b.name)} must have exactly 1 "olm.package" property, found ${props.packages.length}`,
+      b.loc,
+      blob(),
+      'give the bundle exactly one property {type: olm.package, value: {packageName, version}}',
+    );
+    return false;
+  }
+  const pp = props.packages[0];
+  if (b.package !== pp.packageName) {
+    add("FBC_BUNDLE_PACKAGE_MISMATCH", `package ${q(b.package)} does not match "olm.package" property ${q(pp.packageName)}`, b.loc, blob(), 'the olm.package property\'s packageName must equal the bundle\'s "package"');
+    return false;
+  }
+  if (b.image !== "") {
+    // Bundle images are nearly always unique: checked directly, not through the cache.
+    const err = validatePullSpec(b.image);
+    if (err !== undefined) {
+      add("FBC_BUNDLE_IMAGE_INVALID", `package ${q(b.package)} bundle ${q(b.name)} image: invalid image pull spec ${q(b.image)}: ${err}`, b.loc, blob());
+      return false;
+    }
+  }
+  for (let i = 0; i < b.relatedImages.length; i++) {
+    const ri = b.relatedImages[i];
+    if (ri.image === "") continue;
+    const err = checkPullSpec(ri.image, st.pullSpecErrors);
+    if (err !== undefined) {
+      add("FBC_BUNDLE_RELATED_IMAGE_INVALID", `package ${q(b.package)} bundle ${q(b.name)} relatedImages[${i}].image: invalid image pull spec ${q(ri.image)}: ${err}`, b.loc, blob());
+      return false;
+    }
+  }
+  const ver = tryParseVersion(pp.version);
+  if (ver instanceof SemverError) {
+    add("FBC_BUNDLE_VERSION_INVALID", `error parsing bundle ${q(b.name)} version ${q(pp.version)}: ${ver.message}`, b.loc, blob(), "versions must be strict semver: MAJOR.MINOR.PATCH[-pre][+build], no leading v");
+    return false;
+  }
+  let release: PRVersion[] = NO_RELEASE;
+  if (pp.release !== "") {
+    const r = parseRelease(pp.release);
+    if (typeof r === "string") {
+      add("FBC_BUNDLE_RELEASE_INVALID", `error parsing bundle ${q(b.name)} release version ${q(pp.release)}: ${r}`, b.loc, blob());
+      return false;
+    }
+    release = r;
+  }
+  let found = false;
+  for (const mc of mp.channels.values()) {
+    const mb = mc.bundles.get(b.name);
+    if (!mb) continue;
+    found = true;
+    mb.image = b.image;
+    mb.properties = b.properties;
+    mb.relatedImages = b.relatedImages;
+    mb.source = b;
+    mb.parsed = props;
+    mb.version = ver;
+    mb.release = release;
+    st.entriesWithoutBundle.get(mc)?.delete(b.name);
+  }
+  if (!found) {
+    add("FBC_BUNDLE_NOT_IN_CHANNEL", `package ${q(b.package)}, bundle ${q(b.name)} not found in any channel entries`, b.loc, blob(), "add the bundle to at least one olm.channel's entries, or remove it");
+  }
+  return true;
+}
+
 type Add = (code: string, message: string, loc: Location | undefined, blob?: Problem["blob"], hint?: string) => void;
 
-/** model.Validate, in a deterministic order (packages, channels and bundles by name). */
+/**
+ * model.Validate. Packages, channels and bundles are visited in model order: the problems are
+ * sorted by location (then code and message) at the end, so the output is deterministic anyway.
+ */
 function validateModel(model: Model, add: Add, rejectedDefault: Set<string>, rejectedChannelPkgs: Set<string>): void {
   // skipRange strings repeat across bundles and packages: parse each distinct one once.
   const rangeErrors = new Map<string, string | null>();
-  for (const name of [...model.keys()].sort(byteCompare)) {
-    const mp = model.get(name) as ModelPackage;
+  for (const mp of model.values()) {
     const pkgPath = `invalid package ${q(mp.name)}`;
     const ploc = mp.source?.loc;
-    const pblob = { schema: SCHEMA_PACKAGE, name: mp.name };
-    if (!mp.defaultChannel && !rejectedDefault.has(mp.name)) add("FBC_PACKAGE_NO_DEFAULT_CHANNEL", `${pkgPath}: default channel must be set`, ploc, pblob, 'set "defaultChannel" on the olm.package blob');
-    if (mp.channels.size === 0 && !rejectedChannelPkgs.has(mp.name)) add("FBC_PACKAGE_NO_CHANNELS", `${pkgPath}: package must contain at least one channel`, ploc, pblob, "add an olm.channel blob for this package");
-    for (const cname of [...mp.channels.keys()].sort(byteCompare)) {
-      validateChannel(mp.channels.get(cname) as ModelChannel, () => pkgPath, add, rangeErrors);
-    }
-    // duplicate versions
-    const byVersion = new Map<string, Set<string>>();
+    const pblob = (): Problem["blob"] => ({ schema: SCHEMA_PACKAGE, name: mp.name });
+    if (!mp.defaultChannel && !rejectedDefault.has(mp.name)) add("FBC_PACKAGE_NO_DEFAULT_CHANNEL", `${pkgPath}: default channel must be set`, ploc, pblob(), 'set "defaultChannel" on the olm.package blob');
+    if (mp.channels.size === 0 && !rejectedChannelPkgs.has(mp.name)) add("FBC_PACKAGE_NO_CHANNELS", `${pkgPath}: package must contain at least one channel`, ploc, pblob(), "add an olm.channel blob for this package");
+    for (const mc of mp.channels.values()) validateChannel(mc, pkgPath, add, rangeErrors);
+    // Duplicate versions: a version's first bundle name is remembered; only a second distinct
+    // name (rare) makes a set.
+    const byVersion = new Map<string, string | Set<string>>();
+    let dupVersions: string[] | undefined;
     for (const mc of mp.channels.values()) {
       for (const mb of mc.bundles.values()) {
         if (!mb.source) continue;
         const v = versionString(mb);
-        let s = byVersion.get(v);
-        if (!s) byVersion.set(v, (s = new Set()));
-        s.add(mb.name);
+        const seen = byVersion.get(v);
+        if (seen === undefined) byVersion.set(v, mb.name);
+        else if (typeof seen === "string") {
+          if (seen !== mb.name) {
+            byVersion.set(v, new Set([seen, mb.name]));
+            (dupVersions ??= []).push(v);
+          }
+        } else seen.add(mb.name);
       }
     }
-    const dups: string[] = [];
-    for (const v of [...byVersion.keys()].sort(byteCompare)) {
-      const names = [...(byVersion.get(v) as Set<string>)].sort(byteCompare);
-      if (names.length > 1) dups.push(`{${v}: [${names.join(", ")}]}`);
+    if (dupVersions) {
+      const dups = dupVersions.sort(byteCompare).map((v) => `{${v}: [${[...(byVersion.get(v) as Set<string>)].sort(byteCompare).join(", ")}]}`);
+      add("FBC_PACKAGE_DUPLICATE_VERSIONS", `${pkgPath}: duplicate versions found in bundles: [${dups.join(" ")}]`, ploc, pblob(), "every bundle of a package needs a distinct version (and release)");
     }
-    if (dups.length > 0) add("FBC_PACKAGE_DUPLICATE_VERSIONS", `${pkgPath}: duplicate versions found in bundles: [${dups.join(" ")}]`, ploc, pblob, "every bundle of a package needs a distinct version (and release)");
-    if (mp.deprecation && mp.deprecation.message === "") add("FBC_DEPRECATION_NO_MESSAGE", `${pkgPath}: invalid deprecation: message must be set`, ploc, pblob);
+    if (mp.deprecation && mp.deprecation.message === "") add("FBC_DEPRECATION_NO_MESSAGE", `${pkgPath}: invalid deprecation: message must be set`, ploc, pblob());
   }
 }
 
-function validateChannel(mc: ModelChannel, pkgPath: () => string, add: Add, rangeErrors: Map<string, string | null>): void {
-  const path = (): string => `${pkgPath()}: invalid channel ${q(mc.name)}`;
+function validateChannel(mc: ModelChannel, pkgPath: string, add: Add, rangeErrors: Map<string, string | null>): void {
+  const path = `${pkgPath}: invalid channel ${q(mc.name)}`;
   const loc = mc.source?.loc ?? mc.package.source?.loc;
-  const blob = { schema: SCHEMA_CHANNEL, package: mc.package.name, name: mc.name };
+  const blob = (): Problem["blob"] => ({ schema: SCHEMA_CHANNEL, package: mc.package.name, name: mc.name });
   if (mc.bundles.size === 0) {
     if (!mc.source) {
-      add("FBC_DEFAULT_CHANNEL_UNDEFINED", `${path()}: channel must contain at least one bundle`, loc, { schema: SCHEMA_PACKAGE, name: mc.package.name }, `the package's defaultChannel ${q(mc.name)} is not defined by any olm.channel blob`);
+      add("FBC_DEFAULT_CHANNEL_UNDEFINED", `${path}: channel must contain at least one bundle`, loc, { schema: SCHEMA_PACKAGE, name: mc.package.name }, `the package's defaultChannel ${q(mc.name)} is not defined by any olm.channel blob`);
     } else if ((mc.source.entries ?? []).length === 0) {
-      add("FBC_CHANNEL_EMPTY", `${path()}: channel must contain at least one bundle`, loc, blob, "add entries to the channel or remove it");
+      add("FBC_CHANNEL_EMPTY", `${path}: channel must contain at least one bundle`, loc, blob(), "add entries to the channel or remove it");
     }
   } else {
     const err = replacesChainError(mc);
-    if (err) add(err.code, `${path()}: ${err.message}`, loc, blob, err.hint);
+    if (err) add(err.code, `${path}: ${err.message}`, loc, blob(), err.hint);
   }
-  for (const bname of [...mc.bundles.keys()].sort(byteCompare)) {
-    const mb = mc.bundles.get(bname) as ModelBundle;
-    validateBundle(mb, path, add, rangeErrors);
-  }
-  if (mc.deprecation && mc.deprecation.message === "") add("FBC_DEPRECATION_NO_MESSAGE", `${path()}: invalid deprecation: message must be set`, loc, blob);
+  for (const mb of mc.bundles.values()) validateBundle(mb, path, add, rangeErrors);
+  if (mc.deprecation && mc.deprecation.message === "") add("FBC_DEPRECATION_NO_MESSAGE", `${path}: invalid deprecation: message must be set`, loc, blob());
 }
 
 function replacesChainError(mc: ModelChannel): { code: string; message: string; hint?: string } | undefined {
@@ -491,26 +504,28 @@ function skipRangeError(r: string, cache: Map<string, string | null>): string | 
   return err;
 }
 
-function validateBundle(mb: ModelBundle, chPath: () => string, add: Add, rangeErrors: Map<string, string | null>): void {
+function validateBundle(mb: ModelBundle, chPath: string, add: Add, rangeErrors: Map<string, string | null>): void {
   if (!mb.source) return; // reported as FBC_CHANNEL_ENTRY_NO_BUNDLE
-  const path = (): string => `${chPath()}: invalid bundle ${q(mb.name)}`;
+  // Messages, paths and blob references are built only when there is a problem to report.
+  const path = (): string => `${chPath}: invalid bundle ${q(mb.name)}`;
   const loc = mb.source.loc;
-  const blob = { schema: SCHEMA_BUNDLE, package: mb.package.name, name: mb.name };
-  if (mb.name === "") add("FBC_BUNDLE_NO_NAME", `${path()}: name must be set`, loc, blob);
+  const blob = (): Problem["blob"] => ({ schema: SCHEMA_BUNDLE, package: mb.package.name, name: mb.name });
+  if (mb.name === "") add("FBC_BUNDLE_NO_NAME", `${path()}: name must be set`, loc, blob());
   if (mb.release.length > 0) {
     const normalized = `${mb.package.name}-v${versionString(mb)}`;
-    if (mb.name !== normalized) add("FBC_BUNDLE_NAME_NOT_NORMALIZED", `${path()}: name ${q(mb.name)} does not match normalized name ${q(normalized)}`, loc, blob, "a bundle with a release must be named <package>-v<version>-<release>");
+    if (mb.name !== normalized) add("FBC_BUNDLE_NAME_NOT_NORMALIZED", `${path()}: name ${q(mb.name)} does not match normalized name ${q(normalized)}`, loc, blob(), "a bundle with a release must be named <package>-v<version>-<release>");
   }
-  mb.skips.forEach((s, i) => {
-    if (s === "") add("FBC_BUNDLE_EMPTY_SKIP", `${path()}: skip[${i}] is empty`, mc(mb).source?.loc ?? loc, blob, "remove the empty skips element");
-  });
+  const skips = mb.skips;
+  for (let i = 0; i < skips.length; i++) {
+    if (skips[i] === "") add("FBC_BUNDLE_EMPTY_SKIP", `${path()}: skip[${i}] is empty`, mc(mb).source?.loc ?? loc, blob(), "remove the empty skips element");
+  }
   if (mb.skipRange !== "") {
     const err = skipRangeError(mb.skipRange, rangeErrors);
-    if (err !== undefined) add("FBC_BUNDLE_SKIPRANGE_INVALID", `${path()}: invalid skipRange ${q(mb.skipRange)}: ${err}`, mc(mb).source?.loc ?? loc, blob, "skipRange uses blang/semver ranges, e.g. '>=1.0.0 <1.2.0'");
+    if (err !== undefined) add("FBC_BUNDLE_SKIPRANGE_INVALID", `${path()}: invalid skipRange ${q(mb.skipRange)}: ${err}`, mc(mb).source?.loc ?? loc, blob(), "skipRange uses blang/semver ranges, e.g. '>=1.0.0 <1.2.0'");
   }
-  if (mb.image === "" && (mb.parsed?.bundleObjects ?? 0) === 0) add("FBC_BUNDLE_NO_IMAGE", `${path()}: bundle image must be set`, loc, blob, 'set "image" to the bundle image pull spec');
-  if (mb.deprecation && mb.deprecation.message === "") add("FBC_DEPRECATION_NO_MESSAGE", `${path()}: invalid deprecation: message must be set`, loc, blob);
-  if (mb.version && mb.version.build.length > 0 && mb.release.length > 0) add("FBC_BUNDLE_BUILD_WITH_RELEASE", `${path()}: cannot use build metadata in version with a release version`, loc, blob);
+  if (mb.image === "" && (mb.parsed?.bundleObjects ?? 0) === 0) add("FBC_BUNDLE_NO_IMAGE", `${path()}: bundle image must be set`, loc, blob(), 'set "image" to the bundle image pull spec');
+  if (mb.deprecation && mb.deprecation.message === "") add("FBC_DEPRECATION_NO_MESSAGE", `${path()}: invalid deprecation: message must be set`, loc, blob());
+  if (mb.version && mb.version.build.length > 0 && mb.release.length > 0) add("FBC_BUNDLE_BUILD_WITH_RELEASE", `${path()}: cannot use build metadata in version with a release version`, loc, blob());
 }
 
 function mc(mb: ModelBundle): ModelChannel {

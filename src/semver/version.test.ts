@@ -154,9 +154,31 @@ test("property: parse(toString(v)) reproduces v and toString round-trips", () =>
       assert.deepEqual(p, v);
       assert.equal(p.toString(), s);
       assert.equal(parseTolerant(s).toString(), s);
+      // A parsed version keeps its input as its text: that must be what formatting gives.
+      assert.equal(new Version(p.major, p.minor, p.patch, p.pre, p.build).toString(), s);
     }),
     { numRuns: 2000 },
   );
+});
+
+test("property: any string that parses strictly is its own canonical text", () => {
+  // Near-versions: numbers (some with leading zeroes or too big), separators, identifiers.
+  const num = fc.constantFrom("0", "1", "01", "00", "9", "42", "18446744073709551615", "18446744073709551616", "", "a");
+  const sep = fc.constantFrom(".", ".", ".", "-", "+", "..", "");
+  const ident = fc.constantFrom("0", "01", "1", "alpha", "Z-9", "-", "", "0a", "a.b", "1.0");
+  const tail = fc.array(fc.tuple(fc.constantFrom("-", "+", ".", "+", "-"), ident).map(([a, b]) => a + b), { maxLength: 4 }).map((a) => a.join(""));
+  const near = fc.tuple(num, sep, num, sep, num, tail).map((a) => a.join(""));
+  let parsed = 0;
+  fc.assert(
+    fc.property(near, (s) => {
+      const p = tryParseVersion(s);
+      if (p instanceof SemverError) return;
+      parsed++;
+      assert.equal(new Version(p.major, p.minor, p.patch, p.pre, p.build).toString(), s);
+    }),
+    { numRuns: 20000 },
+  );
+  assert.ok(parsed > 50, `only ${parsed} generated strings parsed`);
 });
 
 test("property: compare is a total order, antisymmetric and ignores build metadata", () => {

@@ -135,21 +135,25 @@ export class Version {
     patch: bigint,
     pre: readonly PRVersion[] = EMPTY_PRE,
     build: readonly string[] = EMPTY_BUILD,
+    /** The canonical text when the caller already has it (a strictly parsed version's input). */
+    text = "",
   ) {
     this.major = major;
     this.minor = minor;
     this.patch = patch;
     this.pre = pre;
     this.build = build;
+    this.#text = text;
   }
 
   /** blang `String`: `MAJOR.MINOR.PATCH[-PRE][+BUILD]` (computed once: a version never changes). */
   toString(): string {
-    if (this.#text === undefined) this.#text = this.format();
+    if (this.#text === "") this.#text = this.format();
     return this.#text;
   }
 
-  #text: string | undefined = undefined;
+  /** The canonical text; "" until first needed (a version's text is never empty). */
+  #text: string;
 
   private format(): string {
     let s = `${this.major}.${this.minor}.${this.patch}`;
@@ -289,7 +293,9 @@ export function tryParseVersion(s: string): Version | SemverError {
     build = ids;
   }
 
-  return new Version(major, minor, patch, pre, build);
+  // Strict parsing admits only the canonical spelling (no leading zeroes, no prefix, build and
+  // pre-release identifiers kept as written), so the input is the version's text.
+  return new Version(major, minor, patch, pre, build, s);
 }
 
 /** blang `Parse`: strict SemVer 2.0; throws {@link SemverError} with blang's message. */
