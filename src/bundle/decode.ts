@@ -14,7 +14,7 @@
  */
 import { compareUtf8, formatGoFloat, quoteGoString } from "../gojson/encode.js";
 import { findJsonValueEnd, goJsonSyntaxError, skipJsonSpace } from "../gojson/scan.js";
-import { isGoSpace } from "../gojson/unicode.js";
+import { foldFieldName, isGoSpace } from "../gojson/unicode.js";
 import type { JsonObject, JsonValue } from "../fbc/types.js";
 import { parseGoYamlDocument } from "../yaml/index.js";
 
@@ -283,10 +283,6 @@ export function jsonTypeName(v: JsonValue): string {
   return typeof v;
 }
 
-/** Simple Unicode case folding as Go's encoding/json matches field names. */
-function fold(s: string): string {
-  return s.replace(/\u017f/g, "s").replace(/\u212a/g, "k").toLowerCase();
-}
 
 /**
  * The member Go's decoder stores into struct field `name`: members are matched exactly or
@@ -295,8 +291,8 @@ function fold(s: string): string {
 export function structField(node: GoNode, name: string): GoNode | undefined {
   if (!node.entries) return undefined;
   let found: GoNode | undefined;
-  const f = fold(name);
-  for (const [k, v] of node.entries) if (k === name || fold(k) === f) found = v;
+  const f = foldFieldName(name);
+  for (const [k, v] of node.entries) if (k === name || foldFieldName(k) === f) found = v;
   return found;
 }
 

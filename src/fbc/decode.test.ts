@@ -64,6 +64,21 @@ test("field names match case-insensitively, the last in sorted order wins; unkno
   assert.equal(b.properties[1].value.text, "null");
 });
 
+test("the long s and the Kelvin sign fold into field names as in Go's encoding/json (checked with Go 1.26)", () => {
+  // Go: {"propertieſ": [...]} fills Bundle.Properties, {"PROPERTIEſ": [{"tyPe": ...}]} too,
+  // {"relatedImageſ": [{"imaGe": ...}]} fills RelatedImages, {"ſchema": ...} fills Schema;
+  // "propertiés" matches nothing.
+  const b = decodeBundle({ schema: "olm.bundle", "propertie\u017f": [{ type: "t", value: 1 }] });
+  assert.deepEqual(b.properties.map((p) => [p.type, p.value.text]), [["t", "1"]]);
+  const b2 = decodeBundle({ schema: "olm.bundle", "PROPERTIE\u017f": [{ tyPe: "t", value: 1 }] });
+  assert.deepEqual(b2.properties.map((p) => [p.type, p.value.text]), [["t", "1"]]);
+  const b3 = decodeBundle({ schema: "olm.bundle", "relatedImage\u017f": [{ name: "n", imaGe: "i" }] });
+  assert.deepEqual(b3.relatedImages, [{ name: "n", image: "i" }]);
+  assert.equal(decodeBundle({ "\u017fchema": "olm.bundle" }).schema, "olm.bundle");
+  assert.deepEqual(decodeBundle({ schema: "olm.bundle", "properti\u00e9s": [{ type: "t" }] }).properties, []);
+  assert.equal(decodePackage({ schema: "olm.package", name: "p", defaultChannel: "a", "defaultChannel\u212a": "x" }).defaultChannel, "a");
+});
+
 test("decodeBundle's fast path gives exactly what the Go-exact decoder gives, errors included", async () => {
   const { decodeBundle, decodeBundleExact } = await import("./decode.js");
   const scalar = fc.oneof(fc.string({ maxLength: 4 }), fc.constant(null), fc.integer(), fc.boolean());
@@ -72,7 +87,7 @@ test("decodeBundle's fast path gives exactly what the Go-exact decoder gives, er
   const property = fc.oneof(keyed(["type", "value", "Type", "VALUE", "other"], fc.oneof(fc.constantFrom("olm.package", "olm.gvk"), value)), fc.constant(null), fc.integer());
   const related = fc.oneof(keyed(["name", "image", "Image", "x"], fc.oneof(fc.string({ maxLength: 3 }), fc.constant(null), fc.integer())), fc.constant(null));
   const noisy = fc.dictionary(
-    fc.constantFrom("schema", "name", "package", "image", "properties", "relatedImages", "Name", "relatedimages", "PROPERTIES", "extra"),
+    fc.constantFrom("schema", "name", "package", "image", "properties", "relatedImages", "Name", "relatedimages", "PROPERTIES", "extra", "propertie\u017f", "\u017fchema"),
     fc.oneof(fc.string({ maxLength: 4 }), fc.constant(null), fc.integer(), fc.array(property, { maxLength: 3 }), fc.array(related, { maxLength: 3 })),
     { maxKeys: 7 },
   );
@@ -90,7 +105,7 @@ test("decodeBundle's fast path gives exactly what the Go-exact decoder gives, er
     { requiredKeys: [] },
   );
   // Well-formed blobs (the fast path) and the same with one disturbing key or element (the exact path).
-  const disturbed = fc.tuple(wellFormed, fc.constantFrom("Name", "relatedimages", "IMAGE", "schema", "properties", "relatedImages"), fc.oneof(value, fc.array(property, { maxLength: 2 }), fc.array(related, { maxLength: 2 }))).map(([b, k, v]) => ({ ...b, [k]: v }));
+  const disturbed = fc.tuple(wellFormed, fc.constantFrom("Name", "relatedimages", "IMAGE", "schema", "properties", "relatedImages", "relatedImage\u017f", "propertie\u017f"), fc.oneof(value, fc.array(property, { maxLength: 2 }), fc.array(related, { maxLength: 2 }))).map(([b, k, v]) => ({ ...b, [k]: v }));
   const bundle = fc.oneof(wellFormed, disturbed, noisy);
   const outcome = (f: () => unknown): unknown => {
     try {

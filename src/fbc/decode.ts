@@ -5,6 +5,7 @@
  * base64, and a type mismatch fails with Go's `json: cannot unmarshal …` message.
  */
 import { sortedKeys } from "../gojson/encode.js";
+import { foldFieldName } from "../gojson/unicode.js";
 import { RawJson } from "./rawjson.js";
 import type {
   Bundle,
@@ -50,7 +51,7 @@ interface StructSpec {
   /** Go type with package, e.g. `declcfg.ChannelEntry`. */
   goType: string;
   fields: FieldSpec[];
-  /** lower-cased json name → field */
+  /** folded json name ({@link foldFieldName}) → field */
   byFold: Map<string, FieldSpec>;
   /** exact json name → field (fast path) */
   exact: Map<string, FieldSpec>;
@@ -60,7 +61,7 @@ function spec(name: string, goType: string, fields: FieldSpec[]): StructSpec {
   const byFold = new Map<string, FieldSpec>();
   const exact = new Map<string, FieldSpec>();
   for (const f of fields) {
-    byFold.set(f.json.toLowerCase(), f);
+    byFold.set(foldFieldName(f.json), f);
     exact.set(f.json, f);
   }
   return { name, goType, fields, byFold, exact };
@@ -259,7 +260,7 @@ function fastStruct(obj: JsonValue, s: StructSpec): Decoded | typeof SLOW {
   for (const key in obj) {
     const f = s.exact.get(key);
     if (f === undefined) {
-      if (s.byFold.has(key.toLowerCase())) return SLOW;
+      if (s.byFold.has(foldFieldName(key))) return SLOW;
       continue;
     }
     const v = obj[key];
@@ -318,7 +319,7 @@ function decodeStruct(obj: JsonValue, s: StructSpec, ctx: Ctx, into: Decoded): v
   const outer = ctx.struct;
   const depth = ctx.stack.length;
   for (const key of sortedKeys(obj)) {
-    const f = s.byFold.get(key.toLowerCase());
+    const f = s.byFold.get(foldFieldName(key));
     if (f === undefined) continue;
     ctx.struct = s.name;
     ctx.stack.push(f.json);
@@ -582,7 +583,7 @@ function fastBundle(o: JsonObject): Bundle | undefined {
               if (typeof t === "string") type = t;
               else if (t !== null) return undefined;
             } else if (k === "value") value = RawJson.fromValue(e[k]);
-            else if (PROPERTY_FOLDED_KEYS.has(k.toLowerCase())) return undefined;
+            else if (PROPERTY_FOLDED_KEYS.has(foldFieldName(k))) return undefined;
           }
           out[i] = { type, value: value ?? RawJson.missing() };
         }
@@ -605,7 +606,7 @@ function fastBundle(o: JsonObject): Bundle | undefined {
                 if (k === "name") riName = x;
                 else riImage = x;
               } else if (x !== null) return undefined;
-            } else if (RELATED_IMAGE_FOLDED_KEYS.has(k.toLowerCase())) return undefined;
+            } else if (RELATED_IMAGE_FOLDED_KEYS.has(foldFieldName(k))) return undefined;
           }
           out[i] = { name: riName, image: riImage };
         }
@@ -613,15 +614,15 @@ function fastBundle(o: JsonObject): Bundle | undefined {
         break;
       }
       default:
-        if (BUNDLE_FOLDED_KEYS.has(key.toLowerCase())) return undefined;
+        if (BUNDLE_FOLDED_KEYS.has(foldFieldName(key))) return undefined;
     }
   }
   return { schema, name, package: pkg, image, properties, relatedImages };
 }
 
-const BUNDLE_FOLDED_KEYS: ReadonlySet<string> = new Set(BUNDLE.fields.map((f) => f.json.toLowerCase()));
-const PROPERTY_FOLDED_KEYS: ReadonlySet<string> = new Set(PROPERTY.fields.map((f) => f.json.toLowerCase()));
-const RELATED_IMAGE_FOLDED_KEYS: ReadonlySet<string> = new Set(RELATED_IMAGE.fields.map((f) => f.json.toLowerCase()));
+const BUNDLE_FOLDED_KEYS: ReadonlySet<string> = new Set(BUNDLE.fields.map((f) => foldFieldName(f.json)));
+const PROPERTY_FOLDED_KEYS: ReadonlySet<string> = new Set(PROPERTY.fields.map((f) => foldFieldName(f.json)));
+const RELATED_IMAGE_FOLDED_KEYS: ReadonlySet<string> = new Set(RELATED_IMAGE.fields.map((f) => foldFieldName(f.json)));
 
 export function decodeBundle(blob: JsonObject): Bundle {
   return fastBundle(blob) ?? decodeBundleExact(blob);

@@ -4,6 +4,7 @@
  * opm's settings (min width 0, tab width 4, padding 2, pad char space, no flags).
  */
 import { goQuote } from "../gojson/fmt.js";
+import { foldFieldName } from "../gojson/unicode.js";
 import { SemverError, tryParsePRVersion, tryParseTolerant } from "../semver/index.js";
 import { OpcatError } from "./errors.js";
 import { byteCompare, channelHead, type Model, type ModelBundle, type ModelChannel, type ModelPackage } from "./model.js";
@@ -79,8 +80,8 @@ export function csvDisplayName(csvJson: string): string {
   let name = "";
   if (isObject(v)) {
     for (const [k, spec] of Object.entries(v)) {
-      if (foldName(k) !== "spec" || !isObject(spec)) continue;
-      for (const [sk, sv] of Object.entries(spec)) if (foldName(sk) === "displayname" && typeof sv === "string") name = sv;
+      if (foldFieldName(k) !== "spec" || !isObject(spec)) continue;
+      for (const [sk, sv] of Object.entries(spec)) if (foldFieldName(sk) === "displayname" && typeof sv === "string") name = sv;
     }
   }
   return name;
@@ -184,7 +185,7 @@ function decodes(v: unknown, t: GoType): boolean {
   if (!isObject(v)) return false;
   if ("map" in t) return Object.values(v).every((x) => decodes(x, t.map));
   for (const [k, x] of Object.entries(v)) {
-    const ft = t.struct[foldName(k)];
+    const ft = t.struct[foldFieldName(k)];
     if (ft !== undefined && !decodes(x, ft)) return false;
   }
   return true;
@@ -194,10 +195,6 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-/** encoding/json's case folding of field names (ASCII case, plus the Kelvin sign and long s). */
-function foldName(s: string): string {
-  return s.replace(/[A-Z\u212a\u017f]/g, (c) => (c === "\u212a" ? "k" : c === "\u017f" ? "s" : c.toLowerCase()));
-}
 
 /**
  * Go's text/tabwriter with opm's settings (minwidth 0, tabwidth 4, padding 2, padchar ' ', flags 0)

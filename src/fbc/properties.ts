@@ -3,6 +3,7 @@
  * into their Go struct shapes, everything else kept verbatim.
  */
 import { goQuote } from "../gojson/fmt.js";
+import { foldFieldName } from "../gojson/unicode.js";
 import { parseConstraint, type Constraint } from "./constraint.js";
 import { DecodeError, decodePropertyValue } from "./decode.js";
 import type { JsonObject, JsonValue, Property } from "./types.js";
@@ -76,7 +77,7 @@ interface FlatFields {
   exact: ReadonlySet<string>;
   folded: ReadonlySet<string>;
 }
-const flatFields = (...names: string[]): FlatFields => ({ exact: new Set(names), folded: new Set(names.map((n) => n.toLowerCase())) });
+const flatFields = (...names: string[]): FlatFields => ({ exact: new Set(names), folded: new Set(names.map(foldFieldName)) });
 const PACKAGE_FIELDS = flatFields("packageName", "version", "release");
 const GVK_FIELDS = flatFields("group", "kind", "version");
 
@@ -91,7 +92,7 @@ function flatStrings(v: JsonValue, f: FlatFields): v is JsonObject {
     if (f.exact.has(k)) {
       const x = v[k];
       if (typeof x !== "string" && x !== null) return false;
-    } else if (f.folded.has(k.toLowerCase())) return false;
+    } else if (f.folded.has(foldFieldName(k))) return false;
   }
   return true;
 }

@@ -4,6 +4,7 @@ import fc from "fast-check";
 import { compareUtf8, encodeSortedCompact, formatGoFloat, indentCompactJson, quoteGoString } from "./encode.js";
 import { goFloatV, goQuote, goT, goV } from "./fmt.js";
 import { findJsonValueEnd, goJsonSyntaxError } from "./scan.js";
+import { foldFieldName } from "./unicode.js";
 
 test("quoteGoString escapes like encoding/json with HTML escaping off", () => {
   assert.equal(quoteGoString('a"b\\c'), '"a\\"b\\\\c"');
@@ -121,5 +122,40 @@ test("goJsonSyntaxError gives Go's messages", () => {
   assert.equal(goJsonSyntaxError('{"a" 1}', 0)?.offset, 6);
   fc.assert(
     fc.property(fc.jsonValue(), (v) => goJsonSyntaxError(JSON.stringify(v), 0) === undefined),
+  );
+});
+
+test("foldFieldName: a member name matches an ASCII field name exactly when Go's bytes.EqualFold says so", () => {
+  assert.equal(foldFieldName("relatedImages"), "relatedimages");
+  assert.equal(foldFieldName("propertie\u017f"), "properties");
+  assert.equal(foldFieldName("\u212aind"), "kind");
+  assert.equal(foldFieldName("\u0131con"), "\u0131con"); // dotless i folds with nothing (Go: no match for "icon")
+  assert.equal(foldFieldName("\u00c9A"), "\u00c9a");
+  // Reference: simple case folding orbits of ASCII letters (s ~ S ~ ſ, k ~ K ~ K, others by ASCII case).
+  const orbit = (c: string): string[] => {
+    const l = c.toLowerCase();
+    if (l === "s") return ["s", "S", "\u017f"];
+    if (l === "k") return ["k", "K", "\u212a"];
+    return /[a-z]/.test(l) ? [l, l.toUpperCase()] : [c];
+  };
+  const equalFold = (member: string, field: string): boolean => {
+    const m = [...member];
+    return m.length === field.length && m.every((c, i) => orbit(field[i]).includes(c));
+  };
+  const field = fc.stringMatching(/^[a-zA-Z_]{1,6}$/);
+  const member = fc.array(fc.constantFrom("a", "A", "s", "S", "\u017f", "k", "K", "\u212a", "\u0131", "\u00e9", "_", "i", "I"), { minLength: 1, maxLength: 6 }).map((a) => a.join(""));
+  fc.assert(
+    fc.property(member, field, (m, f) => {
+      assert.equal(foldFieldName(m) === foldFieldName(f), equalFold(m, f));
+    }),
+    { numRuns: 5000 },
+  );
+  // Members derived from the field itself, so that matches are frequent.
+  fc.assert(
+    fc.property(field, fc.array(fc.nat(), { minLength: 6, maxLength: 6 }), (f, picks) => {
+      const m = [...f].map((c, i) => { const o = orbit(c); return o[picks[i] % o.length]; }).join("");
+      assert.equal(foldFieldName(m), foldFieldName(f));
+    }),
+    { numRuns: 2000 },
   );
 });

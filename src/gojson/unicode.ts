@@ -25,3 +25,25 @@ export function hasJsonPrefix(text: string, limit = text.length): boolean {
   }
   return false;
 }
+
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/**
+ * The form in which encoding/json compares a JSON member name with a struct field's (ASCII) name:
+ * two names match when their folds are equal (`bytes.EqualFold`, simple Unicode case folding).
+ * Among non-ASCII characters only the Kelvin sign (U+212A, folds with `k`) and the long s (U+017F,
+ * folds with `s`) fold into ASCII letters, so those two become ASCII and every other non-ASCII
+ * character is kept as is (it can never equal an ASCII field name). `toLowerCase` alone would miss
+ * the long s (and lower-case other scripts, which is harmless but slower).
+ */
+export function foldFieldName(s: string): string {
+  if (!NON_ASCII.test(s)) return s.toLowerCase();
+  let out = "";
+  for (const c of s) {
+    if (c === "\u212a") out += "k";
+    else if (c === "\u017f") out += "s";
+    else if (c.length === 1 && c.charCodeAt(0) < 0x80) out += c.toLowerCase();
+    else out += c;
+  }
+  return out;
+}

@@ -8,6 +8,7 @@
  * else case-insensitively, unknown keys dropped, `null` leaving the zero value.
  */
 import { compareUtf8, encodeSortedCompact, formatGoFloat, quoteGoString } from "../gojson/encode.js";
+import { foldFieldName } from "../gojson/unicode.js";
 import type { JsonObject, JsonValue } from "../fbc/types.js";
 
 type Kind =
@@ -146,9 +147,9 @@ function asObject(v: JsonValue | undefined): JsonObject | undefined {
 function lookup(o: JsonObject | undefined, name: string): JsonValue | undefined {
   if (!o) return undefined;
   let found: JsonValue | undefined;
-  const lower = name.toLowerCase();
+  const lower = foldFieldName(name);
   for (const k of Object.keys(o)) {
-    if (k === name || k.toLowerCase() === lower) found = o[k];
+    if (k === name || foldFieldName(k) === lower) found = o[k];
   }
   return found;
 }
