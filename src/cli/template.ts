@@ -109,6 +109,7 @@ async function runComposite(args: string[], opts: RenderOpts): Promise<void> {
         output: opts.output,
         validate: opts.validate,
         source,
+        semverSkips: opts.semverSkips,
       });
     } catch (e) {
       if (e instanceof OpcatError) throw new OpcatError(e.code, `rendering the composite template: ${e.message}`, { exitCode: e.exitCode, cause: e });
@@ -230,7 +231,7 @@ function addRenderCommand(cmd: Command): Command {
       .addOption(
         new Option(
           "--semver-skips <mode>",
-          "semver: what a Y-stream head skips: cumulative (today's opm: its own Y-stream and the earlier ones of the same major) or y-stream (only its own Y-stream, as the examples printed in seed 000, from opm's docs before operator-registry #1065)",
+          "semver (and the composite template's semver builder): what a Y-stream head skips: cumulative (today's opm: its own Y-stream and the earlier ones of the same major) or y-stream (only its own Y-stream, as the examples printed in seed 000, from opm's docs before operator-registry #1065)",
         )
           .default("cumulative")
           .argParser((v) => {

@@ -13,6 +13,7 @@ import { OpcatError } from "../fbc/errors.js";
 import { loadText } from "../fbc/load.js";
 import type { Bundle } from "../fbc/types.js";
 import { renderCompositeTemplate, type CompositeOptions } from "./composite.js";
+import { renderSemverTemplate } from "./semver.js";
 import type { BundleSource, RenderedBundle } from "./source.js";
 
 const work = mkdtempSync(join(tmpdir(), "opcat-composite-"));
@@ -158,6 +159,33 @@ test("two catalogs, every builder: files written to <workingDir>/<path>/<output>
   assert.match(read("wd/a/beta/catalog.yaml"), /defaultChannel: stable-v2\.1/);
   assert.match(read("wd/b/epsilon/catalog.yaml"), /name: epsilon\.v1\.2\.3/);
   assert.deepEqual(src.calls, ["quay.io/x/alpha:v1.0.0", "quay.io/x/alpha:v1.1.0", "quay.io/x/gamma:v0.1.0", "quay.io/x/beta:v2.0.0", "quay.io/x/beta:v2.1.0", "quay.io/x/beta:v2.0.0", "quay.io/x/beta:v2.1.0"]);
+});
+
+test("the semver builder follows semverSkips (default cumulative, as today's opm)", async () => {
+  // Three Y-streams of one major: the last head skips the earlier Y-streams only when cumulative.
+  writeFileSync(
+    join(contribDir, "templates", "semver-y.yaml"),
+    "schema: olm.semver\nGenerateMinorChannels: false\nstable:\n  bundles:\n  - image: quay.io/x/zeta:v1.0.0\n  - image: quay.io/x/zeta:v1.0.1\n  - image: quay.io/x/zeta:v1.1.0\n  - image: quay.io/x/zeta:v1.2.0\n",
+  );
+  const text = readFileSync(join(contribDir, "templates", "semver-y.yaml"), "utf8");
+  const outputs = new Map<string, string>();
+  for (const mode of [undefined, "cumulative", "y-stream"] as const) {
+    const cwd = mkdtempSync(join(work, "run-"));
+    await renderCompositeTemplate(
+      opts({ cwd, output: "yaml", semverSkips: mode, contributions: contributions(component("v4.16", "zeta", "olm.builder.semver", { input: "templates/semver-y.yaml", output: "catalog.yaml" })) }),
+    );
+    const written = readFileSync(join(cwd, "wd/a/zeta/catalog.yaml"), "utf8");
+    outputs.set(String(mode), written);
+    // The same channels as the semver template rendered on its own in that mode.
+    const direct = await renderSemverTemplate(text, fakeSource(), { skips: mode });
+    const got = loadText(written, "catalog.yaml").config.channels;
+    assert.deepEqual(
+      got.map((c) => [c.name, c.entries]),
+      direct.channels.map((c) => [c.name, c.entries]),
+    );
+  }
+  assert.equal(outputs.get("undefined"), outputs.get("cumulative"));
+  assert.notEqual(outputs.get("y-stream"), outputs.get("cumulative"));
 });
 
 test("JSON output by default", async () => {

@@ -18,7 +18,7 @@ import { renderBasicTemplate } from "./basic.js";
 import { firstStreamDocument } from "./document.js";
 import { SCHEMA_BASIC } from "./detect.js";
 import { goDecode, type GoType } from "./godecode.js";
-import { renderSemverTemplate } from "./semver.js";
+import { renderSemverTemplate, type SemverSkips } from "./semver.js";
 import type { BundleSource } from "./source.js";
 
 /** Schema of the contribution configuration. */
@@ -112,6 +112,8 @@ export interface CompositeOptions {
   source: BundleSource;
   /** Directory that relative working dirs, inputs and custom commands are relative to (default the process's). */
   cwd?: string;
+  /** What the semver builder's Y-stream heads skip (default cumulative, as today's opm). */
+  semverSkips?: SemverSkips;
 }
 
 /** What a composite render wrote. */
@@ -309,7 +311,7 @@ export async function renderCompositeTemplate(opts: CompositeOptions): Promise<C
         ]);
         const text = readInput(bc.Input, `${kind} template`);
         try {
-          cfg = kind === "basic" ? await renderBasic(text, bc.Input) : await renderSemverTemplate(text, opts.source);
+          cfg = kind === "basic" ? await renderBasic(text, bc.Input) : await renderSemverTemplate(text, opts.source, { skips: opts.semverSkips });
         } catch (e) {
           throw wrapped(`error rendering ${kind} template`, e);
         }
