@@ -119,11 +119,15 @@ async function runBench(): Promise<void> {
     // Seed 002's resolver API: POST bodies through a wrk script; the first request builds the
     // resolver's catalog set for the revision (timed apart), later ones reuse it.
     const apiBase = `http://127.0.0.1:${info.http}`;
+    const post = async (path: string, body: object): Promise<number> => {
+      const r = await fetch(apiBase + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      await r.arrayBuffer();
+      return r.status;
+    };
     const queryBody = { query: JSON.stringify({ package: { packageName: pkg0, versionRange: ">=0.0.0" } }) };
     const t0 = performance.now();
-    const first = await fetch(apiBase + "/api/v1/query", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(queryBody) });
-    await first.arrayBuffer();
-    console.log(`resolver API: first query (builds the catalog set of the revision) ${(performance.now() - t0).toFixed(0)} ms, status ${first.status}`);
+    const firstStatus = await post("/api/v1/query", queryBody);
+    console.log(`resolver API: first query (builds the catalog set of the revision) ${(performance.now() - t0).toFixed(0)} ms, status ${firstStatus}`);
     // The first packages need cert-manager or Tekton APIs that neither catalog has (409, correctly):
     // the resolve scenario uses the first package that resolves.
     const resolveBodyFor = async (pkg: string): Promise<object> => ({
@@ -133,9 +137,7 @@ async function runBench(): Promise<void> {
     let resolvedPkg = "";
     for (const pkg of await packageNames(base)) {
       const body = await resolveBodyFor(pkg);
-      const r = await fetch(`http://127.0.0.1:${info.http}/api/v1/resolve`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-      await r.arrayBuffer();
-      if (r.status === 200) {
+      if ((await post("/api/v1/resolve", body)) === 200) {
         resolveBody = body;
         resolvedPkg = pkg;
         break;
@@ -147,9 +149,8 @@ async function runBench(): Promise<void> {
       ["POST /api/v1/query (package constraint)", "/api/v1/query", queryBody],
       ["POST /api/v1/resolve (one Input)", "/api/v1/resolve", resolveBody],
     ] as const) {
-      const check = await fetch(apiBase + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-      await check.arrayBuffer();
-      if (check.status !== 200) throw new Error(`${path} answered ${check.status}`);
+      const status = await post(path, body);
+      if (status !== 200) throw new Error(`${path} answered ${status}`);
       const script = join(tmp, `post-${path.split("/").pop()}.lua`);
       writeFileSync(script, `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = [==[${JSON.stringify(body)}]==]\n`);
       const r = await runWrk(apiBase + path, 8, seconds, {}, script);

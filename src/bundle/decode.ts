@@ -14,7 +14,7 @@
  */
 import { compareUtf8, formatGoFloat, quoteGoString } from "../gojson/encode.js";
 import { findJsonValueEnd, goJsonSyntaxError, skipJsonSpace } from "../gojson/scan.js";
-import { foldFieldName, isGoSpace } from "../gojson/unicode.js";
+import { goFoldEqual, isGoSpace } from "../gojson/unicode.js";
 import type { JsonObject, JsonValue } from "../fbc/types.js";
 import { parseGoYamlDocument } from "../yaml/index.js";
 
@@ -283,7 +283,6 @@ export function jsonTypeName(v: JsonValue): string {
   return typeof v;
 }
 
-
 /**
  * The member Go's decoder stores into struct field `name`: members are matched exactly or
  * case-insensitively, and the last matching member wins.
@@ -291,8 +290,7 @@ export function jsonTypeName(v: JsonValue): string {
 export function structField(node: GoNode, name: string): GoNode | undefined {
   if (!node.entries) return undefined;
   let found: GoNode | undefined;
-  const f = foldFieldName(name);
-  for (const [k, v] of node.entries) if (k === name || foldFieldName(k) === f) found = v;
+  for (const [k, v] of node.entries) if (k === name || goFoldEqual(k, name)) found = v;
   return found;
 }
 

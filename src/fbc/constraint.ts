@@ -5,7 +5,7 @@
  * 128 KiB of raw JSON, unknown fields rejected, Go's decoding rules and messages.
  */
 import { sortedKeys } from "../gojson/encode.js";
-import { foldFieldName } from "../gojson/unicode.js";
+import { goFoldEqual } from "../gojson/unicode.js";
 import type { JsonValue } from "./types.js";
 
 export const MAX_CONSTRAINT_SIZE = 2 << 16;
@@ -107,7 +107,7 @@ function decodeStruct(v: JsonValue, struct: string, ctx: Ctx, goType: string): R
   const out: Record<string, unknown> = {};
   const fields = FIELDS[struct];
   for (const key of sortedKeys(v)) {
-    const f = fields.find((x) => x.json === key) ?? fields.find((x) => foldFieldName(x.json) === foldFieldName(key));
+    const f = fields.find((x) => x.json === key) ?? fields.find((x) => goFoldEqual(key, x.json));
     if (!f) throw new ConstraintParseError(`json: unknown field ${JSON.stringify(key)}`);
     const val = v[key];
     const inner: Ctx = { struct, path: [...ctx.path, f.json] };

@@ -4,7 +4,7 @@
  * opm's settings (min width 0, tab width 4, padding 2, pad char space, no flags).
  */
 import { goQuote } from "../gojson/fmt.js";
-import { foldFieldName } from "../gojson/unicode.js";
+import { foldFieldName, goFoldEqual } from "../gojson/unicode.js";
 import { SemverError, tryParsePRVersion, tryParseTolerant } from "../semver/index.js";
 import { OpcatError } from "./errors.js";
 import { byteCompare, channelHead, type Model, type ModelBundle, type ModelChannel, type ModelPackage } from "./model.js";
@@ -80,8 +80,8 @@ export function csvDisplayName(csvJson: string): string {
   let name = "";
   if (isObject(v)) {
     for (const [k, spec] of Object.entries(v)) {
-      if (foldFieldName(k) !== "spec" || !isObject(spec)) continue;
-      for (const [sk, sv] of Object.entries(spec)) if (foldFieldName(sk) === "displayname" && typeof sv === "string") name = sv;
+      if (!goFoldEqual(k, "spec") || !isObject(spec)) continue;
+      for (const [sk, sv] of Object.entries(spec)) if (goFoldEqual(sk, "displayName") && typeof sv === "string") name = sv;
     }
   }
   return name;

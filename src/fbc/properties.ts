@@ -136,14 +136,16 @@ export function parseProperties(props: readonly Property[]): ParsedProperties {
         out.bundleObjects++;
         continue;
       }
-    } else if (p.type === PROPERTY_PACKAGE || p.type === PROPERTY_GVK) {
-      // The common case, read directly: every key spelled as its field, strings or null.
+    } else if (p.type === PROPERTY_PACKAGE) {
+      // The common cases, read directly: every key spelled as its field, strings or null.
       const v = p.value.value;
-      if (p.type === PROPERTY_PACKAGE && flatStrings(v, PACKAGE_FIELDS)) {
+      if (flatStrings(v, PACKAGE_FIELDS)) {
         out.packages = append(out.packages, { packageName: s(v.packageName), version: s(v.version), release: s(v.release) });
         continue;
       }
-      if (p.type === PROPERTY_GVK && flatStrings(v, GVK_FIELDS)) {
+    } else if (p.type === PROPERTY_GVK) {
+      const v = p.value.value;
+      if (flatStrings(v, GVK_FIELDS)) {
         out.gvks = append(out.gvks, { group: s(v.group), kind: s(v.kind), version: s(v.version) });
         continue;
       }

@@ -26,8 +26,6 @@ import {
   type DeclarativeConfig,
   type Bundle,
   type Location,
-  type Property,
-  type RelatedImage,
 } from "./types.js";
 
 export interface ValidationResult {
@@ -76,9 +74,8 @@ function refGoSyntax(r: { schema: string; name: string }): string {
 
 const q = goQuote;
 
-const NO_PROPERTIES = Object.freeze([]) as unknown as Property[];
-const NO_RELATED_IMAGES = Object.freeze([]) as unknown as RelatedImage[];
-const NO_RELEASE = Object.freeze([]) as unknown as PRVersion[];
+/** Shared by channel entries whose bundle is not (yet) found; replaced, never mutated. */
+const NONE = Object.freeze([]) as unknown as never[];
 
 /** Validates a loaded catalog. Never throws for bad content. */
 export function validateCatalog(cfg: DeclarativeConfig): ValidationResult {
@@ -155,9 +152,9 @@ export function validateCatalog(cfg: DeclarativeConfig): ValidationResult {
         image: "",
         // Shared until the entry's bundle is found (then replaced, never mutated): three fewer
         // allocations per channel entry.
-        properties: NO_PROPERTIES,
-        relatedImages: NO_RELATED_IMAGES,
-        release: NO_RELEASE,
+        properties: NONE,
+        relatedImages: NONE,
+        release: NONE,
       });
     }
     if (dup) {
@@ -367,7 +364,7 @@ function linkBundle(b: Bundle, st: BundleState): boolean {
     add("FBC_BUNDLE_VERSION_INVALID", `error parsing bundle ${q(b.name)} version ${q(pp.version)}: ${ver.message}`, b.loc, blob(), "versions must be strict semver: MAJOR.MINOR.PATCH[-pre][+build], no leading v");
     return false;
   }
-  let release: PRVersion[] = NO_RELEASE;
+  let release: PRVersion[] = NONE;
   if (pp.release !== "") {
     const r = parseRelease(pp.release);
     if (typeof r === "string") {

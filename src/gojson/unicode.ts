@@ -34,7 +34,8 @@ const NON_ASCII = /[^\x00-\x7f]/;
  * Among non-ASCII characters only the Kelvin sign (U+212A, folds with `k`) and the long s (U+017F,
  * folds with `s`) fold into ASCII letters, so those two become ASCII and every other non-ASCII
  * character is kept as is (it can never equal an ASCII field name). `toLowerCase` alone would miss
- * the long s (and lower-case other scripts, which is harmless but slower).
+ * the long s (and lower-case other scripts, which is harmless but slower). For one name against
+ * one key, {@link goFoldEqual} compares without building strings.
  */
 export function foldFieldName(s: string): string {
   if (!NON_ASCII.test(s)) return s.toLowerCase();
@@ -46,4 +47,21 @@ export function foldFieldName(s: string): string {
     else out += c;
   }
   return out;
+}
+
+/**
+ * bytes.EqualFold for a JSON key against an ASCII field name: ASCII letters fold by case, and the
+ * two non-ASCII letters whose simple folding reaches ASCII (U+212A KELVIN SIGN → k, U+017F LONG S → s).
+ */
+export function goFoldEqual(key: string, asciiName: string): boolean {
+  let i = 0;
+  let j = 0;
+  while (i < key.length && j < asciiName.length) {
+    const c = key.charCodeAt(i++);
+    const f = c === 0x212a ? 0x6b : c === 0x17f ? 0x73 : c >= 0x41 && c <= 0x5a ? c + 32 : c;
+    let n = asciiName.charCodeAt(j++);
+    if (n >= 0x41 && n <= 0x5a) n += 32;
+    if (f !== n) return false;
+  }
+  return i === key.length && j === asciiName.length;
 }

@@ -8,7 +8,7 @@
  * else case-insensitively, unknown keys dropped, `null` leaving the zero value.
  */
 import { compareUtf8, encodeSortedCompact, formatGoFloat, quoteGoString } from "../gojson/encode.js";
-import { foldFieldName } from "../gojson/unicode.js";
+import { goFoldEqual } from "../gojson/unicode.js";
 import type { JsonObject, JsonValue } from "../fbc/types.js";
 
 type Kind =
@@ -147,9 +147,8 @@ function asObject(v: JsonValue | undefined): JsonObject | undefined {
 function lookup(o: JsonObject | undefined, name: string): JsonValue | undefined {
   if (!o) return undefined;
   let found: JsonValue | undefined;
-  const lower = foldFieldName(name);
   for (const k of Object.keys(o)) {
-    if (k === name || foldFieldName(k) === lower) found = o[k];
+    if (k === name || goFoldEqual(k, name)) found = o[k];
   }
   return found;
 }

@@ -10,7 +10,7 @@
  * and mapping indentation; JSON gets the detected indentation unit (or stays compact).
  */
 import { isMap, isScalar, isSeq, parseDocument, type Document, type Node, type Pair, type YAMLMap, type YAMLSeq } from "yaml";
-import { foldFieldName } from "../gojson/unicode.js";
+import { goFoldEqual } from "../gojson/unicode.js";
 
 /** A value written into a template: strings, lists and string-keyed objects (insertion order kept). */
 export type EditValue = string | EditValue[] | { [key: string]: EditValue };
@@ -563,12 +563,11 @@ function findParentPair(root: Node | null, target: Node): Pair<unknown, unknown>
 export function findKey(map: unknown, name: string): Pair<unknown, unknown> | undefined {
   if (!isMap(map)) return undefined;
   let folded: Pair<unknown, unknown> | undefined;
-  const lower = foldFieldName(name);
   for (const p of map.items) {
     const k = isScalar(p.key) ? p.key.value : p.key;
     if (typeof k !== "string") continue;
     if (k === name) return p;
-    if (folded === undefined && foldFieldName(k) === lower) folded = p;
+    if (folded === undefined && goFoldEqual(k, name)) folded = p;
   }
   return folded;
 }

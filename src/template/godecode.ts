@@ -11,6 +11,9 @@
  */
 import { compareUtf8 } from "../gojson/encode.js";
 import { goQuote } from "../gojson/fmt.js";
+import { goFoldEqual } from "../gojson/unicode.js";
+
+export { goFoldEqual };
 import type { JsonValue } from "../fbc/types.js";
 
 /** The Go types the template structs use. */
@@ -58,23 +61,6 @@ function jsonKind(v: JsonValue): string {
     default:
       return "object";
   }
-}
-
-/**
- * bytes.EqualFold for a JSON key against an ASCII field name: ASCII letters fold by case, and the
- * two non-ASCII letters whose simple folding reaches ASCII (U+212A KELVIN SIGN → k, U+017F LONG S → s).
- */
-export function goFoldEqual(key: string, asciiName: string): boolean {
-  let i = 0;
-  let j = 0;
-  while (i < key.length && j < asciiName.length) {
-    const c = key.charCodeAt(i++);
-    const f = c === 0x212a ? 0x6b : c === 0x17f ? 0x73 : c >= 0x41 && c <= 0x5a ? c + 32 : c;
-    let n = asciiName.charCodeAt(j++);
-    if (n >= 0x41 && n <= 0x5a) n += 32;
-    if (f !== n) return false;
-  }
-  return i === key.length && j === asciiName.length;
 }
 
 /** strconv.FormatFloat(f, 'g', -1, 32): the shortest float32 digits, %e form when the exponent is < -4 or >= 6. */
