@@ -16,6 +16,7 @@ import type {
   Icon,
   JsonObject,
   JsonValue,
+  Location,
   Package,
   Property,
   RelatedImage,
@@ -494,7 +495,7 @@ function toProperties(v: unknown): Property[] {
   return list as unknown as Property[];
 }
 
-export function decodePackage(blob: JsonObject): Package {
+export function decodePackage(blob: JsonObject, loc?: Location): Package {
   const d = decodeTop(blob, PACKAGE);
   const pkg: Package = {
     schema: (d.schema as string) ?? "",
@@ -502,6 +503,7 @@ export function decodePackage(blob: JsonObject): Package {
     defaultChannel: (d.defaultChannel as string) ?? "",
     description: (d.description as string) ?? "",
     properties: toProperties(d.properties),
+    loc,
   };
   if (d.icon) {
     const icon = d.icon as Decoded;
@@ -510,7 +512,7 @@ export function decodePackage(blob: JsonObject): Package {
   return pkg;
 }
 
-export function decodeChannel(blob: JsonObject): Channel {
+export function decodeChannel(blob: JsonObject, loc?: Location): Channel {
   const d = decodeTop(blob, CHANNEL);
   const entries = d.entries as Decoded[] | undefined;
   return {
@@ -528,6 +530,7 @@ export function decodeChannel(blob: JsonObject): Channel {
         )
       : null,
     properties: toProperties(d.properties),
+    loc,
   };
 }
 
@@ -547,7 +550,7 @@ function toRelatedImages(list: Decoded[]): RelatedImage[] {
  * letter case, a type to report, a null element) returns undefined and {@link decodeBundleExact}
  * decides, so the result is always what the exact path gives (a fast-check property holds this).
  */
-function fastBundle(o: JsonObject): Bundle | undefined {
+function fastBundle(o: JsonObject, loc: Location | undefined): Bundle | undefined {
   let schema = "";
   let name = "";
   let pkg = "";
@@ -617,19 +620,20 @@ function fastBundle(o: JsonObject): Bundle | undefined {
         if (BUNDLE_FOLDED_KEYS.has(foldFieldName(key))) return undefined;
     }
   }
-  return { schema, name, package: pkg, image, properties, relatedImages };
+  return { schema, name, package: pkg, image, properties, relatedImages, loc };
 }
 
 const BUNDLE_FOLDED_KEYS: ReadonlySet<string> = new Set(BUNDLE.fields.map((f) => foldFieldName(f.json)));
 const PROPERTY_FOLDED_KEYS: ReadonlySet<string> = new Set(PROPERTY.fields.map((f) => foldFieldName(f.json)));
 const RELATED_IMAGE_FOLDED_KEYS: ReadonlySet<string> = new Set(RELATED_IMAGE.fields.map((f) => foldFieldName(f.json)));
 
-export function decodeBundle(blob: JsonObject): Bundle {
-  return fastBundle(blob) ?? decodeBundleExact(blob);
+/** `loc` is stored in the result (objects get their final shape at once). */
+export function decodeBundle(blob: JsonObject, loc?: Location): Bundle {
+  return fastBundle(blob, loc) ?? decodeBundleExact(blob, loc);
 }
 
 /** decodeBundle by the general Go-exact decoder alone (exported for the property test of the fast path). */
-export function decodeBundleExact(blob: JsonObject): Bundle {
+export function decodeBundleExact(blob: JsonObject, loc?: Location): Bundle {
   const d = decodeTop(blob, BUNDLE);
   const related = d.relatedImages as Decoded[] | undefined;
   return {
@@ -639,10 +643,11 @@ export function decodeBundleExact(blob: JsonObject): Bundle {
     image: (d.image as string) ?? "",
     properties: toProperties(d.properties),
     relatedImages: related ? toRelatedImages(related) : [],
+    loc,
   };
 }
 
-export function decodeDeprecation(blob: JsonObject): Deprecation {
+export function decodeDeprecation(blob: JsonObject, loc?: Location): Deprecation {
   const d = decodeTop(blob, DEPRECATION);
   const entries = d.entries as Decoded[] | undefined;
   return {
@@ -657,6 +662,7 @@ export function decodeDeprecation(blob: JsonObject): Deprecation {
           };
         })
       : null,
+    loc,
   };
 }
 

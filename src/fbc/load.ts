@@ -15,7 +15,7 @@ import { parseGoYamlDocument } from "../yaml/index.js";
 import { DecodeError, decodeBundle, decodeStdBase64Transient, decodeBundleObjectData, decodeChannel, decodeDeprecation, decodePackage } from "./decode.js";
 import { OpcatError, problem, type Problem } from "./errors.js";
 import { RawJson } from "./rawjson.js";
-import { decodeStream, notAnObjectMessage } from "./stream.js";
+import { forEachStreamItem, notAnObjectMessage } from "./stream.js";
 import {
   emptyConfig,
   SCHEMA_BUNDLE,
@@ -49,8 +49,8 @@ const IGNORE_HINT = "if this file is not part of the catalog, exclude it with a 
 
 /** Loads every blob of one stream (a file's text). `file` names it in locations. */
 export function loadText(text: string, file: string, into: LoadResult = newResult(), byteLength?: number): LoadResult {
-  const items = decodeStream(text);
-  for (const item of items) {
+  // Each blob is decoded as soon as it is parsed: its parsed form dies young.
+  forEachStreamItem(text, (item) => {
     const loc: Location = { file, line: item.line, index: item.index };
     if (item.kind === "error") {
       into.problems.push(
@@ -59,10 +59,10 @@ export function loadText(text: string, file: string, into: LoadResult = newResul
           hint: item.code === "FBC_YAML_SEPARATOR" ? "a line starting with --- may only be followed by spaces or a comment" : IGNORE_HINT,
         }),
       );
-      continue;
+      return;
     }
     addBlob(into, item.value, loc, item.yaml);
-  }
+  });
   into.files++;
   into.bytes += byteLength ?? Buffer.byteLength(text);
   return into;
@@ -157,27 +157,23 @@ function addBlob(res: LoadResult, value: JsonValue, loc: Location, fromYaml: boo
   try {
     switch (schema) {
       case SCHEMA_PACKAGE: {
-        const p = decodeWith("parse package", () => decodePackage(obj));
-        p.loc = loc;
+        const p = decodeWith("parse package", () => decodePackage(obj, loc));
         res.config.packages.push(p);
         return;
       }
       case SCHEMA_CHANNEL: {
-        const c = decodeWith("parse channel", () => decodeChannel(obj));
-        c.loc = loc;
+        const c = decodeWith("parse channel", () => decodeChannel(obj, loc));
         res.config.channels.push(c);
         return;
       }
       case SCHEMA_BUNDLE: {
-        const b = decodeWith("parse bundle", () => decodeBundle(obj));
-        b.loc = loc;
+        const b = decodeWith("parse bundle", () => decodeBundle(obj, loc));
         checkBundleObjects(b);
         res.config.bundles.push(b);
         return;
       }
       case SCHEMA_DEPRECATIONS: {
-        const d = decodeWith("parse deprecation", () => decodeDeprecation(obj));
-        d.loc = loc;
+        const d = decodeWith("parse deprecation", () => decodeDeprecation(obj, loc));
         res.config.deprecations.push(d);
         return;
       }

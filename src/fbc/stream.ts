@@ -65,9 +65,20 @@ class LineCounter {
 /** Decodes the whole stream; items come in stream order. Never throws for bad input. */
 export function decodeStream(text: string): StreamItem[] {
   const out: StreamItem[] = [];
+  forEachStreamItem(text, (item) => {
+    out.push(item);
+  });
+  return out;
+}
+
+/**
+ * {@link decodeStream} handing each item to `emit` as soon as it is parsed, so that a caller that
+ * converts blobs into something else (the loader) lets each parsed blob die young instead of
+ * keeping every blob of the file alive until the whole file is parsed.
+ */
+export function forEachStreamItem(text: string, emit: (item: StreamItem) => void): void {
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   let index = 0;
-  let yamlFrom = 0;
   if (looksLikeJson(text)) {
     const lines = new LineCounter(text);
     const scanned: ScannedValue = { end: 0, newlines: 0 };
@@ -83,7 +94,7 @@ export function decodeStream(text: string): StreamItem[] {
         else if (c !== 0x20 && c !== 0x09 && c !== 0x0d) break;
         start++;
       }
-      if (start >= text.length) return out;
+      if (start >= text.length) return;
       const first = text.charCodeAt(start);
       let end: number;
       let valueLines = 0;
@@ -106,32 +117,28 @@ export function decodeStream(text: string): StreamItem[] {
         failure = jsonFailure(text, start);
       }
       if (failure === undefined) {
-        const v = value as JsonValue;
-        out.push({ kind: "blob", value: v, line, index: index++, yaml: false });
+        emit({ kind: "blob", value: value as JsonValue, line, index: index++, yaml: false });
         line += valueLines;
         count++;
         pos = end;
         continue;
       }
       if (count > 1) {
-        out.push({ kind: "error", code: "FBC_JSON_SYNTAX", message: failure, line: lines.at(start), index, fatal: true });
-        return out;
+        emit({ kind: "error", code: "FBC_JSON_SYNTAX", message: failure, line: lines.at(start), index, fatal: true });
+        return;
       }
       // Ambiguous stream: opm retries the rest as YAML, reporting the JSON error if YAML fails too.
-      yamlFrom = consumeWhitespaceLine(text, pos);
-      const before = out.length;
-      decodeYaml(text, yamlFrom, out, index, lines.at(yamlFrom));
-      if (out.length > before) {
-        const firstYaml = out[before];
-        if (firstYaml.kind === "error") {
-          out[before] = { ...firstYaml, code: "FBC_JSON_SYNTAX", message: failure, line: lines.at(start) };
-        }
+      const yamlFrom = consumeWhitespaceLine(text, pos);
+      const rest: StreamItem[] = [];
+      decodeYaml(text, yamlFrom, (item) => rest.push(item), index, lines.at(yamlFrom));
+      if (rest.length > 0 && rest[0].kind === "error") {
+        rest[0] = { ...rest[0], code: "FBC_JSON_SYNTAX", message: failure, line: lines.at(start) };
       }
-      return out;
+      for (const item of rest) emit(item);
+      return;
     }
   }
-  decodeYaml(text, 0, out, index, 1);
-  return out;
+  decodeYaml(text, 0, emit, index, 1);
 }
 
 /** Go's decoder error for the value at `start`: a syntax error (offset counted from the stream start) or EOF. */
@@ -158,7 +165,7 @@ function consumeWhitespaceLine(text: string, pos: number): number {
  * blank or a comment), empty documents are skipped, each document is converted as sigs.k8s.io/yaml
  * does.
  */
-function decodeYaml(text: string, from: number, out: StreamItem[], index: number, firstLine: number): void {
+function decodeYaml(text: string, from: number, emit: (item: StreamItem) => void, index: number, firstLine: number): void {
   if (text.includes("\r")) {
     // bufio.ReadLine drops the `\r` of `\r\n` line ends.
     const head = text.slice(0, from);
@@ -174,9 +181,9 @@ function decodeYaml(text: string, from: number, out: StreamItem[], index: number
       const doc = text.slice(docStart, end);
       try {
         const value = parseGoYamlDocument(doc);
-        out.push({ kind: "blob", value, line: docLine, index: index++, yaml: true });
+        emit({ kind: "blob", value, line: docLine, index: index++, yaml: true });
       } catch (e) {
-        out.push({
+        emit({
           kind: "error",
           code: "FBC_YAML_SYNTAX",
           message: (e as Error).message,
@@ -195,7 +202,7 @@ function decodeYaml(text: string, from: number, out: StreamItem[], index: number
       const rest = text.slice(pos + 3, eol).trim();
       if (rest.length > 0 && rest[0] !== "#") {
         flush(pos);
-        out.push({
+        emit({
           kind: "error",
           code: "FBC_YAML_SEPARATOR",
           message: `invalid Yaml document separator: ${rest}`,

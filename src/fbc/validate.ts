@@ -155,6 +155,12 @@ export function validateCatalog(cfg: DeclarativeConfig): ValidationResult {
         properties: NONE,
         relatedImages: NONE,
         release: NONE,
+        // Set when the bundle is found: present from the start so that filling them in does not
+        // change the object's shape (10,000 shape transitions and property stores otherwise).
+        deprecation: undefined,
+        source: undefined,
+        parsed: undefined,
+        version: undefined,
       });
     }
     if (dup) {
