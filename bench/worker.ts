@@ -1,7 +1,10 @@
 /**
  * One benchmark measurement in a fresh process (so that peak RSS belongs to it alone):
  *   worker.ts <dir> <stage>   stage = baseline | parse | load | validate | render-yaml | render-json
- * Prints one JSON line: {stage, ms, bytes, maxRssBytes}.
+ *                             | parse-warm | validate-warm
+ * Prints one JSON line: {stage, ms, bytes, maxRssBytes}. The -warm stages run the same work once
+ * untimed, then time a second pass in the same process (JIT warm, heap grown): the steady state a
+ * long-running process (opcat serve, a library user loading many catalogs) sees.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -54,12 +57,25 @@ function bareParse(): number {
   return bytes;
 }
 
+function loadAndValidate(): number {
+  const res = loadDirectory(dir);
+  if (res.problems.length) throw new Error(`load problems: ${res.problems[0].message}`);
+  const v = validateCatalog(res.config);
+  if (v.problems.length) throw new Error(`validation problems: ${v.problems[0].message}`);
+  return res.bytes;
+}
+
+if (stage === "parse-warm") bareParse();
+else if (stage === "validate-warm") loadAndValidate();
+
 const t0 = performance.now();
 let bytes = 0;
 if (stage === "baseline") {
   bytes = 0; // the process with the code loaded and nothing done: the RSS floor
-} else if (stage === "parse") {
+} else if (stage === "parse" || stage === "parse-warm") {
   bytes = bareParse();
+} else if (stage === "validate-warm") {
+  bytes = loadAndValidate();
 } else {
   const res = loadDirectory(dir);
   if (res.problems.length) throw new Error(`load problems: ${res.problems[0].message}`);
