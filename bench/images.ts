@@ -34,7 +34,7 @@ function bundleDirs(): string[] {
 
 function dirBytes(d: string): number {
   let n = 0;
-  for (const e of readdirSync(d, { withFileTypes: true, recursive: true })) if (e.isFile()) n += statSync(join(e.parentPath ?? e.path, e.name)).size;
+  for (const e of readdirSync(d, { withFileTypes: true, recursive: true })) if (e.isFile()) n += statSync(join(e.parentPath, e.name)).size;
   return n;
 }
 

@@ -11,8 +11,15 @@ import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 // The CLI tests run bin/opcat, which needs an up-to-date dist/.
-const boot = spawnSync(process.execPath, [join(root, "scripts", "bootstrap.mjs")], { cwd: root, stdio: "inherit" });
-if (boot.status !== 0) process.exit(boot.status ?? 1);
+// Run directly with an old Node, hand over to the bootstrap (which fetches Node 24 and comes back here).
+if (Number(process.versions.node.split(".")[0]) < 22) {
+  const r = spawnSync(process.execPath, [join(root, "scripts", "bootstrap.mjs"), "test", ...process.argv.slice(2)], { cwd: root, stdio: "inherit" });
+  process.exit(r.status ?? 1);
+}
+if (!process.env.OPCAT_BOOTSTRAPPED) {
+  const boot = spawnSync(process.execPath, [join(root, "scripts", "bootstrap.mjs")], { cwd: root, stdio: "inherit" });
+  if (boot.status !== 0) process.exit(boot.status ?? 1);
+}
 
 function collect(dir, out) {
   let entries;
