@@ -53,6 +53,34 @@ if (paths.length > 0) {
 }
 files.sort();
 const tmp = mkdtempSync(join(tmpdir(), "opcat-test-"));
+
+// Cluster tests need a real kube-apiserver + etcd: start one for the run when its binaries are built
+// (scripts/kube/cluster.sh build; .ci/run builds them), stop it at the end.
+const clusterEnv = {};
+let clusterHome;
+const wantsCluster = files.some((f) => f.includes(`${join("test", "cluster")}`) || f.includes(`${join("src", "cluster")}`));
+if (wantsCluster && !process.env.OPCAT_TEST_KUBECONFIG) {
+  clusterHome = join(tmp, "kube");
+  const script = join(root, "scripts", "kube", "cluster.sh");
+  const ports = freePorts(3);
+  const env = { ...process.env, KUBE_HOME: clusterHome, KUBE_PORT: String(ports[0]), ETCD_PORT: String(ports[1]), PEER_PORT: String(ports[2]) };
+  const started = spawnSync("bash", [script, "start"], { cwd: root, encoding: "utf8", env, stdio: ["ignore", "pipe", "inherit"] });
+  const m = /export KUBECONFIG=(\S+)/.exec(started.stdout ?? "");
+  if (started.status === 0 && m) clusterEnv.OPCAT_TEST_KUBECONFIG = m[1];
+  else {
+    clusterHome = undefined;
+    process.stderr.write(`run-tests: no test cluster (scripts/kube/cluster.sh start exited ${started.status}); cluster tests will ${process.env.CI === "true" ? "fail" : "skip"}\n`);
+  }
+}
+/** n free TCP ports on 127.0.0.1 (asked of the kernel by a child process, since this script is synchronous). */
+function freePorts(n) {
+  const code = `const net=require("net");const out=[];let k=${n};const srv=[];for(let i=0;i<${n};i++){const s=net.createServer();srv.push(s);s.listen(0,"127.0.0.1",()=>{out.push(s.address().port);if(--k===0){console.log(out.join(" "));srv.forEach(x=>x.close())}})}`;
+  const r = spawnSync(process.execPath, ["-e", code], { encoding: "utf8" });
+  return r.stdout.trim().split(" ").map(Number);
+}
+function stopCluster() {
+  if (clusterHome) spawnSync("bash", [join(root, "scripts", "kube", "cluster.sh"), "stop"], { cwd: root, stdio: "inherit", env: { ...process.env, KUBE_HOME: clusterHome } });
+}
 const tap = join(tmp, "report.tap");
 const res = spawnSync(
   process.execPath,
@@ -68,8 +96,9 @@ const res = spawnSync(
     ...flags,
     ...files,
   ],
-  { cwd: root, stdio: "inherit", env: { ...process.env, OPCAT_REPO_ROOT: root } },
+  { cwd: root, stdio: "inherit", env: { ...process.env, ...clusterEnv, OPCAT_REPO_ROOT: root } },
 );
+stopCluster();
 let summary = "";
 try {
   const text = readFileSync(tap, "utf8");

@@ -1,0 +1,340 @@
+/**
+ * A small Kubernetes REST client for opcat's controllers. `@kubernetes/client-node` loads the
+ * kubeconfig and supplies authentication (client certificates, tokens, exec plugins) and TLS; this
+ * module speaks the REST API directly so that every verb a controller needs is uniform: typed paths
+ * for any group/version/kind (found through discovery), server-side apply (also on `status`),
+ * streaming watches, and errors as values with the API server's status reason.
+ */
+import https from "node:https";
+import http from "node:http";
+import { KubeConfig } from "@kubernetes/client-node";
+
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  [k: string]: unknown;
+}
+
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  ownerReferences?: OwnerReference[];
+  [k: string]: unknown;
+}
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+/** A Kubernetes API error (a non-2xx answer), with the `Status` object's reason and message. */
+export class KubeApiError extends Error {
+  readonly status: number;
+  readonly reason: string;
+  readonly details: unknown;
+  constructor(status: number, reason: string, message: string, details?: unknown) {
+    super(message);
+    this.name = "KubeApiError";
+    this.status = status;
+    this.reason = reason;
+    this.details = details;
+  }
+}
+
+export function isNotFound(e: unknown): boolean {
+  return e instanceof KubeApiError && e.status === 404;
+}
+export function isConflict(e: unknown): boolean {
+  return e instanceof KubeApiError && e.status === 409;
+}
+export function isGone(e: unknown): boolean {
+  return e instanceof KubeApiError && e.status === 410;
+}
+
+/** Where a kind lives in the API: its REST resource name and scope. */
+export interface ResourceInfo {
+  group: string;
+  version: string;
+  kind: string;
+  resource: string;
+  namespaced: boolean;
+}
+
+export interface ConnectOptions {
+  /** A kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or the in-cluster service account). */
+  kubeconfig?: string;
+  /** A context of the kubeconfig (default: its current context). */
+  context?: string;
+  /** The field manager for server-side apply (default `opcat`). */
+  fieldManager?: string;
+}
+
+export function loadKubeConfig(opts: ConnectOptions = {}): KubeConfig {
+  const kc = new KubeConfig();
+  if (opts.kubeconfig) kc.loadFromFile(opts.kubeconfig);
+  else kc.loadFromDefault();
+  if (opts.context) kc.setCurrentContext(opts.context);
+  return kc;
+}
+
+export interface WatchEvent<T = KubeObject> {
+  type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
+  object: T;
+}
+
+export interface RequestOptions {
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  contentType?: string;
+  signal?: AbortSignal;
+}
+
+/** Counts the requests made, per verb (for benchmarks and tests). */
+export interface RequestStats {
+  total: number;
+  byVerb: Record<string, number>;
+}
+
+export class KubeClient {
+  readonly config: KubeConfig;
+  readonly server: URL;
+  readonly fieldManager: string;
+  readonly stats: RequestStats = { total: 0, byVerb: {} };
+  private readonly tls: Promise<https.RequestOptions>;
+  private readonly agent: https.Agent | http.Agent;
+  private discovery = new Map<string, Promise<Map<string, ResourceInfo>>>();
+
+  constructor(config: KubeConfig, opts: { fieldManager?: string } = {}) {
+    this.config = config;
+    const cluster = config.getCurrentCluster();
+    if (!cluster) throw new Error("the kubeconfig has no current cluster");
+    this.server = new URL(cluster.server);
+    this.fieldManager = opts.fieldManager ?? "opcat";
+    this.agent = this.server.protocol === "https:" ? new https.Agent({ keepAlive: true, maxSockets: 32 }) : new http.Agent({ keepAlive: true, maxSockets: 32 });
+    this.tls = (async () => {
+      const o: https.RequestOptions = {};
+      await config.applyToHTTPSOptions(o);
+      return o;
+    })();
+  }
+
+  static connect(opts: ConnectOptions = {}): KubeClient {
+    return new KubeClient(loadKubeConfig(opts), { fieldManager: opts.fieldManager });
+  }
+
+  /** The user this client authenticates as, e.g. for SelfSubjectReview (`/apis/authentication.k8s.io/v1/selfsubjectreviews`). */
+  async whoami(): Promise<{ username: string; groups: string[] }> {
+    const r = await this.request<{ status: { userInfo: { username: string; groups?: string[] } } }>("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", {
+      body: { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" },
+    });
+    return { username: r.status.userInfo.username, groups: r.status.userInfo.groups ?? [] };
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+
+  private async open(method: string, path: string, opts: RequestOptions): Promise<http.IncomingMessage> {
+    const tls = await this.tls;
+    const url = new URL(path, this.server);
+    for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    const body = opts.body === undefined ? undefined : typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body);
+    const headers: Record<string, string> = { Accept: "application/json", ...((tls.headers as Record<string, string>) ?? {}) };
+    if (body !== undefined) {
+      headers["Content-Type"] = opts.contentType ?? "application/json";
+      headers["Content-Length"] = String(Buffer.byteLength(body));
+    }
+    this.stats.total++;
+    this.stats.byVerb[method] = (this.stats.byVerb[method] ?? 0) + 1;
+    const mod = url.protocol === "https:" ? https : http;
+    return await new Promise<http.IncomingMessage>((resolve, reject) => {
+      const req = mod.request(
+        url,
+        { ...tls, method, headers, agent: this.agent, signal: opts.signal },
+        resolve,
+      );
+      req.on("error", reject);
+      if (body !== undefined) req.write(body);
+      req.end();
+    });
+  }
+
+  /** One request; the decoded JSON answer, or a {@link KubeApiError}. */
+  async request<T = KubeObject>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+    const res = await this.open(method, path, opts);
+    const chunks: Buffer[] = [];
+    for await (const c of res) chunks.push(c as Buffer);
+    const text = Buffer.concat(chunks).toString("utf8");
+    const status = res.statusCode ?? 0;
+    if (status < 200 || status > 299) throw apiError(status, text, method, path);
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  /** Discovery: where `apiVersion`/`kind` lives (cached; refreshed once when a kind is unknown, e.g. a CRD just created). */
+  async resourceFor(apiVersion: string, kind: string): Promise<ResourceInfo> {
+    const key = apiVersion;
+    const load = () => {
+      const p = (async () => {
+        const path = apiVersion.includes("/") ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+        const list = await this.request<{ resources: { name: string; kind: string; namespaced: boolean }[] }>("GET", path);
+        const [group, version] = apiVersion.includes("/") ? apiVersion.split("/") : ["", apiVersion];
+        const m = new Map<string, ResourceInfo>();
+        for (const r of list.resources) if (!r.name.includes("/")) m.set(r.kind, { group, version, kind: r.kind, resource: r.name, namespaced: r.namespaced });
+        return m;
+      })();
+      this.discovery.set(key, p);
+      p.catch(() => this.discovery.delete(key));
+      return p;
+    };
+    let m = await (this.discovery.get(key) ?? load()).catch(() => load());
+    let info = m.get(kind);
+    if (!info) {
+      m = await load();
+      info = m.get(kind);
+    }
+    if (!info) throw new KubeApiError(404, "NotFound", `the server has no resource for kind ${kind} in ${apiVersion}`);
+    return info;
+  }
+
+  /** The REST path of a collection (`name` omitted) or of one object. */
+  async path(apiVersion: string, kind: string, namespace?: string, name?: string, subresource?: string): Promise<string> {
+    const r = await this.resourceFor(apiVersion, kind);
+    return resourcePath(r, namespace, name, subresource);
+  }
+
+  async get<T extends KubeObject = KubeObject>(apiVersion: string, kind: string, name: string, namespace?: string): Promise<T> {
+    return this.request<T>("GET", await this.path(apiVersion, kind, namespace, name));
+  }
+
+  /** GET, or undefined when the object does not exist. */
+  async tryGet<T extends KubeObject = KubeObject>(apiVersion: string, kind: string, name: string, namespace?: string): Promise<T | undefined> {
+    try {
+      return await this.get<T>(apiVersion, kind, name, namespace);
+    } catch (e) {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    }
+  }
+
+  async list<T extends KubeObject = KubeObject>(
+    apiVersion: string,
+    kind: string,
+    opts: { namespace?: string; labelSelector?: string; resourceVersion?: string } = {},
+  ): Promise<{ items: T[]; resourceVersion: string }> {
+    const r = await this.request<{ items: T[]; metadata: { resourceVersion: string } }>("GET", await this.path(apiVersion, kind, opts.namespace), {
+      query: { labelSelector: opts.labelSelector, resourceVersion: opts.resourceVersion },
+    });
+    for (const it of r.items) {
+      it.apiVersion ??= apiVersion;
+      it.kind ??= kind;
+    }
+    return { items: r.items, resourceVersion: r.metadata.resourceVersion };
+  }
+
+  async create<T extends KubeObject = KubeObject>(obj: T): Promise<T> {
+    return this.request<T>("POST", await this.path(obj.apiVersion, obj.kind, obj.metadata.namespace), { body: obj });
+  }
+
+  /** Server-side apply of `obj` (or of its `status` with `subresource: "status"`) as this client's field manager. */
+  async apply<T extends KubeObject = KubeObject>(obj: T, opts: { force?: boolean; subresource?: "status"; dryRun?: boolean } = {}): Promise<T> {
+    const path = await this.path(obj.apiVersion, obj.kind, obj.metadata.namespace, obj.metadata.name, opts.subresource);
+    return this.request<T>("PATCH", path, {
+      body: obj,
+      contentType: "application/apply-patch+yaml",
+      query: { fieldManager: this.fieldManager, force: opts.force ?? true, dryRun: opts.dryRun ? "All" : undefined },
+    });
+  }
+
+  /** A JSON merge patch (`application/merge-patch+json`). */
+  async mergePatch<T extends KubeObject = KubeObject>(apiVersion: string, kind: string, name: string, patch: unknown, opts: { namespace?: string; subresource?: "status" } = {}): Promise<T> {
+    const path = await this.path(apiVersion, kind, opts.namespace, name, opts.subresource);
+    return this.request<T>("PATCH", path, { body: patch, contentType: "application/merge-patch+json", query: { fieldManager: this.fieldManager } });
+  }
+
+  /** Replaces `obj` (optimistic concurrency through metadata.resourceVersion); `subresource: "status"` writes only the status. */
+  async replace<T extends KubeObject = KubeObject>(obj: T, opts: { subresource?: "status" } = {}): Promise<T> {
+    const path = await this.path(obj.apiVersion, obj.kind, obj.metadata.namespace, obj.metadata.name, opts.subresource);
+    return this.request<T>("PUT", path, { body: obj });
+  }
+
+  /** Deletes an object; true when it existed. Background propagation unless said otherwise. */
+  async delete(apiVersion: string, kind: string, name: string, namespace?: string, propagationPolicy = "Background"): Promise<boolean> {
+    try {
+      await this.request("DELETE", await this.path(apiVersion, kind, namespace, name), {
+        body: { apiVersion: "v1", kind: "DeleteOptions", propagationPolicy },
+      });
+      return true;
+    } catch (e) {
+      if (isNotFound(e)) return false;
+      throw e;
+    }
+  }
+
+  /**
+   * Opens a watch and calls `onEvent` per event until the server ends the stream, the signal aborts,
+   * or an error answer arrives (rejected as a {@link KubeApiError}; 410 Gone means: list again).
+   */
+  async watch(path: string, query: Record<string, string | number | boolean | undefined>, onEvent: (e: WatchEvent) => void, signal?: AbortSignal): Promise<void> {
+    const res = await this.open("GET", path, { query: { ...query, watch: true }, signal });
+    const status = res.statusCode ?? 0;
+    if (status < 200 || status > 299) {
+      const chunks: Buffer[] = [];
+      for await (const c of res) chunks.push(c as Buffer);
+      throw apiError(status, Buffer.concat(chunks).toString("utf8"), "WATCH", path);
+    }
+    let buf = "";
+    try {
+      for await (const chunk of res) {
+        buf += (chunk as Buffer).toString("utf8");
+        let nl: number;
+        while ((nl = buf.indexOf("\n")) >= 0) {
+          const line = buf.slice(0, nl).trim();
+          buf = buf.slice(nl + 1);
+          if (!line) continue;
+          const ev = JSON.parse(line) as WatchEvent;
+          if (ev.type === "ERROR") {
+            const st = ev.object as unknown as { code?: number; reason?: string; message?: string };
+            throw new KubeApiError(st.code ?? 500, st.reason ?? "Error", st.message ?? "watch error");
+          }
+          onEvent(ev);
+        }
+      }
+    } catch (e) {
+      if (signal?.aborted) return;
+      if (e instanceof KubeApiError) throw e;
+      if ((e as NodeJS.ErrnoException).code === "ECONNRESET" || (e as Error).name === "AbortError") return; // stream ended
+      throw e;
+    }
+  }
+}
+
+export function resourcePath(r: ResourceInfo, namespace?: string, name?: string, subresource?: string): string {
+  let p = r.group ? `/apis/${r.group}/${r.version}` : `/api/${r.version}`;
+  if (r.namespaced && namespace) p += `/namespaces/${encodeURIComponent(namespace)}`;
+  p += `/${r.resource}`;
+  if (name !== undefined) p += `/${encodeURIComponent(name)}`;
+  if (subresource) p += `/${subresource}`;
+  return p;
+}
+
+function apiError(status: number, text: string, method: string, path: string): KubeApiError {
+  try {
+    const st = JSON.parse(text) as { reason?: string; message?: string; details?: unknown };
+    return new KubeApiError(status, st.reason ?? String(status), st.message ?? `${method} ${path}: HTTP ${status}`, st.details);
+  } catch {
+    return new KubeApiError(status, String(status), `${method} ${path}: HTTP ${status}: ${text.slice(0, 200)}`);
+  }
+}

@@ -1,0 +1,432 @@
+/**
+ * The RukPak provisioners of seed 002 as one controller process: the operator provisioner
+ * (`operators.coreos.com/operators`, registry+v1 bundles converted to plain objects) and the plain
+ * provisioner (`rukpak.io/plain`, directories of manifests). It unpacks Bundles of classes naming
+ * those provisioners, and makes Instances active: approval by the class's policy, CRD upgrade
+ * safety, server-side apply of every object (owned by the Instance, labelled), pruning of objects
+ * the new bundle no longer has, and marking pivoted-from Bundles `Replaced`. Progress and failures
+ * go to status conditions and Events; failures that may pass are retried with backoff.
+ */
+import { isConflict, isNotFound, KubeApiError, type KubeClient, type KubeObject } from "../client.js";
+import { findCondition, setCondition, type Condition, type NewCondition } from "../conditions.js";
+import { EventRecorder } from "../events.js";
+import { Informer } from "../informer.js";
+import { WorkQueue } from "../queue.js";
+import { readBundleDirectory } from "../../bundle/index.js";
+import type { PullOptions } from "../../image/index.js";
+import {
+  ANNOTATION_REQUESTER,
+  API_VERSION,
+  LABEL_BUNDLE,
+  LABEL_INSTANCE,
+  LABEL_MANAGED_BY,
+  MANAGED_BY,
+  OPERATOR_PROVISIONER,
+  PLAIN_PROVISIONER,
+  type Approval,
+  type Bundle,
+  type BundleStatus,
+  type Instance,
+  type InstanceStatus,
+  type ObjectRef,
+  type ProvisionerClass,
+} from "./api.js";
+import { contentExists, readPlainObjects, UnpackError, unpackBundle } from "./content.js";
+import { ConvertError, convertRegistryV1 } from "./convert.js";
+import { crdUpgradeProblems } from "./crdsafety.js";
+import { describeCheck, missingPermissions, type Requester } from "./permissions.js";
+
+export interface ProvisionerOptions {
+  client: KubeClient;
+  /** Root of the content-addressed store of unpacked bundles. */
+  stateDir: string;
+  /** Image access for docker:// refs. */
+  pull?: PullOptions;
+  /** Provisioner ids handled (default both). */
+  provisioners?: string[];
+  log?: (msg: string) => void;
+  concurrency?: number;
+}
+
+export interface DesiredContent {
+  objects: KubeObject[];
+  installNamespace?: string;
+  format: string;
+}
+
+const APPROVAL_DEFAULT: Approval = "UserPermission";
+
+function labelsMatch(selector: Instance["spec"]["selector"], labels: Record<string, string> | undefined): boolean {
+  if (!selector) return false;
+  const l = labels ?? {};
+  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (l[k] !== v) return false;
+  for (const e of selector.matchExpressions ?? []) {
+    const has = e.key in l;
+    if (e.operator === "Exists" && !has) return false;
+    if (e.operator === "DoesNotExist" && has) return false;
+    if (e.operator === "In" && (!has || !(e.values ?? []).includes(l[e.key]))) return false;
+    if (e.operator === "NotIn" && has && (e.values ?? []).includes(l[e.key])) return false;
+  }
+  return Object.keys(selector.matchLabels ?? {}).length + (selector.matchExpressions?.length ?? 0) > 0;
+}
+
+function refOf(o: KubeObject): ObjectRef {
+  return { apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}) };
+}
+function refKey(r: ObjectRef): string {
+  return `${r.apiVersion}/${r.kind}/${r.namespace ?? ""}/${r.name}`;
+}
+
+export function requesterOf(o: KubeObject): Requester | undefined {
+  const raw = o.metadata.annotations?.[ANNOTATION_REQUESTER];
+  if (!raw) return undefined;
+  try {
+    const r = JSON.parse(raw) as Requester;
+    return typeof r.username === "string" ? r : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function approvalOf(pc: ProvisionerClass | undefined): Approval {
+  const a = pc?.parameters?.approval;
+  return a === "AllowAll" || a === "DenyAll" || a === "UserPermission" ? a : APPROVAL_DEFAULT;
+}
+
+export class RukpakController {
+  readonly classes: Informer<ProvisionerClass>;
+  readonly bundles: Informer<Bundle>;
+  readonly instances: Informer<Instance>;
+  readonly bundleQueue: WorkQueue;
+  readonly instanceQueue: WorkQueue;
+  readonly events: EventRecorder;
+  private readonly client: KubeClient;
+  private readonly provisioners: Set<string>;
+  private readonly log: (m: string) => void;
+  private running: Promise<unknown> | undefined;
+
+  constructor(private readonly opts: ProvisionerOptions) {
+    this.client = opts.client;
+    this.provisioners = new Set(opts.provisioners ?? [OPERATOR_PROVISIONER, PLAIN_PROVISIONER]);
+    this.log = opts.log ?? (() => {});
+    const onError = (e: unknown) => this.log(`watch: ${(e as Error).message}`);
+    this.classes = new Informer<ProvisionerClass>(this.client, API_VERSION, "ProvisionerClass", { onError });
+    this.bundles = new Informer<Bundle>(this.client, API_VERSION, "Bundle", { onError });
+    this.instances = new Informer<Instance>(this.client, API_VERSION, "Instance", { onError });
+    const qerr = (kind: string) => (key: string, e: unknown, attempt: number) => this.log(`${kind} ${key}: attempt ${attempt} failed: ${(e as Error).message}`);
+    this.bundleQueue = new WorkQueue({ concurrency: opts.concurrency ?? 4, onError: qerr("bundle"), baseDelay: 200, maxDelay: 30_000 });
+    this.instanceQueue = new WorkQueue({ concurrency: opts.concurrency ?? 4, onError: qerr("instance"), baseDelay: 200, maxDelay: 30_000 });
+    this.events = new EventRecorder(this.client, "opcat-rukpak");
+    this.classes.on((_, pc) => {
+      for (const b of this.bundles.list()) if (b.spec.class === pc.metadata.name) this.bundleQueue.add(b.metadata.name);
+      for (const i of this.instances.list()) this.instanceQueue.add(i.metadata.name);
+    });
+    this.bundles.on((_, b) => {
+      this.bundleQueue.add(b.metadata.name);
+      for (const i of this.instances.list()) if (i.spec.bundle.name === b.metadata.name || labelsMatch(i.spec.selector, b.metadata.labels)) this.instanceQueue.add(i.metadata.name);
+    });
+    this.instances.on((_, i) => this.instanceQueue.add(i.metadata.name));
+  }
+
+  /** Starts the informers and the workers; resolves once the caches are filled. */
+  async start(): Promise<void> {
+    await Promise.all([this.classes.start(), this.bundles.start(), this.instances.start()]);
+    this.running = Promise.all([this.bundleQueue.run((k) => this.reconcileBundle(k)), this.instanceQueue.run((k) => this.reconcileInstance(k))]);
+  }
+
+  async stop(): Promise<void> {
+    this.classes.stop();
+    this.bundles.stop();
+    this.instances.stop();
+    this.bundleQueue.stop();
+    this.instanceQueue.stop();
+    await this.running;
+  }
+
+  private ours(className: string | undefined): ProvisionerClass | undefined {
+    if (!className) return undefined;
+    const pc = this.classes.get(className);
+    return pc && this.provisioners.has(pc.provisioner) ? pc : undefined;
+  }
+
+  // ---------------------------------------------------------------- Bundles
+
+  private async writeBundleStatus(b: Bundle, status: BundleStatus): Promise<Bundle> {
+    return this.client.replace<Bundle>({ ...b, status }, { subresource: "status" });
+  }
+
+  async reconcileBundle(name: string): Promise<void> {
+    const b = this.bundles.get(name);
+    if (!b || b.metadata.deletionTimestamp) return;
+    if (!this.ours(b.spec.class)) return;
+    const gen = b.metadata.generation ?? 0;
+    const st = b.status ?? {};
+    if (st.unpacked === "Done" && st.observedGeneration === gen && st.digest && contentExists(this.opts.stateDir, st.digest)) return;
+    if (st.unpacked !== "InProgress" || st.observedGeneration !== gen) {
+      const c = setCondition(st.conditions, { type: "Unpacked", status: "False", reason: "Unpacking", message: "unpacking the bundle's content", observedGeneration: gen });
+      await this.writeBundleStatus(b, { ...st, unpacked: "InProgress", reason: "Unpacking", message: "unpacking the bundle's content", conditions: c.conditions, observedGeneration: gen });
+    }
+    const fresh = (await this.client.tryGet<Bundle>(API_VERSION, "Bundle", name)) ?? b;
+    const fst = fresh.status ?? {};
+    try {
+      const content = await unpackBundle(b.spec, { root: this.opts.stateDir, pull: this.opts.pull, client: this.client });
+      const type = b.spec.refs[0].split("://")[0];
+      const msg = `Successfully unpacked the ${type} Bundle (${content.format}, ${content.objects.length} objects)`;
+      const c = setCondition(fst.conditions, { type: "Unpacked", status: "True", reason: "UnpackSuccessful", message: msg, observedGeneration: gen });
+      await this.writeBundleStatus(fresh, {
+        ...fst,
+        unpacked: "Done",
+        reason: "UnpackSuccessful",
+        message: msg,
+        digest: content.digest,
+        resolvedRefs: content.resolvedRefs,
+        format: content.format,
+        objects: content.objects,
+        conditions: c.conditions,
+        observedGeneration: gen,
+      });
+      this.events.emit(fresh, "Normal", "Unpacked", msg);
+    } catch (e) {
+      if (!(e instanceof UnpackError)) throw e;
+      const c = setCondition(fst.conditions, { type: "Unpacked", status: "False", reason: e.reason, message: e.message, observedGeneration: gen });
+      await this.writeBundleStatus(fresh, { ...fst, unpacked: "Failed", reason: e.reason, message: e.message, conditions: c.conditions, observedGeneration: gen });
+      this.events.emit(fresh, "Warning", e.reason, e.message);
+      if (e.retryable) throw e; // retried with backoff
+    }
+  }
+
+  // ---------------------------------------------------------------- Instances
+
+  /** The objects an unpacked bundle becomes for an Instance (registry+v1 converted, plain as they are). */
+  desiredContent(bundle: Bundle, inst: Instance): DesiredContent {
+    const dir = contentExists(this.opts.stateDir, bundle.status!.digest!);
+    if (!dir) throw new UnpackError("ContentMissing", `the content of bundle ${bundle.metadata.name} is not in this provisioner's store`);
+    if (bundle.status?.format === "registry+v1") {
+      const c = convertRegistryV1(readBundleDirectory(dir), { installNamespace: inst.spec.installNamespace, watchNamespaces: inst.spec.watchNamespaces });
+      return { objects: c.objects, installNamespace: c.installNamespace, format: "registry+v1" };
+    }
+    return { objects: readPlainObjects(dir), format: "plain" };
+  }
+
+  private async setInstanceStatus(inst: Instance, mutate: (s: InstanceStatus) => InstanceStatus): Promise<Instance> {
+    const next = mutate({ ...(inst.status ?? {}) });
+    if (JSON.stringify(next) === JSON.stringify(inst.status ?? {})) return inst;
+    return this.client.replace<Instance>({ ...inst, status: next }, { subresource: "status" });
+  }
+
+  private conds(inst: Instance, ...cs: NewCondition[]): Condition[] {
+    let list = inst.status?.conditions ?? [];
+    const gen = inst.metadata.generation ?? 0;
+    for (const c of cs) list = setCondition(list, { observedGeneration: gen, ...c }).conditions;
+    return list;
+  }
+
+  async reconcileInstance(name: string): Promise<void> {
+    let inst = this.instances.get(name);
+    if (!inst || inst.metadata.deletionTimestamp) return;
+    inst = (await this.client.tryGet<Instance>(API_VERSION, "Instance", name)) ?? inst;
+    const gen = inst.metadata.generation ?? 0;
+    const bundleName = inst.spec.bundle.name;
+
+    // the desired Bundle: created from the embedded spec when given
+    let bundle = this.bundles.get(bundleName) ?? (await this.client.tryGet<Bundle>(API_VERSION, "Bundle", bundleName));
+    if (inst.spec.bundle.spec) {
+      if (!this.ours(inst.spec.bundle.spec.class)) return;
+      if (!bundle) {
+        bundle = await this.client.create<Bundle>({
+          apiVersion: API_VERSION,
+          kind: "Bundle",
+          metadata: {
+            name: bundleName,
+            labels: { ...(inst.spec.selector?.matchLabels ?? {}), [LABEL_INSTANCE]: name },
+            ownerReferences: [{ apiVersion: API_VERSION, kind: "Instance", name, uid: inst.metadata.uid!, blockOwnerDeletion: false }],
+            ...(inst.metadata.annotations?.[ANNOTATION_REQUESTER] ? { annotations: { [ANNOTATION_REQUESTER]: inst.metadata.annotations[ANNOTATION_REQUESTER] } } : {}),
+          },
+          spec: inst.spec.bundle.spec,
+        });
+      } else if (JSON.stringify(bundle.spec) !== JSON.stringify({ ...bundle.spec, ...inst.spec.bundle.spec })) {
+        await this.setInstanceStatus(inst, (s) => ({
+          ...s,
+          conditions: this.conds(inst!, { type: "Installed", status: "False", reason: "BundleSpecConflict", message: `Bundle ${bundleName} exists with another spec; name a new Bundle to pivot` }),
+          observedGeneration: gen,
+        }));
+        return;
+      }
+    }
+    if (!bundle) {
+      await this.setInstanceStatus(inst, (s) => ({
+        ...s,
+        conditions: this.conds(inst!, { type: "Unpacked", status: "False", reason: "BundleNotFound", message: `Bundle ${bundleName} not found` }),
+        observedGeneration: gen,
+      }));
+      return;
+    }
+    const pc = this.ours(bundle.spec.class);
+    if (!pc) return;
+    const bst = bundle.status;
+    if (bst?.unpacked !== "Done" || bst.observedGeneration !== bundle.metadata.generation) {
+      const failed = bst?.unpacked === "Failed";
+      await this.setInstanceStatus(inst, (s) => ({
+        ...s,
+        conditions: this.conds(inst!, {
+          type: "Unpacked",
+          status: "False",
+          reason: failed ? "UnpackFailed" : "UnpackPending",
+          message: failed ? `Failed to unpack the ${bundleName} Bundle: ${bst?.message ?? ""}` : `Waiting for the ${bundleName} Bundle to be unpacked`,
+        }),
+        observedGeneration: gen,
+      }));
+      return;
+    }
+
+    let desired: DesiredContent;
+    try {
+      desired = this.desiredContent(bundle, inst);
+    } catch (e) {
+      if (e instanceof UnpackError && e.reason === "ContentMissing") {
+        // unpacked by another provisioner process: unpack here too, then come back
+        await this.writeBundleStatus(bundle, { ...bst, unpacked: "InProgress", observedGeneration: -1 });
+        return;
+      }
+      const msg = e instanceof ConvertError ? e.errors.join("; ") : (e as Error).message;
+      await this.setInstanceStatus(inst, (s) => ({
+        ...s,
+        conditions: this.conds(inst!, { type: "Unpacked", status: "True", reason: "UnpackSuccessful", message: `Successfully unpacked the ${bundleName} Bundle` }, { type: "Installed", status: "False", reason: "InvalidBundle", message: msg }),
+        observedGeneration: gen,
+      }));
+      this.events.emit(inst, "Warning", "InvalidBundle", msg);
+      return;
+    }
+    const labels = { [LABEL_INSTANCE]: name, [LABEL_BUNDLE]: bundleName, [LABEL_MANAGED_BY]: MANAGED_BY };
+    const owner = { apiVersion: API_VERSION, kind: "Instance", name, uid: inst.metadata.uid!, blockOwnerDeletion: false };
+    for (const o of desired.objects) {
+      o.metadata = { ...o.metadata, labels: { ...(o.metadata.labels ?? {}), ...labels }, ownerReferences: [owner] };
+    }
+
+    // approval, per generation of the Instance
+    const approvedCond = findCondition(inst.status?.conditions, "Approved");
+    let approved = approvedCond?.status === "True" && approvedCond.observedGeneration === gen;
+    if (!approved) {
+      const policy = approvalOf(pc);
+      let c: NewCondition;
+      if (policy === "AllowAll") {
+        c = { type: "Approved", status: "True", reason: "AllowAll", message: `approved by ProvisionerClass ${pc.metadata.name} (approval: AllowAll)` };
+      } else if (policy === "DenyAll") {
+        c = { type: "Approved", status: "False", reason: "AwaitingApproval", message: `waiting for approval of bundle ${bundleName}: kubectl instance approve ${name}` };
+      } else {
+        const who = requesterOf(inst);
+        if (!who) {
+          c = { type: "Approved", status: "False", reason: "RequesterUnknown", message: "the creator of this Instance is not recorded (the admission webhook was not running); approve it with kubectl instance approve" };
+        } else {
+          const missing = await missingPermissions(this.client, who, desired.objects);
+          c =
+            missing.length === 0
+              ? { type: "Approved", status: "True", reason: "UserPermission", message: `${who.username} may create every object of bundle ${bundleName}` }
+              : {
+                  type: "Approved",
+                  status: "False",
+                  reason: "InsufficientPermissions",
+                  message: `${who.username} may not ${missing.slice(0, 20).map(describeCheck).join("; ")}${missing.length > 20 ? `; and ${missing.length - 20} more` : ""}`,
+                };
+        }
+      }
+      approved = c.status === "True";
+      inst = await this.setInstanceStatus(inst, (s) => ({
+        ...s,
+        conditions: this.conds(inst!, { type: "Unpacked", status: "True", reason: "UnpackSuccessful", message: `Successfully unpacked the ${bundleName} Bundle` }, c),
+        observedGeneration: gen,
+      }));
+      if (!approved) {
+        this.events.emit(inst, "Normal", c.reason, c.message);
+        return;
+      }
+    }
+
+    // CRD upgrade safety, before anything changes
+    const unsafe: string[] = [];
+    for (const o of desired.objects) {
+      if (o.kind !== "CustomResourceDefinition") continue;
+      const existing = await this.client.tryGet("apiextensions.k8s.io/v1", "CustomResourceDefinition", o.metadata.name);
+      if (existing) unsafe.push(...crdUpgradeProblems(existing, o));
+    }
+    if (unsafe.length > 0) {
+      const msg = unsafe.join("\n");
+      await this.setInstanceStatus(inst, (s) => ({
+        ...s,
+        conditions: this.conds(inst!, { type: "Installed", status: "False", reason: "UnsafeCRDUpgrade", message: msg }),
+        observedGeneration: gen,
+      }));
+      this.events.emit(inst, "Warning", "UnsafeCRDUpgrade", msg);
+      return;
+    }
+
+    try {
+      await this.install(desired);
+    } catch (e) {
+      const msg = e instanceof KubeApiError ? `${e.reason}: ${e.message}` : (e as Error).message;
+      await this.setInstanceStatus(inst, (s) => ({
+        ...s,
+        conditions: this.conds(inst!, { type: "Installed", status: "False", reason: s.activeBundle && s.activeBundle !== bundleName ? "UpgradeFailed" : "InstallFailed", message: msg }),
+        observedGeneration: gen,
+      })).catch(() => undefined);
+      this.events.emit(inst, "Warning", "InstallFailed", msg);
+      throw e;
+    }
+
+    // prune what the new bundle no longer has
+    const keep = new Set(desired.objects.map((o) => refKey(refOf(o))));
+    for (const r of inst.status?.objects ?? []) {
+      if (!keep.has(refKey(r))) await this.client.delete(r.apiVersion, r.kind, r.name, r.namespace).catch((e) => (isNotFound(e) ? false : Promise.reject(e)));
+    }
+    // older bundles this Instance pivoted from
+    for (const b of this.bundles.list()) {
+      if (b.metadata.name === bundleName || !labelsMatch(inst.spec.selector, b.metadata.labels)) continue;
+      if (findCondition(b.status?.conditions, "Replaced")?.status === "True") continue;
+      const fresh = await this.client.tryGet<Bundle>(API_VERSION, "Bundle", b.metadata.name);
+      if (!fresh) continue;
+      const c = setCondition(fresh.status?.conditions, { type: "Replaced", status: "True", reason: "Replaced", message: `replaced by ${bundleName} in instance ${name}` });
+      await this.writeBundleStatus(fresh, { ...(fresh.status ?? {}), conditions: c.conditions }).catch((e) => (isConflict(e) ? undefined : Promise.reject(e)));
+    }
+    const previous = inst.status?.activeBundle;
+    const msg = `Instantiated bundle ${bundleName} successfully`;
+    await this.setInstanceStatus(inst, (s) => ({
+      ...s,
+      activeBundle: bundleName,
+      ...(desired.installNamespace ? { installNamespace: desired.installNamespace } : {}),
+      objects: desired.objects.map(refOf),
+      conditions: this.conds(inst!, { type: "Installed", status: "True", reason: "InstallationSucceeded", message: msg }),
+      observedGeneration: gen,
+    }));
+    if (previous !== bundleName) this.events.emit(inst, "Normal", previous ? "Upgraded" : "Installed", previous ? `${msg} (from ${previous})` : msg);
+  }
+
+  /** Applies the objects: namespace first, CRDs (waiting until Established), then the rest; a dry run of everything first. */
+  private async install(desired: DesiredContent): Promise<void> {
+    if (desired.installNamespace) {
+      const ns = await this.client.tryGet("v1", "Namespace", desired.installNamespace);
+      if (!ns) await this.client.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: desired.installNamespace } }).catch((e) => (isConflict(e) ? undefined : Promise.reject(e)));
+    }
+    const crds = desired.objects.filter((o) => o.kind === "CustomResourceDefinition");
+    const rest = desired.objects.filter((o) => o.kind !== "CustomResourceDefinition");
+    const ownKinds = new Set(crds.map((c) => `${(c.spec as { group: string }).group}/${(c.spec as { names: { kind: string } }).names.kind}`));
+    // dry run: a bundle that cannot be applied changes nothing
+    for (const o of desired.objects) {
+      if (ownKinds.has(`${o.apiVersion.split("/")[0]}/${o.kind}`)) continue;
+      await this.client.apply(o, { dryRun: true });
+    }
+    for (const c of crds) await this.client.apply(c);
+    for (const c of crds) await this.waitEstablished(c.metadata.name);
+    for (const o of rest) await this.client.apply(o);
+  }
+
+  private async waitEstablished(name: string): Promise<void> {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const crd = await this.client.get<KubeObject & { status?: { conditions?: Condition[] } }>("apiextensions.k8s.io/v1", "CustomResourceDefinition", name);
+      if (findCondition(crd.status?.conditions, "Established")?.status === "True") return;
+      if (Date.now() > deadline) throw new Error(`CRD ${name} did not become Established within 60 s`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+

@@ -1,0 +1,63 @@
+/**
+ * The real-cluster side of the test harness. scripts/run-tests.mjs starts etcd + kube-apiserver
+ * (scripts/kube/cluster.sh) when cluster tests are selected and passes KUBECONFIG (contexts admin,
+ * alice, bob, carol); without it the cluster tests skip with a message, except under CI=true, where a
+ * missing cluster is a failure.
+ */
+import { KubeClient, type KubeObject } from "../../src/cluster/client.js";
+
+export function clusterKubeconfig(): { kubeconfig: string; skip: false } | { skip: string } {
+  const kc = process.env.OPCAT_TEST_KUBECONFIG;
+  if (kc) return { kubeconfig: kc, skip: false };
+  const why = "no test cluster (scripts/run-tests.mjs starts one with scripts/kube/cluster.sh when its binaries are built: scripts/kube/cluster.sh build)";
+  if (process.env.CI === "true") throw new Error(`CI=true: ${why}`);
+  return { skip: why };
+}
+
+export function clientAs(kubeconfig: string, context: string): KubeClient {
+  return KubeClient.connect({ kubeconfig, context });
+}
+
+/**
+ * Waits until `pred` holds for the object (watching it; the timeout only bounds a hung test and is
+ * no performance threshold). Resolves with the object.
+ */
+export async function waitFor<T extends KubeObject>(
+  client: KubeClient,
+  apiVersion: string,
+  kind: string,
+  name: string,
+  pred: (o: T | undefined) => boolean,
+  what: string,
+  timeoutMs = 180_000,
+  namespace?: string,
+): Promise<T | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T | undefined;
+  for (;;) {
+    last = await client.tryGet<T>(apiVersion, kind, name, namespace);
+    if (pred(last)) return last;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${kind} ${name}: ${what}; last seen: ${JSON.stringify((last as { status?: unknown } | undefined)?.status ?? last ?? null)}`);
+    const path = await client.path(apiVersion, kind, namespace);
+    const ac = new AbortController();
+    const timer = setTimeout(() => ac.abort(), 5_000);
+    try {
+      await client.watch(
+        path,
+        { fieldSelector: `metadata.name=${name}`, resourceVersion: last?.metadata.resourceVersion ?? "0", timeoutSeconds: 5 },
+        (ev) => {
+          if (ev.type !== "BOOKMARK" && pred(ev.type === "DELETED" ? undefined : (ev.object as T))) ac.abort();
+        },
+        ac.signal,
+      );
+    } catch {
+      // a watch error (e.g. 410): read again
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+export function cond(o: { status?: { conditions?: { type: string; status: string; reason: string; message: string }[] } } | undefined, type: string) {
+  return o?.status?.conditions?.find((c) => c.type === type);
+}

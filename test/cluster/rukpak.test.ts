@@ -1,0 +1,238 @@
+/**
+ * RukPak on a real API server (etcd + kube-apiserver started by the test runner) with real bundles
+ * from ../shared/data/community/operators, built and pushed by opcat to a real docker-registry on
+ * 127.0.0.1, installed by opcat's provisioner running in this process with its admission webhooks
+ * registered by URL.
+ */
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildBundleImage, pushImage } from "../../src/image/index.js";
+import { readBundleDirectory } from "../../src/bundle/index.js";
+import { KubeApiError, type KubeClient, type KubeObject } from "../../src/cluster/client.js";
+import { convertRegistryV1 } from "../../src/cluster/rukpak/convert.js";
+import { API_VERSION, LABEL_INSTANCE, OPERATOR_PROVISIONER, type Bundle, type Instance } from "../../src/cluster/rukpak/api.js";
+import { approveInstance } from "../../src/cluster/rukpak/approve.js";
+import { runControllers, type RunningControllers } from "../../src/cluster/run.js";
+import { requireTools, startDockerRegistry, type RunningRegistry } from "../image/servers.js";
+import { COMMUNITY, requireShared } from "../shared.js";
+import { clientAs, clusterKubeconfig, cond, waitFor } from "./harness.js";
+
+const cluster = clusterKubeconfig();
+const missingTools = requireTools("docker-registry");
+const shared = requireShared();
+const skip = cluster.skip || missingTools || shared.skip;
+const OPS = join(COMMUNITY, "operators");
+
+describe("RukPak on a real API server", { skip, concurrency: false }, () => {
+  let kubeconfig = "";
+  let admin: KubeClient;
+  let registry: RunningRegistry;
+  let running: RunningControllers;
+  let tmp = "";
+  const images: Record<string, string> = {};
+
+  async function push(name: string, dir: string): Promise<string> {
+    const ref = `${registry.host}/${name}`;
+    await pushImage(buildBundleImage(dir), ref, { useHttp: true });
+    return `docker://${ref}`;
+  }
+
+  async function rbac(name: string, user: { user?: string; group?: string }, rules: unknown[]): Promise<void> {
+    await admin.apply({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name }, rules } as unknown as KubeObject);
+    await admin.apply({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
+      subjects: [user.user ? { kind: "User", apiGroup: "rbac.authorization.k8s.io", name: user.user } : { kind: "Group", apiGroup: "rbac.authorization.k8s.io", name: user.group }],
+    } as unknown as KubeObject);
+  }
+
+  async function klass(name: string, approval: string): Promise<void> {
+    await admin.apply({ apiVersion: API_VERSION, kind: "ProvisionerClass", metadata: { name }, provisioner: OPERATOR_PROVISIONER, parameters: { approval } } as unknown as KubeObject);
+  }
+
+  function instance(name: string, bundle: string, ref: string, cls: string, sub: string): Instance {
+    return {
+      apiVersion: API_VERSION,
+      kind: "Instance",
+      metadata: { name },
+      spec: { selector: { matchLabels: { subscription: sub } }, bundle: { name: bundle, spec: { class: cls, refs: [ref] } } },
+    };
+  }
+
+  const installed = (bundle: string) => (o: Instance | undefined) => cond(o, "Installed")?.status === "True" && o?.status?.activeBundle === bundle && o.status.observedGeneration === o.metadata.generation;
+
+  before(async () => {
+    if (cluster.skip !== false) return;
+    kubeconfig = cluster.kubeconfig;
+    admin = clientAs(kubeconfig, "admin");
+    tmp = mkdtempSync(join(tmpdir(), "opcat-rukpak-"));
+    registry = await startDockerRegistry(join(tmp, "registry"));
+    images.rabbit280 = await push("rabbitmq-bundle:2.8.0", join(OPS, "rabbitmq-cluster-operator", "2.8.0"));
+    images.rabbit290 = await push("rabbitmq-bundle:2.9.0", join(OPS, "rabbitmq-cluster-operator", "2.9.0"));
+    images.catfacts = await push("cat-facts-bundle:1.1.0", join(OPS, "cat-facts-operator", "1.1.0"));
+    images.nfs = await push("nfs-bundle:0.0.9", join(OPS, "nfs-provisioner-operator", "0.0.9"));
+    // rabbitmq 2.9.0 with its CRD's only (stored) version renamed: an upgrade that drops a stored version
+    const bad = join(tmp, "rabbit-bad");
+    cpSync(join(OPS, "rabbitmq-cluster-operator", "2.9.0"), bad, { recursive: true });
+    const crdFile = join(bad, "manifests", "crds.yaml");
+    writeFileSync(crdFile, readFileSync(crdFile, "utf8").replace(/^(\s+)name: v1beta1$/m, "$1name: v1beta2"));
+    images.rabbitBad = await push("rabbitmq-bundle:2.9.0-bad", bad);
+    running = await runControllers({ kubeconfig, context: "admin", stateDir: join(tmp, "state"), pull: { useHttp: true }, log: () => {} });
+    // carol (group dev-team): may create Instances and Bundles and use every class, nothing else
+    await rbac("test-dev-team", { group: "dev-team" }, [
+      { apiGroups: ["rukpak.io"], resources: ["instances", "bundles"], verbs: ["get", "list", "watch", "create", "update", "patch"] },
+      { apiGroups: ["rukpak.io"], resources: ["instances/status"], verbs: ["get", "update", "patch"] },
+      { apiGroups: ["rukpak.io"], resources: ["provisionerclasses"], verbs: ["get", "list", "use"] },
+    ]);
+    // bob: may create Bundles but use no class
+    await rbac("test-bob", { user: "bob" }, [{ apiGroups: ["rukpak.io"], resources: ["bundles"], verbs: ["get", "create"] }]);
+  });
+
+  after(async () => {
+    await running?.stop();
+    await registry?.stop();
+    admin?.close();
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  });
+
+  test("AllowAll: an Instance installs rabbitmq-cluster-operator 2.8.0 with every object of the conversion rules", async () => {
+    await klass("test-allow", "AllowAll");
+    await admin.create(instance("rabbitmq", "rabbitmq-2.8.0", images.rabbit280, "test-allow", "rabbitmq"));
+    const inst = await waitFor<Instance>(admin, API_VERSION, "Instance", "rabbitmq", installed("rabbitmq-2.8.0"), "Installed");
+    assert.equal(cond(inst, "Approved")?.reason, "AllowAll");
+    const expected = convertRegistryV1(readBundleDirectory(join(OPS, "rabbitmq-cluster-operator", "2.8.0")));
+    assert.equal(inst?.status?.installNamespace, expected.installNamespace);
+    assert.equal(inst?.status?.objects?.length, expected.objects.length);
+    for (const want of expected.objects) {
+      const got = await admin.get(want.apiVersion, want.kind, want.metadata.name, want.metadata.namespace);
+      assert.equal(got.metadata.labels?.[LABEL_INSTANCE], "rabbitmq", `${want.kind} ${want.metadata.name} labelled`);
+      assert.equal(got.metadata.ownerReferences?.[0]?.uid, inst?.metadata.uid, `${want.kind} ${want.metadata.name} owned by the Instance`);
+      if (want.kind === "ClusterRole" || want.kind === "Role") assert.deepEqual(got.rules, want.rules);
+      if (want.kind === "Deployment") {
+        const ann = (got.spec as { template: { metadata: { annotations: Record<string, string> } } }).template.metadata.annotations;
+        assert.equal(ann["olm.targetNamespaces"], "");
+        assert.equal(ann["olm.operatorNamespace"], expected.installNamespace);
+        assert.equal((got.spec as { revisionHistoryLimit: number }).revisionHistoryLimit, 1);
+      }
+    }
+    const bundle = await admin.get<Bundle>(API_VERSION, "Bundle", "rabbitmq-2.8.0");
+    assert.equal(bundle.status?.unpacked, "Done");
+    assert.equal(bundle.status?.format, "registry+v1");
+    assert.match(bundle.status?.resolvedRefs?.[0] ?? "", /@sha256:[0-9a-f]{64}$/);
+    assert.ok(bundle.status?.objects?.some((o) => o.startsWith("/objects/ClusterServiceVersion/")));
+  });
+
+  test("pivot: the Instance moves to 2.9.0, objects only 2.8.0 had are pruned, the old Bundle is Replaced", async () => {
+    const cur = await admin.get<Instance>(API_VERSION, "Instance", "rabbitmq");
+    await admin.replace({ ...cur, spec: { ...cur.spec, bundle: { name: "rabbitmq-2.9.0", spec: { class: "test-allow", refs: [images.rabbit290] } } } });
+    const inst = await waitFor<Instance>(admin, API_VERSION, "Instance", "rabbitmq", installed("rabbitmq-2.9.0"), "Installed 2.9.0");
+    const before = convertRegistryV1(readBundleDirectory(join(OPS, "rabbitmq-cluster-operator", "2.8.0")));
+    const after = convertRegistryV1(readBundleDirectory(join(OPS, "rabbitmq-cluster-operator", "2.9.0")));
+    const key = (o: KubeObject) => `${o.kind}/${o.metadata.namespace ?? ""}/${o.metadata.name}`;
+    const kept = new Set(after.objects.map(key));
+    const gone = before.objects.filter((o) => !kept.has(key(o)));
+    assert.ok(gone.length > 0, "2.8.0 and 2.9.0 differ in generated RBAC names");
+    for (const o of gone) assert.equal(await admin.tryGet(o.apiVersion, o.kind, o.metadata.name, o.metadata.namespace), undefined, `${key(o)} pruned`);
+    for (const o of after.objects) assert.ok(await admin.tryGet(o.apiVersion, o.kind, o.metadata.name, o.metadata.namespace), `${key(o)} present`);
+    assert.equal(inst?.status?.objects?.length, after.objects.length);
+    const old = await waitFor<Bundle>(admin, API_VERSION, "Bundle", "rabbitmq-2.8.0", (b) => cond(b, "Replaced")?.status === "True", "Replaced");
+    assert.match(cond(old, "Replaced")?.message ?? "", /replaced by rabbitmq-2\.9\.0/);
+  });
+
+  test("a CRD change that removes a stored version is refused; 2.9.0 keeps running", async () => {
+    const cur = await admin.get<Instance>(API_VERSION, "Instance", "rabbitmq");
+    await admin.replace({ ...cur, spec: { ...cur.spec, bundle: { name: "rabbitmq-2.9.0-bad", spec: { class: "test-allow", refs: [images.rabbitBad] } } } });
+    const inst = await waitFor<Instance>(admin, API_VERSION, "Instance", "rabbitmq", (o) => cond(o, "Installed")?.reason === "UnsafeCRDUpgrade", "UnsafeCRDUpgrade");
+    const c = cond(inst, "Installed");
+    assert.equal(c?.status, "False");
+    assert.match(c?.message ?? "", /rabbitmqclusters\.rabbitmq\.com.*stored version "v1beta1" removed/);
+    assert.equal(inst?.status?.activeBundle, "rabbitmq-2.9.0");
+    const crd = await admin.get<KubeObject & { spec: { versions: { name: string }[] } }>("apiextensions.k8s.io/v1", "CustomResourceDefinition", "rabbitmqclusters.rabbitmq.com");
+    assert.deepEqual(
+      crd.spec.versions.map((v) => v.name),
+      ["v1beta1"],
+    );
+    const after = convertRegistryV1(readBundleDirectory(join(OPS, "rabbitmq-cluster-operator", "2.9.0")));
+    const dep = after.objects.find((o) => o.kind === "Deployment")!;
+    assert.ok(await admin.tryGet("apps/v1", "Deployment", dep.metadata.name, dep.metadata.namespace), "the 2.9.0 Deployment is still there");
+  });
+
+  test("DenyAll waits for approval; approving without the approve verb is refused; an admin's approval installs", async () => {
+    await klass("test-deny", "DenyAll");
+    await admin.create(instance("catfacts", "cat-facts-1.1.0", images.catfacts, "test-deny", "catfacts"));
+    const waiting = await waitFor<Instance>(admin, API_VERSION, "Instance", "catfacts", (o) => cond(o, "Approved")?.reason === "AwaitingApproval", "AwaitingApproval");
+    assert.equal(cond(waiting, "Approved")?.status, "False");
+    assert.equal(cond(waiting, "Installed"), undefined, "nothing installed before approval");
+    const carol = clientAs(kubeconfig, "carol");
+    try {
+      await assert.rejects(approveInstance(carol, "catfacts"), (e: unknown) => e instanceof KubeApiError && e.status === 403 && /may not change the Approved condition.*"approve" verb/.test(e.message));
+    } finally {
+      carol.close();
+    }
+    await approveInstance(admin, "catfacts");
+    const inst = await waitFor<Instance>(admin, API_VERSION, "Instance", "catfacts", installed("cat-facts-1.1.0"), "Installed");
+    assert.equal(cond(inst, "Approved")?.reason, "ApprovedByUser");
+    assert.match(cond(inst, "Approved")?.message ?? "", /opcat-admin/);
+  });
+
+  test("a user without `use` on a class cannot create a Bundle naming it", async () => {
+    const bob = clientAs(kubeconfig, "bob");
+    try {
+      await assert.rejects(
+        bob.create({ apiVersion: API_VERSION, kind: "Bundle", metadata: { name: "bob-bundle" }, spec: { class: "test-allow", refs: [images.catfacts] } } as unknown as KubeObject),
+        (e: unknown) => e instanceof KubeApiError && e.status === 403 && /bob may not use ProvisionerClass "test-allow"/.test(e.message),
+      );
+    } finally {
+      bob.close();
+    }
+  });
+
+  test("UserPermission approves for an admin, not for a user who could not create the objects", async () => {
+    await klass("test-userperm", "UserPermission");
+    await admin.create(instance("nfs-admin", "nfs-0.0.9", images.nfs, "test-userperm", "nfs"));
+    const ok = await waitFor<Instance>(admin, API_VERSION, "Instance", "nfs-admin", installed("nfs-0.0.9"), "Installed");
+    assert.equal(cond(ok, "Approved")?.reason, "UserPermission");
+    assert.match(cond(ok, "Approved")?.message ?? "", /opcat-admin may create every object/);
+
+    const carol = clientAs(kubeconfig, "carol");
+    try {
+      await carol.create(instance("catfacts-carol", "cat-facts-1.1.0-carol", images.catfacts, "test-userperm", "catfacts-carol"));
+    } finally {
+      carol.close();
+    }
+    const denied = await waitFor<Instance>(admin, API_VERSION, "Instance", "catfacts-carol", (o) => cond(o, "Approved")?.reason === "InsufficientPermissions", "InsufficientPermissions");
+    const msg = cond(denied, "Approved")?.message ?? "";
+    assert.match(msg, /^carol may not /);
+    assert.match(msg, /create customresourcedefinitions\.apiextensions\.k8s\.io \(cluster-wide\)/);
+    assert.equal(cond(denied, "Installed"), undefined);
+  });
+
+  test("a Bundle whose image is missing is Failed with the reason and keeps being retried", async () => {
+    const ref = `docker://${registry.host}/nothing-here:1.0.0`;
+    await admin.create({ apiVersion: API_VERSION, kind: "Bundle", metadata: { name: "missing-image" }, spec: { class: "test-allow", refs: [ref] } } as unknown as KubeObject);
+    const b = await waitFor<Bundle>(admin, API_VERSION, "Bundle", "missing-image", (o) => o?.status?.unpacked === "Failed", "Failed");
+    assert.equal(b?.status?.reason, "PullFailed");
+    assert.match(b?.status?.message ?? "", /nothing-here/);
+    assert.equal(cond(b, "Unpacked")?.status, "False");
+    // retried with backoff: the bundle appears once the image is pushed
+    await pushImage(buildBundleImage(join(OPS, "cat-facts-operator", "1.1.0")), `${registry.host}/nothing-here:1.0.0`, { useHttp: true });
+    const done = await waitFor<Bundle>(admin, API_VERSION, "Bundle", "missing-image", (o) => o?.status?.unpacked === "Done", "Done after the push");
+    assert.equal(cond(done, "Unpacked")?.reason, "UnpackSuccessful");
+  });
+
+  test("malformed objects are refused by the schema with a message naming the field", async () => {
+    await assert.rejects(
+      admin.create({ apiVersion: API_VERSION, kind: "Bundle", metadata: { name: "bad-ref" }, spec: { class: "test-allow", refs: ["ftp://example/x"] } } as unknown as KubeObject),
+      (e: unknown) => e instanceof KubeApiError && e.status === 422 && /spec\.refs\[0\]/.test(e.message),
+    );
+    await assert.rejects(
+      admin.create({ apiVersion: API_VERSION, kind: "Instance", metadata: { name: "no-bundle" }, spec: {} } as unknown as KubeObject),
+      (e: unknown) => e instanceof KubeApiError && e.status === 422 && /spec\.bundle: Required value/.test(e.message),
+    );
+  });
+});
