@@ -21,6 +21,7 @@ import { VERSION } from "../version.js";
 import { registerTemplateCommands } from "./template.js";
 import { registerServeCommand } from "./serve.js";
 import { registerResolveCommands } from "./resolve.js";
+import { registerClusterCommands } from "./cluster.js";
 import { addImageAccessOptions, imageAccessFrom, registerImageCommands, type ImageAccessFlags } from "./image.js";
 import { resolveRenderRef, type PullOptions } from "../image/index.js";
 import { EXIT_INVALID, EXIT_USAGE, formatBytes, handleError, Progress, problemToJson, reportProblems, type ErrorFormat } from "./output.js";
@@ -247,6 +248,8 @@ Examples:
   registerImageCommands(program);
   registerServeCommand(program);
   registerResolveCommands(program);
+
+  registerClusterCommands(program);
 
   program
     .command("version")

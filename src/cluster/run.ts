@@ -13,7 +13,7 @@ import { findCondition, type Condition } from "./conditions.js";
 import { LeaderElector } from "./leader.js";
 import { defaultProvisionerClasses, rukpakCrdObjects } from "./rukpak/api.js";
 import { RukpakController } from "./rukpak/controller.js";
-import { AdmissionHandler, registerWebhooks, serveWebhooks, type WebhookServer, type WebhookTarget } from "./rukpak/webhook.js";
+import { AdmissionHandler, registerWebhooks, serveWebhooks, unregisterWebhooks, type WebhookServer, type WebhookTarget } from "./rukpak/webhook.js";
 import type { PullOptions } from "../image/index.js";
 import { defaultCacheDir } from "../image/index.js";
 
@@ -30,6 +30,8 @@ export interface RunOptions extends ConnectOptions {
   webhookPort?: number;
   /** In the cluster: register the webhooks through this Service instead of by URL. */
   webhookService?: { namespace: string; name: string; port: number };
+  /** Name of the webhook configurations (default `opcat-rukpak`). */
+  webhookName?: string;
   /** Extra DNS names / IPs for the webhook certificate. */
   webhookHosts?: string[];
   /** Leader election on a Lease in this namespace (default: off). */
@@ -75,6 +77,7 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
   const stateDir = opts.stateDir ?? join(defaultCacheDir(), "cluster");
   if (opts.installApis !== false) await installApis(client);
   let webhook: WebhookServer | undefined;
+  let webhookUrl: string | undefined;
   if (opts.webhooks !== false) {
     const host = opts.webhookHost ?? "127.0.0.1";
     const svc = opts.webhookService;
@@ -82,7 +85,8 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
     const certs = makeServingCerts(hosts);
     webhook = await serveWebhooks(new AdmissionHandler(client), certs, host, opts.webhookPort ?? 0);
     const target: WebhookTarget = svc ? { service: svc } : { url: `https://${hosts[0]}:${webhook.port}` };
-    await registerWebhooks(client, target, certs.caCert);
+    await registerWebhooks(client, target, certs.caCert, opts.webhookName);
+    if ("url" in target) webhookUrl = target.url;
     log(`webhooks served on ${host}:${webhook.port}`);
   }
   const controller = new RukpakController({ client, stateDir: join(stateDir, "bundles"), pull: { cacheDir: join(stateDir, "images"), ...opts.pull }, log });
@@ -115,6 +119,7 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
     async stop() {
       await elector?.stop();
       await controller.stop();
+      if (webhookUrl) await unregisterWebhooks(client, webhookUrl, opts.webhookName).catch((e) => log(`removing the webhook registration: ${(e as Error).message}`));
       await webhook?.close();
       client.close();
     },

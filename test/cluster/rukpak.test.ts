@@ -81,6 +81,8 @@ describe("RukPak on a real API server", { skip, concurrency: false }, () => {
     cpSync(join(OPS, "rabbitmq-cluster-operator", "2.9.0"), bad, { recursive: true });
     const crdFile = join(bad, "manifests", "crds.yaml");
     writeFileSync(crdFile, readFileSync(crdFile, "utf8").replace(/^(\s+)name: v1beta1$/m, "$1name: v1beta2"));
+    const csvFile = join(bad, "manifests", "rabbitmq.clusterserviceversion.yaml");
+    writeFileSync(csvFile, readFileSync(csvFile, "utf8").replace(/rabbitmq\.com\/v1beta1/g, "rabbitmq.com/v1beta2").replace(/^(\s+)version: v1beta1$/gm, "$1version: v1beta2"));
     images.rabbitBad = await push("rabbitmq-bundle:2.9.0-bad", bad);
     running = await runControllers({ kubeconfig, context: "admin", stateDir: join(tmp, "state"), pull: { useHttp: true }, log: () => {} });
     // carol (group dev-team): may create Instances and Bundles and use every class, nothing else

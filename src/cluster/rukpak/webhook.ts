@@ -92,7 +92,7 @@ export class AdmissionHandler {
     if (req.operation !== "UPDATE" || !req.object) return { uid: req.uid, allowed: true };
     const approved = (o: KubeObject | undefined) => {
       const c = ((o as Instance | undefined)?.status?.conditions ?? []).find((x) => x.type === "Approved");
-      return c ? `${c.status}/${c.observedGeneration ?? ""}` : "";
+      return c ? JSON.stringify([c.status, c.reason, c.message, c.observedGeneration ?? null]) : "";
     };
     if (approved(req.oldObject) === approved(req.object)) return { uid: req.uid, allowed: true };
     const name = req.object.metadata.name;
@@ -167,21 +167,21 @@ function clientConfig(target: WebhookTarget, path: string, caBundle: string): Re
 
 export const WEBHOOK_CONFIG_NAME = "opcat-rukpak";
 
-/** The webhook configurations for `target` with `caBundle` (PEM). */
-export function webhookConfigurations(target: WebhookTarget, caBundle: string): KubeObject[] {
+/** The webhook configurations for `target` with `caBundle` (PEM), named `name`. */
+export function webhookConfigurations(target: WebhookTarget, caBundle: string, name = WEBHOOK_CONFIG_NAME): KubeObject[] {
   const common = { admissionReviewVersions: ["v1"], sideEffects: "None", timeoutSeconds: 10, failurePolicy: "Fail", matchPolicy: "Equivalent" };
   const objRules = [{ apiGroups: [GROUP], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["bundles", "instances"], scope: "*" }];
   return [
     {
       apiVersion: "admissionregistration.k8s.io/v1",
       kind: "MutatingWebhookConfiguration",
-      metadata: { name: WEBHOOK_CONFIG_NAME, labels: { "app.kubernetes.io/part-of": "opcat" } },
+      metadata: { name, labels: { "app.kubernetes.io/part-of": "opcat" } },
       webhooks: [{ name: "requester.rukpak.io", clientConfig: clientConfig(target, "/mutate", caBundle), rules: objRules, reinvocationPolicy: "Never", ...common }],
     },
     {
       apiVersion: "admissionregistration.k8s.io/v1",
       kind: "ValidatingWebhookConfiguration",
-      metadata: { name: WEBHOOK_CONFIG_NAME, labels: { "app.kubernetes.io/part-of": "opcat" } },
+      metadata: { name, labels: { "app.kubernetes.io/part-of": "opcat" } },
       webhooks: [
         { name: "use.provisionerclasses.rukpak.io", clientConfig: clientConfig(target, "/validate", caBundle), rules: objRules, ...common },
         {
@@ -195,6 +195,18 @@ export function webhookConfigurations(target: WebhookTarget, caBundle: string): 
   ];
 }
 
-export async function registerWebhooks(client: KubeClient, target: WebhookTarget, caBundle: string): Promise<void> {
-  for (const o of webhookConfigurations(target, caBundle)) await client.apply(o);
+export async function registerWebhooks(client: KubeClient, target: WebhookTarget, caBundle: string, name = WEBHOOK_CONFIG_NAME): Promise<void> {
+  for (const o of webhookConfigurations(target, caBundle, name)) await client.apply(o);
+}
+
+/**
+ * Removes webhook configurations registered by URL that still point at `url` (a controller run
+ * from outside the cluster does this when it stops, so that a stopped laptop process does not
+ * leave every Bundle/Instance write failing on an unreachable webhook).
+ */
+export async function unregisterWebhooks(client: KubeClient, url: string, name = WEBHOOK_CONFIG_NAME): Promise<void> {
+  for (const kind of ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"]) {
+    const cur = await client.tryGet<KubeObject & { webhooks?: { clientConfig?: { url?: string } }[] }>("admissionregistration.k8s.io/v1", kind, name);
+    if (cur && (cur.webhooks ?? []).every((w) => w.clientConfig?.url?.startsWith(url))) await client.delete("admissionregistration.k8s.io/v1", kind, name);
+  }
 }

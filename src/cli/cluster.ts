@@ -1,0 +1,210 @@
+/**
+ * `opcat cluster manifests|run` and `opcat instance list|describe|approve` (also shipped as the
+ * kubectl plugin `kubectl-instance`): flags → src/cluster → print.
+ */
+import { join } from "node:path";
+import { Command, Option } from "commander";
+import { KubeApiError, KubeClient, type KubeObject } from "../cluster/client.js";
+import { findCondition } from "../cluster/conditions.js";
+import { clusterManifests, DEFAULT_NAMESPACE } from "../cluster/manifests.js";
+import { API_VERSION, type Bundle, type Instance } from "../cluster/rukpak/api.js";
+import { approveInstance } from "../cluster/rukpak/approve.js";
+import { unpackBundle, readPlainObjects } from "../cluster/rukpak/content.js";
+import { convertRegistryV1, ConvertError } from "../cluster/rukpak/convert.js";
+import { formatRule, grantedRules } from "../cluster/rukpak/permissions.js";
+import { readBundleDirectory } from "../bundle/index.js";
+import { runControllers } from "../cluster/run.js";
+import { OpcatError } from "../fbc/errors.js";
+import { toGoYaml, type JsonValue } from "../yaml/index.js";
+import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./image.js";
+import { EXIT_INVALID, EXIT_USAGE } from "./output.js";
+import { defaultCacheDir } from "../image/index.js";
+
+interface KubeFlags {
+  kubeconfig?: string;
+  context?: string;
+}
+
+function kubeOptions(cmd: Command): Command {
+  return cmd.option("--kubeconfig <file>", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)").option("--context <name>", "kubeconfig context (default: its current context)");
+}
+
+function connect(f: KubeFlags): KubeClient {
+  try {
+    return KubeClient.connect({ kubeconfig: f.kubeconfig, context: f.context });
+  } catch (e) {
+    throw new OpcatError("CLUSTER_KUBECONFIG", `cannot load the kubeconfig: ${(e as Error).message}`, { exitCode: EXIT_USAGE });
+  }
+}
+
+/** API errors as opcat errors: refusals (403/422/409) are exit 1 with the server's message, the rest exit 2. */
+function apiFailure(e: unknown, what: string): never {
+  if (e instanceof KubeApiError) {
+    const invalid = e.status === 403 || e.status === 422 || e.status === 409 || e.status === 404;
+    throw new OpcatError(`CLUSTER_${e.reason.toUpperCase() || e.status}`, `${what}: ${e.message}`, { exitCode: invalid ? EXIT_INVALID : EXIT_USAGE });
+  }
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code === "ECONNREFUSED" || code === "ENOTFOUND" || code === "ETIMEDOUT" || code === "ECONNRESET") {
+    throw new OpcatError("CLUSTER_UNREACHABLE", `${what}: the API server cannot be reached (${code})`, { exitCode: EXIT_USAGE });
+  }
+  throw e;
+}
+
+function printObjects(objs: KubeObject[], format: string): void {
+  if (format === "json") process.stdout.write(JSON.stringify({ apiVersion: "v1", kind: "List", items: objs }, null, 2) + "\n");
+  else process.stdout.write(objs.map((o) => toGoYaml(o as unknown as JsonValue)).join("---\n"));
+}
+
+export function registerClusterCommands(program: Command): void {
+  const cluster = program.command("cluster").description("Run opcat's RukPak provisioners on a Kubernetes cluster (Bundle, Instance, ProvisionerClass)");
+  cluster
+    .command("manifests")
+    .description("Print what running opcat in a cluster needs (CRDs, default ProvisionerClasses, RBAC, Deployment, Service); --local: only the APIs and classes")
+    .option("--local", "only the APIs, default classes and user roles (for `opcat cluster run` outside the cluster)", false)
+    .option("--namespace <ns>", "namespace of the controller", DEFAULT_NAMESPACE)
+    .option("--image <ref>", "image that runs `opcat cluster run`")
+    .addOption(new Option("-o, --output <format>", "yaml or json").choices(["yaml", "json"]).default("yaml"))
+    .action((o: { local: boolean; namespace: string; image?: string; output: string }) => {
+      printObjects(clusterManifests({ local: o.local, namespace: o.namespace, image: o.image }), o.output);
+    });
+
+  const run = kubeOptions(
+    cluster
+      .command("run")
+      .description("Run the provisioners (operator: registry+v1, plain) with their admission webhooks until interrupted; from outside the cluster the webhooks are served on 127.0.0.1 and registered by URL")
+      .option("--state-dir <dir>", "where unpacked bundles and pulled images are kept (default: <cache dir>/cluster)")
+      .option("--webhook-host <addr>", "address the webhook server listens on", "127.0.0.1")
+      .option("--webhook-port <port>", "port of the webhook server (0: any free port)", "0")
+      .option("--webhook-service <ns/name:port>", "in a cluster: register the webhooks through this Service")
+      .option("--no-webhooks", "do not serve or register the admission webhooks")
+      .option("--webhook-name <name>", "name of the webhook configurations", "opcat-rukpak")
+      .option("--no-install", "do not apply the CRDs and default ProvisionerClasses at start")
+      .option("--leader-elect-namespace <ns>", "elect a leader on a Lease in this namespace (for several replicas)"),
+  );
+  addImageAccessOptions(run).action(
+    async (
+      o: KubeFlags &
+        ImageAccessFlags & { stateDir?: string; webhookName: string; webhookHost: string; webhookPort: string; webhookService?: string; webhooks: boolean; install: boolean; leaderElectNamespace?: string },
+    ) => {
+      let service: { namespace: string; name: string; port: number } | undefined;
+      if (o.webhookService) {
+        const m = /^([^/]+)\/([^:]+):(\d+)$/.exec(o.webhookService);
+        if (!m) throw new OpcatError("USAGE_WEBHOOK_SERVICE", `--webhook-service ${JSON.stringify(o.webhookService)}: expected <namespace>/<name>:<port>`, { exitCode: EXIT_USAGE });
+        service = { namespace: m[1], name: m[2], port: Number(m[3]) };
+      }
+      const port = Number(o.webhookPort);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new OpcatError("USAGE_WEBHOOK_PORT", `--webhook-port ${o.webhookPort}: not a port`, { exitCode: EXIT_USAGE });
+      const pull = imageAccessFrom(o);
+      delete pull.onProgress;
+      const running = await runControllers({
+        kubeconfig: o.kubeconfig,
+        context: o.context,
+        stateDir: o.stateDir ?? join(o.cacheDir ?? defaultCacheDir(), "cluster"),
+        pull,
+        installApis: o.install,
+        webhooks: o.webhooks,
+        webhookHost: o.webhookHost,
+        webhookPort: port,
+        webhookService: service,
+        webhookName: o.webhookName,
+        leaderElectionNamespace: o.leaderElectNamespace,
+      }).catch((e) => apiFailure(e, "starting the controllers"));
+      await new Promise<void>((resolve) => {
+        const stop = () => resolve();
+        process.once("SIGINT", stop);
+        process.once("SIGTERM", stop);
+      });
+      await running.stop();
+    },
+  );
+  registerInstanceCommands(program.command("instance").description("List, describe and approve RukPak Instances (also the kubectl plugin `kubectl instance`)"));
+}
+
+function condText(i: Instance, type: string): string {
+  const c = findCondition(i.status?.conditions, type);
+  return c ? `${c.status}${c.reason ? ` (${c.reason})` : ""}` : "-";
+}
+
+/** The objects the Instance's bundle becomes (unpacked here with the user's own access) and the permissions they grant. */
+async function preview(client: KubeClient, inst: Instance, flags: ImageAccessFlags): Promise<{ objects: KubeObject[]; error?: string }> {
+  const bundle = (await client.tryGet<Bundle>(API_VERSION, "Bundle", inst.spec.bundle.name)) ?? (inst.spec.bundle.spec ? ({ spec: inst.spec.bundle.spec } as Bundle) : undefined);
+  if (!bundle) return { objects: [], error: `Bundle ${inst.spec.bundle.name} not found` };
+  const pull = imageAccessFrom(flags);
+  try {
+    const c = await unpackBundle(bundle.spec, { root: join(pull.cacheDir ?? defaultCacheDir(), "cluster-preview"), pull, client });
+    if (c.format === "registry+v1") return { objects: convertRegistryV1(readBundleDirectory(c.dir), { installNamespace: inst.spec.installNamespace, watchNamespaces: inst.spec.watchNamespaces }).objects };
+    return { objects: readPlainObjects(c.dir) };
+  } catch (e) {
+    return { objects: [], error: e instanceof ConvertError ? e.errors.join("; ") : (e as Error).message };
+  }
+}
+
+function registerInstanceCommands(inst: Command): void {
+  kubeOptions(inst.command("list").description("List Instances with their bundles and conditions"))
+    .addOption(new Option("-o, --output <format>", "text or json").choices(["text", "json"]).default("text"))
+    .action(async (o: KubeFlags & { output: string }) => {
+      const client = connect(o);
+      try {
+        const { items } = await client.list<Instance>(API_VERSION, "Instance").catch((e) => apiFailure(e, "listing Instances"));
+        if (o.output === "json") {
+          process.stdout.write(JSON.stringify(items, null, 2) + "\n");
+          return;
+        }
+        const rows = [["NAME", "BUNDLE", "ACTIVE", "APPROVED", "INSTALLED"], ...items.map((i) => [i.metadata.name, i.spec.bundle.name, i.status?.activeBundle ?? "-", condText(i, "Approved"), condText(i, "Installed")])];
+        const w = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
+        for (const r of rows) process.stdout.write(r.map((x, c) => x.padEnd(w[c])).join("  ").trimEnd() + "\n");
+      } finally {
+        client.close();
+      }
+    });
+
+  addImageAccessOptions(kubeOptions(inst.command("describe").argument("<name>").description("Show an Instance: its bundle, conditions, and what it would create and which permissions it grants"))).action(
+    async (name: string, o: KubeFlags & ImageAccessFlags) => {
+      const client = connect(o);
+      try {
+        const i = await client.get<Instance>(API_VERSION, "Instance", name).catch((e) => apiFailure(e, `reading Instance ${name}`));
+        const out: string[] = [`Name:          ${name}`, `Bundle:        ${i.spec.bundle.name}`, `Active bundle: ${i.status?.activeBundle ?? "-"}`];
+        if (i.spec.bundle.spec) out.push(`Class:         ${i.spec.bundle.spec.class}`, `Refs:          ${i.spec.bundle.spec.refs.join(", ")}`);
+        out.push("Conditions:");
+        for (const c of i.status?.conditions ?? []) out.push(`  ${c.type}=${c.status} ${c.reason}: ${c.message}`);
+        const p = await preview(client, i, o);
+        if (p.error) out.push(`Would create:  (cannot tell: ${p.error})`);
+        else {
+          out.push(`Would create (${p.objects.length} objects):`);
+          for (const x of p.objects) out.push(`  ${x.kind} ${x.metadata.namespace ? `${x.metadata.namespace}/` : ""}${x.metadata.name}`);
+          const rules = grantedRules(p.objects);
+          out.push(`Permissions granted (${rules.length} rules):`);
+          for (const r of rules) out.push(`  ${formatRule(r)}`);
+        }
+        process.stdout.write(out.join("\n") + "\n");
+      } finally {
+        client.close();
+      }
+    },
+  );
+
+  addImageAccessOptions(
+    kubeOptions(
+      inst
+        .command("approve")
+        .argument("<name>")
+        .description("Approve an Instance that waits for approval (needs the `approve` verb on it); --show prints what it would create and grant first")
+        .option("--show", "print the objects and permissions before approving", false)
+        .option("--deny", "record a denial instead", false),
+    ),
+  ).action(async (name: string, o: KubeFlags & ImageAccessFlags & { show: boolean; deny: boolean }) => {
+    const client = connect(o);
+    try {
+      if (o.show) {
+        const i = await client.get<Instance>(API_VERSION, "Instance", name).catch((e) => apiFailure(e, `reading Instance ${name}`));
+        const p = await preview(client, i, o);
+        if (p.error) process.stdout.write(`cannot show the content: ${p.error}\n`);
+        else for (const r of grantedRules(p.objects)) process.stdout.write(`grants: ${formatRule(r)}\n`);
+      }
+      const done = await approveInstance(client, name, { deny: o.deny }).catch((e) => apiFailure(e, `${o.deny ? "denying" : "approving"} Instance ${name}`));
+      process.stdout.write(`instance.rukpak.io/${name} ${o.deny ? "denied" : "approved"} (generation ${done.metadata.generation})\n`);
+    } finally {
+      client.close();
+    }
+  });
+}

@@ -1,0 +1,167 @@
+/**
+ * `opcat cluster run` as a real process against the real API server: killed with SIGKILL during an
+ * install and started again, it converges with no duplicate or orphaned objects; `kubectl instance
+ * approve` (the plugin, run by the real kubectl) is refused for a user without the approve verb;
+ * with leader election only one of two processes acts.
+ */
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildBundleImage, pushImage } from "../../src/image/index.js";
+import { readBundleDirectory } from "../../src/bundle/index.js";
+import type { KubeClient, KubeObject } from "../../src/cluster/client.js";
+import { convertRegistryV1 } from "../../src/cluster/rukpak/convert.js";
+import { API_VERSION, LABEL_INSTANCE, OPERATOR_PROVISIONER, type Bundle, type Instance } from "../../src/cluster/rukpak/api.js";
+import { requireTools, startDockerRegistry, type RunningRegistry } from "../image/servers.js";
+import { COMMUNITY, REPO_ROOT, requireShared } from "../shared.js";
+import { clientAs, clusterKubeconfig, cond, waitFor } from "./harness.js";
+
+const cluster = clusterKubeconfig();
+const skip = cluster.skip || requireTools("docker-registry") || requireShared().skip;
+const OPS = join(COMMUNITY, "operators");
+const KUBECTL = join(process.env.OPCAT_KUBE_CACHE ?? join(homedir(), ".cache", "opcat", "kube"), `v${process.env.KUBE_VERSION ?? "1.35.4"}`, "bin", "kubectl");
+
+interface Proc {
+  child: ChildProcess;
+  log: string[];
+  waitLog(re: RegExp): Promise<void>;
+}
+
+function startController(kubeconfig: string, stateDir: string, extra: string[] = []): Proc {
+  const child = spawn(process.execPath, [join(REPO_ROOT, "bin", "opcat"), "cluster", "run", "--kubeconfig", kubeconfig, "--context", "admin", "--state-dir", stateDir, "--use-http", ...extra], {
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  const log: string[] = [];
+  const waiters: { re: RegExp; resolve: () => void }[] = [];
+  let buf = "";
+  child.stderr!.on("data", (d: Buffer) => {
+    buf += d.toString();
+    let nl: number;
+    while ((nl = buf.indexOf("\n")) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      log.push(line);
+      for (const w of waiters.splice(0)) if (w.re.test(line)) w.resolve();
+      else waiters.push(w);
+    }
+  });
+  return {
+    child,
+    log,
+    waitLog(re) {
+      if (log.some((l) => re.test(l))) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        waiters.push({ re, resolve });
+        child.once("exit", (code) => reject(new Error(`controller exited (${code}) before logging ${re}: ${log.join("\n")}`)));
+      });
+    },
+  };
+}
+
+function stop(p: Proc | undefined, signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
+  if (!p || p.child.exitCode !== null || p.child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    p.child.once("exit", () => resolve());
+    p.child.kill(signal);
+  });
+}
+
+describe("opcat cluster run as a process", { skip, concurrency: false }, () => {
+  let kubeconfig = "";
+  let admin: KubeClient;
+  let registry: RunningRegistry;
+  let tmp = "";
+  let ref = "";
+  const procs: Proc[] = [];
+
+  before(async () => {
+    if (cluster.skip !== false) return;
+    kubeconfig = cluster.kubeconfig;
+    admin = clientAs(kubeconfig, "admin");
+    tmp = mkdtempSync(join(tmpdir(), "opcat-rukpak-proc-"));
+    registry = await startDockerRegistry(join(tmp, "registry"));
+    ref = `docker://${registry.host}/koku-bundle:4.4.1`;
+    await pushImage(buildBundleImage(join(OPS, "koku-metrics-operator", "4.4.1")), ref.slice(9), { useHttp: true });
+  });
+
+  after(async () => {
+    for (const p of procs) await stop(p, "SIGKILL");
+    await registry?.stop();
+    admin?.close();
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  });
+
+  test("SIGKILL during an install, then a restart: the install converges with no duplicate or orphaned objects", async () => {
+    const state = join(tmp, "state");
+    const first = startController(kubeconfig, state);
+    procs.push(first);
+    await first.waitLog(/controllers started/);
+    await admin.apply({ apiVersion: API_VERSION, kind: "ProvisionerClass", metadata: { name: "proc-allow" }, provisioner: OPERATOR_PROVISIONER, parameters: { approval: "AllowAll" } } as unknown as KubeObject);
+    await admin.create({
+      apiVersion: API_VERSION,
+      kind: "Instance",
+      metadata: { name: "koku" },
+      spec: { selector: { matchLabels: { subscription: "koku" } }, bundle: { name: "koku-4.4.1", spec: { class: "proc-allow", refs: [ref] } } },
+    } as unknown as KubeObject);
+    // kill as soon as the controller has started working on it (the Bundle it creates exists)
+    await waitFor(admin, API_VERSION, "Bundle", "koku-4.4.1", (b) => b !== undefined, "created by the controller");
+    await stop(first, "SIGKILL");
+    const second = startController(kubeconfig, state);
+    procs.push(second);
+    const inst = await waitFor<Instance>(admin, API_VERSION, "Instance", "koku", (o) => cond(o, "Installed")?.status === "True", "Installed after the restart");
+    const expected = convertRegistryV1(readBundleDirectory(join(OPS, "koku-metrics-operator", "4.4.1")));
+    assert.equal(inst?.status?.objects?.length, expected.objects.length);
+    // every object exactly once, none left over: list each kind by the Instance's label
+    for (const kind of new Set(expected.objects.map((o) => `${o.apiVersion}|${o.kind}`))) {
+      const [apiVersion, k] = kind.split("|");
+      const { items } = await admin.list(apiVersion, k, { labelSelector: `${LABEL_INSTANCE}=koku` });
+      const want = expected.objects.filter((o) => o.apiVersion === apiVersion && o.kind === k).map((o) => `${o.metadata.namespace ?? ""}/${o.metadata.name}`).sort();
+      assert.deepEqual(items.map((o) => `${o.metadata.namespace ?? ""}/${o.metadata.name}`).sort(), want, `${k} objects`);
+    }
+    const { items: bundles } = await admin.list<Bundle>(API_VERSION, "Bundle", { labelSelector: `${LABEL_INSTANCE}=koku` });
+    assert.deepEqual(
+      bundles.map((b) => b.metadata.name),
+      ["koku-4.4.1"],
+    );
+    await stop(second);
+  });
+
+  test("kubectl instance approve (the plugin, via the real kubectl) is refused for a user without the approve verb", { skip: spawnSync(KUBECTL, ["version", "--client"]).status !== 0 && "kubectl not built" }, async () => {
+    const ctl = startController(kubeconfig, join(tmp, "state2"));
+    procs.push(ctl);
+    await ctl.waitLog(/controllers started/);
+    // alice may read Instances and write their status, but has no approve verb
+    await admin.apply({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "proc-alice" }, rules: [
+      { apiGroups: ["rukpak.io"], resources: ["instances"], verbs: ["get", "list"] },
+      { apiGroups: ["rukpak.io"], resources: ["instances/status"], verbs: ["get", "update", "patch"] },
+    ] } as unknown as KubeObject);
+    await admin.apply({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: "proc-alice" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "proc-alice" }, subjects: [{ kind: "User", apiGroup: "rbac.authorization.k8s.io", name: "alice" }] } as unknown as KubeObject);
+    const env = { ...process.env, KUBECONFIG: kubeconfig, PATH: `${join(REPO_ROOT, "bin")}:${process.env.PATH}` };
+    const denied = spawnSync(KUBECTL, ["instance", "approve", "koku", "--context", "alice"], { env, encoding: "utf8" });
+    assert.notEqual(denied.status, 0);
+    assert.match(denied.stderr, /alice may not change the Approved condition of Instance "koku"/);
+    const listed = spawnSync(KUBECTL, ["instance", "list", "--context", "admin"], { env, encoding: "utf8" });
+    assert.equal(listed.status, 0, listed.stderr);
+    assert.match(listed.stdout, /^koku\s+koku-4\.4\.1\s+koku-4\.4\.1\s+True \(AllowAll\)\s+True \(InstallationSucceeded\)$/m);
+    await stop(ctl);
+  });
+
+  test("leader election: of two processes only one acts; when it is killed the other takes over", async () => {
+    const a = startController(kubeconfig, join(tmp, "state-a"), ["--leader-elect-namespace", "default", "--no-webhooks"]);
+    procs.push(a);
+    await a.waitLog(/leading: starting the controllers/);
+    const b = startController(kubeconfig, join(tmp, "state-b"), ["--leader-elect-namespace", "default", "--no-webhooks"]);
+    procs.push(b);
+    const lease = await waitFor<KubeObject & { spec?: { holderIdentity?: string } }>(admin, "coordination.k8s.io/v1", "Lease", "opcat-rukpak", (l) => Boolean(l?.spec?.holderIdentity), "held", 60_000, "default");
+    assert.match(lease?.spec?.holderIdentity ?? "", new RegExp(`-${a.child.pid}$`));
+    assert.ok(!b.log.some((l) => /leading/.test(l)), "the second process does not lead while the first holds the Lease");
+    await stop(a, "SIGKILL");
+    await b.waitLog(/leading: starting the controllers/);
+    const after = await admin.get<KubeObject & { spec?: { holderIdentity?: string } }>("coordination.k8s.io/v1", "Lease", "opcat-rukpak", "default");
+    assert.match(after.spec?.holderIdentity ?? "", new RegExp(`-${b.child.pid}$`));
+    await stop(b);
+  });
+});
