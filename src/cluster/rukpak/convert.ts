@@ -204,13 +204,17 @@ export function convertRegistryV1(b: RegistryBundle, opts: ConvertOptions = {}):
   for (const sa of sas) objects.push({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: sa, namespace: installNs } });
 
   const subject = (sa: string) => ({ kind: "ServiceAccount", name: sa, namespace: installNs });
+  const roles: KubeObject[] = [];
+  const roleBindings: KubeObject[] = [];
+  const clusterRoles: KubeObject[] = [];
+  const clusterRoleBindings: KubeObject[] = [];
   // 2. permissions → Role + RoleBinding per target namespace (not in AllNamespaces mode)
   if (!allNamespaces) {
     for (const ns of targets) {
       for (const p of perms) {
         const name = rbacName(csvName, p.serviceAccountName, p.rules);
-        objects.push({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name, namespace: ns }, rules: clone(p.rules) });
-        objects.push({
+        roles.push({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name, namespace: ns }, rules: clone(p.rules) });
+        roleBindings.push({
           apiVersion: "rbac.authorization.k8s.io/v1",
           kind: "RoleBinding",
           metadata: { name, namespace: ns },
@@ -227,8 +231,8 @@ export function convertRegistryV1(b: RegistryBundle, opts: ConvertOptions = {}):
   }
   for (const p of cluster) {
     const name = rbacName(csvName, p.serviceAccountName, p.rules);
-    objects.push({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name }, rules: clone(p.rules) });
-    objects.push({
+    clusterRoles.push({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name }, rules: clone(p.rules) });
+    clusterRoleBindings.push({
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "ClusterRoleBinding",
       metadata: { name },
@@ -236,6 +240,7 @@ export function convertRegistryV1(b: RegistryBundle, opts: ConvertOptions = {}):
       subjects: [subject(p.serviceAccountName)],
     });
   }
+  objects.push(...roles, ...roleBindings, ...clusterRoles, ...clusterRoleBindings);
   // 4. CRDs unchanged
   for (const c of crds) objects.push(stripStatus(clone(c.object) as unknown as KubeObject));
   // 5. other manifests; namespaced ones moved into the install namespace
