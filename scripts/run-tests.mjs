@@ -66,7 +66,11 @@ if (wantsCluster && !process.env.OPCAT_TEST_KUBECONFIG) {
   const env = { ...process.env, KUBE_HOME: clusterHome, KUBE_PORT: String(ports[0]), ETCD_PORT: String(ports[1]), PEER_PORT: String(ports[2]) };
   const started = spawnSync("bash", [script, "start"], { cwd: root, encoding: "utf8", env, stdio: ["ignore", "pipe", "inherit"] });
   const m = /export KUBECONFIG=(\S+)/.exec(started.stdout ?? "");
-  if (started.status === 0 && m) clusterEnv.OPCAT_TEST_KUBECONFIG = m[1];
+  if (started.status === 0 && m) {
+    clusterEnv.OPCAT_TEST_KUBECONFIG = m[1];
+    // what a fault test needs to run `cluster.sh restart-apiserver` on this cluster
+    clusterEnv.OPCAT_TEST_KUBE_ENV = JSON.stringify({ KUBE_HOME: clusterHome, KUBE_PORT: env.KUBE_PORT, ETCD_PORT: env.ETCD_PORT, PEER_PORT: env.PEER_PORT });
+  }
   else {
     clusterHome = undefined;
     process.stderr.write(`run-tests: no test cluster (scripts/kube/cluster.sh start exited ${started.status}); cluster tests will ${process.env.CI === "true" ? "fail" : "skip"}\n`);

@@ -7,6 +7,7 @@
 #   scripts/kube/cluster.sh stop    stop what start started
 #   scripts/kube/cluster.sh all     build + start
 #   scripts/kube/cluster.sh env     print the exports for a running cluster
+#   scripts/kube/cluster.sh restart-apiserver   stop and start kube-apiserver on the same etcd (fault tests)
 #
 # Environment: KUBE_VERSION (default 1.35.4), OPCAT_KUBE_CACHE (binaries; default ~/.cache/opcat/kube),
 # KUBE_HOME (per-run state: PKI, etcd data, logs, kubeconfig; default ./.kube-test), WITH_KCM (1: also run
@@ -172,15 +173,7 @@ start() {
     > "$LOGS/etcd.log" 2>&1 &
   echo $! > "$RUN/etcd.pid"
   wait_for etcd "http://127.0.0.1:$ETCD_PORT/health"
-  "$BIN/kube-apiserver" --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
-    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$KUBE_PORT" \
-    --tls-cert-file "$PKI/apiserver.crt" --tls-private-key-file "$PKI/apiserver.key" \
-    --client-ca-file "$PKI/ca.crt" --token-auth-file "$PKI/tokens.csv" --authorization-mode RBAC \
-    --service-account-issuer https://kubernetes.default.svc \
-    --service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
-    --service-cluster-ip-range 10.0.0.0/24 --endpoint-reconciler-type none --v 1 \
-    > "$LOGS/apiserver.log" 2>&1 &
-  echo $! > "$RUN/apiserver.pid"
+  start_apiserver
   wait_for kube-apiserver "https://127.0.0.1:$KUBE_PORT/readyz" --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key"
   kubeconfig
   local tries=0
@@ -197,6 +190,31 @@ start() {
   fi
   log "up: https://127.0.0.1:$KUBE_PORT (contexts admin, alice, bob, carol; logs in $LOGS)"
   echo "export KUBECONFIG=$KUBE_HOME/kubeconfig"
+}
+
+start_apiserver() {
+  "$BIN/kube-apiserver" --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
+    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$KUBE_PORT" \
+    --tls-cert-file "$PKI/apiserver.crt" --tls-private-key-file "$PKI/apiserver.key" \
+    --client-ca-file "$PKI/ca.crt" --token-auth-file "$PKI/tokens.csv" --authorization-mode RBAC \
+    --service-account-issuer https://kubernetes.default.svc \
+    --service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
+    --service-cluster-ip-range 10.0.0.0/24 --endpoint-reconciler-type none --v 1 \
+    >> "$LOGS/apiserver.log" 2>&1 &
+  echo $! > "$RUN/apiserver.pid"
+}
+
+# Stops kube-apiserver (TERM, KILL after 10 s) and starts it again on the same etcd: a fault test.
+restart_apiserver() {
+  if running apiserver; then
+    local pid; pid=$(cat "$RUN/apiserver.pid")
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  start_apiserver
+  wait_for kube-apiserver "https://127.0.0.1:$KUBE_PORT/readyz" --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key"
+  log "kube-apiserver restarted"
 }
 
 stop() {
@@ -220,7 +238,8 @@ case "${1:-}" in
   build) build ;;
   start) start ;;
   stop) stop ;;
+  restart-apiserver) restart_apiserver ;;
   all) build; start ;;
   env) echo "export KUBECONFIG=$KUBE_HOME/kubeconfig" ;;
-  *) echo "usage: $0 build|start|stop|all|env" >&2; exit 2 ;;
+  *) echo "usage: $0 build|start|stop|all|env|restart-apiserver" >&2; exit 2 ;;
 esac

@@ -89,7 +89,7 @@ function reportEvent(e: StoreEvent): void {
 /** Registers `serve` on the program. */
 export function registerServeCommand(program: Command): void {
   addImageAccessOptions(program.command("serve"))
-    .description("Serve catalogs over catalogd's HTTP API (/catalogs/<name>/api/v1/{all,metas}), seed 002's resolver API (POST /api/v1/{query,resolve}) and opm's gRPC registry API")
+    .description("Serve catalogs over catalogd's HTTP API (/catalogs/<name>/api/v1/{all,metas}), the resolver API (POST /api/v1/{query,resolve}: bundles matching a constraint, dependency resolution of Inputs) and opm's gRPC registry API")
     .argument("<catalogs...>", "catalog directories or catalog images, each optionally named: [name=]<dir> or [name=]<image-ref> (default name: the directory's or repository's base name)")
     .addOption(new Option("--http <host:port>", "HTTP listen address").default("127.0.0.1:8080"))
     .option("--no-http", "do not serve HTTP")

@@ -231,7 +231,7 @@ function addRenderCommand(cmd: Command): Command {
       .addOption(
         new Option(
           "--semver-skips <mode>",
-          "semver (and the composite template's semver builder): what a Y-stream head skips: cumulative (today's opm: its own Y-stream and the earlier ones of the same major) or y-stream (only its own Y-stream, as the examples printed in seed 000, from opm's docs before operator-registry #1065)",
+          "semver (and the composite template's semver builder): what a Y-stream head skips: cumulative (today's opm: its own Y-stream and the earlier ones of the same major) or y-stream (only its own Y-stream, as in the examples of opm's docs before operator-registry #1065)",
         )
           .default("cumulative")
           .argParser((v) => {

@@ -172,8 +172,25 @@ export class KubeClient {
     });
   }
 
-  /** One request; the decoded JSON answer, or a {@link KubeApiError}. */
+  /**
+   * One request; the decoded JSON answer, or a {@link KubeApiError}. A connection that breaks before an
+   * answer (the API server restarting, a kept-alive socket it closed) is retried with backoff for
+   * about 15 s; the verbs used here are safe to repeat (a repeated create answers 409).
+   */
   async request<T = KubeObject>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.requestOnce<T>(method, path, opts);
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        const transient = code === "ECONNRESET" || code === "ECONNREFUSED" || code === "EPIPE" || code === "ETIMEDOUT";
+        if (!transient || attempt >= 8 || opts.signal?.aborted) throw e;
+        await new Promise((r) => setTimeout(r, Math.min(4000, 100 * 2 ** attempt)));
+      }
+    }
+  }
+
+  private async requestOnce<T>(method: string, path: string, opts: RequestOptions): Promise<T> {
     const res = await this.open(method, path, opts);
     const chunks: Buffer[] = [];
     for await (const c of res) chunks.push(c as Buffer);
@@ -199,7 +216,10 @@ export class KubeClient {
       p.catch(() => this.discovery.delete(key));
       return p;
     };
-    let m = await (this.discovery.get(key) ?? load()).catch(() => load());
+    let m = await (this.discovery.get(key) ?? load()).catch(() => load()).catch((e) => {
+      if (e instanceof KubeApiError && e.status === 404) throw new KubeApiError(404, "NotFound", `required resource not found: the server has no API ${apiVersion} (for kind ${kind}); install the CRDs that provide it first`);
+      throw e;
+    });
     let info = m.get(kind);
     if (!info) {
       m = await load();

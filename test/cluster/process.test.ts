@@ -18,6 +18,7 @@ import { API_VERSION, LABEL_INSTANCE, OPERATOR_PROVISIONER, type Bundle, type In
 import { requireTools, startDockerRegistry, type RunningRegistry } from "../image/servers.js";
 import { COMMUNITY, REPO_ROOT, requireShared } from "../shared.js";
 import { clientAs, clusterKubeconfig, cond, waitFor } from "./harness.js";
+import { Informer } from "../../src/cluster/informer.js";
 
 const cluster = clusterKubeconfig();
 const skip = cluster.skip || requireTools("docker-registry") || requireShared().skip;
@@ -54,8 +55,10 @@ function startController(kubeconfig: string, stateDir: string, extra: string[] =
     waitLog(re) {
       if (log.some((l) => re.test(l))) return Promise.resolve();
       return new Promise((resolve, reject) => {
-        waiters.push({ re, resolve });
-        child.once("exit", (code) => reject(new Error(`controller exited (${code}) before logging ${re}: ${log.join("\n")}`)));
+        // bounds a hung test only (no performance threshold)
+        const timer = setTimeout(() => reject(new Error(`no log line ${re} within 120 s: ${log.join("\n")}`)), 120_000);
+        waiters.push({ re, resolve: () => (clearTimeout(timer), resolve()) });
+        child.once("exit", (code) => (clearTimeout(timer), reject(new Error(`controller exited (${code}) before logging ${re}: ${log.join("\n")}`))));
       });
     },
   };
@@ -75,6 +78,7 @@ describe("opcat cluster run as a process", { skip, concurrency: false }, () => {
   let registry: RunningRegistry;
   let tmp = "";
   let ref = "";
+  let ref2 = "";
   const procs: Proc[] = [];
 
   before(async () => {
@@ -85,6 +89,8 @@ describe("opcat cluster run as a process", { skip, concurrency: false }, () => {
     registry = await startDockerRegistry(join(tmp, "registry"));
     ref = `docker://${registry.host}/koku-bundle:4.4.1`;
     await pushImage(buildBundleImage(join(OPS, "koku-metrics-operator", "4.4.1")), ref.slice(9), { useHttp: true });
+    ref2 = `docker://${registry.host}/apicurio-bundle:3.3.1`;
+    await pushImage(buildBundleImage(join(OPS, "apicurio-registry-3", "3.3.1")), ref2.slice(9), { useHttp: true });
   });
 
   after(async () => {
@@ -146,6 +152,37 @@ describe("opcat cluster run as a process", { skip, concurrency: false }, () => {
     const listed = spawnSync(KUBECTL, ["instance", "list", "--context", "admin"], { env, encoding: "utf8" });
     assert.equal(listed.status, 0, listed.stderr);
     assert.match(listed.stdout, /^koku\s+koku-4\.4\.1\s+koku-4\.4\.1\s+True \(AllowAll\)\s+True \(InstallationSucceeded\)$/m);
+    await stop(ctl);
+  });
+
+  test("the API server restarted: informers resume (watching again, or listing again when their version is gone) and installs go on", async () => {
+    const ctl = startController(kubeconfig, join(tmp, "state3"));
+    procs.push(ctl);
+    await ctl.waitLog(/controllers started/);
+    const seen: string[] = [];
+    const informer = new Informer(admin, API_VERSION, "ProvisionerClass");
+    informer.on((ev, o) => seen.push(`${ev}:${o.metadata.name}`));
+    await informer.start();
+    try {
+      const env = { ...process.env, ...(JSON.parse(process.env.OPCAT_TEST_KUBE_ENV ?? "{}") as Record<string, string>) };
+      const r = spawnSync("bash", [join(REPO_ROOT, "scripts", "kube", "cluster.sh"), "restart-apiserver"], { env, encoding: "utf8" });
+      assert.equal(r.status, 0, r.stderr);
+      await admin.apply({ apiVersion: API_VERSION, kind: "ProvisionerClass", metadata: { name: "after-restart" }, provisioner: OPERATOR_PROVISIONER, parameters: { approval: "AllowAll" } } as unknown as KubeObject);
+      const deadline = Date.now() + 120_000;
+      while (!seen.includes("add:after-restart")) {
+        assert.ok(Date.now() < deadline, `the informer saw no event after the restart: ${seen.join(", ")}`);
+        await new Promise((res) => setTimeout(res, 100));
+      }
+    } finally {
+      informer.stop();
+    }
+    await admin.create({
+      apiVersion: API_VERSION,
+      kind: "Instance",
+      metadata: { name: "apicurio" },
+      spec: { selector: { matchLabels: { subscription: "apicurio" } }, bundle: { name: "apicurio-3.3.1", spec: { class: "after-restart", refs: [ref2] } } },
+    } as unknown as KubeObject);
+    await waitFor<Instance>(admin, API_VERSION, "Instance", "apicurio", (o) => cond(o, "Installed")?.status === "True", "Installed after the API server restart");
     await stop(ctl);
   });
 

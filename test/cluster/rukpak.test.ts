@@ -164,6 +164,14 @@ describe("RukPak on a real API server", { skip, concurrency: false }, () => {
     assert.ok(await admin.tryGet("apps/v1", "Deployment", dep.metadata.name, dep.metadata.namespace), "the 2.9.0 Deployment is still there");
   });
 
+  test("single owner: a second Instance of the same operator is refused, naming the Instance that manages the objects", async () => {
+    await admin.create(instance("rabbitmq-again", "rabbitmq-2.9.0-again", images.rabbit290, "test-allow", "rabbitmq-again"));
+    const inst = await waitFor<Instance>(admin, API_VERSION, "Instance", "rabbitmq-again", (o) => cond(o, "Installed")?.reason === "ObjectCollision", "ObjectCollision");
+    assert.match(cond(inst, "Installed")?.message ?? "", /CustomResourceDefinition "rabbitmqclusters\.rabbitmq\.com" is managed by Instance rabbitmq/);
+    const crd = await admin.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", "rabbitmqclusters.rabbitmq.com");
+    assert.equal(crd.metadata.labels?.[LABEL_INSTANCE], "rabbitmq", "still managed by the first Instance");
+  });
+
   test("DenyAll waits for approval; approving without the approve verb is refused; an admin's approval installs", async () => {
     await klass("test-deny", "DenyAll");
     await admin.create(instance("catfacts", "cat-facts-1.1.0", images.catfacts, "test-deny", "catfacts"));
@@ -225,6 +233,32 @@ describe("RukPak on a real API server", { skip, concurrency: false }, () => {
     await pushImage(buildBundleImage(join(OPS, "cat-facts-operator", "1.1.0")), `${registry.host}/nothing-here:1.0.0`, { useHttp: true });
     const done = await waitFor<Bundle>(admin, API_VERSION, "Bundle", "missing-image", (o) => o?.status?.unpacked === "Done", "Done after the push");
     assert.equal(cond(done, "Unpacked")?.reason, "UnpackSuccessful");
+  });
+
+  test("plain provisioner: a bundle of manifests from a ConfigMap (file:// ref, volumeMounts as in seed 002) is installed", async () => {
+    await admin.apply({ apiVersion: API_VERSION, kind: "ProvisionerClass", metadata: { name: "test-plain" }, provisioner: "rukpak.io/plain", parameters: { approval: "AllowAll" } } as unknown as KubeObject);
+    await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: "plumbus" } } as unknown as KubeObject);
+    const manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plumbus-settings\n  namespace: plumbus\ndata:\n  size: large\n---\napiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: plumbus\n  namespace: plumbus\n";
+    await admin.apply({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "local", namespace: "plumbus" }, data: { "objects.yaml": manifest } } as unknown as KubeObject);
+    await admin.create({
+      apiVersion: API_VERSION,
+      kind: "Instance",
+      metadata: { name: "plumbus" },
+      spec: {
+        selector: { matchLabels: { subscription: "plumbus" } },
+        bundle: { name: "plumbus-operator.v0.9.3", spec: { class: "test-plain", refs: ["file://content"], volumeMounts: [{ mountPath: "/content/manifests", configMap: { name: "local", namespace: "plumbus" } }] } },
+      },
+    } as unknown as KubeObject);
+    const inst = await waitFor<Instance>(admin, API_VERSION, "Instance", "plumbus", installed("plumbus-operator.v0.9.3"), "Installed");
+    assert.deepEqual(
+      inst?.status?.objects?.map((o) => `${o.kind}/${o.name}`),
+      ["ConfigMap/plumbus-settings", "ServiceAccount/plumbus"],
+    );
+    const cm = await admin.get("v1", "ConfigMap", "plumbus-settings", "plumbus");
+    assert.deepEqual(cm.data, { size: "large" });
+    const b = await admin.get<Bundle>(API_VERSION, "Bundle", "plumbus-operator.v0.9.3");
+    assert.equal(b.status?.format, "plain");
+    assert.deepEqual(b.status?.objects, ["/objects/ConfigMap/plumbus/plumbus-settings", "/objects/ServiceAccount/plumbus/plumbus"]);
   });
 
   test("malformed objects are refused by the schema with a message naming the field", async () => {

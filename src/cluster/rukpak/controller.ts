@@ -360,6 +360,20 @@ export class RukpakController {
       return;
     }
 
+    // single owner: an object another Instance manages is never taken over
+    const collisions: string[] = [];
+    for (const o of desired.objects) {
+      const cur = await this.client.tryGet(o.apiVersion, o.kind, o.metadata.name, o.metadata.namespace).catch(() => undefined);
+      const owner = cur?.metadata.labels?.[LABEL_INSTANCE];
+      if (owner && owner !== name) collisions.push(`${o.kind} ${JSON.stringify(o.metadata.name)}${o.metadata.namespace ? ` in namespace ${o.metadata.namespace}` : ""} is managed by Instance ${owner}`);
+    }
+    if (collisions.length > 0) {
+      const msg = `${collisions.slice(0, 10).join("; ")}${collisions.length > 10 ? `; and ${collisions.length - 10} more` : ""}: an object has one owner; remove the other Instance first`;
+      await this.setInstanceStatus(inst, (s) => ({ ...s, conditions: this.conds(inst!, { type: "Installed", status: "False", reason: "ObjectCollision", message: msg }), observedGeneration: gen }));
+      this.events.emit(inst, "Warning", "ObjectCollision", msg);
+      return;
+    }
+
     try {
       await this.install(desired);
     } catch (e) {
