@@ -4,7 +4,7 @@
  * catalog or other invalid content), 2 (usage or I/O error) or 3 (internal error).
  */
 import { readFileSync } from "node:fs";
-import { Command, CommanderError, Option } from "commander";
+import { Argument, Command, CommanderError, Option } from "commander";
 import { compileImageRefTemplate, renderBundleDirectory, type ImageRefTemplate } from "../bundle/index.js";
 import { goQuote } from "../gojson/fmt.js";
 import { OpcatError } from "../fbc/errors.js";
@@ -22,6 +22,7 @@ import { registerTemplateCommands } from "./template.js";
 import { registerServeCommand } from "./serve.js";
 import { registerResolveCommands } from "./resolve.js";
 import { registerClusterCommands } from "./cluster.js";
+import { completionScript } from "./completion.js";
 import { addImageAccessOptions, imageAccessFrom, registerImageCommands, type ImageAccessFlags } from "./image.js";
 import { resolveRenderRef, type PullOptions } from "../image/index.js";
 import { EXIT_INVALID, EXIT_USAGE, formatBytes, handleError, Progress, problemToJson, reportProblems, type ErrorFormat } from "./output.js";
@@ -181,6 +182,11 @@ Examples:
     .option("--draw-v0-semantics", "mark bundles and edges that OLM v0 would skip", false);
   addImageAccessOptions(renderGraph).action(async (ref: string, opts: ImageAccessFlags & { minimumEdge?: string; packageName?: string; drawV0Semantics: boolean }) => {
       const cfg = await loadAll([ref], imageAccessFrom(opts));
+      if (opts.packageName !== undefined && !cfg.packages.some((p) => p.name === opts.packageName) && !cfg.bundles.some((b) => b.package === opts.packageName)) {
+        const known = [...new Set(cfg.packages.map((p) => p.name))].sort();
+        const list = known.length > 10 ? `${known.slice(0, 10).join(", ")} and ${known.length - 10} more` : known.join(", ") || "none";
+        throw new OpcatError("GRAPH_UNKNOWN_PACKAGE", `package ${JSON.stringify(opts.packageName)} is not in ${ref} (packages: ${list})`, { exitCode: EXIT_USAGE });
+      }
       const { text, warnings } = renderMermaid(cfg, { minimumEdge: opts.minimumEdge, packageName: opts.packageName, drawV0Semantics: opts.drawV0Semantics });
       for (const w of warnings) process.stderr.write(w.endsWith("\n") ? w : w + "\n");
       process.stdout.write(text);
@@ -252,6 +258,14 @@ Examples:
   registerClusterCommands(program);
 
   program
+    .command("completion")
+    .description("Print a shell completion script: source <(opcat completion bash)")
+    .addArgument(new Argument("<shell>", "bash, zsh or fish").choices(["bash", "zsh", "fish"]))
+    .action((shell: "bash" | "zsh" | "fish") => {
+      process.stdout.write(completionScript(program, shell));
+    });
+
+  program
     .command("version")
     .description("Print the opcat version")
     .action(() => {
@@ -261,8 +275,33 @@ Examples:
   return program;
 }
 
+/**
+ * opm's `alpha` spellings, rewritten to opcat's commands: `alpha list …`, `alpha render-graph …`,
+ * `alpha render-template …` / `alpha render-veneer …`, `alpha convert-template basic …`,
+ * `alpha bundle build …`.
+ */
+export function rewriteOpmAlpha(argv: string[]): string[] {
+  if (argv[0] !== "alpha") return argv;
+  const [, sub, ...rest] = argv;
+  switch (sub) {
+    case "list":
+    case "render-graph":
+      return [sub, ...rest];
+    case "render-template":
+    case "render-veneer":
+      return ["template", "render", ...rest];
+    case "convert-template":
+      return rest[0] === "basic" ? ["template", "convert", ...rest.slice(1), "--to", "basic"] : ["template", "convert", ...rest];
+    case "bundle":
+      return ["bundle", ...rest];
+    default:
+      return argv;
+  }
+}
+
 /** Runs the CLI with `argv` (without the node and script entries) and returns the exit code. */
 export async function run(argv: string[]): Promise<number> {
+  argv = rewriteOpmAlpha(argv);
   const program = buildProgram();
   const errFormat: ErrorFormat = argv.some((a, i) => (a === "-o" || a === "--output") && argv[i + 1] === "json") || argv.includes("--output=json") ? "json" : "text";
   program.configureOutput({

@@ -186,6 +186,35 @@ describe("opcat cluster run as a process", { skip, concurrency: false }, () => {
     await stop(ctl);
   });
 
+  test("an informer resuming from a resourceVersion the server no longer has gets 410 Gone and lists again", async () => {
+    const informer = new Informer(admin, API_VERSION, "ProvisionerClass", { resourceVersion: "1" });
+    try {
+      await informer.start();
+      const deadline = Date.now() + 60_000;
+      while (informer.lists === 0) {
+        assert.ok(Date.now() < deadline, "no relist after resuming from resourceVersion 1");
+        await new Promise((res) => setTimeout(res, 50));
+      }
+      assert.ok(informer.gone >= 1, "the server answered 410 Gone");
+      assert.ok(informer.get("proc-allow"), "the relisted cache holds the classes");
+    } finally {
+      informer.stop();
+    }
+  });
+
+  test("opcat instance describe shows the conditions, the objects the bundle creates and the permissions it grants", () => {
+    const r = spawnSync(process.execPath, [join(REPO_ROOT, "bin", "opcat"), "instance", "describe", "koku", "--kubeconfig", kubeconfig, "--context", "admin", "--use-http", "--cache-dir", join(tmp, "describe-cache")], { encoding: "utf8" });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^Bundle:\s+koku-4\.4\.1$/m);
+    assert.match(r.stdout, /^  Installed=True InstallationSucceeded: Instantiated bundle koku-4\.4\.1 successfully$/m);
+    assert.match(r.stdout, /^  Unpacked=True UnpackSuccessful: /m);
+    const expected = convertRegistryV1(readBundleDirectory(join(OPS, "koku-metrics-operator", "4.4.1")));
+    assert.match(r.stdout, new RegExp(`^Would create \\(${expected.objects.length} objects\\):$`, "m"));
+    for (const o of expected.objects) assert.ok(r.stdout.includes(`  ${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata.name}\n`), `${o.kind} ${o.metadata.name} listed`);
+    assert.match(r.stdout, /^Permissions granted \(\d+ rules\):$/m);
+    assert.match(r.stdout, / cluster-wide for koku-metrics-operator\//);
+  });
+
   test("leader election: of two processes only one acts; when it is killed the other takes over", async () => {
     const a = startController(kubeconfig, join(tmp, "state-a"), ["--leader-elect-namespace", "default", "--no-webhooks"]);
     procs.push(a);

@@ -6,7 +6,7 @@
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildBundleImage, pushImage } from "../../src/image/index.js";
@@ -233,6 +233,28 @@ describe("RukPak on a real API server", { skip, concurrency: false }, () => {
     await pushImage(buildBundleImage(join(OPS, "cat-facts-operator", "1.1.0")), `${registry.host}/nothing-here:1.0.0`, { useHttp: true });
     const done = await waitFor<Bundle>(admin, API_VERSION, "Bundle", "missing-image", (o) => o?.status?.unpacked === "Done", "Done after the push");
     assert.equal(cond(done, "Unpacked")?.reason, "UnpackSuccessful");
+  });
+
+  test("deleting a Bundle removes its unpacked content from the provisioner's store (finalizer), unless another Bundle shares it", async () => {
+    // shared: missing-image holds the same content as cat-facts-1.1.0
+    const shared = await admin.get<Bundle>(API_VERSION, "Bundle", "missing-image");
+    assert.ok(shared.metadata.finalizers?.includes("rukpak.io/delete-cached-content"));
+    const sharedDir = join(tmp, "state", "bundles", (shared.status?.digest ?? "").replace(":", "-"));
+    assert.equal(shared.status?.digest, (await admin.get<Bundle>(API_VERSION, "Bundle", "cat-facts-1.1.0")).status?.digest);
+    await admin.delete(API_VERSION, "Bundle", "missing-image");
+    await waitFor<Bundle>(admin, API_VERSION, "Bundle", "missing-image", (o) => o === undefined, "deleted");
+    assert.ok(existsSync(sharedDir), "content another Bundle uses is kept");
+    // its own content: a plain bundle from a ConfigMap nobody else uses
+    await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: "finalizer-test" } } as unknown as KubeObject);
+    await admin.apply({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "only-here", namespace: "finalizer-test" }, data: { "x.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: unique-content-9731\n" } } as unknown as KubeObject);
+    await admin.apply({ apiVersion: API_VERSION, kind: "ProvisionerClass", metadata: { name: "test-plain" }, provisioner: "rukpak.io/plain", parameters: { approval: "AllowAll" } } as unknown as KubeObject);
+    await admin.create({ apiVersion: API_VERSION, kind: "Bundle", metadata: { name: "only-here" }, spec: { class: "test-plain", refs: ["file://c"], volumeMounts: [{ mountPath: "/c/manifests", configMap: { name: "only-here", namespace: "finalizer-test" } }] } } as unknown as KubeObject);
+    const b = await waitFor<Bundle>(admin, API_VERSION, "Bundle", "only-here", (o) => o?.status?.unpacked === "Done", "Done");
+    const dir = join(tmp, "state", "bundles", (b?.status?.digest ?? "").replace(":", "-"));
+    assert.ok(existsSync(dir), `${dir} holds the content`);
+    await admin.delete(API_VERSION, "Bundle", "only-here");
+    await waitFor<Bundle>(admin, API_VERSION, "Bundle", "only-here", (o) => o === undefined, "deleted");
+    assert.ok(!existsSync(dir), "content removed");
   });
 
   test("plain provisioner: a bundle of manifests from a ConfigMap (file:// ref, volumeMounts as in seed 002) is installed", async () => {

@@ -34,7 +34,8 @@ export const LABEL_MANAGED_BY = "app.kubernetes.io/managed-by";
 export const MANAGED_BY = "opcat";
 /** The identity of the user who created or last changed the spec of a Bundle/Instance (JSON {username, groups}); written by the admission webhook only. */
 export const ANNOTATION_REQUESTER = "rukpak.io/requester";
-export const FINALIZER_INSTANCE = "rukpak.io/cleanup-objects";
+/** On Bundles: the provisioner removes the unpacked content from its store before the Bundle goes. */
+export const FINALIZER_CONTENT = "rukpak.io/delete-cached-content";
 
 const dnsLabel = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
 

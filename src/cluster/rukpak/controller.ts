@@ -11,12 +11,15 @@ import { isConflict, isNotFound, KubeApiError, type KubeClient, type KubeObject 
 import { findCondition, setCondition, type Condition, type NewCondition } from "../conditions.js";
 import { EventRecorder } from "../events.js";
 import { Informer } from "../informer.js";
+import { addFinalizer, hasFinalizer, removeFinalizer } from "../finalizers.js";
+import { rmSync } from "node:fs";
 import { WorkQueue } from "../queue.js";
 import { readBundleDirectory } from "../../bundle/index.js";
 import type { PullOptions } from "../../image/index.js";
 import {
   ANNOTATION_REQUESTER,
   API_VERSION,
+  FINALIZER_CONTENT,
   LABEL_BUNDLE,
   LABEL_INSTANCE,
   LABEL_MANAGED_BY,
@@ -156,9 +159,20 @@ export class RukpakController {
   }
 
   async reconcileBundle(name: string): Promise<void> {
-    const b = this.bundles.get(name);
-    if (!b || b.metadata.deletionTimestamp) return;
+    let b = this.bundles.get(name);
+    if (!b) return;
+    if (b.metadata.deletionTimestamp) {
+      // deleted: drop its unpacked content unless another Bundle has the same content, then let it go
+      if (!hasFinalizer(b, FINALIZER_CONTENT)) return;
+      const digest = b.status?.digest;
+      const shared = digest && this.bundles.list().some((o) => o.metadata.name !== name && !o.metadata.deletionTimestamp && o.status?.digest === digest);
+      const dir = digest && !shared ? contentExists(this.opts.stateDir, digest) : undefined;
+      if (dir) rmSync(dir, { recursive: true, force: true });
+      await removeFinalizer(this.client, b, FINALIZER_CONTENT);
+      return;
+    }
     if (!this.ours(b.spec.class)) return;
+    if (!hasFinalizer(b, FINALIZER_CONTENT)) b = await addFinalizer(this.client, b, FINALIZER_CONTENT);
     const gen = b.metadata.generation ?? 0;
     const st = b.status ?? {};
     if (st.unpacked === "Done" && st.observedGeneration === gen && st.digest && contentExists(this.opts.stateDir, st.digest)) return;
@@ -297,6 +311,7 @@ export class RukpakController {
       this.events.emit(inst, "Warning", "InvalidBundle", msg);
       return;
     }
+    const unpackedOk: NewCondition = { type: "Unpacked", status: "True", reason: "UnpackSuccessful", message: `Successfully unpacked the ${bundleName} Bundle` };
     const labels = { [LABEL_INSTANCE]: name, [LABEL_BUNDLE]: bundleName, [LABEL_MANAGED_BY]: MANAGED_BY };
     const owner = { apiVersion: API_VERSION, kind: "Instance", name, uid: inst.metadata.uid!, blockOwnerDeletion: false };
     for (const o of desired.objects) {
@@ -333,7 +348,7 @@ export class RukpakController {
       approved = c.status === "True";
       inst = await this.setInstanceStatus(inst, (s) => ({
         ...s,
-        conditions: this.conds(inst!, { type: "Unpacked", status: "True", reason: "UnpackSuccessful", message: `Successfully unpacked the ${bundleName} Bundle` }, c),
+        conditions: this.conds(inst!, unpackedOk, c),
         observedGeneration: gen,
       }));
       if (!approved) {
@@ -353,7 +368,7 @@ export class RukpakController {
       const msg = unsafe.join("\n");
       await this.setInstanceStatus(inst, (s) => ({
         ...s,
-        conditions: this.conds(inst!, { type: "Installed", status: "False", reason: "UnsafeCRDUpgrade", message: msg }),
+        conditions: this.conds(inst!, unpackedOk, { type: "Installed", status: "False", reason: "UnsafeCRDUpgrade", message: msg }),
         observedGeneration: gen,
       }));
       this.events.emit(inst, "Warning", "UnsafeCRDUpgrade", msg);
@@ -369,7 +384,7 @@ export class RukpakController {
     }
     if (collisions.length > 0) {
       const msg = `${collisions.slice(0, 10).join("; ")}${collisions.length > 10 ? `; and ${collisions.length - 10} more` : ""}: an object has one owner; remove the other Instance first`;
-      await this.setInstanceStatus(inst, (s) => ({ ...s, conditions: this.conds(inst!, { type: "Installed", status: "False", reason: "ObjectCollision", message: msg }), observedGeneration: gen }));
+      await this.setInstanceStatus(inst, (s) => ({ ...s, conditions: this.conds(inst!, unpackedOk, { type: "Installed", status: "False", reason: "ObjectCollision", message: msg }), observedGeneration: gen }));
       this.events.emit(inst, "Warning", "ObjectCollision", msg);
       return;
     }
@@ -408,7 +423,7 @@ export class RukpakController {
       activeBundle: bundleName,
       ...(desired.installNamespace ? { installNamespace: desired.installNamespace } : {}),
       objects: desired.objects.map(refOf),
-      conditions: this.conds(inst!, { type: "Installed", status: "True", reason: "InstallationSucceeded", message: msg }),
+      conditions: this.conds(inst!, unpackedOk, { type: "Installed", status: "True", reason: "InstallationSucceeded", message: msg }),
       observedGeneration: gen,
     }));
     if (previous !== bundleName) this.events.emit(inst, "Normal", previous ? "Upgraded" : "Installed", previous ? `${msg} (from ${previous})` : msg);

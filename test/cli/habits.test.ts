@@ -1,0 +1,58 @@
+/** opm habits carry over: `alpha` spellings, shell completion, an unknown package is an error. */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { REPO_ROOT } from "../shared.js";
+
+const BIN = join(REPO_ROOT, "bin", "opcat");
+const EXAMPLE = join(REPO_ROOT, "examples", "catalog");
+
+function opcat(args: string[]): { code: number; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: "utf8" });
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+test("opm's alpha spellings run the same commands", () => {
+  for (const [alpha, plain] of [
+    [["alpha", "list", "packages", EXAMPLE], ["list", "packages", EXAMPLE]],
+    [["alpha", "list", "bundles", EXAMPLE], ["list", "bundles", EXAMPLE]],
+    [["alpha", "render-graph", EXAMPLE], ["render-graph", EXAMPLE]],
+  ]) {
+    const a = opcat(alpha);
+    const b = opcat(plain);
+    assert.equal(a.code, 0, a.stderr);
+    assert.equal(a.stdout, b.stdout, alpha.join(" "));
+    assert.ok(a.stdout.length > 0);
+  }
+});
+
+test("render-graph -p with a package the catalog does not have is an error naming the packages there are", () => {
+  const r = opcat(["render-graph", EXAMPLE, "-p", "no-such-package"]);
+  assert.equal(r.code, 2);
+  assert.equal(r.stdout, "");
+  assert.match(r.stderr, /package "no-such-package" is not in .*examples\/catalog \(packages: cache-operator, etcd-example\)/);
+});
+
+test("opcat completion bash completes commands, subcommands and flags in a real bash", () => {
+  const script = opcat(["completion", "bash"]);
+  assert.equal(script.code, 0, script.stderr);
+  const file = join(mkdtempSync(join(tmpdir(), "opcat-completion-")), "opcat.bash");
+  writeFileSync(file, script.stdout);
+  const complete = (words: string[]) => {
+    const r = spawnSync("bash", ["-c", `source "$0"; COMP_WORDS=(${words.map((w) => `'${w}'`).join(" ")}); COMP_CWORD=${words.length - 1}; _opcat; printf '%s\\n' "\${COMPREPLY[@]}"`, file], { encoding: "utf8" });
+    assert.equal(r.status, 0, r.stderr);
+    return r.stdout.trim().split("\n").sort();
+  };
+  assert.deepEqual(complete(["opcat", "render"]), ["render", "render-graph", "render-template"]);
+  assert.deepEqual(complete(["opcat", "cluster", ""]).filter((w) => !w.startsWith("-")), ["manifests", "run"]);
+  assert.ok(complete(["opcat", "render-graph", "--min"]).includes("--minimum-edge"));
+  for (const shell of ["zsh", "fish"]) {
+    const s = opcat(["completion", shell]);
+    assert.equal(s.code, 0);
+    assert.match(s.stdout, /opcat/);
+  }
+  assert.equal(opcat(["completion", "tcsh"]).code, 2);
+});
