@@ -114,7 +114,18 @@ export function registerClusterCommands(program: Command): void {
         process.once("SIGINT", stop);
         process.once("SIGTERM", stop);
       });
+      // a second signal, or work still running 10 s later, ends the process at once
+      const force = () => process.exit(process.exitCode ?? 0);
+      process.once("SIGINT", force);
+      process.once("SIGTERM", force);
+      const grace = setTimeout(() => {
+        process.stderr.write(`${new Date().toISOString()} still stopping after 10 s; exiting\n`);
+        force();
+      }, 10_000);
+      grace.unref();
       await running.stop();
+      process.stderr.write(`${new Date().toISOString()} stopped\n`);
+      process.exit(process.exitCode ?? 0);
     },
   );
   registerInstanceCommands(program.command("instance").description("List, describe and approve RukPak Instances (also the kubectl plugin `kubectl instance`)"));

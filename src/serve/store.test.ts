@@ -152,7 +152,7 @@ describe("CatalogStore", () => {
     store.watch();
     try {
       writeCatalog(dir, catalogText("2"));
-      await Promise.race([reloaded, new Promise((_, rej) => setTimeout(() => rej(new Error("no reload within 5 s")), 5000))]);
+      await reloaded; // an event, not a deadline: a missing reload hangs the test until the runner's timeout
       assert.equal(store.get("watched")?.serial, 2);
     } finally {
       await store.close();
@@ -212,23 +212,23 @@ describe("slow and vanishing clients", () => {
   test("a client disconnecting mid-stream is dropped; the server goes on", async () => {
     const c = await rawClient(1);
     c.close();
-    await new Promise((r) => setTimeout(r, 50));
     const r = await httpGet(`http://127.0.0.1:${srv.address.port}/catalogs/big/api/v1/metas?schema=olm.package`);
     assert.equal(r.status, 200);
-    const conns = await new Promise<number>((res) => srv.server.getConnections((_e, n) => res(n)));
-    assert.equal(conns, 0);
+    // the dropped client's connection goes away (waiting for that event, without a clock)
+    const conns = () => new Promise<number>((res) => srv.server.getConnections((_e, n) => res(n)));
+    while ((await conns()) > 0) await new Promise((res) => setImmediate(res));
+    assert.equal(await conns(), 0);
   });
 
   test("a slow (non-reading) client does not delay others", async () => {
     const slow = await Promise.all([rawClient(), rawClient()]);
-    const t0 = performance.now();
+    // the stalled clients hold their answers unread; these requests complete anyway (they would hang if a slow reader blocked the server)
     for (let i = 0; i < 5; i++) {
       const r = await httpGet(`http://127.0.0.1:${srv.address.port}/catalogs/big/api/v1/metas?schema=olm.channel`);
       assert.equal(r.status, 200);
     }
     const full = await httpGet(`http://127.0.0.1:${srv.address.port}/catalogs/big/api/v1/all`, { "accept-encoding": "identity" });
     assert.equal(full.body.length, size);
-    assert.ok(performance.now() - t0 < 5000);
     // The stalled clients still get everything once they read.
     for (const s of slow) {
       const n = await s.resume();
@@ -240,15 +240,18 @@ describe("slow and vanishing clients", () => {
     const local = await startHttpServer(store, { port: 0 });
     const sock = connect({ host: "127.0.0.1", port: local.address.port });
     let received = 0;
+    let started!: () => void;
+    const firstBytes = new Promise<void>((r) => (started = r));
     const done = new Promise<void>((resolve) => {
       sock.on("data", (c: Buffer) => {
         received += c.length;
+        started();
         if (received === 1 || received < 100_000) sock.pause();
       });
       sock.on("close", () => resolve());
     });
     sock.write("GET /catalogs/big/api/v1/all HTTP/1.1\r\nHost: x\r\nAccept-Encoding: identity\r\nConnection: close\r\n\r\n");
-    await new Promise((r) => setTimeout(r, 100));
+    await firstBytes; // the download is in flight
     const closing = local.close(10_000);
     // New connections are refused while the old one drains.
     await assert.rejects(httpGet(`http://127.0.0.1:${local.address.port}/healthz`));
