@@ -16,12 +16,16 @@ import { convertRegistryV1 } from "../../src/cluster/rukpak/convert.js";
 import { API_VERSION, LABEL_INSTANCE, OPERATOR_PROVISIONER, type Bundle, type Instance } from "../../src/cluster/rukpak/api.js";
 import { approveInstance } from "../../src/cluster/rukpak/approve.js";
 import { runControllers, type RunningControllers } from "../../src/cluster/run.js";
-import { requireTools, startDockerRegistry, type RunningRegistry } from "../image/servers.js";
+import { makeCerts, makeHtpasswd, requireTools, startDockerRegistry, type RunningRegistry } from "../image/servers.js";
+import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
+import { createHash } from "node:crypto";
+import { execFileSync } from "node:child_process";
+import type { AddressInfo } from "node:net";
 import { COMMUNITY, requireShared } from "../shared.js";
 import { clientAs, clusterKubeconfig, cond, waitFor } from "./harness.js";
 
 const cluster = clusterKubeconfig();
-const missingTools = requireTools("docker-registry");
+const missingTools = requireTools("docker-registry", "htpasswd", "openssl", "tar");
 const shared = requireShared();
 const skip = cluster.skip || missingTools || shared.skip;
 const OPS = join(COMMUNITY, "operators");
@@ -30,6 +34,9 @@ describe("RukPak on a real API server", { skip, concurrency: false }, () => {
   let kubeconfig = "";
   let admin: KubeClient;
   let registry: RunningRegistry;
+  let privateRegistry: RunningRegistry;
+  let https: HttpsServer;
+  let certs: { ca: string; cert: string; key: string };
   let running: RunningControllers;
   let tmp = "";
   const images: Record<string, string> = {};
@@ -84,7 +91,27 @@ describe("RukPak on a real API server", { skip, concurrency: false }, () => {
     const csvFile = join(bad, "manifests", "rabbitmq.clusterserviceversion.yaml");
     writeFileSync(csvFile, readFileSync(csvFile, "utf8").replace(/rabbitmq\.com\/v1beta1/g, "rabbitmq.com/v1beta2").replace(/^(\s+)version: v1beta1$/gm, "$1version: v1beta2"));
     images.rabbitBad = await push("rabbitmq-bundle:2.9.0-bad", bad);
-    running = await runControllers({ kubeconfig, context: "admin", stateDir: join(tmp, "state"), pull: { useHttp: true }, log: () => {} });
+    // a registry with basic auth, and an https server for tarball refs (its CA given to the provisioner)
+    makeHtpasswd(join(tmp, "htpasswd"), "puller", "s3cret");
+    privateRegistry = await startDockerRegistry(join(tmp, "private"), { htpasswd: join(tmp, "htpasswd") });
+    const auth = join(tmp, "auth.json");
+    writeFileSync(auth, JSON.stringify({ auths: { [privateRegistry.host]: { auth: Buffer.from("puller:s3cret").toString("base64") } } }));
+    await pushImage(buildBundleImage(join(OPS, "dell-csm-operator", "1.9.1")), `${privateRegistry.host}/private/dell-bundle:1.9.1`, { useHttp: true, authFile: auth });
+    certs = makeCerts(join(tmp, "certs"));
+    const plain = join(tmp, "tarball", "manifests");
+    writeFileSync(join(tmp, "obj.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-a-tarball\n  namespace: default\ndata:\n  source: https\n");
+    execFileSync("mkdir", ["-p", plain]);
+    cpSync(join(tmp, "obj.yaml"), join(plain, "obj.yaml"));
+    execFileSync("tar", ["czf", join(tmp, "bundle.tgz"), "-C", join(tmp, "tarball"), "manifests"]);
+    const tgz = readFileSync(join(tmp, "bundle.tgz"));
+    https = createHttpsServer({ cert: readFileSync(certs.cert), key: readFileSync(certs.key) }, (req, res) => {
+      if (req.url === "/bundle.tgz") res.writeHead(200, { "Content-Type": "application/gzip" }).end(tgz);
+      else res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => https.listen(0, "127.0.0.1", () => r()));
+    images.tarball = `https://127.0.0.1:${(https.address() as AddressInfo).port}/bundle.tgz`;
+    images.tarballDigest = `sha256:${createHash("sha256").update(tgz).digest("hex")}`;
+    running = await runControllers({ kubeconfig, context: "admin", stateDir: join(tmp, "state"), pull: { useHttp: true, caFile: certs.ca }, log: () => {} });
     // carol (group dev-team): may create Instances and Bundles and use every class, nothing else
     await rbac("test-dev-team", { group: "dev-team" }, [
       { apiGroups: ["rukpak.io"], resources: ["instances", "bundles"], verbs: ["get", "list", "watch", "create", "update", "patch"] },
@@ -98,6 +125,8 @@ describe("RukPak on a real API server", { skip, concurrency: false }, () => {
   after(async () => {
     await running?.stop();
     await registry?.stop();
+    await privateRegistry?.stop();
+    https?.close();
     admin?.close();
     if (tmp) rmSync(tmp, { recursive: true, force: true });
   });
@@ -281,6 +310,31 @@ describe("RukPak on a real API server", { skip, concurrency: false }, () => {
     const b = await admin.get<Bundle>(API_VERSION, "Bundle", "plumbus-operator.v0.9.3");
     assert.equal(b.status?.format, "plain");
     assert.deepEqual(b.status?.objects, ["/objects/ConfigMap/plumbus/plumbus-settings", "/objects/ServiceAccount/plumbus/plumbus"]);
+  });
+
+  test("docker:// from a registry with authentication: refused without a pull secret, unpacked with one", async () => {
+    const ref = `docker://${privateRegistry.host}/private/dell-bundle:1.9.1`;
+    await admin.create({ apiVersion: API_VERSION, kind: "Bundle", metadata: { name: "dell-no-secret" }, spec: { class: "test-allow", refs: [ref] } } as unknown as KubeObject);
+    const denied = await waitFor<Bundle>(admin, API_VERSION, "Bundle", "dell-no-secret", (o) => o?.status?.unpacked === "Failed", "Failed");
+    assert.equal(denied?.status?.reason, "PullFailed");
+    assert.match(denied?.status?.message ?? "", /401|unauthorized|authentication/i);
+    await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: "pull-secrets" } } as unknown as KubeObject);
+    const dockerconfig = JSON.stringify({ auths: { [privateRegistry.host]: { auth: Buffer.from("puller:s3cret").toString("base64") } } });
+    await admin.apply({ apiVersion: "v1", kind: "Secret", metadata: { name: "private-registry", namespace: "pull-secrets" }, type: "kubernetes.io/dockerconfigjson", data: { ".dockerconfigjson": Buffer.from(dockerconfig).toString("base64") } } as unknown as KubeObject);
+    await admin.create({ apiVersion: API_VERSION, kind: "Bundle", metadata: { name: "dell-with-secret" }, spec: { class: "test-allow", refs: [ref], pullSecrets: [{ name: "private-registry", namespace: "pull-secrets" }] } } as unknown as KubeObject);
+    const ok = await waitFor<Bundle>(admin, API_VERSION, "Bundle", "dell-with-secret", (o) => o?.status?.unpacked === "Done", "Done");
+    assert.equal(ok?.status?.format, "registry+v1");
+  });
+
+  test("https:// tarball refs are checked against spec.digest", async () => {
+    await admin.create({ apiVersion: API_VERSION, kind: "Bundle", metadata: { name: "tarball" }, spec: { class: "test-plain", refs: [images.tarball], digest: images.tarballDigest } } as unknown as KubeObject);
+    const b = await waitFor<Bundle>(admin, API_VERSION, "Bundle", "tarball", (o) => o?.status?.unpacked === "Done", "Done");
+    assert.deepEqual(b?.status?.objects, ["/objects/ConfigMap/default/from-a-tarball"]);
+    const wrong = `sha256:${"0".repeat(64)}`;
+    await admin.create({ apiVersion: API_VERSION, kind: "Bundle", metadata: { name: "tarball-wrong-digest" }, spec: { class: "test-plain", refs: [images.tarball], digest: wrong } } as unknown as KubeObject);
+    const bad = await waitFor<Bundle>(admin, API_VERSION, "Bundle", "tarball-wrong-digest", (o) => o?.status?.unpacked === "Failed", "Failed");
+    assert.equal(bad?.status?.reason, "DigestMismatch");
+    assert.match(bad?.status?.message ?? "", new RegExp(`content digest ${images.tarballDigest} does not match spec\\.digest ${wrong}`));
   });
 
   test("malformed objects are refused by the schema with a message naming the field", async () => {

@@ -6,6 +6,8 @@
  * `<root>/sha256-<digest of the files>` holding the bundle's files, plus its format and objects.
  */
 import { createHash } from "node:crypto";
+import https from "node:https";
+import tls from "node:tls";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, relative, resolve, sep } from "node:path";
 import { isBundleDirectory, readBundleDirectory } from "../../bundle/index.js";
@@ -157,9 +159,7 @@ export async function unpackBundle(spec: BundleSpec, opts: ContentOptions): Prom
         resolvedRefs.push(ref);
       } else if (ref.startsWith("https://")) {
         if (!spec.digest) throw new UnpackError("DigestRequired", `${ref}: https refs need spec.digest (sha256:<hex> of the tarball)`, false);
-        const res = await fetch(ref, { signal: AbortSignal.timeout(60_000) });
-        if (!res.ok) throw new UnpackError("FetchFailed", `GET ${ref}: unexpected status "${res.status} ${res.statusText}"`);
-        const body = Buffer.from(await res.arrayBuffer());
+        const body = await httpsGet(ref, opts.pull?.caFile);
         const got = `sha256:${createHash("sha256").update(body).digest("hex")}`;
         if (got !== spec.digest) throw new UnpackError("DigestMismatch", `${ref}: content digest ${got} does not match spec.digest ${spec.digest}`);
         await applyLayer(staged, (async function* () {
@@ -179,6 +179,32 @@ export async function unpackBundle(spec: BundleSpec, opts: ContentOptions): Prom
   } finally {
     if (authFile) rmSync(authFile, { force: true });
   }
+}
+
+/** GET an https URL (CA certificates from the image access options trusted besides the system's), at most 1 GiB, 60 s idle. */
+function httpsGet(url: string, caFile: string | readonly string[] | undefined): Promise<Buffer> {
+  const files = caFile === undefined ? [] : typeof caFile === "string" ? [caFile] : [...caFile];
+  const ca = files.length > 0 ? [...tls.rootCertificates, ...files.map((f) => readFileSync(f, "utf8"))] : undefined;
+  return new Promise((resolve, reject) => {
+    const req = https.get(url, { ca, timeout: 60_000 }, (res) => {
+      if (res.statusCode !== 200) {
+        res.resume();
+        reject(new UnpackError("FetchFailed", `GET ${url}: unexpected status "${res.statusCode} ${res.statusMessage ?? ""}"`));
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let n = 0;
+      res.on("data", (c: Buffer) => {
+        n += c.length;
+        if (n > 1 << 30) req.destroy(new UnpackError("FetchFailed", `GET ${url}: more than 1 GiB`, false));
+        else chunks.push(c);
+      });
+      res.on("end", () => resolve(Buffer.concat(chunks)));
+      res.on("error", reject);
+    });
+    req.on("timeout", () => req.destroy(new UnpackError("FetchFailed", `GET ${url}: no answer for 60 s`)));
+    req.on("error", (e) => reject(e instanceof UnpackError ? e : new UnpackError("FetchFailed", `GET ${url}: ${e.message}`)));
+  });
 }
 
 function writeSafe(dir: string, name: string, data: Buffer): void {
