@@ -83,6 +83,7 @@ describe("RukPak on a real API server", { skip, concurrency: false }, () => {
     images.rabbit290 = await push("rabbitmq-bundle:2.9.0", join(OPS, "rabbitmq-cluster-operator", "2.9.0"));
     images.catfacts = await push("cat-facts-bundle:1.1.0", join(OPS, "cat-facts-operator", "1.1.0"));
     images.nfs = await push("nfs-bundle:0.0.9", join(OPS, "nfs-provisioner-operator", "0.0.9"));
+    images.kubegreen = await push("kube-green-bundle:0.7.1", join(OPS, "kube-green", "0.7.1"));
     // rabbitmq 2.9.0 with its CRD's only (stored) version renamed: an upgrade that drops a stored version
     const bad = join(tmp, "rabbit-bad");
     cpSync(join(OPS, "rabbitmq-cluster-operator", "2.9.0"), bad, { recursive: true });
@@ -156,6 +157,30 @@ describe("RukPak on a real API server", { skip, concurrency: false }, () => {
     assert.equal(bundle.status?.format, "registry+v1");
     assert.match(bundle.status?.resolvedRefs?.[0] ?? "", /@sha256:[0-9a-f]{64}$/);
     assert.ok(bundle.status?.objects?.some((o) => o.startsWith("/objects/ClusterServiceVersion/")));
+  });
+
+  test("a bundle with an admission webhook: Service, certificate Secret and webhook configuration with its CA; the certificate is kept across reconciles", async () => {
+    await admin.create(instance("kube-green", "kube-green-0.7.1", images.kubegreen, "test-allow", "kube-green"));
+    const inst = await waitFor<Instance>(admin, API_VERSION, "Instance", "kube-green", installed("kube-green-0.7.1"), "Installed");
+    const ns = inst?.status?.installNamespace ?? "";
+    const secret = await admin.get<KubeObject & { type: string; data: Record<string, string> }>("v1", "Secret", "kube-green-controller-manager-service-cert", ns);
+    assert.equal(secret.type, "kubernetes.io/tls");
+    const hook = await admin.get<KubeObject & { webhooks: { clientConfig: { caBundle: string; service: { name: string } } }[] }>("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", "vsleepinfo.kb.io");
+    assert.equal(hook.webhooks[0].clientConfig.caBundle, secret.data["ca.crt"], "caBundle is the Secret's CA");
+    assert.equal(hook.webhooks[0].clientConfig.service.name, "kube-green-controller-manager-service");
+    assert.ok(await admin.tryGet("v1", "Service", "kube-green-controller-manager-service", ns));
+    // the certificate verifies against the CA for the Service's DNS name
+    const { X509Certificate } = await import("node:crypto");
+    const ca = new X509Certificate(Buffer.from(secret.data["ca.crt"], "base64"));
+    const leaf = new X509Certificate(Buffer.from(secret.data["tls.crt"], "base64"));
+    assert.ok(leaf.verify(ca.publicKey));
+    assert.equal(leaf.checkHost(`kube-green-controller-manager-service.${ns}.svc`), `kube-green-controller-manager-service.${ns}.svc`);
+    // another reconcile (a label change bumps nothing in spec, so touch the spec: a new watch namespace list equal to the default) keeps the same certificate
+    const cur = await admin.get<Instance>(API_VERSION, "Instance", "kube-green");
+    await admin.replace({ ...cur, spec: { ...cur.spec, watchNamespaces: [""] } });
+    await waitFor<Instance>(admin, API_VERSION, "Instance", "kube-green", installed("kube-green-0.7.1"), "Installed again");
+    const again = await admin.get<KubeObject & { data: Record<string, string> }>("v1", "Secret", "kube-green-controller-manager-service-cert", ns);
+    assert.equal(again.data["tls.crt"], secret.data["tls.crt"]);
   });
 
   test("pivot: the Instance moves to 2.9.0, objects only 2.8.0 had are pruned, the old Bundle is Replaced", async () => {

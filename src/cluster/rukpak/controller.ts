@@ -35,7 +35,8 @@ import {
   type ProvisionerClass,
 } from "./api.js";
 import { contentExists, readPlainObjects, UnpackError, unpackBundle } from "./content.js";
-import { ConvertError, convertRegistryV1 } from "./convert.js";
+import { caBundlePlaceholder, ConvertError, convertRegistryV1, type CertificateRequest } from "./convert.js";
+import { makeServingCerts } from "../certs.js";
 import { crdUpgradeProblems } from "./crdsafety.js";
 import { describeCheck, missingPermissions, type Requester } from "./permissions.js";
 
@@ -78,6 +79,14 @@ function refOf(o: KubeObject): ObjectRef {
 }
 function refKey(r: ObjectRef): string {
   return `${r.apiVersion}/${r.kind}/${r.namespace ?? ""}/${r.name}`;
+}
+
+/** Replaces placeholder strings anywhere in a JSON value. */
+function fillPlaceholders(v: unknown, values: Map<string, string>): unknown {
+  if (typeof v === "string") return values.get(v) ?? v;
+  if (Array.isArray(v)) return v.map((x) => fillPlaceholders(x, values));
+  if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fillPlaceholders(x, values)]));
+  return v;
 }
 
 export function requesterOf(o: KubeObject): Requester | undefined {
@@ -212,14 +221,52 @@ export class RukpakController {
   // ---------------------------------------------------------------- Instances
 
   /** The objects an unpacked bundle becomes for an Instance (registry+v1 converted, plain as they are). */
-  desiredContent(bundle: Bundle, inst: Instance): DesiredContent {
+  async desiredContent(bundle: Bundle, inst: Instance): Promise<DesiredContent> {
     const dir = contentExists(this.opts.stateDir, bundle.status!.digest!);
     if (!dir) throw new UnpackError("ContentMissing", `the content of bundle ${bundle.metadata.name} is not in this provisioner's store`);
     if (bundle.status?.format === "registry+v1") {
       const c = convertRegistryV1(readBundleDirectory(dir), { installNamespace: inst.spec.installNamespace, watchNamespaces: inst.spec.watchNamespaces });
-      return { objects: c.objects, installNamespace: c.installNamespace, format: "registry+v1" };
+      const objects = [...c.objects];
+      const bundles = new Map<string, string>();
+      for (const req of c.certificates) {
+        const { secret, caPem } = await this.servingCertificate(req, inst.metadata.name);
+        objects.push(secret);
+        bundles.set(caBundlePlaceholder(req.secretName), Buffer.from(caPem).toString("base64"));
+      }
+      return { objects: bundles.size > 0 ? objects.map((o) => fillPlaceholders(o, bundles) as KubeObject) : objects, installNamespace: c.installNamespace, format: "registry+v1" };
     }
     return { objects: readPlainObjects(dir), format: "plain" };
+  }
+
+  /**
+   * The serving certificate Secret of a webhook Service: the one this Instance made earlier when it is
+   * still there and covers the names (so that webhook configurations do not change on every
+   * reconcile), else a new CA and certificate (valid two years).
+   */
+  private async servingCertificate(req: CertificateRequest, instance: string): Promise<{ secret: KubeObject; caPem: string }> {
+    const cur = await this.client.tryGet<KubeObject & { data?: Record<string, string> }>("v1", "Secret", req.secretName, req.namespace).catch(() => undefined);
+    const dec = (k: string) => (cur?.data?.[k] ? Buffer.from(cur.data[k], "base64").toString("utf8") : "");
+    let caPem = dec("ca.crt");
+    let cert = dec("tls.crt");
+    let key = dec("tls.key");
+    const covers = cur?.metadata.annotations?.["rukpak.io/dns-names"] === req.dnsNames.join(",");
+    if (!(cur && cur.metadata.labels?.[LABEL_INSTANCE] === instance && covers && caPem && cert && key)) {
+      const made = makeServingCerts(req.dnsNames, 730);
+      caPem = made.caCert;
+      cert = made.cert;
+      key = made.key;
+    }
+    const b64 = (v: string) => Buffer.from(v).toString("base64");
+    return {
+      caPem,
+      secret: {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: req.secretName, namespace: req.namespace, annotations: { "rukpak.io/dns-names": req.dnsNames.join(",") } },
+        type: "kubernetes.io/tls",
+        data: { "tls.crt": b64(cert), "tls.key": b64(key), "ca.crt": b64(caPem) },
+      },
+    };
   }
 
   private async setInstanceStatus(inst: Instance, mutate: (s: InstanceStatus) => InstanceStatus): Promise<Instance> {
@@ -295,7 +342,7 @@ export class RukpakController {
 
     let desired: DesiredContent;
     try {
-      desired = this.desiredContent(bundle, inst);
+      desired = await this.desiredContent(bundle, inst);
     } catch (e) {
       if (e instanceof UnpackError && e.reason === "ContentMissing") {
         // unpacked by another provisioner process: unpack here too, then come back

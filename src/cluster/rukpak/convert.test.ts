@@ -24,7 +24,7 @@ test("target namespaces follow operator-controller's install-mode rules", () => 
   assert.deepEqual(targetNamespaces(new Set(["MultiNamespace"]), "ns", ["a", "b"]), ["a", "b"]);
 });
 
-test("conformance: every community bundle converts, or is refused only for webhooks, with the generated objects in order", { skip: requireShared().skip }, () => {
+test("conformance: every community bundle converts (webhooks included), with the generated objects in order", { skip: requireShared().skip }, () => {
   const root = join(COMMUNITY, "operators");
   let ok = 0;
   const refused: string[] = [];
@@ -37,7 +37,7 @@ test("conformance: every community bundle converts, or is refused only for webho
         c = convertRegistryV1(readBundleDirectory(dir));
       } catch (e) {
         assert.ok(e instanceof ConvertError, `${op}/${v}: ${(e as Error).message}`);
-        assert.deepEqual(e.errors.filter((x) => !/webhookDefinitions are not supported/.test(x)), [], `${op}/${v}`);
+        assert.deepEqual(e.errors, [], `${op}/${v}`);
         refused.push(`${op}/${v}`);
         continue;
       }
@@ -48,8 +48,11 @@ test("conformance: every community bundle converts, or is refused only for webho
       const rbacEnd = firstCrd >= 0 ? firstCrd : kinds.findIndex((k) => rank(k) > rank("ClusterRoleBinding"));
       const prefix = kinds.slice(0, rbacEnd < 0 ? kinds.length : rbacEnd);
       for (let i = 1; i < prefix.length; i++) assert.ok(rank(prefix[i - 1]) <= rank(prefix[i]), `${op}/${v}: ${prefix[i - 1]} before ${prefix[i]}`);
-      const deps = kinds.map((k, i) => (k === "Deployment" ? i : -1)).filter((i) => i >= 0);
-      assert.deepEqual(deps, deps.map((_, j) => kinds.length - deps.length + j), `${op}/${v}: Deployments last`);
+      // Deployments, then (for webhooks) the webhook configurations and their Services
+      const tail = kinds.slice(kinds.indexOf("Deployment"));
+      assert.ok(tail.every((k) => ["Deployment", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "Service"].includes(k)), `${op}/${v}: ${tail.join(",")}`);
+      const lastDep = kinds.lastIndexOf("Deployment");
+      assert.ok(kinds.slice(lastDep + 1).every((k) => k !== "Deployment"));
       for (const o of c.objects) {
         assert.ok(o.metadata.name.length <= 253, `${op}/${v}: name length`);
         if (o.kind.endsWith("Role") || o.kind.endsWith("RoleBinding")) assert.ok(o.metadata.name.length <= 63, `${op}/${v}: ${o.metadata.name}`);
@@ -65,8 +68,8 @@ test("conformance: every community bundle converts, or is refused only for webho
       if (c.targetNamespaces[0] === "") assert.ok(!c.objects.some((o) => o.kind === "Role" && o.metadata.name.startsWith(`${c.csvName}-`)), `${op}/${v}: no generated Role`);
     }
   }
-  assert.equal(ok, 313, `converted (refused for webhooks: ${refused.length})`);
-  assert.equal(refused.length, 83);
+  assert.deepEqual(refused, [], "no community bundle is refused");
+  assert.equal(ok, 396);
 });
 
 test("permissions of a bundle: the rules each ServiceAccount is granted, per scope", { skip: requireShared().skip }, () => {
@@ -99,4 +102,23 @@ test("CRD upgrade safety names what would break", () => {
     'validating upgrade for CRD "things.example.com": v1: ^.spec.mode: enum values removed: "b"',
   ]);
   assert.deepEqual(crdUpgradeProblems(crd([{ name: "v1", schema: s1 }], ["v1"]), crd([{ name: "v2", schema: s1 }], [])), ['validating upgrade for CRD "things.example.com": NoStoredVersionRemoved: stored version "v1" removed']);
+});
+
+test("webhooks: configurations, Services, certificate volumes and the certificate the provisioner provides (kube-green 0.7.1)", { skip: requireShared().skip }, () => {
+  const c = convertRegistryV1(readBundleDirectory(join(COMMUNITY, "operators", "kube-green", "0.7.1")));
+  const ns = c.installNamespace;
+  const hook = c.objects.find((o) => o.kind === "ValidatingWebhookConfiguration");
+  assert.equal(hook?.metadata.name, "vsleepinfo.kb.io");
+  const w = (hook?.webhooks as { name: string; clientConfig: { service: Record<string, unknown>; caBundle: string }; rules: unknown[]; namespaceSelector?: unknown }[])[0];
+  assert.equal(w.name, "vsleepinfo.kb.io");
+  assert.deepEqual(w.clientConfig.service, { namespace: ns, name: "kube-green-controller-manager-service", path: "/validate-kube-green-com-v1alpha1-sleepinfo", port: 443 });
+  assert.equal(w.clientConfig.caBundle, "__opcat_ca_bundle__/kube-green-controller-manager-service-cert");
+  assert.equal(w.namespaceSelector, undefined, "AllNamespaces: no namespace selector");
+  const svc = c.objects.find((o) => o.kind === "Service" && o.metadata.name === "kube-green-controller-manager-service");
+  assert.deepEqual((svc?.spec as { ports: unknown[] }).ports, [{ name: "443", port: 443, targetPort: 9443, protocol: "TCP" }]);
+  const dep = c.objects.find((o) => o.kind === "Deployment");
+  const pod = (dep?.spec as { template: { spec: { volumes: { name: string; secret?: { secretName: string } }[]; containers: { volumeMounts?: { name: string; mountPath: string }[] }[] } } }).template.spec;
+  assert.equal(pod.volumes.find((v) => v.name === "webhook-cert")?.secret?.secretName, "kube-green-controller-manager-service-cert");
+  assert.ok(pod.containers.every((ct) => ct.volumeMounts?.some((m) => m.mountPath === "/tmp/k8s-webhook-server/serving-certs")));
+  assert.deepEqual(c.certificates, [{ secretName: "kube-green-controller-manager-service-cert", namespace: ns, dnsNames: [`kube-green-controller-manager-service.${ns}.svc`, `kube-green-controller-manager-service.${ns}.svc.cluster.local`] }]);
 });

@@ -3,7 +3,9 @@
  * of RukPak's `pkg/convert/registryv1.go` as operator-controller's renderer fixed them
  * (../shared/reference/olmv1-spec.md §3.9 and §5.9): gates, validators (all errors reported
  * together), install namespace and target namespaces, then ServiceAccounts, Roles/RoleBindings,
- * ClusterRoles/ClusterRoleBindings, CRDs, the other allowed manifests, and Deployments, in that order.
+ * ClusterRoles/ClusterRoleBindings, CRDs, the other allowed manifests, Deployments, and for webhooks
+ * the webhook configurations and Services, with the serving certificates listed for the provisioner
+ * to provide (their CA bundles are placeholders until it does).
  *
  * Names of generated RBAC objects are `<csv>-<serviceaccount>-<hash>` shortened to 63 characters,
  * as upstream; the hash is opcat's (sha256 of the rules), not Go's spew/FNV hash, so the suffixes
@@ -23,10 +25,24 @@ export interface ConvertOptions {
   watchNamespaces?: string[];
 }
 
+/** A serving certificate the provisioner must provide (a kubernetes.io/tls Secret) for a webhook Service. */
+export interface CertificateRequest {
+  secretName: string;
+  namespace: string;
+  dnsNames: string[];
+}
+
+/** Placeholder for the PEM CA bundle of a certificate request, in webhook configurations and CRD conversion. */
+export function caBundlePlaceholder(secretName: string): string {
+  return `__opcat_ca_bundle__/${secretName}`;
+}
+
 export interface Converted {
   installNamespace: string;
   targetNamespaces: string[];
   objects: KubeObject[];
+  /** Serving certificates for webhook Services (empty for bundles without webhooks). */
+  certificates: CertificateRequest[];
   package: string;
   csvName: string;
   version: string;
@@ -147,7 +163,7 @@ export function convertRegistryV1(b: RegistryBundle, opts: ConvertOptions = {}):
 
   // gates
   if (arrAt(spec, "apiservicedefinitions", "owned").length > 0) errors.push("unsupported bundle: apiServiceDefintions are not supported");
-  if (arrAt(spec, "webhookdefinitions").length > 0) errors.push("unsupported bundle: webhookDefinitions are not supported (opcat does not provision webhook certificates yet)");
+
   if (!b.package) errors.push("package name is empty");
 
   const installNs = opts.installNamespace || csvAnnotations["operatorframework.io/suggested-namespace"] || `${b.package}-system`;
@@ -186,6 +202,41 @@ export function convertRegistryV1(b: RegistryBundle, opts: ConvertOptions = {}):
   const others = b.objects.filter((o) => o.kind !== "ClusterServiceVersion" && o.kind !== "CustomResourceDefinition");
   for (const o of others) {
     if (!NAMESPACED_KINDS.has(o.kind) && !CLUSTER_KINDS.has(o.kind)) errors.push(`unsupported resource "${strAt(o.object, "metadata", "name") ?? ""}" with kind "${o.kind}"`);
+  }
+  const webhooks = arrAt(spec, "webhookdefinitions").filter(isObj);
+  const depNames = new Set(deployments.map((d) => d.name as string));
+  const seenHooks = new Set<string>();
+  const convertedCrds = new Map<string, string>();
+  for (const w of webhooks) {
+    const type = String(w.type ?? "");
+    const name = String(w.generateName ?? "");
+    if (!["ValidatingAdmissionWebhook", "MutatingAdmissionWebhook", "ConversionWebhook"].includes(type)) errors.push(`webhook '${name}' has unknown type '${type}'`);
+    if (seenHooks.has(`${type}/${name}`)) errors.push(`duplicate webhook '${name}' of type '${type}'`);
+    seenHooks.add(`${type}/${name}`);
+    if (!DNS1123_SUBDOMAIN.test(name.replace(/-$/, ""))) errors.push(`webhook of type '${type}' has invalid name '${name}': a lowercase RFC 1123 subdomain is required`);
+    if (!depNames.has(String(w.deploymentName ?? ""))) errors.push(`webhook of type '${type}' with name '${name}' references non-existent deployment '${String(w.deploymentName ?? "")}'`);
+    for (const r of arrAt(w, "rules").filter(isObj)) {
+      for (const g of arrAt(r, "apiGroups").map(String)) {
+        if (g === "*" || g === "olm.operatorframework.io") errors.push(`webhook "${name}" contains forbidden rule: admission webhook rules cannot reference API group "${g}"`);
+        if (g === "admissionregistration.k8s.io") {
+          for (const res of arrAt(r, "resources").map(String)) {
+            if (res === "*" || res === "validatingwebhookconfigurations" || res === "mutatingwebhookconfigurations") errors.push(`webhook "${name}" contains forbidden rule: admission webhook rules cannot reference API group "${g}" resource "${res}"`);
+          }
+        }
+      }
+    }
+    if (type === "ConversionWebhook") {
+      const only = supported.size === 1 && supported.has("AllNamespaces");
+      if (!only) errors.push(`bundle contains conversion webhook "${name}" and supports install modes [${[...supported].join(" ")}] - conversion webhooks are only supported for bundles that only support AllNamespaces install mode`);
+      const owned = new Set(arrAt(spec, "customresourcedefinitions", "owned").filter(isObj).map((o) => String(o.name)));
+      for (const c of arrAt(w, "conversionCRDs").map(String)) {
+        if (!owned.has(c)) errors.push(`conversion webhook "${name}" references custom resource definition '${c}' not owned by bundle`);
+        if (convertedCrds.has(c)) errors.push(`conversion webhooks "${convertedCrds.get(c)}" and "${name}" reference the same custom resource definition '${c}'`);
+        convertedCrds.set(c, name);
+        const crdObj = crds.find((x) => strAt(x.object, "metadata", "name") === c);
+        if (crdObj && objAt(crdObj.object, "spec")?.preserveUnknownFields === true) errors.push(`custom resource definition '${c}' must have .spec.preserveUnknownFields set to false to let API Server call webhook to do the conversion`);
+      }
+    }
   }
   if (errors.length > 0 || typeof targets === "string") throw new ConvertError(errors);
 
@@ -242,7 +293,26 @@ export function convertRegistryV1(b: RegistryBundle, opts: ConvertOptions = {}):
   }
   objects.push(...roles, ...roleBindings, ...clusterRoles, ...clusterRoleBindings);
   // 4. CRDs unchanged
-  for (const c of crds) objects.push(stripStatus(clone(c.object) as unknown as KubeObject));
+  const serviceName = (dep: string) => `${dep}-service`;
+  const secretName = (dep: string) => `${serviceName(dep)}-cert`;
+  for (const c of crds) {
+    const crd = stripStatus(clone(c.object) as unknown as KubeObject);
+    const hook = webhooks.find((w) => w.type === "ConversionWebhook" && arrAt(w, "conversionCRDs").map(String).includes(crd.metadata.name));
+    if (hook) {
+      const dep = String(hook.deploymentName);
+      (crd.spec as JsonObj).conversion = {
+        strategy: "Webhook",
+        webhook: {
+          clientConfig: {
+            service: { namespace: installNs, name: serviceName(dep), path: typeof hook.webhookPath === "string" ? hook.webhookPath : "/", port: typeof hook.containerPort === "number" ? hook.containerPort : 443 },
+            caBundle: caBundlePlaceholder(secretName(dep)),
+          },
+          conversionReviewVersions: arrAt(hook, "admissionReviewVersions").length > 0 ? arrAt(hook, "admissionReviewVersions") : ["v1"],
+        },
+      };
+    }
+    objects.push(crd);
+  }
   // 5. other manifests; namespaced ones moved into the install namespace
   for (const o of others) {
     const obj = stripStatus(clone(o.object) as unknown as KubeObject);
@@ -258,14 +328,77 @@ export function convertRegistryV1(b: RegistryBundle, opts: ConvertOptions = {}):
     annotations["olm.targetNamespaces"] = targets.join(",");
     annotations["olm.operatorNamespace"] = installNs;
     const labels = objAt(d, "label");
+    const podSpec = clone(objAt(template, "spec") ?? {});
+    if (webhooks.some((w) => w.deploymentName === d.name)) addCertVolumes(podSpec, secretName(d.name as string));
     objects.push({
       apiVersion: "apps/v1",
       kind: "Deployment",
       metadata: { name: d.name as string, namespace: installNs, ...(labels ? { labels: labels as Record<string, string> } : {}) },
-      spec: { ...depSpec, revisionHistoryLimit: 1, template: { ...template, metadata: { ...tmeta, annotations } } },
+      spec: { ...depSpec, revisionHistoryLimit: 1, template: { ...template, metadata: { ...tmeta, annotations }, spec: podSpec } },
     });
   }
-  return { installNamespace: installNs, targetNamespaces: targets, objects, package: b.package, csvName, version: strAt(spec, "version") ?? "" };
+  // 7. webhook configurations, 8. their Services, 9. the certificates the provisioner provides
+  const certificates: CertificateRequest[] = [];
+  for (const w of webhooks.filter((x) => x.type !== "ConversionWebhook")) {
+    const dep = String(w.deploymentName);
+    const name = String(w.generateName);
+    const hook: JsonObj = {
+      name,
+      clientConfig: {
+        service: { namespace: installNs, name: serviceName(dep), path: typeof w.webhookPath === "string" ? w.webhookPath : "/", port: typeof w.containerPort === "number" ? w.containerPort : 443 },
+        caBundle: caBundlePlaceholder(secretName(dep)),
+      },
+      rules: clone(arrAt(w, "rules")),
+      admissionReviewVersions: arrAt(w, "admissionReviewVersions").length > 0 ? clone(arrAt(w, "admissionReviewVersions")) : ["v1"],
+      sideEffects: w.sideEffects ?? "None",
+    };
+    for (const k of ["failurePolicy", "matchPolicy", "objectSelector", "timeoutSeconds"]) if (w[k] !== undefined) hook[k] = clone(w[k]);
+    if (!allNamespaces) hook.namespaceSelector = { matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: [...targets] }] };
+    const mutating = w.type === "MutatingAdmissionWebhook";
+    if (mutating && w.reinvocationPolicy !== undefined) hook.reinvocationPolicy = w.reinvocationPolicy;
+    objects.push({
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: mutating ? "MutatingWebhookConfiguration" : "ValidatingWebhookConfiguration",
+      metadata: { name: name.replace(/-$/, "") },
+      webhooks: [hook],
+    });
+  }
+  for (const dep of [...new Set(webhooks.map((w) => String(w.deploymentName)))]) {
+    const d = deployments.find((x) => x.name === dep)!;
+    const ports = new Map<string, JsonObj>();
+    for (const w of webhooks.filter((x) => x.deploymentName === dep)) {
+      const port = typeof w.containerPort === "number" ? w.containerPort : 443;
+      const target = w.targetPort ?? port;
+      ports.set(`${port}/${JSON.stringify(target)}`, { name: String(port), port, targetPort: target, protocol: "TCP" });
+    }
+    objects.push({
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: serviceName(dep), namespace: installNs },
+      spec: { ports: [...ports.values()], selector: clone(objAt(d, "spec", "selector", "matchLabels") ?? {}) },
+    });
+    certificates.push({ secretName: secretName(dep), namespace: installNs, dnsNames: [`${serviceName(dep)}.${installNs}.svc`, `${serviceName(dep)}.${installNs}.svc.cluster.local`] });
+  }
+  return { installNamespace: installNs, targetNamespaces: targets, objects, certificates, package: b.package, csvName, version: strAt(spec, "version") ?? "" };
+}
+
+/** The serving certificate volumes operator-controller mounts into webhook deployments (replacing user volumes of the same names or paths). */
+function addCertVolumes(podSpec: JsonObj, secret: string): void {
+  const mounts = [
+    { name: "webhook-cert", mountPath: "/tmp/k8s-webhook-server/serving-certs", items: [{ key: "tls.crt", path: "tls.crt" }, { key: "tls.key", path: "tls.key" }] },
+    { name: "apiservice-cert", mountPath: "/apiserver.local.config/certificates", items: [{ key: "tls.crt", path: "apiserver.crt" }, { key: "tls.key", path: "apiserver.key" }] },
+  ];
+  const names = new Set(mounts.map((m) => m.name));
+  const paths = new Set(mounts.map((m) => m.mountPath));
+  const volumes = arrAt(podSpec, "volumes").filter(isObj).filter((v) => !names.has(String(v.name)));
+  podSpec.volumes = [...volumes, ...mounts.map((m) => ({ name: m.name, secret: { secretName: secret, items: m.items } }))];
+  for (const key of ["containers", "initContainers"]) {
+    if (!Array.isArray(podSpec[key])) continue;
+    for (const c of (podSpec[key] as Json[]).filter(isObj)) {
+      const vm = arrAt(c, "volumeMounts").filter(isObj).filter((m) => !names.has(String(m.name)) && !paths.has(String(m.mountPath)));
+      c.volumeMounts = key === "containers" ? [...vm, ...mounts.map((m) => ({ name: m.name, mountPath: m.mountPath }))] : vm;
+    }
+  }
 }
 
 function stripStatus(o: KubeObject): KubeObject {
