@@ -13,6 +13,7 @@ import { buildBundleImage, pushImage } from "../../src/image/index.js";
 import { readBundleDirectory } from "../../src/bundle/index.js";
 import { KubeApiError, type KubeClient, type KubeObject } from "../../src/cluster/client.js";
 import { convertRegistryV1 } from "../../src/cluster/rukpak/convert.js";
+import { parseKubeDocuments } from "../../src/cluster/rukpak/manifests.js";
 import { API_VERSION, LABEL_INSTANCE, OPERATOR_PROVISIONER, type Bundle, type Instance } from "../../src/cluster/rukpak/api.js";
 import { approveInstance } from "../../src/cluster/rukpak/approve.js";
 import { runControllers, type RunningControllers } from "../../src/cluster/run.js";
@@ -92,6 +93,14 @@ describe("RukPak on a real API server", { skip, concurrency: false }, () => {
     const csvFile = join(bad, "manifests", "rabbitmq.clusterserviceversion.yaml");
     writeFileSync(csvFile, readFileSync(csvFile, "utf8").replace(/rabbitmq\.com\/v1beta1/g, "rabbitmq.com/v1beta2").replace(/^(\s+)version: v1beta1$/gm, "$1version: v1beta2"));
     images.rabbitBad = await push("rabbitmq-bundle:2.9.0-bad", bad);
+    // rabbitmq 2.9.0 whose CRD newly limits spec.replicas to 3: safe by the schema diff, unsafe for an existing cluster of 5
+    const strict = join(tmp, "rabbit-strict");
+    cpSync(join(OPS, "rabbitmq-cluster-operator", "2.9.0"), strict, { recursive: true });
+    const strictCrdFile = join(strict, "manifests", "crds.yaml");
+    const strictCrd = parseKubeDocuments(readFileSync(strictCrdFile, "utf8"), "crds.yaml")[0] as unknown as { spec: { versions: { schema: { openAPIV3Schema: { properties: { spec: { properties: { replicas: Record<string, unknown> } } } } } }[] } };
+    strictCrd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.replicas.maximum = 3;
+    writeFileSync(strictCrdFile, JSON.stringify(strictCrd));
+    images.rabbitStrict = await push("rabbitmq-bundle:2.9.0-strict", strict);
     // a registry with basic auth, and an https server for tarball refs (its CA given to the provisioner)
     makeHtpasswd(join(tmp, "htpasswd"), "puller", "s3cret");
     privateRegistry = await startDockerRegistry(join(tmp, "private"), { htpasswd: join(tmp, "htpasswd") });
@@ -216,6 +225,26 @@ describe("RukPak on a real API server", { skip, concurrency: false }, () => {
     const after = convertRegistryV1(readBundleDirectory(join(OPS, "rabbitmq-cluster-operator", "2.9.0")));
     const dep = after.objects.find((o) => o.kind === "Deployment")!;
     assert.ok(await admin.tryGet("apps/v1", "Deployment", dep.metadata.name, dep.metadata.namespace), "the 2.9.0 Deployment is still there");
+  });
+
+  test("a CRD change that would make existing custom resources invalid is refused, naming the object and the field", async () => {
+    await admin.create({ apiVersion: "rabbitmq.com/v1beta1", kind: "RabbitmqCluster", metadata: { name: "big", namespace: "default" }, spec: { replicas: 5 } } as unknown as KubeObject);
+    const cur = await admin.get<Instance>(API_VERSION, "Instance", "rabbitmq");
+    await admin.replace({ ...cur, spec: { ...cur.spec, bundle: { name: "rabbitmq-2.9.0-strict", spec: { class: "test-allow", refs: [images.rabbitStrict] } } } });
+    const inst = await waitFor<Instance>(
+      admin,
+      API_VERSION,
+      "Instance",
+      "rabbitmq",
+      (o) => {
+        const c = o?.status?.conditions?.find((x) => x.type === "Installed");
+        return c?.reason === "UnsafeCRDUpgrade" && c.observedGeneration === o?.metadata.generation && o?.spec.bundle.name === "rabbitmq-2.9.0-strict";
+      },
+      "UnsafeCRDUpgrade for the strict bundle",
+    );
+    assert.match(cond(inst, "Installed")?.message ?? "", /existing custom object default\/big failed validation for new schema version v1beta1: spec\.replicas: 5 is more than the maximum 3/);
+    assert.equal(inst?.status?.activeBundle, "rabbitmq-2.9.0");
+    await admin.delete("rabbitmq.com/v1beta1", "RabbitmqCluster", "big", "default");
   });
 
   test("single owner: a second Instance of the same operator is refused, naming the Instance that manages the objects", async () => {

@@ -37,7 +37,7 @@ import {
 import { contentExists, readPlainObjects, UnpackError, unpackBundle } from "./content.js";
 import { caBundlePlaceholder, ConvertError, convertRegistryV1, type CertificateRequest } from "./convert.js";
 import { makeServingCerts } from "../certs.js";
-import { crdUpgradeProblems } from "./crdsafety.js";
+import { crdUpgradeProblems, existingObjectProblems } from "./crdsafety.js";
 import { describeCheck, missingPermissions, type Requester } from "./permissions.js";
 
 export interface ProvisionerOptions {
@@ -408,8 +408,20 @@ export class RukpakController {
     const unsafe: string[] = [];
     for (const o of desired.objects) {
       if (o.kind !== "CustomResourceDefinition") continue;
-      const existing = await this.client.tryGet("apiextensions.k8s.io/v1", "CustomResourceDefinition", o.metadata.name);
-      if (existing) unsafe.push(...crdUpgradeProblems(existing, o));
+      const existing = await this.client.tryGet<KubeObject & { spec: { group: string; names: { kind: string }; versions: { name: string; served?: boolean }[] } }>(
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        o.metadata.name,
+      );
+      if (!existing) continue;
+      const diff = crdUpgradeProblems(existing, o);
+      unsafe.push(...diff);
+      if (diff.length > 0) continue;
+      // existing custom resources must stay valid under the new schema of their version
+      for (const v of existing.spec.versions.filter((x) => x.served !== false)) {
+        const { items } = await this.client.list(`${existing.spec.group}/${v.name}`, existing.spec.names.kind).catch(() => ({ items: [] as KubeObject[] }));
+        unsafe.push(...existingObjectProblems(o, v.name, items));
+      }
     }
     if (unsafe.length > 0) {
       const msg = unsafe.join("\n");

@@ -4,7 +4,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { readBundleDirectory } from "../../bundle/index.js";
 import { ConvertError, convertRegistryV1, targetNamespaces } from "./convert.js";
-import { crdUpgradeProblems } from "./crdsafety.js";
+import { crdUpgradeProblems, existingObjectProblems } from "./crdsafety.js";
 import { grantedRules } from "./permissions.js";
 import type { KubeObject } from "../client.js";
 import { COMMUNITY, requireShared } from "../../../test/shared.js";
@@ -121,4 +121,15 @@ test("webhooks: configurations, Services, certificate volumes and the certificat
   assert.equal(pod.volumes.find((v) => v.name === "webhook-cert")?.secret?.secretName, "kube-green-controller-manager-service-cert");
   assert.ok(pod.containers.every((ct) => ct.volumeMounts?.some((m) => m.mountPath === "/tmp/k8s-webhook-server/serving-certs")));
   assert.deepEqual(c.certificates, [{ secretName: "kube-green-controller-manager-service-cert", namespace: ns, dnsNames: [`kube-green-controller-manager-service.${ns}.svc`, `kube-green-controller-manager-service.${ns}.svc.cluster.local`] }]);
+});
+
+test("existing custom resources are checked against the new schema of their version", () => {
+  const s2 = { type: "object", properties: { spec: { type: "object", properties: { size: { type: "integer", maximum: 3 }, mode: { type: "string", enum: ["a"] } } } } };
+  const objs: KubeObject[] = [
+    { apiVersion: "example.com/v1", kind: "Thing", metadata: { name: "ok", namespace: "n" }, spec: { size: 2, mode: "a" } },
+    { apiVersion: "example.com/v1", kind: "Thing", metadata: { name: "big", namespace: "n" }, spec: { size: 5, mode: "b" } },
+  ];
+  assert.deepEqual(existingObjectProblems(crd([{ name: "v1", schema: s2 }], []), "v1", objs), [
+    'validating upgrade for CRD "things.example.com": existing custom object n/big failed validation for new schema version v1: spec.size: 5 is more than the maximum 3; spec.mode: "b" is not one of "a"',
+  ]);
 });

@@ -68,3 +68,74 @@ export function crdUpgradeProblems(existing: KubeObject, desired: KubeObject): s
   }
   return out.map((p) => `validating upgrade for CRD ${JSON.stringify(name)}: ${p}`);
 }
+
+type ValueSchema = Schema & {
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  minItems?: number;
+  maxItems?: number;
+  nullable?: boolean;
+};
+
+/** Checks a value against the subset of a structural schema that decides whether existing objects stay valid. */
+export function validateAgainst(schema: ValueSchema | undefined, v: unknown, path: string, out: string[]): void {
+  if (!schema || out.length >= 20) return;
+  if (v === null) {
+    if (!schema.nullable && schema.type) out.push(`${path}: must be ${schema.type}, not null`);
+    return;
+  }
+  const t = schema.type;
+  const kind = Array.isArray(v) ? "array" : typeof v === "number" ? (Number.isInteger(v) ? "integer" : "number") : typeof v;
+  if (t && !(t === kind || (t === "number" && kind === "integer"))) {
+    out.push(`${path}: must be ${t}, is ${kind}`);
+    return;
+  }
+  if (schema.enum && !schema.enum.some((e) => JSON.stringify(e) === JSON.stringify(v))) out.push(`${path}: ${JSON.stringify(v)} is not one of ${schema.enum.map((e) => JSON.stringify(e)).join(", ")}`);
+  if (typeof v === "number") {
+    if (schema.minimum !== undefined && v < schema.minimum) out.push(`${path}: ${v} is less than the minimum ${schema.minimum}`);
+    if (schema.maximum !== undefined && v > schema.maximum) out.push(`${path}: ${v} is more than the maximum ${schema.maximum}`);
+  }
+  if (typeof v === "string") {
+    if (schema.minLength !== undefined && v.length < schema.minLength) out.push(`${path}: shorter than ${schema.minLength}`);
+    if (schema.maxLength !== undefined && v.length > schema.maxLength) out.push(`${path}: longer than ${schema.maxLength}`);
+  }
+  if (Array.isArray(v)) {
+    if (schema.minItems !== undefined && v.length < schema.minItems) out.push(`${path}: fewer than ${schema.minItems} items`);
+    if (schema.maxItems !== undefined && v.length > schema.maxItems) out.push(`${path}: more than ${schema.maxItems} items`);
+    v.forEach((x, i) => validateAgainst(schema.items as ValueSchema | undefined, x, `${path}[${i}]`, out));
+  }
+  if (kind === "object" && v) {
+    const o = v as Record<string, unknown>;
+    for (const r of schema.required ?? []) if (!(r in o)) out.push(`${path}.${r}: Required value`);
+    for (const [k, x] of Object.entries(o)) {
+      const sub = schema.properties?.[k] ?? (typeof schema.additionalProperties === "object" ? schema.additionalProperties : undefined);
+      validateAgainst(sub as ValueSchema | undefined, x, `${path}.${k}`, out);
+    }
+  }
+}
+
+/**
+ * Existing custom resources checked against the new schema of their version (§3.11 rule 2): each
+ * object that would no longer be valid is named with what is wrong.
+ */
+export function existingObjectProblems(desired: KubeObject, version: string, objects: readonly KubeObject[]): string[] {
+  const d = desired as Crd;
+  const schema = d.spec.versions?.find((v) => v.name === version)?.schema?.openAPIV3Schema;
+  if (!schema) return [];
+  const out: string[] = [];
+  for (const o of objects) {
+    const found: string[] = [];
+    const { apiVersion: _a, kind: _k, metadata: _m, ...rest } = o as Record<string, unknown>;
+    void _a;
+    void _k;
+    void _m;
+    validateAgainst(schema as ValueSchema, rest, "", found);
+    if (found.length > 0) {
+      const id = `${o.metadata.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata.name}`;
+      out.push(`validating upgrade for CRD ${JSON.stringify(d.metadata.name)}: existing custom object ${id} failed validation for new schema version ${version}: ${found.slice(0, 5).map((f) => f.replace(/^\./, "")).join("; ")}`);
+    }
+  }
+  return out;
+}
