@@ -54,6 +54,15 @@ export function addImageAccessOptions(cmd: Command): Command {
 export function imageAccessFrom(f: ImageAccessFlags, label = "pulling"): PullOptions {
   const err = checkTlsFlags(f);
   if (err) throw new OpcatError("USAGE_FLAGS", err, { exitCode: EXIT_USAGE });
+  if (f.authfile !== undefined) {
+    let ok = false;
+    try {
+      ok = statSync(f.authfile).isFile();
+    } catch {
+      ok = false;
+    }
+    if (!ok) throw new OpcatError("USAGE_AUTHFILE", `--authfile ${f.authfile}: no such file (credentials are read from it before the standard locations)`, { exitCode: EXIT_USAGE });
+  }
   const progress = new Progress(label);
   return {
     useHttp: Boolean(f.useHttp || f.skipTls),

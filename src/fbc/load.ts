@@ -5,7 +5,7 @@
  * does not stop at the first bad blob: every problem is reported, with its file and line.
  */
 import { goQuote, goT, goV } from "../gojson/fmt.js";
-import { lstatSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { lstatSync, readdirSync, readFileSync, statSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import { buildIgnoreMatcher } from "../ignore/index.js";
 import { encodeSortedCompact } from "../gojson/encode.js";
@@ -273,11 +273,23 @@ export function loadFile(path: string, displayName = path, into?: LoadResult): L
   // until the next GC: peak RSS rose by up to 0.6× the input (measured 2026-11-22), so not that.
   let text: string;
   try {
+    notRegular(path, statSync(path));
     text = readFileSync(path, "utf8");
   } catch (e) {
+    if (e instanceof OpcatError) throw e;
     throw ioError(path, e);
   }
   return loadText(text, displayName, into);
+}
+
+/**
+ * Refuses what is not a regular file: a FIFO would block the read forever (opm hangs there), a device
+ * such as /dev/zero or /dev/urandom never ends.
+ */
+function notRegular(path: string, st: Stats): void {
+  if (st.isFile()) return;
+  const kind = st.isFIFO() ? "named pipe (FIFO)" : st.isCharacterDevice() ? "character device" : st.isBlockDevice() ? "block device" : st.isSocket() ? "socket" : st.isDirectory() ? "directory" : "special file";
+  throw new OpcatError("IO_NOT_REGULAR", `open ${path}: not a regular file but a ${kind}; catalogs are read from regular files and directories only`, { exitCode: 2 });
 }
 
 function ioError(path: string, e: unknown): OpcatError {
@@ -329,7 +341,7 @@ export function loadDirectory(root: string, opts: LoadOptions = {}): LoadResult 
       loadFile(join(root, f), f, res);
     } catch (e) {
       if (!(e instanceof OpcatError)) throw e;
-      res.problems.push(problem("IO_ERROR", e.message.replace(join(root, f), f), { loc: { file: f, line: 0, index: 0 } }));
+      res.problems.push(problem(e.code === "IO_NOT_REGULAR" ? e.code : "IO_ERROR", e.message.replace(join(root, f), f), { loc: { file: f, line: 0, index: 0 } }));
     }
     opts.onFile?.(f, res.files, res.bytes);
   }
@@ -360,6 +372,7 @@ export async function loadCatalog(ref: string, opts: LoadOptions = {}): Promise<
     });
   }
   if (st.isDirectory()) return loadDirectory(ref, opts);
+  notRegular(ref, st);
   const res = loadFile(ref, ref);
   opts.onFile?.(ref, res.files, res.bytes);
   return res;

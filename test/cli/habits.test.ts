@@ -56,3 +56,30 @@ test("opcat completion bash completes commands, subcommands and flags in a real 
   }
   assert.equal(opcat(["completion", "tcsh"]).code, 2);
 });
+
+test("non-regular files: a FIFO inside a catalog directory and /dev/zero, /dev/urandom as references are refused with a located error, never read", () => {
+  const dir = mkdtempSync(join(tmpdir(), "opcat-fifo-"));
+  writeFileSync(join(dir, "catalog.json"), '{"schema":"olm.package","name":"p"}\n');
+  const made = spawnSync("mkfifo", [join(dir, "pipe")]);
+  assert.equal(made.status, 0, "mkfifo");
+  for (const cmd of ["validate", "render", "render-graph"]) {
+    const r = spawnSync(process.execPath, [BIN, cmd, dir], { encoding: "utf8", timeout: 60_000 });
+    assert.notEqual(r.signal, "SIGTERM", `${cmd} blocked on the FIFO`);
+    assert.equal(r.status, 1, `${cmd}: ${r.stderr}`);
+    assert.match(r.stderr, /^pipe: error\[IO_NOT_REGULAR\]: open pipe: not a regular file but a named pipe \(FIFO\)/m);
+  }
+  for (const dev of ["/dev/zero", "/dev/urandom"]) {
+    for (const cmd of ["validate", "render"]) {
+      const r = spawnSync(process.execPath, [BIN, cmd, dev], { encoding: "utf8", timeout: 60_000 });
+      assert.equal(r.status, 2, `${cmd} ${dev}: ${r.stderr}`);
+      assert.match(r.stderr, new RegExp(`open ${dev}: not a regular file but a character device`));
+    }
+  }
+});
+
+test("--authfile naming a missing file is an error, not silently ignored", () => {
+  const r = opcat(["render", EXAMPLE, "--authfile", "/nonexistent/auth.json"]);
+  assert.equal(r.code, 2);
+  assert.equal(r.stdout, "");
+  assert.match(r.stderr, /--authfile \/nonexistent\/auth\.json: no such file/);
+});
