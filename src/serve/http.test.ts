@@ -1,6 +1,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { connect } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
@@ -27,6 +28,26 @@ describe("catalogd HTTP API", () => {
   after(async () => {
     await srv.close();
     await store.close();
+  });
+
+  test("request heads up to 1 MiB are served (as catalogd's Go server does); beyond, a clear 431", async () => {
+    const q = (n: number) => Array.from({ length: n }, (_, i) => `p${i}=${"v".repeat(4)}`).join("&");
+    for (const n of [2_000, 12_000]) {
+      const r = await httpGet(`${base}/catalogs/test/api/v1/all?${q(n)}`);
+      assert.equal(r.status, 200, `${n} parameters`);
+    }
+    const huge = await new Promise<string>((resolve, reject) => {
+      const sock = connect({ host: "127.0.0.1", port: srv.address.port });
+      let got = "";
+      sock.on("data", (d: Buffer) => {
+        got += d.toString();
+        if (got.includes("\r\n\r\n")) sock.destroy();
+      });
+      sock.on("close", () => resolve(got));
+      sock.on("error", reject);
+      sock.write(`GET /catalogs/test/api/v1/all?${"x".repeat(1_100_000)} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    });
+    assert.match(huge, /^HTTP\/1\.1 431 /);
   });
 
   test("GET /all is catalogd's catalog.jsonl, byte for byte", async () => {

@@ -588,8 +588,21 @@ function hashKey(s: string): string {
 
 /** Starts the HTTP server. */
 export async function startHttpServer(store: CatalogStore, opts: HttpServeOptions = {}): Promise<HttpServerHandle> {
-  const server = createServer({ keepAliveTimeout: 5000 }, createCatalogHandler(store, opts));
+  // request heads up to 1 MiB, as Go's net/http (DefaultMaxHeaderBytes) that catalogd uses; Node answers 431 beyond
+  const server = createServer({ keepAliveTimeout: 5000, maxHeaderSize: 1 << 20 }, createCatalogHandler(store, opts));
   server.timeout = opts.idleTimeoutMs ?? 300_000;
+  // A head over the limit gets a readable 431 (Node's default answer is followed by a reset that can
+  // swallow it while the client is still sending): answer, stop reading into memory, close gracefully.
+  server.on("clientError", (err: NodeJS.ErrnoException, socket) => {
+    if (err.code === "HPE_HEADER_OVERFLOW" && socket.writable) {
+      const body = "request head (request line and headers) larger than the 1 MiB limit\n";
+      socket.end(`HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+      socket.on("data", () => {}); // drain what the client still sends, so that closing does not reset
+      setTimeout(() => socket.destroy(), 5_000).unref();
+      return;
+    }
+    socket.destroy();
+  });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(opts.port ?? 8080, opts.host ?? "127.0.0.1", () => {
