@@ -52,6 +52,14 @@ describe("gRPC registry API (golden answers from opm v1.73.0's own server)", () 
     });
   }
 
+  test("GetChannelEntriesThatReplace with an empty name answers the entries that replace nothing, as opm's server does", async () => {
+    const got = await callRpc(registry, defs, "api.Registry", "GetChannelEntriesThatReplace", { csvName: "" });
+    assert.equal(got.error, undefined);
+    const entries = got.responses as { bundleName: string; channelName: string; replaces?: string }[];
+    assert.ok(entries.length > 0);
+    assert.ok(entries.every((e) => (e.replaces ?? "") === ""), JSON.stringify(entries));
+  });
+
   test("health Check answers SERVING for any service name; Watch is unimplemented", async () => {
     for (const service of ["", "api.Registry", "anything"]) {
       const r = await callRpc(health, defs, "grpc.health.v1.Health", "Check", { service });

@@ -160,7 +160,8 @@ export class RegistryIndex {
         if (list) list.push(entry);
         else this.#replacing.set(name, [entry]);
       };
-      if (b.replaces !== "") add(b.replaces);
+      // opm compares names as they are: an empty name matches every entry that replaces nothing
+      add(b.replaces);
       for (const s of b.skips) if (s !== b.replaces) add(s);
     }
   }
