@@ -4,6 +4,7 @@
  * bundleToDeclcfg, getRelatedImages, templateBundleImageRef, moveBundleObjectsToEndOfPropertySlices).
  */
 import { compareUtf8 } from "../gojson/encode.js";
+import { goSortSlice } from "../gojson/sort.js";
 import { goJsonSyntaxError, findJsonValueEnd, skipJsonSpace } from "../gojson/scan.js";
 import { OpcatError } from "../fbc/errors.js";
 import { RawJson } from "../fbc/rawjson.js";
@@ -289,11 +290,12 @@ export function renderBundle(b: RegistryBundle, opts: RenderBundleOptions = {}):
   }
   const props = objectsAndProperties(b, (msg) => bundleError("BUNDLE_PROPERTIES", `get properties for bundle ${goQuote(b.name)}: ${msg}`, b.dir, b.csv.file));
   const related = relatedImages(b, image, (msg) => bundleError("BUNDLE_RELATED_IMAGES", `get related images for bundle ${goQuote(b.name)}: ${msg}`, b.dir, b.csv.file));
-  // render: olm.bundle.object / olm.csv.metadata last (stable), related images sorted by image (stable).
+  // render: olm.bundle.object / olm.csv.metadata last (stable), related images sorted by image (Go's sort.Slice).
   const toProperty = (p: RawProperty): Property => ({ type: p.type, value: p.value === "" ? RawJson.missing() : RawJson.fromText(compactJson(p.value)) });
   const front: Property[] = [];
   const back: Property[] = [];
   for (const p of props) (p.type === PROPERTY_BUNDLE_OBJECT || p.type === PROPERTY_CSV_METADATA ? back : front).push(toProperty(p));
-  related.sort((x, y) => compareUtf8(x.image, y.image));
+  // opm: sort.Slice by image, not stable (equal images in pdqsort's order); sorting again later is a no-op
+  goSortSlice(related, (x, y) => compareUtf8(x.image, y.image) < 0);
   return { schema: SCHEMA_BUNDLE, name: b.name, package: b.package, image, properties: front.concat(back), relatedImages: related };
 }

@@ -287,8 +287,8 @@ export function loadFile(path: string, displayName = path, into?: LoadResult): L
  * such as /dev/zero or /dev/urandom never ends.
  */
 function notRegular(path: string, st: Stats): void {
-  if (st.isFile()) return;
-  const kind = st.isFIFO() ? "named pipe (FIFO)" : st.isCharacterDevice() ? "character device" : st.isBlockDevice() ? "block device" : st.isSocket() ? "socket" : st.isDirectory() ? "directory" : "special file";
+  if (st.isFile() || st.isDirectory()) return; // a directory fails the read as opm reports it ("is a directory")
+  const kind = st.isFIFO() ? "named pipe (FIFO)" : st.isCharacterDevice() ? "character device" : st.isBlockDevice() ? "block device" : st.isSocket() ? "socket" : "special file";
   throw new OpcatError("IO_NOT_REGULAR", `open ${path}: not a regular file but a ${kind}; catalogs are read from regular files and directories only`, { exitCode: 2 });
 }
 

@@ -1,8 +1,9 @@
 /**
  * What `opm render` does to a catalog besides reading and writing it (alpha/action/render.go):
  * `olm.bundle.object` and `olm.csv.metadata` properties move to the end of each bundle's
- * properties, related images are sorted by image, then the requested migrations run.
+ * properties, related images are sorted by image (Go's unstable sort.Slice, ported), then the requested migrations run.
  */
+import { goSortSlice } from "../gojson/sort.js";
 import { compareUtf8 } from "../gojson/encode.js";
 import { migrate, type MigrationLevel } from "./migrate.js";
 import { PROPERTY_BUNDLE_OBJECT, PROPERTY_CSV_METADATA } from "./properties.js";
@@ -23,7 +24,8 @@ export function normalizeForRender(cfg: DeclarativeConfig, opts: RenderOptions =
       else others.push(p);
     }
     if (objs.length > 0) b.properties = others.concat(objs);
-    if (b.relatedImages.length > 1) b.relatedImages.sort((x, y) => compareUtf8(x.image, y.image));
+    // opm's Render.Run: sort.Slice by image for every bundle (not stable: equal images in pdqsort's order)
+    if (b.relatedImages.length > 1) goSortSlice(b.relatedImages, (x, y) => compareUtf8(x.image, y.image) < 0);
   }
   if (opts.migrateLevel) migrate(cfg, opts.migrateLevel);
   return cfg;
