@@ -317,6 +317,14 @@ export class RegistryClient {
           continue;
         }
         if (e instanceof ImageError) throw e;
+        // TLS spoken to a plain-HTTP registry: OpenSSL's "wrong version number" says nothing to a user
+        if (ep.scheme === "https" && (code === "ERR_SSL_WRONG_VERSION_NUMBER" || code === "ERR_SSL_PACKET_LENGTH_TOO_LONG" || /wrong version number|packet length too long/i.test(errText(e)))) {
+          throw new ImageError(
+            "IMAGE_PLAIN_HTTP",
+            `${req.what}: ${t.host} speaks plain HTTP, not HTTPS; use --use-http (or mark the registry insecure in registries.conf)`,
+            { cause: e },
+          );
+        }
         if (attempt < retries && (RETRY_CODES.has(code) || /socket hang up|timeout/i.test(errText(e)))) {
           await sleep(base * 2 ** attempt);
           continue;

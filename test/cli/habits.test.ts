@@ -1,7 +1,7 @@
 /** opm habits carry over: `alpha` spellings, shell completion, an unknown package is an error. */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -82,4 +82,22 @@ test("--authfile naming a missing file is an error, not silently ignored", () =>
   assert.equal(r.code, 2);
   assert.equal(r.stdout, "");
   assert.match(r.stderr, /--authfile \/nonexistent\/auth\.json: no such file/);
+});
+
+test("a registry that speaks plain HTTP, pulled over HTTPS, is named with what to do (not OpenSSL's 'wrong version number')", async () => {
+  const { startDockerRegistry } = await import("../image/servers.js");
+  const reg = await startDockerRegistry(mkdtempSync(join(tmpdir(), "opcat-plain-registry-")));
+  try {
+    const r = await new Promise<{ code: number; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [BIN, "image", "inspect", `${reg.host}/x/y:1`], { stdio: ["ignore", "ignore", "pipe"] });
+      let stderr = "";
+      child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+      child.on("close", (code) => resolve({ code: code ?? -1, stderr }));
+    });
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, new RegExp(`${reg.host.replace(/\./g, "\\.")} speaks plain HTTP, not HTTPS; use --use-http \\(or mark the registry insecure in registries\\.conf\\)`));
+    assert.doesNotMatch(r.stderr, /wrong version number/);
+  } finally {
+    await reg.stop();
+  }
 });
