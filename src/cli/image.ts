@@ -90,6 +90,13 @@ interface BuildFlags extends ImageAccessFlags {
   validate?: boolean;
 }
 
+/** `--push` names a registry; an `oci:` layout is written without it (pushing there would be a no-op nobody meant). */
+function checkPushTarget(f: { tag?: string; push?: boolean }): void {
+  if (f.push && f.tag?.startsWith("oci:")) {
+    throw new OpcatError("USAGE_PUSH_OCI", `--push with --tag ${f.tag}: an oci: layout is written locally; drop --push, or give a registry reference to push to`, { exitCode: EXIT_USAGE });
+  }
+}
+
 /** Registers the image commands on the program. */
 export function registerImageCommands(program: Command): void {
   const bundle = program.command("bundle").description("Bundle images");
@@ -104,6 +111,7 @@ export function registerImageCommands(program: Command): void {
   ).action(async (dir: string, f: BuildFlags) => {
     const labels = labelsFrom(f.extraLabels);
     const img = buildBundleImage(dir, { labels });
+    checkPushTarget(f);
     const where = await outputImage(img, f.tag, { ...imageAccessFrom(f, "pushing"), push: f.push });
     process.stdout.write(where + "\n");
   });
@@ -128,6 +136,7 @@ export function registerImageCommands(program: Command): void {
       if (errors.length > 0) throw new OpcatError(errors[0].code, errors[0].message, { problems, exitCode: EXIT_INVALID });
     }
     const img = buildCatalogImage(dir, { labels });
+    checkPushTarget(f);
     const where = await outputImage(img, f.tag, { ...imageAccessFrom(f, "pushing"), push: f.push });
     process.stdout.write(where + "\n");
   });
@@ -147,6 +156,7 @@ export function registerImageCommands(program: Command): void {
     const labels = labelsFrom(f.extraLabels);
     const step = new Progress("build-from-config");
     try {
+      checkPushTarget(f);
       const r = await buildFromConfig(file, { ...imageAccessFrom(f), outputDir: f.outputDir, format: f.output, tag: f.tag, push: f.push, noBuild: f.build === false, labels, onStep: (m) => step.update(m) });
       step.done();
       process.stderr.write(`wrote ${r.files.length} file${r.files.length === 1 ? "" : "s"} to ${r.catalogDir} (${r.packages} packages, ${r.bundles} bundles)\n`);

@@ -5,7 +5,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { REPO_ROOT } from "../shared.js";
+import { COMMUNITY, REPO_ROOT } from "../shared.js";
 
 const BIN = join(REPO_ROOT, "bin", "opcat");
 const EXAMPLE = join(REPO_ROOT, "examples", "catalog");
@@ -100,4 +100,15 @@ test("a registry that speaks plain HTTP, pulled over HTTPS, is named with what t
   } finally {
     await reg.stop();
   }
+});
+
+test("--push with an oci: tag is a usage error; without --push the layout is written", () => {
+  const dir = mkdtempSync(join(tmpdir(), "opcat-push-oci-"));
+  const bundle = join(COMMUNITY, "operators", "kube-green", "0.7.1");
+  const bad = opcat(["bundle", "build", bundle, "-t", `oci:${dir}/layout:1`, "--push"]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--push with --tag oci:.*an oci: layout is written locally; drop --push/);
+  const ok = opcat(["bundle", "build", bundle, "-t", `oci:${dir}/layout:1`]);
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.match(ok.stdout, /^oci:.*@sha256:[0-9a-f]{64}$/m);
 });
