@@ -9,7 +9,7 @@ import { compileImageRefTemplate, renderBundleDirectory, type ImageRefTemplate }
 import { goQuote } from "../gojson/fmt.js";
 import { OpcatError } from "../fbc/errors.js";
 import { loadCatalog, type LoadResult } from "../fbc/load.js";
-import { listBundles, listChannels, listPackages } from "../fbc/list.js";
+import { listBundles, listChannels, listJson, listPackages } from "../fbc/list.js";
 import { renderMermaid } from "../fbc/mermaid.js";
 import { migrationHelpText, validateMigrationLevel } from "../fbc/migrate.js";
 import { normalizeForRender } from "../fbc/render.js";
@@ -199,11 +199,14 @@ Examples:
       .description(desc)
       .argument("<ref>", "catalog directory, catalog file, catalog image, or - for standard input")
       .argument(name === "packages" ? "[unused]" : "[package]", name === "packages" ? "" : "only this package");
-    addImageAccessOptions(cmd).action(async (ref: string, pkg: string | undefined, opts: ImageAccessFlags) => {
+    cmd.addOption(outputOption(["text", "json"], "text"));
+    addImageAccessOptions(cmd).action(async (ref: string, pkg: string | undefined, opts: ImageAccessFlags & { output: string }) => {
         const cfg = await loadAll([ref], imageAccessFrom(opts));
         const v = validateCatalog(cfg);
         if (v.problems.length > 0) throw new OpcatError(v.problems[0].code, v.problems[0].message, { problems: v.problems, exitCode: EXIT_INVALID });
-        process.stdout.write(fn(v.model, name === "packages" ? undefined : pkg));
+        const which = name === "packages" ? undefined : pkg;
+        if (opts.output === "json") process.stdout.write(JSON.stringify(listJson(name as "packages" | "channels" | "bundles", v.model, which), null, 2) + "\n");
+        else process.stdout.write(fn(v.model, which));
       });
   };
   listCmd("packages", "List packages with display name and default channel", (m) => listPackages(m));

@@ -12,14 +12,22 @@ import { bundleCsvJson } from "./objects.js";
 
 /** `opm alpha list packages`: NAME, DISPLAY NAME (of the default channel head's CSV), DEFAULT CHANNEL. */
 export function listPackages(model: Model): string {
+  return tabwriterFormat(packagesTable(model));
+}
+
+function packagesTable(model: Model): string {
   const pkgs = [...model.values()].sort((a, b) => byteCompare(a.name, b.name));
   let text = "NAME\tDISPLAY NAME\tDEFAULT CHANNEL\n";
   for (const p of pkgs) text += `${p.name}\t${displayName(p)}\t${p.defaultChannel?.name ?? ""}\n`;
-  return tabwriterFormat(text);
+  return text;
 }
 
 /** `opm alpha list channels [pkg]`: PACKAGE, CHANNEL, HEAD (or `ERROR: <why there is no single head>`). */
 export function listChannels(model: Model, packageName?: string): string {
+  return tabwriterFormat(channelsTable(model, packageName));
+}
+
+function channelsTable(model: Model, packageName?: string): string {
   const channels: ModelChannel[] = [];
   for (const p of selectPackages(model, packageName)) for (const c of p.channels.values()) channels.push(c);
   channels.sort((a, b) => byteCompare(a.package.name, b.package.name) || byteCompare(a.name, b.name));
@@ -28,11 +36,15 @@ export function listChannels(model: Model, packageName?: string): string {
     const h = channelHead(c);
     text += `${c.package.name}\t${c.name}\t${h.head ? h.head.name : `ERROR: ${h.error}`}\n`;
   }
-  return tabwriterFormat(text);
+  return text;
 }
 
 /** `opm alpha list bundles [pkg]`: one row per bundle and channel with its upgrade edges and image. */
 export function listBundles(model: Model, packageName?: string): string {
+  return tabwriterFormat(bundlesTable(model, packageName));
+}
+
+function bundlesTable(model: Model, packageName?: string): string {
   const bundles: ModelBundle[] = [];
   for (const p of selectPackages(model, packageName)) for (const c of p.channels.values()) for (const b of c.bundles.values()) bundles.push(b);
   bundles.sort(
@@ -42,7 +54,26 @@ export function listBundles(model: Model, packageName?: string): string {
   for (const b of bundles) {
     rows.push(`${b.package.name}\t${b.channel.name}\t${b.name}\t${b.replaces}\t${b.skips.join(",")}\t${b.skipRange}\t${b.image}\n`);
   }
-  return tabwriterFormat(rows.join(""));
+  return rows.join("");
+}
+
+/**
+ * The rows of `list packages|channels|bundles` as JSON objects (`-o json`): the same columns as the
+ * table, keys in camelCase (`name`, `displayName`, `defaultChannel`; `package`, `channel`, `head`;
+ * `bundle`, `replaces`, `skips` (a list), `skipRange`, `image`).
+ */
+export function listJson(kind: "packages" | "channels" | "bundles", model: Model, packageName?: string): Record<string, unknown>[] {
+  const table = kind === "packages" ? packagesTable(model) : kind === "channels" ? channelsTable(model, packageName) : bundlesTable(model, packageName);
+  const [header, ...lines] = table.replace(/\n$/, "").split("\n");
+  const keys = header.split("\t").map((h) => h.toLowerCase().replace(/ (\w)/g, (_, c: string) => c.toUpperCase()));
+  return lines.map((line) => {
+    const cells = line.split("\t");
+    const o: Record<string, unknown> = {};
+    keys.forEach((k, i) => {
+      o[k] = k === "skips" ? (cells[i] ? cells[i].split(",") : []) : cells[i];
+    });
+    return o;
+  });
 }
 
 function selectPackages(model: Model, packageName: string | undefined): Iterable<ModelPackage> {

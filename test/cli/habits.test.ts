@@ -112,3 +112,19 @@ test("--push with an oci: tag is a usage error; without --push the layout is wri
   assert.equal(ok.code, 0, ok.stderr);
   assert.match(ok.stdout, /^oci:.*@sha256:[0-9a-f]{64}$/m);
 });
+
+test("list -o json: the rows of the table as objects", () => {
+  const pk = opcat(["list", "packages", EXAMPLE, "-o", "json"]);
+  assert.equal(pk.code, 0, pk.stderr);
+  assert.deepEqual(JSON.parse(pk.stdout), [
+    { name: "cache-operator", displayName: "", defaultChannel: "stable-v1" },
+    { name: "etcd-example", displayName: "", defaultChannel: "stable" },
+  ]);
+  const text = opcat(["list", "bundles", EXAMPLE]).stdout.trim().split("\n").slice(1);
+  const rows = JSON.parse(opcat(["list", "bundles", EXAMPLE, "-o", "json"]).stdout) as { package: string; bundle: string; skips: string[] }[];
+  assert.equal(rows.length, text.length);
+  rows.forEach((r, i) => assert.ok(text[i].startsWith(r.package) && text[i].includes(r.bundle), `row ${i}`));
+  const ch = JSON.parse(opcat(["list", "channels", EXAMPLE, "etcd-example", "-o", "json"]).stdout) as { package: string }[];
+  assert.ok(ch.length > 0 && ch.every((c) => c.package === "etcd-example"));
+  assert.equal(opcat(["list", "packages", EXAMPLE, "-o", "yaml"]).code, 2);
+});
