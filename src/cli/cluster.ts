@@ -71,7 +71,9 @@ export function registerClusterCommands(program: Command): void {
   const run = kubeOptions(
     cluster
       .command("run")
-      .description("Run the provisioners (operator: registry+v1, plain) with their admission webhooks until interrupted; from outside the cluster the webhooks are served on 127.0.0.1 and registered by URL")
+      .description(
+        "Run the controllers until interrupted: the RukPak provisioners (operator: registry+v1, plain) with their admission webhooks, ClusterCatalogs (pulled, polled and served over catalogd's HTTP API), Deppy (Inputs resolved continually into resolveset Bundles and Instances, Android approval) and the Operator API; from outside the cluster the webhooks are served on 127.0.0.1 and registered by URL",
+      )
       .option("--state-dir <dir>", "where unpacked bundles and pulled images are kept (default: <cache dir>/cluster)")
       .option("--webhook-host <addr>", "address the webhook server listens on", "127.0.0.1")
       .option("--webhook-port <port>", "port of the webhook server (0: any free port)", "0")
@@ -79,12 +81,16 @@ export function registerClusterCommands(program: Command): void {
       .option("--no-webhooks", "do not serve or register the admission webhooks")
       .option("--webhook-name <name>", "name of the webhook configurations", "opcat-rukpak")
       .option("--no-install", "do not apply the CRDs and default ProvisionerClasses at start")
-      .option("--leader-elect-namespace <ns>", "elect a leader on a Lease in this namespace (for several replicas)"),
+      .option("--leader-elect-namespace <ns>", "elect a leader on a Lease in this namespace (for several replicas)")
+      .option("--no-deppy", "run only the RukPak provisioners (no ClusterCatalogs, Inputs or Operators)")
+      .option("--namespace <ns>", "namespace for resolveset ConfigMaps and Events about cluster-scoped objects", "opcat-system")
+      .option("--catalog-host <addr>", "address the ClusterCatalog HTTP server listens on", "127.0.0.1")
+      .option("--catalog-port <port>", "port of the ClusterCatalog HTTP server (0: any free port)", "0"),
   );
   addImageAccessOptions(run).action(
     async (
       o: KubeFlags &
-        ImageAccessFlags & { stateDir?: string; webhookName: string; webhookHost: string; webhookPort: string; webhookService?: string; webhooks: boolean; install: boolean; leaderElectNamespace?: string },
+        ImageAccessFlags & { stateDir?: string; webhookName: string; webhookHost: string; webhookPort: string; webhookService?: string; webhooks: boolean; install: boolean; leaderElectNamespace?: string; deppy: boolean; namespace: string; catalogHost: string; catalogPort: string },
     ) => {
       let service: { namespace: string; name: string; port: number } | undefined;
       if (o.webhookService) {
@@ -94,6 +100,8 @@ export function registerClusterCommands(program: Command): void {
       }
       const port = Number(o.webhookPort);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new OpcatError("USAGE_WEBHOOK_PORT", `--webhook-port ${o.webhookPort}: not a port`, { exitCode: EXIT_USAGE });
+      const catalogPort = Number(o.catalogPort);
+      if (!Number.isInteger(catalogPort) || catalogPort < 0 || catalogPort > 65535) throw new OpcatError("USAGE_CATALOG_PORT", `--catalog-port ${o.catalogPort}: not a port`, { exitCode: EXIT_USAGE });
       const pull = imageAccessFrom(o);
       delete pull.onProgress;
       const running = await runControllers({
@@ -108,6 +116,10 @@ export function registerClusterCommands(program: Command): void {
         webhookService: service,
         webhookName: o.webhookName,
         leaderElectionNamespace: o.leaderElectNamespace,
+        deppy: o.deppy,
+        namespace: o.namespace,
+        catalogHost: o.catalogHost,
+        catalogPort,
       }).catch((e) => apiFailure(e, "starting the controllers"));
       await new Promise<void>((resolve) => {
         const stop = () => resolve();
@@ -208,9 +220,15 @@ function registerInstanceCommands(inst: Command): void {
     try {
       if (o.show) {
         const i = await client.get<Instance>(API_VERSION, "Instance", name).catch((e) => apiFailure(e, `reading Instance ${name}`));
-        const p = await preview(client, i, o);
-        if (p.error) process.stdout.write(`cannot show the content: ${p.error}\n`);
-        else for (const r of grantedRules(p.objects)) process.stdout.write(`grants: ${formatRule(r)}\n`);
+        if (i.status?.permissions) {
+          // a resolveset Instance (approval: Android): the permissions its bundles add to what is installed
+          if (i.status.permissions.length === 0) process.stdout.write("new permissions: none\n");
+          for (const p of i.status.permissions) process.stdout.write(`new permission: ${p}\n`);
+        } else {
+          const p = await preview(client, i, o);
+          if (p.error) process.stdout.write(`cannot show the content: ${p.error}\n`);
+          else for (const r of grantedRules(p.objects)) process.stdout.write(`grants: ${formatRule(r)}\n`);
+        }
       }
       const done = await approveInstance(client, name, { deny: o.deny }).catch((e) => apiFailure(e, `${o.deny ? "denying" : "approving"} Instance ${name}`));
       process.stdout.write(`instance.rukpak.io/${name} ${o.deny ? "denied" : "approved"} (generation ${done.metadata.generation})\n`);

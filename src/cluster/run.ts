@@ -13,6 +13,11 @@ import { findCondition, type Condition } from "./conditions.js";
 import { LeaderElector } from "./leader.js";
 import { defaultProvisionerClasses, rukpakCrdObjects } from "./rukpak/api.js";
 import { RukpakController } from "./rukpak/controller.js";
+import { defaultInputClasses, deppyCrdObjects, resolvesetProvisionerClass } from "./deppy/api.js";
+import { CatalogController } from "./deppy/catalogs.js";
+import { DeppyController } from "./deppy/resolver.js";
+import { ResolvesetProvisioner } from "./deppy/resolveset.js";
+import { OperatorController } from "./deppy/operator.js";
 import { AdmissionHandler, registerWebhooks, serveWebhooks, unregisterWebhooks, type WebhookServer, type WebhookTarget } from "./rukpak/webhook.js";
 import type { PullOptions } from "../image/index.js";
 import { defaultCacheDir } from "../image/index.js";
@@ -37,12 +42,47 @@ export interface RunOptions extends ConnectOptions {
   /** Leader election on a Lease in this namespace (default: off). */
   leaderElectionNamespace?: string;
   identity?: string;
+  /** Run Deppy (ClusterCatalogs, Inputs, resolvesets) and the Operator API too (default true). */
+  deppy?: boolean;
+  /** Namespace for resolveset ConfigMaps and Events about cluster-scoped objects (default opcat-system). */
+  namespace?: string;
+  /** Where the ClusterCatalog HTTP server listens (default 127.0.0.1, a free port). */
+  catalogHost?: string;
+  catalogPort?: number;
   log?: (msg: string) => void;
+}
+
+/** Every controller of one process, started and stopped together (under one leader lease). */
+export class ControllerSet {
+  constructor(
+    readonly rukpak: RukpakController,
+    readonly catalogs?: CatalogController,
+    readonly deppy?: DeppyController,
+    readonly resolvesets?: ResolvesetProvisioner,
+    readonly operators?: OperatorController,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.rukpak.start();
+    await this.catalogs?.start();
+    await this.resolvesets?.start();
+    await this.deppy?.start();
+    await this.operators?.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.operators?.stop();
+    await this.deppy?.stop();
+    await this.resolvesets?.stop();
+    await this.catalogs?.stop();
+    await this.rukpak.stop();
+  }
 }
 
 export interface RunningControllers {
   client: KubeClient;
   controller: RukpakController;
+  controllers: ControllerSet;
   webhook?: WebhookServer;
   elector?: LeaderElector;
   stop(): Promise<void>;
@@ -60,22 +100,37 @@ export async function waitForCrds(client: KubeClient, names: string[], timeoutMs
   }
 }
 
-/** Applies opcat's CRDs and the default ProvisionerClasses, waiting until the CRDs are Established. */
-export async function installApis(client: KubeClient): Promise<void> {
-  const crds = rukpakCrdObjects();
+/** The next minor release after a version text such as v1.35.4 ("1.36"). */
+export function nextMinor(v: string | undefined): string | undefined {
+  const m = /(\d+)\.(\d+)/.exec(v ?? "");
+  return m ? `${m[1]}.${Number(m[2]) + 1}` : undefined;
+}
+
+/**
+ * Applies opcat's CRDs and the default ProvisionerClasses (and, with `deppy`, the Deppy and
+ * Operator CRDs, the default InputClasses, dry-run-next set to the cluster's next minor release,
+ * and the deppy.resolveset class), waiting until the CRDs are Established.
+ */
+export async function installApis(client: KubeClient, opts: { deppy?: boolean } = {}): Promise<void> {
+  const crds = [...rukpakCrdObjects(), ...(opts.deppy === false ? [] : deppyCrdObjects())];
   for (const c of crds) await client.apply(c);
   await waitForCrds(
     client,
     crds.map((c) => c.metadata.name),
   );
   for (const pc of defaultProvisionerClasses()) await client.apply(pc);
+  if (opts.deppy === false) return;
+  await client.apply(resolvesetProvisionerClass());
+  const v = await client.request<{ gitVersion?: string }>("GET", "/version").catch(() => ({}) as { gitVersion?: string });
+  const cv = await client.tryGet<KubeObject & { status?: { desired?: { version?: string } } }>("config.openshift.io/v1", "ClusterVersion", "version").catch(() => undefined);
+  for (const ic of defaultInputClasses({ kube: nextMinor(v.gitVersion), ocp: nextMinor(cv?.status?.desired?.version) })) await client.apply(ic);
 }
 
 export async function runControllers(opts: RunOptions = {}): Promise<RunningControllers> {
   const log = opts.log ?? ((m: string) => process.stderr.write(`${new Date().toISOString()} ${m}\n`));
   const client = KubeClient.connect(opts);
   const stateDir = opts.stateDir ?? join(defaultCacheDir(), "cluster");
-  if (opts.installApis !== false) await installApis(client);
+  if (opts.installApis !== false) await installApis(client, { deppy: opts.deppy });
   let webhook: WebhookServer | undefined;
   let webhookUrl: string | undefined;
   if (opts.webhooks !== false) {
@@ -89,7 +144,16 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
     if ("url" in target) webhookUrl = target.url;
     log(`webhooks served on ${host}:${webhook.port}`);
   }
-  const controller = new RukpakController({ client, stateDir: join(stateDir, "bundles"), pull: { cacheDir: join(stateDir, "images"), ...opts.pull }, log });
+  const pull = { cacheDir: join(stateDir, "images"), ...opts.pull };
+  const controller = new RukpakController({ client, stateDir: join(stateDir, "bundles"), pull, log });
+  let controllers = new ControllerSet(controller);
+  if (opts.deppy !== false) {
+    const catalogs = new CatalogController({ client, stateDir: join(stateDir, "catalogs"), pull, host: opts.catalogHost, port: opts.catalogPort, log });
+    const deppy = new DeppyController({ client, catalogs, namespace: opts.namespace ?? "opcat-system", log });
+    const resolvesets = new ResolvesetProvisioner({ client, bundleStore: join(stateDir, "bundles"), log });
+    const operators = new OperatorController({ client, deppy, log });
+    controllers = new ControllerSet(controller, catalogs, deppy, resolvesets, operators);
+  }
   let elector: LeaderElector | undefined;
   if (opts.leaderElectionNamespace) {
     elector = new LeaderElector(client, {
@@ -98,27 +162,28 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
       identity: opts.identity ?? `${hostname()}-${process.pid}`,
       onStartedLeading: () => {
         log("leading: starting the controllers");
-        controller.start().catch((e) => log(`controller: ${(e as Error).message}`));
+        controllers.start().catch((e) => log(`controller: ${(e as Error).message}`));
       },
       onStoppedLeading: () => {
         log("lost the lease: stopping");
-        void controller.stop();
+        void controllers.stop();
       },
       onError: (e) => log(`leader election: ${(e as Error).message}`),
     });
     elector.start();
   } else {
-    await controller.start();
+    await controllers.start();
     log("controllers started");
   }
   return {
     client,
     controller,
+    controllers,
     webhook,
     elector,
     async stop() {
       await elector?.stop();
-      await controller.stop();
+      await controllers.stop();
       log(`api requests: ${client.stats.total} (${Object.entries(client.stats.byVerb).map(([v, n]) => `${v} ${n}`).join(", ")})`);
       if (webhookUrl) await unregisterWebhooks(client, webhookUrl, opts.webhookName).catch((e) => log(`removing the webhook registration: ${(e as Error).message}`));
       await webhook?.close();

@@ -58,6 +58,12 @@ export interface InstalledOperator {
   channel?: string;
   /** Keep it up to date even without an Input (an Input generated for a dependency). */
   subscribed?: boolean;
+  /**
+   * The installed bundle's properties as the cluster records them (seed 002: the `olm.properties`
+   * annotation of its Bundle, which a user may edit). When given they replace the catalog's
+   * properties of that bundle: what it provides and requires is read from them.
+   */
+  properties?: { type: string; value: JsonValue }[];
 }
 
 /** The cluster the resolution targets. */

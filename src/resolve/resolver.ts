@@ -28,11 +28,11 @@ import type { JsonValue, Property } from "../fbc/types.js";
 import { RawJson } from "../fbc/rawjson.js";
 import { SemverError, tryParseRange, type Range, type Version } from "../semver/index.js";
 import { atMost, dependency, formatSearchPosition, mandatory, prohibited, solve, variable, withMessage, type Constraint, type Variable } from "./sat/index.js";
-import { clusterFacts, isDeprecated, operandRefs, tolerant, upgradesFrom, type CatalogSet, type Entity } from "./catalog.js";
+import { clusterFacts, gvkKey, isDeprecated, operandRefs, tolerant, upgradesFrom, type CatalogSet, type Entity } from "./catalog.js";
 import { entryText, parseOperandRange, SCHEMA_OPERAND, SCHEMA_RELATED_IMAGES, type OperandEntry, type OperandImage, type OperandReference } from "./operands.js";
 import { DEFAULT_INPUT_CLASSES, type ClusterDescription, type Input, type InputClass, type InputClassParameters, type InstalledOperator } from "./inputs.js";
 import { compileCel, dependenciesOf, matching, type Predicate } from "./predicates.js";
-import { PROPERTY_RELATED_IMAGE_BUNDLE } from "../fbc/properties.js";
+import { parseProperties, PROPERTY_RELATED_IMAGE_BUNDLE } from "../fbc/properties.js";
 
 export interface ResolveRequest {
   catalogs: CatalogSet;
@@ -242,6 +242,35 @@ function virtualEntity(op: InstalledOperator): Entity {
   };
 }
 
+/**
+ * The installed bundle with the properties the cluster records for it (an edited `olm.properties`
+ * annotation): a copy of the catalog's entity (or a virtual one) whose provided and required APIs
+ * come from those properties. Undecodable properties leave the catalog's view in place.
+ */
+function overriddenEntity(op: InstalledOperator, base: Entity | undefined, warnings: string[]): Entity {
+  const props: Property[] = (op.properties ?? []).map((p) => ({ type: p.type, value: RawJson.fromValue(p.value) }));
+  let parsed;
+  try {
+    parsed = parseProperties(props);
+  } catch (e) {
+    warnings.push(`installed bundle ${op.bundle}: its recorded properties do not decode (${(e as Error).message}); the catalog's are used`);
+    return base ?? virtualEntity(op);
+  }
+  const v = virtualEntity(op);
+  const provides = [...new Set(parsed.gvks.map(gvkKey))];
+  return {
+    ...(base ?? v),
+    id: `${op.bundle} (installed)`,
+    properties: props,
+    parsed,
+    provides,
+    keys: ["pkg:" + op.package, ...provides.map((g) => "gvk:" + g)],
+    virtual: true,
+    rank: Number.MAX_SAFE_INTEGER,
+    ordinal: Number.MAX_SAFE_INTEGER,
+  };
+}
+
 /** Resolves the request. Never throws for bad inputs: problems are conditions in the result. */
 export function resolve(req: ResolveRequest): ResolveSet {
   const set = req.catalogs;
@@ -262,10 +291,12 @@ export function resolve(req: ResolveRequest): ResolveSet {
       continue;
     }
     const found = set.byName(op.bundle).filter((e) => e.package === op.package);
-    const entity = found.find((e) => e.catalog === op.catalog) ?? found[0] ?? virtualEntity(op);
+    const fromCatalog = found.find((e) => e.catalog === op.catalog) ?? found[0];
+    const entity = op.properties ? overriddenEntity(op, fromCatalog, warnings) : (fromCatalog ?? virtualEntity(op));
     const version = entity.version ?? (op.version ? tolerant(op.version) : undefined);
     const successors = set.byPackage(op.package).filter((e) => upgradesFrom(e, op.bundle, version));
-    installed.set(op.package, { op, entity, version, successors, allowed: new Set([op.bundle, ...successors.map((e) => e.name)]) });
+    // with recorded properties the installed bundle is the overridden entity, not the catalog's copy
+    installed.set(op.package, { op, entity, version, successors, allowed: new Set([...(entity.virtual ? [] : [op.bundle]), ...successors.map((e) => e.name)]) });
   }
   const allowed = (e: Entity): boolean => {
     const i = installed.get(e.package);

@@ -153,6 +153,8 @@ export class ImageCatalog {
   #failedDigest: string | undefined;
   #timer: NodeJS.Timeout | undefined;
   #polling: Promise<ImageSourceEvent> | undefined;
+  /** Increments when polling stops or starts again, so that an older polling loop ends. */
+  #loop = 0;
   #closed = false;
 
   /** @internal use {@link addImageCatalog}. */
@@ -336,15 +338,23 @@ export class ImageCatalog {
       return;
     }
     this.#emit({ outcome: "polling", oldDigest: this.#digest, reason: `every ${intervalMs} ms` });
+    const loop = ++this.#loop;
     const tick = (): void => {
       this.#timer = setTimeout(() => {
         void this.poll().then(() => {
-          if (!this.#closed) tick();
+          if (!this.#closed && loop === this.#loop) tick();
         });
       }, intervalMs);
       this.#timer.unref();
     };
     tick();
+  }
+
+  /** Stops polling (a poll in progress finishes); {@link startPolling} may start it again. */
+  stopPolling(): void {
+    this.#loop++;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
   }
 
   /** Stops polling, waits for a poll in progress and removes the unpacked trees. */

@@ -93,6 +93,17 @@ export class CatalogStore {
     return this.reload(name);
   }
 
+  /** Stops serving `name` (waits for a load in progress); false when it was not registered. */
+  async remove(name: string): Promise<boolean> {
+    const e = this.#entries.get(name);
+    if (!e) return false;
+    this.#entries.delete(name);
+    e.watcher?.close();
+    if (e.timer) clearTimeout(e.timer);
+    await e.running?.catch(() => undefined);
+    return true;
+  }
+
   /** Catalog names in registration order. */
   names(): string[] {
     return [...this.#entries.keys()];

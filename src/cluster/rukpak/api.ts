@@ -104,6 +104,7 @@ export type InstanceSpec = Infer<typeof instanceSpecSchema>;
 
 export const instanceStatusSchema = obj({
   activeBundle: str(),
+  permissions: arr(str(), { description: "permissions the pending change would add (resolveset Instances with approval: Android)" }),
   installNamespace: str(),
   objects: arr(objectRefSchema),
   conditions: conditionsSchema,
@@ -195,6 +196,7 @@ export interface Bundle extends KubeObject {
 
 export interface InstanceStatus {
   activeBundle?: string;
+  permissions?: string[];
   installNamespace?: string;
   objects?: ObjectRef[];
   conditions?: Condition[];

@@ -1,0 +1,77 @@
+/**
+ * Android-style approval (seed 002): an update is approved automatically only when it needs no
+ * permission the installed bundle does not already have. Permissions are compared as RBAC grants,
+ * one atom at a time (verb × API group × resource × resource name, or verb × non-resource URL, in a
+ * namespace or cluster-wide), with RBAC's wildcards: `*` verbs, groups, resources and trailing-`*`
+ * non-resource URLs, `resource/*` subresources, rules without resourceNames covering every name,
+ * and cluster-wide grants covering every namespace. Service account names are not compared: what
+ * matters is what the operator may do.
+ */
+import type { GrantedRule } from "../rukpak/permissions.js";
+
+/** One permission atom. */
+export interface PermissionAtom {
+  scope: string; // "cluster" or a namespace
+  verb: string;
+  group?: string;
+  resource?: string;
+  name?: string;
+  url?: string;
+}
+
+export function atomsOf(r: GrantedRule): PermissionAtom[] {
+  const out: PermissionAtom[] = [];
+  for (const verb of r.verbs) {
+    if (r.nonResourceURLs?.length) {
+      for (const url of r.nonResourceURLs) out.push({ scope: r.scope, verb, url });
+      continue;
+    }
+    for (const group of r.apiGroups.length ? r.apiGroups : [""]) {
+      for (const resource of r.resources) {
+        if (r.resourceNames?.length) for (const name of r.resourceNames) out.push({ scope: r.scope, verb, group, resource, name });
+        else out.push({ scope: r.scope, verb, group, resource });
+      }
+    }
+  }
+  return out;
+}
+
+function resourceCovers(have: string, want: string): boolean {
+  if (have === "*" || have === want) return true;
+  // "pods/*" covers every subresource of pods; "*/scale" covers scale of every resource
+  const [hr, hs] = have.split("/");
+  const [wr, ws] = want.split("/");
+  if (hs === undefined || ws === undefined) return false;
+  return (hr === "*" || hr === wr) && (hs === "*" || hs === ws);
+}
+
+function urlCovers(have: string, want: string): boolean {
+  return have === "*" || have === want || (have.endsWith("*") && want.startsWith(have.slice(0, -1)));
+}
+
+/** True when rule `r` grants atom `a`. */
+export function covers(r: GrantedRule, a: PermissionAtom): boolean {
+  if (r.scope !== "cluster" && r.scope !== a.scope) return false;
+  if (!r.verbs.includes("*") && !r.verbs.includes(a.verb)) return false;
+  if (a.url !== undefined) return (r.nonResourceURLs ?? []).some((u) => urlCovers(u, a.url!));
+  if (r.nonResourceURLs?.length && r.resources.length === 0) return false;
+  const groups = r.apiGroups.length ? r.apiGroups : [""];
+  if (!groups.includes("*") && !groups.includes(a.group ?? "")) return false;
+  if (!r.resources.some((x) => resourceCovers(x, a.resource ?? ""))) return false;
+  if (r.resourceNames?.length) return a.name !== undefined && r.resourceNames.includes(a.name);
+  return true;
+}
+
+export function formatAtom(a: PermissionAtom): string {
+  const where = a.scope === "cluster" ? "cluster-wide" : `in namespace ${a.scope}`;
+  if (a.url !== undefined) return `${a.verb} non-resource URL ${a.url} ${where}`;
+  const res = a.group ? `${a.resource}.${a.group}` : a.resource;
+  return `${a.verb} ${res}${a.name ? ` named ${a.name}` : ""} ${where}`;
+}
+
+/** The permissions `next` grants that `current` does not, as sentences (sorted, without repeats). */
+export function newPermissions(current: readonly GrantedRule[], next: readonly GrantedRule[]): string[] {
+  const out = new Set<string>();
+  for (const r of next) for (const a of atomsOf(r)) if (!current.some((c) => covers(c, a))) out.add(formatAtom(a));
+  return [...out].sort();
+}

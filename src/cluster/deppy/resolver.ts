@@ -1,0 +1,543 @@
+/**
+ * Deppy on the cluster: continual resolution. Whenever an Input, an InputClass, a served catalog or
+ * the set of installed bundles changes, every Input is resolved with opcat's resolver over the
+ * ClusterCatalogs' content and the installed bundles (with the properties recorded on their
+ * Bundles), and each Input gets:
+ * - its status in seed 002's shape (instances with `satisfies` and `dependencies`, conditions
+ *   `Resolved`, `ResolutionFailed`, `DependenciesMissing`), and Events when it is blocked;
+ * - a `deppy.resolveset` Bundle whose content (a ConfigMap) lists the resolved bundles, named by
+ *   content so that a new resolution is a new Bundle, and (unless the class is a dry run) a
+ *   resolveset Instance pointing at it, which the resolveset provisioner turns into one Bundle and
+ *   Instance per entry after approval;
+ * - Inputs of their own for dependencies when the class has `generateInputsForDependencies`.
+ * Inputs are resolved together but independent ones apart (the resolver splits them), and each has
+ * its own resolveset, so one blocked operator never blocks unrelated ones.
+ */
+import { createHash } from "node:crypto";
+import { isConflict, isNotFound, type KubeClient, type KubeObject } from "../client.js";
+import { setCondition, type Condition as KubeCondition, type NewCondition } from "../conditions.js";
+import { EventRecorder } from "../events.js";
+import { Informer } from "../informer.js";
+import { WorkQueue } from "../queue.js";
+import { API_VERSION as RUKPAK_API_VERSION, type Bundle, type Instance } from "../rukpak/api.js";
+import { CatalogSet, resolve, type Input as ResolverInput, type InputClass as ResolverClass, type InstalledOperator, type InstalledStatus, type ResolveSet, type ResolvedBundle } from "../../resolve/index.js";
+import type { JsonValue } from "../../fbc/types.js";
+import { loadText } from "../../fbc/load.js";
+import { validateCatalog } from "../../fbc/validate.js";
+import type { CatalogController, ServedCatalog } from "./catalogs.js";
+import {
+  ANNOTATION_BUNDLE,
+  ANNOTATION_CATALOG,
+  ANNOTATION_CHANNEL,
+  ANNOTATION_PROPERTIES,
+  ANNOTATION_PROPERTIES_HASH,
+  propertiesHash,
+  ANNOTATION_VERSION,
+  DEPPY_API_VERSION,
+  LABEL_GENERATED_FOR,
+  LABEL_INPUT,
+  LABEL_PACKAGE,
+  LABEL_RESOLVESET,
+  RESOLVESET_CLASS,
+  type Input,
+  type InputClass,
+  type InputStatusInstance,
+} from "./api.js";
+
+export interface DeppyOptions {
+  client: KubeClient;
+  catalogs: CatalogController;
+  /** Namespace of the resolveset ConfigMaps and of Events about cluster-scoped objects. */
+  namespace: string;
+  log?: (msg: string) => void;
+}
+
+/** The content file of a resolveset Bundle. */
+export const RESOLVESET_FILE = "resolved.bundles.json";
+export const TRACE_FILE = "trace.txt";
+
+/** One entry of a resolveset (one JSON object per line of its content file). */
+export interface ResolvesetEntry {
+  schema: "olm.bundle";
+  package: string;
+  name: string;
+  version: string;
+  image: string;
+  catalog: string;
+  channel: string;
+  action: ResolvedBundle["action"];
+  pivotFrom?: string;
+  properties: { type: string; value: JsonValue }[];
+}
+
+/** Parses a resolveset content file (JSON objects, one per line or concatenated). */
+export function parseResolveset(text: string): ResolvesetEntry[] {
+  const out: ResolvesetEntry[] = [];
+  for (const line of text.split("\n")) {
+    const t = line.trim();
+    if (t) out.push(JSON.parse(t) as ResolvesetEntry);
+  }
+  return out;
+}
+
+/** The `olm.properties` annotation: one `{"<type>": <value>}` per line (seed 002). */
+export function formatPropertiesAnnotation(props: readonly { type: string; value: JsonValue }[]): string {
+  return props.map((p) => JSON.stringify({ [p.type]: p.value })).join("\n");
+}
+
+export function parsePropertiesAnnotation(text: string): { type: string; value: JsonValue }[] | string {
+  const out: { type: string; value: JsonValue }[] = [];
+  let n = 0;
+  for (const line of text.split("\n")) {
+    n++;
+    const t = line.trim();
+    if (!t) continue;
+    let v: unknown;
+    try {
+      v = JSON.parse(t);
+    } catch (e) {
+      return `line ${n}: ${(e as Error).message}`;
+    }
+    if (!v || typeof v !== "object" || Array.isArray(v) || Object.keys(v).length !== 1) return `line ${n}: expected one {"<type>": <value>} object`;
+    const [type, value] = Object.entries(v as Record<string, JsonValue>)[0];
+    out.push({ type, value });
+  }
+  return out;
+}
+
+const hash = (s: string, n = 10): string => createHash("sha256").update(s).digest("hex").slice(0, n);
+
+/** Kubernetes object names: at most 253 characters, a DNS subdomain. */
+function objectName(prefix: string, name: string, suffix = ""): string {
+  const full = `${prefix}${name}${suffix}`;
+  return full.length <= 253 ? full : `${full.slice(0, 240 - suffix.length)}-${hash(full, 8)}${suffix}`;
+}
+
+export const resolvesetInstanceName = (input: string): string => objectName("resolveset-", input);
+
+interface ClusterVersions {
+  kube?: string;
+  ocp?: string;
+}
+
+function versionOf(text: unknown): { major: number; minor: number } | undefined {
+  const m = /(\d+)\.(\d+)/.exec(String(text ?? ""));
+  return m ? { major: Number(m[1]), minor: Number(m[2]) } : undefined;
+}
+
+function atLeast(have: string, want: string): boolean {
+  const a = versionOf(have);
+  const b = versionOf(want.replace(/^\s*>=?\s*/, ""));
+  if (!a || !b) return true;
+  return a.major > b.major || (a.major === b.major && a.minor >= b.minor);
+}
+
+export class DeppyController {
+  readonly inputs: Informer<Input>;
+  readonly classes: Informer<InputClass>;
+  readonly packageInstances: Informer<Instance>;
+  readonly packageBundles: Informer<Bundle>;
+  readonly queue: WorkQueue;
+  readonly events: EventRecorder;
+  /** The installed operators' update options from the last resolution, by package. */
+  readonly lastInstalled = new Map<string, InstalledStatus>();
+  private readonly resolvedListeners: (() => void)[] = [];
+  /** Resolutions run so far (for tests and benchmarks). */
+  resolutions = 0;
+  /** Time spent in the resolver itself, in ms. */
+  resolveMs = 0;
+  private readonly client: KubeClient;
+  private readonly log: (m: string) => void;
+  private running: Promise<unknown> | undefined;
+  private versions: ClusterVersions | undefined;
+  private setCache: { key: string; set: CatalogSet } | undefined;
+  private readonly parts = new WeakMap<object, { model: ReturnType<typeof validateCatalog>["model"]; others: ReturnType<typeof loadText>["config"]["others"] }>();
+
+  constructor(private readonly opts: DeppyOptions) {
+    this.client = opts.client;
+    this.log = opts.log ?? (() => {});
+    const onError = (e: unknown) => this.log(`deppy watch: ${(e as Error).message}`);
+    this.inputs = new Informer<Input>(this.client, DEPPY_API_VERSION, "Input", { onError });
+    this.classes = new Informer<InputClass>(this.client, DEPPY_API_VERSION, "InputClass", { onError });
+    this.packageInstances = new Informer<Instance>(this.client, RUKPAK_API_VERSION, "Instance", { onError, labelSelector: LABEL_PACKAGE });
+    this.packageBundles = new Informer<Bundle>(this.client, RUKPAK_API_VERSION, "Bundle", { onError, labelSelector: LABEL_PACKAGE });
+    this.queue = new WorkQueue({ concurrency: 1, baseDelay: 500, maxDelay: 30_000, onError: (k, e, n) => this.log(`resolution: attempt ${n} failed: ${(e as Error).message}`) });
+    this.events = new EventRecorder(this.client, "opcat-deppy", opts.namespace);
+    const again = () => this.queue.add("resolve");
+    this.inputs.on((ev, i, old) => {
+      // status writes by this controller do not start a resolution
+      if (ev === "update" && old && old.metadata.generation === i.metadata.generation && JSON.stringify(old.metadata.labels) === JSON.stringify(i.metadata.labels)) return;
+      again();
+    });
+    this.classes.on(again);
+    this.packageInstances.on((ev, i, old) => {
+      if (ev === "update" && old?.status?.activeBundle === i.status?.activeBundle) return;
+      again();
+    });
+    this.packageBundles.on((ev, b, old) => {
+      if (ev === "update" && JSON.stringify(old?.metadata.annotations) === JSON.stringify(b.metadata.annotations)) return;
+      again();
+    });
+    opts.catalogs.onChange(again);
+  }
+
+  /** Called after every resolution. */
+  onResolved(fn: () => void): void {
+    this.resolvedListeners.push(fn);
+  }
+
+  async start(): Promise<void> {
+    await Promise.all([this.inputs.start(), this.classes.start(), this.packageInstances.start(), this.packageBundles.start()]);
+    this.running = this.queue.run(() => this.reconcile());
+    this.queue.add("resolve");
+  }
+
+  async stop(): Promise<void> {
+    this.inputs.stop();
+    this.classes.stop();
+    this.packageInstances.stop();
+    this.packageBundles.stop();
+    this.queue.stop();
+    await this.running;
+  }
+
+  /** The cluster's Kubernetes version (`/version`) and OpenShift version (a ClusterVersion, when the API exists). */
+  async clusterVersions(): Promise<ClusterVersions> {
+    if (this.versions) return this.versions;
+    const v = await this.client.request<{ gitVersion?: string }>("GET", "/version").catch(() => ({}) as { gitVersion?: string });
+    let ocp: string | undefined;
+    const cv = await this.client.tryGet<KubeObject & { status?: { desired?: { version?: string } } }>("config.openshift.io/v1", "ClusterVersion", "version").catch(() => undefined);
+    if (cv?.status?.desired?.version) ocp = cv.status.desired.version;
+    this.versions = { kube: v.gitVersion?.replace(/^v/, "").replace(/[-+].*$/, ""), ocp };
+    return this.versions;
+  }
+
+  /** The catalog set over what the ClusterCatalogs serve (rebuilt only when a revision or priority changes). */
+  catalogSet(): CatalogSet {
+    const served: ServedCatalog[] = this.opts.catalogs.servedCatalogs();
+    const key = served.map((s) => `${s.name}\0${s.priority}\0${s.revision.digest}`).join("\n");
+    if (this.setCache?.key === key) return this.setCache.set;
+    const set = new CatalogSet(
+      served.map((s) => {
+        let p = this.parts.get(s.revision);
+        if (!p) {
+          const loaded = loadText(s.revision.jsonl.toString("utf8"), `${s.name}.jsonl`);
+          p = { model: validateCatalog(loaded.config).model, others: loaded.config.others };
+          this.parts.set(s.revision, p);
+        }
+        return { name: s.name, priority: s.priority, model: p.model, others: p.others };
+      }),
+    );
+    this.setCache = { key, set };
+    return set;
+  }
+
+  /** Installed operators: the package Instances the resolveset provisioner made, with their Bundles' recorded properties. */
+  installed(): { ops: InstalledOperator[]; problems: Map<string, string> } {
+    const ops: InstalledOperator[] = [];
+    const problems = new Map<string, string>();
+    for (const inst of this.packageInstances.list()) {
+      const pkg = inst.metadata.labels?.[LABEL_PACKAGE];
+      const active = inst.status?.activeBundle;
+      if (!pkg || !active || inst.metadata.deletionTimestamp) continue;
+      const b = this.packageBundles.get(active);
+      const a = b?.metadata.annotations ?? {};
+      const op: InstalledOperator = { package: pkg, bundle: a[ANNOTATION_BUNDLE] ?? active, version: a[ANNOTATION_VERSION], catalog: a[ANNOTATION_CATALOG], channel: a[ANNOTATION_CHANNEL] || undefined };
+      const raw = a[ANNOTATION_PROPERTIES];
+      if (raw !== undefined && a[ANNOTATION_PROPERTIES_HASH] !== propertiesHash(raw)) {
+        // edited by a user: the resolver sees the edited properties
+        const props = parsePropertiesAnnotation(raw);
+        if (typeof props === "string") problems.set(active, `the olm.properties annotation of Bundle ${active} does not parse (${props}); the catalog's properties are used`);
+        else op.properties = props;
+      }
+      ops.push(op);
+    }
+    return { ops, problems };
+  }
+
+  async reconcile(): Promise<void> {
+    const inputs = this.inputs.list().filter((i) => !i.metadata.deletionTimestamp);
+    const versions = await this.clusterVersions();
+    const set = this.catalogSet();
+    const { ops, problems } = this.installed();
+
+    // classes, with the cluster's versions applied to their constraints
+    const classes: ResolverClass[] = [];
+    const classNotes = new Map<string, NewCondition[]>();
+    const classFailures = new Map<string, string>();
+    for (const c of this.classes.list()) {
+      const p = c.parameters ?? {};
+      const notes: NewCondition[] = [];
+      const constraints = [];
+      for (const k of p.constraints ?? []) {
+        const val = String(k.value ?? "");
+        if (k.type === "minKubeVersion") {
+          if (!p.dryRun && versions.kube && !atLeast(versions.kube, val)) classFailures.set(c.metadata.name, `the cluster runs Kubernetes ${versions.kube} but InputClass ${c.metadata.name} requires ${val}`);
+          constraints.push({ type: k.type, value: val as JsonValue });
+        } else if (k.type === "minOCPVersion") {
+          if (!versions.ocp) {
+            notes.push({ type: "OpenShiftVersionChecked", status: "False", reason: "NoClusterVersion", message: `InputClass ${c.metadata.name} constrains the OpenShift version (${val}) but this cluster has no ClusterVersion (config.openshift.io/v1), so it cannot be checked; it is ignored` });
+            continue;
+          }
+          if (!p.dryRun && !atLeast(versions.ocp, val)) classFailures.set(c.metadata.name, `the cluster runs OpenShift ${versions.ocp} but InputClass ${c.metadata.name} requires ${val}`);
+          constraints.push({ type: k.type, value: val as JsonValue });
+        } else constraints.push({ type: k.type, value: (k.value ?? null) as JsonValue });
+      }
+      classNotes.set(c.metadata.name, notes);
+      classes.push({
+        name: c.metadata.name,
+        parameters: {
+          force: p.force ?? false,
+          generateInputsForDependencies: p.generateInputsForDependencies ?? false,
+          dryRun: p.dryRun ?? false,
+          trace: p.trace ?? false,
+          dependencyPreference: p.dependencyPreference ?? "newest",
+          constraints,
+        },
+      });
+    }
+
+    const rinputs: ResolverInput[] = [];
+    const early = new Map<string, NewCondition[]>();
+    for (const i of inputs) {
+      const cls = i.spec.inputClass || "subscription";
+      if (!this.classes.get(cls)) {
+        early.set(i.metadata.name, [{ type: "ResolutionFailed", status: "True", reason: "InputClassNotFound", message: `InputClass ${cls} does not exist (kubectl get inputclasses lists them)` }]);
+        continue;
+      }
+      const f = classFailures.get(cls);
+      if (f) {
+        early.set(i.metadata.name, [{ type: "ResolutionFailed", status: "True", reason: "ClusterVersionTooOld", message: f }]);
+        continue;
+      }
+      rinputs.push({ name: i.metadata.name, inputClass: cls, constraints: (i.spec.constraints ?? []).map((c) => ({ type: c.type, value: (c.value ?? null) as JsonValue })) });
+    }
+
+    const t0 = performance.now();
+    const rs = resolve({ catalogs: set, inputs: rinputs, classes, installed: ops, cluster: { kubernetesVersion: versions.kube, openshiftVersion: versions.ocp } });
+    this.resolveMs += performance.now() - t0;
+    this.resolutions++;
+    this.lastInstalled.clear();
+    for (const x of rs.installed) this.lastInstalled.set(x.package, x);
+
+    const byName = new Map(inputs.map((i) => [i.metadata.name, i]));
+    const pkgOf = new Map(rs.bundles.map((b) => [b.name, b.package]));
+    for (const op of ops) pkgOf.set(op.bundle, op.package);
+    for (const i of inputs) {
+      const name = i.metadata.name;
+      const cls = i.spec.inputClass || "subscription";
+      const notes = [...(classNotes.get(cls) ?? [])];
+      for (const [b, msg] of problems) if (pkgOf.has(b)) notes.push({ type: "PropertiesOverridden", status: "False", reason: "InvalidAnnotation", message: msg });
+      const failed = early.get(name);
+      if (failed) {
+        await this.writeStatus(i, { instances: [] }, [...failed, { type: "Resolved", status: "False", reason: failed[0].reason, message: failed[0].message }, ...notes]);
+        this.events.emit(i, "Warning", failed[0].reason, failed[0].message);
+        continue;
+      }
+      const st = rs.inputs.find((s) => s.name === name);
+      if (!st) continue;
+      const failure = st.conditions.find((c) => c.type === "ResolutionFailed" && c.status === "True");
+      const instances: InputStatusInstance[] = st.instances.map((x) => ({
+        name: x.name,
+        package: x.package,
+        version: x.version,
+        catalog: x.catalog,
+        satisfies: x.satisfies.map((r) => ({ kind: "Instance", apiVersion: RUKPAK_API_VERSION, name: pkgOf.get(r.name) ?? r.name, meets: r.meets })),
+        dependencies: x.dependencies.map((r) => ({ kind: "Instance", apiVersion: RUKPAK_API_VERSION, name: pkgOf.get(r.name) ?? r.name, meets: r.meets })),
+        conditions: x.conditions.map((c) => ({ ...c, lastTransitionTime: "" })) as unknown as KubeCondition[],
+      }));
+      const conds: NewCondition[] = st.conditions.filter((c) => c.type !== "DependenciesMissing" || c.status === "True").map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message }));
+      if (!failure) conds.push({ type: "ResolutionFailed", status: "False", reason: "Resolved", message: "the constraints are satisfied" });
+      let resolveset: string | undefined;
+      if (failure) {
+        conds.push({ type: "Resolved", status: "False", reason: failure.reason, message: failure.message });
+        this.events.emit(i, "Warning", "ResolutionFailed", failure.message, (e) => this.log(`event: ${(e as Error).message}`));
+      } else {
+        const mine = bundlesOf(rs, name);
+        resolveset = await this.writeResolveset(i, mine, st.dryRun, rs);
+        conds.push({
+          type: "Resolved",
+          status: "True",
+          reason: st.dryRun ? "DryRun" : "Resolved",
+          message: st.dryRun ? `would install ${describe(mine)} (dry run: resolveset Bundle ${resolveset}, no Instance)` : `resolved to ${describe(mine)}`,
+        });
+      }
+      const blocked = await this.blockedUpdates(i, rs, set, rinputs, classes, ops, versions);
+      for (const b of blocked) {
+        conds.push({ type: "UpdateBlocked", status: "True", reason: "UpdateBlocked", message: b });
+        this.events.emit(i, "Warning", "UpdateBlocked", b, (e) => this.log(`event: ${(e as Error).message}`));
+      }
+      if (blocked.length === 0) conds.push({ type: "UpdateBlocked", status: "False", reason: "NotBlocked", message: "no update in the subscribed channel is held back" });
+      await this.writeStatus(i, { instances, ...(resolveset ? { resolveset } : {}) }, [...conds, ...notes]);
+    }
+
+    // Inputs for dependencies
+    for (const g of rs.generatedInputs) {
+      const parent = rs.bundles.find((b) => b.package === g.constraints.map((c) => (c.value as { package?: string }).package).find(Boolean))?.dependencyOf ?? [];
+      const owner = inputs.find((i) => bundlesOf(rs, i.metadata.name).some((b) => parent.includes(b.name)));
+      if (byName.has(g.name)) continue;
+      await this.client
+        .create<Input>({
+          apiVersion: DEPPY_API_VERSION,
+          kind: "Input",
+          metadata: {
+            name: g.name,
+            labels: { [LABEL_GENERATED_FOR]: owner?.metadata.name ?? "" },
+            ...(owner ? { ownerReferences: [{ apiVersion: DEPPY_API_VERSION, kind: "Input", name: owner.metadata.name, uid: owner.metadata.uid!, blockOwnerDeletion: false }] } : {}),
+          },
+          spec: { inputClass: g.inputClass, constraints: g.constraints.map((c) => ({ type: c.type, value: c.value })) },
+        })
+        .catch((e) => (isConflict(e) ? undefined : Promise.reject(e)));
+    }
+    for (const f of this.resolvedListeners) f();
+  }
+
+  /**
+   * Why an update is blocked: for each installed package an Input subscribes to whose channel has
+   * newer bundles the resolution does not take, resolve again asking for the newest one and report
+   * the resolver's explanation.
+   */
+  private async blockedUpdates(i: Input, rs: ResolveSet, set: CatalogSet, rinputs: ResolverInput[], classes: ResolverClass[], ops: InstalledOperator[], versions: ClusterVersions): Promise<string[]> {
+    const out: string[] = [];
+    const cls = classes.find((c) => c.name === (i.spec.inputClass || "subscription"));
+    if (!cls || cls.parameters.dryRun || cls.parameters.force) return out;
+    const mine = bundlesOf(rs, i.metadata.name);
+    for (const b of mine) {
+      const inst = rs.installed.find((x) => x.package === b.package);
+      if (!inst) continue;
+      const same = inst.updates.find((u) => u.channel === b.channel && u.catalog === b.catalog) ?? inst.updates.find((u) => u.channel === b.channel);
+      const options = same?.options ?? [];
+      const newest = options[0];
+      if (!newest || newest === b.name) continue;
+      const me = rinputs.find((x) => x.name === i.metadata.name);
+      if (!me) continue;
+      const probe = resolve({
+        catalogs: set,
+        inputs: [...rinputs.filter((x) => x !== me), { ...me, constraints: [...me.constraints, { type: "olm.name", value: newest }] }],
+        classes,
+        installed: ops,
+        cluster: { kubernetesVersion: versions.kube, openshiftVersion: versions.ocp },
+      });
+      const f = probe.inputs.find((s) => s.name === me.name)?.conditions.find((c) => c.type === "ResolutionFailed" && c.status === "True");
+      out.push(`${b.package} stays at ${b.name} although ${newest} is in channel ${b.channel}: ${f ? f.message : "a more preferred solution keeps it"}`);
+    }
+    return out;
+  }
+
+  private async writeStatus(i: Input, fields: { instances: InputStatusInstance[]; resolveset?: string }, conds: NewCondition[]): Promise<void> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const fresh = await this.client.tryGet<Input>(DEPPY_API_VERSION, "Input", i.metadata.name);
+      if (!fresh) return;
+      const gen = fresh.metadata.generation ?? 0;
+      let list = fresh.status?.conditions ?? [];
+      for (const c of conds) list = setCondition(list, { observedGeneration: gen, ...c }).conditions;
+      // conditions this pass did not report are dropped (they no longer hold)
+      const types = new Set(conds.map((c) => c.type));
+      list = list.filter((c) => types.has(c.type));
+      const prevInstances = new Map((fresh.status?.instances ?? []).map((x) => [x.name, x]));
+      const instances = fields.instances.map((x) => {
+        let cl: KubeCondition[] = prevInstances.get(x.name)?.conditions ?? [];
+        for (const c of (x.conditions ?? []) as unknown as NewCondition[]) cl = setCondition(cl, { ...c, lastTransitionTime: undefined }).conditions;
+        cl = cl.filter((c) => (x.conditions ?? []).some((n) => n.type === c.type));
+        return { ...x, conditions: cl };
+      });
+      const status = { ...(fresh.status ?? {}), instances, ...(fields.resolveset ? { resolveset: fields.resolveset } : {}), conditions: list, observedGeneration: gen };
+      if (JSON.stringify(status) === JSON.stringify(fresh.status ?? {})) return;
+      try {
+        await this.client.replace<Input>({ ...fresh, status }, { subresource: "status" });
+        return;
+      } catch (e) {
+        if (isConflict(e)) continue;
+        if (isNotFound(e)) return;
+        throw e;
+      }
+    }
+  }
+
+  /** Writes the resolveset ConfigMap and Bundle (named by content) and, unless a dry run, the resolveset Instance. Returns the Bundle's name. */
+  private async writeResolveset(i: Input, bundles: ResolvedBundle[], dryRun: boolean, rs: ResolveSet): Promise<string> {
+    const input = i.metadata.name;
+    const entries: ResolvesetEntry[] = bundles.map((b) => ({
+      schema: "olm.bundle",
+      package: b.package,
+      name: b.name,
+      version: b.version,
+      image: b.image,
+      catalog: b.catalog,
+      channel: b.channel,
+      action: b.action,
+      ...(b.pivotFrom ? { pivotFrom: b.pivotFrom } : {}),
+      properties: b.properties,
+    }));
+    const content = entries.map((e) => JSON.stringify(e)).join("\n") + (entries.length ? "\n" : "");
+    const name = objectName("resolveset-", input, `-${hash(content + (dryRun ? "dry" : ""))}`);
+    const owner = { apiVersion: DEPPY_API_VERSION, kind: "Input", name: input, uid: i.metadata.uid!, blockOwnerDeletion: false };
+    const labels = { [LABEL_INPUT]: input, [LABEL_RESOLVESET]: "true" };
+    const data: Record<string, string> = { [RESOLVESET_FILE]: content };
+    const cls = this.classes.get(i.spec.inputClass || "subscription");
+    if (cls?.parameters?.trace && rs.trace) data[TRACE_FILE] = rs.trace.join("\n") + "\n";
+    const ns = this.opts.namespace;
+    const existing = await this.client.tryGet<Bundle>(RUKPAK_API_VERSION, "Bundle", name);
+    if (!existing) {
+      await this.ensureNamespace();
+      await this.client.apply({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: ns, labels, ownerReferences: [owner] }, data } as KubeObject);
+      await this.client
+        .create<Bundle>({
+          apiVersion: RUKPAK_API_VERSION,
+          kind: "Bundle",
+          metadata: { name, labels, ownerReferences: [owner] },
+          spec: { class: RESOLVESET_CLASS, refs: [`file://content/${RESOLVESET_FILE}`], volumeMounts: [{ mountPath: "/content", configMap: { name, namespace: ns } }] },
+        })
+        .catch((e) => (isConflict(e) ? undefined : Promise.reject(e)));
+    }
+    const instName = resolvesetInstanceName(input);
+    if (!dryRun) {
+      const cur = await this.client.tryGet<Instance>(RUKPAK_API_VERSION, "Instance", instName);
+      if (cur?.spec.bundle.name !== name) {
+        await this.client.apply<Instance>({
+          apiVersion: RUKPAK_API_VERSION,
+          kind: "Instance",
+          metadata: { name: instName, labels: { [LABEL_INPUT]: input }, ownerReferences: [owner] },
+          spec: { selector: { matchLabels: { [LABEL_INPUT]: input } }, bundle: { name } },
+        });
+      }
+    }
+    // older resolvesets of this Input that nothing points at any more
+    const active = (await this.client.tryGet<Instance>(RUKPAK_API_VERSION, "Instance", instName))?.status?.activeBundle;
+    const { items } = await this.client.list<Bundle>(RUKPAK_API_VERSION, "Bundle", { labelSelector: `${LABEL_INPUT}=${input},${LABEL_RESOLVESET}=true` });
+    for (const b of items) {
+      if (b.metadata.name === name || b.metadata.name === active) continue;
+      await this.client.delete(RUKPAK_API_VERSION, "Bundle", b.metadata.name).catch(() => false);
+      await this.client.delete("v1", "ConfigMap", b.metadata.name, ns).catch(() => false);
+    }
+    return name;
+  }
+
+  private nsReady = false;
+  private async ensureNamespace(): Promise<void> {
+    if (this.nsReady) return;
+    const ns = await this.client.tryGet("v1", "Namespace", this.opts.namespace);
+    if (!ns) await this.client.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: this.opts.namespace } }).catch((e) => (isConflict(e) ? undefined : Promise.reject(e)));
+    this.nsReady = true;
+  }
+}
+
+/** The bundles of one Input's resolution: those it requested and, transitively, their dependencies. */
+export function bundlesOf(rs: ResolveSet, input: string): ResolvedBundle[] {
+  const mine = new Set(rs.bundles.filter((b) => b.requestedBy.includes(input)).map((b) => b.name));
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const b of rs.bundles) {
+      if (!mine.has(b.name) && b.dependencyOf.some((d) => mine.has(d))) {
+        mine.add(b.name);
+        changed = true;
+      }
+    }
+  }
+  return rs.bundles.filter((b) => mine.has(b.name));
+}
+
+function describe(bs: readonly ResolvedBundle[]): string {
+  if (bs.length === 0) return "nothing";
+  return bs.map((b) => `${b.name} (${b.action}${b.pivotFrom ? ` from ${b.pivotFrom}` : ""})`).join(", ");
+}

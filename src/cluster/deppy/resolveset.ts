@@ -1,0 +1,356 @@
+/**
+ * The resolveset provisioner (`deppy.io/resolver`, seed 002): it unpacks `deppy.resolveset` Bundles
+ * (their content is a ConfigMap listing resolved bundles) and makes resolveset Instances active:
+ * - one Bundle per entry, its ProvisionerClass chosen by the class's `matchBundle` selectors
+ *   (`.schema == olm.bundle`) or `matchSchema`, carrying the properties the resolver used in the
+ *   editable `olm.properties` annotation; these unpack at once (unpacking changes nothing);
+ * - approval by the class's policy: `AllowAll`, `DenyAll`, or `Android` (the default): approved
+ *   only when no entry grants a permission the bundle it replaces does not (a first install is a
+ *   new permission set); otherwise the Instance waits and `status.permissions` lists what is new
+ *   (`kubectl instance approve --show` prints it);
+ * - once approved, one Instance per package (named after the package, selecting that package's
+ *   Bundles, so that RukPak pivots from the old version) pointing at the entry's Bundle.
+ */
+import { createHash } from "node:crypto";
+import { isConflict, type KubeClient, type KubeObject } from "../client.js";
+import { findCondition, setCondition, type Condition, type NewCondition } from "../conditions.js";
+import { EventRecorder } from "../events.js";
+import { Informer } from "../informer.js";
+import { WorkQueue } from "../queue.js";
+import { readBundleDirectory } from "../../bundle/index.js";
+import { API_VERSION as RUKPAK_API_VERSION, type Bundle, type BundleStatus, type Instance, type InstanceStatus, type ProvisionerClass } from "../rukpak/api.js";
+import { contentExists } from "../rukpak/content.js";
+import { convertRegistryV1 } from "../rukpak/convert.js";
+import { grantedRules, type GrantedRule } from "../rukpak/permissions.js";
+import { newPermissions } from "./android.js";
+import {
+  ANNOTATION_BUNDLE,
+  ANNOTATION_CATALOG,
+  ANNOTATION_CHANNEL,
+  ANNOTATION_PROPERTIES,
+  ANNOTATION_PROPERTIES_HASH,
+  ANNOTATION_VERSION,
+  LABEL_INPUT,
+  LABEL_PACKAGE,
+  propertiesHash,
+  RESOLVESET_PROVISIONER,
+} from "./api.js";
+import { formatPropertiesAnnotation, parseResolveset, type ResolvesetEntry } from "./resolver.js";
+
+export type ResolvesetApproval = "AllowAll" | "DenyAll" | "Android";
+
+export interface ResolvesetOptions {
+  client: KubeClient;
+  /** The RukPak content store (where the operator provisioner unpacks registry+v1 bundles). */
+  bundleStore: string;
+  log?: (msg: string) => void;
+}
+
+/** Which ProvisionerClass an entry's Bundle gets: `matchBundle` (`.schema == <schema>` selectors) first, then `matchSchema`. */
+export function classForEntry(pc: ProvisionerClass, e: { schema: string }): string | undefined {
+  const p = pc.parameters ?? {};
+  for (const m of (p.matchBundle as { selector?: string; class?: string }[] | undefined) ?? []) {
+    const sel = /^\s*\.schema\s*==\s*"?([^"\s]+)"?\s*$/.exec(m.selector ?? "");
+    if (sel && sel[1] === e.schema && m.class) return m.class;
+  }
+  for (const m of (p.matchSchema as { schema?: string; class?: string }[] | undefined) ?? []) if (m.schema === e.schema && m.class) return m.class;
+  return undefined;
+}
+
+export function resolvesetApprovalOf(pc: ProvisionerClass | undefined): ResolvesetApproval {
+  const a = pc?.parameters?.approval;
+  return a === "AllowAll" || a === "DenyAll" ? a : "Android";
+}
+
+export class ResolvesetProvisioner {
+  readonly classes: Informer<ProvisionerClass>;
+  readonly bundles: Informer<Bundle>;
+  readonly instances: Informer<Instance>;
+  readonly queue: WorkQueue;
+  readonly events: EventRecorder;
+  private readonly client: KubeClient;
+  private readonly log: (m: string) => void;
+  private running: Promise<unknown> | undefined;
+
+  constructor(private readonly opts: ResolvesetOptions) {
+    this.client = opts.client;
+    this.log = opts.log ?? (() => {});
+    const onError = (e: unknown) => this.log(`resolveset watch: ${(e as Error).message}`);
+    this.classes = new Informer<ProvisionerClass>(this.client, RUKPAK_API_VERSION, "ProvisionerClass", { onError });
+    this.bundles = new Informer<Bundle>(this.client, RUKPAK_API_VERSION, "Bundle", { onError });
+    this.instances = new Informer<Instance>(this.client, RUKPAK_API_VERSION, "Instance", { onError });
+    this.queue = new WorkQueue({ concurrency: 2, baseDelay: 300, maxDelay: 30_000, onError: (k, e, n) => this.log(`resolveset ${k}: attempt ${n} failed: ${(e as Error).message}`) });
+    this.events = new EventRecorder(this.client, "opcat-resolveset");
+    const all = () => {
+      for (const b of this.bundles.list()) if (this.ours(b.spec.class)) this.queue.add(`bundle/${b.metadata.name}`);
+      for (const i of this.instances.list()) if (this.isResolvesetInstance(i)) this.queue.add(`instance/${i.metadata.name}`);
+    };
+    this.classes.on(all);
+    this.bundles.on((_, b) => {
+      if (this.ours(b.spec.class)) this.queue.add(`bundle/${b.metadata.name}`);
+      if (b.metadata.labels?.[LABEL_PACKAGE] !== undefined || this.ours(b.spec.class)) this.requeueInstances();
+    });
+    this.instances.on((_, i) => {
+      if (this.isResolvesetInstance(i)) this.queue.add(`instance/${i.metadata.name}`);
+      else if (i.metadata.labels?.[LABEL_PACKAGE] !== undefined) this.requeueInstances();
+    });
+  }
+
+  private requeueInstances(): void {
+    for (const i of this.instances.list()) if (this.isResolvesetInstance(i)) this.queue.add(`instance/${i.metadata.name}`);
+  }
+
+  private ours(cls: string | undefined): ProvisionerClass | undefined {
+    const pc = cls ? this.classes.get(cls) : undefined;
+    return pc?.provisioner === RESOLVESET_PROVISIONER ? pc : undefined;
+  }
+
+  private isResolvesetInstance(i: Instance): boolean {
+    const cls = i.spec.bundle.spec?.class ?? this.bundles.get(i.spec.bundle.name)?.spec.class;
+    return this.ours(cls) !== undefined;
+  }
+
+  async start(): Promise<void> {
+    await Promise.all([this.classes.start(), this.bundles.start(), this.instances.start()]);
+    this.running = this.queue.run((k) => (k.startsWith("bundle/") ? this.reconcileBundle(k.slice(7)) : this.reconcileInstance(k.slice(9))));
+  }
+
+  async stop(): Promise<void> {
+    this.classes.stop();
+    this.bundles.stop();
+    this.instances.stop();
+    this.queue.stop();
+    await this.running;
+  }
+
+  /** Reads the entries of a resolveset Bundle from its mounted ConfigMaps. */
+  async entriesOf(b: Bundle): Promise<{ entries: ResolvesetEntry[]; digest: string } | { reason: string; message: string }> {
+    const ref = b.spec.refs[0] ?? "";
+    if (!ref.startsWith("file://")) return { reason: "InvalidRef", message: `a resolveset Bundle's content is a file://<path> in a mounted ConfigMap, not ${ref}` };
+    const path = "/" + ref.slice("file://".length).replace(/^\/+/, "");
+    for (const m of b.spec.volumeMounts ?? []) {
+      const mount = m.mountPath.replace(/\/+$/, "");
+      if (!path.startsWith(mount + "/")) continue;
+      const key = path.slice(mount.length + 1);
+      const cm = await this.client.tryGet<KubeObject & { data?: Record<string, string> }>("v1", "ConfigMap", m.configMap.name, m.configMap.namespace);
+      if (!cm) return { reason: "ConfigMapNotFound", message: `ConfigMap ${m.configMap.namespace}/${m.configMap.name} (mounted at ${m.mountPath}) not found` };
+      const text = cm.data?.[key];
+      if (text === undefined) return { reason: "FileNotFound", message: `ConfigMap ${m.configMap.namespace}/${m.configMap.name} has no key ${key}` };
+      try {
+        return { entries: parseResolveset(text), digest: `sha256:${createHash("sha256").update(text).digest("hex")}` };
+      } catch (e) {
+        return { reason: "InvalidResolveset", message: `${key}: ${(e as Error).message}` };
+      }
+    }
+    return { reason: "FileNotFound", message: `no volumeMount holds ${path}` };
+  }
+
+  async reconcileBundle(name: string): Promise<void> {
+    const b = this.bundles.get(name);
+    if (!b || b.metadata.deletionTimestamp || !this.ours(b.spec.class)) return;
+    const gen = b.metadata.generation ?? 0;
+    if (b.status?.unpacked === "Done" && b.status.observedGeneration === gen) return;
+    const r = await this.entriesOf(b);
+    let status: BundleStatus;
+    if ("entries" in r) {
+      const msg = `Successfully unpacked the resolveset (${r.entries.length} ${r.entries.length === 1 ? "entry" : "entries"})`;
+      status = {
+        ...b.status,
+        unpacked: "Done",
+        reason: "UnpackSuccessful",
+        message: msg,
+        digest: r.digest,
+        format: "deppy.resolveset",
+        objects: ["/objects/resolved.bundles.json"],
+        conditions: setCondition(b.status?.conditions, { type: "Unpacked", status: "True", reason: "UnpackSuccessful", message: msg, observedGeneration: gen }).conditions,
+        observedGeneration: gen,
+      };
+    } else {
+      status = { ...b.status, unpacked: "Failed", reason: r.reason, message: r.message, conditions: setCondition(b.status?.conditions, { type: "Unpacked", status: "False", reason: r.reason, message: r.message, observedGeneration: gen }).conditions, observedGeneration: gen };
+      this.events.emit(b, "Warning", r.reason, r.message);
+    }
+    await this.client.replace<Bundle>({ ...b, status }, { subresource: "status" });
+  }
+
+  /** The RBAC rules a registry+v1 Bundle grants, from the operator provisioner's content store. */
+  private rulesOf(b: Bundle | undefined): GrantedRule[] | undefined {
+    if (!b || b.status?.unpacked !== "Done" || !b.status.digest) return undefined;
+    const dir = contentExists(this.opts.bundleStore, b.status.digest);
+    if (!dir) return undefined;
+    if (b.status.format !== "registry+v1") return [];
+    try {
+      return grantedRules(convertRegistryV1(readBundleDirectory(dir), {}).objects);
+    } catch {
+      return undefined;
+    }
+  }
+
+  private async setStatus(inst: Instance, mutate: (s: InstanceStatus & { permissions?: string[] }) => InstanceStatus & { permissions?: string[] }): Promise<Instance> {
+    const fresh = (await this.client.tryGet<Instance>(RUKPAK_API_VERSION, "Instance", inst.metadata.name)) ?? inst;
+    const next = mutate({ ...(fresh.status ?? {}) });
+    if (JSON.stringify(next) === JSON.stringify(fresh.status ?? {})) return fresh;
+    return this.client.replace<Instance>({ ...fresh, status: next }, { subresource: "status" });
+  }
+
+  private conds(inst: Instance, ...cs: NewCondition[]): Condition[] {
+    let list = inst.status?.conditions ?? [];
+    for (const c of cs) list = setCondition(list, { observedGeneration: inst.metadata.generation ?? 0, ...c }).conditions;
+    return list;
+  }
+
+  async reconcileInstance(name: string): Promise<void> {
+    let inst = this.instances.get(name);
+    if (!inst || inst.metadata.deletionTimestamp) return;
+    inst = (await this.client.tryGet<Instance>(RUKPAK_API_VERSION, "Instance", name)) ?? inst;
+    const gen = inst.metadata.generation ?? 0;
+    const rsName = inst.spec.bundle.name;
+    const rsBundle = this.bundles.get(rsName);
+    const pc = this.ours(rsBundle?.spec.class ?? inst.spec.bundle.spec?.class);
+    if (!pc) return;
+    if (!rsBundle || rsBundle.status?.unpacked !== "Done") {
+      const failed = rsBundle?.status?.unpacked === "Failed";
+      await this.setStatus(inst, (s) => ({
+        ...s,
+        conditions: this.conds(inst!, { type: "Unpacked", status: "False", reason: failed ? "UnpackFailed" : "UnpackPending", message: failed ? `resolveset ${rsName}: ${rsBundle?.status?.message}` : `waiting for resolveset Bundle ${rsName}` }),
+        observedGeneration: gen,
+      }));
+      return;
+    }
+    const r = await this.entriesOf(rsBundle);
+    if (!("entries" in r)) throw new Error(r.message);
+    const input = inst.metadata.labels?.[LABEL_INPUT] ?? "";
+
+    // 1. one Bundle per entry (unpacking is harmless, and Android approval needs the content)
+    const entryBundles: { e: ResolvesetEntry; b: Bundle | undefined }[] = [];
+    const unmatched: string[] = [];
+    for (const e of r.entries) {
+      const cls = classForEntry(pc, e);
+      if (!cls) {
+        unmatched.push(`${e.name} (schema ${e.schema})`);
+        continue;
+      }
+      const ref = e.image.includes("://") ? e.image : `docker://${e.image}`;
+      // one Bundle per bundle name; the same name from another catalog with another image gets its own
+      let bname = e.name;
+      let b = this.bundles.get(bname) ?? (await this.client.tryGet<Bundle>(RUKPAK_API_VERSION, "Bundle", bname));
+      if (b && b.spec.refs[0] !== ref) {
+        bname = `${e.name}-${createHash("sha256").update(ref).digest("hex").slice(0, 8)}`;
+        b = this.bundles.get(bname) ?? (await this.client.tryGet<Bundle>(RUKPAK_API_VERSION, "Bundle", bname));
+      }
+      if (!b) {
+        const props = formatPropertiesAnnotation(e.properties);
+        b = await this.client
+          .create<Bundle>({
+            apiVersion: RUKPAK_API_VERSION,
+            kind: "Bundle",
+            metadata: {
+              name: bname,
+              labels: { [LABEL_PACKAGE]: e.package },
+              annotations: { [ANNOTATION_BUNDLE]: e.name, [ANNOTATION_VERSION]: e.version, [ANNOTATION_CATALOG]: e.catalog, [ANNOTATION_CHANNEL]: e.channel, [ANNOTATION_PROPERTIES]: props, [ANNOTATION_PROPERTIES_HASH]: propertiesHash(props) },
+            },
+            spec: { class: cls, refs: [ref] },
+          })
+          .catch(async (err) => (isConflict(err) ? this.client.get<Bundle>(RUKPAK_API_VERSION, "Bundle", bname) : Promise.reject(err)));
+      }
+      entryBundles.push({ e, b });
+    }
+    if (unmatched.length > 0) {
+      const msg = `no ProvisionerClass for ${unmatched.join(", ")}: add a matchBundle or matchSchema entry to ProvisionerClass ${pc.metadata.name}`;
+      await this.setStatus(inst, (s) => ({ ...s, conditions: this.conds(inst!, { type: "Installed", status: "False", reason: "NoMatchingClass", message: msg }), observedGeneration: gen }));
+      this.events.emit(inst, "Warning", "NoMatchingClass", msg);
+      return;
+    }
+    const failed = entryBundles.filter((x) => x.b?.status?.unpacked === "Failed");
+    if (failed.length > 0) {
+      const msg = failed.map((x) => `${x.e.name}: ${x.b?.status?.message ?? ""}`).join("; ");
+      await this.setStatus(inst, (s) => ({ ...s, conditions: this.conds(inst!, { type: "Unpacked", status: "False", reason: "UnpackFailed", message: msg }), observedGeneration: gen }));
+      return;
+    }
+    const pending = entryBundles.filter((x) => x.b?.status?.unpacked !== "Done" || x.b.status.observedGeneration !== x.b.metadata.generation);
+    if (pending.length > 0) {
+      await this.setStatus(inst, (s) => ({
+        ...s,
+        conditions: this.conds(inst!, { type: "Unpacked", status: "False", reason: "UnpackPending", message: `waiting for ${pending.map((x) => x.e.name).join(", ")} to be unpacked` }),
+        observedGeneration: gen,
+      }));
+      return;
+    }
+    const unpacked: NewCondition = { type: "Unpacked", status: "True", reason: "UnpackSuccessful", message: `unpacked ${entryBundles.length} bundle${entryBundles.length === 1 ? "" : "s"}: ${entryBundles.map((x) => x.e.name).join(", ")}` };
+
+    // 2. approval, per generation
+    const approvedCond = findCondition(inst.status?.conditions, "Approved");
+    let approved = approvedCond?.status === "True" && approvedCond.observedGeneration === gen;
+    if (!approved) {
+      const policy = resolvesetApprovalOf(pc);
+      let c: NewCondition;
+      let permissions: string[] | undefined;
+      if (policy === "AllowAll") c = { type: "Approved", status: "True", reason: "AllowAll", message: `approved by ProvisionerClass ${pc.metadata.name} (approval: AllowAll)` };
+      else if (policy === "DenyAll") c = { type: "Approved", status: "False", reason: "AwaitingApproval", message: `every change needs review (approval: DenyAll): kubectl instance approve ${name}` };
+      else {
+        permissions = [];
+        const unknown: string[] = [];
+        for (const { e, b } of entryBundles) {
+          const next = this.rulesOf(b);
+          const pkgInst = this.instances.get(e.package);
+          const activeName = pkgInst?.status?.activeBundle;
+          const current = activeName ? this.rulesOf(this.bundles.get(activeName)) : [];
+          if (!next || !current) {
+            unknown.push(e.name);
+            continue;
+          }
+          for (const p of newPermissions(current, next)) permissions.push(`${e.name}${activeName && activeName !== b?.metadata.name ? ` (replacing ${activeName})` : activeName ? "" : " (new install)"}: ${p}`);
+        }
+        if (unknown.length > 0) c = { type: "Approved", status: "False", reason: "PermissionsUnknown", message: `the permissions of ${unknown.join(", ")} could not be read; approve with kubectl instance approve ${name}` };
+        else if (permissions.length === 0) c = { type: "Approved", status: "True", reason: "NoNewPermissions", message: "no bundle needs a permission the bundle it replaces does not have (approval: Android)" };
+        else
+          c = {
+            type: "Approved",
+            status: "False",
+            reason: "NewPermissions",
+            message: `${permissions.length} new permission${permissions.length === 1 ? "" : "s"} (approval: Android); review with kubectl instance approve --show ${name}: ${permissions.slice(0, 10).join("; ")}${permissions.length > 10 ? `; and ${permissions.length - 10} more` : ""}`,
+          };
+      }
+      approved = c.status === "True";
+      inst = await this.setStatus(inst, (s) => ({ ...s, ...(permissions ? { permissions } : {}), conditions: this.conds(inst!, unpacked, c), observedGeneration: gen }));
+      if (!approved) {
+        this.events.emit(inst, "Normal", c.reason, c.message);
+        return;
+      }
+    }
+
+    // 3. one Instance per package
+    const owner = { apiVersion: RUKPAK_API_VERSION, kind: "Instance", name, uid: inst.metadata.uid!, blockOwnerDeletion: false };
+    const notReady: string[] = [];
+    for (const { e, b } of entryBundles) {
+      const bn = b?.metadata.name ?? e.name;
+      const cur = await this.client.tryGet<Instance>(RUKPAK_API_VERSION, "Instance", e.package);
+      const owners = [...(cur?.metadata.ownerReferences ?? []).filter((o) => o.uid !== owner.uid), owner];
+      if (!cur || cur.spec.bundle.name !== bn || (cur.metadata.ownerReferences ?? []).every((o) => o.uid !== owner.uid)) {
+        const applied = await this.client.apply<Instance>({
+          apiVersion: RUKPAK_API_VERSION,
+          kind: "Instance",
+          metadata: { name: e.package, labels: { [LABEL_PACKAGE]: e.package, ...(input ? { [LABEL_INPUT]: input } : {}) }, ownerReferences: owners },
+          spec: { selector: { matchLabels: { [LABEL_PACKAGE]: e.package } }, bundle: { name: bn } },
+        });
+        // approved through the resolveset: the package Instance needs no second review
+        const g = applied.metadata.generation ?? 0;
+        const ac = findCondition(applied.status?.conditions, "Approved");
+        if (!(ac?.status === "True" && ac.observedGeneration === g)) {
+          const conditions = setCondition(applied.status?.conditions, { type: "Approved", status: "True", reason: "ResolvesetApproved", message: `approved with resolveset ${rsName} (Instance ${name})`, observedGeneration: g }).conditions;
+          await this.client.replace<Instance>({ ...applied, status: { ...(applied.status ?? {}), conditions } }, { subresource: "status" }).catch((err) => (isConflict(err) ? undefined : Promise.reject(err)));
+        }
+      }
+      const now = await this.client.tryGet<Instance>(RUKPAK_API_VERSION, "Instance", e.package);
+      const ic = findCondition(now?.status?.conditions, "Installed");
+      if (!(ic?.status === "True" && now?.status?.activeBundle === bn)) notReady.push(`${e.package} (${ic && ic.status === "False" ? `${ic.reason}: ${ic.message}` : `installing ${bn}`})`);
+    }
+    if (notReady.length > 0) {
+      await this.setStatus(inst, (s) => ({ ...s, conditions: this.conds(inst!, unpacked, { type: "Installed", status: "False", reason: "Installing", message: `waiting for ${notReady.join(", ")}` }), observedGeneration: gen }));
+      return;
+    }
+    const prev = inst.status?.activeBundle;
+    const msg = `Instantiated resolveset ${rsName}: ${entryBundles.map((x) => x.e.name).join(", ") || "no bundles"}`;
+    await this.setStatus(inst, (s) => ({ ...s, activeBundle: rsName, objects: entryBundles.map((x) => ({ apiVersion: RUKPAK_API_VERSION, kind: "Instance", name: x.e.package })), conditions: this.conds(inst!, unpacked, { type: "Installed", status: "True", reason: "InstallationSucceeded", message: msg }), observedGeneration: gen }));
+    if (prev !== rsName) this.events.emit(inst, "Normal", "Installed", msg);
+  }
+}
