@@ -184,6 +184,7 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
     async stop() {
       await elector?.stop();
       await controllers.stop();
+      if (controllers.deppy) log(`deppy: ${controllers.deppy.resolutions} resolutions, ${controllers.deppy.resolveMs.toFixed(0)} ms in the resolver`);
       log(`api requests: ${client.stats.total} (${Object.entries(client.stats.byVerb).map(([v, n]) => `${v} ${n}`).join(", ")})`);
       if (webhookUrl) await unregisterWebhooks(client, webhookUrl, opts.webhookName).catch((e) => log(`removing the webhook registration: ${(e as Error).message}`));
       await webhook?.close();

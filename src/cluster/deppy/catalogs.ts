@@ -56,9 +56,13 @@ export class CatalogController {
   readonly events: EventRecorder;
   private http: HttpServerHandle | undefined;
   private readonly served = new Map<string, Served>();
+  /** ClusterCatalogs whose first pull was tried (served or failed). */
+  private readonly attempted = new Set<string>();
   private readonly listeners: (() => void)[] = [];
   private readonly log: (m: string) => void;
   private running: Promise<unknown> | undefined;
+  /** The ClusterCatalog cache is filled. */
+  synced = false;
 
   constructor(private readonly opts: CatalogControllerOptions) {
     this.log = opts.log ?? (() => {});
@@ -93,6 +97,7 @@ export class CatalogController {
     this.log(`catalogs served on ${this.baseUrl}`);
     await this.catalogs.start();
     this.running = this.queue.run((k) => this.reconcile(k));
+    this.synced = true;
   }
 
   async stop(): Promise<void> {
@@ -103,6 +108,14 @@ export class CatalogController {
     this.served.clear();
     await this.store.close();
     await this.http?.close(1000);
+  }
+
+  /**
+   * True once every ClusterCatalog has been tried at least once: resolving before that would see
+   * installed operators' catalogs as missing.
+   */
+  settled(): boolean {
+    return this.synced && this.catalogs.list().every((c) => c.metadata.deletionTimestamp || this.attempted.has(c.metadata.name));
   }
 
   /** Every catalog with served content, for the resolver. */
@@ -134,6 +147,17 @@ export class CatalogController {
   }
 
   async reconcile(name: string): Promise<void> {
+    try {
+      await this.reconcileOnce(name);
+    } finally {
+      if (!this.attempted.has(name)) {
+        this.attempted.add(name);
+        this.changed();
+      }
+    }
+  }
+
+  private async reconcileOnce(name: string): Promise<void> {
     const cc = this.catalogs.get(name);
     const cur = this.served.get(name);
     if (!cc || cc.metadata.deletionTimestamp) {

@@ -256,6 +256,8 @@ export class DeppyController {
   }
 
   async reconcile(): Promise<void> {
+    // resolving before every catalog was tried would take installed operators for catalog-less ones
+    if (!this.opts.catalogs.settled()) return;
     const inputs = this.inputs.list().filter((i) => !i.metadata.deletionTimestamp);
     const versions = await this.clusterVersions();
     const set = this.catalogSet();

@@ -229,6 +229,13 @@ export class ResolvesetProvisioner {
         unmatched.push(`${e.name} (schema ${e.schema})`);
         continue;
       }
+      if (!e.image) {
+        // an installed bundle the catalogs no longer have: keep its Bundle
+        const kept = this.bundles.list().find((x) => x.metadata.labels?.[LABEL_PACKAGE] === e.package && (x.metadata.annotations?.[ANNOTATION_BUNDLE] ?? x.metadata.name) === e.name);
+        if (kept) entryBundles.push({ e, b: kept });
+        else unmatched.push(`${e.name} (no image, and no Bundle of it on the cluster)`);
+        continue;
+      }
       const ref = e.image.includes("://") ? e.image : `docker://${e.image}`;
       // one Bundle per bundle name; the same name from another catalog with another image gets its own
       let bname = e.name;
@@ -236,6 +243,11 @@ export class ResolvesetProvisioner {
       if (b && b.spec.refs[0] !== ref) {
         bname = `${e.name}-${createHash("sha256").update(ref).digest("hex").slice(0, 8)}`;
         b = this.bundles.get(bname) ?? (await this.client.tryGet<Bundle>(RUKPAK_API_VERSION, "Bundle", bname));
+      }
+      const rsOwner = { apiVersion: RUKPAK_API_VERSION, kind: "Instance", name, uid: inst.metadata.uid!, blockOwnerDeletion: false };
+      if (b && !(b.metadata.ownerReferences ?? []).some((o) => o.uid === rsOwner.uid)) {
+        // shared by several resolvesets: it goes when the last of them goes
+        b = await this.client.mergePatch<Bundle>(RUKPAK_API_VERSION, "Bundle", b.metadata.name, { metadata: { ownerReferences: [...(b.metadata.ownerReferences ?? []), rsOwner] } }).catch(() => b);
       }
       if (!b) {
         const props = formatPropertiesAnnotation(e.properties);
@@ -246,6 +258,7 @@ export class ResolvesetProvisioner {
             metadata: {
               name: bname,
               labels: { [LABEL_PACKAGE]: e.package },
+              ownerReferences: [rsOwner],
               annotations: { [ANNOTATION_BUNDLE]: e.name, [ANNOTATION_VERSION]: e.version, [ANNOTATION_CATALOG]: e.catalog, [ANNOTATION_CHANNEL]: e.channel, [ANNOTATION_PROPERTIES]: props, [ANNOTATION_PROPERTIES_HASH]: propertiesHash(props) },
             },
             spec: { class: cls, refs: [ref] },
