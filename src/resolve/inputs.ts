@@ -5,7 +5,7 @@
  * (`force`, `generateInputsForDependencies`, `dryRun`, `trace`, class constraints), the porcelain
  * `Operator`, and the installed operators and cluster description.
  */
-import { loadAll } from "js-yaml";
+import { decodeStream } from "../fbc/stream.js";
 import type { JsonValue } from "../fbc/types.js";
 
 /** One constraint of an Input or InputClass: `{type, value}`. */
@@ -196,16 +196,19 @@ export function addDocument(doc: JsonValue, where: string, into: InputDocuments)
   }
 }
 
-/** Parses a YAML or JSON stream of Input, InputClass, Operator, Installed and Cluster documents. */
+/** Parses a YAML or JSON stream (as catalogs are read) of Input, InputClass, Operator, Installed and Cluster documents. */
 export function parseInputDocuments(text: string, file = "input", into?: InputDocuments): InputDocuments {
   const out: InputDocuments = into ?? { inputs: [], classes: [], installed: [], errors: [] };
-  let docs: unknown[];
-  try {
-    docs = loadAll(text) as unknown[];
-  } catch (e) {
-    out.errors.push(`${file}: ${(e as Error).message.split("\n")[0]}`);
-    return out;
+  // the same YAML-or-JSON stream reader as catalogs (Go's YAML 1.1 semantics, go-yaml's alias limits)
+  let n = 0;
+  for (const item of decodeStream(text)) {
+    n++;
+    if (item.kind === "error") {
+      out.errors.push(`${file}${item.line ? `:${item.line}` : ""}: ${item.message.split("\n")[0]}`);
+      if (item.fatal) break;
+      continue;
+    }
+    addDocument(item.value, `${file} document ${n}`, out);
   }
-  docs.forEach((d, i) => addDocument(d as JsonValue, `${file} document ${i + 1}`, out));
   return out;
 }

@@ -130,3 +130,23 @@ test("random YAML-like text: same values as Go whenever both succeed, mostly the
   assert.ok(valueDiffs.length <= 1, valueDiffs.join("\n"));
   assert.ok(same / fuzz.length > 0.8, `only ${same} of ${fuzz.length} agree with Go`);
 });
+
+/** A "billion laughs" document with `levels` levels of 9 aliases each. */
+function bomb(levels: number): string {
+  const n = "abcdefghij";
+  let s = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n';
+  for (let k = 1; k < levels; k++) s += `${n[k]}: &${n[k]} [${Array(9).fill(`*${n[k - 1]}`).join(",")}]\n`;
+  return s + "schema: olm.package\nname: x\n";
+}
+
+test("go-yaml v2's alias limit: alias bombs are refused with its message, small aliasing is kept (levels checked against opm)", () => {
+  // opm (go-yaml v2) accepts 3 levels and refuses 4 to 9 with "document contains excessive aliasing"
+  const three = parseGoYamlDocument(bomb(3)) as { c: unknown[][] };
+  assert.equal(three.c.length, 9);
+  for (const levels of [4, 5, 6, 7, 9]) {
+    assert.throws(() => parseGoYamlDocument(bomb(levels)), (e: unknown) => e instanceof GoYamlError && e.message === "error converting YAML to JSON: yaml: document contains excessive aliasing", `levels ${levels}`);
+  }
+  // many aliases of a small node within a large document are fine (under 99% of the decode operations)
+  const many = "x: &x 1\n" + Array.from({ length: 2000 }, (_, i) => `k${i}: *x`).join("\n") + "\n";
+  assert.equal((parseGoYamlDocument(many) as Record<string, number>).k1999, 1);
+});

@@ -75,6 +75,8 @@ type GoScalar =
 
 interface Anchor {
   done: boolean;
+  /** go-yaml v2 decode operations the anchored node took (nested aliases expanded). */
+  size: number;
   value: JsonValue;
   /** Go type of a scalar value (needed when the alias is used as a key). */
   scalar?: GoScalar;
@@ -241,6 +243,9 @@ function ownCopy(s: string): string {
 class Composer {
   private i = 0;
   private readonly anchors = new Map<string, Anchor>();
+  /** go-yaml v2's decodeCount and aliasCount (see checkAliasing). */
+  private decodeCount = 1; // the document node
+  private aliasCount = 0;
   /** First error of convertToJSONableObject (reported only if decoding succeeds). */
   private convertError: string | undefined;
   /** Whether a NaN/±Inf float was decoded (json.Marshal fails on it). */
@@ -293,14 +298,30 @@ class Composer {
     return value;
   }
 
+  /**
+   * go-yaml v2's defence against alias bombs ("billion laughs"), decode.go `unmarshal` /
+   * `allowedAliasRatio`: every node decoded counts, nodes decoded again through an alias count as
+   * aliased, and once more than 100 of more than 1000 operations are aliased, a ratio above 99%
+   * (scaling down to 10% between 400,000 and 4,000,000 operations) fails the document.
+   */
+  private checkAliasing(): void {
+    const d = this.decodeCount;
+    if (this.aliasCount <= 100 || d <= 1000) return;
+    const allowed = d <= 400_000 ? 0.99 : d >= 4_000_000 ? 0.1 : 0.99 - 0.89 * ((d - 400_000) / 3_600_000);
+    if (this.aliasCount / d > allowed) throw new Fail("yaml: document contains excessive aliasing");
+  }
+
   /** Decodes the next node; returns its JSON value and, for scalars, the Go-typed scalar. */
   private node(): { value: JsonValue; scalar?: GoScalar; isMap: boolean; merge?: boolean } {
     const e = this.events[this.i++];
+    const before = this.decodeCount;
+    this.decodeCount++;
+    this.checkAliasing();
     switch (e.type) {
       case EV_SCALAR: {
         const s = this.scalar(e);
         if (e.anchorStart >= 0) {
-          this.anchors.set(this.anchorName(e.anchorStart, e.anchorEnd), { done: true, value: s.value, scalar: s.scalar, isMap: false });
+          this.anchors.set(this.anchorName(e.anchorStart, e.anchorEnd), { done: true, size: this.decodeCount - before, value: s.value, scalar: s.scalar, isMap: false });
         }
         return s;
       }
@@ -309,12 +330,16 @@ class Composer {
         const a = this.anchors.get(name);
         if (a === undefined) throw new Fail(`yaml: unknown anchor '${name}' referenced`);
         if (!a.done) throw new Fail(`yaml: anchor '${name}' value contains itself`);
+        // Go decodes the aliased node again: every one of its decode operations counts as aliased
+        this.decodeCount += a.size;
+        this.aliasCount += a.size;
+        this.checkAliasing();
         return { value: clone(a.value), scalar: a.scalar, isMap: a.isMap };
       }
       case EV_SEQUENCE: {
         let anchor: Anchor | undefined;
         if (e.anchorStart >= 0) {
-          anchor = { done: false, value: null, isMap: false };
+          anchor = { done: false, size: 0, value: null, isMap: false };
           this.anchors.set(this.anchorName(e.anchorStart, e.anchorEnd), anchor);
         }
         const arr: JsonValue[] = [];
@@ -322,6 +347,7 @@ class Composer {
         this.i++;
         if (anchor !== undefined) {
           anchor.value = arr;
+          anchor.size = this.decodeCount - before;
           anchor.done = true;
         }
         return { value: arr, isMap: false };
@@ -329,7 +355,7 @@ class Composer {
       case EV_MAPPING: {
         let anchor: Anchor | undefined;
         if (e.anchorStart >= 0) {
-          anchor = { done: false, value: null, isMap: true };
+          anchor = { done: false, size: 0, value: null, isMap: true };
           this.anchors.set(this.anchorName(e.anchorStart, e.anchorEnd), anchor);
         }
         if (e.style === 1 && this.src[e.start] === ":" && /^:(?:[ \t\r\n]|$)/.test(this.src.slice(e.start, e.start + 2))) {
@@ -339,6 +365,7 @@ class Composer {
         const obj = this.mapping();
         if (anchor !== undefined) {
           anchor.value = obj;
+          anchor.size = this.decodeCount - before;
           anchor.done = true;
         }
         return { value: obj, isMap: true };
@@ -360,7 +387,7 @@ class Composer {
         if ((ke.style === STYLE_PLAIN && tag === "") || tag === T_MERGE) {
           this.i++;
           if (ke.anchorStart >= 0) {
-            this.anchors.set(this.anchorName(ke.anchorStart, ke.anchorEnd), { done: true, value: "<<", scalar: { t: "str", v: "<<" }, isMap: false });
+            this.anchors.set(this.anchorName(ke.anchorStart, ke.anchorEnd), { done: true, size: 1, value: "<<", scalar: { t: "str", v: "<<" }, isMap: false });
           }
           this.merge(keys, vals);
           continue;

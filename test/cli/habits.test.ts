@@ -128,3 +128,18 @@ test("list -o json: the rows of the table as objects", () => {
   assert.ok(ch.length > 0 && ch.every((c) => c.package === "etcd-example"));
   assert.equal(opcat(["list", "packages", EXAMPLE, "-o", "yaml"]).code, 2);
 });
+
+test("an alias bomb (billion laughs) is refused quickly by validate, render and template render with go-yaml's message", () => {
+  const dir = mkdtempSync(join(tmpdir(), "opcat-bomb-"));
+  const n = "abcdefghij";
+  let doc = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n';
+  for (let k = 1; k < 9; k++) doc += `${n[k]}: &${n[k]} [${Array(9).fill(`*${n[k - 1]}`).join(",")}]\n`;
+  writeFileSync(join(dir, "catalog.yaml"), doc + "schema: olm.package\nname: x\n");
+  writeFileSync(join(dir, "template.yaml"), doc + "schema: olm.template.basic\nentries: []\n");
+  for (const args of [["validate", dir], ["render", join(dir, "catalog.yaml")], ["template", "render", join(dir, "template.yaml")]]) {
+    const r = opcat(args);
+    assert.notEqual(r.code, 0, args.join(" "));
+    assert.ok(r.code === 1 || r.code === 2, `${args.join(" ")}: exit ${r.code}`);
+    assert.match(r.stderr, /document contains excessive aliasing/, args.join(" "));
+  }
+});
