@@ -20,12 +20,26 @@ export interface Problem {
   hint?: string;
 }
 
+/** Longest message a problem carries; longer ones (a blob of one huge line quoted whole) are cut in the middle. */
+export const MAX_MESSAGE = 8192;
+
+/**
+ * `text` when it is at most {@link MAX_MESSAGE} characters, else its start and end around a note of
+ * how much was left out: opm quotes a 200 MB one-line blob whole in its error; opcat does not.
+ */
+export function excerpt(text: string, max = MAX_MESSAGE): string {
+  if (text.length <= max) return text;
+  const head = text.slice(0, max - 1024);
+  const tail = text.slice(text.length - 512);
+  return `${head} … [${text.length - head.length - tail.length} characters left out] … ${tail}`;
+}
+
 export function problem(
   code: string,
   message: string,
   extra: { loc?: Location; blob?: Problem["blob"]; hint?: string; severity?: Severity } = {},
 ): Problem {
-  const p: Problem = { code, message, severity: extra.severity ?? "error" };
+  const p: Problem = { code, message: excerpt(message), severity: extra.severity ?? "error" };
   if (extra.loc) p.loc = extra.loc;
   if (extra.blob) p.blob = extra.blob;
   if (extra.hint) p.hint = extra.hint;

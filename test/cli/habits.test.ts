@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { COMMUNITY, REPO_ROOT } from "../shared.js";
@@ -141,5 +141,24 @@ test("an alias bomb (billion laughs) is refused quickly by validate, render and 
     assert.notEqual(r.code, 0, args.join(" "));
     assert.ok(r.code === 1 || r.code === 2, `${args.join(" ")}: exit ${r.code}`);
     assert.match(r.stderr, /document contains excessive aliasing/, args.join(" "));
+  }
+});
+
+test("a file that is one huge line is quoted as a short excerpt in errors, not whole (opm echoes all of it)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "opcat-huge-"));
+  for (const [name, text] of [
+    ["missing-schema", `{"name":"a","x":"${"x".repeat(3_000_000)}"}`],
+    ["not-an-object", `["${"x".repeat(3_000_000)}"]`],
+  ]) {
+    const d = join(dir, name);
+    mkdirSync(d);
+    writeFileSync(join(d, "catalog.json"), text);
+    for (const out of ["text", "json"]) {
+      const r = opcat(["validate", d, "-o", out]);
+      assert.equal(r.code, 1, `${name} ${out}: ${r.stderr.slice(0, 300)}`);
+      const all = r.stdout + r.stderr;
+      assert.ok(all.length < 40_000, `${name} -o ${out}: ${all.length} bytes of output`);
+      assert.match(all, /characters left out/);
+    }
   }
 });
