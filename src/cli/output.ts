@@ -32,6 +32,19 @@ export function reportProblems(problems: Problem[], format: ErrorFormat = "text"
 }
 
 /** Turns any thrown value into a message on stderr and an exit code; never prints a stack trace unless OPCAT_DEBUG is set. */
+const EXIT_IO = 2;
+const IO_HINTS: Record<string, string> = {
+  ENOSPC: "the disk is full: free space or write elsewhere",
+  EDQUOT: "the disk quota is exhausted: free space or write elsewhere",
+  EROFS: "the file system is read-only: choose a writable location (e.g. --cache-dir)",
+  EACCES: "permission denied: choose a location you may write, or fix its permissions",
+  EPERM: "not permitted: choose a location you may write, or fix its permissions",
+  ENOTDIR: "a path component is a file where a directory is expected",
+  EISDIR: "a directory is where a file is expected",
+  ENOENT: "a file or directory does not exist",
+  EIO: "the device reported an I/O error",
+};
+
 export function handleError(e: unknown, format: ErrorFormat = "text"): number {
   if (e instanceof OpcatError) {
     if (format === "json") {
@@ -44,6 +57,16 @@ export function handleError(e: unknown, format: ErrorFormat = "text"): number {
     return e.exitCode;
   }
   const err = e as Error;
+  const sys = e as NodeJS.ErrnoException;
+  if (sys && typeof sys.code === "string" && /^E[A-Z]+$/.test(sys.code) && typeof sys.syscall === "string") {
+    // the operating system refused (a full disk, a read-only or missing directory, a file where a
+    // directory is expected): an I/O error the user can act on, not a bug
+    const what = sys.path ? `${sys.syscall} ${sys.path}` : sys.syscall;
+    const hint = IO_HINTS[sys.code];
+    if (format === "json") process.stderr.write(JSON.stringify({ error: { code: "IO_ERROR", message: `${what}: ${sys.message}`, errno: sys.code, exitCode: EXIT_IO } }, null, 2) + "\n");
+    else process.stderr.write(`opcat: error[IO_ERROR]: ${what}: ${sys.code}: ${sys.message.replace(/^[A-Z]+: /, "")}\n${hint ? `  hint: ${hint}\n` : ""}`);
+    return EXIT_IO;
+  }
   process.stderr.write(`opcat: internal error: ${err?.message ?? String(e)}\n`);
   if (process.env.OPCAT_DEBUG) process.stderr.write(String(err?.stack) + "\n");
   else process.stderr.write("  (this is a bug in opcat; run again with OPCAT_DEBUG=1 for details and report it)\n");

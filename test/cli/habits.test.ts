@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, openSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { COMMUNITY, REPO_ROOT } from "../shared.js";
@@ -161,4 +161,31 @@ test("a file that is one huge line is quoted as a short excerpt in errors, not w
       assert.match(all, /characters left out/);
     }
   }
+});
+
+test("output that cannot be written (standard output on a full device) is an I/O error, exit 2, without a stack trace; a closed pipe ends quietly", async () => {
+  const full = spawnSync(process.execPath, [BIN, "render", join(COMMUNITY, "catalogs", "v4.20")], { encoding: "utf8", stdio: ["ignore", openSync("/dev/full", "w"), "pipe"] });
+  assert.equal(full.status, 2, full.stderr);
+  assert.match(full.stderr, /^opcat: error\[IO_WRITE\]: writing standard output \(\/dev\/full\): ENOSPC: no space left on device/);
+  assert.doesNotMatch(full.stderr, /\n\s+at /);
+  // a reader that stops early: exit 0, nothing on stderr
+  const child = spawn(process.execPath, [BIN, "render", join(COMMUNITY, "catalogs", "v4.20")], { stdio: ["ignore", "pipe", "pipe"] });
+  let err = "";
+  child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+  await new Promise<void>((r) => child.stdout.once("data", () => r()));
+  child.stdout.destroy();
+  const code = await new Promise<number | null>((r) => child.once("exit", r));
+  assert.equal(code, 0);
+  assert.equal(err, "");
+});
+
+test("an operating-system refusal is an I/O error with the path (exit 2), not an internal error", () => {
+  const dir = mkdtempSync(join(tmpdir(), "opcat-enotdir-"));
+  writeFileSync(join(dir, "file"), "x");
+  // an oci: layout target that is a regular file (was: "internal error … this is a bug in opcat", exit 3)
+  const r = opcat(["catalog", "build", EXAMPLE, "-t", `oci:${join(dir, "file")}:v1`]);
+  assert.equal(r.code, 2, r.stderr);
+  assert.doesNotMatch(r.stderr, /internal error|this is a bug/);
+  assert.match(r.stderr, /^opcat: error\[IO_ERROR\]: mkdir .*file\/blobs\/sha256: ENOTDIR: not a directory/);
+  assert.match(r.stderr, /hint: a path component is a file where a directory is expected/);
 });
