@@ -5,8 +5,8 @@
  * four spaces; YAML is each object's JSON converted by go-yaml v2, each prefixed with `---`.
  */
 import { goQuote } from "../gojson/fmt.js";
-import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import { compareUtf8, encodeOrderedCompact, indentCompactJson, quoteGoString } from "../gojson/encode.js";
 import { toGoYaml } from "../yaml/index.js";
 import { OpcatError } from "./errors.js";
@@ -192,6 +192,27 @@ export async function writeCatalog(cfg: DeclarativeConfig, format: OutputFormat,
  * `<dir>/catalog.<ext>` for package-less custom blobs.
  */
 export function writeCatalogDirectory(cfg: DeclarativeConfig, dir: string, format: OutputFormat): string[] {
+  // written into a temporary sibling and renamed into place: a failed run (a full disk) leaves the
+  // old state (nothing, or the empty directory), never partial or empty files
+  const parent = dirname(resolve(dir));
+  mkdirSync(parent, { recursive: true });
+  const tmp = mkdtempSync(join(parent, `.${basename(resolve(dir))}.tmp-`));
+  try {
+    const files = writeCatalogFiles(cfg, tmp, format);
+    if (existsSync(dir)) rmdirSync(dir); // empty (checked by the caller): rename cannot replace a non-empty one
+    renameSync(tmp, dir);
+    return files.map((f) => join(dir, relative(tmp, f)));
+  } catch (e) {
+    rmSync(tmp, { recursive: true, force: true });
+    const err = e as NodeJS.ErrnoException;
+    // name the file the user asked for, not the temporary one
+    if (typeof err.path === "string") err.path = join(dir, relative(tmp, err.path));
+    else if (err.syscall === "write") err.path = dir;
+    throw e;
+  }
+}
+
+function writeCatalogFiles(cfg: DeclarativeConfig, dir: string, format: OutputFormat): string[] {
   const { names, groups, root } = groupByPackage(cfg);
   const ext = format === "json" ? ".json" : ".yaml";
   mkdirSync(dir, { recursive: true });
@@ -219,6 +240,7 @@ export function isEmptyOrMissingDir(dir: string): boolean {
   try {
     return readdirSync(dir).length === 0;
   } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "ENOENT";
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return true;
+    throw e; // ENOTDIR, EACCES…: an I/O error with the path
   }
 }

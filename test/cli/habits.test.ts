@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, openSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, openSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { COMMUNITY, REPO_ROOT } from "../shared.js";
@@ -188,4 +188,21 @@ test("an operating-system refusal is an I/O error with the path (exit 2), not an
   assert.doesNotMatch(r.stderr, /internal error|this is a bug/);
   assert.match(r.stderr, /^opcat: error\[IO_ERROR\]: mkdir .*file\/blobs\/sha256: ENOTDIR: not a directory/);
   assert.match(r.stderr, /hint: a path component is a file where a directory is expected/);
+});
+
+test("migrate onto a full disk leaves nothing behind (written to a temporary sibling, renamed into place)", { skip: process.getuid?.() === 0 ? false : "needs root to mount a small tmpfs" }, () => {
+  const dir = mkdtempSync(join(tmpdir(), "opcat-full-"));
+  spawnSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir]);
+  try {
+    const r = opcat(["migrate", join(COMMUNITY, "catalogs", "v4.20"), join(dir, "out")]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /^opcat: error\[IO_ERROR\]: write .*out: ENOSPC: no space left on device/);
+    assert.deepEqual(readdirSync(dir), [], "no partial output, no temporary directory");
+    // and with room it writes the whole catalog
+    const ok = opcat(["migrate", EXAMPLE, join(dir, "small")]);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.deepEqual(readdirSync(join(dir, "small")).sort(), ["cache-operator", "etcd-example"]);
+  } finally {
+    spawnSync("umount", [dir]);
+  }
 });
