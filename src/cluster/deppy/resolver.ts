@@ -162,7 +162,8 @@ export class DeppyController {
     this.packageInstances = new Informer<Instance>(this.client, RUKPAK_API_VERSION, "Instance", { onError, labelSelector: LABEL_PACKAGE });
     this.packageBundles = new Informer<Bundle>(this.client, RUKPAK_API_VERSION, "Bundle", { onError, labelSelector: LABEL_PACKAGE });
     this.queue = new WorkQueue({ concurrency: 1, baseDelay: 500, maxDelay: 30_000, onError: (k, e, n) => this.log(`resolution: attempt ${n} failed: ${(e as Error).message}`) });
-    this.events = new EventRecorder(this.client, "opcat-deppy", opts.namespace);
+    // Events about cluster-scoped objects must be in the default namespace (the API server refuses others)
+    this.events = new EventRecorder(this.client, "opcat-deppy");
     const again = () => this.queue.add("resolve");
     this.inputs.on((ev, i, old) => {
       // status writes by this controller do not start a resolution
@@ -472,7 +473,10 @@ export class DeppyController {
       properties: b.properties,
     }));
     const content = entries.map((e) => JSON.stringify(e)).join("\n") + (entries.length ? "\n" : "");
-    const name = objectName("resolveset-", input, `-${hash(content + (dryRun ? "dry" : ""))}`);
+    // named by what would be installed (not by how it was reached: action and pivotFrom change as the
+    // installed set catches up, and a new name would ask for approval again)
+    const identity = entries.map((e) => JSON.stringify([e.package, e.name, e.image, e.catalog, e.properties])).join("\n");
+    const name = objectName("resolveset-", input, `-${hash(identity + (dryRun ? "dry" : ""))}`);
     const owner = { apiVersion: DEPPY_API_VERSION, kind: "Input", name: input, uid: i.metadata.uid!, blockOwnerDeletion: false };
     const labels = { [LABEL_INPUT]: input, [LABEL_RESOLVESET]: "true" };
     const data: Record<string, string> = { [RESOLVESET_FILE]: content };
