@@ -22,6 +22,9 @@ interface ServeOpts extends ImageAccessFlags {
   priority?: string[];
   maxRequestBytes: string;
   resolverApi: boolean;
+  port?: string;
+  cacheOnly?: boolean;
+  cacheEnforceIntegrity?: boolean;
 }
 
 /** `host:port` → parts; `:port` and a bare port mean 127.0.0.1. */
@@ -103,6 +106,9 @@ export function registerServeCommand(program: Command): void {
     .addOption(new Option("--max-request-bytes <n>", "largest request body the resolver API accepts (413 above)").default(String(DEFAULT_MAX_REQUEST_BYTES)))
     .option("--no-resolver-api", "do not serve POST /api/v1/query and /api/v1/resolve")
     .option("--poll-interval <duration>", "for catalog images: re-resolve the reference this often (Go duration: 30s, 5m) and serve a new digest once it is loaded and valid")
+    .option("-p, --port <port>", "opm's flag: gRPC on all interfaces at this port (same as --grpc 0.0.0.0:<port>; opcat's default is 127.0.0.1)")
+    .option("--cache-only", "opm's flag: load and validate the catalogs, then exit without serving (opcat keeps no serve cache to build)")
+    .option("--cache-enforce-integrity", "opm's flag, accepted: opcat always serves what it loaded from the catalog itself, so there is no cache that could be stale")
     .addHelpText("after", "\nCatalog images (e.g. quay.io/org/my-index:v1, oci:<dir>:<tag>) are pulled with the image access flags; their configs directory is served.\nDigest-pinned references are not polled.")
     .action(async (args: string[], opts: ServeOpts) => {
       const catalogs = args.map(parseServeArg);
@@ -117,6 +123,13 @@ export function registerServeCommand(program: Command): void {
       const images: ImageCatalog[] = [];
       if (opts.http === false && opts.grpc === false) throw new OpcatError("USAGE_SERVE", "nothing to serve: both --no-http and --no-grpc were given", { exitCode: EXIT_USAGE });
       const httpAddr = opts.http === false ? undefined : parseListenAddress(opts.http, "--http");
+      if (opts.port !== undefined) {
+        if (!/^\d+$/.test(opts.port) || Number(opts.port) > 65535) throw new OpcatError("USAGE_SERVE", `invalid --port ${JSON.stringify(opts.port)}: expected a port number`, { exitCode: EXIT_USAGE });
+        if (opts.grpc === false) throw new OpcatError("USAGE_SERVE", "--port (gRPC) and --no-grpc exclude each other", { exitCode: EXIT_USAGE });
+        // opm listens on ":<port>", every interface; say so, since opcat's own default is loopback only
+        opts.grpc = `0.0.0.0:${opts.port}`;
+        log({ level: "info", msg: "gRPC on all interfaces as opm's -p asks; use --grpc 127.0.0.1:<port> for loopback only", port: Number(opts.port) });
+      }
       const grpcAddr = opts.grpc === false ? undefined : parseListenAddress(opts.grpc, "--grpc");
       const priorities = parsePriorities(opts.priority ?? []);
       for (const n of priorities.keys()) {
@@ -157,6 +170,14 @@ export function registerServeCommand(program: Command): void {
       if (failed && !opts.watch && pollMs === undefined) {
         await Promise.all(images.map((i) => i.close()));
         throw new OpcatError("SERVE_INVALID_CATALOG", "a catalog is invalid (see above); nothing served", { exitCode: EXIT_INVALID, problems: [] });
+      }
+      if (opts.cacheOnly) {
+        // opm builds its serve cache and exits; opcat has none to build: the catalogs loaded and are valid
+        await Promise.all(images.map((i) => i.close()));
+        await store.close();
+        if (failed) throw new OpcatError("SERVE_INVALID_CATALOG", "a catalog is invalid (see above)", { exitCode: EXIT_INVALID, problems: [] });
+        log({ level: "info", msg: "--cache-only: the catalogs load and are valid; opcat keeps no serve cache, nothing to write", catalogs: store.names() });
+        return;
       }
       const accessLog = opts.accessLog ? (line: string) => void process.stderr.write(line + "\n") : undefined;
       let http: HttpServerHandle | undefined;

@@ -206,3 +206,31 @@ test("migrate onto a full disk leaves nothing behind (written to a temporary sib
     spawnSync("umount", [dir]);
   }
 });
+
+test("opm serve's flags: --cache-only checks and exits, --cache-enforce-integrity is accepted, -p takes a port", () => {
+  const cacheDir = mkdtempSync(join(tmpdir(), "opcat-serve-cache-"));
+  const ok = opcat(["serve", EXAMPLE, "--cache-only", "--cache-dir", cacheDir, "--cache-enforce-integrity"]);
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.match(ok.stderr, /--cache-only: the catalogs load and are valid/);
+  const bad = opcat(["serve", EXAMPLE, "-p", "notaport"]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /invalid --port "notaport": expected a port number/);
+  const none = opcat(["serve", EXAMPLE, "-p", "50051", "--no-grpc"]);
+  assert.equal(none.code, 2);
+  assert.match(none.stderr, /--port \(gRPC\) and --no-grpc exclude each other/);
+});
+
+test("a JSON catalog file with a UTF-8 byte order mark is read whole (opm drops every blob but the first)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "opcat-bom-"));
+  const blobs = [
+    '{"schema":"olm.package","name":"a","defaultChannel":"s"}',
+    '{"schema":"olm.channel","name":"s","package":"a","entries":[{"name":"a.v1"}]}',
+    '{"schema":"olm.bundle","name":"a.v1","package":"a","image":"x","properties":[{"type":"olm.package","value":{"packageName":"a","version":"1.0.0"}}]}',
+  ];
+  writeFileSync(join(dir, "catalog.json"), "\uFEFF" + blobs.join("\n") + "\n");
+  const v = opcat(["validate", dir]);
+  assert.equal(v.code, 0, v.stderr);
+  const r = opcat(["render", dir, "-o", "json"]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal((r.stdout.match(/"schema"/g) ?? []).length, 3);
+});
