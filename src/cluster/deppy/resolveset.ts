@@ -186,10 +186,11 @@ export class ResolvesetProvisioner {
   }
 
   private async setStatus(inst: Instance, mutate: (s: InstanceStatus & { permissions?: string[] }) => InstanceStatus & { permissions?: string[] }): Promise<Instance> {
-    const fresh = (await this.client.tryGet<Instance>(RUKPAK_API_VERSION, "Instance", inst.metadata.name)) ?? inst;
-    const next = mutate({ ...(fresh.status ?? {}) });
-    if (JSON.stringify(next) === JSON.stringify(fresh.status ?? {})) return fresh;
-    return this.client.replace<Instance>({ ...fresh, status: next }, { subresource: "status" });
+    // optimistic concurrency on the object the conditions were computed from: a user's approval
+    // written meanwhile makes this a conflict (retried with what they wrote), never a lost update
+    const next = mutate({ ...(inst.status ?? {}) });
+    if (JSON.stringify(next) === JSON.stringify(inst.status ?? {})) return inst;
+    return this.client.replace<Instance>({ ...inst, status: next }, { subresource: "status" });
   }
 
   private conds(inst: Instance, ...cs: NewCondition[]): Condition[] {
