@@ -26,6 +26,7 @@ import {
   type PullProgress,
 } from "../image/index.js";
 import { EXIT_INVALID, EXIT_USAGE, formatBytes, Progress } from "./output.js";
+import { parseGoDuration } from "../serve/imagesource.js";
 
 /** The parsed image access flags of a command. */
 export interface ImageAccessFlags {
@@ -36,6 +37,16 @@ export interface ImageAccessFlags {
   cacheDir?: string;
   authfile?: string;
   registriesConf?: string;
+  timeout?: string;
+  idleTimeout?: string;
+}
+
+/** A Go duration flag (30s, 2m) in ms. */
+function durationFlag(v: string | undefined, flag: string): number | undefined {
+  if (v === undefined) return undefined;
+  const d = parseGoDuration(v);
+  if (typeof d === "string" || !(d > 0)) throw new OpcatError("USAGE_TIMEOUT", `invalid ${flag} ${JSON.stringify(v)}: ${typeof d === "string" ? d : "must be positive"} (a Go duration such as 30s or 2m)`, { exitCode: EXIT_USAGE });
+  return d;
 }
 
 /** Adds the image access flags to a command (opm's `--skip-tls-verify`, `--use-http`, deprecated `--skip-tls`, and opcat's own). */
@@ -47,7 +58,9 @@ export function addImageAccessOptions(cmd: Command): Command {
     .option("--ca-file <file>", "PEM file of CA certificates to trust for registries (repeatable)", (v: string, prev: string[] | undefined) => [...(prev ?? []), v])
     .option("--cache-dir <dir>", "image cache directory (default $OPCAT_CACHE_DIR or ~/.cache/opcat)")
     .option("--authfile <file>", "registry credentials file consulted first (default: $REGISTRY_AUTH_FILE, containers auth.json, ~/.docker/config.json)")
-    .option("--registries-conf <file>", "containers registries.conf with mirrors and insecure registries (default: $CONTAINERS_REGISTRIES_CONF or the standard locations)");
+    .option("--registries-conf <file>", "containers registries.conf with mirrors and insecure registries (default: $CONTAINERS_REGISTRIES_CONF or the standard locations)")
+    .option("--timeout <duration>", "give up on a registry after this long for one manifest or blob, retries included (Go duration; default 2m)")
+    .option("--idle-timeout <duration>", "a registry connection that sends nothing for this long fails (and is retried within --timeout; default 30s)");
 }
 
 /** Checks the flags (opm's error texts) and turns them into pull options, with a progress line on a terminal. */
@@ -71,6 +84,8 @@ export function imageAccessFrom(f: ImageAccessFlags, label = "pulling"): PullOpt
     cacheDir: f.cacheDir ?? defaultCacheDir(),
     authFile: f.authfile,
     registriesConf: f.registriesConf ? loadRegistriesConf({ path: f.registriesConf }) : undefined,
+    totalTimeoutMs: durationFlag(f.timeout, "--timeout"),
+    timeoutMs: durationFlag(f.idleTimeout, "--idle-timeout"),
     onProgress: (p: PullProgress) => progress.update(`${p.ref}: ${p.blobsDone}/${p.blobs} blobs, ${formatBytes(p.bytes)}/${formatBytes(p.total)}`),
   };
 }

@@ -35,8 +35,14 @@ export interface RegistryOptions {
   retries?: number;
   /** First backoff delay in ms, doubled per attempt (default 250). */
   retryBaseMs?: number;
-  /** Idle socket timeout per request in ms (default 60000). */
+  /** Idle timeout in ms: a request that receives nothing for this long fails (default 30000). */
   timeoutMs?: number;
+  /**
+   * Time budget in ms for one registry operation (a manifest, a blob, a push), retries included
+   * (default 120000): a registry that accepts connections and then stalls is given up on in bounded
+   * time instead of idle timeout × attempts.
+   */
+  totalTimeoutMs?: number;
   /** Largest manifest accepted (default 4 MiB). */
   maxManifestBytes?: number;
 }
@@ -239,7 +245,7 @@ export class RegistryClient {
     return new Promise<IncomingMessage>((resolve, reject) => {
       const r = fn(
         url,
-        { method: req.method, headers, agent, timeout: this.opts.timeoutMs ?? 60_000, ...(isHttps && !agent ? { rejectUnauthorized: !(this.opts.skipTlsVerify ?? false), ca: this.ca } : {}) },
+        { method: req.method, headers, agent, timeout: this.idleMs, ...(isHttps && !agent ? { rejectUnauthorized: !(this.opts.skipTlsVerify ?? false), ca: this.ca } : {}) },
         (res) => {
           const st = res.statusCode ?? 0;
           if ((st === 301 || st === 302 || st === 303 || st === 307 || st === 308) && res.headers.location && (req.method === "GET" || req.method === "HEAD")) {
@@ -252,7 +258,7 @@ export class RegistryClient {
           resolve(res);
         },
       );
-      r.on("timeout", () => r.destroy(Object.assign(new Error(`timeout after ${this.opts.timeoutMs ?? 60_000} ms`), { code: "ETIMEDOUT" })));
+      r.on("timeout", () => r.destroy(Object.assign(new Error(`no data from ${url.host} for ${this.idleMs / 1000} s (idle timeout)`), { code: "ETIMEDOUT" })));
       r.on("error", reject);
       r.end(req.body);
     });
@@ -269,7 +275,7 @@ export class RegistryClient {
     if (creds) headers.Authorization = "Basic " + Buffer.from(`${creds.username}:${creds.password}`).toString("base64");
     const isHttps = u.protocol === "https:";
     const res = await new Promise<IncomingMessage>((resolve, reject) => {
-      const r = (isHttps ? httpsRequest : httpRequest)(u, { method: "GET", headers, timeout: this.opts.timeoutMs ?? 60_000, ...(isHttps ? { rejectUnauthorized: !t.insecure, ca: this.ca } : {}) }, resolve);
+      const r = (isHttps ? httpsRequest : httpRequest)(u, { method: "GET", headers, timeout: this.idleMs, ...(isHttps ? { rejectUnauthorized: !t.insecure, ca: this.ca } : {}) }, resolve);
       r.on("timeout", () => r.destroy(Object.assign(new Error("timeout"), { code: "ETIMEDOUT" })));
       r.on("error", reject);
       r.end();
@@ -301,6 +307,7 @@ export class RegistryClient {
     const ep = this.endpoint(t);
     const retries = this.opts.retries ?? 3;
     const base = this.opts.retryBaseMs ?? 250;
+    const deadline = Date.now() + this.totalMs;
     let challenged = false;
     for (let attempt = 0; ; attempt++) {
       const auth = ep.auth.get(req.scope) ?? ep.auth.get("");
@@ -326,9 +333,11 @@ export class RegistryClient {
           );
         }
         if (attempt < retries && (RETRY_CODES.has(code) || /socket hang up|timeout/i.test(errText(e)))) {
+          if (Date.now() + base * 2 ** attempt + 1000 > deadline) throw this.timeoutError(t, req.what, e, attempt + 1);
           await sleep(base * 2 ** attempt);
           continue;
         }
+        if (code === "ETIMEDOUT") throw this.timeoutError(t, req.what, e, attempt + 1);
         throw new ImageError("IMAGE_NETWORK", `${req.what}: ${errText(e)}`, { cause: e });
       }
       ep.allowHttpFallback = false; // the scheme works
@@ -405,10 +414,28 @@ export class RegistryClient {
     return tags;
   }
 
+  private get idleMs(): number {
+    return this.opts.timeoutMs ?? 30_000;
+  }
+
+  private get totalMs(): number {
+    return this.opts.totalTimeoutMs ?? 120_000;
+  }
+
+  /** The error for a registry given up on: which one, what it was waiting for, and the flags that set the limits. */
+  private timeoutError(t: RepoTarget, what: string, cause: unknown, attempts: number): ImageError {
+    return new ImageError(
+      "IMAGE_TIMEOUT",
+      `${what}: gave up on ${t.host} after ${attempts} attempt${attempts === 1 ? "" : "s"} within ${this.totalMs / 1000} s: ${errText(cause)} (--timeout sets the time for one pull or push of a manifest or blob, retries included; --idle-timeout how long a silent connection is waited for)`,
+      { cause },
+    );
+  }
+
   /** Downloads a blob into `store`, verifying size and digest; retried as a whole on connection errors. */
   async fetchBlob(t: RepoTarget, desc: Descriptor, store: BlobStore, onBytes?: (n: number) => void): Promise<void> {
     const what = `pulling blob ${desc.digest} from ${t.host}/${t.repo}`;
     const retries = this.opts.retries ?? 3;
+    const deadline = Date.now() + this.totalMs;
     for (let attempt = 0; ; attempt++) {
       let got = 0;
       try {
@@ -428,10 +455,13 @@ export class RegistryClient {
         const dropped = !(e instanceof ImageError) && (RETRY_CODES.has(code) || /aborted|socket hang up|premature/i.test(errText(e)));
         const truncated = e instanceof ImageError && e.code === "IMAGE_BLOB_TRUNCATED";
         if ((dropped || truncated) && attempt < retries) {
-          await sleep((this.opts.retryBaseMs ?? 250) * 2 ** attempt);
+          const wait = (this.opts.retryBaseMs ?? 250) * 2 ** attempt;
+          if (Date.now() + wait + 1000 > deadline) throw this.timeoutError(t, what, e, attempt + 1);
+          await sleep(wait);
           continue;
         }
         if (e instanceof ImageError) throw e;
+        if (code === "ETIMEDOUT") throw this.timeoutError(t, what, e, attempt + 1);
         throw new ImageError("IMAGE_NETWORK", `${what}: ${errText(e)}`, { cause: e });
       }
     }

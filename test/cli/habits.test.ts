@@ -234,3 +234,31 @@ test("a JSON catalog file with a UTF-8 byte order mark is read whole (opm drops 
   assert.equal(r.code, 0, r.stderr);
   assert.equal((r.stdout.match(/"schema"/g) ?? []).length, 3);
 });
+
+test("a registry that accepts the connection and then sends nothing is given up on within --timeout, naming it and what was awaited (exit 2)", async () => {
+  const { createServer } = await import("node:net");
+  const sockets: import("node:net").Socket[] = [];
+  const server = createServer((c) => {
+    sockets.push(c);
+    c.on("data", () => {}); // reads the request, never answers
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  const port = (server.address() as import("node:net").AddressInfo).port;
+  try {
+    const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [BIN, "render", `127.0.0.1:${port}/stalled/catalog:v1`, "--use-http", "--timeout", "3s", "--idle-timeout", "500ms"], { stdio: ["ignore", "ignore", "pipe"] });
+      let stderr = "";
+      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+      child.once("exit", (code) => resolve({ code, stderr }));
+    });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, new RegExp(`reading manifest v1 in 127\\.0\\.0\\.1:${port}/stalled/catalog: gave up on 127\\.0\\.0\\.1:${port} after \\d+ attempts? within 3 s: no data from 127\\.0\\.0\\.1:${port} for 0\\.5 s \\(idle timeout\\)`));
+    assert.ok(sockets.length >= 1);
+    const bad = opcat(["render", `127.0.0.1:${port}/x:y`, "--timeout", "soon"]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /invalid --timeout "soon"/);
+  } finally {
+    for (const s of sockets) s.destroy();
+    server.close();
+  }
+});
