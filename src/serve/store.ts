@@ -3,7 +3,7 @@
  * revision off to the side and swaps it in with one assignment; until then, and for good if the new
  * content is invalid, the previous revision keeps being served and the reason is kept and reported.
  */
-import { readdirSync, statSync, watch, type FSWatcher } from "node:fs";
+import { readdirSync, realpathSync, statSync, watch, type FSWatcher } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import type { Problem } from "../fbc/errors.js";
 import { CatalogRevision } from "./revision.js";
@@ -25,6 +25,13 @@ export interface CatalogStoreOptions {
   onEvent?: (e: StoreEvent) => void;
   /** Debounce delay of `watch` in milliseconds. Default 300. */
   watchDebounceMs?: number;
+  /**
+   * `watch` also polls each catalog's path this often (ms; default 1000): a directory replaced
+   * (`rm -rf` + copy, `mv` + recreate) or a symlink swapped (`ln -sfn`, how ConfigMap volumes and
+   * GitOps checkouts update) leaves inotify watching the old inode; the poll sees the new one
+   * (resolved path, inode, and every file's size and mtime), watches it and reloads.
+   */
+  watchPollMs?: number;
 }
 
 interface Entry {
@@ -43,6 +50,38 @@ interface Entry {
   again: boolean;
   watcher?: TreeWatcher;
   timer?: NodeJS.Timeout;
+  poll?: NodeJS.Timeout;
+  signature?: string;
+}
+
+/** What a catalog path currently is: its resolved location, inode, and each file's size and mtime. */
+export function treeSignature(source: string): string {
+  const parts: string[] = [];
+  let real: string;
+  try {
+    real = realpathSync(source);
+  } catch {
+    return "missing";
+  }
+  const walk = (p: string, rel: string): void => {
+    let st;
+    try {
+      st = statSync(p);
+    } catch {
+      return;
+    }
+    parts.push(`${rel}\0${st.ino}\0${st.isDirectory() ? "d" : `${st.size}\0${st.mtimeMs}`}`);
+    if (!st.isDirectory()) return;
+    let names: string[];
+    try {
+      names = readdirSync(p).sort();
+    } catch {
+      return;
+    }
+    for (const n of names) walk(join(p, n), `${rel}/${n}`);
+  };
+  walk(real, "");
+  return `${real}\n${parts.join("\n")}`;
 }
 
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -99,6 +138,7 @@ export class CatalogStore {
     if (!e) return false;
     this.#entries.delete(name);
     e.watcher?.close();
+    if (e.poll) clearInterval(e.poll);
     if (e.timer) clearTimeout(e.timer);
     await e.running?.catch(() => undefined);
     return true;
@@ -178,16 +218,33 @@ export class CatalogStore {
   /** Watches every catalog's source (except those added with `watch: false`) and reloads it (debounced) when files change. */
   watch(): void {
     for (const e of this.#entries.values()) {
-      if (e.watcher || !e.watchable) continue;
-      try {
-        e.watcher = new TreeWatcher(
-          e.source,
-          () => this.#schedule(e),
-          (err) => this.#opts.onEvent?.({ status: "watch-error", catalog: e.name, error: err.message }),
-        );
-      } catch (err) {
-        this.#opts.onEvent?.({ status: "watch-error", catalog: e.name, error: (err as Error).message });
-      }
+      if (e.watcher || e.poll || !e.watchable) continue;
+      this.#watchTree(e);
+      e.signature = treeSignature(e.source);
+      e.poll = setInterval(() => {
+        if (this.#closed) return;
+        const sig = treeSignature(e.source);
+        if (sig === e.signature) return;
+        e.signature = sig;
+        // the path now names another tree (or changed unseen): watch what is there now, and reload
+        e.watcher?.close();
+        e.watcher = undefined;
+        this.#watchTree(e);
+        this.#schedule(e);
+      }, this.#opts.watchPollMs ?? 1000);
+      e.poll.unref();
+    }
+  }
+
+  #watchTree(e: Entry): void {
+    try {
+      e.watcher = new TreeWatcher(
+        e.source,
+        () => this.#schedule(e),
+        (err) => this.#opts.onEvent?.({ status: "watch-error", catalog: e.name, error: err.message }),
+      );
+    } catch (err) {
+      this.#opts.onEvent?.({ status: "watch-error", catalog: e.name, error: (err as Error).message });
     }
   }
 
@@ -208,6 +265,7 @@ export class CatalogStore {
     for (const e of this.#entries.values()) {
       e.watcher?.close();
       e.watcher = undefined;
+      if (e.poll) clearInterval(e.poll);
       if (e.timer) clearTimeout(e.timer);
       if (e.running) pending.push(e.running.catch(() => undefined));
     }
