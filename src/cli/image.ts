@@ -50,10 +50,10 @@ function durationFlag(v: string | undefined, flag: string): number | undefined {
 }
 
 /** Adds the image access flags to a command (opm's `--skip-tls-verify`, `--use-http`, deprecated `--skip-tls`, and opcat's own). */
-export function addImageAccessOptions(cmd: Command): Command {
+export function addImageAccessOptions(cmd: Command, doing = "while pulling bundles"): Command {
   return cmd
-    .option("--skip-tls-verify", "skip TLS certificate verification for container image registries while pulling bundles", false)
-    .option("--use-http", "use plain HTTP for container image registries while pulling bundles", false)
+    .option("--skip-tls-verify", `skip TLS certificate verification for container image registries ${doing}`, false)
+    .option("--use-http", `use plain HTTP for container image registries ${doing}`, false)
     .addOption(new Option("--skip-tls", "deprecated: same as --use-http").hideHelp())
     .option("--ca-file <file>", "PEM file of CA certificates to trust for registries (repeatable)", (v: string, prev: string[] | undefined) => [...(prev ?? []), v])
     .option("--cache-dir <dir>", "image cache directory (default $OPCAT_CACHE_DIR or ~/.cache/opcat)")
@@ -123,6 +123,7 @@ export function registerImageCommands(program: Command): void {
       .requiredOption("-t, --tag <ref>", "oci:<dir>:<tag> for an OCI layout, or a registry reference with --push")
       .option("--push", "push to the registry reference given with --tag")
       .option("-l, --extra-labels <key=value>", "extra image labels (repeatable, comma-separated)", collect),
+    "while pushing the image",
   ).action(async (dir: string, f: BuildFlags) => {
     const labels = labelsFrom(f.extraLabels);
     const img = buildBundleImage(dir, { labels });
@@ -141,6 +142,7 @@ export function registerImageCommands(program: Command): void {
       .option("--push", "push to the registry reference given with --tag")
       .option("-l, --extra-labels <key=value>", "extra image labels (repeatable, comma-separated)", collect)
       .option("--no-validate", "build without validating the catalog first"),
+    "while pushing the image",
   ).action(async (dir: string, f: BuildFlags) => {
     const labels = labelsFrom(f.extraLabels);
     if (f.validate !== false && existsSync(dir) && statSync(dir).isDirectory()) {

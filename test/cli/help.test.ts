@@ -16,3 +16,15 @@ test("no --help text mentions a seed document", () => {
   const offending = helps.filter((h) => /\bseed\s*0\d\d\b/i.test(h.help)).map((h) => h.path);
   assert.deepEqual(offending, []);
 });
+
+test("the TLS flags of commands that push say so (not 'while pulling bundles')", () => {
+  const helps = all(buildProgram());
+  for (const path of ["opcat bundle build", "opcat catalog build"]) {
+    const h = helps.find((x) => x.path === path);
+    assert.ok(h, path);
+    assert.doesNotMatch(h.help.replace(/\s+/g, " "), /while pulling bundles/, path);
+    assert.match(h.help.replace(/\s+/g, " "), /--use-http use plain HTTP for container image registries while pushing the image/, path);
+  }
+  // commands that pull keep opm's words
+  assert.match(helps.find((x) => x.path === "opcat render")!.help.replace(/\s+/g, " "), /while pulling bundles/);
+});
