@@ -8,7 +8,7 @@
 import { parseGoYamlDocument } from "../yaml/index.js";
 import { encodeSortedCompact, indentCompactJson } from "../gojson/encode.js";
 import { hasJsonPrefix, isGoSpace } from "../gojson/unicode.js";
-import { findJsonValueEnd, goJsonSyntaxError, scanJsonContainer, type ScannedValue } from "../gojson/scan.js";
+import { findJsonValueEnd, goJsonSyntaxError, MAX_NESTING_DEPTH, scanJsonContainer, type ScannedValue } from "../gojson/scan.js";
 import type { JsonValue } from "./types.js";
 
 export interface StreamBlob {
@@ -107,7 +107,9 @@ export function forEachStreamItem(text: string, emit: (item: StreamItem) => void
       }
       let value: JsonValue | undefined;
       let failure: string | undefined;
-      if (end >= 0) {
+      if (end >= 0 && (scanned.deepest ?? 0) > MAX_NESTING_DEPTH && (first === 0x7b || first === 0x5b)) {
+        failure = jsonFailure(text, start); // Go refuses nesting deeper than 10000
+      } else if (end >= 0) {
         try {
           value = JSON.parse(text.slice(start, end)) as JsonValue;
         } catch {

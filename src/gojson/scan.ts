@@ -34,6 +34,8 @@ export interface ScannedValue {
   end: number;
   /** Line feeds passed between `start` and `end` (outside strings, where JSON allows them). */
   newlines: number;
+  /** The deepest nesting of objects and arrays seen. */
+  deepest?: number;
 }
 
 /**
@@ -41,9 +43,13 @@ export interface ScannedValue {
  * that a stream reader learns each value's line without a second pass over the text. Line feeds
  * inside strings are invalid JSON (JSON.parse rejects such a value) and are not counted.
  */
+/** encoding/json's maxNestingDepth. */
+export const MAX_NESTING_DEPTH = 10000;
+
 export function scanJsonContainer(text: string, start: number, out: ScannedValue): ScannedValue {
   const n = text.length;
   let depth = 0;
+  let deepest = 0;
   let newlines = 0;
   for (let i = start; i < n; i++) {
     const c = text.charCodeAt(i);
@@ -52,12 +58,14 @@ export function scanJsonContainer(text: string, start: number, out: ScannedValue
       if (e < 0) break;
       i = e - 1;
     } else if (c === 0x0a) newlines++;
-    else if (c === 0x7b || c === 0x5b) depth++;
-    else if (c === 0x7d || c === 0x5d) {
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > deepest) deepest = depth;
+    } else if (c === 0x7d || c === 0x5d) {
       depth--;
       if (depth === 0) {
         out.end = i + 1;
         out.newlines = newlines;
+        out.deepest = deepest;
         return out;
       }
     }
@@ -235,6 +243,8 @@ export function goJsonSyntaxError(text: string, start: number): GoJsonSyntaxErro
     if ("message" in r) return r;
     if (r.container) {
       stack.push(r.container);
+      // encoding/json's scanner: at most 10000 nested objects and arrays
+      if (stack.length > MAX_NESTING_DEPTH) return err(ch as string, "exceeded max depth");
       const c = peekSpace();
       if (c === undefined) return eof();
       if (r.container === "obj-key") {
