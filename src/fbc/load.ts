@@ -266,6 +266,9 @@ function checkBundleObjects(b: Bundle): void {
   }
 }
 
+/** The size budget of one catalog file: JavaScript strings end near 512 Mi characters. */
+export const MAX_FILE_BYTES = 256 * (1 << 20);
+
 /** Loads one file. */
 export function loadFile(path: string, displayName = path, into?: LoadResult): LoadResult {
   // readFileSync(…, "utf8") decodes in native code without a Buffer. Reading a Buffer and copying it
@@ -273,7 +276,15 @@ export function loadFile(path: string, displayName = path, into?: LoadResult): L
   // until the next GC: peak RSS rose by up to 0.6× the input (measured 2026-11-22), so not that.
   let text: string;
   try {
-    notRegular(path, statSync(path));
+    const st = statSync(path);
+    notRegular(path, st);
+    if (st.size > MAX_FILE_BYTES) {
+      throw new OpcatError(
+        "IO_FILE_TOO_LARGE",
+        `open ${path}: ${st.size} bytes is more than the ${MAX_FILE_BYTES / (1 << 20)} MiB opcat reads as one catalog file (real catalog files are far smaller); split it into one file per package (opcat migrate does)`,
+        { exitCode: 2 },
+      );
+    }
     text = readFileSync(path, "utf8");
   } catch (e) {
     if (e instanceof OpcatError) throw e;
@@ -341,7 +352,7 @@ export function loadDirectory(root: string, opts: LoadOptions = {}): LoadResult 
       loadFile(join(root, f), f, res);
     } catch (e) {
       if (!(e instanceof OpcatError)) throw e;
-      res.problems.push(problem(e.code === "IO_NOT_REGULAR" ? e.code : "IO_ERROR", e.message.replace(join(root, f), f), { loc: { file: f, line: 0, index: 0 } }));
+      res.problems.push(problem(e.code === "IO_NOT_REGULAR" || e.code === "IO_FILE_TOO_LARGE" ? e.code : "IO_ERROR", e.message.replace(join(root, f), f), { loc: { file: f, line: 0, index: 0 } }));
     }
     opts.onFile?.(f, res.files, res.bytes);
   }

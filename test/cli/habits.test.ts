@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, openSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, openSync, readdirSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { COMMUNITY, REPO_ROOT } from "../shared.js";
@@ -261,4 +261,17 @@ test("a registry that accepts the connection and then sends nothing is given up 
     for (const s of sockets) s.destroy();
     server.close();
   }
+});
+
+test("a catalog file over the 256 MiB budget is refused before it is read, with a located error (a sparse file: no disk used)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "opcat-big-"));
+  const f = join(dir, "catalog.json");
+  writeFileSync(f, "");
+  truncateSync(f, 300 * (1 << 20));
+  const v = opcat(["validate", dir]);
+  assert.equal(v.code, 1, v.stderr);
+  assert.match(v.stderr, /^catalog\.json: error\[IO_FILE_TOO_LARGE\]: open catalog\.json: 314572800 bytes is more than the 256 MiB/);
+  const r = opcat(["render", f]);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /IO_FILE_TOO_LARGE|is more than the 256 MiB/);
 });
