@@ -4,7 +4,7 @@
  * visible (written to a temporary file in the same directory tree, then renamed), so readers never
  * see a half-written or unverified blob; reads verify again as they stream.
  */
-import { createReadStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, openSync, writeSync, closeSync } from "node:fs";
+import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, openSync, writeSync, closeSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { dirname, join } from "node:path";
 import { blobRelPath, checkDigest, digestLike, errText, hasherFor, ImageError } from "./errors.js";
@@ -27,6 +27,39 @@ export function writeFileAtomic(path: string, data: Uint8Array | string): void {
     throw e;
   }
 }
+
+/** True when process `pid` is alive on this machine (EPERM: alive, someone else's). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Removes the temporary files (`<blob>.tmp-<pid>-<random>`) that pulls killed mid-download left in
+ * `dir`; files of processes still running (another pull into the same cache) are left alone.
+ */
+export function sweepStaleTemps(dir: string): number {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  let n = 0;
+  for (const name of names) {
+    const m = /\.tmp-(\d+)-[0-9a-f]+$/.exec(name);
+    if (!m || Number(m[1]) === process.pid || alive(Number(m[1]))) continue;
+    rmSync(join(dir, name), { force: true });
+    n++;
+  }
+  return n;
+}
+
+const swept = new Set<string>();
 
 export class BlobStore {
   constructor(readonly root: string) {}
@@ -65,6 +98,10 @@ export class BlobStore {
     checkDigest(digest, opts.label ?? "blob");
     const final = this.path(digest);
     mkdirSync(dirname(final), { recursive: true });
+    if (!swept.has(dirname(final))) {
+      swept.add(dirname(final));
+      sweepStaleTemps(dirname(final));
+    }
     const tmp = tempPath(final);
     const h = hasherFor(digest);
     let n = 0;
