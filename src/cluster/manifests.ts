@@ -6,6 +6,7 @@
  */
 import type { KubeObject } from "./client.js";
 import { defaultProvisionerClasses, GROUP, rukpakCrdObjects } from "./rukpak/api.js";
+import { defaultInputClasses, deppyCrdObjects, resolvesetProvisionerClass } from "./deppy/api.js";
 
 export interface ManifestOptions {
   local?: boolean;
@@ -18,7 +19,7 @@ export const DEFAULT_NAMESPACE = "opcat-system";
 export const DEFAULT_IMAGE = "quay.io/opcat/opcat:latest";
 
 export function clusterManifests(opts: ManifestOptions = {}): KubeObject[] {
-  const apis: KubeObject[] = [...rukpakCrdObjects(), ...defaultProvisionerClasses()];
+  const apis: KubeObject[] = [...rukpakCrdObjects(), ...deppyCrdObjects(), ...defaultProvisionerClasses(), resolvesetProvisionerClass(), ...defaultInputClasses()];
   const userRoles: KubeObject[] = [
     {
       apiVersion: "rbac.authorization.k8s.io/v1",

@@ -108,3 +108,14 @@ test("default InputClasses: the seed's five, dry-run-next at the next minor rele
   assert.equal(cs[1].parameters?.force, true);
   assert.equal(cs[0].parameters?.generateInputsForDependencies, true);
 });
+
+test("opcat cluster manifests carry the Deppy and Operator CRDs, the resolveset class and the default InputClasses", async () => {
+  const { clusterManifests } = await import("../manifests.js");
+  for (const local of [true, false]) {
+    const objs = clusterManifests({ local });
+    const crds = objs.filter((o) => o.kind === "CustomResourceDefinition").map((o) => o.metadata.name).sort();
+    assert.deepEqual(crds, ["bundles.rukpak.io", "clustercatalogs.olm.operatorframework.io", "inputclasses.deppy.io", "inputs.deppy.io", "instances.rukpak.io", "operators.operators.coreos.com", "provisionerclasses.rukpak.io"]);
+    assert.ok(objs.some((o) => o.kind === "ProvisionerClass" && o.metadata.name === "deppy.resolveset"));
+    assert.equal(objs.filter((o) => o.kind === "InputClass").length, 5);
+  }
+});
