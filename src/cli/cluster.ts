@@ -4,16 +4,17 @@
  */
 import { join } from "node:path";
 import { Command, Option } from "commander";
-import { KubeApiError, KubeClient, type KubeObject } from "../cluster/client.js";
+import type { KubeClient, KubeObject } from "../cluster/client.js";
 import { findCondition } from "../cluster/conditions.js";
 import { clusterManifests, DEFAULT_NAMESPACE } from "../cluster/manifests.js";
 import { API_VERSION, type Bundle, type Instance } from "../cluster/rukpak/api.js";
 import { approveInstance } from "../cluster/rukpak/approve.js";
-import { unpackBundle, readPlainObjects } from "../cluster/rukpak/content.js";
-import { convertRegistryV1, ConvertError } from "../cluster/rukpak/convert.js";
 import { formatRule, grantedRules } from "../cluster/rukpak/permissions.js";
 import { readBundleDirectory } from "../bundle/index.js";
-import { runControllers } from "../cluster/run.js";
+
+// The Kubernetes client (@kubernetes/client-node) and the controllers take most of a second to load:
+// loaded when a cluster command runs, not for every opcat command.
+const kube = () => import("../cluster/client.js");
 import { OpcatError } from "../fbc/errors.js";
 import { toGoYaml, type JsonValue } from "../yaml/index.js";
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./image.js";
@@ -29,7 +30,8 @@ function kubeOptions(cmd: Command): Command {
   return cmd.option("--kubeconfig <file>", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)").option("--context <name>", "kubeconfig context (default: its current context)");
 }
 
-function connect(f: KubeFlags): KubeClient {
+async function connect(f: KubeFlags): Promise<KubeClient> {
+  const { KubeClient } = await kube();
   try {
     return KubeClient.connect({ kubeconfig: f.kubeconfig, context: f.context });
   } catch (e) {
@@ -39,9 +41,10 @@ function connect(f: KubeFlags): KubeClient {
 
 /** API errors as opcat errors: refusals (403/422/409) are exit 1 with the server's message, the rest exit 2. */
 function apiFailure(e: unknown, what: string): never {
-  if (e instanceof KubeApiError) {
-    const invalid = e.status === 403 || e.status === 422 || e.status === 409 || e.status === 404;
-    throw new OpcatError(`CLUSTER_${e.reason.toUpperCase() || e.status}`, `${what}: ${e.message}`, { exitCode: invalid ? EXIT_INVALID : EXIT_USAGE });
+  if (e instanceof Error && e.name === "KubeApiError") {
+    const k = e as Error & { status: number; reason: string };
+    const invalid = k.status === 403 || k.status === 422 || k.status === 409 || k.status === 404;
+    throw new OpcatError(`CLUSTER_${k.reason.toUpperCase() || k.status}`, `${what}: ${k.message}`, { exitCode: invalid ? EXIT_INVALID : EXIT_USAGE });
   }
   const code = (e as NodeJS.ErrnoException).code;
   if (code === "ECONNREFUSED" || code === "ENOTFOUND" || code === "ETIMEDOUT" || code === "ECONNRESET") {
@@ -104,6 +107,7 @@ export function registerClusterCommands(program: Command): void {
       if (!Number.isInteger(catalogPort) || catalogPort < 0 || catalogPort > 65535) throw new OpcatError("USAGE_CATALOG_PORT", `--catalog-port ${o.catalogPort}: not a port`, { exitCode: EXIT_USAGE });
       const pull = imageAccessFrom(o);
       delete pull.onProgress;
+      const { runControllers } = await import("../cluster/run.js");
       const running = await runControllers({
         kubeconfig: o.kubeconfig,
         context: o.context,
@@ -153,6 +157,8 @@ async function preview(client: KubeClient, inst: Instance, flags: ImageAccessFla
   const bundle = (await client.tryGet<Bundle>(API_VERSION, "Bundle", inst.spec.bundle.name)) ?? (inst.spec.bundle.spec ? ({ spec: inst.spec.bundle.spec } as Bundle) : undefined);
   if (!bundle) return { objects: [], error: `Bundle ${inst.spec.bundle.name} not found` };
   const pull = imageAccessFrom(flags);
+  const { unpackBundle, readPlainObjects } = await import("../cluster/rukpak/content.js");
+  const { convertRegistryV1, ConvertError } = await import("../cluster/rukpak/convert.js");
   try {
     const c = await unpackBundle(bundle.spec, { root: join(pull.cacheDir ?? defaultCacheDir(), "cluster-preview"), pull, client });
     if (c.format === "registry+v1") return { objects: convertRegistryV1(readBundleDirectory(c.dir), { installNamespace: inst.spec.installNamespace, watchNamespaces: inst.spec.watchNamespaces }).objects };
@@ -166,7 +172,7 @@ function registerInstanceCommands(inst: Command): void {
   kubeOptions(inst.command("list").description("List Instances with their bundles and conditions"))
     .addOption(new Option("-o, --output <format>", "text or json").choices(["text", "json"]).default("text"))
     .action(async (o: KubeFlags & { output: string }) => {
-      const client = connect(o);
+      const client = await connect(o);
       try {
         const { items } = await client.list<Instance>(API_VERSION, "Instance").catch((e) => apiFailure(e, "listing Instances"));
         if (o.output === "json") {
@@ -183,7 +189,7 @@ function registerInstanceCommands(inst: Command): void {
 
   addImageAccessOptions(kubeOptions(inst.command("describe").argument("<name>").description("Show an Instance: its bundle, conditions, and what it would create and which permissions it grants"))).action(
     async (name: string, o: KubeFlags & ImageAccessFlags) => {
-      const client = connect(o);
+      const client = await connect(o);
       try {
         const i = await client.get<Instance>(API_VERSION, "Instance", name).catch((e) => apiFailure(e, `reading Instance ${name}`));
         const out: string[] = [`Name:          ${name}`, `Bundle:        ${i.spec.bundle.name}`, `Active bundle: ${i.status?.activeBundle ?? "-"}`];
@@ -216,7 +222,7 @@ function registerInstanceCommands(inst: Command): void {
         .option("--deny", "record a denial instead", false),
     ),
   ).action(async (name: string, o: KubeFlags & ImageAccessFlags & { show: boolean; deny: boolean }) => {
-    const client = connect(o);
+    const client = await connect(o);
     try {
       if (o.show) {
         const i = await client.get<Instance>(API_VERSION, "Instance", name).catch((e) => apiFailure(e, `reading Instance ${name}`));

@@ -6,9 +6,13 @@ import { existsSync } from "node:fs";
 import { Command, Option } from "commander";
 import { OpcatError } from "../fbc/errors.js";
 import { parsePriorities } from "./resolve.js";
-import { CatalogStore, DEFAULT_MAX_REQUEST_BYTES, parseCatalogArg, startGrpcServer, startHttpServer, type GrpcServerHandle, type HttpServerHandle, type StoreEvent } from "../serve/index.js";
+import type { GrpcServerHandle, HttpServerHandle, StoreEvent } from "../serve/index.js";
+import { parseCatalogArg } from "../serve/store.js";
 import { EXIT_INVALID, EXIT_USAGE, reportProblems } from "./output.js";
-import { addImageCatalog, isImageArgument, parseGoDuration, parseImageCatalogArg, type ImageCatalog, type ImageSourceEvent } from "../serve/index.js";
+import { addImageCatalog, isImageArgument, parseGoDuration, parseImageCatalogArg, type ImageCatalog, type ImageSourceEvent } from "../serve/imagesource.js";
+
+/** The resolver API's default request body limit (serve/resolveapi.ts; not imported: the servers load on use). */
+const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./image.js";
 
 interface ServeOpts extends ImageAccessFlags {
@@ -143,6 +147,8 @@ export function registerServeCommand(program: Command): void {
         throw new OpcatError("USAGE_SERVE", `--grpc-catalog ${JSON.stringify(opts.grpcCatalog)} is not one of the served catalogs`, { exitCode: EXIT_USAGE });
       }
 
+      // the HTTP and gRPC servers (grpc-js, protobufjs) load when serve runs, not for every command
+      const { CatalogStore, startGrpcServer, startHttpServer } = await import("../serve/index.js");
       const store = new CatalogStore({ checkMetaKeys: grpcAddr !== undefined, onEvent: reportEvent });
       let failed = false;
       for (const c of catalogs) {
