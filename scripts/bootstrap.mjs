@@ -5,7 +5,8 @@
 //    is installed from the npm registry (the `node` package ships a real binary) into `.node/`
 //    (git-ignored) and the rest runs with it; one line on stderr says so.
 // 2. Installs dependencies when node_modules is missing or older than the lockfile.
-// 3. (Re)builds dist/ when any source file is newer than the last build.
+// 3. (Re)builds dist/ when any source file is newer than the last build: tsc for the library and
+//    CLI, Vite for the web UI (src/ui → dist/ui).
 // This file must stay runnable by old Node versions (no syntax newer than Node 16's).
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync, mkdirSync } from "node:fs";
@@ -30,7 +31,7 @@ function newestIn(dir) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const p = join(dir, entry.name);
     if (entry.isDirectory()) newest = Math.max(newest, newestIn(p));
-    else if (entry.name.endsWith(".ts") && !entry.name.endsWith(".test.ts")) newest = Math.max(newest, mtime(p));
+    else if (/\.(ts|tsx|css|html|mjs)$/.test(entry.name) && !entry.name.endsWith(".test.ts")) newest = Math.max(newest, mtime(p));
   }
   return newest;
 }
@@ -62,9 +63,10 @@ if (!existsSync(marker) || mtime(marker) < mtime(join(root, "package-lock.json")
   execFileSync(npm, ["ci", "--no-audit", "--no-fund", "--loglevel=error"], quiet);
 }
 const built = join(root, "dist", ".build-stamp");
-if (!existsSync(built) || mtime(built) < Math.max(newestIn(join(root, "src")), mtime(join(root, "tsconfig.json")))) {
-  process.stderr.write("opcat: building (tsc)…\n");
+if (!existsSync(built) || !existsSync(join(root, "dist", "ui", "index.html")) || mtime(built) < Math.max(newestIn(join(root, "src")), mtime(join(root, "tsconfig.json")))) {
+  process.stderr.write("opcat: building (tsc, vite)…\n");
   execFileSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"], quiet);
+  execFileSync(process.execPath, [join(root, "node_modules", "vite", "bin", "vite.js"), "build", "--config", join("src", "ui", "vite.config.mjs")], quiet);
   execFileSync(process.execPath, ["-e", "require('fs').writeFileSync(process.argv[1], new Date().toISOString())", built], quiet);
 }
 

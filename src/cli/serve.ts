@@ -29,6 +29,7 @@ interface ServeOpts extends ImageAccessFlags {
   port?: string;
   cacheOnly?: boolean;
   cacheEnforceIntegrity?: boolean;
+  ui?: boolean;
 }
 
 /** `host:port` → parts; `:port` and a bare port mean 127.0.0.1. */
@@ -96,7 +97,7 @@ function reportEvent(e: StoreEvent): void {
 /** Registers `serve` on the program. */
 export function registerServeCommand(program: Command): void {
   addImageAccessOptions(program.command("serve"))
-    .description("Serve catalogs over catalogd's HTTP API (/catalogs/<name>/api/v1/{all,metas}), the resolver API (POST /api/v1/{query,resolve}: bundles matching a constraint, dependency resolution of Inputs) and opm's gRPC registry API")
+    .description("Serve catalogs over catalogd's HTTP API, a web UI (/) (/catalogs/<name>/api/v1/{all,metas}), the resolver API (POST /api/v1/{query,resolve}: bundles matching a constraint, dependency resolution of Inputs) and opm's gRPC registry API")
     .argument("<catalogs...>", "catalog directories or catalog images, each optionally named: [name=]<dir> or [name=]<image-ref> (default name: the directory's or repository's base name)")
     .addOption(new Option("--http <host:port>", "HTTP listen address").default("127.0.0.1:8080"))
     .option("--no-http", "do not serve HTTP")
@@ -109,6 +110,8 @@ export function registerServeCommand(program: Command): void {
     .option("--priority <name=N>", "catalog priority for the resolver API, higher preferred (repeatable; default 0)", (v: string, prev: string[] = []) => [...prev, v])
     .addOption(new Option("--max-request-bytes <n>", "largest request body the resolver API accepts (413 above)").default(String(DEFAULT_MAX_REQUEST_BYTES)))
     .option("--no-resolver-api", "do not serve POST /api/v1/query and /api/v1/resolve")
+    .option("--ui", "serve the web UI at http://<--http>/ (catalogs, packages, upgrade graphs, resolution, templates); the default with --http")
+    .option("--no-ui", "do not serve the web UI")
     .option("--poll-interval <duration>", "for catalog images: re-resolve the reference this often (Go duration: 30s, 5m) and serve a new digest once it is loaded and valid")
     .option("-p, --port <port>", "opm's flag: gRPC on all interfaces at this port (same as --grpc 0.0.0.0:<port>; opcat's default is 127.0.0.1)")
     .option("--cache-only", "opm's flag: load and validate the catalogs, then exit without serving (opcat keeps no serve cache to build)")
@@ -125,6 +128,7 @@ export function registerServeCommand(program: Command): void {
       }
       const pull = catalogs.some((c) => c.image) ? { ...imageAccessFrom(opts), onProgress: undefined } : undefined;
       const images: ImageCatalog[] = [];
+      if (opts.ui === true && opts.http === false) throw new OpcatError("USAGE_SERVE", "--ui needs the HTTP server: drop --no-http", { exitCode: EXIT_USAGE });
       if (opts.http === false && opts.grpc === false) throw new OpcatError("USAGE_SERVE", "nothing to serve: both --no-http and --no-grpc were given", { exitCode: EXIT_USAGE });
       const httpAddr = opts.http === false ? undefined : parseListenAddress(opts.http, "--http");
       if (opts.port !== undefined) {
@@ -189,7 +193,7 @@ export function registerServeCommand(program: Command): void {
       let http: HttpServerHandle | undefined;
       let grpc: GrpcServerHandle | undefined;
       try {
-        if (httpAddr) http = await startHttpServer(store, { ...httpAddr, accessLog, resolver: opts.resolverApi ? { priorities, maxRequestBytes } : false });
+        if (httpAddr) http = await startHttpServer(store, { ...httpAddr, accessLog, resolver: opts.resolverApi ? { priorities, maxRequestBytes } : false, ui: opts.ui === false ? false : { maxRequestBytes } });
         if (grpcAddr) grpc = await startGrpcServer(store, { ...grpcAddr, catalog: opts.grpcCatalog, accessLog });
       } catch (e) {
         await http?.close(0);
@@ -204,6 +208,7 @@ export function registerServeCommand(program: Command): void {
         msg: "serving",
         catalogs: store.names(),
         http: http ? `http://${http.address.address}:${http.address.port}/catalogs/<name>/api/v1/all` : null,
+        ui: http && opts.ui !== false ? `http://${http.address.address.includes(":") ? `[${http.address.address}]` : http.address.address}:${http.address.port}/` : null,
         resolver_api: http && opts.resolverApi ? `http://${http.address.address}:${http.address.port}/api/v1/{query,resolve}` : null,
         grpc: grpc ? `${grpcAddr?.host}:${grpc.port}` : null,
         watch: Boolean(opts.watch),

@@ -6,6 +6,7 @@
  *   GET|HEAD /catalogs/<name>/api/v1/metas?schema=&package=&name=   the matching lines
  *   GET /healthz, GET /readyz
  *   POST /api/v1/query, POST /api/v1/resolve                   seed 002's resolver API (resolveapi.ts; JSON errors under /api/)
+ *   GET /, /assets/*, /ui/api/*                                the web UI when enabled (uiapi.ts)
  *
  * Same paths, content type (`application/jsonl`), status codes and error bodies as catalogd, Go's
  * conditional-request rules (Last-Modified / If-Modified-Since / If-Unmodified-Since, plus strong
@@ -22,6 +23,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGzip, gzip as gzipCb } from "node:zlib";
 import { ResolverApi, type ResolverApiOptions } from "./resolveapi.js";
+import { UiHandler, type UiOptions } from "./uiapi.js";
 import type { CatalogRevision } from "./revision.js";
 import { dns1123SubdomainErrors, type CatalogStore } from "./store.js";
 
@@ -38,6 +40,8 @@ export interface HttpServeOptions {
   gzipMinSize?: number;
   /** The resolver API (POST /api/v1/query, /api/v1/resolve): its options, or false to leave it out. Default on. */
   resolver?: ResolverApiOptions | false;
+  /** The web UI (GET /, /assets/*, /ui/api/*; uiapi.ts): its options, or false/absent to leave it out. */
+  ui?: UiOptions | false;
 }
 
 /** A running HTTP server. */
@@ -60,9 +64,10 @@ interface ReqCtx {
 }
 
 /** The request handler (usable with any node:http server). */
-export function createCatalogHandler(store: CatalogStore, opts: Pick<HttpServeOptions, "accessLog" | "gzipMinSize" | "resolver"> = {}): (req: IncomingMessage, res: ServerResponse) => void {
+export function createCatalogHandler(store: CatalogStore, opts: Pick<HttpServeOptions, "accessLog" | "gzipMinSize" | "resolver" | "ui"> = {}): (req: IncomingMessage, res: ServerResponse) => void {
   const gzipMin = opts.gzipMinSize ?? 1400;
   const api = opts.resolver === false ? undefined : new ResolverApi(store, opts.resolver ?? {});
+  const ui = opts.ui ? new UiHandler(store, opts.ui) : undefined;
   return (req, res) => {
     const started = process.hrtime.bigint();
     const ctx: ReqCtx = { bytes: 0 };
@@ -88,7 +93,7 @@ export function createCatalogHandler(store: CatalogStore, opts: Pick<HttpServeOp
       });
     }
     try {
-      route(store, req, res, ctx, gzipMin, api);
+      route(store, req, res, ctx, gzipMin, api, ui);
     } catch (e) {
       if (!res.headersSent) textError(res, ctx, 500, "500 Internal Server Error");
       else res.destroy(e as Error);
@@ -96,13 +101,14 @@ export function createCatalogHandler(store: CatalogStore, opts: Pick<HttpServeOp
   };
 }
 
-function route(store: CatalogStore, req: IncomingMessage, res: ServerResponse, ctx: ReqCtx, gzipMin: number, api: ResolverApi | undefined): void {
+function route(store: CatalogStore, req: IncomingMessage, res: ServerResponse, ctx: ReqCtx, gzipMin: number, api: ResolverApi | undefined, ui: UiHandler | undefined): void {
   const url = req.url ?? "/";
   const qi = url.indexOf("?");
   const path = qi < 0 ? url : url.slice(0, qi);
   const query = qi < 0 ? "" : url.slice(qi + 1);
   const method = req.method ?? "GET";
   if (api?.handle(req, res, path, ctx)) return;
+  if (ui?.handle(req, res, path, query)) return;
 
   if (path === "/healthz" || path === "/readyz") {
     if (method !== "GET" && method !== "HEAD") return textError(res, ctx, 405, "Method Not Allowed", "GET, HEAD");

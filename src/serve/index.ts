@@ -28,3 +28,5 @@ export {
 } from "./registry.js";
 export { synthesizeCsvJson, type CsvContext } from "./csv.js";
 export { ResolverApi, DEFAULT_MAX_REQUEST_BYTES, QUERY_PATH, RESOLVE_PATH, type ApiAnswer, type ApiErrorBody, type ApiProblem, type ResolverApiOptions } from "./resolveapi.js";
+export { UiHandler, UI_CSP, UI_API_PREFIX, defaultUiAssetsDir, packageList, packageDetail, packageMermaid, type UiOptions } from "./uiapi.js";
+export type * from "./uitypes.js";

@@ -1,0 +1,168 @@
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { loadDirectory } from "../fbc/load.js";
+import { renderMermaid } from "../fbc/mermaid.js";
+import { CatalogStore, startHttpServer, UI_CSP, type HttpServerHandle, type UiGraph, type UiPackageDetail, type UiPackageList, type UiRenderAnswer } from "./index.js";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const catalogDir = join(here, "testdata", "catalog");
+
+describe("web UI routes of opcat serve", () => {
+  const store = new CatalogStore();
+  let srv: HttpServerHandle;
+  let base: string;
+  const assets = mkdtempSync(join(tmpdir(), "opcat-ui-assets-"));
+  before(async () => {
+    mkdirSync(join(assets, "assets"));
+    writeFileSync(join(assets, "index.html"), "<!doctype html><title>t</title><script type=module src=/assets/app.js></script>");
+    writeFileSync(join(assets, "assets", "app.js"), "console.log(1)\n".repeat(200));
+    assert.equal((await store.add("test", catalogDir)).status, "loaded");
+    srv = await startHttpServer(store, { port: 0, ui: { assetsDir: assets } });
+    base = `http://127.0.0.1:${srv.address.port}`;
+  });
+  after(async () => {
+    await srv.close();
+    await store.close();
+    rmSync(assets, { recursive: true, force: true });
+  });
+
+  test("the page and its assets carry a strict Content-Security-Policy and nosniff", async () => {
+    for (const path of ["/", "/assets/app.js"]) {
+      const r = await fetch(base + path);
+      assert.equal(r.status, 200, path);
+      assert.equal(r.headers.get("content-security-policy"), UI_CSP);
+      assert.equal(r.headers.get("x-content-type-options"), "nosniff");
+    }
+    assert.match(UI_CSP, /script-src 'self'/);
+    assert.doesNotMatch(UI_CSP, /unsafe-inline|unsafe-eval|\*/);
+    assert.equal((await fetch(base + "/")).headers.get("content-type"), "text/html; charset=utf-8");
+    assert.equal((await fetch(base + "/assets/../index.html")).status, 200); // normalised by the URL parser
+    assert.equal((await fetch(base + "/assets/%2e%2e/%2e%2e/package.json")).status, 404);
+    assert.equal((await fetch(base + "/assets/missing.js")).status, 404);
+    assert.equal((await fetch(base + "/", { method: "POST" })).status, 405);
+  });
+
+  test("catalog and package summaries", async () => {
+    const cs = (await (await fetch(`${base}/ui/api/catalogs`)).json()) as { name: string; packages: number; bundles: number; ready: boolean }[];
+    assert.deepEqual(cs.map((c) => [c.name, c.packages, c.ready]), [["test", 2, true]]);
+    const list = (await (await fetch(`${base}/ui/api/catalogs/test/packages`)).json()) as UiPackageList;
+    const etcd = list.packages.find((p) => p.name === "etcd");
+    assert.ok(etcd);
+    assert.equal(etcd.defaultChannel, "stable");
+    assert.deepEqual(etcd.channels, ["alpha", "stable"]);
+    assert.equal(etcd.headVersion, "0.9.4");
+    assert.equal(etcd.hasIcon, true);
+    assert.ok(etcd.bundles >= 3);
+  });
+
+  test("package detail, graph edges of every kind, heads", async () => {
+    const d = (await (await fetch(`${base}/ui/api/catalogs/test/packages/etcd`)).json()) as UiPackageDetail;
+    assert.equal(d.package.name, "etcd");
+    assert.deepEqual(d.channels.map((c) => c.name).sort(), ["alpha", "stable"]);
+    const g = (await (await fetch(`${base}/ui/api/catalogs/test/packages/etcd/graph?channel=stable`)).json()) as UiGraph;
+    const edges = g.edges.map((e) => `${e.from}>${e.to}:${e.kind}`).sort();
+    assert.deepEqual(edges, [
+      "etcd.v0.9.0>etcd.v0.9.2:replaces",
+      "etcd.v0.9.0>etcd.v0.9.4:skipRange",
+      "etcd.v0.9.0>etcd.v0.9.4:skips",
+      "etcd.v0.9.2>etcd.v0.9.4:replaces",
+      "etcd.v0.9.2>etcd.v0.9.4:skipRange",
+      "etcd.v0.9.2>etcd.v0.9.4:skips",
+      "etcd.v0.9.3>etcd.v0.9.4:skips",
+    ]);
+    const heads = g.nodes.filter((n) => n.heads.includes("stable")).map((n) => n.name);
+    assert.deepEqual(heads, ["etcd.v0.9.4"]);
+    assert.equal(g.nodes.find((n) => n.name === "etcd.v0.9.3")?.inCatalog, false);
+    const all = (await (await fetch(`${base}/ui/api/catalogs/test/packages/etcd/graph`)).json()) as UiGraph;
+    assert.ok(all.edges.some((e) => e.channels.length === 2), "an edge in both channels is one edge listing both");
+  });
+
+  test("Mermaid text is opm's render-graph output (src/fbc/mermaid.ts)", async () => {
+    const r = await fetch(`${base}/ui/api/catalogs/test/packages/etcd/mermaid`);
+    assert.equal(r.status, 200);
+    const want = renderMermaid(loadDirectory(catalogDir).config, { packageName: "etcd" }).text;
+    assert.equal(await r.text(), want);
+    const one = await (await fetch(`${base}/ui/api/catalogs/test/packages/etcd/mermaid?channel=alpha`)).text();
+    assert.match(one, /channel "alpha"/);
+    assert.doesNotMatch(one, /channel "stable"/);
+    const bad = await fetch(`${base}/ui/api/catalogs/test/packages/etcd/mermaid?minimumEdge=nope`);
+    assert.equal(bad.status, 400);
+    assert.equal(((await bad.json()) as { error: { code: string } }).error.code, "GRAPH_UNKNOWN_MINIMUM_EDGE");
+  });
+
+  test("icons: image types only, sandboxed", async () => {
+    const r = await fetch(`${base}/ui/api/catalogs/test/packages/etcd/icon`);
+    assert.equal(r.status, 200);
+    assert.equal(r.headers.get("content-type"), "image/svg+xml");
+    assert.match(r.headers.get("content-security-policy") ?? "", /sandbox/);
+    assert.equal(await r.text(), "<svg/>");
+  });
+
+  test("errors are JSON with stable codes", async () => {
+    const cases: [string, number, string][] = [
+      ["/ui/api/catalogs/nope/packages", 404, "SERVE_UI_NOT_FOUND"],
+      ["/ui/api/catalogs/test/packages/nope", 404, "SERVE_UI_NOT_FOUND"],
+      ["/ui/api/catalogs/test/packages/etcd/graph?channel=nope", 404, "SERVE_UI_NOT_FOUND"],
+      ["/ui/api/other", 404, "SERVE_UI_NOT_FOUND"],
+      ["/ui/api/catalogs/%zz", 400, "SERVE_UI_BAD_REQUEST"],
+    ];
+    for (const [path, status, code] of cases) {
+      const r = await fetch(base + path);
+      assert.equal(r.status, status, path);
+      assert.equal(((await r.json()) as { error: { code: string } }).error.code, code, path);
+    }
+    const m = await fetch(`${base}/ui/api/catalogs`, { method: "DELETE" });
+    assert.equal(m.status, 405);
+  });
+
+  test("render-template renders with the catalog as reuse source and diffs against it", async () => {
+    const template = JSON.stringify({
+      schema: "olm.template.basic",
+      entries: [
+        { schema: "olm.package", name: "etcd", defaultChannel: "stable" },
+        { schema: "olm.channel", package: "etcd", name: "stable", entries: [{ name: "etcd.v0.9.0" }] },
+        { schema: "olm.bundle", image: "quay.io/operatorhubio/etcd:v0.9.0" },
+      ],
+    });
+    const post = (body: unknown, type = "application/json") => fetch(`${base}/ui/api/render-template`, { method: "POST", headers: { "Content-Type": type }, body: JSON.stringify(body) });
+    const r = await post({ template });
+    assert.equal(r.status, 200);
+    const a = (await r.json()) as UiRenderAnswer;
+    assert.deepEqual(a.blobs.map((b) => `${b.schema} ${b.name}`), ["olm.package etcd", "olm.channel stable", "olm.bundle etcd.v0.9.0"]);
+    assert.match(a.mermaid, /^graph LR\n/);
+    const d = a.diff.find((x) => x.package === "etcd");
+    assert.ok(d?.existing);
+    assert.deepEqual(d.addedBundles, []);
+    assert.ok(d.removedBundles.includes("etcd.v0.9.4"));
+    assert.ok(d.removedEdges.includes("etcd.v0.9.2 → etcd.v0.9.4 (replaces)"));
+    const bad = await post({ template: "schema: olm.template.basic\nentries:\n- schema: olm.bundle\n  image: example.com/not/in:catalog\n" });
+    assert.equal(bad.status, 422);
+    assert.match(((await bad.json()) as { error: { message: string } }).error.message, /example\.com\/not\/in:catalog/);
+    assert.equal((await post({ nope: 1 })).status, 400);
+    assert.equal((await post({ template }, "text/plain")).status, 415);
+  });
+
+  test("without ui the paths are not served; a missing build says how to make it", async () => {
+    const off = await startHttpServer(store, { port: 0 });
+    try {
+      assert.equal((await fetch(`http://127.0.0.1:${off.address.port}/`)).status, 404);
+      assert.equal((await fetch(`http://127.0.0.1:${off.address.port}/ui/api/catalogs`)).status, 404);
+    } finally {
+      await off.close();
+    }
+    const empty = mkdtempSync(join(tmpdir(), "opcat-ui-none-"));
+    const nobuild = await startHttpServer(store, { port: 0, ui: { assetsDir: empty } });
+    try {
+      const r = await fetch(`http://127.0.0.1:${nobuild.address.port}/`);
+      assert.equal(r.status, 404);
+      assert.match(await r.text(), /npm run build/);
+    } finally {
+      await nobuild.close();
+      rmSync(empty, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,129 @@
+/**
+ * The JSON shapes of the web UI's API (`/ui/api/...`, see uiapi.ts). Types only: shared by the
+ * server and the browser code in src/ui (which imports nothing else from the server).
+ */
+
+/** GET /ui/api/catalogs */
+export interface UiCatalogSummary {
+  name: string;
+  /** Revision number of the content served (increases on reloads). */
+  revision: number;
+  digest: string;
+  lastModified: string;
+  packages: number;
+  channels: number;
+  bundles: number;
+  /** Whether the catalog has valid content (false: configured but failed to load). */
+  ready: boolean;
+}
+
+/** One row of GET /ui/api/catalogs/<name>/packages */
+export interface UiPackageSummary {
+  name: string;
+  displayName: string;
+  defaultChannel: string;
+  channels: string[];
+  bundles: number;
+  /** Version of the default channel's head (empty when unknown). */
+  headVersion: string;
+  provider: string;
+  keywords: string[];
+  /** Provided APIs as `Kind.version.group` (owned CRDs and APIs of every bundle), sorted. */
+  providedApis: string[];
+  hasIcon: boolean;
+  deprecated: boolean;
+  /** A one-line summary (the CSV's `description` annotation), may be empty. */
+  summary: string;
+}
+
+export interface UiPackageList {
+  catalog: string;
+  revision: number;
+  packages: UiPackageSummary[];
+}
+
+/** A catalog blob as served (keys sorted, like `/api/v1/metas`). */
+export type UiBlob = { [key: string]: unknown };
+
+/** GET /ui/api/catalogs/<name>/packages/<package>: every blob of the package. */
+export interface UiPackageDetail {
+  catalog: string;
+  revision: number;
+  package: UiBlob;
+  channels: UiBlob[];
+  bundles: UiBlob[];
+  deprecations: UiBlob | null;
+  /** Blobs of other schemas that belong to the package. */
+  others: UiBlob[];
+}
+
+/** The error body of every /ui/api answer that is not 2xx (the resolver API's shape). */
+export interface UiErrorBody {
+  error: { code: string; message: string; problems?: { code: string; message: string }[] };
+}
+
+/** POST /ui/api/render-template request. */
+export interface UiRenderRequest {
+  /** The template (YAML or JSON), basic, semver or graph. */
+  template: string;
+  /** Catalog used as the --reuse source for bundles (default: the only/first catalog). */
+  catalog?: string;
+}
+
+/** POST /ui/api/render-template answer. */
+export interface UiRenderAnswer {
+  /** The rendered catalog's blobs, in opm's order. */
+  blobs: UiBlob[];
+  /** Mermaid text of the rendered catalog (opm's render-graph). */
+  mermaid: string;
+  warnings: string[];
+  /** Per rendered package: what it changes against the served catalog's package of that name. */
+  diff: UiGraphDiff[];
+}
+
+/** Bundles and upgrade edges (`from → to (kind)`) added or removed. */
+export interface UiGraphDiff {
+  package: string;
+  /** Whether the served catalog has the package. */
+  existing: boolean;
+  addedBundles: string[];
+  removedBundles: string[];
+  addedEdges: string[];
+  removedEdges: string[];
+}
+
+/** A bundle in GET /ui/api/catalogs/<c>/packages/<p>/graph */
+export interface UiGraphNode {
+  name: string;
+  /** The bundle's olm.package version (empty for a name that is only referenced). */
+  version: string;
+  /** Channels that list the bundle. */
+  channels: string[];
+  /** Channels whose head the bundle is. */
+  heads: string[];
+  deprecated: boolean;
+  /** False for a name an entry replaces or skips that is not a bundle of the catalog. */
+  inCatalog: boolean;
+}
+
+/** An upgrade edge: `from` may upgrade to `to`. */
+export interface UiGraphEdge {
+  from: string;
+  to: string;
+  kind: "replaces" | "skips" | "skipRange";
+  channels: string[];
+  /** The skipRange, for skipRange edges. */
+  label?: string;
+}
+
+export interface UiGraph {
+  package: string;
+  defaultChannel: string;
+  /** The channel drawn, or empty for all. */
+  channel: string;
+  deprecatedPackage: boolean;
+  deprecatedChannels: string[];
+  nodes: UiGraphNode[];
+  edges: UiGraphEdge[];
+  warnings: string[];
+}

@@ -1,0 +1,59 @@
+/** Calls to the server's UI API (/ui/api/…) and resolver API (/api/v1/…). */
+import type { UiCatalogSummary, UiErrorBody, UiGraph, UiPackageDetail, UiPackageList, UiRenderAnswer, UiRenderRequest } from "../serve/uitypes.js";
+
+export class ApiFailure extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly body?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+async function answer<T>(res: Response): Promise<T> {
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new ApiFailure(res.status, "UI_BAD_ANSWER", `${res.status} ${res.statusText}: ${text.slice(0, 200)}`);
+  }
+  if (!res.ok) {
+    const err = (body as UiErrorBody).error;
+    if (err && typeof err.message === "string") throw new ApiFailure(res.status, err.code, err.message, body);
+  }
+  return body as T;
+}
+
+const enc = encodeURIComponent;
+
+export async function getJson<T>(path: string): Promise<T> {
+  return answer<T>(await fetch(path, { headers: { Accept: "application/json" } }));
+}
+
+export const api = {
+  catalogs: () => getJson<UiCatalogSummary[]>("/ui/api/catalogs"),
+  packages: (c: string) => getJson<UiPackageList>(`/ui/api/catalogs/${enc(c)}/packages`),
+  pkg: (c: string, p: string) => getJson<UiPackageDetail>(`/ui/api/catalogs/${enc(c)}/packages/${enc(p)}`),
+  graph: (c: string, p: string, channel: string) => getJson<UiGraph>(`/ui/api/catalogs/${enc(c)}/packages/${enc(p)}/graph?channel=${enc(channel)}`),
+  iconUrl: (c: string, p: string) => `/ui/api/catalogs/${enc(c)}/packages/${enc(p)}/icon`,
+  async mermaid(c: string, p: string, channel: string): Promise<string> {
+    const res = await fetch(`/ui/api/catalogs/${enc(c)}/packages/${enc(p)}/mermaid?channel=${enc(channel)}`);
+    if (!res.ok) await answer(res);
+    return res.text();
+  },
+  async post<T>(path: string, body: unknown): Promise<{ status: number; body: T }> {
+    const res = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" }, body: JSON.stringify(body) });
+    const text = await res.text();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new ApiFailure(res.status, "UI_BAD_ANSWER", `${res.status} ${res.statusText}: ${text.slice(0, 200)}`);
+    }
+    return { status: res.status, body: parsed as T };
+  },
+  render: (req: UiRenderRequest) => api.post<UiRenderAnswer | UiErrorBody>("/ui/api/render-template", req),
+};

@@ -1,0 +1,391 @@
+/** The upgrade graph: laid out by elkjs, drawn as SVG, zoom/pan, details, upgrade paths, SVG and Mermaid export. */
+import type { ELK as ElkApi, ElkNode, ElkExtendedEdge } from "elkjs/lib/elk-api.js";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import type { UiGraph, UiGraphEdge, UiGraphNode, UiPackageDetail } from "../serve/uitypes.js";
+import { api } from "./api.js";
+import { upgradePaths } from "./paths.js";
+import { CopyButton, download, ErrorBox, Show, str, useLoad } from "./util.js";
+
+// elkjs is large: loaded (once) when the first graph is drawn, not with the catalog pages
+let elkInstance: Promise<ElkApi> | undefined;
+function elk(): Promise<ElkApi> {
+  elkInstance ??= import("elkjs/lib/elk.bundled.js").then((m) => new m.default());
+  return elkInstance;
+}
+const NODE_H = 38;
+const CHAR_W = 7;
+
+export interface Layout {
+  width: number;
+  height: number;
+  nodes: Map<string, { x: number; y: number; w: number; h: number }>;
+  edges: { index: number; d: string }[];
+}
+
+function nodeWidth(n: UiGraphNode): number {
+  return Math.max(90, Math.ceil(Math.max(n.name.length * (CHAR_W - 0.8), (n.version || n.name).length * CHAR_W) + 24));
+}
+
+export async function layoutGraph(g: UiGraph, edges: readonly UiGraphEdge[]): Promise<Layout> {
+  const graph: ElkNode = {
+    id: "root",
+    layoutOptions: {
+      "elk.algorithm": "layered",
+      "elk.direction": "RIGHT",
+      "elk.edgeRouting": "POLYLINE",
+      "elk.layered.spacing.nodeNodeBetweenLayers": "50",
+      "elk.spacing.nodeNode": "18",
+      "elk.layered.considerModelOrder.strategy": "NODES_AND_EDGES",
+    },
+    children: g.nodes.map((n) => ({ id: n.name, width: nodeWidth(n), height: NODE_H })),
+    edges: edges.map((e, i): ElkExtendedEdge => ({ id: `e${i}`, sources: [e.from], targets: [e.to] })),
+  };
+  const res = await (await elk()).layout(graph);
+  const nodes = new Map<string, { x: number; y: number; w: number; h: number }>();
+  for (const c of res.children ?? []) nodes.set(c.id, { x: c.x ?? 0, y: c.y ?? 0, w: c.width ?? 0, h: c.height ?? 0 });
+  const out: { index: number; d: string }[] = [];
+  for (const e of (res.edges ?? []) as ElkExtendedEdge[]) {
+    const index = Number(e.id.slice(1));
+    const s = e.sections?.[0];
+    if (!s) continue;
+    const pts = [s.startPoint, ...(s.bendPoints ?? []), s.endPoint];
+    out.push({ index, d: `M${pts.map((p) => `${p.x.toFixed(1)},${p.y.toFixed(1)}`).join(" L")}` });
+  }
+  return { width: res.width ?? 0, height: res.height ?? 0, nodes, edges: out };
+}
+
+type Kind = UiGraphEdge["kind"];
+const KINDS: Kind[] = ["replaces", "skips", "skipRange"];
+
+export function GraphView({ catalog, pkg, detail, query, setQuery }: { catalog: string; pkg: string; detail: UiPackageDetail; query: URLSearchParams; setQuery: (q: Record<string, string | undefined>) => void }) {
+  const defaultChannel = str(detail.package.defaultChannel);
+  const channelParam = query.get("channel") ?? defaultChannel;
+  const channel = channelParam === "*" ? "" : channelParam;
+  const from = query.get("from") ?? "";
+  const selected = query.get("node") ?? "";
+  const v = useLoad(() => api.graph(catalog, pkg, channel), [catalog, pkg, channel]);
+  const q = (over: Record<string, string | undefined>): void =>
+    setQuery({ channel: channelParam === defaultChannel ? undefined : channelParam, from: from || undefined, node: selected || undefined, hide: query.get("hide") ?? undefined, ...over });
+  return (
+    <div class="graph-page">
+      <div class="toolbar" role="toolbar" aria-label="graph options">
+        <label>
+          Channel{" "}
+          <select name="channel" value={channelParam} onChange={(e) => q({ channel: (e.target as HTMLSelectElement).value, from: undefined, node: undefined })}>
+            {detail.channels.map((c) => (
+              <option key={str(c.name)} value={str(c.name)}>
+                {str(c.name)}
+                {str(c.name) === defaultChannel ? " (default)" : ""}
+              </option>
+            ))}
+            <option value="*">all channels</option>
+          </select>
+        </label>
+        <Show v={v}>
+          {(g) => (
+            <label>
+              From version{" "}
+              <select name="from" value={from} onChange={(e) => q({ from: (e.target as HTMLSelectElement).value || undefined })}>
+                <option value="">(none)</option>
+                {[...g.nodes]
+                  .filter((n) => n.channels.length > 0)
+                  .sort((a, b) => cmpVersion(a.version, b.version))
+                  .map((n) => (
+                    <option key={n.name} value={n.name}>
+                      {n.version || n.name} ({n.name})
+                    </option>
+                  ))}
+              </select>
+            </label>
+          )}
+        </Show>
+      </div>
+      <Show v={v}>{(g) => <Graph g={g} catalog={catalog} channel={channel} from={from} selected={selected} hidden={query.get("hide") ?? ""} q={q} />}</Show>
+    </div>
+  );
+}
+
+function cmpVersion(a: string, b: string): number {
+  const pa = a.split(/[.+-]/).map((x) => (/^\d+$/.test(x) ? Number(x) : x));
+  const pb = b.split(/[.+-]/).map((x) => (/^\d+$/.test(x) ? Number(x) : x));
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const x = pa[i] ?? -1;
+    const y = pb[i] ?? -1;
+    if (x === y) continue;
+    if (typeof x === "number" && typeof y === "number") return x - y;
+    return String(x) < String(y) ? -1 : 1;
+  }
+  return 0;
+}
+
+interface View {
+  x: number;
+  y: number;
+  k: number;
+}
+
+function Graph({ g, catalog, channel, from, selected, hidden, q }: { g: UiGraph; catalog: string; channel: string; from: string; selected: string; hidden: string; q: (over: Record<string, string | undefined>) => void }) {
+  const hiddenKinds = new Set(hidden.split(",").filter((k) => k !== ""));
+  const shownEdges = useMemo(() => g.edges.map((e, i) => ({ e, i })).filter(({ e }) => !hiddenKinds.has(e.kind)), [g, hidden]);
+  const edgeList = useMemo(() => shownEdges.map(({ e }) => e), [shownEdges]);
+  const [layout, setLayout] = useState<Layout | { error: Error } | undefined>(undefined);
+  useEffect(() => {
+    let live = true;
+    setLayout(undefined);
+    layoutGraph(g, edgeList).then(
+      (l) => live && setLayout(l),
+      (error: Error) => live && setLayout({ error }),
+    );
+    return () => {
+      live = false;
+    };
+  }, [g, edgeList]);
+  const heads = useMemo(() => g.nodes.filter((n) => (channel === "" ? n.heads.length > 0 : n.heads.includes(channel))).map((n) => n.name), [g, channel]);
+  const paths = useMemo(() => (from && g.nodes.some((n) => n.name === from) ? upgradePaths(from, edgeList, heads) : undefined), [from, edgeList, heads]);
+  const counts = { replaces: 0, skips: 0, skipRange: 0 };
+  for (const e of g.edges) counts[e.kind]++;
+  const svgRef = useRef<SVGSVGElement>(null);
+  const [view, setView] = useState<View>({ x: 10, y: 10, k: 1 });
+  const [mermaid, setMermaid] = useState<{ text?: string; error?: Error } | undefined>(undefined);
+
+  // fit the graph into the view once laid out
+  const fit = (): void => {
+    const svg = svgRef.current;
+    if (!svg || !layout || "error" in layout) return;
+    const r = svg.getBoundingClientRect();
+    const k = Math.min(1.5, Math.max(0.05, Math.min((r.width - 20) / Math.max(1, layout.width), (r.height - 20) / Math.max(1, layout.height))));
+    setView({ k, x: (r.width - layout.width * k) / 2, y: (r.height - layout.height * k) / 2 });
+  };
+  useEffect(fit, [layout]);
+
+  const drag = useRef<{ x: number; y: number; vx: number; vy: number } | undefined>(undefined);
+  const zoomAt = (factor: number, cx: number, cy: number): void =>
+    setView((v) => {
+      const k = Math.min(4, Math.max(0.03, v.k * factor));
+      return { k, x: cx - ((cx - v.x) * k) / v.k, y: cy - ((cy - v.y) * k) / v.k };
+    });
+
+  const sel = g.nodes.find((n) => n.name === selected);
+  if (layout && "error" in layout) return <ErrorBox error={layout.error} />;
+  return (
+    <div class="graph-wrap">
+      <div class="toolbar" role="toolbar" aria-label="graph view">
+        {KINDS.map((k) => (
+          <label key={k} class={`legend ${k}`}>
+            <input
+              type="checkbox"
+              name={`show-${k}`}
+              checked={!hiddenKinds.has(k)}
+              onChange={(e) => {
+                const h = new Set(hiddenKinds);
+                if ((e.target as HTMLInputElement).checked) h.delete(k);
+                else h.add(k);
+                q({ hide: [...h].join(",") || undefined });
+              }}
+            />{" "}
+            <svg width="28" height="8" aria-hidden="true">
+              <line x1="0" y1="4" x2="28" y2="4" class={`edge ${k}`} />
+            </svg>{" "}
+            {k} ({counts[k]})
+          </label>
+        ))}
+        <span class="legend"><span class="swatch head" /> head</span>
+        <span class="legend"><span class="swatch deprecated" /> deprecated</span>
+        <span class="spacer" />
+        <button type="button" class="small" aria-label="zoom in" onClick={() => zoomAt(1.25, 300, 200)}>+</button>
+        <button type="button" class="small" aria-label="zoom out" onClick={() => zoomAt(0.8, 300, 200)}>−</button>
+        <button type="button" class="small" onClick={fit}>Fit</button>
+        <button type="button" class="small" disabled={!layout} onClick={() => layout && download(`${g.package}${channel ? `-${channel}` : ""}.svg`, exportSvg(svgRef.current), "image/svg+xml")}>
+          Export SVG
+        </button>
+        <button
+          type="button"
+          class="small"
+          onClick={() =>
+            api.mermaid(catalog, g.package, channel).then(
+              (text) => setMermaid({ text }),
+              (error: Error) => setMermaid({ error }),
+            )
+          }
+        >
+          Mermaid
+        </button>
+      </div>
+      {paths ? (
+        <div class="paths" role="status" data-testid="paths">
+          {paths.heads.length === 0 ? (
+            <span>No upgrade path from {from} to {channel ? `the head of ${channel}` : "a channel head"}.</span>
+          ) : (
+            paths.heads.map((h) => (
+              <div key={h.name}>
+                From <strong>{from}</strong> to head <strong>{h.name}</strong>: <strong data-testid="hops">{h.hops}</strong> hop{h.hops === 1 ? "" : "s"} ({h.path.join(" → ")}); {paths.hops.size} bundles and {paths.edges.size} edges on upgrade paths are highlighted.
+              </div>
+            ))
+          )}{" "}
+          <button type="button" class="small" onClick={() => q({ from: undefined })}>Clear</button>
+        </div>
+      ) : null}
+      {g.warnings.map((w) => (
+        <div class="warning" key={w}>{w}</div>
+      ))}
+      <div class="graph-area">
+        <svg
+          ref={svgRef}
+          class={`graph${paths ? " highlighting" : ""}`}
+          role="img"
+          aria-label={`upgrade graph of ${g.package}${channel ? `, channel ${channel}` : ""}: ${g.nodes.length} bundles, ${shownEdges.length} edges`}
+          data-testid="graph"
+          tabIndex={0}
+          onWheel={(e) => {
+            e.preventDefault();
+            const r = (e.currentTarget as SVGSVGElement).getBoundingClientRect();
+            zoomAt(e.deltaY < 0 ? 1.15 : 1 / 1.15, e.clientX - r.left, e.clientY - r.top);
+          }}
+          onPointerDown={(e) => {
+            if ((e.target as Element).closest(".node")) return;
+            drag.current = { x: e.clientX, y: e.clientY, vx: view.x, vy: view.y };
+            (e.currentTarget as SVGSVGElement).setPointerCapture(e.pointerId);
+          }}
+          onPointerMove={(e) => {
+            const d = drag.current;
+            if (d) setView((v) => ({ ...v, x: d.vx + e.clientX - d.x, y: d.vy + e.clientY - d.y }));
+          }}
+          onPointerUp={() => (drag.current = undefined)}
+          onKeyDown={(e) => {
+            const step = 40;
+            if (e.key === "+" || e.key === "=") zoomAt(1.2, 300, 200);
+            else if (e.key === "-") zoomAt(1 / 1.2, 300, 200);
+            else if (e.key === "ArrowLeft") setView((v) => ({ ...v, x: v.x + step }));
+            else if (e.key === "ArrowRight") setView((v) => ({ ...v, x: v.x - step }));
+            else if (e.key === "ArrowUp") setView((v) => ({ ...v, y: v.y + step }));
+            else if (e.key === "ArrowDown") setView((v) => ({ ...v, y: v.y - step }));
+            else return;
+            e.preventDefault();
+          }}
+        >
+          <defs>
+            <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+              <path d="M0,0 L10,5 L0,10 z" class="arrowhead" />
+            </marker>
+          </defs>
+          {layout ? (
+            <g transform={`translate(${view.x.toFixed(1)},${view.y.toFixed(1)}) scale(${view.k.toFixed(4)})`} data-testid="graph-content" data-layout="done">
+              {layout.edges.map(({ index, d }) => {
+                const e = edgeList[index];
+                const on = paths?.edges.has(index) ?? false;
+                return (
+                  <path key={index} d={d} class={`edge ${e.kind}${on ? " on-path" : ""}`} marker-end="url(#arrow)">
+                    <title>{`${e.from} → ${e.to} (${e.kind}${e.label ? ` ${e.label}` : ""}; ${e.channels.join(", ")})`}</title>
+                  </path>
+                );
+              })}
+              {g.nodes.map((n) => {
+                const p = layout.nodes.get(n.name);
+                if (!p) return null;
+                const isHead = channel === "" ? n.heads.length > 0 : n.heads.includes(channel);
+                const hop = paths?.hops.get(n.name);
+                const cls = ["node", isHead ? "head" : "", n.deprecated ? "deprecated" : "", !n.inCatalog ? "missing" : "", n.name === selected ? "selected" : "", hop !== undefined ? "on-path" : "", n.name === from ? "from" : ""].filter(Boolean).join(" ");
+                return (
+                  <g
+                    key={n.name}
+                    class={cls}
+                    transform={`translate(${p.x},${p.y})`}
+                    tabIndex={0}
+                    role="button"
+                    aria-label={`${n.name}${n.version ? ` version ${n.version}` : ""}${isHead ? ", head" : ""}${n.deprecated ? ", deprecated" : ""}`}
+                    data-node={n.name}
+                    onClick={() => q({ node: n.name })}
+                    onKeyDown={(e) => {
+                      if (e.key === "Enter" || e.key === " ") {
+                        e.preventDefault();
+                        q({ node: n.name });
+                      }
+                    }}
+                  >
+                    <rect width={p.w} height={p.h} rx="6" />
+                    <text x={p.w / 2} y="16" class="ver">{n.version || n.name}{hop !== undefined && n.name !== from ? ` · ${hop} hop${hop === 1 ? "" : "s"}` : ""}</text>
+                    <text x={p.w / 2} y="30" class="nm">{n.name}</text>
+                  </g>
+                );
+              })}
+            </g>
+          ) : (
+            <text x="20" y="30" class="muted-text">Laying out {g.nodes.length} bundles…</text>
+          )}
+        </svg>
+        {sel ? (
+          <aside class="node-detail" data-testid="node-detail" aria-label={`bundle ${sel.name}`}>
+            <h3>{sel.name}</h3>
+            <dl>
+              <dt>Version</dt>
+              <dd>{sel.version || "(not in the catalog)"}</dd>
+              <dt>Channels</dt>
+              <dd>{sel.channels.join(", ") || "(none: only referenced)"}</dd>
+              {sel.heads.length > 0 ? (
+                <>
+                  <dt>Head of</dt>
+                  <dd>{sel.heads.join(", ")}</dd>
+                </>
+              ) : null}
+              {sel.deprecated ? (
+                <>
+                  <dt>Deprecated</dt>
+                  <dd>yes</dd>
+                </>
+              ) : null}
+              <dt>Upgrades to</dt>
+              <dd>{g.edges.filter((e) => e.from === sel.name).map((e) => `${e.to} (${e.kind})`).join(", ") || "none"}</dd>
+              <dt>Upgraded from</dt>
+              <dd>{g.edges.filter((e) => e.to === sel.name).map((e) => `${e.from} (${e.kind})`).join(", ") || "none"}</dd>
+            </dl>
+            <button type="button" class="small" onClick={() => q({ from: sel.name })}>Upgrade paths from here</button>{" "}
+            <a href={`#/c/${encodeURIComponent(catalog)}/p/${encodeURIComponent(g.package)}?tab=bundles&bundle=${encodeURIComponent(sel.name)}`}>Bundle details</a>{" "}
+            <button type="button" class="small" onClick={() => q({ node: undefined })}>Close</button>
+          </aside>
+        ) : null}
+      </div>
+      {mermaid ? (
+        <div class="mermaid-out" data-testid="mermaid">
+          {mermaid.error ? (
+            <ErrorBox error={mermaid.error} />
+          ) : (
+            <>
+              <div class="blob-bar">
+                <strong>Mermaid (as opcat render-graph prints it)</strong>
+                <CopyButton text={() => mermaid.text ?? ""} />
+                <button type="button" class="small" onClick={() => download(`${g.package}${channel ? `-${channel}` : ""}.mmd`, mermaid.text ?? "", "text/plain")}>Download</button>
+                <button type="button" class="small" onClick={() => setMermaid(undefined)}>Close</button>
+              </div>
+              <pre class="blob-text" tabIndex={0}>{mermaid.text}</pre>
+            </>
+          )}
+        </div>
+      ) : null}
+    </div>
+  );
+}
+
+const EXPORT_STYLE = `
+.edge{fill:none;stroke:#555;stroke-width:1.4}.edge.skips{stroke-dasharray:6 4;stroke:#7a4fb5}.edge.skipRange{stroke-dasharray:2 3;stroke:#2b7a78}
+.arrowhead{fill:#555}.node rect{fill:#fff;stroke:#333;stroke-width:1.2}.node.head rect{stroke:#1a7f37;stroke-width:3}
+.node.deprecated rect{fill:#e8960f}.node.missing rect{stroke-dasharray:4 3}.node.on-path rect{fill:#fff3b0}.edge.on-path{stroke:#d4a000;stroke-width:3}
+text{font-family:system-ui,sans-serif;text-anchor:middle;fill:#111}.ver{font-size:12px;font-weight:600}.nm{font-size:10px}`;
+
+/** The drawn graph as a standalone SVG document (its own styles, the whole graph at scale 1). */
+export function exportSvg(svg: SVGSVGElement | null): string {
+  if (!svg) return "";
+  const clone = svg.cloneNode(true) as SVGSVGElement;
+  const content = clone.querySelector("[data-testid=graph-content]");
+  const orig = svg.querySelector("[data-testid=graph-content]") as SVGGElement | null;
+  const box = orig?.getBBox() ?? { x: 0, y: 0, width: 100, height: 100 };
+  content?.setAttribute("transform", `translate(${(10 - box.x).toFixed(1)},${(10 - box.y).toFixed(1)})`);
+  for (const a of ["class", "tabindex", "data-testid", "role"]) clone.removeAttribute(a);
+  clone.setAttribute("xmlns", "http://www.w3.org/2000/svg");
+  clone.setAttribute("width", String(Math.ceil(box.width + 20)));
+  clone.setAttribute("height", String(Math.ceil(box.height + 20)));
+  clone.setAttribute("viewBox", `0 0 ${Math.ceil(box.width + 20)} ${Math.ceil(box.height + 20)}`);
+  const style = document.createElementNS("http://www.w3.org/2000/svg", "style");
+  style.textContent = EXPORT_STYLE;
+  clone.insertBefore(style, clone.firstChild);
+  return `<?xml version="1.0" encoding="UTF-8"?>\n${new XMLSerializer().serializeToString(clone)}\n`;
+}
