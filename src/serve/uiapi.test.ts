@@ -84,7 +84,7 @@ describe("web UI routes of opcat serve", () => {
   test("Mermaid text is opm's render-graph output (src/fbc/mermaid.ts)", async () => {
     const r = await fetch(`${base}/ui/api/catalogs/test/packages/etcd/mermaid`);
     assert.equal(r.status, 200);
-    const want = renderMermaid(loadDirectory(catalogDir).config, { packageName: "etcd" }).text;
+    const want = renderMermaid(loadDirectory(catalogDir).config, { packageName: "etcd", drawV0Semantics: false }).text;
     assert.equal(await r.text(), want);
     const one = await (await fetch(`${base}/ui/api/catalogs/test/packages/etcd/mermaid?channel=alpha`)).text();
     assert.match(one, /channel "alpha"/);

@@ -240,7 +240,8 @@ export function packageMermaid(rev: CatalogRevision, pkg: string, channel: strin
     if (cfg.channels.length === 0) throw new UiError(404, "SERVE_UI_NOT_FOUND", `package ${JSON.stringify(pkg)} has no channel ${JSON.stringify(channel)}`);
   }
   try {
-    return renderMermaid(cfg, { packageName: pkg, minimumEdge: minimumEdge || undefined }).text;
+    // drawn as `opcat render-graph --package-name <pkg>` draws it (no --draw-v0-semantics)
+    return renderMermaid(cfg, { packageName: pkg, minimumEdge: minimumEdge || undefined, drawV0Semantics: false }).text;
   } catch (e) {
     if (e instanceof OpcatError) throw new UiError(400, e.code, e.message);
     throw e;
@@ -543,7 +544,7 @@ export class UiHandler {
     let mermaid = "";
     const warnings: string[] = [];
     try {
-      const m = renderMermaid(cfg);
+      const m = renderMermaid(cfg, { drawV0Semantics: false });
       mermaid = m.text;
       warnings.push(...m.warnings);
     } catch (e) {
