@@ -203,7 +203,8 @@ function catalogSummary(name: string, rev: CatalogRevision | undefined): UiCatal
     lastModified: rev.lastModified.toISOString(),
     packages: list.packages.length,
     channels: list.packages.reduce((n, p) => n + p.channels.length, 0),
-    bundles: rev.registry.bundleCount,
+    // distinct olm.bundle blobs (a bundle in three channels counts once), as on the package list
+    bundles: list.packages.reduce((n, p) => n + p.bundles, 0),
     ready: true,
   };
   return d.catalog;

@@ -128,13 +128,15 @@ function Graph({ g, catalog, channel, from, selected, hidden, q }: { g: UiGraph;
   const hiddenKinds = new Set(hidden.split(",").filter((k) => k !== ""));
   const shownEdges = useMemo(() => g.edges.map((e, i) => ({ e, i })).filter(({ e }) => !hiddenKinds.has(e.kind)), [g, hidden]);
   const edgeList = useMemo(() => shownEdges.map(({ e }) => e), [shownEdges]);
-  const [layout, setLayout] = useState<Layout | { error: Error } | undefined>(undefined);
+  // a layout belongs to the graph and edge list it was computed for: while a new one is computed
+  // (e.g. after an edge kind was hidden) the old one, whose edge indices no longer match, is not drawn
+  const [laid, setLaid] = useState<{ g: UiGraph; edges: readonly UiGraphEdge[]; layout: Layout | { error: Error } } | undefined>(undefined);
+  const layout = laid && laid.g === g && laid.edges === edgeList ? laid.layout : undefined;
   useEffect(() => {
     let live = true;
-    setLayout(undefined);
     layoutGraph(g, edgeList).then(
-      (l) => live && setLayout(l),
-      (error: Error) => live && setLayout({ error }),
+      (l) => live && setLaid({ g, edges: edgeList, layout: l }),
+      (error: Error) => live && setLaid({ g, edges: edgeList, layout: { error } }),
     );
     return () => {
       live = false;
@@ -235,7 +237,7 @@ function Graph({ g, catalog, channel, from, selected, hidden, q }: { g: UiGraph;
           role="img"
           aria-label={`upgrade graph of ${g.package}${channel ? `, channel ${channel}` : ""}: ${g.nodes.length} bundles, ${shownEdges.length} edges`}
           data-testid="graph"
-          tabIndex={0}
+          tabindex={0}
           onWheel={(e) => {
             e.preventDefault();
             const r = (e.currentTarget as SVGSVGElement).getBoundingClientRect();
@@ -290,7 +292,7 @@ function Graph({ g, catalog, channel, from, selected, hidden, q }: { g: UiGraph;
                     key={n.name}
                     class={cls}
                     transform={`translate(${p.x},${p.y})`}
-                    tabIndex={0}
+                    tabindex={0}
                     role="button"
                     aria-label={`${n.name}${n.version ? ` version ${n.version}` : ""}${isHead ? ", head" : ""}${n.deprecated ? ", deprecated" : ""}`}
                     data-node={n.name}

@@ -98,8 +98,9 @@ function Overview({ d, catalog, link }: { d: UiPackageDetail; catalog: string; l
   const defaultChannel = str(d.package.defaultChannel);
   const head = headOf(d, defaultChannel);
   const meta = csvMeta(d.bundles.find((b) => b.name === head));
-  // the CSV's (Markdown) description is the long one; the package's own is used when there is no CSV metadata
-  const description = str(meta?.description) || str(d.package.description) || str((meta?.annotations as UiBlob | undefined)?.description);
+  // the package's own description when the catalog's author wrote one (a deliberate choice for the
+  // package), else the (Markdown) description of the default channel head's CSV, else its short one
+  const description = str(d.package.description) || str(meta?.description) || str((meta?.annotations as UiBlob | undefined)?.description);
   const depByChannel = new Map(deps.filter((e) => e.reference.schema === "olm.channel").map((e) => [e.reference.name ?? "", e.message]));
   const pkgDep = deps.find((e) => e.reference.schema === "olm.package");
   const channels = [...d.channels].sort((a, b) => (str(a.name) === defaultChannel ? -1 : str(b.name) === defaultChannel ? 1 : str(a.name).localeCompare(str(b.name))));

@@ -1,5 +1,5 @@
 /** Resolution: an Input (package, channel, version range, CEL) and installed operators → the resolver API's resolveset. */
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { api } from "./api.js";
 import { href, replaceHash } from "./router.js";
 import { BlobView, ErrorBox, useLoad } from "./util.js";
@@ -48,23 +48,39 @@ export function ResolvePage({ query }: { query: URLSearchParams }) {
   const [busy, setBusy] = useState(false);
   const cat = form.catalog || (catalogs.state === "ok" ? catalogs.value[0]?.name ?? "" : "");
   const pkgs = useLoad(() => (cat ? api.packages(cat) : Promise.resolve(undefined)), [cat]);
+  // only the latest request's answer is shown (an earlier, slower one must not overwrite it)
+  const seq = useRef(0);
   const run = (f: Form): void => {
+    const mine = ++seq.current;
     setBusy(true);
     api.post<ResolveAnswer>("/api/v1/resolve", buildRequest(f)).then(
       (a) => {
+        if (mine !== seq.current) return;
         setAnswer(a);
         setBusy(false);
       },
       (error: Error) => {
+        if (mine !== seq.current) return;
         setAnswer({ error });
         setBusy(false);
       },
     );
   };
-  // a link with the form filled in (e.g. shared) runs at once
+  // a link with the form filled in (opened, shared, or followed while this page is shown) runs at once
+  const linked = FIELDS.map((k) => query.get(k) ?? "").join("\u0000");
+  const lastRun = useRef<string | undefined>(undefined);
   useEffect(() => {
-    if (initial.package) run(initial);
-  }, []);
+    if (linked === lastRun.current) return;
+    lastRun.current = linked;
+    const f = Object.fromEntries(FIELDS.map((k) => [k, query.get(k) ?? ""])) as Form;
+    setForm(f);
+    if (f.package) run(f);
+    else {
+      seq.current++;
+      setAnswer(undefined);
+      setBusy(false);
+    }
+  }, [linked]);
   const set = (k: keyof Form) => (e: Event) => setForm({ ...form, [k]: (e.target as HTMLInputElement).value });
   return (
     <section>
@@ -75,6 +91,7 @@ export function ResolvePage({ query }: { query: URLSearchParams }) {
         aria-label="resolution"
         onSubmit={(e) => {
           e.preventDefault();
+          lastRun.current = FIELDS.map((k) => form[k]).join("\u0000");
           replaceHash(href(["resolve"], { ...form }));
           run(form);
         }}

@@ -77,8 +77,10 @@ function Result({ a }: { a: { status: number; body: UiRenderAnswer | UiErrorBody
   if ("error" in a.body) {
     const e = a.body.error;
     return (
-      <div class="error" role="alert" data-testid="render-result">
-        <code class="code">{e.code}</code> {e.message}
+      <div data-testid="render-result">
+        <div class="error" role="alert">
+          <code class="code">{e.code}</code> {e.message}
+        </div>
       </div>
     );
   }

@@ -1,0 +1,64 @@
+/**
+ * What the browser tests need: a real `opcat serve` (bin/opcat, the built dist/ and dist/ui) on
+ * 127.0.0.1 and Debian's Chromium driven by playwright-core. Under CI=true a missing browser is a
+ * failure (`.ci/run` installs the `chromium` package); elsewhere the tests skip saying why.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { chromium, type Browser } from "playwright-core";
+import { REPO_ROOT } from "../shared.js";
+
+export const CHROMIUM = process.env.OPCAT_CHROMIUM ?? "/usr/bin/chromium";
+
+export function requireChromium(): { skip: false | string } {
+  if (existsSync(CHROMIUM)) return { skip: false };
+  const msg = `no Chromium at ${CHROMIUM} (apt-get install chromium, or set OPCAT_CHROMIUM)`;
+  if (process.env.CI === "true") throw new Error(`${msg}; under CI=true this is a failure`);
+  return { skip: msg };
+}
+
+export function launchBrowser(): Promise<Browser> {
+  // --no-sandbox: CI runs as root, where Chromium's sandbox cannot start
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });
+}
+
+export interface Served {
+  /** The UI's URL, e.g. http://127.0.0.1:41234/ */
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Starts `opcat serve <args> --http 127.0.0.1:0 --no-grpc` and waits for its "serving" log line. */
+export async function startServe(args: string[]): Promise<Served> {
+  const child: ChildProcess = spawn(process.execPath, [join(REPO_ROOT, "bin", "opcat"), "serve", ...args, "--http", "127.0.0.1:0", "--no-grpc"], {
+    cwd: REPO_ROOT,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const log: string[] = [];
+  const url = await new Promise<string>((resolve, reject) => {
+    const rl = createInterface({ input: child.stderr! });
+    rl.on("line", (line) => {
+      log.push(line);
+      try {
+        const entry = JSON.parse(line) as { msg?: string; ui?: string | null };
+        if (entry.msg === "serving") {
+          if (entry.ui) resolve(entry.ui);
+          else reject(new Error(`opcat serve started without the UI:\n${log.join("\n")}`));
+        }
+      } catch {
+        // not a JSON log line (problem reports): kept in the log
+      }
+    });
+    void exited.then((code) => reject(new Error(`opcat serve exited (${code}) before serving:\n${log.join("\n")}`)));
+  });
+  return {
+    url,
+    async stop() {
+      if (child.exitCode === null) child.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
