@@ -76,6 +76,8 @@ export async function mergeCommunityCatalogs(community: string, dir: string, for
       return { type: prop.type, value: RawJson.fromValue(v) };
     });
   }
-  writeCatalogDirectory(a.config, dir, format);
-  writeCatalogDirectory(b.config, dir, format);
+  // one write (the directory is written whole into a temporary sibling and renamed into place)
+  const merged = { ...a.config };
+  for (const k of ["packages", "channels", "bundles", "deprecations", "others"] as const) (merged[k] as unknown[]) = [...a.config[k], ...b.config[k]];
+  writeCatalogDirectory(merged, dir, format);
 }

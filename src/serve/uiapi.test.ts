@@ -77,8 +77,34 @@ describe("web UI routes of opcat serve", () => {
     const heads = g.nodes.filter((n) => n.heads.includes("stable")).map((n) => n.name);
     assert.deepEqual(heads, ["etcd.v0.9.4"]);
     assert.equal(g.nodes.find((n) => n.name === "etcd.v0.9.3")?.inCatalog, false);
-    const all = (await (await fetch(`${base}/ui/api/catalogs/test/packages/etcd/graph`)).json()) as UiGraph;
+    const all = (await (await fetch(`${base}/ui/api/catalogs/test/packages/etcd/graph?channel=*`)).json()) as UiGraph;
+    assert.equal(all.channel, "");
+    assert.deepEqual(all.channels, ["alpha", "stable"]);
+    const byDefault = (await (await fetch(`${base}/ui/api/catalogs/test/packages/etcd/graph`)).json()) as UiGraph;
+    assert.equal(byDefault.channel, byDefault.defaultChannel, "no channel asked: the default channel");
     assert.ok(all.edges.some((e) => e.channels.length === 2), "an edge in both channels is one edge listing both");
+  });
+
+  test("graph layout: every bundle placed, the drawn edges are the kinds not hidden, computed once", async () => {
+    const url = `${base}/ui/api/catalogs/test/packages/etcd/graph?channel=stable&layout=1`;
+    const g = (await (await fetch(url)).json()) as UiGraph;
+    assert.ok(g.layout);
+    assert.deepEqual(Object.keys(g.layout.nodes).sort(), g.nodes.map((n) => n.name).sort());
+    for (const n of Object.values(g.layout.nodes)) assert.ok(n.w > 0 && n.h > 0 && n.x >= 0 && n.y >= 0 && n.x + n.w <= g.layout.width && n.y + n.h <= g.layout.height);
+    assert.deepEqual(g.layout.edges.map((e) => e.index), g.edges.map((_, i) => i));
+    for (const e of g.layout.edges) assert.match(e.d, /^M[\d.]+,[\d.]+ [LC]/);
+    // two boxes never overlap
+    const boxes = Object.values(g.layout.nodes);
+    for (const a of boxes) for (const b of boxes) if (a !== b) assert.ok(a.x + a.w <= b.x || b.x + b.w <= a.x || a.y + a.h <= b.y || b.y + b.h <= a.y);
+    const hidden = (await (await fetch(`${url}&hide=skipRange,skips`)).json()) as UiGraph;
+    assert.ok(hidden.layout);
+    assert.deepEqual(hidden.edges, g.edges, "the edges are listed whole; only the drawn ones are filtered");
+    assert.deepEqual(hidden.layout.edges.map((e) => hidden.edges[e.index].kind), ["replaces", "replaces"]);
+    // the same question is answered from the revision's cache (the same bytes)
+    assert.equal(await (await fetch(url)).text(), JSON.stringify(g));
+    const bad = await fetch(`${url}&hide=nope`);
+    assert.equal(bad.status, 400);
+    assert.equal(((await bad.json()) as { error: { code: string } }).error.code, "SERVE_UI_BAD_REQUEST");
   });
 
   test("Mermaid text is opm's render-graph output (src/fbc/mermaid.ts)", async () => {

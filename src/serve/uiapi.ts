@@ -9,7 +9,11 @@
  *   GET /ui/api/catalogs/<c>/packages/<p>/icon          the package icon (image types only)
  *   GET /ui/api/catalogs/<c>/packages/<p>/mermaid?channel=&minimumEdge=
  *                                                       opm's render-graph Mermaid text (src/fbc/mermaid.ts)
- *   GET /ui/api/catalogs/<c>/packages/<p>/graph?channel=  the upgrade graph: bundles and replaces/skips/skipRange edges
+ *   GET /ui/api/catalogs/<c>/packages/<p>/graph?channel=&layout=1&hide=  the upgrade graph (no channel:
+ *                                                       the default channel; * or empty: all): bundles and
+ *                                                       replaces/skips/skipRange edges; with layout=1 also
+ *                                                       positions and edge paths (graphlayout.ts), without
+ *                                                       the hidden edge kinds
  *   POST /ui/api/render-template {template, catalog?}   renders a basic/semver/graph template with the
  *                                                       catalog as the (offline) --reuse source
  *
@@ -32,6 +36,7 @@ import { renderedSource } from "../template/imagesource.js";
 import { renderTemplate } from "../template/index.js";
 import { reuseSource } from "../template/reuse.js";
 import { SemverError, SemverPanic, tryParseRange, tryParseVersion, type Version } from "../semver/index.js";
+import { GraphLayouter } from "./graphlayout.js";
 import type { CatalogRevision } from "./revision.js";
 import type { CatalogStore } from "./store.js";
 import type { UiBlob, UiCatalogSummary, UiGraph, UiGraphDiff, UiGraphEdge, UiGraphNode, UiPackageDetail, UiPackageList, UiPackageSummary, UiRenderAnswer, UiRenderRequest } from "./uitypes.js";
@@ -88,7 +93,11 @@ interface Asset {
 interface Derived {
   list?: UiPackageList;
   catalog?: UiCatalogSummary;
+  /** Graphs (laid out or not) by package, channel and hidden edge kinds; the oldest go first past GRAPH_CACHE. */
+  graphs?: Map<string, Promise<UiGraph>>;
 }
+const GRAPH_CACHE = 256;
+const EDGE_KINDS = new Set<UiGraphEdge["kind"]>(["replaces", "skips", "skipRange"]);
 const derived = new WeakMap<CatalogRevision, Derived>();
 
 function derivedOf(rev: CatalogRevision): Derived {
@@ -343,6 +352,7 @@ export function packageGraph(detail: UiPackageDetail, channel: string): UiGraph 
     package: str(detail.package.name),
     defaultChannel: str(detail.package.defaultChannel),
     channel,
+    channels: detail.channels.map((c) => str(c.name)).sort(),
     deprecatedPackage: pkgDeprecated,
     deprecatedChannels: [...depChannels].filter((c) => channels.some((x) => x.name === c)),
     nodes: [...nodes.values()],
@@ -371,6 +381,8 @@ export class UiHandler {
   readonly #dir: string;
   readonly #max: number;
   readonly #assets = new Map<string, Asset | null>();
+  readonly #layouter = new GraphLayouter();
+  #warmed = false;
 
   constructor(store: CatalogStore, opts: UiOptions = {}) {
     this.#store = store;
@@ -386,6 +398,11 @@ export class UiHandler {
   handle(req: IncomingMessage, res: ServerResponse, path: string, query: string): boolean {
     const method = req.method ?? "GET";
     if (path.startsWith(UI_API_PREFIX)) {
+      // someone is using the UI: have the graph layout engine ready before a graph is asked for
+      if (!this.#warmed) {
+        this.#warmed = true;
+        this.#layouter.warm();
+      }
       this.#api(req, res, method, path.slice(UI_API_PREFIX.length), new URLSearchParams(query)).catch((e: unknown) => {
         if (e instanceof UiError) return sendJson(res, e.status, { error: { code: e.code, message: e.message } });
         if (!res.headersSent) sendJson(res, 500, { error: { code: "SERVE_UI_INTERNAL", message: "internal error" } });
@@ -477,11 +494,7 @@ export class UiHandler {
       if (!detail) throw missing();
       return sendJson(res, 200, detail);
     }
-    if (parts[4] === "graph") {
-      const detail = packageDetail(rev, pkg);
-      if (!detail) throw missing();
-      return sendJson(res, 200, packageGraph(detail, params.get("channel") ?? ""));
-    }
+    if (parts[4] === "graph") return sendJson(res, 200, await this.#graph(rev, pkg, params, missing));
     if (parts[4] === "mermaid") {
       const text = packageMermaid(rev, pkg, params.get("channel") ?? "", params.get("minimumEdge") ?? "");
       if (text === undefined) throw missing();
@@ -513,6 +526,40 @@ export class UiHandler {
       return;
     }
     throw new UiError(404, "SERVE_UI_NOT_FOUND", `no UI API at /ui/api/${rest}`);
+  }
+
+  /** A package's graph, with its layout when asked (`layout=1`, `hide=` edge kinds), computed once per revision. */
+  #graph(rev: CatalogRevision, pkg: string, params: URLSearchParams, missing: () => UiError): Promise<UiGraph> {
+    // no channel: the package's default channel; "*" (or empty): all channels
+    const asked = params.get("channel");
+    let channel: string;
+    if (asked === null) {
+      const p = blobs(rev, "olm.package", "", pkg)[0];
+      if (!p) throw missing();
+      channel = str(p.defaultChannel);
+    } else channel = asked === "*" ? "" : asked;
+    const layout = params.get("layout") === "1";
+    const hide = (params.get("hide") ?? "").split(",").filter((k) => k !== "");
+    for (const k of hide) if (!EDGE_KINDS.has(k as UiGraphEdge["kind"])) throw new UiError(400, "SERVE_UI_BAD_REQUEST", `hide: unknown edge kind ${JSON.stringify(k)} (replaces, skips or skipRange)`);
+    const hidden = new Set(hide.sort() as UiGraphEdge["kind"][]);
+    const d = derivedOf(rev);
+    const cache = (d.graphs ??= new Map());
+    const key = `${pkg}\u0000${channel}\u0000${layout ? [...hidden].join(",") : "-"}`;
+    let p = cache.get(key);
+    if (!p) {
+      if (layout) {
+        p = this.#graph(rev, pkg, new URLSearchParams({ channel: channel || "*" }), missing).then(async (g) => ({ ...g, layout: await this.#layouter.layout(g, hidden) }));
+      } else {
+        const detail = packageDetail(rev, pkg);
+        if (!detail) throw missing();
+        p = Promise.resolve(packageGraph(detail, channel));
+      }
+      if (cache.size >= GRAPH_CACHE) cache.delete(cache.keys().next().value as string);
+      cache.set(key, p);
+      // a failure is not kept
+      p.catch(() => cache.get(key) === p && cache.delete(key));
+    }
+    return p;
   }
 
   async #render(req: IncomingMessage): Promise<UiRenderAnswer> {

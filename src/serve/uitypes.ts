@@ -121,9 +121,21 @@ export interface UiGraph {
   defaultChannel: string;
   /** The channel drawn, or empty for all. */
   channel: string;
+  /** Every channel of the package, sorted. */
+  channels: string[];
   deprecatedPackage: boolean;
   deprecatedChannels: string[];
   nodes: UiGraphNode[];
   edges: UiGraphEdge[];
   warnings: string[];
+  /** Positions and edge paths (with ?layout=1): the edges of the kinds not hidden (?hide=skipRange,…). */
+  layout?: UiGraphLayout;
+}
+
+/** A laid-out graph: boxes by bundle name, SVG paths of the drawn edges (index into UiGraph.edges). */
+export interface UiGraphLayout {
+  width: number;
+  height: number;
+  nodes: Record<string, { x: number; y: number; w: number; h: number }>;
+  edges: { index: number; d: string }[];
 }

@@ -37,7 +37,12 @@ export const api = {
   catalogs: () => getJson<UiCatalogSummary[]>("/ui/api/catalogs"),
   packages: (c: string) => getJson<UiPackageList>(`/ui/api/catalogs/${enc(c)}/packages`),
   pkg: (c: string, p: string) => getJson<UiPackageDetail>(`/ui/api/catalogs/${enc(c)}/packages/${enc(p)}`),
-  graph: (c: string, p: string, channel: string) => getJson<UiGraph>(`/ui/api/catalogs/${enc(c)}/packages/${enc(p)}/graph?channel=${enc(channel)}`),
+  /**
+   * The graph laid out by the server, without the edge kinds in `hide` (comma-separated); `channel`
+   * null: the package's default channel, "*": all channels.
+   */
+  graph: (c: string, p: string, channel: string | null, hide = "") =>
+    getJson<UiGraph>(`/ui/api/catalogs/${enc(c)}/packages/${enc(p)}/graph?layout=1${channel === null ? "" : `&channel=${enc(channel)}`}${hide ? `&hide=${enc(hide)}` : ""}`),
   iconUrl: (c: string, p: string) => `/ui/api/catalogs/${enc(c)}/packages/${enc(p)}/icon`,
   async mermaid(c: string, p: string, channel: string): Promise<string> {
     const res = await fetch(`/ui/api/catalogs/${enc(c)}/packages/${enc(p)}/mermaid?channel=${enc(channel)}`);

@@ -1,19 +1,9 @@
-/** The upgrade graph: laid out by elkjs, drawn as SVG, zoom/pan, details, upgrade paths, SVG and Mermaid export. */
-import type { ELK as ElkApi, ElkNode, ElkExtendedEdge } from "elkjs/lib/elk-api.js";
+/** The upgrade graph: laid out by the server (elkjs, src/serve/graphlayout.ts), drawn as SVG, zoom/pan, details, upgrade paths, SVG and Mermaid export. */
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
-import type { UiGraph, UiGraphEdge, UiGraphNode, UiPackageDetail } from "../serve/uitypes.js";
+import type { UiGraph, UiGraphEdge } from "../serve/uitypes.js";
 import { api } from "./api.js";
 import { upgradePaths } from "./paths.js";
-import { CopyButton, download, ErrorBox, Show, str, useLoad } from "./util.js";
-
-// elkjs is large: loaded (once) when the first graph is drawn, not with the catalog pages
-let elkInstance: Promise<ElkApi> | undefined;
-function elk(): Promise<ElkApi> {
-  elkInstance ??= import("elkjs/lib/elk.bundled.js").then((m) => new m.default());
-  return elkInstance;
-}
-const NODE_H = 38;
-const CHAR_W = 7;
+import { CopyButton, download, ErrorBox, Show, useLoad } from "./util.js";
 
 export interface Layout {
   width: number;
@@ -22,85 +12,59 @@ export interface Layout {
   edges: { index: number; d: string }[];
 }
 
-function nodeWidth(n: UiGraphNode): number {
-  return Math.max(90, Math.ceil(Math.max(n.name.length * (CHAR_W - 0.8), (n.version || n.name).length * CHAR_W) + 24));
-}
-
-export async function layoutGraph(g: UiGraph, edges: readonly UiGraphEdge[]): Promise<Layout> {
-  const graph: ElkNode = {
-    id: "root",
-    layoutOptions: {
-      "elk.algorithm": "layered",
-      "elk.direction": "RIGHT",
-      "elk.edgeRouting": "POLYLINE",
-      "elk.layered.spacing.nodeNodeBetweenLayers": "50",
-      "elk.spacing.nodeNode": "18",
-      "elk.layered.considerModelOrder.strategy": "NODES_AND_EDGES",
-    },
-    children: g.nodes.map((n) => ({ id: n.name, width: nodeWidth(n), height: NODE_H })),
-    edges: edges.map((e, i): ElkExtendedEdge => ({ id: `e${i}`, sources: [e.from], targets: [e.to] })),
-  };
-  const res = await (await elk()).layout(graph);
-  const nodes = new Map<string, { x: number; y: number; w: number; h: number }>();
-  for (const c of res.children ?? []) nodes.set(c.id, { x: c.x ?? 0, y: c.y ?? 0, w: c.width ?? 0, h: c.height ?? 0 });
-  const out: { index: number; d: string }[] = [];
-  for (const e of (res.edges ?? []) as ElkExtendedEdge[]) {
-    const index = Number(e.id.slice(1));
-    const s = e.sections?.[0];
-    if (!s) continue;
-    const pts = [s.startPoint, ...(s.bendPoints ?? []), s.endPoint];
-    out.push({ index, d: `M${pts.map((p) => `${p.x.toFixed(1)},${p.y.toFixed(1)}`).join(" L")}` });
-  }
-  return { width: res.width ?? 0, height: res.height ?? 0, nodes, edges: out };
-}
-
 type Kind = UiGraphEdge["kind"];
 const KINDS: Kind[] = ["replaces", "skips", "skipRange"];
 
-export function GraphView({ catalog, pkg, detail, query, setQuery }: { catalog: string; pkg: string; detail: UiPackageDetail; query: URLSearchParams; setQuery: (q: Record<string, string | undefined>) => void }) {
-  const defaultChannel = str(detail.package.defaultChannel);
-  const channelParam = query.get("channel") ?? defaultChannel;
-  const channel = channelParam === "*" ? "" : channelParam;
+export function GraphView({ catalog, pkg, query, setQuery }: { catalog: string; pkg: string; query: URLSearchParams; setQuery: (q: Record<string, string | undefined>) => void }) {
+  // no channel in the link: the package's default channel (the server knows it); "*": all channels
+  const asked = query.get("channel");
   const from = query.get("from") ?? "";
   const selected = query.get("node") ?? "";
-  const v = useLoad(() => api.graph(catalog, pkg, channel), [catalog, pkg, channel]);
-  const q = (over: Record<string, string | undefined>): void =>
-    setQuery({ channel: channelParam === defaultChannel ? undefined : channelParam, from: from || undefined, node: selected || undefined, hide: query.get("hide") ?? undefined, ...over });
+  const hide = query.get("hide") ?? "";
+  const v = useLoad(() => api.graph(catalog, pkg, asked, hide), [catalog, pkg, asked, hide]);
   return (
     <div class="graph-page">
-      <div class="toolbar" role="toolbar" aria-label="graph options">
-        <label>
-          Channel{" "}
-          <select name="channel" value={channelParam} onChange={(e) => q({ channel: (e.target as HTMLSelectElement).value, from: undefined, node: undefined })}>
-            {detail.channels.map((c) => (
-              <option key={str(c.name)} value={str(c.name)}>
-                {str(c.name)}
-                {str(c.name) === defaultChannel ? " (default)" : ""}
-              </option>
-            ))}
-            <option value="*">all channels</option>
-          </select>
-        </label>
-        <Show v={v}>
-          {(g) => (
-            <label>
-              From version{" "}
-              <select name="from" value={from} onChange={(e) => q({ from: (e.target as HTMLSelectElement).value || undefined })}>
-                <option value="">(none)</option>
-                {[...g.nodes]
-                  .filter((n) => n.channels.length > 0)
-                  .sort((a, b) => cmpVersion(a.version, b.version))
-                  .map((n) => (
-                    <option key={n.name} value={n.name}>
-                      {n.version || n.name} ({n.name})
-                    </option>
-                  ))}
-              </select>
-            </label>
-          )}
-        </Show>
-      </div>
-      <Show v={v}>{(g) => <Graph g={g} catalog={catalog} channel={channel} from={from} selected={selected} hidden={query.get("hide") ?? ""} q={q} />}</Show>
+      <Show v={v}>
+        {(g) => {
+          const defaultChannel = g.defaultChannel;
+          const channelParam = asked ?? defaultChannel;
+          const q = (over: Record<string, string | undefined>): void =>
+            setQuery({ channel: channelParam === defaultChannel ? undefined : channelParam, from: from || undefined, node: selected || undefined, hide: hide || undefined, ...over });
+          return (
+            <>
+              <div class="toolbar" role="toolbar" aria-label="graph options">
+                <label>
+                  Channel{" "}
+                  <select name="channel" value={channelParam} onChange={(e) => q({ channel: (e.target as HTMLSelectElement).value, from: undefined, node: undefined })}>
+                    {g.channels.map((c) => (
+                      <option key={c} value={c}>
+                        {c}
+                        {c === defaultChannel ? " (default)" : ""}
+                      </option>
+                    ))}
+                    <option value="*">all channels</option>
+                  </select>
+                </label>
+                <label>
+                  From version{" "}
+                  <select name="from" value={from} onChange={(e) => q({ from: (e.target as HTMLSelectElement).value || undefined })}>
+                    <option value="">(none)</option>
+                    {[...g.nodes]
+                      .filter((n) => n.channels.length > 0)
+                      .sort((a, b) => cmpVersion(a.version, b.version))
+                      .map((n) => (
+                        <option key={n.name} value={n.name}>
+                          {n.version || n.name} ({n.name})
+                        </option>
+                      ))}
+                  </select>
+                </label>
+              </div>
+              <Graph g={g} catalog={catalog} channel={g.channel} from={from} selected={selected} hidden={hide} q={q} />
+            </>
+          );
+        }}
+      </Show>
     </div>
   );
 }
@@ -128,22 +92,12 @@ function Graph({ g, catalog, channel, from, selected, hidden, q }: { g: UiGraph;
   const hiddenKinds = new Set(hidden.split(",").filter((k) => k !== ""));
   const shownEdges = useMemo(() => g.edges.map((e, i) => ({ e, i })).filter(({ e }) => !hiddenKinds.has(e.kind)), [g, hidden]);
   const edgeList = useMemo(() => shownEdges.map(({ e }) => e), [shownEdges]);
-  // a layout belongs to the graph and edge list it was computed for: while a new one is computed
-  // (e.g. after an edge kind was hidden) the old one, whose edge indices no longer match, is not drawn
-  const [laid, setLaid] = useState<{ g: UiGraph; edges: readonly UiGraphEdge[]; layout: Layout | { error: Error } } | undefined>(undefined);
-  const layout = laid && laid.g === g && laid.edges === edgeList ? laid.layout : undefined;
-  useEffect(() => {
-    let live = true;
-    layoutGraph(g, edgeList).then(
-      (l) => live && setLaid({ g, edges: edgeList, layout: l }),
-      (error: Error) => live && setLaid({ g, edges: edgeList, layout: { error } }),
-    );
-    return () => {
-      live = false;
-    };
-  }, [g, edgeList]);
+  // laid out by the server (the edges of the kinds not hidden; edge indexes refer to g.edges)
+  const layout = useMemo((): Layout | undefined => (g.layout ? { ...g.layout, nodes: new Map(Object.entries(g.layout.nodes)) } : undefined), [g]);
   const heads = useMemo(() => g.nodes.filter((n) => (channel === "" ? n.heads.length > 0 : n.heads.includes(channel))).map((n) => n.name), [g, channel]);
   const paths = useMemo(() => (from && g.nodes.some((n) => n.name === from) ? upgradePaths(from, edgeList, heads) : undefined), [from, edgeList, heads]);
+  // the highlighted edges as indexes into g.edges
+  const onPath = useMemo(() => new Set([...(paths?.edges ?? [])].map((k) => shownEdges[k].i)), [paths, shownEdges]);
   const counts = { replaces: 0, skips: 0, skipRange: 0 };
   for (const e of g.edges) counts[e.kind]++;
   const svgRef = useRef<SVGSVGElement>(null);
@@ -153,7 +107,7 @@ function Graph({ g, catalog, channel, from, selected, hidden, q }: { g: UiGraph;
   // fit the graph into the view once laid out
   const fit = (): void => {
     const svg = svgRef.current;
-    if (!svg || !layout || "error" in layout) return;
+    if (!svg || !layout) return;
     const r = svg.getBoundingClientRect();
     const k = Math.min(1.5, Math.max(0.05, Math.min((r.width - 20) / Math.max(1, layout.width), (r.height - 20) / Math.max(1, layout.height))));
     setView({ k, x: (r.width - layout.width * k) / 2, y: (r.height - layout.height * k) / 2 });
@@ -167,8 +121,57 @@ function Graph({ g, catalog, channel, from, selected, hidden, q }: { g: UiGraph;
       return { k, x: cx - ((cx - v.x) * k) / v.k, y: cy - ((cy - v.y) * k) / v.k };
     });
 
+  // the drawn bundles and edges do not change while zooming or panning: the same vnodes are reused,
+  // so that a view change only updates the transform (Preact skips unchanged vnodes)
+  const qRef = useRef(q);
+  qRef.current = q;
+  const drawn = useMemo(() => {
+    if (!layout) return null;
+    return (
+      <>
+        {layout.edges.map(({ index, d }) => {
+          const e = g.edges[index];
+          const on = onPath.has(index);
+          return (
+            <path key={index} d={d} class={`edge ${e.kind}${on ? " on-path" : ""}`} marker-end="url(#arrow)">
+              <title>{`${e.from} → ${e.to} (${e.kind}${e.label ? ` ${e.label}` : ""}; ${e.channels.join(", ")})`}</title>
+            </path>
+          );
+        })}
+        {g.nodes.map((n) => {
+          const p = layout.nodes.get(n.name);
+          if (!p) return null;
+          const isHead = channel === "" ? n.heads.length > 0 : n.heads.includes(channel);
+          const hop = paths?.hops.get(n.name);
+          const cls = ["node", isHead ? "head" : "", n.deprecated ? "deprecated" : "", !n.inCatalog ? "missing" : "", n.name === selected ? "selected" : "", hop !== undefined ? "on-path" : "", n.name === from ? "from" : ""].filter(Boolean).join(" ");
+          return (
+            <g
+              key={n.name}
+              class={cls}
+              transform={`translate(${p.x},${p.y})`}
+              tabindex={0}
+              role="button"
+              aria-label={`${n.name}${n.version ? ` version ${n.version}` : ""}${isHead ? ", head" : ""}${n.deprecated ? ", deprecated" : ""}`}
+              data-node={n.name}
+              onClick={() => qRef.current({ node: n.name })}
+              onKeyDown={(e) => {
+                if (e.key === "Enter" || e.key === " ") {
+                  e.preventDefault();
+                  qRef.current({ node: n.name });
+                }
+              }}
+            >
+              <rect width={p.w} height={p.h} rx="6" />
+              <text x={p.w / 2} y="16" class="ver">{n.version || n.name}{hop !== undefined && n.name !== from ? ` · ${hop} hop${hop === 1 ? "" : "s"}` : ""}</text>
+              <text x={p.w / 2} y="30" class="nm">{n.name}</text>
+            </g>
+          );
+        })}
+      </>
+    );
+  }, [layout, onPath, paths, g, channel, selected, from]);
+
   const sel = g.nodes.find((n) => n.name === selected);
-  if (layout && "error" in layout) return <ErrorBox error={layout.error} />;
   return (
     <div class="graph-wrap">
       <div class="toolbar" role="toolbar" aria-label="graph view">
@@ -272,44 +275,7 @@ function Graph({ g, catalog, channel, from, selected, hidden, q }: { g: UiGraph;
           </defs>
           {layout ? (
             <g transform={`translate(${view.x.toFixed(1)},${view.y.toFixed(1)}) scale(${view.k.toFixed(4)})`} data-testid="graph-content" data-layout="done">
-              {layout.edges.map(({ index, d }) => {
-                const e = edgeList[index];
-                const on = paths?.edges.has(index) ?? false;
-                return (
-                  <path key={index} d={d} class={`edge ${e.kind}${on ? " on-path" : ""}`} marker-end="url(#arrow)">
-                    <title>{`${e.from} → ${e.to} (${e.kind}${e.label ? ` ${e.label}` : ""}; ${e.channels.join(", ")})`}</title>
-                  </path>
-                );
-              })}
-              {g.nodes.map((n) => {
-                const p = layout.nodes.get(n.name);
-                if (!p) return null;
-                const isHead = channel === "" ? n.heads.length > 0 : n.heads.includes(channel);
-                const hop = paths?.hops.get(n.name);
-                const cls = ["node", isHead ? "head" : "", n.deprecated ? "deprecated" : "", !n.inCatalog ? "missing" : "", n.name === selected ? "selected" : "", hop !== undefined ? "on-path" : "", n.name === from ? "from" : ""].filter(Boolean).join(" ");
-                return (
-                  <g
-                    key={n.name}
-                    class={cls}
-                    transform={`translate(${p.x},${p.y})`}
-                    tabindex={0}
-                    role="button"
-                    aria-label={`${n.name}${n.version ? ` version ${n.version}` : ""}${isHead ? ", head" : ""}${n.deprecated ? ", deprecated" : ""}`}
-                    data-node={n.name}
-                    onClick={() => q({ node: n.name })}
-                    onKeyDown={(e) => {
-                      if (e.key === "Enter" || e.key === " ") {
-                        e.preventDefault();
-                        q({ node: n.name });
-                      }
-                    }}
-                  >
-                    <rect width={p.w} height={p.h} rx="6" />
-                    <text x={p.w / 2} y="16" class="ver">{n.version || n.name}{hop !== undefined && n.name !== from ? ` · ${hop} hop${hop === 1 ? "" : "s"}` : ""}</text>
-                    <text x={p.w / 2} y="30" class="nm">{n.name}</text>
-                  </g>
-                );
-              })}
+              {drawn}
             </g>
           ) : (
             <text x="20" y="30" class="muted-text">Laying out {g.nodes.length} bundles…</text>

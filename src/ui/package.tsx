@@ -17,29 +17,30 @@ export function PackagePage({ catalog, pkg, query }: { catalog: string; pkg: str
       <nav class="crumbs" aria-label="breadcrumb">
         <a href={href(["catalogs"])}>Catalogs</a> / <a href={href(["c", catalog])}>{catalog}</a> / <span>{pkg}</span>
       </nav>
-      <Show v={v}>
-        {(d) => (
-          <>
-            <Header d={d} catalog={catalog} />
-            <div class="tabs" role="tablist" aria-label="package views">
-              {(["overview", "bundles", "graph"] as Tab[]).map((t) => (
-                <a key={t} role="tab" aria-selected={tab === t} href={link(t)} class={tab === t ? "tab active" : "tab"}>
-                  {t === "overview" ? "Overview" : t === "bundles" ? `Bundles (${d.bundles.length})` : "Upgrade graph"}
-                </a>
-              ))}
-            </div>
-            <div role="tabpanel">
-              {tab === "bundles" ? (
+      {/* the graph tab does not wait for the package's blobs: both are fetched at once */}
+      <Show v={v}>{(d) => <Header d={d} catalog={catalog} />}</Show>
+      <div class="tabs" role="tablist" aria-label="package views">
+        {(["overview", "bundles", "graph"] as Tab[]).map((t) => (
+          <a key={t} role="tab" aria-selected={tab === t} href={link(t)} class={tab === t ? "tab active" : "tab"}>
+            {t === "overview" ? "Overview" : t === "bundles" ? (v.state === "ok" ? `Bundles (${v.value.bundles.length})` : "Bundles") : "Upgrade graph"}
+          </a>
+        ))}
+      </div>
+      <div role="tabpanel">
+        {tab === "graph" ? (
+          <GraphView catalog={catalog} pkg={pkg} query={query} setQuery={(q) => replaceHash(link("graph", q))} />
+        ) : (
+          <Show v={v}>
+            {(d) =>
+              tab === "bundles" ? (
                 <Bundles d={d} selected={query.get("bundle") ?? ""} select={(b) => replaceHash(link("bundles", { bundle: b }))} />
-              ) : tab === "graph" ? (
-                <GraphView catalog={catalog} pkg={pkg} detail={d} query={query} setQuery={(q) => replaceHash(link("graph", q))} />
               ) : (
                 <Overview d={d} catalog={catalog} link={link} />
-              )}
-            </div>
-          </>
+              )
+            }
+          </Show>
         )}
-      </Show>
+      </div>
     </section>
   );
 }
