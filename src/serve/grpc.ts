@@ -8,6 +8,7 @@
  */
 import { once } from "node:events";
 import { existsSync } from "node:fs";
+import { constants as h2, type IncomingHttpHeaders, type ServerHttp2Stream } from "node:http2";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,6 +18,7 @@ import { ReflectionService } from "@grpc/reflection";
 import { protoPath as healthProtoPath } from "grpc-health-check";
 import descriptor from "protobufjs/ext/descriptor/index.js";
 import type { JsonObject, JsonValue } from "../fbc/types.js";
+import { goQuote } from "../gojson/fmt.js";
 import type { RpcResult } from "./registry.js";
 import type { CatalogRevision } from "./revision.js";
 import type { CatalogStore } from "./store.js";
@@ -227,7 +229,47 @@ export function createGrpcServer(store: CatalogStore, opts: Pick<GrpcServeOption
     Watch: ((call) => call.emit("error", rpcError(grpc.status.UNIMPLEMENTED, "method Watch not implemented"))) as ServerStream,
   });
   new ReflectionService(defs).addToServer(server);
+  checkRequestsAsGrpcGo(server);
   return server;
+}
+
+/**
+ * Where grpc-js and grpc-go (v1.82.1, opm v1.73.0's) answer a malformed request differently, answers
+ * as grpc-go:
+ * - a content-type other than `application/grpc` (or `application/grpc+…`/`;…`): HTTP 415 with
+ *   InvalidArgument `invalid gRPC request content-type "…"` (grpc-js: a bare 415).
+ * grpc-js offers no public hook for this, so this takes the place of its
+ * `_verifyContentType(stream, headers)`, which it calls on every new stream before attaching its own
+ * listeners.
+ */
+function checkRequestsAsGrpcGo(server: grpc.Server): void {
+  const internals = server as unknown as { _verifyContentType?: (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => boolean };
+  if (typeof internals._verifyContentType !== "function") throw new Error("@grpc/grpc-js has no Server._verifyContentType to extend: its internals changed");
+  internals._verifyContentType = (stream, headers) => {
+    const contentType = headers["content-type"] ?? "";
+    const grpcType = contentType === "application/grpc" || /^application\/grpc[+;]/.test(contentType);
+    if (!grpcType) {
+      earlyStatus(stream, 415, "application/grpc", grpc.status.INVALID_ARGUMENT, `invalid gRPC request content-type ${goQuote(contentType)}`);
+      return false;
+    }
+    return true;
+  };
+}
+
+/**
+ * A headers-only answer carrying the gRPC status, as grpc-go's early aborts and trailers-only
+ * statuses, then the stream is closed (RST_STREAM NO_ERROR if the request was still open).
+ */
+function earlyStatus(stream: ServerHttp2Stream, httpStatus: number, contentType: string, code: grpc.status, message: string): void {
+  stream.respond({ ":status": httpStatus, "content-type": contentType, "grpc-status": String(code), "grpc-message": encodeGrpcMessage(message) }, { endStream: true });
+  stream.close(h2.NGHTTP2_NO_ERROR);
+}
+
+/** grpc-go's encodeGrpcMessage: UTF-8 bytes outside printable ASCII, and `%`, percent-encoded. */
+function encodeGrpcMessage(message: string): string {
+  let out = "";
+  for (const b of Buffer.from(message, "utf8")) out += b >= 0x20 && b <= 0x7e && b !== 0x25 ? String.fromCharCode(b) : "%" + b.toString(16).toUpperCase().padStart(2, "0");
+  return out;
 }
 
 /** Binds and starts the gRPC server. */
