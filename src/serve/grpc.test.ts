@@ -86,6 +86,22 @@ describe("gRPC registry API (golden answers from opm v1.73.0's own server)", () 
   const etcd = Buffer.from([0x0a, 4, ...Buffer.from("etcd")]);
   const statusOf = (r: { headers: IncomingHttpHeaders }) => ({ http: r.headers[":status"], code: r.headers["grpc-status"], message: decodeURIComponent(String(r.headers["grpc-message"])) });
 
+  test("a body that ends inside a message gets grpc-go's answers: `unexpected EOF` (Unknown for unary, Internal for streaming), `EOF` / cardinality violation without a whole message", async () => {
+    const ok = await rawRequest("/api.Registry/GetPackage", {}, frame(0, etcd));
+    assert.deepEqual(statusOf(ok), { http: 200, code: "0", message: "OK" });
+    assert.ok(ok.data.length > 5);
+    // The length prefix promises 100 bytes; 6 come, then END_STREAM.
+    assert.deepEqual(statusOf(await rawRequest("/api.Registry/GetPackage", {}, frame(0, etcd, 100))), { http: 200, code: "2", message: "unexpected EOF" });
+    assert.deepEqual(statusOf(await rawRequest("/api.Registry/ListBundles", {}, frame(0, Buffer.alloc(0), 100))), { http: 200, code: "13", message: "unexpected EOF" });
+    // No message, or part of a prefix: grpc-go reads io.EOF.
+    for (const body of [Buffer.alloc(0), Buffer.from([0, 0])]) {
+      assert.deepEqual(statusOf(await rawRequest("/api.Registry/GetPackage", {}, body)), { http: 200, code: "2", message: "EOF" });
+      assert.deepEqual(statusOf(await rawRequest("/api.Registry/ListPackages", {}, body)), { http: 200, code: "13", message: "cardinality violation: received no request message from non-client-streaming RPC" });
+    }
+    // A whole message followed by a stray partial one is served (grpc-go reads one message for a unary call).
+    assert.equal(statusOf(await rawRequest("/api.Registry/GetPackage", {}, Buffer.concat([frame(0, etcd), Buffer.from([0, 0])]))).code, "0");
+  });
+
   test("a content-type that is not application/grpc[+…|;…] gets grpc-go's HTTP 415 with InvalidArgument", async () => {
     for (const ct of ["text/plain", "application/grpcx", "application/json"]) {
       const r = await rawRequest("/api.Registry/GetPackage", { "content-type": ct }, frame(0, etcd));

@@ -229,7 +229,7 @@ export function createGrpcServer(store: CatalogStore, opts: Pick<GrpcServeOption
     Watch: ((call) => call.emit("error", rpcError(grpc.status.UNIMPLEMENTED, "method Watch not implemented"))) as ServerStream,
   });
   new ReflectionService(defs).addToServer(server);
-  checkRequestsAsGrpcGo(server);
+  checkRequestsAsGrpcGo(server, defs);
   return server;
 }
 
@@ -237,12 +237,25 @@ export function createGrpcServer(store: CatalogStore, opts: Pick<GrpcServeOption
  * Where grpc-js and grpc-go (v1.82.1, opm v1.73.0's) answer a malformed request differently, answers
  * as grpc-go:
  * - a content-type other than `application/grpc` (or `application/grpc+…`/`;…`): HTTP 415 with
- *   InvalidArgument `invalid gRPC request content-type "…"` (grpc-js: a bare 415).
- * grpc-js offers no public hook for this, so this takes the place of its
+ *   InvalidArgument `invalid gRPC request content-type "…"` (grpc-js: a bare 415);
+ * - a body that ends inside a message it reads: `unexpected EOF`, Unknown for unary methods and
+ *   Internal for streaming ones; no message at all (or part of a message header): Unknown `EOF` for
+ *   unary methods, Internal `cardinality violation: …` for server-streaming ones (grpc-js:
+ *   Unimplemented `Received no request message …`);
+ * grpc-js offers no hook below its message decoder, so this takes the place of its
  * `_verifyContentType(stream, headers)`, which it calls on every new stream before attaching its own
- * listeners.
+ * listeners; a stream answered here is closed at once, so grpc-js, finding it closed, stays silent.
  */
-function checkRequestsAsGrpcGo(server: grpc.Server): void {
+function checkRequestsAsGrpcGo(server: grpc.Server, defs: protoLoader.PackageDefinition): void {
+  // messages grpc-go reads per method: unary 1, server-streaming 2 (the second must be EOF), client-streaming all
+  const reads = new Map<string, { unary: boolean; clientStreams: boolean; max: number }>();
+  for (const def of Object.values(defs)) {
+    if ("format" in def) continue;
+    for (const m of Object.values(def as grpc.ServiceDefinition)) {
+      const unary = !m.requestStream && !m.responseStream;
+      reads.set(m.path, { unary, clientStreams: m.requestStream, max: m.requestStream ? Infinity : unary ? 1 : 2 });
+    }
+  }
   const internals = server as unknown as { _verifyContentType?: (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => boolean };
   if (typeof internals._verifyContentType !== "function") throw new Error("@grpc/grpc-js has no Server._verifyContentType to extend: its internals changed");
   internals._verifyContentType = (stream, headers) => {
@@ -252,6 +265,41 @@ function checkRequestsAsGrpcGo(server: grpc.Server): void {
       earlyStatus(stream, 415, "application/grpc", grpc.status.INVALID_ARGUMENT, `invalid gRPC request content-type ${goQuote(contentType)}`);
       return false;
     }
+    const method = reads.get(headers[":path"] ?? "");
+    if (!method) return true; // grpc-js answers Unimplemented, as grpc-go
+    const subtype = contentType.slice("application/grpc+".length);
+    const fail = (code: grpc.status, message: string): void => {
+      if (!stream.headersSent && !stream.closed && !stream.destroyed) earlyStatus(stream, 200, subtype === "" ? "application/grpc" : `application/grpc+${subtype}`, code, message);
+    };
+    // The message framing (a 5-byte prefix: flag and length), followed alongside grpc-js's decoder.
+    const prefix = Buffer.alloc(5);
+    let have = 0; // prefix bytes of the current message seen
+    let left = -1; // payload bytes of the current message still to come, -1 while in the prefix
+    let messages = 0;
+    stream.on("data", (chunk: Buffer) => {
+      for (let i = 0; i < chunk.length && messages < method.max; ) {
+        if (left < 0) {
+          const n = Math.min(5 - have, chunk.length - i);
+          chunk.copy(prefix, have, i, i + n);
+          have += n;
+          i += n;
+          if (have === 5) left = prefix.readUInt32BE(1);
+        } else {
+          const n = Math.min(left, chunk.length - i);
+          left -= n;
+          i += n;
+        }
+        if (left !== 0) continue;
+        messages += 1;
+        have = 0;
+        left = -1;
+      }
+    });
+    stream.on("end", () => {
+      if (messages >= method.max) return;
+      if (left > 0) fail(method.unary ? grpc.status.UNKNOWN : grpc.status.INTERNAL, "unexpected EOF");
+      else if (messages === 0 && !method.clientStreams) fail(method.unary ? grpc.status.UNKNOWN : grpc.status.INTERNAL, method.unary ? "EOF" : "cardinality violation: received no request message from non-client-streaming RPC");
+    });
     return true;
   };
 }
