@@ -102,6 +102,16 @@ describe("gRPC registry API (golden answers from opm v1.73.0's own server)", () 
     assert.equal(statusOf(await rawRequest("/api.Registry/GetPackage", {}, Buffer.concat([frame(0, etcd), Buffer.from([0, 0])]))).code, "0");
   });
 
+  test("the compressed flag without a grpc-encoding (or with identity) is Internal, as grpc-go's checkRecvPayload; so is a flag other than 0 or 1", async () => {
+    const want = { http: 200, code: "13", message: "grpc: compressed flag set with identity or empty encoding" };
+    assert.deepEqual(statusOf(await rawRequest("/api.Registry/GetPackage", {}, frame(1, etcd))), want);
+    assert.deepEqual(statusOf(await rawRequest("/api.Registry/GetPackage", { "grpc-encoding": "identity" }, frame(1, etcd))), want);
+    assert.deepEqual(statusOf(await rawRequest("/api.Registry/ListBundles", {}, frame(1, Buffer.alloc(0)))), want);
+    assert.deepEqual(statusOf(await rawRequest("/api.Registry/GetPackage", {}, frame(2, etcd))), { http: 200, code: "13", message: "grpc: received unexpected payload format 2" });
+    // The flag is checked once the whole message is in: a truncated compressed message is still `unexpected EOF`.
+    assert.deepEqual(statusOf(await rawRequest("/api.Registry/GetPackage", {}, frame(1, etcd, 100))), { http: 200, code: "2", message: "unexpected EOF" });
+  });
+
   test("a content-type that is not application/grpc[+…|;…] gets grpc-go's HTTP 415 with InvalidArgument", async () => {
     for (const ct of ["text/plain", "application/grpcx", "application/json"]) {
       const r = await rawRequest("/api.Registry/GetPackage", { "content-type": ct }, frame(0, etcd));

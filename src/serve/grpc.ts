@@ -242,6 +242,8 @@ export function createGrpcServer(store: CatalogStore, opts: Pick<GrpcServeOption
  *   Internal for streaming ones; no message at all (or part of a message header): Unknown `EOF` for
  *   unary methods, Internal `cardinality violation: …` for server-streaming ones (grpc-js:
  *   Unimplemented `Received no request message …`);
+ * - a message with the compressed flag but no (or identity) grpc-encoding, or another flag value:
+ *   Internal (grpc-js reads it as uncompressed).
  * grpc-js offers no hook below its message decoder, so this takes the place of its
  * `_verifyContentType(stream, headers)`, which it calls on every new stream before attaching its own
  * listeners; a stream answered here is closed at once, so grpc-js, finding it closed, stays silent.
@@ -267,6 +269,7 @@ function checkRequestsAsGrpcGo(server: grpc.Server, defs: protoLoader.PackageDef
     }
     const method = reads.get(headers[":path"] ?? "");
     if (!method) return true; // grpc-js answers Unimplemented, as grpc-go
+    const encoding = headers["grpc-encoding"] ?? "";
     const subtype = contentType.slice("application/grpc+".length);
     const fail = (code: grpc.status, message: string): void => {
       if (!stream.headersSent && !stream.closed && !stream.destroyed) earlyStatus(stream, 200, subtype === "" ? "application/grpc" : `application/grpc+${subtype}`, code, message);
@@ -290,6 +293,10 @@ function checkRequestsAsGrpcGo(server: grpc.Server, defs: protoLoader.PackageDef
           i += n;
         }
         if (left !== 0) continue;
+        // A whole message: grpc-go checks its flag now (rpc_util.go checkRecvPayload).
+        const flag = prefix[0];
+        if (flag === 1 && (encoding === "" || encoding === "identity")) return fail(grpc.status.INTERNAL, "grpc: compressed flag set with identity or empty encoding");
+        if (flag > 1) return fail(grpc.status.INTERNAL, `grpc: received unexpected payload format ${flag}`);
         messages += 1;
         have = 0;
         left = -1;
