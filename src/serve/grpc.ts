@@ -8,6 +8,7 @@
  */
 import { once } from "node:events";
 import { existsSync } from "node:fs";
+import { constants as h2, type IncomingHttpHeaders, type ServerHttp2Stream } from "node:http2";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,6 +18,7 @@ import { ReflectionService } from "@grpc/reflection";
 import { protoPath as healthProtoPath } from "grpc-health-check";
 import descriptor from "protobufjs/ext/descriptor/index.js";
 import type { JsonObject, JsonValue } from "../fbc/types.js";
+import { goQuote } from "../gojson/fmt.js";
 import type { RpcResult } from "./registry.js";
 import type { CatalogRevision } from "./revision.js";
 import type { CatalogStore } from "./store.js";
@@ -227,7 +229,102 @@ export function createGrpcServer(store: CatalogStore, opts: Pick<GrpcServeOption
     Watch: ((call) => call.emit("error", rpcError(grpc.status.UNIMPLEMENTED, "method Watch not implemented"))) as ServerStream,
   });
   new ReflectionService(defs).addToServer(server);
+  checkRequestsAsGrpcGo(server, defs);
   return server;
+}
+
+/**
+ * Where grpc-js and grpc-go (v1.82.1, opm v1.73.0's) answer a malformed request differently, answers
+ * as grpc-go:
+ * - a content-type other than `application/grpc` (or `application/grpc+…`/`;…`): HTTP 415 with
+ *   InvalidArgument `invalid gRPC request content-type "…"` (grpc-js: a bare 415);
+ * - a body that ends inside a message it reads: `unexpected EOF`, Unknown for unary methods and
+ *   Internal for streaming ones; no message at all (or part of a message header): Unknown `EOF` for
+ *   unary methods, Internal `cardinality violation: …` for server-streaming ones (grpc-js:
+ *   Unimplemented `Received no request message …`);
+ * - a message with the compressed flag but no (or identity) grpc-encoding, or another flag value:
+ *   Internal (grpc-js reads it as uncompressed).
+ * grpc-js offers no hook below its message decoder, so this takes the place of its
+ * `_verifyContentType(stream, headers)`, which it calls on every new stream before attaching its own
+ * listeners; a stream answered here is closed at once, so grpc-js, finding it closed, stays silent.
+ */
+function checkRequestsAsGrpcGo(server: grpc.Server, defs: protoLoader.PackageDefinition): void {
+  // messages grpc-go reads per method: unary 1, server-streaming 2 (the second must be EOF), client-streaming all
+  const reads = new Map<string, { unary: boolean; clientStreams: boolean; max: number }>();
+  for (const def of Object.values(defs)) {
+    if ("format" in def) continue;
+    for (const m of Object.values(def as grpc.ServiceDefinition)) {
+      const unary = !m.requestStream && !m.responseStream;
+      reads.set(m.path, { unary, clientStreams: m.requestStream, max: m.requestStream ? Infinity : unary ? 1 : 2 });
+    }
+  }
+  const internals = server as unknown as { _verifyContentType?: (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => boolean };
+  if (typeof internals._verifyContentType !== "function") throw new Error("@grpc/grpc-js has no Server._verifyContentType to extend: its internals changed");
+  internals._verifyContentType = (stream, headers) => {
+    const contentType = headers["content-type"] ?? "";
+    const grpcType = contentType === "application/grpc" || /^application\/grpc[+;]/.test(contentType);
+    if (!grpcType) {
+      earlyStatus(stream, 415, "application/grpc", grpc.status.INVALID_ARGUMENT, `invalid gRPC request content-type ${goQuote(contentType)}`);
+      return false;
+    }
+    const method = reads.get(headers[":path"] ?? "");
+    if (!method) return true; // grpc-js answers Unimplemented, as grpc-go
+    const encoding = headers["grpc-encoding"] ?? "";
+    const subtype = contentType.slice("application/grpc+".length);
+    const fail = (code: grpc.status, message: string): void => {
+      if (!stream.headersSent && !stream.closed && !stream.destroyed) earlyStatus(stream, 200, subtype === "" ? "application/grpc" : `application/grpc+${subtype}`, code, message);
+    };
+    // The message framing (a 5-byte prefix: flag and length), followed alongside grpc-js's decoder.
+    const prefix = Buffer.alloc(5);
+    let have = 0; // prefix bytes of the current message seen
+    let left = -1; // payload bytes of the current message still to come, -1 while in the prefix
+    let messages = 0;
+    stream.on("data", (chunk: Buffer) => {
+      for (let i = 0; i < chunk.length && messages < method.max; ) {
+        if (left < 0) {
+          const n = Math.min(5 - have, chunk.length - i);
+          chunk.copy(prefix, have, i, i + n);
+          have += n;
+          i += n;
+          if (have === 5) left = prefix.readUInt32BE(1);
+        } else {
+          const n = Math.min(left, chunk.length - i);
+          left -= n;
+          i += n;
+        }
+        if (left !== 0) continue;
+        // A whole message: grpc-go checks its flag now (rpc_util.go checkRecvPayload).
+        const flag = prefix[0];
+        if (flag === 1 && (encoding === "" || encoding === "identity")) return fail(grpc.status.INTERNAL, "grpc: compressed flag set with identity or empty encoding");
+        if (flag > 1) return fail(grpc.status.INTERNAL, `grpc: received unexpected payload format ${flag}`);
+        messages += 1;
+        have = 0;
+        left = -1;
+      }
+    });
+    stream.on("end", () => {
+      if (messages >= method.max) return;
+      if (left > 0) fail(method.unary ? grpc.status.UNKNOWN : grpc.status.INTERNAL, "unexpected EOF");
+      else if (messages === 0 && !method.clientStreams) fail(method.unary ? grpc.status.UNKNOWN : grpc.status.INTERNAL, method.unary ? "EOF" : "cardinality violation: received no request message from non-client-streaming RPC");
+    });
+    return true;
+  };
+}
+
+/**
+ * A headers-only answer carrying the gRPC status, as grpc-go's early aborts and trailers-only
+ * statuses, then the stream is closed (RST_STREAM NO_ERROR if the request was still open).
+ */
+function earlyStatus(stream: ServerHttp2Stream, httpStatus: number, contentType: string, code: grpc.status, message: string): void {
+  stream.respond({ ":status": httpStatus, "content-type": contentType, "grpc-status": String(code), "grpc-message": encodeGrpcMessage(message) }, { endStream: true });
+  stream.close(h2.NGHTTP2_NO_ERROR);
+}
+
+/** grpc-go's encodeGrpcMessage: UTF-8 bytes outside printable ASCII, and `%`, percent-encoded. */
+function encodeGrpcMessage(message: string): string {
+  let out = "";
+  for (const b of Buffer.from(message, "utf8")) out += b >= 0x20 && b <= 0x7e && b !== 0x25 ? String.fromCharCode(b) : "%" + b.toString(16).toUpperCase().padStart(2, "0");
+  return out;
 }
 
 /** Binds and starts the gRPC server. */
