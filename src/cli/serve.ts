@@ -153,7 +153,8 @@ export function registerServeCommand(program: Command): void {
 
       // the HTTP and gRPC servers (grpc-js, protobufjs) load when serve runs, not for every command
       const { CatalogStore, startGrpcServer, startHttpServer } = await import("../serve/index.js");
-      const store = new CatalogStore({ checkMetaKeys: grpcAddr !== undefined, onEvent: reportEvent });
+      // the web UI shows what the last reload changed: the replaced revision is kept until the next one
+      const store = new CatalogStore({ checkMetaKeys: grpcAddr !== undefined, onEvent: reportEvent, keepPrevious: httpAddr !== undefined && opts.ui !== false });
       let failed = false;
       for (const c of catalogs) {
         let out;

@@ -50,6 +50,10 @@ export async function layoutWith(elk: ELK, g: UiGraph, hidden: ReadonlySet<UiGra
       "elk.layered.spacing.nodeNodeBetweenLayers": "50",
       "elk.spacing.nodeNode": "18",
       "elk.layered.considerModelOrder.strategy": "NODES_AND_EDGES",
+      // a long replaces chain is wrapped into rows (about twice as wide as high, like the view)
+      // instead of one line thousands of pixels long that only fits the view at an unreadable scale
+      "elk.layered.wrapping.strategy": "MULTI_EDGE",
+      "elk.aspectRatio": "2",
     },
     children: g.nodes.map((n) => ({ id: n.name, width: nodeWidth(n), height: NODE_H })),
     edges: routed.map((i): ElkExtendedEdge => ({ id: `e${i}`, sources: [g.edges[i].from], targets: [g.edges[i].to] })),

@@ -32,6 +32,11 @@ export interface CatalogStoreOptions {
    * (resolved path, inode, and every file's size and mtime), watches it and reloads.
    */
   watchPollMs?: number;
+  /**
+   * Keep the revision a reload replaced (one per catalog), for the web UI's diff of the last change.
+   * It stays in memory until the next successful reload. Default false.
+   */
+  keepPrevious?: boolean;
 }
 
 interface Entry {
@@ -43,6 +48,8 @@ interface Entry {
   /** Whether `watch` watches this catalog. */
   watchable: boolean;
   current?: CatalogRevision;
+  /** The revision `current` replaced (with keepPrevious). */
+  previous?: CatalogRevision;
   lastError?: Problem[];
   serial: number;
   /** The reload in progress, if any; further requests are folded into one follow-up reload. */
@@ -154,6 +161,11 @@ export class CatalogStore {
     return this.#entries.get(name)?.current;
   }
 
+  /** The revision the served one replaced, when the store keeps it (`keepPrevious`) and there was one. */
+  previous(name: string): CatalogRevision | undefined {
+    return this.#entries.get(name)?.previous;
+  }
+
   /** The problems of the last failed load of `name` (cleared by a successful one). */
   lastError(name: string): Problem[] | undefined {
     return this.#entries.get(name)?.lastError;
@@ -211,6 +223,7 @@ export class CatalogStore {
     e.source = source;
     if (e.current && e.current.digest === res.revision.digest) return { status: "unchanged", catalog: e.name, revision: e.current };
     e.serial = res.revision.serial;
+    if (this.#opts.keepPrevious) e.previous = e.current;
     e.current = res.revision; // the atomic swap
     return { status: "loaded", catalog: e.name, revision: res.revision };
   }

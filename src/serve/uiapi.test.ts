@@ -6,7 +6,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadDirectory } from "../fbc/load.js";
 import { renderMermaid } from "../fbc/mermaid.js";
-import { CatalogStore, startHttpServer, UI_CSP, type HttpServerHandle, type UiGraph, type UiPackageDetail, type UiPackageList, type UiRenderAnswer } from "./index.js";
+import { CatalogStore, startHttpServer, UI_CSP, type HttpServerHandle, type UiCatalogChanges, type UiGraph, type UiPackageDetail, type UiPackageList, type UiRenderAnswer } from "./index.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const catalogDir = join(here, "testdata", "catalog");
@@ -190,5 +190,90 @@ describe("web UI routes of opcat serve", () => {
       await nobuild.close();
       rmSync(empty, { recursive: true, force: true });
     }
+  });
+});
+
+describe("web UI: what the last reload changed", () => {
+  const dir = mkdtempSync(join(tmpdir(), "opcat-ui-changes-"));
+  const store = new CatalogStore({ keepPrevious: true });
+  let srv: HttpServerHandle;
+  let base: string;
+  const bundle = (pkg: string, v: string): object => ({
+    schema: "olm.bundle",
+    name: `${pkg}.v${v}`,
+    package: pkg,
+    image: `example.com/${pkg}:v${v}`,
+    properties: [{ type: "olm.package", value: { packageName: pkg, version: `${v}.0.0` } }],
+  });
+  const write = (blobs: object[]): void => {
+    rmSync(join(dir, "catalog.json"), { force: true });
+    writeFileSync(join(dir, "catalog.json"), blobs.map((b) => JSON.stringify(b)).join("\n") + "\n");
+  };
+  const pkg = (name: string): object => ({ schema: "olm.package", name, defaultChannel: "stable" });
+  const channel = (p: string, entries: object[]): object => ({ schema: "olm.channel", package: p, name: "stable", entries });
+  before(async () => {
+    write([
+      pkg("a"),
+      channel("a", [{ name: "a.v1" }, { name: "a.v2", replaces: "a.v1" }]),
+      bundle("a", "1"),
+      bundle("a", "2"),
+      pkg("gone"),
+      channel("gone", [{ name: "gone.v1" }]),
+      bundle("gone", "1"),
+    ]);
+    assert.equal((await store.add("c", dir)).status, "loaded");
+    srv = await startHttpServer(store, { port: 0, ui: { assetsDir: dir } });
+    base = `http://127.0.0.1:${srv.address.port}/ui/api/catalogs`;
+  });
+  after(async () => {
+    await srv.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("before a reload there is nothing to compare with", async () => {
+    const cs = (await (await fetch(base)).json()) as { previousRevision: number }[];
+    assert.equal(cs[0].previousRevision, 0);
+    const r = await fetch(`${base}/c/changes`);
+    assert.equal(r.status, 404);
+    assert.equal(((await r.json()) as { error: { code: string } }).error.code, "SERVE_UI_NO_PREVIOUS");
+    assert.equal((await fetch(`${base}/c/packages/a/graph?compare=previous`)).status, 404);
+  });
+
+  test("after a reload: packages added, removed and changed, and the graph of both revisions", async () => {
+    write([
+      pkg("a"),
+      channel("a", [{ name: "a.v1" }, { name: "a.v2", replaces: "a.v1" }, { name: "a.v3", replaces: "a.v2", skips: ["a.v1"] }]),
+      bundle("a", "1"),
+      bundle("a", "2"),
+      bundle("a", "3"),
+      pkg("new"),
+      channel("new", [{ name: "new.v1" }]),
+      bundle("new", "1"),
+    ]);
+    assert.equal((await store.reload("c")).status, "loaded");
+    const cs = (await (await fetch(base)).json()) as { revision: number; previousRevision: number }[];
+    assert.deepEqual([cs[0].previousRevision, cs[0].revision], [1, 2]);
+    const ch = (await (await fetch(`${base}/c/changes`)).json()) as UiCatalogChanges;
+    assert.deepEqual([ch.from.revision, ch.to.revision], [1, 2]);
+    assert.deepEqual(
+      ch.packages.map((p) => [p.package, p.status, p.addedBundles, p.removedBundles, p.addedEdges, p.removedEdges]),
+      [
+        ["a", "changed", ["a.v3"], [], ["a.v1 → a.v3 (skips)", "a.v2 → a.v3 (replaces)"], []],
+        ["gone", "removed", [], ["gone.v1"], [], []],
+        ["new", "added", ["new.v1"], [], [], []],
+      ],
+    );
+    const g = (await (await fetch(`${base}/c/packages/a/graph?channel=*&layout=1&compare=previous`)).json()) as UiGraph;
+    assert.deepEqual(g.compared, { from: 1, to: 2 });
+    assert.deepEqual(g.nodes.map((n) => `${n.name}:${n.change ?? ""}`).sort(), ["a.v1:", "a.v2:", "a.v3:added"]);
+    assert.deepEqual(g.edges.map((e) => `${e.from}>${e.to}:${e.change ?? ""}`).sort(), ["a.v1>a.v2:", "a.v1>a.v3:added", "a.v2>a.v3:added"]);
+    assert.equal(g.layout?.edges.length, 3);
+    // a removed package: its graph is all removed (it has no default channel any more: ask for all)
+    const gone = (await (await fetch(`${base}/c/packages/gone/graph?channel=*&compare=previous`)).json()) as UiGraph;
+    assert.deepEqual(gone.nodes.map((n) => `${n.name}:${n.change ?? ""}`), ["gone.v1:removed"]);
+    // an unchanged reload keeps the revision and what it is compared with
+    assert.equal((await store.reload("c")).status, "unchanged");
+    assert.equal(((await (await fetch(`${base}/c/changes`)).json()) as UiCatalogChanges).to.revision, 2);
   });
 });

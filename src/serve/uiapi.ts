@@ -21,6 +21,7 @@
  * no inline code, no framing), `X-Content-Type-Options: nosniff` and no-referrer. Summaries are
  * computed once per revision. Errors are JSON `{"error": {"code", "message"}}` like the resolver API.
  */
+import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { extname, join, normalize, sep } from "node:path";
@@ -39,7 +40,7 @@ import { SemverError, SemverPanic, tryParseRange, tryParseVersion, type Version 
 import { GraphLayouter } from "./graphlayout.js";
 import type { CatalogRevision } from "./revision.js";
 import type { CatalogStore } from "./store.js";
-import type { UiBlob, UiCatalogSummary, UiGraph, UiGraphDiff, UiGraphEdge, UiGraphNode, UiPackageDetail, UiPackageList, UiPackageSummary, UiRenderAnswer, UiRenderRequest } from "./uitypes.js";
+import type { UiBlob, UiCatalogChanges, UiCatalogSummary, UiGraph, UiGraphDiff, UiGraphEdge, UiGraphNode, UiPackageDetail, UiPackageChange, UiPackageList, UiPackageSummary, UiRenderAnswer, UiRenderRequest } from "./uitypes.js";
 
 export const UI_API_PREFIX = "/ui/api/";
 
@@ -93,6 +94,10 @@ interface Asset {
 interface Derived {
   list?: UiPackageList;
   catalog?: UiCatalogSummary;
+  /** Package content hashes (for the diff of two revisions). */
+  digests?: Map<string, string>;
+  /** The changes against the revision this one replaced. */
+  changes?: { from: CatalogRevision; value: UiCatalogChanges };
   /** Graphs (laid out or not) by package, channel and hidden edge kinds; the oldest go first past GRAPH_CACHE. */
   graphs?: Map<string, Promise<UiGraph>>;
 }
@@ -201,7 +206,7 @@ export function packageList(rev: CatalogRevision): UiPackageList {
 }
 
 function catalogSummary(name: string, rev: CatalogRevision | undefined): UiCatalogSummary {
-  if (!rev) return { name, revision: 0, digest: "", lastModified: "", packages: 0, channels: 0, bundles: 0, ready: false };
+  if (!rev) return { name, revision: 0, digest: "", lastModified: "", packages: 0, channels: 0, bundles: 0, ready: false, previousRevision: 0 };
   const d = derivedOf(rev);
   if (d.catalog) return d.catalog;
   const list = packageList(rev);
@@ -215,8 +220,66 @@ function catalogSummary(name: string, rev: CatalogRevision | undefined): UiCatal
     // distinct olm.bundle blobs (a bundle in three channels counts once), as on the package list
     bundles: list.packages.reduce((n, p) => n + p.bundles, 0),
     ready: true,
+    previousRevision: 0,
   };
   return d.catalog;
+}
+
+/** Each package's blobs, hashed (to find the packages a reload changed without parsing them). */
+function packageDigests(rev: CatalogRevision): Map<string, string> {
+  const d = derivedOf(rev);
+  if (d.digests) return d.digests;
+  const out = new Map<string, string>();
+  for (const p of blobs(rev, "olm.package", "", "")) {
+    const name = str(p.name);
+    const h = createHash("sha256");
+    for (const i of rev.query("olm.package", "", name) ?? []) h.update(rev.line(i));
+    for (const i of rev.query("", name, "") ?? []) h.update(rev.line(i));
+    out.set(name, h.digest("hex"));
+  }
+  d.digests = out;
+  return out;
+}
+
+/** What `to` changed against `from`: packages added, removed, or whose blobs differ, with their bundle and edge changes. */
+export function catalogChanges(from: CatalogRevision, to: CatalogRevision): UiCatalogChanges {
+  const d = derivedOf(to);
+  if (d.changes?.from === from) return d.changes.value;
+  const a = packageDigests(from);
+  const b = packageDigests(to);
+  const packages: UiPackageChange[] = [];
+  for (const name of [...new Set([...a.keys(), ...b.keys()])].sort()) {
+    if (a.get(name) === b.get(name)) continue;
+    const before = packageDetail(from, name);
+    const after = packageDetail(to, name);
+    const status = !before ? "added" : !after ? "removed" : "changed";
+    const diff = after ? graphDiff(after, before) : { ...graphDiff(before as UiPackageDetail, undefined), existing: false };
+    if (!after) {
+      // a removed package: everything it had is removed
+      [diff.addedBundles, diff.removedBundles] = [[], diff.addedBundles];
+      [diff.addedEdges, diff.removedEdges] = [[], diff.addedEdges];
+    }
+    packages.push({ ...diff, status });
+  }
+  const rev = (r: CatalogRevision): UiCatalogChanges["from"] => ({ revision: r.serial, digest: r.digest, lastModified: r.lastModified.toISOString() });
+  const value: UiCatalogChanges = { catalog: to.catalog, from: rev(from), to: rev(to), packages };
+  d.changes = { from, value };
+  return value;
+}
+
+/** The union of two graphs of a package, what only `after` has marked added and what only `before` has marked removed. */
+export function graphUnion(before: UiGraph | undefined, after: UiGraph | undefined): UiGraph {
+  const base = after ?? before;
+  if (!base) throw new Error("graphUnion needs a graph");
+  const nodes = new Map<string, UiGraphNode>();
+  const edges = new Map<string, UiGraphEdge>();
+  const key = (e: UiGraphEdge): string => `${e.from}\u0000${e.to}\u0000${e.kind}`;
+  for (const n of after?.nodes ?? []) nodes.set(n.name, before && before.nodes.some((m) => m.name === n.name) ? n : { ...n, change: "added" });
+  for (const n of before?.nodes ?? []) if (!nodes.has(n.name)) nodes.set(n.name, { ...n, heads: [], change: "removed" });
+  const beforeKeys = new Set((before?.edges ?? []).map(key));
+  for (const e of after?.edges ?? []) edges.set(key(e), beforeKeys.has(key(e)) ? e : { ...e, change: "added" });
+  for (const e of before?.edges ?? []) if (!edges.has(key(e))) edges.set(key(e), { ...e, change: "removed" });
+  return { ...base, nodes: [...nodes.values()], edges: [...edges.values()], warnings: [...new Set([...(after?.warnings ?? []), ...(before?.warnings ?? [])])] };
 }
 
 /** Every blob of one package (undefined when the revision has no such package). */
@@ -480,12 +543,17 @@ export class UiHandler {
     if (method !== "GET" && method !== "HEAD") throw new UiError(405, "SERVE_UI_METHOD", "use GET");
     if (parts[0] !== "catalogs") throw new UiError(404, "SERVE_UI_NOT_FOUND", `no UI API at /ui/api/${rest}`);
     if (parts.length === 1) {
-      const out: UiCatalogSummary[] = this.#store.names().map((n) => catalogSummary(n, this.#store.get(n)));
+      const out: UiCatalogSummary[] = this.#store.names().map((n) => ({ ...catalogSummary(n, this.#store.get(n)), previousRevision: this.#store.previous(n)?.serial ?? 0 }));
       return sendJson(res, 200, out);
     }
     const rev = this.#store.get(parts[1]);
     if (!rev) throw new UiError(404, "SERVE_UI_NOT_FOUND", `no catalog ${JSON.stringify(parts[1])} is served${this.#store.names().includes(parts[1]) ? " (it has no valid content yet)" : ""}`);
     if (parts.length === 3 && parts[2] === "packages") return sendJson(res, 200, packageList(rev));
+    if (parts.length === 3 && parts[2] === "changes") {
+      const prev = this.#store.previous(rev.catalog);
+      if (!prev) throw new UiError(404, "SERVE_UI_NO_PREVIOUS", `catalog ${JSON.stringify(rev.catalog)} has not been reloaded since the server started (or the server keeps no previous revision: the UI is off)`);
+      return sendJson(res, 200, catalogChanges(prev, rev));
+    }
     if (parts[2] !== "packages" || parts.length < 4 || parts.length > 5) throw new UiError(404, "SERVE_UI_NOT_FOUND", `no UI API at /ui/api/${rest}`);
     const pkg = parts[3];
     const missing = (): UiError => new UiError(404, "SERVE_UI_NOT_FOUND", `catalog ${JSON.stringify(rev.catalog)} has no package ${JSON.stringify(pkg)}`);
@@ -544,11 +612,28 @@ export class UiHandler {
     const hidden = new Set(hide.sort() as UiGraphEdge["kind"][]);
     const d = derivedOf(rev);
     const cache = (d.graphs ??= new Map());
-    const key = `${pkg}\u0000${channel}\u0000${layout ? [...hidden].join(",") : "-"}`;
+    // compare=previous: the union with the graph of the revision this one replaced, changes marked
+    const compare = params.get("compare") === "previous";
+    const prev = compare ? this.#store.previous(rev.catalog) : undefined;
+    if (compare && !prev) throw new UiError(404, "SERVE_UI_NO_PREVIOUS", `catalog ${JSON.stringify(rev.catalog)} has not been reloaded since the server started`);
+    const key = `${pkg}\u0000${channel}\u0000${layout ? [...hidden].join(",") : "-"}\u0000${compare ? "previous" : ""}`;
     let p = cache.get(key);
     if (!p) {
       if (layout) {
-        p = this.#graph(rev, pkg, new URLSearchParams({ channel: channel || "*" }), missing).then(async (g) => ({ ...g, layout: await this.#layouter.layout(g, hidden) }));
+        const inner = new URLSearchParams({ channel: channel || "*" });
+        if (compare) inner.set("compare", "previous");
+        p = this.#graph(rev, pkg, inner, missing).then(async (g) => ({ ...g, layout: await this.#layouter.layout(g, hidden) }));
+      } else if (prev) {
+        // either side may lack the package (added or removed) or the channel
+        const side = (r: CatalogRevision): UiGraph | undefined => {
+          const detail = packageDetail(r, pkg);
+          if (!detail || (channel !== "" && !detail.channels.some((c) => c.name === channel))) return undefined;
+          return packageGraph(detail, channel);
+        };
+        const before = side(prev);
+        const after = side(rev);
+        if (!before && !after) throw missing();
+        p = Promise.resolve({ ...graphUnion(before, after), compared: { from: prev.serial, to: rev.serial } });
       } else {
         const detail = packageDetail(rev, pkg);
         if (!detail) throw missing();

@@ -15,6 +15,21 @@ export interface UiCatalogSummary {
   bundles: number;
   /** Whether the catalog has valid content (false: configured but failed to load). */
   ready: boolean;
+  /** The revision the served one replaced, when the server keeps it (see /changes); 0 when none. */
+  previousRevision: number;
+}
+
+/** GET /ui/api/catalogs/<name>/changes: what the last reload changed, package by package. */
+export interface UiCatalogChanges {
+  catalog: string;
+  from: { revision: number; digest: string; lastModified: string };
+  to: { revision: number; digest: string; lastModified: string };
+  /** Packages whose blobs differ, by name. */
+  packages: UiPackageChange[];
+}
+
+export interface UiPackageChange extends UiGraphDiff {
+  status: "added" | "removed" | "changed";
 }
 
 /** One row of GET /ui/api/catalogs/<name>/packages */
@@ -104,6 +119,8 @@ export interface UiGraphNode {
   deprecated: boolean;
   /** False for a name an entry replaces or skips that is not a bundle of the catalog. */
   inCatalog: boolean;
+  /** With compare=previous: whether the last reload added or removed it. */
+  change?: "added" | "removed";
 }
 
 /** An upgrade edge: `from` may upgrade to `to`. */
@@ -114,6 +131,8 @@ export interface UiGraphEdge {
   channels: string[];
   /** The skipRange, for skipRange edges. */
   label?: string;
+  /** With compare=previous: whether the last reload added or removed it. */
+  change?: "added" | "removed";
 }
 
 export interface UiGraph {
@@ -128,6 +147,8 @@ export interface UiGraph {
   nodes: UiGraphNode[];
   edges: UiGraphEdge[];
   warnings: string[];
+  /** With compare=previous: the revisions compared (the graph is their union, changes marked). */
+  compared?: { from: number; to: number };
   /** Positions and edge paths (with ?layout=1): the edges of the kinds not hidden (?hide=skipRange,…). */
   layout?: UiGraphLayout;
 }

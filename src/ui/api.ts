@@ -1,5 +1,5 @@
 /** Calls to the server's UI API (/ui/api/…) and resolver API (/api/v1/…). */
-import type { UiCatalogSummary, UiErrorBody, UiGraph, UiPackageDetail, UiPackageList, UiRenderAnswer, UiRenderRequest } from "../serve/uitypes.js";
+import type { UiCatalogChanges, UiCatalogSummary, UiErrorBody, UiGraph, UiPackageDetail, UiPackageList, UiRenderAnswer, UiRenderRequest } from "../serve/uitypes.js";
 
 export class ApiFailure extends Error {
   constructor(
@@ -41,8 +41,12 @@ export const api = {
    * The graph laid out by the server, without the edge kinds in `hide` (comma-separated); `channel`
    * null: the package's default channel, "*": all channels.
    */
-  graph: (c: string, p: string, channel: string | null, hide = "") =>
-    getJson<UiGraph>(`/ui/api/catalogs/${enc(c)}/packages/${enc(p)}/graph?layout=1${channel === null ? "" : `&channel=${enc(channel)}`}${hide ? `&hide=${enc(hide)}` : ""}`),
+  graph: (c: string, p: string, channel: string | null, hide = "", compare = false) =>
+    getJson<UiGraph>(
+      `/ui/api/catalogs/${enc(c)}/packages/${enc(p)}/graph?layout=1${channel === null ? "" : `&channel=${enc(channel)}`}${hide ? `&hide=${enc(hide)}` : ""}${compare ? "&compare=previous" : ""}`,
+    ),
+  /** What the last reload of the catalog changed. */
+  changes: (c: string) => getJson<UiCatalogChanges>(`/ui/api/catalogs/${enc(c)}/changes`),
   iconUrl: (c: string, p: string) => `/ui/api/catalogs/${enc(c)}/packages/${enc(p)}/icon`,
   async mermaid(c: string, p: string, channel: string): Promise<string> {
     const res = await fetch(`/ui/api/catalogs/${enc(c)}/packages/${enc(p)}/mermaid?channel=${enc(channel)}`);

@@ -29,7 +29,16 @@ export function CatalogList() {
                   <td class="num">{c.packages}</td>
                   <td class="num">{c.channels}</td>
                   <td class="num">{c.bundles}</td>
-                  <td class="num" title={c.digest}>{c.revision}{c.lastModified ? ` · ${new Date(c.lastModified).toLocaleString()}` : ""}</td>
+                  <td class="num" title={c.digest}>
+                    {c.revision}
+                    {c.lastModified ? ` · ${new Date(c.lastModified).toLocaleString()}` : ""}
+                    {c.previousRevision > 0 ? (
+                      <>
+                        {" · "}
+                        <a href={href(["c", c.name, "changes"])}>changes since {c.previousRevision}</a>
+                      </>
+                    ) : null}
+                  </td>
                 </tr>
               ))}
             </tbody>

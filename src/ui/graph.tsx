@@ -21,7 +21,8 @@ export function GraphView({ catalog, pkg, query, setQuery }: { catalog: string; 
   const from = query.get("from") ?? "";
   const selected = query.get("node") ?? "";
   const hide = query.get("hide") ?? "";
-  const v = useLoad(() => api.graph(catalog, pkg, asked, hide), [catalog, pkg, asked, hide]);
+  const compare = query.get("compare") === "previous";
+  const v = useLoad(() => api.graph(catalog, pkg, asked, hide, compare), [catalog, pkg, asked, hide, compare]);
   return (
     <div class="graph-page">
       <Show v={v}>
@@ -29,7 +30,7 @@ export function GraphView({ catalog, pkg, query, setQuery }: { catalog: string; 
           const defaultChannel = g.defaultChannel;
           const channelParam = asked ?? defaultChannel;
           const q = (over: Record<string, string | undefined>): void =>
-            setQuery({ channel: channelParam === defaultChannel ? undefined : channelParam, from: from || undefined, node: selected || undefined, hide: hide || undefined, ...over });
+            setQuery({ channel: channelParam === defaultChannel ? undefined : channelParam, from: from || undefined, node: selected || undefined, hide: hide || undefined, compare: compare ? "previous" : undefined, ...over });
           return (
             <>
               <div class="toolbar" role="toolbar" aria-label="graph options">
@@ -69,6 +70,18 @@ export function GraphView({ catalog, pkg, query, setQuery }: { catalog: string; 
   );
 }
 
+/** The banner of a graph compared with the previous revision. */
+function Compared({ g }: { g: UiGraph }) {
+  const count = <T extends { change?: "added" | "removed" }>(xs: T[], c: "added" | "removed"): number => xs.filter((x) => x.change === c).length;
+  return (
+    <div class="paths" role="status" data-testid="compared">
+      Changes from revision {g.compared?.from} to {g.compared?.to}: <span class="legend-added">+{count(g.nodes, "added")} bundles</span>,{" "}
+      <span class="legend-removed">−{count(g.nodes, "removed")} bundles</span>, <span class="legend-added">+{count(g.edges, "added")} edges</span>,{" "}
+      <span class="legend-removed">−{count(g.edges, "removed")} edges</span> (added in green, removed in red and dashed).
+    </div>
+  );
+}
+
 function cmpVersion(a: string, b: string): number {
   const pa = a.split(/[.+-]/).map((x) => (/^\d+$/.test(x) ? Number(x) : x));
   const pb = b.split(/[.+-]/).map((x) => (/^\d+$/.test(x) ? Number(x) : x));
@@ -95,9 +108,14 @@ function Graph({ g, catalog, channel, from, selected, hidden, q }: { g: UiGraph;
   // laid out by the server (the edges of the kinds not hidden; edge indexes refer to g.edges)
   const layout = useMemo((): Layout | undefined => (g.layout ? { ...g.layout, nodes: new Map(Object.entries(g.layout.nodes)) } : undefined), [g]);
   const heads = useMemo(() => g.nodes.filter((n) => (channel === "" ? n.heads.length > 0 : n.heads.includes(channel))).map((n) => n.name), [g, channel]);
-  const paths = useMemo(() => (from && g.nodes.some((n) => n.name === from) ? upgradePaths(from, edgeList, heads) : undefined), [from, edgeList, heads]);
+  // upgrade paths use the edges shown, not those the last reload removed (when comparing)
+  const pathEdges = useMemo(() => shownEdges.filter(({ e }) => e.change !== "removed"), [shownEdges]);
+  const paths = useMemo(
+    () => (from && g.nodes.some((n) => n.name === from) ? upgradePaths(from, pathEdges.map(({ e }) => e), heads) : undefined),
+    [from, pathEdges, heads],
+  );
   // the highlighted edges as indexes into g.edges
-  const onPath = useMemo(() => new Set([...(paths?.edges ?? [])].map((k) => shownEdges[k].i)), [paths, shownEdges]);
+  const onPath = useMemo(() => new Set([...(paths?.edges ?? [])].map((k) => pathEdges[k].i)), [paths, pathEdges]);
   const counts = { replaces: 0, skips: 0, skipRange: 0 };
   for (const e of g.edges) counts[e.kind]++;
   const svgRef = useRef<SVGSVGElement>(null);
@@ -133,8 +151,8 @@ function Graph({ g, catalog, channel, from, selected, hidden, q }: { g: UiGraph;
           const e = g.edges[index];
           const on = onPath.has(index);
           return (
-            <path key={index} d={d} class={`edge ${e.kind}${on ? " on-path" : ""}`} marker-end="url(#arrow)">
-              <title>{`${e.from} → ${e.to} (${e.kind}${e.label ? ` ${e.label}` : ""}; ${e.channels.join(", ")})`}</title>
+            <path key={index} d={d} class={`edge ${e.kind}${on ? " on-path" : ""}${e.change ? ` change-${e.change}` : ""}`} marker-end="url(#arrow)">
+              <title>{`${e.from} → ${e.to} (${e.kind}${e.label ? ` ${e.label}` : ""}; ${e.channels.join(", ")})${e.change ? `, ${e.change} by the last reload` : ""}`}</title>
             </path>
           );
         })}
@@ -143,7 +161,7 @@ function Graph({ g, catalog, channel, from, selected, hidden, q }: { g: UiGraph;
           if (!p) return null;
           const isHead = channel === "" ? n.heads.length > 0 : n.heads.includes(channel);
           const hop = paths?.hops.get(n.name);
-          const cls = ["node", isHead ? "head" : "", n.deprecated ? "deprecated" : "", !n.inCatalog ? "missing" : "", n.name === selected ? "selected" : "", hop !== undefined ? "on-path" : "", n.name === from ? "from" : ""].filter(Boolean).join(" ");
+          const cls = ["node", isHead ? "head" : "", n.deprecated ? "deprecated" : "", !n.inCatalog ? "missing" : "", n.name === selected ? "selected" : "", hop !== undefined ? "on-path" : "", n.name === from ? "from" : "", n.change ? `change-${n.change}` : ""].filter(Boolean).join(" ");
           return (
             <g
               key={n.name}
@@ -151,7 +169,7 @@ function Graph({ g, catalog, channel, from, selected, hidden, q }: { g: UiGraph;
               transform={`translate(${p.x},${p.y})`}
               tabindex={0}
               role="button"
-              aria-label={`${n.name}${n.version ? ` version ${n.version}` : ""}${isHead ? ", head" : ""}${n.deprecated ? ", deprecated" : ""}`}
+              aria-label={`${n.name}${n.version ? ` version ${n.version}` : ""}${isHead ? ", head" : ""}${n.deprecated ? ", deprecated" : ""}${n.change ? `, ${n.change} by the last reload` : ""}`}
               data-node={n.name}
               onClick={() => qRef.current({ node: n.name })}
               onKeyDown={(e) => {
@@ -230,6 +248,7 @@ function Graph({ g, catalog, channel, from, selected, hidden, q }: { g: UiGraph;
           <button type="button" class="small" onClick={() => q({ from: undefined })}>Clear</button>
         </div>
       ) : null}
+      {g.compared ? <Compared g={g} /> : null}
       {g.warnings.map((w) => (
         <div class="warning" key={w}>{w}</div>
       ))}
@@ -337,6 +356,8 @@ const EXPORT_STYLE = `
 .edge{fill:none;stroke:#555;stroke-width:1.4}.edge.skips{stroke-dasharray:6 4;stroke:#7a4fb5}.edge.skipRange{stroke-dasharray:2 3;stroke:#2b7a78}
 .arrowhead{fill:#555}.node rect{fill:#fff;stroke:#333;stroke-width:1.2}.node.head rect{stroke:#1a7f37;stroke-width:3}
 .node.deprecated rect{fill:#e8960f}.node.missing rect{stroke-dasharray:4 3}.node.on-path rect{fill:#fff3b0}.edge.on-path{stroke:#d4a000;stroke-width:3}
+.edge.change-added{stroke:#1a7f37;stroke-width:2.5}.edge.change-removed{stroke:#a40e26;stroke-width:2;stroke-dasharray:5 4}
+.node.change-added rect{stroke:#1a7f37;stroke-width:3}.node.change-removed rect{stroke:#a40e26;stroke-width:2;stroke-dasharray:5 4}
 text{font-family:system-ui,sans-serif;text-anchor:middle;fill:#111}.ver{font-size:12px;font-weight:600}.nm{font-size:10px}`;
 
 /** The drawn graph as a standalone SVG document (its own styles, the whole graph at scale 1). */

@@ -2,6 +2,7 @@ import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { api } from "./api.js";
 import { CatalogList, PackageList } from "./catalogs.js";
+import { ChangesPage } from "./changes.js";
 import { PackagePage } from "./package.js";
 import { ResolvePage } from "./resolve.js";
 import { TemplatePage } from "./template.js";
@@ -43,6 +44,7 @@ function App() {
   let page;
   if (section === "catalogs") page = <CatalogList />;
   else if (section === "c" && catalog && route.parts[2] === "p" && pkg) page = <PackagePage catalog={catalog} pkg={pkg} query={route.query} />;
+  else if (section === "c" && catalog && route.parts[2] === "changes") page = <ChangesPage catalog={catalog} />;
   else if (section === "c" && catalog) page = <PackageList catalog={catalog} query={route.query} />;
   else if (section === "resolve") page = <ResolvePage query={route.query} />;
   else if (section === "template") page = <TemplatePage />;

@@ -351,3 +351,62 @@ describe("web UI with a malicious catalog", { skip: requireChromium().skip }, ()
     assert.deepEqual(problems, []);
   });
 });
+
+describe("web UI: the last reload's changes, drawn on the graph", { skip }, () => {
+  let served: Served;
+  let browser: Browser;
+  let page: Page;
+  const problems: string[] = [];
+  const dir = mkdtempSync(join(tmpdir(), "opcat-ui-watch-"));
+  // infinispan of v4.20, as JSON blobs (opcat render), served with --watch
+  const blobs = (
+    JSON.parse(
+      `[${execFileSync(process.execPath, [join(REPO_ROOT, "bin", "opcat"), "render", join(V420, "infinispan"), "-o", "json"], { encoding: "utf8", maxBuffer: 64 << 20 }).replace(/}\n{/g, "},{")}]`,
+    ) as { schema: string; name?: string; entries?: { name: string }[] }[]
+  );
+  const write = (bs: object[]): void => writeFileSync(join(dir, "catalog.json"), bs.map((b) => JSON.stringify(b)).join("\n") + "\n");
+  const HEAD = "infinispan-operator.v2.5.14";
+
+  before(async () => {
+    write(blobs);
+    served = await startServe([`inf=${dir}`, "--watch"]);
+    browser = await launchBrowser();
+    page = await openPage(await browser.newContext({ viewport: { width: 1280, height: 900 } }), problems);
+  });
+  after(async () => {
+    await browser?.close();
+    await served?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("a reload that withdraws the channel head: the changes page and the graph of both revisions", async () => {
+    await page.goto(`${served.url}#/catalogs`);
+    await page.locator("[data-testid=catalogs] tbody tr").first().waitFor();
+    assert.equal(await page.getByRole("link", { name: /changes since/ }).count(), 0);
+    // the head is withdrawn: its bundle and its channel entries go
+    const reloaded = served.waitForLog((e) => e.msg === "catalog loaded" && e.revision === 2);
+    write(
+      blobs
+        .filter((b) => !(b.schema === "olm.bundle" && b.name === HEAD))
+        .map((b) => (b.schema === "olm.channel" ? { ...b, entries: (b.entries ?? []).filter((e) => e.name !== HEAD) } : b)),
+    );
+    await reloaded;
+    await page.reload();
+    await page.getByRole("link", { name: "changes since 1" }).click();
+    const row = page.locator("[data-testid=changes] tbody tr");
+    await row.first().waitFor();
+    assert.equal(await row.count(), 1);
+    assert.match((await row.first().textContent()) ?? "", /^infinispan\s*changed\s*none\s*1: infinispan-operator\.v2\.5\.14/);
+    await row.first().getByRole("link", { name: "infinispan" }).click();
+    await page.locator("[data-testid=graph-content][data-layout=done]").waitFor();
+    assert.match(await page.evaluate(() => location.hash), /compare=previous/);
+    assert.equal(await page.locator(`[data-testid=graph] g.node.change-removed[data-node="${HEAD}"]`).count(), 1);
+    assert.equal(await page.locator("[data-testid=graph] g.node.change-added").count(), 0);
+    assert.ok((await page.locator("[data-testid=graph] path.edge.change-removed").count()) > 0);
+    assert.match((await page.locator("[data-testid=compared]").textContent()) ?? "", /^Changes from revision 1 to 2: \+0 bundles, −1 bundles, \+0 edges, −\d+ edges/);
+  });
+
+  test("no script errors or CSP violations", () => {
+    assert.deepEqual(problems, []);
+  });
+});

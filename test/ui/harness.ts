@@ -27,6 +27,8 @@ export function launchBrowser(): Promise<Browser> {
 export interface Served {
   /** The UI's URL, e.g. http://127.0.0.1:41234/ */
   url: string;
+  /** Resolves with the first JSON log entry (from now on) for which `match` is true. */
+  waitForLog(match: (entry: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
   stop(): Promise<void>;
 }
 
@@ -38,8 +40,23 @@ export async function startServe(args: string[]): Promise<Served> {
   });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   const log: string[] = [];
+  const waiters = new Set<{ match: (e: Record<string, unknown>) => boolean; resolve: (e: Record<string, unknown>) => void }>();
+  const rl = createInterface({ input: child.stderr! });
+  rl.on("line", (line) => {
+    let entry: Record<string, unknown>;
+    try {
+      entry = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    for (const w of waiters) {
+      if (w.match(entry)) {
+        waiters.delete(w);
+        w.resolve(entry);
+      }
+    }
+  });
   const url = await new Promise<string>((resolve, reject) => {
-    const rl = createInterface({ input: child.stderr! });
     rl.on("line", (line) => {
       log.push(line);
       try {
@@ -56,6 +73,12 @@ export async function startServe(args: string[]): Promise<Served> {
   });
   return {
     url,
+    waitForLog(match) {
+      return new Promise((resolve, reject) => {
+        waiters.add({ match, resolve });
+        void exited.then((code) => reject(new Error(`opcat serve exited (${code}):\n${log.join("\n")}`)));
+      });
+    },
     async stop() {
       if (child.exitCode === null) child.kill("SIGTERM");
       await exited;
