@@ -7,10 +7,9 @@ import { Command, Option } from "commander";
 import type { KubeClient, KubeObject } from "../cluster/client.js";
 import { findCondition } from "../cluster/conditions.js";
 import { clusterManifests, DEFAULT_NAMESPACE } from "../cluster/manifests.js";
-import { API_VERSION, type Bundle, type Instance } from "../cluster/rukpak/api.js";
+import { API_VERSION, type Instance } from "../cluster/rukpak/api.js";
 import { approveInstance } from "../cluster/rukpak/approve.js";
 import { formatRule, grantedRules } from "../cluster/rukpak/permissions.js";
-import { readBundleDirectory } from "../bundle/index.js";
 
 // The Kubernetes client (@kubernetes/client-node) and the controllers take most of a second to load:
 // loaded when a cluster command runs, not for every opcat command.
@@ -154,18 +153,8 @@ function condText(i: Instance, type: string): string {
 
 /** The objects the Instance's bundle becomes (unpacked here with the user's own access) and the permissions they grant. */
 async function preview(client: KubeClient, inst: Instance, flags: ImageAccessFlags): Promise<{ objects: KubeObject[]; error?: string }> {
-  const bundle = (await client.tryGet<Bundle>(API_VERSION, "Bundle", inst.spec.bundle.name)) ?? (inst.spec.bundle.spec ? ({ spec: inst.spec.bundle.spec } as Bundle) : undefined);
-  if (!bundle) return { objects: [], error: `Bundle ${inst.spec.bundle.name} not found` };
-  const pull = imageAccessFrom(flags);
-  const { unpackBundle, readPlainObjects } = await import("../cluster/rukpak/content.js");
-  const { convertRegistryV1, ConvertError } = await import("../cluster/rukpak/convert.js");
-  try {
-    const c = await unpackBundle(bundle.spec, { root: join(pull.cacheDir ?? defaultCacheDir(), "cluster-preview"), pull, client });
-    if (c.format === "registry+v1") return { objects: convertRegistryV1(readBundleDirectory(c.dir), { installNamespace: inst.spec.installNamespace, watchNamespaces: inst.spec.watchNamespaces }).objects };
-    return { objects: readPlainObjects(c.dir) };
-  } catch (e) {
-    return { objects: [], error: e instanceof ConvertError ? e.errors.join("; ") : (e as Error).message };
-  }
+  const { previewInstance } = await import("../cluster/rukpak/preview.js");
+  return previewInstance(client, inst, imageAccessFrom(flags));
 }
 
 function registerInstanceCommands(inst: Command): void {

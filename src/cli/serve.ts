@@ -30,6 +30,8 @@ interface ServeOpts extends ImageAccessFlags {
   cacheOnly?: boolean;
   cacheEnforceIntegrity?: boolean;
   ui?: boolean;
+  kubeconfig?: string;
+  context?: string;
 }
 
 /** `host:port` → parts; `:port` and a bare port mean 127.0.0.1. */
@@ -112,6 +114,8 @@ export function registerServeCommand(program: Command): void {
     .option("--no-resolver-api", "do not serve POST /api/v1/query and /api/v1/resolve")
     .option("--ui", "serve the web UI at http://<--http>/ (catalogs, packages, upgrade graphs, resolution, templates); the default with --http")
     .option("--no-ui", "do not serve the web UI")
+    .option("--kubeconfig <file>", "web UI: show this cluster's Operators and Instances (read with this kubeconfig; approving and denying use the token each user gives in the page, never these credentials)")
+    .option("--context <name>", "web UI: the kubeconfig context (default: its current context)")
     .option("--poll-interval <duration>", "for catalog images: re-resolve the reference this often (Go duration: 30s, 5m) and serve a new digest once it is loaded and valid")
     .option("-p, --port <port>", "opm's flag: gRPC on all interfaces at this port (same as --grpc 0.0.0.0:<port>; opcat's default is 127.0.0.1)")
     .option("--cache-only", "opm's flag: load and validate the catalogs, then exit without serving (opcat keeps no serve cache to build)")
@@ -129,6 +133,12 @@ export function registerServeCommand(program: Command): void {
       const pull = catalogs.some((c) => c.image) ? { ...imageAccessFrom(opts), onProgress: undefined } : undefined;
       const images: ImageCatalog[] = [];
       if (opts.ui === true && opts.http === false) throw new OpcatError("USAGE_SERVE", "--ui needs the HTTP server: drop --no-http", { exitCode: EXIT_USAGE });
+      if ((opts.kubeconfig !== undefined || opts.context !== undefined) && (opts.ui === false || opts.http === false)) {
+        throw new OpcatError("USAGE_SERVE", "--kubeconfig and --context are for the web UI's cluster pages: drop --no-ui/--no-http", { exitCode: EXIT_USAGE });
+      }
+      if (opts.context !== undefined && opts.kubeconfig === undefined) throw new OpcatError("USAGE_SERVE", "--context needs --kubeconfig", { exitCode: EXIT_USAGE });
+      if (opts.kubeconfig !== undefined && !existsSync(opts.kubeconfig)) throw new OpcatError("USAGE_SERVE", `--kubeconfig ${JSON.stringify(opts.kubeconfig)}: no such file`, { exitCode: EXIT_USAGE });
+      const cluster = opts.kubeconfig !== undefined ? { kubeconfig: opts.kubeconfig, context: opts.context, pull: { ...imageAccessFrom(opts), onProgress: undefined } } : undefined;
       if (opts.http === false && opts.grpc === false) throw new OpcatError("USAGE_SERVE", "nothing to serve: both --no-http and --no-grpc were given", { exitCode: EXIT_USAGE });
       const httpAddr = opts.http === false ? undefined : parseListenAddress(opts.http, "--http");
       if (opts.port !== undefined) {
@@ -194,7 +204,7 @@ export function registerServeCommand(program: Command): void {
       let http: HttpServerHandle | undefined;
       let grpc: GrpcServerHandle | undefined;
       try {
-        if (httpAddr) http = await startHttpServer(store, { ...httpAddr, accessLog, resolver: opts.resolverApi ? { priorities, maxRequestBytes } : false, ui: opts.ui === false ? false : { maxRequestBytes } });
+        if (httpAddr) http = await startHttpServer(store, { ...httpAddr, accessLog, resolver: opts.resolverApi ? { priorities, maxRequestBytes } : false, ui: opts.ui === false ? false : { maxRequestBytes, cluster } });
         if (grpcAddr) grpc = await startGrpcServer(store, { ...grpcAddr, catalog: opts.grpcCatalog, accessLog });
       } catch (e) {
         await http?.close(0);

@@ -107,6 +107,13 @@ describe("web UI routes of opcat serve", () => {
     assert.equal(((await bad.json()) as { error: { code: string } }).error.code, "SERVE_UI_BAD_REQUEST");
   });
 
+  test("without --kubeconfig there are no cluster pages, and the config says so", async () => {
+    assert.deepEqual(await (await fetch(`${base}/ui/api/config`)).json(), { cluster: false });
+    const r = await fetch(`${base}/ui/api/cluster/instances`);
+    assert.equal(r.status, 404);
+    assert.equal(((await r.json()) as { error: { code: string } }).error.code, "SERVE_UI_NO_CLUSTER");
+  });
+
   test("Mermaid text is opm's render-graph output (src/fbc/mermaid.ts)", async () => {
     const r = await fetch(`${base}/ui/api/catalogs/test/packages/etcd/mermaid`);
     assert.equal(r.status, 200);

@@ -14,6 +14,9 @@
  *                                                       replaces/skips/skipRange edges; with layout=1 also
  *                                                       positions and edge paths (graphlayout.ts), without
  *                                                       the hidden edge kinds
+ *   GET /ui/api/config                                   what this server offers: {cluster: boolean}
+ *   GET|POST /ui/api/cluster/…                           the cluster pages (clusterui.ts), with --kubeconfig
+ *   GET /ui/api/catalogs/<c>/changes                     what the last reload changed (graph?compare=previous draws it)
  *   POST /ui/api/render-template {template, catalog?}   renders a basic/semver/graph template with the
  *                                                       catalog as the (offline) --reuse source
  *
@@ -37,6 +40,7 @@ import { renderedSource } from "../template/imagesource.js";
 import { renderTemplate } from "../template/index.js";
 import { reuseSource } from "../template/reuse.js";
 import { SemverError, SemverPanic, tryParseRange, tryParseVersion, type Version } from "../semver/index.js";
+import type { ClusterUi, ClusterUiOptions } from "./clusterui.js";
 import { GraphLayouter } from "./graphlayout.js";
 import type { CatalogRevision } from "./revision.js";
 import type { CatalogStore } from "./store.js";
@@ -62,6 +66,8 @@ const MIME: Record<string, string> = {
 };
 
 export interface UiOptions {
+  /** Cluster pages (Operators, Instances, approvals) from this kubeconfig; none without it. */
+  cluster?: ClusterUiOptions;
   /** Directory of the built UI (default: dist/ui of this package). */
   assetsDir?: string;
   /** Largest template accepted by POST /ui/api/render-template, in bytes (default 1 MiB). */
@@ -446,11 +452,15 @@ export class UiHandler {
   readonly #assets = new Map<string, Asset | null>();
   readonly #layouter = new GraphLayouter();
   #warmed = false;
+  readonly #clusterOpts: ClusterUiOptions | undefined;
+  // the Kubernetes client loads with the first cluster request, not with serve
+  #cluster: Promise<{ ui: ClusterUi; failure: (e: unknown) => { status: number; code: string; message: string } }> | undefined;
 
   constructor(store: CatalogStore, opts: UiOptions = {}) {
     this.#store = store;
     this.#dir = opts.assetsDir ?? defaultUiAssetsDir();
     this.#max = opts.maxRequestBytes ?? 1024 * 1024;
+    this.#clusterOpts = opts.cluster;
   }
 
   /** Whether the built UI is present (`npm run build` writes it). */
@@ -540,6 +550,8 @@ export class UiHandler {
       if (method !== "POST") throw new UiError(405, "SERVE_UI_METHOD", "use POST");
       return sendJson(res, 200, await this.#render(req));
     }
+    if (parts[0] === "config" && parts.length === 1) return sendJson(res, 200, { cluster: this.#clusterOpts !== undefined });
+    if (parts[0] === "cluster") return sendJson(res, 200, await this.#clusterApi(req, method, parts.slice(1)));
     if (method !== "GET" && method !== "HEAD") throw new UiError(405, "SERVE_UI_METHOD", "use GET");
     if (parts[0] !== "catalogs") throw new UiError(404, "SERVE_UI_NOT_FOUND", `no UI API at /ui/api/${rest}`);
     if (parts.length === 1) {
@@ -594,6 +606,29 @@ export class UiHandler {
       return;
     }
     throw new UiError(404, "SERVE_UI_NOT_FOUND", `no UI API at /ui/api/${rest}`);
+  }
+
+  async #clusterApi(req: IncomingMessage, method: string, parts: string[]): Promise<unknown> {
+    if (!this.#clusterOpts) throw new UiError(404, "SERVE_UI_NO_CLUSTER", "this server shows no cluster: start it with --kubeconfig <file>");
+    const opts = this.#clusterOpts;
+    this.#cluster ??= import("./clusterui.js").then((m) => ({ ui: new m.ClusterUi(opts), failure: m.clusterFailure }));
+    const { ui, failure } = await this.#cluster;
+    const get = method === "GET" || method === "HEAD";
+    try {
+      if (parts.length === 0 && get) return await ui.info();
+      if (parts.length === 1 && parts[0] === "operators" && get) return await ui.operators();
+      if (parts.length === 1 && parts[0] === "instances" && get) return await ui.instances();
+      if (parts.length === 2 && parts[0] === "instances" && get) return await ui.instance(parts[1]);
+      if (parts.length === 3 && parts[0] === "instances" && (parts[2] === "approve" || parts[2] === "deny")) {
+        if (method !== "POST") throw new UiError(405, "SERVE_UI_METHOD", "use POST");
+        return await ui.decide(req, parts[1], parts[2] === "deny");
+      }
+    } catch (e) {
+      if (e instanceof UiError) throw e;
+      const f = failure(e);
+      throw new UiError(f.status, f.code, f.message);
+    }
+    throw new UiError(404, "SERVE_UI_NOT_FOUND", `no UI API at /ui/api/cluster/${parts.join("/")}`);
   }
 
   /** A package's graph, with its layout when asked (`layout=1`, `hide=` edge kinds), computed once per revision. */

@@ -160,3 +160,51 @@ export interface UiGraphLayout {
   nodes: Record<string, { x: number; y: number; w: number; h: number }>;
   edges: { index: number; d: string }[];
 }
+
+/** GET /ui/api/cluster (with `opcat serve --kubeconfig`). */
+export interface UiClusterInfo {
+  server: string;
+  /** The user the server reads the cluster as (approvals never use it). */
+  readsAs: string;
+}
+
+export interface UiCondition {
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+}
+
+/** One row of GET /ui/api/cluster/operators */
+export interface UiOperator {
+  name: string;
+  package: string;
+  channel: string;
+  installedBundle: string;
+  installedVersion: string;
+  conditions: UiCondition[];
+  updates: { options: string[]; package: string; channel: string; catalogSourceRef: { name: string; namespace?: string } }[];
+  components: { kind: string; name: string; namespace: string; ready: string }[];
+}
+
+/** One row of GET /ui/api/cluster/instances */
+export interface UiInstance {
+  name: string;
+  bundle: string;
+  class: string;
+  activeBundle: string;
+  generation: number;
+  /** The Approved condition is AwaitingApproval for the current generation. */
+  awaitingApproval: boolean;
+  conditions: UiCondition[];
+}
+
+/** GET /ui/api/cluster/instances/<name>: what approving would let it do. */
+export interface UiInstanceDetail extends UiInstance {
+  /** A resolveset Instance: the permissions its bundles add to what is installed. */
+  newPermissions?: string[];
+  /** The objects the bundle becomes, and the RBAC rules they grant. */
+  objects: { kind: string; name: string; namespace: string }[];
+  grants: string[];
+  previewError?: string;
+}

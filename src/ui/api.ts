@@ -1,5 +1,5 @@
 /** Calls to the server's UI API (/ui/api/…) and resolver API (/api/v1/…). */
-import type { UiCatalogChanges, UiCatalogSummary, UiErrorBody, UiGraph, UiPackageDetail, UiPackageList, UiRenderAnswer, UiRenderRequest } from "../serve/uitypes.js";
+import type { UiCatalogChanges, UiCatalogSummary, UiClusterInfo, UiInstance, UiInstanceDetail, UiOperator, UiErrorBody, UiGraph, UiPackageDetail, UiPackageList, UiRenderAnswer, UiRenderRequest } from "../serve/uitypes.js";
 
 export class ApiFailure extends Error {
   constructor(
@@ -45,6 +45,20 @@ export const api = {
     getJson<UiGraph>(
       `/ui/api/catalogs/${enc(c)}/packages/${enc(p)}/graph?layout=1${channel === null ? "" : `&channel=${enc(channel)}`}${hide ? `&hide=${enc(hide)}` : ""}${compare ? "&compare=previous" : ""}`,
     ),
+  cluster: () => getJson<UiClusterInfo>("/ui/api/cluster"),
+  operators: () => getJson<UiOperator[]>("/ui/api/cluster/operators"),
+  instances: () => getJson<UiInstance[]>("/ui/api/cluster/instances"),
+  instance: (name: string) => getJson<UiInstanceDetail>(`/ui/api/cluster/instances/${enc(name)}`),
+  /** Approves or denies with the user's own bearer token (the server never uses its credentials for this). */
+  async decide(name: string, deny: boolean, token: string): Promise<{ instance: UiInstance; by: string }> {
+    const res = await fetch(`/ui/api/cluster/instances/${enc(name)}/${deny ? "deny" : "approve"}`, {
+      method: "POST",
+      headers: { Accept: "application/json", ...(token ? { Authorization: `Bearer ${token}` } : {}) },
+    });
+    const body = await answer<{ instance: UiInstance; by: string }>(res);
+    if (!res.ok) throw new ApiFailure(res.status, "UI_BAD_ANSWER", `${res.status} ${res.statusText}`);
+    return body;
+  },
   /** What the last reload of the catalog changed. */
   changes: (c: string) => getJson<UiCatalogChanges>(`/ui/api/catalogs/${enc(c)}/changes`),
   iconUrl: (c: string, p: string) => `/ui/api/catalogs/${enc(c)}/packages/${enc(p)}/icon`,

@@ -1,8 +1,9 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { api } from "./api.js";
+import { api, getJson } from "./api.js";
 import { CatalogList, PackageList } from "./catalogs.js";
 import { ChangesPage } from "./changes.js";
+import { ClusterPage, InstancePage } from "./cluster.js";
 import { PackagePage } from "./package.js";
 import { ResolvePage } from "./resolve.js";
 import { TemplatePage } from "./template.js";
@@ -24,6 +25,14 @@ function App() {
     document.documentElement.dataset.theme = theme;
   }, [theme]);
   const [section, catalog, , pkg] = route.parts;
+  // the Cluster link shows when the server was started with --kubeconfig
+  const [hasCluster, setHasCluster] = useState(false);
+  useEffect(() => {
+    getJson<{ cluster: boolean }>("/ui/api/config").then(
+      (c) => setHasCluster(c.cluster),
+      () => setHasCluster(false),
+    );
+  }, []);
 
   // With one catalog served, `/` opens straight on its package list.
   useEffect(() => {
@@ -48,6 +57,8 @@ function App() {
   else if (section === "c" && catalog) page = <PackageList catalog={catalog} query={route.query} />;
   else if (section === "resolve") page = <ResolvePage query={route.query} />;
   else if (section === "template") page = <TemplatePage />;
+  else if (section === "cluster" && route.parts[1] === "instances" && route.parts[2]) page = <InstancePage name={route.parts[2]} />;
+  else if (section === "cluster") page = <ClusterPage />;
   else if (route.parts.length === 0) page = <p class="muted">Loading…</p>;
   else page = <p class="error" role="alert">No such page. <a href={href(["catalogs"])}>Catalogs</a></p>;
 
@@ -62,6 +73,11 @@ function App() {
           <a href={href(["catalogs"])} aria-current={section === "catalogs" || section === "c" ? "page" : undefined}>Catalogs</a>
           <a href={href(["resolve"])} aria-current={section === "resolve" ? "page" : undefined}>Resolve</a>
           <a href={href(["template"])} aria-current={section === "template" ? "page" : undefined}>Templates</a>
+          {hasCluster ? (
+            <a href={href(["cluster"])} aria-current={section === "cluster" ? "page" : undefined}>
+              Cluster
+            </a>
+          ) : null}
         </nav>
         <button
           type="button"

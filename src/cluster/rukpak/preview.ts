@@ -1,0 +1,35 @@
+/**
+ * What an Instance would create and which permissions that grants: its Bundle unpacked (with the
+ * caller's image access and, for Secrets, the caller's own cluster access) and converted as the
+ * provisioner would. Used by `opcat instance describe|approve --show` and by the web UI.
+ */
+import { join } from "node:path";
+import { readBundleDirectory } from "../../bundle/index.js";
+import { defaultCacheDir, type PullOptions } from "../../image/index.js";
+import type { KubeClient, KubeObject } from "../client.js";
+import { API_VERSION, type Bundle, type Instance } from "./api.js";
+import { readPlainObjects, unpackBundle } from "./content.js";
+import { convertRegistryV1, ConvertError } from "./convert.js";
+import { grantedRules, type GrantedRule } from "./permissions.js";
+
+export interface InstancePreview {
+  objects: KubeObject[];
+  rules: GrantedRule[];
+  /** Why the content could not be read (the objects and rules are then empty). */
+  error?: string;
+}
+
+export async function previewInstance(client: KubeClient, inst: Instance, pull: PullOptions): Promise<InstancePreview> {
+  const bundle = (await client.tryGet<Bundle>(API_VERSION, "Bundle", inst.spec.bundle.name)) ?? (inst.spec.bundle.spec ? ({ spec: inst.spec.bundle.spec } as Bundle) : undefined);
+  if (!bundle) return { objects: [], rules: [], error: `Bundle ${inst.spec.bundle.name} not found` };
+  try {
+    const c = await unpackBundle(bundle.spec, { root: join(pull.cacheDir ?? defaultCacheDir(), "cluster-preview"), pull, client });
+    const objects =
+      c.format === "registry+v1"
+        ? convertRegistryV1(readBundleDirectory(c.dir), { installNamespace: inst.spec.installNamespace, watchNamespaces: inst.spec.watchNamespaces }).objects
+        : readPlainObjects(c.dir);
+    return { objects, rules: grantedRules(objects) };
+  } catch (e) {
+    return { objects: [], rules: [], error: e instanceof ConvertError ? e.errors.join("; ") : (e as Error).message };
+  }
+}
