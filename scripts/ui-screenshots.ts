@@ -1,9 +1,13 @@
 /**
  * Regenerates the web UI's screenshots in docs/ui/ (shown in the README and docs/ui.md): a real
  * `opcat serve` of the community catalogs in ../shared/data, Debian's Chromium through
- * playwright-core, each page waited on until drawn. `npm run screenshots` (after `npm run build`).
+ * playwright-core, each page waited on until drawn; what a reload changed (a copy served with
+ * --watch); the cluster pages through test/cluster/ui.test.ts on a real API server.
+ * `npm run screenshots` (after `npm run build`; the cluster part needs scripts/kube/cluster.sh build).
  */
-import { mkdirSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { COMMUNITY, REPO_ROOT } from "../test/shared.js";
@@ -49,7 +53,41 @@ try {
     }
     await shot("graph", "#/c/v4.20/p/infinispan?tab=graph&channel=stable&from=infinispan-operator.v2.3.0", graphDrawn);
   }
+  // what a reload changed: a copy of infinispan served with --watch loses its channel head
+  const dir = mkdtempSync(join(tmpdir(), "opcat-shots-"));
+  const rendered = execFileSync(process.execPath, [join(REPO_ROOT, "bin", "opcat"), "render", join(COMMUNITY, "catalogs", "v4.20", "infinispan"), "-o", "json"], { encoding: "utf8", maxBuffer: 64 << 20 });
+  const blobs = JSON.parse(`[${rendered.replace(/}\n{/g, "},{")}]`) as { schema: string; name?: string; entries?: { name: string }[] }[];
+  const write = (bs: object[]): void => writeFileSync(join(dir, "catalog.json"), bs.map((b) => JSON.stringify(b)).join("\n") + "\n");
+  write(blobs);
+  const watched = await startServe([`infinispan=${dir}`, "--watch"]);
+  try {
+    const head = "infinispan-operator.v2.5.14";
+    const reloaded = watched.waitForLog((e) => e.msg === "catalog loaded" && e.revision === 2);
+    write(blobs.filter((b) => !(b.schema === "olm.bundle" && b.name === head)).map((b) => (b.schema === "olm.channel" ? { ...b, entries: (b.entries ?? []).filter((e) => e.name !== head) } : b)));
+    await reloaded;
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 960 }, deviceScaleFactor: 1 });
+    const page = await ctx.newPage();
+    await page.goto(`${watched.url}#/c/infinispan/changes`);
+    await page.locator("[data-testid=changes] tbody tr").first().waitFor();
+    await page.screenshot({ path: join(out, "changes.png") });
+    await page.goto(`${watched.url}#/c/infinispan/p/infinispan?tab=graph&compare=previous`);
+    await page.locator("[data-testid=graph-content][data-layout=done]").waitFor();
+    await page.screenshot({ path: join(out, "graph-changes.png") });
+    console.log(join(out, "changes.png"), join(out, "graph-changes.png"));
+  } finally {
+    await watched.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
 } finally {
   await browser.close();
   await served.stop();
 }
+
+// the cluster pages, from their test on a real API server (scripts/run-tests.mjs starts one)
+const r = spawnSync(process.execPath, [join(REPO_ROOT, "scripts", "run-tests.mjs"), join("test", "cluster", "ui.test.ts")], {
+  cwd: REPO_ROOT,
+  stdio: "inherit",
+  env: { ...process.env, OPCAT_SCREENSHOTS_DIR: out },
+});
+if (r.status !== 0) process.exit(r.status ?? 1);
+console.log(join(out, "cluster.png"), join(out, "cluster-instance.png"));

@@ -83,15 +83,27 @@ export async function layoutWith(elk: ELK, g: UiGraph, hidden: ReadonlySet<UiGra
 
 const round = (n: number): number => Math.round(n * 10) / 10;
 
-/** A curve from the right side of `a` to the left side of `b`. */
+/**
+ * A curve from `a` to `b`: right side to left side when `b` lies to the right; otherwise (the rows
+ * of a wrapped layout) from the bottom of `a` to the top of `b`, or top to bottom when `b` is above.
+ */
 function curve(a: { x: number; y: number; w: number; h: number }, b: { x: number; y: number; w: number; h: number }): string {
-  const x1 = a.x + a.w;
-  const y1 = a.y + a.h / 2;
-  const x2 = b.x;
-  const y2 = b.y + b.h / 2;
-  const bend = Math.max(30, Math.abs(x2 - x1) / 3);
   const f = (n: number): string => n.toFixed(1);
-  return `M${f(x1)},${f(y1)} C${f(x1 + bend)},${f(y1)} ${f(x2 - bend)},${f(y2)} ${f(x2)},${f(y2)}`;
+  if (b.x >= a.x + a.w + 10) {
+    const x1 = a.x + a.w;
+    const y1 = a.y + a.h / 2;
+    const x2 = b.x;
+    const y2 = b.y + b.h / 2;
+    const bend = Math.max(30, Math.abs(x2 - x1) / 3);
+    return `M${f(x1)},${f(y1)} C${f(x1 + bend)},${f(y1)} ${f(x2 - bend)},${f(y2)} ${f(x2)},${f(y2)}`;
+  }
+  const down = b.y >= a.y;
+  const x1 = a.x + a.w / 2;
+  const y1 = down ? a.y + a.h : a.y;
+  const x2 = b.x + b.w / 2;
+  const y2 = down ? b.y : b.y + b.h;
+  const bend = Math.max(20, Math.abs(y2 - y1) / 2) * (down ? 1 : -1);
+  return `M${f(x1)},${f(y1)} C${f(x1)},${f(y1 + bend)} ${f(x2)},${f(y2 - bend)} ${f(x2)},${f(y2)}`;
 }
 
 export async function loadElk(): Promise<ELK> {

@@ -228,7 +228,9 @@ export function InstancePage({ name }: { name: string }) {
               }}
             >
               <label class="wide">
-                Your Kubernetes bearer token (approving needs the <code>approve</code> verb on this Instance; it is sent with this request only and kept in this tab)
+                <span>
+                  Your Kubernetes bearer token (approving needs the <code>approve</code> verb on this Instance; it is sent with the approval only, and kept in this tab)
+                </span>
                 <input
                   type="password"
                   name="token"

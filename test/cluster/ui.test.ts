@@ -56,6 +56,11 @@ describe("web UI cluster pages on a real API server", { skip, concurrency: false
     } as unknown as KubeObject);
   }
 
+  // `npm run screenshots` runs this file with OPCAT_SCREENSHOTS_DIR=docs/ui for the cluster pages' pictures
+  const shot = async (name: string): Promise<void> => {
+    if (process.env.OPCAT_SCREENSHOTS_DIR) await page.screenshot({ path: join(process.env.OPCAT_SCREENSHOTS_DIR, `${name}.png`) });
+  };
+
   before(async () => {
     if (cluster.skip !== false) return;
     kubeconfig = cluster.kubeconfig;
@@ -86,7 +91,7 @@ describe("web UI cluster pages on a real API server", { skip, concurrency: false
     // the server reads the cluster as admin (who could approve): approvals must not use that
     served = await startServe([join(COMMUNITY, "catalogs", "v4.20", "infinispan"), "--kubeconfig", kubeconfig, "--context", "admin", "--use-http"]);
     browser = await launchBrowser();
-    page = await browser.newPage();
+    page = await browser.newPage({ viewport: { width: 1280, height: 960 } });
     page.setDefaultTimeout(60_000);
     page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
     page.on("console", (m) => {
@@ -145,6 +150,7 @@ describe("web UI cluster pages on a real API server", { skip, concurrency: false
     ]);
     await page.reload();
     await page.locator("[data-testid=grants] li").first().waitFor();
+    await shot("cluster-instance");
     await page.getByRole("button", { name: "Approve" }).click();
     await page.locator("[data-testid=decision]", { hasText: /^Approved as bob/ }).waitFor();
     const done = await waitFor<Instance>(admin, API_VERSION, "Instance", "ui-catfacts", (o) => cond(o, "Installed")?.status === "True", "Installed");
@@ -158,7 +164,9 @@ describe("web UI cluster pages on a real API server", { skip, concurrency: false
     // this process) reports it through its Input: not installed, constraints not satisfiable
     await admin.delete(OPERATOR_API_VERSION, "Operator", "ui-infinispan").catch(() => undefined);
     await admin.create<Operator>({ apiVersion: OPERATOR_API_VERSION, kind: "Operator", metadata: { name: "ui-infinispan" }, spec: { catalog: { package: "infinispan", channel: "stable" } } } as Operator);
-    const op = await waitFor<Operator>(admin, OPERATOR_API_VERSION, "Operator", "ui-infinispan", (o) => cond(o, "Installed") !== undefined && (o?.status?.components?.refs?.length ?? 0) > 0, "status");
+    const op = await waitFor<Operator>(admin, OPERATOR_API_VERSION, "Operator", "ui-infinispan", (o) => cond(o, "Installed")?.reason === "ConstraintsNotSatisfiable" && (o?.status?.components?.refs?.length ?? 0) > 0,
+      "Installed=False (ConstraintsNotSatisfiable), with its Input as a component",
+    );
     const installed = cond(op, "Installed");
     assert.ok(installed && op?.status?.components?.refs);
     await page.goto(`${served.url}#/cluster`);
@@ -176,6 +184,7 @@ describe("web UI cluster pages on a real API server", { skip, concurrency: false
         return c ? `${c.type}=${c.status}` : "";
       })()}`),
     );
+    await shot("cluster");
     // the reason is explained on hover with the controller's message
     assert.equal(await row.locator("td").nth(3).locator("span").getAttribute("title"), installed.message);
     await admin.delete(OPERATOR_API_VERSION, "Operator", "ui-infinispan");
