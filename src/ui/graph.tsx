@@ -119,25 +119,39 @@ function Graph({ g, catalog, channel, from, selected, hidden, q }: { g: UiGraph;
   const counts = { replaces: 0, skips: 0, skipRange: 0 };
   for (const e of g.edges) counts[e.kind]++;
   const svgRef = useRef<SVGSVGElement>(null);
+  const viewportRef = useRef<HTMLDivElement>(null);
   const [view, setView] = useState<View>({ x: 10, y: 10, k: 1 });
+  // Zoom and pan move the drawn SVG as one composited layer (a CSS transform on the <svg>, which
+  // the browser moves and scales without painting its thousands of paths again); while it moves
+  // the layer is kept (will-change), and re-rasterised sharp at the new scale once it rests.
+  const [moving, setMoving] = useState(false);
+  const rest = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const moved = (): void => {
+    setMoving(true);
+    clearTimeout(rest.current);
+    rest.current = setTimeout(() => setMoving(false), 200);
+  };
+  useEffect(() => () => clearTimeout(rest.current), []);
   const [mermaid, setMermaid] = useState<{ text?: string; error?: Error } | undefined>(undefined);
 
   // fit the graph into the view once laid out
   const fit = (): void => {
-    const svg = svgRef.current;
-    if (!svg || !layout) return;
-    const r = svg.getBoundingClientRect();
+    const box = viewportRef.current;
+    if (!box || !layout) return;
+    const r = box.getBoundingClientRect();
     const k = Math.min(1.5, Math.max(0.05, Math.min((r.width - 20) / Math.max(1, layout.width), (r.height - 20) / Math.max(1, layout.height))));
     setView({ k, x: (r.width - layout.width * k) / 2, y: (r.height - layout.height * k) / 2 });
   };
   useEffect(fit, [layout]);
 
   const drag = useRef<{ x: number; y: number; vx: number; vy: number } | undefined>(undefined);
-  const zoomAt = (factor: number, cx: number, cy: number): void =>
+  const zoomAt = (factor: number, cx: number, cy: number): void => {
+    moved();
     setView((v) => {
       const k = Math.min(4, Math.max(0.03, v.k * factor));
       return { k, x: cx - ((cx - v.x) * k) / v.k, y: cy - ((cy - v.y) * k) / v.k };
     });
+  };
 
   // the drawn bundles and edges do not change while zooming or panning: the same vnodes are reused,
   // so that a view change only updates the transform (Preact skips unchanged vnodes)
@@ -253,53 +267,67 @@ function Graph({ g, catalog, channel, from, selected, hidden, q }: { g: UiGraph;
         <div class="warning" key={w}>{w}</div>
       ))}
       <div class="graph-area">
-        <svg
-          ref={svgRef}
-          class={`graph${paths ? " highlighting" : ""}`}
+        <div
+          ref={viewportRef}
+          class="graph"
           role="img"
           aria-label={`upgrade graph of ${g.package}${channel ? `, channel ${channel}` : ""}: ${g.nodes.length} bundles, ${shownEdges.length} edges`}
           data-testid="graph"
-          tabindex={0}
+          tabIndex={0}
           onWheel={(e) => {
             e.preventDefault();
-            const r = (e.currentTarget as SVGSVGElement).getBoundingClientRect();
+            const r = (e.currentTarget as HTMLDivElement).getBoundingClientRect();
             zoomAt(e.deltaY < 0 ? 1.15 : 1 / 1.15, e.clientX - r.left, e.clientY - r.top);
           }}
           onPointerDown={(e) => {
             if ((e.target as Element).closest(".node")) return;
             drag.current = { x: e.clientX, y: e.clientY, vx: view.x, vy: view.y };
-            (e.currentTarget as SVGSVGElement).setPointerCapture(e.pointerId);
+            (e.currentTarget as HTMLDivElement).setPointerCapture(e.pointerId);
           }}
           onPointerMove={(e) => {
             const d = drag.current;
-            if (d) setView((v) => ({ ...v, x: d.vx + e.clientX - d.x, y: d.vy + e.clientY - d.y }));
+            if (!d) return;
+            moved();
+            setView((v) => ({ ...v, x: d.vx + e.clientX - d.x, y: d.vy + e.clientY - d.y }));
           }}
           onPointerUp={() => (drag.current = undefined)}
           onKeyDown={(e) => {
             const step = 40;
+            const pan = (dx: number, dy: number): void => {
+              moved();
+              setView((v) => ({ ...v, x: v.x + dx, y: v.y + dy }));
+            };
             if (e.key === "+" || e.key === "=") zoomAt(1.2, 300, 200);
             else if (e.key === "-") zoomAt(1 / 1.2, 300, 200);
-            else if (e.key === "ArrowLeft") setView((v) => ({ ...v, x: v.x + step }));
-            else if (e.key === "ArrowRight") setView((v) => ({ ...v, x: v.x - step }));
-            else if (e.key === "ArrowUp") setView((v) => ({ ...v, y: v.y + step }));
-            else if (e.key === "ArrowDown") setView((v) => ({ ...v, y: v.y - step }));
+            else if (e.key === "ArrowLeft") pan(step, 0);
+            else if (e.key === "ArrowRight") pan(-step, 0);
+            else if (e.key === "ArrowUp") pan(0, step);
+            else if (e.key === "ArrowDown") pan(0, -step);
             else return;
             e.preventDefault();
           }}
         >
-          <defs>
-            <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
-              <path d="M0,0 L10,5 L0,10 z" class="arrowhead" />
-            </marker>
-          </defs>
           {layout ? (
-            <g transform={`translate(${view.x.toFixed(1)},${view.y.toFixed(1)}) scale(${view.k.toFixed(4)})`} data-testid="graph-content" data-layout="done">
-              {drawn}
-            </g>
+            <svg
+              ref={svgRef}
+              class={`graph-svg${paths ? " highlighting" : ""}`}
+              width={layout.width + 20}
+              height={layout.height + 20}
+              style={{ transform: `translate(${view.x.toFixed(1)}px,${view.y.toFixed(1)}px) scale(${view.k.toFixed(4)})`, willChange: moving ? "transform" : "auto" }}
+            >
+              <defs>
+                <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+                  <path d="M0,0 L10,5 L0,10 z" class="arrowhead" />
+                </marker>
+              </defs>
+              <g transform="translate(10,10)" data-testid="graph-content" data-layout="done">
+                {drawn}
+              </g>
+            </svg>
           ) : (
-            <text x="20" y="30" class="muted-text">Laying out {g.nodes.length} bundles…</text>
+            <p class="muted">Laying out {g.nodes.length} bundles…</p>
           )}
-        </svg>
+        </div>
         {sel ? (
           <aside class="node-detail" data-testid="node-detail" aria-label={`bundle ${sel.name}`}>
             <h3>{sel.name}</h3>
@@ -368,7 +396,7 @@ export function exportSvg(svg: SVGSVGElement | null): string {
   const orig = svg.querySelector("[data-testid=graph-content]") as SVGGElement | null;
   const box = orig?.getBBox() ?? { x: 0, y: 0, width: 100, height: 100 };
   content?.setAttribute("transform", `translate(${(10 - box.x).toFixed(1)},${(10 - box.y).toFixed(1)})`);
-  for (const a of ["class", "tabindex", "data-testid", "role"]) clone.removeAttribute(a);
+  for (const a of ["class", "tabindex", "data-testid", "role", "style"]) clone.removeAttribute(a);
   clone.setAttribute("xmlns", "http://www.w3.org/2000/svg");
   clone.setAttribute("width", String(Math.ceil(box.width + 20)));
   clone.setAttribute("height", String(Math.ceil(box.height + 20)));
