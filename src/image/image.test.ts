@@ -194,10 +194,15 @@ registries = ["old.local:5000",
 `;
   const conf: RegistriesConf = { registries: parseRegistriesConf(text, "t.conf"), files: ["t.conf"] };
 
-  test("TOML subset", () => {
-    const t = parseToml(`a = "x\\u00e9\\n"\nb = [1, 2,]\n[t]\nc = { d = true }\n[[arr]]\ne = 'lit'\n[[arr]]\n`);
+  test("TOML (smol-toml): what registries.conf files use, and located errors", () => {
+    // (tables have no prototype: a key such as __proto__ is only data)
+    const plain = (v: unknown): unknown => JSON.parse(JSON.stringify(v));
+    const t = plain(parseToml(`a = "x\\u00e9\\n"\nb = [1, 2,]\n[t]\nc = { d = true }\n[[arr]]\ne = 'lit'\n[[arr]]\n`));
     assert.deepEqual(t, { a: "xé\n", b: [1, 2], t: { c: { d: true } }, arr: [{ e: "lit" }, {}] });
-    assert.throws(() => parseToml(`a = "x`), /unterminated/);
+    // TOML 1.0 beyond the old hand-written subset: dotted keys, multi-line strings
+    assert.deepEqual(plain(parseToml(`x.y = 1\nm = """\nab"""\n`)), { x: { y: 1 }, m: "ab" });
+    assert.throws(() => parseToml(`a = "x`), /^Error: line 1: unfinished string/);
+    assert.throws(() => parseToml(`[a]\nb = 1\n[a]\n`), /^Error: line 3: /);
     assert.throws(() => parseRegistriesConf(`[[registry]]\nlocation = 3`), /must be a string/);
   });
 

@@ -11,6 +11,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { parse as parseTomlText, TomlError } from "smol-toml";
 import { ImageError } from "./errors.js";
 
 export type PullFromMirror = "all" | "digest-only" | "tag-only";
@@ -38,198 +39,21 @@ export interface RegistriesConf {
   files: string[];
 }
 
-// ---------- a small TOML reader (the subset registries.conf uses) ----------
+// ---------- TOML (smol-toml, TOML 1.0) ----------
 
-type TomlValue = string | boolean | number | TomlValue[] | TomlTable;
+type TomlValue = string | boolean | number | bigint | Date | TomlValue[] | TomlTable;
 interface TomlTable {
   [k: string]: TomlValue;
 }
 
-class TomlError extends Error {}
-
-/** Parses TOML text into plain objects: tables, arrays of tables, strings, booleans, integers, arrays, inline tables. */
+/** Parses TOML text (TOML 1.0, by smol-toml); errors read "line N: <what>". */
 export function parseToml(text: string): TomlTable {
-  const root: TomlTable = {};
-  let cur: TomlTable = root;
-  let i = 0;
-  let line = 1;
-  const err = (m: string): never => {
-    throw new TomlError(`line ${line}: ${m}`);
-  };
-  const ws = (): void => {
-    while (i < text.length && (text[i] === " " || text[i] === "\t")) i++;
-  };
-  const wsnl = (): void => {
-    for (;;) {
-      ws();
-      if (text[i] === "#") while (i < text.length && text[i] !== "\n") i++;
-      if (text[i] === "\n" || text[i] === "\r") {
-        if (text[i] === "\n") line++;
-        i++;
-        continue;
-      }
-      break;
-    }
-  };
-  const bareKey = (): string => {
-    const s = i;
-    while (i < text.length && /[A-Za-z0-9_-]/.test(text[i])) i++;
-    if (s === i) err("expected a key");
-    return text.slice(s, i);
-  };
-  const basicString = (): string => {
-    i++;
-    let out = "";
-    while (i < text.length && text[i] !== '"') {
-      if (text[i] === "\n") err("newline in string");
-      if (text[i] === "\\") {
-        const c = text[i + 1];
-        const map: Record<string, string> = { n: "\n", t: "\t", r: "\r", b: "\b", f: "\f", '"': '"', "\\": "\\" };
-        if (c in map) {
-          out += map[c];
-          i += 2;
-        } else if (c === "u" || c === "U") {
-          const n = c === "u" ? 4 : 8;
-          const hex = text.slice(i + 2, i + 2 + n);
-          if (!/^[0-9a-fA-F]+$/.test(hex) || hex.length !== n) err("bad unicode escape");
-          out += String.fromCodePoint(parseInt(hex, 16));
-          i += 2 + n;
-        } else err("bad escape");
-      } else out += text[i++];
-    }
-    if (text[i] !== '"') err("unterminated string");
-    i++;
-    return out;
-  };
-  const literalString = (): string => {
-    const e = text.indexOf("'", i + 1);
-    const nl = text.indexOf("\n", i + 1);
-    if (e < 0 || (nl >= 0 && nl < e)) err("unterminated string");
-    const s = text.slice(i + 1, e);
-    i = e + 1;
-    return s;
-  };
-  const key = (): string[] => {
-    const parts: string[] = [];
-    for (;;) {
-      ws();
-      parts.push(text[i] === '"' ? basicString() : text[i] === "'" ? literalString() : bareKey());
-      ws();
-      if (text[i] !== ".") return parts;
-      i++;
-    }
-  };
-  const value = (): TomlValue => {
-    ws();
-    const c = text[i];
-    if (c === '"') {
-      if (text.startsWith('"""', i)) err("multi-line strings are not supported");
-      return basicString();
-    }
-    if (c === "'") return literalString();
-    if (c === "[") {
-      i++;
-      const arr: TomlValue[] = [];
-      for (;;) {
-        wsnl();
-        if (text[i] === "]") {
-          i++;
-          return arr;
-        }
-        arr.push(value());
-        wsnl();
-        if (text[i] === ",") {
-          i++;
-          continue;
-        }
-        wsnl();
-        if (text[i] !== "]") err("expected , or ] in array");
-      }
-    }
-    if (c === "{") {
-      i++;
-      const t: TomlTable = {};
-      ws();
-      if (text[i] === "}") {
-        i++;
-        return t;
-      }
-      for (;;) {
-        const k = key();
-        if (text[i] !== "=") err("expected =");
-        i++;
-        setPath(t, k, value());
-        ws();
-        if (text[i] === ",") {
-          i++;
-          continue;
-        }
-        if (text[i] !== "}") err("expected , or } in inline table");
-        i++;
-        return t;
-      }
-    }
-    const m = /^(true|false|[+-]?[0-9][0-9_]*)/.exec(text.slice(i, i + 40));
-    if (!m) return err("unsupported value");
-    i += m[0].length;
-    if (m[0] === "true") return true;
-    if (m[0] === "false") return false;
-    return Number(m[0].replace(/_/g, ""));
-  };
-  const setPath = (t: TomlTable, k: string[], v: TomlValue): void => {
-    let o = t;
-    for (const p of k.slice(0, -1)) {
-      if (o[p] === undefined) o[p] = {};
-      const n = o[p];
-      if (typeof n !== "object" || Array.isArray(n)) err(`key ${p} is not a table`);
-      o = n as TomlTable;
-    }
-    const last = k[k.length - 1];
-    if (last in o) err(`duplicate key ${k.join(".")}`);
-    o[last] = v;
-  };
-  const tableAt = (k: string[], arrayOfTables: boolean): TomlTable => {
-    let o = root;
-    for (let j = 0; j < k.length; j++) {
-      const p = k[j];
-      const lastPart = j === k.length - 1;
-      if (lastPart && arrayOfTables) {
-        if (o[p] === undefined) o[p] = [];
-        const a = o[p];
-        if (!Array.isArray(a)) err(`${k.join(".")} is not an array of tables`);
-        const t: TomlTable = {};
-        (a as TomlValue[]).push(t);
-        return t;
-      }
-      if (o[p] === undefined) o[p] = {};
-      let n = o[p];
-      if (Array.isArray(n)) n = n[n.length - 1];
-      if (typeof n !== "object" || n === null || Array.isArray(n)) err(`${p} is not a table`);
-      o = n as TomlTable;
-    }
-    return o;
-  };
-  for (;;) {
-    wsnl();
-    if (i >= text.length) break;
-    if (text[i] === "[") {
-      const aot = text[i + 1] === "[";
-      i += aot ? 2 : 1;
-      const k = key();
-      if (text[i] !== "]" || (aot && text[i + 1] !== "]")) err("expected ]");
-      i += aot ? 2 : 1;
-      cur = tableAt(k, aot);
-    } else {
-      const k = key();
-      if (text[i] !== "=") err("expected =");
-      i++;
-      setPath(cur, k, value());
-    }
-    ws();
-    if (text[i] === "#") while (i < text.length && text[i] !== "\n") i++;
-    if (i < text.length && text[i] !== "\n" && text[i] !== "\r") err("expected end of line");
+  try {
+    return parseTomlText(text) as TomlTable;
+  } catch (e) {
+    if (e instanceof TomlError) throw new Error(`line ${e.line}: ${e.message.split("\n")[0].replace(/^Invalid TOML document: /, "")}`);
+    throw e;
   }
-  return root;
 }
 
 // ---------- registries.conf ----------
