@@ -12,7 +12,7 @@ import { OpcatError } from "../fbc/errors.js";
 import { parseGoYamlDocument } from "../yaml/index.js";
 import { ImageError, sha256Digest } from "./errors.js";
 import { encodeManifest, MEDIA_OCI_CONFIG, MEDIA_OCI_LAYER_GZIP, MEDIA_OCI_MANIFEST, sortKeys, type Descriptor } from "./manifest.js";
-import { parseNormalizedNamed, ReferenceError } from "./reference.js";
+import { parseNormalizedNamed, ImageReferenceError } from "./reference.js";
 import { RegistryClient, type RegistryOptions } from "./registry.js";
 import { LABEL_CONFIGS } from "./render.js";
 import { BlobStore, parseLayoutRef, tagInLayout } from "./store.js";
@@ -142,7 +142,7 @@ export async function pushImage(img: BuiltImage, ref: string, opts: RegistryOpti
   try {
     named = parseNormalizedNamed(ref);
   } catch (e) {
-    if (e instanceof ReferenceError) throw new ImageError("IMAGE_BAD_REFERENCE", `invalid reference ${JSON.stringify(ref)}: ${e.message}`);
+    if (e instanceof ImageReferenceError) throw new ImageError("IMAGE_BAD_REFERENCE", `invalid reference ${JSON.stringify(ref)}: ${e.message}`);
     throw e;
   }
   const client = opts.client ?? new RegistryClient(opts);

@@ -4,7 +4,7 @@
  * safe unpacking, opm's classification of render references, and image building.
  */
 export {
-  ReferenceError,
+  ImageReferenceError,
   type ImageReference,
   parseNormalizedNamed,
   tryParseNormalizedNamed,

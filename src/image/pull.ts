@@ -20,7 +20,7 @@ import {
   type ImageManifest,
   type Platform,
 } from "./manifest.js";
-import { parseNamed, ReferenceError, type ImageReference } from "./reference.js";
+import { parseNamed, ImageReferenceError, type ImageReference } from "./reference.js";
 import { mapPool, RegistryClient, type RegistryOptions, type RepoTarget } from "./registry.js";
 import { BlobStore, parseLayoutRef, resolveLayoutRef, tempPath } from "./store.js";
 import { applyLayer, type UnpackBudget, type UnpackLimits } from "./unpack.js";
@@ -72,7 +72,7 @@ export function parseImageRef(ref: string): ImageReference {
   try {
     return parseNamed(ref);
   } catch (e) {
-    if (e instanceof ReferenceError) throw new ImageError("IMAGE_BAD_REFERENCE", e.message, { cause: e });
+    if (e instanceof ImageReferenceError) throw new ImageError("IMAGE_BAD_REFERENCE", e.message, { cause: e });
     throw e;
   }
 }

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import {
-  ReferenceError,
+  ImageReferenceError,
   type ImageReference,
   parseNamed,
   parseNormalizedNamed,
@@ -50,7 +50,7 @@ function errorOf(f: () => unknown): string | undefined {
     f();
     return undefined;
   } catch (e) {
-    assert.ok(e instanceof ReferenceError, String(e));
+    assert.ok(e instanceof ImageReferenceError, String(e));
     return e.message;
   }
 }
@@ -61,21 +61,21 @@ test("golden vectors: go.podman.io/image/v5 docker/reference (upstream test lite
     const where = JSON.stringify(v.in);
     const n = tryParseNormalizedNamed(v.in);
     if (v.normalizedErr !== undefined) {
-      assert.ok(n instanceof ReferenceError, `${where}: want ${v.normalizedErr}`);
+      assert.ok(n instanceof ImageReferenceError, `${where}: want ${v.normalizedErr}`);
       assert.equal(n.message, v.normalizedErr, where);
       assert.equal(validatePullSpec(v.in), v.in === "" ? undefined : v.normalizedErr, where);
     } else {
-      assert.ok(!(n instanceof ReferenceError), `${where}: ${String(n)}`);
+      assert.ok(!(n instanceof ImageReferenceError), `${where}: ${String(n)}`);
       assert.deepEqual(describe(n), v.normalized, where);
       assert.equal(validatePullSpec(v.in), undefined, where);
       ok++;
     }
     const p = tryParseReference(v.in);
     if (v.parsedErr !== undefined) {
-      assert.ok(p instanceof ReferenceError, `${where}: want ${v.parsedErr}`);
+      assert.ok(p instanceof ImageReferenceError, `${where}: want ${v.parsedErr}`);
       assert.equal(p.message, v.parsedErr, where);
     } else {
-      assert.ok(!(p instanceof ReferenceError), `${where}: ${String(p)}`);
+      assert.ok(!(p instanceof ImageReferenceError), `${where}: ${String(p)}`);
       assert.deepEqual(describe(p), v.parsed, where);
     }
     assert.equal(errorOf(() => parseNamed(v.in)), v.namedErr, where);
@@ -152,14 +152,14 @@ test("adversarial inputs run in linear time", () => {
 
 const refChars = fc.constantFrom(..."abcAB09-_.:/@+ é\u0130\u212a", "sha256:", "0123456789abcdef".repeat(4));
 
-test("fast-check: parsing throws nothing but ReferenceError", () => {
+test("fast-check: parsing throws nothing but ImageReferenceError", () => {
   fc.assert(
     fc.property(fc.oneof(fc.string(), fc.string({ unit: "binary" }), fc.string({ unit: refChars, maxLength: 12 })), (s) => {
       for (const f of [parseNormalizedNamed, parseReference, parseNamed]) {
         try {
           f(s);
         } catch (e) {
-          assert.ok(e instanceof ReferenceError, String(e));
+          assert.ok(e instanceof ImageReferenceError, String(e));
         }
       }
       const v = validatePullSpec(s);
@@ -188,7 +188,7 @@ test("fast-check: the normalised form is canonical and round-trips", () => {
   fc.assert(
     fc.property(ref, (s) => {
       const r = tryParseNormalizedNamed(s);
-      if (r instanceof ReferenceError) {
+      if (r instanceof ImageReferenceError) {
         assert.match(r.message, /too long|64-byte/);
         return;
       }

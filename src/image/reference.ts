@@ -19,8 +19,8 @@
  */
 
 /** A reference that does not parse; `message` is the Go error text. */
-export class ReferenceError extends Error {
-  override readonly name = "ReferenceError";
+export class ImageReferenceError extends Error {
+  override readonly name = "ImageReferenceError";
 }
 
 /** A parsed image reference. */
@@ -216,25 +216,25 @@ function parseNormalized(s: string): Reference | string {
 }
 
 function unwrap(r: Reference | string): ImageReference {
-  if (typeof r === "string") throw new ReferenceError(r);
+  if (typeof r === "string") throw new ImageReferenceError(r);
   return r;
 }
 
-function orError(r: Reference | string): ImageReference | ReferenceError {
-  return typeof r === "string" ? new ReferenceError(r) : r;
+function orError(r: Reference | string): ImageReference | ImageReferenceError {
+  return typeof r === "string" ? new ImageReferenceError(r) : r;
 }
 
 /**
  * reference.ParseNormalizedNamed: parses a familiar or full reference and normalises it ("busybox" →
  * "docker.io/library/busybox", "index.docker.io/x/y" → "docker.io/x/y"). No default tag is added.
- * Throws ReferenceError with Go's message.
+ * Throws ImageReferenceError with Go's message.
  */
 export function parseNormalizedNamed(s: string): ImageReference {
   return unwrap(parseNormalized(s));
 }
 
 /** Like {@link parseNormalizedNamed}, but returns the error instead of throwing it. */
-export function tryParseNormalizedNamed(s: string): ImageReference | ReferenceError {
+export function tryParseNormalizedNamed(s: string): ImageReference | ImageReferenceError {
   return orError(parseNormalized(s));
 }
 
@@ -242,24 +242,24 @@ export function tryParseNormalizedNamed(s: string): ImageReference | ReferenceEr
  * reference.Parse: checks the grammar without normalising. The domain is the first component when the
  * name has more than one and that component is a valid domain, else "" ("foo/bar" → domain "foo",
  * path "bar"; "busybox" → domain "", path "busybox"), exactly as Go splits it. `familiar()` still
- * strips a "docker.io" domain, as Go's FamiliarString does. Throws ReferenceError.
+ * strips a "docker.io" domain, as Go's FamiliarString does. Throws ImageReferenceError.
  */
 export function parseReference(s: string): ImageReference {
   return unwrap(parse(s));
 }
 
 /** Like {@link parseReference}, but returns the error instead of throwing it. */
-export function tryParseReference(s: string): ImageReference | ReferenceError {
+export function tryParseReference(s: string): ImageReference | ImageReferenceError {
   return orError(parse(s));
 }
 
 /**
  * reference.ParseNamed: {@link parseNormalizedNamed}, then requires the input to be already in
- * normalised form, else "repository name must be canonical". Throws ReferenceError.
+ * normalised form, else "repository name must be canonical". Throws ImageReferenceError.
  */
 export function parseNamed(s: string): ImageReference {
   const r = unwrap(parseNormalized(s));
-  if (r.toString() !== s) throw new ReferenceError(ERR_NAME_NOT_CANONICAL);
+  if (r.toString() !== s) throw new ImageReferenceError(ERR_NAME_NOT_CANONICAL);
   return r;
 }
 
