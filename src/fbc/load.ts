@@ -48,7 +48,18 @@ export interface LoadOptions {
 const IGNORE_HINT = "if this file is not part of the catalog, exclude it with a .indexignore file (gitignore syntax)";
 
 /** Loads every blob of one stream (a file's text). `file` names it in locations. */
-export function loadText(text: string, file: string, into: LoadResult = newResult(), byteLength?: number): LoadResult {
+/** The meta of a blob: its reserved keys, matched case-insensitively as opm does ("" when absent). */
+export interface BlobMeta {
+  schema: string;
+  package: string;
+  name: string;
+}
+
+/**
+ * Loads one file's text into `into`. `onBlob`, when given, sees every blob whose meta is valid, with
+ * its parsed value (for callers that keep the blobs themselves, e.g. `serve`'s index).
+ */
+export function loadText(text: string, file: string, into: LoadResult = newResult(), byteLength?: number, onBlob?: (obj: JsonObject, meta: BlobMeta) => void): LoadResult {
   // Each blob is decoded as soon as it is parsed: its parsed form dies young.
   forEachStreamItem(text, (item) => {
     const loc: Location = { file, line: item.line, index: item.index };
@@ -61,7 +72,7 @@ export function loadText(text: string, file: string, into: LoadResult = newResul
       );
       return;
     }
-    addBlob(into, item.value, loc, item.yaml);
+    addBlob(into, item.value, loc, item.yaml, onBlob);
   });
   into.files++;
   into.bytes += byteLength ?? Buffer.byteLength(text);
@@ -87,7 +98,7 @@ function fold(key: string): string {
   return key.toUpperCase().toLowerCase();
 }
 
-function addBlob(res: LoadResult, value: JsonValue, loc: Location, fromYaml: boolean): void {
+function addBlob(res: LoadResult, value: JsonValue, loc: Location, fromYaml: boolean, onBlob?: (obj: JsonObject, meta: BlobMeta) => void): void {
   const metaErr = (code: string, msg: string, hint?: string): void => {
     res.problems.push(problem(code, fromYaml ? `error unmarshaling JSON: while decoding JSON: ${msg}` : msg, { loc, hint }));
   };
@@ -152,6 +163,7 @@ function addBlob(res: LoadResult, value: JsonValue, loc: Location, fromYaml: boo
   if (pkg === undefined) return;
   const name = reserved(nameKey);
   if (name === undefined) return;
+  onBlob?.(obj, { schema, package: pkg, name });
 
   const blobRef = { schema, package: pkg || undefined, name: name || undefined };
   try {

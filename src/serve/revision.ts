@@ -13,9 +13,8 @@ import { gzip as gzipCb, constants as zconst } from "node:zlib";
 import { promisify } from "node:util";
 import { encodeSortedCompact } from "../gojson/encode.js";
 import { problem, type Problem } from "../fbc/errors.js";
-import { listCatalogFiles, loadText, type LoadResult } from "../fbc/load.js";
-import { decodeStream } from "../fbc/stream.js";
-import { emptyConfig, type JsonObject } from "../fbc/types.js";
+import { listCatalogFiles, loadText, type BlobMeta, type LoadResult } from "../fbc/load.js";
+import { emptyConfig } from "../fbc/types.js";
 import { validateCatalog } from "../fbc/validate.js";
 import { RegistryIndex } from "./registry.js";
 
@@ -178,16 +177,16 @@ export class CatalogRevision {
       }
       const text = buf.toString("utf8");
       const before = res.problems.length;
-      loadText(text, f, res, buf.length);
+      // one parse: the loader hands over each blob with its meta (reserved keys matched as opm does)
+      const fileBlobs: { line: Buffer; meta: BlobMeta }[] = [];
+      loadText(text, f, res, buf.length, (obj, meta) => fileBlobs.push({ line: Buffer.from(encodeSortedCompact(obj) + "\n"), meta }));
       if (res.problems.length === before) {
-        for (const item of decodeStream(text)) {
-          if (item.kind !== "blob") continue;
-          const obj = item.value as JsonObject;
+        for (const { line, meta } of fileBlobs) {
           const id = lines.length;
-          lines.push(Buffer.from(encodeSortedCompact(obj) + "\n"));
-          index(bySchema, reserved(obj, "schema"), id);
-          index(byPackage, reserved(obj, "package"), id);
-          index(byName, reserved(obj, "name"), id);
+          lines.push(line);
+          index(bySchema, meta.schema, id);
+          index(byPackage, meta.package, id);
+          index(byName, meta.name, id);
         }
       }
       await yieldToEventLoop();
@@ -230,19 +229,6 @@ export class CatalogRevision {
       }),
     };
   }
-}
-
-/** The value of a reserved key (matched case-insensitively like opm), or "". */
-function reserved(obj: JsonObject, key: string): string {
-  const v = obj[key];
-  if (typeof v === "string") return v;
-  for (const k of Object.keys(obj)) {
-    if (k.length === key.length && k.toLowerCase() === key) {
-      const w = obj[k];
-      return typeof w === "string" ? w : "";
-    }
-  }
-  return "";
 }
 
 function intersectSorted(a: Uint32Array, b: Uint32Array): Uint32Array {
