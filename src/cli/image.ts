@@ -13,6 +13,7 @@ import type { OutputFormat } from "../fbc/write.js";
 import {
   buildBundleImage,
   buildCatalogImage,
+  withBaseImage,
   buildFromConfig,
   checkTlsFlags,
   DEFAULT_OPM_IMAGE,
@@ -141,9 +142,14 @@ export function registerImageCommands(program: Command): void {
       .requiredOption("-t, --tag <ref>", "oci:<dir>:<tag> for an OCI layout, or a registry reference with --push")
       .option("--push", "push to the registry reference given with --tag")
       .option("-l, --extra-labels <key=value>", "extra image labels (repeatable, comma-separated)", collect)
-      .option("--no-validate", "build without validating the catalog first"),
-    "while pushing the image",
-  ).action(async (dir: string, f: BuildFlags) => {
+      .option("--no-validate", "build without validating the catalog first")
+      .option(
+        "--base-image <ref>",
+        "image to build on, as `opm generate dockerfile` + docker build do: its layers and config, ENTRYPOINT /bin/opm, CMD serve /configs --cache-dir=/tmp/cache (what OLM v0 runs as a CatalogSource); `scratch` for a content-only image",
+        DEFAULT_OPM_IMAGE,
+      ),
+    "while pulling the base image and pushing the image",
+  ).action(async (dir: string, f: BuildFlags & { baseImage: string }) => {
     const labels = labelsFrom(f.extraLabels);
     if (f.validate !== false && existsSync(dir) && statSync(dir).isDirectory()) {
       const res = loadDirectory(dir);
@@ -152,9 +158,10 @@ export function registerImageCommands(program: Command): void {
       const errors = problems.filter((p) => p.severity === "error");
       if (errors.length > 0) throw new OpcatError(errors[0].code, errors[0].message, { problems, exitCode: EXIT_INVALID });
     }
-    const img = buildCatalogImage(dir, { labels });
     checkPushTarget(f);
-    const where = await outputImage(img, f.tag, { ...imageAccessFrom(f, "pushing"), push: f.push });
+    const access = imageAccessFrom(f, "pushing");
+    const img = await withBaseImage(buildCatalogImage(dir, { labels }), f.baseImage, { ...access, onProgress: undefined });
+    const where = await outputImage(img, f.tag, { ...access, push: f.push });
     process.stdout.write(where + "\n");
   });
 
@@ -168,13 +175,14 @@ export function registerImageCommands(program: Command): void {
       .option("-t, --tag <ref>", "write the image here instead of <repo>:<tag> (e.g. oci:<dir>:<tag>)")
       .option("--push", "push the image (to <repo>:<tag> or the registry reference given with --tag)")
       .option("--no-build", "only render and validate the catalog")
-      .option("-l, --extra-labels <key=value>", "extra image labels (repeatable, comma-separated)", collect),
-  ).action(async (file: string, f: ImageAccessFlags & { outputDir?: string; output: OutputFormat; tag?: string; push?: boolean; build?: boolean; extraLabels?: string[] }) => {
+      .option("-l, --extra-labels <key=value>", "extra image labels (repeatable, comma-separated)", collect)
+      .option("--base-image <ref>", "image to build on (as catalog build: opm's layers, ENTRYPOINT and CMD); `scratch` for a content-only image", DEFAULT_OPM_IMAGE),
+  ).action(async (file: string, f: ImageAccessFlags & { outputDir?: string; output: OutputFormat; tag?: string; push?: boolean; build?: boolean; extraLabels?: string[]; baseImage: string }) => {
     const labels = labelsFrom(f.extraLabels);
     const step = new Progress("build-from-config");
     try {
       checkPushTarget(f);
-      const r = await buildFromConfig(file, { ...imageAccessFrom(f), outputDir: f.outputDir, format: f.output, tag: f.tag, push: f.push, noBuild: f.build === false, labels, onStep: (m) => step.update(m) });
+      const r = await buildFromConfig(file, { ...imageAccessFrom(f), outputDir: f.outputDir, format: f.output, tag: f.tag, push: f.push, noBuild: f.build === false, labels, baseImage: f.baseImage, onStep: (m) => step.update(m) });
       step.done();
       process.stderr.write(`wrote ${r.files.length} file${r.files.length === 1 ? "" : "s"} to ${r.catalogDir} (${r.packages} packages, ${r.bundles} bundles)\n`);
       if (r.image) process.stdout.write(r.image + "\n");

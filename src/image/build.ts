@@ -11,11 +11,12 @@ import { readBundleDirectory } from "../bundle/index.js";
 import { OpcatError } from "../fbc/errors.js";
 import { parseGoYamlDocument } from "../yaml/index.js";
 import { ImageError, sha256Digest } from "./errors.js";
-import { encodeManifest, MEDIA_OCI_CONFIG, MEDIA_OCI_LAYER_GZIP, MEDIA_OCI_MANIFEST, sortKeys, type Descriptor } from "./manifest.js";
+import { encodeManifest, MEDIA_DOCKER_LAYER_GZIP, MEDIA_OCI_CONFIG, MEDIA_OCI_LAYER_GZIP, MEDIA_OCI_MANIFEST, sortKeys, type Descriptor, type ImageConfig, type ImageManifest } from "./manifest.js";
 import { parseNormalizedNamed, ImageReferenceError } from "./reference.js";
 import { RegistryClient, type RegistryOptions } from "./registry.js";
 import { LABEL_CONFIGS } from "./render.js";
 import { BlobStore, parseLayoutRef, tagInLayout } from "./store.js";
+import { getImage, type PullOptions } from "./pull.js";
 import { writeTar, type TarInput } from "./tar.js";
 
 /** An image built in memory. */
@@ -29,6 +30,8 @@ export interface BuiltImage {
   /** sha256 of the uncompressed layer (the config's diff_id). */
   diffId: string;
   labels: Record<string, string>;
+  /** Layers of a base image below `layer` (catalog images built on opm's image), with their bytes. */
+  baseLayers?: { desc: Descriptor; bytes(): Buffer }[];
 }
 
 export interface BuildOptions {
@@ -120,6 +123,77 @@ export function buildBundleImage(dir: string, opts: BuildOptions = {}): BuiltIma
   return assembleImage(entries, labels, opts);
 }
 
+/** How opm's Dockerfile (`opm generate dockerfile`) runs a catalog image. */
+export const CATALOG_ENTRYPOINT = ["/bin/opm"];
+export const CATALOG_CMD = ["serve", "/configs", "--cache-dir=/tmp/cache"];
+
+/** A pulled base image: its manifest, config and a store holding its layers. */
+export interface BaseImage {
+  ref: string;
+  digest: string;
+  manifest: ImageManifest;
+  config: ImageConfig;
+  store: BlobStore;
+}
+
+/**
+ * The catalog image `img` on top of `base`, as `docker build` of opm's Dockerfile makes it: the
+ * base's layers, then the `/configs` layer; the base's config with opm's entrypoint and command
+ * (`/bin/opm serve /configs --cache-dir=/tmp/cache`), its labels plus the catalog's, the layer's
+ * diff_id and a history entry. Base layers keep their bytes (docker media types become their OCI
+ * equivalents, same bytes). opm's Dockerfile also runs `opm serve --cache-only` at build time to
+ * ship a pre-built serve cache; opcat cannot write opm's cache format, so opm builds it at start-up
+ * in /tmp/cache (the command's --cache-dir), as a CatalogSource without a cache does.
+ */
+export function onBaseImage(img: BuiltImage, base: BaseImage): BuiltImage {
+  const own = JSON.parse(img.config.toString("utf8")) as { created: string; architecture: string; os: string };
+  const bc = base.config;
+  const labels = sortKeys({ ...((bc.config?.Labels as Record<string, string> | null | undefined) ?? {}), ...img.labels });
+  const history = Array.isArray(bc.history) ? (bc.history as unknown[]) : [];
+  const config = Buffer.from(
+    JSON.stringify({
+      ...bc,
+      created: own.created,
+      architecture: bc.architecture ?? own.architecture,
+      os: bc.os ?? own.os,
+      config: { ...(bc.config ?? {}), Labels: labels, Entrypoint: CATALOG_ENTRYPOINT, Cmd: CATALOG_CMD },
+      rootfs: { type: "layers", diff_ids: [...(bc.rootfs?.diff_ids ?? []), img.diffId] },
+      history: [...history, { created: own.created, created_by: "opcat catalog build: /configs (ENTRYPOINT /bin/opm, CMD serve /configs --cache-dir=/tmp/cache)" }],
+    }),
+  );
+  const configDigest = sha256Digest(config);
+  const ociMedia = (m: string | undefined): string => (m === MEDIA_DOCKER_LAYER_GZIP || m === undefined ? MEDIA_OCI_LAYER_GZIP : m);
+  const baseLayers = base.manifest.layers.map((l) => {
+    if (!base.store.has(l.digest)) throw new ImageError("IMAGE_BLOB_MISSING", `base image ${base.ref}: layer ${l.digest} is not in the cache`);
+    return { desc: { mediaType: ociMedia(l.mediaType), digest: l.digest, size: l.size }, bytes: () => readFileSync(base.store.path(l.digest)) };
+  });
+  const manifest = encodeManifest({ mediaType: MEDIA_OCI_CONFIG, digest: configDigest, size: config.length }, [
+    ...baseLayers.map((l) => l.desc),
+    { mediaType: MEDIA_OCI_LAYER_GZIP, digest: img.layerDigest, size: img.layer.length },
+  ]);
+  return { ...img, config, configDigest, manifest, manifestDigest: sha256Digest(manifest), labels, baseLayers };
+}
+
+/**
+ * `img` on the base image `ref` (pulled with `pull`; its layers are fetched into the cache), or
+ * `img` itself for `scratch` or no base. A base that cannot be pulled is an error saying what to do.
+ */
+export async function withBaseImage(img: BuiltImage, ref: string | undefined, pull: PullOptions = {}): Promise<BuiltImage> {
+  if (ref === undefined || ref === "" || ref === "scratch") return img;
+  let base: BaseImage;
+  try {
+    base = await getImage(ref, { ...pull, platform: pull.platform ?? { os: "linux", architecture: "amd64" } });
+  } catch (e) {
+    if (!(e instanceof ImageError || e instanceof OpcatError)) throw e;
+    throw new OpcatError(
+      "BUILD_BASE_IMAGE",
+      `pulling the base image ${ref}: ${e.message} (use --base-image with an opm image you can reach, e.g. a mirror of quay.io/operator-framework/opm, or --base-image scratch for a content-only image that OLM v0 cannot run)`,
+      { exitCode: 2, cause: e },
+    );
+  }
+  return onBaseImage(img, base);
+}
+
 /** The manifest descriptor of a built image. */
 export function manifestDescriptor(img: BuiltImage): Descriptor {
   return { mediaType: MEDIA_OCI_MANIFEST, digest: img.manifestDigest, size: img.manifest.length };
@@ -130,6 +204,7 @@ export function writeToLayout(img: BuiltImage, ref: string): void {
   const lr = parseLayoutRef(ref);
   if (!lr) throw new ImageError("IMAGE_BAD_REFERENCE", `not an OCI layout reference: ${JSON.stringify(ref)}`);
   const store = new BlobStore(lr.dir);
+  for (const l of img.baseLayers ?? []) if (!store.has(l.desc.digest)) store.putBytes(l.bytes(), l.desc.digest);
   store.putBytes(img.layer, img.layerDigest);
   store.putBytes(img.config, img.configDigest);
   store.putBytes(img.manifest, img.manifestDigest);
@@ -148,6 +223,7 @@ export async function pushImage(img: BuiltImage, ref: string, opts: RegistryOpti
   const client = opts.client ?? new RegistryClient(opts);
   try {
     const t = client.pushTarget(named.name);
+    for (const l of img.baseLayers ?? []) await client.pushBlob(t, l.desc.digest, l.bytes());
     await client.pushBlob(t, img.layerDigest, img.layer);
     await client.pushBlob(t, img.configDigest, img.config);
     const tagOrDigest = named.tag ?? named.digest ?? "latest";

@@ -13,7 +13,7 @@ import { emptyConfig, mergeConfigs } from "../fbc/types.js";
 import { validateCatalog } from "../fbc/validate.js";
 import { formatCatalog, isEmptyOrMissingDir, type OutputFormat } from "../fbc/write.js";
 import { parseGoYamlDocument } from "../yaml/index.js";
-import { buildCatalogImage, outputImage, type BuildOptions } from "./build.js";
+import { buildCatalogImage, outputImage, withBaseImage, type BuildOptions } from "./build.js";
 import { mapPool, RegistryClient } from "./registry.js";
 import { renderReference, type ResolveRenderRefOptions } from "./render.js";
 
@@ -73,6 +73,8 @@ export interface BuildFromConfigOptions extends ResolveRenderRefOptions, BuildOp
   push?: boolean;
   /** Only render and validate. */
   noBuild?: boolean;
+  /** Image to build on (see withBaseImage); none or `scratch`: a content-only image. */
+  baseImage?: string;
   onStep?: (msg: string) => void;
 }
 
@@ -125,7 +127,7 @@ export async function buildFromConfig(file: string, opts: BuildFromConfigOptions
     if (opts.noBuild) return result;
     const target = opts.tag ?? `${cfg.repo}:${cfg.tag}`;
     opts.onStep?.(`building ${target}`);
-    const img = buildCatalogImage(catalogDir, opts);
+    const img = await withBaseImage(buildCatalogImage(catalogDir, opts), opts.baseImage, { ...opts, onProgress: undefined });
     result.image = await outputImage(img, target, { ...opts, client });
     return result;
   } finally {

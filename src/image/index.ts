@@ -31,6 +31,6 @@ export {
   type ResolvedRenderRef,
   type ResolveRenderRefOptions,
 } from "./render.js";
-export { buildBundleImage, buildCatalogImage, outputImage, pushImage, writeToLayout, type BuildOptions, type BuiltImage } from "./build.js";
+export { assembleImage, buildBundleImage, buildCatalogImage, CATALOG_CMD, CATALOG_ENTRYPOINT, onBaseImage, outputImage, pushImage, withBaseImage, writeToLayout, type BaseImage, type BuildOptions, type BuiltImage } from "./build.js";
 export { DEFAULT_OPM_IMAGE, generateDockerfile, parseExtraLabels, type DockerfileOptions } from "./dockerfile.js";
 export { buildFromConfig, parseCatalogBuildConfig, type BuildFromConfigOptions, type BuildFromConfigResult, type CatalogBuildConfig } from "./config.js";

@@ -183,7 +183,7 @@ test("an operating-system refusal is an I/O error with the path (exit 2), not an
   const dir = mkdtempSync(join(tmpdir(), "opcat-enotdir-"));
   writeFileSync(join(dir, "file"), "x");
   // an oci: layout target that is a regular file (was: "internal error … this is a bug in opcat", exit 3)
-  const r = opcat(["catalog", "build", EXAMPLE, "-t", `oci:${join(dir, "file")}:v1`]);
+  const r = opcat(["catalog", "build", EXAMPLE, "-t", `oci:${join(dir, "file")}:v1`, "--base-image", "scratch"]);
   assert.equal(r.code, 2, r.stderr);
   assert.doesNotMatch(r.stderr, /internal error|this is a bug/);
   assert.match(r.stderr, /^opcat: error\[IO_ERROR\]: mkdir .*file\/blobs\/sha256: ENOTDIR: not a directory/);

@@ -14,6 +14,7 @@ import { formatCatalog } from "../../src/fbc/write.js";
 import { normalizeForRender } from "../../src/fbc/render.js";
 import type { DeclarativeConfig } from "../../src/fbc/types.js";
 import {
+  assembleImage,
   buildBundleImage,
   buildCatalogImage,
   buildFromConfig,
@@ -112,17 +113,53 @@ describe("plain docker-registry + skopeo", { skip: missing ?? false }, () => {
   });
 
   test("CLI: catalog build and bundle build --push, exit 0; a registry tag without --push is a usage error", () => {
-    const out = cli(["catalog", "build", CATALOG, "--tag", `oci:${work}/cli-layout:c1`]);
+    const out = cli(["catalog", "build", CATALOG, "--tag", `oci:${work}/cli-layout:c1`, "--base-image", "scratch"]);
     assert.equal(out.status, 0, out.stderr);
     assert.match(out.stdout, /^oci:.*cli-layout:c1@sha256:[0-9a-f]{64}\n$/);
     const b = cli(["bundle", "build", join(BUNDLES, "json"), "--tag", `${reg.host}/cli/bundle:v1`, "--push", "--use-http"]);
     assert.equal(b.status, 0, b.stderr);
-    const noPush = cli(["catalog", "build", CATALOG, "--tag", `${reg.host}/cli/catalog:v1`]);
+    const noPush = cli(["catalog", "build", CATALOG, "--tag", `${reg.host}/cli/catalog:v1`, "--base-image", "scratch"]);
     assert.equal(noPush.status, 2);
     assert.match(noPush.stderr, /add --push/);
     const both = cli(["image", "inspect", `${reg.host}/cli/bundle:v1`, "--use-http", "--skip-tls-verify"]);
     assert.equal(both.status, 2);
     assert.match(both.stderr, /invalid flag combination: --use-http and --skip-tls-verify cannot both be true/);
+  });
+
+  test("catalog build on a base image: its layers and config with opm's ENTRYPOINT and CMD, and /configs still reads back", async () => {
+    // a stand-in for opm's image (quay.io is not reachable here): one layer with /bin/opm, a label
+    const base = assembleImage(
+      [
+        { path: "bin", type: "dir" },
+        { path: "bin/opm", type: "file", data: Buffer.from("#!/bin/sh\necho opm \"$@\"\n"), mode: 0o755 },
+      ],
+      { "org.opencontainers.image.title": "opm stand-in" },
+    );
+    await pushImage(base, `${reg.host}/base/opm:v1`, { useHttp: true });
+    const built = cli(["catalog", "build", CATALOG, "--tag", `${reg.host}/cli/based:v1`, "--push", "--use-http", "--base-image", `${reg.host}/base/opm:v1`]);
+    assert.equal(built.status, 0, built.stderr);
+    const cfg = JSON.parse(skopeo(["inspect", "--config", "--tls-verify=false", `docker://${reg.host}/cli/based:v1`])) as {
+      config: { Entrypoint: string[]; Cmd: string[]; Labels: Record<string, string> };
+      rootfs: { diff_ids: string[] };
+      history: unknown[];
+    };
+    assert.deepEqual(cfg.config.Entrypoint, ["/bin/opm"]);
+    assert.deepEqual(cfg.config.Cmd, ["serve", "/configs", "--cache-dir=/tmp/cache"]);
+    assert.equal(cfg.config.Labels["operators.operatorframework.io.index.configs.v1"], "/configs");
+    assert.equal(cfg.config.Labels["org.opencontainers.image.title"], "opm stand-in", "the base's labels are kept");
+    assert.deepEqual(cfg.rootfs.diff_ids, [base.diffId, buildCatalogImage(CATALOG).diffId]);
+    assert.equal(cfg.history.length, 2);
+    const info = JSON.parse(skopeo(["inspect", "--tls-verify=false", `docker://${reg.host}/cli/based:v1`])) as { Layers: string[] };
+    assert.deepEqual(info.Layers, [base.layerDigest, buildCatalogImage(CATALOG).layerDigest]);
+    // the catalog still renders from the image, and into an OCI layout the same image is written
+    assert.equal(norm(await renderReference(`${reg.host}/cli/based:v1`, { useHttp: true, cacheDir: cache })), norm(await renderReference(CATALOG)));
+    const layout = cli(["catalog", "build", CATALOG, "--tag", `oci:${work}/based-layout:v1`, "--use-http", "--base-image", `${reg.host}/base/opm:v1`]);
+    assert.equal(layout.status, 0, layout.stderr);
+    assert.equal(layout.stdout.trim().split("@")[1], built.stdout.trim().split("@")[1], "the same digest in a layout as in the registry");
+    // a base that cannot be pulled says what to do
+    const bad = cli(["catalog", "build", CATALOG, "--tag", `oci:${work}/x:v1`, "--use-http", "--base-image", `${reg.host}/base/missing:v1`]);
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /pulling the base image .*base\/missing:v1: .*404 Not Found.*--base-image scratch/s);
   });
 
   test("build-from-config: render each reference, validate, build, push", async () => {
