@@ -26,7 +26,7 @@
 import { byteCompare } from "../fbc/model.js";
 import type { JsonValue, Property } from "../fbc/types.js";
 import { RawJson } from "../fbc/rawjson.js";
-import { SemverError, tryParseRange, type Range, type Version } from "../semver/index.js";
+import { packageVersionMatcher, SemverError, type Range, type Version } from "../semver/index.js";
 import { atMost, dependency, formatSearchPosition, mandatory, prohibited, solve, variable, withMessage, type Constraint, type Variable } from "./sat/index.js";
 import { clusterFacts, gvkKey, isDeprecated, operandRefs, tolerant, upgradesFrom, type CatalogSet, type Entity } from "./catalog.js";
 import { entryText, parseOperandRange, SCHEMA_OPERAND, SCHEMA_RELATED_IMAGES, type OperandEntry, type OperandImage, type OperandReference } from "./operands.js";
@@ -873,14 +873,13 @@ function buildInputUnit(
         const ver = o ? sv(o.version) : undefined;
         if (!o || !ver) return fail("InvalidConstraint", `input ${input.name}: olm.packageVersion needs package and version`);
         if (p && !pkg) pkg = p;
-        const exact = /^\s*v?\d+(\.\d+){0,2}([-+][0-9A-Za-z.+-]*)?\s*$/.test(ver) ? tolerant(ver.trim()) : undefined;
-        if (exact) {
-          filters.push({ test: (e) => (!p || e.package === p) && e.version !== undefined && e.version.compare(exact) === 0, empty: (pt) => `no operators found with version ${ver} in ${pt} ${where}`, content: true });
-        } else {
-          const r = tryParseRange(ver);
-          if (r instanceof SemverError) return fail("InvalidConstraint", `input ${input.name}: invalid version range ${JSON.stringify(ver)}: ${r.message}`);
-          filters.push({ test: (e) => (!p || e.package === p) && e.version !== undefined && r(e.version), empty: (pt) => `no operators found with version in range ${ver} in ${pt} ${where}`, content: true });
-        }
+        const m = packageVersionMatcher(ver);
+        if (m instanceof SemverError) return fail("InvalidConstraint", `input ${input.name}: invalid version range ${JSON.stringify(ver)}: ${m.message}`);
+        filters.push({
+          test: (e) => (!p || e.package === p) && e.version !== undefined && m.test(e.version),
+          empty: (pt) => (m.kind === "exact" ? `no operators found with version ${ver} in ${pt} ${where}` : `no operators found with version in range ${ver} in ${pt} ${where}`),
+          content: true,
+        });
         break;
       }
       case "olm.name": {

@@ -17,3 +17,4 @@ export {
   compareVersions,
 } from "./version.js";
 export { type Range, SemverPanic, parseRange, tryParseRange } from "./range.js";
+export { packageVersionMatcher, type VersionMatcher } from "./match.js";

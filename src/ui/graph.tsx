@@ -3,6 +3,7 @@ import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { UiGraph, UiGraphEdge } from "../serve/uitypes.js";
 import { api } from "./api.js";
 import { upgradePaths } from "./paths.js";
+import { packageVersionMatcher, SemverError, tryParseVersion } from "../semver/index.js";
 import { CopyButton, download, ErrorBox, Show, useLoad } from "./util.js";
 
 export interface Layout {
@@ -19,6 +20,7 @@ export function GraphView({ catalog, pkg, query, setQuery }: { catalog: string; 
   // no channel in the link: the package's default channel (the server knows it); "*": all channels
   const asked = query.get("channel");
   const from = query.get("from") ?? "";
+  const range = query.get("range") ?? "";
   const selected = query.get("node") ?? "";
   const hide = query.get("hide") ?? "";
   const compare = query.get("compare") === "previous";
@@ -30,7 +32,15 @@ export function GraphView({ catalog, pkg, query, setQuery }: { catalog: string; 
           const defaultChannel = g.defaultChannel;
           const channelParam = asked ?? defaultChannel;
           const q = (over: Record<string, string | undefined>): void =>
-            setQuery({ channel: channelParam === defaultChannel ? undefined : channelParam, from: from || undefined, node: selected || undefined, hide: hide || undefined, compare: compare ? "previous" : undefined, ...over });
+            setQuery({
+              channel: channelParam === defaultChannel ? undefined : channelParam,
+              from: from || undefined,
+              node: selected || undefined,
+              hide: hide || undefined,
+              compare: compare ? "previous" : undefined,
+              range: range || undefined,
+              ...over,
+            });
           return (
             <>
               <div class="toolbar" role="toolbar" aria-label="graph options">
@@ -60,8 +70,20 @@ export function GraphView({ catalog, pkg, query, setQuery }: { catalog: string; 
                       ))}
                   </select>
                 </label>
+                <form
+                  class="inline"
+                  onSubmit={(e) => {
+                    e.preventDefault();
+                    const v = ((e.currentTarget as HTMLFormElement).elements.namedItem("range") as HTMLInputElement).value.trim();
+                    q({ range: v || undefined });
+                  }}
+                >
+                  <label>
+                    Version range <input name="range" value={range} placeholder="e.g. >=2.4.0 <2.5.0" size={18} />
+                  </label>
+                </form>
               </div>
-              <Graph g={g} catalog={catalog} channel={g.channel} from={from} selected={selected} hidden={hide} q={q} />
+              <Graph g={g} catalog={catalog} channel={g.channel} from={from} selected={selected} hidden={hide} range={range} q={q} />
             </>
           );
         }}
@@ -101,7 +123,37 @@ interface View {
   k: number;
 }
 
-function Graph({ g, catalog, channel, from, selected, hidden, q }: { g: UiGraph; catalog: string; channel: string; from: string; selected: string; hidden: string; q: (over: Record<string, string | undefined>) => void }) {
+function Graph({
+  g,
+  catalog,
+  channel,
+  from,
+  selected,
+  hidden,
+  range,
+  q,
+}: {
+  g: UiGraph;
+  catalog: string;
+  channel: string;
+  from: string;
+  selected: string;
+  hidden: string;
+  range: string;
+  q: (over: Record<string, string | undefined>) => void;
+}) {
+  // a version range (as an Input's spec.version selects, the resolver's own matcher): the bundles it admits
+  const ranged = useMemo((): { error: string } | { names: Set<string> } | undefined => {
+    if (!range) return undefined;
+    const m = packageVersionMatcher(range);
+    if (m instanceof SemverError) return { error: m.message };
+    const names = new Set<string>();
+    for (const n of g.nodes) {
+      const v = n.version ? tryParseVersion(n.version) : undefined;
+      if (v && !(v instanceof SemverError) && m.test(v)) names.add(n.name);
+    }
+    return { names };
+  }, [g, range]);
   const hiddenKinds = new Set(hidden.split(",").filter((k) => k !== ""));
   const shownEdges = useMemo(() => g.edges.map((e, i) => ({ e, i })).filter(({ e }) => !hiddenKinds.has(e.kind)), [g, hidden]);
   const edgeList = useMemo(() => shownEdges.map(({ e }) => e), [shownEdges]);
@@ -175,7 +227,7 @@ function Graph({ g, catalog, channel, from, selected, hidden, q }: { g: UiGraph;
           if (!p) return null;
           const isHead = channel === "" ? n.heads.length > 0 : n.heads.includes(channel);
           const hop = paths?.hops.get(n.name);
-          const cls = ["node", isHead ? "head" : "", n.deprecated ? "deprecated" : "", !n.inCatalog ? "missing" : "", n.name === selected ? "selected" : "", hop !== undefined ? "on-path" : "", n.name === from ? "from" : "", n.change ? `change-${n.change}` : ""].filter(Boolean).join(" ");
+          const cls = ["node", isHead ? "head" : "", n.deprecated ? "deprecated" : "", !n.inCatalog ? "missing" : "", n.name === selected ? "selected" : "", hop !== undefined ? "on-path" : "", n.name === from ? "from" : "", n.change ? `change-${n.change}` : "", ranged && "names" in ranged && ranged.names.has(n.name) ? "in-range" : ""].filter(Boolean).join(" ");
           return (
             <g
               key={n.name}
@@ -201,7 +253,7 @@ function Graph({ g, catalog, channel, from, selected, hidden, q }: { g: UiGraph;
         })}
       </>
     );
-  }, [layout, onPath, paths, g, channel, selected, from]);
+  }, [layout, onPath, paths, g, channel, selected, from, ranged]);
 
   const sel = g.nodes.find((n) => n.name === selected);
   return (
@@ -263,6 +315,22 @@ function Graph({ g, catalog, channel, from, selected, hidden, q }: { g: UiGraph;
         </div>
       ) : null}
       {g.compared ? <Compared g={g} /> : null}
+      {ranged ? (
+        "error" in ranged ? (
+          <div class="error" role="alert" data-testid="range">
+            Version range {JSON.stringify(range)}: {ranged.error}
+          </div>
+        ) : (
+          <div class="paths" role="status" data-testid="range">
+            {ranged.names.size === 0
+              ? `Version range ${range}: no bundle of this graph is in it.`
+              : `Version range ${range}: ${ranged.names.size} of ${g.nodes.filter((n) => n.version).length} bundles are in it (outlined).`}{" "}
+            <button type="button" class="small" onClick={() => q({ range: undefined })}>
+              Clear
+            </button>
+          </div>
+        )
+      ) : null}
       {g.warnings.map((w) => (
         <div class="warning" key={w}>{w}</div>
       ))}
@@ -310,7 +378,7 @@ function Graph({ g, catalog, channel, from, selected, hidden, q }: { g: UiGraph;
           {layout ? (
             <svg
               ref={svgRef}
-              class={`graph-svg${paths ? " highlighting" : ""}`}
+              class={`graph-svg${paths ? " highlighting" : ""}${ranged && "names" in ranged ? " ranging" : ""}`}
               width={layout.width + 20}
               height={layout.height + 20}
               style={{ transform: `translate(${view.x.toFixed(1)}px,${view.y.toFixed(1)}px) scale(${view.k.toFixed(4)})`, willChange: moving ? "transform" : "auto" }}

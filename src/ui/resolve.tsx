@@ -128,12 +128,12 @@ export function ResolvePage({ query }: { query: URLSearchParams }) {
           <button type="submit" disabled={busy}>Resolve</button>
         </div>
       </form>
-      {answer ? "error" in answer ? <ErrorBox error={answer.error} /> : <Answer a={answer} /> : null}
+      {answer ? "error" in answer ? <ErrorBox error={answer.error} /> : <Answer a={answer} form={form} catalog={cat} /> : null}
     </section>
   );
 }
 
-function Answer({ a }: { a: { status: number; body: ResolveAnswer } }) {
+function Answer({ a, form, catalog }: { a: { status: number; body: ResolveAnswer }; form: Form; catalog: string }) {
   const b = a.body;
   if (b.error) {
     return (
@@ -152,6 +152,17 @@ function Answer({ a }: { a: { status: number; body: ResolveAnswer } }) {
           <strong>{input}</strong>: <mark>{c.message}</mark> <span class="muted">({c.reason ?? c.type})</span>
         </div>
       ))}
+      {!b.resolved && form.package.trim() && catalog ? (
+        <p>
+          {/* the constraint drawn on the package's graph: the versions the range admits are outlined */}
+          <a
+            data-testid="constraint-graph"
+            href={href(["c", catalog, "p", form.package.trim()], { tab: "graph", channel: form.channel.trim() || undefined, range: form.version.trim() || undefined })}
+          >
+            {form.version.trim() ? `See which versions of ${form.package.trim()} ${form.version.trim()} admits on its upgrade graph` : `See the upgrade graph of ${form.package.trim()}`}
+          </a>
+        </p>
+      ) : null}
       {(b.bundles ?? []).length > 0 ? (
         <table class="list" data-testid="resolved-bundles">
           <thead>

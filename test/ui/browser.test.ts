@@ -206,6 +206,18 @@ describe("web UI in Chromium on the community catalogs", { skip }, () => {
     const res = page.locator("[data-testid=resolution].unresolved");
     await res.waitFor();
     assert.match((await res.getByRole("alert").first().textContent()) ?? "", /infinispan/);
+    // the failed constraint drawn on the graph: no bundle of the package is in the range
+    await res.locator("[data-testid=constraint-graph]").click();
+    await page.locator("[data-testid=graph-content][data-layout=done]").waitFor();
+    assert.equal(await page.locator("[data-testid=range]").textContent(), "Version range >=99.0.0: no bundle of this graph is in it. Clear");
+    assert.equal(await page.locator("[data-testid=graph] g.node.in-range").count(), 0);
+    // and a range that admits some: exactly the bundles whose version is in it are outlined
+    await page.goto(`${served.url}#/c/v4.20/p/infinispan?tab=graph&channel=stable&range=${encodeURIComponent("<2.4.0")}`);
+    await page.locator("[data-testid=graph-content][data-layout=done]").waitFor();
+    const g = (await (await fetch(`${served.url}ui/api/catalogs/v4.20/packages/infinispan/graph?channel=stable`)).json()) as { nodes: { name: string; version: string }[] };
+    const want = g.nodes.filter((n) => /^(0|1|2\.[0-3])\./.test(n.version)).map((n) => n.name).sort();
+    assert.ok(want.length > 0);
+    assert.deepEqual((await page.locator("[data-testid=graph] g.node.in-range").evaluateAll((ns) => ns.map((n) => n.getAttribute("data-node")))).sort(), want);
   });
 
   test("template: rendered with the catalog as reuse source, with its graph and the diff", async () => {
