@@ -23,10 +23,17 @@ const tmp = mkdtempSync(join(tmpdir(), "opcat-bench-cluster-"));
 const bin = join(process.env.OPCAT_KUBE_CACHE ?? join(homedir(), ".cache", "opcat", "kube"), "v1.35.4", "bin");
 
 function installed(i: Instance | undefined): boolean {
-  return i?.status?.conditions?.some((c) => c.type === "Installed" && c.status === "True") === true && i.status?.observedGeneration === i.metadata.generation;
+  return (
+    i?.status?.conditions?.some((c) => c.type === "Installed" && c.status === "True") === true &&
+    i.status?.observedGeneration === i.metadata.generation
+  );
 }
 
-async function untilAll(client: KubeClient, names: string[], pred: (i: Instance | undefined) => boolean): Promise<void> {
+async function untilAll(
+  client: KubeClient,
+  names: string[],
+  pred: (i: Instance | undefined) => boolean,
+): Promise<void> {
   const left = new Set(names);
   const deadline = Date.now() + 600_000;
   while (left.size > 0) {
@@ -44,13 +51,42 @@ function peakRss(pid: number): number {
 
 async function main(): Promise<void> {
   const [kubePort, etcdPort, peerPort] = [await freePort(), await freePort(), await freePort()];
-  const env = { ...process.env, KUBE_HOME: join(tmp, "kube"), KUBE_PORT: String(kubePort), ETCD_PORT: String(etcdPort), PEER_PORT: String(peerPort), WITH_KCM: "1" };
-  const up = spawnSync("bash", [join(root, "scripts", "kube", "cluster.sh"), "start"], { env, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
-  if (up.status !== 0) throw new Error(`cluster.sh start failed (build it first: scripts/kube/cluster.sh build; binaries expected in ${bin})`);
+  const env = {
+    ...process.env,
+    KUBE_HOME: join(tmp, "kube"),
+    KUBE_PORT: String(kubePort),
+    ETCD_PORT: String(etcdPort),
+    PEER_PORT: String(peerPort),
+    WITH_KCM: "1",
+  };
+  const up = spawnSync("bash", [join(root, "scripts", "kube", "cluster.sh"), "start"], {
+    env,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  if (up.status !== 0)
+    throw new Error(
+      `cluster.sh start failed (build it first: scripts/kube/cluster.sh build; binaries expected in ${bin})`,
+    );
   const kubeconfig = join(tmp, "kube", "kubeconfig");
   const registry = await startDockerRegistry(join(tmp, "registry"));
   const client = KubeClient.connect({ kubeconfig, context: "admin" });
-  const ctl = spawn(process.execPath, [join(root, "bin", "opcat"), "cluster", "run", "--kubeconfig", kubeconfig, "--context", "admin", "--state-dir", join(tmp, "state"), "--use-http"], { stdio: ["ignore", "ignore", "pipe"] });
+  const ctl = spawn(
+    process.execPath,
+    [
+      join(root, "bin", "opcat"),
+      "cluster",
+      "run",
+      "--kubeconfig",
+      kubeconfig,
+      "--context",
+      "admin",
+      "--state-dir",
+      join(tmp, "state"),
+      "--use-http",
+    ],
+    { stdio: ["ignore", "ignore", "pipe"] },
+  );
   let log = "";
   await new Promise<void>((resolve, reject) => {
     ctl.stderr!.on("data", (d: Buffer) => {
@@ -62,44 +98,87 @@ async function main(): Promise<void> {
   const rows: string[][] = [];
   try {
     const ref = `${registry.host}/rabbitmq-bundle:2.8.0`;
-    await pushImage(buildBundleImage(join(COMMUNITY, "operators", "rabbitmq-cluster-operator", "2.8.0")), ref, { useHttp: true });
-    await client.apply({ apiVersion: API_VERSION, kind: "ProvisionerClass", metadata: { name: "bench" }, provisioner: "operators.coreos.com/operators", parameters: { approval: "AllowAll" } } as unknown as KubeObject);
-    await client.apply({ apiVersion: API_VERSION, kind: "ProvisionerClass", metadata: { name: "bench-plain" }, provisioner: "rukpak.io/plain", parameters: { approval: "AllowAll" } } as unknown as KubeObject);
+    await pushImage(buildBundleImage(join(COMMUNITY, "operators", "rabbitmq-cluster-operator", "2.8.0")), ref, {
+      useHttp: true,
+    });
+    await client.apply({
+      apiVersion: API_VERSION,
+      kind: "ProvisionerClass",
+      metadata: { name: "bench" },
+      provisioner: "operators.coreos.com/operators",
+      parameters: { approval: "AllowAll" },
+    } as unknown as KubeObject);
+    await client.apply({
+      apiVersion: API_VERSION,
+      kind: "ProvisionerClass",
+      metadata: { name: "bench-plain" },
+      provisioner: "rukpak.io/plain",
+      parameters: { approval: "AllowAll" },
+    } as unknown as KubeObject);
     const inst = (name: string, bundle: string, spec: unknown): KubeObject =>
-      ({ apiVersion: API_VERSION, kind: "Instance", metadata: { name }, spec: { selector: { matchLabels: { subscription: name } }, bundle: { name: bundle, spec } } }) as unknown as KubeObject;
+      ({
+        apiVersion: API_VERSION,
+        kind: "Instance",
+        metadata: { name },
+        spec: { selector: { matchLabels: { subscription: name } }, bundle: { name: bundle, spec } },
+      }) as unknown as KubeObject;
 
     let t = performance.now();
     await client.create(inst("rabbit-cold", "rabbit-cold-2.8.0", { class: "bench", refs: [`docker://${ref}`] }));
     await untilAll(client, ["rabbit-cold"], installed);
-    rows.push(["Instance → Installed, rabbitmq-cluster-operator 2.8.0, cold image cache", `${(performance.now() - t).toFixed(0)} ms`]);
+    rows.push([
+      "Instance → Installed, rabbitmq-cluster-operator 2.8.0, cold image cache",
+      `${(performance.now() - t).toFixed(0)} ms`,
+    ]);
     await client.delete(API_VERSION, "Instance", "rabbit-cold", undefined, "Foreground");
     const deadline = Date.now() + 120_000;
-    while (await client.tryGet("apiextensions.k8s.io/v1", "CustomResourceDefinition", "rabbitmqclusters.rabbitmq.com")) {
+    while (
+      await client.tryGet("apiextensions.k8s.io/v1", "CustomResourceDefinition", "rabbitmqclusters.rabbitmq.com")
+    ) {
       if (Date.now() > deadline) throw new Error("the garbage collector did not remove the first install");
       await new Promise((r) => setTimeout(r, 200));
     }
     t = performance.now();
     await client.create(inst("rabbit-warm", "rabbit-warm-2.8.0", { class: "bench", refs: [`docker://${ref}`] }));
     await untilAll(client, ["rabbit-warm"], installed);
-    rows.push(["Instance → Installed, same bundle, warm image cache (new Bundle)", `${(performance.now() - t).toFixed(0)} ms`]);
+    rows.push([
+      "Instance → Installed, same bundle, warm image cache (new Bundle)",
+      `${(performance.now() - t).toFixed(0)} ms`,
+    ]);
 
     // 100 Instances at once: plain bundles from ConfigMaps
     await client.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "bench" } });
     const n = Number(process.env.BENCH_INSTANCES ?? 100);
     for (let i = 0; i < n; i++) {
       const obj = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: obj-${i}\n  namespace: bench\ndata:\n  i: "${i}"\n`;
-      await client.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: `content-${i}`, namespace: "bench" }, data: { "obj.yaml": obj } } as unknown as KubeObject);
+      await client.create({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: `content-${i}`, namespace: "bench" },
+        data: { "obj.yaml": obj },
+      } as unknown as KubeObject);
     }
     const names = Array.from({ length: n }, (_, i) => `plain-${i}`);
     t = performance.now();
     await Promise.all(
       names.map((name, i) =>
-        client.create(inst(name, `${name}-b`, { class: "bench-plain", refs: ["file://content"], volumeMounts: [{ mountPath: "/content/manifests", configMap: { name: `content-${i}`, namespace: "bench" } }] })),
+        client.create(
+          inst(name, `${name}-b`, {
+            class: "bench-plain",
+            refs: ["file://content"],
+            volumeMounts: [
+              { mountPath: "/content/manifests", configMap: { name: `content-${i}`, namespace: "bench" } },
+            ],
+          }),
+        ),
       ),
     );
     await untilAll(client, names, installed);
     const ms = performance.now() - t;
-    rows.push([`${n} Instances created at once (plain bundles from ConfigMaps) → all Installed`, `${ms.toFixed(0)} ms (${(ms / n).toFixed(1)} ms per Instance)`]);
+    rows.push([
+      `${n} Instances created at once (plain bundles from ConfigMaps) → all Installed`,
+      `${ms.toFixed(0)} ms (${(ms / n).toFixed(1)} ms per Instance)`,
+    ]);
     rows.push(["controller peak RSS (VmHWM) after all of the above", `${peakRss(ctl.pid!).toFixed(0)} MiB`]);
   } finally {
     const exited = new Promise((r) => ctl.once("exit", r));

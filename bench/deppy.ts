@@ -46,8 +46,19 @@ const cond = (o: WithConds | undefined, t: string) => o?.status?.conditions?.fin
 
 async function main(): Promise<void> {
   const [kubePort, etcdPort, peerPort] = [await freePort(), await freePort(), await freePort()];
-  const env = { ...process.env, KUBE_HOME: join(tmp, "kube"), KUBE_PORT: String(kubePort), ETCD_PORT: String(etcdPort), PEER_PORT: String(peerPort), WITH_KCM: "1" };
-  const up = spawnSync("bash", [join(root, "scripts", "kube", "cluster.sh"), "start"], { env, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  const env = {
+    ...process.env,
+    KUBE_HOME: join(tmp, "kube"),
+    KUBE_PORT: String(kubePort),
+    ETCD_PORT: String(etcdPort),
+    PEER_PORT: String(peerPort),
+    WITH_KCM: "1",
+  };
+  const up = spawnSync("bash", [join(root, "scripts", "kube", "cluster.sh"), "start"], {
+    env,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   if (up.status !== 0) throw new Error("cluster.sh start failed (build it first: scripts/kube/cluster.sh build)");
   const kubeconfig = join(tmp, "kube", "kubeconfig");
   const registry = await startDockerRegistry(join(tmp, "registry"));
@@ -55,7 +66,10 @@ async function main(): Promise<void> {
   const rows: string[][] = [];
   // the catalogs: a small one with a real dependency pair, and the community v4.16 / v4.20 catalogs
   const ops = join(COMMUNITY, "operators");
-  const dirs = { rabbit: join(ops, "rabbitmq-cluster-operator", "2.9.0"), topo: join(ops, "rabbitmq-messaging-topology-operator", "1.17.4") };
+  const dirs = {
+    rabbit: join(ops, "rabbitmq-cluster-operator", "2.9.0"),
+    topo: join(ops, "rabbitmq-messaging-topology-operator", "1.17.4"),
+  };
   const small = join(tmp, "small");
   mkdirSync(small);
   for (const [k, d] of Object.entries(dirs)) {
@@ -63,13 +77,37 @@ async function main(): Promise<void> {
     await pushImage(buildBundleImage(d), ref, { useHttp: true });
     const cfg = renderBundleDirectory(d, { image: ref });
     const b = cfg.bundles[0];
-    const head = [{ schema: "olm.package", name: b.package, defaultChannel: "stable" }, { schema: "olm.channel", name: "stable", package: b.package, entries: [{ name: b.name }] }];
-    writeFileSync(join(small, `${k}.json`), head.map((x) => JSON.stringify(x)).join("\n") + "\n" + formatCatalog(cfg, "json"));
+    const head = [
+      { schema: "olm.package", name: b.package, defaultChannel: "stable" },
+      { schema: "olm.channel", name: "stable", package: b.package, entries: [{ name: b.name }] },
+    ];
+    writeFileSync(
+      join(small, `${k}.json`),
+      head.map((x) => JSON.stringify(x)).join("\n") + "\n" + formatCatalog(cfg, "json"),
+    );
   }
   await pushImage(buildCatalogImage(small), `${registry.host}/catalogs/small:v1`, { useHttp: true });
-  for (const v of ["v4.16", "v4.20"]) await pushImage(buildCatalogImage(join(COMMUNITY, "catalogs", v)), `${registry.host}/catalogs/community:${v}`, { useHttp: true });
+  for (const v of ["v4.16", "v4.20"])
+    await pushImage(buildCatalogImage(join(COMMUNITY, "catalogs", v)), `${registry.host}/catalogs/community:${v}`, {
+      useHttp: true,
+    });
 
-  const ctl = spawn(process.execPath, [join(root, "bin", "opcat"), "cluster", "run", "--kubeconfig", kubeconfig, "--context", "admin", "--state-dir", join(tmp, "state"), "--use-http"], { stdio: ["ignore", "ignore", "pipe"] });
+  const ctl = spawn(
+    process.execPath,
+    [
+      join(root, "bin", "opcat"),
+      "cluster",
+      "run",
+      "--kubeconfig",
+      kubeconfig,
+      "--context",
+      "admin",
+      "--state-dir",
+      join(tmp, "state"),
+      "--use-http",
+    ],
+    { stdio: ["ignore", "ignore", "pipe"] },
+  );
   let log = "";
   await new Promise<void>((resolve, reject) => {
     ctl.stderr!.on("data", (d: Buffer) => {
@@ -80,14 +118,32 @@ async function main(): Promise<void> {
   });
   try {
     const catalog = (name: string, ref: string, priority: number) =>
-      client.apply({ apiVersion: CATALOG_API_VERSION, kind: "ClusterCatalog", metadata: { name }, spec: { source: { type: "Image", image: { ref } }, priority } } as unknown as KubeObject);
+      client.apply({
+        apiVersion: CATALOG_API_VERSION,
+        kind: "ClusterCatalog",
+        metadata: { name },
+        spec: { source: { type: "Image", image: { ref } }, priority },
+      } as unknown as KubeObject);
     let t = performance.now();
     await catalog("small", `${registry.host}/catalogs/small:v1`, 0);
-    await until("small served", async () => cond(await client.tryGet<WithConds>(CATALOG_API_VERSION, "ClusterCatalog", "small"), "Serving")?.status === "True");
+    await until(
+      "small served",
+      async () =>
+        cond(await client.tryGet<WithConds>(CATALOG_API_VERSION, "ClusterCatalog", "small"), "Serving")?.status ===
+        "True",
+    );
     rows.push(["ClusterCatalog (2 bundles) created → Serving", `${(performance.now() - t).toFixed(0)} ms`]);
 
     t = performance.now();
-    await client.apply({ apiVersion: OPERATOR_API_VERSION, kind: "Operator", metadata: { name: "topology" }, spec: { inputClass: "subscription", catalog: { name: "small", package: "rabbitmq-messaging-topology-operator", channel: "stable" } } } as unknown as KubeObject);
+    await client.apply({
+      apiVersion: OPERATOR_API_VERSION,
+      kind: "Operator",
+      metadata: { name: "topology" },
+      spec: {
+        inputClass: "subscription",
+        catalog: { name: "small", package: "rabbitmq-messaging-topology-operator", channel: "stable" },
+      },
+    } as unknown as KubeObject);
     let approvedAt = 0;
     await until("topology approved", async () => {
       const i = await client.tryGet<Instance>(API_VERSION, "Instance", resolvesetInstanceName("topology"));
@@ -102,36 +158,59 @@ async function main(): Promise<void> {
       return cond(a, "Installed")?.status === "True" && cond(b, "Installed")?.status === "True";
     });
     const total = performance.now() - t;
-    rows.push(["Operator (one dependency, subscription) created → both packages Installed", `${total.toFixed(0)} ms (${(approvedAt - t).toFixed(0)} ms to the approval request, ${(total - (approvedAt - t)).toFixed(0)} ms from approval to installed)`]);
+    rows.push([
+      "Operator (one dependency, subscription) created → both packages Installed",
+      `${total.toFixed(0)} ms (${(approvedAt - t).toFixed(0)} ms to the approval request, ${(total - (approvedAt - t)).toFixed(0)} ms from approval to installed)`,
+    ]);
 
     t = performance.now();
     await catalog("v4-16", `${registry.host}/catalogs/community:v4.16`, 0);
     await catalog("v4-20", `${registry.host}/catalogs/community:v4.20`, 1);
     await until("community catalogs served", async () => {
-      for (const n of ["v4-16", "v4-20"]) if (cond(await client.tryGet<WithConds>(CATALOG_API_VERSION, "ClusterCatalog", n), "Serving")?.status !== "True") return false;
+      for (const n of ["v4-16", "v4-20"])
+        if (
+          cond(await client.tryGet<WithConds>(CATALOG_API_VERSION, "ClusterCatalog", n), "Serving")?.status !== "True"
+        )
+          return false;
       return true;
     });
-    rows.push(["ClusterCatalogs community v4.16 + v4.20 created → both Serving", `${(performance.now() - t).toFixed(0)} ms`]);
+    rows.push([
+      "ClusterCatalogs community v4.16 + v4.20 created → both Serving",
+      `${(performance.now() - t).toFixed(0)} ms`,
+    ]);
     const pkgs = readdirSync(join(COMMUNITY, "catalogs", "v4.20")).sort();
     const n = Number(process.env.BENCH_OPERATORS ?? 100);
     const names = Array.from({ length: n }, (_, i) => `op-${i}`);
     t = performance.now();
     await Promise.all(
       names.map((name, i) =>
-        client.apply({ apiVersion: OPERATOR_API_VERSION, kind: "Operator", metadata: { name }, spec: { inputClass: "dry-run", catalog: { package: pkgs[i % pkgs.length] } } } as unknown as KubeObject),
+        client.apply({
+          apiVersion: OPERATOR_API_VERSION,
+          kind: "Operator",
+          metadata: { name },
+          spec: { inputClass: "dry-run", catalog: { package: pkgs[i % pkgs.length] } },
+        } as unknown as KubeObject),
       ),
     );
     let resolved = 0;
     let failed = 0;
     await until("every Input answered", async () => {
       const { items } = await client.list<Input>(DEPPY_API_VERSION, "Input");
-      const mine = items.filter((i) => i.metadata.name.startsWith("op-") && cond(i, "Resolved") && i.status?.observedGeneration === i.metadata.generation);
+      const mine = items.filter(
+        (i) =>
+          i.metadata.name.startsWith("op-") &&
+          cond(i, "Resolved") &&
+          i.status?.observedGeneration === i.metadata.generation,
+      );
       resolved = mine.filter((i) => cond(i, "Resolved")?.status === "True").length;
       failed = mine.length - resolved;
       return mine.length === n;
     });
     const ms = performance.now() - t;
-    rows.push([`${n} Operators (dry-run, ${pkgs.length} packages of v4.20, v4.16 also served) created → every Input answered`, `${ms.toFixed(0)} ms (${resolved} resolved, ${failed} failed)`]);
+    rows.push([
+      `${n} Operators (dry-run, ${pkgs.length} packages of v4.20, v4.16 also served) created → every Input answered`,
+      `${ms.toFixed(0)} ms (${resolved} resolved, ${failed} failed)`,
+    ]);
     rows.push(["controller peak RSS (VmHWM) after all of the above", `${peakRss(ctl.pid!).toFixed(0)} MiB`]);
   } finally {
     const exited = new Promise((r) => ctl.once("exit", r));

@@ -24,7 +24,13 @@ export function generateJsonCatalog(dir: string, bundles: number): void {
     const pkg = `pkg-${String(p).padStart(4, "0")}`;
     const n = Math.min(perPkg, bundles - p * perPkg);
     const out: string[] = [];
-    out.push(JSON.stringify({ schema: "olm.package", name: pkg, defaultChannel: "stable", description: `Package ${pkg}` }, null, 4));
+    out.push(
+      JSON.stringify(
+        { schema: "olm.package", name: pkg, defaultChannel: "stable", description: `Package ${pkg}` },
+        null,
+        4,
+      ),
+    );
     const entries = [];
     for (let i = 0; i < n; i++) {
       const e: JsonObject = { name: `${pkg}.v1.${i}.0` };
@@ -59,7 +65,11 @@ export function generateJsonCatalog(dir: string, bundles: number): void {
 }
 
 /** Copies v4.16 and a renamed v4.20 into `dir` as one valid catalog (YAML, as opm writes it). */
-export async function mergeCommunityCatalogs(community: string, dir: string, format: "yaml" | "json" = "yaml"): Promise<void> {
+export async function mergeCommunityCatalogs(
+  community: string,
+  dir: string,
+  format: "yaml" | "json" = "yaml",
+): Promise<void> {
   const a = await loadCatalog(join(community, "catalogs", "v4.16"));
   const b = await loadCatalog(join(community, "catalogs", "v4.20"));
   if (a.problems.length || b.problems.length) throw new Error("community catalogs do not load");
@@ -78,6 +88,7 @@ export async function mergeCommunityCatalogs(community: string, dir: string, for
   }
   // one write (the directory is written whole into a temporary sibling and renamed into place)
   const merged = { ...a.config };
-  for (const k of ["packages", "channels", "bundles", "deprecations", "others"] as const) (merged[k] as unknown[]) = [...a.config[k], ...b.config[k]];
+  for (const k of ["packages", "channels", "bundles", "deprecations", "others"] as const)
+    (merged[k] as unknown[]) = [...a.config[k], ...b.config[k]];
   writeCatalogDirectory(merged, dir, format);
 }

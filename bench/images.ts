@@ -34,7 +34,8 @@ function bundleDirs(): string[] {
 
 function dirBytes(d: string): number {
   let n = 0;
-  for (const e of readdirSync(d, { withFileTypes: true, recursive: true })) if (e.isFile()) n += statSync(join(e.parentPath, e.name)).size;
+  for (const e of readdirSync(d, { withFileTypes: true, recursive: true }))
+    if (e.isFile()) n += statSync(join(e.parentPath, e.name)).size;
   return n;
 }
 
@@ -52,7 +53,9 @@ for (const d of dirs) {
   }
 }
 let s = (performance.now() - t0) / 1000;
-console.log(`render bundle directories: ${ok.length}/${dirs.length} bundles in ${s.toFixed(2)} s = ${(ok.length / s).toFixed(0)} bundles/s, ${(bytes / 1e6 / s).toFixed(1)} MB/s`);
+console.log(
+  `render bundle directories: ${ok.length}/${dirs.length} bundles in ${s.toFixed(2)} s = ${(ok.length / s).toFixed(0)} bundles/s, ${(bytes / 1e6 / s).toFixed(1)} MB/s`,
+);
 
 const missing = requireTools("docker-registry");
 if (missing) {
@@ -73,11 +76,15 @@ if (missing) {
     t0 = performance.now();
     await mapPool(refs, 4, (r) => renderReference(r.tag, { useHttp: true, cacheDir: cache }));
     s = (performance.now() - t0) / 1000;
-    console.log(`pull+unpack+render cold (by tag): ${refs.length} images in ${s.toFixed(2)} s = ${(refs.length / s).toFixed(1)} images/s`);
+    console.log(
+      `pull+unpack+render cold (by tag): ${refs.length} images in ${s.toFixed(2)} s = ${(refs.length / s).toFixed(1)} images/s`,
+    );
     t0 = performance.now();
     await mapPool(refs, 4, (r) => renderReference(r.digest, { useHttp: true, cacheDir: cache }));
     s = (performance.now() - t0) / 1000;
-    console.log(`render warm (by digest, cache only): ${refs.length} images in ${s.toFixed(2)} s = ${(refs.length / s).toFixed(1)} images/s`);
+    console.log(
+      `render warm (by digest, cache only): ${refs.length} images in ${s.toFixed(2)} s = ${(refs.length / s).toFixed(1)} images/s`,
+    );
   } finally {
     await reg.stop();
     rmSync(work, { recursive: true, force: true });

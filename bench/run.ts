@@ -29,7 +29,10 @@ interface Sample {
 }
 
 function runWorker(dir: string, stage: string): Sample {
-  const r = spawnSync(process.execPath, ["--import", "tsx", join(root, "bench", "worker.ts"), dir, stage], { cwd: root, encoding: "utf8" });
+  const r = spawnSync(process.execPath, ["--import", "tsx", join(root, "bench", "worker.ts"), dir, stage], {
+    cwd: root,
+    encoding: "utf8",
+  });
   if (r.status !== 0) throw new Error(`worker ${stage} failed: ${r.stderr}`);
   return JSON.parse(r.stdout.trim().split("\n").pop() as string) as Sample;
 }
@@ -71,16 +74,23 @@ function scenario(name: string, dir: string): void {
     const limit = s.endsWith("-warm") ? parseWarm : parse;
     const parseRate = limit.bytes / 1e6 / (limit.ms / 1000);
     const label =
-      s === "parse" ? "bare parse (limit)"
-      : s === "load" ? "load"
-      : s === "validate" ? "load + validate"
-      : s === "parse-warm" ? "warm: bare parse, second pass (limit)"
-      : s === "validate-warm" ? "warm: load + validate, second pass"
-      : `load + validate + ${s}`;
+      s === "parse"
+        ? "bare parse (limit)"
+        : s === "load"
+          ? "load"
+          : s === "validate"
+            ? "load + validate"
+            : s === "parse-warm"
+              ? "warm: bare parse, second pass (limit)"
+              : s === "validate-warm"
+                ? "warm: load + validate, second pass"
+                : `load + validate + ${s}`;
     const ratio = s === "parse" || s === "parse-warm" ? "100%" : ((rate / parseRate) * 100).toFixed(0) + "%";
     // A second pass's peak RSS includes the first pass: not a figure against the input size.
     const rssRatio = s.endsWith("-warm") ? "—" : ((x.maxRssBytes - base) / x.bytes).toFixed(2);
-    console.log(`| ${label} | ${x.ms.toFixed(0)} | ${rate.toFixed(1)} | ${mb(x.maxRssBytes)} | ${rssRatio} | ${ratio} |`);
+    console.log(
+      `| ${label} | ${x.ms.toFixed(0)} | ${rate.toFixed(1)} | ${mb(x.maxRssBytes)} | ${rssRatio} | ${ratio} |`,
+    );
   }
 }
 
@@ -88,33 +98,37 @@ const only = process.env.BENCH_ONLY;
 
 function sub(script: string, args: string[] = []): void {
   console.log(`\n## ${script}\n`);
-  const r = spawnSync(process.execPath, ["--import", "tsx", join(root, "bench", script), ...args], { cwd: root, stdio: "inherit" });
+  const r = spawnSync(process.execPath, ["--import", "tsx", join(root, "bench", script), ...args], {
+    cwd: root,
+    stdio: "inherit",
+  });
   if (r.status !== 0) console.log(`(${script} exited with ${r.status})`);
 }
 
 const tmp = mkdtempSync(join(tmpdir(), "opcat-bench-"));
-if (!only || only === "fbc") try {
-  console.log(`opcat benchmark: node ${process.version}, ${runs} runs per figure (median time, max peak RSS)`);
-  if (existsSync(community)) {
-    const merged = join(tmp, "community-merged");
-    await mergeCommunityCatalogs(community, merged);
-    scenario("community v4.16 + v4.20 merged (YAML)", merged);
-    // The same real bundles as JSON (opm's JSON output): real bundle sizes (tens of KB of manifests
-    // each) instead of the generated catalog's 3.4 KB bundles.
-    const mergedJson = join(tmp, "community-merged-json");
-    await mergeCommunityCatalogs(community, mergedJson, "json");
-    scenario("community v4.16 + v4.20 merged (JSON)", mergedJson);
-  } else {
-    console.log(`\n(community data not found at ${community}: skipping the real-data scenario)`);
+if (!only || only === "fbc")
+  try {
+    console.log(`opcat benchmark: node ${process.version}, ${runs} runs per figure (median time, max peak RSS)`);
+    if (existsSync(community)) {
+      const merged = join(tmp, "community-merged");
+      await mergeCommunityCatalogs(community, merged);
+      scenario("community v4.16 + v4.20 merged (YAML)", merged);
+      // The same real bundles as JSON (opm's JSON output): real bundle sizes (tens of KB of manifests
+      // each) instead of the generated catalog's 3.4 KB bundles.
+      const mergedJson = join(tmp, "community-merged-json");
+      await mergeCommunityCatalogs(community, mergedJson, "json");
+      scenario("community v4.16 + v4.20 merged (JSON)", mergedJson);
+    } else {
+      console.log(`\n(community data not found at ${community}: skipping the real-data scenario)`);
+    }
+    for (const n of [1000, 2000, 5000, 10000]) {
+      const dir = join(tmp, `gen-${n}`);
+      generateJsonCatalog(dir, n);
+      scenario(`generated ${n} bundles (JSON)`, dir);
+    }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
   }
-  for (const n of [1000, 2000, 5000, 10000]) {
-    const dir = join(tmp, `gen-${n}`);
-    generateJsonCatalog(dir, n);
-    scenario(`generated ${n} bundles (JSON)`, dir);
-  }
-} finally {
-  rmSync(tmp, { recursive: true, force: true });
-}
 if (!only || only === "images") sub("images.ts", [process.env.BENCH_IMAGES ?? "40"]);
 if (!only || only === "sat") sub("sat.ts");
 if (!only || only === "resolve") sub("resolve.ts");

@@ -5,7 +5,16 @@
  * package uniqueness and GVK at-most-one). All instances come from a fixed seed.
  */
 import { performance } from "node:perf_hooks";
-import { Solver, atMost, dependency, mandatory, solve, variable, type Constraint, type Variable } from "../src/resolve/sat/index.js";
+import {
+  Solver,
+  atMost,
+  dependency,
+  mandatory,
+  solve,
+  variable,
+  type Constraint,
+  type Variable,
+} from "../src/resolve/sat/index.js";
 
 function rng(seed: number): () => number {
   let a = seed >>> 0;
@@ -58,7 +67,8 @@ function pigeonhole(p: number, h: number): [number, number[][]] {
   const v = (i: number, j: number) => i * h + j + 1;
   const cnf: number[][] = [];
   for (let i = 0; i < p; i++) cnf.push(Array.from({ length: h }, (_, j) => v(i, j)));
-  for (let j = 0; j < h; j++) for (let a = 0; a < p; a++) for (let b = a + 1; b < p; b++) cnf.push([-v(a, j), -v(b, j)]);
+  for (let j = 0; j < h; j++)
+    for (let a = 0; a < p; a++) for (let b = a + 1; b < p; b++) cnf.push([-v(a, j), -v(b, j)]);
   return [p * h, cnf];
 }
 
@@ -89,10 +99,22 @@ function olmInstance(packages: number, versions: number, required: number, seed:
   }
   for (let i = 0; i < required; i++) {
     const p = Math.floor((i * packages) / required);
-    vars.push(variable(`required package p${p}`, mandatory(), dependency(...Array.from({ length: versions }, (_, k) => bid(p, k)))));
+    vars.push(
+      variable(
+        `required package p${p}`,
+        mandatory(),
+        dependency(...Array.from({ length: versions }, (_, k) => bid(p, k))),
+      ),
+    );
   }
   for (let p = 0; p < packages; p++) {
-    vars.push(variable(`p${p} package uniqueness`, mandatory(), atMost(1, ...Array.from({ length: versions }, (_, k) => bid(p, k)))));
+    vars.push(
+      variable(
+        `p${p} package uniqueness`,
+        mandatory(),
+        atMost(1, ...Array.from({ length: versions }, (_, k) => bid(p, k))),
+      ),
+    );
   }
   const byGvk = new Map<number, string[]>();
   for (let p = 0; p < packages; p++) {
@@ -129,14 +151,20 @@ for (const [p, h] of [
 ]) {
   const [n, cnf] = pigeonhole(p, h);
   const [ms, r] = time(() => solveCnf(n, cnf));
-  rows.push([`pigeonhole PHP(${p},${h})`, `${ms.toFixed(0)} ms, cpu ${lastCpuMs.toFixed(0)} ms (${r === -1 ? "UNSAT" : "SAT?!"})`]);
+  rows.push([
+    `pigeonhole PHP(${p},${h})`,
+    `${ms.toFixed(0)} ms, cpu ${lastCpuMs.toFixed(0)} ms (${r === -1 ? "UNSAT" : "SAT?!"})`,
+  ]);
 }
 {
   const [buildMs, vars] = time(() => olmInstance(1000, 20, 50, 42));
   const [ms, r] = time(() => solve(vars));
   const cpu = lastCpuMs;
   const what = "selected" in r ? `${r.selected.length} selected` : "unsat" in r ? `unsat (${r.unsat.length})` : r.error;
-  rows.push(["OLM-shaped 1000 pkgs × 20 versions, 50 required", `${ms.toFixed(0)} ms, cpu ${cpu.toFixed(0)} ms (${what}; ${vars.length} variables, input built in ${buildMs.toFixed(0)} ms)`]);
+  rows.push([
+    "OLM-shaped 1000 pkgs × 20 versions, 50 required",
+    `${ms.toFixed(0)} ms, cpu ${cpu.toFixed(0)} ms (${what}; ${vars.length} variables, input built in ${buildMs.toFixed(0)} ms)`,
+  ]);
   const [ms2] = time(() => solve(vars));
   rows.push(["  same, second run (warm JIT)", `${ms2.toFixed(0)} ms, cpu ${lastCpuMs.toFixed(0)} ms`]);
 }

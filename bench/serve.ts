@@ -33,16 +33,32 @@ else await runBench();
 async function runServer(dir: string): Promise<void> {
   // The compiled server (what `opcat serve` runs); BENCH_SRC=1 measures the sources under tsx.
   const lib = process.env.BENCH_SRC ? "../src/serve/index.ts" : "../dist/serve/index.js";
-  const { CatalogStore, startHttpServer, startGrpcServer } = (await import(new URL(lib, import.meta.url).href)) as typeof import("../src/serve/index.js");
+  const { CatalogStore, startHttpServer, startGrpcServer } = (await import(
+    new URL(lib, import.meta.url).href
+  )) as typeof import("../src/serve/index.js");
   const store = new CatalogStore();
   const t0 = performance.now();
   const out = await store.add("merged", dir);
-  if (out.status !== "loaded") throw new Error(`catalog did not load: ${JSON.stringify(out.status === "failed" ? out.problems.slice(0, 3) : out)}`);
+  if (out.status !== "loaded")
+    throw new Error(
+      `catalog did not load: ${JSON.stringify(out.status === "failed" ? out.problems.slice(0, 3) : out)}`,
+    );
   const loadMs = performance.now() - t0;
   const http = await startHttpServer(store, { port: 0 });
   const grpc = await startGrpcServer(store, { port: 0 });
   const rev = store.get("merged");
-  process.stdout.write(JSON.stringify({ pid: process.pid, http: http.address.port, grpc: grpc.port, loadMs, bytes: rev?.jsonl.length, gzipBytes: rev?.gzip.length, bundles: rev?.registry.bundleCount, rssAfterLoad: process.memoryUsage().rss }) + "\n");
+  process.stdout.write(
+    JSON.stringify({
+      pid: process.pid,
+      http: http.address.port,
+      grpc: grpc.port,
+      loadMs,
+      bytes: rev?.jsonl.length,
+      gzipBytes: rev?.gzip.length,
+      bundles: rev?.registry.bundleCount,
+      rssAfterLoad: process.memoryUsage().rss,
+    }) + "\n",
+  );
   process.once("SIGTERM", async () => {
     await Promise.all([http.close(1000), grpc.close(1000)]);
     process.stdout.write(JSON.stringify({ maxRssKiB: process.resourceUsage().maxRSS }) + "\n");
@@ -67,7 +83,9 @@ async function runBench(): Promise<void> {
   const tmp = mkdtempSync(join(tmpdir(), "opcat-bench-serve-"));
   const dir = join(tmp, "merged");
   await mergeCommunityCatalogs(community, dir);
-  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), "--server", dir], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), "--server", dir], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   // A failing scenario must not leave the server running (it would skew every later measurement).
   process.on("exit", () => {
     if (child.exitCode === null) child.kill("SIGKILL");
@@ -90,10 +108,23 @@ async function runBench(): Promise<void> {
       buf = buf.slice(i + 1);
     }
   });
-  const info = JSON.parse(await nextLine()) as { pid: number; http: number; grpc: number; loadMs: number; bytes: number; gzipBytes: number; bundles: number; rssAfterLoad: number };
+  const info = JSON.parse(await nextLine()) as {
+    pid: number;
+    http: number;
+    grpc: number;
+    loadMs: number;
+    bytes: number;
+    gzipBytes: number;
+    bundles: number;
+    rssAfterLoad: number;
+  };
   const mb = (n: number): string => `${(n / 1e6).toFixed(1)} MB`;
-  console.log(`catalog: ${mb(info.bytes)} JSONL (${mb(info.gzipBytes)} gzip), ${info.bundles} channel bundles, loaded in ${(info.loadMs / 1000).toFixed(2)} s, server RSS after load ${mb(info.rssAfterLoad)}`);
-  console.log(`each scenario: ${seconds} s, loopback; autocannon and gRPC scenarios: at most ${1000 * seconds} requests, ${connections} connections\n`);
+  console.log(
+    `catalog: ${mb(info.bytes)} JSONL (${mb(info.gzipBytes)} gzip), ${info.bundles} channel bundles, loaded in ${(info.loadMs / 1000).toFixed(2)} s, server RSS after load ${mb(info.rssAfterLoad)}`,
+  );
+  console.log(
+    `each scenario: ${seconds} s, loopback; autocannon and gRPC scenarios: at most ${1000 * seconds} requests, ${connections} connections\n`,
+  );
 
   const base = `http://127.0.0.1:${info.http}/catalogs/merged/api/v1`;
   const rows: string[][] = [["scenario", "conns", "req/s", "p50 ms", "p99 ms", "MB/s", "errors"]];
@@ -102,9 +133,23 @@ async function runBench(): Promise<void> {
   if (hasWrk) {
     // wrk (C, Debian's package) in its own process: the client costs far less CPU than the server.
     console.log("HTTP client: wrk (2 threads)\n");
-    const http = async (label: string, path: string, conns: number, headers: Record<string, string> = {}, secs = seconds): Promise<WrkResult> => {
+    const http = async (
+      label: string,
+      path: string,
+      conns: number,
+      headers: Record<string, string> = {},
+      secs = seconds,
+    ): Promise<WrkResult> => {
       const r = await runWrk(base + path, conns, secs, headers);
-      rows.push([label, String(conns), r.rps.toFixed(0), r.p50.toFixed(2), r.p99.toFixed(2), (r.bytesPerSec / 1e6).toFixed(0), String(r.errors)]);
+      rows.push([
+        label,
+        String(conns),
+        r.rps.toFixed(0),
+        r.p50.toFixed(2),
+        r.p99.toFixed(2),
+        (r.bytesPerSec / 1e6).toFixed(0),
+        String(r.errors),
+      ]);
       return r;
     };
     await http("GET /all (identity)", "/all", 4);
@@ -114,24 +159,46 @@ async function runBench(): Promise<void> {
     await http("GET /metas?schema=olm.package", "/metas?schema=olm.package", 64);
     const ch = await http("GET /metas?schema=olm.channel&package=…", `/metas?schema=olm.channel&package=${pkg0}`, 64);
     console.log(`filtered metas at 64 connections: p99 ${ch.p99.toFixed(2)} ms (target < 5 ms)`);
-    await http("GET /metas?schema=olm.bundle&package=… (gzip)", `/metas?schema=olm.bundle&package=${pkg0}`, 64, { "Accept-Encoding": "gzip" });
+    await http("GET /metas?schema=olm.bundle&package=… (gzip)", `/metas?schema=olm.bundle&package=${pkg0}`, 64, {
+      "Accept-Encoding": "gzip",
+    });
     await http("GET /metas?schema=olm.bundle (gzip)", "/metas?schema=olm.bundle", 8, { "Accept-Encoding": "gzip" });
     // Seed 002's resolver API: POST bodies through a wrk script; the first request builds the
     // resolver's catalog set for the revision (timed apart), later ones reuse it.
     const apiBase = `http://127.0.0.1:${info.http}`;
     const post = async (path: string, body: object): Promise<number> => {
-      const r = await fetch(apiBase + path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      const r = await fetch(apiBase + path, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
       await r.arrayBuffer();
       return r.status;
     };
     const queryBody = { query: JSON.stringify({ package: { packageName: pkg0, versionRange: ">=0.0.0" } }) };
     const t0 = performance.now();
     const firstStatus = await post("/api/v1/query", queryBody);
-    console.log(`resolver API: first query (builds the catalog set of the revision) ${(performance.now() - t0).toFixed(0)} ms, status ${firstStatus}`);
+    console.log(
+      `resolver API: first query (builds the catalog set of the revision) ${(performance.now() - t0).toFixed(0)} ms, status ${firstStatus}`,
+    );
     // The first packages need cert-manager or Tekton APIs that neither catalog has (409, correctly):
     // the resolve scenario uses the first package that resolves.
     const resolveBodyFor = async (pkg: string): Promise<object> => ({
-      inputs: [{ apiVersion: "deppy.io/v1", kind: "Input", metadata: { name: "bench" }, spec: { constraints: [{ type: "olm.catalog", value: { catalog: "merged", package: pkg, channel: await defaultChannel(base, pkg) } }] } }],
+      inputs: [
+        {
+          apiVersion: "deppy.io/v1",
+          kind: "Input",
+          metadata: { name: "bench" },
+          spec: {
+            constraints: [
+              {
+                type: "olm.catalog",
+                value: { catalog: "merged", package: pkg, channel: await defaultChannel(base, pkg) },
+              },
+            ],
+          },
+        },
+      ],
     });
     let resolveBody: object | undefined;
     let resolvedPkg = "";
@@ -152,33 +219,79 @@ async function runBench(): Promise<void> {
       const status = await post(path, body);
       if (status !== 200) throw new Error(`${path} answered ${status}`);
       const script = join(tmp, `post-${path.split("/").pop()}.lua`);
-      writeFileSync(script, `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = [==[${JSON.stringify(body)}]==]\n`);
+      writeFileSync(
+        script,
+        `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = [==[${JSON.stringify(body)}]==]\n`,
+      );
       const r = await runWrk(apiBase + path, 8, seconds, {}, script);
-      rows.push([label, "8", r.rps.toFixed(0), r.p50.toFixed(2), r.p99.toFixed(2), (r.bytesPerSec / 1e6).toFixed(1), String(r.errors)]);
+      rows.push([
+        label,
+        "8",
+        r.rps.toFixed(0),
+        r.p50.toFixed(2),
+        r.p99.toFixed(2),
+        (r.bytesPerSec / 1e6).toFixed(1),
+        String(r.errors),
+      ]);
     }
     // Memory over a long run: the server's RSS each second while filtered metas (64 connections)
     // and /all gzip (4 connections, a second wrk process) are hammered at the same time.
     const soak = Number(process.env.BENCH_SOAK_SECONDS ?? 60);
     const rss: number[] = [procRss(info.pid)];
     const sampler = setInterval(() => rss.push(procRss(info.pid)), 1000);
-    const [r, a] = await Promise.all([runWrk(`${base}/metas?schema=olm.channel&package=${pkg0}`, 64, soak, {}), runWrk(`${base}/all`, 4, soak, { "Accept-Encoding": "gzip" })]);
+    const [r, a] = await Promise.all([
+      runWrk(`${base}/metas?schema=olm.channel&package=${pkg0}`, 64, soak, {}),
+      runWrk(`${base}/all`, 4, soak, { "Accept-Encoding": "gzip" }),
+    ]);
     clearInterval(sampler);
     rss.push(procRss(info.pid));
-    rows.push([`soak ${soak} s: metas channel`, "64", r.rps.toFixed(0), r.p50.toFixed(2), r.p99.toFixed(2), (r.bytesPerSec / 1e6).toFixed(0), String(r.errors)]);
-    rows.push([`soak ${soak} s: /all gzip, at the same time`, "4", a.rps.toFixed(0), a.p50.toFixed(2), a.p99.toFixed(2), (a.bytesPerSec / 1e6).toFixed(0), String(a.errors)]);
+    rows.push([
+      `soak ${soak} s: metas channel`,
+      "64",
+      r.rps.toFixed(0),
+      r.p50.toFixed(2),
+      r.p99.toFixed(2),
+      (r.bytesPerSec / 1e6).toFixed(0),
+      String(r.errors),
+    ]);
+    rows.push([
+      `soak ${soak} s: /all gzip, at the same time`,
+      "4",
+      a.rps.toFixed(0),
+      a.p50.toFixed(2),
+      a.p99.toFixed(2),
+      (a.bytesPerSec / 1e6).toFixed(0),
+      String(a.errors),
+    ]);
     const samples = rss.filter((x) => x > 0);
     const mbs = samples.map((x) => (x / 1e6).toFixed(0));
     console.log(`server RSS during the ${soak} s soak, one sample per second (MB): ${mbs.join(" ")}`);
     if (samples.length > 0) {
       const [first, last, peak] = [samples[0], samples[samples.length - 1], Math.max(...samples)];
-      console.log(`server RSS over the soak: start ${(first / 1e6).toFixed(0)} MB, end ${(last / 1e6).toFixed(0)} MB, peak ${(peak / 1e6).toFixed(0)} MB (end − start ${((last - first) / 1e6).toFixed(1)} MB)`);
+      console.log(
+        `server RSS over the soak: start ${(first / 1e6).toFixed(0)} MB, end ${(last / 1e6).toFixed(0)} MB, peak ${(peak / 1e6).toFixed(0)} MB (end − start ${((last - first) / 1e6).toFixed(1)} MB)`,
+      );
     }
   } else {
     const autocannon = createRequire(import.meta.url)("autocannon") as Autocannon;
     console.log("HTTP client: autocannon (wrk not installed)\n");
     const http = async (label: string, path: string, headers: Record<string, string> = {}): Promise<void> => {
-      const r = await autocannon({ url: base + path, connections, duration: seconds, maxOverallRequests: 1000 * seconds, headers });
-      rows.push([label, String(connections), r.requests.average.toFixed(0), String(r.latency.p50), String(r.latency.p99), (r.throughput.average / 1e6).toFixed(1), String(r.non2xx + r.errors)]);
+      const r = await autocannon({
+        url: base + path,
+        connections,
+        duration: seconds,
+        maxOverallRequests: 1000 * seconds,
+        headers,
+      });
+      rows.push([
+        label,
+        String(connections),
+        r.requests.average.toFixed(0),
+        String(r.latency.p50),
+        String(r.latency.p99),
+        (r.throughput.average / 1e6).toFixed(1),
+        String(r.non2xx + r.errors),
+      ]);
     };
     await http("GET /all (identity)", "/all");
     await http("GET /all (gzip, pre-compressed)", "/all", { "accept-encoding": "gzip" });
@@ -189,8 +302,13 @@ async function runBench(): Promise<void> {
   const grpc = await import("@grpc/grpc-js");
   const { loadServiceDefinitions } = await import("../src/serve/index.js");
   const defs = loadServiceDefinitions();
-  const Ctor = grpc.makeGenericClientConstructor(defs["api.Registry"] as import("@grpc/grpc-js").ServiceDefinition, "api.Registry");
-  const client = new Ctor(`127.0.0.1:${info.grpc}`, grpc.credentials.createInsecure(), { "grpc.max_receive_message_length": -1 }) as unknown as Record<string, (...a: unknown[]) => unknown> & { close(): void };
+  const Ctor = grpc.makeGenericClientConstructor(
+    defs["api.Registry"] as import("@grpc/grpc-js").ServiceDefinition,
+    "api.Registry",
+  );
+  const client = new Ctor(`127.0.0.1:${info.grpc}`, grpc.credentials.createInsecure(), {
+    "grpc.max_receive_message_length": -1,
+  }) as unknown as Record<string, (...a: unknown[]) => unknown> & { close(): void };
   const pkg = await firstPackage(base);
   const channel = await defaultChannel(base, pkg);
   const grpcScenario = async (label: string, call: () => Promise<void>, maxCalls: number): Promise<void> => {
@@ -226,7 +344,17 @@ async function runBench(): Promise<void> {
       }),
     200,
   );
-  await grpcScenario("gRPC GetBundleForChannel", () => new Promise<void>((res, rej) => void client.GetBundleForChannel({ pkgName: pkg, channelName: channel }, (e: Error | null) => (e ? rej(e) : res()))), 1000 * seconds);
+  await grpcScenario(
+    "gRPC GetBundleForChannel",
+    () =>
+      new Promise<void>(
+        (res, rej) =>
+          void client.GetBundleForChannel({ pkgName: pkg, channelName: channel }, (e: Error | null) =>
+            e ? rej(e) : res(),
+          ),
+      ),
+    1000 * seconds,
+  );
   client.close();
 
   child.kill("SIGTERM");
@@ -234,7 +362,8 @@ async function runBench(): Promise<void> {
   await once(child, "exit");
   rmSync(tmp, { recursive: true, force: true });
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  for (const r of rows) console.log(r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  "));
+  for (const r of rows)
+    console.log(r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  "));
   console.log(`\nserver peak RSS: ${(rss.maxRssKiB / 1024).toFixed(0)} MiB`);
 }
 
@@ -262,7 +391,11 @@ async function defaultChannel(base: string, pkg: string): Promise<string> {
 }
 
 /** execFile as a promise (a function declaration: the benchmark runs before later consts initialise). */
-function execFileP(file: string, args: string[], opts: { encoding: "utf8" }): Promise<{ stdout: string; stderr: string }> {
+function execFileP(
+  file: string,
+  args: string[],
+  opts: { encoding: "utf8" },
+): Promise<{ stdout: string; stderr: string }> {
   return promisify(execFile)(file, args, opts);
 }
 
@@ -275,8 +408,22 @@ interface WrkResult {
 }
 
 /** Runs wrk (2 threads, --latency, optionally a Lua script) and parses its summary; latencies in ms. */
-async function runWrk(url: string, conns: number, secs: number, headers: Record<string, string>, script?: string): Promise<WrkResult> {
-  const args = ["-t2", `-c${conns}`, `-d${secs}s`, "--latency", ...(script ? ["-s", script] : []), ...Object.entries(headers).flatMap(([k, v]) => ["-H", `${k}: ${v}`]), url];
+async function runWrk(
+  url: string,
+  conns: number,
+  secs: number,
+  headers: Record<string, string>,
+  script?: string,
+): Promise<WrkResult> {
+  const args = [
+    "-t2",
+    `-c${conns}`,
+    `-d${secs}s`,
+    "--latency",
+    ...(script ? ["-s", script] : []),
+    ...Object.entries(headers).flatMap(([k, v]) => ["-H", `${k}: ${v}`]),
+    url,
+  ];
   const out = (await execFileP("wrk", args, { encoding: "utf8" })).stdout;
   const num = (re: RegExp): number => Number(re.exec(out)?.[1] ?? NaN);
   const unit: Record<string, number> = { us: 1e-3, ms: 1, s: 1000, B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3 };

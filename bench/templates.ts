@@ -36,7 +36,9 @@ function pairs(): Pair[] {
   for (const pkg of readdirSync(join(community, "operators")).sort()) {
     const ci = join(community, "operators", pkg, "ci.yaml");
     if (!existsSync(ci)) continue;
-    const conf = parseGoYamlDocument(readFileSync(ci, "utf8")) as { fbc?: { catalog_mapping?: { template_name?: string; catalog_names?: string[] }[] } } | null;
+    const conf = parseGoYamlDocument(readFileSync(ci, "utf8")) as {
+      fbc?: { catalog_mapping?: { template_name?: string; catalog_names?: string[] }[] };
+    } | null;
     for (const m of conf?.fbc?.catalog_mapping ?? []) {
       const tpl = join(community, "operators", pkg, "catalog-templates", m.template_name ?? "");
       if (!m.template_name || !existsSync(tpl)) continue;
@@ -44,7 +46,12 @@ function pairs(): Pair[] {
         const cat = join(community, "catalogs", version, pkg, "catalog.yaml");
         if (!existsSync(cat)) continue;
         const minor = Number(/^v4\.(\d+)$/.exec(version)?.[1] ?? 0);
-        out.push({ label: `${pkg}/${m.template_name} → ${version}`, template: readFileSync(tpl, "utf8"), catalog: readFileSync(cat, "utf8"), migrateLevel: minor >= 17 ? "bundle-object-to-csv-metadata" : undefined });
+        out.push({
+          label: `${pkg}/${m.template_name} → ${version}`,
+          template: readFileSync(tpl, "utf8"),
+          catalog: readFileSync(cat, "utf8"),
+          migrateLevel: minor >= 17 ? "bundle-object-to-csv-metadata" : undefined,
+        });
       }
     }
   }
@@ -73,10 +80,14 @@ if (!existsSync(join(community, "operators"))) {
   console.log(`community data not found at ${community}: nothing to measure`);
 } else {
   const list = pairs();
-  console.log(`${list.length} (template, catalog) pairs; each pass loads the committed catalog as the --reuse source, renders, migrates and writes YAML`);
+  console.log(
+    `${list.length} (template, catalog) pairs; each pass loads the committed catalog as the --reuse source, renders, migrates and writes YAML`,
+  );
   for (const name of ["cold", "warm"]) {
     const r = await pass(list);
-    console.log(`${name.padEnd(5)} ${r.ms.toFixed(0).padStart(6)} ms  ${((list.length / r.ms) * 1000).toFixed(1).padStart(6)} templates/s  ${(r.bytes / 1e6 / (r.ms / 1000)).toFixed(1)} MB/s of output  (${r.ok} rendered)`);
+    console.log(
+      `${name.padEnd(5)} ${r.ms.toFixed(0).padStart(6)} ms  ${((list.length / r.ms) * 1000).toFixed(1).padStart(6)} templates/s  ${(r.bytes / 1e6 / (r.ms / 1000)).toFixed(1)} MB/s of output  (${r.ok} rendered)`,
+    );
   }
 }
 
@@ -88,7 +99,10 @@ if (missing) {
   const work = mkdtempSync(join(tmpdir(), "opcat-bench-templates-"));
   const reg = await startDockerRegistry(join(work, "reg"));
   try {
-    const versions = Array.from({ length: N }, (_, i) => `${1 + Math.floor(i / 100)}.${Math.floor(i / 10) % 10}.${i % 10}`);
+    const versions = Array.from(
+      { length: N },
+      (_, i) => `${1 + Math.floor(i / 100)}.${Math.floor(i / 10) % 10}.${i % 10}`,
+    );
     const client = new RegistryClient({ useHttp: true });
     let t0 = performance.now();
     const digests = await mapPool(versions, 4, async (v) => {
@@ -97,7 +111,8 @@ if (missing) {
     });
     client.close();
     console.log(`\n${N} bundle images built and pushed in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-    const template = (refs: string[]): string => `schema: olm.semver\ngenerateMajorChannels: true\ngenerateMinorChannels: true\nstable:\n  bundles:\n${refs.map((r) => `  - image: ${r}\n`).join("")}`;
+    const template = (refs: string[]): string =>
+      `schema: olm.semver\ngenerateMajorChannels: true\ngenerateMinorChannels: true\nstable:\n  bundles:\n${refs.map((r) => `  - image: ${r}\n`).join("")}`;
     const byTag = template(versions.map((v) => `${reg.host}/bench/benchop-bundle:v${v}`));
     const byDigest = template(digests); // pushImage returns the digest-pinned reference
     const cache = join(work, "cache");
@@ -109,7 +124,9 @@ if (missing) {
       normalizeForRender(cfg);
       const out = formatCatalog(cfg, "yaml");
       const ms = performance.now() - t0;
-      console.log(`${name.padEnd(50)} ${ms.toFixed(0).padStart(6)} ms  ${((N / ms) * 1000).toFixed(0).padStart(5)} bundles/s  (${cfg.bundles.length} bundles, ${cfg.channels.length} channels)`);
+      console.log(
+        `${name.padEnd(50)} ${ms.toFixed(0).padStart(6)} ms  ${((N / ms) * 1000).toFixed(0).padStart(5)} bundles/s  (${cfg.bundles.length} bundles, ${cfg.channels.length} channels)`,
+      );
       return out;
     };
     await run("semver by tag, cold (empty cache)", byTag);

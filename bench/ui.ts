@@ -48,8 +48,18 @@ function generate300(dir: string): void {
     stable.push(e);
   }
   blobs.push({ schema: "olm.channel", package: pkg, name: "stable", entries: stable });
-  blobs.push({ schema: "olm.channel", package: pkg, name: "fast", entries: stable.slice(200).map((e, i) => (i === 0 ? { name: e.name } : e)) });
-  blobs.push({ schema: "olm.channel", package: pkg, name: "candidate", entries: stable.slice(250).map((e, i) => (i === 0 ? { name: e.name } : e)) });
+  blobs.push({
+    schema: "olm.channel",
+    package: pkg,
+    name: "fast",
+    entries: stable.slice(200).map((e, i) => (i === 0 ? { name: e.name } : e)),
+  });
+  blobs.push({
+    schema: "olm.channel",
+    package: pkg,
+    name: "candidate",
+    entries: stable.slice(250).map((e, i) => (i === 0 ? { name: e.name } : e)),
+  });
   for (let i = 0; i < n; i++) {
     blobs.push({
       schema: "olm.bundle",
@@ -60,7 +70,9 @@ function generate300(dir: string): void {
         { type: "olm.package", value: { packageName: pkg, version: `1.${i}.0` } },
         { type: "olm.gvk", value: { group: "big.example.com", kind: "Big", version: "v1" } },
       ],
-      relatedImages: [{ name: "operator", image: `quay.example.com/big/operator@sha256:${i.toString(16).padStart(64, "a")}` }],
+      relatedImages: [
+        { name: "operator", image: `quay.example.com/big/operator@sha256:${i.toString(16).padStart(64, "a")}` },
+      ],
     });
   }
   mkdirSync(join(dir, pkg), { recursive: true });
@@ -71,7 +83,12 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 const ms = (x: number): string => `${x.toFixed(0)} ms`;
 
 /** Time from opening `url` in a fresh tab until `ready` resolves. */
-async function timed(browser: Browser, url: string, ready: (p: Page) => Promise<unknown>, ctx: Awaited<ReturnType<Browser["newContext"]>>): Promise<number> {
+async function timed(
+  browser: Browser,
+  url: string,
+  ready: (p: Page) => Promise<unknown>,
+  ctx: Awaited<ReturnType<Browser["newContext"]>>,
+): Promise<number> {
   const page = await ctx.newPage();
   page.setDefaultTimeout(60_000);
   const t0 = performance.now();
@@ -108,7 +125,9 @@ try {
   const base = served.url;
 
   // the package with the most bundles
-  const list = (await (await fetch(`${base}ui/api/catalogs/community/packages`)).json()) as { packages: { name: string; bundles: number }[] };
+  const list = (await (await fetch(`${base}ui/api/catalogs/community/packages`)).json()) as {
+    packages: { name: string; bundles: number }[];
+  };
   const largest = [...list.packages].sort((a, b) => b.bundles - a.bundles)[0];
   const total = list.packages.length;
 
@@ -123,8 +142,10 @@ try {
   await measure(`catalog list: v4.16+v4.20 merged, ${total} packages`, `${base}#/c/community`, (p) =>
     p.waitForFunction((n) => document.querySelectorAll("[data-testid=packages] > li").length === n, total),
   );
-  await measure(`package page: ${largest.name} (${largest.bundles} bundles)`, `${base}#/c/community/p/${largest.name}`, (p) =>
-    p.locator("[data-testid=channels] tbody tr").first().waitFor(),
+  await measure(
+    `package page: ${largest.name} (${largest.bundles} bundles)`,
+    `${base}#/c/community/p/${largest.name}`,
+    (p) => p.locator("[data-testid=channels] tbody tr").first().waitFor(),
   );
   await measure(`its upgrade graph, all channels`, `${base}#/c/community/p/${largest.name}?tab=graph&channel=*`, (p) =>
     p.locator("[data-testid=graph-content][data-layout=done]").waitFor(),
@@ -151,7 +172,9 @@ try {
   console.log("| page (until drawn and answering input) | first visit | median |");
   console.log("|---|---:|---:|");
   for (const [label, first, med] of rows) console.log(`| ${label} | ${ms(first)} | ${ms(med)} |`);
-  console.log(`\n300-bundle graph (${nodes} nodes, ${edges} edges): zoom step median ${ms(median(wheel))} (max ${ms(Math.max(...wheel))}), pan step median ${ms(median(pan))} (max ${ms(Math.max(...pan))}), each until the next frame has painted.`);
+  console.log(
+    `\n300-bundle graph (${nodes} nodes, ${edges} edges): zoom step median ${ms(median(wheel))} (max ${ms(Math.max(...wheel))}), pan step median ${ms(median(pan))} (max ${ms(Math.max(...pan))}), each until the next frame has painted.`,
+  );
 } finally {
   await browser?.close();
   await served?.stop();

@@ -39,16 +39,27 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const cat = (v: string) => join(COMMUNITY, "catalogs", v);
 const cases: { name: string; args: (tool: "opm" | "opcat") => string[]; compare?: boolean }[] = [
   { name: "--version (start-up)", args: (t) => (t === "opm" ? ["version"] : ["--version"]), compare: false },
-  { name: "render one bundle directory (rabbitmq-cluster-operator 2.9.0)", args: () => ["render", join(COMMUNITY, "operators", "rabbitmq-cluster-operator", "2.9.0"), "-o", "json"] },
-  { name: "render-graph of one package (v4.20, rabbitmq-cluster-operator)", args: (t) => [...(t === "opm" ? ["alpha"] : []), "render-graph", cat("v4.20"), "-p", "rabbitmq-cluster-operator"] },
+  {
+    name: "render one bundle directory (rabbitmq-cluster-operator 2.9.0)",
+    args: () => ["render", join(COMMUNITY, "operators", "rabbitmq-cluster-operator", "2.9.0"), "-o", "json"],
+  },
+  {
+    name: "render-graph of one package (v4.20, rabbitmq-cluster-operator)",
+    args: (t) => [...(t === "opm" ? ["alpha"] : []), "render-graph", cat("v4.20"), "-p", "rabbitmq-cluster-operator"],
+  },
   { name: "validate v4.16", args: () => ["validate", cat("v4.16")], compare: false },
   { name: "validate v4.20", args: () => ["validate", cat("v4.20")], compare: false },
   { name: "render v4.20 -o json", args: () => ["render", cat("v4.20"), "-o", "json"] },
   { name: "render v4.20 -o yaml", args: () => ["render", cat("v4.20"), "-o", "yaml"] },
-  { name: "render-graph of v4.20 (every package)", args: (t) => [...(t === "opm" ? ["alpha"] : []), "render-graph", cat("v4.20")] },
+  {
+    name: "render-graph of v4.20 (every package)",
+    args: (t) => [...(t === "opm" ? ["alpha"] : []), "render-graph", cat("v4.20")],
+  },
 ];
 
-console.log(`| opcat vs opm (${runs} paired runs, medians; CPU = user + system) | opcat CPU s | opm CPU s | CPU ratio | opcat RSS MiB | opm RSS MiB | same output |`);
+console.log(
+  `| opcat vs opm (${runs} paired runs, medians; CPU = user + system) | opcat CPU s | opm CPU s | CPU ratio | opcat RSS MiB | opm RSS MiB | same output |`,
+);
 console.log("|---|---|---|---|---|---|---|");
 try {
   for (const c of cases) {
@@ -61,7 +72,9 @@ try {
     const same = c.compare === false ? "n/a" : a[0].out === b[0].out ? "yes" : "NO";
     const ca = median(a.map((x) => x.cpu));
     const cb = median(b.map((x) => x.cpu));
-    console.log(`| ${c.name} | ${ca.toFixed(2)} | ${cb.toFixed(2)} | ${(ca / cb).toFixed(2)} | ${median(a.map((x) => x.rss)).toFixed(0)} | ${median(b.map((x) => x.rss)).toFixed(0)} | ${same} |`);
+    console.log(
+      `| ${c.name} | ${ca.toFixed(2)} | ${cb.toFixed(2)} | ${(ca / cb).toFixed(2)} | ${median(a.map((x) => x.rss)).toFixed(0)} | ${median(b.map((x) => x.rss)).toFixed(0)} | ${same} |`,
+    );
   }
 } finally {
   rmSync(tmp, { recursive: true, force: true });

@@ -31,7 +31,8 @@ function newestIn(dir) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const p = join(dir, entry.name);
     if (entry.isDirectory()) newest = Math.max(newest, newestIn(p));
-    else if (/\.(ts|tsx|css|html|mjs)$/.test(entry.name) && !entry.name.endsWith(".test.ts")) newest = Math.max(newest, mtime(p));
+    else if (/\.(ts|tsx|css|html|mjs)$/.test(entry.name) && !entry.name.endsWith(".test.ts"))
+      newest = Math.max(newest, mtime(p));
   }
   return newest;
 }
@@ -40,19 +41,40 @@ const major = Number(process.versions.node.split(".")[0]);
 if (major < MIN_MAJOR) {
   const local = join(root, ".node", "node_modules", "node", "bin", "node");
   if (!existsSync(local)) {
-    process.stderr.write(`opcat: Node ${process.versions.node} is older than ${MIN_MAJOR}; installing ${NODE_SPEC} from the npm registry into .node/ …\n`);
+    process.stderr.write(
+      `opcat: Node ${process.versions.node} is older than ${MIN_MAJOR}; installing ${NODE_SPEC} from the npm registry into .node/ …\n`,
+    );
     mkdirSync(join(root, ".node"), { recursive: true });
-    execFileSync(npm, ["install", "--prefix", join(root, ".node"), "--no-audit", "--no-fund", "--loglevel=error", "--no-save", NODE_SPEC], {
-      cwd: root,
-      stdio: ["ignore", "inherit", "inherit"],
-    });
+    execFileSync(
+      npm,
+      [
+        "install",
+        "--prefix",
+        join(root, ".node"),
+        "--no-audit",
+        "--no-fund",
+        "--loglevel=error",
+        "--no-save",
+        NODE_SPEC,
+      ],
+      {
+        cwd: root,
+        stdio: ["ignore", "inherit", "inherit"],
+      },
+    );
   } else {
-    process.stderr.write(`opcat: Node ${process.versions.node} is older than ${MIN_MAJOR}; using .node/ (${NODE_SPEC})\n`);
+    process.stderr.write(
+      `opcat: Node ${process.versions.node} is older than ${MIN_MAJOR}; using .node/ (${NODE_SPEC})\n`,
+    );
   }
   // Re-run this script with Node 24, with .node's bin first on PATH so that npm and children use it too.
   const bin = dirname(local);
   const env = { ...process.env, PATH: `${bin}${process.platform === "win32" ? ";" : ":"}${process.env.PATH ?? ""}` };
-  const res = spawnSync(local, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { cwd: root, stdio: "inherit", env });
+  const res = spawnSync(local, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+    cwd: root,
+    stdio: "inherit",
+    env,
+  });
   process.exit(res.status ?? 1);
 }
 
@@ -63,15 +85,35 @@ if (!existsSync(marker) || mtime(marker) < mtime(join(root, "package-lock.json")
   execFileSync(npm, ["ci", "--no-audit", "--no-fund", "--loglevel=error"], quiet);
 }
 const built = join(root, "dist", ".build-stamp");
-if (!existsSync(built) || !existsSync(join(root, "dist", "ui", "index.html")) || mtime(built) < Math.max(newestIn(join(root, "src")), mtime(join(root, "tsconfig.json")))) {
+if (
+  !existsSync(built) ||
+  !existsSync(join(root, "dist", "ui", "index.html")) ||
+  mtime(built) < Math.max(newestIn(join(root, "src")), mtime(join(root, "tsconfig.json")))
+) {
   process.stderr.write("opcat: building (tsc, vite)…\n");
-  execFileSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"], quiet);
-  execFileSync(process.execPath, [join(root, "node_modules", "vite", "bin", "vite.js"), "build", "--config", join("src", "ui", "vite.config.mjs")], quiet);
-  execFileSync(process.execPath, ["-e", "require('fs').writeFileSync(process.argv[1], new Date().toISOString())", built], quiet);
+  execFileSync(
+    process.execPath,
+    [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"],
+    quiet,
+  );
+  execFileSync(
+    process.execPath,
+    [join(root, "node_modules", "vite", "bin", "vite.js"), "build", "--config", join("src", "ui", "vite.config.mjs")],
+    quiet,
+  );
+  execFileSync(
+    process.execPath,
+    ["-e", "require('fs').writeFileSync(process.argv[1], new Date().toISOString())", built],
+    quiet,
+  );
 }
 
 function run(args) {
-  const res = spawnSync(process.execPath, args, { cwd: root, stdio: "inherit", env: { ...process.env, OPCAT_BOOTSTRAPPED: "1" } });
+  const res = spawnSync(process.execPath, args, {
+    cwd: root,
+    stdio: "inherit",
+    env: { ...process.env, OPCAT_BOOTSTRAPPED: "1" },
+  });
   if (res.status !== 0) process.exit(res.status ?? 1);
 }
 

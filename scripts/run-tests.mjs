@@ -13,7 +13,10 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 // The CLI tests run bin/opcat, which needs an up-to-date dist/.
 // Run directly with an old Node, hand over to the bootstrap (which fetches Node 24 and comes back here).
 if (Number(process.versions.node.split(".")[0]) < 22) {
-  const r = spawnSync(process.execPath, [join(root, "scripts", "bootstrap.mjs"), "test", ...process.argv.slice(2)], { cwd: root, stdio: "inherit" });
+  const r = spawnSync(process.execPath, [join(root, "scripts", "bootstrap.mjs"), "test", ...process.argv.slice(2)], {
+    cwd: root,
+    stdio: "inherit",
+  });
   process.exit(r.status ?? 1);
 }
 if (!process.env.OPCAT_BOOTSTRAPPED) {
@@ -58,22 +61,41 @@ const tmp = mkdtempSync(join(tmpdir(), "opcat-test-"));
 // (scripts/kube/cluster.sh build; .ci/run builds them), stop it at the end.
 const clusterEnv = {};
 let clusterHome;
-const wantsCluster = files.some((f) => f.includes(`${join("test", "cluster")}`) || f.includes(`${join("src", "cluster")}`));
+const wantsCluster = files.some(
+  (f) => f.includes(`${join("test", "cluster")}`) || f.includes(`${join("src", "cluster")}`),
+);
 if (wantsCluster && !process.env.OPCAT_TEST_KUBECONFIG) {
   clusterHome = join(tmp, "kube");
   const script = join(root, "scripts", "kube", "cluster.sh");
   const ports = freePorts(3);
-  const env = { ...process.env, KUBE_HOME: clusterHome, KUBE_PORT: String(ports[0]), ETCD_PORT: String(ports[1]), PEER_PORT: String(ports[2]) };
-  const started = spawnSync("bash", [script, "start"], { cwd: root, encoding: "utf8", env, stdio: ["ignore", "pipe", "inherit"] });
+  const env = {
+    ...process.env,
+    KUBE_HOME: clusterHome,
+    KUBE_PORT: String(ports[0]),
+    ETCD_PORT: String(ports[1]),
+    PEER_PORT: String(ports[2]),
+  };
+  const started = spawnSync("bash", [script, "start"], {
+    cwd: root,
+    encoding: "utf8",
+    env,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   const m = /export KUBECONFIG=(\S+)/.exec(started.stdout ?? "");
   if (started.status === 0 && m) {
     clusterEnv.OPCAT_TEST_KUBECONFIG = m[1];
     // what a fault test needs to run `cluster.sh restart-apiserver` on this cluster
-    clusterEnv.OPCAT_TEST_KUBE_ENV = JSON.stringify({ KUBE_HOME: clusterHome, KUBE_PORT: env.KUBE_PORT, ETCD_PORT: env.ETCD_PORT, PEER_PORT: env.PEER_PORT });
-  }
-  else {
+    clusterEnv.OPCAT_TEST_KUBE_ENV = JSON.stringify({
+      KUBE_HOME: clusterHome,
+      KUBE_PORT: env.KUBE_PORT,
+      ETCD_PORT: env.ETCD_PORT,
+      PEER_PORT: env.PEER_PORT,
+    });
+  } else {
     clusterHome = undefined;
-    process.stderr.write(`run-tests: no test cluster (scripts/kube/cluster.sh start exited ${started.status}); cluster tests will ${process.env.CI === "true" ? "fail" : "skip"}\n`);
+    process.stderr.write(
+      `run-tests: no test cluster (scripts/kube/cluster.sh start exited ${started.status}); cluster tests will ${process.env.CI === "true" ? "fail" : "skip"}\n`,
+    );
   }
 }
 /** n free TCP ports on 127.0.0.1 (asked of the kernel by a child process, since this script is synchronous). */
@@ -83,7 +105,12 @@ function freePorts(n) {
   return r.stdout.trim().split(" ").map(Number);
 }
 function stopCluster() {
-  if (clusterHome) spawnSync("bash", [join(root, "scripts", "kube", "cluster.sh"), "stop"], { cwd: root, stdio: "inherit", env: { ...process.env, KUBE_HOME: clusterHome } });
+  if (clusterHome)
+    spawnSync("bash", [join(root, "scripts", "kube", "cluster.sh"), "stop"], {
+      cwd: root,
+      stdio: "inherit",
+      env: { ...process.env, KUBE_HOME: clusterHome },
+    });
 }
 // Two batches: everything else (two files at a time), then the cluster tests one file at a time
 // (they share one API server and its cluster-wide webhook configurations).
@@ -127,7 +154,8 @@ if (!reported) {
   totals.fail = Math.max(totals.fail, 1);
   status = status || 1;
 }
-const summary = `tests: ${totals.pass} passed, ${totals.fail} failed` + (totals.skipped ? `, ${totals.skipped} skipped` : "");
+const summary =
+  `tests: ${totals.pass} passed, ${totals.fail} failed` + (totals.skipped ? `, ${totals.skipped} skipped` : "");
 rmSync(tmp, { recursive: true, force: true });
 console.log(summary);
 process.exit(status);

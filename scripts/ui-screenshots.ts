@@ -15,11 +15,18 @@ import { launchBrowser, startServe } from "../test/ui/harness.js";
 
 const out = join(REPO_ROOT, "docs", "ui");
 mkdirSync(out, { recursive: true });
-const served = await startServe([`v4.16=${join(COMMUNITY, "catalogs", "v4.16")}`, `v4.20=${join(COMMUNITY, "catalogs", "v4.20")}`]);
+const served = await startServe([
+  `v4.16=${join(COMMUNITY, "catalogs", "v4.16")}`,
+  `v4.20=${join(COMMUNITY, "catalogs", "v4.20")}`,
+]);
 const browser = await launchBrowser();
 try {
   for (const scheme of ["light", "dark"] as const) {
-    const ctx = await browser.newContext({ viewport: { width: 1280, height: 960 }, colorScheme: scheme, deviceScaleFactor: 1 });
+    const ctx = await browser.newContext({
+      viewport: { width: 1280, height: 960 },
+      colorScheme: scheme,
+      deviceScaleFactor: 1,
+    });
     const page = await ctx.newPage();
     page.setDefaultTimeout(60_000);
     const shot = async (name: string, hash: string, ready: (p: Page) => Promise<unknown>): Promise<void> => {
@@ -33,19 +40,29 @@ try {
     if (scheme === "light") {
       await shot("catalogs", "#/catalogs", (p) => p.locator("[data-testid=catalogs] tbody tr").nth(1).waitFor());
       await shot("packages", "#/c/v4.20", (p) => p.locator("[data-testid=packages] > li").nth(10).waitFor());
-      await shot("package", "#/c/v4.20/p/project-quay", (p) => p.locator("[data-testid=channels] tbody tr").first().waitFor());
-      await shot("bundle", "#/c/v4.20/p/project-quay?tab=bundles&bundle=quay-operator.v3.17.4", (p) => p.locator("[data-testid=bundle-detail] h2").waitFor());
-      await shot("resolve", `#/resolve?package=infinispan&channel=stable&catalog=v4.20&version=${encodeURIComponent("<2.4.0")}`, (p) =>
-        p.locator("[data-testid=resolved-bundles] tbody tr").first().waitFor(),
+      await shot("package", "#/c/v4.20/p/project-quay", (p) =>
+        p.locator("[data-testid=channels] tbody tr").first().waitFor(),
+      );
+      await shot("bundle", "#/c/v4.20/p/project-quay?tab=bundles&bundle=quay-operator.v3.17.4", (p) =>
+        p.locator("[data-testid=bundle-detail] h2").waitFor(),
+      );
+      await shot(
+        "resolve",
+        `#/resolve?package=infinispan&channel=stable&catalog=v4.20&version=${encodeURIComponent("<2.4.0")}`,
+        (p) => p.locator("[data-testid=resolved-bundles] tbody tr").first().waitFor(),
       );
       await page.goto(`${served.url}#/template`);
       await page.locator("select[name=catalog] option", { hasText: /^v4\.20$/ }).waitFor({ state: "attached" });
       await page.locator("select[name=catalog]").selectOption("v4.20");
-      const head = (await (await fetch(`${served.url}ui/api/catalogs/v4.20/packages/infinispan`)).json()) as { bundles: { name: string; image: string }[] };
+      const head = (await (await fetch(`${served.url}ui/api/catalogs/v4.20/packages/infinispan`)).json()) as {
+        bundles: { name: string; image: string }[];
+      };
       const image = head.bundles.find((b) => b.name === "infinispan-operator.v2.5.14")?.image ?? "";
       await page
         .locator("textarea[name=template]")
-        .fill(`schema: olm.semver\ngenerateMajorChannels: true\ngenerateMinorChannels: false\nstable:\n  bundles:\n    - image: ${image}\n`);
+        .fill(
+          `schema: olm.semver\ngenerateMajorChannels: true\ngenerateMinorChannels: false\nstable:\n  bundles:\n    - image: ${image}\n`,
+        );
       await page.getByRole("button", { name: "Render" }).click();
       await page.locator("[data-testid=render-result] [role=status]").waitFor();
       await page.screenshot({ path: join(out, "template.png"), fullPage: false });
@@ -55,15 +72,30 @@ try {
   }
   // what a reload changed: a copy of infinispan served with --watch loses its channel head
   const dir = mkdtempSync(join(tmpdir(), "opcat-shots-"));
-  const rendered = execFileSync(process.execPath, [join(REPO_ROOT, "bin", "opcat"), "render", join(COMMUNITY, "catalogs", "v4.20", "infinispan"), "-o", "json"], { encoding: "utf8", maxBuffer: 64 << 20 });
-  const blobs = JSON.parse(`[${rendered.replace(/}\n{/g, "},{")}]`) as { schema: string; name?: string; entries?: { name: string }[] }[];
-  const write = (bs: object[]): void => writeFileSync(join(dir, "catalog.json"), bs.map((b) => JSON.stringify(b)).join("\n") + "\n");
+  const rendered = execFileSync(
+    process.execPath,
+    [join(REPO_ROOT, "bin", "opcat"), "render", join(COMMUNITY, "catalogs", "v4.20", "infinispan"), "-o", "json"],
+    { encoding: "utf8", maxBuffer: 64 << 20 },
+  );
+  const blobs = JSON.parse(`[${rendered.replace(/}\n{/g, "},{")}]`) as {
+    schema: string;
+    name?: string;
+    entries?: { name: string }[];
+  }[];
+  const write = (bs: object[]): void =>
+    writeFileSync(join(dir, "catalog.json"), bs.map((b) => JSON.stringify(b)).join("\n") + "\n");
   write(blobs);
   const watched = await startServe([`infinispan=${dir}`, "--watch"]);
   try {
     const head = "infinispan-operator.v2.5.14";
     const reloaded = watched.waitForLog((e) => e.msg === "catalog loaded" && e.revision === 2);
-    write(blobs.filter((b) => !(b.schema === "olm.bundle" && b.name === head)).map((b) => (b.schema === "olm.channel" ? { ...b, entries: (b.entries ?? []).filter((e) => e.name !== head) } : b)));
+    write(
+      blobs
+        .filter((b) => !(b.schema === "olm.bundle" && b.name === head))
+        .map((b) =>
+          b.schema === "olm.channel" ? { ...b, entries: (b.entries ?? []).filter((e) => e.name !== head) } : b,
+        ),
+    );
     await reloaded;
     const ctx = await browser.newContext({ viewport: { width: 1280, height: 960 }, deviceScaleFactor: 1 });
     const page = await ctx.newPage();
@@ -84,10 +116,14 @@ try {
 }
 
 // the cluster pages, from their test on a real API server (scripts/run-tests.mjs starts one)
-const r = spawnSync(process.execPath, [join(REPO_ROOT, "scripts", "run-tests.mjs"), join("test", "cluster", "ui.test.ts")], {
-  cwd: REPO_ROOT,
-  stdio: "inherit",
-  env: { ...process.env, OPCAT_SCREENSHOTS_DIR: out },
-});
+const r = spawnSync(
+  process.execPath,
+  [join(REPO_ROOT, "scripts", "run-tests.mjs"), join("test", "cluster", "ui.test.ts")],
+  {
+    cwd: REPO_ROOT,
+    stdio: "inherit",
+    env: { ...process.env, OPCAT_SCREENSHOTS_DIR: out },
+  },
+);
 if (r.status !== 0) process.exit(r.status ?? 1);
 console.log(join(out, "cluster.png"), join(out, "cluster-instance.png"));

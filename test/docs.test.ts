@@ -19,7 +19,10 @@ test("every problem code is documented in docs/errors.md", () => {
   const doc = readFileSync(join(REPO_ROOT, "docs", "errors.md"), "utf8");
   const codes = new Set<string>();
   for (const f of sources(join(REPO_ROOT, "src"))) {
-    for (const m of readFileSync(f, "utf8").matchAll(/"((?:FBC|GRAPH|LIST|INIT|MIGRATE|IO|USAGE|NOT|BUNDLE|IMAGE|BUILD|RENDER|TEMPLATE|SERVE|RESOLVE|CLUSTER)_[A-Z_]+)"/g)) codes.add(m[1]);
+    for (const m of readFileSync(f, "utf8").matchAll(
+      /"((?:FBC|GRAPH|LIST|INIT|MIGRATE|IO|USAGE|NOT|BUNDLE|IMAGE|BUILD|RENDER|TEMPLATE|SERVE|RESOLVE|CLUSTER)_[A-Z_]+)"/g,
+    ))
+      codes.add(m[1]);
   }
   const missing = [...codes].filter((c) => !doc.includes("`" + c + "`")).sort();
   assert.deepEqual(missing, []);

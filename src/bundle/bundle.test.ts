@@ -33,7 +33,9 @@ const vectors = JSON.parse(readFileSync(join(HERE, "testdata", "vectors.json"), 
 
 /** The raw JSON text as Go's encoder writes a json.RawMessage (whitespace outside strings removed). */
 function compact(raw: string): string {
-  return raw === "" ? "null" : raw.replace(/("(?:[^"\\]|\\.)*")|[ \t\r\n]+/g, (m, str: string | undefined) => str ?? "");
+  return raw === ""
+    ? "null"
+    : raw.replace(/("(?:[^"\\]|\\.)*")|[ \t\r\n]+/g, (_m, str: string | undefined) => str ?? "");
 }
 
 function run(v: Vector): { ok: true; bundle: ReturnType<typeof renderBundle> } | { ok: false; error: OpcatError } {
@@ -79,11 +81,22 @@ for (const v of vectors) {
 test("broken bundles: warnings name the skipped files", () => {
   const rb = readBundleDirectory(join(BUNDLES, "valid"));
   const files = rb.warnings.map((w) => w.loc?.file.slice(BUNDLES.length + 1));
-  assert.deepEqual(files, ["valid/manifests/broken.yaml", "valid/manifests/comment-only.yaml", "valid/manifests/empty.yaml", "valid/manifests/no-kind.yaml"]);
+  assert.deepEqual(files, [
+    "valid/manifests/broken.yaml",
+    "valid/manifests/comment-only.yaml",
+    "valid/manifests/empty.yaml",
+    "valid/manifests/no-kind.yaml",
+  ]);
   assert.ok(rb.warnings.every((w) => w.severity === "warning"));
   assert.deepEqual(
     rb.objects.map((o) => o.file),
-    ["manifests/gadgets.crd.yaml", "manifests/leading-separator.yaml", "manifests/service.yaml", "manifests/sprockets.crd.yaml", "manifests/widget.clusterserviceversion.yaml"],
+    [
+      "manifests/gadgets.crd.yaml",
+      "manifests/leading-separator.yaml",
+      "manifests/service.yaml",
+      "manifests/sprockets.crd.yaml",
+      "manifests/widget.clusterserviceversion.yaml",
+    ],
   );
   assert.equal(rb.csv.file, "manifests/widget.clusterserviceversion.yaml");
   assert.deepEqual(rb.channels, ["stable", "fast"]);
@@ -103,7 +116,11 @@ test("errors carry a code, exit code 1 and the file concerned", () => {
   for (const [dir, code, file] of cases) {
     assert.throws(
       () => renderBundleDirectory(join(BUNDLES, dir)),
-      (e: unknown) => e instanceof OpcatError && e.code === code && e.exitCode === 1 && e.problems[0].loc?.file === join(BUNDLES, dir, file),
+      (e: unknown) =>
+        e instanceof OpcatError &&
+        e.code === code &&
+        e.exitCode === 1 &&
+        e.problems[0].loc?.file === join(BUNDLES, dir, file),
       dir,
     );
   }
@@ -115,7 +132,10 @@ test("errors carry a code, exit code 1 and the file concerned", () => {
     assert.equal(w?.loc?.file, join(BUNDLES, "err-broken-csv-yaml", "manifests", "widget.clusterserviceversion.yaml"));
     assert.match(w?.message ?? "", /^failed to decode: error converting YAML to JSON: yaml: line \d+:/);
   }
-  assert.throws(() => readBundleDirectory(join(BUNDLES, "does-not-exist")), (e: unknown) => e instanceof OpcatError && e.exitCode === 1);
+  assert.throws(
+    () => readBundleDirectory(join(BUNDLES, "does-not-exist")),
+    (e: unknown) => e instanceof OpcatError && e.exitCode === 1,
+  );
 });
 
 test("renderBundleDirectory: image empty without template; migration applies only with an image", () => {
@@ -123,13 +143,18 @@ test("renderBundleDirectory: image empty without template; migration applies onl
   assert.equal(plain.bundles.length, 1);
   assert.equal(plain.bundles[0].image, "");
   assert.ok(plain.bundles[0].properties.some((p) => p.type === "olm.bundle.object"));
-  const migrated = renderBundleDirectory(join(BUNDLES, "valid"), { image: "quay.io/example/widget-bundle:1.2.0", migrateLevel: "bundle-object-to-csv-metadata" });
+  const migrated = renderBundleDirectory(join(BUNDLES, "valid"), {
+    image: "quay.io/example/widget-bundle:1.2.0",
+    migrateLevel: "bundle-object-to-csv-metadata",
+  });
   const types = migrated.bundles[0].properties.map((p) => p.type);
   assert.ok(!types.includes("olm.bundle.object"));
   assert.equal(types[types.length - 1], "olm.csv.metadata");
   const yaml = formatCatalog(migrated, "yaml");
   assert.match(yaml, /displayName: Widget & Co <Operator>/);
-  const templated = renderBundleDirectory(join(BUNDLES, "valid"), { imageRefTemplate: "quay.io/x/{{.Package}}:v{{.Version}}" });
+  const templated = renderBundleDirectory(join(BUNDLES, "valid"), {
+    imageRefTemplate: "quay.io/x/{{.Package}}:v{{.Version}}",
+  });
   assert.equal(templated.bundles[0].image, "quay.io/x/widget:v1.2.0");
   assert.ok(templated.bundles[0].relatedImages.some((r) => r.image === "quay.io/x/widget:v1.2.0" && r.name === ""));
 });

@@ -62,7 +62,9 @@ function runFlavour(version: "v4.16" | "v4.20"): FlavourResult {
     assert.deepEqual(loaded.problems, [], `${cat} loads`);
     const bundles = loaded.config.bundles;
     const pkgDir = join(COMMUNITY, "operators", pkg);
-    const versions = readdirSync(pkgDir).filter((v) => v !== "catalog-templates" && statSync(join(pkgDir, v)).isDirectory());
+    const versions = readdirSync(pkgDir).filter(
+      (v) => v !== "catalog-templates" && statSync(join(pkgDir, v)).isDirectory(),
+    );
     const versionSet = new Set(versions);
     for (const ver of versions.sort()) {
       const dir = join(pkgDir, ver);
@@ -90,7 +92,11 @@ function runFlavour(version: "v4.16" | "v4.20"): FlavourResult {
       res.total++;
       const key = `${version} ${pkg}/${ver} (${match.name})`;
       let got = renderBundle(rb, { image: match.image });
-      if (version === "v4.20") got = normalizeForRender({ ...emptyConfig(), bundles: [got] }, { migrateLevel: "bundle-object-to-csv-metadata" }).bundles[0];
+      if (version === "v4.20")
+        got = normalizeForRender(
+          { ...emptyConfig(), bundles: [got] },
+          { migrateLevel: "bundle-object-to-csv-metadata" },
+        ).bundles[0];
       const a = oneBundle(got);
       const b = oneBundle(match);
       if (a === b) res.identical++;
@@ -99,7 +105,9 @@ function runFlavour(version: "v4.16" | "v4.20"): FlavourResult {
         const bl = b.split("\n");
         let i = 0;
         while (i < al.length && al[i] === bl[i]) i++;
-        res.mismatches.push(`${key}: line ${i + 1}: got ${JSON.stringify(al[i])}, catalog has ${JSON.stringify(bl[i])}`);
+        res.mismatches.push(
+          `${key}: line ${i + 1}: got ${JSON.stringify(al[i])}, catalog has ${JSON.stringify(bl[i])}`,
+        );
       }
     }
   }
@@ -108,9 +116,13 @@ function runFlavour(version: "v4.16" | "v4.20"): FlavourResult {
 
 for (const version of ["v4.16", "v4.20"] as const) {
   const flavour = version === "v4.16" ? "bundle-object" : "csv-metadata";
-  test(`conformance: community bundle directories render exactly as catalogs/${version} (${flavour})`, { skip: requireData() }, (t) => {
+  test(`conformance: community bundle directories render exactly as catalogs/${version} (${flavour})`, {
+    skip: requireData(),
+  }, (t) => {
     const r = runFlavour(version);
-    t.diagnostic(`${version} ${flavour}: ${r.identical} identical / ${r.total} total (${Object.keys(EXCUSED).length} excused)`);
+    t.diagnostic(
+      `${version} ${flavour}: ${r.identical} identical / ${r.total} total (${Object.keys(EXCUSED).length} excused)`,
+    );
     assert.deepEqual(r.mismatches, []);
     assert.ok(r.total > (version === "v4.16" ? 200 : 300), `expected the snapshot's bundles, found ${r.total}`);
     assert.equal(r.identical + Object.keys(EXCUSED).filter((k) => k.startsWith(version)).length, r.total);

@@ -8,8 +8,18 @@ import type { JsonValue } from "../fbc/types.js";
 
 test("formatFloat32 matches strconv.FormatFloat(f, 'g', -1, 32) (Go vectors)", () => {
   const vectors: [number, string][] = [
-    [1.5, "1.5"], [0.1, "0.1"], [4.8, "4.8"], [1e6, "1e+06"], [123456.7, "123456.7"], [1e-5, "1e-05"],
-    [0.0001, "0.0001"], [3.14159265358979, "3.1415927"], [16777217.5, "1.6777218e+07"], [-2.25, "-2.25"], [1e21, "1e+21"], [7e-10, "7e-10"],
+    [1.5, "1.5"],
+    [0.1, "0.1"],
+    [4.8, "4.8"],
+    [1e6, "1e+06"],
+    [123456.7, "123456.7"],
+    [1e-5, "1e-05"],
+    [0.0001, "0.0001"],
+    [3.14159265358979, "3.1415927"],
+    [16777217.5, "1.6777218e+07"],
+    [-2.25, "-2.25"],
+    [1e21, "1e+21"],
+    [7e-10, "7e-10"],
   ];
   for (const [f, want] of vectors) assert.equal(formatFloat32(f), want, String(f));
 });
@@ -42,12 +52,17 @@ test("JSON detection looks at the first 30 bytes; broken JSON falls back to YAML
 test("property: the first YAML document is everything before the second separator line", () => {
   const line = fc.stringMatching(/^[a-z]{1,8}: [a-z0-9]{0,8}$/);
   fc.assert(
-    fc.property(fc.array(line, { minLength: 1, maxLength: 5 }), fc.array(line, { maxLength: 5 }), fc.boolean(), (doc1, doc2, leading) => {
-      const text = (leading ? "---\n" : "") + doc1.join("\n") + "\n---\n" + doc2.join("\n");
-      const first = firstYamlDocument(text);
-      assert.ok("doc" in first);
-      assert.equal(first.doc, (leading ? "---\n" : "") + doc1.join("\n") + "\n");
-    }),
+    fc.property(
+      fc.array(line, { minLength: 1, maxLength: 5 }),
+      fc.array(line, { maxLength: 5 }),
+      fc.boolean(),
+      (doc1, doc2, leading) => {
+        const text = (leading ? "---\n" : "") + doc1.join("\n") + "\n---\n" + doc2.join("\n");
+        const first = firstYamlDocument(text);
+        assert.ok("doc" in first);
+        assert.equal(first.doc, (leading ? "---\n" : "") + doc1.join("\n") + "\n");
+      },
+    ),
   );
 });
 
@@ -57,7 +72,9 @@ test("property: JSON nodes keep each value's verbatim text and parse like JSON.p
     v: fc.oneof(
       { depthSize: "small" },
       fc.constantFrom("1", "-0.5", "true", "null", '"a<b"', '"\\u003c"'),
-      fc.tuple(fc.array(fc.tuple(fc.stringMatching(/^[a-z]{1,4}$/), tie("v"), ws, ws), { maxLength: 3 })).map(([m]) => "{" + m.map(([k, v, a, b]) => `${a}"${k}"${b}:${a}${v}${b}`).join(",") + "}"),
+      fc
+        .tuple(fc.array(fc.tuple(fc.stringMatching(/^[a-z]{1,4}$/), tie("v"), ws, ws), { maxLength: 3 }))
+        .map(([m]) => "{" + m.map(([k, v, a, b]) => `${a}"${k}"${b}:${a}${v}${b}`).join(",") + "}"),
       fc.array(fc.tuple(tie("v"), ws), { maxLength: 3 }).map((a) => "[" + a.map(([v, w]) => w + v + w).join(",") + "]"),
     ),
   })).v;
@@ -74,10 +91,13 @@ test("property: JSON nodes keep each value's verbatim text and parse like JSON.p
 test("templates: text passes through; fields substitute; unsupported actions are refused, not misread", () => {
   const data = { Package: "p", Name: "p.v1", Version: "1.0.0" };
   fc.assert(
-    fc.property(fc.string().filter((s) => !s.includes("{{") && !s.endsWith("{")), (s) => {
-      assert.equal(parseImageRefTemplate(s).execute(data), s);
-      assert.equal(parseImageRefTemplate(`${s}{{.Version}}`).execute(data), s + "1.0.0");
-    }),
+    fc.property(
+      fc.string().filter((s) => !s.includes("{{") && !s.endsWith("{")),
+      (s) => {
+        assert.equal(parseImageRefTemplate(s).execute(data), s);
+        assert.equal(parseImageRefTemplate(`${s}{{.Version}}`).execute(data), s + "1.0.0");
+      },
+    ),
   );
   assert.equal(parseImageRefTemplate("{{.}}").execute(data), "{p p.v1 1.0.0}");
   assert.equal(parseImageRefTemplate("a {{- .Name -}} b").execute(data), "ap.v1b");

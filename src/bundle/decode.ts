@@ -138,7 +138,8 @@ export function encodeGoJson(v: JsonValue): string {
       const keys = Object.keys(v);
       if (keys.length > 1) keys.sort(compareUtf8);
       let s = "{";
-      for (let i = 0; i < keys.length; i++) s += (i > 0 ? "," : "") + quoteGoString(keys[i], true) + ":" + encodeGoJson(v[keys[i]]);
+      for (let i = 0; i < keys.length; i++)
+        s += (i > 0 ? "," : "") + quoteGoString(keys[i], true) + ":" + encodeGoJson(v[keys[i]]);
       return s + "}";
     }
   }
@@ -161,7 +162,8 @@ export function zeroIntegers(v: JsonValue): JsonValue {
   if (typeof v === "number") return Object.is(v, -0) ? 0 : v;
   if (v === null || typeof v !== "object") return v;
   if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) if (typeof v[i] === "number" || (v[i] !== null && typeof v[i] === "object")) v[i] = zeroIntegers(v[i]);
+    for (let i = 0; i < v.length; i++)
+      if (typeof v[i] === "number" || (v[i] !== null && typeof v[i] === "object")) v[i] = zeroIntegers(v[i]);
     return v;
   }
   for (const k of Object.keys(v)) {
@@ -265,7 +267,12 @@ class JsonParser {
     return this.node(v, start, undefined, undefined);
   }
 
-  private node(value: JsonValue, start: number, entries: [string, GoNode][] | undefined, items: GoNode[] | undefined): GoNode {
+  private node(
+    value: JsonValue,
+    start: number,
+    entries: [string, GoNode][] | undefined,
+    items: GoNode[] | undefined,
+  ): GoNode {
     const text = this.s.slice(start, this.i);
     return { value, entries, items, fromYaml: false, raw: () => text };
   }
@@ -339,7 +346,8 @@ export function stringField(node: GoNode | undefined): { ok: true; value: string
   if (typeof v === "string") return { ok: true, value: v };
   if (node.fromYaml) {
     if (typeof v === "boolean") return { ok: true, value: v ? "true" : "false" };
-    if (typeof v === "number") return { ok: true, value: Number.isInteger(v) && Math.abs(v) < 1e21 ? formatGoFloat(v) : formatFloat32(v) };
+    if (typeof v === "number")
+      return { ok: true, value: Number.isInteger(v) && Math.abs(v) < 1e21 ? formatGoFloat(v) : formatFloat32(v) };
   }
   return { ok: false, type: jsonTypeName(v) };
 }

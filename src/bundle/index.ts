@@ -10,7 +10,13 @@ import { emptyConfig, type DeclarativeConfig } from "../fbc/types.js";
 import { readBundleDirectory } from "./read.js";
 import { renderBundle, type RenderBundleOptions } from "./render.js";
 
-export { readBundleDirectory, type RegistryBundle, type BundleManifest, type RawProperty, type ApiKey } from "./read.js";
+export {
+  readBundleDirectory,
+  type RegistryBundle,
+  type BundleManifest,
+  type RawProperty,
+  type ApiKey,
+} from "./read.js";
 export { renderBundle, compileImageRefTemplate, type RenderBundleOptions } from "./render.js";
 export { parseImageRefTemplate, TemplateError, type ImageRefTemplate, type ImageRefTemplateData } from "./template.js";
 

@@ -10,7 +10,19 @@ import { compareUtf8, indentCompactJson, quoteGoString } from "../gojson/encode.
 import { findJsonValueEnd, goJsonSyntaxError, skipJsonSpace } from "../gojson/scan.js";
 import { OpcatError, problem, type Problem } from "../fbc/errors.js";
 import type { JsonObject, JsonValue } from "../fbc/types.js";
-import { decodeFirstDocument, encodeUnstructured, jsonTypeName, mapField, parseJsonNode, stringField, structField, valueNode, zeroIntegers, type DecodeResult, type GoNode } from "./decode.js";
+import {
+  decodeFirstDocument,
+  encodeUnstructured,
+  jsonTypeName,
+  mapField,
+  parseJsonNode,
+  stringField,
+  structField,
+  valueNode,
+  zeroIntegers,
+  type DecodeResult,
+  type GoNode,
+} from "./decode.js";
 
 export const ANNOTATION_PACKAGE = "operators.operatorframework.io.bundle.package.v1";
 export const ANNOTATION_CHANNELS = "operators.operatorframework.io.bundle.channels.v1";
@@ -69,7 +81,14 @@ export interface RegistryBundle {
 }
 
 /** Thrown for a bundle opm cannot read; `file` (relative to the bundle directory) is where the problem is. */
-export function bundleError(code: string, message: string, dir: string, file?: string, hint?: string, warnings: Problem[] = []): OpcatError {
+export function bundleError(
+  code: string,
+  message: string,
+  dir: string,
+  file?: string,
+  hint?: string,
+  warnings: Problem[] = [],
+): OpcatError {
   const loc = file !== undefined ? { file: join(dir, file), line: 0, index: 0 } : { file: dir, line: 0, index: 0 };
   return new OpcatError(code, message, { problems: [problem(code, message, { loc, hint }), ...warnings], exitCode: 1 });
 }
@@ -88,12 +107,18 @@ function valueTypeError(jsonType: string, goType: string): string {
 }
 
 /** `[]struct{Type string; Value json.RawMessage}` under struct field `listField` of the file's top-level struct. */
-function decodeTypedList(root: GoNode, fileStruct: string, listField: string, itemStruct: string): Decoded<RawProperty[]> {
+function decodeTypedList(
+  root: GoNode,
+  fileStruct: string,
+  listField: string,
+  itemStruct: string,
+): Decoded<RawProperty[]> {
   if (root.value === null) return { ok: true, value: [] };
   if (!root.entries) return { ok: false, error: valueTypeError(jsonTypeName(root.value), `registry.${fileStruct}`) };
   const list = structField(root, listField);
   if (list === undefined || list.value === null) return { ok: true, value: [] };
-  if (!list.items) return { ok: false, error: typeError(jsonTypeName(list.value), fileStruct, listField, `[]registry.${itemStruct}`) };
+  if (!list.items)
+    return { ok: false, error: typeError(jsonTypeName(list.value), fileStruct, listField, `[]registry.${itemStruct}`) };
   const out: RawProperty[] = [];
   let firstError: string | undefined;
   for (const item of list.items) {
@@ -126,7 +151,11 @@ function decodeAnnotations(root: GoNode): Decoded<Annotations> {
   if (!root.entries) return { ok: false, error: valueTypeError(jsonTypeName(root.value), "registry.AnnotationsFile") };
   const a = structField(root, "annotations");
   if (a === undefined || a.value === null) return { ok: true, value: out };
-  if (!a.entries) return { ok: false, error: typeError(jsonTypeName(a.value), "AnnotationsFile", "annotations", "registry.Annotations") };
+  if (!a.entries)
+    return {
+      ok: false,
+      error: typeError(jsonTypeName(a.value), "AnnotationsFile", "annotations", "registry.Annotations"),
+    };
   const fields: [keyof Annotations, string][] = [
     ["package", ANNOTATION_PACKAGE],
     ["channels", ANNOTATION_CHANNELS],
@@ -170,8 +199,15 @@ function listDir(dir: string, rel: string, bundleDir: string): Dirent[] {
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     // os.DirFS + fs.Sub report the sub-directory itself as ".".
-    const reason = err.code === "ENOENT" ? "no such file or directory" : err.code === "ENOTDIR" ? "not a directory" : err.message;
-    throw bundleError("BUNDLE_DIR_UNREADABLE", `open .: ${reason}`, bundleDir, rel, `the bundle needs a ${rel}/ directory`);
+    const reason =
+      err.code === "ENOENT" ? "no such file or directory" : err.code === "ENOTDIR" ? "not a directory" : err.message;
+    throw bundleError(
+      "BUNDLE_DIR_UNREADABLE",
+      `open .: ${reason}`,
+      bundleDir,
+      rel,
+      `the bundle needs a ${rel}/ directory`,
+    );
   }
 }
 
@@ -194,12 +230,15 @@ function parseApiVersion(apiVersion: string): { group: string; version: string }
   return undefined;
 }
 
-function decodeManifest(text: string): { ok: true; object: JsonObject; kind: string; apiVersion: string } | { ok: false; error: string } {
+function decodeManifest(
+  text: string,
+): { ok: true; object: JsonObject; kind: string; apiVersion: string } | { ok: false; error: string } {
   const res = decodeFirstDocument(text);
   if (!res.ok) return res;
   const v = res.node.fromYaml && /-0|-\./.test(text) ? zeroIntegers(res.node.value) : res.node.value;
   if (v === null) return { ok: false, error: "Object 'Kind' is missing in 'null'" };
-  if (typeof v !== "object" || Array.isArray(v)) return { ok: false, error: valueTypeError(jsonTypeName(v), "map[string]interface {}") };
+  if (typeof v !== "object" || Array.isArray(v))
+    return { ok: false, error: valueTypeError(jsonTypeName(v), "map[string]interface {}") };
   const kind = typeof v.kind === "string" ? v.kind : "";
   if (kind === "") return { ok: false, error: `Object 'Kind' is missing in '${res.node.raw()}'` };
   return { ok: true, object: v, kind, apiVersion: typeof v.apiVersion === "string" ? v.apiVersion : "" };
@@ -215,7 +254,8 @@ function crdApis(m: BundleManifest, version: string): ApiKey[] | string {
   const root = valueNode(m.object);
   const spec = mapField(root, "spec");
   if (spec === undefined || spec.value === null) return [];
-  if (!spec.entries) return typeError(jsonTypeName(spec.value), "CustomResourceDefinition", "spec", `${version}.${structName}`);
+  if (!spec.entries)
+    return typeError(jsonTypeName(spec.value), "CustomResourceDefinition", "spec", `${version}.${structName}`);
   const str = (n: GoNode | undefined, path: string, struct = structName): string | { err: string } => {
     if (n === undefined || n.value === null) return "";
     if (typeof n.value === "string") return n.value;
@@ -227,7 +267,8 @@ function crdApis(m: BundleManifest, version: string): ApiKey[] | string {
   let kind = "";
   let plural = "";
   if (names !== undefined && names.value !== null) {
-    if (!names.entries) return typeError(jsonTypeName(names.value), structName, "spec.names", `${version}.CustomResourceDefinitionNames`);
+    if (!names.entries)
+      return typeError(jsonTypeName(names.value), structName, "spec.names", `${version}.CustomResourceDefinitionNames`);
     const p = str(mapField(names, "plural"), "spec.names.plural", "CustomResourceDefinitionNames");
     if (typeof p !== "string") return p.err;
     const k = str(mapField(names, "kind"), "spec.names.kind", "CustomResourceDefinitionNames");
@@ -238,13 +279,25 @@ function crdApis(m: BundleManifest, version: string): ApiKey[] | string {
   const out: ApiKey[] = [];
   const versions = mapField(spec, "versions");
   if (versions !== undefined && versions.value !== null) {
-    if (!versions.items) return typeError(jsonTypeName(versions.value), structName, "spec.versions", `[]${version}.CustomResourceDefinitionVersion`);
+    if (!versions.items)
+      return typeError(
+        jsonTypeName(versions.value),
+        structName,
+        "spec.versions",
+        `[]${version}.CustomResourceDefinitionVersion`,
+      );
     for (const v of versions.items) {
       if (v.value === null) {
         out.push({ group, version: "", kind, plural });
         continue;
       }
-      if (!v.entries) return typeError(jsonTypeName(v.value), structName, "spec.versions", `${version}.CustomResourceDefinitionVersion`);
+      if (!v.entries)
+        return typeError(
+          jsonTypeName(v.value),
+          structName,
+          "spec.versions",
+          `${version}.CustomResourceDefinitionVersion`,
+        );
       const name = str(mapField(v, "name"), "spec.versions.name", "CustomResourceDefinitionVersion");
       if (typeof name !== "string") return name.err;
       out.push({ group, version: name, kind, plural });
@@ -269,7 +322,11 @@ function apiKeyId(k: ApiKey): string {
 /** fmt's `%v` of opm's `map[APIKey]struct{}` (keys sorted field by field). */
 export function formatApiMap(keys: readonly ApiKey[]): string {
   const sorted = [...keys].sort(
-    (a, b) => compareUtf8(a.group, b.group) || compareUtf8(a.version, b.version) || compareUtf8(a.kind, b.kind) || compareUtf8(a.plural, b.plural),
+    (a, b) =>
+      compareUtf8(a.group, b.group) ||
+      compareUtf8(a.version, b.version) ||
+      compareUtf8(a.kind, b.kind) ||
+      compareUtf8(a.plural, b.plural),
   );
   return "map[" + sorted.map((k) => `${apiKeyString(k)}:{}`).join(" ") + "]";
 }
@@ -286,10 +343,11 @@ function dedupeApis(keys: ApiKey[]): ApiKey[] {
 
 /** The CSV `spec` as Go's `map[string]*json.RawMessage` sees it, or Go's error. */
 export function csvSpecMap(csv: BundleManifest): { ok: true; spec: GoNode | undefined } | { ok: false; error: string } {
-  if (!Object.prototype.hasOwnProperty.call(csv.object, "spec")) return { ok: false, error: "unexpected end of JSON input" };
+  if (!Object.hasOwn(csv.object, "spec")) return { ok: false, error: "unexpected end of JSON input" };
   const spec = valueNode(csv.object.spec as JsonValue);
   if (spec.value === null) return { ok: true, spec: undefined };
-  if (!spec.entries) return { ok: false, error: valueTypeError(jsonTypeName(spec.value), "map[string]*json.RawMessage") };
+  if (!spec.entries)
+    return { ok: false, error: valueTypeError(jsonTypeName(spec.value), "map[string]*json.RawMessage") };
   return { ok: true, spec };
 }
 
@@ -301,20 +359,32 @@ export interface DefinitionKey {
 }
 
 /** csv.GetCustomResourceDefintions / GetApiServiceDefinitions: `{owned, required}` under `key` of the spec. */
-export function csvDefinitions(spec: GoNode | undefined, key: string): { ok: true; owned: DefinitionKey[]; required: DefinitionKey[] } | { ok: false; error: string } {
+export function csvDefinitions(
+  spec: GoNode | undefined,
+  key: string,
+): { ok: true; owned: DefinitionKey[]; required: DefinitionKey[] } | { ok: false; error: string } {
   const node = spec ? mapField(spec, key) : undefined;
   if (node === undefined || node.value === null) return { ok: true, owned: [], required: [] };
-  if (!node.entries) return { ok: false, error: valueTypeError(jsonTypeName(node.value), "struct { Owned []*registry.DefinitionKey \"json:\\\"owned\\\"\"; Required []*registry.DefinitionKey \"json:\\\"required\\\"\" }") };
+  if (!node.entries)
+    return {
+      ok: false,
+      error: valueTypeError(
+        jsonTypeName(node.value),
+        'struct { Owned []*registry.DefinitionKey "json:\\"owned\\""; Required []*registry.DefinitionKey "json:\\"required\\"" }',
+      ),
+    };
   const lists: DefinitionKey[][] = [];
   for (const f of ["owned", "required"]) {
     const list = structField(node, f);
     const out: DefinitionKey[] = [];
     lists.push(out);
     if (list === undefined || list.value === null) continue;
-    if (!list.items) return { ok: false, error: typeError(jsonTypeName(list.value), "", f, "[]*registry.DefinitionKey") };
+    if (!list.items)
+      return { ok: false, error: typeError(jsonTypeName(list.value), "", f, "[]*registry.DefinitionKey") };
     for (const item of list.items) {
       if (item.value === null) return { ok: false, error: `nil entry in spec.${key}.${f}` };
-      if (!item.entries) return { ok: false, error: typeError(jsonTypeName(item.value), "", f, "registry.DefinitionKey") };
+      if (!item.entries)
+        return { ok: false, error: typeError(jsonTypeName(item.value), "", f, "registry.DefinitionKey") };
       const d: DefinitionKey = { group: "", kind: "", name: "", version: "" };
       for (const k of ["group", "kind", "name", "version"] as const) {
         const s = stringField(structField(item, k));
@@ -367,20 +437,25 @@ function goG(n: number): string {
 function checkCsvMeta(csv: BundleManifest): string | undefined {
   const at = (path: string[], v: JsonValue, msg: string): string => prettyTypeError(csv, path, v, msg);
   const av = csv.object.apiVersion;
-  if (av !== undefined && av !== null && typeof av !== "string") return at(["apiVersion"], av, typeError(jsonTypeName(av), "TypeMeta", "apiVersion", "string"));
+  if (av !== undefined && av !== null && typeof av !== "string")
+    return at(["apiVersion"], av, typeError(jsonTypeName(av), "TypeMeta", "apiVersion", "string"));
   const meta = csv.object.metadata;
   if (meta === undefined || meta === null) return undefined;
-  if (typeof meta !== "object" || Array.isArray(meta)) return at(["metadata"], meta, typeError(jsonTypeName(meta), "", "metadata", "v1.ObjectMeta"));
+  if (typeof meta !== "object" || Array.isArray(meta))
+    return at(["metadata"], meta, typeError(jsonTypeName(meta), "", "metadata", "v1.ObjectMeta"));
   for (const f of Object.keys(meta).sort(compareUtf8)) {
     const v = meta[f];
     if (v === null) continue;
     if (f === "name" || f === "namespace" || f === "generateName") {
-      if (typeof v !== "string") return at(["metadata", f], v, typeError(jsonTypeName(v), "ObjectMeta", `metadata.${f}`, "string"));
+      if (typeof v !== "string")
+        return at(["metadata", f], v, typeError(jsonTypeName(v), "ObjectMeta", `metadata.${f}`, "string"));
     } else if (f === "annotations" || f === "labels") {
-      if (typeof v !== "object" || Array.isArray(v)) return at(["metadata", f], v, typeError(jsonTypeName(v), "ObjectMeta", `metadata.${f}`, "map[string]string"));
+      if (typeof v !== "object" || Array.isArray(v))
+        return at(["metadata", f], v, typeError(jsonTypeName(v), "ObjectMeta", `metadata.${f}`, "map[string]string"));
       for (const k of Object.keys(v).sort(compareUtf8)) {
         const x = v[k];
-        if (x !== null && typeof x !== "string") return at(["metadata", f, k], x, typeError(jsonTypeName(x), "ObjectMeta", `metadata.${f}`, "string"));
+        if (x !== null && typeof x !== "string")
+          return at(["metadata", f, k], x, typeError(jsonTypeName(x), "ObjectMeta", `metadata.${f}`, "string"));
       }
     }
   }
@@ -472,7 +547,9 @@ function goJsonSyntaxCheck(text: string, start: number): { message: string } | u
   const rest = skipJsonSpace(text, end);
   if (rest < text.length) {
     const ch = text[rest];
-    return { message: `invalid character ${ch === "'" ? "'\\''" : `'${JSON.stringify(ch).slice(1, -1)}'`} after top-level value` };
+    return {
+      message: `invalid character ${ch === "'" ? "'\\''" : `'${JSON.stringify(ch).slice(1, -1)}'`} after top-level value`,
+    };
   }
   return undefined;
 }
@@ -517,9 +594,15 @@ function q(s: string): string {
 export function readBundleDirectory(dir: string): RegistryBundle {
   const warnings: Problem[] = [];
   const warn = (file: string, message: string): void => {
-    warnings.push(problem("BUNDLE_FILE_SKIPPED", message, { loc: { file: join(dir, file), line: 0, index: 0 }, severity: "warning" }));
+    warnings.push(
+      problem("BUNDLE_FILE_SKIPPED", message, {
+        loc: { file: join(dir, file), line: 0, index: 0 },
+        severity: "warning",
+      }),
+    );
   };
-  const fail = (code: string, message: string, file?: string, hint?: string): OpcatError => bundleError(code, message, dir, file, hint, warnings);
+  const fail = (code: string, message: string, file?: string, hint?: string): OpcatError =>
+    bundleError(code, message, dir, file, hint, warnings);
 
   // manifests/: direct children that are files, names not starting with ".", in name order.
   const manifestsDir = join(dir, "manifests");
@@ -542,9 +625,21 @@ export function readBundleDirectory(dir: string): RegistryBundle {
       if (csvFound) continue;
       csvFound = true;
     }
-    objects.push({ file: rel, object: d.object, kind: d.kind, apiVersion: d.apiVersion, json: encodeUnstructured(d.object) });
+    objects.push({
+      file: rel,
+      object: d.object,
+      kind: d.kind,
+      apiVersion: d.apiVersion,
+      json: encodeUnstructured(d.object),
+    });
   }
-  if (objects.length === 0) throw fail("BUNDLE_NO_OBJECTS", "no bundle objects found", "manifests", "no file in manifests/ could be read as a Kubernetes object");
+  if (objects.length === 0)
+    throw fail(
+      "BUNDLE_NO_OBJECTS",
+      "no bundle objects found",
+      "manifests",
+      "no file in manifests/ could be read as a Kubernetes object",
+    );
 
   // Bundle.cache(): the CSV (found through GroupVersionKind, so a bad apiVersion hides it), then the CRDs.
   const csv = objects.find((o) => parseApiVersion(o.apiVersion) !== undefined && o.kind === CSV_KIND);
@@ -559,36 +654,59 @@ export function readBundleDirectory(dir: string): RegistryBundle {
     if (!gv || o.kind !== CRD_KIND) continue;
     if (gv.version !== "v1" && gv.version !== "v1beta1") continue;
     if (gv.group !== CRD_GROUP) {
-      throw fail("BUNDLE_CRD_INVALID", `error decoding ${gv.version} CRD: no kind "${CRD_KIND}" is registered for version "${o.apiVersion}" in scheme "pkg/registry/bundle.go:24"`, o.file);
+      throw fail(
+        "BUNDLE_CRD_INVALID",
+        `error decoding ${gv.version} CRD: no kind "${CRD_KIND}" is registered for version "${o.apiVersion}" in scheme "pkg/registry/bundle.go:24"`,
+        o.file,
+      );
     }
     const apis = crdApis(o, gv.version);
     if (typeof apis === "string") throw fail("BUNDLE_CRD_INVALID", `error decoding ${gv.version} CRD: ${apis}`, o.file);
     (gv.version === "v1" ? v1 : v1beta1).push(...apis);
   }
-  if (!csv) throw fail("BUNDLE_NO_CSV", "no csv in bundle", "manifests", "the bundle needs a ClusterServiceVersion manifest");
+  if (!csv)
+    throw fail("BUNDLE_NO_CSV", "no csv in bundle", "manifests", "the bundle needs a ClusterServiceVersion manifest");
   const meta = csv.object.metadata;
-  const name = meta !== null && typeof meta === "object" && !Array.isArray(meta) && typeof meta.name === "string" ? meta.name : "";
+  const name =
+    meta !== null && typeof meta === "object" && !Array.isArray(meta) && typeof meta.name === "string" ? meta.name : "";
 
   // AllProvidedAPIsInBundle
   const specRes = csvSpecMap(csv);
   const apiCheck = (): string | undefined => {
-    if (!specRes.ok) return `error getting apiservice definitions: error unmarshaling into object map: ${specRes.error}`;
+    if (!specRes.ok)
+      return `error getting apiservice definitions: error unmarshaling into object map: ${specRes.error}`;
     const apiSvc = csvDefinitions(specRes.spec, "apiservicedefinitions");
     if (!apiSvc.ok) return `error getting apiservice definitions: ${apiSvc.error}`;
     return undefined;
   };
   const apiErr = apiCheck();
-  if (apiErr !== undefined) throw fail("BUNDLE_CSV_INVALID", `error checking provided apis in bundle ${name}: ${apiErr}`, csv.file);
+  if (apiErr !== undefined)
+    throw fail("BUNDLE_CSV_INVALID", `error checking provided apis in bundle ${name}: ${apiErr}`, csv.file);
   const spec = (specRes as { spec: GoNode | undefined }).spec;
   const apiSvc = csvDefinitions(spec, "apiservicedefinitions") as { owned: DefinitionKey[]; required: DefinitionKey[] };
-  const providedApis = dedupeApis([...v1, ...v1beta1, ...apiSvc.owned.map((a) => ({ group: a.group, version: a.version, kind: a.kind, plural: a.name }))]);
+  const providedApis = dedupeApis([
+    ...v1,
+    ...v1beta1,
+    ...apiSvc.owned.map((a) => ({ group: a.group, version: a.version, kind: a.kind, plural: a.name })),
+  ]);
   const crds = csvDefinitions(spec, "customresourcedefinitions");
-  if (!crds.ok) throw fail("BUNDLE_CSV_INVALID", `error checking provided apis in bundle ${name}: ${crds.error}`, csv.file);
+  if (!crds.ok)
+    throw fail("BUNDLE_CSV_INVALID", `error checking provided apis in bundle ${name}: ${crds.error}`, csv.file);
   const provided = new Set(providedApis.map(apiKeyId));
   for (const c of crds.owned) {
     const dot = c.name.indexOf(".");
-    if (dot < 0) throw fail("BUNDLE_CSV_INVALID", `error checking provided apis in bundle ${name}: couldn't parse plural.group from crd name: ${c.name}`, csv.file);
-    const key: ApiKey = { group: c.name.slice(dot + 1), version: c.version, kind: c.kind, plural: c.name.slice(0, dot) };
+    if (dot < 0)
+      throw fail(
+        "BUNDLE_CSV_INVALID",
+        `error checking provided apis in bundle ${name}: couldn't parse plural.group from crd name: ${c.name}`,
+        csv.file,
+      );
+    const key: ApiKey = {
+      group: c.name.slice(dot + 1),
+      version: c.version,
+      kind: c.kind,
+      plural: c.name.slice(0, dot),
+    };
     if (!provided.has(apiKeyId(key))) {
       throw fail(
         "BUNDLE_MISSING_CRD",
@@ -648,19 +766,29 @@ export function readBundleDirectory(dir: string): RegistryBundle {
   // derivedProperties
   const derived: RawProperty[] = [];
   const annotationsOfCsv = csvAnnotations(csv);
-  if (Object.prototype.hasOwnProperty.call(annotationsOfCsv, CSV_PROPERTIES_ANNOTATION)) {
+  if (Object.hasOwn(annotationsOfCsv, CSV_PROPERTIES_ANNOTATION)) {
     const parsed = parseCsvPropertiesAnnotation(annotationsOfCsv[CSV_PROPERTIES_ANNOTATION]);
     if (parsed.error !== undefined) warn(csv.file, `failed to unmarshal csv annotation properties: ${parsed.error}`);
     derived.push(...parsed.props);
   }
   if (annotations.package !== "") {
     const version = csvVersion(spec);
-    if (!version.ok) throw fail("BUNDLE_CSV_VERSION", `failed to derive properties: ${version.error}`, csv.file, "spec.version of the ClusterServiceVersion must be a string (quote it in YAML)");
+    if (!version.ok)
+      throw fail(
+        "BUNDLE_CSV_VERSION",
+        `failed to derive properties: ${version.error}`,
+        csv.file,
+        "spec.version of the ClusterServiceVersion must be a string (quote it in YAML)",
+      );
     const release = csvRelease(spec);
     if (!release.ok) throw fail("BUNDLE_CSV_RELEASE", `failed to derive properties: ${release.error}`, csv.file);
-    derived.unshift({ type: "olm.package", value: packagePropertyValue(annotations.package, version.value, release.value) });
+    derived.unshift({
+      type: "olm.package",
+      value: packagePropertyValue(annotations.package, version.value, release.value),
+    });
   }
-  for (const api of providedApis) derived.push({ type: "olm.gvk", value: gvkPropertyValue(api.group, api.kind, api.version) });
+  for (const api of providedApis)
+    derived.push({ type: "olm.gvk", value: gvkPropertyValue(api.group, api.kind, api.version) });
 
   return {
     dir,

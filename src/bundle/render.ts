@@ -42,18 +42,30 @@ export interface RenderBundleOptions {
 type Decoded<T> = { ok: true; value: T } | { ok: false; error: string };
 
 /** json.Unmarshal of raw property text into a struct of string fields (`fields` in Go field order). */
-function unmarshalStringStruct<K extends string>(raw: string, structName: string, fields: readonly K[]): Decoded<Record<K, string>> {
+function unmarshalStringStruct<K extends string>(
+  raw: string,
+  structName: string,
+  fields: readonly K[],
+): Decoded<Record<K, string>> {
   const start = skipJsonSpace(raw, 0);
   if (start >= raw.length) return { ok: false, error: "unexpected end of JSON input" };
   const syn = goJsonSyntaxError(raw, start);
   if (syn !== undefined) return { ok: false, error: syn.eof ? "unexpected end of JSON input" : syn.message };
   const end = findJsonValueEnd(raw, start);
   const after = skipJsonSpace(raw, end);
-  if (after < raw.length) return { ok: false, error: `invalid character ${goQuote(raw[after]).replace(/^"|"$/g, "'")} after top-level value` };
+  if (after < raw.length)
+    return {
+      ok: false,
+      error: `invalid character ${goQuote(raw[after]).replace(/^"|"$/g, "'")} after top-level value`,
+    };
   const node = parseJsonNode(raw.slice(start, end));
   const out = Object.fromEntries(fields.map((f) => [f, ""])) as Record<K, string>;
   if (node.value === null) return { ok: true, value: out };
-  if (!node.entries) return { ok: false, error: `json: cannot unmarshal ${jsonTypeName(node.value)} into Go value of type property.${structName}` };
+  if (!node.entries)
+    return {
+      ok: false,
+      error: `json: cannot unmarshal ${jsonTypeName(node.value)} into Go value of type property.${structName}`,
+    };
   let firstError: string | undefined;
   for (const f of fields) {
     const s = stringField(structField(node, f));
@@ -103,7 +115,10 @@ function objectsAndProperties(b: RegistryBundle, fail: (msg: string) => OpcatErr
     } else if (p.type === "olm.package") {
       const v = unmarshalStringStruct(p.value, "Package", PACKAGE_FIELDS);
       if (!v.ok) throw fail(parseError(i, p.type, v.error));
-      packageProp = { type: "olm.package", value: packagePropertyValue(v.value.packageName, v.value.version, v.value.release) };
+      packageProp = {
+        type: "olm.package",
+        value: packagePropertyValue(v.value.packageName, v.value.version, v.value.release),
+      };
     } else others.push(p);
   });
   const packageRequired: RawProperty[] = [];
@@ -115,7 +130,10 @@ function objectsAndProperties(b: RegistryBundle, fail: (msg: string) => OpcatErr
     } else if (p.type === "olm.package") {
       const v = unmarshalStringStruct(p.value, "Package", PACKAGE_FIELDS);
       if (!v.ok) throw fail(parseError(i, p.type, v.error));
-      packageRequired.push({ type: "olm.package.required", value: packageRequiredPropertyValue(v.value.packageName, v.value.version) });
+      packageRequired.push({
+        type: "olm.package.required",
+        value: packageRequiredPropertyValue(v.value.packageName, v.value.version),
+      });
     } else others.push(p);
   });
   const spec = csvSpecMap(b.csv);
@@ -132,10 +150,17 @@ function objectsAndProperties(b: RegistryBundle, fail: (msg: string) => OpcatErr
     const g = { group: api.group, kind: api.kind, version: api.version };
     if (!required.has(gvkId(g))) required.set(gvkId(g), g);
   }
-  const props: RawProperty[] = b.objects.map((o) => ({ type: PROPERTY_BUNDLE_OBJECT, value: `{"data":"${Buffer.from(o.json, "utf8").toString("base64")}"}` }));
-  props.push(packageProp ?? { type: "olm.package", value: packagePropertyValue(b.package, version.value, release.value) });
-  for (const g of provided.values()) props.push({ type: "olm.gvk", value: gvkPropertyValue(g.group, g.kind, g.version) });
-  for (const g of required.values()) props.push({ type: "olm.gvk.required", value: gvkPropertyValue(g.group, g.kind, g.version) });
+  const props: RawProperty[] = b.objects.map((o) => ({
+    type: PROPERTY_BUNDLE_OBJECT,
+    value: `{"data":"${Buffer.from(o.json, "utf8").toString("base64")}"}`,
+  }));
+  props.push(
+    packageProp ?? { type: "olm.package", value: packagePropertyValue(b.package, version.value, release.value) },
+  );
+  for (const g of provided.values())
+    props.push({ type: "olm.gvk", value: gvkPropertyValue(g.group, g.kind, g.version) });
+  for (const g of required.values())
+    props.push({ type: "olm.gvk.required", value: gvkPropertyValue(g.group, g.kind, g.version) });
   props.push(...packageRequired, ...others);
   props.sort((x, y) => (x.type !== y.type ? compareUtf8(x.type, y.type) : compareUtf8(x.value, y.value)));
   return props;
@@ -163,17 +188,21 @@ function relatedImages(b: RegistryBundle, image: string, fail: (msg: string) => 
   const out: RelatedImage[] = [];
   const raw = spec.spec ? mapField(spec.spec, "relatedImages") : undefined;
   if (raw !== undefined && raw.value !== null) {
-    if (!raw.items) throw fail(`json: cannot unmarshal ${jsonTypeName(raw.value)} into Go value of type []declcfg.RelatedImage`);
+    if (!raw.items)
+      throw fail(`json: cannot unmarshal ${jsonTypeName(raw.value)} into Go value of type []declcfg.RelatedImage`);
     for (const item of raw.items) {
       if (item.value === null) {
         out.push({ name: "", image: "" });
         continue;
       }
-      if (!item.entries) throw fail(`json: cannot unmarshal ${jsonTypeName(item.value)} into Go value of type declcfg.RelatedImage`);
+      if (!item.entries)
+        throw fail(`json: cannot unmarshal ${jsonTypeName(item.value)} into Go value of type declcfg.RelatedImage`);
       const name = stringField(structField(item, "name"));
-      if (!name.ok) throw fail(`json: cannot unmarshal ${name.type} into Go struct field RelatedImage.name of type string`);
+      if (!name.ok)
+        throw fail(`json: cannot unmarshal ${name.type} into Go struct field RelatedImage.name of type string`);
       const img = stringField(structField(item, "image"));
-      if (!img.ok) throw fail(`json: cannot unmarshal ${img.type} into Go struct field RelatedImage.image of type string`);
+      if (!img.ok)
+        throw fail(`json: cannot unmarshal ${img.type} into Go struct field RelatedImage.image of type string`);
       out.push({ name: name.value, image: img.value });
     }
   }
@@ -194,7 +223,8 @@ function relatedImages(b: RegistryBundle, image: string, fail: (msg: string) => 
  */
 function operatorImages(spec: GoNode | undefined): string[] | string {
   if (!spec) return [];
-  const te = (t: string, struct: string, field: string, goType: string): string => `json: cannot unmarshal ${t} into Go struct field ${struct}.${field} of type ${goType}`;
+  const te = (t: string, struct: string, field: string, goType: string): string =>
+    `json: cannot unmarshal ${t} into Go struct field ${struct}.${field} of type ${goType}`;
   const install = structField(spec, "install");
   if (install === undefined || install.value === null) return [];
   if (!install.entries) return te(jsonTypeName(install.value), "csvSpec", "Install", "registry.strategy");
@@ -207,7 +237,8 @@ function operatorImages(spec: GoNode | undefined): string[] | string {
     if (!sspec.entries) return te(jsonTypeName(sspec.value), "strategy", "Install.spec", "registry.strategySpec");
     const deps = structField(sspec, "deployments");
     if (deps !== undefined && deps.value !== null) {
-      if (!deps.items) return te(jsonTypeName(deps.value), "strategySpec", "Install.spec.Deployments", "[]registry.dep");
+      if (!deps.items)
+        return te(jsonTypeName(deps.value), "strategySpec", "Install.spec.Deployments", "[]registry.dep");
       deployments = deps.items;
     }
   }
@@ -220,22 +251,42 @@ function operatorImages(spec: GoNode | undefined): string[] | string {
     if (!ds.entries) return te(jsonTypeName(ds.value), "dep", "Install.spec.Deployments.Spec", "v1.DeploymentSpec");
     const tmpl = structField(ds, "template");
     if (tmpl === undefined || tmpl.value === null) continue;
-    if (!tmpl.entries) return te(jsonTypeName(tmpl.value), "DeploymentSpec", "Install.spec.Deployments.Spec.template", "v1.PodTemplateSpec");
+    if (!tmpl.entries)
+      return te(
+        jsonTypeName(tmpl.value),
+        "DeploymentSpec",
+        "Install.spec.Deployments.Spec.template",
+        "v1.PodTemplateSpec",
+      );
     const ps = structField(tmpl, "spec");
     if (ps === undefined || ps.value === null) continue;
-    if (!ps.entries) return te(jsonTypeName(ps.value), "PodTemplateSpec", "Install.spec.Deployments.Spec.template.spec", "v1.PodSpec");
+    if (!ps.entries)
+      return te(jsonTypeName(ps.value), "PodTemplateSpec", "Install.spec.Deployments.Spec.template.spec", "v1.PodSpec");
     for (const f of ["containers", "initContainers"]) {
       const cs = structField(ps, f);
       if (cs === undefined || cs.value === null) continue;
-      if (!cs.items) return te(jsonTypeName(cs.value), "PodSpec", `Install.spec.Deployments.Spec.template.spec.${f}`, "[]v1.Container");
+      if (!cs.items)
+        return te(
+          jsonTypeName(cs.value),
+          "PodSpec",
+          `Install.spec.Deployments.Spec.template.spec.${f}`,
+          "[]v1.Container",
+        );
       for (const c of cs.items) {
         if (c.value === null) {
           lists.push(c);
           continue;
         }
-        if (!c.entries) return te(jsonTypeName(c.value), "PodSpec", `Install.spec.Deployments.Spec.template.spec.${f}`, "v1.Container");
+        if (!c.entries)
+          return te(
+            jsonTypeName(c.value),
+            "PodSpec",
+            `Install.spec.Deployments.Spec.template.spec.${f}`,
+            "v1.Container",
+          );
         const img = stringField(structField(c, "image"));
-        if (!img.ok) return te(img.type, "Container", `Install.spec.Deployments.Spec.template.spec.${f}.image`, "string");
+        if (!img.ok)
+          return te(img.type, "Container", `Install.spec.Deployments.Spec.template.spec.${f}.image`, "string");
         lists.push(c);
       }
     }
@@ -263,7 +314,8 @@ export function compileImageRefTemplate(tmpl: string): ImageRefTemplate {
   try {
     return parseImageRefTemplate(tmpl);
   } catch (e) {
-    if (e instanceof TemplateError) throw new OpcatError("BUNDLE_IMAGE_TEMPLATE", `invalid image reference template: ${e.message}`, { exitCode: 2 });
+    if (e instanceof TemplateError)
+      throw new OpcatError("BUNDLE_IMAGE_TEMPLATE", `invalid image reference template: ${e.message}`, { exitCode: 2 });
     throw e;
   }
 }
@@ -277,8 +329,17 @@ export function compileImageRefTemplate(tmpl: string): ImageRefTemplate {
 export function renderBundle(b: RegistryBundle, opts: RenderBundleOptions = {}): Bundle {
   let image = opts.image ?? "";
   if (opts.imageRefTemplate !== undefined) {
-    const tmpl = typeof opts.imageRefTemplate === "string" ? compileImageRefTemplate(opts.imageRefTemplate) : opts.imageRefTemplate;
-    const tfail = (msg: string): OpcatError => bundleError("BUNDLE_IMAGE_TEMPLATE", `failed templating image reference from bundle for ${goQuote(b.dir)}: ${msg}`, b.dir, b.annotationsFile);
+    const tmpl =
+      typeof opts.imageRefTemplate === "string"
+        ? compileImageRefTemplate(opts.imageRefTemplate)
+        : opts.imageRefTemplate;
+    const tfail = (msg: string): OpcatError =>
+      bundleError(
+        "BUNDLE_IMAGE_TEMPLATE",
+        `failed templating image reference from bundle for ${goQuote(b.dir)}: ${msg}`,
+        b.dir,
+        b.annotationsFile,
+      );
     const version = templateVersion(b);
     if (!version.ok) throw tfail(version.error);
     try {
@@ -288,14 +349,29 @@ export function renderBundle(b: RegistryBundle, opts: RenderBundleOptions = {}):
       throw e;
     }
   }
-  const props = objectsAndProperties(b, (msg) => bundleError("BUNDLE_PROPERTIES", `get properties for bundle ${goQuote(b.name)}: ${msg}`, b.dir, b.csv.file));
-  const related = relatedImages(b, image, (msg) => bundleError("BUNDLE_RELATED_IMAGES", `get related images for bundle ${goQuote(b.name)}: ${msg}`, b.dir, b.csv.file));
+  const props = objectsAndProperties(b, (msg) =>
+    bundleError("BUNDLE_PROPERTIES", `get properties for bundle ${goQuote(b.name)}: ${msg}`, b.dir, b.csv.file),
+  );
+  const related = relatedImages(b, image, (msg) =>
+    bundleError("BUNDLE_RELATED_IMAGES", `get related images for bundle ${goQuote(b.name)}: ${msg}`, b.dir, b.csv.file),
+  );
   // render: olm.bundle.object / olm.csv.metadata last (stable), related images sorted by image (Go's sort.Slice).
-  const toProperty = (p: RawProperty): Property => ({ type: p.type, value: p.value === "" ? RawJson.missing() : RawJson.fromText(compactJson(p.value)) });
+  const toProperty = (p: RawProperty): Property => ({
+    type: p.type,
+    value: p.value === "" ? RawJson.missing() : RawJson.fromText(compactJson(p.value)),
+  });
   const front: Property[] = [];
   const back: Property[] = [];
-  for (const p of props) (p.type === PROPERTY_BUNDLE_OBJECT || p.type === PROPERTY_CSV_METADATA ? back : front).push(toProperty(p));
+  for (const p of props)
+    (p.type === PROPERTY_BUNDLE_OBJECT || p.type === PROPERTY_CSV_METADATA ? back : front).push(toProperty(p));
   // opm: sort.Slice by image, not stable (equal images in pdqsort's order); sorting again later is a no-op
   goSortSlice(related, (x, y) => compareUtf8(x.image, y.image) < 0);
-  return { schema: SCHEMA_BUNDLE, name: b.name, package: b.package, image, properties: front.concat(back), relatedImages: related };
+  return {
+    schema: SCHEMA_BUNDLE,
+    name: b.name,
+    package: b.package,
+    image,
+    properties: front.concat(back),
+    relatedImages: related,
+  };
 }

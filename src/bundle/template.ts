@@ -35,8 +35,42 @@ export interface ImageRefTemplate {
 }
 
 // Go builtins and keywords: valid in Go templates but not supported by this subset.
-const GO_BUILTINS = new Set(["and", "call", "html", "index", "slice", "js", "len", "not", "or", "print", "printf", "println", "urlquery", "eq", "ge", "gt", "le", "lt", "ne"]);
-const GO_KEYWORDS = new Set(["if", "else", "end", "range", "with", "define", "template", "block", "break", "continue", "nil", "true", "false"]);
+const GO_BUILTINS = new Set([
+  "and",
+  "call",
+  "html",
+  "index",
+  "slice",
+  "js",
+  "len",
+  "not",
+  "or",
+  "print",
+  "printf",
+  "println",
+  "urlquery",
+  "eq",
+  "ge",
+  "gt",
+  "le",
+  "lt",
+  "ne",
+]);
+const GO_KEYWORDS = new Set([
+  "if",
+  "else",
+  "end",
+  "range",
+  "with",
+  "define",
+  "template",
+  "block",
+  "break",
+  "continue",
+  "nil",
+  "true",
+  "false",
+]);
 
 function lineOf(src: string, pos: number): number {
   let n = 1;
@@ -53,7 +87,8 @@ export function parseImageRefTemplate(src: string): ImageRefTemplate {
   const pieces: Piece[] = [];
   let i = 0;
   let pendingTrim = false;
-  const err = (pos: number, msg: string): TemplateError => new TemplateError(`template: ${NAME}:${lineOf(src, pos)}: ${msg}`);
+  const err = (pos: number, msg: string): TemplateError =>
+    new TemplateError(`template: ${NAME}:${lineOf(src, pos)}: ${msg}`);
   while (i <= src.length) {
     const open = src.indexOf("{{", i);
     let text = open < 0 ? src.slice(i) : src.slice(i, open);
@@ -153,8 +188,11 @@ function parseAction(body: string, pos: number, src: string, err: (pos: number, 
   }
   if (/^`[^`]*`$/.test(body)) return { literal: body.slice(1, -1) };
   const word = /^[A-Za-z_][A-Za-z0-9_]*/.exec(body)?.[0];
-  if (word !== undefined && !GO_BUILTINS.has(word) && !GO_KEYWORDS.has(word)) throw err(pos, `function "${word}" not defined`);
-  throw new TemplateError(`template: ${NAME}:${lineOf(src, pos)}: unsupported template action {{${body}}} (opcat supports {{.Package}}, {{.Name}}, {{.Version}} and string literals)`);
+  if (word !== undefined && !GO_BUILTINS.has(word) && !GO_KEYWORDS.has(word))
+    throw err(pos, `function "${word}" not defined`);
+  throw new TemplateError(
+    `template: ${NAME}:${lineOf(src, pos)}: unsupported template action {{${body}}} (opcat supports {{.Package}}, {{.Name}}, {{.Version}} and string literals)`,
+  );
 }
 
 function evalField(p: { field: string[]; pos: number; src: string }, data: ImageRefTemplateData, src: string): string {
@@ -166,7 +204,8 @@ function evalField(p: { field: string[]; pos: number; src: string }, data: Image
     const lineStart = src.lastIndexOf("\n", pos - 1) + 1;
     return `template: ${NAME}:${lineOf(src, pos)}:${utf8Len(src.slice(lineStart, pos))}: executing "${NAME}" at <${p.src}>`;
   };
-  if (!(DATA_FIELDS as readonly string[]).includes(first)) throw new TemplateError(`${at()}: can't evaluate field ${first} in type ${DATA_TYPE}`);
+  if (!(DATA_FIELDS as readonly string[]).includes(first))
+    throw new TemplateError(`${at()}: can't evaluate field ${first} in type ${DATA_TYPE}`);
   if (rest.length > 0) throw new TemplateError(`${at()}: can't evaluate field ${rest[0]} in type string`);
   return data[first as keyof ImageRefTemplateData];
 }

@@ -3,7 +3,7 @@
  * kubectl plugin `kubectl-instance`): flags → src/cluster → print.
  */
 import { join } from "node:path";
-import { Command, Option } from "commander";
+import { type Command, Option } from "commander";
 import type { KubeClient, KubeObject } from "../cluster/client.js";
 import { findCondition } from "../cluster/conditions.js";
 import { clusterManifests, DEFAULT_NAMESPACE } from "../cluster/manifests.js";
@@ -26,7 +26,9 @@ interface KubeFlags {
 }
 
 function kubeOptions(cmd: Command): Command {
-  return cmd.option("--kubeconfig <file>", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)").option("--context <name>", "kubeconfig context (default: its current context)");
+  return cmd
+    .option("--kubeconfig <file>", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)")
+    .option("--context <name>", "kubeconfig context (default: its current context)");
 }
 
 async function connect(f: KubeFlags): Promise<KubeClient> {
@@ -34,7 +36,9 @@ async function connect(f: KubeFlags): Promise<KubeClient> {
   try {
     return KubeClient.connect({ kubeconfig: f.kubeconfig, context: f.context });
   } catch (e) {
-    throw new OpcatError("CLUSTER_KUBECONFIG", `cannot load the kubeconfig: ${(e as Error).message}`, { exitCode: EXIT_USAGE });
+    throw new OpcatError("CLUSTER_KUBECONFIG", `cannot load the kubeconfig: ${(e as Error).message}`, {
+      exitCode: EXIT_USAGE,
+    });
   }
 }
 
@@ -43,26 +47,39 @@ function apiFailure(e: unknown, what: string): never {
   if (e instanceof Error && e.name === "KubeApiError") {
     const k = e as Error & { status: number; reason: string };
     const invalid = k.status === 403 || k.status === 422 || k.status === 409 || k.status === 404;
-    throw new OpcatError(`CLUSTER_${k.reason.toUpperCase() || k.status}`, `${what}: ${k.message}`, { exitCode: invalid ? EXIT_INVALID : EXIT_USAGE });
+    throw new OpcatError(`CLUSTER_${k.reason.toUpperCase() || k.status}`, `${what}: ${k.message}`, {
+      exitCode: invalid ? EXIT_INVALID : EXIT_USAGE,
+    });
   }
   const code = (e as NodeJS.ErrnoException).code;
   if (code === "ECONNREFUSED" || code === "ENOTFOUND" || code === "ETIMEDOUT" || code === "ECONNRESET") {
-    throw new OpcatError("CLUSTER_UNREACHABLE", `${what}: the API server cannot be reached (${code})`, { exitCode: EXIT_USAGE });
+    throw new OpcatError("CLUSTER_UNREACHABLE", `${what}: the API server cannot be reached (${code})`, {
+      exitCode: EXIT_USAGE,
+    });
   }
   throw e;
 }
 
 function printObjects(objs: KubeObject[], format: string): void {
-  if (format === "json") process.stdout.write(JSON.stringify({ apiVersion: "v1", kind: "List", items: objs }, null, 2) + "\n");
+  if (format === "json")
+    process.stdout.write(JSON.stringify({ apiVersion: "v1", kind: "List", items: objs }, null, 2) + "\n");
   else process.stdout.write(objs.map((o) => toGoYaml(o as unknown as JsonValue)).join("---\n"));
 }
 
 export function registerClusterCommands(program: Command): void {
-  const cluster = program.command("cluster").description("Run opcat's RukPak provisioners on a Kubernetes cluster (Bundle, Instance, ProvisionerClass)");
+  const cluster = program
+    .command("cluster")
+    .description("Run opcat's RukPak provisioners on a Kubernetes cluster (Bundle, Instance, ProvisionerClass)");
   cluster
     .command("manifests")
-    .description("Print what running opcat in a cluster needs (CRDs, default ProvisionerClasses, RBAC, Deployment, Service); --local: only the APIs and classes")
-    .option("--local", "only the APIs, default classes and user roles (for `opcat cluster run` outside the cluster)", false)
+    .description(
+      "Print what running opcat in a cluster needs (CRDs, default ProvisionerClasses, RBAC, Deployment, Service); --local: only the APIs and classes",
+    )
+    .option(
+      "--local",
+      "only the APIs, default classes and user roles (for `opcat cluster run` outside the cluster)",
+      false,
+    )
     .option("--namespace <ns>", "namespace of the controller", DEFAULT_NAMESPACE)
     .option("--image <ref>", "image that runs `opcat cluster run`")
     .addOption(new Option("-o, --output <format>", "yaml or json").choices(["yaml", "json"]).default("yaml"))
@@ -85,25 +102,53 @@ export function registerClusterCommands(program: Command): void {
       .option("--no-install", "do not apply the CRDs and default ProvisionerClasses at start")
       .option("--leader-elect-namespace <ns>", "elect a leader on a Lease in this namespace (for several replicas)")
       .option("--no-deppy", "run only the RukPak provisioners (no ClusterCatalogs, Inputs or Operators)")
-      .option("--namespace <ns>", "namespace for resolveset ConfigMaps and Events about cluster-scoped objects", "opcat-system")
+      .option(
+        "--namespace <ns>",
+        "namespace for resolveset ConfigMaps and Events about cluster-scoped objects",
+        "opcat-system",
+      )
       .option("--catalog-host <addr>", "address the ClusterCatalog HTTP server listens on", "127.0.0.1")
       .option("--catalog-port <port>", "port of the ClusterCatalog HTTP server (0: any free port)", "0"),
   );
   addImageAccessOptions(run).action(
     async (
       o: KubeFlags &
-        ImageAccessFlags & { stateDir?: string; webhookName: string; webhookHost: string; webhookPort: string; webhookService?: string; webhooks: boolean; install: boolean; leaderElectNamespace?: string; deppy: boolean; namespace: string; catalogHost: string; catalogPort: string },
+        ImageAccessFlags & {
+          stateDir?: string;
+          webhookName: string;
+          webhookHost: string;
+          webhookPort: string;
+          webhookService?: string;
+          webhooks: boolean;
+          install: boolean;
+          leaderElectNamespace?: string;
+          deppy: boolean;
+          namespace: string;
+          catalogHost: string;
+          catalogPort: string;
+        },
     ) => {
       let service: { namespace: string; name: string; port: number } | undefined;
       if (o.webhookService) {
         const m = /^([^/]+)\/([^:]+):(\d+)$/.exec(o.webhookService);
-        if (!m) throw new OpcatError("USAGE_WEBHOOK_SERVICE", `--webhook-service ${JSON.stringify(o.webhookService)}: expected <namespace>/<name>:<port>`, { exitCode: EXIT_USAGE });
+        if (!m)
+          throw new OpcatError(
+            "USAGE_WEBHOOK_SERVICE",
+            `--webhook-service ${JSON.stringify(o.webhookService)}: expected <namespace>/<name>:<port>`,
+            { exitCode: EXIT_USAGE },
+          );
         service = { namespace: m[1], name: m[2], port: Number(m[3]) };
       }
       const port = Number(o.webhookPort);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new OpcatError("USAGE_WEBHOOK_PORT", `--webhook-port ${o.webhookPort}: not a port`, { exitCode: EXIT_USAGE });
+      if (!Number.isInteger(port) || port < 0 || port > 65535)
+        throw new OpcatError("USAGE_WEBHOOK_PORT", `--webhook-port ${o.webhookPort}: not a port`, {
+          exitCode: EXIT_USAGE,
+        });
       const catalogPort = Number(o.catalogPort);
-      if (!Number.isInteger(catalogPort) || catalogPort < 0 || catalogPort > 65535) throw new OpcatError("USAGE_CATALOG_PORT", `--catalog-port ${o.catalogPort}: not a port`, { exitCode: EXIT_USAGE });
+      if (!Number.isInteger(catalogPort) || catalogPort < 0 || catalogPort > 65535)
+        throw new OpcatError("USAGE_CATALOG_PORT", `--catalog-port ${o.catalogPort}: not a port`, {
+          exitCode: EXIT_USAGE,
+        });
       const pull = imageAccessFrom(o);
       delete pull.onProgress;
       const { runControllers } = await import("../cluster/run.js");
@@ -143,7 +188,11 @@ export function registerClusterCommands(program: Command): void {
       process.exit(process.exitCode ?? 0);
     },
   );
-  registerInstanceCommands(program.command("instance").description("List, describe and approve RukPak Instances (also the kubectl plugin `kubectl instance`)"));
+  registerInstanceCommands(
+    program
+      .command("instance")
+      .description("List, describe and approve RukPak Instances (also the kubectl plugin `kubectl instance`)"),
+  );
 }
 
 function condText(i: Instance, type: string): string {
@@ -152,7 +201,11 @@ function condText(i: Instance, type: string): string {
 }
 
 /** The objects the Instance's bundle becomes (unpacked here with the user's own access) and the permissions they grant. */
-async function preview(client: KubeClient, inst: Instance, flags: ImageAccessFlags): Promise<{ objects: KubeObject[]; error?: string }> {
+async function preview(
+  client: KubeClient,
+  inst: Instance,
+  flags: ImageAccessFlags,
+): Promise<{ objects: KubeObject[]; error?: string }> {
   const { previewInstance } = await import("../cluster/rukpak/preview.js");
   return previewInstance(client, inst, imageAccessFrom(flags));
 }
@@ -163,50 +216,84 @@ function registerInstanceCommands(inst: Command): void {
     .action(async (o: KubeFlags & { output: string }) => {
       const client = await connect(o);
       try {
-        const { items } = await client.list<Instance>(API_VERSION, "Instance").catch((e) => apiFailure(e, "listing Instances"));
+        const { items } = await client
+          .list<Instance>(API_VERSION, "Instance")
+          .catch((e) => apiFailure(e, "listing Instances"));
         if (o.output === "json") {
           process.stdout.write(JSON.stringify(items, null, 2) + "\n");
           return;
         }
-        const rows = [["NAME", "BUNDLE", "ACTIVE", "APPROVED", "INSTALLED"], ...items.map((i) => [i.metadata.name, i.spec.bundle.name, i.status?.activeBundle ?? "-", condText(i, "Approved"), condText(i, "Installed")])];
+        const rows = [
+          ["NAME", "BUNDLE", "ACTIVE", "APPROVED", "INSTALLED"],
+          ...items.map((i) => [
+            i.metadata.name,
+            i.spec.bundle.name,
+            i.status?.activeBundle ?? "-",
+            condText(i, "Approved"),
+            condText(i, "Installed"),
+          ]),
+        ];
         const w = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
-        for (const r of rows) process.stdout.write(r.map((x, c) => x.padEnd(w[c])).join("  ").trimEnd() + "\n");
+        for (const r of rows)
+          process.stdout.write(
+            r
+              .map((x, c) => x.padEnd(w[c]))
+              .join("  ")
+              .trimEnd() + "\n",
+          );
       } finally {
         client.close();
       }
     });
 
-  addImageAccessOptions(kubeOptions(inst.command("describe").argument("<name>").description("Show an Instance: its bundle, conditions, and what it would create and which permissions it grants"))).action(
-    async (name: string, o: KubeFlags & ImageAccessFlags) => {
-      const client = await connect(o);
-      try {
-        const i = await client.get<Instance>(API_VERSION, "Instance", name).catch((e) => apiFailure(e, `reading Instance ${name}`));
-        const out: string[] = [`Name:          ${name}`, `Bundle:        ${i.spec.bundle.name}`, `Active bundle: ${i.status?.activeBundle ?? "-"}`];
-        if (i.spec.bundle.spec) out.push(`Class:         ${i.spec.bundle.spec.class}`, `Refs:          ${i.spec.bundle.spec.refs.join(", ")}`);
-        out.push("Conditions:");
-        for (const c of i.status?.conditions ?? []) out.push(`  ${c.type}=${c.status} ${c.reason}: ${c.message}`);
-        const p = await preview(client, i, o);
-        if (p.error) out.push(`Would create:  (cannot tell: ${p.error})`);
-        else {
-          out.push(`Would create (${p.objects.length} objects):`);
-          for (const x of p.objects) out.push(`  ${x.kind} ${x.metadata.namespace ? `${x.metadata.namespace}/` : ""}${x.metadata.name}`);
-          const rules = grantedRules(p.objects);
-          out.push(`Permissions granted (${rules.length} rules):`);
-          for (const r of rules) out.push(`  ${formatRule(r)}`);
-        }
-        process.stdout.write(out.join("\n") + "\n");
-      } finally {
-        client.close();
+  addImageAccessOptions(
+    kubeOptions(
+      inst
+        .command("describe")
+        .argument("<name>")
+        .description(
+          "Show an Instance: its bundle, conditions, and what it would create and which permissions it grants",
+        ),
+    ),
+  ).action(async (name: string, o: KubeFlags & ImageAccessFlags) => {
+    const client = await connect(o);
+    try {
+      const i = await client
+        .get<Instance>(API_VERSION, "Instance", name)
+        .catch((e) => apiFailure(e, `reading Instance ${name}`));
+      const out: string[] = [
+        `Name:          ${name}`,
+        `Bundle:        ${i.spec.bundle.name}`,
+        `Active bundle: ${i.status?.activeBundle ?? "-"}`,
+      ];
+      if (i.spec.bundle.spec)
+        out.push(`Class:         ${i.spec.bundle.spec.class}`, `Refs:          ${i.spec.bundle.spec.refs.join(", ")}`);
+      out.push("Conditions:");
+      for (const c of i.status?.conditions ?? []) out.push(`  ${c.type}=${c.status} ${c.reason}: ${c.message}`);
+      const p = await preview(client, i, o);
+      if (p.error) out.push(`Would create:  (cannot tell: ${p.error})`);
+      else {
+        out.push(`Would create (${p.objects.length} objects):`);
+        for (const x of p.objects)
+          out.push(`  ${x.kind} ${x.metadata.namespace ? `${x.metadata.namespace}/` : ""}${x.metadata.name}`);
+        const rules = grantedRules(p.objects);
+        out.push(`Permissions granted (${rules.length} rules):`);
+        for (const r of rules) out.push(`  ${formatRule(r)}`);
       }
-    },
-  );
+      process.stdout.write(out.join("\n") + "\n");
+    } finally {
+      client.close();
+    }
+  });
 
   addImageAccessOptions(
     kubeOptions(
       inst
         .command("approve")
         .argument("<name>")
-        .description("Approve an Instance that waits for approval (needs the `approve` verb on it); --show prints what it would create and grant first")
+        .description(
+          "Approve an Instance that waits for approval (needs the `approve` verb on it); --show prints what it would create and grant first",
+        )
         .option("--show", "print the objects and permissions before approving", false)
         .option("--deny", "record a denial instead", false),
     ),
@@ -214,7 +301,9 @@ function registerInstanceCommands(inst: Command): void {
     const client = await connect(o);
     try {
       if (o.show) {
-        const i = await client.get<Instance>(API_VERSION, "Instance", name).catch((e) => apiFailure(e, `reading Instance ${name}`));
+        const i = await client
+          .get<Instance>(API_VERSION, "Instance", name)
+          .catch((e) => apiFailure(e, `reading Instance ${name}`));
         if (i.status?.permissions) {
           // a resolveset Instance (approval: Android): the permissions its bundles add to what is installed
           if (i.status.permissions.length === 0) process.stdout.write("new permissions: none\n");
@@ -225,8 +314,12 @@ function registerInstanceCommands(inst: Command): void {
           else for (const r of grantedRules(p.objects)) process.stdout.write(`grants: ${formatRule(r)}\n`);
         }
       }
-      const done = await approveInstance(client, name, { deny: o.deny }).catch((e) => apiFailure(e, `${o.deny ? "denying" : "approving"} Instance ${name}`));
-      process.stdout.write(`instance.rukpak.io/${name} ${o.deny ? "denied" : "approved"} (generation ${done.metadata.generation})\n`);
+      const done = await approveInstance(client, name, { deny: o.deny }).catch((e) =>
+        apiFailure(e, `${o.deny ? "denying" : "approving"} Instance ${name}`),
+      );
+      process.stdout.write(
+        `instance.rukpak.io/${name} ${o.deny ? "denied" : "approved"} (generation ${done.metadata.generation})\n`,
+      );
     } finally {
       client.close();
     }

@@ -22,9 +22,11 @@ export function completionScript(program: Command, shell: "bash" | "zsh" | "fish
   if (shell === "fish") {
     const lines = ["# opcat completion for fish: opcat completion fish | source"];
     for (const n of nodes) {
-      const cond = n.path.length === 0 ? "__fish_use_subcommand" : `__fish_seen_subcommand_from ${n.path[n.path.length - 1]}`;
+      const cond =
+        n.path.length === 0 ? "__fish_use_subcommand" : `__fish_seen_subcommand_from ${n.path[n.path.length - 1]}`;
       for (const s of n.subs) lines.push(`complete -c opcat -f -n '${cond}' -a '${s}'`);
-      for (const f of n.flags.filter((x) => x.startsWith("--"))) lines.push(`complete -c opcat -n '${cond}' -l '${f.slice(2)}'`);
+      for (const f of n.flags.filter((x) => x.startsWith("--")))
+        lines.push(`complete -c opcat -n '${cond}' -l '${f.slice(2)}'`);
     }
     return lines.join("\n") + "\n";
   }
@@ -52,6 +54,7 @@ ${cases}
   [[ \${#COMPREPLY[@]} -eq 0 ]] && COMPREPLY=( $(compgen -f -- "$cur") )
 }
 `;
-  if (shell === "zsh") return `# opcat completion for zsh: source <(opcat completion zsh)\nautoload -U +X bashcompinit && bashcompinit\n${body}complete -F _opcat opcat\n`;
+  if (shell === "zsh")
+    return `# opcat completion for zsh: source <(opcat completion zsh)\nautoload -U +X bashcompinit && bashcompinit\n${body}complete -F _opcat opcat\n`;
   return `# opcat completion for bash: source <(opcat completion bash)\n${body}complete -F _opcat opcat\n`;
 }

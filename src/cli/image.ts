@@ -46,7 +46,12 @@ export interface ImageAccessFlags {
 function durationFlag(v: string | undefined, flag: string): number | undefined {
   if (v === undefined) return undefined;
   const d = parseGoDuration(v);
-  if (typeof d === "string" || !(d > 0)) throw new OpcatError("USAGE_TIMEOUT", `invalid ${flag} ${JSON.stringify(v)}: ${typeof d === "string" ? d : "must be positive"} (a Go duration such as 30s or 2m)`, { exitCode: EXIT_USAGE });
+  if (typeof d === "string" || !(d > 0))
+    throw new OpcatError(
+      "USAGE_TIMEOUT",
+      `invalid ${flag} ${JSON.stringify(v)}: ${typeof d === "string" ? d : "must be positive"} (a Go duration such as 30s or 2m)`,
+      { exitCode: EXIT_USAGE },
+    );
   return d;
 }
 
@@ -56,12 +61,28 @@ export function addImageAccessOptions(cmd: Command, doing = "while pulling bundl
     .option("--skip-tls-verify", `skip TLS certificate verification for container image registries ${doing}`, false)
     .option("--use-http", `use plain HTTP for container image registries ${doing}`, false)
     .addOption(new Option("--skip-tls", "deprecated: same as --use-http").hideHelp())
-    .option("--ca-file <file>", "PEM file of CA certificates to trust for registries (repeatable)", (v: string, prev: string[] | undefined) => [...(prev ?? []), v])
+    .option(
+      "--ca-file <file>",
+      "PEM file of CA certificates to trust for registries (repeatable)",
+      (v: string, prev: string[] | undefined) => [...(prev ?? []), v],
+    )
     .option("--cache-dir <dir>", "image cache directory (default $OPCAT_CACHE_DIR or ~/.cache/opcat)")
-    .option("--authfile <file>", "registry credentials file consulted first (default: $REGISTRY_AUTH_FILE, containers auth.json, ~/.docker/config.json)")
-    .option("--registries-conf <file>", "containers registries.conf with mirrors and insecure registries (default: $CONTAINERS_REGISTRIES_CONF or the standard locations)")
-    .option("--timeout <duration>", "give up on a registry after this long for one manifest or blob, retries included (Go duration; default 2m)")
-    .option("--idle-timeout <duration>", "a registry connection that sends nothing for this long fails (and is retried within --timeout; default 30s)");
+    .option(
+      "--authfile <file>",
+      "registry credentials file consulted first (default: $REGISTRY_AUTH_FILE, containers auth.json, ~/.docker/config.json)",
+    )
+    .option(
+      "--registries-conf <file>",
+      "containers registries.conf with mirrors and insecure registries (default: $CONTAINERS_REGISTRIES_CONF or the standard locations)",
+    )
+    .option(
+      "--timeout <duration>",
+      "give up on a registry after this long for one manifest or blob, retries included (Go duration; default 2m)",
+    )
+    .option(
+      "--idle-timeout <duration>",
+      "a registry connection that sends nothing for this long fails (and is retried within --timeout; default 30s)",
+    );
 }
 
 /** Checks the flags (opm's error texts) and turns them into pull options, with a progress line on a terminal. */
@@ -75,7 +96,12 @@ export function imageAccessFrom(f: ImageAccessFlags, label = "pulling"): PullOpt
     } catch {
       ok = false;
     }
-    if (!ok) throw new OpcatError("USAGE_AUTHFILE", `--authfile ${f.authfile}: no such file (credentials are read from it before the standard locations)`, { exitCode: EXIT_USAGE });
+    if (!ok)
+      throw new OpcatError(
+        "USAGE_AUTHFILE",
+        `--authfile ${f.authfile}: no such file (credentials are read from it before the standard locations)`,
+        { exitCode: EXIT_USAGE },
+      );
   }
   const progress = new Progress(label);
   return {
@@ -87,13 +113,15 @@ export function imageAccessFrom(f: ImageAccessFlags, label = "pulling"): PullOpt
     registriesConf: f.registriesConf ? loadRegistriesConf({ path: f.registriesConf }) : undefined,
     totalTimeoutMs: durationFlag(f.timeout, "--timeout"),
     timeoutMs: durationFlag(f.idleTimeout, "--idle-timeout"),
-    onProgress: (p: PullProgress) => progress.update(`${p.ref}: ${p.blobsDone}/${p.blobs} blobs, ${formatBytes(p.bytes)}/${formatBytes(p.total)}`),
+    onProgress: (p: PullProgress) =>
+      progress.update(`${p.ref}: ${p.blobsDone}/${p.blobs} blobs, ${formatBytes(p.bytes)}/${formatBytes(p.total)}`),
   };
 }
 
 function labelsFrom(values: string[] | undefined): Record<string, string> {
   const l = parseExtraLabels(values ?? []);
-  if ("error" in l && typeof l.error === "string") throw new OpcatError("USAGE_LABEL", l.error, { exitCode: EXIT_USAGE });
+  if ("error" in l && typeof l.error === "string")
+    throw new OpcatError("USAGE_LABEL", l.error, { exitCode: EXIT_USAGE });
   return l as Record<string, string>;
 }
 
@@ -109,7 +137,11 @@ interface BuildFlags extends ImageAccessFlags {
 /** `--push` names a registry; an `oci:` layout is written without it (pushing there would be a no-op nobody meant). */
 function checkPushTarget(f: { tag?: string; push?: boolean }): void {
   if (f.push && f.tag?.startsWith("oci:")) {
-    throw new OpcatError("USAGE_PUSH_OCI", `--push with --tag ${f.tag}: an oci: layout is written locally; drop --push, or give a registry reference to push to`, { exitCode: EXIT_USAGE });
+    throw new OpcatError(
+      "USAGE_PUSH_OCI",
+      `--push with --tag ${f.tag}: an oci: layout is written locally; drop --push, or give a registry reference to push to`,
+      { exitCode: EXIT_USAGE },
+    );
   }
 }
 
@@ -119,7 +151,9 @@ export function registerImageCommands(program: Command): void {
   addImageAccessOptions(
     bundle
       .command("build")
-      .description("Build a registry+v1 bundle image (/manifests, /metadata, annotations.yaml labels) into an OCI layout or a registry, reproducibly and without a container engine")
+      .description(
+        "Build a registry+v1 bundle image (/manifests, /metadata, annotations.yaml labels) into an OCI layout or a registry, reproducibly and without a container engine",
+      )
       .argument("<bundle-dir>", "bundle directory with manifests/ and metadata/annotations.yaml")
       .requiredOption("-t, --tag <ref>", "oci:<dir>:<tag> for an OCI layout, or a registry reference with --push")
       .option("--push", "push to the registry reference given with --tag")
@@ -137,7 +171,9 @@ export function registerImageCommands(program: Command): void {
   addImageAccessOptions(
     catalog
       .command("build")
-      .description("Build a catalog image (the catalog at /configs, label operators.operatorframework.io.index.configs.v1=/configs) into an OCI layout or a registry, reproducibly and without a container engine")
+      .description(
+        "Build a catalog image (the catalog at /configs, label operators.operatorframework.io.index.configs.v1=/configs) into an OCI layout or a registry, reproducibly and without a container engine",
+      )
       .argument("<catalog-dir>", "File-Based Catalog directory")
       .requiredOption("-t, --tag <ref>", "oci:<dir>:<tag> for an OCI layout, or a registry reference with --push")
       .option("--push", "push to the registry reference given with --tag")
@@ -156,11 +192,15 @@ export function registerImageCommands(program: Command): void {
       const problems = [...res.problems];
       if (problems.length === 0) problems.push(...validateCatalog(res.config).problems);
       const errors = problems.filter((p) => p.severity === "error");
-      if (errors.length > 0) throw new OpcatError(errors[0].code, errors[0].message, { problems, exitCode: EXIT_INVALID });
+      if (errors.length > 0)
+        throw new OpcatError(errors[0].code, errors[0].message, { problems, exitCode: EXIT_INVALID });
     }
     checkPushTarget(f);
     const access = imageAccessFrom(f, "pushing");
-    const img = await withBaseImage(buildCatalogImage(dir, { labels }), f.baseImage, { ...access, onProgress: undefined });
+    const img = await withBaseImage(buildCatalogImage(dir, { labels }), f.baseImage, {
+      ...access,
+      onProgress: undefined,
+    });
     const where = await outputImage(img, f.tag, { ...access, push: f.push });
     process.stdout.write(where + "\n");
   });
@@ -168,30 +208,70 @@ export function registerImageCommands(program: Command): void {
   addImageAccessOptions(
     catalog
       .command("build-from-config")
-      .description("Render every reference of a catalog configuration ({name, repo, tag, references: [{name, image}]}) into <name>/<reference>/, validate, build the catalog image and push it to <repo>:<tag>")
+      .description(
+        "Render every reference of a catalog configuration ({name, repo, tag, references: [{name, image}]}) into <name>/<reference>/, validate, build the catalog image and push it to <repo>:<tag>",
+      )
       .argument("<config>", "catalog configuration file (YAML or JSON)")
-      .option("--output-dir <dir>", "where to create the catalog directory <name>/ (default: beside the configuration file)")
-      .addOption(new Option("-o, --output <format>", "format of the rendered files (index.yaml or index.json)").choices(["yaml", "json"]).default("yaml"))
+      .option(
+        "--output-dir <dir>",
+        "where to create the catalog directory <name>/ (default: beside the configuration file)",
+      )
+      .addOption(
+        new Option("-o, --output <format>", "format of the rendered files (index.yaml or index.json)")
+          .choices(["yaml", "json"])
+          .default("yaml"),
+      )
       .option("-t, --tag <ref>", "write the image here instead of <repo>:<tag> (e.g. oci:<dir>:<tag>)")
       .option("--push", "push the image (to <repo>:<tag> or the registry reference given with --tag)")
       .option("--no-build", "only render and validate the catalog")
       .option("-l, --extra-labels <key=value>", "extra image labels (repeatable, comma-separated)", collect)
-      .option("--base-image <ref>", "image to build on (as catalog build: opm's layers, ENTRYPOINT and CMD); `scratch` for a content-only image", DEFAULT_OPM_IMAGE),
-  ).action(async (file: string, f: ImageAccessFlags & { outputDir?: string; output: OutputFormat; tag?: string; push?: boolean; build?: boolean; extraLabels?: string[]; baseImage: string }) => {
-    const labels = labelsFrom(f.extraLabels);
-    const step = new Progress("build-from-config");
-    try {
-      checkPushTarget(f);
-      const r = await buildFromConfig(file, { ...imageAccessFrom(f), outputDir: f.outputDir, format: f.output, tag: f.tag, push: f.push, noBuild: f.build === false, labels, baseImage: f.baseImage, onStep: (m) => step.update(m) });
-      step.done();
-      process.stderr.write(`wrote ${r.files.length} file${r.files.length === 1 ? "" : "s"} to ${r.catalogDir} (${r.packages} packages, ${r.bundles} bundles)\n`);
-      if (r.image) process.stdout.write(r.image + "\n");
-    } finally {
-      step.done();
-    }
-  });
+      .option(
+        "--base-image <ref>",
+        "image to build on (as catalog build: opm's layers, ENTRYPOINT and CMD); `scratch` for a content-only image",
+        DEFAULT_OPM_IMAGE,
+      ),
+  ).action(
+    async (
+      file: string,
+      f: ImageAccessFlags & {
+        outputDir?: string;
+        output: OutputFormat;
+        tag?: string;
+        push?: boolean;
+        build?: boolean;
+        extraLabels?: string[];
+        baseImage: string;
+      },
+    ) => {
+      const labels = labelsFrom(f.extraLabels);
+      const step = new Progress("build-from-config");
+      try {
+        checkPushTarget(f);
+        const r = await buildFromConfig(file, {
+          ...imageAccessFrom(f),
+          outputDir: f.outputDir,
+          format: f.output,
+          tag: f.tag,
+          push: f.push,
+          noBuild: f.build === false,
+          labels,
+          baseImage: f.baseImage,
+          onStep: (m) => step.update(m),
+        });
+        step.done();
+        process.stderr.write(
+          `wrote ${r.files.length} file${r.files.length === 1 ? "" : "s"} to ${r.catalogDir} (${r.packages} packages, ${r.bundles} bundles)\n`,
+        );
+        if (r.image) process.stdout.write(r.image + "\n");
+      } finally {
+        step.done();
+      }
+    },
+  );
 
-  const generate = program.command("generate").description("Generate artifacts for File-Based Catalogs (like `opm generate`)");
+  const generate = program
+    .command("generate")
+    .description("Generate artifacts for File-Based Catalogs (like `opm generate`)");
   generate
     .command("dockerfile")
     .description("Write <dir>.Dockerfile next to a catalog directory, identical to `opm generate dockerfile`")
@@ -199,39 +279,75 @@ export function registerImageCommands(program: Command): void {
     .addOption(new Option("--binary-image <image>", "deprecated: use --base-image").hideHelp())
     .option("-i, --base-image <image>", "image base to use to build catalog", DEFAULT_OPM_IMAGE)
     .option("-b, --builder-image <image>", "image to use as a build stage", DEFAULT_OPM_IMAGE)
-    .option("-l, --extra-labels <key=value>", "extra labels to include in the generated Dockerfile (key=value; repeatable, comma-separated)", collect)
-    .action((arg: string, f: { binaryImage?: string; baseImage: string; builderImage: string; extraLabels?: string[] }, cmd: Command) => {
-      const fromDir = normalize(arg).replace(/(.)\/+$/, "$1");
-      const baseSet = cmd.getOptionValueSource("baseImage") === "cli";
-      const builderSet = cmd.getOptionValueSource("builderImage") === "cli";
-      if (f.binaryImage !== undefined && baseSet) throw new OpcatError("USAGE_FLAGS", "if any flags in the group [binary-image base-image] are set none of the others can be; [base-image binary-image] were all set", { exitCode: EXIT_USAGE });
-      const base = f.binaryImage ?? f.baseImage;
-      let builder = f.builderImage;
-      if (builder === "scratch") throw new OpcatError("USAGE_FLAGS", `invalid builder image: "scratch"`, { exitCode: EXIT_USAGE });
-      if (f.binaryImage !== undefined && !builderSet) builder = base;
-      const labels = labelsFrom(f.extraLabels);
-      const indexName = basename(fromDir);
-      const out = join(dirname(fromDir), `${indexName}.Dockerfile`);
-      if (existsSync(out)) throw new OpcatError("IO_ERROR", `path ${JSON.stringify(out)}: file already exists`, { exitCode: EXIT_USAGE });
-      let st;
-      try {
-        st = statSync(fromDir);
-      } catch (e) {
-        throw new OpcatError("IO_ERROR", `stat ${fromDir}: no such file or directory`, { exitCode: EXIT_USAGE, cause: e });
-      }
-      if (!st.isDirectory()) throw new OpcatError("IO_ERROR", `provided root path ${JSON.stringify(fromDir)} is not a directory`, { exitCode: EXIT_USAGE });
-      writeFileSync(out, generateDockerfile({ baseImage: base, builderImage: builder, indexDir: indexName, extraLabels: labels }));
-    });
+    .option(
+      "-l, --extra-labels <key=value>",
+      "extra labels to include in the generated Dockerfile (key=value; repeatable, comma-separated)",
+      collect,
+    )
+    .action(
+      (
+        arg: string,
+        f: { binaryImage?: string; baseImage: string; builderImage: string; extraLabels?: string[] },
+        cmd: Command,
+      ) => {
+        const fromDir = normalize(arg).replace(/(.)\/+$/, "$1");
+        const baseSet = cmd.getOptionValueSource("baseImage") === "cli";
+        const builderSet = cmd.getOptionValueSource("builderImage") === "cli";
+        if (f.binaryImage !== undefined && baseSet)
+          throw new OpcatError(
+            "USAGE_FLAGS",
+            "if any flags in the group [binary-image base-image] are set none of the others can be; [base-image binary-image] were all set",
+            { exitCode: EXIT_USAGE },
+          );
+        const base = f.binaryImage ?? f.baseImage;
+        let builder = f.builderImage;
+        if (builder === "scratch")
+          throw new OpcatError("USAGE_FLAGS", `invalid builder image: "scratch"`, { exitCode: EXIT_USAGE });
+        if (f.binaryImage !== undefined && !builderSet) builder = base;
+        const labels = labelsFrom(f.extraLabels);
+        const indexName = basename(fromDir);
+        const out = join(dirname(fromDir), `${indexName}.Dockerfile`);
+        if (existsSync(out))
+          throw new OpcatError("IO_ERROR", `path ${JSON.stringify(out)}: file already exists`, {
+            exitCode: EXIT_USAGE,
+          });
+        let st;
+        try {
+          st = statSync(fromDir);
+        } catch (e) {
+          throw new OpcatError("IO_ERROR", `stat ${fromDir}: no such file or directory`, {
+            exitCode: EXIT_USAGE,
+            cause: e,
+          });
+        }
+        if (!st.isDirectory())
+          throw new OpcatError("IO_ERROR", `provided root path ${JSON.stringify(fromDir)} is not a directory`, {
+            exitCode: EXIT_USAGE,
+          });
+        writeFileSync(
+          out,
+          generateDockerfile({ baseImage: base, builderImage: builder, indexDir: indexName, extraLabels: labels }),
+        );
+      },
+    );
 
   const image = program.command("image").description("Container images");
   addImageAccessOptions(
     image
       .command("inspect")
-      .description("Pull an image (or read oci:<dir>[:tag]) into the cache and print its digest, labels and layers as JSON")
+      .description(
+        "Pull an image (or read oci:<dir>[:tag]) into the cache and print its digest, labels and layers as JSON",
+      )
       .argument("<ref>", "registry image reference or oci:<dir>[:tag]"),
   ).action(async (ref: string, f: ImageAccessFlags) => {
     const img = await getImage(ref, imageAccessFrom(f));
-    const out = { ref, digest: img.digest, mediaType: img.manifest.mediaType, labels: img.labels, layers: img.manifest.layers.map((l) => ({ digest: l.digest, size: l.size, mediaType: l.mediaType })) };
+    const out = {
+      ref,
+      digest: img.digest,
+      mediaType: img.manifest.mediaType,
+      labels: img.labels,
+      layers: img.manifest.layers.map((l) => ({ digest: l.digest, size: l.size, mediaType: l.mediaType })),
+    };
     process.stdout.write(JSON.stringify(out, null, 2) + "\n");
   });
 }

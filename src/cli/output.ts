@@ -48,7 +48,16 @@ const IO_HINTS: Record<string, string> = {
 export function handleError(e: unknown, format: ErrorFormat = "text"): number {
   if (e instanceof OpcatError) {
     if (format === "json") {
-      process.stderr.write(JSON.stringify({ error: { code: e.code, message: e.message, exitCode: e.exitCode }, problems: e.problems.map(problemToJson) }, null, 2) + "\n");
+      process.stderr.write(
+        JSON.stringify(
+          {
+            error: { code: e.code, message: e.message, exitCode: e.exitCode },
+            problems: e.problems.map(problemToJson),
+          },
+          null,
+          2,
+        ) + "\n",
+      );
     } else if (e.problems.length > 1 || (e.problems.length === 1 && (e.problems[0].loc || e.problems[0].hint))) {
       reportProblems(e.problems, "text");
     } else {
@@ -63,8 +72,18 @@ export function handleError(e: unknown, format: ErrorFormat = "text"): number {
     // directory is expected): an I/O error the user can act on, not a bug
     const what = sys.path ? `${sys.syscall} ${sys.path}` : sys.syscall;
     const hint = IO_HINTS[sys.code];
-    if (format === "json") process.stderr.write(JSON.stringify({ error: { code: "IO_ERROR", message: `${what}: ${sys.message}`, errno: sys.code, exitCode: EXIT_IO } }, null, 2) + "\n");
-    else process.stderr.write(`opcat: error[IO_ERROR]: ${what}: ${sys.code}: ${sys.message.replace(/^[A-Z]+: /, "")}\n${hint ? `  hint: ${hint}\n` : ""}`);
+    if (format === "json")
+      process.stderr.write(
+        JSON.stringify(
+          { error: { code: "IO_ERROR", message: `${what}: ${sys.message}`, errno: sys.code, exitCode: EXIT_IO } },
+          null,
+          2,
+        ) + "\n",
+      );
+    else
+      process.stderr.write(
+        `opcat: error[IO_ERROR]: ${what}: ${sys.code}: ${sys.message.replace(/^[A-Z]+: /, "")}\n${hint ? `  hint: ${hint}\n` : ""}`,
+      );
     return EXIT_IO;
   }
   process.stderr.write(`opcat: internal error: ${err?.message ?? String(e)}\n`);

@@ -4,12 +4,22 @@
  */
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
-import { Command, Option } from "commander";
+import { type Command, Option } from "commander";
 import { OpcatError } from "../fbc/errors.js";
 import { loadCatalog } from "../fbc/load.js";
 import { validateCatalog } from "../fbc/validate.js";
 import { resolveRenderRef } from "../image/index.js";
-import { catalogImages, CatalogSet, parseInputDocuments, query, resolve, resolveSetImages, type ImageUse, type NamedCatalog, type ResolveSet } from "../resolve/index.js";
+import {
+  catalogImages,
+  CatalogSet,
+  parseInputDocuments,
+  query,
+  resolve,
+  resolveSetImages,
+  type ImageUse,
+  type NamedCatalog,
+  type ResolveSet,
+} from "../resolve/index.js";
 import { toGoYaml, type JsonValue } from "../yaml/index.js";
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./image.js";
 import { EXIT_INVALID, EXIT_USAGE } from "./output.js";
@@ -18,7 +28,12 @@ const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
 
 function formatOption(formats: string[], def: string): Option {
   return new Option("-o, --output <format>", `output format (${formats.join("|")})`).default(def).argParser((v) => {
-    if (!formats.includes(v)) throw new OpcatError("USAGE_OUTPUT", `invalid --output value ${JSON.stringify(v)}, expected (${formats.join("|")})`, { exitCode: EXIT_USAGE });
+    if (!formats.includes(v))
+      throw new OpcatError(
+        "USAGE_OUTPUT",
+        `invalid --output value ${JSON.stringify(v)}, expected (${formats.join("|")})`,
+        { exitCode: EXIT_USAGE },
+      );
     return v;
   });
 }
@@ -37,7 +52,10 @@ export function parsePriorities(args: readonly string[]): Map<string, number> {
   const out = new Map<string, number>();
   for (const a of args) {
     const m = /^(.+)=(-?\d+)$/.exec(a);
-    if (!m) throw new OpcatError("USAGE_PRIORITY", `invalid --priority ${JSON.stringify(a)}: expected name=<integer>`, { exitCode: EXIT_USAGE });
+    if (!m)
+      throw new OpcatError("USAGE_PRIORITY", `invalid --priority ${JSON.stringify(a)}: expected name=<integer>`, {
+        exitCode: EXIT_USAGE,
+      });
     out.set(m[1], Number(m[2]));
   }
   return out;
@@ -51,19 +69,38 @@ interface CatalogFlags extends ImageAccessFlags {
 /** Loads and validates every `--catalog`; invalid catalogs fail with exit code 1. */
 async function loadCatalogSet(o: CatalogFlags): Promise<CatalogSet> {
   const refs = (o.catalog ?? []).map(parseCatalogFlag);
-  if (refs.length === 0) throw new OpcatError("USAGE_CATALOG", "at least one --catalog is required", { exitCode: EXIT_USAGE });
+  if (refs.length === 0)
+    throw new OpcatError("USAGE_CATALOG", "at least one --catalog is required", { exitCode: EXIT_USAGE });
   const prio = parsePriorities(o.priority ?? []);
-  for (const n of prio.keys()) if (!refs.some((r) => r.name === n)) throw new OpcatError("USAGE_PRIORITY", `--priority names catalog ${JSON.stringify(n)}, which no --catalog defines`, { exitCode: EXIT_USAGE });
+  for (const n of prio.keys())
+    if (!refs.some((r) => r.name === n))
+      throw new OpcatError(
+        "USAGE_PRIORITY",
+        `--priority names catalog ${JSON.stringify(n)}, which no --catalog defines`,
+        { exitCode: EXIT_USAGE },
+      );
   const seen = new Set<string>();
   const named: NamedCatalog[] = [];
   for (const r of refs) {
-    if (seen.has(r.name)) throw new OpcatError("USAGE_CATALOG", `two catalogs are named ${JSON.stringify(r.name)}; name them with name=<dir|image>`, { exitCode: EXIT_USAGE });
+    if (seen.has(r.name))
+      throw new OpcatError(
+        "USAGE_CATALOG",
+        `two catalogs are named ${JSON.stringify(r.name)}; name them with name=<dir|image>`,
+        { exitCode: EXIT_USAGE },
+      );
     seen.add(r.name);
-    const resolved = await resolveRenderRef(r.ref, { ...imageAccessFrom(o), allow: ["catalog-dir", "catalog-file", "catalog-image"] });
+    const resolved = await resolveRenderRef(r.ref, {
+      ...imageAccessFrom(o),
+      allow: ["catalog-dir", "catalog-file", "catalog-image"],
+    });
     const loaded = await loadCatalog(resolved.path);
     const v = validateCatalog(loaded.config);
     const problems = [...loaded.problems, ...v.problems];
-    if (problems.length > 0) throw new OpcatError(problems[0].code, `catalog ${r.name}: ${problems[0].message}`, { problems, exitCode: EXIT_INVALID });
+    if (problems.length > 0)
+      throw new OpcatError(problems[0].code, `catalog ${r.name}: ${problems[0].message}`, {
+        problems,
+        exitCode: EXIT_INVALID,
+      });
     named.push({ name: r.name, priority: prio.get(r.name) ?? 0, model: v.model, others: loaded.config.others });
   }
   return new CatalogSet(named);
@@ -73,12 +110,20 @@ function readText(path: string, what: string): string {
   try {
     return readFileSync(path === "-" ? 0 : path, "utf8");
   } catch (e) {
-    throw new OpcatError("IO_ERROR", `read ${what} ${path}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file or directory" : (e as Error).message}`, { exitCode: EXIT_USAGE });
+    throw new OpcatError(
+      "IO_ERROR",
+      `read ${what} ${path}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file or directory" : (e as Error).message}`,
+      { exitCode: EXIT_USAGE },
+    );
   }
 }
 
 function print(value: unknown, format: string): void {
-  process.stdout.write(format === "json" ? JSON.stringify(value, null, 2) + "\n" : toGoYaml(JSON.parse(JSON.stringify(value)) as JsonValue));
+  process.stdout.write(
+    format === "json"
+      ? JSON.stringify(value, null, 2) + "\n"
+      : toGoYaml(JSON.parse(JSON.stringify(value)) as JsonValue),
+  );
 }
 
 function printImages(list: ImageUse[], format: string): void {
@@ -91,37 +136,78 @@ export function registerResolveCommands(program: Command): void {
   addImageAccessOptions(
     program
       .command("resolve")
-      .description("Resolve Inputs (Deppy Input/InputClass/Operator documents) against catalogs and print the resolveset")
-      .option("--catalog <[name=]dir|image>", "a catalog to resolve from (repeatable); the name defaults to the last path segment", collect)
+      .description(
+        "Resolve Inputs (Deppy Input/InputClass/Operator documents) against catalogs and print the resolveset",
+      )
+      .option(
+        "--catalog <[name=]dir|image>",
+        "a catalog to resolve from (repeatable); the name defaults to the last path segment",
+        collect,
+      )
       .option("--priority <name=N>", "catalog priority, higher preferred (repeatable; default 0)", collect)
-      .option("--input <file>", "Input, InputClass and Operator documents, YAML or JSON (repeatable; - for stdin)", collect)
+      .option(
+        "--input <file>",
+        "Input, InputClass and Operator documents, YAML or JSON (repeatable; - for stdin)",
+        collect,
+      )
       .option("--installed <file>", "an Installed document listing installed operators (and optionally the cluster)")
       .option("--kube-version <version>", "the cluster's Kubernetes version (checked against minKubeVersion)")
-      .option("--openshift-version <version>", "the cluster's OpenShift version (checked against olm.maxOpenShiftVersion)")
+      .option(
+        "--openshift-version <version>",
+        "the cluster's OpenShift version (checked against olm.maxOpenShiftVersion)",
+      )
       .option("--trace", "include the solver's search trace", false)
       .addOption(formatOption(["yaml", "json"], "yaml")),
-  ).action(async (o: CatalogFlags & { input?: string[]; installed?: string; kubeVersion?: string; openshiftVersion?: string; trace: boolean; output: string }) => {
-    if (!o.input || o.input.length === 0) throw new OpcatError("USAGE_INPUT", "at least one --input is required", { exitCode: EXIT_USAGE });
-    const docs = { inputs: [], classes: [], installed: [], errors: [] } as ReturnType<typeof parseInputDocuments>;
-    for (const f of o.input) parseInputDocuments(readText(f, "input"), f, docs);
-    if (o.installed) parseInputDocuments(readText(o.installed, "installed operators"), o.installed, docs);
-    if (docs.errors.length > 0) throw new OpcatError("RESOLVE_INPUT_INVALID", docs.errors.join("\n"), { exitCode: EXIT_INVALID });
-    if (docs.inputs.length === 0) throw new OpcatError("RESOLVE_INPUT_INVALID", "the input files define no Input or Operator", { exitCode: EXIT_INVALID });
-    const set = await loadCatalogSet(o);
-    const cluster = { ...docs.cluster };
-    if (o.kubeVersion) cluster.kubernetesVersion = o.kubeVersion;
-    if (o.openshiftVersion) cluster.openshiftVersion = o.openshiftVersion;
-    const rs: ResolveSet = resolve({ catalogs: set, inputs: docs.inputs, classes: docs.classes, installed: docs.installed, cluster, trace: o.trace });
-    print(rs, o.output);
-    for (const s of rs.inputs) for (const c of s.conditions) if (c.status === "True") process.stderr.write(`input ${s.name}: ${c.type}: ${c.message}\n`);
-    process.exitCode = rs.resolved ? 0 : EXIT_INVALID;
-  });
+  ).action(
+    async (
+      o: CatalogFlags & {
+        input?: string[];
+        installed?: string;
+        kubeVersion?: string;
+        openshiftVersion?: string;
+        trace: boolean;
+        output: string;
+      },
+    ) => {
+      if (!o.input || o.input.length === 0)
+        throw new OpcatError("USAGE_INPUT", "at least one --input is required", { exitCode: EXIT_USAGE });
+      const docs = { inputs: [], classes: [], installed: [], errors: [] } as ReturnType<typeof parseInputDocuments>;
+      for (const f of o.input) parseInputDocuments(readText(f, "input"), f, docs);
+      if (o.installed) parseInputDocuments(readText(o.installed, "installed operators"), o.installed, docs);
+      if (docs.errors.length > 0)
+        throw new OpcatError("RESOLVE_INPUT_INVALID", docs.errors.join("\n"), { exitCode: EXIT_INVALID });
+      if (docs.inputs.length === 0)
+        throw new OpcatError("RESOLVE_INPUT_INVALID", "the input files define no Input or Operator", {
+          exitCode: EXIT_INVALID,
+        });
+      const set = await loadCatalogSet(o);
+      const cluster = { ...docs.cluster };
+      if (o.kubeVersion) cluster.kubernetesVersion = o.kubeVersion;
+      if (o.openshiftVersion) cluster.openshiftVersion = o.openshiftVersion;
+      const rs: ResolveSet = resolve({
+        catalogs: set,
+        inputs: docs.inputs,
+        classes: docs.classes,
+        installed: docs.installed,
+        cluster,
+        trace: o.trace,
+      });
+      print(rs, o.output);
+      for (const s of rs.inputs)
+        for (const c of s.conditions)
+          if (c.status === "True") process.stderr.write(`input ${s.name}: ${c.type}: ${c.message}\n`);
+      process.exitCode = rs.resolved ? 0 : EXIT_INVALID;
+    },
+  );
 
   addImageAccessOptions(
     program
       .command("query")
       .description("List the catalog bundles matching an olm.constraint value (JSON) or a CEL rule over properties")
-      .argument("<constraint-or-cel>", 'e.g. \'{"gvk":{"group":"etcd.database.coreos.com","version":"v1beta2","kind":"EtcdCluster"}}\' or \'properties.exists(p, p.type == "olm.maxOpenShiftVersion")\'')
+      .argument(
+        "<constraint-or-cel>",
+        'e.g. \'{"gvk":{"group":"etcd.database.coreos.com","version":"v1beta2","kind":"EtcdCluster"}}\' or \'properties.exists(p, p.type == "olm.maxOpenShiftVersion")\'',
+      )
       .option("--catalog <[name=]dir|image>", "a catalog to query (repeatable)", collect)
       .option("--priority <name=N>", "catalog priority (repeatable)", collect)
       .addOption(formatOption(["text", "json", "yaml"], "text")),
@@ -133,34 +219,60 @@ export function registerResolveCommands(program: Command): void {
     } catch (e) {
       throw new OpcatError("RESOLVE_QUERY_INVALID", `invalid query: ${(e as Error).message}`, { exitCode: EXIT_USAGE });
     }
-    if (o.output === "text") for (const m of matches) process.stdout.write(`${m.catalog}\t${m.package}\t${m.name}\t${m.version}\t${m.image}\n`);
+    if (o.output === "text")
+      for (const m of matches)
+        process.stdout.write(`${m.catalog}\t${m.package}\t${m.name}\t${m.version}\t${m.image}\n`);
     else print(matches, o.output);
   });
 
   addImageAccessOptions(
     program
       .command("images")
-      .description("List every image a resolveset or catalog needs (bundle images, relatedImages, and the images of olm.operand / olm.relatedimages entries), for mirroring")
+      .description(
+        "List every image a resolveset or catalog needs (bundle images, relatedImages, and the images of olm.operand / olm.relatedimages entries), for mirroring",
+      )
       .option("--catalog <[name=]dir|image>", "a catalog whose bundles' images to list (repeatable)", collect)
-      .option("--package <name>", "with --catalog: only these packages' bundles and the operand / related-image entries they can use (repeatable)", collect)
+      .option(
+        "--package <name>",
+        "with --catalog: only these packages' bundles and the operand / related-image entries they can use (repeatable)",
+        collect,
+      )
       .option("--resolveset <file>", "a resolveset printed by opcat resolve (YAML or JSON)")
       .addOption(formatOption(["text", "json"], "text")),
   ).action(async (o: CatalogFlags & { resolveset?: string; package?: string[]; output: string }) => {
-    if (!o.resolveset && !(o.catalog ?? []).length) throw new OpcatError("USAGE_INPUT", "give --resolveset or at least one --catalog", { exitCode: EXIT_USAGE });
+    if (!o.resolveset && !(o.catalog ?? []).length)
+      throw new OpcatError("USAGE_INPUT", "give --resolveset or at least one --catalog", { exitCode: EXIT_USAGE });
     if (o.resolveset) {
       const { load } = await import("js-yaml");
       let rs: unknown;
       try {
         rs = load(readText(o.resolveset, "resolveset"));
       } catch (e) {
-        throw new OpcatError("RESOLVE_INPUT_INVALID", `${o.resolveset}: ${(e as Error).message.split("\n")[0]}`, { exitCode: EXIT_INVALID });
+        throw new OpcatError("RESOLVE_INPUT_INVALID", `${o.resolveset}: ${(e as Error).message.split("\n")[0]}`, {
+          exitCode: EXIT_INVALID,
+        });
       }
       const bundles = (rs as { bundles?: unknown }).bundles;
-      if (!Array.isArray(bundles)) throw new OpcatError("RESOLVE_INPUT_INVALID", `${o.resolveset}: not a resolveset (no bundles list)`, { exitCode: EXIT_INVALID });
+      if (!Array.isArray(bundles))
+        throw new OpcatError("RESOLVE_INPUT_INVALID", `${o.resolveset}: not a resolveset (no bundles list)`, {
+          exitCode: EXIT_INVALID,
+        });
       const operands = (rs as { operands?: unknown }).operands;
-      if (operands !== undefined && operands !== null && !Array.isArray(operands)) throw new OpcatError("RESOLVE_INPUT_INVALID", `${o.resolveset}: operands must be a list`, { exitCode: EXIT_INVALID });
-      if (o.package?.length) throw new OpcatError("USAGE_INPUT", "--package applies to --catalog, not to --resolveset", { exitCode: EXIT_USAGE });
-      printImages(resolveSetImages({ bundles: bundles as ResolveSet["bundles"], operands: (operands ?? []) as ResolveSet["operands"] }), o.output);
+      if (operands !== undefined && operands !== null && !Array.isArray(operands))
+        throw new OpcatError("RESOLVE_INPUT_INVALID", `${o.resolveset}: operands must be a list`, {
+          exitCode: EXIT_INVALID,
+        });
+      if (o.package?.length)
+        throw new OpcatError("USAGE_INPUT", "--package applies to --catalog, not to --resolveset", {
+          exitCode: EXIT_USAGE,
+        });
+      printImages(
+        resolveSetImages({
+          bundles: bundles as ResolveSet["bundles"],
+          operands: (operands ?? []) as ResolveSet["operands"],
+        }),
+        o.output,
+      );
       return;
     }
     printImages(catalogImages(await loadCatalogSet(o), { packages: o.package }), o.output);

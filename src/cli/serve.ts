@@ -3,13 +3,20 @@
  * registry API until SIGINT/SIGTERM, then shuts down gracefully (running requests finish).
  */
 import { existsSync } from "node:fs";
-import { Command, Option } from "commander";
+import { type Command, Option } from "commander";
 import { OpcatError } from "../fbc/errors.js";
 import { parsePriorities } from "./resolve.js";
 import type { GrpcServerHandle, HttpServerHandle, StoreEvent } from "../serve/index.js";
 import { parseCatalogArg } from "../serve/store.js";
 import { EXIT_INVALID, EXIT_USAGE, reportProblems } from "./output.js";
-import { addImageCatalog, isImageArgument, parseGoDuration, parseImageCatalogArg, type ImageCatalog, type ImageSourceEvent } from "../serve/imagesource.js";
+import {
+  addImageCatalog,
+  isImageArgument,
+  parseGoDuration,
+  parseImageCatalogArg,
+  type ImageCatalog,
+  type ImageSourceEvent,
+} from "../serve/imagesource.js";
 
 /** The resolver API's default request body limit (serve/resolveapi.ts; not imported: the servers load on use). */
 const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
@@ -38,7 +45,10 @@ interface ServeOpts extends ImageAccessFlags {
 export function parseListenAddress(s: string, flag: string): { host: string; port: number } {
   const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(s) ?? (/^\d+$/.test(s) ? [s, undefined, "", s] : null);
   const port = m ? Number(m[3]) : NaN;
-  if (!m || !(port >= 0 && port <= 65535)) throw new OpcatError("USAGE_LISTEN", `invalid ${flag} address ${JSON.stringify(s)}: expected host:port`, { exitCode: EXIT_USAGE });
+  if (!m || !(port >= 0 && port <= 65535))
+    throw new OpcatError("USAGE_LISTEN", `invalid ${flag} address ${JSON.stringify(s)}: expected host:port`, {
+      exitCode: EXIT_USAGE,
+    });
   return { host: m[1] ?? (m[2] || "127.0.0.1"), port };
 }
 
@@ -54,7 +64,12 @@ function parseServeArg(arg: string): { name: string; source: string; image: bool
 }
 
 function reportImageEvent(e: ImageSourceEvent): void {
-  const level = e.outcome === "update-failed" || e.outcome === "poll-failed" ? "error" : e.outcome === "unchanged" || e.outcome === "skipped" ? "debug" : "info";
+  const level =
+    e.outcome === "update-failed" || e.outcome === "poll-failed"
+      ? "error"
+      : e.outcome === "unchanged" || e.outcome === "skipped"
+        ? "debug"
+        : "info";
   log({
     level,
     msg: `catalog image ${e.outcome}`,
@@ -75,7 +90,16 @@ function log(obj: Record<string, unknown>): void {
 function reportEvent(e: StoreEvent): void {
   switch (e.status) {
     case "loaded":
-      log({ level: "info", msg: "catalog loaded", catalog: e.catalog, revision: e.revision.serial, blobs: e.revision.blobCount, bytes: e.revision.jsonl.length, bundles: e.revision.registry.bundleCount, load_ms: Math.round(e.revision.loadMs) });
+      log({
+        level: "info",
+        msg: "catalog loaded",
+        catalog: e.catalog,
+        revision: e.revision.serial,
+        blobs: e.revision.blobCount,
+        bytes: e.revision.jsonl.length,
+        bundles: e.revision.registry.bundleCount,
+        load_ms: Math.round(e.revision.loadMs),
+      });
       return;
     case "unchanged":
       log({ level: "info", msg: "catalog unchanged", catalog: e.catalog, revision: e.revision.serial });
@@ -83,7 +107,9 @@ function reportEvent(e: StoreEvent): void {
     case "failed":
       log({
         level: "error",
-        msg: e.serving ? "catalog reload failed; still serving the previous revision" : "catalog failed to load; not served",
+        msg: e.serving
+          ? "catalog reload failed; still serving the previous revision"
+          : "catalog failed to load; not served",
         catalog: e.catalog,
         serving_revision: e.serving?.serial ?? null,
         problems: e.problems.length,
@@ -99,78 +125,182 @@ function reportEvent(e: StoreEvent): void {
 /** Registers `serve` on the program. */
 export function registerServeCommand(program: Command): void {
   addImageAccessOptions(program.command("serve"))
-    .description("Serve catalogs over catalogd's HTTP API, a web UI (/) (/catalogs/<name>/api/v1/{all,metas}), the resolver API (POST /api/v1/{query,resolve}: bundles matching a constraint, dependency resolution of Inputs) and opm's gRPC registry API")
-    .argument("<catalogs...>", "catalog directories or catalog images, each optionally named: [name=]<dir> or [name=]<image-ref> (default name: the directory's or repository's base name)")
+    .description(
+      "Serve catalogs over catalogd's HTTP API, a web UI (/) (/catalogs/<name>/api/v1/{all,metas}), the resolver API (POST /api/v1/{query,resolve}: bundles matching a constraint, dependency resolution of Inputs) and opm's gRPC registry API",
+    )
+    .argument(
+      "<catalogs...>",
+      "catalog directories or catalog images, each optionally named: [name=]<dir> or [name=]<image-ref> (default name: the directory's or repository's base name)",
+    )
     .addOption(new Option("--http <host:port>", "HTTP listen address").default("127.0.0.1:8080"))
     .option("--no-http", "do not serve HTTP")
     .addOption(new Option("--grpc <host:port>", "gRPC listen address").default("127.0.0.1:50051"))
     .option("--no-grpc", "do not serve gRPC")
-    .option("--grpc-catalog <name>", "catalog answered over gRPC (default: the first one; clients may pick another with metadata x-opcat-catalog)")
-    .option("--watch", "reload a catalog when its files change (the previous content is served until the new one is valid)")
+    .option(
+      "--grpc-catalog <name>",
+      "catalog answered over gRPC (default: the first one; clients may pick another with metadata x-opcat-catalog)",
+    )
+    .option(
+      "--watch",
+      "reload a catalog when its files change (the previous content is served until the new one is valid)",
+    )
     .option("--access-log", "write one JSON line per request to stderr")
-    .addOption(new Option("--shutdown-grace <seconds>", "how long running requests may take to finish on shutdown").default("10"))
-    .option("--priority <name=N>", "catalog priority for the resolver API, higher preferred (repeatable; default 0)", (v: string, prev: string[] = []) => [...prev, v])
-    .addOption(new Option("--max-request-bytes <n>", "largest request body the resolver API accepts (413 above)").default(String(DEFAULT_MAX_REQUEST_BYTES)))
+    .addOption(
+      new Option("--shutdown-grace <seconds>", "how long running requests may take to finish on shutdown").default(
+        "10",
+      ),
+    )
+    .option(
+      "--priority <name=N>",
+      "catalog priority for the resolver API, higher preferred (repeatable; default 0)",
+      (v: string, prev: string[] = []) => [...prev, v],
+    )
+    .addOption(
+      new Option("--max-request-bytes <n>", "largest request body the resolver API accepts (413 above)").default(
+        String(DEFAULT_MAX_REQUEST_BYTES),
+      ),
+    )
     .option("--no-resolver-api", "do not serve POST /api/v1/query and /api/v1/resolve")
-    .option("--ui", "serve the web UI at http://<--http>/ (catalogs, packages, upgrade graphs, resolution, templates); the default with --http")
+    .option(
+      "--ui",
+      "serve the web UI at http://<--http>/ (catalogs, packages, upgrade graphs, resolution, templates); the default with --http",
+    )
     .option("--no-ui", "do not serve the web UI")
-    .option("--kubeconfig <file>", "web UI: show this cluster's Operators and Instances (read with this kubeconfig; approving and denying use the token each user gives in the page, never these credentials)")
+    .option(
+      "--kubeconfig <file>",
+      "web UI: show this cluster's Operators and Instances (read with this kubeconfig; approving and denying use the token each user gives in the page, never these credentials)",
+    )
     .option("--context <name>", "web UI: the kubeconfig context (default: its current context)")
-    .option("--poll-interval <duration>", "for catalog images: re-resolve the reference this often (Go duration: 30s, 5m) and serve a new digest once it is loaded and valid")
-    .option("-p, --port <port>", "opm's flag: gRPC on all interfaces at this port (same as --grpc 0.0.0.0:<port>; opcat's default is 127.0.0.1)")
-    .option("--cache-only", "opm's flag: load and validate the catalogs, then exit without serving (opcat keeps no serve cache to build)")
-    .option("--cache-enforce-integrity", "opm's flag, accepted: opcat always serves what it loaded from the catalog itself, so there is no cache that could be stale")
-    .addHelpText("after", "\nCatalog images (e.g. quay.io/org/my-index:v1, oci:<dir>:<tag>) are pulled with the image access flags; their configs directory is served.\nDigest-pinned references are not polled.")
+    .option(
+      "--poll-interval <duration>",
+      "for catalog images: re-resolve the reference this often (Go duration: 30s, 5m) and serve a new digest once it is loaded and valid",
+    )
+    .option(
+      "-p, --port <port>",
+      "opm's flag: gRPC on all interfaces at this port (same as --grpc 0.0.0.0:<port>; opcat's default is 127.0.0.1)",
+    )
+    .option(
+      "--cache-only",
+      "opm's flag: load and validate the catalogs, then exit without serving (opcat keeps no serve cache to build)",
+    )
+    .option(
+      "--cache-enforce-integrity",
+      "opm's flag, accepted: opcat always serves what it loaded from the catalog itself, so there is no cache that could be stale",
+    )
+    .addHelpText(
+      "after",
+      "\nCatalog images (e.g. quay.io/org/my-index:v1, oci:<dir>:<tag>) are pulled with the image access flags; their configs directory is served.\nDigest-pinned references are not polled.",
+    )
     .action(async (args: string[], opts: ServeOpts) => {
       const catalogs = args.map(parseServeArg);
       let pollMs: number | undefined;
       if (opts.pollInterval !== undefined) {
         const d = parseGoDuration(opts.pollInterval);
-        if (typeof d === "string" || !(d > 0)) throw new OpcatError("USAGE_SERVE", `invalid --poll-interval ${JSON.stringify(opts.pollInterval)}: ${typeof d === "string" ? d : "must be positive"}`, { exitCode: EXIT_USAGE });
-        if (!catalogs.some((c) => c.image)) throw new OpcatError("USAGE_SERVE", "--poll-interval applies to catalog images, and none was given", { exitCode: EXIT_USAGE });
+        if (typeof d === "string" || !(d > 0))
+          throw new OpcatError(
+            "USAGE_SERVE",
+            `invalid --poll-interval ${JSON.stringify(opts.pollInterval)}: ${typeof d === "string" ? d : "must be positive"}`,
+            { exitCode: EXIT_USAGE },
+          );
+        if (!catalogs.some((c) => c.image))
+          throw new OpcatError("USAGE_SERVE", "--poll-interval applies to catalog images, and none was given", {
+            exitCode: EXIT_USAGE,
+          });
         pollMs = d;
       }
       const pull = catalogs.some((c) => c.image) ? { ...imageAccessFrom(opts), onProgress: undefined } : undefined;
       const images: ImageCatalog[] = [];
-      if (opts.ui === true && opts.http === false) throw new OpcatError("USAGE_SERVE", "--ui needs the HTTP server: drop --no-http", { exitCode: EXIT_USAGE });
+      if (opts.ui === true && opts.http === false)
+        throw new OpcatError("USAGE_SERVE", "--ui needs the HTTP server: drop --no-http", { exitCode: EXIT_USAGE });
       if ((opts.kubeconfig !== undefined || opts.context !== undefined) && (opts.ui === false || opts.http === false)) {
-        throw new OpcatError("USAGE_SERVE", "--kubeconfig and --context are for the web UI's cluster pages: drop --no-ui/--no-http", { exitCode: EXIT_USAGE });
+        throw new OpcatError(
+          "USAGE_SERVE",
+          "--kubeconfig and --context are for the web UI's cluster pages: drop --no-ui/--no-http",
+          { exitCode: EXIT_USAGE },
+        );
       }
-      if (opts.context !== undefined && opts.kubeconfig === undefined) throw new OpcatError("USAGE_SERVE", "--context needs --kubeconfig", { exitCode: EXIT_USAGE });
-      if (opts.kubeconfig !== undefined && !existsSync(opts.kubeconfig)) throw new OpcatError("USAGE_SERVE", `--kubeconfig ${JSON.stringify(opts.kubeconfig)}: no such file`, { exitCode: EXIT_USAGE });
-      const cluster = opts.kubeconfig !== undefined ? { kubeconfig: opts.kubeconfig, context: opts.context, pull: { ...imageAccessFrom(opts), onProgress: undefined } } : undefined;
-      if (opts.http === false && opts.grpc === false) throw new OpcatError("USAGE_SERVE", "nothing to serve: both --no-http and --no-grpc were given", { exitCode: EXIT_USAGE });
+      if (opts.context !== undefined && opts.kubeconfig === undefined)
+        throw new OpcatError("USAGE_SERVE", "--context needs --kubeconfig", { exitCode: EXIT_USAGE });
+      if (opts.kubeconfig !== undefined && !existsSync(opts.kubeconfig))
+        throw new OpcatError("USAGE_SERVE", `--kubeconfig ${JSON.stringify(opts.kubeconfig)}: no such file`, {
+          exitCode: EXIT_USAGE,
+        });
+      const cluster =
+        opts.kubeconfig !== undefined
+          ? {
+              kubeconfig: opts.kubeconfig,
+              context: opts.context,
+              pull: { ...imageAccessFrom(opts), onProgress: undefined },
+            }
+          : undefined;
+      if (opts.http === false && opts.grpc === false)
+        throw new OpcatError("USAGE_SERVE", "nothing to serve: both --no-http and --no-grpc were given", {
+          exitCode: EXIT_USAGE,
+        });
       const httpAddr = opts.http === false ? undefined : parseListenAddress(opts.http, "--http");
       if (opts.port !== undefined) {
-        if (!/^\d+$/.test(opts.port) || Number(opts.port) > 65535) throw new OpcatError("USAGE_SERVE", `invalid --port ${JSON.stringify(opts.port)}: expected a port number`, { exitCode: EXIT_USAGE });
-        if (opts.grpc === false) throw new OpcatError("USAGE_SERVE", "--port (gRPC) and --no-grpc exclude each other", { exitCode: EXIT_USAGE });
+        if (!/^\d+$/.test(opts.port) || Number(opts.port) > 65535)
+          throw new OpcatError("USAGE_SERVE", `invalid --port ${JSON.stringify(opts.port)}: expected a port number`, {
+            exitCode: EXIT_USAGE,
+          });
+        if (opts.grpc === false)
+          throw new OpcatError("USAGE_SERVE", "--port (gRPC) and --no-grpc exclude each other", {
+            exitCode: EXIT_USAGE,
+          });
         // opm listens on ":<port>", every interface; say so, since opcat's own default is loopback only
         opts.grpc = `0.0.0.0:${opts.port}`;
-        log({ level: "info", msg: "gRPC on all interfaces as opm's -p asks; use --grpc 127.0.0.1:<port> for loopback only", port: Number(opts.port) });
+        log({
+          level: "info",
+          msg: "gRPC on all interfaces as opm's -p asks; use --grpc 127.0.0.1:<port> for loopback only",
+          port: Number(opts.port),
+        });
       }
       const grpcAddr = opts.grpc === false ? undefined : parseListenAddress(opts.grpc, "--grpc");
       const priorities = parsePriorities(opts.priority ?? []);
       for (const n of priorities.keys()) {
-        if (!catalogs.some((c) => c.name === n)) throw new OpcatError("USAGE_PRIORITY", `--priority names catalog ${JSON.stringify(n)}, which is not served`, { exitCode: EXIT_USAGE });
+        if (!catalogs.some((c) => c.name === n))
+          throw new OpcatError("USAGE_PRIORITY", `--priority names catalog ${JSON.stringify(n)}, which is not served`, {
+            exitCode: EXIT_USAGE,
+          });
       }
       const maxRequestBytes = Number(opts.maxRequestBytes);
-      if (!Number.isSafeInteger(maxRequestBytes) || maxRequestBytes < 1) throw new OpcatError("USAGE_SERVE", `invalid --max-request-bytes ${JSON.stringify(opts.maxRequestBytes)}: expected a positive integer`, { exitCode: EXIT_USAGE });
+      if (!Number.isSafeInteger(maxRequestBytes) || maxRequestBytes < 1)
+        throw new OpcatError(
+          "USAGE_SERVE",
+          `invalid --max-request-bytes ${JSON.stringify(opts.maxRequestBytes)}: expected a positive integer`,
+          { exitCode: EXIT_USAGE },
+        );
       const grace = Number(opts.shutdownGrace) * 1000;
-      if (!(grace >= 0)) throw new OpcatError("USAGE_SERVE", `invalid --shutdown-grace ${JSON.stringify(opts.shutdownGrace)}`, { exitCode: EXIT_USAGE });
+      if (!(grace >= 0))
+        throw new OpcatError("USAGE_SERVE", `invalid --shutdown-grace ${JSON.stringify(opts.shutdownGrace)}`, {
+          exitCode: EXIT_USAGE,
+        });
       if (opts.grpcCatalog !== undefined && !catalogs.some((c) => c.name === opts.grpcCatalog)) {
-        throw new OpcatError("USAGE_SERVE", `--grpc-catalog ${JSON.stringify(opts.grpcCatalog)} is not one of the served catalogs`, { exitCode: EXIT_USAGE });
+        throw new OpcatError(
+          "USAGE_SERVE",
+          `--grpc-catalog ${JSON.stringify(opts.grpcCatalog)} is not one of the served catalogs`,
+          { exitCode: EXIT_USAGE },
+        );
       }
 
       // the HTTP and gRPC servers (grpc-js, protobufjs) load when serve runs, not for every command
       const { CatalogStore, startGrpcServer, startHttpServer } = await import("../serve/index.js");
       // the web UI shows what the last reload changed: the replaced revision is kept until the next one
-      const store = new CatalogStore({ checkMetaKeys: grpcAddr !== undefined, onEvent: reportEvent, keepPrevious: httpAddr !== undefined && opts.ui !== false });
+      const store = new CatalogStore({
+        checkMetaKeys: grpcAddr !== undefined,
+        onEvent: reportEvent,
+        keepPrevious: httpAddr !== undefined && opts.ui !== false,
+      });
       let failed = false;
       for (const c of catalogs) {
         let out;
         if (c.image) {
           try {
-            const added = await addImageCatalog(store, c.name, c.source, { ...pull, pollIntervalMs: pollMs, onEvent: reportImageEvent });
+            const added = await addImageCatalog(store, c.name, c.source, {
+              ...pull,
+              pollIntervalMs: pollMs,
+              onEvent: reportImageEvent,
+            });
             images.push(added.catalog);
             out = added.outcome;
           } catch (e) {
@@ -190,21 +320,38 @@ export function registerServeCommand(program: Command): void {
       // Like opm serve, refuse to start with invalid content unless --watch or --poll-interval may fix it later.
       if (failed && !opts.watch && pollMs === undefined) {
         await Promise.all(images.map((i) => i.close()));
-        throw new OpcatError("SERVE_INVALID_CATALOG", "a catalog is invalid (see above); nothing served", { exitCode: EXIT_INVALID, problems: [] });
+        throw new OpcatError("SERVE_INVALID_CATALOG", "a catalog is invalid (see above); nothing served", {
+          exitCode: EXIT_INVALID,
+          problems: [],
+        });
       }
       if (opts.cacheOnly) {
         // opm builds its serve cache and exits; opcat has none to build: the catalogs loaded and are valid
         await Promise.all(images.map((i) => i.close()));
         await store.close();
-        if (failed) throw new OpcatError("SERVE_INVALID_CATALOG", "a catalog is invalid (see above)", { exitCode: EXIT_INVALID, problems: [] });
-        log({ level: "info", msg: "--cache-only: the catalogs load and are valid; opcat keeps no serve cache, nothing to write", catalogs: store.names() });
+        if (failed)
+          throw new OpcatError("SERVE_INVALID_CATALOG", "a catalog is invalid (see above)", {
+            exitCode: EXIT_INVALID,
+            problems: [],
+          });
+        log({
+          level: "info",
+          msg: "--cache-only: the catalogs load and are valid; opcat keeps no serve cache, nothing to write",
+          catalogs: store.names(),
+        });
         return;
       }
       const accessLog = opts.accessLog ? (line: string) => void process.stderr.write(line + "\n") : undefined;
       let http: HttpServerHandle | undefined;
       let grpc: GrpcServerHandle | undefined;
       try {
-        if (httpAddr) http = await startHttpServer(store, { ...httpAddr, accessLog, resolver: opts.resolverApi ? { priorities, maxRequestBytes } : false, ui: opts.ui === false ? false : { maxRequestBytes, cluster } });
+        if (httpAddr)
+          http = await startHttpServer(store, {
+            ...httpAddr,
+            accessLog,
+            resolver: opts.resolverApi ? { priorities, maxRequestBytes } : false,
+            ui: opts.ui === false ? false : { maxRequestBytes, cluster },
+          });
         if (grpcAddr) grpc = await startGrpcServer(store, { ...grpcAddr, catalog: opts.grpcCatalog, accessLog });
       } catch (e) {
         await http?.close(0);
@@ -219,8 +366,14 @@ export function registerServeCommand(program: Command): void {
         msg: "serving",
         catalogs: store.names(),
         http: http ? `http://${http.address.address}:${http.address.port}/catalogs/<name>/api/v1/all` : null,
-        ui: http && opts.ui !== false ? `http://${http.address.address.includes(":") ? `[${http.address.address}]` : http.address.address}:${http.address.port}/` : null,
-        resolver_api: http && opts.resolverApi ? `http://${http.address.address}:${http.address.port}/api/v1/{query,resolve}` : null,
+        ui:
+          http && opts.ui !== false
+            ? `http://${http.address.address.includes(":") ? `[${http.address.address}]` : http.address.address}:${http.address.port}/`
+            : null,
+        resolver_api:
+          http && opts.resolverApi
+            ? `http://${http.address.address}:${http.address.port}/api/v1/{query,resolve}`
+            : null,
         grpc: grpc ? `${grpcAddr?.host}:${grpc.port}` : null,
         watch: Boolean(opts.watch),
         ...(pollMs !== undefined ? { poll_interval_ms: pollMs } : {}),

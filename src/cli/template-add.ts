@@ -3,7 +3,7 @@
  * raw FBC), idempotently, with an outcome per template and an exit code per outcome. A thin layer over
  * src/template/addbundle.ts.
  */
-import { Command, Option } from "commander";
+import { type Command, Option } from "commander";
 import { OpcatError } from "../fbc/errors.js";
 import { loadCatalog } from "../fbc/load.js";
 import { emptyConfig, mergeConfigs } from "../fbc/types.js";
@@ -15,7 +15,16 @@ import {
   type ReleaseConfigReport,
 } from "../template/addbundle.js";
 import { RegistryClient } from "../image/index.js";
-import { catalogTagLister, fallbackSource, imageSource, registryTagLister, renderedSource, reuseSource, type BundleSource, type TagLister } from "../template/index.js";
+import {
+  catalogTagLister,
+  fallbackSource,
+  imageSource,
+  registryTagLister,
+  renderedSource,
+  reuseSource,
+  type BundleSource,
+  type TagLister,
+} from "../template/index.js";
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./image.js";
 import { EXIT_INVALID, EXIT_USAGE, problemToJson } from "./output.js";
 
@@ -46,7 +55,9 @@ function usage(message: string): OpcatError {
  * render`. Graph templates list the tags of `bundles.repo` from the registry with --pull, else from
  * the reused catalogs' images (as `template render --offline` does). `close` releases the registry client.
  */
-async function sourceFrom(opts: AddOpts): Promise<{ source: (BundleSource & Partial<TagLister>) | undefined; close: () => void }> {
+async function sourceFrom(
+  opts: AddOpts,
+): Promise<{ source: (BundleSource & Partial<TagLister>) | undefined; close: () => void }> {
   let src: BundleSource | undefined;
   let tags: TagLister | undefined;
   let client: RegistryClient | undefined;
@@ -54,7 +65,11 @@ async function sourceFrom(opts: AddOpts): Promise<{ source: (BundleSource & Part
     const cfg = emptyConfig();
     for (const ref of opts.reuse) {
       const res = await loadCatalog(ref);
-      if (res.problems.length > 0) throw new OpcatError(res.problems[0].code, res.problems[0].message, { problems: res.problems, exitCode: EXIT_INVALID });
+      if (res.problems.length > 0)
+        throw new OpcatError(res.problems[0].code, res.problems[0].message, {
+          problems: res.problems,
+          exitCode: EXIT_INVALID,
+        });
       mergeConfigs(cfg, res.config);
     }
     src = reuseSource(cfg, { reuseTags: opts.reuseTags });
@@ -71,7 +86,10 @@ async function sourceFrom(opts: AddOpts): Promise<{ source: (BundleSource & Part
   if (!src) return { source: undefined, close };
   const rendered = renderedSource(src);
   const lister = tags;
-  return { source: lister ? Object.assign(rendered, { listTags: (repo: string) => lister.listTags(repo) }) : rendered, close };
+  return {
+    source: lister ? Object.assign(rendered, { listTags: (repo: string) => lister.listTags(repo) }) : rendered,
+    close,
+  };
 }
 
 function planJson(p: AddBundlePlan, dryRun: boolean): Record<string, unknown> {
@@ -95,18 +113,40 @@ const LABEL: Record<AddBundlePlan["outcome"], string> = {
 };
 
 function printPlan(p: AddBundlePlan, dryRun: boolean): void {
-  const how = p.validation === "rendered" ? "; validated by rendering" : p.validation === "structural" ? "; checked structurally only" : "";
-  const what = p.outcome === "added" ? (dryRun ? " (dry run: not written)" : p.written ? "" : " (not written)") : p.outcome === "already-present" ? " (nothing changed)" : "";
+  const how =
+    p.validation === "rendered"
+      ? "; validated by rendering"
+      : p.validation === "structural"
+        ? "; checked structurally only"
+        : "";
+  const what =
+    p.outcome === "added"
+      ? dryRun
+        ? " (dry run: not written)"
+        : p.written
+          ? ""
+          : " (not written)"
+      : p.outcome === "already-present"
+        ? " (nothing changed)"
+        : "";
   process.stdout.write(`${LABEL[p.outcome]}: ${p.template}${p.kind ? ` (${p.kind}${how})` : ""}${what}\n`);
   for (const c of p.changes) if (p.outcome === "added") process.stdout.write(`  + ${c.description}\n`);
-  for (const pr of p.problems) process.stderr.write(`${p.template}: ${pr.severity}[${pr.code}]: ${pr.message}${pr.hint ? `\n  hint: ${pr.hint}` : ""}\n`);
+  for (const pr of p.problems)
+    process.stderr.write(
+      `${p.template}: ${pr.severity}[${pr.code}]: ${pr.message}${pr.hint ? `\n  hint: ${pr.hint}` : ""}\n`,
+    );
   if (dryRun && p.diff) process.stdout.write(p.diff);
 }
 
 async function runAdd(file: string | undefined, opts: AddOpts): Promise<void> {
   if (opts.releaseConfig !== undefined) {
     if (file !== undefined) throw usage("give either a template file or --release-config, not both");
-    if (opts.channel.length > 0 || opts.replaces !== undefined || opts.skips.length > 0 || opts.skipRange !== undefined) {
+    if (
+      opts.channel.length > 0 ||
+      opts.replaces !== undefined ||
+      opts.skips.length > 0 ||
+      opts.skipRange !== undefined
+    ) {
       throw usage("--channel, --replaces, --skips and --skip-range come from the release config with --release-config");
     }
   } else {
@@ -124,10 +164,19 @@ async function runAdd(file: string | undefined, opts: AddOpts): Promise<void> {
 }
 
 /** Runs the add (one template, or a release config) with the bundle source built. */
-async function addWith(file: string | undefined, opts: AddOpts, source: (BundleSource & Partial<TagLister>) | undefined): Promise<void> {
+async function addWith(
+  file: string | undefined,
+  opts: AddOpts,
+  source: (BundleSource & Partial<TagLister>) | undefined,
+): Promise<void> {
   const dryRun = opts.dryRun === true;
   if (opts.releaseConfig !== undefined) {
-    const r: ReleaseConfigReport = await addBundleFromReleaseConfig(opts.releaseConfig, opts.image, { source, name: opts.name, templatesDir: opts.templatesDir, dryRun });
+    const r: ReleaseConfigReport = await addBundleFromReleaseConfig(opts.releaseConfig, opts.image, {
+      source,
+      name: opts.name,
+      templatesDir: opts.templatesDir,
+      dryRun,
+    });
     if (opts.output === "json") {
       const o = {
         outcome: r.outcome,
@@ -139,14 +188,27 @@ async function addWith(file: string | undefined, opts: AddOpts, source: (BundleS
       };
       process.stdout.write(JSON.stringify(o, null, 2) + "\n");
     } else {
-      for (const pr of r.problems) process.stderr.write(`${r.releaseConfig}: ${pr.severity}[${pr.code}]: ${pr.message}\n`);
+      for (const pr of r.problems)
+        process.stderr.write(`${r.releaseConfig}: ${pr.severity}[${pr.code}]: ${pr.message}\n`);
       for (const p of r.templates) printPlan(p, dryRun);
-      if (!dryRun && !r.written && r.templates.some((p) => p.outcome === "added")) process.stdout.write("nothing was written: a template failed\n");
+      if (!dryRun && !r.written && r.templates.some((p) => p.outcome === "added"))
+        process.stdout.write("nothing was written: a template failed\n");
     }
     process.exitCode = ADD_BUNDLE_EXIT_CODES[r.outcome];
     return;
   }
-  const plan = await addBundleToFile(file as string, { image: opts.image, channels: opts.channel, replaces: opts.replaces, skips: opts.skips, skipRange: opts.skipRange, name: opts.name }, { source, dryRun });
+  const plan = await addBundleToFile(
+    file as string,
+    {
+      image: opts.image,
+      channels: opts.channel,
+      replaces: opts.replaces,
+      skips: opts.skips,
+      skipRange: opts.skipRange,
+      name: opts.name,
+    },
+    { source, dryRun },
+  );
   if (opts.output === "json") process.stdout.write(JSON.stringify(planJson(plan, dryRun), null, 2) + "\n");
   else printPlan(plan, dryRun);
   process.exitCode = ADD_BUNDLE_EXIT_CODES[plan.outcome];
@@ -156,23 +218,50 @@ async function addWith(file: string | undefined, opts: AddOpts, source: (BundleS
 export function registerAddBundleCommand(tmpl: Command): void {
   const cmd = tmpl
     .command("add-bundle")
-    .description("Publish a bundle into a catalog template (basic, semver, graph or raw FBC) idempotently: adds what is missing, changes nothing when it is all there")
+    .description(
+      "Publish a bundle into a catalog template (basic, semver, graph or raw FBC) idempotently: adds what is missing, changes nothing when it is all there",
+    )
     .argument("[template-file]", "the template to edit in place (YAML or JSON); omit with --release-config")
     .requiredOption("--image <ref>", "the bundle image reference to add")
-    .option("--channel <name>", "a channel to add the bundle to (repeatable); semver templates: Candidate, Fast, Stable (any letter case)", collect, [])
-    .option("--replaces <bundle>", "basic/FBC: the bundle the new channel entry replaces (graph: must be the graph's head)")
+    .option(
+      "--channel <name>",
+      "a channel to add the bundle to (repeatable); semver templates: Candidate, Fast, Stable (any letter case)",
+      collect,
+      [],
+    )
+    .option(
+      "--replaces <bundle>",
+      "basic/FBC: the bundle the new channel entry replaces (graph: must be the graph's head)",
+    )
     .option("--skips <bundle>", "basic/FBC: a bundle the new channel entry skips (repeatable)", collect, [])
     .option("--skip-range <range>", "basic/FBC: the new channel entry's skipRange")
-    .option("--release-config <file>", "apply a community release-config.yaml: every template it lists, with its channels and edges")
-    .option("--templates-dir <dir>", "with --release-config: the templates directory (default: ../catalog-templates from the release config)")
-    .option("--name <bundle-name>", "the bundle's name, when its image is not rendered (basic templates need it for the channel entries)")
-    .option("--reuse <rendered-fbc>", "render the bundle image (and validate the result) from this already-rendered catalog (repeatable)", collect, [])
+    .option(
+      "--release-config <file>",
+      "apply a community release-config.yaml: every template it lists, with its channels and edges",
+    )
+    .option(
+      "--templates-dir <dir>",
+      "with --release-config: the templates directory (default: ../catalog-templates from the release config)",
+    )
+    .option(
+      "--name <bundle-name>",
+      "the bundle's name, when its image is not rendered (basic templates need it for the channel entries)",
+    )
+    .option(
+      "--reuse <rendered-fbc>",
+      "render the bundle image (and validate the result) from this already-rendered catalog (repeatable)",
+      collect,
+      [],
+    )
     .option("--reuse-tags", "with --reuse, also answer tag references", false)
     .option("--pull", "pull and render bundle images (after --reuse); without it nothing is pulled", false)
     .option("--dry-run", "print the outcome and the diff; write nothing", false)
     .addOption(
       new Option("-o, --output <format>", "report format (text|json)").default("text").argParser((v) => {
-        if (v !== "text" && v !== "json") throw new OpcatError("USAGE_OUTPUT", `invalid --output value ${JSON.stringify(v)}, expected (text|json)`, { exitCode: EXIT_USAGE });
+        if (v !== "text" && v !== "json")
+          throw new OpcatError("USAGE_OUTPUT", `invalid --output value ${JSON.stringify(v)}, expected (text|json)`, {
+            exitCode: EXIT_USAGE,
+          });
         return v;
       }),
     )

@@ -2,7 +2,7 @@
  * `opcat template convert <fbc> --to basic|graph`: an existing catalog as a basic template (like
  * `opm alpha convert-template basic`) or as a graph template, either of which renders back to it.
  */
-import { Command, Option } from "commander";
+import { type Command, Option } from "commander";
 import { OpcatError } from "../fbc/errors.js";
 import { loadCatalogOrThrow } from "../fbc/load.js";
 import { convertCatalog, type ConvertTarget } from "../template/convert.js";
@@ -21,21 +21,32 @@ interface ConvertOpts {
 export function registerConvertCommand(tmpl: Command): void {
   tmpl
     .command("convert")
-    .description("Convert a catalog (directory, file or - for standard input) into a basic or graph template that renders back to it")
+    .description(
+      "Convert a catalog (directory, file or - for standard input) into a basic or graph template that renders back to it",
+    )
     .argument("<fbc>", "catalog directory, file, or - for standard input")
     .addOption(
       new Option("--to <type>", `template type (${TARGETS.join("|")})`).makeOptionMandatory().argParser((v) => {
-        if (!TARGETS.includes(v)) throw new OpcatError("USAGE_FLAGS", `invalid --to value ${JSON.stringify(v)}, expected (basic|graph)`, { exitCode: EXIT_USAGE });
+        if (!TARGETS.includes(v))
+          throw new OpcatError("USAGE_FLAGS", `invalid --to value ${JSON.stringify(v)}, expected (basic|graph)`, {
+            exitCode: EXIT_USAGE,
+          });
         return v;
       }),
     )
     .addOption(
       new Option("-o, --output <format>", `output format (${OUTPUTS.join("|")})`).default("json").argParser((v) => {
-        if (!OUTPUTS.includes(v)) throw new OpcatError("USAGE_OUTPUT", `invalid --output value ${JSON.stringify(v)}, expected (json|yaml)`, { exitCode: EXIT_USAGE });
+        if (!OUTPUTS.includes(v))
+          throw new OpcatError("USAGE_OUTPUT", `invalid --output value ${JSON.stringify(v)}, expected (json|yaml)`, {
+            exitCode: EXIT_USAGE,
+          });
         return v;
       }),
     )
-    .option("--package <name>", "convert only this package (a graph template holds one package: required when the catalog has several)")
+    .option(
+      "--package <name>",
+      "convert only this package (a graph template holds one package: required when the catalog has several)",
+    )
     .addHelpText(
       "after",
       `

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { Command, Option } from "commander";
+import { type Command, Option } from "commander";
 import { OpcatError, problem } from "../fbc/errors.js";
 import { loadCatalog } from "../fbc/load.js";
 import { renderMermaid } from "../fbc/mermaid.js";
@@ -57,12 +57,18 @@ const COMPOSITE = "composite";
  * The bundle source of a render: images pulled (at most 4 at once, progress on a terminal), after
  * the --reuse catalog when given, with opm's per-reference normalisation and migrations.
  */
-async function bundleSource(opts: RenderOpts, access: PullOptions, progress: Progress, migrateLevel?: string): Promise<BundleSource & { reused?: DeclarativeConfig }> {
+async function bundleSource(
+  opts: RenderOpts,
+  access: PullOptions,
+  progress: Progress,
+  migrateLevel?: string,
+): Promise<BundleSource & { reused?: DeclarativeConfig }> {
   let pulled = 0;
   let total = 0;
   const pull = imageSource({
     ...access,
-    onProgress: (p) => progress.update(`${pulled}/${total} images; ${p.ref}: ${formatBytes(p.bytes)}/${formatBytes(p.total)}`),
+    onProgress: (p) =>
+      progress.update(`${pulled}/${total} images; ${p.ref}: ${formatBytes(p.bytes)}/${formatBytes(p.total)}`),
     onImage: (e) => {
       pulled = e.done;
       total = Math.max(total, e.total);
@@ -73,20 +79,34 @@ async function bundleSource(opts: RenderOpts, access: PullOptions, progress: Pro
   let reused: DeclarativeConfig | undefined;
   if (opts.reuse !== undefined) {
     const res = await loadCatalog(opts.reuse);
-    if (res.problems.length > 0) throw new OpcatError(res.problems[0].code, res.problems[0].message, { problems: res.problems, exitCode: EXIT_INVALID });
+    if (res.problems.length > 0)
+      throw new OpcatError(res.problems[0].code, res.problems[0].message, {
+        problems: res.problems,
+        exitCode: EXIT_INVALID,
+      });
     reused = res.config;
     // --offline: the reused catalog answers every reference, tags included; nothing is pulled.
-    src = opts.offline ? reuseSource(res.config, { reuseTags: true }) : fallbackSource(reuseSource(res.config, { reuseTags: opts.reuseTags }), pull);
+    src = opts.offline
+      ? reuseSource(res.config, { reuseTags: true })
+      : fallbackSource(reuseSource(res.config, { reuseTags: opts.reuseTags }), pull);
   }
   return Object.assign(renderedSource(src, { migrateLevel }), { reused });
 }
 
 async function runComposite(args: string[], opts: RenderOpts): Promise<void> {
-  if (args.length > 1) throw new OpcatError("USAGE_ARGS", `accepts at most 0 arg(s), received ${args.length - 1}`, { exitCode: EXIT_USAGE });
+  if (args.length > 1)
+    throw new OpcatError("USAGE_ARGS", `accepts at most 0 arg(s), received ${args.length - 1}`, {
+      exitCode: EXIT_USAGE,
+    });
   if (opts.output !== "json" && opts.output !== "yaml") {
-    throw new OpcatError("USAGE_OUTPUT", `invalid --output value ${goQuote(opts.output)}, expected (json|yaml)`, { exitCode: EXIT_USAGE });
+    throw new OpcatError("USAGE_OUTPUT", `invalid --output value ${goQuote(opts.output)}, expected (json|yaml)`, {
+      exitCode: EXIT_USAGE,
+    });
   }
-  if (opts.migrateLevel !== undefined) throw new OpcatError("USAGE_FLAGS", "--migrate-level is not supported by the composite template", { exitCode: EXIT_USAGE });
+  if (opts.migrateLevel !== undefined)
+    throw new OpcatError("USAGE_FLAGS", "--migrate-level is not supported by the composite template", {
+      exitCode: EXIT_USAGE,
+    });
   const compositeFile = opts.compositeConfig ?? "composite.yaml";
   const catalogFile = opts.catalogConfig ?? "catalogs.yaml";
   const progress = new Progress("pulling");
@@ -98,7 +118,11 @@ async function runComposite(args: string[], opts: RenderOpts): Promise<void> {
     try {
       contributions = readFileSync(compositeFile, "utf8");
     } catch (e) {
-      throw new OpcatError("IO_ERROR", `opening composite config file ${goQuote(compositeFile)}: ${goFsError("open", compositeFile, e)}`, { exitCode: EXIT_USAGE });
+      throw new OpcatError(
+        "IO_ERROR",
+        `opening composite config file ${goQuote(compositeFile)}: ${goFsError("open", compositeFile, e)}`,
+        { exitCode: EXIT_USAGE },
+      );
     }
     const catalogs = await fetchCatalogConfig(catalogFile);
     try {
@@ -112,7 +136,11 @@ async function runComposite(args: string[], opts: RenderOpts): Promise<void> {
         semverSkips: opts.semverSkips,
       });
     } catch (e) {
-      if (e instanceof OpcatError) throw new OpcatError(e.code, `rendering the composite template: ${e.message}`, { exitCode: e.exitCode, cause: e });
+      if (e instanceof OpcatError)
+        throw new OpcatError(e.code, `rendering the composite template: ${e.message}`, {
+          exitCode: e.exitCode,
+          cause: e,
+        });
       throw e;
     }
   } finally {
@@ -126,19 +154,29 @@ async function fetchCatalogConfig(path: string): Promise<string> {
   if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(path) && !path.startsWith("/")) {
     const scheme = path.slice(0, path.indexOf(":")).toLowerCase();
     if (scheme !== "http" && scheme !== "https") {
-      throw new OpcatError("IO_ERROR", `fetching remote catalog config file ${goQuote(path)}: Get ${goQuote(path)}: unsupported protocol scheme ${goQuote(scheme)}`, { exitCode: EXIT_USAGE });
+      throw new OpcatError(
+        "IO_ERROR",
+        `fetching remote catalog config file ${goQuote(path)}: Get ${goQuote(path)}: unsupported protocol scheme ${goQuote(scheme)}`,
+        { exitCode: EXIT_USAGE },
+      );
     }
     try {
       const r = await fetch(path);
       return await r.text();
     } catch (e) {
-      throw new OpcatError("IO_ERROR", `fetching remote catalog config file ${goQuote(path)}: Get ${goQuote(path)}: ${(e as Error).message}`, { exitCode: EXIT_USAGE, cause: e });
+      throw new OpcatError(
+        "IO_ERROR",
+        `fetching remote catalog config file ${goQuote(path)}: Get ${goQuote(path)}: ${(e as Error).message}`,
+        { exitCode: EXIT_USAGE, cause: e },
+      );
     }
   }
   try {
     return readFileSync(path, "utf8");
   } catch (e) {
-    throw new OpcatError("IO_ERROR", `opening catalog config file ${goQuote(path)}: ${goFsError("open", path, e)}`, { exitCode: EXIT_USAGE });
+    throw new OpcatError("IO_ERROR", `opening catalog config file ${goQuote(path)}: ${goFsError("open", path, e)}`, {
+      exitCode: EXIT_USAGE,
+    });
   }
 }
 
@@ -152,7 +190,8 @@ async function readInput(file: string): Promise<string> {
     return readFileSync(file, "utf8");
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    const why = code === "ENOENT" ? "no such file or directory" : code === "EISDIR" ? "is a directory" : (e as Error).message;
+    const why =
+      code === "ENOENT" ? "no such file or directory" : code === "EISDIR" ? "is a directory" : (e as Error).message;
     throw new OpcatError("IO_ERROR", `unable to open ${goQuote(file)}: open ${file}: ${why}`, { exitCode: EXIT_USAGE });
   }
 }
@@ -160,7 +199,9 @@ async function readInput(file: string): Promise<string> {
 async function runRender(args: string[], opts: RenderOpts): Promise<void> {
   if (args[0] === COMPOSITE) return runComposite(args, opts);
   if (opts.catalogConfig !== undefined || opts.compositeConfig !== undefined) {
-    throw new OpcatError("USAGE_FLAGS", "--catalog-config and --composite-config are only for the composite template", { exitCode: EXIT_USAGE });
+    throw new OpcatError("USAGE_FLAGS", "--catalog-config and --composite-config are only for the composite template", {
+      exitCode: EXIT_USAGE,
+    });
   }
   let type: string | undefined;
   let file = "-";
@@ -170,13 +211,18 @@ async function runRender(args: string[], opts: RenderOpts): Promise<void> {
   } else if (args.length === 2) {
     [type, file] = args;
   } else if (args.length > 2) {
-    throw new OpcatError("USAGE_ARGS", `accepts between 0 and 2 arg(s), received ${args.length}`, { exitCode: EXIT_USAGE });
+    throw new OpcatError("USAGE_ARGS", `accepts between 0 and 2 arg(s), received ${args.length}`, {
+      exitCode: EXIT_USAGE,
+    });
   }
   if (type !== undefined && !ALL_TEMPLATE_TYPES.includes(type)) {
     // opm's text (its types); opcat's own types are named in a hint.
     const message = `invalid template type ${goQuote(type)}, must be one of: [${TEMPLATE_TYPES.join(" ")}]`;
     const hint = `opcat also renders: ${[...ALL_TEMPLATE_TYPES.filter((t) => !TEMPLATE_TYPES.includes(t)), COMPOSITE].join(", ")}`;
-    throw new OpcatError("TEMPLATE_TYPE", message, { exitCode: EXIT_USAGE, problems: [problem("TEMPLATE_TYPE", message, { hint })] });
+    throw new OpcatError("TEMPLATE_TYPE", message, {
+      exitCode: EXIT_USAGE,
+      problems: [problem("TEMPLATE_TYPE", message, { hint })],
+    });
   }
   const progress = new Progress("pulling");
   const access = imageAccessFrom(opts);
@@ -204,30 +250,60 @@ async function runRender(args: string[], opts: RenderOpts): Promise<void> {
 function parseBool(v: string): boolean {
   if (/^(1|t|true)$/i.test(v)) return true;
   if (/^(0|f|false)$/i.test(v)) return false;
-  throw new OpcatError("USAGE_FLAGS", `invalid argument ${goQuote(v)} for "--validate" flag: strconv.ParseBool: parsing ${goQuote(v)}: invalid syntax`, { exitCode: EXIT_USAGE });
+  throw new OpcatError(
+    "USAGE_FLAGS",
+    `invalid argument ${goQuote(v)} for "--validate" flag: strconv.ParseBool: parsing ${goQuote(v)}: invalid syntax`,
+    { exitCode: EXIT_USAGE },
+  );
 }
 
 function addRenderCommand(cmd: Command): Command {
   return addImageAccessOptions(
     cmd
-      .description("Render a catalog template (basic, semver, substitutes, composite) like `opm alpha render-template`; the type is detected from the schema when TYPE is omitted")
-      .argument("[args...]", "[TYPE] [FILE]: TYPE is one of basic, semver, substitutes, or composite (which takes no FILE: see -f/-c); FILE is a template file or - for standard input (the default)")
-      .addOption(
-        new Option("-o, --output <format>", `output format (${OUTPUTS.join("|")}; composite: json|yaml)`).default("json").argParser((v) => {
-          if (!OUTPUTS.includes(v)) throw new OpcatError("USAGE_OUTPUT", `invalid --output value ${JSON.stringify(v)}, expected (json|yaml|mermaid)`, { exitCode: EXIT_USAGE });
-          return v;
-        }),
+      .description(
+        "Render a catalog template (basic, semver, substitutes, composite) like `opm alpha render-template`; the type is detected from the schema when TYPE is omitted",
+      )
+      .argument(
+        "[args...]",
+        "[TYPE] [FILE]: TYPE is one of basic, semver, substitutes, or composite (which takes no FILE: see -f/-c); FILE is a template file or - for standard input (the default)",
       )
       .addOption(
-        new Option("--migrate-level <level>", `name of the last migration to run on the rendered bundles (default: none)${migrationHelpText()}`).argParser((v) => {
+        new Option("-o, --output <format>", `output format (${OUTPUTS.join("|")}; composite: json|yaml)`)
+          .default("json")
+          .argParser((v) => {
+            if (!OUTPUTS.includes(v))
+              throw new OpcatError(
+                "USAGE_OUTPUT",
+                `invalid --output value ${JSON.stringify(v)}, expected (json|yaml|mermaid)`,
+                { exitCode: EXIT_USAGE },
+              );
+            return v;
+          }),
+      )
+      .addOption(
+        new Option(
+          "--migrate-level <level>",
+          `name of the last migration to run on the rendered bundles (default: none)${migrationHelpText()}`,
+        ).argParser((v) => {
           const err = validateMigrationLevel(v);
           if (err) throw new OpcatError("USAGE_MIGRATE_LEVEL", err, { exitCode: EXIT_USAGE });
           return v;
         }),
       )
-      .option("--reuse <rendered-fbc>", "answer bundle images from this already-rendered catalog (directory, file or -) before pulling them; only digest-pinned references unless --reuse-tags")
-      .option("--reuse-tags", "with --reuse, also answer tag references (a tag may have moved since the catalog was rendered)", false)
-      .option("--offline", "with --reuse, never touch a registry: every reference (tags too) is answered from the reused catalog, and graph-template tags are listed from its images", false)
+      .option(
+        "--reuse <rendered-fbc>",
+        "answer bundle images from this already-rendered catalog (directory, file or -) before pulling them; only digest-pinned references unless --reuse-tags",
+      )
+      .option(
+        "--reuse-tags",
+        "with --reuse, also answer tag references (a tag may have moved since the catalog was rendered)",
+        false,
+      )
+      .option(
+        "--offline",
+        "with --reuse, never touch a registry: every reference (tags too) is answered from the reused catalog, and graph-template tags are listed from its images",
+        false,
+      )
       .addOption(
         new Option(
           "--semver-skips <mode>",
@@ -236,14 +312,29 @@ function addRenderCommand(cmd: Command): Command {
           .default("cumulative")
           .argParser((v) => {
             if (!(SEMVER_SKIPS as readonly string[]).includes(v)) {
-              throw new OpcatError("USAGE_FLAGS", `invalid --semver-skips value ${JSON.stringify(v)}, expected (${SEMVER_SKIPS.join("|")})`, { exitCode: EXIT_USAGE });
+              throw new OpcatError(
+                "USAGE_FLAGS",
+                `invalid --semver-skips value ${JSON.stringify(v)}, expected (${SEMVER_SKIPS.join("|")})`,
+                { exitCode: EXIT_USAGE },
+              );
             }
             return v;
           }),
       )
-      .option("-f, --catalog-config <file|url>", "composite: the catalog configuration (olm.composite.catalogs), a path or an http(s) URL (default catalogs.yaml)")
-      .option("-c, --composite-config <file>", "composite: the contribution configuration (olm.composite) (default composite.yaml)")
-      .option("--validate [bool]", "composite: validate each component's directory like `opm validate` (--validate=false to skip)", parseBool, true),
+      .option(
+        "-f, --catalog-config <file|url>",
+        "composite: the catalog configuration (olm.composite.catalogs), a path or an http(s) URL (default catalogs.yaml)",
+      )
+      .option(
+        "-c, --composite-config <file>",
+        "composite: the contribution configuration (olm.composite) (default composite.yaml)",
+      )
+      .option(
+        "--validate [bool]",
+        "composite: validate each component's directory like `opm validate` (--validate=false to skip)",
+        parseBool,
+        true,
+      ),
   )
     .addHelpText(
       "after",
@@ -263,15 +354,21 @@ The output is not validated (like opm), except by the substitutes template and c
 check it with \`opcat validate\`.`,
     )
     .action(async (args: string[], opts: RenderOpts) => {
-      if (opts.reuseTags && opts.reuse === undefined) throw new OpcatError("USAGE_FLAGS", "--reuse-tags needs --reuse", { exitCode: EXIT_USAGE });
-      if (opts.offline && opts.reuse === undefined) throw new OpcatError("USAGE_FLAGS", "--offline needs --reuse", { exitCode: EXIT_USAGE });
+      if (opts.reuseTags && opts.reuse === undefined)
+        throw new OpcatError("USAGE_FLAGS", "--reuse-tags needs --reuse", { exitCode: EXIT_USAGE });
+      if (opts.offline && opts.reuse === undefined)
+        throw new OpcatError("USAGE_FLAGS", "--offline needs --reuse", { exitCode: EXIT_USAGE });
       await runRender(args, opts);
     });
 }
 
 /** Adds `template render` and its top-level aliases `render-template` and `render-veneer`. */
 export function registerTemplateCommands(program: Command): void {
-  const tmpl = program.command("template").description("Catalog templates (basic, semver, substitutes, composite), rendered like `opm alpha render-template`");
+  const tmpl = program
+    .command("template")
+    .description(
+      "Catalog templates (basic, semver, substitutes, composite), rendered like `opm alpha render-template`",
+    );
   addRenderCommand(tmpl.command("render"));
   registerConvertCommand(tmpl);
   registerAddBundleCommand(tmpl);

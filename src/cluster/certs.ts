@@ -58,7 +58,10 @@ export function makeServingCerts(hosts: string[], days = 365): ServingCerts {
     { name: "basicConstraints", cA: false },
     { name: "keyUsage", digitalSignature: true, keyEncipherment: true, critical: true },
     { name: "extKeyUsage", serverAuth: true },
-    { name: "subjectAltName", altNames: hosts.map((h) => (/^[\d.]+$/.test(h) || h.includes(":") ? { type: 7, ip: h } : { type: 2, value: h })) },
+    {
+      name: "subjectAltName",
+      altNames: hosts.map((h) => (/^[\d.]+$/.test(h) || h.includes(":") ? { type: 7, ip: h } : { type: 2, value: h })),
+    },
   ]);
   cert.sign(ca.priv as forge.pki.rsa.PrivateKey, forge.md.sha256.create());
   return { caCert: forge.pki.certificateToPem(caCert), cert: forge.pki.certificateToPem(cert), key: leaf.pem };

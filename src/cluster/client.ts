@@ -123,7 +123,10 @@ export class KubeClient {
     if (!cluster) throw new Error("the kubeconfig has no current cluster");
     this.server = new URL(cluster.server);
     this.fieldManager = opts.fieldManager ?? "opcat";
-    this.agent = this.server.protocol === "https:" ? new https.Agent({ keepAlive: true, maxSockets: 32 }) : new http.Agent({ keepAlive: true, maxSockets: 32 });
+    this.agent =
+      this.server.protocol === "https:"
+        ? new https.Agent({ keepAlive: true, maxSockets: 32 })
+        : new http.Agent({ keepAlive: true, maxSockets: 32 });
     this.tls = (async () => {
       const o: https.RequestOptions = {};
       await config.applyToHTTPSOptions(o);
@@ -137,9 +140,13 @@ export class KubeClient {
 
   /** The user this client authenticates as, e.g. for SelfSubjectReview (`/apis/authentication.k8s.io/v1/selfsubjectreviews`). */
   async whoami(): Promise<{ username: string; groups: string[] }> {
-    const r = await this.request<{ status: { userInfo: { username: string; groups?: string[] } } }>("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", {
-      body: { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" },
-    });
+    const r = await this.request<{ status: { userInfo: { username: string; groups?: string[] } } }>(
+      "POST",
+      "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+      {
+        body: { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" },
+      },
+    );
     return { username: r.status.userInfo.username, groups: r.status.userInfo.groups ?? [] };
   }
 
@@ -151,8 +158,12 @@ export class KubeClient {
     const tls = await this.tls;
     const url = new URL(path, this.server);
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
-    const body = opts.body === undefined ? undefined : typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body);
-    const headers: Record<string, string> = { Accept: "application/json", ...((tls.headers as Record<string, string>) ?? {}) };
+    const body =
+      opts.body === undefined ? undefined : typeof opts.body === "string" ? opts.body : JSON.stringify(opts.body);
+    const headers: Record<string, string> = {
+      Accept: "application/json",
+      ...((tls.headers as Record<string, string>) ?? {}),
+    };
     if (body !== undefined) {
       headers["Content-Type"] = opts.contentType ?? "application/json";
       headers["Content-Length"] = String(Buffer.byteLength(body));
@@ -161,11 +172,7 @@ export class KubeClient {
     this.stats.byVerb[method] = (this.stats.byVerb[method] ?? 0) + 1;
     const mod = url.protocol === "https:" ? https : http;
     return await new Promise<http.IncomingMessage>((resolve, reject) => {
-      const req = mod.request(
-        url,
-        { ...tls, method, headers, agent: this.agent, signal: opts.signal },
-        resolve,
-      );
+      const req = mod.request(url, { ...tls, method, headers, agent: this.agent, signal: opts.signal }, resolve);
       req.on("error", reject);
       if (body !== undefined) req.write(body);
       req.end();
@@ -206,20 +213,32 @@ export class KubeClient {
     const load = () => {
       const p = (async () => {
         const path = apiVersion.includes("/") ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
-        const list = await this.request<{ resources: { name: string; kind: string; namespaced: boolean }[] }>("GET", path);
+        const list = await this.request<{ resources: { name: string; kind: string; namespaced: boolean }[] }>(
+          "GET",
+          path,
+        );
         const [group, version] = apiVersion.includes("/") ? apiVersion.split("/") : ["", apiVersion];
         const m = new Map<string, ResourceInfo>();
-        for (const r of list.resources) if (!r.name.includes("/")) m.set(r.kind, { group, version, kind: r.kind, resource: r.name, namespaced: r.namespaced });
+        for (const r of list.resources)
+          if (!r.name.includes("/"))
+            m.set(r.kind, { group, version, kind: r.kind, resource: r.name, namespaced: r.namespaced });
         return m;
       })();
       this.discovery.set(key, p);
       p.catch(() => this.discovery.delete(key));
       return p;
     };
-    let m = await (this.discovery.get(key) ?? load()).catch(() => load()).catch((e) => {
-      if (e instanceof KubeApiError && e.status === 404) throw new KubeApiError(404, "NotFound", `required resource not found: the server has no API ${apiVersion} (for kind ${kind}); install the CRDs that provide it first`);
-      throw e;
-    });
+    let m = await (this.discovery.get(key) ?? load())
+      .catch(() => load())
+      .catch((e) => {
+        if (e instanceof KubeApiError && e.status === 404)
+          throw new KubeApiError(
+            404,
+            "NotFound",
+            `required resource not found: the server has no API ${apiVersion} (for kind ${kind}); install the CRDs that provide it first`,
+          );
+        throw e;
+      });
     let info = m.get(kind);
     if (!info) {
       m = await load();
@@ -230,17 +249,33 @@ export class KubeClient {
   }
 
   /** The REST path of a collection (`name` omitted) or of one object. */
-  async path(apiVersion: string, kind: string, namespace?: string, name?: string, subresource?: string): Promise<string> {
+  async path(
+    apiVersion: string,
+    kind: string,
+    namespace?: string,
+    name?: string,
+    subresource?: string,
+  ): Promise<string> {
     const r = await this.resourceFor(apiVersion, kind);
     return resourcePath(r, namespace, name, subresource);
   }
 
-  async get<T extends KubeObject = KubeObject>(apiVersion: string, kind: string, name: string, namespace?: string): Promise<T> {
+  async get<T extends KubeObject = KubeObject>(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    namespace?: string,
+  ): Promise<T> {
     return this.request<T>("GET", await this.path(apiVersion, kind, namespace, name));
   }
 
   /** GET, or undefined when the object does not exist. */
-  async tryGet<T extends KubeObject = KubeObject>(apiVersion: string, kind: string, name: string, namespace?: string): Promise<T | undefined> {
+  async tryGet<T extends KubeObject = KubeObject>(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    namespace?: string,
+  ): Promise<T | undefined> {
     try {
       return await this.get<T>(apiVersion, kind, name, namespace);
     } catch (e) {
@@ -254,9 +289,13 @@ export class KubeClient {
     kind: string,
     opts: { namespace?: string; labelSelector?: string; resourceVersion?: string } = {},
   ): Promise<{ items: T[]; resourceVersion: string }> {
-    const r = await this.request<{ items: T[]; metadata: { resourceVersion: string } }>("GET", await this.path(apiVersion, kind, opts.namespace), {
-      query: { labelSelector: opts.labelSelector, resourceVersion: opts.resourceVersion },
-    });
+    const r = await this.request<{ items: T[]; metadata: { resourceVersion: string } }>(
+      "GET",
+      await this.path(apiVersion, kind, opts.namespace),
+      {
+        query: { labelSelector: opts.labelSelector, resourceVersion: opts.resourceVersion },
+      },
+    );
     for (const it of r.items) {
       it.apiVersion ??= apiVersion;
       it.kind ??= kind;
@@ -269,7 +308,10 @@ export class KubeClient {
   }
 
   /** Server-side apply of `obj` (or of its `status` with `subresource: "status"`) as this client's field manager. */
-  async apply<T extends KubeObject = KubeObject>(obj: T, opts: { force?: boolean; subresource?: "status"; dryRun?: boolean } = {}): Promise<T> {
+  async apply<T extends KubeObject = KubeObject>(
+    obj: T,
+    opts: { force?: boolean; subresource?: "status"; dryRun?: boolean } = {},
+  ): Promise<T> {
     const path = await this.path(obj.apiVersion, obj.kind, obj.metadata.namespace, obj.metadata.name, opts.subresource);
     return this.request<T>("PATCH", path, {
       body: obj,
@@ -279,9 +321,19 @@ export class KubeClient {
   }
 
   /** A JSON merge patch (`application/merge-patch+json`). */
-  async mergePatch<T extends KubeObject = KubeObject>(apiVersion: string, kind: string, name: string, patch: unknown, opts: { namespace?: string; subresource?: "status" } = {}): Promise<T> {
+  async mergePatch<T extends KubeObject = KubeObject>(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    patch: unknown,
+    opts: { namespace?: string; subresource?: "status" } = {},
+  ): Promise<T> {
     const path = await this.path(apiVersion, kind, opts.namespace, name, opts.subresource);
-    return this.request<T>("PATCH", path, { body: patch, contentType: "application/merge-patch+json", query: { fieldManager: this.fieldManager } });
+    return this.request<T>("PATCH", path, {
+      body: patch,
+      contentType: "application/merge-patch+json",
+      query: { fieldManager: this.fieldManager },
+    });
   }
 
   /** Replaces `obj` (optimistic concurrency through metadata.resourceVersion); `subresource: "status"` writes only the status. */
@@ -291,7 +343,13 @@ export class KubeClient {
   }
 
   /** Deletes an object; true when it existed. Background propagation unless said otherwise. */
-  async delete(apiVersion: string, kind: string, name: string, namespace?: string, propagationPolicy = "Background"): Promise<boolean> {
+  async delete(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    namespace?: string,
+    propagationPolicy = "Background",
+  ): Promise<boolean> {
     try {
       await this.request("DELETE", await this.path(apiVersion, kind, namespace, name), {
         body: { apiVersion: "v1", kind: "DeleteOptions", propagationPolicy },
@@ -307,7 +365,12 @@ export class KubeClient {
    * Opens a watch and calls `onEvent` per event until the server ends the stream, the signal aborts,
    * or an error answer arrives (rejected as a {@link KubeApiError}; 410 Gone means: list again).
    */
-  async watch(path: string, query: Record<string, string | number | boolean | undefined>, onEvent: (e: WatchEvent) => void, signal?: AbortSignal): Promise<void> {
+  async watch(
+    path: string,
+    query: Record<string, string | number | boolean | undefined>,
+    onEvent: (e: WatchEvent) => void,
+    signal?: AbortSignal,
+  ): Promise<void> {
     const res = await this.open("GET", path, { query: { ...query, watch: true }, signal });
     const status = res.statusCode ?? 0;
     if (status < 200 || status > 299) {
@@ -353,7 +416,12 @@ export function resourcePath(r: ResourceInfo, namespace?: string, name?: string,
 function apiError(status: number, text: string, method: string, path: string): KubeApiError {
   try {
     const st = JSON.parse(text) as { reason?: string; message?: string; details?: unknown };
-    return new KubeApiError(status, st.reason ?? String(status), st.message ?? `${method} ${path}: HTTP ${status}`, st.details);
+    return new KubeApiError(
+      status,
+      st.reason ?? String(status),
+      st.message ?? `${method} ${path}: HTTP ${status}`,
+      st.details,
+    );
   } catch {
     return new KubeApiError(status, String(status), `${method} ${path}: HTTP ${status}: ${text.slice(0, 200)}`);
   }

@@ -21,7 +21,11 @@ export function now(date = new Date()): string {
 }
 
 /** Returns a new list with `c` set (does not mutate `conds`); `changed` says whether anything differs. */
-export function setCondition(conds: readonly Condition[] | undefined, c: NewCondition, at = now()): { conditions: Condition[]; changed: boolean } {
+export function setCondition(
+  conds: readonly Condition[] | undefined,
+  c: NewCondition,
+  at = now(),
+): { conditions: Condition[]; changed: boolean } {
   const list = [...(conds ?? [])];
   const i = list.findIndex((x) => x.type === c.type);
   if (i < 0) {
@@ -37,7 +41,11 @@ export function setCondition(conds: readonly Condition[] | undefined, c: NewCond
     observedGeneration: c.observedGeneration ?? old.observedGeneration,
     lastTransitionTime: old.status !== c.status ? (c.lastTransitionTime ?? at) : old.lastTransitionTime,
   };
-  const changed = next.status !== old.status || next.reason !== old.reason || next.message !== old.message || next.observedGeneration !== old.observedGeneration;
+  const changed =
+    next.status !== old.status ||
+    next.reason !== old.reason ||
+    next.message !== old.message ||
+    next.observedGeneration !== old.observedGeneration;
   list[i] = next;
   return { conditions: list, changed };
 }

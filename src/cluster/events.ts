@@ -16,19 +16,34 @@ export class EventRecorder {
 
   async record(obj: KubeObject, type: "Normal" | "Warning", reason: string, message: string): Promise<void> {
     const ns = obj.metadata.namespace ?? this.clusterNamespace;
-    const h = createHash("sha256").update(`${obj.metadata.uid ?? ""}\0${reason}\0${message}`).digest("hex").slice(0, 10);
+    const h = createHash("sha256")
+      .update(`${obj.metadata.uid ?? ""}\0${reason}\0${message}`)
+      .digest("hex")
+      .slice(0, 10);
     const name = `${obj.metadata.name}.${h}`.slice(0, 253);
     const t = now();
     try {
       const old = await this.client.get<KubeObject & { count?: number }>("v1", "Event", name, ns);
-      await this.client.mergePatch("v1", "Event", name, { count: (old.count ?? 1) + 1, lastTimestamp: t }, { namespace: ns });
+      await this.client.mergePatch(
+        "v1",
+        "Event",
+        name,
+        { count: (old.count ?? 1) + 1, lastTimestamp: t },
+        { namespace: ns },
+      );
     } catch (e) {
       if (!isNotFound(e)) throw e;
       await this.client.create({
         apiVersion: "v1",
         kind: "Event",
         metadata: { name, namespace: ns },
-        involvedObject: { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name, namespace: obj.metadata.namespace, uid: obj.metadata.uid },
+        involvedObject: {
+          apiVersion: obj.apiVersion,
+          kind: obj.kind,
+          name: obj.metadata.name,
+          namespace: obj.metadata.namespace,
+          uid: obj.metadata.uid,
+        },
         type,
         reason,
         message: message.slice(0, 1024),
@@ -43,7 +58,13 @@ export class EventRecorder {
   }
 
   /** Records without letting a failure to write the Event fail the caller. */
-  emit(obj: KubeObject, type: "Normal" | "Warning", reason: string, message: string, onError?: (e: unknown) => void): void {
+  emit(
+    obj: KubeObject,
+    type: "Normal" | "Warning",
+    reason: string,
+    message: string,
+    onError?: (e: unknown) => void,
+  ): void {
     this.record(obj, type, reason, message).catch((e) => onError?.(e));
   }
 }

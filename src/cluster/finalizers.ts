@@ -10,7 +10,13 @@ export function hasFinalizer(o: KubeObject, name: string): boolean {
 }
 
 async function setFinalizers<T extends KubeObject>(client: KubeClient, o: T, finalizers: string[]): Promise<T> {
-  return client.mergePatch<T>(o.apiVersion, o.kind, o.metadata.name, { metadata: { finalizers, resourceVersion: o.metadata.resourceVersion } }, { namespace: o.metadata.namespace });
+  return client.mergePatch<T>(
+    o.apiVersion,
+    o.kind,
+    o.metadata.name,
+    { metadata: { finalizers, resourceVersion: o.metadata.resourceVersion } },
+    { namespace: o.metadata.namespace },
+  );
 }
 
 export async function addFinalizer<T extends KubeObject>(client: KubeClient, o: T, name: string): Promise<T> {
@@ -20,5 +26,9 @@ export async function addFinalizer<T extends KubeObject>(client: KubeClient, o: 
 
 export async function removeFinalizer<T extends KubeObject>(client: KubeClient, o: T, name: string): Promise<T> {
   if (!hasFinalizer(o, name)) return o;
-  return setFinalizers(client, o, (o.metadata.finalizers ?? []).filter((f) => f !== name));
+  return setFinalizers(
+    client,
+    o,
+    (o.metadata.finalizers ?? []).filter((f) => f !== name),
+  );
 }

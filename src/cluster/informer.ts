@@ -90,7 +90,10 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   private async relist(): Promise<void> {
-    const r = await this.client.list<T>(this.apiVersion, this.kind, { namespace: this.opts.namespace, labelSelector: this.opts.labelSelector });
+    const r = await this.client.list<T>(this.apiVersion, this.kind, {
+      namespace: this.opts.namespace,
+      labelSelector: this.opts.labelSelector,
+    });
     this.lists++;
     const seen = new Set<string>();
     for (const o of r.items) {
@@ -127,7 +130,12 @@ export class Informer<T extends KubeObject = KubeObject> {
         const path = await this.client.path(this.apiVersion, this.kind, this.opts.namespace);
         await this.client.watch(
           path,
-          { resourceVersion: this.resourceVersion, allowWatchBookmarks: true, labelSelector: this.opts.labelSelector, timeoutSeconds: 300 },
+          {
+            resourceVersion: this.resourceVersion,
+            allowWatchBookmarks: true,
+            labelSelector: this.opts.labelSelector,
+            timeoutSeconds: 300,
+          },
           (ev) => {
             backoff.reset();
             const o = ev.object as T;

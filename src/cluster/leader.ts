@@ -62,7 +62,10 @@ export class LeaderElector {
       try {
         const l = await this.client.get<Lease>("coordination.k8s.io/v1", "Lease", this.opts.name, this.opts.namespace);
         if (l.spec?.holderIdentity === this.opts.identity) {
-          await this.client.replace({ ...l, spec: { ...l.spec, holderIdentity: "", renewTime: microTime(new Date(0)) } });
+          await this.client.replace({
+            ...l,
+            spec: { ...l.spec, holderIdentity: "", renewTime: microTime(new Date(0)) },
+          });
         }
       } catch (e) {
         this.opts.onError?.(e);
@@ -103,7 +106,13 @@ export class LeaderElector {
           apiVersion: "coordination.k8s.io/v1",
           kind: "Lease",
           metadata: { name: this.opts.name, namespace: this.opts.namespace },
-          spec: { holderIdentity: this.opts.identity, leaseDurationSeconds: duration, acquireTime: t, renewTime: t, leaseTransitions: 0 },
+          spec: {
+            holderIdentity: this.opts.identity,
+            leaseDurationSeconds: duration,
+            acquireTime: t,
+            renewTime: t,
+            leaseTransitions: 0,
+          },
         });
         return true;
       } catch (e) {

@@ -19,13 +19,22 @@ export const DEFAULT_NAMESPACE = "opcat-system";
 export const DEFAULT_IMAGE = "quay.io/opcat/opcat:latest";
 
 export function clusterManifests(opts: ManifestOptions = {}): KubeObject[] {
-  const apis: KubeObject[] = [...rukpakCrdObjects(), ...deppyCrdObjects(), ...defaultProvisionerClasses(), resolvesetProvisionerClass(), ...defaultInputClasses()];
+  const apis: KubeObject[] = [
+    ...rukpakCrdObjects(),
+    ...deppyCrdObjects(),
+    ...defaultProvisionerClasses(),
+    resolvesetProvisionerClass(),
+    ...defaultInputClasses(),
+  ];
   const userRoles: KubeObject[] = [
     {
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "ClusterRole",
       metadata: { name: "rukpak-approver", labels: { "app.kubernetes.io/part-of": "opcat" } },
-      rules: [{ apiGroups: [GROUP], resources: ["instances"], verbs: ["get", "list", "watch", "approve"] }, { apiGroups: [GROUP], resources: ["instances/status"], verbs: ["get", "update", "patch"] }],
+      rules: [
+        { apiGroups: [GROUP], resources: ["instances"], verbs: ["get", "list", "watch", "approve"] },
+        { apiGroups: [GROUP], resources: ["instances/status"], verbs: ["get", "update", "patch"] },
+      ],
     },
     {
       apiVersion: "rbac.authorization.k8s.io/v1",
@@ -77,7 +86,11 @@ export function clusterManifests(opts: ManifestOptions = {}): KubeObject[] {
                 ],
                 ports: [{ name: "webhook", containerPort: 9443 }],
                 volumeMounts: [{ name: "cache", mountPath: "/var/cache/opcat" }],
-                securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] }, readOnlyRootFilesystem: true },
+                securityContext: {
+                  allowPrivilegeEscalation: false,
+                  capabilities: { drop: ["ALL"] },
+                  readOnlyRootFilesystem: true,
+                },
                 resources: { requests: { cpu: "50m", memory: "128Mi" } },
               },
             ],
@@ -90,7 +103,10 @@ export function clusterManifests(opts: ManifestOptions = {}): KubeObject[] {
       apiVersion: "v1",
       kind: "Service",
       metadata: { name: "opcat-rukpak-webhook", namespace: ns, labels },
-      spec: { selector: { "app.kubernetes.io/name": "opcat-rukpak" }, ports: [{ name: "webhook", port: 443, targetPort: 9443 }] },
+      spec: {
+        selector: { "app.kubernetes.io/name": "opcat-rukpak" },
+        ports: [{ name: "webhook", port: 443, targetPort: 9443 }],
+      },
     },
   ];
 }

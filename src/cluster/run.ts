@@ -18,7 +18,14 @@ import { CatalogController } from "./deppy/catalogs.js";
 import { DeppyController } from "./deppy/resolver.js";
 import { ResolvesetProvisioner } from "./deppy/resolveset.js";
 import { OperatorController } from "./deppy/operator.js";
-import { AdmissionHandler, registerWebhooks, serveWebhooks, unregisterWebhooks, type WebhookServer, type WebhookTarget } from "./rukpak/webhook.js";
+import {
+  AdmissionHandler,
+  registerWebhooks,
+  serveWebhooks,
+  unregisterWebhooks,
+  type WebhookServer,
+  type WebhookTarget,
+} from "./rukpak/webhook.js";
 import type { PullOptions } from "../image/index.js";
 import { defaultCacheDir } from "../image/index.js";
 
@@ -92,7 +99,11 @@ export async function waitForCrds(client: KubeClient, names: string[], timeoutMs
   const deadline = Date.now() + timeoutMs;
   for (const name of names) {
     for (;;) {
-      const crd = await client.get<KubeObject & { status?: { conditions?: Condition[] } }>("apiextensions.k8s.io/v1", "CustomResourceDefinition", name);
+      const crd = await client.get<KubeObject & { status?: { conditions?: Condition[] } }>(
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        name,
+      );
       if (findCondition(crd.status?.conditions, "Established")?.status === "True") break;
       if (Date.now() > deadline) throw new Error(`CRD ${name} did not become Established`);
       await new Promise((r) => setTimeout(r, 100));
@@ -121,9 +132,18 @@ export async function installApis(client: KubeClient, opts: { deppy?: boolean } 
   for (const pc of defaultProvisionerClasses()) await client.apply(pc);
   if (opts.deppy === false) return;
   await client.apply(resolvesetProvisionerClass());
-  const v = await client.request<{ gitVersion?: string }>("GET", "/version").catch(() => ({}) as { gitVersion?: string });
-  const cv = await client.tryGet<KubeObject & { status?: { desired?: { version?: string } } }>("config.openshift.io/v1", "ClusterVersion", "version").catch(() => undefined);
-  for (const ic of defaultInputClasses({ kube: nextMinor(v.gitVersion), ocp: nextMinor(cv?.status?.desired?.version) })) await client.apply(ic);
+  const v = await client
+    .request<{ gitVersion?: string }>("GET", "/version")
+    .catch(() => ({}) as { gitVersion?: string });
+  const cv = await client
+    .tryGet<KubeObject & { status?: { desired?: { version?: string } } }>(
+      "config.openshift.io/v1",
+      "ClusterVersion",
+      "version",
+    )
+    .catch(() => undefined);
+  for (const ic of defaultInputClasses({ kube: nextMinor(v.gitVersion), ocp: nextMinor(cv?.status?.desired?.version) }))
+    await client.apply(ic);
 }
 
 export async function runControllers(opts: RunOptions = {}): Promise<RunningControllers> {
@@ -136,7 +156,12 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
   if (opts.webhooks !== false) {
     const host = opts.webhookHost ?? "127.0.0.1";
     const svc = opts.webhookService;
-    const hosts = [host === "0.0.0.0" ? "127.0.0.1" : host, "localhost", ...(svc ? [`${svc.name}.${svc.namespace}.svc`, `${svc.name}.${svc.namespace}.svc.cluster.local`] : []), ...(opts.webhookHosts ?? [])];
+    const hosts = [
+      host === "0.0.0.0" ? "127.0.0.1" : host,
+      "localhost",
+      ...(svc ? [`${svc.name}.${svc.namespace}.svc`, `${svc.name}.${svc.namespace}.svc.cluster.local`] : []),
+      ...(opts.webhookHosts ?? []),
+    ];
     const certs = makeServingCerts(hosts);
     webhook = await serveWebhooks(new AdmissionHandler(client), certs, host, opts.webhookPort ?? 0);
     const target: WebhookTarget = svc ? { service: svc } : { url: `https://${hosts[0]}:${webhook.port}` };
@@ -148,7 +173,14 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
   const controller = new RukpakController({ client, stateDir: join(stateDir, "bundles"), pull, log });
   let controllers = new ControllerSet(controller);
   if (opts.deppy !== false) {
-    const catalogs = new CatalogController({ client, stateDir: join(stateDir, "catalogs"), pull, host: opts.catalogHost, port: opts.catalogPort, log });
+    const catalogs = new CatalogController({
+      client,
+      stateDir: join(stateDir, "catalogs"),
+      pull,
+      host: opts.catalogHost,
+      port: opts.catalogPort,
+      log,
+    });
     const deppy = new DeppyController({ client, catalogs, namespace: opts.namespace ?? "opcat-system", log });
     const resolvesets = new ResolvesetProvisioner({ client, bundleStore: join(stateDir, "bundles"), log });
     const operators = new OperatorController({ client, deppy, log });
@@ -184,9 +216,19 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
     async stop() {
       await elector?.stop();
       await controllers.stop();
-      if (controllers.deppy) log(`deppy: ${controllers.deppy.resolutions} resolutions, ${controllers.deppy.resolveMs.toFixed(0)} ms in the resolver`);
-      log(`api requests: ${client.stats.total} (${Object.entries(client.stats.byVerb).map(([v, n]) => `${v} ${n}`).join(", ")})`);
-      if (webhookUrl) await unregisterWebhooks(client, webhookUrl, opts.webhookName).catch((e) => log(`removing the webhook registration: ${(e as Error).message}`));
+      if (controllers.deppy)
+        log(
+          `deppy: ${controllers.deppy.resolutions} resolutions, ${controllers.deppy.resolveMs.toFixed(0)} ms in the resolver`,
+        );
+      log(
+        `api requests: ${client.stats.total} (${Object.entries(client.stats.byVerb)
+          .map(([v, n]) => `${v} ${n}`)
+          .join(", ")})`,
+      );
+      if (webhookUrl)
+        await unregisterWebhooks(client, webhookUrl, opts.webhookName).catch((e) =>
+          log(`removing the webhook registration: ${(e as Error).message}`),
+        );
       await webhook?.close();
       client.close();
     },

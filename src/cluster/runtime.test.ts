@@ -7,22 +7,43 @@ import { crdObject, obj, str, arr, enumOf } from "./schema.js";
 import { rukpakCrds } from "./rukpak/api.js";
 
 test("setCondition: lastTransitionTime changes only with the status; reason, message, generation update in place", () => {
-  let { conditions, changed } = setCondition([], { type: "Ready", status: "False", reason: "A", message: "a", observedGeneration: 1 }, "2026-01-01T00:00:00Z");
+  let { conditions, changed } = setCondition(
+    [],
+    { type: "Ready", status: "False", reason: "A", message: "a", observedGeneration: 1 },
+    "2026-01-01T00:00:00Z",
+  );
   assert.ok(changed);
-  ({ conditions, changed } = setCondition(conditions, { type: "Ready", status: "False", reason: "B", message: "b", observedGeneration: 2 }, "2026-01-02T00:00:00Z"));
+  ({ conditions, changed } = setCondition(
+    conditions,
+    { type: "Ready", status: "False", reason: "B", message: "b", observedGeneration: 2 },
+    "2026-01-02T00:00:00Z",
+  ));
   assert.ok(changed);
   assert.equal(conditions[0].lastTransitionTime, "2026-01-01T00:00:00Z");
   assert.equal(conditions[0].reason, "B");
-  ({ conditions, changed } = setCondition(conditions, { type: "Ready", status: "False", reason: "B", message: "b", observedGeneration: 2 }, "2026-01-03T00:00:00Z"));
+  ({ conditions, changed } = setCondition(
+    conditions,
+    { type: "Ready", status: "False", reason: "B", message: "b", observedGeneration: 2 },
+    "2026-01-03T00:00:00Z",
+  ));
   assert.ok(!changed);
-  ({ conditions } = setCondition(conditions, { type: "Ready", status: "True", reason: "C", message: "c" }, "2026-01-04T00:00:00Z"));
+  ({ conditions } = setCondition(
+    conditions,
+    { type: "Ready", status: "True", reason: "C", message: "c" },
+    "2026-01-04T00:00:00Z",
+  ));
   assert.equal(conditions[0].lastTransitionTime, "2026-01-04T00:00:00Z");
   assert.equal(conditions[0].observedGeneration, 2, "kept when not given");
   assert.equal(conditions.length, 1);
 });
 
 test("fast-check: setCondition keeps one condition per type and never mutates its input", () => {
-  const cond = fc.record({ type: fc.constantFrom("A", "B", "C"), status: fc.constantFrom("True", "False", "Unknown") as fc.Arbitrary<Condition["status"]>, reason: fc.string(), message: fc.string() });
+  const cond = fc.record({
+    type: fc.constantFrom("A", "B", "C"),
+    status: fc.constantFrom("True", "False", "Unknown") as fc.Arbitrary<Condition["status"]>,
+    reason: fc.string(),
+    message: fc.string(),
+  });
   fc.assert(
     fc.property(fc.array(cond, { maxLength: 20 }), (cs) => {
       let list: Condition[] = [];
@@ -77,10 +98,15 @@ test("Backoff doubles up to its cap and resets", () => {
 
 test("schemas: one typed source gives structural CRD schemas (every property typed or preserving unknown fields)", () => {
   const s = obj({ a: str(), b: arr(enumOf(["x", "y"] as const)) }, ["a"]);
-  assert.deepEqual(s.openapi, { type: "object", properties: { a: { type: "string" }, b: { type: "array", items: { type: "string", enum: ["x", "y"] } } }, required: ["a"] });
+  assert.deepEqual(s.openapi, {
+    type: "object",
+    properties: { a: { type: "string" }, b: { type: "array", items: { type: "string", enum: ["x", "y"] } } },
+    required: ["a"],
+  });
   const walk = (o: Record<string, unknown>, path: string): void => {
     assert.ok(o.type || o["x-kubernetes-preserve-unknown-fields"], `${path} has a type`);
-    for (const [k, v] of Object.entries((o.properties as Record<string, Record<string, unknown>>) ?? {})) walk(v, `${path}.${k}`);
+    for (const [k, v] of Object.entries((o.properties as Record<string, Record<string, unknown>>) ?? {}))
+      walk(v, `${path}.${k}`);
     if (o.items) walk(o.items as Record<string, unknown>, `${path}[]`);
   };
   for (const d of rukpakCrds) {

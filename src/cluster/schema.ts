@@ -62,7 +62,11 @@ export function freeform(opts: Opts = {}): Schema<Record<string, unknown>> {
 type Props = Record<string, Schema<unknown>>;
 type Req<P extends Props, R extends keyof P> = { [K in R]: Infer<P[K]> } & { [K in Exclude<keyof P, R>]?: Infer<P[K]> };
 
-export function obj<P extends Props, const R extends keyof P & string = never>(props: P, required: readonly R[] = [], opts: Opts = {}): Schema<Req<P, R>> {
+export function obj<P extends Props, const R extends keyof P & string = never>(
+  props: P,
+  required: readonly R[] = [],
+  opts: Opts = {},
+): Schema<Req<P, R>> {
   const properties: Record<string, OpenApi> = {};
   for (const [k, v] of Object.entries(props)) properties[k] = v.openapi;
   const o: OpenApi = { type: "object", properties, ...opts };
@@ -83,12 +87,20 @@ export const conditionSchema = obj(
   ["type", "status", "reason", "message", "lastTransitionTime"],
 );
 
-export const conditionsSchema = arr(conditionSchema, { "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"] });
+export const conditionsSchema = arr(conditionSchema, {
+  "x-kubernetes-list-type": "map",
+  "x-kubernetes-list-map-keys": ["type"],
+});
 
 /** metav1.LabelSelector. */
 export const labelSelectorSchema = obj({
   matchLabels: map(str()),
-  matchExpressions: arr(obj({ key: str(), operator: enumOf(["In", "NotIn", "Exists", "DoesNotExist"] as const), values: arr(str()) }, ["key", "operator"])),
+  matchExpressions: arr(
+    obj({ key: str(), operator: enumOf(["In", "NotIn", "Exists", "DoesNotExist"] as const), values: arr(str()) }, [
+      "key",
+      "operator",
+    ]),
+  ),
 });
 export type LabelSelector = Infer<typeof labelSelectorSchema>;
 
@@ -144,7 +156,10 @@ export function crdObject(d: CrdDefinition): Record<string, unknown> {
           storage: true,
           schema: { openAPIV3Schema: schema },
           ...(d.status !== false ? { subresources: { status: {} } } : {}),
-          additionalPrinterColumns: [...(d.printerColumns ?? []), { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" }],
+          additionalPrinterColumns: [
+            ...(d.printerColumns ?? []),
+            { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+          ],
         },
       ],
     },

@@ -36,7 +36,9 @@ export interface Constraint {
 }
 
 /** Which kind of constraint this is, or an error text when it has none or several. */
-export function constraintKind(c: Constraint): { kind: "cel" | "package" | "gvk" | "all" | "any" | "not" } | { error: string } {
+export function constraintKind(
+  c: Constraint,
+): { kind: "cel" | "package" | "gvk" | "all" | "any" | "not" } | { error: string } {
   const kinds = (["cel", "package", "gvk", "all", "any", "not"] as const).filter((k) => c[k] !== undefined);
   if (kinds.length === 1) return { kind: kinds[0] };
   if (kinds.length === 0) return { error: "constraint must have one of cel, package, gvk, all, any or not" };
@@ -81,7 +83,12 @@ const GO_TYPE: Record<Field["kind"], string> = {
   compound: "constraints.CompoundConstraint",
   constraints: "[]constraints.Constraint",
 };
-const STRUCT_OF: Partial<Record<Field["kind"], string>> = { cel: "Cel", gvk: "GVKConstraint", package: "PackageConstraint", compound: "CompoundConstraint" };
+const STRUCT_OF: Partial<Record<Field["kind"], string>> = {
+  cel: "Cel",
+  gvk: "GVKConstraint",
+  package: "PackageConstraint",
+  compound: "CompoundConstraint",
+};
 
 function jsonKind(v: JsonValue): string {
   if (Array.isArray(v)) return "array";
@@ -95,13 +102,16 @@ interface Ctx {
 }
 
 function typeError(v: JsonValue, goType: string, ctx: Ctx): ConstraintParseError {
-  return new ConstraintParseError(`json: cannot unmarshal ${jsonKind(v)} into Go struct field ${ctx.struct}.${ctx.path.join(".")} of type ${goType}`);
+  return new ConstraintParseError(
+    `json: cannot unmarshal ${jsonKind(v)} into Go struct field ${ctx.struct}.${ctx.path.join(".")} of type ${goType}`,
+  );
 }
 
 function decodeStruct(v: JsonValue, struct: string, ctx: Ctx, goType: string): Record<string, unknown> | undefined {
   if (v === null) return undefined;
   if (typeof v !== "object" || Array.isArray(v)) {
-    if (ctx.path.length === 0) throw new ConstraintParseError(`json: cannot unmarshal ${jsonKind(v)} into Go value of type ${goType}`);
+    if (ctx.path.length === 0)
+      throw new ConstraintParseError(`json: cannot unmarshal ${jsonKind(v)} into Go value of type ${goType}`);
     throw typeError(v, goType, ctx);
   }
   const out: Record<string, unknown> = {};
@@ -133,7 +143,9 @@ function decodeStruct(v: JsonValue, struct: string, ctx: Ctx, goType: string): R
  */
 export function parseConstraint(raw: string): Constraint {
   if (Buffer.byteLength(raw) > MAX_CONSTRAINT_SIZE) {
-    throw new ConstraintParseError(`olm.constraint value is greater than max constraint size ${MAX_CONSTRAINT_SIZE} bytes`);
+    throw new ConstraintParseError(
+      `olm.constraint value is greater than max constraint size ${MAX_CONSTRAINT_SIZE} bytes`,
+    );
   }
   let v: JsonValue;
   try {

@@ -369,7 +369,8 @@ function decodeField(v: JsonValue, kind: Kind, ctx: Ctx, current: unknown): unkn
     case "opaques":
       if (v === null) return undefined;
       if (!Array.isArray(v)) throw typeError(v, "[]" + kind.goType, ctx);
-      for (const e of v) if (e !== null && (typeof e !== "object" || Array.isArray(e))) throw typeError(e, kind.goType, ctx);
+      for (const e of v)
+        if (e !== null && (typeof e !== "object" || Array.isArray(e))) throw typeError(e, kind.goType, ctx);
       return v;
     case "struct": {
       if (v === null) return kind.ptr ? undefined : current;
@@ -507,7 +508,10 @@ export function decodePackage(blob: JsonObject, loc?: Location): Package {
   };
   if (d.icon) {
     const icon = d.icon as Decoded;
-    pkg.icon = { base64data: (icon.base64data as Uint8Array | null | undefined) ?? null, mediatype: (icon.mediatype as string) ?? "" } satisfies Icon;
+    pkg.icon = {
+      base64data: (icon.base64data as Uint8Array | null | undefined) ?? null,
+      mediatype: (icon.mediatype as string) ?? "",
+    } satisfies Icon;
   }
   return pkg;
 }

@@ -12,7 +12,13 @@ const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);
 
 // alpha/action/init_test.go TestInit.
 test("TestInit/Success", () => {
-  assert.deepEqual(initPackage({ name: "" }), { schema: "olm.package", name: "", defaultChannel: "", description: "", properties: [] });
+  assert.deepEqual(initPackage({ name: "" }), {
+    schema: "olm.package",
+    name: "",
+    defaultChannel: "",
+    description: "",
+    properties: [],
+  });
   assert.equal(initPackage({ name: "foo" }).name, "foo");
   assert.equal(initPackage({ name: "", defaultChannel: "foo" }).defaultChannel, "foo");
   assert.equal(initPackage({ name: "", description: "foo" }).description, "foo");
@@ -31,11 +37,15 @@ test("TestInit/Success", () => {
 test("TestInit/Fail/IconNotImage and EmptyIcon", () => {
   assert.throws(
     () => initPackage({ name: "", icon: bytes("foo") }),
-    (e: unknown) => e instanceof OpcatError && e.code === "INIT_ICON_NOT_IMAGE" && e.message === 'detected invalid type "": not an image',
+    (e: unknown) =>
+      e instanceof OpcatError &&
+      e.code === "INIT_ICON_NOT_IMAGE" &&
+      e.message === 'detected invalid type "": not an image',
   );
   assert.throws(
     () => initPackage({ name: "", icon: new Uint8Array(0) }),
-    (e: unknown) => e instanceof OpcatError && e.code === "INIT_ICON_EMPTY" && e.message === "detect icon mediatype: Empty buffer",
+    (e: unknown) =>
+      e instanceof OpcatError && e.code === "INIT_ICON_EMPTY" && e.message === "detect icon mediatype: Empty buffer",
   );
   assert.throws(
     () => initPackage({ name: "", icon: bytes("%PDF-1.4\n") }),
@@ -55,16 +65,24 @@ interface InitVector {
 }
 
 test("golden vectors from opm's init action and h2non/filetype (with opm's SVG matcher)", () => {
-  const vectors = JSON.parse(readFileSync(new URL("./testdata/init/vectors.json", import.meta.url), "utf8")) as InitVector[];
+  const vectors = JSON.parse(
+    readFileSync(new URL("./testdata/init/vectors.json", import.meta.url), "utf8"),
+  ) as InitVector[];
   assert.ok(vectors.length > 150);
   for (const v of vectors) {
     const icon = v.icon !== undefined ? new Uint8Array(Buffer.from(v.icon, "base64")) : undefined;
     if (icon !== undefined && !v.mime.startsWith("ERR")) assert.equal(detectMimeType(icon), v.mime, v.name);
     const run = (): string => {
-      const pkg = initPackage({ name: v.name_ ?? "", defaultChannel: v.defaultChannel, description: v.description, icon });
+      const pkg = initPackage({
+        name: v.name_ ?? "",
+        defaultChannel: v.defaultChannel,
+        description: v.description,
+        icon,
+      });
       return formatCatalog({ ...emptyConfig(), packages: [pkg] }, "json");
     };
-    if (v.error !== undefined) assert.throws(run, (e: unknown) => e instanceof OpcatError && e.message === v.error, v.name);
+    if (v.error !== undefined)
+      assert.throws(run, (e: unknown) => e instanceof OpcatError && e.message === v.error, v.name);
     else assert.equal(run(), v.json, v.name);
   }
 });

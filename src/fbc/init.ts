@@ -84,7 +84,8 @@ const HTML_COMMENT = /<!--[\s\S]*?-->/giu;
  * semantics: `\s` is [\t\n\f\r ], `$` is the end of the text, and case folding is Unicode simple
  * folding (so `ſ` matches `s`), as the `iu` flags give in JavaScript.
  */
-const SVG_RE = /^[\t\n\f\r ]*(?:<\?xml[^>]*>[\t\n\f\r ]*)?(?:<!doctype svg[^>]*>[\t\n\f\r ]*)?<svg[^>]*>[^*]*<\/svg>[\t\n\f\r ]*$/iu;
+const SVG_RE =
+  /^[\t\n\f\r ]*(?:<\?xml[^>]*>[\t\n\f\r ]*)?(?:<!doctype svg[^>]*>[\t\n\f\r ]*)?<svg[^>]*>[^*]*<\/svg>[\t\n\f\r ]*$/iu;
 
 const UTF8 = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
 
@@ -135,8 +136,10 @@ function heif(b: Uint8Array): boolean {
 }
 
 const tiffHeader = (b: Uint8Array): boolean =>
-  (b[0] === 0x49 && b[1] === 0x49 && b[2] === 0x2a && b[3] === 0x0) || (b[0] === 0x4d && b[1] === 0x4d && b[2] === 0x0 && b[3] === 0x2a);
-const cr2 = (b: Uint8Array): boolean => b.length > 10 && tiffHeader(b) && b[8] === 0x43 && b[9] === 0x52 && b[10] === 0x02;
+  (b[0] === 0x49 && b[1] === 0x49 && b[2] === 0x2a && b[3] === 0x0) ||
+  (b[0] === 0x4d && b[1] === 0x4d && b[2] === 0x0 && b[3] === 0x2a);
+const cr2 = (b: Uint8Array): boolean =>
+  b.length > 10 && tiffHeader(b) && b[8] === 0x43 && b[9] === 0x52 && b[10] === 0x02;
 
 function matroska(b: Uint8Array, sub: string): boolean {
   if (!(b.length > 3 && b[0] === 0x1a && b[1] === 0x45 && b[2] === 0xdf && b[3] === 0xa3)) return false;
@@ -155,8 +158,34 @@ function indexOf(b: Uint8Array, sig: readonly number[]): number {
 }
 
 const MP4_BRANDS = new Set([
-  "avc1", "dash", "iso2", "iso3", "iso4", "iso5", "iso6", "isom", "mmp4", "mp41", "mp42", "mp4v", "mp71", "MSNV", "NDAS",
-  "NDSC", "NSDC", "NDSH", "NDSM", "NDSP", "NDSS", "NDXC", "NDXH", "NDXM", "NDXP", "NDXS", "F4V ", "F4P ",
+  "avc1",
+  "dash",
+  "iso2",
+  "iso3",
+  "iso4",
+  "iso5",
+  "iso6",
+  "isom",
+  "mmp4",
+  "mp41",
+  "mp42",
+  "mp4v",
+  "mp71",
+  "MSNV",
+  "NDAS",
+  "NDSC",
+  "NSDC",
+  "NDSH",
+  "NDSM",
+  "NDSP",
+  "NDSS",
+  "NDXC",
+  "NDXH",
+  "NDXM",
+  "NDXP",
+  "NDXS",
+  "F4V ",
+  "F4P ",
 ]);
 
 const cfb = (b: Uint8Array, x: number, y: number): boolean =>
@@ -186,7 +215,11 @@ function msooxml(b: Uint8Array): OoxmlType {
   if (!startsWith(b, PK34, 0)) return undefined;
   const first = checkOoxml(b, 0x1e);
   if (first) return first;
-  if (!startsWith(b, ascii("[Content_Types].xml"), 0x1e) && !startsWith(b, ascii("_rels/.rels"), 0x1e) && !startsWith(b, ascii("docProps"), 0x1e)) {
+  if (
+    !startsWith(b, ascii("[Content_Types].xml"), 0x1e) &&
+    !startsWith(b, ascii("_rels/.rels"), 0x1e) &&
+    !startsWith(b, ascii("docProps"), 0x1e)
+  ) {
     return undefined;
   }
   let start = (u32le(b, 18) + 49) >>> 0; // uint32 arithmetic
@@ -209,7 +242,7 @@ function zst(b: Uint8Array): boolean {
   for (;;) {
     if (startsWith(b, [0x28, 0xb5, 0x2f, 0xfd], 0)) return true;
     if (b.length < 8) return false;
-    if (((u32le(b, 0) & 0xfffffff0) >>> 0) !== 0x184d2a50) return false;
+    if ((u32le(b, 0) & 0xfffffff0) >>> 0 !== 0x184d2a50) return false;
     const skip = u32le(b, 4);
     if (b.length < 8 + skip) return false;
     b = b.subarray(8 + skip);
@@ -222,10 +255,16 @@ const MATCHERS: readonly (readonly [string, Matcher])[] = [
   // Application.
   ["application/wasm", (b) => b.length >= 8 && startsWith(b, [0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00], 0)],
   ["application/vnd.android.dex", (b) => dex(b)],
-  ["application/vnd.android.dey", (b) => b.length > 100 && startsWith(b, [0x64, 0x65, 0x79, 0x0a], 0) && dex(b.subarray(40, 100))],
+  [
+    "application/vnd.android.dey",
+    (b) => b.length > 100 && startsWith(b, [0x64, 0x65, 0x79, 0x0a], 0) && dex(b.subarray(40, 100)),
+  ],
   // Image.
   ["image/jpeg", prefix(0xff, 0xd8, 0xff)],
-  ["image/jp2", (b) => b.length > 12 && startsWith(b, [0x0, 0x0, 0x0, 0xc, 0x6a, 0x50, 0x20, 0x20, 0xd, 0xa, 0x87, 0xa, 0x0], 0)],
+  [
+    "image/jp2",
+    (b) => b.length > 12 && startsWith(b, [0x0, 0x0, 0x0, 0xc, 0x6a, 0x50, 0x20, 0x20, 0xd, 0xa, 0x87, 0xa, 0x0], 0),
+  ],
   ["image/png", prefix(0x89, 0x50, 0x4e, 0x47)],
   ["image/gif", prefix(0x47, 0x49, 0x46)],
   ["image/webp", (b) => b.length > 11 && startsWith(b, ascii("WEBP"), 8)],
@@ -238,7 +277,11 @@ const MATCHERS: readonly (readonly [string, Matcher])[] = [
   ["image/heif", heif],
   ["image/vnd.dwg", prefix(0x41, 0x43, 0x31, 0x30)],
   // Video.
-  ["video/mp4", (b) => b.length > 11 && startsWith(b, ascii("ftyp"), 4) && MP4_BRANDS.has(String.fromCharCode(b[8], b[9], b[10], b[11]))],
+  [
+    "video/mp4",
+    (b) =>
+      b.length > 11 && startsWith(b, ascii("ftyp"), 4) && MP4_BRANDS.has(String.fromCharCode(b[8], b[9], b[10], b[11])),
+  ],
   ["video/x-m4v", (b) => b.length > 10 && startsWith(b, ascii("ftypM4V"), 4)],
   ["video/x-matroska", (b) => matroska(b, "matroska")],
   ["video/webm", (b) => matroska(b, "webm")],
@@ -280,9 +323,15 @@ const MATCHERS: readonly (readonly [string, Matcher])[] = [
   ["application/vnd.openxmlformats-officedocument.presentationml.presentation", (b) => msooxml(b) === "pptx"],
   // Archive.
   ["application/epub+zip", (b) => startsWith(b, [...PK34, ...ascii("mimetypeapplication/epub+zip")], 0)],
-  ["application/zip", (b) => b.length > 3 && b[0] === 0x50 && b[1] === 0x4b && [3, 5, 7].includes(b[2]) && [4, 6, 8].includes(b[3])],
+  [
+    "application/zip",
+    (b) => b.length > 3 && b[0] === 0x50 && b[1] === 0x4b && [3, 5, 7].includes(b[2]) && [4, 6, 8].includes(b[3]),
+  ],
   ["application/x-tar", (b) => b.length > 261 && startsWith(b, ascii("ustar"), 257)],
-  ["application/vnd.rar", (b) => b.length > 6 && startsWith(b, [0x52, 0x61, 0x72, 0x21, 0x1a, 0x07], 0) && (b[6] === 0 || b[6] === 1)],
+  [
+    "application/vnd.rar",
+    (b) => b.length > 6 && startsWith(b, [0x52, 0x61, 0x72, 0x21, 0x1a, 0x07], 0) && (b[6] === 0 || b[6] === 1),
+  ],
   ["application/gzip", prefix(0x1f, 0x8b, 0x08)],
   ["application/x-bzip2", prefix(0x42, 0x5a, 0x68)],
   ["application/x-7z-compressed", prefix(0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c)],
@@ -290,7 +339,10 @@ const MATCHERS: readonly (readonly [string, Matcher])[] = [
   ["application/zstd", zst],
   ["application/pdf", prefix(0x25, 0x50, 0x44, 0x46)],
   ["application/vnd.microsoft.portable-executable", prefix(0x4d, 0x5a)],
-  ["application/x-shockwave-flash", (b) => b.length > 2 && (b[0] === 0x43 || b[0] === 0x46) && b[1] === 0x57 && b[2] === 0x53],
+  [
+    "application/x-shockwave-flash",
+    (b) => b.length > 2 && (b[0] === 0x43 || b[0] === 0x46) && b[1] === 0x57 && b[2] === 0x53,
+  ],
   ["application/rtf", prefix(0x7b, 0x5c, 0x72, 0x74, 0x66)],
   [
     "application/octet-stream",
@@ -298,13 +350,18 @@ const MATCHERS: readonly (readonly [string, Matcher])[] = [
       b.length > 35 &&
       b[34] === 0x4c &&
       b[35] === 0x50 &&
-      ((b[8] === 0x02 && b[9] === 0x00 && b[10] === 0x01) || (b[8] === 0x01 && b[9] === 0x00 && b[10] === 0x00) || (b[8] === 0x02 && b[9] === 0x00 && b[10] === 0x02)),
+      ((b[8] === 0x02 && b[9] === 0x00 && b[10] === 0x01) ||
+        (b[8] === 0x01 && b[9] === 0x00 && b[10] === 0x00) ||
+        (b[8] === 0x02 && b[9] === 0x00 && b[10] === 0x02)),
   ],
   ["application/postscript", prefix(0x25, 0x21)],
   ["application/vnd.sqlite3", prefix(0x53, 0x51, 0x4c, 0x69)],
   ["application/x-nintendo-nes-rom", prefix(0x4e, 0x45, 0x53, 0x1a)],
   ["application/x-google-chrome-extension", prefix(0x43, 0x72, 0x32, 0x34)],
-  ["application/vnd.ms-cab-compressed", (b) => startsWith(b, ascii("MSCF"), 0) || startsWith(b, [0x49, 0x53, 0x63, 0x28], 0)],
+  [
+    "application/vnd.ms-cab-compressed",
+    (b) => startsWith(b, ascii("MSCF"), 0) || startsWith(b, [0x49, 0x53, 0x63, 0x28], 0),
+  ],
   ["application/vnd.debian.binary-package", (b) => startsWith(b, ascii("!<arch>\ndebian-binary"), 0)],
   ["application/x-unix-archive", (b) => startsWith(b, ascii("!<arch>"), 0)],
   ["application/x-compress", (b) => b.length > 1 && b[0] === 0x1f && (b[1] === 0xa0 || b[1] === 0x9d)],

@@ -7,7 +7,14 @@ import { goQuote } from "../gojson/fmt.js";
 import { foldFieldName, goFoldEqual } from "../gojson/unicode.js";
 import { SemverError, tryParsePRVersion, tryParseTolerant } from "../semver/index.js";
 import { OpcatError } from "./errors.js";
-import { byteCompare, channelHead, type Model, type ModelBundle, type ModelChannel, type ModelPackage } from "./model.js";
+import {
+  byteCompare,
+  channelHead,
+  type Model,
+  type ModelBundle,
+  type ModelChannel,
+  type ModelPackage,
+} from "./model.js";
 import { bundleCsvJson } from "./objects.js";
 
 /** `opm alpha list packages`: NAME, DISPLAY NAME (of the default channel head's CSV), DEFAULT CHANNEL. */
@@ -46,13 +53,19 @@ export function listBundles(model: Model, packageName?: string): string {
 
 function bundlesTable(model: Model, packageName?: string): string {
   const bundles: ModelBundle[] = [];
-  for (const p of selectPackages(model, packageName)) for (const c of p.channels.values()) for (const b of c.bundles.values()) bundles.push(b);
+  for (const p of selectPackages(model, packageName))
+    for (const c of p.channels.values()) for (const b of c.bundles.values()) bundles.push(b);
   bundles.sort(
-    (a, b) => byteCompare(a.package.name, b.package.name) || byteCompare(a.channel.name, b.channel.name) || byteCompare(a.name, b.name),
+    (a, b) =>
+      byteCompare(a.package.name, b.package.name) ||
+      byteCompare(a.channel.name, b.channel.name) ||
+      byteCompare(a.name, b.name),
   );
   const rows = ["PACKAGE\tCHANNEL\tBUNDLE\tREPLACES\tSKIPS\tSKIP RANGE\tIMAGE\n"];
   for (const b of bundles) {
-    rows.push(`${b.package.name}\t${b.channel.name}\t${b.name}\t${b.replaces}\t${b.skips.join(",")}\t${b.skipRange}\t${b.image}\n`);
+    rows.push(
+      `${b.package.name}\t${b.channel.name}\t${b.name}\t${b.replaces}\t${b.skips.join(",")}\t${b.skipRange}\t${b.image}\n`,
+    );
   }
   return rows.join("");
 }
@@ -62,8 +75,17 @@ function bundlesTable(model: Model, packageName?: string): string {
  * table, keys in camelCase (`name`, `displayName`, `defaultChannel`; `package`, `channel`, `head`;
  * `bundle`, `replaces`, `skips` (a list), `skipRange`, `image`).
  */
-export function listJson(kind: "packages" | "channels" | "bundles", model: Model, packageName?: string): Record<string, unknown>[] {
-  const table = kind === "packages" ? packagesTable(model) : kind === "channels" ? channelsTable(model, packageName) : bundlesTable(model, packageName);
+export function listJson(
+  kind: "packages" | "channels" | "bundles",
+  model: Model,
+  packageName?: string,
+): Record<string, unknown>[] {
+  const table =
+    kind === "packages"
+      ? packagesTable(model)
+      : kind === "channels"
+        ? channelsTable(model, packageName)
+        : bundlesTable(model, packageName);
   const [header, ...lines] = table.replace(/\n$/, "").split("\n");
   const keys = header.split("\t").map((h) => h.toLowerCase().replace(/ (\w)/g, (_, c: string) => c.toUpperCase()));
   return lines.map((line) => {
@@ -87,7 +109,7 @@ function selectPackages(model: Model, packageName: string | undefined): Iterable
 function displayName(p: ModelPackage): string {
   if (!p.defaultChannel) return "";
   const { head } = channelHead(p.defaultChannel);
-  if (!head || !head.source) return "";
+  if (!head?.source) return "";
   const csv = bundleCsvJson(head.source);
   return csv === "" ? "" : csvDisplayName(csv);
 }
@@ -112,7 +134,8 @@ export function csvDisplayName(csvJson: string): string {
   if (isObject(v)) {
     for (const [k, spec] of Object.entries(v)) {
       if (!goFoldEqual(k, "spec") || !isObject(spec)) continue;
-      for (const [sk, sv] of Object.entries(spec)) if (goFoldEqual(sk, "displayName") && typeof sv === "string") name = sv;
+      for (const [sk, sv] of Object.entries(spec))
+        if (goFoldEqual(sk, "displayName") && typeof sv === "string") name = sv;
     }
   }
   return name;
@@ -158,7 +181,10 @@ const CSV_SCHEMA: GoType = struct({
     managedfields: objects,
   }),
   spec: struct({
-    install: struct({ strategy: str, spec: struct({ deployments: objects, permissions: objects, clusterpermissions: objects }) }),
+    install: struct({
+      strategy: str,
+      spec: struct({ deployments: objects, permissions: objects, clusterpermissions: objects }),
+    }),
     version: "version",
     release: "release",
     maturity: str,
@@ -178,7 +204,10 @@ const CSV_SCHEMA: GoType = struct({
     replaces: str,
     labels: strMap,
     annotations: strMap,
-    selector: struct({ matchlabels: strMap, matchexpressions: { slice: struct({ key: str, operator: str, values: strs }) } }),
+    selector: struct({
+      matchlabels: strMap,
+      matchexpressions: { slice: struct({ key: str, operator: str, values: strs }) },
+    }),
     cleanup: struct({ enabled: "bool" }),
     skips: strs,
     relatedimages: { slice: struct({ name: str, image: str }) },
@@ -202,14 +231,19 @@ function decodes(v: unknown, t: GoType): boolean {
       if (v === null) return true;
       if (typeof v !== "string") return false;
       const m = RFC3339.exec(v);
-      return m !== null && +m[2] >= 1 && +m[2] <= 12 && +m[3] >= 1 && +m[3] <= 31 && +m[4] < 24 && +m[5] < 60 && +m[6] < 60;
+      return (
+        m !== null && +m[2] >= 1 && +m[2] <= 12 && +m[3] >= 1 && +m[3] <= 31 && +m[4] < 24 && +m[5] < 60 && +m[6] < 60
+      );
     }
     case "version":
       // OperatorVersion.UnmarshalJSON: a JSON string (null reads as "") parsed with ParseTolerant.
       return (v === null || typeof v === "string") && !(tryParseTolerant(v ?? "") instanceof SemverError);
     case "release":
       // OperatorRelease.UnmarshalJSON: every dot-separated segment a valid pre-release identifier.
-      return (v === null || typeof v === "string") && (v ?? "").split(".").every((seg) => !(tryParsePRVersion(seg) instanceof SemverError));
+      return (
+        (v === null || typeof v === "string") &&
+        (v ?? "").split(".").every((seg) => !(tryParsePRVersion(seg) instanceof SemverError))
+      );
   }
   if (v === null) return true;
   if ("slice" in t) return Array.isArray(v) && v.every((x) => decodes(x, t.slice));
@@ -225,7 +259,6 @@ function decodes(v: unknown, t: GoType): boolean {
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
-
 
 /**
  * Go's text/tabwriter with opm's settings (minwidth 0, tabwidth 4, padding 2, padchar ' ', flags 0)

@@ -16,14 +16,26 @@ function problemsOf(text: string) {
 test("JSON streams: concatenated objects with or without whitespace", () => {
   const r = loadText(`${pkg("a")}${pkg("b")}\n\n  ${pkg("c")}`, "x.json");
   assert.deepEqual(r.problems, []);
-  assert.deepEqual(r.config.packages.map((p) => p.name), ["a", "b", "c"]);
-  assert.deepEqual(r.config.packages.map((p) => p.loc?.line), [1, 1, 3]);
+  assert.deepEqual(
+    r.config.packages.map((p) => p.name),
+    ["a", "b", "c"],
+  );
+  assert.deepEqual(
+    r.config.packages.map((p) => p.loc?.line),
+    [1, 1, 3],
+  );
 });
 
 test("a JSON stream switches to YAML after its first object, not after two", () => {
   const ok = loadText(`${pkg("a")}\n---\nschema: olm.package\nname: b\n`, "x");
   assert.deepEqual(ok.problems, []);
-  assert.deepEqual(ok.config.packages.map((p) => [p.name, p.loc?.line]), [["a", 1], ["b", 3]]);
+  assert.deepEqual(
+    ok.config.packages.map((p) => [p.name, p.loc?.line]),
+    [
+      ["a", 1],
+      ["b", 3],
+    ],
+  );
   const bad = loadText(`${pkg("a")}\n${pkg("b")}\n---\nschema: olm.package\nname: c\n`, "x");
   assert.equal(bad.problems.length, 1);
   assert.equal(bad.problems[0].message, "json: offset 126: invalid character '-' in numeric literal");
@@ -51,7 +63,10 @@ test("YAML document separators", () => {
     { code: "FBC_YAML_SEPARATOR", message: "invalid Yaml document separator: foo", line: 3 },
   ]);
   assert.deepEqual(problemsOf("--- # comment\nschema: olm.package\nname: a\n"), []);
-  assert.equal(loadText("schema: olm.package\nname: a\r\n---\r\nschema: olm.package\r\nname: b\r\n", "x").config.packages.length, 2);
+  assert.equal(
+    loadText("schema: olm.package\nname: a\r\n---\r\nschema: olm.package\r\nname: b\r\n", "x").config.packages.length,
+    2,
+  );
 });
 
 test("comment-only and blank YAML documents are fatal as in opm", () => {
@@ -59,7 +74,9 @@ test("comment-only and blank YAML documents are fatal as in opm", () => {
     { code: "FBC_MISSING_SCHEMA", message: "object '' is missing root schema field", line: 1 },
   ]);
   assert.deepEqual(problemsOf(""), []);
-  assert.deepEqual(problemsOf("\n\n"), [{ code: "FBC_MISSING_SCHEMA", message: "object '' is missing root schema field", line: 1 }]);
+  assert.deepEqual(problemsOf("\n\n"), [
+    { code: "FBC_MISSING_SCHEMA", message: "object '' is missing root schema field", line: 1 },
+  ]);
 });
 
 test("a blob without schema", () => {
@@ -91,22 +108,39 @@ test("reserved keys are case-insensitive; case-duplicates are an error", () => {
     { code: "FBC_DUPLICATE_KEYS", message: 'duplicate keys for key "name": [Name name]', line: 1 },
   ]);
   assert.deepEqual(problemsOf('{"schema":"olm.package","name":"a","Name":"b","foo":1,"FOO":2}'), [
-    { code: "FBC_DUPLICATE_KEYS", message: '[duplicate keys for key "foo": [FOO foo], duplicate keys for key "name": [Name name]]', line: 1 },
+    {
+      code: "FBC_DUPLICATE_KEYS",
+      message: '[duplicate keys for key "foo": [FOO foo], duplicate keys for key "name": [Name name]]',
+      line: 1,
+    },
   ]);
   // Known mixed-case keys take a shortcut; their lower-case and upper-case twins must still collide.
-  for (const [a, b] of [["relatedImages", "relatedimages"], ["skipRange", "SKIPRANGE"], ["defaultChannel", "defaultchannel"]]) {
+  for (const [a, b] of [
+    ["relatedImages", "relatedimages"],
+    ["skipRange", "SKIPRANGE"],
+    ["defaultChannel", "defaultchannel"],
+  ]) {
     const sorted = [a, b].sort();
     assert.deepEqual(problemsOf(`{"schema":"olm.bundle","name":"a","${a}":[],"${b}":[]}`), [
-      { code: "FBC_DUPLICATE_KEYS", message: `duplicate keys for key "${a.toLowerCase()}": [${sorted.join(" ")}]`, line: 1 },
+      {
+        code: "FBC_DUPLICATE_KEYS",
+        message: `duplicate keys for key "${a.toLowerCase()}": [${sorted.join(" ")}]`,
+        line: 1,
+      },
     ]);
   }
   assert.deepEqual(problemsOf('{"schema":5}'), [
-    { code: "FBC_RESERVED_KEY_TYPE", message: 'expected value for key "schema" to be a string, got %!t(float64=5): 5', line: 1 },
+    {
+      code: "FBC_RESERVED_KEY_TYPE",
+      message: 'expected value for key "schema" to be a string, got %!t(float64=5): 5',
+      line: 1,
+    },
   ]);
   assert.deepEqual(problemsOf("schema: olm.package\nname: [a]\n"), [
     {
       code: "FBC_RESERVED_KEY_TYPE",
-      message: 'error unmarshaling JSON: while decoding JSON: expected value for key "name" to be a string, got %!t([]interface {}=[a]): [a]',
+      message:
+        'error unmarshaling JSON: while decoding JSON: expected value for key "name" to be a string, got %!t([]interface {}=[a]): [a]',
       line: 1,
     },
   ]);
@@ -134,36 +168,58 @@ test("routing: custom schemas are kept, typed blobs decoded", () => {
 
 test("typed decoding errors are prefixed like opm's", () => {
   assert.deepEqual(problemsOf('{"schema":"olm.package","name":"a","defaultChannel":{}}'), [
-    { code: "FBC_DECODE", message: "parse package: json: cannot unmarshal object into Go struct field Package.defaultChannel of type string", line: 1 },
+    {
+      code: "FBC_DECODE",
+      message:
+        "parse package: json: cannot unmarshal object into Go struct field Package.defaultChannel of type string",
+      line: 1,
+    },
   ]);
   // reserved keys are checked first (Meta), as in opm
   assert.deepEqual(problemsOf('{"schema":"olm.package","name":{}}'), [
-    { code: "FBC_RESERVED_KEY_TYPE", message: 'expected value for key "name" to be a string, got %!t(map[string]interface {}=map[]): map[]', line: 1 },
+    {
+      code: "FBC_RESERVED_KEY_TYPE",
+      message: 'expected value for key "name" to be a string, got %!t(map[string]interface {}=map[]): map[]',
+      line: 1,
+    },
   ]);
   assert.deepEqual(problemsOf('{"schema":"olm.bundle","relatedImages":{}}'), [
-    { code: "FBC_DECODE", message: "parse bundle: json: cannot unmarshal object into Go struct field Bundle.relatedImages of type []declcfg.RelatedImage", line: 1 },
+    {
+      code: "FBC_DECODE",
+      message:
+        "parse bundle: json: cannot unmarshal object into Go struct field Bundle.relatedImages of type []declcfg.RelatedImage",
+      line: 1,
+    },
   ]);
 });
 
 test("bundle objects are checked while loading", () => {
-  const b = (data: string) => `{"schema":"olm.bundle","package":"p","name":"b","properties":[{"type":"olm.bundle.object","value":{"data":${JSON.stringify(data)}}}]}`;
+  const b = (data: string) =>
+    `{"schema":"olm.bundle","package":"p","name":"b","properties":[{"type":"olm.bundle.object","value":{"data":${JSON.stringify(data)}}}]}`;
   assert.deepEqual(problemsOf(b(Buffer.from('{"kind":"X"}').toString("base64"))), []);
   assert.deepEqual(problemsOf(b(Buffer.from("kind: X\n").toString("base64"))), []);
   assert.deepEqual(problemsOf(b("abc*")), [
     {
       code: "FBC_BUNDLE_OBJECT",
-      message: 'read bundle objects: package "p", bundle "b": parse property at index 0 as bundle object: illegal base64 data at input byte 3',
+      message:
+        'read bundle objects: package "p", bundle "b": parse property at index 0 as bundle object: illegal base64 data at input byte 3',
       line: 1,
     },
   ]);
   const notYaml = problemsOf(b(Buffer.from("a: [b\n").toString("base64")));
   assert.equal(notYaml.length, 1);
-  assert.match(notYaml[0].message, /^read bundle objects: package "p", bundle "b": convert bundle object property at index 0 to JSON: error converting YAML to JSON: yaml: /);
+  assert.match(
+    notYaml[0].message,
+    /^read bundle objects: package "p", bundle "b": convert bundle object property at index 0 to JSON: error converting YAML to JSON: yaml: /,
+  );
 });
 
 test("every problem is reported, not only the first", () => {
   const r = loadText('{"schema":"olm.package","name":{}}\n{"hello":1}\n{"schema":"olm.channel","entries":{}}', "x");
-  assert.deepEqual(r.problems.map((p) => p.loc?.line), [1, 2, 3]);
+  assert.deepEqual(
+    r.problems.map((p) => p.loc?.line),
+    [1, 2, 3],
+  );
 });
 
 function tree(files: Record<string, string>): string {
@@ -189,11 +245,14 @@ test("directories: every file is read unless .indexignore excludes it (opm's loa
   assert.deepEqual(listCatalogFiles(dir), ["cockroachdb.json", "etcd.yaml", "sub/keep.json"]);
   const r = await loadCatalog(dir);
   assert.deepEqual(r.problems, []);
-  assert.deepEqual(r.config.packages.map((p) => [p.name, p.loc?.file]), [
-    ["cockroachdb", "cockroachdb.json"],
-    ["etcd", "etcd.yaml"],
-    ["keep", "sub/keep.json"],
-  ]);
+  assert.deepEqual(
+    r.config.packages.map((p) => [p.name, p.loc?.file]),
+    [
+      ["cockroachdb", "cockroachdb.json"],
+      ["etcd", "etcd.yaml"],
+      ["keep", "sub/keep.json"],
+    ],
+  );
 });
 
 test("directories: stray files fail with their location", async () => {
@@ -237,11 +296,13 @@ test("the fast base64 check agrees with Go's StdEncoding rules", async () => {
   const arb = fc.oneof(
     fc.uint8Array({ maxLength: 40 }).map((b) => Buffer.from(b).toString("base64")),
     fc.array(fc.constantFrom(...alphabet.split("")), { maxLength: 24 }).map((a) => a.join("")),
-    fc.tuple(fc.uint8Array({ minLength: 1, maxLength: 30 }), fc.nat(), fc.constantFrom(...alphabet.split(""))).map(([b, i, c]) => {
-      const s = Buffer.from(b).toString("base64");
-      const at = i % s.length;
-      return s.slice(0, at) + c + s.slice(at + 1);
-    }),
+    fc
+      .tuple(fc.uint8Array({ minLength: 1, maxLength: 30 }), fc.nat(), fc.constantFrom(...alphabet.split("")))
+      .map(([b, i, c]) => {
+        const s = Buffer.from(b).toString("base64");
+        const at = i % s.length;
+        return s.slice(0, at) + c + s.slice(at + 1);
+      }),
   );
   fc.assert(
     fc.property(arb, (s) => {

@@ -12,7 +12,15 @@ import { encodeSortedCompact } from "../gojson/encode.js";
 import { hasJsonPrefix } from "../gojson/unicode.js";
 
 import { parseGoYamlDocument } from "../yaml/index.js";
-import { DecodeError, decodeBundle, decodeStdBase64Transient, decodeBundleObjectData, decodeChannel, decodeDeprecation, decodePackage } from "./decode.js";
+import {
+  DecodeError,
+  decodeBundle,
+  decodeStdBase64Transient,
+  decodeBundleObjectData,
+  decodeChannel,
+  decodeDeprecation,
+  decodePackage,
+} from "./decode.js";
 import { OpcatError, problem, type Problem } from "./errors.js";
 import { RawJson } from "./rawjson.js";
 import { forEachStreamItem, notAnObjectMessage } from "./stream.js";
@@ -59,7 +67,13 @@ export interface BlobMeta {
  * Loads one file's text into `into`. `onBlob`, when given, sees every blob whose meta is valid, with
  * its parsed value (for callers that keep the blobs themselves, e.g. `serve`'s index).
  */
-export function loadText(text: string, file: string, into: LoadResult = newResult(), byteLength?: number, onBlob?: (obj: JsonObject, meta: BlobMeta) => void): LoadResult {
+export function loadText(
+  text: string,
+  file: string,
+  into: LoadResult = newResult(),
+  byteLength?: number,
+  onBlob?: (obj: JsonObject, meta: BlobMeta) => void,
+): LoadResult {
   // Each blob is decoded as soon as it is parsed: its parsed form dies young.
   forEachStreamItem(text, (item) => {
     const loc: Location = { file, line: item.line, index: item.index };
@@ -67,7 +81,10 @@ export function loadText(text: string, file: string, into: LoadResult = newResul
       into.problems.push(
         problem(item.code, item.message, {
           loc,
-          hint: item.code === "FBC_YAML_SEPARATOR" ? "a line starting with --- may only be followed by spaces or a comment" : IGNORE_HINT,
+          hint:
+            item.code === "FBC_YAML_SEPARATOR"
+              ? "a line starting with --- may only be followed by spaces or a comment"
+              : IGNORE_HINT,
         }),
       );
       return;
@@ -83,7 +100,7 @@ function newResult(): LoadResult {
   return { config: emptyConfig(), problems: [], files: 0, bytes: 0 };
 }
 
-const NEEDS_FOLD = /[^a-z0-9_.\-]/;
+const NEEDS_FOLD = /[^a-z0-9_.-]/;
 
 /**
  * Keys of the olm.* schemas that need folding but cannot collide with one another or with the
@@ -98,9 +115,17 @@ function fold(key: string): string {
   return key.toUpperCase().toLowerCase();
 }
 
-function addBlob(res: LoadResult, value: JsonValue, loc: Location, fromYaml: boolean, onBlob?: (obj: JsonObject, meta: BlobMeta) => void): void {
+function addBlob(
+  res: LoadResult,
+  value: JsonValue,
+  loc: Location,
+  fromYaml: boolean,
+  onBlob?: (obj: JsonObject, meta: BlobMeta) => void,
+): void {
   const metaErr = (code: string, msg: string, hint?: string): void => {
-    res.problems.push(problem(code, fromYaml ? `error unmarshaling JSON: while decoding JSON: ${msg}` : msg, { loc, hint }));
+    res.problems.push(
+      problem(code, fromYaml ? `error unmarshaling JSON: while decoding JSON: ${msg}` : msg, { loc, hint }),
+    );
   };
   if (value === null) {
     res.problems.push(
@@ -112,7 +137,9 @@ function addBlob(res: LoadResult, value: JsonValue, loc: Location, fromYaml: boo
     return;
   }
   if (typeof value !== "object" || Array.isArray(value)) {
-    res.problems.push(problem("FBC_NOT_AN_OBJECT", notAnObjectMessage(value, undefined, fromYaml), { loc, hint: IGNORE_HINT }));
+    res.problems.push(
+      problem("FBC_NOT_AN_OBJECT", notAnObjectMessage(value, undefined, fromYaml), { loc, hint: IGNORE_HINT }),
+    );
     return;
   }
   const obj = value as JsonObject;
@@ -128,7 +155,8 @@ function addBlob(res: LoadResult, value: JsonValue, loc: Location, fromYaml: boo
     if (k === "schema") schemaKey = k;
     else if (k === "package") packageKey = k;
     else if (k === "name") nameKey = k;
-    else if (!needFold && (KNOWN_MIXED_CASE_KEYS.has(k) ? false : KNOWN_FOLDED_KEYS.has(k) || NEEDS_FOLD.test(k))) needFold = true;
+    else if (!needFold && (KNOWN_MIXED_CASE_KEYS.has(k) ? false : KNOWN_FOLDED_KEYS.has(k) || NEEDS_FOLD.test(k)))
+      needFold = true;
   }
   if (needFold) {
     folded = new Map();
@@ -147,7 +175,11 @@ function addBlob(res: LoadResult, value: JsonValue, loc: Location, fromYaml: boo
     for (const [f, ks] of [...folded.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
       if (ks.length > 1) errs.push(`duplicate keys for key ${goQuote(f)}: [${[...ks].sort().join(" ")}]`);
     }
-    metaErr("FBC_DUPLICATE_KEYS", errs.length === 1 ? errs[0] : `[${errs.join(", ")}]`, "keep one spelling of each key (keys are case-insensitive)");
+    metaErr(
+      "FBC_DUPLICATE_KEYS",
+      errs.length === 1 ? errs[0] : `[${errs.join(", ")}]`,
+      "keep one spelling of each key (keys are case-insensitive)",
+    );
     return;
   }
   const reserved = (key: string | undefined): string | undefined => {
@@ -224,7 +256,8 @@ function decodeWith<T>(prefix: string, fn: () => T): T {
   try {
     return fn();
   } catch (e) {
-    if (e instanceof DecodeError) throw new BlobError("FBC_DECODE", `${prefix}: ${e.message}`, "fix the type of the field named in the message");
+    if (e instanceof DecodeError)
+      throw new BlobError("FBC_DECODE", `${prefix}: ${e.message}`, "fix the type of the field named in the message");
     throw e;
   }
 }
@@ -250,7 +283,10 @@ function checkBundleObjects(b: Bundle): void {
     const where = (): string => `read bundle objects: package ${goQuote(b.package)}, bundle ${goQuote(b.name)}`;
     const raw = props[i].value;
     if (raw.isMissing) {
-      throw new BlobError("FBC_BUNDLE_OBJECT", `${where()}: parse property at index ${i} as bundle object: unexpected end of JSON input`);
+      throw new BlobError(
+        "FBC_BUNDLE_OBJECT",
+        `${where()}: parse property at index ${i} as bundle object: unexpected end of JSON input`,
+      );
     }
     const v = raw.value;
     const data = v !== null && typeof v === "object" && !Array.isArray(v) ? v.data : undefined;
@@ -263,7 +299,11 @@ function checkBundleObjects(b: Bundle): void {
       bytes = decodeBundleObjectData(v);
     } catch (e) {
       if (e instanceof DecodeError) {
-        throw new BlobError("FBC_BUNDLE_OBJECT", `${where()}: parse property at index ${i} as bundle object: ${e.message}`, "olm.bundle.object data must be standard base64 (with padding) of one manifest");
+        throw new BlobError(
+          "FBC_BUNDLE_OBJECT",
+          `${where()}: parse property at index ${i} as bundle object: ${e.message}`,
+          "olm.bundle.object data must be standard base64 (with padding) of one manifest",
+        );
       }
       throw e;
     }
@@ -273,7 +313,10 @@ function checkBundleObjects(b: Bundle): void {
     try {
       parseGoYamlDocument(text);
     } catch (e) {
-      throw new BlobError("FBC_BUNDLE_OBJECT", `${where()}: convert bundle object property at index ${i} to JSON: ${(e as Error).message}`);
+      throw new BlobError(
+        "FBC_BUNDLE_OBJECT",
+        `${where()}: convert bundle object property at index ${i} to JSON: ${(e as Error).message}`,
+      );
     }
   }
 }
@@ -311,13 +354,32 @@ export function loadFile(path: string, displayName = path, into?: LoadResult): L
  */
 function notRegular(path: string, st: Stats): void {
   if (st.isFile() || st.isDirectory()) return; // a directory fails the read as opm reports it ("is a directory")
-  const kind = st.isFIFO() ? "named pipe (FIFO)" : st.isCharacterDevice() ? "character device" : st.isBlockDevice() ? "block device" : st.isSocket() ? "socket" : "special file";
-  throw new OpcatError("IO_NOT_REGULAR", `open ${path}: not a regular file but a ${kind}; catalogs are read from regular files and directories only`, { exitCode: 2 });
+  const kind = st.isFIFO()
+    ? "named pipe (FIFO)"
+    : st.isCharacterDevice()
+      ? "character device"
+      : st.isBlockDevice()
+        ? "block device"
+        : st.isSocket()
+          ? "socket"
+          : "special file";
+  throw new OpcatError(
+    "IO_NOT_REGULAR",
+    `open ${path}: not a regular file but a ${kind}; catalogs are read from regular files and directories only`,
+    { exitCode: 2 },
+  );
 }
 
 function ioError(path: string, e: unknown): OpcatError {
   const err = e as NodeJS.ErrnoException;
-  const why = err.code === "ENOENT" ? "no such file or directory" : err.code === "EISDIR" ? "is a directory" : err.code === "EACCES" ? "permission denied" : err.message;
+  const why =
+    err.code === "ENOENT"
+      ? "no such file or directory"
+      : err.code === "EISDIR"
+        ? "is a directory"
+        : err.code === "EACCES"
+          ? "permission denied"
+          : err.message;
   return new OpcatError("IO_ERROR", `open ${path}: ${why}`, { exitCode: 2, cause: e });
 }
 
@@ -351,12 +413,17 @@ export function loadDirectory(root: string, opts: LoadOptions = {}): LoadResult 
   let files: string[];
   try {
     const st = statSync(root);
-    if (!st.isDirectory()) throw new OpcatError("NOT_A_DIRECTORY", `${goQuote(root)} is not a directory`, { exitCode: 2 });
+    if (!st.isDirectory())
+      throw new OpcatError("NOT_A_DIRECTORY", `${goQuote(root)} is not a directory`, { exitCode: 2 });
     files = listCatalogFiles(root);
   } catch (e) {
     if (e instanceof OpcatError) throw e;
     const err = e as NodeJS.ErrnoException;
-    throw new OpcatError("IO_ERROR", `lstat ${err.path ?? root}: ${err.code === "ENOENT" ? "no such file or directory" : err.message}`, { exitCode: 2, cause: e });
+    throw new OpcatError(
+      "IO_ERROR",
+      `lstat ${err.path ?? root}: ${err.code === "ENOENT" ? "no such file or directory" : err.message}`,
+      { exitCode: 2, cause: e },
+    );
   }
   const res = newResult();
   for (const f of files) {
@@ -364,7 +431,13 @@ export function loadDirectory(root: string, opts: LoadOptions = {}): LoadResult 
       loadFile(join(root, f), f, res);
     } catch (e) {
       if (!(e instanceof OpcatError)) throw e;
-      res.problems.push(problem(e.code === "IO_NOT_REGULAR" || e.code === "IO_FILE_TOO_LARGE" ? e.code : "IO_ERROR", e.message.replace(join(root, f), f), { loc: { file: f, line: 0, index: 0 } }));
+      res.problems.push(
+        problem(
+          e.code === "IO_NOT_REGULAR" || e.code === "IO_FILE_TOO_LARGE" ? e.code : "IO_ERROR",
+          e.message.replace(join(root, f), f),
+          { loc: { file: f, line: 0, index: 0 } },
+        ),
+      );
     }
     opts.onFile?.(f, res.files, res.bytes);
   }
@@ -389,10 +462,14 @@ export async function loadCatalog(ref: string, opts: LoadOptions = {}): Promise<
     st = statSync(ref);
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
-    throw new OpcatError("IO_ERROR", `stat ${ref}: ${err.code === "ENOENT" ? "no such file or directory" : err.message}`, {
-      exitCode: 2,
-      cause: e,
-    });
+    throw new OpcatError(
+      "IO_ERROR",
+      `stat ${ref}: ${err.code === "ENOENT" ? "no such file or directory" : err.message}`,
+      {
+        exitCode: 2,
+        cause: e,
+      },
+    );
   }
   if (st.isDirectory()) return loadDirectory(ref, opts);
   notRegular(ref, st);

@@ -113,7 +113,11 @@ test("TestWriteMermaidChannels/SuccessPackageNameFilter", () => {
 
 test("without v0 semantics only deprecations are decorated and there is no linkStyle", () => {
   const r = renderMermaid(fixture(), { drawV0Semantics: false });
-  assert.ok(r.text.endsWith("style anakin fill:#989695\nstyle anakin-light fill:#DCD0FF\nclass anakin-dark-anakin.v0.0.1,anakin-light-anakin.v0.0.1 deprecated\n"));
+  assert.ok(
+    r.text.endsWith(
+      "style anakin fill:#989695\nstyle anakin-light fill:#DCD0FF\nclass anakin-dark-anakin.v0.0.1,anakin-light-anakin.v0.0.1 deprecated\n",
+    ),
+  );
   assert.ok(!r.text.includes("linkStyle"));
   assert.ok(!r.text.includes(" skipped\n"));
 });
@@ -122,14 +126,31 @@ test("v0 semantics: re-skipped targets, edges of skipped entries and deprecateds
   const cfg = load(
     [
       { schema: "olm.package", name: "p", defaultChannel: "c" },
-      { schema: "olm.channel", package: "p", name: "c", entries: [
-        { name: "p.v3", replaces: "p.v2", skips: ["p.v1"] },
-        { name: "p.v2", skips: ["p.v1"], skipRange: "<2.0.0" },
-        { name: "p.v1" },
-      ] },
-      ...[1, 2, 3].map((n) => ({ schema: "olm.bundle", name: `p.v${n}`, package: "p", image: "i", properties: [{ type: "olm.package", value: { packageName: "p", version: `${n}.0.0` } }] })),
-      { schema: "olm.deprecations", package: "p", entries: [{ reference: { schema: "olm.bundle", name: "p.v1" }, message: "m" }] },
-    ].map((b) => JSON.stringify(b)).join("\n"),
+      {
+        schema: "olm.channel",
+        package: "p",
+        name: "c",
+        entries: [
+          { name: "p.v3", replaces: "p.v2", skips: ["p.v1"] },
+          { name: "p.v2", skips: ["p.v1"], skipRange: "<2.0.0" },
+          { name: "p.v1" },
+        ],
+      },
+      ...[1, 2, 3].map((n) => ({
+        schema: "olm.bundle",
+        name: `p.v${n}`,
+        package: "p",
+        image: "i",
+        properties: [{ type: "olm.package", value: { packageName: "p", version: `${n}.0.0` } }],
+      })),
+      {
+        schema: "olm.deprecations",
+        package: "p",
+        entries: [{ reference: { schema: "olm.bundle", name: "p.v1" }, message: "m" }],
+      },
+    ]
+      .map((b) => JSON.stringify(b))
+      .join("\n"),
   );
   const r = renderMermaid(cfg, { drawV0Semantics: true });
   assert.equal(
@@ -158,8 +179,16 @@ test("invalid skipRange is reported as a warning, not drawn", () => {
   const cfg = load(
     [
       { schema: "olm.channel", package: "p", name: "c", entries: [{ name: "a", skipRange: ">=x.y" }] },
-      { schema: "olm.bundle", name: "a", package: "p", image: "i", properties: [{ type: "olm.package", value: { packageName: "p", version: "1.0.0" } }] },
-    ].map((b) => JSON.stringify(b)).join("\n"),
+      {
+        schema: "olm.bundle",
+        name: "a",
+        package: "p",
+        image: "i",
+        properties: [{ type: "olm.package", value: { packageName: "p", version: "1.0.0" } }],
+      },
+    ]
+      .map((b) => JSON.stringify(b))
+      .join("\n"),
   );
   const r = renderMermaid(cfg, { drawV0Semantics: false });
   assert.equal(r.warnings.length, 1);
@@ -177,7 +206,11 @@ test("errors carry opm's messages", () => {
     );
   };
   expectErr(fixture(), "GRAPH_UNKNOWN_MINIMUM_EDGE", 'unknown minimum edge name: "nope"', { minimumEdge: "nope" });
-  expectErr(bad([]), "GRAPH_BUNDLE_PACKAGE_PROPERTY", 'bundle "b" has multiple "olm.package" properties, expected exactly 1');
+  expectErr(
+    bad([]),
+    "GRAPH_BUNDLE_PACKAGE_PROPERTY",
+    'bundle "b" has multiple "olm.package" properties, expected exactly 1',
+  );
   expectErr(
     bad([{ type: "olm.package", value: { packageName: "p", version: "1.0" } }]),
     "GRAPH_BUNDLE_INVALID_VERSION",
@@ -194,10 +227,21 @@ test("a skipRange on which blang would panic is an error", () => {
   const cfg = load(
     [
       { schema: "olm.channel", package: "p", name: "c", entries: [{ name: "a", skipRange: ">5.0.0 || || <0.1.0" }] },
-      { schema: "olm.bundle", name: "a", package: "p", image: "i", properties: [{ type: "olm.package", value: { packageName: "p", version: "1.0.0" } }] },
-    ].map((b) => JSON.stringify(b)).join("\n"),
+      {
+        schema: "olm.bundle",
+        name: "a",
+        package: "p",
+        image: "i",
+        properties: [{ type: "olm.package", value: { packageName: "p", version: "1.0.0" } }],
+      },
+    ]
+      .map((b) => JSON.stringify(b))
+      .join("\n"),
   );
-  assert.throws(() => renderMermaid(cfg), (e: unknown) => e instanceof OpcatError && e.code === "GRAPH_SKIPRANGE_PANIC");
+  assert.throws(
+    () => renderMermaid(cfg),
+    (e: unknown) => e instanceof OpcatError && e.code === "GRAPH_SKIPRANGE_PANIC",
+  );
 });
 
 interface Vector {
@@ -220,7 +264,11 @@ test("golden vectors from opm's MermaidWriter (random catalogs, all options)", (
     const cfg = load(c.catalog);
     const opts = { minimumEdge: c.minEdge, packageName: c.packageName, drawV0Semantics: c.drawV0Semantics };
     if (v.error !== undefined) {
-      assert.throws(() => renderMermaid(cfg, opts), (e: unknown) => e instanceof OpcatError && e.message === v.error, c.name);
+      assert.throws(
+        () => renderMermaid(cfg, opts),
+        (e: unknown) => e instanceof OpcatError && e.message === v.error,
+        c.name,
+      );
       continue;
     }
     const r = renderMermaid(cfg, opts);
@@ -269,7 +317,11 @@ test("every drawn line ends with a newline and node ids are package-channel-bund
   for (const c of generateMermaidCases().slice(0, 60)) {
     let r;
     try {
-      r = renderMermaid(load(c.catalog), { minimumEdge: c.minEdge, packageName: c.packageName, drawV0Semantics: c.drawV0Semantics });
+      r = renderMermaid(load(c.catalog), {
+        minimumEdge: c.minEdge,
+        packageName: c.packageName,
+        drawV0Semantics: c.drawV0Semantics,
+      });
     } catch (e) {
       assert.ok(e instanceof OpcatError);
       continue;

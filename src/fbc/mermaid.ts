@@ -9,7 +9,14 @@ import { goQuote } from "../gojson/fmt.js";
 import { SemverError, SemverPanic, tryParseRange, tryParseVersion, Version, type Range } from "../semver/index.js";
 import { OpcatError } from "./errors.js";
 import { parseProperties, PropertyParseError, PROPERTY_PACKAGE } from "./properties.js";
-import { SCHEMA_BUNDLE, SCHEMA_CHANNEL, SCHEMA_PACKAGE, type Channel, type ChannelEntry, type DeclarativeConfig } from "./types.js";
+import {
+  SCHEMA_BUNDLE,
+  SCHEMA_CHANNEL,
+  SCHEMA_PACKAGE,
+  type Channel,
+  type ChannelEntry,
+  type DeclarativeConfig,
+} from "./types.js";
 
 export interface MermaidOptions {
   /** `--minimum-edge`: a bundle name; only edges at or above its version are drawn, in its package only. */
@@ -54,7 +61,8 @@ export function renderMermaid(cfg: DeclarativeConfig, opts: MermaidOptions = {})
   let minVersion = ZERO_VERSION;
   if (minEdge !== "") {
     const v = versions.get(minEdge);
-    if (v === undefined) throw new OpcatError("GRAPH_UNKNOWN_MINIMUM_EDGE", `unknown minimum edge name: ${goQuote(minEdge)}`);
+    if (v === undefined)
+      throw new OpcatError("GRAPH_UNKNOWN_MINIMUM_EDGE", `unknown minimum edge name: ${goQuote(minEdge)}`);
     minVersion = v;
   }
 
@@ -136,11 +144,15 @@ export function renderMermaid(cfg: DeclarativeConfig, opts: MermaidOptions = {})
       if (ce.skipRange.length > 0) {
         const r = tryParseRange(ce.skipRange);
         if (r instanceof SemverError) {
-          warnings.push(`warning: ignoring invalid SkipRange for package/edge ${goQuote(c.package)}/${goQuote(ce.name)}: ${r.message}`);
+          warnings.push(
+            `warning: ignoring invalid SkipRange for package/edge ${goQuote(c.package)}/${goQuote(ce.name)}: ${r.message}`,
+          );
         } else {
           for (const e of fc.entries) {
             if (!evalRange(r, versionOf(e.name), ce.skipRange)) continue;
-            out.push(`      ${channelID}-${e.name}[${goQuote(e.name)}]-- "skipRange(${ce.skipRange})" --> ${entryNode}\n`);
+            out.push(
+              `      ${channelID}-${e.name}[${goQuote(e.name)}]-- "skipRange(${ce.skipRange})" --> ${entryNode}\n`,
+            );
             if (v0 && skipped.has(ce.name)) skippedLinkIDs.push(linkID);
             linkID++;
           }
@@ -233,9 +245,13 @@ function evalRange(r: Range, v: Version, text: string): boolean {
     return r(v);
   } catch (e) {
     if (e instanceof SemverPanic) {
-      throw new OpcatError("GRAPH_SKIPRANGE_PANIC", `skipRange ${goQuote(text)} cannot be evaluated (opm panics: ${e.message})`, {
-        exitCode: 1,
-      });
+      throw new OpcatError(
+        "GRAPH_SKIPRANGE_PANIC",
+        `skipRange ${goQuote(text)} cannot be evaluated (opm panics: ${e.message})`,
+        {
+          exitCode: 1,
+        },
+      );
     }
     throw e;
   }
@@ -251,7 +267,11 @@ function bundleVersions(cfg: DeclarativeConfig): Map<string, Version> {
       packages = parseProperties(b.properties).packages;
     } catch (e) {
       if (e instanceof PropertyParseError) {
-        throw new OpcatError("GRAPH_BUNDLE_PROPERTIES", `parse properties for bundle ${goQuote(b.name)}: ${e.message}`, { exitCode: 1 });
+        throw new OpcatError(
+          "GRAPH_BUNDLE_PROPERTIES",
+          `parse properties for bundle ${goQuote(b.name)}: ${e.message}`,
+          { exitCode: 1 },
+        );
       }
       throw e;
     }
@@ -265,9 +285,13 @@ function bundleVersions(cfg: DeclarativeConfig): Map<string, Version> {
     const version = packages[0].version;
     const v = tryParseVersion(version);
     if (v instanceof SemverError) {
-      throw new OpcatError("GRAPH_BUNDLE_INVALID_VERSION", `bundle ${goQuote(b.name)} has invalid version ${goQuote(version)}: ${v.message}`, {
-        exitCode: 1,
-      });
+      throw new OpcatError(
+        "GRAPH_BUNDLE_INVALID_VERSION",
+        `bundle ${goQuote(b.name)} has invalid version ${goQuote(version)}: ${v.message}`,
+        {
+          exitCode: 1,
+        },
+      );
     }
     out.set(b.name, v);
   }

@@ -47,7 +47,8 @@ function outcome(csv: string): { value?: string; error?: string } {
 }
 
 const prop = (type: string, text: string): Property => ({ type, value: RawJson.fromText(text) });
-const bundleObject = (data: string): Property => prop("olm.bundle.object", JSON.stringify({ data: Buffer.from(data, "utf8").toString("base64") }));
+const bundleObject = (data: string): Property =>
+  prop("olm.bundle.object", JSON.stringify({ data: Buffer.from(data, "utf8").toString("base64") }));
 const propsText = (b: Bundle): string[] => b.properties.map((p) => `${p.type} ${p.value.text}`);
 
 describe("migration levels", () => {
@@ -73,7 +74,7 @@ describe("migration levels", () => {
       migrationHelpText(),
       "\nThe migrator will run all migrations up to and including the selected level.\n\nAvailable migrators:\n" +
         "  - none                          : do nothing\n" +
-        "  - bundle-object-to-csv-metadata : migrates bundles' \"olm.bundle.object\" to \"olm.csv.metadata\"\n",
+        '  - bundle-object-to-csv-metadata : migrates bundles\' "olm.bundle.object" to "olm.csv.metadata"\n',
     );
   });
 
@@ -136,7 +137,10 @@ function unmigratedCatalog(): DeclarativeConfig {
 }
 
 describe("migrate (migrations_test.go)", () => {
-  const expectedMigrated = [...fooHeadProps(), prop("olm.csv.metadata", vector("migrations_test fooRawCsv").value as string)].map((p) => `${p.type} ${p.value.text}`);
+  const expectedMigrated = [
+    ...fooHeadProps(),
+    prop("olm.csv.metadata", vector("migrations_test fooRawCsv").value as string),
+  ].map((p) => `${p.type} ${p.value.text}`);
 
   it("none changes nothing", () => {
     const cfg = unmigratedCatalog();
@@ -162,7 +166,11 @@ describe("migrate (migrations_test.go)", () => {
   it("leaves bundles without an image or without a CSV alone", () => {
     const cfg = unmigratedCatalog();
     cfg.bundles[0].image = "";
-    const noCsv = { ...unmigratedCatalog().bundles[0], name: "foo.v0.2.0", properties: [...fooHeadProps(), bundleObject(fooRawCrd)] };
+    const noCsv = {
+      ...unmigratedCatalog().bundles[0],
+      name: "foo.v0.2.0",
+      properties: [...fooHeadProps(), bundleObject(fooRawCrd)],
+    };
     cfg.bundles.push(noCsv);
     migrate(cfg, "all");
     assert.deepEqual(propsText(cfg.bundles[0]), propsText(unmigratedCatalog().bundles[0]));
@@ -197,7 +205,8 @@ describe("migrate (migrations_test.go)", () => {
       () => migrate(cfg, "bundle-object-to-csv-metadata"),
       (e: unknown) =>
         e instanceof OpcatError &&
-        e.message === "migrate: json: cannot unmarshal number into Go struct field ClusterServiceVersionSpec.spec.version of type string",
+        e.message ===
+          "migrate: json: cannot unmarshal number into Go struct field ClusterServiceVersionSpec.spec.version of type string",
     );
     // none never decodes anything
     migrate(cfg, "none");
@@ -222,7 +231,13 @@ const text = fc.string({ unit: "binary", maxLength: 12 });
 const smallMap = fc.dictionary(text, text, { maxKeys: 4 });
 const jsonValue = fc.jsonValue({ maxDepth: 2 });
 const descriptorArb = fc.record(
-  { path: text, displayName: text, description: text, "x-descriptors": fc.array(text, { maxLength: 3 }), value: jsonValue },
+  {
+    path: text,
+    displayName: text,
+    description: text,
+    "x-descriptors": fc.array(text, { maxLength: 3 }),
+    value: jsonValue,
+  },
   { requiredKeys: ["path"] },
 );
 const crdArb = fc.record(
@@ -240,7 +255,15 @@ const crdArb = fc.record(
   { requiredKeys: [] },
 );
 const apiArb = fc.record(
-  { name: text, group: text, version: text, kind: text, deploymentName: text, containerPort: fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }), specDescriptors: fc.array(descriptorArb, { maxLength: 2 }) },
+  {
+    name: text,
+    group: text,
+    version: text,
+    kind: text,
+    deploymentName: text,
+    containerPort: fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }),
+    specDescriptors: fc.array(descriptorArb, { maxLength: 2 }),
+  },
   { requiredKeys: [] },
 );
 const link = fc.record({ name: text, url: text }, { requiredKeys: [] });
@@ -258,8 +281,14 @@ const csvArb = fc.record({
       provider: link,
       installModes: fc.array(fc.record({ type: text, supported: fc.boolean() }), { maxLength: 2 }),
       nativeAPIs: fc.array(fc.record({ group: text, version: text, kind: text }), { maxLength: 2 }),
-      customresourcedefinitions: fc.record({ owned: fc.array(crdArb, { maxLength: 2 }), required: fc.array(crdArb, { maxLength: 1 }) }, { requiredKeys: [] }),
-      apiservicedefinitions: fc.record({ owned: fc.array(apiArb, { maxLength: 2 }), required: fc.array(apiArb, { maxLength: 1 }) }, { requiredKeys: [] }),
+      customresourcedefinitions: fc.record(
+        { owned: fc.array(crdArb, { maxLength: 2 }), required: fc.array(crdArb, { maxLength: 1 }) },
+        { requiredKeys: [] },
+      ),
+      apiservicedefinitions: fc.record(
+        { owned: fc.array(apiArb, { maxLength: 2 }), required: fc.array(apiArb, { maxLength: 1 }) },
+        { requiredKeys: [] },
+      ),
     },
     { requiredKeys: [] },
   ),
@@ -267,7 +296,12 @@ const csvArb = fc.record({
 
 type Obj = Record<string, unknown>;
 /** Go struct encoding model: keys in the given order, omitempty for the listed keys. */
-function pick(o: Obj | undefined, keys: string[], omitEmpty: Set<string>, sub: Record<string, (v: unknown) => unknown> = {}): Obj {
+function pick(
+  o: Obj | undefined,
+  keys: string[],
+  omitEmpty: Set<string>,
+  sub: Record<string, (v: unknown) => unknown> = {},
+): Obj {
   const out: Obj = {};
   for (const k of keys) {
     let v = o?.[k];
@@ -280,9 +314,14 @@ function pick(o: Obj | undefined, keys: string[], omitEmpty: Set<string>, sub: R
 }
 const list = (f: (x: Obj) => unknown) => (v: unknown) => ((v as Obj[] | undefined) ?? []).map(f);
 const descriptorModel = (d: Obj) => {
-  const out = pick(d, ["path", "displayName", "description", "x-descriptors"], new Set(["displayName", "description", "x-descriptors"]), {
-    "x-descriptors": (v) => v ?? [],
-  });
+  const out = pick(
+    d,
+    ["path", "displayName", "description", "x-descriptors"],
+    new Set(["displayName", "description", "x-descriptors"]),
+    {
+      "x-descriptors": (v) => v ?? [],
+    },
+  );
   // json.RawMessage: omitted only when absent (a JSON "" or null is kept).
   if (d.value !== undefined) out.value = d.value;
   return out;
@@ -294,13 +333,28 @@ const descriptorSubs = {
   actionDescriptors: list(descriptorModel),
 };
 const descLists = ["resources", "statusDescriptors", "specDescriptors", "actionDescriptors"];
-const crdModel = (c: Obj) => pick(c, ["name", "version", "kind", "displayName", "description", ...descLists], new Set(["displayName", "description", ...descLists]), descriptorSubs);
+const crdModel = (c: Obj) =>
+  pick(
+    c,
+    ["name", "version", "kind", "displayName", "description", ...descLists],
+    new Set(["displayName", "description", ...descLists]),
+    descriptorSubs,
+  );
 const apiModel = (a: Obj) =>
-  pick(a, ["name", "group", "version", "kind", "deploymentName", "containerPort", "displayName", "description", ...descLists], new Set(["deploymentName", "containerPort", "displayName", "description", ...descLists]), {
-    ...descriptorSubs,
-    containerPort: (v) => v ?? 0,
+  pick(
+    a,
+    ["name", "group", "version", "kind", "deploymentName", "containerPort", "displayName", "description", ...descLists],
+    new Set(["deploymentName", "containerPort", "displayName", "description", ...descLists]),
+    {
+      ...descriptorSubs,
+      containerPort: (v) => v ?? 0,
+    },
+  );
+const ownedRequired = (f: (x: Obj) => unknown) => (v: unknown) =>
+  pick(v as Obj | undefined, ["owned", "required"], new Set(["owned", "required"]), {
+    owned: list(f),
+    required: list(f),
   });
-const ownedRequired = (f: (x: Obj) => unknown) => (v: unknown) => pick(v as Obj | undefined, ["owned", "required"], new Set(["owned", "required"]), { owned: list(f), required: list(f) });
 const sortedMap = (v: unknown) => {
   const m = (v as Record<string, string> | undefined) ?? {};
   const keys = Object.keys(m).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
@@ -323,12 +377,17 @@ function csvModel(csv: { metadata: Obj; spec: Obj }): unknown {
       },
     ),
     labels: sortedMap(csv.metadata.labels),
-    ...pick(s, ["links", "maintainers", "maturity", "minKubeVersion", "nativeAPIs", "provider"], new Set(["links", "maintainers", "maturity", "minKubeVersion", "nativeAPIs"]), {
-      links: list(named("url")),
-      maintainers: list(named("email")),
-      nativeAPIs: list((g) => pick(g, ["group", "version", "kind"], new Set())),
-      provider: (v) => named("url")((v as Obj | undefined) ?? {}),
-    }),
+    ...pick(
+      s,
+      ["links", "maintainers", "maturity", "minKubeVersion", "nativeAPIs", "provider"],
+      new Set(["links", "maintainers", "maturity", "minKubeVersion", "nativeAPIs"]),
+      {
+        links: list(named("url")),
+        maintainers: list(named("email")),
+        nativeAPIs: list((g) => pick(g, ["group", "version", "kind"], new Set())),
+        provider: (v) => named("url")((v as Obj | undefined) ?? {}),
+      },
+    ),
   };
 }
 /** Reads the Go output back into the model's shape (maps as sorted entry lists, key order kept). */
@@ -339,7 +398,11 @@ function outputModel(out: string): unknown {
     annotations: entries(o.annotations),
     apiservicedefinitions: o.apiServiceDefinitions,
     customresourcedefinitions: o.crdDescriptions,
-    ...Object.fromEntries(Object.entries(o).filter(([k]) => !["annotations", "labels", "apiServiceDefinitions", "crdDescriptions"].includes(k))),
+    ...Object.fromEntries(
+      Object.entries(o).filter(
+        ([k]) => !["annotations", "labels", "apiServiceDefinitions", "crdDescriptions"].includes(k),
+      ),
+    ),
     labels: entries(o.labels),
   };
 }
@@ -402,7 +465,11 @@ describe("conformance: community catalogs v4.16 migrated = v4.20", () => {
   });
   if (!available) return;
 
-  const packages = readdirSync(path.join(catalogs, "v4.16")).filter((p) => existsSync(path.join(catalogs, "v4.16", p, "catalog.yaml")) && existsSync(path.join(catalogs, "v4.20", p, "catalog.yaml")));
+  const packages = readdirSync(path.join(catalogs, "v4.16")).filter(
+    (p) =>
+      existsSync(path.join(catalogs, "v4.16", p, "catalog.yaml")) &&
+      existsSync(path.join(catalogs, "v4.20", p, "catalog.yaml")),
+  );
 
   it("every bundle present in both renders identically", async (t) => {
     let identical = 0;
@@ -419,7 +486,8 @@ describe("conformance: community catalogs v4.16 migrated = v4.20", () => {
         const nb = newer.get(b.name);
         if (!nb) continue;
         total++;
-        const one = (x: Bundle): string => formatCatalog({ ...emptyConfig(), bundles: [{ ...x, loc: undefined }] }, "yaml");
+        const one = (x: Bundle): string =>
+          formatCatalog({ ...emptyConfig(), bundles: [{ ...x, loc: undefined }] }, "yaml");
         if (one(b) === one(nb)) identical++;
         else mismatches.push(`${p}/${b.name}`);
       }

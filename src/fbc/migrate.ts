@@ -27,7 +27,10 @@ export type MigrationLevel = string;
 /** opm's migrations, in the order they run (alpha/action/migrations/migrations.go). */
 export const MIGRATION_LEVELS: readonly { name: string; help: string }[] = Object.freeze([
   Object.freeze({ name: "none", help: "do nothing" }),
-  Object.freeze({ name: "bundle-object-to-csv-metadata", help: `migrates bundles' "olm.bundle.object" to "olm.csv.metadata"` }),
+  Object.freeze({
+    name: "bundle-object-to-csv-metadata",
+    help: `migrates bundles' "olm.bundle.object" to "olm.csv.metadata"`,
+  }),
 ]);
 
 const ALL_MIGRATIONS = "all";
@@ -128,7 +131,13 @@ type Node =
   | { readonly k: "map"; readonly t: string; readonly elem: Node }
   | { readonly k: "slice"; readonly t: string; readonly elem: Node }
   | { readonly k: "ptr"; readonly t: string; readonly elem: Node }
-  | { readonly k: "struct"; readonly t: string; readonly name: string; readonly exact: Map<string, Field>; readonly folded: Map<string, Field> }
+  | {
+      readonly k: "struct";
+      readonly t: string;
+      readonly name: string;
+      readonly exact: Map<string, Field>;
+      readonly folded: Map<string, Field>;
+    }
   | { readonly k: "opaque"; readonly t: string }
   | { readonly k: "custom"; readonly t: string; readonly fn: (d: Decoder, raw: string) => void };
 
@@ -214,7 +223,16 @@ const OPERATOR_RELEASE: Node = {
 
 const LABEL_SELECTOR = struct("v1.LabelSelector", [
   ["matchLabels", STRMAP],
-  ["matchExpressions", slice(struct("v1.LabelSelectorRequirement", [["key", STR], ["operator", str("v1.LabelSelectorOperator")], ["values", STRINGS]]))],
+  [
+    "matchExpressions",
+    slice(
+      struct("v1.LabelSelectorRequirement", [
+        ["key", STR],
+        ["operator", str("v1.LabelSelectorOperator")],
+        ["values", STRINGS],
+      ]),
+    ),
+  ],
 ]);
 
 const OBJECT_META = struct("v1.ObjectMeta", [
@@ -271,7 +289,13 @@ const descriptor = (t: string): Node =>
 const STATUS_DESCRIPTORS = slice(descriptor("v1alpha1.StatusDescriptor"));
 const SPEC_DESCRIPTORS = slice(descriptor("v1alpha1.SpecDescriptor"));
 const ACTION_DESCRIPTORS = slice(descriptor("v1alpha1.ActionDescriptor"));
-const RESOURCES = slice(struct("v1alpha1.APIResourceReference", [["name", STR], ["kind", STR], ["version", STR]]));
+const RESOURCES = slice(
+  struct("v1alpha1.APIResourceReference", [
+    ["name", STR],
+    ["kind", STR],
+    ["version", STR],
+  ]),
+);
 
 const CRD_DESCRIPTION = struct("v1alpha1.CRDDescription", [
   ["name", STR],
@@ -322,12 +346,26 @@ const PERMISSIONS = slice(
 const DEPLOYMENT_SPEC = struct("v1.DeploymentSpec", [
   ["replicas", ptr(INT32)],
   ["selector", ptr(LABEL_SELECTOR)],
-  ["template", struct("v1.PodTemplateSpec", [["metadata", OBJECT_META], ["spec", { k: "opaque", t: "v1.PodSpec" }]])],
+  [
+    "template",
+    struct("v1.PodTemplateSpec", [
+      ["metadata", OBJECT_META],
+      ["spec", { k: "opaque", t: "v1.PodSpec" }],
+    ]),
+  ],
   [
     "strategy",
     struct("v1.DeploymentStrategy", [
       ["type", str("v1.DeploymentStrategyType")],
-      ["rollingUpdate", ptr(struct("v1.RollingUpdateDeployment", [["maxUnavailable", ptr(INT_OR_STRING)], ["maxSurge", ptr(INT_OR_STRING)]]))],
+      [
+        "rollingUpdate",
+        ptr(
+          struct("v1.RollingUpdateDeployment", [
+            ["maxUnavailable", ptr(INT_OR_STRING)],
+            ["maxSurge", ptr(INT_OR_STRING)],
+          ]),
+        ),
+      ],
     ]),
   ],
   ["minReadySeconds", INT32],
@@ -341,7 +379,16 @@ const INSTALL_STRATEGY = struct("v1alpha1.NamedInstallStrategy", [
   [
     "spec",
     struct("v1alpha1.StrategyDetailsDeployment", [
-      ["deployments", slice(struct("v1alpha1.StrategyDeploymentSpec", [["name", STR], ["spec", DEPLOYMENT_SPEC], ["label", mapOf(STR, "labels.Set")]]))],
+      [
+        "deployments",
+        slice(
+          struct("v1alpha1.StrategyDeploymentSpec", [
+            ["name", STR],
+            ["spec", DEPLOYMENT_SPEC],
+            ["label", mapOf(STR, "labels.Set")],
+          ]),
+        ),
+      ],
       ["permissions", PERMISSIONS],
       ["clusterPermissions", PERMISSIONS],
     ]),
@@ -377,33 +424,89 @@ const WEBHOOK_DESCRIPTION = struct("v1alpha1.WebhookDescription", [
   ["conversionCRDs", STRINGS],
 ]);
 
-const APP_LINK = struct("v1alpha1.AppLink", [["name", STR], ["url", STR]]);
+const APP_LINK = struct("v1alpha1.AppLink", [
+  ["name", STR],
+  ["url", STR],
+]);
 
 const CSV_SPEC = struct("v1alpha1.ClusterServiceVersionSpec", [
   ["install", INSTALL_STRATEGY],
   ["version", OPERATOR_VERSION],
   ["release", OPERATOR_RELEASE],
   ["maturity", STR],
-  ["customresourcedefinitions", struct("v1alpha1.CustomResourceDefinitions", [["owned", slice(CRD_DESCRIPTION)], ["required", slice(CRD_DESCRIPTION)]])],
-  ["apiservicedefinitions", struct("v1alpha1.APIServiceDefinitions", [["owned", slice(API_SERVICE_DESCRIPTION)], ["required", slice(API_SERVICE_DESCRIPTION)]])],
+  [
+    "customresourcedefinitions",
+    struct("v1alpha1.CustomResourceDefinitions", [
+      ["owned", slice(CRD_DESCRIPTION)],
+      ["required", slice(CRD_DESCRIPTION)],
+    ]),
+  ],
+  [
+    "apiservicedefinitions",
+    struct("v1alpha1.APIServiceDefinitions", [
+      ["owned", slice(API_SERVICE_DESCRIPTION)],
+      ["required", slice(API_SERVICE_DESCRIPTION)],
+    ]),
+  ],
   ["webhookdefinitions", slice(WEBHOOK_DESCRIPTION)],
-  ["nativeAPIs", slice(struct("v1.GroupVersionKind", [["group", STR], ["version", STR], ["kind", STR]]))],
+  [
+    "nativeAPIs",
+    slice(
+      struct("v1.GroupVersionKind", [
+        ["group", STR],
+        ["version", STR],
+        ["kind", STR],
+      ]),
+    ),
+  ],
   ["minKubeVersion", STR],
   ["displayName", STR],
   ["description", STR],
   ["keywords", STRINGS],
-  ["maintainers", slice(struct("v1alpha1.Maintainer", [["name", STR], ["email", STR]]))],
+  [
+    "maintainers",
+    slice(
+      struct("v1alpha1.Maintainer", [
+        ["name", STR],
+        ["email", STR],
+      ]),
+    ),
+  ],
   ["provider", APP_LINK],
   ["links", slice(APP_LINK)],
-  ["icon", slice(struct("v1alpha1.Icon", [["base64data", STR], ["mediatype", STR]]))],
-  ["installModes", slice(struct("v1alpha1.InstallMode", [["type", str("v1alpha1.InstallModeType")], ["supported", BOOL]]))],
+  [
+    "icon",
+    slice(
+      struct("v1alpha1.Icon", [
+        ["base64data", STR],
+        ["mediatype", STR],
+      ]),
+    ),
+  ],
+  [
+    "installModes",
+    slice(
+      struct("v1alpha1.InstallMode", [
+        ["type", str("v1alpha1.InstallModeType")],
+        ["supported", BOOL],
+      ]),
+    ),
+  ],
   ["replaces", STR],
   ["labels", STRMAP],
   ["annotations", STRMAP],
   ["selector", ptr(LABEL_SELECTOR)],
   ["cleanup", struct("v1alpha1.CleanupSpec", [["enabled", BOOL]])],
   ["skips", STRINGS],
-  ["relatedImages", slice(struct("v1alpha1.RelatedImage", [["name", STR], ["image", STR]]))],
+  [
+    "relatedImages",
+    slice(
+      struct("v1alpha1.RelatedImage", [
+        ["name", STR],
+        ["image", STR],
+      ]),
+    ),
+  ],
 ]);
 
 const CONDITION_FIELDS: [string, Node][] = [
@@ -455,7 +558,15 @@ const CSV_STATUS = struct("v1alpha1.ClusterServiceVersionStatus", [
           struct("v1alpha1.ResourceList", [
             ["group", STR],
             ["kind", STR],
-            ["instances", slice(struct("v1alpha1.ResourceInstance", [["name", STR], ["namespace", STR]]))],
+            [
+              "instances",
+              slice(
+                struct("v1alpha1.ResourceInstance", [
+                  ["name", STR],
+                  ["namespace", STR],
+                ]),
+              ),
+            ],
           ]),
         ),
       ],
@@ -801,7 +912,7 @@ class ObjectWriter {
   s = "{";
   any = false;
   key(name: string): void {
-    this.s += (this.any ? ",\"" : "\"") + name + "\":";
+    this.s += (this.any ? ',"' : '"') + name + '":';
     this.any = true;
   }
   str(name: string, v: unknown, omitEmpty: boolean): void {

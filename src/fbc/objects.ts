@@ -26,7 +26,8 @@ function compute(b: Bundle): { objects: string[]; csv: string } {
     const text = data === null ? "" : Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("utf8");
     // apimachinery yaml.ToJSON: JSON is used as it is, anything else is converted from YAML.
     if (hasJsonPrefix(text)) objects.push(text);
-    else objects.push(text === "" ? "null" : encodeSortedCompact(parseGoYamlDocument(text)).replace(/[<>&]/g, htmlEscape));
+    else
+      objects.push(text === "" ? "null" : encodeSortedCompact(parseGoYamlDocument(text)).replace(/[<>&]/g, htmlEscape));
   }
   let csv = "";
   for (const o of objects) {

@@ -20,7 +20,12 @@
  */
 import { goQuote } from "../gojson/fmt.js";
 import { problem, type Problem } from "./errors.js";
-import { PROPERTY_OPERAND_REQUIRED, PROPERTY_OPERAND_SUPPORTED, PROPERTY_RELATED_IMAGE_BUNDLE, type OperandReferenceProperty } from "./properties.js";
+import {
+  PROPERTY_OPERAND_REQUIRED,
+  PROPERTY_OPERAND_SUPPORTED,
+  PROPERTY_RELATED_IMAGE_BUNDLE,
+  type OperandReferenceProperty,
+} from "./properties.js";
 import type { Bundle, JsonValue, Location, Meta, Property } from "./types.js";
 import { validatePullSpec } from "../image/reference.js";
 import { SemverError, SemverPanic, tryParseRange, tryParseVersion, type Range, type Version } from "../semver/index.js";
@@ -29,7 +34,11 @@ export const SCHEMA_OPERAND = "olm.operand";
 export const SCHEMA_RELATED_IMAGES = "olm.relatedimages";
 
 /** The seed 004 property types that take part in resolution. */
-export const OPERAND_PROPERTY_TYPES: readonly string[] = [PROPERTY_OPERAND_SUPPORTED, PROPERTY_OPERAND_REQUIRED, PROPERTY_RELATED_IMAGE_BUNDLE];
+export const OPERAND_PROPERTY_TYPES: readonly string[] = [
+  PROPERTY_OPERAND_SUPPORTED,
+  PROPERTY_OPERAND_REQUIRED,
+  PROPERTY_RELATED_IMAGE_BUNDLE,
+];
 
 /** One image of an operand or related-image entry. */
 export interface OperandImage {
@@ -96,48 +105,92 @@ export function parseOperandRange(s: string): Range | string {
  * `version` strict semver; `package` (olm.operand) a string; a non-empty image list whose entries
  * have exactly a unique non-empty `name` and a valid non-empty `image` pull spec.
  */
-export function decodeOperandBlob(schema: string, value: JsonValue, loc?: Location): { blob?: OperandBlob; findings: Finding[] } {
+export function decodeOperandBlob(
+  schema: string,
+  value: JsonValue,
+  loc?: Location,
+): { blob?: OperandBlob; findings: Finding[] } {
   const findings: Finding[] = [];
   const what = (name: string): string => `${schema} ${goQuote(name)}`;
-  if (!isObj(value)) return { findings: [{ code: "FBC_OPERAND_FIELD_INVALID", message: `${schema} blob must be an object` }] };
+  if (!isObj(value))
+    return { findings: [{ code: "FBC_OPERAND_FIELD_INVALID", message: `${schema} blob must be an object` }] };
   const allowed = FIELDS[schema];
-  if (!allowed) return { findings: [{ code: "FBC_OPERAND_FIELD_INVALID", message: `unknown operand schema ${goQuote(schema)}` }] };
+  if (!allowed)
+    return { findings: [{ code: "FBC_OPERAND_FIELD_INVALID", message: `unknown operand schema ${goQuote(schema)}` }] };
   const name = typeof value.name === "string" ? value.name : "";
   const id = what(name);
   for (const k of Object.keys(value).sort()) {
-    if (!allowed.includes(k)) findings.push({ code: "FBC_OPERAND_FIELD_INVALID", message: `${id}: unknown field ${goQuote(k)}`, hint: `${schema} blobs have the fields ${allowed.join(", ")}` });
+    if (!allowed.includes(k))
+      findings.push({
+        code: "FBC_OPERAND_FIELD_INVALID",
+        message: `${id}: unknown field ${goQuote(k)}`,
+        hint: `${schema} blobs have the fields ${allowed.join(", ")}`,
+      });
   }
   if (typeof value.name !== "string" || value.name === "") {
-    findings.push({ code: "FBC_OPERAND_NAME_INVALID", message: `${schema} blob has no name (name is ${kindOf(value.name)})`, hint: 'set "name", e.g. "etcd"' });
+    findings.push({
+      code: "FBC_OPERAND_NAME_INVALID",
+      message: `${schema} blob has no name (name is ${kindOf(value.name)})`,
+      hint: 'set "name", e.g. "etcd"',
+    });
   } else if (!NAME.test(name) || name.length > 253) {
-    findings.push({ code: "FBC_OPERAND_NAME_INVALID", message: `${id}: invalid name: must be a lowercase RFC 1123 subdomain (lower case alphanumeric characters, '-' or '.', starting and ending with an alphanumeric character)` });
+    findings.push({
+      code: "FBC_OPERAND_NAME_INVALID",
+      message: `${id}: invalid name: must be a lowercase RFC 1123 subdomain (lower case alphanumeric characters, '-' or '.', starting and ending with an alphanumeric character)`,
+    });
   }
   const version = typeof value.version === "string" ? value.version : "";
   if (typeof value.version !== "string") {
-    findings.push({ code: "FBC_OPERAND_VERSION_INVALID", message: `${id}: version must be a string, got ${kindOf(value.version)}`, hint: 'set "version" to a semver version, e.g. "3.1.1"' });
+    findings.push({
+      code: "FBC_OPERAND_VERSION_INVALID",
+      message: `${id}: version must be a string, got ${kindOf(value.version)}`,
+      hint: 'set "version" to a semver version, e.g. "3.1.1"',
+    });
   } else {
     const v = tryParseVersion(version);
-    if (v instanceof SemverError) findings.push({ code: "FBC_OPERAND_VERSION_INVALID", message: `${id}: error parsing version ${goQuote(version)}: ${v.message}`, hint: "versions must be strict semver: MAJOR.MINOR.PATCH[-pre][+build], no leading v" });
+    if (v instanceof SemverError)
+      findings.push({
+        code: "FBC_OPERAND_VERSION_INVALID",
+        message: `${id}: error parsing version ${goQuote(version)}: ${v.message}`,
+        hint: "versions must be strict semver: MAJOR.MINOR.PATCH[-pre][+build], no leading v",
+      });
   }
   let pkg = "";
   if (schema === SCHEMA_OPERAND && value.package !== undefined) {
-    if (typeof value.package !== "string") findings.push({ code: "FBC_OPERAND_FIELD_INVALID", message: `${id}: package must be a string, got ${kindOf(value.package)}` });
+    if (typeof value.package !== "string")
+      findings.push({
+        code: "FBC_OPERAND_FIELD_INVALID",
+        message: `${id}: package must be a string, got ${kindOf(value.package)}`,
+      });
     else pkg = value.package;
   }
   const listKey = schema === SCHEMA_OPERAND ? "images" : "relatedImages";
   const list = value[listKey];
   const images: OperandImage[] = [];
   if (!Array.isArray(list) || list.length === 0) {
-    findings.push({ code: "FBC_OPERAND_IMAGE_INVALID", message: `${id}: ${listKey} must be a non-empty list, got ${Array.isArray(list) ? "an empty list" : kindOf(list)}`, hint: `list the entry's images as ${listKey}: [{name, image}]` });
+    findings.push({
+      code: "FBC_OPERAND_IMAGE_INVALID",
+      message: `${id}: ${listKey} must be a non-empty list, got ${Array.isArray(list) ? "an empty list" : kindOf(list)}`,
+      hint: `list the entry's images as ${listKey}: [{name, image}]`,
+    });
   } else {
     const seen = new Set<string>();
     list.forEach((it, i) => {
       const at = `${id}: ${listKey}[${i}]`;
       if (!isObj(it)) {
-        findings.push({ code: "FBC_OPERAND_IMAGE_INVALID", message: `${at} must be an object with name and image, got ${kindOf(it)}` });
+        findings.push({
+          code: "FBC_OPERAND_IMAGE_INVALID",
+          message: `${at} must be an object with name and image, got ${kindOf(it)}`,
+        });
         return;
       }
-      for (const k of Object.keys(it).sort()) if (k !== "name" && k !== "image") findings.push({ code: "FBC_OPERAND_FIELD_INVALID", message: `${at}: unknown field ${goQuote(k)}`, hint: "an image entry has the fields name and image" });
+      for (const k of Object.keys(it).sort())
+        if (k !== "name" && k !== "image")
+          findings.push({
+            code: "FBC_OPERAND_FIELD_INVALID",
+            message: `${at}: unknown field ${goQuote(k)}`,
+            hint: "an image entry has the fields name and image",
+          });
       const n = it.name;
       const img = it.image;
       if (typeof n !== "string" || n === "") {
@@ -145,7 +198,11 @@ export function decodeOperandBlob(schema: string, value: JsonValue, loc?: Locati
         return;
       }
       if (seen.has(n)) {
-        findings.push({ code: "FBC_OPERAND_IMAGE_DUPLICATE", message: `${at}: duplicate image name ${goQuote(n)}`, hint: "image names must be unique within an entry" });
+        findings.push({
+          code: "FBC_OPERAND_IMAGE_DUPLICATE",
+          message: `${at}: duplicate image name ${goQuote(n)}`,
+          hint: "image names must be unique within an entry",
+        });
         return;
       }
       seen.add(n);
@@ -155,7 +212,10 @@ export function decodeOperandBlob(schema: string, value: JsonValue, loc?: Locati
       }
       const err = validatePullSpec(img);
       if (err !== undefined) {
-        findings.push({ code: "FBC_OPERAND_IMAGE_INVALID", message: `${at}.image: invalid image pull spec ${goQuote(img)}: ${err}` });
+        findings.push({
+          code: "FBC_OPERAND_IMAGE_INVALID",
+          message: `${at}.image: invalid image pull spec ${goQuote(img)}: ${err}`,
+        });
         return;
       }
       images.push({ name: n, image: img });
@@ -183,12 +243,27 @@ export function decodeOperandReference(p: Property): OperandReference | Finding 
   } catch {
     return { code: "FBC_OPERAND_PROPERTY_INVALID", message: "value is missing" };
   }
-  if (!isObj(v)) return { code: "FBC_OPERAND_PROPERTY_INVALID", message: `value must be an object with name and version, got ${kindOf(v)}` };
-  for (const k of Object.keys(v).sort()) if (k !== "name" && k !== "version") return { code: "FBC_OPERAND_PROPERTY_INVALID", message: `unknown field ${goQuote(k)} (the value has the fields name and version)` };
-  if (typeof v.name !== "string" || v.name === "") return { code: "FBC_OPERAND_PROPERTY_INVALID", message: "name must be a non-empty string" };
-  if (typeof v.version !== "string" || v.version.trim() === "") return { code: "FBC_OPERAND_PROPERTY_INVALID", message: "version must be a non-empty version or version range, e.g. \">=2.1.0 <3.0.0\"" };
+  if (!isObj(v))
+    return {
+      code: "FBC_OPERAND_PROPERTY_INVALID",
+      message: `value must be an object with name and version, got ${kindOf(v)}`,
+    };
+  for (const k of Object.keys(v).sort())
+    if (k !== "name" && k !== "version")
+      return {
+        code: "FBC_OPERAND_PROPERTY_INVALID",
+        message: `unknown field ${goQuote(k)} (the value has the fields name and version)`,
+      };
+  if (typeof v.name !== "string" || v.name === "")
+    return { code: "FBC_OPERAND_PROPERTY_INVALID", message: "name must be a non-empty string" };
+  if (typeof v.version !== "string" || v.version.trim() === "")
+    return {
+      code: "FBC_OPERAND_PROPERTY_INVALID",
+      message: 'version must be a non-empty version or version range, e.g. ">=2.1.0 <3.0.0"',
+    };
   const r = parseOperandRange(v.version);
-  if (typeof r === "string") return { code: "FBC_OPERAND_PROPERTY_INVALID", message: `invalid version range ${goQuote(v.version)}: ${r}` };
+  if (typeof r === "string")
+    return { code: "FBC_OPERAND_PROPERTY_INVALID", message: `invalid version range ${goQuote(v.version)}: ${r}` };
   return { type: p.type, name: v.name, version: v.version, range: r };
 }
 
@@ -215,7 +290,11 @@ export function operandProblems(others: readonly Meta[], bundles: readonly Bundl
   const first = new Map<string, Location | undefined>();
   for (const m of others) {
     if (m.schema !== SCHEMA_OPERAND && m.schema !== SCHEMA_RELATED_IMAGES) continue;
-    const blobRef = { schema: m.schema, ...(m.package ? { package: m.package } : {}), ...(m.name ? { name: m.name } : {}) };
+    const blobRef = {
+      schema: m.schema,
+      ...(m.package ? { package: m.package } : {}),
+      ...(m.name ? { name: m.name } : {}),
+    };
     const { blob, findings } = decodeOperandBlob(m.schema, m.blob.value, m.loc);
     for (const f of findings) out.push(problem(f.code, f.message, { loc: m.loc, blob: blobRef, hint: f.hint }));
     if (!blob) continue;
@@ -223,11 +302,17 @@ export function operandProblems(others: readonly Meta[], bundles: readonly Bundl
     if (first.has(key)) {
       const at = first.get(key);
       out.push(
-        problem("FBC_OPERAND_DUPLICATE", `duplicate ${blob.schema} ${goQuote(blob.name)} version ${goQuote(blob.version)}${blob.package ? ` for package ${goQuote(blob.package)}` : ""}`, {
-          loc: m.loc,
-          blob: blobRef,
-          hint: at ? `the entry is already defined at ${at.file}:${at.line}; give each version one blob (another catalog may redefine it)` : undefined,
-        }),
+        problem(
+          "FBC_OPERAND_DUPLICATE",
+          `duplicate ${blob.schema} ${goQuote(blob.name)} version ${goQuote(blob.version)}${blob.package ? ` for package ${goQuote(blob.package)}` : ""}`,
+          {
+            loc: m.loc,
+            blob: blobRef,
+            hint: at
+              ? `the entry is already defined at ${at.file}:${at.line}; give each version one blob (another catalog may redefine it)`
+              : undefined,
+          },
+        ),
       );
     } else first.set(key, m.loc);
   }
@@ -238,7 +323,13 @@ export function operandProblems(others: readonly Meta[], bundles: readonly Bundl
       if (!OPERAND_PROPERTY_TYPE_SET.has(p.type)) continue;
       const r = decodeOperandReference(p);
       if ("range" in r) continue;
-      out.push(problem(r.code, `${propWhere(b, i, p.type)}: ${r.message}`, { loc: b.loc, blob: { schema: "olm.bundle", package: b.package, name: b.name }, hint: r.hint ?? 'the value is {"name": <operand name>, "version": <version or range>}' }));
+      out.push(
+        problem(r.code, `${propWhere(b, i, p.type)}: ${r.message}`, {
+          loc: b.loc,
+          blob: { schema: "olm.bundle", package: b.package, name: b.name },
+          hint: r.hint ?? 'the value is {"name": <operand name>, "version": <version or range>}',
+        }),
+      );
     }
   }
   return out;

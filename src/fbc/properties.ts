@@ -77,7 +77,10 @@ interface FlatFields {
   exact: ReadonlySet<string>;
   folded: ReadonlySet<string>;
 }
-const flatFields = (...names: string[]): FlatFields => ({ exact: new Set(names), folded: new Set(names.map(foldFieldName)) });
+const flatFields = (...names: string[]): FlatFields => ({
+  exact: new Set(names),
+  folded: new Set(names.map(foldFieldName)),
+});
 const PACKAGE_FIELDS = flatFields("packageName", "version", "release");
 const GVK_FIELDS = flatFields("group", "kind", "version");
 
@@ -132,7 +135,13 @@ export function parseProperties(props: readonly Property[]): ParsedProperties {
     if (p.type === PROPERTY_BUNDLE_OBJECT) {
       // The manifest itself is only needed on demand (objects.ts); its base64 is checked by the loader.
       const v = p.value.value;
-      if (v !== null && typeof v === "object" && !Array.isArray(v) && typeof v.data === "string" && onlyKey(v, "data")) {
+      if (
+        v !== null &&
+        typeof v === "object" &&
+        !Array.isArray(v) &&
+        typeof v.data === "string" &&
+        onlyKey(v, "data")
+      ) {
         out.bundleObjects++;
         continue;
       }
@@ -140,7 +149,11 @@ export function parseProperties(props: readonly Property[]): ParsedProperties {
       // The common cases, read directly: every key spelled as its field, strings or null.
       const v = p.value.value;
       if (flatStrings(v, PACKAGE_FIELDS)) {
-        out.packages = append(out.packages, { packageName: s(v.packageName), version: s(v.version), release: s(v.release) });
+        out.packages = append(out.packages, {
+          packageName: s(v.packageName),
+          version: s(v.version),
+          release: s(v.release),
+        });
         continue;
       }
     } else if (p.type === PROPERTY_GVK) {
@@ -169,10 +182,17 @@ function parseSlow(out: ParsedProperties, p: Property, i: number): void {
   }
   switch (p.type) {
     case PROPERTY_PACKAGE:
-      out.packages = append(out.packages, { packageName: s(d.packageName), version: s(d.version), release: s(d.release) });
+      out.packages = append(out.packages, {
+        packageName: s(d.packageName),
+        version: s(d.version),
+        release: s(d.release),
+      });
       break;
     case PROPERTY_PACKAGE_REQUIRED:
-      out.packagesRequired = append(out.packagesRequired, { packageName: s(d.packageName), versionRange: s(d.versionRange) });
+      out.packagesRequired = append(out.packagesRequired, {
+        packageName: s(d.packageName),
+        versionRange: s(d.versionRange),
+      });
       break;
     case PROPERTY_GVK:
       out.gvks = append(out.gvks, { group: s(d.group), kind: s(d.kind), version: s(d.version) });
@@ -230,7 +250,9 @@ export interface CSVMetadata {
 
 /** The typed `olm.csv.metadata` values of a bundle's properties. */
 export function csvMetadataOf(props: readonly Property[]): CSVMetadata[] {
-  return props.filter((p) => p.type === PROPERTY_CSV_METADATA && !p.value.isMissing).map((p) => p.value.value as unknown as CSVMetadata);
+  return props
+    .filter((p) => p.type === PROPERTY_CSV_METADATA && !p.value.isMissing)
+    .map((p) => p.value.value as unknown as CSVMetadata);
 }
 
 /** The `olm.constraint` properties of a bundle, parsed (throws ConstraintParseError with Go's message). */

@@ -10,12 +10,22 @@ const LONG_STRING = 1024;
 const plainPiece = fc.constantFrom("QUJD", "ZGVm", "+/==", "é", "😀");
 const anyPiece = fc.constantFrom("QUJD", "\\", '"', "\n", "\t", "\u0001", "é");
 const longString = fc
-  .tuple(fc.boolean(), fc.array(plainPiece, { minLength: LONG_STRING / 4, maxLength: Math.floor(LONG_STRING / 3) }), fc.array(anyPiece, { minLength: LONG_STRING / 4, maxLength: Math.floor(LONG_STRING / 3) }))
+  .tuple(
+    fc.boolean(),
+    fc.array(plainPiece, { minLength: LONG_STRING / 4, maxLength: Math.floor(LONG_STRING / 3) }),
+    fc.array(anyPiece, { minLength: LONG_STRING / 4, maxLength: Math.floor(LONG_STRING / 3) }),
+  )
   .map(([plain, a, b]) => (plain ? a : b).join("").padEnd(LONG_STRING + 1, "x"));
 const blob = fc.record({
   schema: fc.constantFrom("olm.bundle", "olm.package", "custom"),
   name: fc.string({ maxLength: 8 }),
-  properties: fc.array(fc.record({ type: fc.constantFrom("olm.bundle.object", "olm.gvk"), value: fc.oneof(fc.record({ data: longString }), fc.record({ group: fc.string({ maxLength: 4 }) })) }), { maxLength: 3 }),
+  properties: fc.array(
+    fc.record({
+      type: fc.constantFrom("olm.bundle.object", "olm.gvk"),
+      value: fc.oneof(fc.record({ data: longString }), fc.record({ group: fc.string({ maxLength: 4 }) })),
+    }),
+    { maxLength: 3 },
+  ),
 });
 const space = fc.constantFrom("", "\n", "\n\n  ", " ", "\r\n");
 
@@ -46,7 +56,16 @@ test("a stream cut inside a long string fails after the good values, with the li
   const text = `${good}\n${good}\n\n${good.slice(0, 100)}`;
   const items = decodeStream(text);
   assert.equal(items.length, 3);
-  assert.deepEqual(items.slice(0, 2).map((i) => i.kind === "blob" && (i.value as { properties: { value: { data: string } }[] }).properties[0].value.data === data), [true, true]);
+  assert.deepEqual(
+    items
+      .slice(0, 2)
+      .map(
+        (i) =>
+          i.kind === "blob" &&
+          (i.value as { properties: { value: { data: string } }[] }).properties[0].value.data === data,
+      ),
+    [true, true],
+  );
   const last = items[2];
   assert.equal(last.kind, "error");
   assert.equal(last.kind === "error" && last.fatal, true);
@@ -61,7 +80,10 @@ test("nesting budget: JSON deeper than encoding/json's 10000 levels is refused w
   for (const n of [10000, 50000]) {
     const bad = decodeStream(doc(n));
     assert.equal(bad[0].kind, "error");
-    assert.equal(bad[0].kind === "error" && bad[0].message, "json: offset 10039: invalid character '[' exceeded max depth");
+    assert.equal(
+      bad[0].kind === "error" && bad[0].message,
+      "json: offset 10039: invalid character '[' exceeded max depth",
+    );
   }
   const yaml = decodeStream(`schema: olm.package\nname: a\nx: ${"[".repeat(20000)}${"]".repeat(20000)}\n`);
   assert.equal(yaml[0].kind, "error");

@@ -8,7 +8,13 @@
 import { parseGoYamlDocument } from "../yaml/index.js";
 import { encodeSortedCompact, indentCompactJson } from "../gojson/encode.js";
 import { hasJsonPrefix, isGoSpace } from "../gojson/unicode.js";
-import { findJsonValueEnd, goJsonSyntaxError, MAX_NESTING_DEPTH, scanJsonContainer, type ScannedValue } from "../gojson/scan.js";
+import {
+  findJsonValueEnd,
+  goJsonSyntaxError,
+  MAX_NESTING_DEPTH,
+  scanJsonContainer,
+  type ScannedValue,
+} from "../gojson/scan.js";
 import type { JsonValue } from "./types.js";
 
 export interface StreamBlob {
@@ -167,7 +173,13 @@ function consumeWhitespaceLine(text: string, pos: number): number {
  * blank or a comment), empty documents are skipped, each document is converted as sigs.k8s.io/yaml
  * does.
  */
-function decodeYaml(text: string, from: number, emit: (item: StreamItem) => void, index: number, firstLine: number): void {
+function decodeYaml(
+  text: string,
+  from: number,
+  emit: (item: StreamItem) => void,
+  index: number,
+  firstLine: number,
+): void {
   if (text.includes("\r")) {
     // bufio.ReadLine drops the `\r` of `\r\n` line ends.
     const head = text.slice(0, from);
@@ -255,14 +267,25 @@ function countNewlines(text: string, from: number, to: number): number {
 
 /** opm's pretty JSON error for a top-level value that is not an object (pkg/prettyunmarshaler). */
 export function notAnObjectMessage(value: JsonValue, rawText: string | undefined, yaml: boolean): string {
-  const kind = Array.isArray(value) ? "array" : typeof value === "string" ? "string" : typeof value === "number" ? "number" : typeof value === "boolean" ? "bool" : "null";
-  const data = rawText ?? encodeSortedCompact(value).replace(/[<>&]/g, (c) => (c === "<" ? "\\u003c" : c === ">" ? "\\u003e" : "\\u0026"));
+  const kind = Array.isArray(value)
+    ? "array"
+    : typeof value === "string"
+      ? "string"
+      : typeof value === "number"
+        ? "number"
+        : typeof value === "boolean"
+          ? "bool"
+          : "null";
+  const data =
+    rawText ??
+    encodeSortedCompact(value).replace(/[<>&]/g, (c) => (c === "<" ? "\\u003c" : c === ">" ? "\\u003e" : "\\u0026"));
   const base = `json: cannot unmarshal ${kind} into Go value of type map[string]interface {}`;
   const offset = kind === "array" ? 1 : Buffer.byteLength(data);
   const marker = " <==";
   const pretty = indentCompactJson(data, "    ");
   let msg: string;
-  if (offset === Buffer.byteLength(data)) msg = `${base} at offset ${offset} (indicated by${marker})\n${pretty}${marker}`;
+  if (offset === Buffer.byteLength(data))
+    msg = `${base} at offset ${offset} (indicated by${marker})\n${pretty}${marker}`;
   else msg = `${base} at offset ${offset} (indicated by${marker})\n${pretty.slice(0, 1)}${marker} ${pretty.slice(1)}`;
   return yaml ? `error unmarshaling JSON: while decoding JSON: ${msg}` : msg;
 }

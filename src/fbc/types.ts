@@ -3,7 +3,7 @@
  * `declcfg` structs (operator-registry alpha/declcfg/declcfg.go) field for field, plus the
  * source location every blob was read from.
  */
-import { RawJson } from "./rawjson.js";
+import type { RawJson } from "./rawjson.js";
 
 export const SCHEMA_PACKAGE = "olm.package";
 export const SCHEMA_CHANNEL = "olm.channel";

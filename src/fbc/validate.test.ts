@@ -7,8 +7,18 @@ import { validateCatalog, dns1123LabelErrors, parseRelease } from "./validate.js
 function cat(...blobs: object[]): string {
   return blobs.map((b) => JSON.stringify(b)).join("\n");
 }
-const pkg = (name: string, defaultChannel = "stable", extra: object = {}) => ({ schema: "olm.package", name, defaultChannel, ...extra });
-const ch = (pkgName: string, name: string, entries: object[] | null) => ({ schema: "olm.channel", package: pkgName, name, ...(entries ? { entries } : {}) });
+const pkg = (name: string, defaultChannel = "stable", extra: object = {}) => ({
+  schema: "olm.package",
+  name,
+  defaultChannel,
+  ...extra,
+});
+const ch = (pkgName: string, name: string, entries: object[] | null) => ({
+  schema: "olm.channel",
+  package: pkgName,
+  name,
+  ...(entries ? { entries } : {}),
+});
 const bundle = (pkgName: string, name: string, version: string, extra: object = {}) => ({
   schema: "olm.bundle",
   package: pkgName,
@@ -27,7 +37,12 @@ function codes(text: string): string[] {
   return problems(text).map((p) => p.code);
 }
 
-const valid = cat(pkg("foo"), ch("foo", "stable", [{ name: "foo.v1" }, { name: "foo.v2", replaces: "foo.v1" }]), bundle("foo", "foo.v1", "1.0.0"), bundle("foo", "foo.v2", "2.0.0"));
+const valid = cat(
+  pkg("foo"),
+  ch("foo", "stable", [{ name: "foo.v1" }, { name: "foo.v2", replaces: "foo.v1" }]),
+  bundle("foo", "foo.v1", "1.0.0"),
+  bundle("foo", "foo.v2", "2.0.0"),
+);
 
 test("a valid catalog has no problems and yields a linked model", () => {
   const r = loadText(valid, "c.json");
@@ -40,10 +55,13 @@ test("a valid catalog has no problems and yields a linked model", () => {
 });
 
 test("package rules", () => {
-  assert.deepEqual(problems(cat(pkg(""))), [{ code: "FBC_PACKAGE_NO_NAME", message: "config contains package with no name", line: 1 }]);
-  assert.deepEqual(problems(cat(pkg("foo"), ch("foo", "stable", [{ name: "foo.v1" }]), bundle("foo", "foo.v1", "1.0.0"), pkg("foo"))), [
-    { code: "FBC_PACKAGE_DUPLICATE", message: 'duplicate package "foo"', line: 4 },
+  assert.deepEqual(problems(cat(pkg(""))), [
+    { code: "FBC_PACKAGE_NO_NAME", message: "config contains package with no name", line: 1 },
   ]);
+  assert.deepEqual(
+    problems(cat(pkg("foo"), ch("foo", "stable", [{ name: "foo.v1" }]), bundle("foo", "foo.v1", "1.0.0"), pkg("foo"))),
+    [{ code: "FBC_PACKAGE_DUPLICATE", message: 'duplicate package "foo"', line: 4 }],
+  );
   assert.deepEqual(problems(cat(pkg("Foo"))), [
     {
       code: "FBC_PACKAGE_INVALID_NAME",
@@ -54,74 +72,156 @@ test("package rules", () => {
   ]);
   assert.deepEqual(dns1123LabelErrors("a.b"), ["must not contain dots"]);
   assert.deepEqual(dns1123LabelErrors("a".repeat(64)), ["must be no more than 63 characters"]);
-  assert.deepEqual(codes(cat(pkg("foo", "")).replace('"defaultChannel":""', '"defaultChannel":""')), ["FBC_PACKAGE_NO_CHANNELS", "FBC_PACKAGE_NO_DEFAULT_CHANNEL"]);
-  assert.deepEqual(problems(cat(pkg("foo", "missing"), ch("foo", "stable", [{ name: "foo.v1" }]), bundle("foo", "foo.v1", "1.0.0"))), [
-    { code: "FBC_DEFAULT_CHANNEL_UNDEFINED", message: 'invalid package "foo": invalid channel "missing": channel must contain at least one bundle', line: 1 },
+  assert.deepEqual(codes(cat(pkg("foo", "")).replace('"defaultChannel":""', '"defaultChannel":""')), [
+    "FBC_PACKAGE_NO_CHANNELS",
+    "FBC_PACKAGE_NO_DEFAULT_CHANNEL",
   ]);
+  assert.deepEqual(
+    problems(cat(pkg("foo", "missing"), ch("foo", "stable", [{ name: "foo.v1" }]), bundle("foo", "foo.v1", "1.0.0"))),
+    [
+      {
+        code: "FBC_DEFAULT_CHANNEL_UNDEFINED",
+        message: 'invalid package "foo": invalid channel "missing": channel must contain at least one bundle',
+        line: 1,
+      },
+    ],
+  );
 });
 
 test("channel rules", () => {
-  assert.deepEqual(problems(cat(ch("nope", "stable", []))), [{ code: "FBC_CHANNEL_UNKNOWN_PACKAGE", message: 'unknown package "nope" for channel "stable"', line: 1 }]);
+  assert.deepEqual(problems(cat(ch("nope", "stable", []))), [
+    { code: "FBC_CHANNEL_UNKNOWN_PACKAGE", message: 'unknown package "nope" for channel "stable"', line: 1 },
+  ]);
   assert.ok(codes(cat(pkg("foo"), ch("foo", "", []))).includes("FBC_CHANNEL_NO_NAME"));
-  assert.deepEqual(problems(cat(pkg("foo"), ch("foo", "stable", [{ name: "foo.v1" }]), ch("foo", "stable", []), bundle("foo", "foo.v1", "1.0.0"))), [
-    { code: "FBC_CHANNEL_DUPLICATE", message: 'package "foo" has duplicate channel "stable"', line: 3 },
-  ]);
-  assert.deepEqual(problems(cat(pkg("foo"), ch("foo", "stable", [{ name: "foo.v1" }, { name: "foo.v1" }]))).slice(0, 1), [
-    { code: "FBC_CHANNEL_DUPLICATE_ENTRY", message: 'invalid package "foo", channel "stable": duplicate entry "foo.v1"', line: 2 },
-  ]);
+  assert.deepEqual(
+    problems(
+      cat(
+        pkg("foo"),
+        ch("foo", "stable", [{ name: "foo.v1" }]),
+        ch("foo", "stable", []),
+        bundle("foo", "foo.v1", "1.0.0"),
+      ),
+    ),
+    [{ code: "FBC_CHANNEL_DUPLICATE", message: 'package "foo" has duplicate channel "stable"', line: 3 }],
+  );
+  assert.deepEqual(
+    problems(cat(pkg("foo"), ch("foo", "stable", [{ name: "foo.v1" }, { name: "foo.v1" }]))).slice(0, 1),
+    [
+      {
+        code: "FBC_CHANNEL_DUPLICATE_ENTRY",
+        message: 'invalid package "foo", channel "stable": duplicate entry "foo.v1"',
+        line: 2,
+      },
+    ],
+  );
   assert.deepEqual(problems(cat(pkg("foo"), ch("foo", "stable", []))), [
-    { code: "FBC_CHANNEL_EMPTY", message: 'invalid package "foo": invalid channel "stable": channel must contain at least one bundle', line: 2 },
+    {
+      code: "FBC_CHANNEL_EMPTY",
+      message: 'invalid package "foo": invalid channel "stable": channel must contain at least one bundle',
+      line: 2,
+    },
   ]);
 });
 
 test("two heads, no head, cycles and stranded bundles", () => {
-  const two = cat(pkg("foo"), ch("foo", "stable", [{ name: "foo.v1" }, { name: "foo.v2" }]), bundle("foo", "foo.v1", "1.0.0"), bundle("foo", "foo.v2", "2.0.0"));
+  const two = cat(
+    pkg("foo"),
+    ch("foo", "stable", [{ name: "foo.v1" }, { name: "foo.v2" }]),
+    bundle("foo", "foo.v1", "1.0.0"),
+    bundle("foo", "foo.v2", "2.0.0"),
+  );
   assert.deepEqual(problems(two), [
-    { code: "FBC_CHANNEL_MULTIPLE_HEADS", message: 'invalid package "foo": invalid channel "stable": multiple channel heads found in graph: foo.v1, foo.v2', line: 2 },
+    {
+      code: "FBC_CHANNEL_MULTIPLE_HEADS",
+      message: 'invalid package "foo": invalid channel "stable": multiple channel heads found in graph: foo.v1, foo.v2',
+      line: 2,
+    },
   ]);
-  const none = cat(pkg("foo"), ch("foo", "stable", [{ name: "foo.v1", replaces: "foo.v2" }, { name: "foo.v2", replaces: "foo.v1" }]), bundle("foo", "foo.v1", "1.0.0"), bundle("foo", "foo.v2", "2.0.0"));
+  const none = cat(
+    pkg("foo"),
+    ch("foo", "stable", [
+      { name: "foo.v1", replaces: "foo.v2" },
+      { name: "foo.v2", replaces: "foo.v1" },
+    ]),
+    bundle("foo", "foo.v1", "1.0.0"),
+    bundle("foo", "foo.v2", "2.0.0"),
+  );
   assert.deepEqual(codes(none), ["FBC_CHANNEL_NO_HEAD"]);
   const cycle = cat(
     pkg("a"),
-    ch("a", "stable", [{ name: "a.v1", replaces: "a.v3" }, { name: "a.v2", replaces: "a.v1" }, { name: "a.v3", replaces: "a.v2" }, { name: "a.v4", replaces: "a.v3" }]),
+    ch("a", "stable", [
+      { name: "a.v1", replaces: "a.v3" },
+      { name: "a.v2", replaces: "a.v1" },
+      { name: "a.v3", replaces: "a.v2" },
+      { name: "a.v4", replaces: "a.v3" },
+    ]),
     bundle("a", "a.v1", "1.0.0"),
     bundle("a", "a.v2", "2.0.0"),
     bundle("a", "a.v3", "3.0.0"),
     bundle("a", "a.v4", "4.0.0"),
   );
   assert.deepEqual(problems(cycle), [
-    { code: "FBC_CHANNEL_CYCLE", message: 'invalid package "a": invalid channel "stable": detected cycle in replaces chain of upgrade graph: a.v3 -> a.v2 -> a.v1 -> a.v3', line: 2 },
+    {
+      code: "FBC_CHANNEL_CYCLE",
+      message:
+        'invalid package "a": invalid channel "stable": detected cycle in replaces chain of upgrade graph: a.v3 -> a.v2 -> a.v1 -> a.v3',
+      line: 2,
+    },
   ]);
-  const self = cat(pkg("a"), ch("a", "stable", [{ name: "a.v4", replaces: "a.v4", skips: ["x"] }]), bundle("a", "a.v4", "4.0.0"));
+  const self = cat(
+    pkg("a"),
+    ch("a", "stable", [{ name: "a.v4", replaces: "a.v4", skips: ["x"] }]),
+    bundle("a", "a.v4", "4.0.0"),
+  );
   assert.deepEqual(codes(self), ["FBC_CHANNEL_NO_HEAD"]);
   const stranded = cat(
     pkg("a"),
-    ch("a", "stable", [{ name: "a.v1" }, { name: "a.v2", replaces: "a.v1" }, { name: "a.v3", replaces: "a.v2", skips: ["a.v2"] }]),
+    ch("a", "stable", [
+      { name: "a.v1" },
+      { name: "a.v2", replaces: "a.v1" },
+      { name: "a.v3", replaces: "a.v2", skips: ["a.v2"] },
+    ]),
     bundle("a", "a.v1", "1.0.0"),
     bundle("a", "a.v2", "2.0.0"),
     bundle("a", "a.v3", "3.0.0"),
   );
   assert.deepEqual(problems(stranded), [
-    { code: "FBC_CHANNEL_STRANDED", message: 'invalid package "a": invalid channel "stable": channel contains one or more stranded bundles: a.v1', line: 2 },
+    {
+      code: "FBC_CHANNEL_STRANDED",
+      message: 'invalid package "a": invalid channel "stable": channel contains one or more stranded bundles: a.v1',
+      line: 2,
+    },
   ]);
 });
 
 test("bundle rules of ConvertToModel", () => {
   const base = [pkg("foo"), ch("foo", "stable", [{ name: "foo.v1" }])];
-  assert.deepEqual(problems(cat(...base, { ...bundle("foo", "foo.v1", "1.0.0"), package: "" })).filter((p) => p.code === "FBC_BUNDLE_NO_PACKAGE"), [
-    { code: "FBC_BUNDLE_NO_PACKAGE", message: 'package name must be set for bundle "foo.v1"', line: 3 },
-  ]);
+  assert.deepEqual(
+    problems(cat(...base, { ...bundle("foo", "foo.v1", "1.0.0"), package: "" })).filter(
+      (p) => p.code === "FBC_BUNDLE_NO_PACKAGE",
+    ),
+    [{ code: "FBC_BUNDLE_NO_PACKAGE", message: 'package name must be set for bundle "foo.v1"', line: 3 }],
+  );
   assert.deepEqual(problems(cat(...base, bundle("foo", "foo.v1", "1.0.0"), bundle("bar", "bar.v1", "1.0.0"))), [
     { code: "FBC_BUNDLE_UNKNOWN_PACKAGE", message: 'unknown package "bar" for bundle "bar.v1"', line: 4 },
   ]);
   assert.deepEqual(problems(cat(...base, bundle("foo", "foo.v1", "1.0.0"), bundle("foo", "foo.v1", "1.0.0"))), [
     { code: "FBC_BUNDLE_DUPLICATE", message: 'package "foo" has duplicate bundle "foo.v1"', line: 4 },
   ]);
-  assert.deepEqual(problems(cat(...base, bundle("foo", "foo.v1", "1.0.0", { properties: [{ type: "olm.package", value: { packageName: 5 } }] })))[0], {
-    code: "FBC_BUNDLE_PROPERTY_INVALID",
-    message: 'parse properties for bundle "foo.v1": parse property[0] of type "olm.package": json: cannot unmarshal number into Go struct field Package.packageName of type string',
-    line: 3,
-  });
+  assert.deepEqual(
+    problems(
+      cat(
+        ...base,
+        bundle("foo", "foo.v1", "1.0.0", { properties: [{ type: "olm.package", value: { packageName: 5 } }] }),
+      ),
+    )[0],
+    {
+      code: "FBC_BUNDLE_PROPERTY_INVALID",
+      message:
+        'parse properties for bundle "foo.v1": parse property[0] of type "olm.package": json: cannot unmarshal number into Go struct field Package.packageName of type string',
+      line: 3,
+    },
+  );
   assert.deepEqual(problems(cat(...base, bundle("foo", "foo.v1", "1.0.0", { properties: [{ type: "olm.gvk" }] })))[0], {
     code: "FBC_BUNDLE_PROPERTY_INVALID",
     message: 'parse properties for bundle "foo.v1": parse property[0] of type "olm.gvk": unexpected end of JSON input',
@@ -132,76 +232,172 @@ test("bundle rules of ConvertToModel", () => {
     message: 'package "foo" bundle "foo.v1" must have exactly 1 "olm.package" property, found 0',
     line: 3,
   });
-  assert.deepEqual(problems(cat(...base, bundle("foo", "foo.v1", "1.0.0", { properties: [{ type: "olm.package", value: { packageName: "bar", version: "1.0.0" } }] })))[0], {
-    code: "FBC_BUNDLE_PACKAGE_MISMATCH",
-    message: 'package "foo" does not match "olm.package" property "bar"',
-    line: 3,
-  });
+  assert.deepEqual(
+    problems(
+      cat(
+        ...base,
+        bundle("foo", "foo.v1", "1.0.0", {
+          properties: [{ type: "olm.package", value: { packageName: "bar", version: "1.0.0" } }],
+        }),
+      ),
+    )[0],
+    {
+      code: "FBC_BUNDLE_PACKAGE_MISMATCH",
+      message: 'package "foo" does not match "olm.package" property "bar"',
+      line: 3,
+    },
+  );
   assert.deepEqual(problems(cat(...base, bundle("foo", "foo.v1", "1.0.0", { image: "quay.io/Foo/bar:1" })))[0], {
     code: "FBC_BUNDLE_IMAGE_INVALID",
-    message: 'package "foo" bundle "foo.v1" image: invalid image pull spec "quay.io/Foo/bar:1": invalid reference format: repository name must be lowercase',
+    message:
+      'package "foo" bundle "foo.v1" image: invalid image pull spec "quay.io/Foo/bar:1": invalid reference format: repository name must be lowercase',
     line: 3,
   });
-  assert.deepEqual(problems(cat(...base, bundle("foo", "foo.v1", "1.0.0", { relatedImages: [{ name: "", image: "x@ssha256:abc" }] })))[0], {
-    code: "FBC_BUNDLE_RELATED_IMAGE_INVALID",
-    message: 'package "foo" bundle "foo.v1" relatedImages[0].image: invalid image pull spec "x@ssha256:abc": invalid reference format',
-    line: 3,
-  });
+  assert.deepEqual(
+    problems(
+      cat(...base, bundle("foo", "foo.v1", "1.0.0", { relatedImages: [{ name: "", image: "x@ssha256:abc" }] })),
+    )[0],
+    {
+      code: "FBC_BUNDLE_RELATED_IMAGE_INVALID",
+      message:
+        'package "foo" bundle "foo.v1" relatedImages[0].image: invalid image pull spec "x@ssha256:abc": invalid reference format',
+      line: 3,
+    },
+  );
   assert.deepEqual(problems(cat(...base, bundle("foo", "foo.v1", "0.1.0.1")))[0], {
     code: "FBC_BUNDLE_VERSION_INVALID",
     message: 'error parsing bundle "foo.v1" version "0.1.0.1": Invalid character(s) found in patch number "0.1"',
     line: 3,
   });
   assert.deepEqual(problems(cat(...base, bundle("foo", "foo.v1", "1.0.0"), bundle("foo", "foo.v2", "2.0.0"))), [
-    { code: "FBC_BUNDLE_NOT_IN_CHANNEL", message: 'package "foo", bundle "foo.v2" not found in any channel entries', line: 4 },
+    {
+      code: "FBC_BUNDLE_NOT_IN_CHANNEL",
+      message: 'package "foo", bundle "foo.v2" not found in any channel entries',
+      line: 4,
+    },
   ]);
-  assert.deepEqual(problems(cat(pkg("foo"), ch("foo", "stable", [{ name: "foo.v1" }, { name: "foo.v2", replaces: "foo.v1" }]), bundle("foo", "foo.v1", "1.0.0"))), [
-    { code: "FBC_CHANNEL_ENTRY_NO_BUNDLE", message: 'no olm.bundle blobs found in package "foo" for olm.channel entries [foo.v2]', line: 2 },
-  ]);
+  assert.deepEqual(
+    problems(
+      cat(
+        pkg("foo"),
+        ch("foo", "stable", [{ name: "foo.v1" }, { name: "foo.v2", replaces: "foo.v1" }]),
+        bundle("foo", "foo.v1", "1.0.0"),
+      ),
+    ),
+    [
+      {
+        code: "FBC_CHANNEL_ENTRY_NO_BUNDLE",
+        message: 'no olm.bundle blobs found in package "foo" for olm.channel entries [foo.v2]',
+        line: 2,
+      },
+    ],
+  );
 });
 
 test("release versions", () => {
   assert.deepEqual(parseRelease(""), []);
-  assert.equal(parseRelease("a".repeat(21)), `invalid release "${"a".repeat(21)}": exceeds maximum length of 20 characters`);
-  assert.equal(parseRelease("01.x"), 'invalid release "01.x": segment 0: Numeric PreRelease version must not contain leading zeroes "01"');
+  assert.equal(
+    parseRelease("a".repeat(21)),
+    `invalid release "${"a".repeat(21)}": exceeds maximum length of 20 characters`,
+  );
+  assert.equal(
+    parseRelease("01.x"),
+    'invalid release "01.x": segment 0: Numeric PreRelease version must not contain leading zeroes "01"',
+  );
   const rel = (name: string, version: string, release: string) =>
-    bundle("foo", name, version, { image: "quay.io/x/foo:v1", properties: [{ type: "olm.package", value: { packageName: "foo", version, release } }] });
-  assert.deepEqual(problems(cat(pkg("foo"), ch("foo", "stable", [{ name: "foo.v1" }]), rel("foo.v1", "1.0.0", "bad..x")))[0], {
-    code: "FBC_BUNDLE_RELEASE_INVALID",
-    message: 'error parsing bundle "foo.v1" release version "bad..x": invalid release "bad..x": segment 1: Prerelease is empty',
-    line: 3,
-  });
-  assert.deepEqual(problems(cat(pkg("foo"), ch("foo", "alpha", [{ name: "foo.v0.1.0+alpha.1.0.0-0.0.1" }]), rel("foo.v0.1.0+alpha.1.0.0-0.0.1", "0.1.0+alpha.1.0.0", "0.0.1")).replace('"defaultChannel":"stable"', '"defaultChannel":"alpha"')), [
+    bundle("foo", name, version, {
+      image: "quay.io/x/foo:v1",
+      properties: [{ type: "olm.package", value: { packageName: "foo", version, release } }],
+    });
+  assert.deepEqual(
+    problems(cat(pkg("foo"), ch("foo", "stable", [{ name: "foo.v1" }]), rel("foo.v1", "1.0.0", "bad..x")))[0],
     {
-      code: "FBC_BUNDLE_BUILD_WITH_RELEASE",
-      message: 'invalid package "foo": invalid channel "alpha": invalid bundle "foo.v0.1.0+alpha.1.0.0-0.0.1": cannot use build metadata in version with a release version',
+      code: "FBC_BUNDLE_RELEASE_INVALID",
+      message:
+        'error parsing bundle "foo.v1" release version "bad..x": invalid release "bad..x": segment 1: Prerelease is empty',
       line: 3,
     },
-    {
-      code: "FBC_BUNDLE_NAME_NOT_NORMALIZED",
-      message: 'invalid package "foo": invalid channel "alpha": invalid bundle "foo.v0.1.0+alpha.1.0.0-0.0.1": name "foo.v0.1.0+alpha.1.0.0-0.0.1" does not match normalized name "foo-v0.1.0+alpha.1.0.0-0.0.1"',
-      line: 3,
-    },
-  ]);
+  );
+  assert.deepEqual(
+    problems(
+      cat(
+        pkg("foo"),
+        ch("foo", "alpha", [{ name: "foo.v0.1.0+alpha.1.0.0-0.0.1" }]),
+        rel("foo.v0.1.0+alpha.1.0.0-0.0.1", "0.1.0+alpha.1.0.0", "0.0.1"),
+      ).replace('"defaultChannel":"stable"', '"defaultChannel":"alpha"'),
+    ),
+    [
+      {
+        code: "FBC_BUNDLE_BUILD_WITH_RELEASE",
+        message:
+          'invalid package "foo": invalid channel "alpha": invalid bundle "foo.v0.1.0+alpha.1.0.0-0.0.1": cannot use build metadata in version with a release version',
+        line: 3,
+      },
+      {
+        code: "FBC_BUNDLE_NAME_NOT_NORMALIZED",
+        message:
+          'invalid package "foo": invalid channel "alpha": invalid bundle "foo.v0.1.0+alpha.1.0.0-0.0.1": name "foo.v0.1.0+alpha.1.0.0-0.0.1" does not match normalized name "foo-v0.1.0+alpha.1.0.0-0.0.1"',
+        line: 3,
+      },
+    ],
+  );
 });
 
 test("model bundle rules: bad skipRange, empty skip, missing image, duplicate versions", () => {
-  assert.deepEqual(problems(cat(pkg("foo"), ch("foo", "stable", [{ name: "foo.v1", skipRange: ">v0.1.0" }]), bundle("foo", "foo.v1", "1.0.0"))), [
-    {
-      code: "FBC_BUNDLE_SKIPRANGE_INVALID",
-      message: 'invalid package "foo": invalid channel "stable": invalid bundle "foo.v1": invalid skipRange ">v0.1.0": Could not parse Range ">v0.1.0": Could not parse comparator ">v" in ">v0.1.0"',
-      line: 2,
-    },
-  ]);
-  assert.ok(codes(cat(pkg("foo"), ch("foo", "stable", [{ name: "foo.v1", skips: [""] }]), bundle("foo", "foo.v1", "1.0.0"))).includes("FBC_BUNDLE_EMPTY_SKIP"));
-  assert.deepEqual(codes(cat(pkg("foo"), ch("foo", "stable", [{ name: "foo.v1" }]), bundle("foo", "foo.v1", "1.0.0", { image: "" }))), ["FBC_BUNDLE_NO_IMAGE"]);
   assert.deepEqual(
-    problems(cat(pkg("foo"), ch("foo", "stable", [{ name: "foo.v1" }, { name: "foo.v1b", replaces: "foo.v1" }]), bundle("foo", "foo.v1", "1.0.0"), bundle("foo", "foo.v1b", "1.0.0+b"), bundle("foo", "foo.v1c", "1.0.0"))).filter((p) => p.code === "FBC_PACKAGE_DUPLICATE_VERSIONS"),
+    problems(
+      cat(
+        pkg("foo"),
+        ch("foo", "stable", [{ name: "foo.v1", skipRange: ">v0.1.0" }]),
+        bundle("foo", "foo.v1", "1.0.0"),
+      ),
+    ),
+    [
+      {
+        code: "FBC_BUNDLE_SKIPRANGE_INVALID",
+        message:
+          'invalid package "foo": invalid channel "stable": invalid bundle "foo.v1": invalid skipRange ">v0.1.0": Could not parse Range ">v0.1.0": Could not parse comparator ">v" in ">v0.1.0"',
+        line: 2,
+      },
+    ],
+  );
+  assert.ok(
+    codes(
+      cat(pkg("foo"), ch("foo", "stable", [{ name: "foo.v1", skips: [""] }]), bundle("foo", "foo.v1", "1.0.0")),
+    ).includes("FBC_BUNDLE_EMPTY_SKIP"),
+  );
+  assert.deepEqual(
+    codes(cat(pkg("foo"), ch("foo", "stable", [{ name: "foo.v1" }]), bundle("foo", "foo.v1", "1.0.0", { image: "" }))),
+    ["FBC_BUNDLE_NO_IMAGE"],
+  );
+  assert.deepEqual(
+    problems(
+      cat(
+        pkg("foo"),
+        ch("foo", "stable", [{ name: "foo.v1" }, { name: "foo.v1b", replaces: "foo.v1" }]),
+        bundle("foo", "foo.v1", "1.0.0"),
+        bundle("foo", "foo.v1b", "1.0.0+b"),
+        bundle("foo", "foo.v1c", "1.0.0"),
+      ),
+    ).filter((p) => p.code === "FBC_PACKAGE_DUPLICATE_VERSIONS"),
     [],
   );
   assert.deepEqual(
-    problems(cat(pkg("foo"), ch("foo", "stable", [{ name: "foo.v1" }, { name: "foo.v1b", replaces: "foo.v1" }]), bundle("foo", "foo.v1", "1.0.0"), bundle("foo", "foo.v1b", "1.0.0"))),
-    [{ code: "FBC_PACKAGE_DUPLICATE_VERSIONS", message: 'invalid package "foo": duplicate versions found in bundles: [{1.0.0: [foo.v1, foo.v1b]}]', line: 1 }],
+    problems(
+      cat(
+        pkg("foo"),
+        ch("foo", "stable", [{ name: "foo.v1" }, { name: "foo.v1b", replaces: "foo.v1" }]),
+        bundle("foo", "foo.v1", "1.0.0"),
+        bundle("foo", "foo.v1b", "1.0.0"),
+      ),
+    ),
+    [
+      {
+        code: "FBC_PACKAGE_DUPLICATE_VERSIONS",
+        message: 'invalid package "foo": duplicate versions found in bundles: [{1.0.0: [foo.v1, foo.v1b]}]',
+        line: 1,
+      },
+    ],
   );
 });
 
@@ -210,42 +406,102 @@ test("deprecation rules", () => {
   const dep = (entries: object[], pkgName = "foo") => ({ schema: "olm.deprecations", package: pkgName, entries });
   const one = (e: object, pkgName?: string) => problems(cat(...base, dep([e], pkgName)));
   assert.deepEqual(one({ reference: { schema: "olm.bundle", name: "foo.v1" }, message: "m" }), []);
-  assert.deepEqual(problems(cat(...base, dep([], ""))), [{ code: "FBC_DEPRECATION_NO_PACKAGE", message: "package name must be set for deprecation item 0", line: 4 }]);
-  assert.deepEqual(problems(cat(...base, dep([], "bar"))), [{ code: "FBC_DEPRECATION_UNKNOWN_PACKAGE", message: 'cannot apply deprecations to an unknown package "bar"', line: 4 }]);
-  assert.deepEqual(problems(cat(...base, dep([]), dep([]))), [{ code: "FBC_DEPRECATION_DUPLICATE", message: 'expected a maximum of one deprecation per package: "foo"', line: 5 }]);
-  assert.deepEqual(one({ reference: { schema: "" }, message: "m" }), [{ code: "FBC_DEPRECATION_NO_SCHEMA", message: 'schema must be set for deprecation entry [0] for package "foo"', line: 4 }]);
-  assert.deepEqual(problems(cat(...base, dep([{ reference: { schema: "olm.package" }, message: "m" }, { reference: { schema: "olm.package" }, message: "n" }]))), [
-    { code: "FBC_DEPRECATION_DUPLICATE_ENTRY", message: 'duplicate deprecation entry declcfg.PackageScopedReference{Schema:"olm.package", Name:""} for package "foo"', line: 4 },
+  assert.deepEqual(problems(cat(...base, dep([], ""))), [
+    { code: "FBC_DEPRECATION_NO_PACKAGE", message: "package name must be set for deprecation item 0", line: 4 },
   ]);
+  assert.deepEqual(problems(cat(...base, dep([], "bar"))), [
+    {
+      code: "FBC_DEPRECATION_UNKNOWN_PACKAGE",
+      message: 'cannot apply deprecations to an unknown package "bar"',
+      line: 4,
+    },
+  ]);
+  assert.deepEqual(problems(cat(...base, dep([]), dep([]))), [
+    { code: "FBC_DEPRECATION_DUPLICATE", message: 'expected a maximum of one deprecation per package: "foo"', line: 5 },
+  ]);
+  assert.deepEqual(one({ reference: { schema: "" }, message: "m" }), [
+    {
+      code: "FBC_DEPRECATION_NO_SCHEMA",
+      message: 'schema must be set for deprecation entry [0] for package "foo"',
+      line: 4,
+    },
+  ]);
+  assert.deepEqual(
+    problems(
+      cat(
+        ...base,
+        dep([
+          { reference: { schema: "olm.package" }, message: "m" },
+          { reference: { schema: "olm.package" }, message: "n" },
+        ]),
+      ),
+    ),
+    [
+      {
+        code: "FBC_DEPRECATION_DUPLICATE_ENTRY",
+        message:
+          'duplicate deprecation entry declcfg.PackageScopedReference{Schema:"olm.package", Name:""} for package "foo"',
+        line: 4,
+      },
+    ],
+  );
   assert.deepEqual(one({ reference: { schema: "olm.bundle", name: "foo.v9" }, message: "m" }), [
-    { code: "FBC_DEPRECATION_UNKNOWN_BUNDLE", message: 'cannot deprecate bundle "foo.v9" for package "foo": bundle not found', line: 4 },
+    {
+      code: "FBC_DEPRECATION_UNKNOWN_BUNDLE",
+      message: 'cannot deprecate bundle "foo.v9" for package "foo": bundle not found',
+      line: 4,
+    },
   ]);
   assert.deepEqual(one({ reference: { schema: "olm.channel", name: "beta" }, message: "m" }), [
-    { code: "FBC_DEPRECATION_UNKNOWN_CHANNEL", message: 'cannot deprecate channel "beta" for package "foo": channel not found', line: 4 },
+    {
+      code: "FBC_DEPRECATION_UNKNOWN_CHANNEL",
+      message: 'cannot deprecate channel "beta" for package "foo": channel not found',
+      line: 4,
+    },
   ]);
   assert.deepEqual(one({ reference: { schema: "olm.package", name: "foo" }, message: "m" }), [
-    { code: "FBC_DEPRECATION_PACKAGE_NAME_SET", message: 'package name must be empty for deprecated package "foo" (specified "foo")', line: 4 },
+    {
+      code: "FBC_DEPRECATION_PACKAGE_NAME_SET",
+      message: 'package name must be empty for deprecated package "foo" (specified "foo")',
+      line: 4,
+    },
   ]);
   assert.deepEqual(one({ reference: { schema: "olm.what", name: "x" }, message: "m" }), [
     {
       code: "FBC_DEPRECATION_UNKNOWN_SCHEMA",
-      message: 'cannot deprecate object declcfg.PackageScopedReference{Schema:"olm.what", Name:"x"} referenced by entry 0 for package "foo": object schema unknown',
+      message:
+        'cannot deprecate object declcfg.PackageScopedReference{Schema:"olm.what", Name:"x"} referenced by entry 0 for package "foo": object schema unknown',
       line: 4,
     },
   ]);
   assert.deepEqual(one({ reference: { schema: "olm.package" }, message: "" }), [
-    { code: "FBC_DEPRECATION_NO_MESSAGE", message: 'invalid package "foo": invalid deprecation: message must be set', line: 1 },
+    {
+      code: "FBC_DEPRECATION_NO_MESSAGE",
+      message: 'invalid package "foo": invalid deprecation: message must be set',
+      line: 1,
+    },
   ]);
 });
 
 test("problems from several packages come out all at once, sorted by location", () => {
-  const text = cat(pkg("a"), ch("a", "stable", [{ name: "a.v1" }, { name: "a.v2" }]), bundle("a", "a.v1", "1.0.0"), bundle("a", "a.v2", "2.0.0"), pkg("b"), ch("b", "stable", []), pkg("B"));
+  const text = cat(
+    pkg("a"),
+    ch("a", "stable", [{ name: "a.v1" }, { name: "a.v2" }]),
+    bundle("a", "a.v1", "1.0.0"),
+    bundle("a", "a.v2", "2.0.0"),
+    pkg("b"),
+    ch("b", "stable", []),
+    pkg("B"),
+  );
   const ps = problems(text);
-  assert.deepEqual(ps.map((p) => [p.code, p.line]), [
-    ["FBC_CHANNEL_MULTIPLE_HEADS", 2],
-    ["FBC_CHANNEL_EMPTY", 6],
-    ["FBC_PACKAGE_INVALID_NAME", 7],
-  ]);
+  assert.deepEqual(
+    ps.map((p) => [p.code, p.line]),
+    [
+      ["FBC_CHANNEL_MULTIPLE_HEADS", 2],
+      ["FBC_CHANNEL_EMPTY", 6],
+      ["FBC_PACKAGE_INVALID_NAME", 7],
+    ],
+  );
   // same input, same output
   assert.deepEqual(problems(text), ps);
 });

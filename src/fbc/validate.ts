@@ -6,7 +6,14 @@
  */
 import { validatePullSpec } from "../image/reference.js";
 import { goQuote } from "../gojson/fmt.js";
-import { SemverError, SemverPanic, tryParsePRVersion, tryParseRange, tryParseVersion, type PRVersion } from "../semver/index.js";
+import {
+  SemverError,
+  SemverPanic,
+  tryParsePRVersion,
+  tryParseRange,
+  tryParseVersion,
+  type PRVersion,
+} from "../semver/index.js";
 import { compareProblems, problem, type Problem } from "./errors.js";
 import {
   byteCompare,
@@ -82,7 +89,13 @@ export function validateCatalog(cfg: DeclarativeConfig): ValidationResult {
   const problems: Problem[] = [];
   const model: Model = new Map();
   const defaultChannels = new Map<string, string>();
-  const add = (code: string, message: string, loc: Location | undefined, blob?: Problem["blob"], hint?: string): void => {
+  const add = (
+    code: string,
+    message: string,
+    loc: Location | undefined,
+    blob?: Problem["blob"],
+    hint?: string,
+  ): void => {
     problems.push(problem(code, message, { loc, blob, hint }));
   };
 
@@ -91,17 +104,37 @@ export function validateCatalog(cfg: DeclarativeConfig): ValidationResult {
   for (const p of cfg.packages) {
     const blob = { schema: SCHEMA_PACKAGE, name: p.name };
     if (p.name === "") {
-      add("FBC_PACKAGE_NO_NAME", "config contains package with no name", p.loc, blob, 'set "name" on the olm.package blob');
+      add(
+        "FBC_PACKAGE_NO_NAME",
+        "config contains package with no name",
+        p.loc,
+        blob,
+        'set "name" on the olm.package blob',
+      );
       continue;
     }
     if (model.has(p.name)) {
       const first = firstPackageLoc.get(p.name);
-      add("FBC_PACKAGE_DUPLICATE", `duplicate package ${q(p.name)}`, p.loc, blob, first ? `the package is already defined at ${first.file}:${first.line}; keep one olm.package blob per package` : undefined);
+      add(
+        "FBC_PACKAGE_DUPLICATE",
+        `duplicate package ${q(p.name)}`,
+        p.loc,
+        blob,
+        first
+          ? `the package is already defined at ${first.file}:${first.line}; keep one olm.package blob per package`
+          : undefined,
+      );
       continue;
     }
     const dnsErrs = dns1123LabelErrors(p.name);
     if (dnsErrs.length > 0) {
-      add("FBC_PACKAGE_INVALID_NAME", `invalid package name ${q(p.name)}: [${dnsErrs.join(" ")}]`, p.loc, blob, "package names must be lowercase RFC 1123 labels");
+      add(
+        "FBC_PACKAGE_INVALID_NAME",
+        `invalid package name ${q(p.name)}: [${dnsErrs.join(" ")}]`,
+        p.loc,
+        blob,
+        "package names must be lowercase RFC 1123 labels",
+      );
       continue;
     }
     const mp: ModelPackage = { name: p.name, description: p.description, channels: new Map(), source: p };
@@ -119,26 +152,50 @@ export function validateCatalog(cfg: DeclarativeConfig): ValidationResult {
     const blob = { schema: SCHEMA_CHANNEL, package: c.package, name: c.name };
     const mp = model.get(c.package);
     if (!mp) {
-      add("FBC_CHANNEL_UNKNOWN_PACKAGE", `unknown package ${q(c.package)} for channel ${q(c.name)}`, c.loc, blob, `add an olm.package blob named ${q(c.package)} or fix the channel's "package"`);
+      add(
+        "FBC_CHANNEL_UNKNOWN_PACKAGE",
+        `unknown package ${q(c.package)} for channel ${q(c.name)}`,
+        c.loc,
+        blob,
+        `add an olm.package blob named ${q(c.package)} or fix the channel's "package"`,
+      );
       continue;
     }
     if (c.name === "") {
       rejectedDefault.add(c.package);
       rejectedChannelPkgs.add(c.package);
-      add("FBC_CHANNEL_NO_NAME", `package ${q(c.package)} contains channel with no name`, c.loc, blob, 'set "name" on the olm.channel blob');
+      add(
+        "FBC_CHANNEL_NO_NAME",
+        `package ${q(c.package)} contains channel with no name`,
+        c.loc,
+        blob,
+        'set "name" on the olm.channel blob',
+      );
       continue;
     }
     if (mp.channels.has(c.name)) {
       rejectedChannelPkgs.add(c.package);
       const first = mp.channels.get(c.name)?.source?.loc;
-      add("FBC_CHANNEL_DUPLICATE", `package ${q(c.package)} has duplicate channel ${q(c.name)}`, c.loc, blob, first ? `the channel is already defined at ${first.file}:${first.line}` : undefined);
+      add(
+        "FBC_CHANNEL_DUPLICATE",
+        `package ${q(c.package)} has duplicate channel ${q(c.name)}`,
+        c.loc,
+        blob,
+        first ? `the channel is already defined at ${first.file}:${first.line}` : undefined,
+      );
       continue;
     }
     const mc: ModelChannel = { name: c.name, package: mp, bundles: new Map(), properties: c.properties, source: c };
     let dup = false;
     for (const e of c.entries ?? []) {
       if (mc.bundles.has(e.name)) {
-        add("FBC_CHANNEL_DUPLICATE_ENTRY", `invalid package ${q(c.package)}, channel ${q(c.name)}: duplicate entry ${q(e.name)}`, c.loc, blob, "list each bundle once per channel");
+        add(
+          "FBC_CHANNEL_DUPLICATE_ENTRY",
+          `invalid package ${q(c.package)}, channel ${q(c.name)}: duplicate entry ${q(e.name)}`,
+          c.loc,
+          blob,
+          "list each bundle once per channel",
+        );
         dup = true;
         break;
       }
@@ -220,11 +277,22 @@ export function validateCatalog(cfg: DeclarativeConfig): ValidationResult {
     }
     const mp = model.get(d.package);
     if (!mp) {
-      add("FBC_DEPRECATION_UNKNOWN_PACKAGE", `cannot apply deprecations to an unknown package ${q(d.package)}`, d.loc, blob);
+      add(
+        "FBC_DEPRECATION_UNKNOWN_PACKAGE",
+        `cannot apply deprecations to an unknown package ${q(d.package)}`,
+        d.loc,
+        blob,
+      );
       return;
     }
     if (deprecated.has(d.package)) {
-      add("FBC_DEPRECATION_DUPLICATE", `expected a maximum of one deprecation per package: ${q(d.package)}`, d.loc, blob, "merge the entries into one olm.deprecations blob");
+      add(
+        "FBC_DEPRECATION_DUPLICATE",
+        `expected a maximum of one deprecation per package: ${q(d.package)}`,
+        d.loc,
+        blob,
+        "merge the entries into one olm.deprecations blob",
+      );
       return;
     }
     deprecated.add(d.package);
@@ -232,19 +300,34 @@ export function validateCatalog(cfg: DeclarativeConfig): ValidationResult {
     (d.entries ?? []).forEach((e, j) => {
       const ref = e.reference;
       if (ref.schema === "") {
-        add("FBC_DEPRECATION_NO_SCHEMA", `schema must be set for deprecation entry [${j}] for package ${q(d.package)}`, d.loc, blob);
+        add(
+          "FBC_DEPRECATION_NO_SCHEMA",
+          `schema must be set for deprecation entry [${j}] for package ${q(d.package)}`,
+          d.loc,
+          blob,
+        );
         return;
       }
       const key = ref.schema + "\u0000" + ref.name;
       if (seen.has(key)) {
-        add("FBC_DEPRECATION_DUPLICATE_ENTRY", `duplicate deprecation entry ${refGoSyntax(ref)} for package ${q(d.package)}`, d.loc, blob);
+        add(
+          "FBC_DEPRECATION_DUPLICATE_ENTRY",
+          `duplicate deprecation entry ${refGoSyntax(ref)} for package ${q(d.package)}`,
+          d.loc,
+          blob,
+        );
         return;
       }
       seen.add(key);
       switch (ref.schema) {
         case SCHEMA_BUNDLE:
           if (!packageBundles.get(d.package)?.has(ref.name)) {
-            add("FBC_DEPRECATION_UNKNOWN_BUNDLE", `cannot deprecate bundle ${q(ref.name)} for package ${q(d.package)}: bundle not found`, d.loc, blob);
+            add(
+              "FBC_DEPRECATION_UNKNOWN_BUNDLE",
+              `cannot deprecate bundle ${q(ref.name)} for package ${q(d.package)}: bundle not found`,
+              d.loc,
+              blob,
+            );
             return;
           }
           for (const mc of mp.channels.values()) {
@@ -255,7 +338,12 @@ export function validateCatalog(cfg: DeclarativeConfig): ValidationResult {
         case SCHEMA_CHANNEL: {
           const mc = mp.channels.get(ref.name);
           if (!mc) {
-            add("FBC_DEPRECATION_UNKNOWN_CHANNEL", `cannot deprecate channel ${q(ref.name)} for package ${q(d.package)}: channel not found`, d.loc, blob);
+            add(
+              "FBC_DEPRECATION_UNKNOWN_CHANNEL",
+              `cannot deprecate channel ${q(ref.name)} for package ${q(d.package)}: channel not found`,
+              d.loc,
+              blob,
+            );
             return;
           }
           mc.deprecation = { message: e.message };
@@ -263,13 +351,25 @@ export function validateCatalog(cfg: DeclarativeConfig): ValidationResult {
         }
         case SCHEMA_PACKAGE:
           if (ref.name !== "") {
-            add("FBC_DEPRECATION_PACKAGE_NAME_SET", `package name must be empty for deprecated package ${q(d.package)} (specified ${q(ref.name)})`, d.loc, blob, "remove reference.name from the olm.package entry");
+            add(
+              "FBC_DEPRECATION_PACKAGE_NAME_SET",
+              `package name must be empty for deprecated package ${q(d.package)} (specified ${q(ref.name)})`,
+              d.loc,
+              blob,
+              "remove reference.name from the olm.package entry",
+            );
             return;
           }
           mp.deprecation = { message: e.message };
           return;
         default:
-          add("FBC_DEPRECATION_UNKNOWN_SCHEMA", `cannot deprecate object ${refGoSyntax(ref)} referenced by entry ${j} for package ${q(d.package)}: object schema unknown`, d.loc, blob, "reference.schema must be olm.package, olm.channel or olm.bundle");
+          add(
+            "FBC_DEPRECATION_UNKNOWN_SCHEMA",
+            `cannot deprecate object ${refGoSyntax(ref)} referenced by entry ${j} for package ${q(d.package)}: object schema unknown`,
+            d.loc,
+            blob,
+            "reference.schema must be olm.package, olm.channel or olm.bundle",
+          );
       }
     });
   });
@@ -309,19 +409,37 @@ function linkBundle(b: Bundle, st: BundleState): boolean {
   const { add } = st;
   const blob = (): Problem["blob"] => ({ schema: SCHEMA_BUNDLE, package: b.package, name: b.name });
   if (b.package === "") {
-    add("FBC_BUNDLE_NO_PACKAGE", `package name must be set for bundle ${q(b.name)}`, b.loc, blob(), 'set "package" on the olm.bundle blob');
+    add(
+      "FBC_BUNDLE_NO_PACKAGE",
+      `package name must be set for bundle ${q(b.name)}`,
+      b.loc,
+      blob(),
+      'set "package" on the olm.bundle blob',
+    );
     return false;
   }
   const mp = st.model.get(b.package);
   if (!mp) {
-    add("FBC_BUNDLE_UNKNOWN_PACKAGE", `unknown package ${q(b.package)} for bundle ${q(b.name)}`, b.loc, blob(), `add an olm.package blob named ${q(b.package)} or fix the bundle's "package"`);
+    add(
+      "FBC_BUNDLE_UNKNOWN_PACKAGE",
+      `unknown package ${q(b.package)} for bundle ${q(b.name)}`,
+      b.loc,
+      blob(),
+      `add an olm.package blob named ${q(b.package)} or fix the bundle's "package"`,
+    );
     return false;
   }
   let names = st.packageBundles.get(b.package);
   if (!names) st.packageBundles.set(b.package, (names = new Map()));
   if (names.has(b.name)) {
     const first = names.get(b.name);
-    add("FBC_BUNDLE_DUPLICATE", `package ${q(b.package)} has duplicate bundle ${q(b.name)}`, b.loc, blob(), first ? `the bundle is already defined at ${first.file}:${first.line}` : undefined);
+    add(
+      "FBC_BUNDLE_DUPLICATE",
+      `package ${q(b.package)} has duplicate bundle ${q(b.name)}`,
+      b.loc,
+      blob(),
+      first ? `the bundle is already defined at ${first.file}:${first.line}` : undefined,
+    );
     return false;
   }
   names.set(b.name, b.loc);
@@ -339,20 +457,31 @@ function linkBundle(b: Bundle, st: BundleState): boolean {
       `package ${q(b.package)} bundle ${q(b.name)} must have exactly 1 "olm.package" property, found ${props.packages.length}`,
       b.loc,
       blob(),
-      'give the bundle exactly one property {type: olm.package, value: {packageName, version}}',
+      "give the bundle exactly one property {type: olm.package, value: {packageName, version}}",
     );
     return false;
   }
   const pp = props.packages[0];
   if (b.package !== pp.packageName) {
-    add("FBC_BUNDLE_PACKAGE_MISMATCH", `package ${q(b.package)} does not match "olm.package" property ${q(pp.packageName)}`, b.loc, blob(), 'the olm.package property\'s packageName must equal the bundle\'s "package"');
+    add(
+      "FBC_BUNDLE_PACKAGE_MISMATCH",
+      `package ${q(b.package)} does not match "olm.package" property ${q(pp.packageName)}`,
+      b.loc,
+      blob(),
+      "the olm.package property's packageName must equal the bundle's \"package\"",
+    );
     return false;
   }
   if (b.image !== "") {
     // Bundle images are nearly always unique: checked directly, not through the cache.
     const err = validatePullSpec(b.image);
     if (err !== undefined) {
-      add("FBC_BUNDLE_IMAGE_INVALID", `package ${q(b.package)} bundle ${q(b.name)} image: invalid image pull spec ${q(b.image)}: ${err}`, b.loc, blob());
+      add(
+        "FBC_BUNDLE_IMAGE_INVALID",
+        `package ${q(b.package)} bundle ${q(b.name)} image: invalid image pull spec ${q(b.image)}: ${err}`,
+        b.loc,
+        blob(),
+      );
       return false;
     }
   }
@@ -361,20 +490,36 @@ function linkBundle(b: Bundle, st: BundleState): boolean {
     if (ri.image === "") continue;
     const err = checkPullSpec(ri.image, st.pullSpecErrors);
     if (err !== undefined) {
-      add("FBC_BUNDLE_RELATED_IMAGE_INVALID", `package ${q(b.package)} bundle ${q(b.name)} relatedImages[${i}].image: invalid image pull spec ${q(ri.image)}: ${err}`, b.loc, blob());
+      add(
+        "FBC_BUNDLE_RELATED_IMAGE_INVALID",
+        `package ${q(b.package)} bundle ${q(b.name)} relatedImages[${i}].image: invalid image pull spec ${q(ri.image)}: ${err}`,
+        b.loc,
+        blob(),
+      );
       return false;
     }
   }
   const ver = tryParseVersion(pp.version);
   if (ver instanceof SemverError) {
-    add("FBC_BUNDLE_VERSION_INVALID", `error parsing bundle ${q(b.name)} version ${q(pp.version)}: ${ver.message}`, b.loc, blob(), "versions must be strict semver: MAJOR.MINOR.PATCH[-pre][+build], no leading v");
+    add(
+      "FBC_BUNDLE_VERSION_INVALID",
+      `error parsing bundle ${q(b.name)} version ${q(pp.version)}: ${ver.message}`,
+      b.loc,
+      blob(),
+      "versions must be strict semver: MAJOR.MINOR.PATCH[-pre][+build], no leading v",
+    );
     return false;
   }
   let release: PRVersion[] = NONE;
   if (pp.release !== "") {
     const r = parseRelease(pp.release);
     if (typeof r === "string") {
-      add("FBC_BUNDLE_RELEASE_INVALID", `error parsing bundle ${q(b.name)} release version ${q(pp.release)}: ${r}`, b.loc, blob());
+      add(
+        "FBC_BUNDLE_RELEASE_INVALID",
+        `error parsing bundle ${q(b.name)} release version ${q(pp.release)}: ${r}`,
+        b.loc,
+        blob(),
+      );
       return false;
     }
     release = r;
@@ -394,7 +539,13 @@ function linkBundle(b: Bundle, st: BundleState): boolean {
     st.entriesWithoutBundle.get(mc)?.delete(b.name);
   }
   if (!found) {
-    add("FBC_BUNDLE_NOT_IN_CHANNEL", `package ${q(b.package)}, bundle ${q(b.name)} not found in any channel entries`, b.loc, blob(), "add the bundle to at least one olm.channel's entries, or remove it");
+    add(
+      "FBC_BUNDLE_NOT_IN_CHANNEL",
+      `package ${q(b.package)}, bundle ${q(b.name)} not found in any channel entries`,
+      b.loc,
+      blob(),
+      "add the bundle to at least one olm.channel's entries, or remove it",
+    );
   }
   return true;
 }
@@ -412,8 +563,22 @@ function validateModel(model: Model, add: Add, rejectedDefault: Set<string>, rej
     const pkgPath = `invalid package ${q(mp.name)}`;
     const ploc = mp.source?.loc;
     const pblob = (): Problem["blob"] => ({ schema: SCHEMA_PACKAGE, name: mp.name });
-    if (!mp.defaultChannel && !rejectedDefault.has(mp.name)) add("FBC_PACKAGE_NO_DEFAULT_CHANNEL", `${pkgPath}: default channel must be set`, ploc, pblob(), 'set "defaultChannel" on the olm.package blob');
-    if (mp.channels.size === 0 && !rejectedChannelPkgs.has(mp.name)) add("FBC_PACKAGE_NO_CHANNELS", `${pkgPath}: package must contain at least one channel`, ploc, pblob(), "add an olm.channel blob for this package");
+    if (!mp.defaultChannel && !rejectedDefault.has(mp.name))
+      add(
+        "FBC_PACKAGE_NO_DEFAULT_CHANNEL",
+        `${pkgPath}: default channel must be set`,
+        ploc,
+        pblob(),
+        'set "defaultChannel" on the olm.package blob',
+      );
+    if (mp.channels.size === 0 && !rejectedChannelPkgs.has(mp.name))
+      add(
+        "FBC_PACKAGE_NO_CHANNELS",
+        `${pkgPath}: package must contain at least one channel`,
+        ploc,
+        pblob(),
+        "add an olm.channel blob for this package",
+      );
     for (const mc of mp.channels.values()) validateChannel(mc, pkgPath, add, rangeErrors);
     // Duplicate versions: a version's first bundle name is remembered; only a second distinct
     // name (rare) makes a set.
@@ -434,10 +599,19 @@ function validateModel(model: Model, add: Add, rejectedDefault: Set<string>, rej
       }
     }
     if (dupVersions) {
-      const dups = dupVersions.sort(byteCompare).map((v) => `{${v}: [${[...(byVersion.get(v) as Set<string>)].sort(byteCompare).join(", ")}]}`);
-      add("FBC_PACKAGE_DUPLICATE_VERSIONS", `${pkgPath}: duplicate versions found in bundles: [${dups.join(" ")}]`, ploc, pblob(), "every bundle of a package needs a distinct version (and release)");
+      const dups = dupVersions
+        .sort(byteCompare)
+        .map((v) => `{${v}: [${[...(byVersion.get(v) as Set<string>)].sort(byteCompare).join(", ")}]}`);
+      add(
+        "FBC_PACKAGE_DUPLICATE_VERSIONS",
+        `${pkgPath}: duplicate versions found in bundles: [${dups.join(" ")}]`,
+        ploc,
+        pblob(),
+        "every bundle of a package needs a distinct version (and release)",
+      );
     }
-    if (mp.deprecation && mp.deprecation.message === "") add("FBC_DEPRECATION_NO_MESSAGE", `${pkgPath}: invalid deprecation: message must be set`, ploc, pblob());
+    if (mp.deprecation && mp.deprecation.message === "")
+      add("FBC_DEPRECATION_NO_MESSAGE", `${pkgPath}: invalid deprecation: message must be set`, ploc, pblob());
   }
 }
 
@@ -447,24 +621,45 @@ function validateChannel(mc: ModelChannel, pkgPath: string, add: Add, rangeError
   const blob = (): Problem["blob"] => ({ schema: SCHEMA_CHANNEL, package: mc.package.name, name: mc.name });
   if (mc.bundles.size === 0) {
     if (!mc.source) {
-      add("FBC_DEFAULT_CHANNEL_UNDEFINED", `${path}: channel must contain at least one bundle`, loc, { schema: SCHEMA_PACKAGE, name: mc.package.name }, `the package's defaultChannel ${q(mc.name)} is not defined by any olm.channel blob`);
+      add(
+        "FBC_DEFAULT_CHANNEL_UNDEFINED",
+        `${path}: channel must contain at least one bundle`,
+        loc,
+        { schema: SCHEMA_PACKAGE, name: mc.package.name },
+        `the package's defaultChannel ${q(mc.name)} is not defined by any olm.channel blob`,
+      );
     } else if ((mc.source.entries ?? []).length === 0) {
-      add("FBC_CHANNEL_EMPTY", `${path}: channel must contain at least one bundle`, loc, blob(), "add entries to the channel or remove it");
+      add(
+        "FBC_CHANNEL_EMPTY",
+        `${path}: channel must contain at least one bundle`,
+        loc,
+        blob(),
+        "add entries to the channel or remove it",
+      );
     }
   } else {
     const err = replacesChainError(mc);
     if (err) add(err.code, `${path}: ${err.message}`, loc, blob(), err.hint);
   }
   for (const mb of mc.bundles.values()) validateBundle(mb, path, add, rangeErrors);
-  if (mc.deprecation && mc.deprecation.message === "") add("FBC_DEPRECATION_NO_MESSAGE", `${path}: invalid deprecation: message must be set`, loc, blob());
+  if (mc.deprecation && mc.deprecation.message === "")
+    add("FBC_DEPRECATION_NO_MESSAGE", `${path}: invalid deprecation: message must be set`, loc, blob());
 }
 
 function replacesChainError(mc: ModelChannel): { code: string; message: string; hint?: string } | undefined {
   const { head, error } = channelHead(mc);
   if (!head) {
     return error?.startsWith("multiple")
-      ? { code: "FBC_CHANNEL_MULTIPLE_HEADS", message: error, hint: "exactly one bundle may be left un-replaced and un-skipped; link the others with replaces or skips" }
-      : { code: "FBC_CHANNEL_NO_HEAD", message: error ?? "no channel head found in graph", hint: "every bundle is replaced or skipped by another: the upgrade graph has a cycle" };
+      ? {
+          code: "FBC_CHANNEL_MULTIPLE_HEADS",
+          message: error,
+          hint: "exactly one bundle may be left un-replaced and un-skipped; link the others with replaces or skips",
+        }
+      : {
+          code: "FBC_CHANNEL_NO_HEAD",
+          message: error ?? "no channel head found in graph",
+          hint: "every bundle is replaced or skipped by another: the upgrade graph has a cycle",
+        };
   }
   const skipped = new Set<string>();
   for (const b of mc.bundles.values()) for (const s of b.skips) skipped.add(s);
@@ -476,7 +671,11 @@ function replacesChainError(mc: ModelChannel): { code: string; message: string; 
     if (chain.has(cur.replaces)) {
       const start = order.indexOf(cur.replaces);
       const cycle = [...order.slice(start), cur.replaces];
-      return { code: "FBC_CHANNEL_CYCLE", message: `detected cycle in replaces chain of upgrade graph: ${cycle.join(" -> ")}`, hint: "a bundle's replaces chain leads back to itself; break the cycle" };
+      return {
+        code: "FBC_CHANNEL_CYCLE",
+        message: `detected cycle in replaces chain of upgrade graph: ${cycle.join(" -> ")}`,
+        hint: "a bundle's replaces chain leads back to itself; break the cycle",
+      };
     }
     chain.add(cur.replaces);
     order.push(cur.replaces);
@@ -486,7 +685,11 @@ function replacesChainError(mc: ModelChannel): { code: string; message: string; 
   for (const name of mc.bundles.keys()) if (!chain.has(name) && !skipped.has(name)) stranded.push(name);
   if (stranded.length > 0) {
     stranded.sort(byteCompare);
-    return { code: "FBC_CHANNEL_STRANDED", message: `channel contains one or more stranded bundles: ${stranded.join(", ")}`, hint: "stranded bundles cannot be upgraded from: add them to the head's replaces chain or to a skips list" };
+    return {
+      code: "FBC_CHANNEL_STRANDED",
+      message: `channel contains one or more stranded bundles: ${stranded.join(", ")}`,
+      hint: "stranded bundles cannot be upgraded from: add them to the head's replaces chain or to a skips list",
+    };
   }
   return undefined;
 }
@@ -516,19 +719,54 @@ function validateBundle(mb: ModelBundle, chPath: string, add: Add, rangeErrors: 
   if (mb.name === "") add("FBC_BUNDLE_NO_NAME", `${path()}: name must be set`, loc, blob());
   if (mb.release.length > 0) {
     const normalized = `${mb.package.name}-v${versionString(mb)}`;
-    if (mb.name !== normalized) add("FBC_BUNDLE_NAME_NOT_NORMALIZED", `${path()}: name ${q(mb.name)} does not match normalized name ${q(normalized)}`, loc, blob(), "a bundle with a release must be named <package>-v<version>-<release>");
+    if (mb.name !== normalized)
+      add(
+        "FBC_BUNDLE_NAME_NOT_NORMALIZED",
+        `${path()}: name ${q(mb.name)} does not match normalized name ${q(normalized)}`,
+        loc,
+        blob(),
+        "a bundle with a release must be named <package>-v<version>-<release>",
+      );
   }
   const skips = mb.skips;
   for (let i = 0; i < skips.length; i++) {
-    if (skips[i] === "") add("FBC_BUNDLE_EMPTY_SKIP", `${path()}: skip[${i}] is empty`, mc(mb).source?.loc ?? loc, blob(), "remove the empty skips element");
+    if (skips[i] === "")
+      add(
+        "FBC_BUNDLE_EMPTY_SKIP",
+        `${path()}: skip[${i}] is empty`,
+        mc(mb).source?.loc ?? loc,
+        blob(),
+        "remove the empty skips element",
+      );
   }
   if (mb.skipRange !== "") {
     const err = skipRangeError(mb.skipRange, rangeErrors);
-    if (err !== undefined) add("FBC_BUNDLE_SKIPRANGE_INVALID", `${path()}: invalid skipRange ${q(mb.skipRange)}: ${err}`, mc(mb).source?.loc ?? loc, blob(), "skipRange uses blang/semver ranges, e.g. '>=1.0.0 <1.2.0'");
+    if (err !== undefined)
+      add(
+        "FBC_BUNDLE_SKIPRANGE_INVALID",
+        `${path()}: invalid skipRange ${q(mb.skipRange)}: ${err}`,
+        mc(mb).source?.loc ?? loc,
+        blob(),
+        "skipRange uses blang/semver ranges, e.g. '>=1.0.0 <1.2.0'",
+      );
   }
-  if (mb.image === "" && (mb.parsed?.bundleObjects ?? 0) === 0) add("FBC_BUNDLE_NO_IMAGE", `${path()}: bundle image must be set`, loc, blob(), 'set "image" to the bundle image pull spec');
-  if (mb.deprecation && mb.deprecation.message === "") add("FBC_DEPRECATION_NO_MESSAGE", `${path()}: invalid deprecation: message must be set`, loc, blob());
-  if (mb.version && mb.version.build.length > 0 && mb.release.length > 0) add("FBC_BUNDLE_BUILD_WITH_RELEASE", `${path()}: cannot use build metadata in version with a release version`, loc, blob());
+  if (mb.image === "" && (mb.parsed?.bundleObjects ?? 0) === 0)
+    add(
+      "FBC_BUNDLE_NO_IMAGE",
+      `${path()}: bundle image must be set`,
+      loc,
+      blob(),
+      'set "image" to the bundle image pull spec',
+    );
+  if (mb.deprecation && mb.deprecation.message === "")
+    add("FBC_DEPRECATION_NO_MESSAGE", `${path()}: invalid deprecation: message must be set`, loc, blob());
+  if (mb.version && mb.version.build.length > 0 && mb.release.length > 0)
+    add(
+      "FBC_BUNDLE_BUILD_WITH_RELEASE",
+      `${path()}: cannot use build metadata in version with a release version`,
+      loc,
+      blob(),
+    );
 }
 
 function mc(mb: ModelBundle): ModelChannel {

@@ -7,10 +7,20 @@
 import { goQuote } from "../gojson/fmt.js";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative, resolve } from "node:path";
-import { compareUtf8, encodeOrderedCompact, indentCompactJson, quoteGoString } from "../gojson/encode.js";
+import { compareUtf8, indentCompactJson, quoteGoString } from "../gojson/encode.js";
 import { toGoYaml } from "../yaml/index.js";
 import { OpcatError } from "./errors.js";
-import type { Bundle, Channel, DeclarativeConfig, Deprecation, JsonObject, JsonValue, Meta, Package, Property } from "./types.js";
+import type {
+  Bundle,
+  Channel,
+  DeclarativeConfig,
+  Deprecation,
+  JsonObject,
+  JsonValue,
+  Meta,
+  Package,
+  Property,
+} from "./types.js";
 
 export type OutputFormat = "json" | "yaml";
 
@@ -150,7 +160,8 @@ function blobToValue(blob: Blob): JsonValue {
 /** Writes a catalog as opm's JSON stream. */
 export function writeJson(cfg: DeclarativeConfig, write: (chunk: string) => void): void {
   const { names, groups, root } = groupByPackage(cfg);
-  for (const blob of orderedBlobs(names, groups, root)) write(indentCompactJson(blobToCompactJson(blob), "    ") + "\n");
+  for (const blob of orderedBlobs(names, groups, root))
+    write(indentCompactJson(blobToCompactJson(blob), "    ") + "\n");
 }
 
 /** Writes a catalog as opm's YAML stream (`---` before every document). */
@@ -167,7 +178,11 @@ export function formatCatalog(cfg: DeclarativeConfig, format: OutputFormat): str
 }
 
 /** Writes a catalog to a stream (e.g. process.stdout), respecting back-pressure. */
-export async function writeCatalog(cfg: DeclarativeConfig, format: OutputFormat, out: NodeJS.WritableStream): Promise<void> {
+export async function writeCatalog(
+  cfg: DeclarativeConfig,
+  format: OutputFormat,
+  out: NodeJS.WritableStream,
+): Promise<void> {
   const pending: string[] = [];
   let size = 0;
   const flush = async (): Promise<void> => {
@@ -219,7 +234,11 @@ function writeCatalogFiles(cfg: DeclarativeConfig, dir: string, format: OutputFo
   const written: string[] = [];
   for (const name of names) {
     if (name === "." || name === ".." || name.includes("/") || name.includes("\\") || name.includes("\0")) {
-      throw new OpcatError("FBC_WRITE_INVALID_PACKAGE_NAME", `invalid package name ${goQuote(name)}: must be a single local path element`, { exitCode: 1 });
+      throw new OpcatError(
+        "FBC_WRITE_INVALID_PACKAGE_NAME",
+        `invalid package name ${goQuote(name)}: must be a single local path element`,
+        { exitCode: 1 },
+      );
     }
     const sub: DeclarativeConfig = { ...groups.get(name), others: groups.get(name)?.others ?? [] } as DeclarativeConfig;
     mkdirSync(join(dir, name), { recursive: true });
@@ -229,7 +248,10 @@ function writeCatalogFiles(cfg: DeclarativeConfig, dir: string, format: OutputFo
   }
   if (root.length > 0) {
     const file = join(dir, "catalog" + ext);
-    writeFileSync(file, formatCatalog({ packages: [], channels: [], bundles: [], deprecations: [], others: root }, format));
+    writeFileSync(
+      file,
+      formatCatalog({ packages: [], channels: [], bundles: [], deprecations: [], others: root }, format),
+    );
     written.push(file);
   }
   return written;

@@ -17,7 +17,9 @@ export function quoteGoString(s: string, escapeHTML = false): string {
   if (NEEDS_FIXUP.test(s)) {
     // Go escapes U+2028/U+2029 and replaces invalid UTF-16 (invalid UTF-8 to Go) with U+FFFD;
     // JSON.stringify leaves the former raw and escapes lone surrogates.
-    out = JSON.stringify(s.replace(LONE_SURROGATE, "\ufffd")).replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+    out = JSON.stringify(s.replace(LONE_SURROGATE, "\ufffd"))
+      .replace(/\u2028/g, "\\u2028")
+      .replace(/\u2029/g, "\\u2029");
   } else {
     out = JSON.stringify(s);
   }
@@ -104,7 +106,8 @@ export function encodeOrderedCompact(v: JsonValue, escapeHTML = false): string {
   if (v === null || typeof v !== "object") return JSON.stringify(v);
   if (Array.isArray(v)) return "[" + v.map((x) => encodeOrderedCompact(x, escapeHTML)).join(",") + "]";
   const parts: string[] = [];
-  for (const k of Object.keys(v)) parts.push(quoteGoString(k, escapeHTML) + ":" + encodeOrderedCompact(v[k], escapeHTML));
+  for (const k of Object.keys(v))
+    parts.push(quoteGoString(k, escapeHTML) + ":" + encodeOrderedCompact(v[k], escapeHTML));
   return "{" + parts.join(",") + "}";
 }
 

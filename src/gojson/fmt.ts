@@ -37,7 +37,13 @@ export function goV(v: JsonValue | undefined): string {
       return v;
     default:
       if (Array.isArray(v)) return "[" + v.map(goV).join(" ") + "]";
-      return "map[" + sortedKeys(v).map((k) => `${k}:${goV(v[k])}`).join(" ") + "]";
+      return (
+        "map[" +
+        sortedKeys(v)
+          .map((k) => `${k}:${goV(v[k])}`)
+          .join(" ") +
+        "]"
+      );
   }
 }
 

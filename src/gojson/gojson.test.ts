@@ -47,7 +47,7 @@ test("goFloatV formats like fmt %v", () => {
 });
 
 test("goQuote matches strconv.Quote", () => {
-  assert.equal(goQuote("a\"b"), '"a\\"b"');
+  assert.equal(goQuote('a"b'), '"a\\"b"');
   assert.equal(goQuote("tab\there"), '"tab\\there"');
   assert.equal(goQuote("\u0000\u007f"), '"\\x00\\x7f"');
   assert.equal(goQuote("é ☃"), '"é ☃"');
@@ -69,13 +69,19 @@ test("compareUtf8 orders by UTF-8 bytes, not UTF-16 units", () => {
 });
 
 test("encodeSortedCompact sorts keys at every level and keeps arrays in order", () => {
-  assert.equal(encodeSortedCompact({ b: 1, a: { d: [3, 2], c: null }, "10": true, "9": "x" }), '{"10":true,"9":"x","a":{"c":null,"d":[3,2]},"b":1}');
+  assert.equal(
+    encodeSortedCompact({ b: 1, a: { d: [3, 2], c: null }, "10": true, "9": "x" }),
+    '{"10":true,"9":"x","a":{"c":null,"d":[3,2]},"b":1}',
+  );
 });
 
 test("indentCompactJson matches json.Indent with four spaces", () => {
   assert.equal(indentCompactJson("{}", "    "), "{}");
   assert.equal(indentCompactJson("[]", "    "), "[]");
-  assert.equal(indentCompactJson('{"a":[],"b":{},"c":[1,{"d":"x,y:{z}"}]}', "    "), '{\n    "a": [],\n    "b": {},\n    "c": [\n        1,\n        {\n            "d": "x,y:{z}"\n        }\n    ]\n}');
+  assert.equal(
+    indentCompactJson('{"a":[],"b":{},"c":[1,{"d":"x,y:{z}"}]}', "    "),
+    '{\n    "a": [],\n    "b": {},\n    "c": [\n        1,\n        {\n            "d": "x,y:{z}"\n        }\n    ]\n}',
+  );
   assert.equal(indentCompactJson('"s"', "    "), '"s"');
   assert.equal(indentCompactJson('{"q":"a\\"b"}', "  "), '{\n  "q": "a\\"b"\n}');
   fc.assert(
@@ -120,9 +126,7 @@ test("goJsonSyntaxError gives Go's messages", () => {
     assert.equal(got?.message, want, text);
   }
   assert.equal(goJsonSyntaxError('{"a" 1}', 0)?.offset, 6);
-  fc.assert(
-    fc.property(fc.jsonValue(), (v) => goJsonSyntaxError(JSON.stringify(v), 0) === undefined),
-  );
+  fc.assert(fc.property(fc.jsonValue(), (v) => goJsonSyntaxError(JSON.stringify(v), 0) === undefined));
 });
 
 test("foldFieldName: a member name matches an ASCII field name exactly when Go's bytes.EqualFold says so", () => {
@@ -143,7 +147,12 @@ test("foldFieldName: a member name matches an ASCII field name exactly when Go's
     return m.length === field.length && m.every((c, i) => orbit(field[i]).includes(c));
   };
   const field = fc.stringMatching(/^[a-zA-Z_]{1,6}$/);
-  const member = fc.array(fc.constantFrom("a", "A", "s", "S", "\u017f", "k", "K", "\u212a", "\u0131", "\u00e9", "_", "i", "I"), { minLength: 1, maxLength: 6 }).map((a) => a.join(""));
+  const member = fc
+    .array(fc.constantFrom("a", "A", "s", "S", "\u017f", "k", "K", "\u212a", "\u0131", "\u00e9", "_", "i", "I"), {
+      minLength: 1,
+      maxLength: 6,
+    })
+    .map((a) => a.join(""));
   fc.assert(
     fc.property(member, field, (m, f) => {
       assert.equal(foldFieldName(m) === foldFieldName(f), equalFold(m, f));
@@ -153,7 +162,12 @@ test("foldFieldName: a member name matches an ASCII field name exactly when Go's
   // Members derived from the field itself, so that matches are frequent.
   fc.assert(
     fc.property(field, fc.array(fc.nat(), { minLength: 6, maxLength: 6 }), (f, picks) => {
-      const m = [...f].map((c, i) => { const o = orbit(c); return o[picks[i] % o.length]; }).join("");
+      const m = [...f]
+        .map((c, i) => {
+          const o = orbit(c);
+          return o[picks[i] % o.length];
+        })
+        .join("");
       assert.equal(foldFieldName(m), foldFieldName(f));
     }),
     { numRuns: 2000 },

@@ -6,7 +6,9 @@ import { compareUtf8 } from "./encode.js";
 import { goSortSlice } from "./sort.js";
 
 // Written by scripts/oracle/sortslice (Go's own sort.Slice by image, as opm sorts relatedImages).
-const vectors = JSON.parse(readFileSync(join(import.meta.dirname, "..", "bundle", "testdata", "sortslice.json"), "utf8")) as {
+const vectors = JSON.parse(
+  readFileSync(join(import.meta.dirname, "..", "bundle", "testdata", "sortslice.json"), "utf8"),
+) as {
   images: string[];
   cases: { in: number[]; order: number[] }[];
 };
@@ -21,10 +23,15 @@ test("goSortSlice orders equal elements exactly as Go's sort.Slice (300 vectors 
       c.order,
       `case ${i}`,
     );
-    const stable = c.in.map((img, j) => ({ j, image: vectors.images[img] })).sort((a, b) => compareUtf8(a.image, b.image));
+    const stable = c.in
+      .map((img, j) => ({ j, image: vectors.images[img] }))
+      .sort((a, b) => compareUtf8(a.image, b.image));
     if (stable.some((e, k) => e.j !== c.order[k])) unstable++;
   }
-  assert.ok(unstable > 50, `the vectors exercise unstable orders (${unstable} of ${vectors.cases.length} differ from a stable sort)`);
+  assert.ok(
+    unstable > 50,
+    `the vectors exercise unstable orders (${unstable} of ${vectors.cases.length} differ from a stable sort)`,
+  );
 });
 
 test("sorting a sorted slice again changes nothing (opcat sorts related images at render and again when normalising)", () => {

@@ -168,7 +168,10 @@ test("ts-stack §4 probe table: where opm differs from git", () => {
     ["!x", true],
     ["x", false],
   ]);
-  check("x\\ ", [["x ", false], ["x", false]]); // TrimSpace removes the escaped space; "x\" is malformed
+  check("x\\ ", [
+    ["x ", false],
+    ["x", false],
+  ]); // TrimSpace removes the escaped space; "x\" is malformed
 });
 
 test("** forms", () => {
@@ -195,10 +198,16 @@ test("** forms", () => {
     ["g/x", true],
     ["x/g/y", true],
   ]);
-  check("a/**x", [["a/x", false], ["a/bx", false]]); // "**" inside a component never matches
+  check("a/**x", [
+    ["a/x", false],
+    ["a/bx", false],
+  ]); // "**" inside a component never matches
   check("a/**", [["a", true]]); // trailing "**": any path whose first component matches
   check("**", [["x", true]]); // no '/': "**" is filepath.Match "*", which matches any component
-  check("**/", [["x", false], ["x/y", true]]);
+  check("**/", [
+    ["x", false],
+    ["x/y", true],
+  ]);
 });
 
 test("character classes and escapes (filepath.Match, not git wildmatch)", () => {
@@ -250,11 +259,14 @@ test("negation order and nested domains", () => {
     ["pkg", false], // a path must be strictly below the domain
   ]);
   // An anchored pattern in a nested file is relative to its directory.
-  check([{ dir: "a/b", content: "/c\n" }], [
-    ["a/b/c", true],
-    ["a/b/x/c", false],
-    ["c", false],
-  ]);
+  check(
+    [{ dir: "a/b", content: "/c\n" }],
+    [
+      ["a/b/c", true],
+      ["a/b/x/c", false],
+      ["c", false],
+    ],
+  );
 });
 
 test("trimSpaceBytes is Go's strings.TrimSpace", () => {
@@ -273,11 +285,44 @@ test("compareNames is Go byte order", () => {
 });
 
 test("fast-check: arbitrary pattern text and paths never throw", () => {
-  const text = fc.string({ unit: fc.constantFrom("a", "b", "*", "?", "[", "]", "^", "-", "\\", "/", "!", "#", " ", "\n", "\r", "é", "\u00a0", "\ud800"), maxLength: 40 });
+  const text = fc.string({
+    unit: fc.constantFrom(
+      "a",
+      "b",
+      "*",
+      "?",
+      "[",
+      "]",
+      "^",
+      "-",
+      "\\",
+      "/",
+      "!",
+      "#",
+      " ",
+      "\n",
+      "\r",
+      "é",
+      "\u00a0",
+      "\ud800",
+    ),
+    maxLength: 40,
+  });
   fc.assert(
     fc.property(
-      fc.array(fc.record({ dir: fc.constantFrom("", "a", "a/b", "é"), content: fc.oneof(text, fc.string({ unit: "binary" })) }), { maxLength: 3 }),
-      fc.array(fc.oneof(fc.string({ unit: fc.constantFrom("a", "b", "/", "é", "*", "\\", "\udc00") }), fc.string({ unit: "binary" }))),
+      fc.array(
+        fc.record({
+          dir: fc.constantFrom("", "a", "a/b", "é"),
+          content: fc.oneof(text, fc.string({ unit: "binary" })),
+        }),
+        { maxLength: 3 },
+      ),
+      fc.array(
+        fc.oneof(
+          fc.string({ unit: fc.constantFrom("a", "b", "/", "é", "*", "\\", "\udc00") }),
+          fc.string({ unit: "binary" }),
+        ),
+      ),
       (files, paths) => {
         const m = buildIgnoreMatcher(files);
         for (const p of paths) assert.equal(typeof m.ignores(p), "boolean");

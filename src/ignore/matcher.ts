@@ -111,7 +111,10 @@ export function compareNames(a: string, b: string): number {
  * fails with the OS error; an over-long line rejects with Error("bufio.Scanner: token too long").
  * File contents are taken byte for byte (invalid UTF-8 behaves as in Go).
  */
-export async function loadIgnoreMatcher(root: string, fileName: string = INDEX_IGNORE_FILENAME): Promise<IgnoreMatcher> {
+export async function loadIgnoreMatcher(
+  root: string,
+  fileName: string = INDEX_IGNORE_FILENAME,
+): Promise<IgnoreMatcher> {
   const patterns: Pattern[] = [];
   const walk = async (absDir: string, relDir: string): Promise<void> => {
     const entries = await readdir(absDir, { withFileTypes: true });

@@ -67,10 +67,15 @@ function decodeEntry(e: AuthEntry, file: string, key: string): Credentials | und
   if (typeof e.auth === "string" && e.auth !== "") {
     const text = Buffer.from(e.auth, "base64").toString("utf8");
     const i = text.indexOf(":");
-    if (i < 0) throw new ImageError("IMAGE_AUTH_FILE", `${file}: invalid auth for ${JSON.stringify(key)}: not base64 of user:password`);
+    if (i < 0)
+      throw new ImageError(
+        "IMAGE_AUTH_FILE",
+        `${file}: invalid auth for ${JSON.stringify(key)}: not base64 of user:password`,
+      );
     return { username: text.slice(0, i), password: text.slice(i + 1) };
   }
-  if (typeof e.username === "string" && typeof e.password === "string") return { username: e.username, password: e.password };
+  if (typeof e.username === "string" && typeof e.password === "string")
+    return { username: e.username, password: e.password };
   return undefined;
 }
 
@@ -79,7 +84,8 @@ function credHelper(helper: string, host: string): Credentials | undefined {
   if (r.error || r.status !== 0) return undefined;
   try {
     const v = JSON.parse(r.stdout) as { Username?: string; Secret?: string };
-    if (typeof v.Username === "string" && typeof v.Secret === "string" && v.Secret !== "") return { username: v.Username, password: v.Secret };
+    if (typeof v.Username === "string" && typeof v.Secret === "string" && v.Secret !== "")
+      return { username: v.Username, password: v.Secret };
   } catch {
     return undefined;
   }

@@ -11,7 +11,17 @@ import { readBundleDirectory } from "../bundle/index.js";
 import { OpcatError } from "../fbc/errors.js";
 import { parseGoYamlDocument } from "../yaml/index.js";
 import { ImageError, sha256Digest } from "./errors.js";
-import { encodeManifest, MEDIA_DOCKER_LAYER_GZIP, MEDIA_OCI_CONFIG, MEDIA_OCI_LAYER_GZIP, MEDIA_OCI_MANIFEST, sortKeys, type Descriptor, type ImageConfig, type ImageManifest } from "./manifest.js";
+import {
+  encodeManifest,
+  MEDIA_DOCKER_LAYER_GZIP,
+  MEDIA_OCI_CONFIG,
+  MEDIA_OCI_LAYER_GZIP,
+  MEDIA_OCI_MANIFEST,
+  sortKeys,
+  type Descriptor,
+  type ImageConfig,
+  type ImageManifest,
+} from "./manifest.js";
 import { parseNormalizedNamed, ImageReferenceError } from "./reference.js";
 import { RegistryClient, type RegistryOptions } from "./registry.js";
 import { LABEL_CONFIGS } from "./render.js";
@@ -65,7 +75,8 @@ export function treeEntries(dir: string, prefix: string): TarInput[] {
       if (st.isDirectory()) {
         out.push({ path: r, type: "dir" });
         walk(a, r);
-      } else if (st.isFile()) out.push({ path: r, type: "file", data: readFileSync(a), mode: st.mode & 0o111 ? 0o755 : 0o644 });
+      } else if (st.isFile())
+        out.push({ path: r, type: "file", data: readFileSync(a), mode: st.mode & 0o111 ? 0o755 : 0o644 });
       else if (st.isSymbolicLink()) out.push({ path: r, type: "symlink", linkname: readlinkSync(a) });
     }
   };
@@ -74,7 +85,11 @@ export function treeEntries(dir: string, prefix: string): TarInput[] {
 }
 
 /** Assembles layer, config and manifest from tar entries and labels. */
-export function assembleImage(entries: TarInput[], labels: Record<string, string>, opts: BuildOptions = {}): BuiltImage {
+export function assembleImage(
+  entries: TarInput[],
+  labels: Record<string, string>,
+  opts: BuildOptions = {},
+): BuiltImage {
   const tar = Buffer.concat(writeTar(entries, opts.mtime ?? sourceDateEpoch()));
   // level 9, no file name, mtime 0 and OS byte fixed by zlib: the same input gives the same bytes
   const layer = gzipSync(tar, { level: 9, strategy: zc.Z_DEFAULT_STRATEGY });
@@ -93,8 +108,19 @@ export function assembleImage(entries: TarInput[], labels: Record<string, string
     }),
   );
   const configDigest = sha256Digest(config);
-  const manifest = encodeManifest({ mediaType: MEDIA_OCI_CONFIG, digest: configDigest, size: config.length }, [{ mediaType: MEDIA_OCI_LAYER_GZIP, digest: layerDigest, size: layer.length }]);
-  return { manifest, manifestDigest: sha256Digest(manifest), config, configDigest, layer, layerDigest, diffId, labels: all };
+  const manifest = encodeManifest({ mediaType: MEDIA_OCI_CONFIG, digest: configDigest, size: config.length }, [
+    { mediaType: MEDIA_OCI_LAYER_GZIP, digest: layerDigest, size: layer.length },
+  ]);
+  return {
+    manifest,
+    manifestDigest: sha256Digest(manifest),
+    config,
+    configDigest,
+    layer,
+    layerDigest,
+    diffId,
+    labels: all,
+  };
 }
 
 /** A catalog image: the directory at `/configs` and the label `operators.operatorframework.io.index.configs.v1=/configs`. */
@@ -105,7 +131,10 @@ export function buildCatalogImage(dir: string, opts: BuildOptions = {}): BuiltIm
   } catch {
     st = undefined;
   }
-  if (!st?.isDirectory()) throw new OpcatError("BUILD_NOT_A_DIRECTORY", `provided root path ${JSON.stringify(dir)} is not a directory`, { exitCode: 2 });
+  if (!st?.isDirectory())
+    throw new OpcatError("BUILD_NOT_A_DIRECTORY", `provided root path ${JSON.stringify(dir)} is not a directory`, {
+      exitCode: 2,
+    });
   return assembleImage(treeEntries(dir, "configs"), { [LABEL_CONFIGS]: "/configs" }, opts);
 }
 
@@ -116,10 +145,15 @@ export function buildCatalogImage(dir: string, opts: BuildOptions = {}): BuiltIm
  */
 export function buildBundleImage(dir: string, opts: BuildOptions = {}): BuiltImage {
   const b = readBundleDirectory(dir);
-  const doc = parseGoYamlDocument(readFileSync(join(dir, b.annotationsFile), "utf8")) as { annotations?: Record<string, unknown> } | null;
+  const doc = parseGoYamlDocument(readFileSync(join(dir, b.annotationsFile), "utf8")) as {
+    annotations?: Record<string, unknown>;
+  } | null;
   const labels: Record<string, string> = {};
   for (const [k, v] of Object.entries(doc?.annotations ?? {})) if (typeof v === "string") labels[k] = v;
-  const entries = [...treeEntries(join(dir, "manifests"), "manifests"), ...treeEntries(join(dir, "metadata"), "metadata")];
+  const entries = [
+    ...treeEntries(join(dir, "manifests"), "manifests"),
+    ...treeEntries(join(dir, "metadata"), "metadata"),
+  ];
   return assembleImage(entries, labels, opts);
 }
 
@@ -148,7 +182,10 @@ export interface BaseImage {
 export function onBaseImage(img: BuiltImage, base: BaseImage): BuiltImage {
   const own = JSON.parse(img.config.toString("utf8")) as { created: string; architecture: string; os: string };
   const bc = base.config;
-  const labels = sortKeys({ ...((bc.config?.Labels as Record<string, string> | null | undefined) ?? {}), ...img.labels });
+  const labels = sortKeys({
+    ...((bc.config?.Labels as Record<string, string> | null | undefined) ?? {}),
+    ...img.labels,
+  });
   const history = Array.isArray(bc.history) ? (bc.history as unknown[]) : [];
   const config = Buffer.from(
     JSON.stringify({
@@ -158,14 +195,25 @@ export function onBaseImage(img: BuiltImage, base: BaseImage): BuiltImage {
       os: bc.os ?? own.os,
       config: { ...(bc.config ?? {}), Labels: labels, Entrypoint: CATALOG_ENTRYPOINT, Cmd: CATALOG_CMD },
       rootfs: { type: "layers", diff_ids: [...(bc.rootfs?.diff_ids ?? []), img.diffId] },
-      history: [...history, { created: own.created, created_by: "opcat catalog build: /configs (ENTRYPOINT /bin/opm, CMD serve /configs --cache-dir=/tmp/cache)" }],
+      history: [
+        ...history,
+        {
+          created: own.created,
+          created_by: "opcat catalog build: /configs (ENTRYPOINT /bin/opm, CMD serve /configs --cache-dir=/tmp/cache)",
+        },
+      ],
     }),
   );
   const configDigest = sha256Digest(config);
-  const ociMedia = (m: string | undefined): string => (m === MEDIA_DOCKER_LAYER_GZIP || m === undefined ? MEDIA_OCI_LAYER_GZIP : m);
+  const ociMedia = (m: string | undefined): string =>
+    m === MEDIA_DOCKER_LAYER_GZIP || m === undefined ? MEDIA_OCI_LAYER_GZIP : m;
   const baseLayers = base.manifest.layers.map((l) => {
-    if (!base.store.has(l.digest)) throw new ImageError("IMAGE_BLOB_MISSING", `base image ${base.ref}: layer ${l.digest} is not in the cache`);
-    return { desc: { mediaType: ociMedia(l.mediaType), digest: l.digest, size: l.size }, bytes: () => readFileSync(base.store.path(l.digest)) };
+    if (!base.store.has(l.digest))
+      throw new ImageError("IMAGE_BLOB_MISSING", `base image ${base.ref}: layer ${l.digest} is not in the cache`);
+    return {
+      desc: { mediaType: ociMedia(l.mediaType), digest: l.digest, size: l.size },
+      bytes: () => readFileSync(base.store.path(l.digest)),
+    };
   });
   const manifest = encodeManifest({ mediaType: MEDIA_OCI_CONFIG, digest: configDigest, size: config.length }, [
     ...baseLayers.map((l) => l.desc),
@@ -178,7 +226,11 @@ export function onBaseImage(img: BuiltImage, base: BaseImage): BuiltImage {
  * `img` on the base image `ref` (pulled with `pull`; its layers are fetched into the cache), or
  * `img` itself for `scratch` or no base. A base that cannot be pulled is an error saying what to do.
  */
-export async function withBaseImage(img: BuiltImage, ref: string | undefined, pull: PullOptions = {}): Promise<BuiltImage> {
+export async function withBaseImage(
+  img: BuiltImage,
+  ref: string | undefined,
+  pull: PullOptions = {},
+): Promise<BuiltImage> {
   if (ref === undefined || ref === "" || ref === "scratch") return img;
   let base: BaseImage;
   try {
@@ -212,12 +264,17 @@ export function writeToLayout(img: BuiltImage, ref: string): void {
 }
 
 /** Pushes the image to a registry reference (normalised like docker: docker.io, library/, tag "latest"). Returns `name@digest`. */
-export async function pushImage(img: BuiltImage, ref: string, opts: RegistryOptions & { client?: RegistryClient } = {}): Promise<string> {
+export async function pushImage(
+  img: BuiltImage,
+  ref: string,
+  opts: RegistryOptions & { client?: RegistryClient } = {},
+): Promise<string> {
   let named;
   try {
     named = parseNormalizedNamed(ref);
   } catch (e) {
-    if (e instanceof ImageReferenceError) throw new ImageError("IMAGE_BAD_REFERENCE", `invalid reference ${JSON.stringify(ref)}: ${e.message}`);
+    if (e instanceof ImageReferenceError)
+      throw new ImageError("IMAGE_BAD_REFERENCE", `invalid reference ${JSON.stringify(ref)}: ${e.message}`);
     throw e;
   }
   const client = opts.client ?? new RegistryClient(opts);
@@ -227,7 +284,11 @@ export async function pushImage(img: BuiltImage, ref: string, opts: RegistryOpti
     await client.pushBlob(t, img.layerDigest, img.layer);
     await client.pushBlob(t, img.configDigest, img.config);
     const tagOrDigest = named.tag ?? named.digest ?? "latest";
-    if (named.digest && named.digest !== img.manifestDigest) throw new ImageError("IMAGE_DIGEST_MISMATCH", `cannot push to ${ref}: the image's digest is ${img.manifestDigest}`);
+    if (named.digest && named.digest !== img.manifestDigest)
+      throw new ImageError(
+        "IMAGE_DIGEST_MISMATCH",
+        `cannot push to ${ref}: the image's digest is ${img.manifestDigest}`,
+      );
     await client.putManifest(t, tagOrDigest, MEDIA_OCI_MANIFEST, img.manifest);
     return `${named.name}@${img.manifestDigest}`;
   } finally {
@@ -236,13 +297,21 @@ export async function pushImage(img: BuiltImage, ref: string, opts: RegistryOpti
 }
 
 /** Writes to `oci:<dir>[:tag]` or, with `push`, pushes to a registry reference. Returns where it went. */
-export async function outputImage(img: BuiltImage, tag: string, opts: RegistryOptions & { push?: boolean; client?: RegistryClient } = {}): Promise<string> {
+export async function outputImage(
+  img: BuiltImage,
+  tag: string,
+  opts: RegistryOptions & { push?: boolean; client?: RegistryClient } = {},
+): Promise<string> {
   if (tag.startsWith("oci:")) {
     writeToLayout(img, tag);
     return `${tag}@${img.manifestDigest}`;
   }
   if (!opts.push) {
-    throw new OpcatError("USAGE_TAG", `--tag ${JSON.stringify(tag)} is a registry reference: add --push to push it there, or write an OCI layout with --tag oci:<dir>:<tag>`, { exitCode: 2 });
+    throw new OpcatError(
+      "USAGE_TAG",
+      `--tag ${JSON.stringify(tag)} is a registry reference: add --push to push it there, or write an OCI layout with --tag oci:<dir>:<tag>`,
+      { exitCode: 2 },
+    );
   }
   return pushImage(img, tag, opts);
 }

@@ -38,7 +38,8 @@ export function parseCatalogBuildConfig(text: string, file = "catalog.yaml"): Ca
   } catch (e) {
     throw bad(file, (e as Error).message);
   }
-  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) throw bad(file, "expected a mapping with name, repo, tag and references");
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc))
+    throw bad(file, "expected a mapping with name, repo, tag and references");
   const d = doc as Record<string, unknown>;
   const str = (k: string): string => {
     const v = d[k];
@@ -53,8 +54,10 @@ export function parseCatalogBuildConfig(text: string, file = "catalog.yaml"): Ca
   const references = refs.map((r, i) => {
     if (typeof r !== "object" || r === null) throw bad(file, `references[${i}] must be a mapping with name and image`);
     const o = r as Record<string, unknown>;
-    if (typeof o.name !== "string" || !NAME_RE.test(o.name)) throw bad(file, `references[${i}].name must be a plain directory name`);
-    if (typeof o.image !== "string" || o.image === "") throw bad(file, `references[${i}].image must be a non-empty string`);
+    if (typeof o.name !== "string" || !NAME_RE.test(o.name))
+      throw bad(file, `references[${i}].name must be a plain directory name`);
+    if (typeof o.image !== "string" || o.image === "")
+      throw bad(file, `references[${i}].image must be a non-empty string`);
     if (seen.has(o.name)) throw bad(file, `references[${i}].name ${JSON.stringify(o.name)} is used twice`);
     seen.add(o.name);
     return { name: o.name, image: o.image };
@@ -93,11 +96,18 @@ export async function buildFromConfig(file: string, opts: BuildFromConfigOptions
   try {
     text = readFileSync(file, "utf8");
   } catch (e) {
-    throw new OpcatError("IO_ERROR", `open ${file}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file or directory" : (e as Error).message}`, { exitCode: 2 });
+    throw new OpcatError(
+      "IO_ERROR",
+      `open ${file}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file or directory" : (e as Error).message}`,
+      { exitCode: 2 },
+    );
   }
   const cfg = parseCatalogBuildConfig(text, file);
   const catalogDir = join(opts.outputDir ?? dirname(resolve(file)), cfg.name);
-  if (!isEmptyOrMissingDir(catalogDir)) throw new OpcatError("BUILD_OUTPUT_NOT_EMPTY", `output dir ${JSON.stringify(catalogDir)} must be empty`, { exitCode: 2 });
+  if (!isEmptyOrMissingDir(catalogDir))
+    throw new OpcatError("BUILD_OUTPUT_NOT_EMPTY", `output dir ${JSON.stringify(catalogDir)} must be empty`, {
+      exitCode: 2,
+    });
   const format = opts.format ?? "yaml";
   const client = opts.client ?? new RegistryClient(opts);
   try {
@@ -123,11 +133,19 @@ export async function buildFromConfig(file: string, opts: BuildFromConfigOptions
     if (errors.length > 0) throw new OpcatError(errors[0].code, errors[0].message, { problems, exitCode: 1 });
     const all = emptyConfig();
     for (const c of rendered) mergeConfigs(all, c);
-    const result: BuildFromConfigResult = { catalogDir, files, packages: all.packages.length, bundles: all.bundles.length };
+    const result: BuildFromConfigResult = {
+      catalogDir,
+      files,
+      packages: all.packages.length,
+      bundles: all.bundles.length,
+    };
     if (opts.noBuild) return result;
     const target = opts.tag ?? `${cfg.repo}:${cfg.tag}`;
     opts.onStep?.(`building ${target}`);
-    const img = await withBaseImage(buildCatalogImage(catalogDir, opts), opts.baseImage, { ...opts, onProgress: undefined });
+    const img = await withBaseImage(buildCatalogImage(catalogDir, opts), opts.baseImage, {
+      ...opts,
+      onProgress: undefined,
+    });
     result.image = await outputImage(img, target, { ...opts, client });
     return result;
   } finally {

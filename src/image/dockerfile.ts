@@ -79,7 +79,6 @@ export function parseExtraLabels(values: readonly string[]): Record<string, stri
   return out;
 }
 
-
 /** pflag's StringSlice reading of one flag value (encoding/csv, one record). */
 function splitCsv(v: string): string[] {
   if (v === "") return [];

@@ -25,7 +25,8 @@ export function isVerifiableDigest(d: string): boolean {
 
 /** Checks a digest coming from a manifest, index or reference, throwing IMAGE_BAD_DIGEST otherwise. */
 export function checkDigest(d: string, where: string): string {
-  if (!isVerifiableDigest(d)) throw new ImageError("IMAGE_BAD_DIGEST", `${where}: unsupported or invalid digest ${JSON.stringify(d)}`);
+  if (!isVerifiableDigest(d))
+    throw new ImageError("IMAGE_BAD_DIGEST", `${where}: unsupported or invalid digest ${JSON.stringify(d)}`);
   return d;
 }
 

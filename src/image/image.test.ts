@@ -1,6 +1,17 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -36,7 +47,11 @@ async function collectTar(bufs: Buffer[]): Promise<{ name: string; type: string;
   return out;
 }
 
-async function apply(root: string, entries: TarInput[], opts: { only?: string[]; maxBytes?: number } = {}): Promise<void> {
+async function apply(
+  root: string,
+  entries: TarInput[],
+  opts: { only?: string[]; maxBytes?: number } = {},
+): Promise<void> {
   await applyLayer(root, from([gzipSync(Buffer.concat(writeTar(entries)))]), { bytes: 0, entries: 0 }, opts);
 }
 
@@ -53,25 +68,36 @@ describe("tar", () => {
   test("round trip of files, directories, symlinks, long and unicode names (property)", async () => {
     const seg = fc.stringMatching(/^[a-zA-Z0-9._é-]{1,40}$/).filter((s) => s !== "." && s !== "..");
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.tuple(fc.array(seg, { minLength: 1, maxLength: 6 }), fc.uint8Array({ maxLength: 2000 })), { maxLength: 8 }), async (files) => {
-        const entries: TarInput[] = files.map(([p, d]) => ({ path: p.join("/"), type: "file", data: d }));
-        entries.push({ path: "dir/" + "x".repeat(150), type: "dir" }, { path: "ln", type: "symlink", linkname: "t/" + "y".repeat(120) });
-        const got = await collectTar(writeTar(entries));
-        assert.equal(got.length, entries.length);
-        got.forEach((g, i) => {
-          const e = entries[i];
-          assert.equal(g.name, e.type === "dir" ? e.path + "/" : e.path);
-          assert.equal(g.type, e.type);
-          if (e.type === "file") assert.equal(g.data, Buffer.from(e.data!).toString("utf8"));
-          if (e.type === "symlink") assert.equal(g.linkname, e.linkname);
-        });
-      }),
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.array(seg, { minLength: 1, maxLength: 6 }), fc.uint8Array({ maxLength: 2000 })), {
+          maxLength: 8,
+        }),
+        async (files) => {
+          const entries: TarInput[] = files.map(([p, d]) => ({ path: p.join("/"), type: "file", data: d }));
+          entries.push(
+            { path: "dir/" + "x".repeat(150), type: "dir" },
+            { path: "ln", type: "symlink", linkname: "t/" + "y".repeat(120) },
+          );
+          const got = await collectTar(writeTar(entries));
+          assert.equal(got.length, entries.length);
+          got.forEach((g, i) => {
+            const e = entries[i];
+            assert.equal(g.name, e.type === "dir" ? e.path + "/" : e.path);
+            assert.equal(g.type, e.type);
+            if (e.type === "file") assert.equal(g.data, Buffer.from(e.data!).toString("utf8"));
+            if (e.type === "symlink") assert.equal(g.linkname, e.linkname);
+          });
+        },
+      ),
       { numRuns: 60 },
     );
   });
 
   test("the writer is reproducible and chunk boundaries do not matter to the reader", async () => {
-    const entries: TarInput[] = [{ path: "a", type: "dir" }, { path: "a/b.json", type: "file", data: Buffer.from("{}\n") }];
+    const entries: TarInput[] = [
+      { path: "a", type: "dir" },
+      { path: "a/b.json", type: "file", data: Buffer.from("{}\n") },
+    ];
     const a = Buffer.concat(writeTar(entries));
     assert.deepEqual(a, Buffer.concat(writeTar(entries)));
     const one = [...a].map((x) => Buffer.from([x]));
@@ -107,9 +133,17 @@ describe("unpack", () => {
 
   test("path traversal, escaping symlinks and writes through symlinks are refused", async () => {
     const root = tmp();
-    await rejects(apply(root, [{ path: "../evil", type: "file", data: Buffer.from("x") }]), "IMAGE_UNSAFE_LAYER", /escapes the image root/);
+    await rejects(
+      apply(root, [{ path: "../evil", type: "file", data: Buffer.from("x") }]),
+      "IMAGE_UNSAFE_LAYER",
+      /escapes the image root/,
+    );
     await rejects(apply(root, [{ path: "a/../../evil", type: "file", data: Buffer.from("x") }]), "IMAGE_UNSAFE_LAYER");
-    await rejects(apply(root, [{ path: "l", type: "symlink", linkname: "../../etc" }]), "IMAGE_UNSAFE_LAYER", /points outside/);
+    await rejects(
+      apply(root, [{ path: "l", type: "symlink", linkname: "../../etc" }]),
+      "IMAGE_UNSAFE_LAYER",
+      /points outside/,
+    );
     const outside = tmp();
     await rejects(
       apply(root, [
@@ -120,7 +154,11 @@ describe("unpack", () => {
       /through a symlink/,
     );
     symlinkSync(outside, join(root, "planted"));
-    await rejects(apply(root, [{ path: "planted/x", type: "file", data: Buffer.from("x") }]), "IMAGE_UNSAFE_LAYER", /through a symlink/);
+    await rejects(
+      apply(root, [{ path: "planted/x", type: "file", data: Buffer.from("x") }]),
+      "IMAGE_UNSAFE_LAYER",
+      /through a symlink/,
+    );
     assert.deepEqual(readdirSync(outside), []);
     assert.ok(!existsSync(join(root, "..", "evil")));
     rmSync(root, { recursive: true });
@@ -129,12 +167,16 @@ describe("unpack", () => {
 
   test("whiteouts and opaque directories; the filter keeps only the wanted subtree", async () => {
     const root = tmp();
-    await apply(root, [
-      { path: "configs/a", type: "file", data: Buffer.from("a") },
-      { path: "configs/b", type: "file", data: Buffer.from("b") },
-      { path: "configs/sub/c", type: "file", data: Buffer.from("c") },
-      { path: "etc/passwd", type: "file", data: Buffer.from("p") },
-    ], { only: ["configs"] });
+    await apply(
+      root,
+      [
+        { path: "configs/a", type: "file", data: Buffer.from("a") },
+        { path: "configs/b", type: "file", data: Buffer.from("b") },
+        { path: "configs/sub/c", type: "file", data: Buffer.from("c") },
+        { path: "etc/passwd", type: "file", data: Buffer.from("p") },
+      ],
+      { only: ["configs"] },
+    );
     assert.ok(!existsSync(join(root, "etc")));
     await apply(root, [{ path: "configs/.wh.a", type: "file" }], { only: ["configs"] });
     assert.ok(!existsSync(join(root, "configs/a")));
@@ -149,9 +191,17 @@ describe("unpack", () => {
 
   test("byte budget and corrupt gzip are clear errors", async () => {
     const root = tmp();
-    await rejects(apply(root, [{ path: "big", type: "file", data: Buffer.alloc(5000) }], { maxBytes: 1000 }), "IMAGE_UNSAFE_LAYER", /exceeds 1000 bytes/);
+    await rejects(
+      apply(root, [{ path: "big", type: "file", data: Buffer.alloc(5000) }], { maxBytes: 1000 }),
+      "IMAGE_UNSAFE_LAYER",
+      /exceeds 1000 bytes/,
+    );
     const gz = gzipSync(Buffer.concat(writeTar([{ path: "f", type: "file", data: Buffer.alloc(100000, 7) }])));
-    await rejects(applyLayer(root, from([gz.subarray(0, gz.length - 100)]), { bytes: 0, entries: 0 }, { label: "layer X" }), "IMAGE_LAYER_CORRUPT", /layer X: truncated or corrupt gzip/);
+    await rejects(
+      applyLayer(root, from([gz.subarray(0, gz.length - 100)]), { bytes: 0, entries: 0 }, { label: "layer X" }),
+      "IMAGE_LAYER_CORRUPT",
+      /layer X: truncated or corrupt gzip/,
+    );
     rmSync(root, { recursive: true });
   });
 
@@ -207,9 +257,17 @@ registries = ["old.local:5000",
   });
 
   test("prefix rewrite, mirrors by tag and digest, wildcard, v1 insecure, blocked", () => {
-    const names = (byDigest: boolean, n: string): string[] => pullSources(conf, n, byDigest).map((s) => `${s.name}${s.insecure ? " (insecure)" : ""}`);
-    assert.deepEqual(names(false, "quay.io/operatorhubio/catalog"), ["127.0.0.1:5001/m1/catalog (insecure)", "mirror.local:5000/ohio/catalog (insecure)"]);
-    assert.deepEqual(names(true, "quay.io/operatorhubio/catalog"), ["127.0.0.1:5001/m1/catalog (insecure)", "127.0.0.1:5002/m2/catalog", "mirror.local:5000/ohio/catalog (insecure)"]);
+    const names = (byDigest: boolean, n: string): string[] =>
+      pullSources(conf, n, byDigest).map((s) => `${s.name}${s.insecure ? " (insecure)" : ""}`);
+    assert.deepEqual(names(false, "quay.io/operatorhubio/catalog"), [
+      "127.0.0.1:5001/m1/catalog (insecure)",
+      "mirror.local:5000/ohio/catalog (insecure)",
+    ]);
+    assert.deepEqual(names(true, "quay.io/operatorhubio/catalog"), [
+      "127.0.0.1:5001/m1/catalog (insecure)",
+      "127.0.0.1:5002/m2/catalog",
+      "mirror.local:5000/ohio/catalog (insecure)",
+    ]);
     assert.deepEqual(names(false, "quay.io/operatorhubioX/catalog"), ["quay.io/operatorhubioX/catalog"]);
     assert.deepEqual(names(false, "a.example.org/ns/x"), ["127.0.0.1:6000/ns/x", "a.example.org/ns/x"]);
     assert.deepEqual(names(false, "old.local:5000/x"), ["old.local:5000/x (insecure)"]);
@@ -222,9 +280,17 @@ describe("credentials", () => {
     const home = tmp();
     const b64 = (s: string): string => Buffer.from(s).toString("base64");
     mkdirSync(join(home, ".docker"));
-    writeFileSync(join(home, ".docker/config.json"), JSON.stringify({ auths: { "https://index.docker.io/v1/": { auth: b64("hub:pw") }, "127.0.0.1:5000": { auth: b64("d:dp") } } }));
+    writeFileSync(
+      join(home, ".docker/config.json"),
+      JSON.stringify({
+        auths: { "https://index.docker.io/v1/": { auth: b64("hub:pw") }, "127.0.0.1:5000": { auth: b64("d:dp") } },
+      }),
+    );
     const rf = join(home, "auth.json");
-    writeFileSync(rf, JSON.stringify({ auths: { "quay.io/org": { auth: b64("org:1") }, "quay.io": { username: "q", password: "2" } } }));
+    writeFileSync(
+      rf,
+      JSON.stringify({ auths: { "quay.io/org": { auth: b64("org:1") }, "quay.io": { username: "q", password: "2" } } }),
+    );
     const env = { HOME: home, REGISTRY_AUTH_FILE: rf };
     assert.deepEqual(lookupCredentials("quay.io/org/repo", { env }), { username: "org", password: "1" });
     assert.deepEqual(lookupCredentials("quay.io/other/repo", { env }), { username: "q", password: "2" });
@@ -238,21 +304,44 @@ describe("credentials", () => {
 
 describe("registry client pieces", () => {
   test("opm's TLS flag errors", () => {
-    assert.equal(checkTlsFlags({ useHttp: true, skipTlsVerify: true }), "invalid flag combination: --use-http and --skip-tls-verify cannot both be true");
-    assert.equal(checkTlsFlags({ skipTls: true, useHttp: true }), "invalid flag combination: cannot use --use-http with --skip-tls");
-    assert.equal(checkTlsFlags({ skipTls: true, skipTlsVerify: true }), "invalid flag combination: cannot use --skip-tls-verify with --skip-tls");
+    assert.equal(
+      checkTlsFlags({ useHttp: true, skipTlsVerify: true }),
+      "invalid flag combination: --use-http and --skip-tls-verify cannot both be true",
+    );
+    assert.equal(
+      checkTlsFlags({ skipTls: true, useHttp: true }),
+      "invalid flag combination: cannot use --use-http with --skip-tls",
+    );
+    assert.equal(
+      checkTlsFlags({ skipTls: true, skipTlsVerify: true }),
+      "invalid flag combination: cannot use --skip-tls-verify with --skip-tls",
+    );
     assert.equal(checkTlsFlags({ useHttp: true }), undefined);
   });
 
   test("WWW-Authenticate challenges", () => {
-    assert.deepEqual(parseChallenges(`Bearer realm="https://auth.example/token",service="registry.example",scope="repository:a/b:pull"`), [
-      { scheme: "bearer", params: { realm: "https://auth.example/token", service: "registry.example", scope: "repository:a/b:pull" } },
+    assert.deepEqual(
+      parseChallenges(
+        `Bearer realm="https://auth.example/token",service="registry.example",scope="repository:a/b:pull"`,
+      ),
+      [
+        {
+          scheme: "bearer",
+          params: { realm: "https://auth.example/token", service: "registry.example", scope: "repository:a/b:pull" },
+        },
+      ],
+    );
+    assert.deepEqual(parseChallenges(`Basic realm="Registry Realm"`), [
+      { scheme: "basic", params: { realm: "Registry Realm" } },
     ]);
-    assert.deepEqual(parseChallenges(`Basic realm="Registry Realm"`), [{ scheme: "basic", params: { realm: "Registry Realm" } }]);
   });
 
   test("docker.io is served by registry-1.docker.io", () => {
-    assert.deepEqual(repoTarget("docker.io/library/busybox"), { host: "registry-1.docker.io", repo: "library/busybox", insecure: false });
+    assert.deepEqual(repoTarget("docker.io/library/busybox"), {
+      host: "registry-1.docker.io",
+      repo: "library/busybox",
+      insecure: false,
+    });
   });
 
   test("mapPool bounds concurrency and keeps order", async () => {
@@ -272,18 +361,37 @@ describe("registry client pieces", () => {
 describe("manifests", () => {
   const d = (n: number): string => "sha256:" + String(n).repeat(64).slice(0, 64);
   test("Docker list and platform choice; schema 1 refused", () => {
-    const list = Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: MEDIA_DOCKER_LIST, manifests: [
-      { mediaType: MEDIA_DOCKER_MANIFEST, digest: d(1), size: 1, platform: { architecture: "arm64", os: "linux" } },
-      { mediaType: MEDIA_DOCKER_MANIFEST, digest: d(2), size: 1, platform: { architecture: "amd64", os: "linux" } },
-    ] }));
+    const list = Buffer.from(
+      JSON.stringify({
+        schemaVersion: 2,
+        mediaType: MEDIA_DOCKER_LIST,
+        manifests: [
+          { mediaType: MEDIA_DOCKER_MANIFEST, digest: d(1), size: 1, platform: { architecture: "arm64", os: "linux" } },
+          { mediaType: MEDIA_DOCKER_MANIFEST, digest: d(2), size: 1, platform: { architecture: "amd64", os: "linux" } },
+        ],
+      }),
+    );
     const idx = parseManifest(list, undefined, "x");
     assert.equal(idx.kind, "index");
     if (idx.kind === "index") {
       assert.equal(selectPlatform(idx, { os: "linux", architecture: "amd64" }, "x").digest, d(2));
-      assert.throws(() => selectPlatform(idx, { os: "linux", architecture: "s390x" }, "x"), /no image found in image index for architecture "s390x"/);
+      assert.throws(
+        () => selectPlatform(idx, { os: "linux", architecture: "s390x" }, "x"),
+        /no image found in image index for architecture "s390x"/,
+      );
     }
     assert.throws(() => parseManifest(Buffer.from(`{"schemaVersion":1}`), undefined, "x"), /schema 1/);
-    assert.throws(() => parseManifest(Buffer.from(`{"schemaVersion":2,"mediaType":"${MEDIA_DOCKER_MANIFEST}","config":{"digest":"sha256:zz","size":1},"layers":[]}`), undefined, "x"), /invalid digest/);
+    assert.throws(
+      () =>
+        parseManifest(
+          Buffer.from(
+            `{"schemaVersion":2,"mediaType":"${MEDIA_DOCKER_MANIFEST}","config":{"digest":"sha256:zz","size":1},"layers":[]}`,
+          ),
+          undefined,
+          "x",
+        ),
+      /invalid digest/,
+    );
   });
 
   test("oci: references", () => {
@@ -312,10 +420,24 @@ describe("blob store", () => {
 });
 
 describe("dockerfile", () => {
-  const vectors = JSON.parse(readFileSync(join(here, "testdata/dockerfile-vectors.json"), "utf8")) as { name: string; builderImage: string; baseImage: string; indexDir: string; extraLabels: Record<string, string>; expected?: string; error?: string }[];
+  const vectors = JSON.parse(readFileSync(join(here, "testdata/dockerfile-vectors.json"), "utf8")) as {
+    name: string;
+    builderImage: string;
+    baseImage: string;
+    indexDir: string;
+    extraLabels: Record<string, string>;
+    expected?: string;
+    error?: string;
+  }[];
   for (const v of vectors) {
     test(`opm vector ${v.name}`, () => {
-      const run = (): string => generateDockerfile({ baseImage: v.baseImage, builderImage: v.builderImage, indexDir: v.indexDir, extraLabels: v.extraLabels });
+      const run = (): string =>
+        generateDockerfile({
+          baseImage: v.baseImage,
+          builderImage: v.builderImage,
+          indexDir: v.indexDir,
+          extraLabels: v.extraLabels,
+        });
       if (v.error) assert.throws(run, { message: v.error });
       else assert.equal(run(), v.expected);
     });
@@ -342,7 +464,10 @@ describe("build and classify", () => {
     assert.deepEqual(classifyImage(img), { kind: "catalog-image", configsDir: "/configs" });
     const r = await resolveRenderRef(`oci:${dir}/layout:v1`, { cacheDir: join(dir, "cache") });
     assert.equal(r.kind, "catalog-image");
-    assert.equal(readFileSync(join(r.path, "pkg/index.json"), "utf8"), JSON.stringify({ schema: "olm.package", name: "pkg" }));
+    assert.equal(
+      readFileSync(join(r.path, "pkg/index.json"), "utf8"),
+      JSON.stringify({ schema: "olm.package", name: "pkg" }),
+    );
     // cached: the same tree is returned
     assert.equal(await unpackImage(img, { cacheDir: join(dir, "cache"), only: ["configs"] }), join(r.path, ".."));
     assert.throws(() => buildCatalogImage(join(dir, "missing")), /is not a directory/);
@@ -351,30 +476,50 @@ describe("build and classify", () => {
 
   test("bundle images carry the annotations as labels and classify as bundles", async () => {
     const img = buildBundleImage(bundleDir);
-    assert.deepEqual(img.labels, { "operators.operatorframework.io.bundle.channels.v1": "stable", "operators.operatorframework.io.bundle.package.v1": "widget" });
+    assert.deepEqual(img.labels, {
+      "operators.operatorframework.io.bundle.channels.v1": "stable",
+      "operators.operatorframework.io.bundle.package.v1": "widget",
+    });
     assert.equal(buildBundleImage(bundleDir).manifestDigest, img.manifestDigest);
     assert.deepEqual(classifyImage({ ref: "x", labels: img.labels }), { kind: "bundle-image" });
   });
 
   test("opm's errors for images of unknown type", () => {
-    assert.throws(() => classifyImage({ ref: "r", labels: {} }), { message: `render "r": image type could not be determined: image has no labels` });
-    assert.throws(() => classifyImage({ ref: "r", labels: { b: "2", a: "1" } }), { message: `render "r": image type could not be determined, found labels\n  a=1\n  b=2` });
-    assert.throws(() => classifyImage({ ref: "r", labels: { "operators.operatorframework.io.index.database.v1": "/db" } }), {
-      message: `render "r": sqlite-based index images are no longer supported, migrate to a file-based catalog: not allowed`,
+    assert.throws(() => classifyImage({ ref: "r", labels: {} }), {
+      message: `render "r": image type could not be determined: image has no labels`,
     });
+    assert.throws(() => classifyImage({ ref: "r", labels: { b: "2", a: "1" } }), {
+      message: `render "r": image type could not be determined, found labels\n  a=1\n  b=2`,
+    });
+    assert.throws(
+      () => classifyImage({ ref: "r", labels: { "operators.operatorframework.io.index.database.v1": "/db" } }),
+      {
+        message: `render "r": sqlite-based index images are no longer supported, migrate to a file-based catalog: not allowed`,
+      },
+    );
   });
 
   test("render references that are not canonical fail like opm", async () => {
-    await assert.rejects(resolveRenderRef("unknown-index-xyz", { cacheDir: tmp() }), { message: `failed to pull image "unknown-index-xyz": repository name must be canonical` });
+    await assert.rejects(resolveRenderRef("unknown-index-xyz", { cacheDir: tmp() }), {
+      message: `failed to pull image "unknown-index-xyz": repository name must be canonical`,
+    });
   });
 });
 
 describe("catalog build configuration", () => {
   test("parses the documented shape and rejects bad ones", () => {
-    const c = parseCatalogBuildConfig(`name: community-operators\nrepo: quay.io/community-operators/catalog\ntag: latest\nreferences:\n- name: etcd-operator\n  image: quay.io/etcd-operator/index@sha256:5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03\n`);
+    const c = parseCatalogBuildConfig(
+      `name: community-operators\nrepo: quay.io/community-operators/catalog\ntag: latest\nreferences:\n- name: etcd-operator\n  image: quay.io/etcd-operator/index@sha256:5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03\n`,
+    );
     assert.equal(c.references[0].name, "etcd-operator");
-    assert.throws(() => parseCatalogBuildConfig(`name: ../x\nrepo: r\nreferences: [{name: a, image: b}]`), /plain directory name/);
-    assert.throws(() => parseCatalogBuildConfig(`name: x\nrepo: r\nreferences: [{name: a, image: b}, {name: a, image: c}]`), /used twice/);
+    assert.throws(
+      () => parseCatalogBuildConfig(`name: ../x\nrepo: r\nreferences: [{name: a, image: b}]`),
+      /plain directory name/,
+    );
+    assert.throws(
+      () => parseCatalogBuildConfig(`name: x\nrepo: r\nreferences: [{name: a, image: b}, {name: a, image: c}]`),
+      /used twice/,
+    );
     assert.throws(() => parseCatalogBuildConfig(`name: x\nrepo: r\nreferences: []`), /non-empty list/);
   });
 });
@@ -390,14 +535,19 @@ test("leftover .tmp blobs of killed pulls are removed at the next pull into the 
   const dir = join(root, "blobs", "sha256");
   mkdirSync(dir, { recursive: true });
   // a pid that surely ended: a child that has exited
-  const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout;
+  const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], {
+    encoding: "utf8",
+  }).stdout;
   writeFileSync(join(dir, `${"a".repeat(64)}.tmp-${dead}-0123456789ab`), "partial");
   writeFileSync(join(dir, `${"b".repeat(64)}.tmp-${process.ppid}-0123456789ab`), "another pull still running");
   const data = Buffer.from("hello");
   const digest = `sha256:${(await import("node:crypto")).createHash("sha256").update(data).digest("hex")}`;
-  await store.putStream(digest, (async function* () {
-    yield data;
-  })());
+  await store.putStream(
+    digest,
+    (async function* () {
+      yield data;
+    })(),
+  );
   const left = readdirSync(dir).sort();
   assert.deepEqual(left, [`${"b".repeat(64)}.tmp-${process.ppid}-0123456789ab`, digest.slice(7)].sort());
   assert.equal(sweepStaleTemps(join(root, "nothing-here")), 0);

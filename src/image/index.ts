@@ -15,11 +15,34 @@ export {
 } from "./reference.js";
 export { ImageError } from "./errors.js";
 export { lookupCredentials, authFilePaths, type Credentials, type AuthLookupOptions } from "./auth.js";
-export { loadRegistriesConf, parseRegistriesConf, pullSources, type RegistriesConf, type RegistryEntry, type RegistryMirror } from "./registries.js";
+export {
+  loadRegistriesConf,
+  parseRegistriesConf,
+  pullSources,
+  type RegistriesConf,
+  type RegistryEntry,
+  type RegistryMirror,
+} from "./registries.js";
 export { RegistryClient, checkTlsFlags, mapPool, type RegistryOptions, type RepoTarget } from "./registry.js";
-export { parseManifest, type Descriptor, type ImageConfig, type ImageIndex, type ImageManifest, type Platform } from "./manifest.js";
+export {
+  parseManifest,
+  type Descriptor,
+  type ImageConfig,
+  type ImageIndex,
+  type ImageManifest,
+  type Platform,
+} from "./manifest.js";
 export { BlobStore, parseLayoutRef, resolveLayoutRef, tagInLayout, type LayoutRef } from "./store.js";
-export { defaultCacheDir, getImage, openLayoutImage, pullImage, unpackImage, type PullOptions, type PullProgress, type PulledImage } from "./pull.js";
+export {
+  defaultCacheDir,
+  getImage,
+  openLayoutImage,
+  pullImage,
+  unpackImage,
+  type PullOptions,
+  type PullProgress,
+  type PulledImage,
+} from "./pull.js";
 export {
   LABEL_BUNDLE_PACKAGE,
   LABEL_CONFIGS,
@@ -31,6 +54,26 @@ export {
   type ResolvedRenderRef,
   type ResolveRenderRefOptions,
 } from "./render.js";
-export { assembleImage, buildBundleImage, buildCatalogImage, CATALOG_CMD, CATALOG_ENTRYPOINT, onBaseImage, outputImage, pushImage, withBaseImage, writeToLayout, type BaseImage, type BuildOptions, type BuiltImage } from "./build.js";
+export {
+  assembleImage,
+  buildBundleImage,
+  buildCatalogImage,
+  CATALOG_CMD,
+  CATALOG_ENTRYPOINT,
+  onBaseImage,
+  outputImage,
+  pushImage,
+  withBaseImage,
+  writeToLayout,
+  type BaseImage,
+  type BuildOptions,
+  type BuiltImage,
+} from "./build.js";
 export { DEFAULT_OPM_IMAGE, generateDockerfile, parseExtraLabels, type DockerfileOptions } from "./dockerfile.js";
-export { buildFromConfig, parseCatalogBuildConfig, type BuildFromConfigOptions, type BuildFromConfigResult, type CatalogBuildConfig } from "./config.js";
+export {
+  buildFromConfig,
+  parseCatalogBuildConfig,
+  type BuildFromConfigOptions,
+  type BuildFromConfigResult,
+  type CatalogBuildConfig,
+} from "./config.js";

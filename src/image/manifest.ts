@@ -18,7 +18,9 @@ export const MEDIA_DOCKER_SCHEMA1 = "application/vnd.docker.distribution.manifes
 export const MEDIA_DOCKER_SCHEMA1_SIGNED = "application/vnd.docker.distribution.manifest.v1+prettyjws";
 
 /** The `Accept` header for manifest requests: every manifest and index type this client reads. */
-export const MANIFEST_ACCEPT = [MEDIA_OCI_MANIFEST, MEDIA_OCI_INDEX, MEDIA_DOCKER_MANIFEST, MEDIA_DOCKER_LIST].join(", ");
+export const MANIFEST_ACCEPT = [MEDIA_OCI_MANIFEST, MEDIA_OCI_INDEX, MEDIA_DOCKER_MANIFEST, MEDIA_DOCKER_LIST].join(
+  ", ",
+);
 
 /** The annotation that names an image in an OCI layout's index.json. */
 export const ANNOTATION_REF_NAME = "org.opencontainers.image.ref.name";
@@ -67,10 +69,20 @@ function isObj(v: unknown): v is Record<string, unknown> {
 }
 
 function descriptor(v: unknown, where: string): Descriptor {
-  if (!isObj(v) || typeof v.digest !== "string" || typeof v.size !== "number" || !Number.isSafeInteger(v.size) || v.size < 0) {
+  if (
+    !isObj(v) ||
+    typeof v.digest !== "string" ||
+    typeof v.size !== "number" ||
+    !Number.isSafeInteger(v.size) ||
+    v.size < 0
+  ) {
     throw new ImageError("IMAGE_BAD_MANIFEST", `${where}: invalid descriptor`);
   }
-  const d: Descriptor = { mediaType: typeof v.mediaType === "string" ? v.mediaType : "", digest: checkDigest(v.digest, where), size: v.size };
+  const d: Descriptor = {
+    mediaType: typeof v.mediaType === "string" ? v.mediaType : "",
+    digest: checkDigest(v.digest, where),
+    size: v.size,
+  };
   if (isObj(v.annotations)) d.annotations = v.annotations as Record<string, string>;
   if (isObj(v.platform) && typeof v.platform.architecture === "string" && typeof v.platform.os === "string") {
     d.platform = { architecture: v.platform.architecture, os: v.platform.os };
@@ -83,7 +95,11 @@ function descriptor(v: unknown, where: string): Descriptor {
  * Parses manifest bytes; `contentType` (from the registry or a descriptor) wins over the document's
  * own `mediaType`. Schema 1 manifests and unknown types are refused.
  */
-export function parseManifest(bytes: Uint8Array, contentType: string | undefined, where: string): ImageManifest | ImageIndex {
+export function parseManifest(
+  bytes: Uint8Array,
+  contentType: string | undefined,
+  where: string,
+): ImageManifest | ImageIndex {
   let doc: unknown;
   try {
     doc = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8"));
@@ -94,16 +110,27 @@ export function parseManifest(bytes: Uint8Array, contentType: string | undefined
   const ct = (contentType ?? "").split(";")[0].trim();
   let mt = typeof doc.mediaType === "string" ? doc.mediaType : "";
   if (ct && ct !== "application/json" && ct !== "text/plain" && ct !== "application/octet-stream") mt = ct;
-  if (!mt) mt = Array.isArray(doc.manifests) ? MEDIA_OCI_INDEX : doc.schemaVersion === 1 ? MEDIA_DOCKER_SCHEMA1 : MEDIA_OCI_MANIFEST;
+  if (!mt)
+    mt = Array.isArray(doc.manifests)
+      ? MEDIA_OCI_INDEX
+      : doc.schemaVersion === 1
+        ? MEDIA_DOCKER_SCHEMA1
+        : MEDIA_OCI_MANIFEST;
   if (mt === MEDIA_DOCKER_SCHEMA1 || mt === MEDIA_DOCKER_SCHEMA1_SIGNED || doc.schemaVersion === 1) {
     throw new ImageError("IMAGE_UNSUPPORTED_MANIFEST", `${where}: Docker schema 1 manifests are not supported`);
   }
   if (mt === MEDIA_OCI_INDEX || mt === MEDIA_DOCKER_LIST) {
-    if (!Array.isArray(doc.manifests)) throw new ImageError("IMAGE_BAD_MANIFEST", `${where}: image index has no manifests list`);
-    return { kind: "index", mediaType: mt, manifests: doc.manifests.map((m, i) => descriptor(m, `${where}: manifests[${i}]`)) };
+    if (!Array.isArray(doc.manifests))
+      throw new ImageError("IMAGE_BAD_MANIFEST", `${where}: image index has no manifests list`);
+    return {
+      kind: "index",
+      mediaType: mt,
+      manifests: doc.manifests.map((m, i) => descriptor(m, `${where}: manifests[${i}]`)),
+    };
   }
   if (mt === MEDIA_OCI_MANIFEST || mt === MEDIA_DOCKER_MANIFEST) {
-    if (!Array.isArray(doc.layers)) throw new ImageError("IMAGE_BAD_MANIFEST", `${where}: image manifest has no layers list`);
+    if (!Array.isArray(doc.layers))
+      throw new ImageError("IMAGE_BAD_MANIFEST", `${where}: image manifest has no layers list`);
     return {
       kind: "manifest",
       mediaType: mt,
@@ -136,7 +163,15 @@ export function configLabels(cfg: ImageConfig): Record<string, string> {
 
 /** Go's runtime.GOARCH for this process (the architecture opm picks from an index). */
 export function hostPlatform(): Platform {
-  const arch: Record<string, string> = { x64: "amd64", arm64: "arm64", arm: "arm", ppc64: "ppc64le", s390x: "s390x", ia32: "386", riscv64: "riscv64" };
+  const arch: Record<string, string> = {
+    x64: "amd64",
+    arm64: "arm64",
+    arm: "arm",
+    ppc64: "ppc64le",
+    s390x: "s390x",
+    ia32: "386",
+    riscv64: "riscv64",
+  };
   return { os: "linux", architecture: arch[process.arch] ?? process.arch };
 }
 
@@ -146,7 +181,11 @@ export function hostPlatform(): Platform {
  */
 export function selectPlatform(index: ImageIndex, platform: Platform, where: string): Descriptor {
   const candidates = index.manifests.filter(
-    (m) => m.platform && m.platform.os === platform.os && m.platform.architecture === platform.architecture && (m.mediaType === "" || m.mediaType === MEDIA_OCI_MANIFEST || m.mediaType === MEDIA_DOCKER_MANIFEST),
+    (m) =>
+      m.platform &&
+      m.platform.os === platform.os &&
+      m.platform.architecture === platform.architecture &&
+      (m.mediaType === "" || m.mediaType === MEDIA_OCI_MANIFEST || m.mediaType === MEDIA_DOCKER_MANIFEST),
   );
   const exact = platform.variant ? candidates.find((m) => m.platform?.variant === platform.variant) : undefined;
   const pick = exact ?? candidates.find((m) => !m.platform?.variant || !platform.variant) ?? candidates[0];
@@ -161,8 +200,18 @@ export function selectPlatform(index: ImageIndex, platform: Platform, where: str
 
 /** Canonical JSON of a manifest this project writes (OCI image manifest, fixed key order). */
 export function encodeManifest(config: Descriptor, layers: Descriptor[], annotations?: Record<string, string>): Buffer {
-  const d = (x: Descriptor): Record<string, unknown> => ({ mediaType: x.mediaType, digest: x.digest, size: x.size, ...(x.annotations ? { annotations: x.annotations } : {}) });
-  const doc: Record<string, unknown> = { schemaVersion: 2, mediaType: MEDIA_OCI_MANIFEST, config: d(config), layers: layers.map(d) };
+  const d = (x: Descriptor): Record<string, unknown> => ({
+    mediaType: x.mediaType,
+    digest: x.digest,
+    size: x.size,
+    ...(x.annotations ? { annotations: x.annotations } : {}),
+  });
+  const doc: Record<string, unknown> = {
+    schemaVersion: 2,
+    mediaType: MEDIA_OCI_MANIFEST,
+    config: d(config),
+    layers: layers.map(d),
+  };
   if (annotations && Object.keys(annotations).length > 0) doc.annotations = sortKeys(annotations);
   return Buffer.from(JSON.stringify(doc));
 }

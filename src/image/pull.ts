@@ -77,9 +77,18 @@ export function parseImageRef(ref: string): ImageReference {
   }
 }
 
-function loadManifestFrom(store: BlobStore, desc: { digest: string; mediaType?: string }, platform: Platform, where: string): { manifest: ImageManifest; digest: string } | undefined {
+function loadManifestFrom(
+  store: BlobStore,
+  desc: { digest: string; mediaType?: string },
+  platform: Platform,
+  where: string,
+): { manifest: ImageManifest; digest: string } | undefined {
   if (!store.has(desc.digest)) return undefined;
-  const m = parseManifest(store.readVerified(desc.digest, undefined, `${where}: manifest ${desc.digest}`), desc.mediaType, where);
+  const m = parseManifest(
+    store.readVerified(desc.digest, undefined, `${where}: manifest ${desc.digest}`),
+    desc.mediaType,
+    where,
+  );
   if (m.kind === "manifest") return { manifest: m, digest: desc.digest };
   const child = selectPlatform(m, platform, where);
   return loadManifestFrom(store, child, platform, where);
@@ -94,8 +103,18 @@ export function openLayoutImage(ref: string, platform: Platform = hostPlatform()
   const got = loadManifestFrom(store, desc, platform, ref);
   if (!got) throw new ImageError("IMAGE_BLOB_MISSING", `${ref}: manifest ${desc.digest} is missing from the layout`);
   const config = parseConfig(store.readVerified(got.manifest.config.digest, undefined, `${ref}: config`), ref);
-  for (const l of got.manifest.layers) if (!store.has(l.digest)) throw new ImageError("IMAGE_BLOB_MISSING", `${ref}: layer ${l.digest} is missing from the layout`);
-  return { ref, digest: got.digest, manifest: got.manifest, config, labels: configLabels(config), store, fromCache: true };
+  for (const l of got.manifest.layers)
+    if (!store.has(l.digest))
+      throw new ImageError("IMAGE_BLOB_MISSING", `${ref}: layer ${l.digest} is missing from the layout`);
+  return {
+    ref,
+    digest: got.digest,
+    manifest: got.manifest,
+    config,
+    labels: configLabels(config),
+    store,
+    fromCache: true,
+  };
 }
 
 /**
@@ -108,9 +127,21 @@ export async function pullImage(ref: string, opts: PullOptions = {}): Promise<Pu
   const platform = opts.platform ?? hostPlatform();
   if (named.digest) {
     const cached = loadManifestFrom(store, { digest: named.digest }, platform, ref);
-    if (cached && store.has(cached.manifest.config.digest) && cached.manifest.layers.every((l) => store.has(l.digest))) {
+    if (
+      cached &&
+      store.has(cached.manifest.config.digest) &&
+      cached.manifest.layers.every((l) => store.has(l.digest))
+    ) {
       const config = parseConfig(store.readVerified(cached.manifest.config.digest, undefined, `${ref}: config`), ref);
-      return { ref, digest: cached.digest, manifest: cached.manifest, config, labels: configLabels(config), store, fromCache: true };
+      return {
+        ref,
+        digest: cached.digest,
+        manifest: cached.manifest,
+        config,
+        labels: configLabels(config),
+        store,
+        fromCache: true,
+      };
     }
   }
   const client = opts.client ?? new RegistryClient(opts);
@@ -123,7 +154,10 @@ export async function pullImage(ref: string, opts: PullOptions = {}): Promise<Pu
       } catch (e) {
         if (i === sources.length - 1) {
           if (errors.length === 0 || !(e instanceof ImageError)) throw e;
-          throw new ImageError(e.code, `${e.message} (mirrors failed: ${errors.join("; ")})`, { status: e.status, cause: e });
+          throw new ImageError(e.code, `${e.message} (mirrors failed: ${errors.join("; ")})`, {
+            status: e.status,
+            cause: e,
+          });
         }
         errors.push(`${sources[i].host}/${sources[i].repo}: ${errText(e)}`);
       }
@@ -134,7 +168,15 @@ export async function pullImage(ref: string, opts: PullOptions = {}): Promise<Pu
   }
 }
 
-async function pullFrom(client: RegistryClient, t: RepoTarget, named: ImageReference, ref: string, store: BlobStore, platform: Platform, opts: PullOptions): Promise<PulledImage> {
+async function pullFrom(
+  client: RegistryClient,
+  t: RepoTarget,
+  named: ImageReference,
+  ref: string,
+  store: BlobStore,
+  platform: Platform,
+  opts: PullOptions,
+): Promise<PulledImage> {
   let reference = named.digest ?? named.tag ?? "latest";
   let manifest: ImageManifest | undefined;
   let digest = "";
@@ -159,8 +201,16 @@ async function pullFrom(client: RegistryClient, t: RepoTarget, named: ImageRefer
     }
   }
   if (!manifest) throw new ImageError("IMAGE_BAD_MANIFEST", `${ref}: nested image indexes are not supported`);
-  const missing: Descriptor[] = [manifest.config, ...manifest.layers].filter((d, i, all) => !store.has(d.digest) && all.findIndex((x) => x.digest === d.digest) === i);
-  const progress: PullProgress = { ref, bytes: 0, total: missing.reduce((n, d) => n + d.size, 0), blobsDone: 0, blobs: missing.length };
+  const missing: Descriptor[] = [manifest.config, ...manifest.layers].filter(
+    (d, i, all) => !store.has(d.digest) && all.findIndex((x) => x.digest === d.digest) === i,
+  );
+  const progress: PullProgress = {
+    ref,
+    bytes: 0,
+    total: missing.reduce((n, d) => n + d.size, 0),
+    blobsDone: 0,
+    blobs: missing.length,
+  };
   opts.onProgress?.(progress);
   await mapPool(missing, opts.concurrency ?? 4, async (d) => {
     await client.fetchBlob(t, d, store, (n) => {

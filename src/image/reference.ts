@@ -276,7 +276,12 @@ export function validatePullSpec(s: string): string | undefined {
   // computed from `s` itself.
   const n = s.length;
   const digestAt = n - SHA256_SUFFIX_LENGTH;
-  if (digestAt > 0 && s.charCodeAt(digestAt) === 0x40 && s.startsWith("sha256:", digestAt + 1) && isLowerHex(s, n - 64, n)) {
+  if (
+    digestAt > 0 &&
+    s.charCodeAt(digestAt) === 0x40 &&
+    s.startsWith("sha256:", digestAt + 1) &&
+    isLowerHex(s, n - 64, n)
+  ) {
     const prefix = s.slice(0, n - 64);
     if (validPinnedPrefixes.has(prefix)) return undefined;
     const r = parseNormalized(s);

@@ -51,7 +51,8 @@ export function parseToml(text: string): TomlTable {
   try {
     return parseTomlText(text) as TomlTable;
   } catch (e) {
-    if (e instanceof TomlError) throw new Error(`line ${e.line}: ${e.message.split("\n")[0].replace(/^Invalid TOML document: /, "")}`);
+    if (e instanceof TomlError)
+      throw new Error(`line ${e.line}: ${e.message.split("\n")[0].replace(/^Invalid TOML document: /, "")}`);
     throw e;
   }
 }
@@ -93,12 +94,16 @@ export function parseRegistriesConf(text: string, file = "registries.conf"): Reg
   try {
     doc = parseToml(text);
   } catch (e) {
-    throw new ImageError("IMAGE_REGISTRIES_CONF", `loading registries configuration ${JSON.stringify(file)}: ${(e as Error).message}`);
+    throw new ImageError(
+      "IMAGE_REGISTRIES_CONF",
+      `loading registries configuration ${JSON.stringify(file)}: ${(e as Error).message}`,
+    );
   }
   const out: RegistryEntry[] = [];
   const regs = doc.registry;
   if (regs !== undefined) {
-    if (!Array.isArray(regs)) throw new ImageError("IMAGE_REGISTRIES_CONF", `${file}: [[registry]] must be an array of tables`);
+    if (!Array.isArray(regs))
+      throw new ImageError("IMAGE_REGISTRIES_CONF", `${file}: [[registry]] must be an array of tables`);
     for (const r of regs) {
       if (typeof r !== "object" || Array.isArray(r)) continue;
       const t = r as TomlTable;
@@ -106,7 +111,11 @@ export function parseRegistriesConf(text: string, file = "registries.conf"): Reg
       let prefix = str(t.prefix, "registry.prefix", file).replace(/\/+$/, "");
       if (prefix === "") prefix = location;
       if (prefix === "") throw new ImageError("IMAGE_REGISTRIES_CONF", `${file}: invalid location: cannot be empty`);
-      if (prefix.startsWith("*") && !prefix.startsWith("*.")) throw new ImageError("IMAGE_REGISTRIES_CONF", `${file}: invalid prefix ${JSON.stringify(prefix)}: wildcards must be "*." at the start`);
+      if (prefix.startsWith("*") && !prefix.startsWith("*."))
+        throw new ImageError(
+          "IMAGE_REGISTRIES_CONF",
+          `${file}: invalid prefix ${JSON.stringify(prefix)}: wildcards must be "*." at the start`,
+        );
       const mirrors: RegistryMirror[] = [];
       const ms = t.mirror;
       if (Array.isArray(ms)) {
@@ -114,7 +123,11 @@ export function parseRegistriesConf(text: string, file = "registries.conf"): Reg
           if (typeof m !== "object" || Array.isArray(m)) continue;
           const mt = m as TomlTable;
           const pfm = str(mt["pull-from-mirror"], "mirror.pull-from-mirror", file) || "all";
-          if (pfm !== "all" && pfm !== "digest-only" && pfm !== "tag-only") throw new ImageError("IMAGE_REGISTRIES_CONF", `${file}: unsupported pull-from-mirror value ${JSON.stringify(pfm)}`);
+          if (pfm !== "all" && pfm !== "digest-only" && pfm !== "tag-only")
+            throw new ImageError(
+              "IMAGE_REGISTRIES_CONF",
+              `${file}: unsupported pull-from-mirror value ${JSON.stringify(pfm)}`,
+            );
           const loc = str(mt.location, "mirror.location", file).replace(/\/+$/, "");
           if (loc === "") throw new ImageError("IMAGE_REGISTRIES_CONF", `${file}: invalid location: cannot be empty`);
           mirrors.push({ location: loc, insecure: bool(mt.insecure, "mirror.insecure", file), pullFromMirror: pfm });
@@ -140,7 +153,17 @@ export function parseRegistriesConf(text: string, file = "registries.conf"): Reg
       for (const host of list) {
         if (typeof host !== "string") continue;
         let e = out.find((x) => x.prefix === host);
-        if (!e) out.push((e = { prefix: host, location: host, insecure: false, blocked: false, mirrorByDigestOnly: false, mirrors: [] }));
+        if (!e)
+          out.push(
+            (e = {
+              prefix: host,
+              location: host,
+              insecure: false,
+              blocked: false,
+              mirrorByDigestOnly: false,
+              mirrors: [],
+            }),
+          );
         if (kind === "insecure") e.insecure = true;
         else e.blocked = true;
       }
@@ -159,7 +182,11 @@ export function loadRegistriesConf(opts: RegistriesConfOptions = {}): Registries
     try {
       text = readFileSync(f, "utf8");
     } catch (e) {
-      if (mustExist) throw new ImageError("IMAGE_REGISTRIES_CONF", `loading registries configuration ${JSON.stringify(f)}: ${(e as Error).message}`);
+      if (mustExist)
+        throw new ImageError(
+          "IMAGE_REGISTRIES_CONF",
+          `loading registries configuration ${JSON.stringify(f)}: ${(e as Error).message}`,
+        );
       return;
     }
     files.push(f);
@@ -172,7 +199,9 @@ export function loadRegistriesConf(opts: RegistriesConfOptions = {}): Registries
   readOne(main, Boolean(opts.path || env.CONTAINERS_REGISTRIES_CONF));
   let dropins: string[] = [];
   try {
-    dropins = readdirSync(main + ".d").filter((n) => n.endsWith(".conf")).sort();
+    dropins = readdirSync(main + ".d")
+      .filter((n) => n.endsWith(".conf"))
+      .sort();
   } catch {
     dropins = [];
   }
@@ -220,14 +249,20 @@ export interface PullSource {
 export function pullSources(conf: RegistriesConf, name: string, byDigest: boolean): PullSource[] {
   const r = findRegistry(conf, name);
   if (!r) return [{ name, insecure: false, mirror: false }];
-  if (r.blocked) throw new ImageError("IMAGE_REGISTRY_BLOCKED", `registry ${r.prefix} is blocked in ${conf.files.join(", ") || "registries.conf"}`);
+  if (r.blocked)
+    throw new ImageError(
+      "IMAGE_REGISTRY_BLOCKED",
+      `registry ${r.prefix} is blocked in ${conf.files.join(", ") || "registries.conf"}`,
+    );
   const rewrite = (loc: string): string => {
     if (r.prefix.startsWith("*.")) return loc ? loc + name.slice(name.indexOf("/")) : name;
     return loc + name.slice(r.prefix.length);
   };
   const out: PullSource[] = [];
   for (const m of r.mirrors) {
-    const allowed = r.mirrorByDigestOnly ? byDigest : m.pullFromMirror === "all" || (m.pullFromMirror === "digest-only" ? byDigest : !byDigest);
+    const allowed = r.mirrorByDigestOnly
+      ? byDigest
+      : m.pullFromMirror === "all" || (m.pullFromMirror === "digest-only" ? byDigest : !byDigest);
     if (allowed) out.push({ name: rewrite(m.location), insecure: m.insecure, mirror: true });
   }
   out.push({ name: r.location ? rewrite(r.location) : name, insecure: r.insecure, mirror: false });

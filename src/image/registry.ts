@@ -48,10 +48,15 @@ export interface RegistryOptions {
 }
 
 /** opm's checks on `--use-http`, `--skip-tls-verify` and the deprecated `--skip-tls`; returns the error text or undefined. */
-export function checkTlsFlags(f: { useHttp?: boolean; skipTlsVerify?: boolean; skipTls?: boolean }): string | undefined {
+export function checkTlsFlags(f: {
+  useHttp?: boolean;
+  skipTlsVerify?: boolean;
+  skipTls?: boolean;
+}): string | undefined {
   if (f.skipTls && f.useHttp) return "invalid flag combination: cannot use --use-http with --skip-tls";
   if (f.skipTls && f.skipTlsVerify) return "invalid flag combination: cannot use --skip-tls-verify with --skip-tls";
-  if (f.useHttp && f.skipTlsVerify) return "invalid flag combination: --use-http and --skip-tls-verify cannot both be true";
+  if (f.useHttp && f.skipTlsVerify)
+    return "invalid flag combination: --use-http and --skip-tls-verify cannot both be true";
   return undefined;
 }
 
@@ -81,8 +86,22 @@ interface Endpoint {
   auth: Map<string, string>;
 }
 
-const RETRY_CODES = new Set(["ECONNRESET", "ECONNREFUSED", "ETIMEDOUT", "EPIPE", "EAI_AGAIN", "ECONNABORTED", "UND_ERR_SOCKET", "ERR_STREAM_PREMATURE_CLOSE"]);
-const TLS_FALLBACK_CODES = new Set(["EPROTO", "ERR_SSL_WRONG_VERSION_NUMBER", "ERR_SSL_PACKET_LENGTH_TOO_LONG", "ECONNRESET"]);
+const RETRY_CODES = new Set([
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EAI_AGAIN",
+  "ECONNABORTED",
+  "UND_ERR_SOCKET",
+  "ERR_STREAM_PREMATURE_CLOSE",
+]);
+const TLS_FALLBACK_CODES = new Set([
+  "EPROTO",
+  "ERR_SSL_WRONG_VERSION_NUMBER",
+  "ERR_SSL_PACKET_LENGTH_TOO_LONG",
+  "ECONNRESET",
+]);
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
@@ -102,7 +121,8 @@ export function parseChallenges(header: string): Challenge[] {
     const params: Record<string, string> = {};
     const pre = /([A-Za-z0-9_-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^,\s]*))/g;
     let p: RegExpExecArray | null;
-    while ((p = pre.exec(m[2])) !== null) params[p[1].toLowerCase()] = p[2] !== undefined ? p[2].replace(/\\(.)/g, "$1") : p[3];
+    while ((p = pre.exec(m[2])) !== null)
+      params[p[1].toLowerCase()] = p[2] !== undefined ? p[2].replace(/\\(.)/g, "$1") : p[3];
     out.push({ scheme: m[1].toLowerCase(), params });
   }
   return out;
@@ -131,7 +151,10 @@ async function readBody(res: IncomingMessage, max: number, what: string): Promis
 function registryErrorText(body: Buffer): string {
   try {
     const v = JSON.parse(body.toString("utf8")) as { errors?: { code?: string; message?: string }[] };
-    if (Array.isArray(v.errors) && v.errors.length > 0) return v.errors.map((e) => [e.code?.toLowerCase().replace(/_/g, " "), e.message].filter((x) => x).join(": ")).join("; ");
+    if (Array.isArray(v.errors) && v.errors.length > 0)
+      return v.errors
+        .map((e) => [e.code?.toLowerCase().replace(/_/g, " "), e.message].filter((x) => x).join(": "))
+        .join("; ");
   } catch {
     // not JSON
   }
@@ -144,7 +167,14 @@ function statusError(res: IncomingMessage, body: Buffer, what: string): ImageErr
   const detail = registryErrorText(body);
   const head = `${what}: ${status} ${res.statusMessage ?? ""}`.trimEnd();
   const msg = detail ? `${head}: ${detail}` : head;
-  const code = status === 401 || status === 403 ? "IMAGE_UNAUTHORIZED" : status === 404 ? "IMAGE_NOT_FOUND" : status === 429 ? "IMAGE_RATE_LIMITED" : "IMAGE_REGISTRY_ERROR";
+  const code =
+    status === 401 || status === 403
+      ? "IMAGE_UNAUTHORIZED"
+      : status === 404
+        ? "IMAGE_NOT_FOUND"
+        : status === 429
+          ? "IMAGE_RATE_LIMITED"
+          : "IMAGE_REGISTRY_ERROR";
   return new ImageError(code, msg, { status });
 }
 
@@ -192,7 +222,9 @@ export class RegistryClient {
 
   /** Where to pull `name` (domain/path) from, mirrors first. */
   sourcesFor(name: string, byDigest: boolean): RepoTarget[] {
-    return pullSources(this.registries(), name, byDigest).map((s) => repoTarget(s.name, s.insecure || Boolean(this.opts.skipTlsVerify)));
+    return pullSources(this.registries(), name, byDigest).map((s) =>
+      repoTarget(s.name, s.insecure || Boolean(this.opts.skipTlsVerify)),
+    );
   }
 
   /** Where to push `name`: its registries.conf location (mirrors are for pulls only). */
@@ -217,7 +249,9 @@ export class RegistryClient {
         host: t.host,
         scheme: http ? "http" : "https",
         allowHttpFallback: !http && t.insecure,
-        agent: http ? new HttpAgent({ keepAlive: true, maxSockets: 8 }) : new HttpsAgent({ keepAlive: true, maxSockets: 8, rejectUnauthorized: !t.insecure, ca: this.ca }),
+        agent: http
+          ? new HttpAgent({ keepAlive: true, maxSockets: 8 })
+          : new HttpsAgent({ keepAlive: true, maxSockets: 8, rejectUnauthorized: !t.insecure, ca: this.ca }),
         auth: new Map(),
       };
       this.endpoints.set(key, ep);
@@ -227,7 +261,11 @@ export class RegistryClient {
 
   private credentials(t: RepoTarget): Credentials | undefined {
     const name = `${t.host === "registry-1.docker.io" ? "docker.io" : t.host}/${t.repo}`;
-    if (!this.credCache.has(name)) this.credCache.set(name, lookupCredentials(name, { authFile: this.opts.authFile, env: this.opts.env, home: this.opts.home }));
+    if (!this.credCache.has(name))
+      this.credCache.set(
+        name,
+        lookupCredentials(name, { authFile: this.opts.authFile, env: this.opts.env, home: this.opts.home }),
+      );
     return this.credCache.get(name);
   }
 
@@ -245,26 +283,48 @@ export class RegistryClient {
     return new Promise<IncomingMessage>((resolve, reject) => {
       const r = fn(
         url,
-        { method: req.method, headers, agent, timeout: this.idleMs, ...(isHttps && !agent ? { rejectUnauthorized: !(this.opts.skipTlsVerify ?? false), ca: this.ca } : {}) },
+        {
+          method: req.method,
+          headers,
+          agent,
+          timeout: this.idleMs,
+          ...(isHttps && !agent ? { rejectUnauthorized: !(this.opts.skipTlsVerify ?? false), ca: this.ca } : {}),
+        },
         (res) => {
           const st = res.statusCode ?? 0;
-          if ((st === 301 || st === 302 || st === 303 || st === 307 || st === 308) && res.headers.location && (req.method === "GET" || req.method === "HEAD")) {
+          if (
+            (st === 301 || st === 302 || st === 303 || st === 307 || st === 308) &&
+            res.headers.location &&
+            (req.method === "GET" || req.method === "HEAD")
+          ) {
             res.resume();
-            if (redirects >= 5) return reject(new ImageError("IMAGE_REGISTRY_ERROR", `${req.what}: too many redirects`));
+            if (redirects >= 5)
+              return reject(new ImageError("IMAGE_REGISTRY_ERROR", `${req.what}: too many redirects`));
             const next = new URL(res.headers.location, url).toString();
-            this.once(ep, { ...req, path: next }, new URL(next).host === ep.host ? auth : undefined, redirects + 1).then(resolve, reject);
+            this.once(
+              ep,
+              { ...req, path: next },
+              new URL(next).host === ep.host ? auth : undefined,
+              redirects + 1,
+            ).then(resolve, reject);
             return;
           }
           resolve(res);
         },
       );
-      r.on("timeout", () => r.destroy(Object.assign(new Error(`no data from ${url.host} for ${this.idleMs / 1000} s (idle timeout)`), { code: "ETIMEDOUT" })));
+      r.on("timeout", () =>
+        r.destroy(
+          Object.assign(new Error(`no data from ${url.host} for ${this.idleMs / 1000} s (idle timeout)`), {
+            code: "ETIMEDOUT",
+          }),
+        ),
+      );
       r.on("error", reject);
       r.end(req.body);
     });
   }
 
-  private async fetchToken(t: RepoTarget, ep: Endpoint, ch: Challenge, scope: string, what: string): Promise<string> {
+  private async fetchToken(t: RepoTarget, _ep: Endpoint, ch: Challenge, scope: string, what: string): Promise<string> {
     const realm = ch.params.realm;
     if (!realm) throw new ImageError("IMAGE_UNAUTHORIZED", `${what}: bearer challenge without realm`);
     const u = new URL(realm);
@@ -275,17 +335,32 @@ export class RegistryClient {
     if (creds) headers.Authorization = "Basic " + Buffer.from(`${creds.username}:${creds.password}`).toString("base64");
     const isHttps = u.protocol === "https:";
     const res = await new Promise<IncomingMessage>((resolve, reject) => {
-      const r = (isHttps ? httpsRequest : httpRequest)(u, { method: "GET", headers, timeout: this.idleMs, ...(isHttps ? { rejectUnauthorized: !t.insecure, ca: this.ca } : {}) }, resolve);
+      const r = (isHttps ? httpsRequest : httpRequest)(
+        u,
+        {
+          method: "GET",
+          headers,
+          timeout: this.idleMs,
+          ...(isHttps ? { rejectUnauthorized: !t.insecure, ca: this.ca } : {}),
+        },
+        resolve,
+      );
       r.on("timeout", () => r.destroy(Object.assign(new Error("timeout"), { code: "ETIMEDOUT" })));
       r.on("error", reject);
       r.end();
     }).catch((e: unknown) => {
-      throw new ImageError("IMAGE_NETWORK", `${what}: requesting token from ${u.origin}${u.pathname}: ${errText(e)}`, { cause: e });
+      throw new ImageError("IMAGE_NETWORK", `${what}: requesting token from ${u.origin}${u.pathname}: ${errText(e)}`, {
+        cause: e,
+      });
     });
     const body = await readBody(res, 1 << 20, `${what}: token response`);
     if ((res.statusCode ?? 0) !== 200) {
       const e = statusError(res, body, `${what}: requesting token from ${u.origin}${u.pathname}`);
-      throw new ImageError(res.statusCode === 401 || res.statusCode === 403 ? "IMAGE_UNAUTHORIZED" : e.code, e.message, { status: res.statusCode });
+      throw new ImageError(
+        res.statusCode === 401 || res.statusCode === 403 ? "IMAGE_UNAUTHORIZED" : e.code,
+        e.message,
+        { status: res.statusCode },
+      );
     }
     let token = "";
     try {
@@ -294,7 +369,8 @@ export class RegistryClient {
     } catch {
       token = "";
     }
-    if (!token) throw new ImageError("IMAGE_UNAUTHORIZED", `${what}: token response from ${u.origin}${u.pathname} has no token`);
+    if (!token)
+      throw new ImageError("IMAGE_UNAUTHORIZED", `${what}: token response from ${u.origin}${u.pathname} has no token`);
     return `Bearer ${token}`;
   }
 
@@ -325,7 +401,12 @@ export class RegistryClient {
         }
         if (e instanceof ImageError) throw e;
         // TLS spoken to a plain-HTTP registry: OpenSSL's "wrong version number" says nothing to a user
-        if (ep.scheme === "https" && (code === "ERR_SSL_WRONG_VERSION_NUMBER" || code === "ERR_SSL_PACKET_LENGTH_TOO_LONG" || /wrong version number|packet length too long/i.test(errText(e)))) {
+        if (
+          ep.scheme === "https" &&
+          (code === "ERR_SSL_WRONG_VERSION_NUMBER" ||
+            code === "ERR_SSL_PACKET_LENGTH_TOO_LONG" ||
+            /wrong version number|packet length too long/i.test(errText(e)))
+        ) {
           throw new ImageError(
             "IMAGE_PLAIN_HTTP",
             `${req.what}: ${t.host} speaks plain HTTP, not HTTPS; use --use-http (or mark the registry insecure in registries.conf)`,
@@ -360,7 +441,11 @@ export class RegistryClient {
           continue;
         }
         const e = statusError(res, body, req.what);
-        throw new ImageError("IMAGE_UNAUTHORIZED", `${e.message}${basic && !creds ? " (no credentials found; log in or set REGISTRY_AUTH_FILE)" : ""}`, { status: 401 });
+        throw new ImageError(
+          "IMAGE_UNAUTHORIZED",
+          `${e.message}${basic && !creds ? " (no credentials found; log in or set REGISTRY_AUTH_FILE)" : ""}`,
+          { status: 401 },
+        );
       }
       if (accept.includes(st) || (st >= 200 && st < 400)) return res;
       const body = await readBody(res, 1 << 20, req.what).catch(() => Buffer.alloc(0));
@@ -376,12 +461,22 @@ export class RegistryClient {
   /** GET a manifest by tag or digest; verifies the digest when `reference` is one. */
   async getManifest(t: RepoTarget, reference: string): Promise<{ bytes: Buffer; mediaType: string; digest: string }> {
     const what = `reading manifest ${reference} in ${t.host}/${t.repo}`;
-    const res = await this.send(t, { method: "GET", path: `/v2/${t.repo}/manifests/${reference}`, headers: { Accept: MANIFEST_ACCEPT }, scope: `repository:${t.repo}:pull`, what });
+    const res = await this.send(t, {
+      method: "GET",
+      path: `/v2/${t.repo}/manifests/${reference}`,
+      headers: { Accept: MANIFEST_ACCEPT },
+      scope: `repository:${t.repo}:pull`,
+      what,
+    });
     const bytes = await readBody(res, this.opts.maxManifestBytes ?? MAX_MANIFEST_BYTES, what);
     const mediaType = String(res.headers["content-type"] ?? "");
     const isDigest = reference.includes(":");
     const digest = digestLike(isDigest ? reference : "sha256:", bytes);
-    if (isDigest && digest !== reference) throw new ImageError("IMAGE_DIGEST_MISMATCH", `${what}: manifest digest mismatch: expected ${reference}, got ${digest}`);
+    if (isDigest && digest !== reference)
+      throw new ImageError(
+        "IMAGE_DIGEST_MISMATCH",
+        `${what}: manifest digest mismatch: expected ${reference}, got ${digest}`,
+      );
     return { bytes, mediaType, digest };
   }
 
@@ -395,7 +490,13 @@ export class RegistryClient {
     let path: string | undefined = `/v2/${t.repo}/tags/list${pageSize ? `?n=${pageSize}` : ""}`;
     for (let pages = 0; path !== undefined; pages++) {
       if (pages >= 100_000) throw new ImageError("IMAGE_REGISTRY_ERROR", `${what}: too many pages`);
-      const res = await this.send(t, { method: "GET", path, headers: { Accept: "application/json" }, scope: `repository:${t.repo}:pull`, what });
+      const res = await this.send(t, {
+        method: "GET",
+        path,
+        headers: { Accept: "application/json" },
+        scope: `repository:${t.repo}:pull`,
+        what,
+      });
       const body = await readBody(res, 64 << 20, what);
       let page: unknown;
       try {
@@ -439,7 +540,12 @@ export class RegistryClient {
     for (let attempt = 0; ; attempt++) {
       let got = 0;
       try {
-        const res = await this.send(t, { method: "GET", path: `/v2/${t.repo}/blobs/${desc.digest}`, scope: `repository:${t.repo}:pull`, what });
+        const res = await this.send(t, {
+          method: "GET",
+          path: `/v2/${t.repo}/blobs/${desc.digest}`,
+          scope: `repository:${t.repo}:pull`,
+          what,
+        });
         await store.putStream(desc.digest, res, {
           size: desc.size,
           label: what,
@@ -452,7 +558,8 @@ export class RegistryClient {
       } catch (e) {
         onBytes?.(-got);
         const code = (e as NodeJS.ErrnoException).code ?? "";
-        const dropped = !(e instanceof ImageError) && (RETRY_CODES.has(code) || /aborted|socket hang up|premature/i.test(errText(e)));
+        const dropped =
+          !(e instanceof ImageError) && (RETRY_CODES.has(code) || /aborted|socket hang up|premature/i.test(errText(e)));
         const truncated = e instanceof ImageError && e.code === "IMAGE_BLOB_TRUNCATED";
         if ((dropped || truncated) && attempt < retries) {
           const wait = (this.opts.retryBaseMs ?? 250) * 2 ** attempt;
@@ -469,7 +576,16 @@ export class RegistryClient {
 
   /** Is the blob already in the repository? */
   async hasBlob(t: RepoTarget, digest: string, scope = `repository:${t.repo}:pull,push`): Promise<boolean> {
-    const res = await this.send(t, { method: "HEAD", path: `/v2/${t.repo}/blobs/${digest}`, scope, what: `checking blob ${digest} in ${t.host}/${t.repo}` }, [404]);
+    const res = await this.send(
+      t,
+      {
+        method: "HEAD",
+        path: `/v2/${t.repo}/blobs/${digest}`,
+        scope,
+        what: `checking blob ${digest} in ${t.host}/${t.repo}`,
+      },
+      [404],
+    );
     res.resume();
     return res.statusCode === 200;
   }
@@ -486,21 +602,39 @@ export class RegistryClient {
     const ep = this.endpoint(t);
     const u = new URL(loc, `${ep.scheme}://${ep.host}`);
     u.searchParams.set("digest", digest);
-    const put = await this.send(t, { method: "PUT", path: u.toString(), headers: { "Content-Type": "application/octet-stream" }, body: data, scope, what });
+    const put = await this.send(t, {
+      method: "PUT",
+      path: u.toString(),
+      headers: { "Content-Type": "application/octet-stream" },
+      body: data,
+      scope,
+      what,
+    });
     put.resume();
   }
 
   /** Uploads a manifest under a tag or digest; returns the digest the registry reports (or computes). */
   async putManifest(t: RepoTarget, reference: string, mediaType: string, bytes: Buffer): Promise<string> {
     const what = `pushing manifest ${reference} to ${t.host}/${t.repo}`;
-    const res = await this.send(t, { method: "PUT", path: `/v2/${t.repo}/manifests/${reference}`, headers: { "Content-Type": mediaType }, body: bytes, scope: `repository:${t.repo}:pull,push`, what });
+    const res = await this.send(t, {
+      method: "PUT",
+      path: `/v2/${t.repo}/manifests/${reference}`,
+      headers: { "Content-Type": mediaType },
+      body: bytes,
+      scope: `repository:${t.repo}:pull,push`,
+      what,
+    });
     res.resume();
     return String(res.headers["docker-content-digest"] ?? digestLike("sha256:", bytes));
   }
 }
 
 /** Runs `fn` over `items` with at most `limit` at once; rejects with the first error after all started ones settle. */
-export async function mapPool<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function mapPool<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const out = new Array<R>(items.length);
   let next = 0;
   let failed: { e: unknown } | undefined;

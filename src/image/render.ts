@@ -70,14 +70,29 @@ function check(kind: RenderRefKind, ref: string, allow: readonly RenderRefKind[]
 export function imageTypeError(ref: string, labels: Record<string, string>): OpcatError {
   const keys = Object.keys(labels).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   if (labels[LABEL_DATABASE] !== undefined) {
-    return new OpcatError("IMAGE_SQLITE_INDEX", `render ${goQuote(ref)}: sqlite-based index images are no longer supported, migrate to a file-based catalog: not allowed`, { exitCode: 1 });
+    return new OpcatError(
+      "IMAGE_SQLITE_INDEX",
+      `render ${goQuote(ref)}: sqlite-based index images are no longer supported, migrate to a file-based catalog: not allowed`,
+      { exitCode: 1 },
+    );
   }
-  if (keys.length === 0) return new OpcatError("IMAGE_TYPE_UNKNOWN", `render ${goQuote(ref)}: image type could not be determined: image has no labels`, { exitCode: 1 });
-  return new OpcatError("IMAGE_TYPE_UNKNOWN", `render ${goQuote(ref)}: image type could not be determined, found labels\n${keys.map((k) => `  ${k}=${labels[k]}`).join("\n")}`, { exitCode: 1 });
+  if (keys.length === 0)
+    return new OpcatError(
+      "IMAGE_TYPE_UNKNOWN",
+      `render ${goQuote(ref)}: image type could not be determined: image has no labels`,
+      { exitCode: 1 },
+    );
+  return new OpcatError(
+    "IMAGE_TYPE_UNKNOWN",
+    `render ${goQuote(ref)}: image type could not be determined, found labels\n${keys.map((k) => `  ${k}=${labels[k]}`).join("\n")}`,
+    { exitCode: 1 },
+  );
 }
 
 /** Classifies a pulled image by its labels: catalog (configs label) first, then bundle (package label). */
-export function classifyImage(img: Pick<PulledImage, "ref" | "labels">): { kind: "catalog-image"; configsDir: string } | { kind: "bundle-image" } {
+export function classifyImage(
+  img: Pick<PulledImage, "ref" | "labels">,
+): { kind: "catalog-image"; configsDir: string } | { kind: "bundle-image" } {
   const cfg = img.labels[LABEL_CONFIGS];
   if (cfg !== undefined) return { kind: "catalog-image", configsDir: cfg };
   if (img.labels[LABEL_BUNDLE_PACKAGE] !== undefined) return { kind: "bundle-image" };
@@ -85,8 +100,10 @@ export function classifyImage(img: Pick<PulledImage, "ref" | "labels">): { kind:
 }
 
 function rewrap(e: unknown, prefix: string): never {
-  if (e instanceof ImageError) throw new ImageError(e.code, `${prefix}: ${e.message}`, { status: e.status, cause: e, exitCode: e.exitCode });
-  if (e instanceof OpcatError) throw new OpcatError(e.code, `${prefix}: ${e.message}`, { exitCode: e.exitCode, cause: e });
+  if (e instanceof ImageError)
+    throw new ImageError(e.code, `${prefix}: ${e.message}`, { status: e.status, cause: e, exitCode: e.exitCode });
+  if (e instanceof OpcatError)
+    throw new OpcatError(e.code, `${prefix}: ${e.message}`, { exitCode: e.exitCode, cause: e });
   throw e;
 }
 
@@ -135,7 +152,8 @@ export async function resolveRenderRef(ref: string, opts: ResolveRenderRefOption
     rewrap(e, `failed to unpack image ${goQuote(ref)}`);
   }
   const base = { ref, digest: img.digest, labels: img.labels };
-  if (c.kind === "catalog-image") return { ...base, kind: "catalog-image", path: join(root, cleanEntryPath(c.configsDir)) };
+  if (c.kind === "catalog-image")
+    return { ...base, kind: "catalog-image", path: join(root, cleanEntryPath(c.configsDir)) };
   return { ...base, kind: "bundle-image", path: root, image: ref };
 }
 
@@ -144,7 +162,10 @@ export async function resolveRenderRef(ref: string, opts: ResolveRenderRefOption
  * loaded (problems throw), bundles rendered with their image. Errors are prefixed
  * `render reference "<ref>": `.
  */
-export async function renderReference(ref: string, opts: ResolveRenderRefOptions & Pick<RenderBundleOptions, "imageRefTemplate"> = {}): Promise<DeclarativeConfig> {
+export async function renderReference(
+  ref: string,
+  opts: ResolveRenderRefOptions & Pick<RenderBundleOptions, "imageRefTemplate"> = {},
+): Promise<DeclarativeConfig> {
   const prefix = `render reference ${goQuote(ref)}`;
   try {
     const r = await resolveRenderRef(ref, opts);
@@ -157,7 +178,8 @@ export async function renderReference(ref: string, opts: ResolveRenderRefOptions
     }
     return res.config;
   } catch (e) {
-    if (e instanceof ImageError) throw new ImageError(e.code, `${prefix}: ${e.message}`, { status: e.status, cause: e, exitCode: e.exitCode });
+    if (e instanceof ImageError)
+      throw new ImageError(e.code, `${prefix}: ${e.message}`, { status: e.status, cause: e, exitCode: e.exitCode });
     if (e instanceof OpcatError) {
       const ps = e.problems.map((p) => (p.severity === "error" ? { ...p, message: `${prefix}: ${p.message}` } : p));
       throw new OpcatError(e.code, `${prefix}: ${e.message}`, { problems: ps, exitCode: e.exitCode, cause: e });

@@ -4,7 +4,20 @@
  * visible (written to a temporary file in the same directory tree, then renamed), so readers never
  * see a half-written or unverified blob; reads verify again as they stream.
  */
-import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, openSync, writeSync, closeSync } from "node:fs";
+import {
+  createReadStream,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  openSync,
+  writeSync,
+  closeSync,
+} from "node:fs";
 import { randomBytes } from "node:crypto";
 import { dirname, join } from "node:path";
 import { blobRelPath, checkDigest, digestLike, errText, hasherFor, ImageError } from "./errors.js";
@@ -85,7 +98,8 @@ export class BlobStore {
   /** Stores bytes whose digest is `digest` (computed when omitted); returns the digest. */
   putBytes(data: Uint8Array, digest?: string): string {
     const actual = digestLike(digest ?? "sha256:", data);
-    if (digest !== undefined && actual !== digest) throw new ImageError("IMAGE_DIGEST_MISMATCH", `blob ${digest}: content has digest ${actual}`);
+    if (digest !== undefined && actual !== digest)
+      throw new ImageError("IMAGE_DIGEST_MISMATCH", `blob ${digest}: content has digest ${actual}`);
     if (!this.has(actual)) writeFileAtomic(this.path(actual), data);
     return actual;
   }
@@ -94,7 +108,11 @@ export class BlobStore {
    * Streams `src` into the store as `digest`, verifying the digest and (when given) the exact size,
    * refusing more than `maxBytes`. Nothing is left behind on failure.
    */
-  async putStream(digest: string, src: AsyncIterable<Uint8Array>, opts: { size?: number; maxBytes?: number; onBytes?: (n: number) => void; label?: string } = {}): Promise<void> {
+  async putStream(
+    digest: string,
+    src: AsyncIterable<Uint8Array>,
+    opts: { size?: number; maxBytes?: number; onBytes?: (n: number) => void; label?: string } = {},
+  ): Promise<void> {
     checkDigest(digest, opts.label ?? "blob");
     const final = this.path(digest);
     mkdirSync(dirname(final), { recursive: true });
@@ -112,7 +130,10 @@ export class BlobStore {
       for await (const c of src) {
         n += c.length;
         if (limit !== undefined && n > limit) {
-          throw new ImageError("IMAGE_BLOB_TOO_LARGE", `${opts.label ?? "blob " + digest}: more than ${limit} bytes${opts.size !== undefined ? " (the size its descriptor declares)" : ""}`);
+          throw new ImageError(
+            "IMAGE_BLOB_TOO_LARGE",
+            `${opts.label ?? "blob " + digest}: more than ${limit} bytes${opts.size !== undefined ? " (the size its descriptor declares)" : ""}`,
+          );
         }
         h.update(c);
         let off = 0;
@@ -120,10 +141,17 @@ export class BlobStore {
         opts.onBytes?.(c.length);
       }
       if (opts.size !== undefined && n !== opts.size) {
-        throw new ImageError("IMAGE_BLOB_TRUNCATED", `${opts.label ?? "blob " + digest}: got ${n} bytes, expected ${opts.size} (truncated download)`);
+        throw new ImageError(
+          "IMAGE_BLOB_TRUNCATED",
+          `${opts.label ?? "blob " + digest}: got ${n} bytes, expected ${opts.size} (truncated download)`,
+        );
       }
       const actual = digest.slice(0, digest.indexOf(":") + 1) + h.digest("hex");
-      if (actual !== digest) throw new ImageError("IMAGE_DIGEST_MISMATCH", `${opts.label ?? "blob"}: digest mismatch: expected ${digest}, got ${actual}`);
+      if (actual !== digest)
+        throw new ImageError(
+          "IMAGE_DIGEST_MISMATCH",
+          `${opts.label ?? "blob"}: digest mismatch: expected ${digest}, got ${actual}`,
+        );
       ok = true;
     } finally {
       closeSync(fd);
@@ -141,10 +169,12 @@ export class BlobStore {
     } catch (e) {
       throw new ImageError("IMAGE_BLOB_MISSING", `${label}: ${errText(e)}`, { cause: e });
     }
-    if (st.size > maxBytes) throw new ImageError("IMAGE_BLOB_TOO_LARGE", `${label}: ${st.size} bytes is more than the limit of ${maxBytes}`);
+    if (st.size > maxBytes)
+      throw new ImageError("IMAGE_BLOB_TOO_LARGE", `${label}: ${st.size} bytes is more than the limit of ${maxBytes}`);
     const data = readFileSync(p);
     const actual = digestLike(digest, data);
-    if (actual !== digest) throw new ImageError("IMAGE_DIGEST_MISMATCH", `${label}: digest mismatch: expected ${digest}, got ${actual}`);
+    if (actual !== digest)
+      throw new ImageError("IMAGE_DIGEST_MISMATCH", `${label}: digest mismatch: expected ${digest}, got ${actual}`);
     return data;
   }
 
@@ -163,7 +193,8 @@ export class BlobStore {
       throw new ImageError("IMAGE_BLOB_MISSING", `${label}: ${errText(e)}`, { cause: e });
     }
     const actual = digest.slice(0, digest.indexOf(":") + 1) + h.digest("hex");
-    if (actual !== digest) throw new ImageError("IMAGE_DIGEST_MISMATCH", `${label}: digest mismatch: expected ${digest}, got ${actual}`);
+    if (actual !== digest)
+      throw new ImageError("IMAGE_DIGEST_MISMATCH", `${label}: digest mismatch: expected ${digest}, got ${actual}`);
   }
 }
 
@@ -183,8 +214,14 @@ export function parseLayoutRef(ref: string): LayoutRef | undefined {
   const i = rest.indexOf(":");
   const dir = i < 0 ? rest : rest.slice(0, i);
   const tag = i < 0 ? "" : rest.slice(i + 1);
-  if (dir === "") throw new ImageError("IMAGE_BAD_REFERENCE", `invalid OCI layout reference ${JSON.stringify(ref)}: empty directory`, { exitCode: 2 });
-  if (tag !== "" && !/^[a-zA-Z0-9_.\-:@/+]+$/.test(tag)) throw new ImageError("IMAGE_BAD_REFERENCE", `invalid image name ${JSON.stringify(tag)} in ${JSON.stringify(ref)}`);
+  if (dir === "")
+    throw new ImageError(
+      "IMAGE_BAD_REFERENCE",
+      `invalid OCI layout reference ${JSON.stringify(ref)}: empty directory`,
+      { exitCode: 2 },
+    );
+  if (tag !== "" && !/^[a-zA-Z0-9_.\-:@/+]+$/.test(tag))
+    throw new ImageError("IMAGE_BAD_REFERENCE", `invalid image name ${JSON.stringify(tag)} in ${JSON.stringify(ref)}`);
   return { dir, tag };
 }
 
@@ -217,15 +254,23 @@ export function resolveLayoutRef(ref: LayoutRef): Descriptor {
   if (ref.tag === "") {
     if (idx.manifests.length === 1) return checkedDescriptor(idx.manifests[0], ref);
     if (idx.manifests.length === 0) throw new ImageError("IMAGE_NOT_FOUND", `${ref.dir}: no images in OCI layout`);
-    throw new ImageError("IMAGE_LAYOUT", `${ref.dir}: more than one image in OCI layout, choose one with oci:${ref.dir}:<tag>`);
+    throw new ImageError(
+      "IMAGE_LAYOUT",
+      `${ref.dir}: more than one image in OCI layout, choose one with oci:${ref.dir}:<tag>`,
+    );
   }
   const hit = idx.manifests.find((m) => m.annotations?.[ANNOTATION_REF_NAME] === ref.tag);
-  if (!hit) throw new ImageError("IMAGE_NOT_FOUND", `no descriptor found for reference ${JSON.stringify(ref.tag)} in OCI layout ${ref.dir}`);
+  if (!hit)
+    throw new ImageError(
+      "IMAGE_NOT_FOUND",
+      `no descriptor found for reference ${JSON.stringify(ref.tag)} in OCI layout ${ref.dir}`,
+    );
   return checkedDescriptor(hit, ref);
 }
 
 function checkedDescriptor(d: Descriptor, ref: LayoutRef): Descriptor {
-  if (typeof d.digest !== "string" || typeof d.size !== "number") throw new ImageError("IMAGE_LAYOUT", `${ref.dir}/index.json: invalid descriptor`);
+  if (typeof d.digest !== "string" || typeof d.size !== "number")
+    throw new ImageError("IMAGE_LAYOUT", `${ref.dir}/index.json: invalid descriptor`);
   checkDigest(d.digest, `${ref.dir}/index.json`);
   return d;
 }
@@ -242,7 +287,9 @@ export function tagInLayout(dir: string, tag: string, manifest: Descriptor): voi
   if (existsSync(join(dir, "index.json"))) idx = readLayoutIndex(dir);
   const entry: Descriptor = { mediaType: manifest.mediaType, digest: manifest.digest, size: manifest.size };
   if (tag) entry.annotations = { [ANNOTATION_REF_NAME]: tag };
-  idx.manifests = idx.manifests.filter((m) => (tag ? m.annotations?.[ANNOTATION_REF_NAME] !== tag : m.digest !== manifest.digest));
+  idx.manifests = idx.manifests.filter((m) =>
+    tag ? m.annotations?.[ANNOTATION_REF_NAME] !== tag : m.digest !== manifest.digest,
+  );
   idx.manifests.push(entry);
   writeFileAtomic(join(dir, "index.json"), JSON.stringify(idx));
 }

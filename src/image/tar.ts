@@ -34,7 +34,10 @@ class ByteReader {
         this.done = true;
         break;
       }
-      const c = typeof r.value === "string" ? Buffer.from(r.value) : Buffer.from(r.value.buffer, r.value.byteOffset, r.value.byteLength);
+      const c =
+        typeof r.value === "string"
+          ? Buffer.from(r.value)
+          : Buffer.from(r.value.buffer, r.value.byteOffset, r.value.byteLength);
       this.buf = this.buf.length === 0 ? c : Buffer.concat([this.buf, c]);
     }
     return this.buf.length >= n;
@@ -85,12 +88,14 @@ function octal(b: Buffer, off: number, len: number, what: string): number {
     let v = 0;
     for (let i = 1; i < f.length; i++) v = v * 256 + f[i];
     v += (f[0] & 0x3f) * 256 ** (f.length - 1);
-    if (f[0] & 0x40 || !Number.isSafeInteger(v)) throw new ImageError("IMAGE_LAYER_CORRUPT", `invalid tar header: ${what} out of range`);
+    if (f[0] & 0x40 || !Number.isSafeInteger(v))
+      throw new ImageError("IMAGE_LAYER_CORRUPT", `invalid tar header: ${what} out of range`);
     return v;
   }
   const s = cstr(b, off, len).replace(/ +$/, "").trim();
   if (s === "") return 0;
-  if (!/^[0-7]+$/.test(s)) throw new ImageError("IMAGE_LAYER_CORRUPT", `invalid tar header: bad ${what} field ${JSON.stringify(s)}`);
+  if (!/^[0-7]+$/.test(s))
+    throw new ImageError("IMAGE_LAYER_CORRUPT", `invalid tar header: bad ${what} field ${JSON.stringify(s)}`);
   return parseInt(s, 8);
 }
 
@@ -108,7 +113,8 @@ function parsePax(data: Buffer): Map<string, string> {
     const sp = data.indexOf(0x20, i);
     if (sp < 0) break;
     const len = parseInt(data.subarray(i, sp).toString("ascii"), 10);
-    if (!Number.isSafeInteger(len) || len <= 0 || i + len > data.length) throw new ImageError("IMAGE_LAYER_CORRUPT", "invalid tar PAX header");
+    if (!Number.isSafeInteger(len) || len <= 0 || i + len > data.length)
+      throw new ImageError("IMAGE_LAYER_CORRUPT", "invalid tar PAX header");
     const rec = data.subarray(sp + 1, i + len - 1).toString("utf8");
     const eq = rec.indexOf("=");
     if (eq > 0) out.set(rec.slice(0, eq), rec.slice(eq + 1));
@@ -166,7 +172,15 @@ export async function* readTar(src: AsyncIterable<Buffer | Uint8Array | string>)
     pax = new Map();
     longName = longLink = undefined;
     const type: TarEntryType =
-      flag === "0" || flag === "7" ? "file" : flag === "5" ? "dir" : flag === "2" ? "symlink" : flag === "1" ? "hardlink" : "other";
+      flag === "0" || flag === "7"
+        ? "file"
+        : flag === "5"
+          ? "dir"
+          : flag === "2"
+            ? "symlink"
+            : flag === "1"
+              ? "hardlink"
+              : "other";
     // hard links, symlinks, devices and directories carry no data (size is informational for them)
     const dataSize = type === "file" || type === "other" ? size : 0;
     const dataPadded = Math.ceil(dataSize / BLOCK) * BLOCK;
@@ -284,7 +298,11 @@ export function writeTar(entries: Iterable<TarInput>, mtime = 0): Buffer[] {
       if (link) recs += paxRecord("linkpath", link);
       const pb = Buffer.from(recs, "utf8");
       const ascii = name.replace(/[^\x20-\x7e]/g, "_");
-      out.push(header("PaxHeaders/" + ascii.slice(-80).replace(/^\/+/, ""), "x", pb.length, 0o644, mtime), pb, pad(pb.length));
+      out.push(
+        header("PaxHeaders/" + ascii.slice(-80).replace(/^\/+/, ""), "x", pb.length, 0o644, mtime),
+        pb,
+        pad(pb.length),
+      );
       h = header(ascii.slice(-99), flag, data.length, mode, mtime, link.replace(/[^\x20-\x7e]/g, "_").slice(0, 99));
     }
     out.push(h);

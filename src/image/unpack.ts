@@ -4,7 +4,19 @@
  * outside it, within byte and entry budgets. Modes are forced to 0600 (files) and 0700 (directories),
  * as opm does.
  */
-import { closeSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, rmSync, symlinkSync, writeSync, chmodSync, type Stats } from "node:fs";
+import {
+  closeSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeSync,
+  chmodSync,
+  type Stats,
+} from "node:fs";
 import { join, posix } from "node:path";
 import { PassThrough, pipeline, Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
@@ -106,13 +118,18 @@ export async function* decompress(src: AsyncIterable<Buffer>, label = "layer"): 
       for await (const c of out) yield c as Buffer;
     } catch (e) {
       if (e instanceof ImageError) throw e;
-      throw new ImageError("IMAGE_LAYER_CORRUPT", `${label}: truncated or corrupt gzip stream: ${errText(e)}`, { cause: e });
+      throw new ImageError("IMAGE_LAYER_CORRUPT", `${label}: truncated or corrupt gzip stream: ${errText(e)}`, {
+        cause: e,
+      });
     }
     return;
   }
-  if (head[0] === 0x28 && head[1] === 0xb5 && head[2] === 0x2f && head[3] === 0xfd) throw new ImageError("IMAGE_LAYER_UNSUPPORTED", `${label}: zstd-compressed layers are not supported`);
-  if (head[0] === 0xfd && head.subarray(1, 6).toString("latin1") === "7zXZ\0") throw new ImageError("IMAGE_LAYER_UNSUPPORTED", `${label}: xz-compressed layers are not supported`);
-  if (head.subarray(0, 3).toString("latin1") === "BZh") throw new ImageError("IMAGE_LAYER_UNSUPPORTED", `${label}: bzip2-compressed layers are not supported`);
+  if (head[0] === 0x28 && head[1] === 0xb5 && head[2] === 0x2f && head[3] === 0xfd)
+    throw new ImageError("IMAGE_LAYER_UNSUPPORTED", `${label}: zstd-compressed layers are not supported`);
+  if (head[0] === 0xfd && head.subarray(1, 6).toString("latin1") === "7zXZ\0")
+    throw new ImageError("IMAGE_LAYER_UNSUPPORTED", `${label}: xz-compressed layers are not supported`);
+  if (head.subarray(0, 3).toString("latin1") === "BZh")
+    throw new ImageError("IMAGE_LAYER_UNSUPPORTED", `${label}: bzip2-compressed layers are not supported`);
   yield* rest();
 }
 
@@ -120,7 +137,12 @@ export async function* decompress(src: AsyncIterable<Buffer>, label = "layer"): 
  * Applies one layer (compressed or not) onto `root`. `created` collects the paths this layer wrote,
  * so that its own opaque whiteouts do not remove them; `budget` carries totals across layers.
  */
-export async function applyLayer(root: string, src: AsyncIterable<Buffer>, budget: UnpackBudget, opts: ApplyLayerOptions = {}): Promise<void> {
+export async function applyLayer(
+  root: string,
+  src: AsyncIterable<Buffer>,
+  budget: UnpackBudget,
+  opts: ApplyLayerOptions = {},
+): Promise<void> {
   const label = opts.label ?? "layer";
   const maxBytes = opts.maxBytes ?? DEFAULT_MAX_BYTES;
   const maxEntries = opts.maxEntries ?? DEFAULT_MAX_ENTRIES;
@@ -136,7 +158,7 @@ export async function applyLayer(root: string, src: AsyncIterable<Buffer>, budge
     const st = lstatOrUndef(abs);
     if (st?.isSymbolicLink()) throw unsafe(label, `path ${JSON.stringify(rel)} goes through a symlink`);
     if (st && !st.isDirectory()) rmSync(abs, { force: true });
-    if (!st || !st.isDirectory()) mkdirSync(abs, { mode: 0o700 });
+    if (!st?.isDirectory()) mkdirSync(abs, { mode: 0o700 });
     safeDirs.add(rel);
   };
   const forget = (rel: string): void => {
@@ -205,7 +227,11 @@ export async function applyLayer(root: string, src: AsyncIterable<Buffer>, budge
         target = posix.relative(dir || ".", t || ".") || ".";
       }
       const resolved = posix.normalize(posix.join(dir || ".", target));
-      if (resolved === ".." || resolved.startsWith("../")) throw unsafe(label, `symlink ${JSON.stringify(rel)} -> ${JSON.stringify(e.linkname)} points outside the image root`);
+      if (resolved === ".." || resolved.startsWith("../"))
+        throw unsafe(
+          label,
+          `symlink ${JSON.stringify(rel)} -> ${JSON.stringify(e.linkname)} points outside the image root`,
+        );
       symlinkSync(target, abs);
     } else if (e.type === "hardlink") {
       const t = cleanEntryPath(e.linkname, label);
@@ -213,8 +239,13 @@ export async function applyLayer(root: string, src: AsyncIterable<Buffer>, budge
       const tdir = parentOf(t);
       ensureDir(tdir);
       const st = lstatOrUndef(join(root, t));
-      if (!st) throw unsafe(label, `hard link ${JSON.stringify(rel)} -> ${JSON.stringify(e.linkname)}: target not found`);
-      if (!st.isFile()) throw unsafe(label, `hard link ${JSON.stringify(rel)} -> ${JSON.stringify(e.linkname)}: target is not a regular file`);
+      if (!st)
+        throw unsafe(label, `hard link ${JSON.stringify(rel)} -> ${JSON.stringify(e.linkname)}: target not found`);
+      if (!st.isFile())
+        throw unsafe(
+          label,
+          `hard link ${JSON.stringify(rel)} -> ${JSON.stringify(e.linkname)}: target is not a regular file`,
+        );
       linkSync(join(root, t), abs);
     }
     // devices, fifos and other special files are not created

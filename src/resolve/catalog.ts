@@ -7,8 +7,18 @@ import { bundleCsvJson } from "../fbc/objects.js";
 import { byteCompare, type Model, type ModelBundle, type ModelChannel, type ModelPackage } from "../fbc/model.js";
 import { parseProperties, type GVKProperty, type ParsedProperties } from "../fbc/properties.js";
 import type { Bundle, JsonObject, JsonValue, Meta, Property, RelatedImage } from "../fbc/types.js";
-import { operandEntries, operandReferencesOf, SCHEMA_OPERAND, type OperandEntry, type OperandReference } from "./operands.js";
-import { PROPERTY_OPERAND_REQUIRED, PROPERTY_OPERAND_SUPPORTED, PROPERTY_RELATED_IMAGE_BUNDLE } from "../fbc/properties.js";
+import {
+  operandEntries,
+  operandReferencesOf,
+  SCHEMA_OPERAND,
+  type OperandEntry,
+  type OperandReference,
+} from "./operands.js";
+import {
+  PROPERTY_OPERAND_REQUIRED,
+  PROPERTY_OPERAND_SUPPORTED,
+  PROPERTY_RELATED_IMAGE_BUNDLE,
+} from "../fbc/properties.js";
 import { SemverError, tryParseRange, tryParseTolerant, type Range, type Version } from "../semver/index.js";
 
 /** A named catalog given to the resolver. Higher `priority` is preferred (default 0). */
@@ -94,7 +104,10 @@ export function sortChannel(pkg: string, ch: ModelChannel): { chain: ModelBundle
     }
   }
   const heads = [...byName.values()].filter((b) => !replacedBy.has(b.name));
-  if (heads.length === 0) return { error: `no channel heads (entries not replaced by another entry) found in channel "${ch.name}" of package "${pkg}"` };
+  if (heads.length === 0)
+    return {
+      error: `no channel heads (entries not replaced by another entry) found in channel "${ch.name}" of package "${pkg}"`,
+    };
   const chains: ModelBundle[][] = [];
   for (const head of heads) {
     const chain: ModelBundle[] = [];
@@ -105,7 +118,9 @@ export function sortChannel(pkg: string, ch: ModelChannel): { chain: ModelBundle
       if (!skipped.has(cur.name)) chain.push(cur);
       const next: ModelBundle | undefined = cur.replaces ? byName.get(cur.replaces) : undefined;
       if (next && visited.has(next.name)) {
-        return { error: `a cycle exists in the chain of replacement beginning with "${head.name}" in channel "${ch.name}" of package "${pkg}"` };
+        return {
+          error: `a cycle exists in the chain of replacement beginning with "${head.name}" in channel "${ch.name}" of package "${pkg}"`,
+        };
       }
       cur = next;
     }
@@ -172,7 +187,13 @@ export class CatalogSet {
       this.catalogs.push({ name: c.name, priority: c.priority ?? 0 });
       const pkgs = [...c.model.values()].sort((a, b) => byteCompare(a.name, b.name));
       for (const p of pkgs) this.#addPackage(c.name, c.priority ?? 0, p);
-      for (const o of operandEntries(c.name, c.priority ?? 0, c.others ?? [], this.operandEntries.length, this.warnings)) {
+      for (const o of operandEntries(
+        c.name,
+        c.priority ?? 0,
+        c.others ?? [],
+        this.operandEntries.length,
+        this.warnings,
+      )) {
         this.operandEntries.push(o);
         push(this.#entriesByName, `${o.schema}\0${o.name}`, o);
       }
@@ -180,7 +201,14 @@ export class CatalogSet {
     // Newest first; for one version, the higher-priority catalog first (an entry redefined in a
     // preferred catalog, e.g. with a patched digest, wins), then scoped entries before global ones.
     for (const l of this.#entriesByName.values()) {
-      l.sort((a, b) => b.version.compare(a.version) || b.priority - a.priority || byteCompare(a.catalog, b.catalog) || byteCompare(b.package, a.package) || a.ordinal - b.ordinal);
+      l.sort(
+        (a, b) =>
+          b.version.compare(a.version) ||
+          b.priority - a.priority ||
+          byteCompare(a.catalog, b.catalog) ||
+          byteCompare(b.package, a.package) ||
+          a.ordinal - b.ordinal,
+      );
     }
     for (const e of this.entities) for (const r of operandRefs(e).supported) push(this.#supporters, r.name, e);
   }
@@ -203,7 +231,9 @@ export class CatalogSet {
   #addPackage(catalog: string, priority: number, p: ModelPackage): void {
     const def = p.defaultChannel?.name ?? "";
     this.#defaultChannel.set(catalog + "\0" + p.name, def);
-    const channels = [...p.channels.values()].sort((a, b) => (a.name === def ? -1 : b.name === def ? 1 : byteCompare(a.name, b.name)));
+    const channels = [...p.channels.values()].sort((a, b) =>
+      a.name === def ? -1 : b.name === def ? 1 : byteCompare(a.name, b.name),
+    );
     const entityOf = new Map<string, Entity & { channels: ChannelEdge[] }>();
     const pkgOrder: Entity[] = [];
     const inOrder = new Set<Entity>();
@@ -334,7 +364,7 @@ export function upgradesFrom(e: Entity, name: string, version: Version | undefin
     if (c.replaces === name || c.skips.includes(name)) return true;
     if (c.skipRange && version) {
       const r = cachedRange(c.skipRange);
-      if (r && r(version)) return true;
+      if (r?.(version)) return true;
     }
   }
   return false;
@@ -447,12 +477,20 @@ export function operandRefs(e: Entity): OperandRefs {
   if (r) return r;
   let any = false;
   for (const p of e.parsed.others) {
-    if (p.type === PROPERTY_OPERAND_SUPPORTED || p.type === PROPERTY_OPERAND_REQUIRED || p.type === PROPERTY_RELATED_IMAGE_BUNDLE) any = true;
+    if (
+      p.type === PROPERTY_OPERAND_SUPPORTED ||
+      p.type === PROPERTY_OPERAND_REQUIRED ||
+      p.type === PROPERTY_RELATED_IMAGE_BUNDLE
+    )
+      any = true;
   }
   if (!any) r = NO_REFS;
   else {
     const all = operandReferencesOf(e.parsed.others);
-    r = { supported: all.filter((x) => x.type === PROPERTY_OPERAND_SUPPORTED), required: all.filter((x) => x.type !== PROPERTY_OPERAND_SUPPORTED) };
+    r = {
+      supported: all.filter((x) => x.type === PROPERTY_OPERAND_SUPPORTED),
+      required: all.filter((x) => x.type !== PROPERTY_OPERAND_SUPPORTED),
+    };
   }
   refsCache.set(e, r);
   return r;

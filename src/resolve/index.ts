@@ -2,7 +2,17 @@
  * Dependency resolution over File-Based Catalogs (seed 002's Deppy): catalogs with priorities,
  * Inputs and InputClasses, installed operators and a described cluster → a resolveset.
  */
-export { CatalogSet, channelOrder, operandRefs, sortChannel, supports, type ChannelEdge, type Entity, type NamedCatalog, type OperandRefs } from "./catalog.js";
+export {
+  CatalogSet,
+  channelOrder,
+  operandRefs,
+  sortChannel,
+  supports,
+  type ChannelEdge,
+  type Entity,
+  type NamedCatalog,
+  type OperandRefs,
+} from "./catalog.js";
 export {
   decodeOperandBlob,
   decodeOperandReference,

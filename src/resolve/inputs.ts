@@ -72,7 +72,13 @@ export interface ClusterDescription {
   openshiftVersion?: string;
 }
 
-const base = { force: false, generateInputsForDependencies: false, dryRun: false, trace: false, constraints: [] as InputConstraint[] };
+const base = {
+  force: false,
+  generateInputsForDependencies: false,
+  dryRun: false,
+  trace: false,
+  constraints: [] as InputConstraint[],
+};
 
 /**
  * The default InputClasses of the strawman. The seed lists class constraints such as
@@ -86,7 +92,10 @@ export const DEFAULT_INPUT_CLASSES: readonly InputClass[] = [
   { name: "force", parameters: { ...base, force: true } },
   { name: "minimal-version", parameters: { ...base, dependencyPreference: "minimal" } },
   { name: "dry-run", parameters: { ...base, dryRun: true } },
-  { name: "dry-run-next", parameters: { ...base, dryRun: true, constraints: [{ type: "olm.cluster.nextMinor", value: true }] } },
+  {
+    name: "dry-run-next",
+    parameters: { ...base, dryRun: true, constraints: [{ type: "olm.cluster.nextMinor", value: true }] },
+  },
 ];
 
 /** Everything an input file may hold. */
@@ -101,7 +110,8 @@ export interface InputDocuments {
 
 type Obj = { [k: string]: JsonValue };
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === "object" && !Array.isArray(v);
-const str = (v: unknown): string | undefined => (typeof v === "string" ? v : typeof v === "number" ? String(v) : undefined);
+const str = (v: unknown): string | undefined =>
+  typeof v === "string" ? v : typeof v === "number" ? String(v) : undefined;
 
 function constraintsFrom(v: JsonValue | undefined, where: string, errors: string[]): InputConstraint[] {
   if (v === undefined || v === null) return [];
@@ -139,7 +149,11 @@ export function addDocument(doc: JsonValue, where: string, into: InputDocuments)
   switch (kind) {
     case "Input": {
       if (!name) into.errors.push(`${where}: Input without metadata.name`);
-      into.inputs.push({ name, inputClass: str(spec.inputClass) ?? "subscription", constraints: constraintsFrom(spec.constraints, `${where}: Input ${name}`, into.errors) });
+      into.inputs.push({
+        name,
+        inputClass: str(spec.inputClass) ?? "subscription",
+        constraints: constraintsFrom(spec.constraints, `${where}: Input ${name}`, into.errors),
+      });
       return;
     }
     case "Operator": {
@@ -147,7 +161,8 @@ export function addDocument(doc: JsonValue, where: string, into: InputDocuments)
       const cs: InputConstraint[] = [];
       if (isObj(spec.catalog)) cs.push({ type: "olm.catalog", value: spec.catalog });
       const pkg = isObj(spec.catalog) ? str(spec.catalog.package) : undefined;
-      if (spec.version !== undefined && spec.version !== null) cs.push({ type: "olm.packageVersion", value: { package: pkg ?? name, version: str(spec.version) ?? "" } });
+      if (spec.version !== undefined && spec.version !== null)
+        cs.push({ type: "olm.packageVersion", value: { package: pkg ?? name, version: str(spec.version) ?? "" } });
       cs.push(...constraintsFrom(spec.constraints, `${where}: Operator ${name}`, into.errors));
       into.inputs.push({ name, inputClass: str(spec.inputClass) ?? "subscription", constraints: cs });
       return;
@@ -156,7 +171,10 @@ export function addDocument(doc: JsonValue, where: string, into: InputDocuments)
       if (!name) into.errors.push(`${where}: InputClass without metadata.name`);
       const p = isObj(doc.parameters) ? doc.parameters : isObj(spec.parameters) ? spec.parameters : {};
       const pref = str(p.dependencyPreference);
-      if (pref !== undefined && pref !== "newest" && pref !== "minimal") into.errors.push(`${where}: InputClass ${name}: dependencyPreference must be newest or minimal, got ${JSON.stringify(pref)}`);
+      if (pref !== undefined && pref !== "newest" && pref !== "minimal")
+        into.errors.push(
+          `${where}: InputClass ${name}: dependencyPreference must be newest or minimal, got ${JSON.stringify(pref)}`,
+        );
       into.classes.push({
         name,
         parameters: {
@@ -181,18 +199,30 @@ export function addDocument(doc: JsonValue, where: string, into: InputDocuments)
           into.errors.push(`${where}: operators[${i}] needs "package" and "bundle"`);
           return;
         }
-        into.installed.push({ package: pkg, bundle, version: str(op.version), catalog: str(op.catalog), channel: str(op.channel), subscribed: bool(op.subscribed, false) });
+        into.installed.push({
+          package: pkg,
+          bundle,
+          version: str(op.version),
+          catalog: str(op.catalog),
+          channel: str(op.channel),
+          subscribed: bool(op.subscribed, false),
+        });
       });
       const c = isObj(doc.cluster) ? doc.cluster : isObj(spec.cluster) ? spec.cluster : undefined;
       if (c) into.cluster = { kubernetesVersion: str(c.kubernetesVersion), openshiftVersion: str(c.openshiftVersion) };
       return;
     }
     case "Cluster": {
-      into.cluster = { kubernetesVersion: str(spec.kubernetesVersion ?? doc.kubernetesVersion), openshiftVersion: str(spec.openshiftVersion ?? doc.openshiftVersion) };
+      into.cluster = {
+        kubernetesVersion: str(spec.kubernetesVersion ?? doc.kubernetesVersion),
+        openshiftVersion: str(spec.openshiftVersion ?? doc.openshiftVersion),
+      };
       return;
     }
     default:
-      into.errors.push(`${where}: unknown kind ${JSON.stringify(kind ?? null)} (expected Input, InputClass, Operator, Installed or Cluster)`);
+      into.errors.push(
+        `${where}: unknown kind ${JSON.stringify(kind ?? null)} (expected Input, InputClass, Operator, Installed or Cluster)`,
+      );
   }
 }
 

@@ -4,7 +4,13 @@
  * properties live in the FBC core (src/fbc/operands.ts) and are re-exported here.
  */
 import { goQuote } from "../gojson/fmt.js";
-import { decodeOperandBlob, SCHEMA_OPERAND, SCHEMA_RELATED_IMAGES, type OperandBlob, type OperandImage } from "../fbc/operands.js";
+import {
+  decodeOperandBlob,
+  SCHEMA_OPERAND,
+  SCHEMA_RELATED_IMAGES,
+  type OperandBlob,
+  type OperandImage,
+} from "../fbc/operands.js";
 import type { Meta } from "../fbc/types.js";
 import { tryParseVersion, type Version } from "../semver/index.js";
 
@@ -46,7 +52,13 @@ export function entryText(e: Pick<OperandEntry, "schema" | "name" | "versionText
 }
 
 /** Builds the entries of one catalog's valid blobs (invalid ones are skipped with a warning). */
-export function operandEntries(catalog: string, priority: number, others: readonly Meta[], start: number, warnings: string[]): OperandEntry[] {
+export function operandEntries(
+  catalog: string,
+  priority: number,
+  others: readonly Meta[],
+  start: number,
+  warnings: string[],
+): OperandEntry[] {
   const out: OperandEntry[] = [];
   const seen = new Set<string>();
   for (const m of others) {
@@ -60,13 +72,30 @@ export function operandEntries(catalog: string, priority: number, others: readon
     const versionText = version.toString();
     const id = `${blob.schema} ${blob.name} ${versionText}${blob.package ? ` for package ${blob.package}` : ""} (${catalog})`;
     if (seen.has(id)) {
-      warnings.push(`catalog ${catalog}: duplicate ${blob.schema} ${goQuote(blob.name)} version ${versionText} ignored`);
+      warnings.push(
+        `catalog ${catalog}: duplicate ${blob.schema} ${goQuote(blob.name)} version ${versionText} ignored`,
+      );
       continue;
     }
     seen.add(id);
     // Related-image entries of one name share a configuration on the cluster: one version at most.
-    const key = blob.schema === SCHEMA_OPERAND ? `operand:${blob.package}/${blob.name}/${versionText}` : `relatedimages:${blob.name}`;
-    out.push({ id, schema: blob.schema, catalog, priority, name: blob.name, package: blob.package, version, versionText, images: blob.images, keys: [key], ordinal: start + out.length });
+    const key =
+      blob.schema === SCHEMA_OPERAND
+        ? `operand:${blob.package}/${blob.name}/${versionText}`
+        : `relatedimages:${blob.name}`;
+    out.push({
+      id,
+      schema: blob.schema,
+      catalog,
+      priority,
+      name: blob.name,
+      package: blob.package,
+      version,
+      versionText,
+      images: blob.images,
+      keys: [key],
+      ordinal: start + out.length,
+    });
   }
   return out;
 }

@@ -69,7 +69,8 @@ export function compileCel(rule: string): CelProgram {
   let p = celCache.get(rule);
   if (p) return p;
   const checked = env().check(rule);
-  if (!checked.valid) p = { error: `cel compile error: ${String(checked.error?.message ?? "invalid expression").split("\n")[0]}` };
+  if (!checked.valid)
+    p = { error: `cel compile error: ${String(checked.error?.message ?? "invalid expression").split("\n")[0]}` };
   else if (checked.type !== "bool") p = { error: "cel expressions must have type Bool" };
   else {
     const fn = env().parse(rule);
@@ -91,19 +92,39 @@ function rangePredicate(pkg: string, range: string, meets: Predicate["meets"], f
   const r = tryParseRange(range);
   const text = `with package: ${pkg} and with version in range: ${range}`;
   if (r instanceof SemverError) {
-    return { text, meets, failureMessage, error: `invalid version range ${JSON.stringify(range)}: ${r.message}`, test: never, scope: () => [] };
+    return {
+      text,
+      meets,
+      failureMessage,
+      error: `invalid version range ${JSON.stringify(range)}: ${r.message}`,
+      test: never,
+      scope: () => [],
+    };
   }
   const rr: Range = r;
-  return { text, meets, failureMessage, test: (e) => e.package === pkg && e.version !== undefined && rr(e.version), scope: (s) => s.byPackage(pkg) };
+  return {
+    text,
+    meets,
+    failureMessage,
+    test: (e) => e.package === pkg && e.version !== undefined && rr(e.version),
+    scope: (s) => s.byPackage(pkg),
+  };
 }
 
-function gvkPredicate(g: { group: string; version: string; kind: string }, meets: Predicate["meets"], failureMessage?: string): Predicate {
+function gvkPredicate(
+  g: { group: string; version: string; kind: string },
+  meets: Predicate["meets"],
+  failureMessage?: string,
+): Predicate {
   const key = gvkKey(g);
   return { text: gvkText(g), meets, failureMessage, test: (e) => e.provides.includes(key), scope: (s) => s.byGvk(key) };
 }
 
 /** Compiles a parsed `olm.constraint` (OLM's `constraints.Constraint`) into a predicate. */
-export function compileConstraint(c: Constraint, meets: Predicate["meets"] = { "olm.constraint": c as unknown as JsonValue }): Predicate {
+export function compileConstraint(
+  c: Constraint,
+  meets: Predicate["meets"] = { "olm.constraint": c as unknown as JsonValue },
+): Predicate {
   const fm = c.failureMessage;
   if (c.gvk) return gvkPredicate(c.gvk, meets, fm);
   if (c.package) return rangePredicate(c.package.packageName, c.package.versionRange, meets, fm);
@@ -137,11 +158,32 @@ export function compileConstraint(c: Constraint, meets: Predicate["meets"] = { "
       };
     }
     if (k === "any") {
-      return { text: texts.join(" or "), meets, failureMessage: fm, error: kids.length === 0 ? "constraint is empty" : undefined, test: (e) => kids.some((x) => x.test(e)), scope: () => undefined };
+      return {
+        text: texts.join(" or "),
+        meets,
+        failureMessage: fm,
+        error: kids.length === 0 ? "constraint is empty" : undefined,
+        test: (e) => kids.some((x) => x.test(e)),
+        scope: () => undefined,
+      };
     }
-    return { text: texts.map((t) => `not ${t}`).join(" and "), meets, failureMessage: fm, error: err, test: (e) => !kids.some((x) => x.test(e)), scope: () => undefined };
+    return {
+      text: texts.map((t) => `not ${t}`).join(" and "),
+      meets,
+      failureMessage: fm,
+      error: err,
+      test: (e) => !kids.some((x) => x.test(e)),
+      scope: () => undefined,
+    };
   }
-  return { text: "with an empty constraint", meets, failureMessage: fm, error: "constraint is empty", test: never, scope: () => [] };
+  return {
+    text: "with an empty constraint",
+    meets,
+    failureMessage: fm,
+    error: "constraint is empty",
+    test: never,
+    scope: () => [],
+  };
 }
 
 const depCache = new WeakMap<Entity, Predicate[]>();
@@ -155,8 +197,14 @@ export function dependenciesOf(e: Entity): readonly Predicate[] {
   let l = depCache.get(e);
   if (l) return l;
   l = [];
-  for (const g of e.parsed.gvksRequired) l.push(gvkPredicate(g, { "olm.gvk.required": { group: g.group, version: g.version, kind: g.kind } }));
-  for (const r of e.parsed.packagesRequired) l.push(rangePredicate(r.packageName, r.versionRange, { "olm.package.required": { packageName: r.packageName, versionRange: r.versionRange } }));
+  for (const g of e.parsed.gvksRequired)
+    l.push(gvkPredicate(g, { "olm.gvk.required": { group: g.group, version: g.version, kind: g.kind } }));
+  for (const r of e.parsed.packagesRequired)
+    l.push(
+      rangePredicate(r.packageName, r.versionRange, {
+        "olm.package.required": { packageName: r.packageName, versionRange: r.versionRange },
+      }),
+    );
   for (const p of e.parsed.others) {
     if (p.type !== "olm.constraint") continue;
     let meets: Predicate["meets"];
@@ -168,7 +216,13 @@ export function dependenciesOf(e: Entity): readonly Predicate[] {
     try {
       l.push(compileConstraint(parseConstraint(p.value.text), meets));
     } catch (err) {
-      l.push({ text: "with an unparsable constraint", meets, error: `parse olm.constraint: ${(err as Error).message}`, test: never, scope: () => [] });
+      l.push({
+        text: "with an unparsable constraint",
+        meets,
+        error: `parse olm.constraint: ${(err as Error).message}`,
+        test: never,
+        scope: () => [],
+      });
     }
   }
   depCache.set(e, l);
@@ -189,7 +243,9 @@ export function matching(set: CatalogSet, p: Predicate): readonly Entity[] {
   let r = m.get(p);
   if (r) return r;
   const scope = p.scope(set);
-  r = scope ? scope.filter((e) => p.test(e)).sort((a, b) => a.ordinal - b.ordinal) : set.entities.filter((e) => p.test(e));
+  r = scope
+    ? scope.filter((e) => p.test(e)).sort((a, b) => a.ordinal - b.ordinal)
+    : set.entities.filter((e) => p.test(e));
   m.set(p, r);
   return r;
 }

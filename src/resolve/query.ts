@@ -35,7 +35,14 @@ export function query(set: CatalogSet, text: string): QueryMatch[] {
     if ("error" in prog) throw new Error(prog.error);
     found = set.entities.filter(prog.test);
   }
-  return found.map((e) => ({ catalog: e.catalog, package: e.package, name: e.name, version: e.versionText, image: e.image, channels: e.channels.map((c) => c.channel) }));
+  return found.map((e) => ({
+    catalog: e.catalog,
+    package: e.package,
+    name: e.name,
+    version: e.versionText,
+    image: e.image,
+    channels: e.channels.map((c) => c.channel),
+  }));
 }
 
 /** An image and what needs it. */
@@ -54,7 +61,12 @@ type Use = ImageUse["uses"][number];
 function add(m: Map<string, ImageUse>, image: string, use: Use): void {
   if (!image) return;
   const u = m.get(image) ?? { image, uses: [] };
-  if (!u.uses.some((x) => x.bundle === use.bundle && x.name === use.name && x.entry === use.entry && x.schema === use.schema)) u.uses.push(use);
+  if (
+    !u.uses.some(
+      (x) => x.bundle === use.bundle && x.name === use.name && x.entry === use.entry && x.schema === use.schema,
+    )
+  )
+    u.uses.push(use);
   m.set(image, u);
 }
 
@@ -62,8 +74,24 @@ function sorted(m: Map<string, ImageUse>): ImageUse[] {
   return [...m.values()].sort((a, b) => (a.image < b.image ? -1 : a.image > b.image ? 1 : 0));
 }
 
-function addEntry(m: Map<string, ImageUse>, o: { schema: string; name: string; version: string; package?: string; images?: readonly { name: string; image: string }[] }): void {
-  for (const i of o.images ?? []) add(m, i.image, { bundle: "", package: o.package ?? "", name: i.name, schema: o.schema, entry: `${o.name} ${o.version}` });
+function addEntry(
+  m: Map<string, ImageUse>,
+  o: {
+    schema: string;
+    name: string;
+    version: string;
+    package?: string;
+    images?: readonly { name: string; image: string }[];
+  },
+): void {
+  for (const i of o.images ?? [])
+    add(m, i.image, {
+      bundle: "",
+      package: o.package ?? "",
+      name: i.name,
+      schema: o.schema,
+      entry: `${o.name} ${o.version}`,
+    });
 }
 
 /**

@@ -27,10 +27,45 @@ import { byteCompare } from "../fbc/model.js";
 import type { JsonValue, Property } from "../fbc/types.js";
 import { RawJson } from "../fbc/rawjson.js";
 import { packageVersionMatcher, SemverError, type Range, type Version } from "../semver/index.js";
-import { atMost, dependency, formatSearchPosition, mandatory, prohibited, solve, variable, withMessage, type Constraint, type Variable } from "./sat/index.js";
-import { clusterFacts, gvkKey, isDeprecated, operandRefs, tolerant, upgradesFrom, type CatalogSet, type Entity } from "./catalog.js";
-import { entryText, parseOperandRange, SCHEMA_OPERAND, SCHEMA_RELATED_IMAGES, type OperandEntry, type OperandImage, type OperandReference } from "./operands.js";
-import { DEFAULT_INPUT_CLASSES, type ClusterDescription, type Input, type InputClass, type InputClassParameters, type InstalledOperator } from "./inputs.js";
+import {
+  atMost,
+  dependency,
+  formatSearchPosition,
+  mandatory,
+  prohibited,
+  solve,
+  variable,
+  withMessage,
+  type Constraint,
+  type Variable,
+} from "./sat/index.js";
+import {
+  clusterFacts,
+  gvkKey,
+  isDeprecated,
+  operandRefs,
+  tolerant,
+  upgradesFrom,
+  type CatalogSet,
+  type Entity,
+} from "./catalog.js";
+import {
+  entryText,
+  parseOperandRange,
+  SCHEMA_OPERAND,
+  SCHEMA_RELATED_IMAGES,
+  type OperandEntry,
+  type OperandImage,
+  type OperandReference,
+} from "./operands.js";
+import {
+  DEFAULT_INPUT_CLASSES,
+  type ClusterDescription,
+  type Input,
+  type InputClass,
+  type InputClassParameters,
+  type InstalledOperator,
+} from "./inputs.js";
 import { compileCel, dependenciesOf, matching, type Predicate } from "./predicates.js";
 import { parseProperties, PROPERTY_RELATED_IMAGE_BUNDLE } from "../fbc/properties.js";
 
@@ -200,7 +235,13 @@ interface Installed {
   successors: Entity[];
 }
 
-const PARAM_DEFAULTS: InputClassParameters = { force: false, generateInputsForDependencies: false, dryRun: false, trace: false, constraints: [] };
+const PARAM_DEFAULTS: InputClassParameters = {
+  force: false,
+  generateInputsForDependencies: false,
+  dryRun: false,
+  trace: false,
+  constraints: [],
+};
 
 function maxVersion(a: Version | undefined, b: Version | undefined): Version | undefined {
   if (!a) return b;
@@ -219,7 +260,9 @@ function listText(names: readonly string[]): string {
 
 function virtualEntity(op: InstalledOperator): Entity {
   const version = op.version ? tolerant(op.version) : undefined;
-  const props: Property[] = [{ type: "olm.package", value: RawJson.fromValue({ packageName: op.package, version: op.version ?? "" }) }];
+  const props: Property[] = [
+    { type: "olm.package", value: RawJson.fromValue({ packageName: op.package, version: op.version ?? "" }) },
+  ];
   return {
     id: `${op.bundle} (installed)`,
     catalog: "",
@@ -235,7 +278,16 @@ function virtualEntity(op: InstalledOperator): Entity {
     inDefaultChannel: false,
     rank: Number.MAX_SAFE_INTEGER,
     ordinal: Number.MAX_SAFE_INTEGER,
-    parsed: { packages: [{ packageName: op.package, version: op.version ?? "", release: "" }], packagesRequired: [], gvks: [], gvksRequired: [], bundleObjects: 0, csvMetadatas: [], channels: [], others: [] },
+    parsed: {
+      packages: [{ packageName: op.package, version: op.version ?? "", release: "" }],
+      packagesRequired: [],
+      gvks: [],
+      gvksRequired: [],
+      bundleObjects: 0,
+      csvMetadatas: [],
+      channels: [],
+      others: [],
+    },
     provides: [],
     keys: ["pkg:" + op.package],
     virtual: true,
@@ -253,7 +305,9 @@ function overriddenEntity(op: InstalledOperator, base: Entity | undefined, warni
   try {
     parsed = parseProperties(props);
   } catch (e) {
-    warnings.push(`installed bundle ${op.bundle}: its recorded properties do not decode (${(e as Error).message}); the catalog's are used`);
+    warnings.push(
+      `installed bundle ${op.bundle}: its recorded properties do not decode (${(e as Error).message}); the catalog's are used`,
+    );
     return base ?? virtualEntity(op);
   }
   const v = virtualEntity(op);
@@ -280,8 +334,14 @@ export function resolve(req: ResolveRequest): ResolveSet {
   const baseKube = req.cluster?.kubernetesVersion ? tolerant(req.cluster.kubernetesVersion) : undefined;
   const baseOcp = req.cluster?.openshiftVersion ? tolerant(req.cluster.openshiftVersion) : undefined;
   const warnings = [...set.warnings];
-  if (req.cluster?.kubernetesVersion && !baseKube) warnings.push(`cluster Kubernetes version ${JSON.stringify(req.cluster.kubernetesVersion)} is not a version; ignored`);
-  if (req.cluster?.openshiftVersion && !baseOcp) warnings.push(`cluster OpenShift version ${JSON.stringify(req.cluster.openshiftVersion)} is not a version; ignored`);
+  if (req.cluster?.kubernetesVersion && !baseKube)
+    warnings.push(
+      `cluster Kubernetes version ${JSON.stringify(req.cluster.kubernetesVersion)} is not a version; ignored`,
+    );
+  if (req.cluster?.openshiftVersion && !baseOcp)
+    warnings.push(
+      `cluster OpenShift version ${JSON.stringify(req.cluster.openshiftVersion)} is not a version; ignored`,
+    );
 
   // Installed operators.
   const installed = new Map<string, Installed>();
@@ -296,7 +356,13 @@ export function resolve(req: ResolveRequest): ResolveSet {
     const version = entity.version ?? (op.version ? tolerant(op.version) : undefined);
     const successors = set.byPackage(op.package).filter((e) => upgradesFrom(e, op.bundle, version));
     // with recorded properties the installed bundle is the overridden entity, not the catalog's copy
-    installed.set(op.package, { op, entity, version, successors, allowed: new Set([...(entity.virtual ? [] : [op.bundle]), ...successors.map((e) => e.name)]) });
+    installed.set(op.package, {
+      op,
+      entity,
+      version,
+      successors,
+      allowed: new Set([...(entity.virtual ? [] : [op.bundle]), ...successors.map((e) => e.name)]),
+    });
   }
   const allowed = (e: Entity): boolean => {
     const i = installed.get(e.package);
@@ -310,7 +376,13 @@ export function resolve(req: ResolveRequest): ResolveSet {
   const statuses: InputStatus[] = [];
   for (const input of req.inputs) {
     const params = classes.get(input.inputClass);
-    const st: InputStatus = { name: input.name, inputClass: input.inputClass, dryRun: params?.dryRun ?? false, instances: [], conditions: [] };
+    const st: InputStatus = {
+      name: input.name,
+      inputClass: input.inputClass,
+      dryRun: params?.dryRun ?? false,
+      instances: [],
+      conditions: [],
+    };
     statuses.push(st);
     const unit = buildInputUnit(set, input, params, installed, allowed, baseKube, baseOcp);
     inputStatus.set(unit, st);
@@ -364,7 +436,12 @@ export function resolve(req: ResolveRequest): ResolveSet {
       const cands = matching(set, pred).filter(allowed);
       for (const i of installed.values()) if (i.entity.virtual && pred.test(i.entity)) cands.push(i.entity);
       const inst = (x: Entity): boolean => installed.get(x.package)?.entity.name === x.name;
-      cands.sort((a, b) => Number(inst(b)) - Number(inst(a)) || Number(b.catalog === e.catalog) - Number(a.catalog === e.catalog) || preferenceOrder(undefined, minimal)(a, b));
+      cands.sort(
+        (a, b) =>
+          Number(inst(b)) - Number(inst(a)) ||
+          Number(b.catalog === e.catalog) - Number(a.catalog === e.catalog) ||
+          preferenceOrder(undefined, minimal)(a, b),
+      );
       return { pred, cands };
     });
     depCands.set(e, l);
@@ -380,7 +457,15 @@ export function resolve(req: ResolveRequest): ResolveSet {
     const minimal = prefOf.get(e) === "minimal";
     l = operandRefs(e).required.map((ref) => {
       const schema = ref.type === PROPERTY_RELATED_IMAGE_BUNDLE ? SCHEMA_RELATED_IMAGES : SCHEMA_OPERAND;
-      return { ref, cands: orderEntries(set.operands(schema, ref.name).filter((o) => ref.range(o.version) && (o.package === "" || o.package === e.package)), minimal) };
+      return {
+        ref,
+        cands: orderEntries(
+          set
+            .operands(schema, ref.name)
+            .filter((o) => ref.range(o.version) && (o.package === "" || o.package === e.package)),
+          minimal,
+        ),
+      };
     });
     reqCands.set(e, l);
     return l;
@@ -392,7 +477,12 @@ export function resolve(req: ResolveRequest): ResolveSet {
     if (l) return l;
     const minimal = entryPref.get(o) === "minimal";
     l = set.supportersOf(o).filter(allowed);
-    l.sort((a, b) => Number(inst(b)) - Number(inst(a)) || Number(b.catalog === o.catalog) - Number(a.catalog === o.catalog) || preferenceOrder(undefined, minimal)(a, b));
+    l.sort(
+      (a, b) =>
+        Number(inst(b)) - Number(inst(a)) ||
+        Number(b.catalog === o.catalog) - Number(a.catalog === o.catalog) ||
+        preferenceOrder(undefined, minimal)(a, b),
+    );
     supCands.set(o, l);
     return l;
   };
@@ -474,13 +564,27 @@ export function resolve(req: ResolveRequest): ResolveSet {
       if (u.operandChoices && u.candidates.length > 0) {
         // One variable per candidate: "the input is met by this bundle with these operands".
         const vias = u.candidates.map((c) => viaId(u, c));
-        vars.push(variable(u.varId, withMessage(mandatory(), `input ${u.name} is requested`), withMessage(dependency(...vias), `input ${u.name} can be satisfied only by ${listText(names)}, each managing the operands it asks for`)));
+        vars.push(
+          variable(
+            u.varId,
+            withMessage(mandatory(), `input ${u.name} is requested`),
+            withMessage(
+              dependency(...vias),
+              `input ${u.name} can be satisfied only by ${listText(names)}, each managing the operands it asks for`,
+            ),
+          ),
+        );
         u.candidates.forEach((c, ci) => {
           const per = u.operandChoices?.get(c) ?? [];
           const cs: Constraint[] = [withMessage(dependency(c.id), `input ${u.name} through ${c.id} installs it`)];
           u.operandRequests.forEach((r, ri) => {
             const ids = (per[ri] ?? []).map((o) => o.id);
-            cs.push(withMessage(dependency(...ids), `input ${u.name} asks for operand ${r.name}${r.version ? ` in version range ${r.version}` : ""}, which ${c.id} manages only as ${listText(ids)}`));
+            cs.push(
+              withMessage(
+                dependency(...ids),
+                `input ${u.name} asks for operand ${r.name}${r.version ? ` in version range ${r.version}` : ""}, which ${c.id} manages only as ${listText(ids)}`,
+              ),
+            );
           });
           aux.push(variable(vias[ci], ...cs));
         });
@@ -489,8 +593,22 @@ export function resolve(req: ResolveRequest): ResolveSet {
       const dep =
         u.candidates.length === 0
           ? withMessage(dependency(), u.emptyReason ?? `no bundle matches ${u.kind} ${u.name}`)
-          : withMessage(dependency(...names), u.kind === "input" ? `input ${u.name} can be satisfied only by ${listText(names)}` : `installed operator ${u.name} can only stay at ${u.candidates.find((c) => installed.get(u.name)?.entity === c)?.id ?? "?"} or move along its upgrade edges to ${listText(names.filter((n) => n !== installed.get(u.name)?.entity.id)) || "nothing"}`);
-      vars.push(variable(u.varId, withMessage(mandatory(), u.kind === "input" ? `input ${u.name} is requested` : `${installed.get(u.name)?.entity.name} is installed`), dep));
+          : withMessage(
+              dependency(...names),
+              u.kind === "input"
+                ? `input ${u.name} can be satisfied only by ${listText(names)}`
+                : `installed operator ${u.name} can only stay at ${u.candidates.find((c) => installed.get(u.name)?.entity === c)?.id ?? "?"} or move along its upgrade edges to ${listText(names.filter((n) => n !== installed.get(u.name)?.entity.id)) || "nothing"}`,
+            );
+      vars.push(
+        variable(
+          u.varId,
+          withMessage(
+            mandatory(),
+            u.kind === "input" ? `input ${u.name} is requested` : `${installed.get(u.name)?.entity.name} is installed`,
+          ),
+          dep,
+        ),
+      );
     }
     vars.push(...aux);
     const byPkg = new Map<string, Entity[]>();
@@ -501,10 +619,21 @@ export function resolve(req: ResolveRequest): ResolveSet {
         // The facts (a CSV may have to be decoded) are only derived when a cluster is described.
         const f = kube || ocp ? clusterFacts(e) : undefined;
         const mkv = kube ? f?.minKube : undefined;
-        if (kube && mkv && mkv.compare(kube) > 0) cs.push(withMessage(prohibited(), `${e.id} requires Kubernetes ${f?.minKubeVersion} or newer but the cluster runs ${kube.toString()}`));
+        if (kube && mkv && mkv.compare(kube) > 0)
+          cs.push(
+            withMessage(
+              prohibited(),
+              `${e.id} requires Kubernetes ${f?.minKubeVersion} or newer but the cluster runs ${kube.toString()}`,
+            ),
+          );
         const mov = ocp ? f?.maxOpenShift : undefined;
         if (ocp && mov && (ocp.major > mov.major || (ocp.major === mov.major && ocp.minor > mov.minor))) {
-          cs.push(withMessage(prohibited(), `${e.id} supports OpenShift up to ${f?.maxOpenShiftVersion} but the cluster runs ${ocp.major}.${ocp.minor}`));
+          cs.push(
+            withMessage(
+              prohibited(),
+              `${e.id} supports OpenShift up to ${f?.maxOpenShiftVersion} but the cluster runs ${ocp.major}.${ocp.minor}`,
+            ),
+          );
         }
         if (isDeprecated(e)) cs.push(withMessage(prohibited(), `${e.id} is deprecated`));
       }
@@ -518,12 +647,18 @@ export function resolve(req: ResolveRequest): ResolveSet {
       }
       for (const { ref, cands } of requiredFor(e)) {
         const ids = cands.map((c) => c.id);
-        const what = ref.type === PROPERTY_RELATED_IMAGE_BUNDLE ? `the related images ${ref.name}` : `operand ${ref.name}`;
+        const what =
+          ref.type === PROPERTY_RELATED_IMAGE_BUNDLE ? `the related images ${ref.name}` : `operand ${ref.name}`;
         const text = `${e.id} requires ${what} in version range ${ref.version} (${ref.type})`;
         if (ids.length === 0) {
           const schema = ref.type === PROPERTY_RELATED_IMAGE_BUNDLE ? SCHEMA_RELATED_IMAGES : SCHEMA_OPERAND;
           const have = set.operands(schema, ref.name).filter((o) => o.package === "" || o.package === e.package);
-          cs.push(withMessage(dependency(), `${text}, but no ${schema} entry in the catalogs matches it${have.length > 0 ? ` (the catalogs have ${listText([...new Set(have.map((o) => o.versionText))])})` : ""}`));
+          cs.push(
+            withMessage(
+              dependency(),
+              `${text}, but no ${schema} entry in the catalogs matches it${have.length > 0 ? ` (the catalogs have ${listText([...new Set(have.map((o) => o.versionText))])})` : ""}`,
+            ),
+          );
         } else cs.push(withMessage(dependency(...ids), `${text}, satisfied only by ${listText(ids)}`));
       }
       vars.push(variable(e.id, ...cs));
@@ -537,8 +672,14 @@ export function resolve(req: ResolveRequest): ResolveSet {
         const ids = supportersFor(o).map((c) => c.id);
         cs.push(
           ids.length === 0
-            ? withMessage(dependency(), `${o.id} needs an operator that manages it, but no bundle in the catalogs supports ${o.name} ${o.versionText} (olm.operand.supported)${o.package ? ` in package ${o.package}` : ""}`)
-            : withMessage(dependency(...ids), `${o.id} must be managed by an operator supporting ${o.name} ${o.versionText}: ${listText(ids)}`),
+            ? withMessage(
+                dependency(),
+                `${o.id} needs an operator that manages it, but no bundle in the catalogs supports ${o.name} ${o.versionText} (olm.operand.supported)${o.package ? ` in package ${o.package}` : ""}`,
+              )
+            : withMessage(
+                dependency(...ids),
+                `${o.id} must be managed by an operator supporting ${o.name} ${o.versionText}: ${listText(ids)}`,
+              ),
         );
       }
       vars.push(variable(o.id, ...cs));
@@ -549,22 +690,55 @@ export function resolve(req: ResolveRequest): ResolveSet {
       const ids = l.map((o) => o.id);
       const o = l[0];
       if (o.schema === SCHEMA_RELATED_IMAGES) {
-        vars.push(variable(`${o.schema} ${o.name} uniqueness`, withMessage(mandatory(), `there can be only one version of the related images ${o.name}`), withMessage(atMost(1, ...ids), `${listText(ids)} are versions of the related images ${o.name}, and only one of them can be installed`)));
+        vars.push(
+          variable(
+            `${o.schema} ${o.name} uniqueness`,
+            withMessage(mandatory(), `there can be only one version of the related images ${o.name}`),
+            withMessage(
+              atMost(1, ...ids),
+              `${listText(ids)} are versions of the related images ${o.name}, and only one of them can be installed`,
+            ),
+          ),
+        );
       } else {
-        vars.push(variable(`${entryText(o)}${o.package ? ` for package ${o.package}` : ""} uniqueness`, withMessage(mandatory(), `there can be only one ${entryText(o)}`), withMessage(atMost(1, ...ids), `${listText(ids)} are the same operand version from different catalogs, and only one of them can be installed`)));
+        vars.push(
+          variable(
+            `${entryText(o)}${o.package ? ` for package ${o.package}` : ""} uniqueness`,
+            withMessage(mandatory(), `there can be only one ${entryText(o)}`),
+            withMessage(
+              atMost(1, ...ids),
+              `${listText(ids)} are the same operand version from different catalogs, and only one of them can be installed`,
+            ),
+          ),
+        );
       }
     }
     for (const [p, l] of byPkg) {
       if (l.length < 2) continue;
       const ids = l.map((e) => e.id);
-      vars.push(variable(`package ${p} uniqueness`, withMessage(mandatory(), `there can be only one operator from package ${p}`), withMessage(atMost(1, ...ids), `${listText(ids)} originate from package ${p}, and only one of them can be installed`)));
+      vars.push(
+        variable(
+          `package ${p} uniqueness`,
+          withMessage(mandatory(), `there can be only one operator from package ${p}`),
+          withMessage(
+            atMost(1, ...ids),
+            `${listText(ids)} originate from package ${p}, and only one of them can be installed`,
+          ),
+        ),
+      );
     }
     for (const [g, l] of byGvk) {
       if (l.length < 2 || new Set(l.map((e) => e.package)).size < 2) continue;
       const ids = l.map((e) => e.id);
       const [group, version, kind] = g.split("/");
       const gt = `${kind} (${group}/${version})`;
-      vars.push(variable(`${gt} uniqueness`, withMessage(mandatory(), `there can be only one provider of ${gt}`), withMessage(atMost(1, ...ids), `${listText(ids)} provide ${gt}, and there can be only one provider of it`)));
+      vars.push(
+        variable(
+          `${gt} uniqueness`,
+          withMessage(mandatory(), `there can be only one provider of ${gt}`),
+          withMessage(atMost(1, ...ids), `${listText(ids)} provide ${gt}, and there can be only one provider of it`),
+        ),
+      );
     }
     const wantTrace = traceAll || gUnits.some((u) => u.params.trace);
     const res = solve(vars, wantTrace ? { trace: (p) => trace.push(formatSearchPosition(p)) } : {});
@@ -587,7 +761,9 @@ export function resolve(req: ResolveRequest): ResolveSet {
     for (const e of ents) if (sel.has(e.id)) selectedAll.set(e, gUnits);
     for (const o of entries) if (sel.has(o.id)) selectedEntries.set(o, gUnits);
     for (const u of gUnits) {
-      const c = u.operandChoices ? u.candidates.find((x) => sel.has(viaId(u, x))) : u.candidates.find((x) => sel.has(x.id));
+      const c = u.operandChoices
+        ? u.candidates.find((x) => sel.has(viaId(u, x)))
+        : u.candidates.find((x) => sel.has(x.id));
       if (!c) continue;
       chosenBy.set(u, c);
       const per = u.operandChoices?.get(c) ?? [];
@@ -628,7 +804,13 @@ export function resolve(req: ResolveRequest): ResolveSet {
     const m = new Map<OperandEntry, OperandInstanceReference>();
     for (const x of entryUses) {
       if (x.by !== e || (x.unit !== undefined && x.unit !== u)) continue;
-      const r = m.get(x.entry) ?? { schema: x.entry.schema, name: x.entry.name, version: x.entry.versionText, catalog: x.entry.catalog, meets: [] };
+      const r = m.get(x.entry) ?? {
+        schema: x.entry.schema,
+        name: x.entry.name,
+        version: x.entry.versionText,
+        catalog: x.entry.catalog,
+        meets: [],
+      };
       r.meets.push(x.meets);
       m.set(x.entry, r);
     }
@@ -654,13 +836,19 @@ export function resolve(req: ResolveRequest): ResolveSet {
 
   const bundles: ResolvedBundle[] = [];
   const channelFor = (e: Entity): string => {
-    for (const [u, c] of chosenBy) if (c === e && u.channel && e.channels.some((ch) => ch.channel === u.channel)) return u.channel;
+    for (const [u, c] of chosenBy)
+      if (c === e && u.channel && e.channels.some((ch) => ch.channel === u.channel)) return u.channel;
     const inst = installed.get(e.package);
     if (inst?.op.channel && e.channels.some((ch) => ch.channel === inst.op.channel)) return inst.op.channel;
     const def = e.catalog ? set.defaultChannel(e.catalog, e.package) : "";
     return e.channels.find((c) => c.channel === def)?.channel ?? e.channels[0]?.channel ?? "";
   };
-  const toBundle = (e: Entity, action: ResolvedBundle["action"], dryRun: boolean, pivotFrom?: string): ResolvedBundle => {
+  const toBundle = (
+    e: Entity,
+    action: ResolvedBundle["action"],
+    dryRun: boolean,
+    pivotFrom?: string,
+  ): ResolvedBundle => {
     const b: ResolvedBundle = {
       schema: "olm.bundle",
       name: e.name,
@@ -674,7 +862,9 @@ export function resolve(req: ResolveRequest): ResolveSet {
       dependencyOf: [...new Set(edges.filter((x) => x.to === e).map((x) => x.from.name))],
       dryRun,
       relatedImages: e.relatedImages.map((r) => ({ name: r.name, image: r.image })),
-      properties: e.properties.filter((p) => p.type !== "olm.bundle.object" && !p.value.isMissing).map((p) => ({ type: p.type, value: p.value.value })),
+      properties: e.properties
+        .filter((p) => p.type !== "olm.bundle.object" && !p.value.isMissing)
+        .map((p) => ({ type: p.type, value: p.value.value })),
     };
     if (pivotFrom) b.pivotFrom = pivotFrom;
     return b;
@@ -692,7 +882,9 @@ export function resolve(req: ResolveRequest): ResolveSet {
     for (const e of unit.candidates) {
       const inst = installed.get(e.package);
       requested.set(e, [...(requested.get(e) ?? []), input.name]);
-      bundles.push(toBundle(e, "force", unit.params.dryRun, inst && inst.entity.name !== e.name ? inst.entity.name : undefined));
+      bundles.push(
+        toBundle(e, "force", unit.params.dryRun, inst && inst.entity.name !== e.name ? inst.entity.name : undefined),
+      );
       // Force resolves no dependencies, but installs the operands the Input asks for (newest compatible).
       const per = unit.operandChoices?.get(e) ?? [];
       unit.operandRequests.forEach((r, ri) => {
@@ -713,12 +905,34 @@ export function resolve(req: ResolveRequest): ResolveSet {
   const chosen = new Set<Entity>(selectedAll.keys());
   for (const f of forced) for (const e of f.unit.candidates) chosen.add(e);
   const entryDry = new Map<OperandEntry, boolean>(forcedEntries);
-  for (const [o, gUnits] of selectedEntries) entryDry.set(o, gUnits.some((u) => u.kind === "input") && gUnits.every((u) => u.kind !== "input" || u.params.dryRun));
-  const entryList = [...entryDry.keys()].sort((a, b) => byteCompare(a.schema, b.schema) || byteCompare(a.name, b.name) || a.version.compare(b.version) || byteCompare(a.versionText, b.versionText) || byteCompare(a.package, b.package) || byteCompare(a.catalog, b.catalog));
+  for (const [o, gUnits] of selectedEntries)
+    entryDry.set(
+      o,
+      gUnits.some((u) => u.kind === "input") && gUnits.every((u) => u.kind !== "input" || u.params.dryRun),
+    );
+  const entryList = [...entryDry.keys()].sort(
+    (a, b) =>
+      byteCompare(a.schema, b.schema) ||
+      byteCompare(a.name, b.name) ||
+      a.version.compare(b.version) ||
+      byteCompare(a.versionText, b.versionText) ||
+      byteCompare(a.package, b.package) ||
+      byteCompare(a.catalog, b.catalog),
+  );
   for (const o of entryList) {
     const dryRun = entryDry.get(o) === true;
     const uses = entryUses.filter((x) => x.entry === o);
-    const managedBy = o.schema === SCHEMA_OPERAND ? [...new Set(set.supportersOf(o).filter((e) => chosen.has(e)).map((e) => e.name))] : [];
+    const managedBy =
+      o.schema === SCHEMA_OPERAND
+        ? [
+            ...new Set(
+              set
+                .supportersOf(o)
+                .filter((e) => chosen.has(e))
+                .map((e) => e.name),
+            ),
+          ]
+        : [];
     operands.push({
       schema: o.schema,
       name: o.name,
@@ -733,7 +947,6 @@ export function resolve(req: ResolveRequest): ResolveSet {
     });
   }
 
-
   // Generated inputs for dependencies.
   const generated: Input[] = [];
   const genNames = new Set(req.inputs.map((i) => i.name));
@@ -744,7 +957,11 @@ export function resolve(req: ResolveRequest): ResolveSet {
     let name = e.package;
     for (let i = 2; genNames.has(name); i++) name = `${e.package}-${i}`;
     genNames.add(name);
-    generated.push({ name, inputClass: "subscription", constraints: [{ type: "olm.catalog", value: { name: e.catalog, package: e.package, channel: channelFor(e) } }] });
+    generated.push({
+      name,
+      inputClass: "subscription",
+      constraints: [{ type: "olm.catalog", value: { name: e.catalog, package: e.package, channel: channelFor(e) } }],
+    });
   }
 
   // Update options per installed operator.
@@ -752,7 +969,9 @@ export function resolve(req: ResolveRequest): ResolveSet {
   for (const [pkg, inst] of installed) {
     const channel = inst.op.channel ?? (inst.entity.catalog ? set.defaultChannel(inst.entity.catalog, pkg) : "");
     const buckets = new Map<string, UpdateOptions>();
-    const sorted = [...inst.successors].sort((a, b) => (a.version && b.version ? b.version.compare(a.version) : 0) || byteCompare(a.name, b.name));
+    const sorted = [...inst.successors].sort(
+      (a, b) => (a.version && b.version ? b.version.compare(a.version) : 0) || byteCompare(a.name, b.name),
+    );
     for (const e of sorted) {
       for (const ch of e.channels) {
         if (!upgradesFrom(e, inst.entity.name, inst.version, ch.channel)) continue;
@@ -762,16 +981,51 @@ export function resolve(req: ResolveRequest): ResolveSet {
         buckets.set(k, b);
       }
     }
-    const updates = [...buckets.values()].sort((a, b) => Number(b.channel === channel && b.catalog === inst.entity.catalog) - Number(a.channel === channel && a.catalog === inst.entity.catalog) || set.priorityOf(b.catalog) - set.priorityOf(a.catalog) || byteCompare(a.catalog, b.catalog) || byteCompare(a.channel, b.channel));
-    const same = updates.find((u) => u.channel === channel && (u.catalog === inst.entity.catalog || inst.entity.virtual));
+    const updates = [...buckets.values()].sort(
+      (a, b) =>
+        Number(b.channel === channel && b.catalog === inst.entity.catalog) -
+          Number(a.channel === channel && a.catalog === inst.entity.catalog) ||
+        set.priorityOf(b.catalog) - set.priorityOf(a.catalog) ||
+        byteCompare(a.catalog, b.catalog) ||
+        byteCompare(a.channel, b.channel),
+    );
+    const same = updates.find(
+      (u) => u.channel === channel && (u.catalog === inst.entity.catalog || inst.entity.virtual),
+    );
     const conditions: Condition[] = [];
-    if (same) conditions.push({ type: "UpdateAvailable", status: "True", reason: "UpdateFound", message: `updates are available in channel ${channel} of catalog ${same.catalog}: ${same.options.join(", ")}` });
-    else if (updates.length > 0) conditions.push({ type: "UpdateAvailable", status: "True", reason: "CrossChannelUpdateFound", message: "updates have been found that require a change in the operator spec to apply" });
-    else conditions.push({ type: "UpdateAvailable", status: "False", reason: "NoUpdateFound", message: `no bundle in the catalogs upgrades from ${inst.entity.name}` });
-    installedStatus.push({ package: pkg, bundle: inst.entity.name, version: inst.entity.versionText, updates, conditions });
+    if (same)
+      conditions.push({
+        type: "UpdateAvailable",
+        status: "True",
+        reason: "UpdateFound",
+        message: `updates are available in channel ${channel} of catalog ${same.catalog}: ${same.options.join(", ")}`,
+      });
+    else if (updates.length > 0)
+      conditions.push({
+        type: "UpdateAvailable",
+        status: "True",
+        reason: "CrossChannelUpdateFound",
+        message: "updates have been found that require a change in the operator spec to apply",
+      });
+    else
+      conditions.push({
+        type: "UpdateAvailable",
+        status: "False",
+        reason: "NoUpdateFound",
+        message: `no bundle in the catalogs upgrades from ${inst.entity.name}`,
+      });
+    installedStatus.push({
+      package: pkg,
+      bundle: inst.entity.name,
+      version: inst.entity.versionText,
+      updates,
+      conditions,
+    });
   }
 
-  bundles.sort((a, b) => byteCompare(a.package, b.package) || byteCompare(a.name, b.name) || byteCompare(a.catalog, b.catalog));
+  bundles.sort(
+    (a, b) => byteCompare(a.package, b.package) || byteCompare(a.name, b.name) || byteCompare(a.catalog, b.catalog),
+  );
   const out: ResolveSet = {
     apiVersion: "deppy.io/v1",
     kind: "ResolveSet",
@@ -788,8 +1042,21 @@ export function resolve(req: ResolveRequest): ResolveSet {
   return out;
 }
 
-function instanceOf(e: Entity, deps: InstanceReference[], sats: InstanceReference[], conditions: Condition[]): InstanceStatus {
-  return { name: e.name, package: e.package, version: e.versionText, catalog: e.catalog, satisfies: sats, dependencies: deps, conditions };
+function instanceOf(
+  e: Entity,
+  deps: InstanceReference[],
+  sats: InstanceReference[],
+  conditions: Condition[],
+): InstanceStatus {
+  return {
+    name: e.name,
+    package: e.package,
+    version: e.versionText,
+    catalog: e.catalog,
+    satisfies: sats,
+    dependencies: deps,
+    conditions,
+  };
 }
 
 function dependenciesMissing(e: Entity, deps: { pred: Predicate; cands: Entity[] }[]): Condition | undefined {
@@ -798,7 +1065,10 @@ function dependenciesMissing(e: Entity, deps: { pred: Predicate; cands: Entity[]
   if (met.length === deps.length) return undefined;
   const texts = deps.map((d) => d.pred.text);
   const missing = deps.filter((d) => d.cands.length === 0).map((d) => d.pred.failureMessage ?? d.pred.text);
-  const sat = met.length > 0 ? `${listText(met.map((d) => d.pred.text))} can be satisfied by ${listText([...new Set(met.flatMap((d) => d.cands.map((c) => c.name)))])}, but ` : "";
+  const sat =
+    met.length > 0
+      ? `${listText(met.map((d) => d.pred.text))} can be satisfied by ${listText([...new Set(met.flatMap((d) => d.cands.map((c) => c.name)))])}, but `
+      : "";
   return {
     type: "DependenciesMissing",
     status: "True",
@@ -814,12 +1084,16 @@ function push<K, V>(m: Map<K, V[]>, k: K, v: V): void {
 }
 
 /** Catalog priority, catalog name, default channel, package name, then channel order (or version ascending when minimal). */
-function preferenceOrder(channelRank: Map<Entity, number> | undefined, minimal: boolean): (a: Entity, b: Entity) => number {
+function preferenceOrder(
+  channelRank: Map<Entity, number> | undefined,
+  minimal: boolean,
+): (a: Entity, b: Entity) => number {
   return (a, b) => {
     if (a.virtual !== b.virtual) return a.virtual ? 1 : -1;
     const c = b.priority - a.priority || byteCompare(a.catalog, b.catalog);
     if (c !== 0) return c;
-    if (a.package !== b.package) return Number(b.inDefaultChannel) - Number(a.inDefaultChannel) || byteCompare(a.package, b.package);
+    if (a.package !== b.package)
+      return Number(b.inDefaultChannel) - Number(a.inDefaultChannel) || byteCompare(a.package, b.package);
     if (minimal && a.version && b.version) {
       const v = a.version.compare(b.version);
       if (v !== 0) return v;
@@ -833,7 +1107,8 @@ function preferenceOrder(channelRank: Map<Entity, number> | undefined, minimal: 
 function obj(v: JsonValue): { [k: string]: JsonValue } | undefined {
   return v !== null && typeof v === "object" && !Array.isArray(v) ? v : undefined;
 }
-const sv = (v: JsonValue | undefined): string | undefined => (typeof v === "string" ? v : typeof v === "number" ? String(v) : undefined);
+const sv = (v: JsonValue | undefined): string | undefined =>
+  typeof v === "string" ? v : typeof v === "number" ? String(v) : undefined;
 
 /** Builds the unit of one Input: candidate bundles in preference order, or why there are none. */
 function buildInputUnit(
@@ -845,12 +1120,26 @@ function buildInputUnit(
   baseKube: Version | undefined,
   baseOcp: Version | undefined,
 ): Unit {
-  const unit: Unit = { kind: "input", name: input.name, varId: `input ${input.name}`, candidates: [], params: params ?? PARAM_DEFAULTS, cluster: { kube: baseKube, ocp: baseOcp }, input, force: params?.force ?? false, operandRequests: [] };
+  const unit: Unit = {
+    kind: "input",
+    name: input.name,
+    varId: `input ${input.name}`,
+    candidates: [],
+    params: params ?? PARAM_DEFAULTS,
+    cluster: { kube: baseKube, ocp: baseOcp },
+    input,
+    force: params?.force ?? false,
+    operandRequests: [],
+  };
   const fail = (reason: string, message: string): Unit => {
     unit.failure = { reason, message };
     return unit;
   };
-  if (!params) return fail("UnknownInputClass", `input ${input.name} references InputClass ${JSON.stringify(input.inputClass)}, which does not exist`);
+  if (!params)
+    return fail(
+      "UnknownInputClass",
+      `input ${input.name} references InputClass ${JSON.stringify(input.inputClass)}, which does not exist`,
+    );
   let catalog: string | undefined;
   let pkg: string | undefined;
   let channel: string | undefined;
@@ -861,7 +1150,11 @@ function buildInputUnit(
     switch (c.type) {
       case "olm.catalog": {
         const o = obj(v);
-        if (!o) return fail("InvalidConstraint", `input ${input.name}: olm.catalog needs an object value with name, package and channel`);
+        if (!o)
+          return fail(
+            "InvalidConstraint",
+            `input ${input.name}: olm.catalog needs an object value with name, package and channel`,
+          );
         catalog = sv(o.name) || catalog;
         pkg = sv(o.package) || sv(o.packageName) || pkg;
         channel = sv(o.channel) || channel;
@@ -871,13 +1164,21 @@ function buildInputUnit(
         const o = obj(v);
         const p = o ? sv(o.package) || sv(o.packageName) : undefined;
         const ver = o ? sv(o.version) : undefined;
-        if (!o || !ver) return fail("InvalidConstraint", `input ${input.name}: olm.packageVersion needs package and version`);
+        if (!o || !ver)
+          return fail("InvalidConstraint", `input ${input.name}: olm.packageVersion needs package and version`);
         if (p && !pkg) pkg = p;
         const m = packageVersionMatcher(ver);
-        if (m instanceof SemverError) return fail("InvalidConstraint", `input ${input.name}: invalid version range ${JSON.stringify(ver)}: ${m.message}`);
+        if (m instanceof SemverError)
+          return fail(
+            "InvalidConstraint",
+            `input ${input.name}: invalid version range ${JSON.stringify(ver)}: ${m.message}`,
+          );
         filters.push({
           test: (e) => (!p || e.package === p) && e.version !== undefined && m.test(e.version),
-          empty: (pt) => (m.kind === "exact" ? `no operators found with version ${ver} in ${pt} ${where}` : `no operators found with version in range ${ver} in ${pt} ${where}`),
+          empty: (pt) =>
+            m.kind === "exact"
+              ? `no operators found with version ${ver} in ${pt} ${where}`
+              : `no operators found with version in range ${ver} in ${pt} ${where}`,
           content: true,
         });
         break;
@@ -885,15 +1186,24 @@ function buildInputUnit(
       case "olm.name": {
         const n = sv(v) ?? sv(obj(v)?.name);
         if (!n) return fail("InvalidConstraint", `input ${input.name}: olm.name needs a bundle name`);
-        filters.push({ test: (e) => e.name === n, empty: (pt) => `no operators found with name ${n} in ${pt} ${where}`, content: true });
+        filters.push({
+          test: (e) => e.name === n,
+          empty: (pt) => `no operators found with name ${n} in ${pt} ${where}`,
+          content: true,
+        });
         break;
       }
       case "olm.cel": {
         const rule = sv(v) ?? sv(obj(v)?.rule);
         if (!rule) return fail("InvalidConstraint", `input ${input.name}: olm.cel needs a rule`);
         const prog = compileCel(rule);
-        if ("error" in prog) return fail("InvalidConstraint", `input ${input.name}: olm.cel rule ${JSON.stringify(rule)}: ${prog.error}`);
-        filters.push({ test: prog.test, empty: (pt) => `no operators in ${pt} satisfy the CEL rule ${JSON.stringify(rule)} of input ${input.name}`, content: true });
+        if ("error" in prog)
+          return fail("InvalidConstraint", `input ${input.name}: olm.cel rule ${JSON.stringify(rule)}: ${prog.error}`);
+        filters.push({
+          test: prog.test,
+          empty: (pt) => `no operators in ${pt} satisfy the CEL rule ${JSON.stringify(rule)} of input ${input.name}`,
+          content: true,
+        });
         break;
       }
       case "olm.operand": {
@@ -901,24 +1211,41 @@ function buildInputUnit(
         // olm.operand entry in the range is installed with it.
         const o = obj(v);
         const n = o ? sv(o.name) : sv(v);
-        if (!n) return fail("InvalidConstraint", `input ${input.name}: olm.operand needs an operand name, e.g. {name: etcd, version: ">=3.0.0"}`);
+        if (!n)
+          return fail(
+            "InvalidConstraint",
+            `input ${input.name}: olm.operand needs an operand name, e.g. {name: etcd, version: ">=3.0.0"}`,
+          );
         const ver = o ? (sv(o.version) ?? "") : "";
         let range: Range | undefined;
         if (ver.trim() !== "") {
           const r = parseOperandRange(ver);
-          if (typeof r === "string") return fail("InvalidConstraint", `input ${input.name}: olm.operand ${n}: invalid version range ${JSON.stringify(ver)}: ${r}`);
+          if (typeof r === "string")
+            return fail(
+              "InvalidConstraint",
+              `input ${input.name}: olm.operand ${n}: invalid version range ${JSON.stringify(ver)}: ${r}`,
+            );
           range = r;
         }
-        unit.operandRequests.push({ name: n, version: ver, range, meets: { "olm.operand": ver ? { name: n, version: ver } : { name: n } } });
+        unit.operandRequests.push({
+          name: n,
+          version: ver,
+          range,
+          meets: { "olm.operand": ver ? { name: n, version: ver } : { name: n } },
+        });
         break;
       }
       case "olm.rego":
-        return fail("UnsupportedConstraint", `input ${input.name}: olm.rego constraints are not supported (opcat does not evaluate Rego); express the query as an olm.cel rule over properties`);
+        return fail(
+          "UnsupportedConstraint",
+          `input ${input.name}: olm.rego constraints are not supported (opcat does not evaluate Rego); express the query as an olm.cel rule over properties`,
+        );
       case "minKubeVersion":
       case "minOCPVersion": {
         const t = (sv(v) ?? "").replace(/^\s*>=?\s*/, "");
         const ver = tolerant(t);
-        if (!ver) return fail("InvalidConstraint", `input ${input.name}: ${c.type} needs a version, got ${JSON.stringify(v)}`);
+        if (!ver)
+          return fail("InvalidConstraint", `input ${input.name}: ${c.type} needs a version, got ${JSON.stringify(v)}`);
         if (c.type === "minKubeVersion") unit.cluster.kube = maxVersion(unit.cluster.kube, ver);
         else unit.cluster.ocp = maxVersion(unit.cluster.ocp, ver);
         break;
@@ -940,7 +1267,8 @@ function buildInputUnit(
     if (cands.length === 0) return withEmpty(unit, `no operators found in package ${pkg} in the catalogs ${where}`);
   } else cands = set.entities;
   if (catalog) {
-    if (!set.hasCatalog(catalog)) return withEmpty(unit, `no operators found from catalog ${catalog} ${where} (no catalog of that name was given)`);
+    if (!set.hasCatalog(catalog))
+      return withEmpty(unit, `no operators found from catalog ${catalog} ${where} (no catalog of that name was given)`);
     cands = cands.filter((e) => e.catalog === catalog);
     if (cands.length === 0) return withEmpty(unit, `no operators found in ${pt} in catalog ${catalog} ${where}`);
     pt += ` in catalog ${catalog}`;
@@ -982,7 +1310,10 @@ function buildInputUnit(
   list.sort(preferenceOrder(rank, false));
   // The installed bundle is the least preferred option ("stay where you are").
   const instNames = new Set([...installed.values()].map((i) => i.entity.name));
-  list = [...list.filter((e) => !instNames.has(e.name) || installed.get(e.package)?.entity.name !== e.name), ...list.filter((e) => instNames.has(e.name) && installed.get(e.package)?.entity.name === e.name)];
+  list = [
+    ...list.filter((e) => !instNames.has(e.name) || installed.get(e.package)?.entity.name !== e.name),
+    ...list.filter((e) => instNames.has(e.name) && installed.get(e.package)?.entity.name === e.name),
+  ];
   if (unit.operandRequests.length > 0) {
     // Keep the candidates that can manage every requested operand at a version some entry has.
     const minimal = unit.params.dependencyPreference === "minimal";
@@ -991,7 +1322,9 @@ function buildInputUnit(
     for (const e of list) {
       const per = unit.operandRequests.map((r) =>
         orderEntries(
-          set.operands(SCHEMA_OPERAND, r.name).filter((o) => (!r.range || r.range(o.version)) && set.supportersOf(o).includes(e)),
+          set
+            .operands(SCHEMA_OPERAND, r.name)
+            .filter((o) => (!r.range || r.range(o.version)) && set.supportersOf(o).includes(e)),
           minimal,
         ),
       );
@@ -1009,7 +1342,12 @@ function buildInputUnit(
 }
 
 /** Why no candidate of an Input can manage the operands it asks for, in one sentence. */
-function operandMismatch(set: CatalogSet, inputName: string, reqs: readonly OperandRequest[], cands: readonly Entity[]): string {
+function operandMismatch(
+  set: CatalogSet,
+  inputName: string,
+  reqs: readonly OperandRequest[],
+  cands: readonly Entity[],
+): string {
   const reqText = listText(reqs.map((r) => `operand ${r.name}${r.version ? ` in version range ${r.version}` : ""}`));
   for (const r of reqs) {
     const entries = set.operands(SCHEMA_OPERAND, r.name).filter((o) => !r.range || r.range(o.version));
@@ -1020,7 +1358,9 @@ function operandMismatch(set: CatalogSet, inputName: string, reqs: readonly Oper
   }
   const shown = cands.slice(0, 3).map((e) => {
     const sup = operandRefs(e).supported.filter((x) => reqs.some((r) => r.name === x.name));
-    return sup.length === 0 ? `${e.name} supports none of them` : `${e.name} supports ${listText(sup.map((x) => `${x.name} ${x.version}`))}`;
+    return sup.length === 0
+      ? `${e.name} supports none of them`
+      : `${e.name} supports ${listText(sup.map((x) => `${x.name} ${x.version}`))}`;
   });
   return `input ${inputName} asks for ${reqText}, but none of its ${cands.length} candidate bundles supports ${reqs.length > 1 ? "all of them" : "it"} at a version the catalogs offer (olm.operand.supported): ${shown.join("; ")}${cands.length > 3 ? "; …" : ""}`;
 }
@@ -1028,7 +1368,14 @@ function operandMismatch(set: CatalogSet, inputName: string, reqs: readonly Oper
 /** Operand entries in preference order: newest first (lowest first when minimal), catalog priority breaking ties. */
 function orderEntries(list: readonly OperandEntry[], minimal: boolean): OperandEntry[] {
   if (!minimal) return [...list]; // CatalogSet.operands is already newest first
-  return [...list].sort((a, b) => a.version.compare(b.version) || b.priority - a.priority || byteCompare(a.catalog, b.catalog) || byteCompare(b.package, a.package) || a.ordinal - b.ordinal);
+  return [...list].sort(
+    (a, b) =>
+      a.version.compare(b.version) ||
+      b.priority - a.priority ||
+      byteCompare(a.catalog, b.catalog) ||
+      byteCompare(b.package, a.package) ||
+      a.ordinal - b.ordinal,
+  );
 }
 
 function withEmpty(unit: Unit, reason: string): Unit {

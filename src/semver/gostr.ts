@@ -79,13 +79,27 @@ export function goQuote(s: string): string {
       continue;
     }
     switch (cp) {
-      case 0x07: out += "\\a"; break;
-      case 0x08: out += "\\b"; break;
-      case 0x0c: out += "\\f"; break;
-      case 0x0a: out += "\\n"; break;
-      case 0x0d: out += "\\r"; break;
-      case 0x09: out += "\\t"; break;
-      case 0x0b: out += "\\v"; break;
+      case 0x07:
+        out += "\\a";
+        break;
+      case 0x08:
+        out += "\\b";
+        break;
+      case 0x0c:
+        out += "\\f";
+        break;
+      case 0x0a:
+        out += "\\n";
+        break;
+      case 0x0d:
+        out += "\\r";
+        break;
+      case 0x09:
+        out += "\\t";
+        break;
+      case 0x0b:
+        out += "\\v";
+        break;
       default:
         if (cp < 0x20 || cp === 0x7f) out += "\\x" + hex(cp, 2);
         else if (cp < 0x10000) out += "\\u" + hex(cp, 4);
@@ -99,8 +113,13 @@ export function goQuote(s: string): string {
 function isGoSpace(c: number): boolean {
   if (c <= 0xff) return c === 0x20 || (c >= 0x09 && c <= 0x0d) || c === 0x85 || c === 0xa0;
   return (
-    c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 ||
-    c === 0x202f || c === 0x205f || c === 0x3000
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000
   );
 }
 

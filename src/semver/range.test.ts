@@ -2,16 +2,22 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
-import { SemverError, SemverPanic, Version, parseRange, parseVersion, tryParseRange, type Range } from "./index.js";
+import {
+  SemverError,
+  SemverPanic,
+  type Version,
+  parseRange,
+  parseVersion,
+  tryParseRange,
+  type Range,
+} from "./index.js";
 
 interface RangeFile {
   probes: string[];
   ranges: { range: string; err?: string; res?: string }[];
 }
 
-const golden = JSON.parse(
-  readFileSync(new URL("./testdata/ranges.json", import.meta.url), "utf8"),
-) as RangeFile;
+const golden = JSON.parse(readFileSync(new URL("./testdata/ranges.json", import.meta.url), "utf8")) as RangeFile;
 
 function evalChar(r: Range, v: Version): string {
   try {
@@ -81,7 +87,10 @@ test("documented error texts", () => {
     'Could not parse Range ">1.00.1": Could not parse version "1.00.1" in ">1.00.1": Minor number must not contain leading zeroes "00"',
   );
   assert.equal(err("~1.0.0"), 'Could not parse Range "~1.0.0": Could not parse comparator "~" in "~1.0.0"');
-  assert.equal(err("1.0"), 'Could not parse Range "1.0": Could not parse version "1.0" in "1.0": No Major.Minor.Patch elements found');
+  assert.equal(
+    err("1.0"),
+    'Could not parse Range "1.0": Could not parse version "1.0" in "1.0": No Major.Minor.Patch elements found',
+  );
   assert.throws(() => parseRange("abc"), { name: "SemverError", message: 'Could not get version from string: "abc"' });
 });
 
@@ -108,8 +117,15 @@ test("property: simple comparators agree with Version.compare", () => {
     fc.property(versionArb, versionArb, fc.constantFrom("", "=", "==", "!", "!=", "<", "<=", ">", ">="), (a, b, op) => {
       const c = parseVersion(b).compare(parseVersion(a));
       const want = {
-        "": c === 0, "=": c === 0, "==": c === 0, "!": c !== 0, "!=": c !== 0,
-        "<": c < 0, "<=": c <= 0, ">": c > 0, ">=": c >= 0,
+        "": c === 0,
+        "=": c === 0,
+        "==": c === 0,
+        "!": c !== 0,
+        "!=": c !== 0,
+        "<": c < 0,
+        "<=": c <= 0,
+        ">": c > 0,
+        ">=": c >= 0,
       }[op];
       assert.equal(sat(op + a, b), want);
       // A space is joined only after '<', '>' or '='; "! 1.0.0" drops the one-byte "!" token.
@@ -147,15 +163,42 @@ test("property: N.M.x is >=N.M.0 <N.(M+1).0 and N.x is >=N.0.0 <(N+1).0.0", () =
 
 test("property: tryParseRange never throws", () => {
   const fragment = fc.constantFrom(
-    "1", "0", "2", ".", "x", "X", "-", "+", " ", "  ", "||", "|", "<", ">", "=", "!", "~", "^", "alpha", "01", "é",
-    "18446744073709551616", "\t",
+    "1",
+    "0",
+    "2",
+    ".",
+    "x",
+    "X",
+    "-",
+    "+",
+    " ",
+    "  ",
+    "||",
+    "|",
+    "<",
+    ">",
+    "=",
+    "!",
+    "~",
+    "^",
+    "alpha",
+    "01",
+    "é",
+    "18446744073709551616",
+    "\t",
   );
   fc.assert(
-    fc.property(fc.oneof(fc.string(), fc.array(fragment, { maxLength: 16 }).map((a) => a.join(""))), (s) => {
-      const r = tryParseRange(s);
-      if (r instanceof SemverError) assert.throws(() => parseRange(s), { message: r.message });
-      else assert.equal(typeof r, "function");
-    }),
+    fc.property(
+      fc.oneof(
+        fc.string(),
+        fc.array(fragment, { maxLength: 16 }).map((a) => a.join("")),
+      ),
+      (s) => {
+        const r = tryParseRange(s);
+        if (r instanceof SemverError) assert.throws(() => parseRange(s), { message: r.message });
+        else assert.equal(typeof r, "function");
+      },
+    ),
     { numRuns: 3000 },
   );
 });

@@ -67,7 +67,10 @@ test("NewPRVersion matches blang/semver v4.0.0 golden vectors", () => {
   const vecs = load<{ in: string; err?: string; out?: string; isNum?: boolean }[]>("prversions.json");
   for (const vec of vecs) {
     if (vec.err !== undefined) {
-      assert.throws(() => newPRVersion(vec.in), (e: unknown) => e instanceof SemverError && e.message === vec.err);
+      assert.throws(
+        () => newPRVersion(vec.in),
+        (e: unknown) => e instanceof SemverError && e.message === vec.err,
+      );
     } else {
       const p = newPRVersion(vec.in);
       assert.equal(prVersionToString(p), vec.out);
@@ -124,13 +127,8 @@ test("helpers and blang field conventions", () => {
 
 // ---- properties ----
 
-const numArb = fc.oneof(
-  fc.bigInt({ min: 0n, max: 20n }),
-  fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }),
-);
-const alphaIdArb = fc
-  .stringMatching(/^[0-9A-Za-z-]{1,8}$/)
-  .filter((s) => !/^[0-9]+$/.test(s));
+const numArb = fc.oneof(fc.bigInt({ min: 0n, max: 20n }), fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }));
+const alphaIdArb = fc.stringMatching(/^[0-9A-Za-z-]{1,8}$/).filter((s) => !/^[0-9]+$/.test(s));
 const prArb: fc.Arbitrary<PRVersion> = fc.oneof(
   numArb.map((num) => ({ str: "", num, isNum: true })),
   alphaIdArb.map((str) => ({ str, num: 0n, isNum: false })),
@@ -166,7 +164,12 @@ test("property: any string that parses strictly is its own canonical text", () =
   const num = fc.constantFrom("0", "1", "01", "00", "9", "42", "18446744073709551615", "18446744073709551616", "", "a");
   const sep = fc.constantFrom(".", ".", ".", "-", "+", "..", "");
   const ident = fc.constantFrom("0", "01", "1", "alpha", "Z-9", "-", "", "0a", "a.b", "1.0");
-  const tail = fc.array(fc.tuple(fc.constantFrom("-", "+", ".", "+", "-"), ident).map(([a, b]) => a + b), { maxLength: 4 }).map((a) => a.join(""));
+  const tail = fc
+    .array(
+      fc.tuple(fc.constantFrom("-", "+", ".", "+", "-"), ident).map(([a, b]) => a + b),
+      { maxLength: 4 },
+    )
+    .map((a) => a.join(""));
   const near = fc.tuple(num, sep, num, sep, num, tail).map((a) => a.join(""));
   let parsed = 0;
   fc.assert(
@@ -210,11 +213,17 @@ test("property: sorting is consistent with pairwise compare and with reparsed st
 test("property: tryParseVersion never throws and agrees with parseVersion", () => {
   const fragment = fc.constantFrom("0", "1", "01", "9", ".", "-", "+", "x", "a", " ", "é", "18446744073709551616", "");
   fc.assert(
-    fc.property(fc.oneof(fc.string(), fc.array(fragment, { maxLength: 12 }).map((a) => a.join(""))), (s) => {
-      const r = tryParseVersion(s);
-      if (r instanceof SemverError) assert.throws(() => parseVersion(s), { message: r.message });
-      else assert.equal(parseVersion(s).toString(), r.toString());
-    }),
+    fc.property(
+      fc.oneof(
+        fc.string(),
+        fc.array(fragment, { maxLength: 12 }).map((a) => a.join("")),
+      ),
+      (s) => {
+        const r = tryParseVersion(s);
+        if (r instanceof SemverError) assert.throws(() => parseVersion(s), { message: r.message });
+        else assert.equal(parseVersion(s).toString(), r.toString());
+      },
+    ),
     { numRuns: 3000 },
   );
 });

@@ -51,8 +51,16 @@ function instanceRow(i: Instance): UiInstance {
     class: i.spec.bundle.spec?.class ?? "",
     activeBundle: i.status?.activeBundle ?? "",
     generation: i.metadata.generation ?? 0,
-    awaitingApproval: approved?.status === "False" && approved.reason === "AwaitingApproval" && approved.observedGeneration === i.metadata.generation,
-    conditions: (i.status?.conditions ?? []).map((c) => ({ type: c.type, status: c.status, reason: c.reason ?? "", message: c.message ?? "" })),
+    awaitingApproval:
+      approved?.status === "False" &&
+      approved.reason === "AwaitingApproval" &&
+      approved.observedGeneration === i.metadata.generation,
+    conditions: (i.status?.conditions ?? []).map((c) => ({
+      type: c.type,
+      status: c.status,
+      reason: c.reason ?? "",
+      message: c.message ?? "",
+    })),
   };
 }
 
@@ -63,9 +71,19 @@ function operatorRow(o: Operator): UiOperator {
     channel: (o.spec as { catalog?: { channel?: string } }).catalog?.channel ?? "",
     installedBundle: o.status?.installedBundle ?? "",
     installedVersion: o.status?.installedVersion ?? "",
-    conditions: (o.status?.conditions ?? []).map((c) => ({ type: c.type, status: c.status, reason: c.reason ?? "", message: c.message ?? "" })),
+    conditions: (o.status?.conditions ?? []).map((c) => ({
+      type: c.type,
+      status: c.status,
+      reason: c.reason ?? "",
+      message: c.message ?? "",
+    })),
     updates: o.status?.updates ?? [],
-    components: (o.status?.components?.refs ?? []).map((r) => ({ kind: r.kind, name: r.name, namespace: r.namespace ?? "", ready: readiness(r.conditions) })),
+    components: (o.status?.components?.refs ?? []).map((r) => ({
+      kind: r.kind,
+      name: r.name,
+      namespace: r.namespace ?? "",
+      ready: readiness(r.conditions),
+    })),
   };
 }
 
@@ -116,7 +134,9 @@ export class ClusterUi {
 
   async instances(): Promise<UiInstance[]> {
     const { items } = await this.#reader().list<Instance>(API_VERSION, "Instance");
-    return items.map(instanceRow).sort((a, b) => Number(b.awaitingApproval) - Number(a.awaitingApproval) || a.name.localeCompare(b.name));
+    return items
+      .map(instanceRow)
+      .sort((a, b) => Number(b.awaitingApproval) - Number(a.awaitingApproval) || a.name.localeCompare(b.name));
   }
 
   async instance(name: string): Promise<UiInstanceDetail> {
@@ -137,7 +157,11 @@ export class ClusterUi {
   /** Approves or denies with the user's own token (never the server's credentials). */
   async decide(req: IncomingMessage, name: string, deny: boolean): Promise<{ instance: UiInstance; by: string }> {
     const origin = req.headers.origin;
-    if (origin !== undefined && origin !== `http://${req.headers.host ?? ""}` && origin !== `https://${req.headers.host ?? ""}`) {
+    if (
+      origin !== undefined &&
+      origin !== `http://${req.headers.host ?? ""}` &&
+      origin !== `https://${req.headers.host ?? ""}`
+    ) {
       throw new ClusterUiError(403, "SERVE_UI_ORIGIN", `requests from ${origin} are not accepted`);
     }
     const m = /^Bearer\s+(\S+)$/.exec(String(req.headers.authorization ?? ""));
@@ -167,8 +191,13 @@ export class ClusterUi {
 export function clusterFailure(e: unknown): ClusterUiError {
   if (e instanceof ClusterUiError) return e;
   if (e instanceof KubeApiError) {
-    const status = e.status === 401 || e.status === 403 || e.status === 404 || e.status === 409 || e.status === 422 ? e.status : 502;
-    return new ClusterUiError(status, `SERVE_UI_CLUSTER_${e.reason ? e.reason.replace(/[^A-Za-z]/g, "").toUpperCase() || "ERROR" : "ERROR"}`, `the API server answered ${e.status}: ${e.message}`);
+    const status =
+      e.status === 401 || e.status === 403 || e.status === 404 || e.status === 409 || e.status === 422 ? e.status : 502;
+    return new ClusterUiError(
+      status,
+      `SERVE_UI_CLUSTER_${e.reason ? e.reason.replace(/[^A-Za-z]/g, "").toUpperCase() || "ERROR" : "ERROR"}`,
+      `the API server answered ${e.status}: ${e.message}`,
+    );
   }
   return new ClusterUiError(502, "SERVE_UI_CLUSTER", `cannot reach the API server: ${(e as Error).message}`);
 }

@@ -11,21 +11,20 @@ import { compareUtf8, encodeSortedCompact, formatGoFloat, quoteGoString } from "
 import { goFoldEqual } from "../gojson/unicode.js";
 import type { JsonObject, JsonValue } from "../fbc/types.js";
 
-type Kind =
-  | "string"
-  | "bool"
-  | "int"
-  | "raw"
-  | "stringMap"
-  | { slice: Kind }
-  | { struct: readonly Field[] };
+type Kind = "string" | "bool" | "int" | "raw" | "stringMap" | { slice: Kind } | { struct: readonly Field[] };
 
 /** [JSON name, kind, omitempty] */
 type Field = readonly [string, Kind, boolean];
 
 const q = (s: string): string => quoteGoString(s, true);
 
-const RESOURCE: Kind = { struct: [["name", "string", false], ["kind", "string", false], ["version", "string", false]] };
+const RESOURCE: Kind = {
+  struct: [
+    ["name", "string", false],
+    ["kind", "string", false],
+    ["version", "string", false],
+  ],
+};
 const DESCRIPTOR: Kind = {
   struct: [
     ["path", "string", false],
@@ -65,12 +64,43 @@ const API_SERVICE_DESCRIPTION: Kind = {
     ...DESCRIPTORS,
   ],
 };
-const CRDS: Kind = { struct: [["owned", { slice: CRD_DESCRIPTION }, true], ["required", { slice: CRD_DESCRIPTION }, true]] };
-const API_SERVICES: Kind = { struct: [["owned", { slice: API_SERVICE_DESCRIPTION }, true], ["required", { slice: API_SERVICE_DESCRIPTION }, true]] };
-const APP_LINK: Kind = { struct: [["name", "string", true], ["url", "string", true]] };
-const MAINTAINER: Kind = { struct: [["name", "string", true], ["email", "string", true]] };
-const INSTALL_MODE: Kind = { struct: [["type", "string", false], ["supported", "bool", false]] };
-const GVK: Kind = { struct: [["group", "string", false], ["version", "string", false], ["kind", "string", false]] };
+const CRDS: Kind = {
+  struct: [
+    ["owned", { slice: CRD_DESCRIPTION }, true],
+    ["required", { slice: CRD_DESCRIPTION }, true],
+  ],
+};
+const API_SERVICES: Kind = {
+  struct: [
+    ["owned", { slice: API_SERVICE_DESCRIPTION }, true],
+    ["required", { slice: API_SERVICE_DESCRIPTION }, true],
+  ],
+};
+const APP_LINK: Kind = {
+  struct: [
+    ["name", "string", true],
+    ["url", "string", true],
+  ],
+};
+const MAINTAINER: Kind = {
+  struct: [
+    ["name", "string", true],
+    ["email", "string", true],
+  ],
+};
+const INSTALL_MODE: Kind = {
+  struct: [
+    ["type", "string", false],
+    ["supported", "bool", false],
+  ],
+};
+const GVK: Kind = {
+  struct: [
+    ["group", "string", false],
+    ["version", "string", false],
+    ["kind", "string", false],
+  ],
+};
 
 /** The inputs of the synthesis besides the metadata value. */
 export interface CsvContext {

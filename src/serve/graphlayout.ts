@@ -22,7 +22,11 @@ export function nodeWidth(n: UiGraphNode): number {
 }
 
 /** Lays out the edges of `g` whose kind is not in `hidden`; edge indexes refer to `g.edges`. */
-export async function layoutWith(elk: ELK, g: UiGraph, hidden: ReadonlySet<UiGraphEdge["kind"]>): Promise<UiGraphLayout> {
+export async function layoutWith(
+  elk: ELK,
+  g: UiGraph,
+  hidden: ReadonlySet<UiGraphEdge["kind"]>,
+): Promise<UiGraphLayout> {
   const shown: number[] = [];
   g.edges.forEach((e, i) => {
     if (!hidden.has(e.kind)) shown.push(i);
@@ -60,7 +64,8 @@ export async function layoutWith(elk: ELK, g: UiGraph, hidden: ReadonlySet<UiGra
   };
   const res = await elk.layout(graph);
   const nodes: UiGraphLayout["nodes"] = {};
-  for (const c of res.children ?? []) nodes[c.id] = { x: round(c.x ?? 0), y: round(c.y ?? 0), w: c.width ?? 0, h: c.height ?? 0 };
+  for (const c of res.children ?? [])
+    nodes[c.id] = { x: round(c.x ?? 0), y: round(c.y ?? 0), w: c.width ?? 0, h: c.height ?? 0 };
   const edges: UiGraphLayout["edges"] = [];
   const done = new Set<number>();
   for (const e of (res.edges ?? []) as ElkExtendedEdge[]) {
@@ -87,7 +92,10 @@ const round = (n: number): number => Math.round(n * 10) / 10;
  * A curve from `a` to `b`: right side to left side when `b` lies to the right; otherwise (the rows
  * of a wrapped layout) from the bottom of `a` to the top of `b`, or top to bottom when `b` is above.
  */
-function curve(a: { x: number; y: number; w: number; h: number }, b: { x: number; y: number; w: number; h: number }): string {
+function curve(
+  a: { x: number; y: number; w: number; h: number },
+  b: { x: number; y: number; w: number; h: number },
+): string {
   const f = (n: number): string => n.toFixed(1);
   if (b.x >= a.x + a.w + 10) {
     const x1 = a.x + a.w;
@@ -158,7 +166,14 @@ export class GraphLayouter {
       channels: ["c"],
       deprecatedPackage: false,
       deprecatedChannels: [],
-      nodes: [0, 1, 2].map((i) => ({ name: `w.v${i}`, version: `${i}.0.0`, channels: ["c"], heads: [], deprecated: false, inCatalog: true })),
+      nodes: [0, 1, 2].map((i) => ({
+        name: `w.v${i}`,
+        version: `${i}.0.0`,
+        channels: ["c"],
+        heads: [],
+        deprecated: false,
+        inCatalog: true,
+      })),
       edges: [
         { from: "w.v0", to: "w.v1", kind: "replaces", channels: ["c"] },
         { from: "w.v1", to: "w.v2", kind: "replaces", channels: ["c"] },

@@ -47,7 +47,14 @@ describe("gRPC registry API (golden answers from opm v1.73.0's own server)", () 
   for (const g of golden) {
     test(`${g.rpc} ${JSON.stringify(g.req)}${g.md ? " " + JSON.stringify(g.md) : ""}`, async () => {
       const service = g.rpc.startsWith("Experimental") ? "api.ExperimentalRegistry" : "api.Registry";
-      const got = await callRpc(service === "api.Registry" ? registry : experimental, defs, service, g.rpc, g.req, g.md);
+      const got = await callRpc(
+        service === "api.Registry" ? registry : experimental,
+        defs,
+        service,
+        g.rpc,
+        g.req,
+        g.md,
+      );
       assert.deepEqual(got.error, g.error);
       assert.deepEqual(normalizeResponses(g.rpc, got.responses, true), normalizeResponses(g.rpc, g.responses, false));
     });
@@ -58,15 +65,28 @@ describe("gRPC registry API (golden answers from opm v1.73.0's own server)", () 
     assert.equal(got.error, undefined);
     const entries = got.responses as { bundleName: string; channelName: string; replaces?: string }[];
     assert.ok(entries.length > 0);
-    assert.ok(entries.every((e) => (e.replaces ?? "") === ""), JSON.stringify(entries));
+    assert.ok(
+      entries.every((e) => (e.replaces ?? "") === ""),
+      JSON.stringify(entries),
+    );
   });
 
   /** One raw HTTP/2 request: `body` then END_STREAM; the response's headers and trailers merged (a trailers-only answer has none). */
-  function rawRequest(path: string, headers: Record<string, string>, body: Buffer): Promise<{ headers: IncomingHttpHeaders; data: Buffer }> {
+  function rawRequest(
+    path: string,
+    headers: Record<string, string>,
+    body: Buffer,
+  ): Promise<{ headers: IncomingHttpHeaders; data: Buffer }> {
     return new Promise((resolve, reject) => {
       const session = http2Connect(`http://127.0.0.1:${srv.port}`);
       session.on("error", reject);
-      const req = session.request({ ":method": "POST", ":path": path, "content-type": "application/grpc", te: "trailers", ...headers });
+      const req = session.request({
+        ":method": "POST",
+        ":path": path,
+        "content-type": "application/grpc",
+        te: "trailers",
+        ...headers,
+      });
       const got: IncomingHttpHeaders = {};
       const data: Buffer[] = [];
       req.on("response", (h) => Object.assign(got, h));
@@ -81,35 +101,71 @@ describe("gRPC registry API (golden answers from opm v1.73.0's own server)", () 
     });
   }
   /** A gRPC length-prefixed message: flag byte, 4-byte length (`length`, default the payload's), payload. */
-  const frame = (flag: number, payload: Buffer, length = payload.length): Buffer => Buffer.concat([Buffer.from([flag]), Buffer.from(new Uint32Array([length]).buffer).reverse(), payload]);
+  const frame = (flag: number, payload: Buffer, length = payload.length): Buffer =>
+    Buffer.concat([Buffer.from([flag]), Buffer.from(new Uint32Array([length]).buffer).reverse(), payload]);
   /** GetPackageRequest{name: "etcd"} as protobuf. */
   const etcd = Buffer.from([0x0a, 4, ...Buffer.from("etcd")]);
-  const statusOf = (r: { headers: IncomingHttpHeaders }) => ({ http: r.headers[":status"], code: r.headers["grpc-status"], message: decodeURIComponent(String(r.headers["grpc-message"])) });
+  const statusOf = (r: { headers: IncomingHttpHeaders }) => ({
+    http: r.headers[":status"],
+    code: r.headers["grpc-status"],
+    message: decodeURIComponent(String(r.headers["grpc-message"])),
+  });
 
   test("a body that ends inside a message gets grpc-go's answers: `unexpected EOF` (Unknown for unary, Internal for streaming), `EOF` / cardinality violation without a whole message", async () => {
     const ok = await rawRequest("/api.Registry/GetPackage", {}, frame(0, etcd));
     assert.deepEqual(statusOf(ok), { http: 200, code: "0", message: "OK" });
     assert.ok(ok.data.length > 5);
     // The length prefix promises 100 bytes; 6 come, then END_STREAM.
-    assert.deepEqual(statusOf(await rawRequest("/api.Registry/GetPackage", {}, frame(0, etcd, 100))), { http: 200, code: "2", message: "unexpected EOF" });
-    assert.deepEqual(statusOf(await rawRequest("/api.Registry/ListBundles", {}, frame(0, Buffer.alloc(0), 100))), { http: 200, code: "13", message: "unexpected EOF" });
+    assert.deepEqual(statusOf(await rawRequest("/api.Registry/GetPackage", {}, frame(0, etcd, 100))), {
+      http: 200,
+      code: "2",
+      message: "unexpected EOF",
+    });
+    assert.deepEqual(statusOf(await rawRequest("/api.Registry/ListBundles", {}, frame(0, Buffer.alloc(0), 100))), {
+      http: 200,
+      code: "13",
+      message: "unexpected EOF",
+    });
     // No message, or part of a prefix: grpc-go reads io.EOF.
     for (const body of [Buffer.alloc(0), Buffer.from([0, 0])]) {
-      assert.deepEqual(statusOf(await rawRequest("/api.Registry/GetPackage", {}, body)), { http: 200, code: "2", message: "EOF" });
-      assert.deepEqual(statusOf(await rawRequest("/api.Registry/ListPackages", {}, body)), { http: 200, code: "13", message: "cardinality violation: received no request message from non-client-streaming RPC" });
+      assert.deepEqual(statusOf(await rawRequest("/api.Registry/GetPackage", {}, body)), {
+        http: 200,
+        code: "2",
+        message: "EOF",
+      });
+      assert.deepEqual(statusOf(await rawRequest("/api.Registry/ListPackages", {}, body)), {
+        http: 200,
+        code: "13",
+        message: "cardinality violation: received no request message from non-client-streaming RPC",
+      });
     }
     // A whole message followed by a stray partial one is served (grpc-go reads one message for a unary call).
-    assert.equal(statusOf(await rawRequest("/api.Registry/GetPackage", {}, Buffer.concat([frame(0, etcd), Buffer.from([0, 0])]))).code, "0");
+    assert.equal(
+      statusOf(await rawRequest("/api.Registry/GetPackage", {}, Buffer.concat([frame(0, etcd), Buffer.from([0, 0])])))
+        .code,
+      "0",
+    );
   });
 
   test("the compressed flag without a grpc-encoding (or with identity) is Internal, as grpc-go's checkRecvPayload; so is a flag other than 0 or 1", async () => {
     const want = { http: 200, code: "13", message: "grpc: compressed flag set with identity or empty encoding" };
     assert.deepEqual(statusOf(await rawRequest("/api.Registry/GetPackage", {}, frame(1, etcd))), want);
-    assert.deepEqual(statusOf(await rawRequest("/api.Registry/GetPackage", { "grpc-encoding": "identity" }, frame(1, etcd))), want);
+    assert.deepEqual(
+      statusOf(await rawRequest("/api.Registry/GetPackage", { "grpc-encoding": "identity" }, frame(1, etcd))),
+      want,
+    );
     assert.deepEqual(statusOf(await rawRequest("/api.Registry/ListBundles", {}, frame(1, Buffer.alloc(0)))), want);
-    assert.deepEqual(statusOf(await rawRequest("/api.Registry/GetPackage", {}, frame(2, etcd))), { http: 200, code: "13", message: "grpc: received unexpected payload format 2" });
+    assert.deepEqual(statusOf(await rawRequest("/api.Registry/GetPackage", {}, frame(2, etcd))), {
+      http: 200,
+      code: "13",
+      message: "grpc: received unexpected payload format 2",
+    });
     // The flag is checked once the whole message is in: a truncated compressed message is still `unexpected EOF`.
-    assert.deepEqual(statusOf(await rawRequest("/api.Registry/GetPackage", {}, frame(1, etcd, 100))), { http: 200, code: "2", message: "unexpected EOF" });
+    assert.deepEqual(statusOf(await rawRequest("/api.Registry/GetPackage", {}, frame(1, etcd, 100))), {
+      http: 200,
+      code: "2",
+      message: "unexpected EOF",
+    });
   });
 
   test("a content-type that is not application/grpc[+…|;…] gets grpc-go's HTTP 415 with InvalidArgument", async () => {
@@ -117,9 +173,18 @@ describe("gRPC registry API (golden answers from opm v1.73.0's own server)", () 
       const r = await rawRequest("/api.Registry/GetPackage", { "content-type": ct }, frame(0, etcd));
       assert.deepEqual(statusOf(r), { http: 415, code: "3", message: `invalid gRPC request content-type "${ct}"` });
       assert.equal(r.headers["content-type"], "application/grpc");
-      assert.equal(r.headers["grpc-message"], `invalid gRPC request content-type "${ct}"`, "percent-encoded as grpc-go (printable ASCII stays)");
+      assert.equal(
+        r.headers["grpc-message"],
+        `invalid gRPC request content-type "${ct}"`,
+        "percent-encoded as grpc-go (printable ASCII stays)",
+      );
     }
-    for (const ct of ["application/grpc+proto", "application/grpc;x"]) assert.equal(statusOf(await rawRequest("/api.Registry/GetPackage", { "content-type": ct }, frame(0, etcd))).code, "0", ct);
+    for (const ct of ["application/grpc+proto", "application/grpc;x"])
+      assert.equal(
+        statusOf(await rawRequest("/api.Registry/GetPackage", { "content-type": ct }, frame(0, etcd))).code,
+        "0",
+        ct,
+      );
     // The server goes on answering well-formed calls.
     const r = await callRpc(registry, defs, "api.Registry", "GetPackage", { name: "etcd" });
     assert.equal((r.responses[0] as { name: string }).name, "etcd");
@@ -136,9 +201,23 @@ describe("gRPC registry API (golden answers from opm v1.73.0's own server)", () 
   });
 
   test("x-opcat-catalog selects a catalog; unknown names are NOT_FOUND", async () => {
-    const r = await callRpc(registry, defs, "api.Registry", "GetPackage", { name: "etcd" }, { "x-opcat-catalog": "test" });
+    const r = await callRpc(
+      registry,
+      defs,
+      "api.Registry",
+      "GetPackage",
+      { name: "etcd" },
+      { "x-opcat-catalog": "test" },
+    );
     assert.equal((r.responses[0] as { name: string }).name, "etcd");
-    const u = await callRpc(registry, defs, "api.Registry", "GetPackage", { name: "etcd" }, { "x-opcat-catalog": "nope" });
+    const u = await callRpc(
+      registry,
+      defs,
+      "api.Registry",
+      "GetPackage",
+      { name: "etcd" },
+      { "x-opcat-catalog": "nope" },
+    );
     assert.equal(u.error?.code, grpc.status.NOT_FOUND);
   });
 });

@@ -50,7 +50,10 @@ export interface GrpcServerHandle {
 /** Path of opcat's registry.proto (next to this module, or in the source tree when running from dist/). */
 export function registryProtoPath(): string {
   const here = dirname(fileURLToPath(import.meta.url));
-  const candidates = [join(here, "proto", "registry.proto"), join(here, "..", "..", "src", "serve", "proto", "registry.proto")];
+  const candidates = [
+    join(here, "proto", "registry.proto"),
+    join(here, "..", "..", "src", "serve", "proto", "registry.proto"),
+  ];
   for (const c of candidates) if (existsSync(c)) return c;
   return candidates[0];
 }
@@ -60,15 +63,29 @@ function reflectionProtoDir(): string {
   return join(dirname(require.resolve("@grpc/reflection/package.json")), "build", "proto");
 }
 
-const LOADER_OPTIONS: protoLoader.Options = { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true };
+const LOADER_OPTIONS: protoLoader.Options = {
+  keepCase: true,
+  longs: String,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+};
 
 /** The package definition of every service the server offers (also what reflection describes). */
 export function loadServiceDefinitions(): protoLoader.PackageDefinition {
   const refl = reflectionProtoDir();
-  const defs = protoLoader.loadSync([registryProtoPath(), healthProtoPath, join(refl, "grpc/reflection/v1/reflection.proto"), join(refl, "grpc/reflection/v1alpha/reflection.proto")], {
-    ...LOADER_OPTIONS,
-    includeDirs: [refl],
-  });
+  const defs = protoLoader.loadSync(
+    [
+      registryProtoPath(),
+      healthProtoPath,
+      join(refl, "grpc/reflection/v1/reflection.proto"),
+      join(refl, "grpc/reflection/v1alpha/reflection.proto"),
+    ],
+    {
+      ...LOADER_OPTIONS,
+      includeDirs: [refl],
+    },
+  );
   repairDescriptors(defs);
   return defs;
 }
@@ -85,10 +102,14 @@ function repairDescriptors(defs: protoLoader.PackageDefinition): void {
     .map((d) => (d as { fileDescriptorProtos?: Buffer[] }).fileDescriptorProtos)
     .filter((a): a is Buffer[] => Array.isArray(a));
   const files = new Map<Buffer, FileDescriptor>();
-  for (const arr of arrays) for (const b of arr) if (!files.has(b)) files.set(b, FileDescriptorProto.toObject(FileDescriptorProto.decode(b)) as FileDescriptor);
+  for (const arr of arrays)
+    for (const b of arr)
+      if (!files.has(b)) files.set(b, FileDescriptorProto.toObject(FileDescriptorProto.decode(b)) as FileDescriptor);
   // Which file defines each top-level type.
   const owner = new Map<string, string>();
-  for (const f of files.values()) for (const m of [...(f.messageType ?? []), ...(f.enumType ?? [])]) owner.set(`.${f.package ? f.package + "." : ""}${m.name}`, f.name);
+  for (const f of files.values())
+    for (const m of [...(f.messageType ?? []), ...(f.enumType ?? [])])
+      owner.set(`.${f.package ? f.package + "." : ""}${m.name}`, f.name);
   const patched = new Map<Buffer, Buffer>();
   for (const [b, f] of files) {
     const deps = new Set(f.dependency ?? []);
@@ -118,7 +139,7 @@ function repairDescriptors(defs: protoLoader.PackageDefinition): void {
       for (const fd of m.field ?? []) refer(fd.typeName);
     };
     for (const m of f.messageType ?? []) visit(m);
-    for (const svc of f.service ?? []) for (const md of svc.method ?? []) (refer(md.inputType), refer(md.outputType));
+    for (const svc of f.service ?? []) for (const md of svc.method ?? []) refer(md.inputType), refer(md.outputType);
     if (deps.size !== (f.dependency ?? []).length) {
       f.dependency = [...deps];
       changed = true;
@@ -151,7 +172,10 @@ type Unary = grpc.handleUnaryCall<Record<string, string>, unknown>;
 type ServerStream = grpc.handleServerStreamingCall<Record<string, string>, unknown>;
 
 /** Builds the gRPC server with every service registered (not yet bound). */
-export function createGrpcServer(store: CatalogStore, opts: Pick<GrpcServeOptions, "catalog" | "accessLog"> = {}): grpc.Server {
+export function createGrpcServer(
+  store: CatalogStore,
+  opts: Pick<GrpcServeOptions, "catalog" | "accessLog"> = {},
+): grpc.Server {
   const defs = loadServiceDefinitions();
   const server = new grpc.Server();
   const pick = (md: grpc.Metadata): CatalogRevision | grpc.ServiceError => {
@@ -160,9 +184,21 @@ export function createGrpcServer(store: CatalogStore, opts: Pick<GrpcServeOption
     const rev = name === undefined ? undefined : store.get(name);
     if (rev) return rev;
     const known = name !== undefined && store.names().includes(name);
-    return rpcError(known ? grpc.status.UNAVAILABLE : grpc.status.NOT_FOUND, known ? `catalog ${JSON.stringify(name)} has no valid content yet` : `catalog ${JSON.stringify(name ?? "")} not found`);
+    return rpcError(
+      known ? grpc.status.UNAVAILABLE : grpc.status.NOT_FOUND,
+      known
+        ? `catalog ${JSON.stringify(name)} has no valid content yet`
+        : `catalog ${JSON.stringify(name ?? "")} not found`,
+    );
   };
-  const logCall = (method: string, md: grpc.Metadata, peer: string, started: bigint, code: number, messages: number): void => {
+  const logCall = (
+    method: string,
+    md: grpc.Metadata,
+    peer: string,
+    started: bigint,
+    code: number,
+    messages: number,
+  ): void => {
     if (!opts.accessLog) return;
     opts.accessLog(
       JSON.stringify({
@@ -184,36 +220,60 @@ export function createGrpcServer(store: CatalogStore, opts: Pick<GrpcServeOption
     (call, callback) => {
       const started = process.hrtime.bigint();
       const rev = pick(call.metadata);
-      const r: RpcResult<unknown> = rev instanceof Error ? { ok: false, error: { code: rev.code, message: rev.details } } : fn(rev, call.request);
+      const r: RpcResult<unknown> =
+        rev instanceof Error ? { ok: false, error: { code: rev.code, message: rev.details } } : fn(rev, call.request);
       if (r.ok) callback(null, r.value);
       else callback(rpcError(r.error.code as grpc.status, r.error.message));
       logCall(method, call.metadata, call.getPeer(), started, r.ok ? 0 : r.error.code, r.ok ? 1 : 0);
     };
 
   const stream =
-    (method: string, fn: (rev: CatalogRevision, req: Record<string, string>, md: grpc.Metadata) => RpcResult<Iterable<unknown>>): ServerStream =>
+    (
+      method: string,
+      fn: (rev: CatalogRevision, req: Record<string, string>, md: grpc.Metadata) => RpcResult<Iterable<unknown>>,
+    ): ServerStream =>
     (call) => {
       const started = process.hrtime.bigint();
       const rev = pick(call.metadata);
-      const r: RpcResult<Iterable<unknown>> = rev instanceof Error ? { ok: false, error: { code: rev.code, message: rev.details } } : fn(rev, call.request, call.metadata);
+      const r: RpcResult<Iterable<unknown>> =
+        rev instanceof Error
+          ? { ok: false, error: { code: rev.code, message: rev.details } }
+          : fn(rev, call.request, call.metadata);
       if (!r.ok) {
         call.emit("error", rpcError(r.error.code as grpc.status, r.error.message));
         logCall(method, call.metadata, call.getPeer(), started, r.error.code, 0);
         return;
       }
-      void writeAll(call, r.value).then((n) => logCall(method, call.metadata, call.getPeer(), started, call.cancelled ? grpc.status.CANCELLED : 0, n));
+      void writeAll(call, r.value).then((n) =>
+        logCall(method, call.metadata, call.getPeer(), started, call.cancelled ? grpc.status.CANCELLED : 0, n),
+      );
     };
 
   server.addService(defs["api.Registry"] as grpc.ServiceDefinition, {
-    ListPackages: stream("ListPackages", (rev) => ({ ok: true, value: rev.registry.listPackages().map((name) => ({ name })) })),
+    ListPackages: stream("ListPackages", (rev) => ({
+      ok: true,
+      value: rev.registry.listPackages().map((name) => ({ name })),
+    })),
     GetPackage: unary("GetPackage", (rev, q) => rev.registry.getPackage(q.name)),
     GetBundle: unary("GetBundle", (rev, q) => rev.registry.getBundle(q.pkgName, q.channelName, q.csvName)),
-    GetBundleForChannel: unary("GetBundleForChannel", (rev, q) => rev.registry.getBundleForChannel(q.pkgName, q.channelName)),
-    GetChannelEntriesThatReplace: stream("GetChannelEntriesThatReplace", (rev, q) => rev.registry.getChannelEntriesThatReplace(q.csvName)),
-    GetBundleThatReplaces: unary("GetBundleThatReplaces", (rev, q) => rev.registry.getBundleThatReplaces(q.csvName, q.pkgName, q.channelName)),
-    GetChannelEntriesThatProvide: stream("GetChannelEntriesThatProvide", (rev, q) => rev.registry.getChannelEntriesThatProvide(q.group, q.version, q.kind)),
-    GetLatestChannelEntriesThatProvide: stream("GetLatestChannelEntriesThatProvide", (rev, q) => rev.registry.getLatestChannelEntriesThatProvide(q.group, q.version, q.kind)),
-    GetDefaultBundleThatProvides: unary("GetDefaultBundleThatProvides", (rev, q) => rev.registry.getDefaultBundleThatProvides(q.group, q.version, q.kind)),
+    GetBundleForChannel: unary("GetBundleForChannel", (rev, q) =>
+      rev.registry.getBundleForChannel(q.pkgName, q.channelName),
+    ),
+    GetChannelEntriesThatReplace: stream("GetChannelEntriesThatReplace", (rev, q) =>
+      rev.registry.getChannelEntriesThatReplace(q.csvName),
+    ),
+    GetBundleThatReplaces: unary("GetBundleThatReplaces", (rev, q) =>
+      rev.registry.getBundleThatReplaces(q.csvName, q.pkgName, q.channelName),
+    ),
+    GetChannelEntriesThatProvide: stream("GetChannelEntriesThatProvide", (rev, q) =>
+      rev.registry.getChannelEntriesThatProvide(q.group, q.version, q.kind),
+    ),
+    GetLatestChannelEntriesThatProvide: stream("GetLatestChannelEntriesThatProvide", (rev, q) =>
+      rev.registry.getLatestChannelEntriesThatProvide(q.group, q.version, q.kind),
+    ),
+    GetDefaultBundleThatProvides: unary("GetDefaultBundleThatProvides", (rev, q) =>
+      rev.registry.getDefaultBundleThatProvides(q.group, q.version, q.kind),
+    ),
     ListBundles: stream("ListBundles", (rev) => ({ ok: true, value: rev.registry.listBundles() })),
   });
   server.addService(defs["api.ExperimentalRegistry"] as grpc.ServiceDefinition, {
@@ -226,7 +286,8 @@ export function createGrpcServer(store: CatalogStore, opts: Pick<GrpcServeOption
   });
   server.addService(defs["grpc.health.v1.Health"] as grpc.ServiceDefinition, {
     Check: ((_call, callback) => callback(null, { status: "SERVING" })) as Unary,
-    Watch: ((call) => call.emit("error", rpcError(grpc.status.UNIMPLEMENTED, "method Watch not implemented"))) as ServerStream,
+    Watch: ((call) =>
+      call.emit("error", rpcError(grpc.status.UNIMPLEMENTED, "method Watch not implemented"))) as ServerStream,
   });
   new ReflectionService(defs).addToServer(server);
   checkRequestsAsGrpcGo(server, defs);
@@ -258,13 +319,22 @@ function checkRequestsAsGrpcGo(server: grpc.Server, defs: protoLoader.PackageDef
       reads.set(m.path, { unary, clientStreams: m.requestStream, max: m.requestStream ? Infinity : unary ? 1 : 2 });
     }
   }
-  const internals = server as unknown as { _verifyContentType?: (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => boolean };
-  if (typeof internals._verifyContentType !== "function") throw new Error("@grpc/grpc-js has no Server._verifyContentType to extend: its internals changed");
+  const internals = server as unknown as {
+    _verifyContentType?: (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => boolean;
+  };
+  if (typeof internals._verifyContentType !== "function")
+    throw new Error("@grpc/grpc-js has no Server._verifyContentType to extend: its internals changed");
   internals._verifyContentType = (stream, headers) => {
     const contentType = headers["content-type"] ?? "";
     const grpcType = contentType === "application/grpc" || /^application\/grpc[+;]/.test(contentType);
     if (!grpcType) {
-      earlyStatus(stream, 415, "application/grpc", grpc.status.INVALID_ARGUMENT, `invalid gRPC request content-type ${goQuote(contentType)}`);
+      earlyStatus(
+        stream,
+        415,
+        "application/grpc",
+        grpc.status.INVALID_ARGUMENT,
+        `invalid gRPC request content-type ${goQuote(contentType)}`,
+      );
       return false;
     }
     const method = reads.get(headers[":path"] ?? "");
@@ -272,7 +342,8 @@ function checkRequestsAsGrpcGo(server: grpc.Server, defs: protoLoader.PackageDef
     const encoding = headers["grpc-encoding"] ?? "";
     const subtype = contentType.slice("application/grpc+".length);
     const fail = (code: grpc.status, message: string): void => {
-      if (!stream.headersSent && !stream.closed && !stream.destroyed) earlyStatus(stream, 200, subtype === "" ? "application/grpc" : `application/grpc+${subtype}`, code, message);
+      if (!stream.headersSent && !stream.closed && !stream.destroyed)
+        earlyStatus(stream, 200, subtype === "" ? "application/grpc" : `application/grpc+${subtype}`, code, message);
     };
     // The message framing (a 5-byte prefix: flag and length), followed alongside grpc-js's decoder.
     const prefix = Buffer.alloc(5);
@@ -295,7 +366,8 @@ function checkRequestsAsGrpcGo(server: grpc.Server, defs: protoLoader.PackageDef
         if (left !== 0) continue;
         // A whole message: grpc-go checks its flag now (rpc_util.go checkRecvPayload).
         const flag = prefix[0];
-        if (flag === 1 && (encoding === "" || encoding === "identity")) return fail(grpc.status.INTERNAL, "grpc: compressed flag set with identity or empty encoding");
+        if (flag === 1 && (encoding === "" || encoding === "identity"))
+          return fail(grpc.status.INTERNAL, "grpc: compressed flag set with identity or empty encoding");
         if (flag > 1) return fail(grpc.status.INTERNAL, `grpc: received unexpected payload format ${flag}`);
         messages += 1;
         have = 0;
@@ -305,7 +377,11 @@ function checkRequestsAsGrpcGo(server: grpc.Server, defs: protoLoader.PackageDef
     stream.on("end", () => {
       if (messages >= method.max) return;
       if (left > 0) fail(method.unary ? grpc.status.UNKNOWN : grpc.status.INTERNAL, "unexpected EOF");
-      else if (messages === 0 && !method.clientStreams) fail(method.unary ? grpc.status.UNKNOWN : grpc.status.INTERNAL, method.unary ? "EOF" : "cardinality violation: received no request message from non-client-streaming RPC");
+      else if (messages === 0 && !method.clientStreams)
+        fail(
+          method.unary ? grpc.status.UNKNOWN : grpc.status.INTERNAL,
+          method.unary ? "EOF" : "cardinality violation: received no request message from non-client-streaming RPC",
+        );
     });
     return true;
   };
@@ -315,15 +391,33 @@ function checkRequestsAsGrpcGo(server: grpc.Server, defs: protoLoader.PackageDef
  * A headers-only answer carrying the gRPC status, as grpc-go's early aborts and trailers-only
  * statuses, then the stream is closed (RST_STREAM NO_ERROR if the request was still open).
  */
-function earlyStatus(stream: ServerHttp2Stream, httpStatus: number, contentType: string, code: grpc.status, message: string): void {
-  stream.respond({ ":status": httpStatus, "content-type": contentType, "grpc-status": String(code), "grpc-message": encodeGrpcMessage(message) }, { endStream: true });
+function earlyStatus(
+  stream: ServerHttp2Stream,
+  httpStatus: number,
+  contentType: string,
+  code: grpc.status,
+  message: string,
+): void {
+  stream.respond(
+    {
+      ":status": httpStatus,
+      "content-type": contentType,
+      "grpc-status": String(code),
+      "grpc-message": encodeGrpcMessage(message),
+    },
+    { endStream: true },
+  );
   stream.close(h2.NGHTTP2_NO_ERROR);
 }
 
 /** grpc-go's encodeGrpcMessage: UTF-8 bytes outside printable ASCII, and `%`, percent-encoded. */
 function encodeGrpcMessage(message: string): string {
   let out = "";
-  for (const b of Buffer.from(message, "utf8")) out += b >= 0x20 && b <= 0x7e && b !== 0x25 ? String.fromCharCode(b) : "%" + b.toString(16).toUpperCase().padStart(2, "0");
+  for (const b of Buffer.from(message, "utf8"))
+    out +=
+      b >= 0x20 && b <= 0x7e && b !== 0x25
+        ? String.fromCharCode(b)
+        : "%" + b.toString(16).toUpperCase().padStart(2, "0");
   return out;
 }
 
@@ -331,8 +425,11 @@ function encodeGrpcMessage(message: string): string {
 export async function startGrpcServer(store: CatalogStore, opts: GrpcServeOptions = {}): Promise<GrpcServerHandle> {
   const server = createGrpcServer(store, opts);
   const host = opts.host ?? "127.0.0.1";
-  const target = host.includes(":") && !host.startsWith("[") ? `[${host}]:${opts.port ?? 50051}` : `${host}:${opts.port ?? 50051}`;
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync(target, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
+  const target =
+    host.includes(":") && !host.startsWith("[") ? `[${host}]:${opts.port ?? 50051}` : `${host}:${opts.port ?? 50051}`;
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(target, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
   return {
     server,
     port,
@@ -361,7 +458,11 @@ async function writeAll(call: grpc.ServerWritableStream<unknown, unknown>, items
     n++;
     if (!call.write(item)) {
       const ac = new AbortController();
-      await Promise.race([once(call, "drain", { signal: ac.signal }), once(call, "cancelled", { signal: ac.signal }), once(call, "close", { signal: ac.signal })]).catch(() => undefined);
+      await Promise.race([
+        once(call, "drain", { signal: ac.signal }),
+        once(call, "cancelled", { signal: ac.signal }),
+        once(call, "close", { signal: ac.signal }),
+      ]).catch(() => undefined);
       ac.abort();
     }
   }

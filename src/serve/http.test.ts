@@ -67,7 +67,8 @@ describe("catalogd HTTP API", () => {
     const h = await httpGet(`${base}/catalogs/test/api/v1/all`, {}, "HEAD");
     assert.equal(h.status, 200);
     assert.equal(h.body.length, 0);
-    for (const k of ["content-type", "content-length", "etag", "last-modified"]) assert.equal(h.headers[k], g.headers[k]);
+    for (const k of ["content-type", "content-length", "etag", "last-modified"])
+      assert.equal(h.headers[k], g.headers[k]);
   });
 
   test("gzip: pre-compressed body, its own strong ETag", async () => {
@@ -95,7 +96,11 @@ describe("catalogd HTTP API", () => {
     const earlier = new Date(Date.parse(lm) - 1000).toUTCString();
     assert.equal((await httpGet(`${base}/catalogs/test/api/v1/all`, { "if-modified-since": earlier })).status, 200);
     // If-None-Match wins over If-Modified-Since.
-    assert.equal((await httpGet(`${base}/catalogs/test/api/v1/all`, { "if-none-match": `"nope"`, "if-modified-since": lm })).status, 200);
+    assert.equal(
+      (await httpGet(`${base}/catalogs/test/api/v1/all`, { "if-none-match": `"nope"`, "if-modified-since": lm }))
+        .status,
+      200,
+    );
     assert.equal((await httpGet(`${base}/catalogs/test/api/v1/all`, { "if-match": `"nope"` })).status, 412);
     assert.equal((await httpGet(`${base}/catalogs/test/api/v1/all`, { "if-match": etag })).status, 200);
     assert.equal((await httpGet(`${base}/catalogs/test/api/v1/all`, { "if-unmodified-since": earlier })).status, 412);
@@ -121,20 +126,35 @@ describe("catalogd HTTP API", () => {
   test("metas: answered from the index, in catalog order, exactly the lines a filter would select", async () => {
     const lines = golden.toString("utf8").split(/(?<=\n)/);
     const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
-    const values = (k: string): string[] => [...new Set(parsed.map((p) => p[k]).filter((v): v is string => typeof v === "string"))];
+    const values = (k: string): string[] => [
+      ...new Set(parsed.map((p) => p[k]).filter((v): v is string => typeof v === "string")),
+    ];
     const pick = (k: string) => fc.oneof(fc.constant(""), fc.constantFrom(...values(k)), fc.string({ maxLength: 4 }));
     await fc.assert(
-      fc.asyncProperty(pick("schema"), pick("package"), pick("name"), fc.boolean(), async (schema, pkg, name, sendEmpty) => {
-        const qs = new URLSearchParams();
-        if (schema || sendEmpty) qs.set("schema", schema);
-        if (pkg) qs.set("package", pkg);
-        if (name) qs.set("name", name);
-        const r = await httpGet(`${base}/catalogs/test/api/v1/metas?${qs}`, { "accept-encoding": "identity" });
-        assert.equal(r.status, 200);
-        assert.equal(r.headers["content-type"], "application/jsonl");
-        const want = lines.filter((_, i) => (!schema || parsed[i].schema === schema) && (!pkg || parsed[i].package === pkg) && (!name || parsed[i].name === name)).join("");
-        assert.equal(r.body.toString("utf8"), want);
-      }),
+      fc.asyncProperty(
+        pick("schema"),
+        pick("package"),
+        pick("name"),
+        fc.boolean(),
+        async (schema, pkg, name, sendEmpty) => {
+          const qs = new URLSearchParams();
+          if (schema || sendEmpty) qs.set("schema", schema);
+          if (pkg) qs.set("package", pkg);
+          if (name) qs.set("name", name);
+          const r = await httpGet(`${base}/catalogs/test/api/v1/metas?${qs}`, { "accept-encoding": "identity" });
+          assert.equal(r.status, 200);
+          assert.equal(r.headers["content-type"], "application/jsonl");
+          const want = lines
+            .filter(
+              (_, i) =>
+                (!schema || parsed[i].schema === schema) &&
+                (!pkg || parsed[i].package === pkg) &&
+                (!name || parsed[i].name === name),
+            )
+            .join("");
+          assert.equal(r.body.toString("utf8"), want);
+        },
+      ),
       { numRuns: 60 },
     );
   });

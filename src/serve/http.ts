@@ -64,7 +64,10 @@ interface ReqCtx {
 }
 
 /** The request handler (usable with any node:http server). */
-export function createCatalogHandler(store: CatalogStore, opts: Pick<HttpServeOptions, "accessLog" | "gzipMinSize" | "resolver" | "ui"> = {}): (req: IncomingMessage, res: ServerResponse) => void {
+export function createCatalogHandler(
+  store: CatalogStore,
+  opts: Pick<HttpServeOptions, "accessLog" | "gzipMinSize" | "resolver" | "ui"> = {},
+): (req: IncomingMessage, res: ServerResponse) => void {
   const gzipMin = opts.gzipMinSize ?? 1400;
   const api = opts.resolver === false ? undefined : new ResolverApi(store, opts.resolver ?? {});
   const ui = opts.ui ? new UiHandler(store, opts.ui) : undefined;
@@ -101,7 +104,15 @@ export function createCatalogHandler(store: CatalogStore, opts: Pick<HttpServeOp
   };
 }
 
-function route(store: CatalogStore, req: IncomingMessage, res: ServerResponse, ctx: ReqCtx, gzipMin: number, api: ResolverApi | undefined, ui: UiHandler | undefined): void {
+function route(
+  store: CatalogStore,
+  req: IncomingMessage,
+  res: ServerResponse,
+  ctx: ReqCtx,
+  gzipMin: number,
+  api: ResolverApi | undefined,
+  ui: UiHandler | undefined,
+): void {
   const url = req.url ?? "/";
   const qi = url.indexOf("?");
   const path = qi < 0 ? url : url.slice(0, qi);
@@ -114,7 +125,12 @@ function route(store: CatalogStore, req: IncomingMessage, res: ServerResponse, c
     if (method !== "GET" && method !== "HEAD") return textError(res, ctx, 405, "Method Not Allowed", "GET, HEAD");
     if (path === "/readyz" && !store.ready()) {
       const missing = store.names().filter((n) => !store.get(n));
-      return textError(res, ctx, 503, `not ready: no valid content yet for catalog(s) ${missing.join(", ") || "(none configured)"}`);
+      return textError(
+        res,
+        ctx,
+        503,
+        `not ready: no valid content yet for catalog(s) ${missing.join(", ") || "(none configured)"}`,
+      );
     }
     return sendText(res, ctx, 200, "ok", method === "HEAD");
   }
@@ -150,7 +166,14 @@ function route(store: CatalogStore, req: IncomingMessage, res: ServerResponse, c
   return serveMetas(rev, ids, req, res, ctx, gzipMin, `${schema}\u0000${pkg}\u0000${blobName}`);
 }
 
-function serveAll(rev: CatalogRevision, req: IncomingMessage, res: ServerResponse, ctx: ReqCtx, gzipMin: number, noRanges = false): void {
+function serveAll(
+  rev: CatalogRevision,
+  req: IncomingMessage,
+  res: ServerResponse,
+  ctx: ReqCtx,
+  gzipMin: number,
+  noRanges = false,
+): void {
   const size = rev.jsonl.length;
   const rangeHeader = noRanges ? undefined : req.headers.range;
   const useGzip = rangeHeader === undefined && size >= gzipMin && acceptsGzip(req.headers["accept-encoding"]);
@@ -251,7 +274,15 @@ function concatLines(rev: CatalogRevision, ids: Uint32Array, size: number): Buff
   return out;
 }
 
-function serveMetas(rev: CatalogRevision, ids: Uint32Array, req: IncomingMessage, res: ServerResponse, ctx: ReqCtx, gzipMin: number, queryKey: string): void {
+function serveMetas(
+  rev: CatalogRevision,
+  ids: Uint32Array,
+  req: IncomingMessage,
+  res: ServerResponse,
+  ctx: ReqCtx,
+  gzipMin: number,
+  queryKey: string,
+): void {
   const size = rev.byteLength(ids);
   const useGzip = size >= gzipMin && acceptsGzip(req.headers["accept-encoding"]);
   const tag = `${rev.etag.slice(0, -1)}.${hashKey(queryKey)}`;
@@ -270,7 +301,9 @@ function serveMetas(rev: CatalogRevision, ids: Uint32Array, req: IncomingMessage
     if (hit === undefined) {
       const plain = concatLines(rev, ids, size);
       hit = useGzip
-        ? new Promise<CachedBody>((resolve, reject) => gzipCb(plain, (err, out) => (err ? reject(err) : resolve({ body: out }))))
+        ? new Promise<CachedBody>((resolve, reject) =>
+            gzipCb(plain, (err, out) => (err ? reject(err) : resolve({ body: out }))),
+          )
         : { body: plain };
       cache.set(key, hit);
     }
@@ -373,7 +406,8 @@ function textError(res: ServerResponse, ctx: ReqCtx, status: number, message: st
 function finishPrecondition(res: ServerResponse, ctx: ReqCtx, status: number): void {
   if (status === 304) {
     // RFC 7232 4.1 (Go's writeNotModified): no representation metadata; Last-Modified dropped when there is an ETag.
-    for (const h of ["Content-Type", "Content-Length", "Content-Encoding", "Last-Modified", "Accept-Ranges"]) res.removeHeader(h);
+    for (const h of ["Content-Type", "Content-Length", "Content-Encoding", "Last-Modified", "Accept-Ranges"])
+      res.removeHeader(h);
     res.writeHead(304);
     res.end();
     return;
@@ -395,7 +429,11 @@ export function checkPreconditions(req: IncomingMessage, etag: string, modtime: 
     case Cond.False:
       return method === "GET" || method === "HEAD" ? 304 : 412;
     case Cond.None:
-      if ((method === "GET" || method === "HEAD") && checkIfModifiedSince(header(req, "if-modified-since"), modtime) === Cond.False) return 304;
+      if (
+        (method === "GET" || method === "HEAD") &&
+        checkIfModifiedSince(header(req, "if-modified-since"), modtime) === Cond.False
+      )
+        return 304;
   }
   return 0;
 }
@@ -497,7 +535,8 @@ function etagWeakMatch(a: string, b: string): boolean {
 
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 const IMF = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\d{2}) ([A-Z][a-z]{2}) (\d{4}) (\d{2}):(\d{2}):(\d{2}) GMT$/;
-const RFC850 = /^(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), (\d{2})-([A-Z][a-z]{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}) [A-Z]{3}$/;
+const RFC850 =
+  /^(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), (\d{2})-([A-Z][a-z]{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}) [A-Z]{3}$/;
 const ANSIC = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ([A-Z][a-z]{2}) ([ \d]\d) (\d{2}):(\d{2}):(\d{2}) (\d{4})$/;
 
 /** Go's http.ParseTime (RFC 1123 with GMT, RFC 850, ANSI C), in ms since the epoch; undefined if invalid. */
@@ -602,7 +641,9 @@ export async function startHttpServer(store: CatalogStore, opts: HttpServeOption
   server.on("clientError", (err: NodeJS.ErrnoException, socket) => {
     if (err.code === "HPE_HEADER_OVERFLOW" && socket.writable) {
       const body = "request head (request line and headers) larger than the 1 MiB limit\n";
-      socket.end(`HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+      );
       socket.on("data", () => {}); // drain what the client still sends, so that closing does not reset
       setTimeout(() => socket.destroy(), 5_000).unref();
       return;

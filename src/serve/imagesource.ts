@@ -14,7 +14,14 @@ import { OpcatError, type Problem } from "../fbc/errors.js";
 import { goQuote } from "../gojson/fmt.js";
 import { ImageError, errText } from "../image/errors.js";
 import { MANIFEST_ACCEPT } from "../image/manifest.js";
-import { defaultCacheDir, getImage, parseImageRef, unpackImage, type PullOptions, type PulledImage } from "../image/pull.js";
+import {
+  defaultCacheDir,
+  getImage,
+  parseImageRef,
+  unpackImage,
+  type PullOptions,
+  type PulledImage,
+} from "../image/pull.js";
 import type { ImageReference } from "../image/reference.js";
 import { RegistryClient } from "../image/registry.js";
 import { classifyImage } from "../image/render.js";
@@ -40,7 +47,17 @@ export interface ImageSourceEvent {
    *   the previous revision stays served.
    * - `poll-failed`: the reference could not be resolved (registry unreachable, tag gone…).
    */
-  outcome: "loaded" | "polling" | "not-polled" | "unchanged" | "skipped" | "updating" | "updated" | "same-content" | "update-failed" | "poll-failed";
+  outcome:
+    | "loaded"
+    | "polling"
+    | "not-polled"
+    | "unchanged"
+    | "skipped"
+    | "updating"
+    | "updated"
+    | "same-content"
+    | "update-failed"
+    | "poll-failed";
   /** Digest served before this event (the manifest or index digest the reference resolved to). */
   oldDigest?: string;
   /** Digest the reference resolves to now. */
@@ -81,7 +98,9 @@ export function isImageArgument(source: string, exists: (p: string) => boolean):
   const slash = source.indexOf("/");
   if (slash <= 0) return false;
   const host = source.slice(0, slash);
-  return (host.includes(".") || host.includes(":") || host === "localhost") && /^[a-z0-9]/.test(source) && !/\s/.test(source);
+  return (
+    (host.includes(".") || host.includes(":") || host === "localhost") && /^[a-z0-9]/.test(source) && !/\s/.test(source)
+  );
 }
 
 /** Parses `[name=]<image-ref>`; the name defaults to {@link imageCatalogName}; `docker://` is dropped. */
@@ -111,7 +130,16 @@ export function parseGoDuration(s: string): number | string {
   }
   if (rest === "0") return 0;
   if (rest === "") return invalid;
-  const units: Record<string, number> = { ns: 1e-6, us: 1e-3, "\u00b5s": 1e-3, "\u03bcs": 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  const units: Record<string, number> = {
+    ns: 1e-6,
+    us: 1e-3,
+    "\u00b5s": 1e-3,
+    "\u03bcs": 1e-3,
+    ms: 1,
+    s: 1000,
+    m: 60_000,
+    h: 3_600_000,
+  };
   let total = 0;
   while (rest !== "") {
     const m = /^([0-9]*)(\.[0-9]*)?/.exec(rest);
@@ -131,8 +159,10 @@ export function parseGoDuration(s: string): number | string {
 type Target = { kind: "registry"; named: ImageReference } | { kind: "layout"; layout: LayoutRef };
 
 function wrap(e: unknown, prefix: string): OpcatError {
-  if (e instanceof ImageError) return new ImageError(e.code, `${prefix}: ${e.message}`, { status: e.status, cause: e, exitCode: e.exitCode });
-  if (e instanceof OpcatError) return new OpcatError(e.code, `${prefix}: ${e.message}`, { exitCode: e.exitCode, cause: e });
+  if (e instanceof ImageError)
+    return new ImageError(e.code, `${prefix}: ${e.message}`, { status: e.status, cause: e, exitCode: e.exitCode });
+  if (e instanceof OpcatError)
+    return new OpcatError(e.code, `${prefix}: ${e.message}`, { exitCode: e.exitCode, cause: e });
   return new ImageError("IO_ERROR", `${prefix}: ${errText(e)}`, { cause: e });
 }
 
@@ -203,7 +233,13 @@ export class ImageCatalog {
     for (const src of sources) {
       try {
         const what = `resolving ${src.host}/${src.repo}:${tag}`;
-        const res = await client.send(src, { method: "HEAD", path: `/v2/${src.repo}/manifests/${tag}`, headers: { Accept: MANIFEST_ACCEPT }, scope: `repository:${src.repo}:pull`, what });
+        const res = await client.send(src, {
+          method: "HEAD",
+          path: `/v2/${src.repo}/manifests/${tag}`,
+          headers: { Accept: MANIFEST_ACCEPT },
+          scope: `repository:${src.repo}:pull`,
+          what,
+        });
         res.resume();
         const d = String(res.headers["docker-content-digest"] ?? "");
         if (/^sha256:[a-f0-9]{64}$/.test(d)) return d;
@@ -222,12 +258,16 @@ export class ImageCatalog {
     const t = this.#target;
     let img: PulledImage;
     try {
-      img = await getImage(t.kind === "layout" ? this.ref : `${t.named.name}@${digest}`, this.#opts.client ? this.#opts : { ...this.#opts, client: this.#client });
+      img = await getImage(
+        t.kind === "layout" ? this.ref : `${t.named.name}@${digest}`,
+        this.#opts.client ? this.#opts : { ...this.#opts, client: this.#client },
+      );
     } catch (e) {
       throw wrap(e, `failed to pull image ${goQuote(this.ref)}`);
     }
     const c = classifyImage({ ref: this.ref, labels: img.labels });
-    if (c.kind !== "catalog-image") throw new OpcatError("RENDER_NOT_ALLOWED", "cannot render bundle image: not allowed", { exitCode: 2 });
+    if (c.kind !== "catalog-image")
+      throw new OpcatError("RENDER_NOT_ALLOWED", "cannot render bundle image: not allowed", { exitCode: 2 });
     const d = cleanEntryPath(c.configsDir, "configs label");
     const dest = mkdtempSync(join(this.#workDir, "rev-"));
     try {
@@ -246,7 +286,7 @@ export class ImageCatalog {
   }
 
   #remove(dir: string | undefined): void {
-    if (dir !== undefined && dir.startsWith(this.#workDir + "/")) rmSync(this.#treeOf(dir), { recursive: true, force: true });
+    if (dir?.startsWith(this.#workDir + "/")) rmSync(this.#treeOf(dir), { recursive: true, force: true });
   }
 
   /** The first load (registers the catalog in the store). */
@@ -263,7 +303,12 @@ export class ImageCatalog {
     if (out.status === "failed") {
       this.#failedDigest = digest;
       this.#dir = dir;
-      this.#emit({ outcome: "update-failed", newDigest: digest, reason: out.problems[0]?.message ?? "invalid catalog", problems: out.problems });
+      this.#emit({
+        outcome: "update-failed",
+        newDigest: digest,
+        reason: out.problems[0]?.message ?? "invalid catalog",
+        problems: out.problems,
+      });
     } else {
       this.#dir = dir;
       this.#emit({ outcome: "loaded", newDigest: digest, revision: out.revision.serial });
@@ -286,16 +331,30 @@ export class ImageCatalog {
 
   async #pollOnce(): Promise<ImageSourceEvent> {
     const old = this.#digest;
-    if (this.pinned) return this.#emit({ outcome: "not-polled", oldDigest: old, reason: "the reference is pinned by digest" });
+    if (this.pinned)
+      return this.#emit({ outcome: "not-polled", oldDigest: old, reason: "the reference is pinned by digest" });
     let digest: string;
     try {
       digest = await this.resolveDigest();
     } catch (e) {
-      return this.#emit({ outcome: "poll-failed", oldDigest: old, reason: errText(e), revision: this.#store.get(this.name)?.serial });
+      return this.#emit({
+        outcome: "poll-failed",
+        oldDigest: old,
+        reason: errText(e),
+        revision: this.#store.get(this.name)?.serial,
+      });
     }
     const served = this.#store.get(this.name);
-    if (digest === old && served) return this.#emit({ outcome: "unchanged", oldDigest: old, newDigest: digest, revision: served.serial });
-    if (digest === this.#failedDigest) return this.#emit({ outcome: "skipped", oldDigest: old, newDigest: digest, reason: "this digest failed to load before", revision: served?.serial });
+    if (digest === old && served)
+      return this.#emit({ outcome: "unchanged", oldDigest: old, newDigest: digest, revision: served.serial });
+    if (digest === this.#failedDigest)
+      return this.#emit({
+        outcome: "skipped",
+        oldDigest: old,
+        newDigest: digest,
+        reason: "this digest failed to load before",
+        revision: served?.serial,
+      });
     this.#emit({ outcome: "updating", oldDigest: old, newDigest: digest, revision: served?.serial });
     let dir: string;
     try {
@@ -303,7 +362,13 @@ export class ImageCatalog {
     } catch (e) {
       // Pull and unpack errors (ImageError) may pass; a wrong kind of image does not.
       if (!(e instanceof ImageError)) this.#failedDigest = digest;
-      return this.#emit({ outcome: "update-failed", oldDigest: old, newDigest: digest, reason: errText(e), revision: this.#store.get(this.name)?.serial });
+      return this.#emit({
+        outcome: "update-failed",
+        oldDigest: old,
+        newDigest: digest,
+        reason: errText(e),
+        revision: this.#store.get(this.name)?.serial,
+      });
     }
     if (this.#closed) {
       this.#remove(dir);
@@ -327,7 +392,12 @@ export class ImageCatalog {
     this.#dir = dir;
     this.#failedDigest = undefined;
     if (previous !== dir) this.#remove(previous);
-    return this.#emit({ outcome: out.status === "loaded" ? "updated" : "same-content", oldDigest: old, newDigest: digest, revision: out.revision.serial });
+    return this.#emit({
+      outcome: out.status === "loaded" ? "updated" : "same-content",
+      oldDigest: old,
+      newDigest: digest,
+      revision: out.revision.serial,
+    });
   }
 
   /** Polls every `intervalMs` (default: the `pollIntervalMs` option) until {@link close}; a pinned reference is not polled (said by a `not-polled` event). */
@@ -374,10 +444,23 @@ export class ImageCatalog {
  * catalog image whose content is invalid is registered but not served (see the outcome), so a
  * later poll can fix it. Call `startPolling()` to follow the reference, `close()` when done.
  */
-export async function addImageCatalog(store: CatalogStore, name: string, ref: string, opts: ImageCatalogOptions = {}): Promise<{ catalog: ImageCatalog; outcome: ReloadOutcome }> {
+export async function addImageCatalog(
+  store: CatalogStore,
+  name: string,
+  ref: string,
+  opts: ImageCatalogOptions = {},
+): Promise<{ catalog: ImageCatalog; outcome: ReloadOutcome }> {
   const errs = dns1123SubdomainErrors(name);
-  if (errs.length > 0) throw new OpcatError("SERVE_CATALOG_NAME", `invalid catalog name ${JSON.stringify(name)}: ${errs.join("; ")} (choose one with name=<image>)`, { exitCode: 2 });
-  if (store.names().includes(name)) throw new OpcatError("SERVE_CATALOG_NAME", `catalog ${JSON.stringify(name)} is already registered`, { exitCode: 2 });
+  if (errs.length > 0)
+    throw new OpcatError(
+      "SERVE_CATALOG_NAME",
+      `invalid catalog name ${JSON.stringify(name)}: ${errs.join("; ")} (choose one with name=<image>)`,
+      { exitCode: 2 },
+    );
+  if (store.names().includes(name))
+    throw new OpcatError("SERVE_CATALOG_NAME", `catalog ${JSON.stringify(name)} is already registered`, {
+      exitCode: 2,
+    });
   let target: Target;
   try {
     const layout = parseLayoutRef(ref);

@@ -2,7 +2,14 @@
  * Serving catalogs: catalogd's HTTP content API and opm's gRPC registry API over named catalogs
  * that reload atomically.
  */
-export { CatalogStore, dns1123SubdomainErrors, parseCatalogArg, type CatalogStoreOptions, type ReloadOutcome, type StoreEvent } from "./store.js";
+export {
+  CatalogStore,
+  dns1123SubdomainErrors,
+  parseCatalogArg,
+  type CatalogStoreOptions,
+  type ReloadOutcome,
+  type StoreEvent,
+} from "./store.js";
 export {
   addImageCatalog,
   ImageCatalog,
@@ -15,7 +22,15 @@ export {
 } from "./imagesource.js";
 export { CatalogRevision, type LoadRevisionOptions, type LoadRevisionResult } from "./revision.js";
 export { createCatalogHandler, startHttpServer, type HttpServeOptions, type HttpServerHandle } from "./http.js";
-export { CATALOG_METADATA_KEY, createGrpcServer, loadServiceDefinitions, registryProtoPath, startGrpcServer, type GrpcServeOptions, type GrpcServerHandle } from "./grpc.js";
+export {
+  CATALOG_METADATA_KEY,
+  createGrpcServer,
+  loadServiceDefinitions,
+  registryProtoPath,
+  startGrpcServer,
+  type GrpcServeOptions,
+  type GrpcServerHandle,
+} from "./grpc.js";
 export {
   convertBundle,
   RegistryIndex,
@@ -27,6 +42,24 @@ export {
   type RpcResult,
 } from "./registry.js";
 export { synthesizeCsvJson, type CsvContext } from "./csv.js";
-export { ResolverApi, DEFAULT_MAX_REQUEST_BYTES, QUERY_PATH, RESOLVE_PATH, type ApiAnswer, type ApiErrorBody, type ApiProblem, type ResolverApiOptions } from "./resolveapi.js";
-export { UiHandler, UI_CSP, UI_API_PREFIX, defaultUiAssetsDir, packageList, packageDetail, packageMermaid, type UiOptions } from "./uiapi.js";
+export {
+  ResolverApi,
+  DEFAULT_MAX_REQUEST_BYTES,
+  QUERY_PATH,
+  RESOLVE_PATH,
+  type ApiAnswer,
+  type ApiErrorBody,
+  type ApiProblem,
+  type ResolverApiOptions,
+} from "./resolveapi.js";
+export {
+  UiHandler,
+  UI_CSP,
+  UI_API_PREFIX,
+  defaultUiAssetsDir,
+  packageList,
+  packageDetail,
+  packageMermaid,
+  type UiOptions,
+} from "./uiapi.js";
 export type * from "./uitypes.js";

@@ -12,7 +12,14 @@ import { goQuote } from "../gojson/fmt.js";
 import { problem, type Problem } from "../fbc/errors.js";
 import { channelHead, type Model, type ModelBundle } from "../fbc/model.js";
 import { bundleCsvJson, bundleObjects } from "../fbc/objects.js";
-import { parseProperties, PROPERTY_BUNDLE_OBJECT, PROPERTY_CSV_METADATA, PROPERTY_GVK_REQUIRED, PROPERTY_PACKAGE_REQUIRED, type ParsedProperties } from "../fbc/properties.js";
+import {
+  parseProperties,
+  PROPERTY_BUNDLE_OBJECT,
+  PROPERTY_CSV_METADATA,
+  PROPERTY_GVK_REQUIRED,
+  PROPERTY_PACKAGE_REQUIRED,
+  type ParsedProperties,
+} from "../fbc/properties.js";
 import type { JsonObject, Meta } from "../fbc/types.js";
 import { synthesizeCsvJson } from "./csv.js";
 
@@ -123,7 +130,10 @@ export function metaKeyError(schema: string, packageName: string): string | unde
 }
 
 const ok = <T>(value: T): RpcResult<T> => ({ ok: true, value });
-const fail = <T>(message: string, code: number = RpcCode.Unknown): RpcResult<T> => ({ ok: false, error: { code, message } });
+const fail = <T>(message: string, code: number = RpcCode.Unknown): RpcResult<T> => ({
+  ok: false,
+  error: { code, message },
+});
 
 /** opm's registry queries over one catalog revision. Immutable once built. */
 export class RegistryIndex {
@@ -137,8 +147,11 @@ export class RegistryIndex {
     this.#packages = packages;
     this.#metas = metas;
     const all: IdxBundle[] = [];
-    for (const p of packages.values()) for (const c of p.channels.values()) for (const b of c.bundles.values()) all.push(b);
-    this.#listOrder = [...all].sort((a, b) => compareUtf8(a.channel, b.channel) || compareUtf8(a.pkg, b.pkg) || compareUtf8(a.name, b.name));
+    for (const p of packages.values())
+      for (const c of p.channels.values()) for (const b of c.bundles.values()) all.push(b);
+    this.#listOrder = [...all].sort(
+      (a, b) => compareUtf8(a.channel, b.channel) || compareUtf8(a.pkg, b.pkg) || compareUtf8(a.name, b.name),
+    );
     all.sort((a, b) => compareUtf8(a.pkg, b.pkg) || compareUtf8(a.channel, b.channel) || compareUtf8(a.name, b.name));
     this.#provides = new Map();
     this.#replacing = new Map();
@@ -171,7 +184,11 @@ export class RegistryIndex {
    * build: a bundle that cannot be converted, or (with `checkMetaKeys`) a custom blob whose schema or
    * package opm serve rejects.
    */
-  static build(model: Model, others: readonly Meta[], opts: { checkMetaKeys?: boolean } = {}): { index: RegistryIndex } | { problems: Problem[] } {
+  static build(
+    model: Model,
+    others: readonly Meta[],
+    opts: { checkMetaKeys?: boolean } = {},
+  ): { index: RegistryIndex } | { problems: Problem[] } {
     const problems: Problem[] = [];
     const metas = new Map<string, JsonObject[]>();
     for (const o of others) {
@@ -200,7 +217,11 @@ export class RegistryIndex {
       for (const mc of mp.channels.values()) {
         const { head, error } = channelHead(mc);
         if (!head) {
-          problems.push(problem("SERVE_CHANNEL_HEAD", `build package index: process package ${goQuote(mp.name)}: ${error}`, { loc: mc.source?.loc }));
+          problems.push(
+            problem("SERVE_CHANNEL_HEAD", `build package index: process package ${goQuote(mp.name)}: ${error}`, {
+              loc: mc.source?.loc,
+            }),
+          );
           continue;
         }
         const bundles = new Map<string, IdxBundle>();
@@ -217,7 +238,16 @@ export class RegistryIndex {
           }
           const trimmed = { ...conv, replaces: "", skips: [] };
           const listed = conv.bundlePath !== "" ? { ...conv, csvJson: "", object: [] } : conv;
-          bundles.set(mb.name, { pkg: mp.name, channel: mc.name, name: mb.name, replaces: mb.replaces, skips: mb.skips, api: conv, trimmed, listed });
+          bundles.set(mb.name, {
+            pkg: mp.name,
+            channel: mc.name,
+            name: mb.name,
+            replaces: mb.replaces,
+            skips: mb.skips,
+            api: conv,
+            trimmed,
+            listed,
+          });
         }
         channels.set(mc.name, { name: mc.name, head: head.name, deprecation: dep(mc.deprecation), bundles });
       }
@@ -229,7 +259,13 @@ export class RegistryIndex {
           .sort((a, b) => compareUtf8(a.name, b.name))
           .map((c) => ({ name: c.name, csvName: c.head, deprecation: c.deprecation })),
       };
-      packages.set(mp.name, { name: mp.name, defaultChannel: api.defaultChannelName, deprecation: api.deprecation, channels, api });
+      packages.set(mp.name, {
+        name: mp.name,
+        defaultChannel: api.defaultChannelName,
+        deprecation: api.deprecation,
+        channels,
+        api,
+      });
     }
     if (problems.length > 0) return { problems };
     return { index: new RegistryIndex(packages, metas) };
@@ -249,7 +285,8 @@ export class RegistryIndex {
     const ch = this.#channel(pkgName, channelName);
     if (!ch.ok) return ch;
     const b = ch.value.bundles.get(csvName);
-    if (!b) return fail(`package ${goQuote(pkgName)}, channel ${goQuote(channelName)}, bundle ${goQuote(csvName)} not found`);
+    if (!b)
+      return fail(`package ${goQuote(pkgName)}, channel ${goQuote(channelName)}, bundle ${goQuote(csvName)} not found`);
     return ok(b.trimmed);
   }
 
@@ -257,7 +294,11 @@ export class RegistryIndex {
     const ch = this.#channel(pkgName, channelName);
     if (!ch.ok) return ch;
     const b = ch.value.bundles.get(ch.value.head);
-    return b ? ok(b.trimmed) : fail(`package ${goQuote(pkgName)}, channel ${goQuote(channelName)}, bundle ${goQuote(ch.value.head)} not found`);
+    return b
+      ? ok(b.trimmed)
+      : fail(
+          `package ${goQuote(pkgName)}, channel ${goQuote(channelName)}, bundle ${goQuote(ch.value.head)} not found`,
+        );
   }
 
   getChannelEntriesThatReplace(csvName: string): RpcResult<ApiChannelEntry[]> {
@@ -272,14 +313,18 @@ export class RegistryIndex {
     if (!ch) return fail(`package ${goQuote(pkgName)}, channel ${goQuote(channelName)} not found`);
     let found: IdxBundle | undefined;
     for (const b of ch.bundles.values()) {
-      if ((b.replaces === csvName || b.skips.includes(csvName)) && (!found || compareUtf8(b.name, found.name) < 0)) found = b;
+      if ((b.replaces === csvName || b.skips.includes(csvName)) && (!found || compareUtf8(b.name, found.name) < 0))
+        found = b;
     }
-    return found ? ok(found.trimmed) : fail(`no entry found for package ${goQuote(pkgName)}, channel ${goQuote(channelName)}`);
+    return found
+      ? ok(found.trimmed)
+      : fail(`no entry found for package ${goQuote(pkgName)}, channel ${goQuote(channelName)}`);
   }
 
   getChannelEntriesThatProvide(group: string, version: string, kind: string): RpcResult<ApiChannelEntry[]> {
     const out: ApiChannelEntry[] = [];
-    for (const b of this.#provides.get(gvkKey(group, version, kind)) ?? []) out.push(...this.#entriesForBundle(b, true));
+    for (const b of this.#provides.get(gvkKey(group, version, kind)) ?? [])
+      out.push(...this.#entriesForBundle(b, true));
     return out.length > 0 ? ok(out) : fail(notProvided(group, version, kind));
   }
 
@@ -300,7 +345,9 @@ export class RegistryIndex {
       const p = this.#packages.get(e.packageName);
       if (p && e.channelName === p.defaultChannel) return this.getBundle(e.packageName, e.channelName, e.bundleName);
     }
-    return fail(`no entry found that provides group:${goQuote(group)} version:${goQuote(version)} kind:${goQuote(kind)}`);
+    return fail(
+      `no entry found that provides group:${goQuote(group)} version:${goQuote(version)} kind:${goQuote(kind)}`,
+    );
   }
 
   /** ListBundles order: channel name, package name, bundle name. */
@@ -330,10 +377,13 @@ export class RegistryIndex {
   }
 
   #entriesForBundle(b: IdxBundle, ignoreChannel: boolean): ApiChannelEntry[] {
-    const out: ApiChannelEntry[] = [{ packageName: b.pkg, channelName: b.channel, bundleName: b.name, replaces: b.replaces }];
+    const out: ApiChannelEntry[] = [
+      { packageName: b.pkg, channelName: b.channel, bundleName: b.name, replaces: b.replaces },
+    ];
     const ch = ignoreChannel ? undefined : this.#packages.get(b.pkg)?.channels.get(b.channel);
     for (const s of b.skips) {
-      if (s !== b.replaces && (ignoreChannel || ch?.bundles.has(s))) out.push({ packageName: b.pkg, channelName: b.channel, bundleName: b.name, replaces: s });
+      if (s !== b.replaces && (ignoreChannel || ch?.bundles.has(s)))
+        out.push({ packageName: b.pkg, channelName: b.channel, bundleName: b.name, replaces: s });
     }
     return out;
   }
@@ -362,8 +412,10 @@ export function convertBundle(mb: ModelBundle): ApiBundle | string {
       return `parse properties: ${(e as Error).message}`;
     }
   }
-  if (props.packages.length !== 1) return `parse properties: expected exactly 1 property of type "olm.package", found ${props.packages.length}`;
-  if (props.csvMetadatas.length > 1) return `parse properties: expected at most 1 property of type "olm.csv.metadata", found ${props.csvMetadatas.length}`;
+  if (props.packages.length !== 1)
+    return `parse properties: expected exactly 1 property of type "olm.package", found ${props.packages.length}`;
+  if (props.csvMetadatas.length > 1)
+    return `parse properties: expected at most 1 property of type "olm.csv.metadata", found ${props.csvMetadatas.length}`;
   const src = mb.source;
   let csvJson = src ? bundleCsvJson(src) : "";
   let objects = src ? bundleObjects(src) : [];
@@ -389,11 +441,20 @@ export function convertBundle(mb: ModelBundle): ApiBundle | string {
         return `convert model properties to api dependencies: ${(e as Error).message}`;
       }
       const str = (x: unknown): string => quoteGoString(typeof x === "string" ? x : "");
-      dependencies.push({ type: "olm.package", value: `{"packageName":${str(d.packageName)},"version":${str(d.versionRange)}}` });
+      dependencies.push({
+        type: "olm.package",
+        value: `{"packageName":${str(d.packageName)},"version":${str(d.versionRange)}}`,
+      });
     }
-    if (p.type !== PROPERTY_BUNDLE_OBJECT && p.type !== PROPERTY_CSV_METADATA) properties.push({ type: p.type, value: p.value.text });
+    if (p.type !== PROPERTY_BUNDLE_OBJECT && p.type !== PROPERTY_CSV_METADATA)
+      properties.push({ type: p.type, value: p.value.text });
   }
-  const gvk = (g: { group: string; version: string; kind: string }): ApiGroupVersionKind => ({ group: g.group, version: g.version, kind: g.kind, plural: "" });
+  const gvk = (g: { group: string; version: string; kind: string }): ApiGroupVersionKind => ({
+    group: g.group,
+    version: g.version,
+    kind: g.kind,
+    plural: "",
+  });
   return {
     csvName: mb.name,
     packageName: mb.package.name,

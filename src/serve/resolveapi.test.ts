@@ -21,15 +21,36 @@ function writeCatalog(dir: string, pkg: string, versions: string[], extra: objec
   const name = (v: string): string => `${pkg}.v${v}`;
   const blobs = [
     { schema: "olm.package", name: pkg, defaultChannel: "stable" },
-    { schema: "olm.channel", name: "stable", package: pkg, entries: versions.map((v, i) => (i === 0 ? { name: name(v) } : { name: name(v), replaces: name(versions[i - 1]) })) },
-    ...versions.map((v) => ({ schema: "olm.bundle", name: name(v), package: pkg, image: `example.com/${pkg}-bundle:v${v}`, properties: [{ type: "olm.package", value: { packageName: pkg, version: v } }] })),
+    {
+      schema: "olm.channel",
+      name: "stable",
+      package: pkg,
+      entries: versions.map((v, i) =>
+        i === 0 ? { name: name(v) } : { name: name(v), replaces: name(versions[i - 1]) },
+      ),
+    },
+    ...versions.map((v) => ({
+      schema: "olm.bundle",
+      name: name(v),
+      package: pkg,
+      image: `example.com/${pkg}-bundle:v${v}`,
+      properties: [{ type: "olm.package", value: { packageName: pkg, version: v } }],
+    })),
     ...extra,
   ];
   writeFileSync(join(dir, "catalog.json"), blobs.map((b) => JSON.stringify(b)).join("\n") + "\n");
 }
 
-const input = (name: string, constraints: object[]): object => ({ apiVersion: "deppy.io/v1", kind: "Input", metadata: { name }, spec: { constraints } });
-const pkgVersion = (pkg: string, version: string): object => ({ type: "olm.packageVersion", value: { package: pkg, version } });
+const input = (name: string, constraints: object[]): object => ({
+  apiVersion: "deppy.io/v1",
+  kind: "Input",
+  metadata: { name },
+  spec: { constraints },
+});
+const pkgVersion = (pkg: string, version: string): object => ({
+  type: "olm.packageVersion",
+  value: { package: pkg, version },
+});
 const errorOf = (body: unknown): ApiErrorBody["error"] => (body as ApiErrorBody).error;
 
 async function newStore(catalogs: Record<string, string>): Promise<CatalogStore> {
@@ -52,18 +73,38 @@ after(() => rmSync(root, { recursive: true, force: true }));
 test("query answers the fields `opcat query -o json` prints, over every catalog or the named ones", async () => {
   const store = await newStore({ main: join(root, "main"), bar: join(root, "bar") });
   const api = new ResolverApi(store);
-  const a = api.answer(QUERY_PATH, JSON.stringify({ query: JSON.stringify({ package: { packageName: "foo", versionRange: ">=1.1.0" } }) }));
+  const a = api.answer(
+    QUERY_PATH,
+    JSON.stringify({ query: JSON.stringify({ package: { packageName: "foo", versionRange: ">=1.1.0" } }) }),
+  );
   assert.equal(a.status, 200);
   const bundles = (a.body as { bundles: object[] }).bundles;
   assert.deepEqual(
     [...bundles].sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y))),
     [
-      { catalog: "main", package: "foo", name: "foo.v1.1.0", version: "1.1.0", image: "example.com/foo-bundle:v1.1.0", channels: ["stable"] },
-      { catalog: "main", package: "foo", name: "foo.v2.0.0", version: "2.0.0", image: "example.com/foo-bundle:v2.0.0", channels: ["stable"] },
+      {
+        catalog: "main",
+        package: "foo",
+        name: "foo.v1.1.0",
+        version: "1.1.0",
+        image: "example.com/foo-bundle:v1.1.0",
+        channels: ["stable"],
+      },
+      {
+        catalog: "main",
+        package: "foo",
+        name: "foo.v2.0.0",
+        version: "2.0.0",
+        image: "example.com/foo-bundle:v2.0.0",
+        channels: ["stable"],
+      },
     ],
   );
   const cel = api.answer(QUERY_PATH, JSON.stringify({ query: "true", catalogs: ["bar"] }));
-  assert.deepEqual((cel.body as { bundles: { name: string }[] }).bundles.map((b) => b.name), ["bar.v0.1.0"]);
+  assert.deepEqual(
+    (cel.body as { bundles: { name: string }[] }).bundles.map((b) => b.name),
+    ["bar.v0.1.0"],
+  );
   const bad = api.answer(QUERY_PATH, JSON.stringify({ query: '{"gvk": 5}' }));
   assert.equal(bad.status, 400);
   assert.equal(errorOf(bad.body).code, "RESOLVE_QUERY_INVALID");
@@ -77,16 +118,31 @@ test("resolve: 200 with the resolveset, 409 with the explained failure, installe
   assert.equal(ok.status, 200);
   const rs = ok.body as { resolved: boolean; bundles: { name: string; catalog: string }[] };
   assert.equal(rs.resolved, true);
-  assert.deepEqual(rs.bundles.map((b) => b.name), ["foo.v1.1.0"]);
-  const no = api.answer(RESOLVE_PATH, JSON.stringify({ inputs: [input("foo", [pkgVersion("foo", ">=3.0.0")])], trace: true }));
+  assert.deepEqual(
+    rs.bundles.map((b) => b.name),
+    ["foo.v1.1.0"],
+  );
+  const no = api.answer(
+    RESOLVE_PATH,
+    JSON.stringify({ inputs: [input("foo", [pkgVersion("foo", ">=3.0.0")])], trace: true }),
+  );
   assert.equal(no.status, 409);
-  const failed = no.body as { resolved: boolean; inputs: { name: string; conditions: { type: string; status: string; message: string }[] }[] };
+  const failed = no.body as {
+    resolved: boolean;
+    inputs: { name: string; conditions: { type: string; status: string; message: string }[] }[];
+  };
   assert.equal(failed.resolved, false);
   const cond = failed.inputs[0].conditions.find((c) => c.type === "ResolutionFailed" && c.status === "True");
   assert.ok(cond && cond.message.length > 0, JSON.stringify(failed.inputs));
   const installed = { kind: "Installed", operators: [{ package: "foo", bundle: "foo.v1.0.0" }] };
   for (const inst of [installed, [installed]]) {
-    const up = api.answer(RESOLVE_PATH, JSON.stringify({ inputs: [input("foo", [{ type: "olm.catalog", value: { name: "main", package: "foo", channel: "stable" } }])], installed: inst }));
+    const up = api.answer(
+      RESOLVE_PATH,
+      JSON.stringify({
+        inputs: [input("foo", [{ type: "olm.catalog", value: { name: "main", package: "foo", channel: "stable" } }])],
+        installed: inst,
+      }),
+    );
     assert.equal(up.status, 200, JSON.stringify(up.body));
     assert.ok((up.body as { bundles: { name: string }[] }).bundles.some((b) => b.name.startsWith("foo.")));
   }
@@ -99,14 +155,30 @@ test("answers equal what `opcat query`/`opcat resolve` compute from the catalog 
   const prio = new Map([["examples", 3]]);
   const api = new ResolverApi(store, { priorities: prio });
   const loaded = await loadCatalog(dir);
-  const set = new CatalogSet([{ name: "examples", priority: 3, model: validateCatalog(loaded.config).model, others: loaded.config.others }]);
+  const set = new CatalogSet([
+    { name: "examples", priority: 3, model: validateCatalog(loaded.config).model, others: loaded.config.others },
+  ]);
   const text = readFileSync(join(EXAMPLES, "resolve", "input.yaml"), "utf8");
   const docs = parseInputDocuments(text, "input.yaml");
-  const want = JSON.parse(JSON.stringify(resolve({ catalogs: set, inputs: docs.inputs, classes: docs.classes, installed: docs.installed, cluster: { ...docs.cluster }, trace: true }))) as unknown;
+  const want = JSON.parse(
+    JSON.stringify(
+      resolve({
+        catalogs: set,
+        inputs: docs.inputs,
+        classes: docs.classes,
+        installed: docs.installed,
+        cluster: { ...docs.cluster },
+        trace: true,
+      }),
+    ),
+  ) as unknown;
   const got = api.answer(RESOLVE_PATH, JSON.stringify({ inputs: loadAll(text), trace: true }));
   assert.equal(got.status, 200);
   assert.deepEqual(got.body, want);
-  for (const q of ['properties.exists(p, p.type == "olm.gvk")', JSON.stringify({ package: { packageName: "etcd-example", versionRange: "<1.0.0" } })]) {
+  for (const q of [
+    'properties.exists(p, p.type == "olm.gvk")',
+    JSON.stringify({ package: { packageName: "etcd-example", versionRange: "<1.0.0" } }),
+  ]) {
     const a = api.answer(QUERY_PATH, JSON.stringify({ query: q }));
     assert.deepEqual(a.body, { bundles: query(set, q) });
   }
@@ -122,7 +194,10 @@ test("priorities choose between catalogs offering the same bundle", async () => 
   ] as const) {
     const a = new ResolverApi(store, { priorities: prio }).answer(RESOLVE_PATH, req);
     assert.equal(a.status, 200, JSON.stringify(a.body));
-    assert.deepEqual((a.body as { bundles: { catalog: string }[] }).bundles.map((b) => b.catalog), [want]);
+    assert.deepEqual(
+      (a.body as { bundles: { catalog: string }[] }).bundles.map((b) => b.catalog),
+      [want],
+    );
   }
   await store.close();
 });
@@ -132,7 +207,9 @@ test("the catalog set is built once per combination of revisions; a reload repla
   writeCatalog(dir, "foo", ["1.0.0"]);
   const store = await newStore({ r: dir, bar: join(root, "bar") });
   const api = new ResolverApi(store);
-  const count = (): number => (api.answer(QUERY_PATH, JSON.stringify({ query: "true", catalogs: ["r"] })).body as { bundles: unknown[] }).bundles.length;
+  const count = (): number =>
+    (api.answer(QUERY_PATH, JSON.stringify({ query: "true", catalogs: ["r"] })).body as { bundles: unknown[] }).bundles
+      .length;
   assert.equal(count(), 1);
   assert.equal(count(), 1);
   assert.equal(api.catalogSetBuilds, 1);
@@ -212,7 +289,11 @@ test("400s: JSON, fields, documents and constraints", async () => {
   );
   assert.match(errorOf(doc.body).problems?.[0].message ?? "", /^inputs\[0\]: unknown kind "Subscription"/);
   // A malformed constraint is the client's error, not an unresolvable request.
-  for (const c of [pkgVersion("foo", "not a range"), { type: "olm.cel", value: { rule: "properties.exists(" } }, { type: "olm.unknown", value: 1 }]) {
+  for (const c of [
+    pkgVersion("foo", "not a range"),
+    { type: "olm.cel", value: { rule: "properties.exists(" } },
+    { type: "olm.unknown", value: 1 },
+  ]) {
     const a = api.answer(RESOLVE_PATH, JSON.stringify({ inputs: [input("foo", [c])] }));
     assert.equal(a.status, 400, JSON.stringify(a.body));
     assert.equal(errorOf(a.body).code, "RESOLVE_INPUT_INVALID");
@@ -225,7 +306,11 @@ test("property: any JSON body gets a well-formed answer, never an exception or a
   const store = await newStore({ main: join(root, "main") });
   const api = new ResolverApi(store);
   const field = fc.constantFrom("query", "catalogs", "inputs", "installed", "trace", "cluster", "other");
-  const body = fc.oneof(fc.json(), fc.dictionary(field, fc.jsonValue()).map((o) => JSON.stringify(o)), fc.string());
+  const body = fc.oneof(
+    fc.json(),
+    fc.dictionary(field, fc.jsonValue()).map((o) => JSON.stringify(o)),
+    fc.string(),
+  );
   fc.assert(
     fc.property(fc.constantFrom(QUERY_PATH, RESOLVE_PATH), body, (path, text) => {
       const a = api.answer(path, text);

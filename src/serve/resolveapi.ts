@@ -23,7 +23,14 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { loadText } from "../fbc/load.js";
 import { validateCatalog } from "../fbc/validate.js";
-import { CatalogSet, query, resolve, type InputDocuments, type NamedCatalog, type ResolveSet } from "../resolve/index.js";
+import {
+  CatalogSet,
+  query,
+  resolve,
+  type InputDocuments,
+  type NamedCatalog,
+  type ResolveSet,
+} from "../resolve/index.js";
 import { addDocument } from "../resolve/inputs.js";
 import type { JsonValue } from "../fbc/types.js";
 import type { CatalogRevision } from "./revision.js";
@@ -135,10 +142,25 @@ export class ResolverApi {
   /** Reads and answers one request (never rejects: failures are error answers). */
   async #serve(req: IncomingMessage, path: string): Promise<ApiAnswer> {
     try {
-      if (path !== QUERY_PATH && path !== RESOLVE_PATH) throw new ApiError(404, "SERVE_API_NOT_FOUND", `no resolver API at ${path}: use POST ${QUERY_PATH} or POST ${RESOLVE_PATH}`);
-      if (req.method !== "POST") throw new ApiError(405, "SERVE_API_METHOD", `${req.method ?? ""} is not allowed on ${path}: use POST with a JSON body`);
+      if (path !== QUERY_PATH && path !== RESOLVE_PATH)
+        throw new ApiError(
+          404,
+          "SERVE_API_NOT_FOUND",
+          `no resolver API at ${path}: use POST ${QUERY_PATH} or POST ${RESOLVE_PATH}`,
+        );
+      if (req.method !== "POST")
+        throw new ApiError(
+          405,
+          "SERVE_API_METHOD",
+          `${req.method ?? ""} is not allowed on ${path}: use POST with a JSON body`,
+        );
       const type = (req.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase();
-      if (type !== "application/json") throw new ApiError(415, "SERVE_API_CONTENT_TYPE", `the request body must be JSON (Content-Type: application/json), got ${JSON.stringify(type)}`);
+      if (type !== "application/json")
+        throw new ApiError(
+          415,
+          "SERVE_API_CONTENT_TYPE",
+          `the request body must be JSON (Content-Type: application/json), got ${JSON.stringify(type)}`,
+        );
       const body = await readBody(req, this.#maxBytes);
       return this.answer(path, body);
     } catch (e) {
@@ -158,15 +180,26 @@ export class ResolverApi {
       } catch (e) {
         throw new ApiError(400, "SERVE_API_BAD_JSON", `the request body is not JSON: ${(e as Error).message}`);
       }
-      if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new ApiError(400, "SERVE_API_BAD_REQUEST", "the request body must be a JSON object");
+      if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed))
+        throw new ApiError(400, "SERVE_API_BAD_REQUEST", "the request body must be a JSON object");
       const obj = parsed as Record<string, unknown>;
       const allowed = path === QUERY_PATH ? QUERY_FIELDS : RESOLVE_FIELDS;
       for (const k of Object.keys(obj)) {
-        if (!allowed.has(k)) throw new ApiError(400, "SERVE_API_BAD_REQUEST", `unknown field ${JSON.stringify(k)} (expected ${[...allowed].join(", ")})`);
+        if (!allowed.has(k))
+          throw new ApiError(
+            400,
+            "SERVE_API_BAD_REQUEST",
+            `unknown field ${JSON.stringify(k)} (expected ${[...allowed].join(", ")})`,
+          );
       }
       const names = catalogNames(obj.catalogs);
       if (path === QUERY_PATH) {
-        if (typeof obj.query !== "string" || obj.query.trim() === "") throw new ApiError(400, "SERVE_API_BAD_REQUEST", '"query" must be a non-empty string: an olm.constraint value as JSON text, or a CEL rule');
+        if (typeof obj.query !== "string" || obj.query.trim() === "")
+          throw new ApiError(
+            400,
+            "SERVE_API_BAD_REQUEST",
+            '"query" must be a non-empty string: an olm.constraint value as JSON text, or a CEL rule',
+          );
         const set = this.catalogSet(names);
         let bundles;
         try {
@@ -178,9 +211,17 @@ export class ResolverApi {
       }
       const docs = resolveDocuments(obj);
       const set = this.catalogSet(names);
-      const rs = resolve({ catalogs: set, inputs: docs.inputs, classes: docs.classes, installed: docs.installed, cluster: docs.cluster, trace: obj.trace === true });
+      const rs = resolve({
+        catalogs: set,
+        inputs: docs.inputs,
+        classes: docs.classes,
+        installed: docs.installed,
+        cluster: docs.cluster,
+        trace: obj.trace === true,
+      });
       const invalid = invalidConstraints(rs);
-      if (invalid.length > 0) throw new ApiError(400, "RESOLVE_INPUT_INVALID", invalid.map((p) => p.message).join("\n"), invalid);
+      if (invalid.length > 0)
+        throw new ApiError(400, "RESOLVE_INPUT_INVALID", invalid.map((p) => p.message).join("\n"), invalid);
       return { status: rs.resolved ? 200 : 409, body: rs };
     } catch (e) {
       return errorAnswer(e);
@@ -198,7 +239,12 @@ export class ResolverApi {
     if (names === undefined) wanted = all.filter((n) => this.#store.get(n) !== undefined);
     else {
       for (const n of names) {
-        if (!all.includes(n)) throw new ApiError(404, "SERVE_API_UNKNOWN_CATALOG", `unknown catalog ${JSON.stringify(n)}; served: ${all.join(", ")}`);
+        if (!all.includes(n))
+          throw new ApiError(
+            404,
+            "SERVE_API_UNKNOWN_CATALOG",
+            `unknown catalog ${JSON.stringify(n)}; served: ${all.join(", ")}`,
+          );
       }
       wanted = all.filter((n) => names.includes(n));
     }
@@ -211,10 +257,12 @@ export class ResolverApi {
     }
     const key = revs.map((r) => `${r.catalog}@${r.serial}`).join(",");
     const hit = this.#sets.get(key);
-    if (hit && hit.revs.every((r, i) => r === revs[i])) return hit.set;
+    if (hit?.revs.every((r, i) => r === revs[i])) return hit.set;
     // A combination holding a revision that is no longer served will not be asked for again.
     for (const [k, v] of this.#sets) if (v.revs.some((r) => this.#store.get(r.catalog) !== r)) this.#sets.delete(k);
-    const set = new CatalogSet(revs.map((r) => ({ name: r.catalog, priority: this.#priorities.get(r.catalog) ?? 0, ...partsOf(r) })));
+    const set = new CatalogSet(
+      revs.map((r) => ({ name: r.catalog, priority: this.#priorities.get(r.catalog) ?? 0, ...partsOf(r) })),
+    );
     this.#builds++;
     this.#sets.set(key, { revs, set });
     return set;
@@ -223,41 +271,71 @@ export class ResolverApi {
 
 function catalogNames(v: unknown): string[] | undefined {
   if (v === undefined) return undefined;
-  if (!Array.isArray(v) || !v.every((n) => typeof n === "string")) throw new ApiError(400, "SERVE_API_BAD_REQUEST", '"catalogs" must be a list of catalog names');
-  if (v.length === 0) throw new ApiError(400, "SERVE_API_BAD_REQUEST", '"catalogs" is empty: leave it out to use every served catalog');
+  if (!Array.isArray(v) || !v.every((n) => typeof n === "string"))
+    throw new ApiError(400, "SERVE_API_BAD_REQUEST", '"catalogs" must be a list of catalog names');
+  if (v.length === 0)
+    throw new ApiError(400, "SERVE_API_BAD_REQUEST", '"catalogs" is empty: leave it out to use every served catalog');
   return v as string[];
 }
 
 /** The documents of a resolve request, checked like `opcat resolve` checks its files. */
 function resolveDocuments(obj: Record<string, unknown>): InputDocuments {
   const docs: InputDocuments = { inputs: [], classes: [], installed: [], errors: [] };
-  if (!Array.isArray(obj.inputs)) throw new ApiError(400, "SERVE_API_BAD_REQUEST", '"inputs" must be a list of documents (Input, InputClass, Operator)');
+  if (!Array.isArray(obj.inputs))
+    throw new ApiError(
+      400,
+      "SERVE_API_BAD_REQUEST",
+      '"inputs" must be a list of documents (Input, InputClass, Operator)',
+    );
   const add = (d: unknown, where: string): void => {
-    if (d === null || typeof d !== "object" || Array.isArray(d)) docs.errors.push(`${where}: expected an object with a kind`);
+    if (d === null || typeof d !== "object" || Array.isArray(d))
+      docs.errors.push(`${where}: expected an object with a kind`);
     else addDocument(d as JsonValue, where, docs);
   };
   obj.inputs.forEach((d, i) => add(d, `inputs[${i}]`));
   if (obj.installed !== undefined) {
     if (Array.isArray(obj.installed)) obj.installed.forEach((d, i) => add(d, `installed[${i}]`));
     else if (obj.installed !== null && typeof obj.installed === "object") add(obj.installed, "installed");
-    else throw new ApiError(400, "SERVE_API_BAD_REQUEST", '"installed" must be an Installed document or a list of documents');
+    else
+      throw new ApiError(
+        400,
+        "SERVE_API_BAD_REQUEST",
+        '"installed" must be an Installed document or a list of documents',
+      );
   }
   if (obj.cluster !== undefined) {
     const c = obj.cluster as Record<string, unknown> | null;
-    if (c === null || typeof c !== "object" || Array.isArray(c)) throw new ApiError(400, "SERVE_API_BAD_REQUEST", '"cluster" must be an object {kubernetesVersion?, openshiftVersion?}');
+    if (c === null || typeof c !== "object" || Array.isArray(c))
+      throw new ApiError(
+        400,
+        "SERVE_API_BAD_REQUEST",
+        '"cluster" must be an object {kubernetesVersion?, openshiftVersion?}',
+      );
     const cluster = { ...docs.cluster };
     for (const k of Object.keys(c)) {
-      if (k !== "kubernetesVersion" && k !== "openshiftVersion") throw new ApiError(400, "SERVE_API_BAD_REQUEST", `unknown field "cluster.${k}" (expected kubernetesVersion, openshiftVersion)`);
+      if (k !== "kubernetesVersion" && k !== "openshiftVersion")
+        throw new ApiError(
+          400,
+          "SERVE_API_BAD_REQUEST",
+          `unknown field "cluster.${k}" (expected kubernetesVersion, openshiftVersion)`,
+        );
       if (typeof c[k] !== "string") throw new ApiError(400, "SERVE_API_BAD_REQUEST", `"cluster.${k}" must be a string`);
       cluster[k] = c[k] as string;
     }
     docs.cluster = cluster;
   }
-  if (obj.trace !== undefined && typeof obj.trace !== "boolean") throw new ApiError(400, "SERVE_API_BAD_REQUEST", '"trace" must be a boolean');
+  if (obj.trace !== undefined && typeof obj.trace !== "boolean")
+    throw new ApiError(400, "SERVE_API_BAD_REQUEST", '"trace" must be a boolean');
   if (docs.errors.length > 0) {
-    throw new ApiError(400, "RESOLVE_INPUT_INVALID", docs.errors.join("\n"), docs.errors.map((message) => ({ code: "RESOLVE_INPUT_INVALID", message })));
+    throw new ApiError(
+      400,
+      "RESOLVE_INPUT_INVALID",
+      docs.errors.join("\n"),
+      docs.errors.map((message) => ({ code: "RESOLVE_INPUT_INVALID", message })),
+    );
   }
-  if (docs.inputs.length === 0) throw new ApiError(400, "RESOLVE_INPUT_INVALID", "the request defines no Input or Operator");
+  if (docs.inputs.length === 0)
+    throw new ApiError(400, "RESOLVE_INPUT_INVALID", "the request defines no Input or Operator");
   return docs;
 }
 
@@ -265,14 +343,18 @@ function resolveDocuments(obj: Record<string, unknown>): InputDocuments {
 function invalidConstraints(rs: ResolveSet): ApiProblem[] {
   const out: ApiProblem[] = [];
   for (const s of rs.inputs) {
-    for (const c of s.conditions) if (c.status === "True" && c.reason === "InvalidConstraint") out.push({ code: "RESOLVE_INPUT_INVALID", message: c.message });
+    for (const c of s.conditions)
+      if (c.status === "True" && c.reason === "InvalidConstraint")
+        out.push({ code: "RESOLVE_INPUT_INVALID", message: c.message });
   }
   return out;
 }
 
 function errorAnswer(e: unknown): ApiAnswer {
   const err = e instanceof ApiError ? e : new ApiError(500, "SERVE_INTERNAL", "internal error");
-  const body: ApiErrorBody = { error: { code: err.code, message: err.message, ...(err.problems ? { problems: err.problems } : {}) } };
+  const body: ApiErrorBody = {
+    error: { code: err.code, message: err.message, ...(err.problems ? { problems: err.problems } : {}) },
+  };
   const headers: Record<string, string> = {};
   if (err.status === 405) headers.Allow = "POST";
   if (err.status === 413) headers.Connection = "close";

@@ -152,7 +152,10 @@ export class CatalogRevision {
     } catch (e) {
       const err = e as NodeJS.ErrnoException;
       const why = err.code === "ENOENT" ? "no such file or directory" : err.message;
-      return { ok: false, problems: [problem("IO_ERROR", `stat ${err.path ?? source}: ${why}`, { hint: "check the catalog path" })] };
+      return {
+        ok: false,
+        problems: [problem("IO_ERROR", `stat ${err.path ?? source}: ${why}`, { hint: "check the catalog path" })],
+      };
     }
 
     const res: LoadResult = { config: emptyConfig(), problems: [], files: 0, bytes: 0 };
@@ -172,14 +175,20 @@ export class CatalogRevision {
         buf = await readFile(join(root, f));
       } catch (e) {
         const err = e as NodeJS.ErrnoException;
-        res.problems.push(problem("IO_ERROR", `open ${f}: ${err.code === "ENOENT" ? "no such file or directory" : err.message}`, { loc: { file: f, line: 0, index: 0 } }));
+        res.problems.push(
+          problem("IO_ERROR", `open ${f}: ${err.code === "ENOENT" ? "no such file or directory" : err.message}`, {
+            loc: { file: f, line: 0, index: 0 },
+          }),
+        );
         continue;
       }
       const text = buf.toString("utf8");
       const before = res.problems.length;
       // one parse: the loader hands over each blob with its meta (reserved keys matched as opm does)
       const fileBlobs: { line: Buffer; meta: BlobMeta }[] = [];
-      loadText(text, f, res, buf.length, (obj, meta) => fileBlobs.push({ line: Buffer.from(encodeSortedCompact(obj) + "\n"), meta }));
+      loadText(text, f, res, buf.length, (obj, meta) =>
+        fileBlobs.push({ line: Buffer.from(encodeSortedCompact(obj) + "\n"), meta }),
+      );
       if (res.problems.length === before) {
         for (const { line, meta } of fileBlobs) {
           const id = lines.length;
@@ -207,7 +216,8 @@ export class CatalogRevision {
     const nowSec = Math.floor(Date.now() / 1000);
     const prevSec = opts.previousLastModified ? Math.floor(opts.previousLastModified.getTime() / 1000) : -Infinity;
     const lastModified = new Date(Math.max(nowSec, prevSec + 1) * 1000);
-    const freeze = (m: Map<string, number[]>): Map<string, Uint32Array> => new Map([...m].map(([k, v]) => [k, Uint32Array.from(v)]));
+    const freeze = (m: Map<string, number[]>): Map<string, Uint32Array> =>
+      new Map([...m].map(([k, v]) => [k, Uint32Array.from(v)]));
     return {
       ok: true,
       revision: new CatalogRevision({

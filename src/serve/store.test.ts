@@ -64,7 +64,13 @@ describe("CatalogStore", () => {
     assert.equal(out.status, "failed");
     assert.ok(out.status === "failed" && out.serving === rev1);
     assert.equal(store.get("inv"), rev1);
-    assert.match(store.lastError("inv")?.map((p) => p.message).join("\n") ?? "", /invalid package "foo"/);
+    assert.match(
+      store
+        .lastError("inv")
+        ?.map((p) => p.message)
+        .join("\n") ?? "",
+      /invalid package "foo"/,
+    );
     assert.equal(events.at(-1)?.status, "failed");
     // Fixing the content swaps in a new revision with a later Last-Modified.
     writeCatalog(dir, catalogText("2"));
@@ -119,7 +125,10 @@ describe("CatalogStore", () => {
           assert.equal(r.status, 200);
           assert.equal(Number(r.headers["content-length"]), r.body.length);
           const text = r.body.toString("utf8");
-          const lines = text.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+          const lines = text
+            .split("\n")
+            .filter(Boolean)
+            .map((l) => JSON.parse(l));
           assert.equal(lines.length, 3);
           const v = lines[2].properties[1].value.v;
           assert.ok(v === "A" || v === "B");
@@ -180,12 +189,16 @@ describe("slow and vanishing clients", () => {
   });
 
   /** A raw client that sends a GET for /all and then reads nothing (or closes after `readBytes`). */
-  function rawClient(readBytes?: number): Promise<{ received: number; close: () => void; resume: () => Promise<number> }> {
+  function rawClient(
+    readBytes?: number,
+  ): Promise<{ received: number; close: () => void; resume: () => Promise<number> }> {
     return new Promise((resolve) => {
       const sock = connect({ host: "127.0.0.1", port: srv.address.port });
       let received = 0;
       sock.on("connect", () => {
-        sock.write("GET /catalogs/big/api/v1/all HTTP/1.1\r\nHost: x\r\nAccept-Encoding: identity\r\nConnection: close\r\n\r\n");
+        sock.write(
+          "GET /catalogs/big/api/v1/all HTTP/1.1\r\nHost: x\r\nAccept-Encoding: identity\r\nConnection: close\r\n\r\n",
+        );
       });
       const api = {
         get received() {
@@ -227,7 +240,9 @@ describe("slow and vanishing clients", () => {
       const r = await httpGet(`http://127.0.0.1:${srv.address.port}/catalogs/big/api/v1/metas?schema=olm.channel`);
       assert.equal(r.status, 200);
     }
-    const full = await httpGet(`http://127.0.0.1:${srv.address.port}/catalogs/big/api/v1/all`, { "accept-encoding": "identity" });
+    const full = await httpGet(`http://127.0.0.1:${srv.address.port}/catalogs/big/api/v1/all`, {
+      "accept-encoding": "identity",
+    });
     assert.equal(full.body.length, size);
     // The stalled clients still get everything once they read.
     for (const s of slow) {
@@ -250,7 +265,9 @@ describe("slow and vanishing clients", () => {
       });
       sock.on("close", () => resolve());
     });
-    sock.write("GET /catalogs/big/api/v1/all HTTP/1.1\r\nHost: x\r\nAccept-Encoding: identity\r\nConnection: close\r\n\r\n");
+    sock.write(
+      "GET /catalogs/big/api/v1/all HTTP/1.1\r\nHost: x\r\nAccept-Encoding: identity\r\nConnection: close\r\n\r\n",
+    );
     await firstBytes; // the download is in flight
     const closing = local.close(10_000);
     // New connections are refused while the old one drains.

@@ -133,7 +133,10 @@ export class CatalogStore {
    */
   async add(name: string, source: string, opts: { watch?: boolean } = {}): Promise<ReloadOutcome> {
     const errs = dns1123SubdomainErrors(name);
-    if (errs.length > 0) throw new Error(`invalid catalog name ${JSON.stringify(name)}: ${errs.join("; ")} (choose one with name=<dir> or name=<image>)`);
+    if (errs.length > 0)
+      throw new Error(
+        `invalid catalog name ${JSON.stringify(name)}: ${errs.join("; ")} (choose one with name=<dir> or name=<image>)`,
+      );
     if (this.#entries.has(name)) throw new Error(`catalog ${JSON.stringify(name)} is already registered`);
     this.#entries.set(name, { name, source, watchable: opts.watch ?? true, serial: 0, again: false });
     return this.reload(name);
@@ -221,7 +224,8 @@ export class CatalogStore {
     }
     e.lastError = undefined;
     e.source = source;
-    if (e.current && e.current.digest === res.revision.digest) return { status: "unchanged", catalog: e.name, revision: e.current };
+    if (e.current && e.current.digest === res.revision.digest)
+      return { status: "unchanged", catalog: e.name, revision: e.current };
     e.serial = res.revision.serial;
     if (this.#opts.keepPrevious) e.previous = e.current;
     e.current = res.revision; // the atomic swap

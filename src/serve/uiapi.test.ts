@@ -6,7 +6,17 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadDirectory } from "../fbc/load.js";
 import { renderMermaid } from "../fbc/mermaid.js";
-import { CatalogStore, startHttpServer, UI_CSP, type HttpServerHandle, type UiCatalogChanges, type UiGraph, type UiPackageDetail, type UiPackageList, type UiRenderAnswer } from "./index.js";
+import {
+  CatalogStore,
+  startHttpServer,
+  UI_CSP,
+  type HttpServerHandle,
+  type UiCatalogChanges,
+  type UiGraph,
+  type UiPackageDetail,
+  type UiPackageList,
+  type UiRenderAnswer,
+} from "./index.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const catalogDir = join(here, "testdata", "catalog");
@@ -18,7 +28,10 @@ describe("web UI routes of opcat serve", () => {
   const assets = mkdtempSync(join(tmpdir(), "opcat-ui-assets-"));
   before(async () => {
     mkdirSync(join(assets, "assets"));
-    writeFileSync(join(assets, "index.html"), "<!doctype html><title>t</title><script type=module src=/assets/app.js></script>");
+    writeFileSync(
+      join(assets, "index.html"),
+      "<!doctype html><title>t</title><script type=module src=/assets/app.js></script>",
+    );
     writeFileSync(join(assets, "assets", "app.js"), "console.log(1)\n".repeat(200));
     assert.equal((await store.add("test", catalogDir)).status, "loaded");
     srv = await startHttpServer(store, { port: 0, ui: { assetsDir: assets } });
@@ -47,8 +60,16 @@ describe("web UI routes of opcat serve", () => {
   });
 
   test("catalog and package summaries", async () => {
-    const cs = (await (await fetch(`${base}/ui/api/catalogs`)).json()) as { name: string; packages: number; bundles: number; ready: boolean }[];
-    assert.deepEqual(cs.map((c) => [c.name, c.packages, c.ready]), [["test", 2, true]]);
+    const cs = (await (await fetch(`${base}/ui/api/catalogs`)).json()) as {
+      name: string;
+      packages: number;
+      bundles: number;
+      ready: boolean;
+    }[];
+    assert.deepEqual(
+      cs.map((c) => [c.name, c.packages, c.ready]),
+      [["test", 2, true]],
+    );
     const list = (await (await fetch(`${base}/ui/api/catalogs/test/packages`)).json()) as UiPackageList;
     const etcd = list.packages.find((p) => p.name === "etcd");
     assert.ok(etcd);
@@ -63,7 +84,9 @@ describe("web UI routes of opcat serve", () => {
     const d = (await (await fetch(`${base}/ui/api/catalogs/test/packages/etcd`)).json()) as UiPackageDetail;
     assert.equal(d.package.name, "etcd");
     assert.deepEqual(d.channels.map((c) => c.name).sort(), ["alpha", "stable"]);
-    const g = (await (await fetch(`${base}/ui/api/catalogs/test/packages/etcd/graph?channel=stable`)).json()) as UiGraph;
+    const g = (await (
+      await fetch(`${base}/ui/api/catalogs/test/packages/etcd/graph?channel=stable`)
+    ).json()) as UiGraph;
     const edges = g.edges.map((e) => `${e.from}>${e.to}:${e.kind}`).sort();
     assert.deepEqual(edges, [
       "etcd.v0.9.0>etcd.v0.9.2:replaces",
@@ -82,7 +105,10 @@ describe("web UI routes of opcat serve", () => {
     assert.deepEqual(all.channels, ["alpha", "stable"]);
     const byDefault = (await (await fetch(`${base}/ui/api/catalogs/test/packages/etcd/graph`)).json()) as UiGraph;
     assert.equal(byDefault.channel, byDefault.defaultChannel, "no channel asked: the default channel");
-    assert.ok(all.edges.some((e) => e.channels.length === 2), "an edge in both channels is one edge listing both");
+    assert.ok(
+      all.edges.some((e) => e.channels.length === 2),
+      "an edge in both channels is one edge listing both",
+    );
   });
 
   test("graph layout: every bundle placed, the drawn edges are the kinds not hidden, computed once", async () => {
@@ -90,16 +116,27 @@ describe("web UI routes of opcat serve", () => {
     const g = (await (await fetch(url)).json()) as UiGraph;
     assert.ok(g.layout);
     assert.deepEqual(Object.keys(g.layout.nodes).sort(), g.nodes.map((n) => n.name).sort());
-    for (const n of Object.values(g.layout.nodes)) assert.ok(n.w > 0 && n.h > 0 && n.x >= 0 && n.y >= 0 && n.x + n.w <= g.layout.width && n.y + n.h <= g.layout.height);
-    assert.deepEqual(g.layout.edges.map((e) => e.index), g.edges.map((_, i) => i));
+    for (const n of Object.values(g.layout.nodes))
+      assert.ok(
+        n.w > 0 && n.h > 0 && n.x >= 0 && n.y >= 0 && n.x + n.w <= g.layout.width && n.y + n.h <= g.layout.height,
+      );
+    assert.deepEqual(
+      g.layout.edges.map((e) => e.index),
+      g.edges.map((_, i) => i),
+    );
     for (const e of g.layout.edges) assert.match(e.d, /^M[\d.]+,[\d.]+ [LC]/);
     // two boxes never overlap
     const boxes = Object.values(g.layout.nodes);
-    for (const a of boxes) for (const b of boxes) if (a !== b) assert.ok(a.x + a.w <= b.x || b.x + b.w <= a.x || a.y + a.h <= b.y || b.y + b.h <= a.y);
+    for (const a of boxes)
+      for (const b of boxes)
+        if (a !== b) assert.ok(a.x + a.w <= b.x || b.x + b.w <= a.x || a.y + a.h <= b.y || b.y + b.h <= a.y);
     const hidden = (await (await fetch(`${url}&hide=skipRange,skips`)).json()) as UiGraph;
     assert.ok(hidden.layout);
     assert.deepEqual(hidden.edges, g.edges, "the edges are listed whole; only the drawn ones are filtered");
-    assert.deepEqual(hidden.layout.edges.map((e) => hidden.edges[e.index].kind), ["replaces", "replaces"]);
+    assert.deepEqual(
+      hidden.layout.edges.map((e) => hidden.edges[e.index].kind),
+      ["replaces", "replaces"],
+    );
     // the same question is answered from the revision's cache (the same bytes)
     assert.equal(await (await fetch(url)).text(), JSON.stringify(g));
     const bad = await fetch(`${url}&hide=nope`);
@@ -161,18 +198,28 @@ describe("web UI routes of opcat serve", () => {
         { schema: "olm.bundle", image: "quay.io/operatorhubio/etcd:v0.9.0" },
       ],
     });
-    const post = (body: unknown, type = "application/json") => fetch(`${base}/ui/api/render-template`, { method: "POST", headers: { "Content-Type": type }, body: JSON.stringify(body) });
+    const post = (body: unknown, type = "application/json") =>
+      fetch(`${base}/ui/api/render-template`, {
+        method: "POST",
+        headers: { "Content-Type": type },
+        body: JSON.stringify(body),
+      });
     const r = await post({ template });
     assert.equal(r.status, 200);
     const a = (await r.json()) as UiRenderAnswer;
-    assert.deepEqual(a.blobs.map((b) => `${b.schema} ${b.name}`), ["olm.package etcd", "olm.channel stable", "olm.bundle etcd.v0.9.0"]);
+    assert.deepEqual(
+      a.blobs.map((b) => `${b.schema} ${b.name}`),
+      ["olm.package etcd", "olm.channel stable", "olm.bundle etcd.v0.9.0"],
+    );
     assert.match(a.mermaid, /^graph LR\n/);
     const d = a.diff.find((x) => x.package === "etcd");
     assert.ok(d?.existing);
     assert.deepEqual(d.addedBundles, []);
     assert.ok(d.removedBundles.includes("etcd.v0.9.4"));
     assert.ok(d.removedEdges.includes("etcd.v0.9.2 → etcd.v0.9.4 (replaces)"));
-    const bad = await post({ template: "schema: olm.template.basic\nentries:\n- schema: olm.bundle\n  image: example.com/not/in:catalog\n" });
+    const bad = await post({
+      template: "schema: olm.template.basic\nentries:\n- schema: olm.bundle\n  image: example.com/not/in:catalog\n",
+    });
     assert.equal(bad.status, 422);
     assert.match(((await bad.json()) as { error: { message: string } }).error.message, /example\.com\/not\/in:catalog/);
     assert.equal((await post({ nope: 1 })).status, 400);
@@ -217,7 +264,12 @@ describe("web UI: what the last reload changed", () => {
     writeFileSync(join(dir, "catalog.json"), blobs.map((b) => JSON.stringify(b)).join("\n") + "\n");
   };
   const pkg = (name: string): object => ({ schema: "olm.package", name, defaultChannel: "stable" });
-  const channel = (p: string, entries: object[]): object => ({ schema: "olm.channel", package: p, name: "stable", entries });
+  const channel = (p: string, entries: object[]): object => ({
+    schema: "olm.channel",
+    package: p,
+    name: "stable",
+    entries,
+  });
   before(async () => {
     write([
       pkg("a"),
@@ -250,7 +302,11 @@ describe("web UI: what the last reload changed", () => {
   test("after a reload: packages added, removed and changed, and the graph of both revisions", async () => {
     write([
       pkg("a"),
-      channel("a", [{ name: "a.v1" }, { name: "a.v2", replaces: "a.v1" }, { name: "a.v3", replaces: "a.v2", skips: ["a.v1"] }]),
+      channel("a", [
+        { name: "a.v1" },
+        { name: "a.v2", replaces: "a.v1" },
+        { name: "a.v3", replaces: "a.v2", skips: ["a.v1"] },
+      ]),
       bundle("a", "1"),
       bundle("a", "2"),
       bundle("a", "3"),
@@ -274,11 +330,18 @@ describe("web UI: what the last reload changed", () => {
     const g = (await (await fetch(`${base}/c/packages/a/graph?channel=*&layout=1&compare=previous`)).json()) as UiGraph;
     assert.deepEqual(g.compared, { from: 1, to: 2 });
     assert.deepEqual(g.nodes.map((n) => `${n.name}:${n.change ?? ""}`).sort(), ["a.v1:", "a.v2:", "a.v3:added"]);
-    assert.deepEqual(g.edges.map((e) => `${e.from}>${e.to}:${e.change ?? ""}`).sort(), ["a.v1>a.v2:", "a.v1>a.v3:added", "a.v2>a.v3:added"]);
+    assert.deepEqual(g.edges.map((e) => `${e.from}>${e.to}:${e.change ?? ""}`).sort(), [
+      "a.v1>a.v2:",
+      "a.v1>a.v3:added",
+      "a.v2>a.v3:added",
+    ]);
     assert.equal(g.layout?.edges.length, 3);
     // a removed package: its graph is all removed (it has no default channel any more: ask for all)
     const gone = (await (await fetch(`${base}/c/packages/gone/graph?channel=*&compare=previous`)).json()) as UiGraph;
-    assert.deepEqual(gone.nodes.map((n) => `${n.name}:${n.change ?? ""}`), ["gone.v1:removed"]);
+    assert.deepEqual(
+      gone.nodes.map((n) => `${n.name}:${n.change ?? ""}`),
+      ["gone.v1:removed"],
+    );
     // an unchanged reload keeps the revision and what it is compared with
     assert.equal((await store.reload("c")).status, "unchanged");
     assert.equal(((await (await fetch(`${base}/c/changes`)).json()) as UiCatalogChanges).to.revision, 2);

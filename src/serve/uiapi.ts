@@ -44,7 +44,21 @@ import type { ClusterUi, ClusterUiOptions } from "./clusterui.js";
 import { GraphLayouter } from "./graphlayout.js";
 import type { CatalogRevision } from "./revision.js";
 import type { CatalogStore } from "./store.js";
-import type { UiBlob, UiCatalogChanges, UiCatalogSummary, UiGraph, UiGraphDiff, UiGraphEdge, UiGraphNode, UiPackageDetail, UiPackageChange, UiPackageList, UiPackageSummary, UiRenderAnswer, UiRenderRequest } from "./uitypes.js";
+import type {
+  UiBlob,
+  UiCatalogChanges,
+  UiCatalogSummary,
+  UiGraph,
+  UiGraphDiff,
+  UiGraphEdge,
+  UiGraphNode,
+  UiPackageDetail,
+  UiPackageChange,
+  UiPackageList,
+  UiPackageSummary,
+  UiRenderAnswer,
+  UiRenderRequest,
+} from "./uitypes.js";
 
 export const UI_API_PREFIX = "/ui/api/";
 
@@ -53,7 +67,16 @@ export const UI_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /** Icon media types served as-is (anything else is refused: a package icon is catalog data, not trusted). */
-const ICON_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/svg+xml", "image/webp", "image/bmp", "image/x-icon", "image/vnd.microsoft.icon"]);
+const ICON_TYPES = new Set([
+  "image/png",
+  "image/jpeg",
+  "image/gif",
+  "image/svg+xml",
+  "image/webp",
+  "image/bmp",
+  "image/x-icon",
+  "image/vnd.microsoft.icon",
+]);
 
 const MIME: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
@@ -137,7 +160,10 @@ function props(b: UiBlob): { type: string; value: unknown }[] {
 export function packageList(rev: CatalogRevision): UiPackageList {
   const d = derivedOf(rev);
   if (d.list) return d.list;
-  const rows = new Map<string, UiPackageSummary & { apis: Set<string>; kw: Set<string>; versions: Map<string, string>; heads: Map<string, string> }>();
+  const rows = new Map<
+    string,
+    UiPackageSummary & { apis: Set<string>; kw: Set<string>; versions: Map<string, string>; heads: Map<string, string> }
+  >();
   for (const p of blobs(rev, "olm.package", "", "")) {
     const name = str(p.name);
     rows.set(name, {
@@ -174,8 +200,11 @@ export function packageList(rev: CatalogRevision): UiPackageList {
         if (str(v.displayName)) row.displayName = str(v.displayName);
         const ann = v.annotations as Record<string, unknown> | undefined;
         if (ann && str(ann.description)) row.summary = str(ann.description).slice(0, 300);
-        for (const crd of ((v.customresourcedefinitions as Record<string, unknown> | undefined)?.owned as Record<string, unknown>[] | undefined) ?? []) {
-          if (str(crd.kind) && str(crd.name)) row.apis.add(`${str(crd.kind)}.${str(crd.version)}.${str(crd.name).split(".").slice(1).join(".")}`);
+        for (const crd of ((v.customresourcedefinitions as Record<string, unknown> | undefined)?.owned as
+          | Record<string, unknown>[]
+          | undefined) ?? []) {
+          if (str(crd.kind) && str(crd.name))
+            row.apis.add(`${str(crd.kind)}.${str(crd.version)}.${str(crd.name).split(".").slice(1).join(".")}`);
         }
       }
     }
@@ -206,13 +235,29 @@ export function packageList(rev: CatalogRevision): UiPackageList {
   }
   const packages: UiPackageSummary[] = [...rows.values()]
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-    .map(({ apis, kw, versions: _v, heads: _h, ...row }) => ({ ...row, channels: row.channels.sort(), keywords: [...kw].sort(), providedApis: [...apis].sort() }));
+    .map(({ apis, kw, versions: _v, heads: _h, ...row }) => ({
+      ...row,
+      channels: row.channels.sort(),
+      keywords: [...kw].sort(),
+      providedApis: [...apis].sort(),
+    }));
   d.list = { catalog: rev.catalog, revision: rev.serial, packages };
   return d.list;
 }
 
 function catalogSummary(name: string, rev: CatalogRevision | undefined): UiCatalogSummary {
-  if (!rev) return { name, revision: 0, digest: "", lastModified: "", packages: 0, channels: 0, bundles: 0, ready: false, previousRevision: 0 };
+  if (!rev)
+    return {
+      name,
+      revision: 0,
+      digest: "",
+      lastModified: "",
+      packages: 0,
+      channels: 0,
+      bundles: 0,
+      ready: false,
+      previousRevision: 0,
+    };
   const d = derivedOf(rev);
   if (d.catalog) return d.catalog;
   const list = packageList(rev);
@@ -259,7 +304,9 @@ export function catalogChanges(from: CatalogRevision, to: CatalogRevision): UiCa
     const before = packageDetail(from, name);
     const after = packageDetail(to, name);
     const status = !before ? "added" : !after ? "removed" : "changed";
-    const diff = after ? graphDiff(after, before) : { ...graphDiff(before as UiPackageDetail, undefined), existing: false };
+    const diff = after
+      ? graphDiff(after, before)
+      : { ...graphDiff(before as UiPackageDetail, undefined), existing: false };
     if (!after) {
       // a removed package: everything it had is removed
       [diff.addedBundles, diff.removedBundles] = [[], diff.addedBundles];
@@ -267,7 +314,11 @@ export function catalogChanges(from: CatalogRevision, to: CatalogRevision): UiCa
     }
     packages.push({ ...diff, status });
   }
-  const rev = (r: CatalogRevision): UiCatalogChanges["from"] => ({ revision: r.serial, digest: r.digest, lastModified: r.lastModified.toISOString() });
+  const rev = (r: CatalogRevision): UiCatalogChanges["from"] => ({
+    revision: r.serial,
+    digest: r.digest,
+    lastModified: r.lastModified.toISOString(),
+  });
   const value: UiCatalogChanges = { catalog: to.catalog, from: rev(from), to: rev(to), packages };
   d.changes = { from, value };
   return value;
@@ -280,12 +331,19 @@ export function graphUnion(before: UiGraph | undefined, after: UiGraph | undefin
   const nodes = new Map<string, UiGraphNode>();
   const edges = new Map<string, UiGraphEdge>();
   const key = (e: UiGraphEdge): string => `${e.from}\u0000${e.to}\u0000${e.kind}`;
-  for (const n of after?.nodes ?? []) nodes.set(n.name, before && before.nodes.some((m) => m.name === n.name) ? n : { ...n, change: "added" });
-  for (const n of before?.nodes ?? []) if (!nodes.has(n.name)) nodes.set(n.name, { ...n, heads: [], change: "removed" });
+  for (const n of after?.nodes ?? [])
+    nodes.set(n.name, before?.nodes.some((m) => m.name === n.name) ? n : { ...n, change: "added" });
+  for (const n of before?.nodes ?? [])
+    if (!nodes.has(n.name)) nodes.set(n.name, { ...n, heads: [], change: "removed" });
   const beforeKeys = new Set((before?.edges ?? []).map(key));
   for (const e of after?.edges ?? []) edges.set(key(e), beforeKeys.has(key(e)) ? e : { ...e, change: "added" });
   for (const e of before?.edges ?? []) if (!edges.has(key(e))) edges.set(key(e), { ...e, change: "removed" });
-  return { ...base, nodes: [...nodes.values()], edges: [...edges.values()], warnings: [...new Set([...(after?.warnings ?? []), ...(before?.warnings ?? [])])] };
+  return {
+    ...base,
+    nodes: [...nodes.values()],
+    edges: [...edges.values()],
+    warnings: [...new Set([...(after?.warnings ?? []), ...(before?.warnings ?? [])])],
+  };
 }
 
 /** Every blob of one package (undefined when the revision has no such package). */
@@ -306,7 +364,12 @@ export function packageDetail(rev: CatalogRevision, pkg: string): UiPackageDetai
 }
 
 /** The Mermaid text opm's `alpha render-graph` prints for one package (optionally one channel). */
-export function packageMermaid(rev: CatalogRevision, pkg: string, channel: string, minimumEdge: string): string | undefined {
+export function packageMermaid(
+  rev: CatalogRevision,
+  pkg: string,
+  channel: string,
+  minimumEdge: string,
+): string | undefined {
   const ids = rev.query("", pkg, "");
   const pkgIds = rev.query("olm.package", "", pkg);
   if (!pkgIds || pkgIds.length === 0 || !ids) return undefined;
@@ -316,7 +379,12 @@ export function packageMermaid(rev: CatalogRevision, pkg: string, channel: strin
   const cfg = loadText(text, `${rev.catalog}.jsonl`).config;
   if (channel !== "") {
     cfg.channels = cfg.channels.filter((c) => c.name === channel);
-    if (cfg.channels.length === 0) throw new UiError(404, "SERVE_UI_NOT_FOUND", `package ${JSON.stringify(pkg)} has no channel ${JSON.stringify(channel)}`);
+    if (cfg.channels.length === 0)
+      throw new UiError(
+        404,
+        "SERVE_UI_NOT_FOUND",
+        `package ${JSON.stringify(pkg)} has no channel ${JSON.stringify(channel)}`,
+      );
   }
   try {
     // drawn as `opcat render-graph --package-name <pkg>` draws it (no --draw-v0-semantics)
@@ -336,7 +404,9 @@ export function packageGraph(detail: UiPackageDetail, channel: string): UiGraph 
   const versions = new Map<string, string>();
   const parsed = new Map<string, Version | null>();
   for (const b of detail.bundles) {
-    for (const p of props(b)) if (p.type === "olm.package" && !versions.has(str(b.name))) versions.set(str(b.name), str((p.value as UiBlob | null)?.version));
+    for (const p of props(b))
+      if (p.type === "olm.package" && !versions.has(str(b.name)))
+        versions.set(str(b.name), str((p.value as UiBlob | null)?.version));
   }
   const parse = (name: string): Version | null => {
     let v = parsed.get(name);
@@ -359,10 +429,26 @@ export function packageGraph(detail: UiPackageDetail, channel: string): UiGraph 
   const edges: UiGraphEdge[] = [];
   const warnings: string[] = [];
   const channels = detail.channels.filter((c) => channel === "" || c.name === channel);
-  if (channels.length === 0 && channel !== "") throw new UiError(404, "SERVE_UI_NOT_FOUND", `package ${JSON.stringify(str(detail.package.name))} has no channel ${JSON.stringify(channel)}`);
+  if (channels.length === 0 && channel !== "")
+    throw new UiError(
+      404,
+      "SERVE_UI_NOT_FOUND",
+      `package ${JSON.stringify(str(detail.package.name))} has no channel ${JSON.stringify(channel)}`,
+    );
   const node = (name: string, ch: string): UiGraphNode => {
     let n = nodes.get(name);
-    if (!n) nodes.set(name, (n = { name, version: versions.get(name) ?? "", channels: [], heads: [], deprecated: depBundles.has(name), inCatalog: versions.has(name) }));
+    if (!n)
+      nodes.set(
+        name,
+        (n = {
+          name,
+          version: versions.get(name) ?? "",
+          channels: [],
+          heads: [],
+          deprecated: depBundles.has(name),
+          inCatalog: versions.has(name),
+        }),
+      );
     if (ch !== "" && !n.channels.includes(ch)) n.channels.push(ch);
     return n;
   };
@@ -441,7 +527,14 @@ export function graphDiff(rendered: UiPackageDetail, current: UiPackageDetail | 
   const ne = edgeKeys(after);
   const oe = before ? edgeKeys(before) : new Set<string>();
   const minus = (a: Set<string>, b: Set<string>): string[] => [...a].filter((x) => !b.has(x)).sort();
-  return { package: str(rendered.package.name), existing: current !== undefined, addedBundles: minus(nb, ob), removedBundles: minus(ob, nb), addedEdges: minus(ne, oe), removedEdges: minus(oe, ne) };
+  return {
+    package: str(rendered.package.name),
+    existing: current !== undefined,
+    addedBundles: minus(nb, ob),
+    removedBundles: minus(ob, nb),
+    addedEdges: minus(ne, oe),
+    removedEdges: minus(oe, ne),
+  };
 }
 
 /** The UI's routes; `handle` answers them and returns false for any other path. */
@@ -454,7 +547,9 @@ export class UiHandler {
   #warmed = false;
   readonly #clusterOpts: ClusterUiOptions | undefined;
   // the Kubernetes client loads with the first cluster request, not with serve
-  #cluster: Promise<{ ui: ClusterUi; failure: (e: unknown) => { status: number; code: string; message: string } }> | undefined;
+  #cluster:
+    | Promise<{ ui: ClusterUi; failure: (e: unknown) => { status: number; code: string; message: string } }>
+    | undefined;
 
   constructor(store: CatalogStore, opts: UiOptions = {}) {
     this.#store = store;
@@ -483,7 +578,12 @@ export class UiHandler {
       });
       return true;
     }
-    const file = path === "/" || path === "/index.html" ? "index.html" : path.startsWith("/assets/") || path === "/favicon.svg" ? path.slice(1) : undefined;
+    const file =
+      path === "/" || path === "/index.html"
+        ? "index.html"
+        : path.startsWith("/assets/") || path === "/favicon.svg"
+          ? path.slice(1)
+          : undefined;
     if (file === undefined) return false;
     if (method !== "GET" && method !== "HEAD") {
       res.setHeader("Allow", "GET, HEAD");
@@ -492,7 +592,13 @@ export class UiHandler {
     }
     const asset = this.#asset(file);
     if (!asset) {
-      sendPlain(res, 404, file === "index.html" ? "the web UI is not built: run `npm run build` (or start with --no-ui)" : "404 page not found");
+      sendPlain(
+        res,
+        404,
+        file === "index.html"
+          ? "the web UI is not built: run `npm run build` (or start with --no-ui)"
+          : "404 page not found",
+      );
       return true;
     }
     securityHeaders(res);
@@ -527,7 +633,12 @@ export class UiHandler {
           const body = readFileSync(full);
           const type = MIME[extname(full)] ?? "application/octet-stream";
           const etag = `"${body.length.toString(36)}-${hashOf(body)}"`;
-          asset = { body, type, etag, gzip: body.length > 1024 && !type.startsWith("image/png") ? gzipSync(body) : undefined };
+          asset = {
+            body,
+            type,
+            etag,
+            gzip: body.length > 1024 && !type.startsWith("image/png") ? gzipSync(body) : undefined,
+          };
         }
       } catch {
         asset = null;
@@ -538,7 +649,13 @@ export class UiHandler {
     return asset;
   }
 
-  async #api(req: IncomingMessage, res: ServerResponse, method: string, rest: string, params: URLSearchParams): Promise<void> {
+  async #api(
+    req: IncomingMessage,
+    res: ServerResponse,
+    method: string,
+    rest: string,
+    params: URLSearchParams,
+  ): Promise<void> {
     const parts = rest.split("/").map((p) => {
       try {
         return decodeURIComponent(p);
@@ -550,25 +667,45 @@ export class UiHandler {
       if (method !== "POST") throw new UiError(405, "SERVE_UI_METHOD", "use POST");
       return sendJson(res, 200, await this.#render(req));
     }
-    if (parts[0] === "config" && parts.length === 1) return sendJson(res, 200, { cluster: this.#clusterOpts !== undefined });
+    if (parts[0] === "config" && parts.length === 1)
+      return sendJson(res, 200, { cluster: this.#clusterOpts !== undefined });
     if (parts[0] === "cluster") return sendJson(res, 200, await this.#clusterApi(req, method, parts.slice(1)));
     if (method !== "GET" && method !== "HEAD") throw new UiError(405, "SERVE_UI_METHOD", "use GET");
     if (parts[0] !== "catalogs") throw new UiError(404, "SERVE_UI_NOT_FOUND", `no UI API at /ui/api/${rest}`);
     if (parts.length === 1) {
-      const out: UiCatalogSummary[] = this.#store.names().map((n) => ({ ...catalogSummary(n, this.#store.get(n)), previousRevision: this.#store.previous(n)?.serial ?? 0 }));
+      const out: UiCatalogSummary[] = this.#store.names().map((n) => ({
+        ...catalogSummary(n, this.#store.get(n)),
+        previousRevision: this.#store.previous(n)?.serial ?? 0,
+      }));
       return sendJson(res, 200, out);
     }
     const rev = this.#store.get(parts[1]);
-    if (!rev) throw new UiError(404, "SERVE_UI_NOT_FOUND", `no catalog ${JSON.stringify(parts[1])} is served${this.#store.names().includes(parts[1]) ? " (it has no valid content yet)" : ""}`);
+    if (!rev)
+      throw new UiError(
+        404,
+        "SERVE_UI_NOT_FOUND",
+        `no catalog ${JSON.stringify(parts[1])} is served${this.#store.names().includes(parts[1]) ? " (it has no valid content yet)" : ""}`,
+      );
     if (parts.length === 3 && parts[2] === "packages") return sendJson(res, 200, packageList(rev));
     if (parts.length === 3 && parts[2] === "changes") {
       const prev = this.#store.previous(rev.catalog);
-      if (!prev) throw new UiError(404, "SERVE_UI_NO_PREVIOUS", `catalog ${JSON.stringify(rev.catalog)} has not been reloaded since the server started (or the server keeps no previous revision: the UI is off)`);
+      if (!prev)
+        throw new UiError(
+          404,
+          "SERVE_UI_NO_PREVIOUS",
+          `catalog ${JSON.stringify(rev.catalog)} has not been reloaded since the server started (or the server keeps no previous revision: the UI is off)`,
+        );
       return sendJson(res, 200, catalogChanges(prev, rev));
     }
-    if (parts[2] !== "packages" || parts.length < 4 || parts.length > 5) throw new UiError(404, "SERVE_UI_NOT_FOUND", `no UI API at /ui/api/${rest}`);
+    if (parts[2] !== "packages" || parts.length < 4 || parts.length > 5)
+      throw new UiError(404, "SERVE_UI_NOT_FOUND", `no UI API at /ui/api/${rest}`);
     const pkg = parts[3];
-    const missing = (): UiError => new UiError(404, "SERVE_UI_NOT_FOUND", `catalog ${JSON.stringify(rev.catalog)} has no package ${JSON.stringify(pkg)}`);
+    const missing = (): UiError =>
+      new UiError(
+        404,
+        "SERVE_UI_NOT_FOUND",
+        `catalog ${JSON.stringify(rev.catalog)} has no package ${JSON.stringify(pkg)}`,
+      );
     if (parts.length === 4) {
       const detail = packageDetail(rev, pkg);
       if (!detail) throw missing();
@@ -591,8 +728,14 @@ export class UiHandler {
       if (!p) throw missing();
       const icon = (p.icon ?? null) as UiBlob | null;
       const type = str(icon?.mediatype).toLowerCase().trim();
-      if (!icon || typeof icon.base64data !== "string") throw new UiError(404, "SERVE_UI_NOT_FOUND", `package ${JSON.stringify(pkg)} has no icon`);
-      if (!ICON_TYPES.has(type)) throw new UiError(415, "SERVE_UI_ICON_TYPE", `package ${JSON.stringify(pkg)} has an icon of media type ${JSON.stringify(type)}, which is not an image type the UI shows`);
+      if (!icon || typeof icon.base64data !== "string")
+        throw new UiError(404, "SERVE_UI_NOT_FOUND", `package ${JSON.stringify(pkg)} has no icon`);
+      if (!ICON_TYPES.has(type))
+        throw new UiError(
+          415,
+          "SERVE_UI_ICON_TYPE",
+          `package ${JSON.stringify(pkg)} has an icon of media type ${JSON.stringify(type)}, which is not an image type the UI shows`,
+        );
       const body = Buffer.from(icon.base64data, "base64");
       securityHeaders(res);
       // an SVG icon may hold script: it is only ever shown through <img> (scripts never run there), and
@@ -609,7 +752,8 @@ export class UiHandler {
   }
 
   async #clusterApi(req: IncomingMessage, method: string, parts: string[]): Promise<unknown> {
-    if (!this.#clusterOpts) throw new UiError(404, "SERVE_UI_NO_CLUSTER", "this server shows no cluster: start it with --kubeconfig <file>");
+    if (!this.#clusterOpts)
+      throw new UiError(404, "SERVE_UI_NO_CLUSTER", "this server shows no cluster: start it with --kubeconfig <file>");
     const opts = this.#clusterOpts;
     this.#cluster ??= import("./clusterui.js").then((m) => ({ ui: new m.ClusterUi(opts), failure: m.clusterFailure }));
     const { ui, failure } = await this.#cluster;
@@ -643,21 +787,35 @@ export class UiHandler {
     } else channel = asked === "*" ? "" : asked;
     const layout = params.get("layout") === "1";
     const hide = (params.get("hide") ?? "").split(",").filter((k) => k !== "");
-    for (const k of hide) if (!EDGE_KINDS.has(k as UiGraphEdge["kind"])) throw new UiError(400, "SERVE_UI_BAD_REQUEST", `hide: unknown edge kind ${JSON.stringify(k)} (replaces, skips or skipRange)`);
+    for (const k of hide)
+      if (!EDGE_KINDS.has(k as UiGraphEdge["kind"]))
+        throw new UiError(
+          400,
+          "SERVE_UI_BAD_REQUEST",
+          `hide: unknown edge kind ${JSON.stringify(k)} (replaces, skips or skipRange)`,
+        );
     const hidden = new Set(hide.sort() as UiGraphEdge["kind"][]);
     const d = derivedOf(rev);
     const cache = (d.graphs ??= new Map());
     // compare=previous: the union with the graph of the revision this one replaced, changes marked
     const compare = params.get("compare") === "previous";
     const prev = compare ? this.#store.previous(rev.catalog) : undefined;
-    if (compare && !prev) throw new UiError(404, "SERVE_UI_NO_PREVIOUS", `catalog ${JSON.stringify(rev.catalog)} has not been reloaded since the server started`);
+    if (compare && !prev)
+      throw new UiError(
+        404,
+        "SERVE_UI_NO_PREVIOUS",
+        `catalog ${JSON.stringify(rev.catalog)} has not been reloaded since the server started`,
+      );
     const key = `${pkg}\u0000${channel}\u0000${layout ? [...hidden].join(",") : "-"}\u0000${compare ? "previous" : ""}`;
     let p = cache.get(key);
     if (!p) {
       if (layout) {
         const inner = new URLSearchParams({ channel: channel || "*" });
         if (compare) inner.set("compare", "previous");
-        p = this.#graph(rev, pkg, inner, missing).then(async (g) => ({ ...g, layout: await this.#layouter.layout(g, hidden) }));
+        p = this.#graph(rev, pkg, inner, missing).then(async (g) => ({
+          ...g,
+          layout: await this.#layouter.layout(g, hidden),
+        }));
       } else if (prev) {
         // either side may lack the package (added or removed) or the channel
         const side = (r: CatalogRevision): UiGraph | undefined => {
@@ -683,7 +841,8 @@ export class UiHandler {
   }
 
   async #render(req: IncomingMessage): Promise<UiRenderAnswer> {
-    if (!/^application\/json\b/i.test(String(req.headers["content-type"] ?? ""))) throw new UiError(415, "SERVE_UI_MEDIA_TYPE", "send the request as application/json");
+    if (!/^application\/json\b/i.test(String(req.headers["content-type"] ?? "")))
+      throw new UiError(415, "SERVE_UI_MEDIA_TYPE", "send the request as application/json");
     const raw = await readBody(req, this.#max);
     let body: UiRenderRequest;
     try {
@@ -691,7 +850,8 @@ export class UiHandler {
     } catch (e) {
       throw new UiError(400, "SERVE_UI_BAD_REQUEST", `the request body is not JSON: ${(e as Error).message}`);
     }
-    if (typeof body !== "object" || body === null || typeof body.template !== "string") throw new UiError(400, "SERVE_UI_BAD_REQUEST", 'the request needs "template": the template text (YAML or JSON)');
+    if (typeof body !== "object" || body === null || typeof body.template !== "string")
+      throw new UiError(400, "SERVE_UI_BAD_REQUEST", 'the request needs "template": the template text (YAML or JSON)');
     const name = body.catalog ?? this.#store.names()[0];
     const rev = name === undefined ? undefined : this.#store.get(name);
     if (!rev) throw new UiError(404, "SERVE_UI_NOT_FOUND", `no catalog ${JSON.stringify(name ?? "")} is served`);
@@ -723,7 +883,19 @@ export class UiHandler {
       const pkgName = b.schema === "olm.package" ? str(b.name) : str(b.package);
       if (pkgName === "") continue;
       let d = byPkg.get(pkgName);
-      if (!d) byPkg.set(pkgName, (d = { catalog: "", revision: 0, package: { schema: "olm.package", name: pkgName }, channels: [], bundles: [], deprecations: null, others: [] }));
+      if (!d)
+        byPkg.set(
+          pkgName,
+          (d = {
+            catalog: "",
+            revision: 0,
+            package: { schema: "olm.package", name: pkgName },
+            channels: [],
+            bundles: [],
+            deprecations: null,
+            others: [],
+          }),
+        );
       if (b.schema === "olm.package") d.package = b;
       else if (b.schema === "olm.channel") d.channels.push(b);
       else if (b.schema === "olm.bundle") d.bundles.push(b);
@@ -765,7 +937,8 @@ function sendPlain(res: ServerResponse, status: number, text: string): void {
 
 function readBody(req: IncomingMessage, max: number): Promise<string> {
   const declared = Number(req.headers["content-length"] ?? NaN);
-  if (declared > max) return Promise.reject(new UiError(413, "SERVE_UI_TOO_LARGE", `the request body is larger than ${max} bytes`));
+  if (declared > max)
+    return Promise.reject(new UiError(413, "SERVE_UI_TOO_LARGE", `the request body is larger than ${max} bytes`));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let n = 0;

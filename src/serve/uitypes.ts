@@ -183,7 +183,12 @@ export interface UiOperator {
   installedBundle: string;
   installedVersion: string;
   conditions: UiCondition[];
-  updates: { options: string[]; package: string; channel: string; catalogSourceRef: { name: string; namespace?: string } }[];
+  updates: {
+    options: string[];
+    package: string;
+    channel: string;
+    catalogSourceRef: { name: string; namespace?: string };
+  }[];
   components: { kind: string; name: string; namespace: string; ready: string }[];
 }
 

@@ -9,7 +9,17 @@
  * last sibling; new nested sequences follow the file's detected "indented or not" sequence style
  * and mapping indentation; JSON gets the detected indentation unit (or stays compact).
  */
-import { isMap, isScalar, isSeq, parseDocument, type Document, type Node, type Pair, type YAMLMap, type YAMLSeq } from "yaml";
+import {
+  isMap,
+  isScalar,
+  isSeq,
+  parseDocument,
+  type Document,
+  type Node,
+  type Pair,
+  type YAMLMap,
+  type YAMLSeq,
+} from "yaml";
 import { goFoldEqual } from "../gojson/unicode.js";
 
 /** A value written into a template: strings, lists and string-keyed objects (insertion order kept). */
@@ -109,7 +119,8 @@ class LazyDoc implements SourceDoc {
   }
 
   get schemaHint(): string | undefined {
-    if (this.hint === null) this.hint = (this.json ? JSON_SCHEMA.exec(this.text)?.[1] : YAML_SCHEMA.exec(this.text)?.[2]) ?? undefined;
+    if (this.hint === null)
+      this.hint = (this.json ? JSON_SCHEMA.exec(this.text)?.[1] : YAML_SCHEMA.exec(this.text)?.[2]) ?? undefined;
     return this.hint;
   }
 
@@ -224,7 +235,8 @@ function dashBefore(text: string, off: number): number {
   return j >= 0 && text[j] === "-" ? j : -1;
 }
 
-const YAML11_SPECIAL = /^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF|null|Null|NULL|~|<<|=)$/;
+const YAML11_SPECIAL =
+  /^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF|null|Null|NULL|~|<<|=)$/;
 const NUMBERISH = /^[-+]?(?:\.?[0-9]|\.(?:inf|Inf|INF|nan|NaN|NAN)$)|^0[xob]|^[0-9][0-9_:]*$/;
 
 /** A string as a YAML scalar: plain when YAML 1.1 and 1.2 both read it back as that string, else single-quoted. */
@@ -248,10 +260,10 @@ function blockMapLines(obj: { [key: string]: EditValue }, col: number, style: Fi
     if (typeof v === "string") {
       const line = `${pad}${key}: ${yamlScalar(v)}`;
       // Long values go on their own line where the file's writer did so.
-      if (style.wrap > 0 && line.length > style.wrap) out.push(`${pad}${key}: `, `${" ".repeat(col + style.unit.length)}${yamlScalar(v)}`);
+      if (style.wrap > 0 && line.length > style.wrap)
+        out.push(`${pad}${key}: `, `${" ".repeat(col + style.unit.length)}${yamlScalar(v)}`);
       else out.push(line);
-    }
-    else if (Array.isArray(v)) {
+    } else if (Array.isArray(v)) {
       if (v.length === 0) out.push(`${pad}${key}: []`);
       else out.push(`${pad}${key}:`, ...blockSeqLines(v, col + (style.indentSeq ? style.unit.length : 0), style));
     } else if (Object.keys(v).length === 0) out.push(`${pad}${key}: {}`);
@@ -429,11 +441,21 @@ export class TextEdits {
     if (t.slice(sd.base + map.range![0], lastStart).includes("\n")) {
       const indent = leadingWhitespace(t, lastStart);
       this.add(lastEnd, lastEnd, `,\n${indent}${k}: ${jsonText(value, st.unit === "" ? "  " : st.unit, indent)}`);
-    } else this.add(lastEnd, lastEnd, `${this.inlineSeparator(lastStart)}${k}:${st.json && st.unit === "" ? "" : " "}${JSON.stringify(value)}`);
+    } else
+      this.add(
+        lastEnd,
+        lastEnd,
+        `${this.inlineSeparator(lastStart)}${k}:${st.json && st.unit === "" ? "" : " "}${JSON.stringify(value)}`,
+      );
   }
 
   /** Replaces the (null or empty) value of `pair` in `map` with `value`. */
-  replaceNullValue(sd: SourceDoc, map: YAMLMap<unknown, unknown>, pair: Pair<unknown, unknown>, value: EditValue): void {
+  replaceNullValue(
+    sd: SourceDoc,
+    map: YAMLMap<unknown, unknown>,
+    pair: Pair<unknown, unknown>,
+    value: EditValue,
+  ): void {
     const t = this.file.text;
     const st = this.file.style;
     const key = pair.key as Node;
@@ -462,7 +484,7 @@ export class TextEdits {
 
   private inFlowContext(sd: SourceDoc, target: Node): boolean {
     const path = findPath(sd.doc.contents as Node | null, target);
-    return path !== undefined && path.slice(0, -1).some((n) => (n as Collection).flow === true);
+    return path?.slice(0, -1).some((n) => (n as Collection).flow === true) ?? false;
   }
 
   private keyColumnOf(sd: SourceDoc, target: Node): number | undefined {

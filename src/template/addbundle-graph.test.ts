@@ -13,7 +13,14 @@ import { requireTools, startDockerRegistry, type RunningRegistry } from "../../t
 import { addBundleFromReleaseConfig, planAddBundle, type AddBundlePlan, type AddBundleRequest } from "./addbundle.js";
 import { discoveredImage, GRAPH_KIND, tagInRepo } from "./addbundle-graph.js";
 import { BUILTIN_KINDS } from "./addbundle-kinds.js";
-import { addBundleToGraph, catalogTagLister, graphTemplateValue, parseGraphTemplate, renderGraphTemplate, type GraphTemplate } from "./graph.js";
+import {
+  addBundleToGraph,
+  catalogTagLister,
+  graphTemplateValue,
+  parseGraphTemplate,
+  renderGraphTemplate,
+  type GraphTemplate,
+} from "./graph.js";
 import { fallbackSource } from "./imagesource.js";
 import { reuseSource } from "./reuse.js";
 import type { BundleSource } from "./source.js";
@@ -22,7 +29,13 @@ import { writeBundleDir } from "./testdata/bundledir.js";
 const IMG = (v: string): string => `quay.io/acme/foo-bundle:v${v}`;
 
 function bundleBlob(pkg: string, version: string, image: string, name = `${pkg}.v${version}`): string {
-  return JSON.stringify({ schema: "olm.bundle", name, package: pkg, image, properties: [{ type: "olm.package", value: { packageName: pkg, version } }] });
+  return JSON.stringify({
+    schema: "olm.bundle",
+    name,
+    package: pkg,
+    image,
+    properties: [{ type: "olm.package", value: { packageName: pkg, version } }],
+  });
 }
 
 function catalog(extra: string[] = []): DeclarativeConfig {
@@ -57,7 +70,11 @@ graphs:
   entries: [foo.v0.1.0, foo.v0.2.0]
 `;
 
-const req = (over: Partial<AddBundleRequest> = {}): AddBundleRequest => ({ image: IMG("0.3.0"), channels: ["stable"], ...over });
+const req = (over: Partial<AddBundleRequest> = {}): AddBundleRequest => ({
+  image: IMG("0.3.0"),
+  channels: ["stable"],
+  ...over,
+});
 
 async function plan(text: string, r: AddBundleRequest, src: BundleSource | null = source()): Promise<AddBundlePlan> {
   return planAddBundle(text, "graph.yaml", r, { source: src ?? undefined });
@@ -94,7 +111,12 @@ test("graph: added to the graph's end and to bundles.images, rendered and valida
     ],
   );
   const cfg = await renderGraphTemplate(p.result as string, source());
-  assert.deepEqual(cfg.channels.find((c) => c.name === "stable")?.entries?.at(-1), { name: "foo.v0.3.0", replaces: "foo.v0.2.0", skips: [], skipRange: "" });
+  assert.deepEqual(cfg.channels.find((c) => c.name === "stable")?.entries?.at(-1), {
+    name: "foo.v0.3.0",
+    replaces: "foo.v0.2.0",
+    skips: [],
+    skipRange: "",
+  });
   const again = await plan(p.result as string, req({ replaces: "foo.v0.2.0" }));
   assert.equal(again.outcome, "already-present");
   assert.deepEqual(again.changes, []);
@@ -123,9 +145,17 @@ test("graph: --skips naming no entry become tombstones before the new entry; liv
   const p = await plan(GRAPH, req({ skips: ["foo.v0.2.5", "foo.v0.2.6", "foo.v0.2.5"] }));
   assert.equal(p.outcome, "added", JSON.stringify(p.problems));
   assert.equal(p.validation, "rendered");
-  assert.match(p.result as string, /  - foo\.v0\.2\.0   # head\n  - foo\.v0\.2\.5\n  - foo\.v0\.2\.6\n  - foo\.v0\.3\.0\n  tombstones:\n  - foo\.v0\.2\.5\n  - foo\.v0\.2\.6\n- name: fast\n/);
+  assert.match(
+    p.result as string,
+    /  - foo\.v0\.2\.0   # head\n  - foo\.v0\.2\.5\n  - foo\.v0\.2\.6\n  - foo\.v0\.3\.0\n  tombstones:\n  - foo\.v0\.2\.5\n  - foo\.v0\.2\.6\n- name: fast\n/,
+  );
   const cfg = await renderGraphTemplate(p.result as string, source());
-  assert.deepEqual(cfg.channels[0].entries?.at(-1), { name: "foo.v0.3.0", replaces: "foo.v0.2.0", skips: ["foo.v0.2.5", "foo.v0.2.6"], skipRange: "" });
+  assert.deepEqual(cfg.channels[0].entries?.at(-1), {
+    name: "foo.v0.3.0",
+    replaces: "foo.v0.2.0",
+    skips: ["foo.v0.2.5", "foo.v0.2.6"],
+    skipRange: "",
+  });
   assert.equal((await plan(p.result as string, req({ skips: ["foo.v0.2.6"] }))).outcome, "already-present");
   // An existing tombstone list is appended to.
   const q = await plan(p.result as string, req({ image: IMG("0.4.0"), skips: ["foo.v0.3.5"] }));
@@ -141,7 +171,10 @@ test("graph: --skips naming no entry become tombstones before the new entry; liv
 });
 
 test("graph: a skip named by tailEdges, or a tombstone an earlier entry skips, is a conflict; trailing tombstones are skipped already", async () => {
-  const t = GRAPH.replace("  - foo.v0.2.0   # head\n", "  - foo.v0.2.0   # head\n  - foo.v0.2.9\n  tombstones: [foo.v0.2.9]\n  tailEdges: {replaces: foo.v0.0.1}\n");
+  const t = GRAPH.replace(
+    "  - foo.v0.2.0   # head\n",
+    "  - foo.v0.2.0   # head\n  - foo.v0.2.9\n  tombstones: [foo.v0.2.9]\n  tailEdges: {replaces: foo.v0.0.1}\n",
+  );
   const trailing = await plan(t, req({ skips: ["foo.v0.2.9"] }));
   assert.equal(trailing.outcome, "added", JSON.stringify(trailing.problems));
   assert.match(trailing.result as string, /  - foo\.v0\.2\.9\n  - foo\.v0\.3\.0\n  tombstones: \[foo\.v0\.2\.9\]\n/);
@@ -156,7 +189,10 @@ test("graph: a skip named by tailEdges, or a tombstone an earlier entry skips, i
 test("graph: --skip-range goes to skipRanges (created, or appended to)", async () => {
   const p = await plan(GRAPH, req({ skipRange: ">=0.1.0 <0.3.0" }));
   assert.equal(p.outcome, "added", JSON.stringify(p.problems));
-  assert.match(p.result as string, /  - foo\.v0\.3\.0\n  skipRanges:\n    foo\.v0\.3\.0: '>=0\.1\.0 <0\.3\.0'\n- name: fast\n/);
+  assert.match(
+    p.result as string,
+    /  - foo\.v0\.3\.0\n  skipRanges:\n    foo\.v0\.3\.0: '>=0\.1\.0 <0\.3\.0'\n- name: fast\n/,
+  );
   const cfg = await renderGraphTemplate(p.result as string, source());
   assert.equal(cfg.channels[0].entries?.at(-1)?.skipRange, ">=0.1.0 <0.3.0");
   assert.equal((await plan(p.result as string, req({ skipRange: ">=0.1.0 <0.3.0" }))).outcome, "already-present");
@@ -165,14 +201,20 @@ test("graph: --skip-range goes to skipRanges (created, or appended to)", async (
   assert.deepEqual(codes(other), ["TEMPLATE_ADD_EDGE_CONFLICT"]);
   const q = await plan(p.result as string, req({ image: IMG("0.4.0"), skipRange: "<0.4.0" }));
   assert.equal(q.outcome, "added", JSON.stringify(q.problems));
-  assert.match(q.result as string, /  skipRanges:\n    foo\.v0\.3\.0: '>=0\.1\.0 <0\.3\.0'\n    foo\.v0\.4\.0: '<0\.4\.0'\n/);
+  assert.match(
+    q.result as string,
+    /  skipRanges:\n    foo\.v0\.3\.0: '>=0\.1\.0 <0\.3\.0'\n    foo\.v0\.4\.0: '<0\.4\.0'\n/,
+  );
   // A bad range is invalid input (the edited template would not parse as a graph template).
   const bad = await plan(GRAPH, req({ skipRange: "not a range" }));
   assert.equal(bad.outcome, "invalid-input");
 });
 
 test("graph: a missing graph is created, the edges as its tail edges", async () => {
-  const p = await plan(GRAPH, req({ channels: ["candidate"], replaces: "foo.v0.2.0", skips: ["foo.v0.1.0"], skipRange: "<0.3.0" }));
+  const p = await plan(
+    GRAPH,
+    req({ channels: ["candidate"], replaces: "foo.v0.2.0", skips: ["foo.v0.1.0"], skipRange: "<0.3.0" }),
+  );
   assert.equal(p.outcome, "added", JSON.stringify(p.problems));
   assert.ok(
     (p.result as string).endsWith(
@@ -182,12 +224,25 @@ test("graph: a missing graph is created, the edges as its tail edges", async () 
   );
   assert.equal(p.changes[0].path, "/graphs/-");
   const cfg = await renderGraphTemplate(p.result as string, source());
-  assert.deepEqual(cfg.channels[2].entries, [{ name: "foo.v0.3.0", replaces: "foo.v0.2.0", skips: ["foo.v0.1.0"], skipRange: "<0.3.0" }]);
-  assert.equal((await plan(p.result as string, req({ channels: ["candidate"], replaces: "foo.v0.2.0", skips: ["foo.v0.1.0"], skipRange: "<0.3.0" }))).outcome, "already-present");
+  assert.deepEqual(cfg.channels[2].entries, [
+    { name: "foo.v0.3.0", replaces: "foo.v0.2.0", skips: ["foo.v0.1.0"], skipRange: "<0.3.0" },
+  ]);
+  assert.equal(
+    (
+      await plan(
+        p.result as string,
+        req({ channels: ["candidate"], replaces: "foo.v0.2.0", skips: ["foo.v0.1.0"], skipRange: "<0.3.0" }),
+      )
+    ).outcome,
+    "already-present",
+  );
   // With an existing graph edited too: the existing graph's lines come before the new graph.
   const both = await plan(GRAPH, req({ channels: ["candidate", "fast"] }));
   assert.equal(both.outcome, "added", JSON.stringify(both.problems));
-  assert.match(both.result as string, /entries: \[foo\.v0\.1\.0, foo\.v0\.2\.0, "foo\.v0\.3\.0"\]\n- name: candidate\n  entries:\n  - foo\.v0\.3\.0\n/);
+  assert.match(
+    both.result as string,
+    /entries: \[foo\.v0\.1\.0, foo\.v0\.2\.0, "foo\.v0\.3\.0"\]\n- name: candidate\n  entries:\n  - foo\.v0\.3\.0\n/,
+  );
 });
 
 test("graph: present elsewhere than the head, or as a tombstone, is a conflict", async () => {
@@ -195,7 +250,10 @@ test("graph: present elsewhere than the head, or as a tombstone, is a conflict",
   assert.equal(p.outcome, "conflict");
   assert.deepEqual(codes(p), ["TEMPLATE_ADD_GRAPH_POSITION"]);
   assert.match(p.problems[0].message, /not its head "foo\.v0\.2\.0"/);
-  const t = GRAPH.replace("  - foo.v0.2.0   # head\n", "  - foo.v0.2.0   # head\n  - foo.v0.3.0\n  - foo.v0.4.0\n  tombstones: [foo.v0.3.0]\n");
+  const t = GRAPH.replace(
+    "  - foo.v0.2.0   # head\n",
+    "  - foo.v0.2.0   # head\n  - foo.v0.3.0\n  - foo.v0.4.0\n  tombstones: [foo.v0.3.0]\n",
+  );
   const tomb = await plan(t, req(), null);
   assert.equal(tomb.outcome, "unreachable-image");
   const tomb2 = await plan(t, req({ name: "foo.v0.3.0" }), null);
@@ -212,13 +270,19 @@ test("graph: invalid input — another package, a single graph-description and a
   const bar = await plan(GRAPH, req({ image: IMG("bar") }));
   assert.equal(bar.outcome, "invalid-input");
   assert.deepEqual(codes(bar), ["TEMPLATE_ADD_GRAPH_PACKAGE"]);
-  const single = GRAPH.replace(/graphs:\n[\s\S]*$/, "graph-description:\n  name: stable\n  entries: [foo.v0.1.0, foo.v0.2.0]\n");
+  const single = GRAPH.replace(
+    /graphs:\n[\s\S]*$/,
+    "graph-description:\n  name: stable\n  entries: [foo.v0.1.0, foo.v0.2.0]\n",
+  );
   const other = await plan(single, req({ channels: ["fast"] }));
   assert.equal(other.outcome, "invalid-input");
   assert.deepEqual(codes(other), ["TEMPLATE_ADD_STRUCTURE"]);
   const ok = await plan(single, req());
   assert.equal(ok.outcome, "added", JSON.stringify(ok.problems));
-  assert.match(ok.result as string, /graph-description:\n  name: stable\n  entries: \[foo\.v0\.1\.0, foo\.v0\.2\.0, "foo\.v0\.3\.0"\]\n$/);
+  assert.match(
+    ok.result as string,
+    /graph-description:\n  name: stable\n  entries: \[foo\.v0\.1\.0, foo\.v0\.2\.0, "foo\.v0\.3\.0"\]\n$/,
+  );
   assert.equal(ok.changes[0].path, "/graph-description/entries/-");
   const broken = await plan(GRAPH.replace("  - foo.v0.2.0   # head\n", "  - foo.v0.1.0\n"), req());
   assert.equal(broken.outcome, "invalid-input");
@@ -239,7 +303,10 @@ test("graph: the result is validated — a bundle of the same version under anot
   const p = await plan(GRAPH, req({ image: IMG("dup") }), src);
   assert.equal(p.outcome, "conflict");
   assert.deepEqual(codes(p), ["TEMPLATE_GRAPH_RESULT_INVALID"]);
-  assert.match(p.problems[0].message, /^adding the bundle would make the catalog invalid: .*duplicate versions found in bundles/);
+  assert.match(
+    p.problems[0].message,
+    /^adding the bundle would make the catalog invalid: .*duplicate versions found in bundles/,
+  );
 });
 
 const REPO = `schema: olm.template.graph
@@ -272,7 +339,10 @@ test("graph: an image discovered from bundles.repo is not added to bundles.image
   // Not discovered (out of the range): appended to a new bundles.images.
   const q = await plan(p.result as string, req({ image: IMG("0.4.0") }), source(true));
   assert.equal(q.outcome, "added", JSON.stringify(q.problems));
-  assert.match(q.result as string, /  semverRange: '<0\.4\.0'\n  images:\n  - quay\.io\/acme\/foo-bundle:v0\.4\.0\ngraphs:/);
+  assert.match(
+    q.result as string,
+    /  semverRange: '<0\.4\.0'\n  images:\n  - quay\.io\/acme\/foo-bundle:v0\.4\.0\ngraphs:/,
+  );
 });
 
 test("graph: JSON templates keep their style", async () => {
@@ -293,14 +363,20 @@ test("graph: JSON templates keep their style", async () => {
   const p = await plan(json, req({ skipRange: "<0.3.0" }), source());
   // bundles.images was missing: foo.v0.1.0 and foo.v0.2.0 are named but not rendered, so the result cannot render.
   assert.equal(p.outcome, "invalid-input");
-  const withImages = json.replace(`"package": {"name": "foo"},`, `"package": {"name": "foo"},\n    "bundles": {"images": ["${IMG("0.1.0")}", "${IMG("0.2.0")}"]},`);
+  const withImages = json.replace(
+    `"package": {"name": "foo"},`,
+    `"package": {"name": "foo"},\n    "bundles": {"images": ["${IMG("0.1.0")}", "${IMG("0.2.0")}"]},`,
+  );
   const q = await plan(withImages, req({ skipRange: "<0.3.0" }), source());
   assert.equal(q.outcome, "added", JSON.stringify(q.problems));
   assert.equal(
     q.result,
     withImages
       .replace(`"${IMG("0.2.0")}"]`, `"${IMG("0.2.0")}", "${IMG("0.3.0")}"]`)
-      .replace(`"foo.v0.2.0"\n            ]`, `"foo.v0.2.0",\n                "foo.v0.3.0"\n            ],\n            "skipRanges": {\n                "foo.v0.3.0": "<0.3.0"\n            }`),
+      .replace(
+        `"foo.v0.2.0"\n            ]`,
+        `"foo.v0.2.0",\n                "foo.v0.3.0"\n            ],\n            "skipRanges": {\n                "foo.v0.3.0": "<0.3.0"\n            }`,
+      ),
   );
   assert.equal((await plan(q.result as string, req({ skipRange: "<0.3.0" }), source())).outcome, "already-present");
 });
@@ -310,7 +386,10 @@ test("graph: the bundle's name already in a graph under another image is a confl
   const structural = await plan(GRAPH, req({ image: other, name: "foo.v0.2.0" }), null);
   assert.equal(structural.outcome, "conflict");
   assert.deepEqual(codes(structural), ["TEMPLATE_ADD_BUNDLE_CONFLICT"]);
-  assert.match(structural.problems[0].message, /already in the template \(an entry of graph "stable"\), but image ".*v0\.2\.0-rebuild" is neither in bundles\.images nor discovered/);
+  assert.match(
+    structural.problems[0].message,
+    /already in the template \(an entry of graph "stable"\), but image ".*v0\.2\.0-rebuild" is neither in bundles\.images nor discovered/,
+  );
   const src = reuseSource(catalog([bundleBlob("foo", "0.2.0", other)]), { reuseTags: true });
   // In another graph too (the name is one bundle of the package, whatever the graph).
   const rendered = await plan(GRAPH, req({ image: other, channels: ["beta"] }), src);
@@ -339,14 +418,22 @@ test("graph: a discovered image the reused catalog does not know yet (pulled) is
   assert.equal(p.outcome, "added", JSON.stringify(p.problems));
   assert.equal(p.validation, "rendered");
   assert.deepEqual(codes(p), ["TEMPLATE_ADD_GRAPH_DISCOVERED"]);
-  const cfg = await renderGraphTemplate(p.result as string, src, { tags: { listTags: () => Promise.resolve(["v0.1.0", "v0.2.0", "v0.3.0"]) } });
-  assert.deepEqual(cfg.bundles.map((b) => b.image), [IMG("0.1.0"), IMG("0.2.0"), IMG("0.3.0")]);
+  const cfg = await renderGraphTemplate(p.result as string, src, {
+    tags: { listTags: () => Promise.resolve(["v0.1.0", "v0.2.0", "v0.3.0"]) },
+  });
+  assert.deepEqual(
+    cfg.bundles.map((b) => b.image),
+    [IMG("0.1.0"), IMG("0.2.0"), IMG("0.3.0")],
+  );
 });
 
 test("graph: a discovered image making the catalog invalid is a conflict, not blamed on the template before the edit", async () => {
   // foo.v0.3.0 carries version 0.2.0; the lister knows its tag (as a registry does once it is pushed).
   const all = catalog().bundles.filter((b) => b.name !== "foo.v0.3.0" && b.name !== "foo.v0.4.0");
-  const cfg = loadText([...all.map((b) => JSON.stringify(b)), bundleBlob("foo", "0.2.0", IMG("0.3.0"), "foo.v0.3.0")].join("\n"), "dup").config;
+  const cfg = loadText(
+    [...all.map((b) => JSON.stringify(b)), bundleBlob("foo", "0.2.0", IMG("0.3.0"), "foo.v0.3.0")].join("\n"),
+    "dup",
+  ).config;
   const src = Object.assign(reuseSource(cfg, { reuseTags: true }), catalogTagLister(cfg));
   const p = await plan(REPO, req(), src);
   assert.equal(p.outcome, "conflict");
@@ -390,28 +477,46 @@ entries:
   );
   const r = await addBundleFromReleaseConfig(rc, IMG("0.3.0"), { source: source(), templatesDir: templates });
   assert.equal(r.outcome, "added", JSON.stringify(r.templates.map((t) => t.problems)));
-  assert.deepEqual(r.templates.map((t) => [t.kind, t.outcome, t.validation]), [
-    ["graph", "added", "rendered"],
-    ["graph", "added", "rendered"],
-    ["basic", "added", "rendered"],
-  ]);
+  assert.deepEqual(
+    r.templates.map((t) => [t.kind, t.outcome, t.validation]),
+    [
+      ["graph", "added", "rendered"],
+      ["graph", "added", "rendered"],
+      ["basic", "added", "rendered"],
+    ],
+  );
   assert.equal(r.written, true);
   const g = readFileSync(join(templates, "graph.yaml"), "utf8");
   assert.equal(
     g,
-    GRAPH.replace("  - foo.v0.2.0   # head\n", "  - foo.v0.2.0   # head\n  - foo.v0.3.0\n  skipRanges:\n    foo.v0.3.0: '<0.3.0'\n")
-      .replace("  - quay.io/acme/foo-bundle:v0.2.0\n", "  - quay.io/acme/foo-bundle:v0.2.0\n  - quay.io/acme/foo-bundle:v0.3.0\n")
+    GRAPH.replace(
+      "  - foo.v0.2.0   # head\n",
+      "  - foo.v0.2.0   # head\n  - foo.v0.3.0\n  skipRanges:\n    foo.v0.3.0: '<0.3.0'\n",
+    )
+      .replace(
+        "  - quay.io/acme/foo-bundle:v0.2.0\n",
+        "  - quay.io/acme/foo-bundle:v0.2.0\n  - quay.io/acme/foo-bundle:v0.3.0\n",
+      )
       .replace("foo.v0.2.0]\n", 'foo.v0.2.0, "foo.v0.3.0"]\n- name: candidate\n  entries:\n  - foo.v0.3.0\n'),
   );
   const again = await addBundleFromReleaseConfig(rc, IMG("0.3.0"), { source: source(), templatesDir: templates });
   assert.equal(again.outcome, "already-present");
-  assert.deepEqual(again.templates.map((t) => t.outcome), ["already-present", "already-present", "already-present"]);
+  assert.deepEqual(
+    again.templates.map((t) => t.outcome),
+    ["already-present", "already-present", "already-present"],
+  );
   // 0.4.0 with a replaces that is not the graph's head: the graph template conflicts, the basic one is not written either.
-  writeFileSync(rc, `catalog_templates:\n  - template_name: basic.yaml\n    channels: [stable]\n    replaces: foo.v0.3.0\n  - template_name: graph.yaml\n    channels: [stable]\n    replaces: foo.v0.2.0\n`);
+  writeFileSync(
+    rc,
+    `catalog_templates:\n  - template_name: basic.yaml\n    channels: [stable]\n    replaces: foo.v0.3.0\n  - template_name: graph.yaml\n    channels: [stable]\n    replaces: foo.v0.2.0\n`,
+  );
   const beforeBasic = readFileSync(join(templates, "basic.yaml"), "utf8");
   const c = await addBundleFromReleaseConfig(rc, IMG("0.4.0"), { source: source(), templatesDir: templates });
   assert.equal(c.outcome, "conflict");
-  assert.deepEqual(c.templates.map((t) => t.outcome), ["added", "conflict"]);
+  assert.deepEqual(
+    c.templates.map((t) => t.outcome),
+    ["added", "conflict"],
+  );
   assert.deepEqual(codes(c.templates[1]), ["TEMPLATE_ADD_GRAPH_REPLACES"]);
   assert.equal(c.written, false);
   assert.equal(readFileSync(join(templates, "basic.yaml"), "utf8"), beforeBasic);
@@ -432,7 +537,9 @@ interface Gen {
 const templateArb: fc.Arbitrary<Gen> = fc
   .record({
     stable: fc.uniqueArray(fc.integer({ min: 1, max: 20 }), { minLength: 1, maxLength: 6 }),
-    fast: fc.option(fc.uniqueArray(fc.integer({ min: 1, max: 20 }), { minLength: 1, maxLength: 4 }), { nil: undefined }),
+    fast: fc.option(fc.uniqueArray(fc.integer({ min: 1, max: 20 }), { minLength: 1, maxLength: 4 }), {
+      nil: undefined,
+    }),
     tombMask: fc.array(fc.boolean(), { minLength: 6, maxLength: 6 }),
     flow: fc.boolean(),
     indentSeq: fc.boolean(),
@@ -451,8 +558,11 @@ const templateArb: fc.Arbitrary<Gen> = fc
       flow ? ` [${items.join(", ")}]\n` : `\n${items.map((s) => `${col}${ind}- ${s}`).join("\n")}\n`;
     const live = new Set(graphs.flatMap((g) => g.entries.filter((e) => !g.tombs.includes(e))));
     const images = [...live].sort((a, b) => a - b).map((n) => IMG(`0.${n}.0`));
-    let text = "---\n# generated\nschema: olm.template.graph\npackage:\n  name: foo\n  defaultChannel: stable" + comment + "\n";
-    text += "bundles:\n  images:" + (imagesFlow ? ` [${images.join(", ")}]\n` : `\n${images.map((i) => `  ${ind}- ${i}`).join("\n")}\n`);
+    let text =
+      "---\n# generated\nschema: olm.template.graph\npackage:\n  name: foo\n  defaultChannel: stable" + comment + "\n";
+    text +=
+      "bundles:\n  images:" +
+      (imagesFlow ? ` [${images.join(", ")}]\n` : `\n${images.map((i) => `  ${ind}- ${i}`).join("\n")}\n`);
     text += "graphs:\n";
     for (const g of graphs) {
       text += `${ind}- name: ${g.name}\n${ind}  entries:` + list(g.entries.map(NAME), `${ind}  `);
@@ -464,13 +574,36 @@ const templateArb: fc.Arbitrary<Gen> = fc
 /** A request; "head" stands for the stable graph's head (to reach already-present and valid replaces often). */
 const requestArb = fc.record({
   v: fc.oneof(fc.integer({ min: 1, max: 24 }), fc.constant("head" as const)),
-  channels: fc.oneof({ weight: 1, arbitrary: fc.constant(["stable"]).map((c) => [...c]) }, { weight: 2, arbitrary: fc.subarray(["stable", "fast", "beta"], { minLength: 1 }) }),
-  replaces: fc.option(fc.oneof(fc.constantFrom("head" as const, "prev" as const), fc.integer({ min: 1, max: 24 })), { nil: undefined }),
-  skips: fc.oneof(fc.constant([] as number[]).map((c) => [...c]), fc.uniqueArray(fc.oneof({ weight: 3, arbitrary: fc.integer({ min: 21, max: 26 }) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 20 }) }), { maxLength: 3 })),
-  skipRange: fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 2, arbitrary: fc.constantFrom("<0.9.0", ">=0.1.0 <0.30.0") }),
+  channels: fc.oneof(
+    { weight: 1, arbitrary: fc.constant(["stable"]).map((c) => [...c]) },
+    { weight: 2, arbitrary: fc.subarray(["stable", "fast", "beta"], { minLength: 1 }) },
+  ),
+  replaces: fc.option(fc.oneof(fc.constantFrom("head" as const, "prev" as const), fc.integer({ min: 1, max: 24 })), {
+    nil: undefined,
+  }),
+  skips: fc.oneof(
+    fc.constant([] as number[]).map((c) => [...c]),
+    fc.uniqueArray(
+      fc.oneof(
+        { weight: 3, arbitrary: fc.integer({ min: 21, max: 26 }) },
+        { weight: 1, arbitrary: fc.integer({ min: 1, max: 20 }) },
+      ),
+      { maxLength: 3 },
+    ),
+  ),
+  skipRange: fc.oneof(
+    { weight: 3, arbitrary: fc.constant(undefined) },
+    { weight: 2, arbitrary: fc.constantFrom("<0.9.0", ">=0.1.0 <0.30.0") },
+  ),
 });
 
-type Req = { v: number | "head"; channels: string[]; replaces?: number | "head" | "prev"; skips: number[]; skipRange?: string };
+type Req = {
+  v: number | "head";
+  channels: string[];
+  replaces?: number | "head" | "prev";
+  skips: number[];
+  skipRange?: string;
+};
 
 function toRequest(r: Req, gen: Gen): AddBundleRequest {
   const st = gen.graphs[0];
@@ -478,8 +611,14 @@ function toRequest(r: Req, gen: Gen): AddBundleRequest {
   const head = live[live.length - 1];
   const prev = live.length > 1 ? live[live.length - 2] : 99;
   const v = r.v === "head" ? head : r.v;
-  const out: AddBundleRequest = { image: IMG(`0.${v}.0`), channels: r.channels, name: NAME(v), skips: r.skips.map(NAME) };
-  if (r.replaces !== undefined) out.replaces = NAME(r.replaces === "head" ? head : r.replaces === "prev" ? prev : r.replaces);
+  const out: AddBundleRequest = {
+    image: IMG(`0.${v}.0`),
+    channels: r.channels,
+    name: NAME(v),
+    skips: r.skips.map(NAME),
+  };
+  if (r.replaces !== undefined)
+    out.replaces = NAME(r.replaces === "head" ? head : r.replaces === "prev" ? prev : r.replaces);
   if (r.skipRange !== undefined) out.skipRange = r.skipRange;
   return out;
 }
@@ -488,7 +627,14 @@ function toRequest(r: Req, gen: Gen): AddBundleRequest {
 function expected(t: GraphTemplate, r: AddBundleRequest): unknown {
   let cur = t;
   for (const ch of [...new Set(r.channels)]) {
-    cur = addBundleToGraph(cur, { bundleName: r.name as string, image: r.image, channel: ch, replaces: r.replaces, skips: r.skips, skipRange: r.skipRange });
+    cur = addBundleToGraph(cur, {
+      bundleName: r.name as string,
+      image: r.image,
+      channel: ch,
+      replaces: r.replaces,
+      skips: r.skips,
+      skipRange: r.skipRange,
+    });
   }
   return graphTemplateValue(cur);
 }
@@ -537,7 +683,12 @@ test("property: the text edit, parsed, equals addBundleToGraph on the parsed ori
         // Stricter than addBundleToGraph only where the chain is positional: an earlier live entry.
         if (error === undefined) {
           const name = request.name as string;
-          const earlier = original.graphs.some((g) => request.channels.includes(g.name) && g.entries.includes(name) && g.entries.filter((e) => !(g.tombstones ?? []).includes(e)).at(-1) !== name);
+          const earlier = original.graphs.some(
+            (g) =>
+              request.channels.includes(g.name) &&
+              g.entries.includes(name) &&
+              g.entries.filter((e) => !(g.tombstones ?? []).includes(e)).at(-1) !== name,
+          );
           assert.ok(earlier, `conflict that addBundleToGraph accepts: ${JSON.stringify(p.problems)}`);
         }
       } else {
@@ -554,7 +705,10 @@ test("property: the text edit, parsed, equals addBundleToGraph on the parsed ori
 });
 
 test("property: add-bundle is idempotent through rendering (a source for every image)", async () => {
-  const cfg = loadText(Array.from({ length: 22 }, (_, i) => bundleBlob("foo", `0.${i + 1}.0`, IMG(`0.${i + 1}.0`))).join("\n"), "src").config;
+  const cfg = loadText(
+    Array.from({ length: 22 }, (_, i) => bundleBlob("foo", `0.${i + 1}.0`, IMG(`0.${i + 1}.0`))).join("\n"),
+    "src",
+  ).config;
   const src = reuseSource(cfg, { reuseTags: true });
   await fc.assert(
     fc.asyncProperty(templateArb, requestArb, async (gen, r) => {
@@ -575,7 +729,11 @@ const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const RUNNER = `import { run } from ${JSON.stringify(pathToFileURL(join(REPO_ROOT, "src", "cli", "main.ts")).href)};\nprocess.exitCode = await run(process.argv.slice(1));`;
 
 function opcat(args: string[]): { code: number; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", RUNNER, ...args], { encoding: "utf8", cwd: REPO_ROOT, env: { ...process.env, OPCAT_DEBUG: "" } });
+  const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", RUNNER, ...args], {
+    encoding: "utf8",
+    cwd: REPO_ROOT,
+    env: { ...process.env, OPCAT_DEBUG: "" },
+  });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -585,21 +743,60 @@ test("CLI: template add-bundle edits a graph template (tags from the reused cata
   const cat = join(dir, "catalog.json");
   writeFileSync(tmpl, REPO);
   writeFileSync(cat, ["0.1.0", "0.2.0", "0.3.0"].map((v) => bundleBlob("foo", v, IMG(v))).join("\n") + "\n");
-  const args = ["template", "add-bundle", tmpl, "--image", IMG("0.3.0"), "--channel", "stable", "--replaces", "foo.v0.2.0", "--reuse", cat, "--reuse-tags", "-o", "json"];
+  const args = [
+    "template",
+    "add-bundle",
+    tmpl,
+    "--image",
+    IMG("0.3.0"),
+    "--channel",
+    "stable",
+    "--replaces",
+    "foo.v0.2.0",
+    "--reuse",
+    cat,
+    "--reuse-tags",
+    "-o",
+    "json",
+  ];
   const r = opcat(args);
   assert.equal(r.code, 0, r.stderr);
-  const report = JSON.parse(r.stdout) as { outcome: string; kind: string; validation: string; written: boolean; problems: { code: string }[]; changes: { path: string }[] };
+  const report = JSON.parse(r.stdout) as {
+    outcome: string;
+    kind: string;
+    validation: string;
+    written: boolean;
+    problems: { code: string }[];
+    changes: { path: string }[];
+  };
   assert.equal(report.outcome, "added");
   assert.equal(report.kind, "graph");
   assert.equal(report.validation, "rendered");
   assert.equal(report.written, true);
-  assert.deepEqual(report.problems.map((p) => p.code), ["TEMPLATE_ADD_GRAPH_DISCOVERED"]);
-  assert.deepEqual(report.changes.map((c) => c.path), ["/graphs/0/entries/-"]);
+  assert.deepEqual(
+    report.problems.map((p) => p.code),
+    ["TEMPLATE_ADD_GRAPH_DISCOVERED"],
+  );
+  assert.deepEqual(
+    report.changes.map((c) => c.path),
+    ["/graphs/0/entries/-"],
+  );
   assert.equal(readFileSync(tmpl, "utf8"), REPO.replace("foo.v0.2.0]", 'foo.v0.2.0, "foo.v0.3.0"]'));
   const again = opcat(args);
   assert.equal(again.code, 0, again.stderr);
   assert.equal((JSON.parse(again.stdout) as { outcome: string }).outcome, "already-present");
-  const conflict = opcat(["template", "add-bundle", tmpl, "--image", IMG("0.2.0"), "--channel", "stable", "--reuse", cat, "--reuse-tags"]);
+  const conflict = opcat([
+    "template",
+    "add-bundle",
+    tmpl,
+    "--image",
+    IMG("0.2.0"),
+    "--channel",
+    "stable",
+    "--reuse",
+    cat,
+    "--reuse-tags",
+  ]);
   assert.equal(conflict.code, 5, conflict.stderr);
   assert.match(conflict.stderr, /TEMPLATE_ADD_GRAPH_POSITION/);
 });
@@ -608,7 +805,9 @@ test("CLI: template add-bundle edits a graph template (tags from the reused cata
 
 const missing = requireTools("docker-registry");
 
-describe("CLI: add-bundle --pull lists bundles.repo tags from the registry (docker-registry)", { skip: missing ?? false }, () => {
+describe("CLI: add-bundle --pull lists bundles.repo tags from the registry (docker-registry)", {
+  skip: missing ?? false,
+}, () => {
   let reg: RunningRegistry;
   const work = mkdtempSync(join(tmpdir(), "opcat-ab-graph-reg-"));
   before(async () => {
@@ -640,21 +839,63 @@ graphs:
   - foo.v0.2.0
 `;
     writeFileSync(tmpl, text);
-    const args = ["template", "add-bundle", tmpl, "--image", `${repo}:v0.3.0`, "--channel", "stable", "--pull", "--use-http", "--cache-dir", join(work, "cache"), "--registries-conf", join(work, "registries.conf"), "-o", "json"];
+    const args = [
+      "template",
+      "add-bundle",
+      tmpl,
+      "--image",
+      `${repo}:v0.3.0`,
+      "--channel",
+      "stable",
+      "--pull",
+      "--use-http",
+      "--cache-dir",
+      join(work, "cache"),
+      "--registries-conf",
+      join(work, "registries.conf"),
+      "-o",
+      "json",
+    ];
     const r = opcat(args);
     assert.equal(r.code, 0, r.stderr);
-    const report = JSON.parse(r.stdout) as { outcome: string; validation: string; bundle: { name: string }; problems: { code: string }[] };
+    const report = JSON.parse(r.stdout) as {
+      outcome: string;
+      validation: string;
+      bundle: { name: string };
+      problems: { code: string }[];
+    };
     assert.equal(report.outcome, "added", r.stdout);
     assert.equal(report.validation, "rendered");
     assert.equal(report.bundle.name, "foo.v0.3.0");
-    assert.deepEqual(report.problems.map((p) => p.code), ["TEMPLATE_ADD_GRAPH_DISCOVERED"]);
+    assert.deepEqual(
+      report.problems.map((p) => p.code),
+      ["TEMPLATE_ADD_GRAPH_DISCOVERED"],
+    );
     assert.equal(readFileSync(tmpl, "utf8"), text + "  - foo.v0.3.0\n");
     const again = opcat(args);
     assert.equal(again.code, 0, again.stderr);
     assert.equal((JSON.parse(again.stdout) as { outcome: string }).outcome, "already-present");
     // A bundle the registry has, under another image spelling, carrying a name the graph has: a conflict.
-    writeFileSync(tmpl, text.replace(`  repo: ${repo}   # every v* tag\n  tagRegex: '^v'\n`, `  images: [${repo}:v0.1.0, ${repo}:v0.2.0]\n`));
-    const c = opcat(["template", "add-bundle", tmpl, "--image", `${repo}:v0.2.0-x`, "--name", "foo.v0.2.0", "--channel", "stable", "-o", "json"]);
+    writeFileSync(
+      tmpl,
+      text.replace(
+        `  repo: ${repo}   # every v* tag\n  tagRegex: '^v'\n`,
+        `  images: [${repo}:v0.1.0, ${repo}:v0.2.0]\n`,
+      ),
+    );
+    const c = opcat([
+      "template",
+      "add-bundle",
+      tmpl,
+      "--image",
+      `${repo}:v0.2.0-x`,
+      "--name",
+      "foo.v0.2.0",
+      "--channel",
+      "stable",
+      "-o",
+      "json",
+    ]);
     assert.equal(c.code, 5, c.stdout);
   });
 });

@@ -112,7 +112,13 @@ interface GraphEdit {
 }
 
 /** Plans one existing graph; returns its edit, or undefined when nothing is to be added (or on failure). */
-function planExisting(ctx: AddBundleContext, t: GraphTemplate, g: GraphDescription, name: string, where: { sd: SourceDoc; node: YAMLMap<unknown, unknown>; pointer: string }): GraphEdit | undefined {
+function planExisting(
+  ctx: AddBundleContext,
+  t: GraphTemplate,
+  g: GraphDescription,
+  name: string,
+  where: { sd: SourceDoc; node: YAMLMap<unknown, unknown>; pointer: string },
+): GraphEdit | undefined {
   const req = ctx.request;
   const tomb = new Set(g.tombstones ?? []);
   let headIndex = -1;
@@ -127,7 +133,12 @@ function planExisting(ctx: AddBundleContext, t: GraphTemplate, g: GraphDescripti
   const idx = g.entries.indexOf(name);
   if (idx >= 0) {
     if (tomb.has(name)) {
-      ctx.fail("conflict", "TEMPLATE_ADD_GRAPH_POSITION", `bundle ${goQuote(name)} is a tombstone of graph ${goQuote(g.name)}`, "a pulled release is not published again; remove it from tombstones by hand if that is meant");
+      ctx.fail(
+        "conflict",
+        "TEMPLATE_ADD_GRAPH_POSITION",
+        `bundle ${goQuote(name)} is a tombstone of graph ${goQuote(g.name)}`,
+        "a pulled release is not published again; remove it from tombstones by hand if that is meant",
+      );
       return undefined;
     }
     if (idx !== headIndex) {
@@ -141,7 +152,11 @@ function planExisting(ctx: AddBundleContext, t: GraphTemplate, g: GraphDescripti
     }
     const e = graphChannel(t.package.name, g).entries?.find((x) => x.name === name);
     const have = e ?? { replaces: "", skips: [] as string[], skipRange: "" };
-    if ((req.replaces && req.replaces !== have.replaces) || (req.skipRange && req.skipRange !== have.skipRange) || skips.some((s) => !have.skips.includes(s))) {
+    if (
+      (req.replaces && req.replaces !== have.replaces) ||
+      (req.skipRange && req.skipRange !== have.skipRange) ||
+      skips.some((s) => !have.skips.includes(s))
+    ) {
       ctx.fail(
         "conflict",
         "TEMPLATE_ADD_EDGE_CONFLICT",
@@ -170,11 +185,22 @@ function planExisting(ctx: AddBundleContext, t: GraphTemplate, g: GraphDescripti
       ctx.fail("invalid-input", "TEMPLATE_ADD_REQUEST", `${goQuote(name)} cannot skip itself`);
       ok = false;
     } else if (g.entries.includes(s)) {
-      const why = tomb.has(s) ? "a tombstone an earlier entry skips" : "an installable entry of the chain: skipping it would break the chain";
-      ctx.fail("conflict", "TEMPLATE_ADD_GRAPH_SKIPS", `${goQuote(name)} cannot skip ${goQuote(s)} in graph ${goQuote(g.name)}: it is ${why}`, "skip only bundles that are not entries of the graph");
+      const why = tomb.has(s)
+        ? "a tombstone an earlier entry skips"
+        : "an installable entry of the chain: skipping it would break the chain";
+      ctx.fail(
+        "conflict",
+        "TEMPLATE_ADD_GRAPH_SKIPS",
+        `${goQuote(name)} cannot skip ${goQuote(s)} in graph ${goQuote(g.name)}: it is ${why}`,
+        "skip only bundles that are not entries of the graph",
+      );
       ok = false;
     } else if (tail.has(s)) {
-      ctx.fail("conflict", "TEMPLATE_ADD_GRAPH_SKIPS", `${goQuote(name)} cannot skip ${goQuote(s)} in graph ${goQuote(g.name)}: it is named by the graph's tailEdges`);
+      ctx.fail(
+        "conflict",
+        "TEMPLATE_ADD_GRAPH_SKIPS",
+        `${goQuote(name)} cannot skip ${goQuote(s)} in graph ${goQuote(g.name)}: it is named by the graph's tailEdges`,
+      );
       ok = false;
     } else tombstones.push(s);
   }
@@ -190,13 +216,22 @@ function applyExisting(ctx: AddBundleContext, ge: GraphEdit, name: string): void
   const desc = `added ${goQuote(name)} to graph ${goQuote(graph.name)} (replaces its head${ge.tombstones.length > 0 ? `, skips [${ge.tombstones.map(goQuote).join(", ")}]` : ""}${req.skipRange ? `, skipRange ${goQuote(req.skipRange)}` : ""})`;
   for (const s of ge.tombstones) {
     ctx.edits.appendToSeq(sd, entries, s);
-    ctx.change(`${entriesPtr}/-`, s, `added tombstone ${goQuote(s)} to graph ${goQuote(graph.name)}, skipped by ${goQuote(name)}`);
+    ctx.change(
+      `${entriesPtr}/-`,
+      s,
+      `added tombstone ${goQuote(s)} to graph ${goQuote(graph.name)}, skipped by ${goQuote(name)}`,
+    );
   }
   ctx.edits.appendToSeq(sd, entries, name);
   ctx.change(`${entriesPtr}/-`, name, desc);
   // Nested collections before new keys of the graph mapping: they may share an insertion point.
   const late: (() => void)[] = [];
-  const extend = (key: string, value: EditValue, description: string, existing: (n: Node, ptr: string) => void): void => {
+  const extend = (
+    key: string,
+    value: EditValue,
+    description: string,
+    existing: (n: Node, ptr: string) => void,
+  ): void => {
     const p = findKey(node, key);
     if (p !== undefined && !isNull(p.value)) existing(p.value as Node, `${pointer}/${pointerToken(keyName(p))}`);
     else late.push(() => addOrExtend(ctx, sd, node, pointer, key, value, description, () => undefined));
@@ -246,7 +281,11 @@ export const GRAPH_KIND: AddBundleKind = {
   plan(ctx: AddBundleContext): void {
     const name = ctx.bundleName;
     if (name === undefined) {
-      ctx.fail("unreachable-image", "TEMPLATE_ADD_UNREACHABLE", "the bundle's name is needed for the graph's entries; render the image or give --name");
+      ctx.fail(
+        "unreachable-image",
+        "TEMPLATE_ADD_UNREACHABLE",
+        "the bundle's name is needed for the graph's entries; render the image or give --name",
+      );
       return;
     }
     const sd = ctx.file.docs[0];
@@ -258,7 +297,11 @@ export const GRAPH_KIND: AddBundleKind = {
     const t = parseGraphTemplate(ctx.file.text);
     const req = ctx.request;
     if (ctx.bundle && ctx.bundle.package !== t.package.name) {
-      ctx.fail("invalid-input", "TEMPLATE_ADD_GRAPH_PACKAGE", `bundle ${goQuote(name)} (image ${goQuote(req.image)}) belongs to package ${goQuote(ctx.bundle.package)}, not to the template's package ${goQuote(t.package.name)}`);
+      ctx.fail(
+        "invalid-input",
+        "TEMPLATE_ADD_GRAPH_PACKAGE",
+        `bundle ${goQuote(name)} (image ${goQuote(req.image)}) belongs to package ${goQuote(ctx.bundle.package)}, not to the template's package ${goQuote(t.package.name)}`,
+      );
       return;
     }
     if (req.replaces === name) {
@@ -321,12 +364,17 @@ export const GRAPH_KIND: AddBundleKind = {
     for (const ge of existing) applyExisting(ctx, ge, name);
     for (const g of created) {
       ctx.edits.appendToSeq(sd, graphsPair.value as YAMLSeq<unknown>, g);
-      const skipped = g.tailEdges ? ` (tail edges: ${describeEdges(req.replaces ?? "", [...new Set(req.skips ?? [])], req.skipRange ?? "")})` : "";
+      const skipped = g.tailEdges
+        ? ` (tail edges: ${describeEdges(req.replaces ?? "", [...new Set(req.skips ?? [])], req.skipRange ?? "")})`
+        : "";
       ctx.change(`/${gKey}/-`, g, `created graph ${goQuote(g.name as string)} with ${goQuote(name)}${skipped}`);
     }
     if ((t.bundles.images ?? []).includes(img)) return;
     if (discoveredImage(t.bundles, img)) {
-      ctx.warn("TEMPLATE_ADD_GRAPH_DISCOVERED", `image ${goQuote(img)} is discovered from bundles.repo (its tag passes tagRegex and semverRange): not added to bundles.images`);
+      ctx.warn(
+        "TEMPLATE_ADD_GRAPH_DISCOVERED",
+        `image ${goQuote(img)} is discovered from bundles.repo (its tag passes tagRegex and semverRange): not added to bundles.images`,
+      );
       return;
     }
     const desc = `added bundle image ${goQuote(img)}`;

@@ -14,7 +14,14 @@
 import { isMap, isScalar, isSeq, type Node, type YAMLMap, type YAMLSeq } from "yaml";
 import { OpcatError } from "../fbc/errors.js";
 import { loadText } from "../fbc/load.js";
-import { SCHEMA_BUNDLE, SCHEMA_CHANNEL, SCHEMA_DEPRECATIONS, SCHEMA_PACKAGE, emptyConfig, type DeclarativeConfig } from "../fbc/types.js";
+import {
+  SCHEMA_BUNDLE,
+  SCHEMA_CHANNEL,
+  SCHEMA_DEPRECATIONS,
+  SCHEMA_PACKAGE,
+  emptyConfig,
+  type DeclarativeConfig,
+} from "../fbc/types.js";
 import { formatCatalog } from "../fbc/write.js";
 import { goQuote } from "../gojson/fmt.js";
 import { findKey, pointerToken, stringAt, type EditValue, type SourceDoc } from "./addbundle-edit.js";
@@ -64,36 +71,63 @@ function describeEdges(replaces: string, skips: string[], skipRange: string): st
  * is a conflict; a `replaces` target that is not in the channel is a conflict; a missing channel
  * is created through `appendChannel`.
  */
-function planChannelEntries(ctx: AddBundleContext, blobs: Blob[], appendChannel: (ch: { [key: string]: EditValue }, pkg: string) => void): void {
+function planChannelEntries(
+  ctx: AddBundleContext,
+  blobs: Blob[],
+  appendChannel: (ch: { [key: string]: EditValue }, pkg: string) => void,
+): void {
   const req = ctx.request;
   const name = ctx.bundleName;
   if (name === undefined) {
-    ctx.fail("unreachable-image", "TEMPLATE_ADD_UNREACHABLE", "the bundle's name is needed for its channel entries; render the image or give --name");
+    ctx.fail(
+      "unreachable-image",
+      "TEMPLATE_ADD_UNREACHABLE",
+      "the bundle's name is needed for its channel entries; render the image or give --name",
+    );
     return;
   }
-  const packages = blobs.filter((b) => stringAt(b.node, "schema") === SCHEMA_PACKAGE).map((b) => stringAt(b.node, "name") ?? "");
+  const packages = blobs
+    .filter((b) => stringAt(b.node, "schema") === SCHEMA_PACKAGE)
+    .map((b) => stringAt(b.node, "name") ?? "");
   const pkg = ctx.bundle?.package ?? (packages.length === 1 ? packages[0] : undefined);
   const entry = channelEntry(name, req);
   const wantSkips = [...new Set(req.skips ?? [])].sort();
   // Every entry name of every channel of the package.
   const known = new Set<string>();
   for (const b of blobs) {
-    if (stringAt(b.node, "schema") !== SCHEMA_CHANNEL || (pkg !== undefined && stringAt(b.node, "package") !== pkg)) continue;
+    if (stringAt(b.node, "schema") !== SCHEMA_CHANNEL || (pkg !== undefined && stringAt(b.node, "package") !== pkg))
+      continue;
     const es = findKey(b.node, "entries")?.value;
     if (isSeq(es)) for (const e of es.items) known.add(stringAt(e, "name") ?? "");
   }
   for (const ch of unique(req.channels)) {
     const matches = blobs.filter(
-      (b) => stringAt(b.node, "schema") === SCHEMA_CHANNEL && stringAt(b.node, "name") === ch && (pkg === undefined || stringAt(b.node, "package") === pkg),
+      (b) =>
+        stringAt(b.node, "schema") === SCHEMA_CHANNEL &&
+        stringAt(b.node, "name") === ch &&
+        (pkg === undefined || stringAt(b.node, "package") === pkg),
     );
     if (matches.length === 0) {
       if (req.replaces && !known.has(req.replaces)) {
-        ctx.fail("conflict", "TEMPLATE_ADD_REPLACES_MISSING", `${goQuote(name)} cannot replace ${goQuote(req.replaces)} in new channel ${goQuote(ch)}: no channel of the template has an entry ${goQuote(req.replaces)}`, "publish the replaced bundle first, or correct replaces");
+        ctx.fail(
+          "conflict",
+          "TEMPLATE_ADD_REPLACES_MISSING",
+          `${goQuote(name)} cannot replace ${goQuote(req.replaces)} in new channel ${goQuote(ch)}: no channel of the template has an entry ${goQuote(req.replaces)}`,
+          "publish the replaced bundle first, or correct replaces",
+        );
         continue;
       }
-      if (req.replaces) ctx.warn("TEMPLATE_ADD_REPLACES_OTHER_CHANNEL", `new channel ${goQuote(ch)}: ${goQuote(name)} replaces a bundle of another channel`);
+      if (req.replaces)
+        ctx.warn(
+          "TEMPLATE_ADD_REPLACES_OTHER_CHANNEL",
+          `new channel ${goQuote(ch)}: ${goQuote(name)} replaces a bundle of another channel`,
+        );
       if (pkg === undefined) {
-        ctx.fail("invalid-input", "TEMPLATE_ADD_NO_PACKAGE", `channel ${goQuote(ch)} does not exist and the package to create it in is not known (render the image, or keep exactly one olm.package in the template)`);
+        ctx.fail(
+          "invalid-input",
+          "TEMPLATE_ADD_NO_PACKAGE",
+          `channel ${goQuote(ch)} does not exist and the package to create it in is not known (render the image, or keep exactly one olm.package in the template)`,
+        );
         continue;
       }
       appendChannel({ schema: SCHEMA_CHANNEL, name: ch, package: pkg, entries: [entry] }, pkg);
@@ -135,7 +169,10 @@ function planChannelEntries(ctx: AddBundleContext, blobs: Blob[], appendChannel:
         );
         continue;
       }
-      ctx.warn("TEMPLATE_ADD_REPLACES_OTHER_CHANNEL", `channel ${goQuote(ch)} has no entry ${goQuote(req.replaces)}: ${goQuote(name)} replaces a bundle of another channel`);
+      ctx.warn(
+        "TEMPLATE_ADD_REPLACES_OTHER_CHANNEL",
+        `channel ${goQuote(ch)} has no entry ${goQuote(req.replaces)}: ${goQuote(name)} replaces a bundle of another channel`,
+      );
     }
     const desc = `added ${goQuote(name)} to channel ${goQuote(ch)} (${describeEdges(req.replaces ?? "", req.skips ?? [], req.skipRange ?? "")})`;
     if (ep === undefined) {
@@ -144,7 +181,11 @@ function planChannelEntries(ctx: AddBundleContext, blobs: Blob[], appendChannel:
     } else if (isSeq(entriesNode) && (entriesNode.items.length > 0 || entriesNode.flow)) {
       ctx.edits.appendToSeq(sd, entriesNode as YAMLSeq<unknown>, entry);
       ctx.change(`${pointer}/entries/-`, entry, desc);
-    } else if (entriesNode === null || entriesNode === undefined || (isScalar(entriesNode) && (entriesNode.value === null || entriesNode.value === ""))) {
+    } else if (
+      entriesNode === null ||
+      entriesNode === undefined ||
+      (isScalar(entriesNode) && (entriesNode.value === null || entriesNode.value === ""))
+    ) {
       ctx.edits.replaceNullValue(sd, node, ep, [entry]);
       ctx.change(`${pointer}/entries`, [entry], desc);
     } else {
@@ -189,7 +230,11 @@ export const BASIC_KIND: AddBundleKind = {
     const { sd, root } = r;
     const ep = findKey(root, "entries");
     if (!ep || !isSeq(ep.value) || (ep.value.items.length === 0 && !ep.value.flow)) {
-      ctx.fail("invalid-input", "TEMPLATE_ADD_STRUCTURE", "the basic template has no entries list to add the bundle to");
+      ctx.fail(
+        "invalid-input",
+        "TEMPLATE_ADD_STRUCTURE",
+        "the basic template has no entries list to add the bundle to",
+      );
       return;
     }
     const seq = ep.value as YAMLSeq<unknown>;
@@ -200,7 +245,11 @@ export const BASIC_KIND: AddBundleKind = {
     });
     planChannelEntries(ctx, blobs, (ch) => {
       ctx.edits.appendToSeq(sd, seq, ch);
-      ctx.change(`/${key}/-`, ch, `created channel ${goQuote(ch.name as string)} with ${goQuote(ctx.bundleName ?? "")}`);
+      ctx.change(
+        `/${key}/-`,
+        ch,
+        `created channel ${goQuote(ch.name as string)} with ${goQuote(ctx.bundleName ?? "")}`,
+      );
     });
     const img = ctx.request.image;
     if (!blobs.some((b) => stringAt(b.node, "schema") === SCHEMA_BUNDLE && stringAt(b.node, "image") === img)) {
@@ -229,7 +278,10 @@ export const SEMVER_KIND: AddBundleKind = {
   plan(ctx: AddBundleContext): void {
     const req = ctx.request;
     if (req.replaces || (req.skips && req.skips.length > 0) || req.skipRange) {
-      ctx.warn("TEMPLATE_ADD_EDGES_IGNORED", "a semver template computes its own edges: replaces, skips and skipRange are ignored");
+      ctx.warn(
+        "TEMPLATE_ADD_EDGES_IGNORED",
+        "a semver template computes its own edges: replaces, skips and skipRange are ignored",
+      );
     }
     const r = rootMap(ctx);
     if (!r) return;
@@ -241,7 +293,11 @@ export const SEMVER_KIND: AddBundleKind = {
     for (const ch of unique(req.channels)) {
       const a = ch.toLowerCase();
       if (!ARCHETYPES.includes(a)) {
-        ctx.fail("invalid-input", "TEMPLATE_ADD_CHANNEL", `${goQuote(ch)} is not a semver template channel: use Candidate, Fast or Stable`);
+        ctx.fail(
+          "invalid-input",
+          "TEMPLATE_ADD_CHANNEL",
+          `${goQuote(ch)} is not a semver template channel: use Candidate, Fast or Stable`,
+        );
         continue;
       }
       if (!archetypes.includes(a)) archetypes.push(a);
@@ -342,9 +398,18 @@ export const FBC_KIND: AddBundleKind = {
     for (const x of loadOrThrow(ctx.file.text).bundles) {
       if (x.name === b.name && (x.package === "" ? b.package : x.package) === b.package) {
         if (x.image === img) present = true;
-        else ctx.fail("conflict", "TEMPLATE_ADD_BUNDLE_CONFLICT", `bundle ${goQuote(b.name)} is already in the catalog with image ${goQuote(x.image)}`);
+        else
+          ctx.fail(
+            "conflict",
+            "TEMPLATE_ADD_BUNDLE_CONFLICT",
+            `bundle ${goQuote(b.name)} is already in the catalog with image ${goQuote(x.image)}`,
+          );
       } else if (x.image === img) {
-        ctx.fail("conflict", "TEMPLATE_ADD_BUNDLE_CONFLICT", `image ${goQuote(img)} is already in the catalog as bundle ${goQuote(x.name)}, not ${goQuote(b.name)}`);
+        ctx.fail(
+          "conflict",
+          "TEMPLATE_ADD_BUNDLE_CONFLICT",
+          `image ${goQuote(img)} is already in the catalog as bundle ${goQuote(x.name)}, not ${goQuote(b.name)}`,
+        );
       }
     }
     planChannelEntries(ctx, blobs, (ch, pkg) => {
@@ -364,7 +429,11 @@ export const FBC_KIND: AddBundleKind = {
       const { loc: _loc, ...blob } = b as RenderedBundle & { loc?: unknown };
       cfg.bundles.push({ ...blob, schema: SCHEMA_BUNDLE });
       ctx.edits.appendDocument(formatCatalog(cfg, format));
-      ctx.change("/-", { schema: SCHEMA_BUNDLE, name: b.name, package: b.package, image: b.image }, `added bundle ${goQuote(b.name)} (${goQuote(img)})`);
+      ctx.change(
+        "/-",
+        { schema: SCHEMA_BUNDLE, name: b.name, package: b.package, image: b.image },
+        `added bundle ${goQuote(b.name)} (${goQuote(img)})`,
+      );
     }
   },
 };

@@ -64,10 +64,19 @@ entries:
 # end of entries
 `;
 
-const req = (v: string, extra: Partial<AddBundleRequest> = {}): AddBundleRequest => ({ image: IMG(v), channels: ["stable"], ...extra });
+const req = (v: string, extra: Partial<AddBundleRequest> = {}): AddBundleRequest => ({
+  image: IMG(v),
+  channels: ["stable"],
+  ...extra,
+});
 
 test("basic: the entry and the bundle are appended; comments and quoting are kept byte for byte", async () => {
-  const p = await planAddBundle(BASIC, "basic.yaml", req("0.3.0", { replaces: "foo.v0.2.0", skips: ["foo.v0.1.0"], skipRange: ">=0.1.0 <0.3.0" }), { source: source() });
+  const p = await planAddBundle(
+    BASIC,
+    "basic.yaml",
+    req("0.3.0", { replaces: "foo.v0.2.0", skips: ["foo.v0.1.0"], skipRange: ">=0.1.0 <0.3.0" }),
+    { source: source() },
+  );
   assert.equal(p.outcome, "added", JSON.stringify(p.problems));
   assert.equal(p.validation, "rendered");
   assert.equal(
@@ -87,12 +96,22 @@ test("basic: the entry and the bundle are appended; comments and quoting are kep
   assert.deepEqual(p.bundle, { name: "foo.v0.3.0", package: "foo", version: "0.3.0" });
   assert.match(p.diff ?? "", /^@@ -15,0 \+16,5 @@\n\+ {2}- name: foo\.v0\.3\.0$/m);
   // A second run finds everything in place.
-  const again = await planAddBundle(p.result ?? "", "basic.yaml", req("0.3.0", { replaces: "foo.v0.2.0", skips: ["foo.v0.1.0"], skipRange: ">=0.1.0 <0.3.0" }), { source: source() });
+  const again = await planAddBundle(
+    p.result ?? "",
+    "basic.yaml",
+    req("0.3.0", { replaces: "foo.v0.2.0", skips: ["foo.v0.1.0"], skipRange: ">=0.1.0 <0.3.0" }),
+    { source: source() },
+  );
   assert.equal(again.outcome, "already-present");
   assert.deepEqual(again.changes, []);
   assert.equal(again.result, undefined);
   // Skips compare as a set.
-  const reordered = await planAddBundle(p.result ?? "", "basic.yaml", req("0.3.0", { replaces: "foo.v0.2.0", skips: ["foo.v0.1.0", "foo.v0.1.0"], skipRange: ">=0.1.0 <0.3.0" }), { source: source() });
+  const reordered = await planAddBundle(
+    p.result ?? "",
+    "basic.yaml",
+    req("0.3.0", { replaces: "foo.v0.2.0", skips: ["foo.v0.1.0", "foo.v0.1.0"], skipRange: ">=0.1.0 <0.3.0" }),
+    { source: source() },
+  );
   assert.equal(reordered.outcome, "already-present");
 });
 
@@ -100,15 +119,26 @@ test("basic: only the missing parts are added (bundle present, entry missing; an
   const withImage = BASIC + "- schema: olm.bundle\n  image: quay.io/acme/foo-bundle:v0.3.0\n";
   const a = await planAddBundle(withImage, "t", req("0.3.0", { replaces: "foo.v0.2.0" }), { source: source() });
   assert.equal(a.outcome, "added");
-  assert.deepEqual(a.changes.map((c) => c.path), ["/entries/1/entries/-"]);
-  const withEntry = BASIC.replace("    replaces: foo.v0.1.0\n", "    replaces: foo.v0.1.0\n  - name: foo.v0.3.0\n    replaces: foo.v0.2.0\n");
+  assert.deepEqual(
+    a.changes.map((c) => c.path),
+    ["/entries/1/entries/-"],
+  );
+  const withEntry = BASIC.replace(
+    "    replaces: foo.v0.1.0\n",
+    "    replaces: foo.v0.1.0\n  - name: foo.v0.3.0\n    replaces: foo.v0.2.0\n",
+  );
   const b = await planAddBundle(withEntry, "t", req("0.3.0", { replaces: "foo.v0.2.0" }), { source: source() });
   assert.equal(b.outcome, "added");
-  assert.deepEqual(b.changes.map((c) => c.path), ["/entries/-"]);
+  assert.deepEqual(
+    b.changes.map((c) => c.path),
+    ["/entries/-"],
+  );
 });
 
 test("basic: a missing channel is created before the bundle (as the community pipeline does)", async () => {
-  const p = await planAddBundle(BASIC, "t", req("0.3.0", { channels: ["stable", "fast"], replaces: "foo.v0.2.0" }), { source: source() });
+  const p = await planAddBundle(BASIC, "t", req("0.3.0", { channels: ["stable", "fast"], replaces: "foo.v0.2.0" }), {
+    source: source(),
+  });
   assert.equal(p.outcome, "added", JSON.stringify(p.problems));
   const doc = parse(p.result ?? "") as { entries: Record<string, unknown>[] };
   assert.deepEqual(doc.entries.slice(-2), [
@@ -132,7 +162,10 @@ test("basic: without a source, --name gives the bundle's name and the result is 
 });
 
 test("conflicts: other edges, an unknown replaces target, a name or version carried by another image", async () => {
-  const withEntry = BASIC.replace("    replaces: foo.v0.1.0\n", "    replaces: foo.v0.1.0\n  - name: foo.v0.3.0\n    replaces: foo.v0.1.0\n");
+  const withEntry = BASIC.replace(
+    "    replaces: foo.v0.1.0\n",
+    "    replaces: foo.v0.1.0\n  - name: foo.v0.3.0\n    replaces: foo.v0.1.0\n",
+  );
   const edges = await planAddBundle(withEntry, "t", req("0.3.0", { replaces: "foo.v0.2.0" }), { source: source() });
   assert.equal(edges.outcome, "conflict");
   assert.equal(edges.problems[0].code, "TEMPLATE_ADD_EDGE_CONFLICT");
@@ -145,21 +178,42 @@ test("conflicts: other edges, an unknown replaces target, a name or version carr
 
   // Another image renders to foo.v0.2.0 (a rebuilt bundle under a new tag).
   const rebuilt = source([bundleBlob("foo", "0.2.0", "quay.io/acme/foo-bundle:v0.2.0-rebuild")]);
-  const dup = await planAddBundle(BASIC, "t", { image: "quay.io/acme/foo-bundle:v0.2.0-rebuild", channels: ["stable"], replaces: "foo.v0.1.0" }, { source: rebuilt });
+  const dup = await planAddBundle(
+    BASIC,
+    "t",
+    { image: "quay.io/acme/foo-bundle:v0.2.0-rebuild", channels: ["stable"], replaces: "foo.v0.1.0" },
+    { source: rebuilt },
+  );
   assert.equal(dup.outcome, "conflict");
-  assert.ok(dup.problems.some((x) => x.code === "TEMPLATE_ADD_BUNDLE_CONFLICT" && x.message.includes("foo.v0.2.0")), JSON.stringify(dup.problems));
+  assert.ok(
+    dup.problems.some((x) => x.code === "TEMPLATE_ADD_BUNDLE_CONFLICT" && x.message.includes("foo.v0.2.0")),
+    JSON.stringify(dup.problems),
+  );
   // Same version under another name.
   const sameVersion = source([bundleBlob("foo", "0.2.0", "quay.io/acme/foo-bundle:v0.2.0-x", "foo.v0.2.0-x")]);
-  const ver = await planAddBundle(BASIC, "t", { image: "quay.io/acme/foo-bundle:v0.2.0-x", channels: ["stable"], replaces: "foo.v0.1.0" }, { source: sameVersion });
+  const ver = await planAddBundle(
+    BASIC,
+    "t",
+    { image: "quay.io/acme/foo-bundle:v0.2.0-x", channels: ["stable"], replaces: "foo.v0.1.0" },
+    { source: sameVersion },
+  );
   assert.equal(ver.outcome, "conflict");
-  assert.ok(ver.problems.some((x) => x.code === "TEMPLATE_ADD_BUNDLE_CONFLICT" && /version 0\.2\.0/.test(x.message)), JSON.stringify(ver.problems));
+  assert.ok(
+    ver.problems.some((x) => x.code === "TEMPLATE_ADD_BUNDLE_CONFLICT" && /version 0\.2\.0/.test(x.message)),
+    JSON.stringify(ver.problems),
+  );
 
   // An edit that makes the catalog invalid (two heads) is a conflict; an already invalid template is invalid input.
   const heads = await planAddBundle(BASIC, "t", req("0.3.0", { replaces: "foo.v0.1.0" }), { source: source() });
   assert.equal(heads.outcome, "conflict");
-  assert.match(heads.problems[0].message, /^adding the bundle would make the catalog invalid: .*multiple channel heads/);
+  assert.match(
+    heads.problems[0].message,
+    /^adding the bundle would make the catalog invalid: .*multiple channel heads/,
+  );
   const broken = BASIC.replace("  - name: foo.v0.1.0\n", "  - name: foo.v0.1.0\n  - name: foo.v0.0.9\n");
-  const before = await planAddBundle(broken, "t", req("0.3.0", { replaces: "foo.v0.2.0" }), { source: source([bundleBlob("foo", "0.0.9", IMG("0.0.9"))]) });
+  const before = await planAddBundle(broken, "t", req("0.3.0", { replaces: "foo.v0.2.0" }), {
+    source: source([bundleBlob("foo", "0.0.9", IMG("0.0.9"))]),
+  });
   assert.equal(before.outcome, "invalid-input");
   assert.match(before.problems[0].message, /^the template is not valid before the edit/);
 });
@@ -197,18 +251,41 @@ Fast:
 `;
 
 test("semver: images go to each named archetype (any letter case), created in the template's spelling", async () => {
-  const p = await planAddBundle(SEMVER, "semver.yaml", { image: IMG("0.2.0"), channels: ["fast", "Stable", "FAST"] }, { source: source() });
+  const p = await planAddBundle(
+    SEMVER,
+    "semver.yaml",
+    { image: IMG("0.2.0"), channels: ["fast", "Stable", "FAST"] },
+    { source: source() },
+  );
   assert.equal(p.outcome, "added", JSON.stringify(p.problems));
   assert.equal(p.validation, "rendered");
-  assert.equal(p.result, SEMVER + "  - Image: quay.io/acme/foo-bundle:v0.2.0\nStable:\n  Bundles:\n  - Image: quay.io/acme/foo-bundle:v0.2.0\n");
-  assert.deepEqual(p.changes.map((c) => c.path), ["/Fast/Bundles/-", "/Stable"]);
-  const again = await planAddBundle(p.result ?? "", "t", { image: IMG("0.2.0"), channels: ["Fast", "stable"] }, { source: source() });
+  assert.equal(
+    p.result,
+    SEMVER +
+      "  - Image: quay.io/acme/foo-bundle:v0.2.0\nStable:\n  Bundles:\n  - Image: quay.io/acme/foo-bundle:v0.2.0\n",
+  );
+  assert.deepEqual(
+    p.changes.map((c) => c.path),
+    ["/Fast/Bundles/-", "/Stable"],
+  );
+  const again = await planAddBundle(
+    p.result ?? "",
+    "t",
+    { image: IMG("0.2.0"), channels: ["Fast", "stable"] },
+    { source: source() },
+  );
   assert.equal(again.outcome, "already-present");
   // Edges are the template's business.
-  const edges = await planAddBundle(SEMVER, "t", { image: IMG("0.2.0"), channels: ["Fast"], replaces: "x" }, { source: source() });
+  const edges = await planAddBundle(
+    SEMVER,
+    "t",
+    { image: IMG("0.2.0"), channels: ["Fast"], replaces: "x" },
+    { source: source() },
+  );
   assert.ok(edges.problems.some((x) => x.code === "TEMPLATE_ADD_EDGES_IGNORED"));
   // Lower-case templates, null and missing lists, indented sequences.
-  const lower = "schema: olm.semver\ncandidate:\n  bundles:\nfast: {}\nstable:\n  bundles:\n    - image: quay.io/acme/foo-bundle:v0.1.0\n";
+  const lower =
+    "schema: olm.semver\ncandidate:\n  bundles:\nfast: {}\nstable:\n  bundles:\n    - image: quay.io/acme/foo-bundle:v0.1.0\n";
   const q = await planAddBundle(lower, "t", { image: IMG("0.2.0"), channels: ["Candidate", "Stable"] });
   assert.equal(q.outcome, "added", JSON.stringify(q.problems));
   assert.equal(q.validation, "structural");
@@ -217,7 +294,12 @@ test("semver: images go to each named archetype (any letter case), created in th
     "schema: olm.semver\ncandidate:\n  bundles:\n    - image: quay.io/acme/foo-bundle:v0.2.0\nfast: {}\nstable:\n  bundles:\n    - image: quay.io/acme/foo-bundle:v0.1.0\n    - image: quay.io/acme/foo-bundle:v0.2.0\n",
   );
   // A source that cannot render the image: unreachable.
-  const unreachable = await planAddBundle(SEMVER, "t", { image: "quay.io/acme/other:v1", channels: ["Fast"] }, { source: source() });
+  const unreachable = await planAddBundle(
+    SEMVER,
+    "t",
+    { image: "quay.io/acme/other:v1", channels: ["Fast"] },
+    { source: source() },
+  );
   assert.equal(unreachable.outcome, "unreachable-image");
   assert.equal(unreachable.problems[0].code, "TEMPLATE_REUSE_NOT_FOUND");
   assert.equal(ADD_BUNDLE_EXIT_CODES[unreachable.outcome], 4);
@@ -246,40 +328,72 @@ schema: olm.bundle
 `;
 
 test("raw FBC: the rendered bundle blob is appended and the channel entry added (YAML and JSON streams)", async () => {
-  const p = await planAddBundle(FBC_YAML, "catalog.yaml", req("0.2.0", { replaces: "foo.v0.1.0" }), { source: source() });
+  const p = await planAddBundle(FBC_YAML, "catalog.yaml", req("0.2.0", { replaces: "foo.v0.1.0" }), {
+    source: source(),
+  });
   assert.equal(p.outcome, "added", JSON.stringify(p.problems));
   assert.equal(p.validation, "rendered");
-  assert.deepEqual(p.changes.map((c) => c.path), ["/1/entries/-", "/-"]);
+  assert.deepEqual(
+    p.changes.map((c) => c.path),
+    ["/1/entries/-", "/-"],
+  );
   const cfg = loadText(p.result ?? "", "x");
   assert.deepEqual(cfg.problems, []);
   assert.deepEqual(validateCatalog(cfg.config).problems, []);
-  assert.deepEqual(cfg.config.channels[0].entries?.map((e) => [e.name, e.replaces]), [
-    ["foo.v0.1.0", ""],
-    ["foo.v0.2.0", "foo.v0.1.0"],
-  ]);
+  assert.deepEqual(
+    cfg.config.channels[0].entries?.map((e) => [e.name, e.replaces]),
+    [
+      ["foo.v0.1.0", ""],
+      ["foo.v0.2.0", "foo.v0.1.0"],
+    ],
+  );
   assert.ok(isSubsequence(FBC_YAML.split("\n"), (p.result ?? "").split("\n")));
-  assert.equal((await planAddBundle(p.result ?? "", "t", req("0.2.0", { replaces: "foo.v0.1.0" }), { source: source() })).outcome, "already-present");
+  assert.equal(
+    (await planAddBundle(p.result ?? "", "t", req("0.2.0", { replaces: "foo.v0.1.0" }), { source: source() })).outcome,
+    "already-present",
+  );
 
   const json = loadText(FBC_YAML, "x").config;
-  const jsonText = [
-    JSON.stringify({ schema: "olm.package", name: "foo", defaultChannel: "stable" }, null, 4),
-    JSON.stringify({ schema: "olm.channel", name: "stable", package: "foo", entries: [{ name: "foo.v0.1.0" }] }, null, 4),
-    JSON.stringify(JSON.parse(bundleBlob("foo", "0.1.0", IMG("0.1.0"))), null, 4),
-  ].join("\n") + "\n";
+  const jsonText =
+    [
+      JSON.stringify({ schema: "olm.package", name: "foo", defaultChannel: "stable" }, null, 4),
+      JSON.stringify(
+        { schema: "olm.channel", name: "stable", package: "foo", entries: [{ name: "foo.v0.1.0" }] },
+        null,
+        4,
+      ),
+      JSON.stringify(JSON.parse(bundleBlob("foo", "0.1.0", IMG("0.1.0"))), null, 4),
+    ].join("\n") + "\n";
   assert.equal(json.bundles.length, 1);
-  const j = await planAddBundle(jsonText, "catalog.json", req("0.2.0", { replaces: "foo.v0.1.0", channels: ["stable", "fast"] }), { source: source() });
+  const j = await planAddBundle(
+    jsonText,
+    "catalog.json",
+    req("0.2.0", { replaces: "foo.v0.1.0", channels: ["stable", "fast"] }),
+    { source: source() },
+  );
   assert.equal(j.outcome, "added", JSON.stringify(j.problems));
   const jl = loadText(j.result ?? "", "x");
   assert.deepEqual(jl.problems, []);
-  assert.deepEqual(jl.config.channels.map((c) => [c.name, c.entries?.map((e) => e.name)]), [
-    ["stable", ["foo.v0.1.0", "foo.v0.2.0"]],
-    ["fast", ["foo.v0.2.0"]],
-  ]);
-  assert.match(j.result ?? "", / {8}\{\n {12}"name": "foo\.v0\.1\.0"\n {8}\},\n {8}\{\n {12}"name": "foo\.v0\.2\.0",\n {12}"replaces": "foo\.v0\.1\.0"\n {8}\}/);
+  assert.deepEqual(
+    jl.config.channels.map((c) => [c.name, c.entries?.map((e) => e.name)]),
+    [
+      ["stable", ["foo.v0.1.0", "foo.v0.2.0"]],
+      ["fast", ["foo.v0.2.0"]],
+    ],
+  );
+  assert.match(
+    j.result ?? "",
+    / {8}\{\n {12}"name": "foo\.v0\.1\.0"\n {8}\},\n {8}\{\n {12}"name": "foo\.v0\.2\.0",\n {12}"replaces": "foo\.v0\.1\.0"\n {8}\}/,
+  );
 
   // A raw FBC needs the rendered bundle; a name carried by another image is a conflict.
   assert.equal((await planAddBundle(FBC_YAML, "t", req("0.2.0", { name: "foo.v0.2.0" }))).outcome, "unreachable-image");
-  const clash = await planAddBundle(FBC_YAML, "t", { image: "quay.io/acme/foo-bundle:v0.1.0-b", channels: ["stable"] }, { source: source([bundleBlob("foo", "0.1.0", "quay.io/acme/foo-bundle:v0.1.0-b")]) });
+  const clash = await planAddBundle(
+    FBC_YAML,
+    "t",
+    { image: "quay.io/acme/foo-bundle:v0.1.0-b", channels: ["stable"] },
+    { source: source([bundleBlob("foo", "0.1.0", "quay.io/acme/foo-bundle:v0.1.0-b")]) },
+  );
   assert.equal(clash.outcome, "conflict");
   assert.equal(clash.problems[0].code, "TEMPLATE_ADD_BUNDLE_CONFLICT");
 });
@@ -305,18 +419,25 @@ test("JSON basic templates keep their indentation (2, 4, tab) or stay compact", 
 });
 
 test("edits inside flow sequences, empty lists and missing keys", async () => {
-  const t = "schema: olm.template.basic\nentries:\n- {schema: olm.package, name: foo, defaultChannel: stable}\n- schema: olm.channel\n  name: stable\n  package: foo\n  entries: []\n- schema: olm.channel\n  name: fast\n  package: foo\n";
+  const t =
+    "schema: olm.template.basic\nentries:\n- {schema: olm.package, name: foo, defaultChannel: stable}\n- schema: olm.channel\n  name: stable\n  package: foo\n  entries: []\n- schema: olm.channel\n  name: fast\n  package: foo\n";
   const p = await planAddBundle(t, "t", req("0.1.0", { channels: ["stable", "fast"] }), { source: source() });
   assert.equal(p.outcome, "added", JSON.stringify(p.problems));
   assert.equal(
     p.result,
     "schema: olm.template.basic\nentries:\n- {schema: olm.package, name: foo, defaultChannel: stable}\n- schema: olm.channel\n  name: stable\n  package: foo\n  entries:\n  - name: foo.v0.1.0\n- schema: olm.channel\n  name: fast\n  package: foo\n  entries:\n  - name: foo.v0.1.0\n- schema: olm.bundle\n  image: quay.io/acme/foo-bundle:v0.1.0\n",
   );
-  const flow = "schema: olm.template.basic\nentries: [{schema: olm.package, name: foo, defaultChannel: stable}, {schema: olm.channel, name: stable, package: foo, entries: [{name: foo.v0.1.0}]}, {schema: olm.bundle, image: 'quay.io/acme/foo-bundle:v0.1.0'}]\n";
+  const flow =
+    "schema: olm.template.basic\nentries: [{schema: olm.package, name: foo, defaultChannel: stable}, {schema: olm.channel, name: stable, package: foo, entries: [{name: foo.v0.1.0}]}, {schema: olm.bundle, image: 'quay.io/acme/foo-bundle:v0.1.0'}]\n";
   const f = await planAddBundle(flow, "t", req("0.2.0", { replaces: "foo.v0.1.0" }), { source: source() });
   assert.equal(f.outcome, "added", JSON.stringify(f.problems));
   assert.deepEqual((parse(f.result ?? "") as { entries: unknown[] }).entries.slice(1), [
-    { schema: "olm.channel", name: "stable", package: "foo", entries: [{ name: "foo.v0.1.0" }, { name: "foo.v0.2.0", replaces: "foo.v0.1.0" }] },
+    {
+      schema: "olm.channel",
+      name: "stable",
+      package: "foo",
+      entries: [{ name: "foo.v0.1.0" }, { name: "foo.v0.2.0", replaces: "foo.v0.1.0" }],
+    },
     { schema: "olm.bundle", image: IMG("0.1.0") },
     { schema: "olm.bundle", image: IMG("0.2.0") },
   ]);
@@ -325,7 +446,12 @@ test("edits inside flow sequences, empty lists and missing keys", async () => {
 test("style: ruamel-wrapped long values are wrapped the same way; YAML scalars are quoted when needed", async () => {
   const long = "quay.io/community-operator-pipeline-prod/some-long-operator-name-here:1.2.3";
   const t = `schema: olm.template.basic\nentries:\n- schema: olm.package\n  name: foo\n  defaultChannel: stable\n- schema: olm.channel\n  name: stable\n  package: foo\n  entries:\n  - name: foo.v0.1.0\n- schema: olm.bundle\n  image: \n    ${long}-old\n`;
-  const p = await planAddBundle(t, "t", { image: long, channels: ["stable"], name: "foo.v0.2.0", replaces: "foo.v0.1.0" });
+  const p = await planAddBundle(t, "t", {
+    image: long,
+    channels: ["stable"],
+    name: "foo.v0.2.0",
+    replaces: "foo.v0.1.0",
+  });
   assert.equal(p.outcome, "added");
   assert.ok(p.result?.endsWith(`- schema: olm.bundle\n  image: \n    ${long}\n`), p.result);
   assert.equal(parseEditable(p.result ?? "") instanceof Object, true);
@@ -354,14 +480,21 @@ const basicTemplateArb = fc
   .map(({ versions, comments, indentSeq, quoteImages }) => {
     const d = indentSeq ? "  " : "";
     const sorted = [...versions].sort((a, b) => a - b);
-    const lines = ["schema: olm.template.basic", "entries:", `${d}- schema: olm.package`, `${d}  name: foo`, `${d}  defaultChannel: stable`];
+    const lines = [
+      "schema: olm.template.basic",
+      "entries:",
+      `${d}- schema: olm.package`,
+      `${d}  name: foo`,
+      `${d}  defaultChannel: stable`,
+    ];
     lines.push(`${d}- schema: olm.channel`, `${d}  name: stable`, `${d}  package: foo`, `${d}  entries:`);
     sorted.forEach((v, i) => {
       lines.push(`${d}  ${d}- name: foo.v0.${v}.0`);
       if (i > 0) lines.push(`${d}  ${d}  replaces: foo.v0.${sorted[i - 1]}.0`);
       if (comments[i]) lines.push(comments[i]);
     });
-    for (const v of versions) lines.push(`${d}- schema: olm.bundle`, `${d}  image: ${quoteImages ? `"${IMG(`0.${v}.0`)}"` : IMG(`0.${v}.0`)}`);
+    for (const v of versions)
+      lines.push(`${d}- schema: olm.bundle`, `${d}  image: ${quoteImages ? `"${IMG(`0.${v}.0`)}"` : IMG(`0.${v}.0`)}`);
     return { text: lines.join("\n") + "\n", head: sorted[sorted.length - 1] };
   });
 
@@ -381,22 +514,31 @@ function isSubsequence(small: string[], big: string[]): boolean {
 test("property: adding twice is adding once; the original lines all survive in order", async () => {
   const src = wideSource();
   await fc.assert(
-    fc.asyncProperty(basicTemplateArb, fc.integer({ min: 1, max: 31 }), fc.subarray(["stable", "fast"], { minLength: 1 }), async ({ text, head }, v, channels) => {
-      const r: AddBundleRequest = { image: IMG(`0.${v}.0`), channels, replaces: v > head ? `foo.v0.${head}.0` : undefined };
-      const once = await planAddBundle(text, "t", r, { source: src });
-      const after1 = once.result ?? text;
-      const twice = await planAddBundle(after1, "t", r, { source: src });
-      if (once.outcome === "added" || once.outcome === "already-present") {
-        assert.equal(twice.outcome, "already-present", JSON.stringify(twice.problems));
-        assert.equal(twice.result, undefined);
-        assert.ok(isSubsequence(text.split("\n"), after1.split("\n")));
-        assert.ok(after1.includes(IMG(`0.${v}.0`)));
-      } else {
-        // A refused edit is refused again, the same way.
-        assert.equal(twice.outcome, once.outcome);
-        assert.deepEqual(twice.problems, once.problems);
-      }
-    }),
+    fc.asyncProperty(
+      basicTemplateArb,
+      fc.integer({ min: 1, max: 31 }),
+      fc.subarray(["stable", "fast"], { minLength: 1 }),
+      async ({ text, head }, v, channels) => {
+        const r: AddBundleRequest = {
+          image: IMG(`0.${v}.0`),
+          channels,
+          replaces: v > head ? `foo.v0.${head}.0` : undefined,
+        };
+        const once = await planAddBundle(text, "t", r, { source: src });
+        const after1 = once.result ?? text;
+        const twice = await planAddBundle(after1, "t", r, { source: src });
+        if (once.outcome === "added" || once.outcome === "already-present") {
+          assert.equal(twice.outcome, "already-present", JSON.stringify(twice.problems));
+          assert.equal(twice.result, undefined);
+          assert.ok(isSubsequence(text.split("\n"), after1.split("\n")));
+          assert.ok(after1.includes(IMG(`0.${v}.0`)));
+        } else {
+          // A refused edit is refused again, the same way.
+          assert.equal(twice.outcome, once.outcome);
+          assert.deepEqual(twice.problems, once.problems);
+        }
+      },
+    ),
     { numRuns: 150 },
   );
 });
@@ -418,7 +560,8 @@ test("property: semver add twice is add once", async () => {
         const twice = await planAddBundle(once.result ?? text, "t", r);
         assert.equal(twice.outcome, "already-present");
         const doc = parse(once.result ?? text) as Record<string, { [b: string]: { [i: string]: string }[] }>;
-        for (const ch of channels) assert.ok(doc[k(ch.toLowerCase())][k("bundles")].some((b) => b[k("image")] === r.image));
+        for (const ch of channels)
+          assert.ok(doc[k(ch.toLowerCase())][k("bundles")].some((b) => b[k("image")] === r.image));
       },
     ),
     { numRuns: 100 },
@@ -443,7 +586,10 @@ test("files: written atomically with the original mode; failures and dry runs le
   assert.equal(readFileSync(f, "utf8"), BASIC);
   assert.deepEqual(readdirSync(dir), ["basic.yaml"]);
   // Conflicts and dry runs write nothing.
-  assert.equal((await addBundleToFile(f, req("0.3.0", { replaces: "foo.v9" }), { source: source() })).outcome, "conflict");
+  assert.equal(
+    (await addBundleToFile(f, req("0.3.0", { replaces: "foo.v9" }), { source: source() })).outcome,
+    "conflict",
+  );
   const dry = await addBundleToFile(f, req("0.3.0", { replaces: "foo.v0.2.0" }), { source: source(), dryRun: true });
   assert.equal(dry.outcome, "added");
   assert.equal(dry.written, false);
@@ -478,22 +624,34 @@ test("release config: every listed template, all or nothing, an outcome per temp
   const r = await addBundleFromReleaseConfig(rc, IMG("0.3.0"), { source: source() });
   assert.equal(r.outcome, "added", JSON.stringify(r.templates.map((t) => t.problems)));
   assert.equal(r.written, true);
-  assert.deepEqual(r.templates.map((t) => [t.template.slice(templates.length + 1), t.kind, t.outcome, t.written]), [
-    ["v4.16.yaml", "basic", "added", true],
-    ["v4.17.yaml", "basic", "added", true],
-    ["semver.yaml", "semver", "added", true],
-  ]);
-  assert.match(readFileSync(join(templates, "semver.yaml"), "utf8"), /Stable:\n {2}Bundles:\n {2}- Image: quay\.io\/acme\/foo-bundle:v0\.3\.0\n$/);
+  assert.deepEqual(
+    r.templates.map((t) => [t.template.slice(templates.length + 1), t.kind, t.outcome, t.written]),
+    [
+      ["v4.16.yaml", "basic", "added", true],
+      ["v4.17.yaml", "basic", "added", true],
+      ["semver.yaml", "semver", "added", true],
+    ],
+  );
+  assert.match(
+    readFileSync(join(templates, "semver.yaml"), "utf8"),
+    /Stable:\n {2}Bundles:\n {2}- Image: quay\.io\/acme\/foo-bundle:v0\.3\.0\n$/,
+  );
   const again = await addBundleFromReleaseConfig(rc, IMG("0.3.0"), { source: source() });
   assert.equal(again.outcome, "already-present");
   assert.equal(again.written, false);
   // One failing template: nothing is written anywhere.
   const rc2 = join(root, "foo", "0.3.0", "rc2.yaml");
-  writeFileSync(rc2, "catalog_templates:\n  - template_name: v4.16.yaml\n    channels: [stable]\n    replaces: foo.v0.3.0\n  - template_name: missing.yaml\n    channels: [stable]\n");
+  writeFileSync(
+    rc2,
+    "catalog_templates:\n  - template_name: v4.16.yaml\n    channels: [stable]\n    replaces: foo.v0.3.0\n  - template_name: missing.yaml\n    channels: [stable]\n",
+  );
   const before = readFileSync(join(templates, "v4.16.yaml"), "utf8");
   const bad = await addBundleFromReleaseConfig(rc2, IMG("0.4.0"), { source: source(), templatesDir: templates });
   assert.equal(bad.outcome, "invalid-input");
-  assert.deepEqual(bad.templates.map((t) => t.outcome), ["added", "invalid-input"]);
+  assert.deepEqual(
+    bad.templates.map((t) => t.outcome),
+    ["added", "invalid-input"],
+  );
   assert.equal(bad.written, false);
   assert.equal(readFileSync(join(templates, "v4.16.yaml"), "utf8"), before);
   // A broken release config.
@@ -504,11 +662,20 @@ test("release config: every listed template, all or nothing, an outcome per temp
 });
 
 test("release config parsing follows the pipeline's schema", () => {
-  assert.deepEqual(parseReleaseConfig("catalog_templates:\n- template_name: a.yaml\n  channels: [x, y]\n  skips: [s]\n  skipRange: '<1.0.0'\n  defaultChannel: y\nmerge: false\n"), {
-    catalogTemplates: [{ templateName: "a.yaml", channels: ["x", "y"], skips: ["s"], skipRange: "<1.0.0", defaultChannel: "y" }],
-    merge: false,
-  });
-  const bad = parseReleaseConfig("catalog_templates:\n- template_name: a.yaml\n  channels: [x, x]\n  defaultChannel: z\n  replaces: 3\nother: 1\n");
+  assert.deepEqual(
+    parseReleaseConfig(
+      "catalog_templates:\n- template_name: a.yaml\n  channels: [x, y]\n  skips: [s]\n  skipRange: '<1.0.0'\n  defaultChannel: y\nmerge: false\n",
+    ),
+    {
+      catalogTemplates: [
+        { templateName: "a.yaml", channels: ["x", "y"], skips: ["s"], skipRange: "<1.0.0", defaultChannel: "y" },
+      ],
+      merge: false,
+    },
+  );
+  const bad = parseReleaseConfig(
+    "catalog_templates:\n- template_name: a.yaml\n  channels: [x, x]\n  defaultChannel: z\n  replaces: 3\nother: 1\n",
+  );
   assert.ok("problems" in bad);
   assert.deepEqual(bad.problems, [
     'unknown key "other"',
@@ -520,7 +687,13 @@ test("release config parsing follows the pipeline's schema", () => {
 });
 
 test("outcomes: exit codes and ordering; a new kind plugs in with one registration", async () => {
-  assert.deepEqual(ADD_BUNDLE_EXIT_CODES, { added: 0, "already-present": 0, "invalid-input": 1, "unreachable-image": 4, conflict: 5 });
+  assert.deepEqual(ADD_BUNDLE_EXIT_CODES, {
+    added: 0,
+    "already-present": 0,
+    "invalid-input": 1,
+    "unreachable-image": 4,
+    conflict: 5,
+  });
   assert.equal(worstOutcome([]), "already-present");
   assert.equal(worstOutcome(["added", "already-present"]), "added");
   assert.equal(worstOutcome(["conflict", "added", "unreachable-image"]), "unreachable-image");

@@ -48,7 +48,13 @@ export const ADD_BUNDLE_EXIT_CODES: Readonly<Record<AddBundleOutcome, number>> =
 });
 
 /** Worst first: the outcome of several templates is the worst of theirs. */
-const SEVERITY: readonly AddBundleOutcome[] = ["invalid-input", "unreachable-image", "conflict", "added", "already-present"];
+const SEVERITY: readonly AddBundleOutcome[] = [
+  "invalid-input",
+  "unreachable-image",
+  "conflict",
+  "added",
+  "already-present",
+];
 
 /** The worst of several outcomes (`already-present` for none). */
 export function worstOutcome(outcomes: Iterable<AddBundleOutcome>): AddBundleOutcome {
@@ -210,7 +216,12 @@ function bundleVersion(b: RenderedBundle): string | undefined {
  * template as it was before the bundle was pushed); otherwise the new image's tag is listed once
  * the image is rendered.
  */
-function overlay(base: BundleSource | undefined, image: string, bundle: RenderedBundle | undefined, before = false): { source: BundleSource & TagLister; failed: string[]; omitted: () => boolean } {
+function overlay(
+  base: BundleSource | undefined,
+  image: string,
+  bundle: RenderedBundle | undefined,
+  before = false,
+): { source: BundleSource & TagLister; failed: string[]; omitted: () => boolean } {
   const failed: string[] = [];
   let omitted = false;
   const lister = base as (BundleSource & Partial<TagLister>) | undefined;
@@ -220,7 +231,12 @@ function overlay(base: BundleSource | undefined, image: string, bundle: Rendered
     source: {
       async listTags(repo: string): Promise<string[]> {
         try {
-          if (!lister?.listTags) throw new OpcatError("TEMPLATE_GRAPH_TAGS", `bundles.repo: listing the tags of ${goQuote(repo)} needs a tag lister, which this bundle source does not provide`, { exitCode: 2 });
+          if (!lister?.listTags)
+            throw new OpcatError(
+              "TEMPLATE_GRAPH_TAGS",
+              `bundles.repo: listing the tags of ${goQuote(repo)} needs a tag lister, which this bundle source does not provide`,
+              { exitCode: 2 },
+            );
           const tags = await lister.listTags(repo);
           const tag = tagInRepo(repo, image);
           if (tag === undefined) return tags;
@@ -236,9 +252,17 @@ function overlay(base: BundleSource | undefined, image: string, bundle: Rendered
         }
       },
       async render(ref: string): Promise<RenderedBundle> {
-        if (bundle && ref === image) return { ...bundle, properties: [...bundle.properties], relatedImages: bundle.relatedImages.map((r) => ({ ...r })) };
+        if (bundle && ref === image)
+          return {
+            ...bundle,
+            properties: [...bundle.properties],
+            relatedImages: bundle.relatedImages.map((r) => ({ ...r })),
+          };
         try {
-          if (!base) throw new OpcatError("IMAGE_PULL_UNAVAILABLE", `render reference ${goQuote(ref)}: no bundle source given`, { exitCode: 2 });
+          if (!base)
+            throw new OpcatError("IMAGE_PULL_UNAVAILABLE", `render reference ${goQuote(ref)}: no bundle source given`, {
+              exitCode: 2,
+            });
           return await base.render(ref);
         } catch (e) {
           failed.push(ref);
@@ -253,8 +277,24 @@ function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-function failed(template: string, req: AddBundleRequest, c: Collector, kind?: string, bundle?: AddBundleReport["bundle"]): AddBundlePlan {
-  return { outcome: c.failure ?? "invalid-input", template, image: req.image, kind, bundle, changes: [], problems: c.problems, validation: "none", written: false };
+function failed(
+  template: string,
+  req: AddBundleRequest,
+  c: Collector,
+  kind?: string,
+  bundle?: AddBundleReport["bundle"],
+): AddBundlePlan {
+  return {
+    outcome: c.failure ?? "invalid-input",
+    template,
+    image: req.image,
+    kind,
+    bundle,
+    changes: [],
+    problems: c.problems,
+    validation: "none",
+    written: false,
+  };
 }
 
 /** Renders and validates; returns the error problems (empty when valid), or undefined when images could not be rendered. */
@@ -284,7 +324,13 @@ async function renderAndValidate(
  * of its repository's tags (as before the bundle was pushed) and, when that fails, with it listed
  * (the template may already name the bundle); invalid only when both fail.
  */
-async function renderBefore(kind: AddBundleKind, text: string, base: BundleSource | undefined, image: string, bundle: RenderedBundle | undefined): Promise<{ problems: Problem[] } | undefined> {
+async function renderBefore(
+  kind: AddBundleKind,
+  text: string,
+  base: BundleSource | undefined,
+  image: string,
+  bundle: RenderedBundle | undefined,
+): Promise<{ problems: Problem[] } | undefined> {
   const without = await renderAndValidate(kind, text, base, image, bundle, true);
   if (without === undefined || without.problems.length === 0 || !without.omitted) return without;
   const withTag = await renderAndValidate(kind, text, base, image, bundle);
@@ -292,14 +338,30 @@ async function renderBefore(kind: AddBundleKind, text: string, base: BundleSourc
 }
 
 /** Another bundle carrying the new bundle's name, or its package and version, under a different image. */
-function carriedElsewhere(cfg: DeclarativeConfig, image: string, name: string, pkg: string | undefined, version: string | undefined): Problem[] {
+function carriedElsewhere(
+  cfg: DeclarativeConfig,
+  image: string,
+  name: string,
+  pkg: string | undefined,
+  version: string | undefined,
+): Problem[] {
   const out: Problem[] = [];
   for (const b of cfg.bundles) {
     if (b.image === image) continue;
     if (b.name === name) {
-      out.push(problem("TEMPLATE_ADD_BUNDLE_CONFLICT", `bundle ${goQuote(name)} is already in the template with image ${goQuote(b.image)}`));
+      out.push(
+        problem(
+          "TEMPLATE_ADD_BUNDLE_CONFLICT",
+          `bundle ${goQuote(name)} is already in the template with image ${goQuote(b.image)}`,
+        ),
+      );
     } else if (version !== undefined && pkg !== undefined && b.package === pkg && bundleVersion(b) === version) {
-      out.push(problem("TEMPLATE_ADD_BUNDLE_CONFLICT", `version ${version} of package ${goQuote(pkg)} is already in the template as bundle ${goQuote(b.name)} (image ${goQuote(b.image)})`));
+      out.push(
+        problem(
+          "TEMPLATE_ADD_BUNDLE_CONFLICT",
+          `version ${version} of package ${goQuote(pkg)} is already in the template as bundle ${goQuote(b.name)} (image ${goQuote(b.image)})`,
+        ),
+      );
     }
   }
   return out;
@@ -311,7 +373,12 @@ function carriedElsewhere(cfg: DeclarativeConfig, image: string, name: string, p
  *
  * `template` is the name used in the report (a path).
  */
-export async function planAddBundle(text: string, template: string, req: AddBundleRequest, opts: AddBundleOptions = {}): Promise<AddBundlePlan> {
+export async function planAddBundle(
+  text: string,
+  template: string,
+  req: AddBundleRequest,
+  opts: AddBundleOptions = {},
+): Promise<AddBundlePlan> {
   const c = new Collector();
   const parsed = parseEditable(text);
   if ("error" in parsed) {
@@ -321,16 +388,25 @@ export async function planAddBundle(text: string, template: string, req: AddBund
   const first = parsed.docs[0]?.doc.contents;
   const schema = stringAt(first, "schema");
   if (schema === undefined) {
-    c.fail("invalid-input", "TEMPLATE_ADD_UNKNOWN_KIND", `${template}: the first document has no schema; expected a template (olm.template.basic, olm.semver, olm.template.graph) or FBC blobs (olm.*)`);
+    c.fail(
+      "invalid-input",
+      "TEMPLATE_ADD_UNKNOWN_KIND",
+      `${template}: the first document has no schema; expected a template (olm.template.basic, olm.semver, olm.template.graph) or FBC blobs (olm.*)`,
+    );
     return failed(template, req, c);
   }
   const kind = KINDS.find((k) => k.matches(schema));
   if (!kind) {
-    c.fail("invalid-input", "TEMPLATE_ADD_UNKNOWN_KIND", `${template}: add-bundle cannot edit documents with schema ${goQuote(schema)}; supported: ${KINDS.map((k) => k.name).join(", ")}`);
+    c.fail(
+      "invalid-input",
+      "TEMPLATE_ADD_UNKNOWN_KIND",
+      `${template}: add-bundle cannot edit documents with schema ${goQuote(schema)}; supported: ${KINDS.map((k) => k.name).join(", ")}`,
+    );
     return failed(template, req, c);
   }
   if (req.image === "") c.fail("invalid-input", "TEMPLATE_ADD_REQUEST", "the bundle image reference is empty");
-  if (req.channels.length === 0) c.fail("invalid-input", "TEMPLATE_ADD_REQUEST", "no channel given: name at least one channel to add the bundle to");
+  if (req.channels.length === 0)
+    c.fail("invalid-input", "TEMPLATE_ADD_REQUEST", "no channel given: name at least one channel to add the bundle to");
   if (c.failure) return failed(template, req, c, kind.name);
   try {
     await kind.check(text);
@@ -351,16 +427,34 @@ export async function planAddBundle(text: string, template: string, req: AddBund
     }
   }
   const bundleName = bundle?.name ?? req.name;
-  const info: AddBundleReport["bundle"] = bundle ? { name: bundle.name, package: bundle.package, version: bundleVersion(bundle) } : req.name !== undefined ? { name: req.name } : undefined;
+  const info: AddBundleReport["bundle"] = bundle
+    ? { name: bundle.name, package: bundle.package, version: bundleVersion(bundle) }
+    : req.name !== undefined
+      ? { name: req.name }
+      : undefined;
   if (bundle && req.name !== undefined && req.name !== bundle.name) {
-    c.fail("invalid-input", "TEMPLATE_ADD_NAME_MISMATCH", `--name ${goQuote(req.name)} does not match the name of the bundle image ${goQuote(req.image)}: ${goQuote(bundle.name)}`);
+    c.fail(
+      "invalid-input",
+      "TEMPLATE_ADD_NAME_MISMATCH",
+      `--name ${goQuote(req.name)} does not match the name of the bundle image ${goQuote(req.image)}: ${goQuote(bundle.name)}`,
+    );
     return failed(template, req, c, kind.name, info);
   }
   if (!bundle) {
-    const why = renderError !== undefined ? messageOf(renderError) : `no bundle source was given to render ${goQuote(req.image)}`;
+    const why =
+      renderError !== undefined ? messageOf(renderError) : `no bundle source was given to render ${goQuote(req.image)}`;
     const code = renderError instanceof OpcatError ? renderError.code : "TEMPLATE_ADD_UNREACHABLE";
-    if (need === "bundle" || (need === "name" && req.name === undefined) || (renderError !== undefined && req.name === undefined)) {
-      const what = need === "bundle" ? "the rendered bundle" : need === "name" ? "the bundle's name (or --name)" : "the bundle image to render";
+    if (
+      need === "bundle" ||
+      (need === "name" && req.name === undefined) ||
+      (renderError !== undefined && req.name === undefined)
+    ) {
+      const what =
+        need === "bundle"
+          ? "the rendered bundle"
+          : need === "name"
+            ? "the bundle's name (or --name)"
+            : "the bundle image to render";
       c.fail("unreachable-image", code, `${why} (a ${kind.name} template needs ${what})`);
       return failed(template, req, c, kind.name, info);
     }
@@ -379,36 +473,60 @@ export async function planAddBundle(text: string, template: string, req: AddBund
     warn: (code, message) => c.warn(code, message),
   });
   if (c.failure) return failed(template, req, c, kind.name, info);
-  const base = { template, image: req.image, kind: kind.name, bundle: info, changes: c.changes, problems: c.problems, written: false };
+  const base = {
+    template,
+    image: req.image,
+    kind: kind.name,
+    bundle: info,
+    changes: c.changes,
+    problems: c.problems,
+    written: false,
+  };
   if (edits.size === 0) return { ...base, outcome: "already-present", validation: "none" };
 
   const result = edits.apply();
   const reparsed = parseEditable(result);
   if ("error" in reparsed) {
-    c.fail("invalid-input", "TEMPLATE_ADD_RESULT_INVALID", `the edited template does not parse (${reparsed.error}); nothing was written`);
+    c.fail(
+      "invalid-input",
+      "TEMPLATE_ADD_RESULT_INVALID",
+      `the edited template does not parse (${reparsed.error}); nothing was written`,
+    );
     return failed(template, req, c, kind.name, info);
   }
   try {
     await kind.check(result);
   } catch (e) {
-    c.fail("invalid-input", "TEMPLATE_ADD_RESULT_INVALID", `the edited template is not a valid ${kind.name} template: ${messageOf(e)}`);
+    c.fail(
+      "invalid-input",
+      "TEMPLATE_ADD_RESULT_INVALID",
+      `the edited template is not a valid ${kind.name} template: ${messageOf(e)}`,
+    );
     return failed(template, req, c, kind.name, info);
   }
   const checked = await renderAndValidate(kind, result, opts.source, req.image, bundle);
   let validation: AddBundleReport["validation"] = "rendered";
   if (checked === undefined) {
     validation = "structural";
-    c.warn("TEMPLATE_ADD_NOT_RENDERED", "the edited template could not be rendered (some of its images could not be rendered): only its structure was checked");
+    c.warn(
+      "TEMPLATE_ADD_NOT_RENDERED",
+      "the edited template could not be rendered (some of its images could not be rendered): only its structure was checked",
+    );
   } else {
-    const clash = bundleName !== undefined && checked.cfg ? carriedElsewhere(checked.cfg, req.image, bundleName, info?.package, info?.version) : [];
+    const clash =
+      bundleName !== undefined && checked.cfg
+        ? carriedElsewhere(checked.cfg, req.image, bundleName, info?.package, info?.version)
+        : [];
     if (clash.length > 0 || checked.problems.length > 0) {
       // Blame: was the template already invalid before the edit?
       const before = await renderBefore(kind, text, opts.source, req.image, bundle);
       if (clash.length === 0 && before !== undefined && before.problems.length > 0) {
-        for (const p of before.problems) c.fail("invalid-input", p.code, `the template is not valid before the edit: ${p.message}`);
+        for (const p of before.problems)
+          c.fail("invalid-input", p.code, `the template is not valid before the edit: ${p.message}`);
       } else {
         for (const p of clash) c.fail("conflict", p.code, p.message);
-        for (const p of checked.problems) c.fail("conflict", p.code, `adding the bundle would make the catalog invalid: ${p.message}`);
+        for (const p of checked.problems)
+          c.fail("conflict", p.code, `adding the bundle would make the catalog invalid: ${p.message}`);
       }
       return failed(template, req, c, kind.name, info);
     }
@@ -440,7 +558,11 @@ function readTemplate(path: string, req: AddBundleRequest): string | AddBundlePl
  * file's mode, when it exists) is written, flushed and renamed over the target. On failure the
  * target is untouched and the temporary file removed.
  */
-export function writeFileAtomic(path: string, text: string, ops: { rename?: (from: string, to: string) => void } = {}): void {
+export function writeFileAtomic(
+  path: string,
+  text: string,
+  ops: { rename?: (from: string, to: string) => void } = {},
+): void {
   const tmp = stageFile(path, text);
   try {
     (ops.rename ?? renameSync)(tmp, path);
@@ -486,7 +608,10 @@ function stageFile(path: string, text: string): string {
 }
 
 /** Writes several files all-or-nothing as far as the file system allows: every temporary file first, then the renames. */
-function writeAll(files: { path: string; text: string }[], ops: { rename?: (from: string, to: string) => void } = {}): void {
+function writeAll(
+  files: { path: string; text: string }[],
+  ops: { rename?: (from: string, to: string) => void } = {},
+): void {
   const staged: { tmp: string; path: string }[] = [];
   try {
     for (const f of files) staged.push({ tmp: stageFile(f.path, f.text), path: f.path });
@@ -515,12 +640,18 @@ function writeFailure(plans: AddBundlePlan[], e: unknown): void {
   for (const p of plans) {
     if (p.outcome !== "added") continue;
     p.outcome = "invalid-input";
-    p.problems.push(problem("TEMPLATE_ADD_WRITE", `writing ${p.template}: ${messageOf(e)}; the file was left unchanged`));
+    p.problems.push(
+      problem("TEMPLATE_ADD_WRITE", `writing ${p.template}: ${messageOf(e)}; the file was left unchanged`),
+    );
   }
 }
 
 /** Adds a bundle to one template file (see {@link planAddBundle}); writes it unless the outcome is a failure or `dryRun`. */
-export async function addBundleToFile(path: string, req: AddBundleRequest, opts: AddBundleFileOptions = {}): Promise<AddBundlePlan> {
+export async function addBundleToFile(
+  path: string,
+  req: AddBundleRequest,
+  opts: AddBundleFileOptions = {},
+): Promise<AddBundlePlan> {
   const text = readTemplate(path, req);
   if (typeof text !== "string") return text;
   const plan = await planAddBundle(text, path, req, opts);
@@ -560,20 +691,38 @@ export interface ReleaseConfigOptions extends AddBundleFileOptions {
  * (relative to the templates directory), its channels and, for basic templates, the edges.
  * Every template is planned first; the files are written only when none failed.
  */
-export async function addBundleFromReleaseConfig(releaseConfigPath: string, image: string, opts: ReleaseConfigOptions = {}): Promise<ReleaseConfigReport> {
-  const report: ReleaseConfigReport = { outcome: "already-present", releaseConfig: releaseConfigPath, image, templates: [], problems: [], written: false };
+export async function addBundleFromReleaseConfig(
+  releaseConfigPath: string,
+  image: string,
+  opts: ReleaseConfigOptions = {},
+): Promise<ReleaseConfigReport> {
+  const report: ReleaseConfigReport = {
+    outcome: "already-present",
+    releaseConfig: releaseConfigPath,
+    image,
+    templates: [],
+    problems: [],
+    written: false,
+  };
   let text: string;
   try {
     text = readFileSync(releaseConfigPath, "utf8");
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    report.problems.push(problem("TEMPLATE_ADD_RELEASE_CONFIG", `open ${releaseConfigPath}: ${code === "ENOENT" ? "no such file or directory" : messageOf(e)}`));
+    report.problems.push(
+      problem(
+        "TEMPLATE_ADD_RELEASE_CONFIG",
+        `open ${releaseConfigPath}: ${code === "ENOENT" ? "no such file or directory" : messageOf(e)}`,
+      ),
+    );
     report.outcome = "invalid-input";
     return report;
   }
   const rc = parseReleaseConfig(text);
   if ("problems" in rc) {
-    report.problems.push(...rc.problems.map((m) => problem("TEMPLATE_ADD_RELEASE_CONFIG", `${releaseConfigPath}: ${m}`)));
+    report.problems.push(
+      ...rc.problems.map((m) => problem("TEMPLATE_ADD_RELEASE_CONFIG", `${releaseConfigPath}: ${m}`)),
+    );
     report.outcome = "invalid-input";
     return report;
   }
@@ -594,7 +743,14 @@ export async function addBundleFromReleaseConfig(releaseConfigPath: string, imag
   const current = new Map<string, string>();
   for (const t of rc.catalogTemplates) {
     const path = join(dir, t.templateName);
-    const req: AddBundleRequest = { image, channels: t.channels, replaces: t.replaces, skips: t.skips, skipRange: t.skipRange, name: opts.name };
+    const req: AddBundleRequest = {
+      image,
+      channels: t.channels,
+      replaces: t.replaces,
+      skips: t.skips,
+      skipRange: t.skipRange,
+      name: opts.name,
+    };
     let text = current.get(path);
     if (text === undefined) {
       const read = readTemplate(path, req);

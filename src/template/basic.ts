@@ -19,7 +19,10 @@ const BASIC_TEMPLATE_DATA: GoType = {
   shortName: "BasicTemplateData",
   fields: [
     { json: "schema", type: { kind: "string", goName: "string" } },
-    { json: "entries", type: { kind: "slice", goName: "[]*declcfg.Meta", elem: { kind: "custom", goName: "*declcfg.Meta" } } },
+    {
+      json: "entries",
+      type: { kind: "slice", goName: "[]*declcfg.Meta", elem: { kind: "custom", goName: "*declcfg.Meta" } },
+    },
   ],
 };
 
@@ -41,7 +44,11 @@ function parseBasic(text: string): DeclarativeConfig {
  * `*declcfg.Meta` elements), the schema checked, the entries loaded (LoadSlice). Decoding and schema
  * errors have codes TEMPLATE_DECODE/TEMPLATE_SCHEMA; loader problems keep the loader's code.
  */
-export function parseEntriesTemplate(text: string, type: GoType, expectedSchema: string): { cfg: DeclarativeConfig; value: Record<string, unknown> } {
+export function parseEntriesTemplate(
+  text: string,
+  type: GoType,
+  expectedSchema: string,
+): { cfg: DeclarativeConfig; value: Record<string, unknown> } {
   const doc = firstStreamDocument(text);
   if (doc.kind === "eof") throw fail("TEMPLATE_DECODE", "decoding template schema: EOF");
   if (doc.kind === "error") throw fail("TEMPLATE_DECODE", `decoding template schema: ${doc.message}`);
@@ -73,25 +80,34 @@ export function parseEntriesTemplate(text: string, type: GoType, expectedSchema:
   if (!r.ok) {
     // A Meta error met before the aborting one would have aborted first.
     for (const [i, p] of [...byEntry].sort((a, b) => a[0] - b[0])) {
-      if (i < entryIndex && META_CODES.has(p.code)) throw fail("TEMPLATE_DECODE", `unmarshalling template: ${p.message}`);
+      if (i < entryIndex && META_CODES.has(p.code))
+        throw fail("TEMPLATE_DECODE", `unmarshalling template: ${p.message}`);
     }
     throw fail("TEMPLATE_DECODE", `unmarshalling template: ${r.error}`);
   }
   const sorted = [...byEntry].sort((a, b) => a[0] - b[0]);
-  for (const [, p] of sorted) if (META_CODES.has(p.code)) throw fail("TEMPLATE_DECODE", `unmarshalling template: ${p.message}`);
+  for (const [, p] of sorted)
+    if (META_CODES.has(p.code)) throw fail("TEMPLATE_DECODE", `unmarshalling template: ${p.message}`);
   const schema = (r.value as { schema: string }).schema;
-  if (schema !== expectedSchema) throw fail("TEMPLATE_SCHEMA", `template has unknown schema (${goQuote(schema)}), should be ${goQuote(expectedSchema)}`);
+  if (schema !== expectedSchema)
+    throw fail(
+      "TEMPLATE_SCHEMA",
+      `template has unknown schema (${goQuote(schema)}), should be ${goQuote(expectedSchema)}`,
+    );
   if (entries.some((e) => e === null)) throw fail("TEMPLATE_DECODE", "unmarshalling template: an entry is null");
   if (sorted.length > 0) throw new OpcatError(sorted[0][1].code, sorted[0][1].message, { exitCode: 1 });
 
   const cfg = loaded.config;
-  for (const list of [cfg.packages, cfg.channels, cfg.bundles, cfg.deprecations, cfg.others]) for (const b of list) delete b.loc;
+  for (const list of [cfg.packages, cfg.channels, cfg.bundles, cfg.deprecations, cfg.others])
+    for (const b of list) delete b.loc;
   return { cfg, value: r.value as Record<string, unknown> };
 }
 
 /** opm's isBundleTemplate: a schema and an image, and no package, properties or related images. */
 function isBundleTemplate(b: Bundle): boolean {
-  return b.schema !== "" && b.image !== "" && b.package === "" && b.properties.length === 0 && b.relatedImages.length === 0;
+  return (
+    b.schema !== "" && b.image !== "" && b.package === "" && b.properties.length === 0 && b.relatedImages.length === 0
+  );
 }
 
 /**
@@ -109,7 +125,8 @@ export async function renderBasicTemplate(text: string, src: BundleSource): Prom
     src.prefetch(cfg.bundles.slice(0, bad < 0 ? undefined : bad).map((b) => b.image));
   }
   for (const b of cfg.bundles) {
-    if (!isBundleTemplate(b)) throw fail("TEMPLATE_BUNDLE_FIELDS", "unexpected fields present in basic template bundle");
+    if (!isBundleTemplate(b))
+      throw fail("TEMPLATE_BUNDLE_FIELDS", "unexpected fields present in basic template bundle");
     out.push(await src.render(b.image));
   }
   cfg.bundles = out;

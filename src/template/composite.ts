@@ -31,7 +31,12 @@ const SEMVER_BUILDER = "olm.builder.semver";
 const RAW_BUILDER = "olm.builder.raw";
 const CUSTOM_BUILDER = "olm.builder.custom";
 /** The registered builder schemas. */
-export const BUILDER_SCHEMAS: readonly string[] = Object.freeze([BASIC_BUILDER, SEMVER_BUILDER, RAW_BUILDER, CUSTOM_BUILDER]);
+export const BUILDER_SCHEMAS: readonly string[] = Object.freeze([
+  BASIC_BUILDER,
+  SEMVER_BUILDER,
+  RAW_BUILDER,
+  CUSTOM_BUILDER,
+]);
 
 const STRING: GoType = { kind: "string", goName: "string" };
 const STRINGS: GoType = { kind: "slice", goName: "[]string", elem: STRING };
@@ -72,15 +77,29 @@ const COMPOSITE_CONFIG = struct("CompositeConfig", [
           "Strategy",
           struct("BuildStrategy", [
             ["Name", STRING],
-            ["Template", struct("TemplateDefinition", [["Schema", STRING], ["Config", { kind: "custom", goName: "json.RawMessage" }]])],
+            [
+              "Template",
+              struct("TemplateDefinition", [
+                ["Schema", STRING],
+                ["Config", { kind: "custom", goName: "json.RawMessage" }],
+              ]),
+            ],
           ]),
         ],
       ]),
     },
   ],
 ]);
-const IO_CONFIG = (name: string): GoType => struct(name, [["Input", STRING], ["Output", STRING]]);
-const CUSTOM_CONFIG = struct("CustomConfig", [["Command", STRING], ["Args", STRINGS], ["Output", STRING]]);
+const IO_CONFIG = (name: string): GoType =>
+  struct(name, [
+    ["Input", STRING],
+    ["Output", STRING],
+  ]);
+const CUSTOM_CONFIG = struct("CustomConfig", [
+  ["Command", STRING],
+  ["Args", STRINGS],
+  ["Output", STRING],
+]);
 
 interface CatalogConfig {
   Schema: string;
@@ -124,8 +143,12 @@ export interface CompositeResult {
 
 /** An error with `prefix: ` added, keeping the cause's code and exit code. */
 function wrapped(prefix: string, e: unknown): OpcatError {
-  if (e instanceof OpcatError) return new OpcatError(e.code, `${prefix}: ${e.message}`, { exitCode: e.exitCode, problems: e.problems, cause: e });
-  return new OpcatError("TEMPLATE_COMPOSITE", `${prefix}: ${e instanceof Error ? e.message : String(e)}`, { exitCode: 1, cause: e });
+  if (e instanceof OpcatError)
+    return new OpcatError(e.code, `${prefix}: ${e.message}`, { exitCode: e.exitCode, problems: e.problems, cause: e });
+  return new OpcatError("TEMPLATE_COMPOSITE", `${prefix}: ${e instanceof Error ? e.message : String(e)}`, {
+    exitCode: 1,
+    cause: e,
+  });
 }
 
 function fail(code: string, message: string, exitCode = 1): OpcatError {
@@ -139,7 +162,15 @@ export function goFsError(op: string, path: string, e: unknown): string {
 
 function errnoText(e: unknown): string {
   const code = (e as NodeJS.ErrnoException).code;
-  return code === "ENOENT" ? "no such file or directory" : code === "EISDIR" ? "is a directory" : code === "EACCES" ? "permission denied" : code === "ENOTDIR" ? "not a directory" : (e as Error).message;
+  return code === "ENOENT"
+    ? "no such file or directory"
+    : code === "EISDIR"
+      ? "is a directory"
+      : code === "EACCES"
+        ? "permission denied"
+        : code === "ENOTDIR"
+          ? "not a directory"
+          : (e as Error).message;
 }
 
 /** The first document decoded leniently (YAMLOrJSONDecoder + json.Unmarshal), with `decoding <what>: ` / `unmarshalling <what>: ` errors. */
@@ -155,14 +186,24 @@ function decodeConfig(text: string, type: GoType, what: string): unknown {
 
 /** sigs.k8s.io/yaml.UnmarshalStrict of a builder's raw config. */
 function decodeBuilderConfig<T>(raw: unknown, type: GoType, kind: string): T {
-  const r = goDecode(raw === undefined ? null : (raw as never), type, { disallowUnknownFields: true, coerceStrings: true });
-  if (!r.ok) throw fail("TEMPLATE_COMPOSITE_CONFIG", `unmarshalling ${kind} template config: error unmarshaling JSON: while decoding JSON: ${r.error}`);
+  const r = goDecode(raw === undefined ? null : (raw as never), type, {
+    disallowUnknownFields: true,
+    coerceStrings: true,
+  });
+  if (!r.ok)
+    throw fail(
+      "TEMPLATE_COMPOSITE_CONFIG",
+      `unmarshalling ${kind} template config: error unmarshaling JSON: while decoding JSON: ${r.error}`,
+    );
   return r.value as T;
 }
 
 function checkFields(kind: string, missing: [boolean, string][]): void {
-  const errs = missing.filter(([m]) => m).map(([, field]) => `${kind} template config must have a non-empty ${field} (templateDefinition.config.${field})`);
-  if (errs.length > 0) throw fail("TEMPLATE_COMPOSITE_CONFIG", `${kind} template configuration is invalid: ${errs.join(",")}`);
+  const errs = missing
+    .filter(([m]) => m)
+    .map(([, field]) => `${kind} template config must have a non-empty ${field} (templateDefinition.config.${field})`);
+  if (errs.length > 0)
+    throw fail("TEMPLATE_COMPOSITE_CONFIG", `${kind} template configuration is invalid: ${errs.join(",")}`);
 }
 
 /** Go's exec.LookPath for a command name without a slash; the name itself otherwise or when not found. */
@@ -188,7 +229,12 @@ function runCommand(command: string, args: readonly string[], cwd: string): Prom
   const shown = [found ?? command, ...args].join(" ");
   return new Promise((resolvePromise, reject) => {
     if (found === undefined) {
-      reject(fail("TEMPLATE_COMPOSITE_COMMAND", `running command ${goQuote(shown)}: exec: ${goQuote(command)}: executable file not found in $PATH: []`));
+      reject(
+        fail(
+          "TEMPLATE_COMPOSITE_COMMAND",
+          `running command ${goQuote(shown)}: exec: ${goQuote(command)}: executable file not found in $PATH: []`,
+        ),
+      );
       return;
     }
     execFile(found, [...args], { cwd, encoding: "buffer", maxBuffer: 1 << 30 }, (err, stdout) => {
@@ -198,21 +244,36 @@ function runCommand(command: string, args: readonly string[], cwd: string): Prom
       }
       const e = err as NodeJS.ErrnoException & { code?: number | string; signal?: NodeJS.Signals | null };
       const why =
-        typeof e.code === "number" ? `exit status ${e.code}` : e.signal ? `signal: ${signalText(e.signal)}` : `fork/exec ${found}: ${errnoText(e)}`;
-      reject(fail("TEMPLATE_COMPOSITE_COMMAND", `running command ${goQuote(shown)}: ${why}: [${[...stdout].join(" ")}]`));
+        typeof e.code === "number"
+          ? `exit status ${e.code}`
+          : e.signal
+            ? `signal: ${signalText(e.signal)}`
+            : `fork/exec ${found}: ${errnoText(e)}`;
+      reject(
+        fail("TEMPLATE_COMPOSITE_COMMAND", `running command ${goQuote(shown)}: ${why}: [${[...stdout].join(" ")}]`),
+      );
     });
   });
 }
 
 function signalText(sig: string): string {
-  const names: Record<string, string> = { SIGKILL: "killed", SIGTERM: "terminated", SIGINT: "interrupt", SIGSEGV: "segmentation fault", SIGABRT: "aborted", SIGPIPE: "broken pipe", SIGHUP: "hangup" };
+  const names: Record<string, string> = {
+    SIGKILL: "killed",
+    SIGTERM: "terminated",
+    SIGINT: "interrupt",
+    SIGSEGV: "segmentation fault",
+    SIGABRT: "aborted",
+    SIGPIPE: "broken pipe",
+    SIGHUP: "hangup",
+  };
   return names[sig] ?? sig;
 }
 
 /** Loads FBC text as declcfg.LoadReader does; the first problem's message on failure. */
 function loadFbc(text: string, file: string): DeclarativeConfig | OpcatError {
   const res = loadText(text, file);
-  if (res.problems.length > 0) return new OpcatError(res.problems[0].code, res.problems[0].message, { exitCode: 1, problems: res.problems });
+  if (res.problems.length > 0)
+    return new OpcatError(res.problems[0].code, res.problems[0].message, { exitCode: 1, problems: res.problems });
   return res.config;
 }
 
@@ -228,9 +289,17 @@ export async function renderCompositeTemplate(opts: CompositeOptions): Promise<C
   const at = (p: string): string => (isAbsolute(p) ? p : resolve(cwd, p));
 
   const cat = decodeConfig(opts.catalogs, CATALOG_CONFIG, "catalog config") as CatalogConfig;
-  if (cat.Schema !== CATALOGS_SCHEMA) throw fail("TEMPLATE_SCHEMA", `catalog configuration file has unknown schema, should be ${goQuote(CATALOGS_SCHEMA)}`);
+  if (cat.Schema !== CATALOGS_SCHEMA)
+    throw fail(
+      "TEMPLATE_SCHEMA",
+      `catalog configuration file has unknown schema, should be ${goQuote(CATALOGS_SCHEMA)}`,
+    );
   const comp = decodeConfig(opts.contributions, COMPOSITE_CONFIG, "composite config") as CompositeConfig;
-  if (comp.Schema !== COMPOSITE_SCHEMA) throw fail("TEMPLATE_SCHEMA", `composite configuration file has unknown schema, should be ${goQuote(COMPOSITE_SCHEMA)}`);
+  if (comp.Schema !== COMPOSITE_SCHEMA)
+    throw fail(
+      "TEMPLATE_SCHEMA",
+      `composite configuration file has unknown schema, should be ${goQuote(COMPOSITE_SCHEMA)}`,
+    );
 
   // newCatalogBuilderMap
   const builders = new Map<string, { workingDir: string; schemas: Set<string> }>();
@@ -243,7 +312,11 @@ export async function renderCompositeTemplate(opts: CompositeOptions): Promise<C
     if (builders.has(c.Name)) continue;
     const schemas = new Set<string>();
     for (const s of c.Builders ?? []) {
-      if (!BUILDER_SCHEMAS.includes(s)) throw fail("TEMPLATE_COMPOSITE_BUILDER", `getting builder ${goQuote(s)} for catalog ${goQuote(c.Name)}: unknown schema ${goQuote(s)}`);
+      if (!BUILDER_SCHEMAS.includes(s))
+        throw fail(
+          "TEMPLATE_COMPOSITE_BUILDER",
+          `getting builder ${goQuote(s)} for catalog ${goQuote(c.Name)}: unknown schema ${goQuote(s)}`,
+        );
       schemas.add(s);
     }
     builders.set(c.Name, { workingDir: c.Destination.WorkingDir, schemas });
@@ -258,10 +331,17 @@ export async function renderCompositeTemplate(opts: CompositeOptions): Promise<C
   for (const c of comp.Components ?? []) {
     const cat = builders.get(c.Name);
     if (!cat) {
-      throw fail("TEMPLATE_COMPOSITE_COMPONENT", `building component ${goQuote(c.Name)}: component does not exist in the catalog configuration. Available components are: [${[...builders.keys()].join(" ")}]`);
+      throw fail(
+        "TEMPLATE_COMPOSITE_COMPONENT",
+        `building component ${goQuote(c.Name)}: component does not exist in the catalog configuration. Available components are: [${[...builders.keys()].join(" ")}]`,
+      );
     }
     const schema = c.Strategy.Template.Schema;
-    if (!cat.schemas.has(schema)) throw fail("TEMPLATE_COMPOSITE_BUILDER", `building component ${goQuote(c.Name)}: no builder found for template schema ${goQuote(schema)}`);
+    if (!cat.schemas.has(schema))
+      throw fail(
+        "TEMPLATE_COMPOSITE_BUILDER",
+        `building component ${goQuote(c.Name)}: no builder found for template schema ${goQuote(schema)}`,
+      );
     let file: string;
     try {
       file = await build(schema, c, cat.workingDir);
@@ -289,7 +369,11 @@ export async function renderCompositeTemplate(opts: CompositeOptions): Promise<C
         try {
           return readFileSync(at(alt), "utf8");
         } catch (e2) {
-          throw fail("TEMPLATE_COMPOSITE_INPUT", `error reading ${what}: ${goFsError("open", alt, e2)} (tried contribution-local path: ${goQuote(opts.contributionDir)})`, 2);
+          throw fail(
+            "TEMPLATE_COMPOSITE_INPUT",
+            `error reading ${what}: ${goFsError("open", alt, e2)} (tried contribution-local path: ${goQuote(opts.contributionDir)})`,
+            2,
+          );
         }
       }
       throw fail("TEMPLATE_COMPOSITE_INPUT", `error reading ${what}: ${goFsError("open", input, e)}`, 2);
@@ -304,14 +388,21 @@ export async function renderCompositeTemplate(opts: CompositeOptions): Promise<C
       case BASIC_BUILDER:
       case SEMVER_BUILDER: {
         const kind = schema === BASIC_BUILDER ? "basic" : "semver";
-        const bc = decodeBuilderConfig<{ Input: string; Output: string }>(raw, IO_CONFIG(kind === "basic" ? "BasicConfig" : "SemverConfig"), kind);
+        const bc = decodeBuilderConfig<{ Input: string; Output: string }>(
+          raw,
+          IO_CONFIG(kind === "basic" ? "BasicConfig" : "SemverConfig"),
+          kind,
+        );
         checkFields(kind, [
           [bc.Input === "", "input"],
           [bc.Output === "", "output"],
         ]);
         const text = readInput(bc.Input, `${kind} template`);
         try {
-          cfg = kind === "basic" ? await renderBasic(text, bc.Input) : await renderSemverTemplate(text, opts.source, { skips: opts.semverSkips });
+          cfg =
+            kind === "basic"
+              ? await renderBasic(text, bc.Input)
+              : await renderSemverTemplate(text, opts.source, { skips: opts.semverSkips });
         } catch (e) {
           throw wrapped(`error rendering ${kind} template`, e);
         }
@@ -326,14 +417,21 @@ export async function renderCompositeTemplate(opts: CompositeOptions): Promise<C
         ]);
         const loaded = loadFbc(readInput(rc.Input, "raw input file"), rc.Input);
         if (loaded instanceof OpcatError) {
-          throw new OpcatError(loaded.code, `error parsing raw input file: ${rc.Input}, ${loaded.message}`, { exitCode: 1, problems: loaded.problems });
+          throw new OpcatError(loaded.code, `error parsing raw input file: ${rc.Input}, ${loaded.message}`, {
+            exitCode: 1,
+            problems: loaded.problems,
+          });
         }
         cfg = loaded;
         out = rc.Output;
         break;
       }
       default: {
-        const cc = decodeBuilderConfig<{ Command: string; Args: string[] | null; Output: string }>(raw, CUSTOM_CONFIG, "custom");
+        const cc = decodeBuilderConfig<{ Command: string; Args: string[] | null; Output: string }>(
+          raw,
+          CUSTOM_CONFIG,
+          "custom",
+        );
         checkFields("custom", [
           [cc.Command === "", "command"],
           [cc.Output === "", "output"],
@@ -342,7 +440,11 @@ export async function renderCompositeTemplate(opts: CompositeOptions): Promise<C
         const stdout = await runCommand(cc.Command, args, cwd);
         const loaded = loadFbc(stdout.toString("utf8"), "-");
         if (loaded instanceof OpcatError) {
-          throw new OpcatError(loaded.code, `error parsing custom command output: ${[cc.Command, ...args].join("'")}, ${loaded.message}`, { exitCode: 1, problems: loaded.problems });
+          throw new OpcatError(
+            loaded.code,
+            `error parsing custom command output: ${[cc.Command, ...args].join("'")}, ${loaded.message}`,
+            { exitCode: 1, problems: loaded.problems },
+          );
         }
         cfg = loaded;
         out = cc.Output;
@@ -354,11 +456,19 @@ export async function renderCompositeTemplate(opts: CompositeOptions): Promise<C
   /** The basic builder: today's `olm.template.basic`, or the plain FBC stream of opm's former basic template. */
   async function renderBasic(text: string, file: string): Promise<DeclarativeConfig> {
     const doc = firstStreamDocument(text);
-    const schema = doc.kind === "value" && doc.value !== null && typeof doc.value === "object" && !Array.isArray(doc.value) ? doc.value.schema : undefined;
+    const schema =
+      doc.kind === "value" && doc.value !== null && typeof doc.value === "object" && !Array.isArray(doc.value)
+        ? doc.value.schema
+        : undefined;
     if (schema === SCHEMA_BASIC) return renderBasicTemplate(text, opts.source);
     const loaded = loadFbc(text, file);
     if (loaded instanceof OpcatError) throw loaded;
-    const isTemplate = (b: Bundle): boolean => b.schema !== "" && b.image !== "" && b.package === "" && b.properties.length === 0 && b.relatedImages.length === 0;
+    const isTemplate = (b: Bundle): boolean =>
+      b.schema !== "" &&
+      b.image !== "" &&
+      b.package === "" &&
+      b.properties.length === 0 &&
+      b.relatedImages.length === 0;
     const bad = loaded.bundles.findIndex((b) => !isTemplate(b));
     opts.source.prefetch?.(loaded.bundles.slice(0, bad < 0 ? undefined : bad).map((b) => b.image));
     const bundles: Bundle[] = [];
@@ -375,7 +485,11 @@ export async function renderCompositeTemplate(opts: CompositeOptions): Promise<C
     try {
       mkdirSync(dirname(full), { recursive: true });
     } catch (e) {
-      throw fail("IO_ERROR", `creating output directory ${goQuote(outPath)}: ${goFsError("mkdir", dirname(outPath), e)}`, 2);
+      throw fail(
+        "IO_ERROR",
+        `creating output directory ${goQuote(outPath)}: ${goFsError("mkdir", dirname(outPath), e)}`,
+        2,
+      );
     }
     let text: string;
     try {
@@ -408,6 +522,7 @@ export async function renderCompositeTemplate(opts: CompositeOptions): Promise<C
     const problems = [...res.problems];
     if (problems.length === 0) problems.push(...validateCatalog(res.config).problems);
     const first = problems.find((x) => x.severity === "error");
-    if (first) throw new OpcatError(first.code, `validation failure in path ${goQuote(p)}: ${first.message}`, { exitCode: 1 });
+    if (first)
+      throw new OpcatError(first.code, `validation failure in path ${goQuote(p)}: ${first.message}`, { exitCode: 1 });
   }
 }

@@ -52,13 +52,27 @@ function migrateLevelFor(version: string): string | undefined {
  * entries: every replaced name also skipped.
  */
 function olderOpm(cfg: DeclarativeConfig, committed: string): string | undefined {
-  const noMeta: DeclarativeConfig = { ...cfg, packages: cfg.packages.map(({ icon: _icon, ...p }) => ({ ...p, description: "" })) };
-  if (formatCatalog(noMeta, "yaml") === committed) return "no package description/icon (opm before operator-registry #1933)";
+  const noMeta: DeclarativeConfig = {
+    ...cfg,
+    packages: cfg.packages.map(({ icon: _icon, ...p }) => ({ ...p, description: "" })),
+  };
+  if (formatCatalog(noMeta, "yaml") === committed)
+    return "no package description/icon (opm before operator-registry #1933)";
   const old = loadText(committed, "committed.yaml").config;
-  const legacyLinks = old.channels.every((c) => (c.entries ?? []).every((e) => e.replaces === "" || e.skips.includes(e.replaces)));
-  const sameBundles = JSON.stringify(old.bundles.map((b) => b.name).sort()) === JSON.stringify(cfg.bundles.map((b) => b.name).sort());
-  const sameChannels = JSON.stringify(old.channels.map((c) => [c.name, (c.entries ?? []).map((e) => e.name)])) === JSON.stringify(noMeta.channels.map((c) => [c.name, (c.entries ?? []).map((e) => e.name)]));
-  if (legacyLinks && sameBundles && sameChannels && old.packages[0]?.defaultChannel === cfg.packages[0]?.defaultChannel) {
+  const legacyLinks = old.channels.every((c) =>
+    (c.entries ?? []).every((e) => e.replaces === "" || e.skips.includes(e.replaces)),
+  );
+  const sameBundles =
+    JSON.stringify(old.bundles.map((b) => b.name).sort()) === JSON.stringify(cfg.bundles.map((b) => b.name).sort());
+  const sameChannels =
+    JSON.stringify(old.channels.map((c) => [c.name, (c.entries ?? []).map((e) => e.name)])) ===
+    JSON.stringify(noMeta.channels.map((c) => [c.name, (c.entries ?? []).map((e) => e.name)]));
+  if (
+    legacyLinks &&
+    sameBundles &&
+    sameChannels &&
+    old.packages[0]?.defaultChannel === cfg.packages[0]?.defaultChannel
+  ) {
     const p = old.packages[0];
     const pkgNote = `committed package has ${p?.description ? "a" : "no"} description and ${p?.icon ? "an" : "no"} icon`;
     return `same channels, entries and default channel; edges linked as opm < v1.57 did (replaced entry also skipped, operator-registry #1749); ${pkgNote}`;
@@ -92,7 +106,9 @@ test("community templates render byte-identical to their committed catalogs (--r
         const loaded = loadText(committed, catFile);
         assert.deepEqual(loaded.problems, [], label);
         try {
-          const cfg = await renderTemplate(text, reuseSource(loaded.config, { reuseTags: true }), { type: m.type ? TYPES[m.type] : undefined });
+          const cfg = await renderTemplate(text, reuseSource(loaded.config, { reuseTags: true }), {
+            type: m.type ? TYPES[m.type] : undefined,
+          });
           normalizeForRender(cfg, { migrateLevel: migrateLevelFor(version) });
           if (formatCatalog(cfg, "yaml") === committed) {
             identical++;
@@ -100,7 +116,9 @@ test("community templates render byte-identical to their committed catalogs (--r
           }
           // A basic template whose channels already list bundles the catalog does not have.
           const known = new Set(loaded.config.bundles.map((b) => b.name));
-          const missing = [...new Set(cfg.channels.flatMap((c) => (c.entries ?? []).map((e) => e.name)).filter((n) => !known.has(n)))];
+          const missing = [
+            ...new Set(cfg.channels.flatMap((c) => (c.entries ?? []).map((e) => e.name)).filter((n) => !known.has(n))),
+          ];
           if (missing.length > 0) {
             ahead.push(`${label}: channel entries for bundles the catalog lacks: ${missing.join(", ")}`);
             continue;
@@ -109,7 +127,8 @@ test("community templates render byte-identical to their committed catalogs (--r
           if (older) olderOpmPairs.push(`${label}: ${older}`);
           else failures.push(`${label}: output differs`);
         } catch (e) {
-          if (e instanceof OpcatError && e.code === "TEMPLATE_REUSE_NOT_FOUND") ahead.push(`${label}: ${e.message.replace(/^rendering template: /, "")}`);
+          if (e instanceof OpcatError && e.code === "TEMPLATE_REUSE_NOT_FOUND")
+            ahead.push(`${label}: ${e.message.replace(/^rendering template: /, "")}`);
           else failures.push(`${label}: ${(e as Error).message}`);
         }
       }

@@ -17,7 +17,13 @@ import { compareUtf8, encodeSortedCompact, indentCompactJson, quoteGoString } fr
 import { goQuote } from "../gojson/fmt.js";
 import { toGoYaml } from "../yaml/index.js";
 import { SCHEMA_BASIC, SCHEMA_GRAPH } from "./detect.js";
-import { checkGraphTemplate, formatGraphTemplate, graphChannel, type GraphDescription, type GraphTemplate } from "./graph.js";
+import {
+  checkGraphTemplate,
+  formatGraphTemplate,
+  graphChannel,
+  type GraphDescription,
+  type GraphTemplate,
+} from "./graph.js";
 
 export type ConvertTarget = "basic" | "graph";
 
@@ -30,7 +36,11 @@ export interface ConvertOptions {
 }
 
 function refuse(pkg: string, msg: string): OpcatError {
-  return new OpcatError("TEMPLATE_CONVERT_GRAPH", `package ${goQuote(pkg)} cannot be expressed as a graph template: ${msg}`, { exitCode: 1 });
+  return new OpcatError(
+    "TEMPLATE_CONVERT_GRAPH",
+    `package ${goQuote(pkg)} cannot be expressed as a graph template: ${msg}`,
+    { exitCode: 1 },
+  );
 }
 
 function packageError(msg: string): OpcatError {
@@ -77,7 +87,8 @@ export function catalogToBasicTemplateJson(cfg: DeclarativeConfig, pkg?: string)
   const bundleJson = (b: Bundle): string => `{"schema":${quoteGoString(b.schema)},"image":${quoteGoString(b.image)}}`;
   const emit = (gr: Group): void => {
     for (const p of gr.packages) parts.push(sorted(blobToCompactJson({ k: "package", v: p })));
-    for (const c of [...gr.channels].sort((a, b) => compareUtf8(a.name, b.name))) parts.push(sorted(blobToCompactJson({ k: "channel", v: c })));
+    for (const c of [...gr.channels].sort((a, b) => compareUtf8(a.name, b.name)))
+      parts.push(sorted(blobToCompactJson({ k: "channel", v: c })));
     for (const b of [...gr.bundles].sort((a, b) => compareUtf8(a.name, b.name))) parts.push(bundleJson(b));
     for (const o of [...gr.others].sort((a, b) => compareUtf8(a.schema, b.schema))) parts.push(o.blob.text);
     for (const d of gr.deprecations) parts.push(sorted(blobToCompactJson({ k: "deprecation", v: d })));
@@ -102,13 +113,22 @@ function formatTemplateJson(compact: string, format: "json" | "yaml"): string {
 
 /** The package to convert to a graph template: `pkg`, or the catalog's only package. */
 function pickPackage(cfg: DeclarativeConfig, pkg: string | undefined): string {
-  const names = [...new Set([...cfg.packages.map((p) => p.name), ...cfg.channels.map((c) => c.package), ...cfg.bundles.map((b) => b.package)])].sort(compareUtf8);
+  const names = [
+    ...new Set([
+      ...cfg.packages.map((p) => p.name),
+      ...cfg.channels.map((c) => c.package),
+      ...cfg.bundles.map((b) => b.package),
+    ]),
+  ].sort(compareUtf8);
   if (pkg !== undefined) {
     if (!names.includes(pkg) || pkg === "") throw packageError(`package ${goQuote(pkg)} not found in the catalog`);
     return pkg;
   }
   if (names.length === 0) throw packageError("the catalog has no package");
-  if (names.length > 1) throw packageError(`the catalog has ${names.length} packages (${names.join(", ")}); a graph template holds one: choose it with --package`);
+  if (names.length > 1)
+    throw packageError(
+      `the catalog has ${names.length} packages (${names.join(", ")}); a graph template holds one: choose it with --package`,
+    );
   return names[0];
 }
 
@@ -126,22 +146,37 @@ function channelGraph(pkg: string, ch: Channel): GraphDescription {
     if (!byName.has(e.replaces)) continue;
     const other = successor.get(e.replaces);
     if (other !== undefined) {
-      throw refuse(pkg, `${where}: ${goQuote(other)} and ${goQuote(e.name)} both replace ${goQuote(e.replaces)} (a graph's entries form a single replaces chain)`);
+      throw refuse(
+        pkg,
+        `${where}: ${goQuote(other)} and ${goQuote(e.name)} both replace ${goQuote(e.replaces)} (a graph's entries form a single replaces chain)`,
+      );
     }
     successor.set(e.replaces, e.name);
   }
   if (roots.length === 0) throw refuse(pkg, `${where}: its replaces edges form a cycle`);
   if (roots.length > 1) {
     const shown = roots.map((r) => r.name).sort(compareUtf8);
-    throw refuse(pkg, `${where} has ${roots.length} entries that replace no entry of the channel (${shown.join(", ")}); a graph's entries form a single replaces chain`);
+    throw refuse(
+      pkg,
+      `${where} has ${roots.length} entries that replace no entry of the channel (${shown.join(", ")}); a graph's entries form a single replaces chain`,
+    );
   }
   const chain = [roots[0]];
-  for (let n = successor.get(roots[0].name); n !== undefined; n = successor.get(n)) chain.push(byName.get(n) as (typeof es)[number]);
-  if (chain.length !== es.length) throw refuse(pkg, `${where}: some entries are on a replaces cycle outside the chain from ${goQuote(roots[0].name)}`);
+  for (let n = successor.get(roots[0].name); n !== undefined; n = successor.get(n))
+    chain.push(byName.get(n) as (typeof es)[number]);
+  if (chain.length !== es.length)
+    throw refuse(
+      pkg,
+      `${where}: some entries are on a replaces cycle outside the chain from ${goQuote(roots[0].name)}`,
+    );
 
   const first = chain[0];
   for (const s of first.skips) {
-    if (byName.has(s)) throw refuse(pkg, `${where}: ${goQuote(first.name)} skips ${goQuote(s)}, which is also an entry of the channel (only names outside the graph can be skipped)`);
+    if (byName.has(s))
+      throw refuse(
+        pkg,
+        `${where}: ${goQuote(first.name)} skips ${goQuote(s)}, which is also an entry of the channel (only names outside the graph can be skipped)`,
+      );
   }
   const tailNames = new Set(first.skips);
   if (first.replaces !== "") tailNames.add(first.replaces);
@@ -152,10 +187,22 @@ function channelGraph(pkg: string, ch: Channel): GraphDescription {
   for (const e of chain.slice(1)) {
     if (e.skipRange !== "") skipRanges[e.name] = e.skipRange;
     for (const s of e.skips) {
-      if (byName.has(s)) throw refuse(pkg, `${where}: ${goQuote(e.name)} skips ${goQuote(s)}, which is also an entry of the channel (only tombstones, which are not entries, can be skipped)`);
-      if (tailNames.has(s)) throw refuse(pkg, `${where}: ${goQuote(s)} is named by the first entry ${goQuote(first.name)} and skipped by ${goQuote(e.name)}`);
+      if (byName.has(s))
+        throw refuse(
+          pkg,
+          `${where}: ${goQuote(e.name)} skips ${goQuote(s)}, which is also an entry of the channel (only tombstones, which are not entries, can be skipped)`,
+        );
+      if (tailNames.has(s))
+        throw refuse(
+          pkg,
+          `${where}: ${goQuote(s)} is named by the first entry ${goQuote(first.name)} and skipped by ${goQuote(e.name)}`,
+        );
       const prev = skippedBy.get(s);
-      if (prev !== undefined) throw refuse(pkg, `${where}: ${goQuote(s)} is skipped by both ${goQuote(prev)} and ${goQuote(e.name)} (a tombstone is skipped by one entry)`);
+      if (prev !== undefined)
+        throw refuse(
+          pkg,
+          `${where}: ${goQuote(s)} is skipped by both ${goQuote(prev)} and ${goQuote(e.name)} (a tombstone is skipped by one entry)`,
+        );
       skippedBy.set(s, e.name);
       entries.push(s);
       tombstones.push(s);
@@ -194,10 +241,19 @@ export function catalogToGraphTemplate(cfg: DeclarativeConfig, pkg?: string): Gr
   const pkgs = cfg.packages.filter((p) => p.name === name);
   if (pkgs.length !== 1) throw refuse(name, `the catalog has ${pkgs.length} olm.package blobs for it`);
   const p = pkgs[0];
-  if (cfg.deprecations.some((d) => d.package === name)) throw refuse(name, "it has an olm.deprecations blob, which a graph template does not carry (convert --to basic keeps it)");
+  if (cfg.deprecations.some((d) => d.package === name))
+    throw refuse(
+      name,
+      "it has an olm.deprecations blob, which a graph template does not carry (convert --to basic keeps it)",
+    );
   const other = cfg.others.find((o) => o.package === name);
-  if (other) throw refuse(name, `it has a ${goQuote(other.schema)} blob, which a graph template does not carry (convert --to basic keeps it)`);
-  if (p.properties.length > 0) throw refuse(name, "its olm.package blob has properties, which a graph template does not carry");
+  if (other)
+    throw refuse(
+      name,
+      `it has a ${goQuote(other.schema)} blob, which a graph template does not carry (convert --to basic keeps it)`,
+    );
+  if (p.properties.length > 0)
+    throw refuse(name, "its olm.package blob has properties, which a graph template does not carry");
   if (p.icon && p.icon.base64data === null) throw refuse(name, "its icon has no base64data");
   const channels = cfg.channels.filter((c) => c.package === name);
   if (channels.length === 0) throw refuse(name, "it has no channel");
@@ -209,7 +265,8 @@ export function catalogToGraphTemplate(cfg: DeclarativeConfig, pkg?: string): Gr
     if (!live.has(b.name)) throw refuse(name, `bundle ${goQuote(b.name)} is in no channel`);
     if (b.image === "") throw refuse(name, `bundle ${goQuote(b.name)} has no image to render it from`);
     const prev = images.get(b.image);
-    if (prev !== undefined) throw refuse(name, `bundles ${goQuote(prev)} and ${goQuote(b.name)} have the same image ${goQuote(b.image)}`);
+    if (prev !== undefined)
+      throw refuse(name, `bundles ${goQuote(prev)} and ${goQuote(b.name)} have the same image ${goQuote(b.image)}`);
     images.set(b.image, b.name);
   }
   const t: GraphTemplate = {
@@ -220,7 +277,11 @@ export function catalogToGraphTemplate(cfg: DeclarativeConfig, pkg?: string): Gr
   };
   if (p.defaultChannel !== "") t.package.defaultChannel = p.defaultChannel;
   if (p.description !== "") t.package.description = p.description;
-  if (p.icon) t.package.icon = { base64data: Buffer.from(p.icon.base64data as Uint8Array).toString("base64"), mediatype: p.icon.mediatype };
+  if (p.icon)
+    t.package.icon = {
+      base64data: Buffer.from(p.icon.base64data as Uint8Array).toString("base64"),
+      mediatype: p.icon.mediatype,
+    };
   try {
     checkGraphTemplate(t);
   } catch (e) {
@@ -229,7 +290,8 @@ export function catalogToGraphTemplate(cfg: DeclarativeConfig, pkg?: string): Gr
   }
   // Self-check: what the template renders must be the channels we read.
   channels.forEach((c, i) => {
-    if (!sameEntries(c, graphChannel(name, graphs[i]))) throw refuse(name, `channel ${goQuote(c.name)} would not render back to the same entries`);
+    if (!sameEntries(c, graphChannel(name, graphs[i])))
+      throw refuse(name, `channel ${goQuote(c.name)} would not render back to the same entries`);
   });
   return t;
 }

@@ -29,7 +29,9 @@ export function typeFromSchema(schema: string): string {
 export const TEMPLATE_TYPES: readonly string[] = Object.freeze(TEMPLATE_SCHEMAS.map(typeFromSchema).sort());
 
 /** Every type opcat renders: opm's plus the extra ones (`graph`), sorted. */
-export const ALL_TEMPLATE_TYPES: readonly string[] = Object.freeze([...TEMPLATE_SCHEMAS, ...EXTRA_TEMPLATE_SCHEMAS].map(typeFromSchema).sort());
+export const ALL_TEMPLATE_TYPES: readonly string[] = Object.freeze(
+  [...TEMPLATE_SCHEMAS, ...EXTRA_TEMPLATE_SCHEMAS].map(typeFromSchema).sort(),
+);
 
 const SCHEMA_PROBE: GoType = {
   kind: "struct",
@@ -53,12 +55,14 @@ export function detectTemplateSchema(text: string): string {
   const doc = firstStreamDocument(text);
   if (doc.kind === "eof") throw detectError("TEMPLATE_DECODE", "decoding template input: EOF");
   if (doc.kind === "error") throw detectError("TEMPLATE_DECODE", `decoding template input: ${doc.message}`);
-  if (doc.kind === "empty") throw detectError("TEMPLATE_DECODE", "unmarshalling template schema: unexpected end of JSON input");
+  if (doc.kind === "empty")
+    throw detectError("TEMPLATE_DECODE", "unmarshalling template schema: unexpected end of JSON input");
   const r = goDecode(doc.value, SCHEMA_PROBE);
   if (!r.ok) throw detectError("TEMPLATE_DECODE", `unmarshalling template schema: ${r.error}`);
   const schema = (r.value as { schema: string }).schema;
   if (schema === "") throw detectError("TEMPLATE_MISSING_SCHEMA", "template input missing required 'schema' field");
   if (schema === SCHEMA_GRAPH_ALIAS) return SCHEMA_GRAPH;
-  if (!TEMPLATE_SCHEMAS.includes(schema) && !EXTRA_TEMPLATE_SCHEMAS.includes(schema)) throw detectError("TEMPLATE_UNKNOWN_SCHEMA", `unknown template schema: ${schema}`);
+  if (!TEMPLATE_SCHEMAS.includes(schema) && !EXTRA_TEMPLATE_SCHEMAS.includes(schema))
+    throw detectError("TEMPLATE_UNKNOWN_SCHEMA", `unknown template schema: ${schema}`);
   return schema;
 }

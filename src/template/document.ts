@@ -226,6 +226,7 @@ export function readStrictYaml(text: string): { ok: true; value: JsonValue } | {
     return { ok: false, error: (e as Error).message };
   }
   const dups = yamlDuplicateKeyErrors(doc);
-  if (dups !== undefined) return { ok: false, error: `error converting YAML to JSON: yaml: unmarshal errors:\n  ${dups}` };
+  if (dups !== undefined)
+    return { ok: false, error: `error converting YAML to JSON: yaml: unmarshal errors:\n  ${dups}` };
   return { ok: true, value };
 }

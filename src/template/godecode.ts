@@ -95,7 +95,8 @@ export function formatFloat32G(f: number): string {
 /** sigs.k8s.io/yaml's coercion of a YAML scalar into a string field. */
 function coerceToString(v: JsonValue): JsonValue {
   if (typeof v === "boolean") return v ? "true" : "false";
-  if (typeof v === "number") return Number.isInteger(v) && Math.abs(v) < 2 ** 63 ? BigInt(v).toString() : formatFloat32G(v);
+  if (typeof v === "number")
+    return Number.isInteger(v) && Math.abs(v) < 2 ** 63 ? BigInt(v).toString() : formatFloat32G(v);
   return v;
 }
 

@@ -12,20 +12,23 @@ import { buildBundleImage, pushImage } from "../image/build.js";
 import { RegistryClient } from "../image/registry.js";
 import { REPO_ROOT } from "../../test/shared.js";
 import { requireTools, startDockerRegistry, type RunningRegistry } from "../../test/image/servers.js";
-import { catalogTagLister, compileTagRegex, discoverTagImages, registryTagLister, type TagLister } from "./graph-discover.js";
+import {
+  catalogTagLister,
+  compileTagRegex,
+  discoverTagImages,
+  registryTagLister,
+  type TagLister,
+} from "./graph-discover.js";
 
 const lister = (tags: string[]): TagLister => ({ listTags: () => Promise.resolve([...tags]) });
 
 test("discoverTagImages: regex and range filter, tags that are not versions left out under a range, version order", async () => {
   const tags = ["v0.0.3", "v0.1.0", "v0.10.0", "v0.9.1", "latest", "v1.0.0-rc.1", "v1.0.0", "1.2", "v0.2.0", "v0.2.0"];
   const repo = "quay.io/example-inc/example-bundle";
-  assert.deepEqual(await discoverTagImages({ repo, tagRegex: "^v\\d+\\.\\d+\\.\\d+$", semverRange: ">=0.1.x" }, lister(tags)), [
-    `${repo}:v0.1.0`,
-    `${repo}:v0.2.0`,
-    `${repo}:v0.9.1`,
-    `${repo}:v0.10.0`,
-    `${repo}:v1.0.0`,
-  ]);
+  assert.deepEqual(
+    await discoverTagImages({ repo, tagRegex: "^v\\d+\\.\\d+\\.\\d+$", semverRange: ">=0.1.x" }, lister(tags)),
+    [`${repo}:v0.1.0`, `${repo}:v0.2.0`, `${repo}:v0.9.1`, `${repo}:v0.10.0`, `${repo}:v1.0.0`],
+  );
   // No range: every tag matching the regex, versions first (in version order), then the rest by bytes.
   assert.deepEqual(
     (await discoverTagImages({ repo, tagRegex: "^(v1|l|1)" }, lister(tags))).map((i) => i.slice(repo.length + 1)),
@@ -33,7 +36,9 @@ test("discoverTagImages: regex and range filter, tags that are not versions left
   );
   // A range alone: tags parsed leniently (1.2 is 1.2.0); pre-releases are below their release.
   assert.deepEqual(
-    (await discoverTagImages({ repo, semverRange: ">=1.0.0-0 <2.0.0" }, lister(tags))).map((i) => i.slice(repo.length + 1)),
+    (await discoverTagImages({ repo, semverRange: ">=1.0.0-0 <2.0.0" }, lister(tags))).map((i) =>
+      i.slice(repo.length + 1),
+    ),
     ["v1.0.0-rc.1", "v1.0.0", "1.2"],
   );
   assert.deepEqual(await discoverTagImages({}, undefined), []);
@@ -41,14 +46,42 @@ test("discoverTagImages: regex and range filter, tags that are not versions left
 
 test("discoverTagImages errors name the field", async () => {
   const cases: [Parameters<typeof discoverTagImages>[0], TagLister | undefined, string, number][] = [
-    [{ repo: "quay.io/x/y", tagRegex: "(" }, lister([]), /^bundles\.tagRegex: invalid regular expression "\(": /.source, 1],
-    [{ repo: "quay.io/x/y", semverRange: ">=x.y" }, lister([]), /^bundles\.semverRange: invalid range ">=x\.y": /.source, 1],
-    [{ repo: "quay.io/x/y:v1" }, lister([]), /^bundles\.repo: "quay\.io\/x\/y:v1" must name a repository, without tag or digest$/.source, 1],
+    [
+      { repo: "quay.io/x/y", tagRegex: "(" },
+      lister([]),
+      /^bundles\.tagRegex: invalid regular expression "\(": /.source,
+      1,
+    ],
+    [
+      { repo: "quay.io/x/y", semverRange: ">=x.y" },
+      lister([]),
+      /^bundles\.semverRange: invalid range ">=x\.y": /.source,
+      1,
+    ],
+    [
+      { repo: "quay.io/x/y:v1" },
+      lister([]),
+      /^bundles\.repo: "quay\.io\/x\/y:v1" must name a repository, without tag or digest$/.source,
+      1,
+    ],
     [{ repo: "Quay.io/X" }, lister([]), /^bundles\.repo: invalid repository "Quay\.io\/X": /.source, 1],
-    [{ repo: "quay.io/x/y" }, undefined, /^bundles\.repo: listing the tags of "quay\.io\/x\/y" needs registry access, which this bundle source does not provide$/.source, 2],
+    [
+      { repo: "quay.io/x/y" },
+      undefined,
+      /^bundles\.repo: listing the tags of "quay\.io\/x\/y" needs registry access, which this bundle source does not provide$/
+        .source,
+      2,
+    ],
   ];
   for (const [b, l, re, exit] of cases) {
-    await assert.rejects(discoverTagImages(b, l), (e: unknown) => e instanceof OpcatError && e.code === "TEMPLATE_GRAPH_TAGS" && new RegExp(re).test(e.message) && e.exitCode === exit);
+    await assert.rejects(
+      discoverTagImages(b, l),
+      (e: unknown) =>
+        e instanceof OpcatError &&
+        e.code === "TEMPLATE_GRAPH_TAGS" &&
+        new RegExp(re).test(e.message) &&
+        e.exitCode === exit,
+    );
   }
   assert.ok(compileTagRegex("^v\\d+$").test("v12"));
 });
@@ -59,25 +92,49 @@ test("property: discovered images are exactly the listed tags the filters keep, 
     fc.constantFrom("latest", "main", "v1", "1.2", "v2.0.0-rc.1"),
   );
   await fc.assert(
-    fc.asyncProperty(fc.array(tag, { maxLength: 30 }), fc.constantFrom("", "^v", "\\.0$"), fc.constantFrom("", ">=0.5.0", "<1.0.0 || >=2.0.0"), async (tags, re, range) => {
-      const repo = "r.example/op";
-      const got = await discoverTagImages({ repo, tagRegex: re || undefined, semverRange: range || undefined }, lister(tags));
-      assert.equal(new Set(got).size, got.length);
-      const shuffled = await discoverTagImages({ repo, tagRegex: re || undefined, semverRange: range || undefined }, lister([...tags].reverse()));
-      assert.deepEqual(shuffled, got);
-      for (const img of got) assert.ok(tags.includes(img.slice(repo.length + 1)));
-      if (re) for (const img of got) assert.match(img.slice(repo.length + 1), new RegExp(re));
-    }),
+    fc.asyncProperty(
+      fc.array(tag, { maxLength: 30 }),
+      fc.constantFrom("", "^v", "\\.0$"),
+      fc.constantFrom("", ">=0.5.0", "<1.0.0 || >=2.0.0"),
+      async (tags, re, range) => {
+        const repo = "r.example/op";
+        const got = await discoverTagImages(
+          { repo, tagRegex: re || undefined, semverRange: range || undefined },
+          lister(tags),
+        );
+        assert.equal(new Set(got).size, got.length);
+        const shuffled = await discoverTagImages(
+          { repo, tagRegex: re || undefined, semverRange: range || undefined },
+          lister([...tags].reverse()),
+        );
+        assert.deepEqual(shuffled, got);
+        for (const img of got) assert.ok(tags.includes(img.slice(repo.length + 1)));
+        if (re) for (const img of got) assert.match(img.slice(repo.length + 1), new RegExp(re));
+      },
+    ),
     { numRuns: 200 },
   );
 });
 
 test("catalogTagLister: the tags of the catalog's bundle images in the repository, by normalised name", async () => {
-  const b = (image: string): Bundle => ({ schema: "olm.bundle", name: image, package: "p", image, properties: [{ type: "olm.package", value: RawJson.fromValue({ packageName: "p", version: "1.0.0" }) }], relatedImages: [] });
+  const b = (image: string): Bundle => ({
+    schema: "olm.bundle",
+    name: image,
+    package: "p",
+    image,
+    properties: [{ type: "olm.package", value: RawJson.fromValue({ packageName: "p", version: "1.0.0" }) }],
+    relatedImages: [],
+  });
   const cfg: DeclarativeConfig = {
     packages: [],
     channels: [],
-    bundles: [b("busybox:v1"), b("docker.io/library/busybox:v2"), b(`busybox@sha256:${"a".repeat(64)}`), b("quay.io/x/busybox:v3"), b("busybox:v1")],
+    bundles: [
+      b("busybox:v1"),
+      b("docker.io/library/busybox:v2"),
+      b(`busybox@sha256:${"a".repeat(64)}`),
+      b("quay.io/x/busybox:v3"),
+      b("busybox:v1"),
+    ],
     deprecations: [],
     others: [],
   };
@@ -119,13 +176,22 @@ describe("tags/list against docker-registry", { skip: missing ?? false }, () => 
       for (const n of [1, 2, 3, 100]) assert.deepEqual(await client.listTags(target, n), all, `page size ${n}`);
       const l = registryTagLister(client, 2);
       assert.deepEqual(await l.listTags(`${reg.host}/ops/widget-bundle`), all);
-      assert.deepEqual(await discoverTagImages({ repo: `${reg.host}/ops/widget-bundle`, tagRegex: "^v", semverRange: ">=0.1.0 <1.0.0" }, l), [
-        `${reg.host}/ops/widget-bundle:v0.1.0`,
-        `${reg.host}/ops/widget-bundle:v0.2.0`,
-        `${reg.host}/ops/widget-bundle:v0.10.0`,
-        `${reg.host}/ops/widget-bundle:v1.0.0-rc.1`,
-      ]);
-      await assert.rejects(l.listTags(`${reg.host}/ops/absent`), (e: unknown) => e instanceof OpcatError && /listing tags of .*ops\/absent: 404/.test(e.message));
+      assert.deepEqual(
+        await discoverTagImages(
+          { repo: `${reg.host}/ops/widget-bundle`, tagRegex: "^v", semverRange: ">=0.1.0 <1.0.0" },
+          l,
+        ),
+        [
+          `${reg.host}/ops/widget-bundle:v0.1.0`,
+          `${reg.host}/ops/widget-bundle:v0.2.0`,
+          `${reg.host}/ops/widget-bundle:v0.10.0`,
+          `${reg.host}/ops/widget-bundle:v1.0.0-rc.1`,
+        ],
+      );
+      await assert.rejects(
+        l.listTags(`${reg.host}/ops/absent`),
+        (e: unknown) => e instanceof OpcatError && /listing tags of .*ops\/absent: 404/.test(e.message),
+      );
     } finally {
       client.close();
     }
@@ -134,9 +200,9 @@ describe("tags/list against docker-registry", { skip: missing ?? false }, () => 
 
 test("listTags: pages linked by Link headers (relative and absolute), empty and null tag lists, bad bodies", async () => {
   const pages: Record<string, { tags: string[] | null; next?: string }> = {
-    "/v2/o/r/tags/list?n=2": { tags: ["a", "b"], next: "</v2/o/r/tags/list?n=2&last=b>; rel=\"next\"" },
+    "/v2/o/r/tags/list?n=2": { tags: ["a", "b"], next: '</v2/o/r/tags/list?n=2&last=b>; rel="next"' },
     "/v2/o/r/tags/list?n=2&last=b": { tags: ["c", "d"], next: "ABS" },
-    "/v2/o/r/tags/list?n=2&last=d": { tags: [] , next: "<v2/o/r/tags/list?last=e>; rel=next" },
+    "/v2/o/r/tags/list?n=2&last=d": { tags: [], next: "<v2/o/r/tags/list?last=e>; rel=next" },
     "/v2/o/r/tags/list?last=e": { tags: null },
     "/v2/o/bad/tags/list": { tags: [1 as unknown as string] },
   };
@@ -150,11 +216,15 @@ test("listTags: pages linked by Link headers (relative and absolute), empty and 
     }
     const page = pages[req.url ?? ""];
     if (!page) {
-      res.writeHead(404, { "Content-Type": "application/json" }).end(JSON.stringify({ errors: [{ code: "NAME_UNKNOWN", message: "repository name not known to registry" }] }));
+      res
+        .writeHead(404, { "Content-Type": "application/json" })
+        .end(JSON.stringify({ errors: [{ code: "NAME_UNKNOWN", message: "repository name not known to registry" }] }));
       return;
     }
     const headers: Record<string, string> = { "Content-Type": "application/json" };
-    if (page.next) headers.Link = page.next === "ABS" ? `<http://127.0.0.1:${port}/v2/o/r/tags/list?n=2&last=d>; rel="next"` : page.next;
+    if (page.next)
+      headers.Link =
+        page.next === "ABS" ? `<http://127.0.0.1:${port}/v2/o/r/tags/list?n=2&last=d>; rel="next"` : page.next;
     res.writeHead(200, headers).end(JSON.stringify({ name: "o/r", tags: page.tags }));
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
@@ -163,10 +233,21 @@ test("listTags: pages linked by Link headers (relative and absolute), empty and 
   try {
     const t = { host: `127.0.0.1:${port}`, repo: "o/r", insecure: false };
     assert.deepEqual(await client.listTags(t, 2), ["a", "b", "c", "d"]);
-    assert.deepEqual(seen, ["/v2/o/r/tags/list?n=2", "/v2/o/r/tags/list?n=2&last=b", "/v2/o/r/tags/list?n=2&last=d", "/v2/o/r/tags/list?last=e"]);
+    assert.deepEqual(seen, [
+      "/v2/o/r/tags/list?n=2",
+      "/v2/o/r/tags/list?n=2&last=b",
+      "/v2/o/r/tags/list?n=2&last=d",
+      "/v2/o/r/tags/list?last=e",
+    ]);
     await assert.rejects(client.listTags({ ...t, repo: "o/bad" }), /invalid tag list: "tags" is not a list of strings/);
-    await assert.rejects(client.listTags({ ...t, repo: "o/junk" }), /listing tags of 127\.0\.0\.1:\d+\/o\/junk: invalid tag list/);
-    await assert.rejects(client.listTags({ ...t, repo: "o/none" }), (e: unknown) => e instanceof OpcatError && e.code !== "" && /404/.test(e.message));
+    await assert.rejects(
+      client.listTags({ ...t, repo: "o/junk" }),
+      /listing tags of 127\.0\.0\.1:\d+\/o\/junk: invalid tag list/,
+    );
+    await assert.rejects(
+      client.listTags({ ...t, repo: "o/none" }),
+      (e: unknown) => e instanceof OpcatError && e.code !== "" && /404/.test(e.message),
+    );
   } finally {
     client.close();
     await new Promise<void>((r) => server.close(() => r()));

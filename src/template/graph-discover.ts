@@ -10,7 +10,14 @@ import { compareUtf8 } from "../gojson/encode.js";
 import { goQuote } from "../gojson/fmt.js";
 import { tryParseNormalizedNamed } from "../image/reference.js";
 import type { RegistryClient } from "../image/registry.js";
-import { compareVersions, SemverPanic, tryParseRange, tryParseTolerant, type Range, type Version } from "../semver/index.js";
+import {
+  compareVersions,
+  SemverPanic,
+  tryParseRange,
+  tryParseTolerant,
+  type Range,
+  type Version,
+} from "../semver/index.js";
 
 /** Lists the tags of a repository (`registry/path`, no tag or digest). */
 export interface TagLister {
@@ -46,7 +53,8 @@ function compileRange(source: string): Range {
 function repoName(repo: string, path: string): string {
   const ref = tryParseNormalizedNamed(repo);
   if (ref instanceof Error) throw tagsError(path, `invalid repository ${goQuote(repo)}: ${ref.message}`);
-  if (ref.tag !== undefined || ref.digest !== undefined) throw tagsError(path, `${goQuote(repo)} must name a repository, without tag or digest`);
+  if (ref.tag !== undefined || ref.digest !== undefined)
+    throw tagsError(path, `${goQuote(repo)} must name a repository, without tag or digest`);
   return ref.name;
 }
 
@@ -67,7 +75,11 @@ export async function discoverTagImages(
   const re = bundles.tagRegex ? compileTagRegex(bundles.tagRegex) : undefined;
   const range = bundles.semverRange ? compileRange(bundles.semverRange) : undefined;
   if (!lister) {
-    throw tagsError("bundles.repo", `listing the tags of ${goQuote(repo)} needs registry access, which this bundle source does not provide`, 2);
+    throw tagsError(
+      "bundles.repo",
+      `listing the tags of ${goQuote(repo)} needs registry access, which this bundle source does not provide`,
+      2,
+    );
   }
   const picked: { tag: string; v: Version | undefined }[] = [];
   for (const tag of new Set(await lister.listTags(repo))) {

@@ -16,7 +16,16 @@
 import { OpcatError } from "../fbc/errors.js";
 import { decodeStdBase64 } from "../fbc/decode.js";
 import { dns1123LabelErrors, validateCatalog } from "../fbc/validate.js";
-import { SCHEMA_CHANNEL, SCHEMA_PACKAGE, type Bundle, type Channel, type ChannelEntry, type DeclarativeConfig, type JsonValue, type Package } from "../fbc/types.js";
+import {
+  SCHEMA_CHANNEL,
+  SCHEMA_PACKAGE,
+  type Bundle,
+  type Channel,
+  type ChannelEntry,
+  type DeclarativeConfig,
+  type JsonValue,
+  type Package,
+} from "../fbc/types.js";
 import { encodeOrderedCompact, indentCompactJson } from "../gojson/encode.js";
 import { goQuote } from "../gojson/fmt.js";
 import { mapPool } from "../image/registry.js";
@@ -27,7 +36,13 @@ import { readStrictYaml } from "./document.js";
 import { discoverTagImages, type TagLister } from "./graph-discover.js";
 import type { BundleSource, RenderedBundle } from "./source.js";
 
-export { catalogTagLister, registryTagLister, discoverTagImages, compileTagRegex, type TagLister } from "./graph-discover.js";
+export {
+  catalogTagLister,
+  registryTagLister,
+  discoverTagImages,
+  compileTagRegex,
+  type TagLister,
+} from "./graph-discover.js";
 
 export { SCHEMA_GRAPH, SCHEMA_GRAPH_ALIAS } from "./detect.js";
 
@@ -101,7 +116,9 @@ function kind(v: JsonValue): string {
 
 function obj(v: JsonValue | undefined, path: string, allowed: readonly string[]): Obj {
   if (!isObj(v)) throw fieldError(path, `must be a mapping, not ${v === undefined ? "missing" : kind(v)}`);
-  for (const k of Object.keys(v)) if (!allowed.includes(k)) throw fieldError(`${path}.${k}`, `unknown field (expected one of: ${allowed.join(", ")})`);
+  for (const k of Object.keys(v))
+    if (!allowed.includes(k))
+      throw fieldError(`${path}.${k}`, `unknown field (expected one of: ${allowed.join(", ")})`);
   return v;
 }
 
@@ -138,7 +155,8 @@ const TAIL_FIELDS = ["replaces", "skips", "skipRange"];
 function parseGraph(v: JsonValue, path: string, pkg: string): GraphDescription {
   const o = obj(v, path, GRAPH_FIELDS);
   const p = optString(o, "package", path);
-  if (p !== undefined && p !== pkg) throw invalid(`${path}.package`, `${goQuote(p)} is not the template's package ${goQuote(pkg)}`);
+  if (p !== undefined && p !== pkg)
+    throw invalid(`${path}.package`, `${goQuote(p)} is not the template's package ${goQuote(pkg)}`);
   const g: GraphDescription = { name: reqString(o, "name", path), entries: optStrings(o, "entries", path) ?? [] };
   const tombstones = optStrings(o, "tombstones", path);
   if (tombstones) g.tombstones = tombstones;
@@ -155,10 +173,12 @@ function parseGraph(v: JsonValue, path: string, pkg: string): GraphDescription {
   }
   if (o.skipRanges !== undefined && o.skipRanges !== null) {
     const sp = `${path}.skipRanges`;
-    if (!isObj(o.skipRanges)) throw fieldError(sp, `must be a mapping of entry names to ranges, not ${kind(o.skipRanges)}`);
+    if (!isObj(o.skipRanges))
+      throw fieldError(sp, `must be a mapping of entry names to ranges, not ${kind(o.skipRanges)}`);
     const ranges: Record<string, string> = {};
     for (const [k, v] of Object.entries(o.skipRanges)) {
-      if (typeof v !== "string" || v === "") throw fieldError(`${sp}[${goQuote(k)}]`, v === "" ? "must not be empty" : `must be a string, not ${kind(v)}`);
+      if (typeof v !== "string" || v === "")
+        throw fieldError(`${sp}[${goQuote(k)}]`, v === "" ? "must not be empty" : `must be a string, not ${kind(v)}`);
       ranges[k] = v;
     }
     g.skipRanges = ranges;
@@ -177,7 +197,11 @@ export function parseGraphTemplate(text: string): GraphTemplate {
   const top = obj(y.value, "template", TOP_FIELDS);
   const schema = optString(top, "schema", "template") ?? "";
   if (schema !== SCHEMA_GRAPH && schema !== SCHEMA_GRAPH_ALIAS) {
-    throw new OpcatError("TEMPLATE_SCHEMA", `template has unknown schema (${goQuote(schema)}), should be ${goQuote(SCHEMA_GRAPH)}`, { exitCode: 1 });
+    throw new OpcatError(
+      "TEMPLATE_SCHEMA",
+      `template has unknown schema (${goQuote(schema)}), should be ${goQuote(SCHEMA_GRAPH)}`,
+      { exitCode: 1 },
+    );
   }
   const po = obj(top.package, "package", PACKAGE_FIELDS);
   const pkg: GraphPackage = { name: reqString(po, "name", "package") };
@@ -209,7 +233,8 @@ export function parseGraphTemplate(text: string): GraphTemplate {
   const list = top.graphs;
   const hasSingle = single !== undefined && single !== null;
   const hasList = list !== undefined && list !== null;
-  if (hasSingle && hasList) throw fieldError("graphs", "use either graph-description (one graph) or graphs (a list), not both");
+  if (hasSingle && hasList)
+    throw fieldError("graphs", "use either graph-description (one graph) or graphs (a list), not both");
   let graphs: GraphDescription[];
   if (hasSingle) graphs = [parseGraph(single, "graph-description", pkg.name)];
   else if (hasList) {
@@ -246,13 +271,16 @@ function checkSkipRange(r: string, path: string): void {
  */
 export function checkGraphTemplate(t: GraphTemplate): void {
   const nameErrs = dns1123LabelErrors(t.package.name);
-  if (nameErrs.length > 0) throw invalid("package.name", `invalid package name ${goQuote(t.package.name)}: [${nameErrs.join(" ")}]`);
-  if (t.graphs.length === 0) throw invalid("graphs", "the template describes no graph (channel); add graph-description or graphs");
+  if (nameErrs.length > 0)
+    throw invalid("package.name", `invalid package name ${goQuote(t.package.name)}: [${nameErrs.join(" ")}]`);
+  if (t.graphs.length === 0)
+    throw invalid("graphs", "the template describes no graph (channel); add graph-description or graphs");
   const names = new Map<string, number>();
   t.graphs.forEach((g, gi) => {
     const path = graphPath(t, gi);
     const prev = names.get(g.name);
-    if (prev !== undefined) throw invalid(`${path}.name`, `channel ${goQuote(g.name)} is already described by ${graphPath(t, prev)}`);
+    if (prev !== undefined)
+      throw invalid(`${path}.name`, `channel ${goQuote(g.name)} is already described by ${graphPath(t, prev)}`);
     names.set(g.name, gi);
     if (g.entries.length === 0) throw invalid(`${path}.entries`, "a graph needs at least one entry");
     const index = new Map<string, number>();
@@ -265,14 +293,17 @@ export function checkGraphTemplate(t: GraphTemplate): void {
     (g.tombstones ?? []).forEach((s, i) => {
       if (!index.has(s)) throw invalid(`${path}.tombstones[${i}]`, `${goQuote(s)} is not one of the graph's entries`);
       const j = tomb.get(s);
-      if (j !== undefined) throw invalid(`${path}.tombstones[${i}]`, `${goQuote(s)} is already listed as tombstones[${j}]`);
+      if (j !== undefined)
+        throw invalid(`${path}.tombstones[${i}]`, `${goQuote(s)} is already listed as tombstones[${j}]`);
       tomb.set(s, i);
     });
-    if (tomb.size === g.entries.length) throw invalid(`${path}.tombstones`, "every entry is a tombstone; a channel needs at least one installable entry");
+    if (tomb.size === g.entries.length)
+      throw invalid(`${path}.tombstones`, "every entry is a tombstone; a channel needs at least one installable entry");
     const tail = g.tailEdges;
     if (tail) {
       const inside = (n: string, p: string): void => {
-        if (index.has(n)) throw invalid(p, `${goQuote(n)} is an entry of the graph; tail edges name bundles before its first entry`);
+        if (index.has(n))
+          throw invalid(p, `${goQuote(n)} is an entry of the graph; tail edges name bundles before its first entry`);
       };
       if (tail.replaces) inside(tail.replaces, `${path}.tailEdges.replaces`);
       const seen = new Set<string>();
@@ -288,13 +319,21 @@ export function checkGraphTemplate(t: GraphTemplate): void {
       const kp = `${path}.skipRanges[${goQuote(k)}]`;
       if (!index.has(k)) throw invalid(kp, `${goQuote(k)} is not one of the graph's entries`);
       if (tomb.has(k)) throw invalid(kp, `${goQuote(k)} is a tombstone; only installable entries have a skipRange`);
-      if (k === firstLive && tail?.skipRange) throw invalid(kp, `${goQuote(k)} is the first installable entry, whose skipRange is already given as tailEdges.skipRange`);
+      if (k === firstLive && tail?.skipRange)
+        throw invalid(
+          kp,
+          `${goQuote(k)} is the first installable entry, whose skipRange is already given as tailEdges.skipRange`,
+        );
       checkSkipRange(r, kp);
     }
   });
   const dc = t.package.defaultChannel;
   if (dc) {
-    if (!names.has(dc)) throw invalid("package.defaultChannel", `${goQuote(dc)} is not the name of a graph (channels: ${[...names.keys()].join(", ")})`);
+    if (!names.has(dc))
+      throw invalid(
+        "package.defaultChannel",
+        `${goQuote(dc)} is not the name of a graph (channels: ${[...names.keys()].join(", ")})`,
+      );
   } else if (t.graphs.length > 1) {
     throw invalid("package.defaultChannel", "is required when the template describes several graphs");
   }
@@ -313,7 +352,12 @@ export function graphChannel(pkg: string, g: GraphDescription): Channel {
     }
     if (entries.length === 0) {
       const tail = g.tailEdges ?? {};
-      entries.push({ name, replaces: tail.replaces ?? "", skips: [...(tail.skips ?? []), ...pending], skipRange: tail.skipRange || ranges[name] || "" });
+      entries.push({
+        name,
+        replaces: tail.replaces ?? "",
+        skips: [...(tail.skips ?? []), ...pending],
+        skipRange: tail.skipRange || ranges[name] || "",
+      });
     } else {
       entries.push({ name, replaces: entries[entries.length - 1].name, skips: pending, skipRange: ranges[name] ?? "" });
     }
@@ -325,8 +369,15 @@ export function graphChannel(pkg: string, g: GraphDescription): Channel {
 
 /** The olm.package blob of the template. */
 export function graphPackage(t: GraphTemplate): Package {
-  const p: Package = { schema: SCHEMA_PACKAGE, name: t.package.name, defaultChannel: t.package.defaultChannel || t.graphs[0].name, description: t.package.description ?? "", properties: [] };
-  if (t.package.icon) p.icon = { base64data: decodeStdBase64(t.package.icon.base64data), mediatype: t.package.icon.mediatype };
+  const p: Package = {
+    schema: SCHEMA_PACKAGE,
+    name: t.package.name,
+    defaultChannel: t.package.defaultChannel || t.graphs[0].name,
+    description: t.package.description ?? "",
+    properties: [],
+  };
+  if (t.package.icon)
+    p.icon = { base64data: decodeStdBase64(t.package.icon.base64data), mediatype: t.package.icon.mediatype };
   return p;
 }
 
@@ -345,10 +396,15 @@ export function buildGraphCatalog(t: GraphTemplate, rendered: ReadonlyMap<string
   const byName = new Map<string, { b: Bundle; image: string }>();
   for (const [image, b] of rendered) {
     if (b.package !== pkg) {
-      throw bundleError(`bundle ${goQuote(b.name)} (image ${goQuote(image)}) belongs to package ${goQuote(b.package)}, not to the template's package ${goQuote(pkg)}`);
+      throw bundleError(
+        `bundle ${goQuote(b.name)} (image ${goQuote(image)}) belongs to package ${goQuote(b.package)}, not to the template's package ${goQuote(pkg)}`,
+      );
     }
     const prev = byName.get(b.name);
-    if (prev) throw bundleError(`bundle ${goQuote(b.name)} is rendered from two images: ${goQuote(prev.image)} and ${goQuote(image)}`);
+    if (prev)
+      throw bundleError(
+        `bundle ${goQuote(b.name)} is rendered from two images: ${goQuote(prev.image)} and ${goQuote(image)}`,
+      );
     byName.set(b.name, { b, image });
   }
   const live = new Set<string>();
@@ -360,7 +416,9 @@ export function buildGraphCatalog(t: GraphTemplate, rendered: ReadonlyMap<string
       if (tomb.has(e)) return;
       live.add(e);
       if (!byName.has(e)) {
-        throw bundleError(`${graphPath(t, gi)}.entries[${i}]: no image renders bundle ${goQuote(e)} (bundles come from bundles.images and the tags of bundles.repo)`);
+        throw bundleError(
+          `${graphPath(t, gi)}.entries[${i}]: no image renders bundle ${goQuote(e)} (bundles come from bundles.images and the tags of bundles.repo)`,
+        );
       }
     });
     if (g.tailEdges?.replaces) named.add(g.tailEdges.replaces);
@@ -369,7 +427,9 @@ export function buildGraphCatalog(t: GraphTemplate, rendered: ReadonlyMap<string
   const bundles: Bundle[] = [];
   for (const [name, { b, image }] of byName) {
     if (!named.has(name)) {
-      throw bundleError(`bundle ${goQuote(name)} (image ${goQuote(image)}) is not named by any graph's entries, tombstones or tail edges; add it to a graph or remove its image`);
+      throw bundleError(
+        `bundle ${goQuote(name)} (image ${goQuote(image)}) is not named by any graph's entries, tombstones or tail edges; add it to a graph or remove its image`,
+      );
     }
     if (live.has(name)) bundles.push(b);
   }
@@ -412,13 +472,21 @@ function isTagLister(v: unknown): v is TagLister {
  * TEMPLATE_GRAPH_RESULT_INVALID (`resulting catalog is not valid FBC: …`) when the rendered bundles
  * themselves make the catalog invalid (e.g. two bundles with the same version).
  */
-export async function renderGraphTemplate(text: string, src: BundleSource, opts: RenderGraphOptions = {}): Promise<DeclarativeConfig> {
+export async function renderGraphTemplate(
+  text: string,
+  src: BundleSource,
+  opts: RenderGraphOptions = {},
+): Promise<DeclarativeConfig> {
   const t = parseGraphTemplate(text);
   return renderParsedGraphTemplate(t, src, opts);
 }
 
 /** renderGraphTemplate for an already parsed template. */
-export async function renderParsedGraphTemplate(t: GraphTemplate, src: BundleSource, opts: RenderGraphOptions = {}): Promise<DeclarativeConfig> {
+export async function renderParsedGraphTemplate(
+  t: GraphTemplate,
+  src: BundleSource,
+  opts: RenderGraphOptions = {},
+): Promise<DeclarativeConfig> {
   checkGraphTemplate(t);
   const lister = opts.tags ?? (isTagLister(src) ? src : undefined);
   const images = await graphImages(t, lister);
@@ -429,7 +497,11 @@ export async function renderParsedGraphTemplate(t: GraphTemplate, src: BundleSou
   const cfg = buildGraphCatalog(t, rendered);
   const v = validateCatalog(cfg);
   if (v.problems.length > 0) {
-    throw new OpcatError("TEMPLATE_GRAPH_RESULT_INVALID", `resulting catalog is not valid FBC: ${v.problems[0].message}`, { exitCode: 1, problems: v.problems });
+    throw new OpcatError(
+      "TEMPLATE_GRAPH_RESULT_INVALID",
+      `resulting catalog is not valid FBC: ${v.problems[0].message}`,
+      { exitCode: 1, problems: v.problems },
+    );
   }
   return cfg;
 }
@@ -468,7 +540,10 @@ export function addBundleToGraph(doc: GraphTemplate, add: AddBundleToGraph): Gra
   };
   const gi = t.graphs.findIndex((g) => g.name === add.channel);
   if (gi < 0) {
-    if (t.singleGraph) throw addError(`the template describes one graph (graph-description ${goQuote(t.graphs[0]?.name ?? "")}); use graphs to add channel ${goQuote(add.channel)}`);
+    if (t.singleGraph)
+      throw addError(
+        `the template describes one graph (graph-description ${goQuote(t.graphs[0]?.name ?? "")}); use graphs to add channel ${goQuote(add.channel)}`,
+      );
     const tail: GraphTailEdges = {};
     if (add.replaces) tail.replaces = add.replaces;
     if (add.skips && add.skips.length > 0) tail.skips = [...add.skips];
@@ -482,27 +557,36 @@ export function addBundleToGraph(doc: GraphTemplate, add: AddBundleToGraph): Gra
   const g = t.graphs[gi];
   const tomb = new Set(g.tombstones ?? []);
   if (g.entries.includes(add.bundleName)) {
-    if (tomb.has(add.bundleName)) throw addError(`bundle ${goQuote(add.bundleName)} is a tombstone of graph ${goQuote(g.name)}`);
+    if (tomb.has(add.bundleName))
+      throw addError(`bundle ${goQuote(add.bundleName)} is a tombstone of graph ${goQuote(g.name)}`);
     const e = graphChannel(t.package.name, g).entries?.find((x) => x.name === add.bundleName);
     const differs =
       !e ||
       (add.replaces !== undefined && add.replaces !== e.replaces) ||
       (add.skipRange !== undefined && add.skipRange !== e.skipRange) ||
       (add.skips ?? []).some((x) => !e.skips.includes(x));
-    if (differs) throw addError(`bundle ${goQuote(add.bundleName)} is already an entry of graph ${goQuote(g.name)}, with other edges (replaces ${goQuote(e?.replaces ?? "")}, skips [${(e?.skips ?? []).join(", ")}], skipRange ${goQuote(e?.skipRange ?? "")})`);
+    if (differs)
+      throw addError(
+        `bundle ${goQuote(add.bundleName)} is already an entry of graph ${goQuote(g.name)}, with other edges (replaces ${goQuote(e?.replaces ?? "")}, skips [${(e?.skips ?? []).join(", ")}], skipRange ${goQuote(e?.skipRange ?? "")})`,
+      );
     addImage();
     return t;
   }
   const lastLive = [...g.entries].reverse().find((e) => !tomb.has(e));
   if (add.replaces && add.replaces !== lastLive) {
-    throw addError(`bundle ${goQuote(add.bundleName)} cannot replace ${goQuote(add.replaces)}: a new entry of graph ${goQuote(g.name)} replaces its last installable entry ${goQuote(lastLive ?? "")}`);
+    throw addError(
+      `bundle ${goQuote(add.bundleName)} cannot replace ${goQuote(add.replaces)}: a new entry of graph ${goQuote(g.name)} replaces its last installable entry ${goQuote(lastLive ?? "")}`,
+    );
   }
   const lastLiveIndex = lastLive === undefined ? -1 : g.entries.lastIndexOf(lastLive);
   const trailing = new Set(g.entries.slice(lastLiveIndex + 1));
   const newTombs: string[] = [];
   for (const s of add.skips ?? []) {
     if (trailing.has(s)) continue; // already a tombstone the new entry skips
-    if (g.entries.includes(s)) throw addError(`bundle ${goQuote(add.bundleName)} cannot skip ${goQuote(s)}: it is an entry of graph ${goQuote(g.name)} before its last installable entry`);
+    if (g.entries.includes(s))
+      throw addError(
+        `bundle ${goQuote(add.bundleName)} cannot skip ${goQuote(s)}: it is an entry of graph ${goQuote(g.name)} before its last installable entry`,
+      );
     if (!newTombs.includes(s)) newTombs.push(s);
   }
   g.entries.push(...newTombs, add.bundleName);

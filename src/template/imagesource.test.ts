@@ -38,8 +38,15 @@ writeFileSync(join(catDir, "index.json"), JSON.stringify({ schema: "olm.package"
 writeToLayout(buildCatalogImage(catDir), `oci:${layout}:catalog`);
 const ref = (v: string): string => `oci:${layout}:v${v}`;
 
-const expected = (v: string, image = ref(v)): string => formatCatalog(normalizeForRender(renderBundleDirectory(dirs.get(v) ?? "", { image })), "json");
-const asCatalog = (b: RenderedBundle): DeclarativeConfig => ({ packages: [], channels: [], bundles: [b], deprecations: [], others: [] });
+const expected = (v: string, image = ref(v)): string =>
+  formatCatalog(normalizeForRender(renderBundleDirectory(dirs.get(v) ?? "", { image })), "json");
+const asCatalog = (b: RenderedBundle): DeclarativeConfig => ({
+  packages: [],
+  channels: [],
+  bundles: [b],
+  deprecations: [],
+  others: [],
+});
 
 test("imageSource renders a bundle image as opm render does; the image is the reference as given", async () => {
   const src = renderedSource(imageSource({ cacheDir }));
@@ -76,15 +83,36 @@ test("each distinct reference is rendered once; callers get independent copies; 
 
 test("opm's refusals: bundle directories, catalog images; errors are prefixed and cached", async () => {
   const src = imageSource({ cacheDir });
-  await assert.rejects(src.render(dirs.get("1.0.0") ?? ""), (e: OpcatError) => e.message === `render reference ${JSON.stringify(dirs.get("1.0.0"))}: cannot render bundle directory ${JSON.stringify(dirs.get("1.0.0"))}: not allowed`);
-  await assert.rejects(src.render(catDir), (e: OpcatError) => e.message === `render reference ${JSON.stringify(catDir)}: cannot render declarative config directory: not allowed`);
-  await assert.rejects(src.render(`oci:${layout}:catalog`), (e: OpcatError) => e.message === `render reference "oci:${layout}:catalog": cannot render declarative config image: not allowed`);
-  await assert.rejects(src.render(`oci:${layout}:nope`), (e: OpcatError) => e.message.startsWith(`render reference "oci:${layout}:nope": failed to pull image`) && e.exitCode === 2);
+  await assert.rejects(
+    src.render(dirs.get("1.0.0") ?? ""),
+    (e: OpcatError) =>
+      e.message ===
+      `render reference ${JSON.stringify(dirs.get("1.0.0"))}: cannot render bundle directory ${JSON.stringify(dirs.get("1.0.0"))}: not allowed`,
+  );
+  await assert.rejects(
+    src.render(catDir),
+    (e: OpcatError) =>
+      e.message ===
+      `render reference ${JSON.stringify(catDir)}: cannot render declarative config directory: not allowed`,
+  );
+  await assert.rejects(
+    src.render(`oci:${layout}:catalog`),
+    (e: OpcatError) =>
+      e.message === `render reference "oci:${layout}:catalog": cannot render declarative config image: not allowed`,
+  );
+  await assert.rejects(
+    src.render(`oci:${layout}:nope`),
+    (e: OpcatError) =>
+      e.message.startsWith(`render reference "oci:${layout}:nope": failed to pull image`) && e.exitCode === 2,
+  );
 });
 
 test("renderedSource runs the migrations per reference and keeps the CSV for the semver template", async () => {
   const src = renderedSource(imageSource({ cacheDir }), { migrateLevel: "bundle-object-to-csv-metadata" });
-  const cfg = await renderTemplate(`schema: olm.semver\nstable:\n  bundles:\n${versions.map((v) => `  - image: ${ref(v)}`).join("\n")}\n`, src);
+  const cfg = await renderTemplate(
+    `schema: olm.semver\nstable:\n  bundles:\n${versions.map((v) => `  - image: ${ref(v)}`).join("\n")}\n`,
+    src,
+  );
   for (const b of cfg.bundles) {
     assert.ok(b.properties.some((p) => p.type === "olm.csv.metadata"));
     assert.ok(!b.properties.some((p) => p.type === "olm.bundle.object"));
@@ -98,11 +126,31 @@ test("fallbackSource: --reuse answers what it can (digest-pinned, or tags with r
   const pull: BundleSource = {
     render: (image) => {
       pulled.push(image);
-      return Promise.resolve({ schema: "olm.bundle", name: `pulled:${image}`, package: "p", image, properties: [], relatedImages: [] });
+      return Promise.resolve({
+        schema: "olm.bundle",
+        name: `pulled:${image}`,
+        package: "p",
+        image,
+        properties: [],
+        relatedImages: [],
+      });
     },
   };
   const digest = "quay.io/a/a@sha256:" + "a".repeat(64);
-  const reused = { packages: [], channels: [], deprecations: [], others: [], bundles: [digest, "quay.io/a/a:tag"].map((image) => ({ schema: "olm.bundle", name: `reused:${image}`, package: "p", image, properties: [], relatedImages: [] })) };
+  const reused = {
+    packages: [],
+    channels: [],
+    deprecations: [],
+    others: [],
+    bundles: [digest, "quay.io/a/a:tag"].map((image) => ({
+      schema: "olm.bundle",
+      name: `reused:${image}`,
+      package: "p",
+      image,
+      properties: [],
+      relatedImages: [],
+    })),
+  };
   const chain = fallbackSource(reuseSource(reused), pull);
   assert.equal((await chain.render(digest)).name, `reused:${digest}`);
   assert.equal((await chain.render("quay.io/a/a:tag")).name, "pulled:quay.io/a/a:tag");
@@ -110,22 +158,28 @@ test("fallbackSource: --reuse answers what it can (digest-pinned, or tags with r
   const withTags = fallbackSource(reuseSource(reused, { reuseTags: true }), pull);
   assert.equal((await withTags.render("quay.io/a/a:tag")).name, "reused:quay.io/a/a:tag");
   // Other errors of the primary are final.
-  const broken: BundleSource = { render: () => Promise.reject(new OpcatError("MIGRATE", "migrate: bad", { exitCode: 1 })) };
+  const broken: BundleSource = {
+    render: () => Promise.reject(new OpcatError("MIGRATE", "migrate: bad", { exitCode: 1 })),
+  };
   await assert.rejects(fallbackSource(broken, pull).render(digest), /migrate: bad/);
 });
 
 test("property: whatever the order and repetition of requests, the source renders each reference once and answers in request order", async () => {
   await fc.assert(
-    fc.asyncProperty(fc.array(fc.constantFrom(...versions), { minLength: 1, maxLength: 12 }), fc.integer({ min: 1, max: 4 }), async (req, parallel) => {
-      let starts = 0;
-      const src = imageSource({ cacheDir, parallel, onImage: (e) => void (e.state === "start" && starts++) });
-      const got = await Promise.all(req.map((v) => src.render(ref(v))));
-      assert.deepEqual(
-        got.map((b) => b.name),
-        req.map((v) => `demo.v${v}`),
-      );
-      assert.equal(starts, new Set(req).size);
-    }),
+    fc.asyncProperty(
+      fc.array(fc.constantFrom(...versions), { minLength: 1, maxLength: 12 }),
+      fc.integer({ min: 1, max: 4 }),
+      async (req, parallel) => {
+        let starts = 0;
+        const src = imageSource({ cacheDir, parallel, onImage: (e) => void (e.state === "start" && starts++) });
+        const got = await Promise.all(req.map((v) => src.render(ref(v))));
+        assert.deepEqual(
+          got.map((b) => b.name),
+          req.map((v) => `demo.v${v}`),
+        );
+        assert.equal(starts, new Set(req).size);
+      },
+    ),
     { numRuns: 15 },
   );
 });

@@ -110,7 +110,8 @@ const MISS_CODES = new Set(["TEMPLATE_REUSE_TAG", "TEMPLATE_REUSE_NOT_FOUND", "I
 export function fallbackSource(primary: BundleSource, fallback: BundleSource): BundleSource {
   const isMiss = (e: unknown): boolean => e instanceof OpcatError && MISS_CODES.has(e.code);
   return {
-    render: (image: string): Promise<RenderedBundle> => primary.render(image).catch((e: unknown) => (isMiss(e) ? fallback.render(image) : Promise.reject(e))),
+    render: (image: string): Promise<RenderedBundle> =>
+      primary.render(image).catch((e: unknown) => (isMiss(e) ? fallback.render(image) : Promise.reject(e))),
     prefetch: (images: readonly string[]): void => {
       primary.prefetch?.(images);
       for (const i of images) {
@@ -141,7 +142,10 @@ export function renderedSource(src: BundleSource, opts: RenderedSourceOptions = 
   return {
     render: async (image: string): Promise<RenderedBundle> => {
       const b = await src.render(image);
-      normalizeForRender({ packages: [], channels: [], bundles: [b as Bundle], deprecations: [], others: [] }, { migrateLevel: opts.migrateLevel });
+      normalizeForRender(
+        { packages: [], channels: [], bundles: [b as Bundle], deprecations: [], others: [] },
+        { migrateLevel: opts.migrateLevel },
+      );
       return b;
     },
     prefetch: src.prefetch ? (images: readonly string[]): void => src.prefetch?.(images) : undefined,

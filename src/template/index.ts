@@ -8,15 +8,38 @@ import { OpcatError } from "../fbc/errors.js";
 import { goQuote } from "../gojson/fmt.js";
 import type { DeclarativeConfig } from "../fbc/types.js";
 import { renderBasicTemplate } from "./basic.js";
-import { ALL_TEMPLATE_TYPES, detectTemplateSchema, SCHEMA_BASIC, SCHEMA_GRAPH, SCHEMA_SEMVER, SCHEMA_SUBSTITUTES, TEMPLATE_TYPES, typeFromSchema } from "./detect.js";
+import {
+  ALL_TEMPLATE_TYPES,
+  detectTemplateSchema,
+  SCHEMA_BASIC,
+  SCHEMA_GRAPH,
+  SCHEMA_SEMVER,
+  SCHEMA_SUBSTITUTES,
+  TEMPLATE_TYPES,
+  typeFromSchema,
+} from "./detect.js";
 import { renderSemverTemplate, type SemverSkips } from "./semver.js";
 import { renderSubstitutesTemplate } from "./substitutes.js";
 import { renderGraphTemplate, type TagLister } from "./graph.js";
 import type { BundleSource } from "./source.js";
 
 export { renderBasicTemplate } from "./basic.js";
-export { renderSemverTemplate, parseSemverTemplate, SEMVER_SKIPS, type SemverTemplate, type SemverSkips } from "./semver.js";
-export { detectTemplateSchema, TEMPLATE_TYPES, TEMPLATE_SCHEMAS, ALL_TEMPLATE_TYPES, SCHEMA_BASIC, SCHEMA_SEMVER, SCHEMA_SUBSTITUTES } from "./detect.js";
+export {
+  renderSemverTemplate,
+  parseSemverTemplate,
+  SEMVER_SKIPS,
+  type SemverTemplate,
+  type SemverSkips,
+} from "./semver.js";
+export {
+  detectTemplateSchema,
+  TEMPLATE_TYPES,
+  TEMPLATE_SCHEMAS,
+  ALL_TEMPLATE_TYPES,
+  SCHEMA_BASIC,
+  SCHEMA_SEMVER,
+  SCHEMA_SUBSTITUTES,
+} from "./detect.js";
 export { reuseSource, type ReuseOptions } from "./reuse.js";
 export {
   renderGraphTemplate,
@@ -47,7 +70,13 @@ export {
   type ReleaseConfigReport,
 } from "./addbundle.js";
 export { parseReleaseConfig, type ReleaseConfig } from "./releaseconfig.js";
-export { imageSource, fallbackSource, renderedSource, type ImageSourceOptions, type RenderedSourceOptions } from "./imagesource.js";
+export {
+  imageSource,
+  fallbackSource,
+  renderedSource,
+  type ImageSourceOptions,
+  type RenderedSourceOptions,
+} from "./imagesource.js";
 export { renderSubstitutesTemplate, type Substitution } from "./substitutes.js";
 export {
   renderCompositeTemplate,
@@ -74,11 +103,19 @@ export interface RenderTemplateOptions {
  * `auto-detecting template type: …`, `rendering template: …`.
  * The result is not validated (opm does not validate either).
  */
-export async function renderTemplate(text: string, src: BundleSource, opts: RenderTemplateOptions = {}): Promise<DeclarativeConfig> {
+export async function renderTemplate(
+  text: string,
+  src: BundleSource,
+  opts: RenderTemplateOptions = {},
+): Promise<DeclarativeConfig> {
   let type = opts.type;
   if (type !== undefined && type !== "") {
     if (!ALL_TEMPLATE_TYPES.includes(type)) {
-      throw new OpcatError("TEMPLATE_TYPE", `invalid template type ${goQuote(type)}, must be one of: [${TEMPLATE_TYPES.join(" ")}]`, { exitCode: 2 });
+      throw new OpcatError(
+        "TEMPLATE_TYPE",
+        `invalid template type ${goQuote(type)}, must be one of: [${TEMPLATE_TYPES.join(" ")}]`,
+        { exitCode: 2 },
+      );
     }
   } else {
     type = typeFromSchema(detectTemplateSchema(text));
@@ -94,7 +131,9 @@ export async function renderTemplate(text: string, src: BundleSource, opts: Rend
       case typeFromSchema(SCHEMA_SUBSTITUTES):
         return await renderSubstitutesTemplate(text, src);
       default:
-        throw new OpcatError("TEMPLATE_UNSUPPORTED", `the ${goQuote(type)} template is not supported by opcat`, { exitCode: 2 });
+        throw new OpcatError("TEMPLATE_UNSUPPORTED", `the ${goQuote(type)} template is not supported by opcat`, {
+          exitCode: 2,
+        });
     }
   } catch (e) {
     if (e instanceof OpcatError && e.code !== "TEMPLATE_UNSUPPORTED") {

@@ -31,7 +31,10 @@ ${img("1.0.1")}
 `;
 
 function withoutBundles(yaml: string): string[] {
-  return yaml.split("\n").map((l) => l.trim()).filter((l) => l !== "" && !l.startsWith("#"));
+  return yaml
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "" && !l.startsWith("#"));
 }
 
 for (const [name, major, minor, file] of [
@@ -57,7 +60,9 @@ for (const [name, major, minor, file] of [
   ["minor channels only", false, true, "seed-minor.yaml"],
 ] as const) {
   test(`seed 000 example, y-stream skips: ${name}`, async () => {
-    const cfg = await renderSemverTemplate(template(major, minor), reuseSource(fixture.config, { reuseTags: true }), { skips: "y-stream" });
+    const cfg = await renderSemverTemplate(template(major, minor), reuseSource(fixture.config, { reuseTags: true }), {
+      skips: "y-stream",
+    });
     assert.equal(cfg.bundles.length, 11);
     assert.deepEqual(withoutBundles(formatCatalog({ ...cfg, bundles: [] }, "yaml")), withoutBundles(read(file)));
     assert.deepEqual(validateCatalog(cfg).problems, []);

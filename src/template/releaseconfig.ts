@@ -61,7 +61,8 @@ export function parseReleaseConfig(text: string): ReleaseConfig | { problems: st
   }
   const problems: string[] = [];
   if (!isRecord(doc)) return { problems: ["the release config is not a mapping"] };
-  for (const k of Object.keys(doc)) if (k !== "catalog_templates" && k !== "merge") problems.push(`unknown key ${JSON.stringify(k)}`);
+  for (const k of Object.keys(doc))
+    if (k !== "catalog_templates" && k !== "merge") problems.push(`unknown key ${JSON.stringify(k)}`);
   if (doc.merge !== undefined && typeof doc.merge !== "boolean") problems.push("merge must be a boolean");
   const list = doc.catalog_templates;
   if (!Array.isArray(list) || list.length === 0) {
@@ -75,7 +76,8 @@ export function parseReleaseConfig(text: string): ReleaseConfig | { problems: st
       problems.push(`${at} must be a mapping`);
       return;
     }
-    for (const k of Object.keys(item)) if (!TEMPLATE_KEYS.has(k)) problems.push(`${at}: unknown key ${JSON.stringify(k)}`);
+    for (const k of Object.keys(item))
+      if (!TEMPLATE_KEYS.has(k)) problems.push(`${at}: unknown key ${JSON.stringify(k)}`);
     const name = item.template_name;
     if (typeof name !== "string" || name === "") problems.push(`${at}.template_name must be a non-empty string`);
     const channels = stringList(item.channels, `${at}.channels`, problems);
@@ -88,7 +90,9 @@ export function parseReleaseConfig(text: string): ReleaseConfig | { problems: st
     }
     if (item.skips !== undefined) t.skips = stringList(item.skips, `${at}.skips`, problems);
     if (t.defaultChannel !== undefined && channels && !channels.includes(t.defaultChannel)) {
-      problems.push(`defaultChannel '${t.defaultChannel}' not found in '${t.templateName}'. Available channels: [${channels.map((c) => `'${c}'`).join(", ")}]`);
+      problems.push(
+        `defaultChannel '${t.defaultChannel}' not found in '${t.templateName}'. Available channels: [${channels.map((c) => `'${c}'`).join(", ")}]`,
+      );
     }
     out.push(t);
   });

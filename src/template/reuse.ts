@@ -66,7 +66,11 @@ export function reuseSource(rendered: DeclarativeConfig, opts: ReuseOptions = {}
       const b = byImage.get(image);
       if (!b) {
         return Promise.reject(
-          new OpcatError("TEMPLATE_REUSE_NOT_FOUND", `render reference ${goQuote(image)}: image not found in the reused catalog`, { exitCode: 2 }),
+          new OpcatError(
+            "TEMPLATE_REUSE_NOT_FOUND",
+            `render reference ${goQuote(image)}: image not found in the reused catalog`,
+            { exitCode: 2 },
+          ),
         );
       }
       const copy = copyRenderedBundle(b);
@@ -74,7 +78,8 @@ export function reuseSource(rendered: DeclarativeConfig, opts: ReuseOptions = {}
       let csv: string | undefined;
       Object.defineProperty(copy, "csvJson", {
         enumerable: false,
-        get: (): string => (csv ??= bundleCsvJson(b) || (csvFromMetadata(b, headIcons().get(`${b.package}\u0000${b.name}`)) ?? "")),
+        get: (): string =>
+          (csv ??= bundleCsvJson(b) || (csvFromMetadata(b, headIcons().get(`${b.package}\u0000${b.name}`)) ?? "")),
       });
       return Promise.resolve(copy);
     },
@@ -87,9 +92,20 @@ function csvFromMetadata(b: Bundle, icon: Icon | undefined): string | undefined 
   if (!prop) return undefined;
   const v = prop.value.value;
   const spec: Record<string, unknown> = {};
-  if (v !== null && typeof v === "object" && !Array.isArray(v) && typeof v.description === "string") spec.description = v.description;
+  if (v !== null && typeof v === "object" && !Array.isArray(v) && typeof v.description === "string")
+    spec.description = v.description;
   if (icon) {
-    spec.icon = [{ base64data: icon.base64data === null ? null : Buffer.from(icon.base64data).toString("base64"), mediatype: icon.mediatype }];
+    spec.icon = [
+      {
+        base64data: icon.base64data === null ? null : Buffer.from(icon.base64data).toString("base64"),
+        mediatype: icon.mediatype,
+      },
+    ];
   }
-  return JSON.stringify({ apiVersion: "operators.coreos.com/v1alpha1", kind: "ClusterServiceVersion", metadata: { name: b.name }, spec });
+  return JSON.stringify({
+    apiVersion: "operators.coreos.com/v1alpha1",
+    kind: "ClusterServiceVersion",
+    metadata: { name: b.name },
+    spec,
+  });
 }

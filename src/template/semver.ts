@@ -56,7 +56,12 @@ const CHANNEL_BUNDLES: GoType = {
       type: {
         kind: "slice",
         goName: "[]semver.bundleEntry",
-        elem: { kind: "struct", goName: "semver.bundleEntry", shortName: "bundleEntry", fields: [{ json: "image", type: STRING }] },
+        elem: {
+          kind: "struct",
+          goName: "semver.bundleEntry",
+          shortName: "bundleEntry",
+          fields: [{ json: "image", type: STRING }],
+        },
       },
     },
   ],
@@ -92,7 +97,8 @@ export function parseSemverTemplate(text: string): SemverTemplate {
   const r = goDecode(y.value, SEMVER_TEMPLATE_DATA, { disallowUnknownFields: true, coerceStrings: true });
   if (!r.ok) throw readErr("TEMPLATE_DECODE", `error unmarshaling JSON: while decoding JSON: ${r.error}`);
   const sv = r.value as SemverTemplate;
-  if (sv.schema !== SCHEMA_SEMVER) throw readErr("TEMPLATE_SCHEMA", `readFile: input file has unknown schema, should be ${goQuote(SCHEMA_SEMVER)}`);
+  if (sv.schema !== SCHEMA_SEMVER)
+    throw readErr("TEMPLATE_SCHEMA", `readFile: input file has unknown schema, should be ${goQuote(SCHEMA_SEMVER)}`);
   if (!sv.generateMajorChannels && !sv.generateMinorChannels) sv.generateMinorChannels = true;
   const pref = sv.defaultChannelTypePreference as string;
   switch (pref) {
@@ -109,7 +115,10 @@ export function parseSemverTemplate(text: string): SemverTemplate {
       }
       break;
     default:
-      throw readErr("TEMPLATE_PREFERENCE", `unknown DefaultChannelTypePreference: ${goQuote(pref)}\nValid values are 'major' or 'minor'`);
+      throw readErr(
+        "TEMPLATE_PREFERENCE",
+        `unknown DefaultChannelTypePreference: ${goQuote(pref)}\nValid values are 'major' or 'minor'`,
+      );
   }
   return sv;
 }
@@ -131,8 +140,13 @@ function archetypeImages(sv: SemverTemplate, a: Archetype): string[] {
 }
 
 /** getVersionsFromStandardChannels: the versions of each archetype's bundles, and the package. */
-function versionsOf(sv: SemverTemplate, bundles: readonly Bundle[], renderedImage: Map<string, string>): { versions: VersionsByArchetype; pkg: string } {
-  const post = (msg: string): OpcatError => fail("TEMPLATE_BUNDLE_VERSIONS", `render: unable to post-process bundle info: ${msg}`);
+function versionsOf(
+  sv: SemverTemplate,
+  bundles: readonly Bundle[],
+  renderedImage: Map<string, string>,
+): { versions: VersionsByArchetype; pkg: string } {
+  const post = (msg: string): OpcatError =>
+    fail("TEMPLATE_BUNDLE_VERSIONS", `render: unable to post-process bundle info: ${msg}`);
   const byImage = new Map<string, Bundle>();
   for (const b of bundles) if (!byImage.has(b.image)) byImage.set(b.image, b);
   let pkg = "";
@@ -150,12 +164,15 @@ function versionsOf(sv: SemverTemplate, bundles: readonly Bundle[], renderedImag
         if (e instanceof PropertyParseError) throw post(`parse properties for bundle ${goQuote(b.name)}: ${e.message}`);
         throw e;
       }
-      if (props.packages.length !== 1) throw post(`bundle ${goQuote(b.name)} has multiple "olm.package" properties, expected exactly 1`);
+      if (props.packages.length !== 1)
+        throw post(`bundle ${goQuote(b.name)} has multiple "olm.package" properties, expected exactly 1`);
       const { packageName, version } = props.packages[0];
       const v = tryParseVersion(version);
-      if (v instanceof SemverError) throw post(`bundle ${goQuote(b.name)} has invalid version ${goQuote(version)}: ${v.message}`);
+      if (v instanceof SemverError)
+        throw post(`bundle ${goQuote(b.name)} has invalid version ${goQuote(version)}: ${v.message}`);
       if (havePkg) {
-        if (packageName !== pkg) throw post(`bundle ${goQuote(packageName)} does not belong to this package: ${goQuote(pkg)}`);
+        if (packageName !== pkg)
+          throw post(`bundle ${goQuote(packageName)} does not belong to this package: ${goQuote(pkg)}`);
       } else {
         pkg = packageName;
         havePkg = true;
@@ -286,7 +303,8 @@ function linkChannels(tuples: EntryTuple[], mode: SemverSkips): void {
   if (tuples.length > 1) {
     const last = tuples[tuples.length - 1];
     const pen = tuples[tuples.length - 2];
-    if (pen.arch === last.arch && pen.kind === last.kind && pen.version.major === last.version.major) setEdges(last, zmax, acc);
+    if (pen.arch === last.arch && pen.kind === last.kind && pen.version.major === last.version.major)
+      setEdges(last, zmax, acc);
   }
 }
 
@@ -308,7 +326,7 @@ export function csvPackageMetadata(csvJson: string): { description?: string; ico
   const meta = csv.metadata;
   if (meta !== undefined && meta !== null && (typeof meta !== "object" || Array.isArray(meta))) return {};
   // Spec is a json.RawMessage: absent means no bytes, which does not decode.
-  const spec = Object.prototype.hasOwnProperty.call(csv, "spec") ? csv.spec : undefined;
+  const spec = Object.hasOwn(csv, "spec") ? csv.spec : undefined;
   if (spec === undefined) return {};
   if (spec !== null && (typeof spec !== "object" || Array.isArray(spec))) return {};
   const out: { description?: string; icon?: Icon } = {};
@@ -323,7 +341,9 @@ export function csvPackageMetadata(csvJson: string): { description?: string; ico
         decoded.push({ base64data: null, mediatype: "" });
         continue;
       }
-      const r = goDecode(ic, ICON, { custom: (v) => (v === null || typeof v === "string" ? undefined : "not a base64 string") });
+      const r = goDecode(ic, ICON, {
+        custom: (v) => (v === null || typeof v === "string" ? undefined : "not a base64 string"),
+      });
       if (!r.ok) return out;
       const { base64data, mediatype } = r.value as { base64data: string | null; mediatype: string };
       let data: Uint8Array | null = null;
@@ -357,7 +377,11 @@ const ICON: GoType = {
  * opm's texts (`render: unable to read file: …`, `render: no bundles specified or no bundles could
  * be rendered`, `render: unable to post-process bundle info: …`, or the source's error).
  */
-export async function renderSemverTemplate(text: string, src: BundleSource, opts: { skips?: SemverSkips } = {}): Promise<DeclarativeConfig> {
+export async function renderSemverTemplate(
+  text: string,
+  src: BundleSource,
+  opts: { skips?: SemverSkips } = {},
+): Promise<DeclarativeConfig> {
   const sv = parseSemverTemplate(text);
   const images: string[] = [];
   const seen = new Set<string>();
@@ -377,7 +401,8 @@ export async function renderSemverTemplate(text: string, src: BundleSource, opts
     renderedImage.set(img, b.image);
     bundles.push(b);
   }
-  if (bundles.length === 0) throw fail("TEMPLATE_NO_BUNDLES", "render: no bundles specified or no bundles could be rendered");
+  if (bundles.length === 0)
+    throw fail("TEMPLATE_NO_BUNDLES", "render: no bundles specified or no bundles could be rendered");
 
   const { versions, pkg } = versionsOf(sv, bundles, renderedImage);
   const pkgBlob: Package = { schema: "olm.package", name: pkg, defaultChannel: "", description: "", properties: [] };

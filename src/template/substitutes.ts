@@ -29,7 +29,10 @@ const SUBSTITUTES_TEMPLATE_DATA: GoType = {
   shortName: "SubstitutesTemplateData",
   fields: [
     { json: "schema", type: STRING },
-    { json: "entries", type: { kind: "slice", goName: "[]*declcfg.Meta", elem: { kind: "custom", goName: "*declcfg.Meta" } } },
+    {
+      json: "entries",
+      type: { kind: "slice", goName: "[]*declcfg.Meta", elem: { kind: "custom", goName: "*declcfg.Meta" } },
+    },
     {
       json: "substitutions",
       type: {
@@ -62,7 +65,8 @@ const PACKAGE_PROPERTY: GoType = {
 
 /** A failure carrying the code and exit code of what caused it, with `prefix: ` added. */
 function wrap(prefix: string, e: unknown): never {
-  if (e instanceof OpcatError) throw new OpcatError(e.code, `${prefix}: ${e.message}`, { exitCode: e.exitCode, problems: e.problems, cause: e });
+  if (e instanceof OpcatError)
+    throw new OpcatError(e.code, `${prefix}: ${e.message}`, { exitCode: e.exitCode, problems: e.problems, cause: e });
   throw e;
 }
 
@@ -131,7 +135,8 @@ function usesLegacyReleaseVersion(b: RenderedBundle): boolean {
       }
     } else if (p.type === PROPERTY_BUNDLE_OBJECT) {
       const v = p.value.isMissing ? undefined : parseJson(p.value.text);
-      if (v === undefined || v === null || typeof v !== "object" || Array.isArray(v) || typeof v.data !== "string") continue;
+      if (v === undefined || v === null || typeof v !== "object" || Array.isArray(v) || typeof v.data !== "string")
+        continue;
       const obj = parseJson(Buffer.from(v.data, "base64").toString("utf8"));
       const s = obj === undefined ? undefined : substitutesForOf(obj);
       if (s !== undefined) return s !== "";
@@ -146,21 +151,25 @@ function versionRelease(b: RenderedBundle): VersionRelease | string {
   for (const p of b.properties) {
     if (p.type !== "olm.package") continue;
     if (vr) return `must be exactly one property of type "olm.package"`;
-    if (p.value.isMissing) return `unable to unmarshal "olm.package" property for bundle ${goQuote(b.name)}: unexpected end of JSON input`;
+    if (p.value.isMissing)
+      return `unable to unmarshal "olm.package" property for bundle ${goQuote(b.name)}: unexpected end of JSON input`;
     const r = goDecode(p.value.value, PACKAGE_PROPERTY);
     if (!r.ok) return `unable to unmarshal "olm.package" property for bundle ${goQuote(b.name)}: ${r.error}`;
     const pkg = r.value as { version: string; release: string };
     const v = tryParseVersion(pkg.version);
-    if (v instanceof SemverError) return `invalid semver version ${goQuote(pkg.version)} in "olm.package" property for bundle ${goQuote(b.name)}: ${v.message}`;
+    if (v instanceof SemverError)
+      return `invalid semver version ${goQuote(pkg.version)} in "olm.package" property for bundle ${goQuote(b.name)}: ${v.message}`;
     const rel = parseRelease(pkg.release);
-    if (typeof rel === "string") return `invalid release ${goQuote(pkg.release)} in "olm.package" property for bundle ${goQuote(b.name)}: ${rel}`;
+    if (typeof rel === "string")
+      return `invalid release ${goQuote(pkg.release)} in "olm.package" property for bundle ${goQuote(b.name)}: ${rel}`;
     vr = { version: v, release: rel };
   }
   if (!vr) return `no "olm.package" property found for bundle ${goQuote(b.name)}`;
   if (vr.release.length === 0 && vr.version.build.length > 0 && usesLegacyReleaseVersion(b)) {
     const build = vr.version.build.join(".");
     const rel = parseRelease(build);
-    if (typeof rel === "string") return `unable to convert build metadata to release for bundle ${goQuote(b.name)}: ${rel}`;
+    if (typeof rel === "string")
+      return `unable to convert build metadata to release for bundle ${goQuote(b.name)}: ${rel}`;
     vr = { version: new Version(vr.version.major, vr.version.minor, vr.version.patch, vr.version.pre), release: rel };
   }
   return vr;
@@ -188,12 +197,24 @@ async function validateSubstitution(src: BundleSource, cfg: DeclarativeConfig, s
   if (s.name === s.base) throw fail("TEMPLATE_SUBSTITUTION_FIELDS", "substitution name and base cannot be the same");
   const sub = await renderSubstitute(src, s.name);
   const subVr = versionRelease(sub);
-  if (typeof subVr === "string") throw fail("TEMPLATE_SUBSTITUTION_VERSION", `failed to get VersionRelease for substitute bundle ${goQuote(s.name)}: ${subVr}`);
+  if (typeof subVr === "string")
+    throw fail(
+      "TEMPLATE_SUBSTITUTION_VERSION",
+      `failed to get VersionRelease for substitute bundle ${goQuote(s.name)}: ${subVr}`,
+    );
   const base = cfg.bundles.find((b) => b.name === s.base);
   if (!base) throw fail("TEMPLATE_SUBSTITUTION_BASE", `base bundle ${goQuote(s.base)} does not exist in catalog`);
   const baseVr = versionRelease(base);
-  if (typeof baseVr === "string") throw fail("TEMPLATE_SUBSTITUTION_VERSION", `failed to get VersionRelease for base bundle ${goQuote(s.base)}: ${baseVr}`);
-  if (compareVersionRelease(baseVr, subVr) >= 0) throw fail("TEMPLATE_SUBSTITUTION_ORDER", `base bundle ${goQuote(s.base)} is not less than substitute bundle ${goQuote(s.name)}`);
+  if (typeof baseVr === "string")
+    throw fail(
+      "TEMPLATE_SUBSTITUTION_VERSION",
+      `failed to get VersionRelease for base bundle ${goQuote(s.base)}: ${baseVr}`,
+    );
+  if (compareVersionRelease(baseVr, subVr) >= 0)
+    throw fail(
+      "TEMPLATE_SUBSTITUTION_ORDER",
+      `base bundle ${goQuote(s.base)} is not less than substitute bundle ${goQuote(s.name)}`,
+    );
 }
 
 /**
@@ -247,7 +268,8 @@ export async function renderSubstitutesTemplate(text: string, src: BundleSource)
   try {
     parsed = parseEntriesTemplate(text, SUBSTITUTES_TEMPLATE_DATA, SCHEMA_SUBSTITUTES);
   } catch (e) {
-    if (e instanceof OpcatError && (e.code === "TEMPLATE_DECODE" || e.code === "TEMPLATE_SCHEMA")) wrap("render: unable to parse template", e);
+    if (e instanceof OpcatError && (e.code === "TEMPLATE_DECODE" || e.code === "TEMPLATE_SCHEMA"))
+      wrap("render: unable to parse template", e);
     wrap("render: unable to create declarative config from entries", e);
   }
   const { cfg, value } = parsed;
@@ -258,11 +280,15 @@ export async function renderSubstitutesTemplate(text: string, src: BundleSource)
   const seenBases = new Set<string>();
   const seenNames = new Map<string, string>();
   for (const s of substitutions) {
-    if (seenBases.has(s.base)) throw fail("TEMPLATE_SUBSTITUTION_REUSED", `render: cannot reuse the same substitution base ${goQuote(s.base)}`);
+    if (seenBases.has(s.base))
+      throw fail("TEMPLATE_SUBSTITUTION_REUSED", `render: cannot reuse the same substitution base ${goQuote(s.base)}`);
     seenBases.add(s.base);
     const prior = seenNames.get(s.name);
     if (prior !== undefined) {
-      throw fail("TEMPLATE_SUBSTITUTION_REUSED", `render: cannot reuse the same substitution ${goQuote(s.name)} for different bases (${goQuote(prior)} and ${goQuote(s.base)})`);
+      throw fail(
+        "TEMPLATE_SUBSTITUTION_REUSED",
+        `render: cannot reuse the same substitution ${goQuote(s.name)} for different bases (${goQuote(prior)} and ${goQuote(s.base)})`,
+      );
     }
     seenNames.set(s.name, s.base);
     try {

@@ -1,5 +1,18 @@
 /** Calls to the server's UI API (/ui/api/…) and resolver API (/api/v1/…). */
-import type { UiCatalogChanges, UiCatalogSummary, UiClusterInfo, UiInstance, UiInstanceDetail, UiOperator, UiErrorBody, UiGraph, UiPackageDetail, UiPackageList, UiRenderAnswer, UiRenderRequest } from "../serve/uitypes.js";
+import type {
+  UiCatalogChanges,
+  UiCatalogSummary,
+  UiClusterInfo,
+  UiInstance,
+  UiInstanceDetail,
+  UiOperator,
+  UiErrorBody,
+  UiGraph,
+  UiPackageDetail,
+  UiPackageList,
+  UiRenderAnswer,
+  UiRenderRequest,
+} from "../serve/uitypes.js";
 
 export class ApiFailure extends Error {
   constructor(
@@ -68,7 +81,11 @@ export const api = {
     return res.text();
   },
   async post<T>(path: string, body: unknown): Promise<{ status: number; body: T }> {
-    const res = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" }, body: JSON.stringify(body) });
+    const res = await fetch(path, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json" },
+      body: JSON.stringify(body),
+    });
     const text = await res.text();
     let parsed: unknown;
     try {

@@ -25,7 +25,15 @@ export function CatalogList() {
             <tbody>
               {cs.map((c) => (
                 <tr key={c.name}>
-                  <td>{c.ready ? <a href={href(["c", c.name])}>{c.name}</a> : <span>{c.name} <em class="muted">(no valid content yet)</em></span>}</td>
+                  <td>
+                    {c.ready ? (
+                      <a href={href(["c", c.name])}>{c.name}</a>
+                    ) : (
+                      <span>
+                        {c.name} <em class="muted">(no valid content yet)</em>
+                      </span>
+                    )}
+                  </td>
                   <td class="num">{c.packages}</td>
                   <td class="num">{c.channels}</td>
                   <td class="num">{c.bundles}</td>
@@ -73,21 +81,32 @@ export function PackageList({ catalog, query }: { catalog: string; query: URLSea
   const v = useLoad(() => api.packages(catalog), [catalog]);
   const q = query.get("q") ?? "";
   const field = (query.get("in") ?? "all") as Field;
-  const set = (nq: string, nf: Field): void => replaceHash(href(["c", catalog], { q: nq, in: nf === "all" ? undefined : nf }));
+  const set = (nq: string, nf: Field): void =>
+    replaceHash(href(["c", catalog], { q: nq, in: nf === "all" ? undefined : nf }));
   return (
     <section>
       <nav class="crumbs" aria-label="breadcrumb">
         <a href={href(["catalogs"])}>Catalogs</a> / <span>{catalog}</span>
       </nav>
       <h1>{catalog}</h1>
-      <Show v={v}>
-        {(list) => <Packages list={list.packages} catalog={catalog} q={q} field={field} set={set} />}
-      </Show>
+      <Show v={v}>{(list) => <Packages list={list.packages} catalog={catalog} q={q} field={field} set={set} />}</Show>
     </section>
   );
 }
 
-function Packages({ list, catalog, q, field, set }: { list: UiPackageSummary[]; catalog: string; q: string; field: Field; set: (q: string, f: Field) => void }) {
+function Packages({
+  list,
+  catalog,
+  q,
+  field,
+  set,
+}: {
+  list: UiPackageSummary[];
+  catalog: string;
+  q: string;
+  field: Field;
+  set: (q: string, f: Field) => void;
+}) {
   const shown = useMemo(() => list.filter((p) => matches(p, q, field)), [list, q, field]);
   const bundles = shown.reduce((n, p) => n + p.bundles, 0);
   return (
@@ -120,21 +139,32 @@ function Packages({ list, catalog, q, field, set }: { list: UiPackageSummary[]; 
       <ul class="packages" data-testid="packages">
         {shown.map((p) => (
           <li key={p.name} class="pkg-card">
-            {p.hasIcon ? <img class="icon" src={api.iconUrl(catalog, p.name)} alt="" width={40} height={40} loading="lazy" /> : <span class="icon placeholder" aria-hidden="true">{p.name.slice(0, 1).toUpperCase()}</span>}
+            {p.hasIcon ? (
+              <img class="icon" src={api.iconUrl(catalog, p.name)} alt="" width={40} height={40} loading="lazy" />
+            ) : (
+              <span class="icon placeholder" aria-hidden="true">
+                {p.name.slice(0, 1).toUpperCase()}
+              </span>
+            )}
             <div>
-              <a class="pkg-name" href={href(["c", catalog, "p", p.name])}>{p.displayName !== p.name ? `${p.displayName}` : p.name}</a>
+              <a class="pkg-name" href={href(["c", catalog, "p", p.name])}>
+                {p.displayName !== p.name ? `${p.displayName}` : p.name}
+              </a>
               {p.displayName !== p.name ? <span class="muted"> ({p.name})</span> : null}
               {p.deprecated ? <span class="badge warn">deprecated</span> : null}
               <div class="muted small-text">
                 {p.provider ? `${p.provider} · ` : ""}
                 {p.headVersion ? `v${p.headVersion} · ` : ""}
-                {p.channels.length} channel{p.channels.length === 1 ? "" : "s"} · {p.bundles} bundle{p.bundles === 1 ? "" : "s"}
+                {p.channels.length} channel{p.channels.length === 1 ? "" : "s"} · {p.bundles} bundle
+                {p.bundles === 1 ? "" : "s"}
               </div>
               {p.summary ? <div class="summary">{p.summary}</div> : null}
               {p.keywords.length > 0 ? (
                 <div class="tags">
                   {p.keywords.slice(0, 8).map((k) => (
-                    <span class="tag" key={k}>{k}</span>
+                    <span class="tag" key={k}>
+                      {k}
+                    </span>
                   ))}
                 </div>
               ) : null}

@@ -16,8 +16,11 @@ export function ChangesPage({ catalog }: { catalog: string }) {
         {(c) => (
           <>
             <p class="muted" data-testid="changes-summary">
-              Revision {c.from.revision} ({new Date(c.from.lastModified).toLocaleString()}) → revision {c.to.revision} ({new Date(c.to.lastModified).toLocaleString()}):{" "}
-              {c.packages.length === 0 ? "no package changed." : `${c.packages.length} package${c.packages.length === 1 ? "" : "s"} changed.`}
+              Revision {c.from.revision} ({new Date(c.from.lastModified).toLocaleString()}) → revision {c.to.revision} (
+              {new Date(c.to.lastModified).toLocaleString()}):{" "}
+              {c.packages.length === 0
+                ? "no package changed."
+                : `${c.packages.length} package${c.packages.length === 1 ? "" : "s"} changed.`}
             </p>
             {c.packages.length > 0 ? (
               <table class="list" data-testid="changes">
@@ -46,11 +49,21 @@ export function ChangesPage({ catalog }: { catalog: string }) {
 }
 
 function Row({ catalog, p }: { catalog: string; p: UiPackageChange }) {
-  const list = (xs: string[]) => (xs.length === 0 ? <span class="muted">none</span> : <span title={xs.join("\n")}>{xs.length}: {xs.slice(0, 3).join(", ")}{xs.length > 3 ? ", …" : ""}</span>);
+  const list = (xs: string[]) =>
+    xs.length === 0 ? (
+      <span class="muted">none</span>
+    ) : (
+      <span title={xs.join("\n")}>
+        {xs.length}: {xs.slice(0, 3).join(", ")}
+        {xs.length > 3 ? ", …" : ""}
+      </span>
+    );
   return (
     <tr class={`change-${p.status}`}>
       <td>
-        <a href={href(["c", catalog, "p", p.package], { tab: "graph", channel: "*", compare: "previous" })}>{p.package}</a>
+        <a href={href(["c", catalog, "p", p.package], { tab: "graph", channel: "*", compare: "previous" })}>
+          {p.package}
+        </a>
       </td>
       <td>{p.status}</td>
       <td>{list(p.addedBundles)}</td>

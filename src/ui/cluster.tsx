@@ -229,7 +229,8 @@ export function InstancePage({ name }: { name: string }) {
             >
               <label class="wide">
                 <span>
-                  Your Kubernetes bearer token (approving needs the <code>approve</code> verb on this Instance; it is sent with the approval only, and kept in this tab)
+                  Your Kubernetes bearer token (approving needs the <code>approve</code> verb on this Instance; it is
+                  sent with the approval only, and kept in this tab)
                 </span>
                 <input
                   type="password"
@@ -252,7 +253,15 @@ export function InstancePage({ name }: { name: string }) {
                 </button>
               </div>
             </form>
-            {result ? "ok" in result ? <p role="status" data-testid="decision">{result.ok}</p> : <ErrorBox error={result.error} /> : null}
+            {result ? (
+              "ok" in result ? (
+                <p role="status" data-testid="decision">
+                  {result.ok}
+                </p>
+              ) : (
+                <ErrorBox error={result.error} />
+              )
+            ) : null}
           </>
         )}
       </Show>

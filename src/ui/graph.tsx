@@ -16,7 +16,17 @@ export interface Layout {
 type Kind = UiGraphEdge["kind"];
 const KINDS: Kind[] = ["replaces", "skips", "skipRange"];
 
-export function GraphView({ catalog, pkg, query, setQuery }: { catalog: string; pkg: string; query: URLSearchParams; setQuery: (q: Record<string, string | undefined>) => void }) {
+export function GraphView({
+  catalog,
+  pkg,
+  query,
+  setQuery,
+}: {
+  catalog: string;
+  pkg: string;
+  query: URLSearchParams;
+  setQuery: (q: Record<string, string | undefined>) => void;
+}) {
   // no channel in the link: the package's default channel (the server knows it); "*": all channels
   const asked = query.get("channel");
   const from = query.get("from") ?? "";
@@ -46,7 +56,13 @@ export function GraphView({ catalog, pkg, query, setQuery }: { catalog: string; 
               <div class="toolbar" role="toolbar" aria-label="graph options">
                 <label>
                   Channel{" "}
-                  <select name="channel" value={channelParam} onChange={(e) => q({ channel: (e.target as HTMLSelectElement).value, from: undefined, node: undefined })}>
+                  <select
+                    name="channel"
+                    value={channelParam}
+                    onChange={(e) =>
+                      q({ channel: (e.target as HTMLSelectElement).value, from: undefined, node: undefined })
+                    }
+                  >
                     {g.channels.map((c) => (
                       <option key={c} value={c}>
                         {c}
@@ -58,7 +74,11 @@ export function GraphView({ catalog, pkg, query, setQuery }: { catalog: string; 
                 </label>
                 <label>
                   From version{" "}
-                  <select name="from" value={from} onChange={(e) => q({ from: (e.target as HTMLSelectElement).value || undefined })}>
+                  <select
+                    name="from"
+                    value={from}
+                    onChange={(e) => q({ from: (e.target as HTMLSelectElement).value || undefined })}
+                  >
                     <option value="">(none)</option>
                     {[...g.nodes]
                       .filter((n) => n.channels.length > 0)
@@ -74,7 +94,9 @@ export function GraphView({ catalog, pkg, query, setQuery }: { catalog: string; 
                   class="inline"
                   onSubmit={(e) => {
                     e.preventDefault();
-                    const v = ((e.currentTarget as HTMLFormElement).elements.namedItem("range") as HTMLInputElement).value.trim();
+                    const v = (
+                      (e.currentTarget as HTMLFormElement).elements.namedItem("range") as HTMLInputElement
+                    ).value.trim();
                     q({ range: v || undefined });
                   }}
                 >
@@ -83,7 +105,16 @@ export function GraphView({ catalog, pkg, query, setQuery }: { catalog: string; 
                   </label>
                 </form>
               </div>
-              <Graph g={g} catalog={catalog} channel={g.channel} from={from} selected={selected} hidden={hide} range={range} q={q} />
+              <Graph
+                g={g}
+                catalog={catalog}
+                channel={g.channel}
+                from={from}
+                selected={selected}
+                hidden={hide}
+                range={range}
+                q={q}
+              />
             </>
           );
         }}
@@ -94,12 +125,16 @@ export function GraphView({ catalog, pkg, query, setQuery }: { catalog: string; 
 
 /** The banner of a graph compared with the previous revision. */
 function Compared({ g }: { g: UiGraph }) {
-  const count = <T extends { change?: "added" | "removed" }>(xs: T[], c: "added" | "removed"): number => xs.filter((x) => x.change === c).length;
+  const count = <T extends { change?: "added" | "removed" }>(xs: T[], c: "added" | "removed"): number =>
+    xs.filter((x) => x.change === c).length;
   return (
     <div class="paths" role="status" data-testid="compared">
-      Changes from revision {g.compared?.from} to {g.compared?.to}: <span class="legend-added">+{count(g.nodes, "added")} bundles</span>,{" "}
-      <span class="legend-removed">−{count(g.nodes, "removed")} bundles</span>, <span class="legend-added">+{count(g.edges, "added")} edges</span>,{" "}
-      <span class="legend-removed">−{count(g.edges, "removed")} edges</span> (added in green, removed in red and dashed).
+      Changes from revision {g.compared?.from} to {g.compared?.to}:{" "}
+      <span class="legend-added">+{count(g.nodes, "added")} bundles</span>,{" "}
+      <span class="legend-removed">−{count(g.nodes, "removed")} bundles</span>,{" "}
+      <span class="legend-added">+{count(g.edges, "added")} edges</span>,{" "}
+      <span class="legend-removed">−{count(g.edges, "removed")} edges</span> (added in green, removed in red and
+      dashed).
     </div>
   );
 }
@@ -155,15 +190,30 @@ function Graph({
     return { names };
   }, [g, range]);
   const hiddenKinds = new Set(hidden.split(",").filter((k) => k !== ""));
-  const shownEdges = useMemo(() => g.edges.map((e, i) => ({ e, i })).filter(({ e }) => !hiddenKinds.has(e.kind)), [g, hidden]);
-  const edgeList = useMemo(() => shownEdges.map(({ e }) => e), [shownEdges]);
+  const shownEdges = useMemo(
+    () => g.edges.map((e, i) => ({ e, i })).filter(({ e }) => !hiddenKinds.has(e.kind)),
+    [g, hidden],
+  );
   // laid out by the server (the edges of the kinds not hidden; edge indexes refer to g.edges)
-  const layout = useMemo((): Layout | undefined => (g.layout ? { ...g.layout, nodes: new Map(Object.entries(g.layout.nodes)) } : undefined), [g]);
-  const heads = useMemo(() => g.nodes.filter((n) => (channel === "" ? n.heads.length > 0 : n.heads.includes(channel))).map((n) => n.name), [g, channel]);
+  const layout = useMemo(
+    (): Layout | undefined => (g.layout ? { ...g.layout, nodes: new Map(Object.entries(g.layout.nodes)) } : undefined),
+    [g],
+  );
+  const heads = useMemo(
+    () => g.nodes.filter((n) => (channel === "" ? n.heads.length > 0 : n.heads.includes(channel))).map((n) => n.name),
+    [g, channel],
+  );
   // upgrade paths use the edges shown, not those the last reload removed (when comparing)
   const pathEdges = useMemo(() => shownEdges.filter(({ e }) => e.change !== "removed"), [shownEdges]);
   const paths = useMemo(
-    () => (from && g.nodes.some((n) => n.name === from) ? upgradePaths(from, pathEdges.map(({ e }) => e), heads) : undefined),
+    () =>
+      from && g.nodes.some((n) => n.name === from)
+        ? upgradePaths(
+            from,
+            pathEdges.map(({ e }) => e),
+            heads,
+          )
+        : undefined,
     [from, pathEdges, heads],
   );
   // the highlighted edges as indexes into g.edges
@@ -191,7 +241,13 @@ function Graph({
     const box = viewportRef.current;
     if (!box || !layout) return;
     const r = box.getBoundingClientRect();
-    const k = Math.min(1.5, Math.max(0.05, Math.min((r.width - 20) / Math.max(1, layout.width), (r.height - 20) / Math.max(1, layout.height))));
+    const k = Math.min(
+      1.5,
+      Math.max(
+        0.05,
+        Math.min((r.width - 20) / Math.max(1, layout.width), (r.height - 20) / Math.max(1, layout.height)),
+      ),
+    );
     setView({ k, x: (r.width - layout.width * k) / 2, y: (r.height - layout.height * k) / 2 });
   };
   useEffect(fit, [layout]);
@@ -217,7 +273,12 @@ function Graph({
           const e = g.edges[index];
           const on = onPath.has(index);
           return (
-            <path key={index} d={d} class={`edge ${e.kind}${on ? " on-path" : ""}${e.change ? ` change-${e.change}` : ""}`} marker-end="url(#arrow)">
+            <path
+              key={index}
+              d={d}
+              class={`edge ${e.kind}${on ? " on-path" : ""}${e.change ? ` change-${e.change}` : ""}`}
+              marker-end="url(#arrow)"
+            >
               <title>{`${e.from} → ${e.to} (${e.kind}${e.label ? ` ${e.label}` : ""}; ${e.channels.join(", ")})${e.change ? `, ${e.change} by the last reload` : ""}`}</title>
             </path>
           );
@@ -227,7 +288,19 @@ function Graph({
           if (!p) return null;
           const isHead = channel === "" ? n.heads.length > 0 : n.heads.includes(channel);
           const hop = paths?.hops.get(n.name);
-          const cls = ["node", isHead ? "head" : "", n.deprecated ? "deprecated" : "", !n.inCatalog ? "missing" : "", n.name === selected ? "selected" : "", hop !== undefined ? "on-path" : "", n.name === from ? "from" : "", n.change ? `change-${n.change}` : "", ranged && "names" in ranged && ranged.names.has(n.name) ? "in-range" : ""].filter(Boolean).join(" ");
+          const cls = [
+            "node",
+            isHead ? "head" : "",
+            n.deprecated ? "deprecated" : "",
+            !n.inCatalog ? "missing" : "",
+            n.name === selected ? "selected" : "",
+            hop !== undefined ? "on-path" : "",
+            n.name === from ? "from" : "",
+            n.change ? `change-${n.change}` : "",
+            ranged && "names" in ranged && ranged.names.has(n.name) ? "in-range" : "",
+          ]
+            .filter(Boolean)
+            .join(" ");
           return (
             <g
               key={n.name}
@@ -246,8 +319,13 @@ function Graph({
               }}
             >
               <rect width={p.w} height={p.h} rx="6" />
-              <text x={p.w / 2} y="16" class="ver">{n.version || n.name}{hop !== undefined && n.name !== from ? ` · ${hop} hop${hop === 1 ? "" : "s"}` : ""}</text>
-              <text x={p.w / 2} y="30" class="nm">{n.name}</text>
+              <text x={p.w / 2} y="16" class="ver">
+                {n.version || n.name}
+                {hop !== undefined && n.name !== from ? ` · ${hop} hop${hop === 1 ? "" : "s"}` : ""}
+              </text>
+              <text x={p.w / 2} y="30" class="nm">
+                {n.name}
+              </text>
             </g>
           );
         })}
@@ -278,13 +356,31 @@ function Graph({
             {k} ({counts[k]})
           </label>
         ))}
-        <span class="legend"><span class="swatch head" /> head</span>
-        <span class="legend"><span class="swatch deprecated" /> deprecated</span>
+        <span class="legend">
+          <span class="swatch head" /> head
+        </span>
+        <span class="legend">
+          <span class="swatch deprecated" /> deprecated
+        </span>
         <span class="spacer" />
-        <button type="button" class="small" aria-label="zoom in" onClick={() => zoomAt(1.25, 300, 200)}>+</button>
-        <button type="button" class="small" aria-label="zoom out" onClick={() => zoomAt(0.8, 300, 200)}>−</button>
-        <button type="button" class="small" onClick={fit}>Fit</button>
-        <button type="button" class="small" disabled={!layout} onClick={() => layout && download(`${g.package}${channel ? `-${channel}` : ""}.svg`, exportSvg(svgRef.current), "image/svg+xml")}>
+        <button type="button" class="small" aria-label="zoom in" onClick={() => zoomAt(1.25, 300, 200)}>
+          +
+        </button>
+        <button type="button" class="small" aria-label="zoom out" onClick={() => zoomAt(0.8, 300, 200)}>
+          −
+        </button>
+        <button type="button" class="small" onClick={fit}>
+          Fit
+        </button>
+        <button
+          type="button"
+          class="small"
+          disabled={!layout}
+          onClick={() =>
+            layout &&
+            download(`${g.package}${channel ? `-${channel}` : ""}.svg`, exportSvg(svgRef.current), "image/svg+xml")
+          }
+        >
           Export SVG
         </button>
         <button
@@ -303,15 +399,21 @@ function Graph({
       {paths ? (
         <div class="paths" role="status" data-testid="paths">
           {paths.heads.length === 0 ? (
-            <span>No upgrade path from {from} to {channel ? `the head of ${channel}` : "a channel head"}.</span>
+            <span>
+              No upgrade path from {from} to {channel ? `the head of ${channel}` : "a channel head"}.
+            </span>
           ) : (
             paths.heads.map((h) => (
               <div key={h.name}>
-                From <strong>{from}</strong> to head <strong>{h.name}</strong>: <strong data-testid="hops">{h.hops}</strong> hop{h.hops === 1 ? "" : "s"} ({h.path.join(" → ")}); {paths.hops.size} bundles and {paths.edges.size} edges on upgrade paths are highlighted.
+                From <strong>{from}</strong> to head <strong>{h.name}</strong>:{" "}
+                <strong data-testid="hops">{h.hops}</strong> hop{h.hops === 1 ? "" : "s"} ({h.path.join(" → ")});{" "}
+                {paths.hops.size} bundles and {paths.edges.size} edges on upgrade paths are highlighted.
               </div>
             ))
           )}{" "}
-          <button type="button" class="small" onClick={() => q({ from: undefined })}>Clear</button>
+          <button type="button" class="small" onClick={() => q({ from: undefined })}>
+            Clear
+          </button>
         </div>
       ) : null}
       {g.compared ? <Compared g={g} /> : null}
@@ -332,7 +434,9 @@ function Graph({
         )
       ) : null}
       {g.warnings.map((w) => (
-        <div class="warning" key={w}>{w}</div>
+        <div class="warning" key={w}>
+          {w}
+        </div>
       ))}
       <div class="graph-area">
         <div
@@ -381,10 +485,21 @@ function Graph({
               class={`graph-svg${paths ? " highlighting" : ""}${ranged && "names" in ranged ? " ranging" : ""}`}
               width={layout.width + 20}
               height={layout.height + 20}
-              style={{ transform: `translate(${view.x.toFixed(1)}px,${view.y.toFixed(1)}px) scale(${view.k.toFixed(4)})`, willChange: moving ? "transform" : "auto" }}
+              style={{
+                transform: `translate(${view.x.toFixed(1)}px,${view.y.toFixed(1)}px) scale(${view.k.toFixed(4)})`,
+                willChange: moving ? "transform" : "auto",
+              }}
             >
               <defs>
-                <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+                <marker
+                  id="arrow"
+                  viewBox="0 0 10 10"
+                  refX="9"
+                  refY="5"
+                  markerWidth="7"
+                  markerHeight="7"
+                  orient="auto-start-reverse"
+                >
                   <path d="M0,0 L10,5 L0,10 z" class="arrowhead" />
                 </marker>
               </defs>
@@ -417,13 +532,31 @@ function Graph({
                 </>
               ) : null}
               <dt>Upgrades to</dt>
-              <dd>{g.edges.filter((e) => e.from === sel.name).map((e) => `${e.to} (${e.kind})`).join(", ") || "none"}</dd>
+              <dd>
+                {g.edges
+                  .filter((e) => e.from === sel.name)
+                  .map((e) => `${e.to} (${e.kind})`)
+                  .join(", ") || "none"}
+              </dd>
               <dt>Upgraded from</dt>
-              <dd>{g.edges.filter((e) => e.to === sel.name).map((e) => `${e.from} (${e.kind})`).join(", ") || "none"}</dd>
+              <dd>
+                {g.edges
+                  .filter((e) => e.to === sel.name)
+                  .map((e) => `${e.from} (${e.kind})`)
+                  .join(", ") || "none"}
+              </dd>
             </dl>
-            <button type="button" class="small" onClick={() => q({ from: sel.name })}>Upgrade paths from here</button>{" "}
-            <a href={`#/c/${encodeURIComponent(catalog)}/p/${encodeURIComponent(g.package)}?tab=bundles&bundle=${encodeURIComponent(sel.name)}`}>Bundle details</a>{" "}
-            <button type="button" class="small" onClick={() => q({ node: undefined })}>Close</button>
+            <button type="button" class="small" onClick={() => q({ from: sel.name })}>
+              Upgrade paths from here
+            </button>{" "}
+            <a
+              href={`#/c/${encodeURIComponent(catalog)}/p/${encodeURIComponent(g.package)}?tab=bundles&bundle=${encodeURIComponent(sel.name)}`}
+            >
+              Bundle details
+            </a>{" "}
+            <button type="button" class="small" onClick={() => q({ node: undefined })}>
+              Close
+            </button>
           </aside>
         ) : null}
       </div>
@@ -436,10 +569,22 @@ function Graph({
               <div class="blob-bar">
                 <strong>Mermaid (as opcat render-graph prints it)</strong>
                 <CopyButton text={() => mermaid.text ?? ""} />
-                <button type="button" class="small" onClick={() => download(`${g.package}${channel ? `-${channel}` : ""}.mmd`, mermaid.text ?? "", "text/plain")}>Download</button>
-                <button type="button" class="small" onClick={() => setMermaid(undefined)}>Close</button>
+                <button
+                  type="button"
+                  class="small"
+                  onClick={() =>
+                    download(`${g.package}${channel ? `-${channel}` : ""}.mmd`, mermaid.text ?? "", "text/plain")
+                  }
+                >
+                  Download
+                </button>
+                <button type="button" class="small" onClick={() => setMermaid(undefined)}>
+                  Close
+                </button>
               </div>
-              <pre class="blob-text" tabIndex={0}>{mermaid.text}</pre>
+              <pre class="blob-text" tabIndex={0}>
+                {mermaid.text}
+              </pre>
             </>
           )}
         </div>

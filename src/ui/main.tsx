@@ -52,27 +52,49 @@ function App() {
 
   let page;
   if (section === "catalogs") page = <CatalogList />;
-  else if (section === "c" && catalog && route.parts[2] === "p" && pkg) page = <PackagePage catalog={catalog} pkg={pkg} query={route.query} />;
+  else if (section === "c" && catalog && route.parts[2] === "p" && pkg)
+    page = <PackagePage catalog={catalog} pkg={pkg} query={route.query} />;
   else if (section === "c" && catalog && route.parts[2] === "changes") page = <ChangesPage catalog={catalog} />;
   else if (section === "c" && catalog) page = <PackageList catalog={catalog} query={route.query} />;
   else if (section === "resolve") page = <ResolvePage query={route.query} />;
   else if (section === "template") page = <TemplatePage />;
-  else if (section === "cluster" && route.parts[1] === "instances" && route.parts[2]) page = <InstancePage name={route.parts[2]} />;
+  else if (section === "cluster" && route.parts[1] === "instances" && route.parts[2])
+    page = <InstancePage name={route.parts[2]} />;
   else if (section === "cluster") page = <ClusterPage />;
   else if (route.parts.length === 0) page = <p class="muted">Loading…</p>;
-  else page = <p class="error" role="alert">No such page. <a href={href(["catalogs"])}>Catalogs</a></p>;
+  else
+    page = (
+      <p class="error" role="alert">
+        No such page. <a href={href(["catalogs"])}>Catalogs</a>
+      </p>
+    );
 
   return (
     <>
-      <a class="skip" href="#main" onClick={(e) => { e.preventDefault(); document.getElementById("main")?.focus(); }}>
+      <a
+        class="skip"
+        href="#main"
+        onClick={(e) => {
+          e.preventDefault();
+          document.getElementById("main")?.focus();
+        }}
+      >
         Skip to content
       </a>
       <header class="top">
-        <a class="brand" href={href(["catalogs"])}>opcat</a>
+        <a class="brand" href={href(["catalogs"])}>
+          opcat
+        </a>
         <nav aria-label="main">
-          <a href={href(["catalogs"])} aria-current={section === "catalogs" || section === "c" ? "page" : undefined}>Catalogs</a>
-          <a href={href(["resolve"])} aria-current={section === "resolve" ? "page" : undefined}>Resolve</a>
-          <a href={href(["template"])} aria-current={section === "template" ? "page" : undefined}>Templates</a>
+          <a href={href(["catalogs"])} aria-current={section === "catalogs" || section === "c" ? "page" : undefined}>
+            Catalogs
+          </a>
+          <a href={href(["resolve"])} aria-current={section === "resolve" ? "page" : undefined}>
+            Resolve
+          </a>
+          <a href={href(["template"])} aria-current={section === "template" ? "page" : undefined}>
+            Templates
+          </a>
           {hasCluster ? (
             <a href={href(["cluster"])} aria-current={section === "cluster" ? "page" : undefined}>
               Cluster

@@ -11,7 +11,8 @@ type Tab = "overview" | "bundles" | "graph";
 export function PackagePage({ catalog, pkg, query }: { catalog: string; pkg: string; query: URLSearchParams }) {
   const v = useLoad(() => api.pkg(catalog, pkg), [catalog, pkg]);
   const tab = (query.get("tab") ?? "overview") as Tab;
-  const link = (t: Tab, extra: Record<string, string | undefined> = {}): string => href(["c", catalog, "p", pkg], { tab: t === "overview" ? undefined : t, ...extra });
+  const link = (t: Tab, extra: Record<string, string | undefined> = {}): string =>
+    href(["c", catalog, "p", pkg], { tab: t === "overview" ? undefined : t, ...extra });
   return (
     <section>
       <nav class="crumbs" aria-label="breadcrumb">
@@ -22,7 +23,13 @@ export function PackagePage({ catalog, pkg, query }: { catalog: string; pkg: str
       <div class="tabs" role="tablist" aria-label="package views">
         {(["overview", "bundles", "graph"] as Tab[]).map((t) => (
           <a key={t} role="tab" aria-selected={tab === t} href={link(t)} class={tab === t ? "tab active" : "tab"}>
-            {t === "overview" ? "Overview" : t === "bundles" ? (v.state === "ok" ? `Bundles (${v.value.bundles.length})` : "Bundles") : "Upgrade graph"}
+            {t === "overview"
+              ? "Overview"
+              : t === "bundles"
+                ? v.state === "ok"
+                  ? `Bundles (${v.value.bundles.length})`
+                  : "Bundles"
+                : "Upgrade graph"}
           </a>
         ))}
       </div>
@@ -33,7 +40,11 @@ export function PackagePage({ catalog, pkg, query }: { catalog: string; pkg: str
           <Show v={v}>
             {(d) =>
               tab === "bundles" ? (
-                <Bundles d={d} selected={query.get("bundle") ?? ""} select={(b) => replaceHash(link("bundles", { bundle: b }))} />
+                <Bundles
+                  d={d}
+                  selected={query.get("bundle") ?? ""}
+                  select={(b) => replaceHash(link("bundles", { bundle: b }))}
+                />
               ) : (
                 <Overview d={d} catalog={catalog} link={link} />
               )
@@ -79,7 +90,9 @@ function Header({ d, catalog }: { d: UiPackageDetail; catalog: string }) {
   const icon = d.package.icon as UiBlob | undefined;
   return (
     <header class="pkg-head">
-      {icon && typeof icon.base64data === "string" ? <img class="icon big" src={api.iconUrl(catalog, name)} alt={`${name} icon`} width={64} height={64} /> : null}
+      {icon && typeof icon.base64data === "string" ? (
+        <img class="icon big" src={api.iconUrl(catalog, name)} alt={`${name} icon`} width={64} height={64} />
+      ) : null}
       <div>
         <h1>{str(meta?.displayName) || name}</h1>
         <div class="muted">
@@ -94,17 +107,30 @@ function Header({ d, catalog }: { d: UiPackageDetail; catalog: string }) {
   );
 }
 
-function Overview({ d, catalog, link }: { d: UiPackageDetail; catalog: string; link: (t: Tab, extra?: Record<string, string | undefined>) => string }) {
+function Overview({
+  d,
+  catalog,
+  link,
+}: {
+  d: UiPackageDetail;
+  catalog: string;
+  link: (t: Tab, extra?: Record<string, string | undefined>) => string;
+}) {
   const deps = deprecationsOf(d);
   const defaultChannel = str(d.package.defaultChannel);
   const head = headOf(d, defaultChannel);
   const meta = csvMeta(d.bundles.find((b) => b.name === head));
   // the package's own description when the catalog's author wrote one (a deliberate choice for the
   // package), else the (Markdown) description of the default channel head's CSV, else its short one
-  const description = str(d.package.description) || str(meta?.description) || str((meta?.annotations as UiBlob | undefined)?.description);
-  const depByChannel = new Map(deps.filter((e) => e.reference.schema === "olm.channel").map((e) => [e.reference.name ?? "", e.message]));
+  const description =
+    str(d.package.description) || str(meta?.description) || str((meta?.annotations as UiBlob | undefined)?.description);
+  const depByChannel = new Map(
+    deps.filter((e) => e.reference.schema === "olm.channel").map((e) => [e.reference.name ?? "", e.message]),
+  );
   const pkgDep = deps.find((e) => e.reference.schema === "olm.package");
-  const channels = [...d.channels].sort((a, b) => (str(a.name) === defaultChannel ? -1 : str(b.name) === defaultChannel ? 1 : str(a.name).localeCompare(str(b.name))));
+  const channels = [...d.channels].sort((a, b) =>
+    str(a.name) === defaultChannel ? -1 : str(b.name) === defaultChannel ? 1 : str(a.name).localeCompare(str(b.name)),
+  );
   return (
     <div class="overview">
       {pkgDep ? (
@@ -163,7 +189,9 @@ function Overview({ d, catalog, link }: { d: UiPackageDetail; catalog: string; l
           <BlobView blob={d.deprecations} title="olm.deprecations" />
         </details>
       ) : null}
-      <p class="muted small-text">Catalog {catalog}, revision {d.revision}.</p>
+      <p class="muted small-text">
+        Catalog {catalog}, revision {d.revision}.
+      </p>
     </div>
   );
 }
@@ -186,7 +214,9 @@ function MirrorImages({ d }: { d: UiPackageDetail }) {
     <details>
       <summary>Images a mirror needs ({images.length})</summary>
       <CopyButton text={() => images.join("\n") + "\n"} label="Copy list" />
-      <pre class="blob-text" tabIndex={0}>{images.join("\n")}</pre>
+      <pre class="blob-text" tabIndex={0}>
+        {images.join("\n")}
+      </pre>
     </details>
   );
 }
@@ -194,10 +224,16 @@ function MirrorImages({ d }: { d: UiPackageDetail }) {
 function Bundles({ d, selected, select }: { d: UiPackageDetail; selected: string; select: (b: string) => void }) {
   const channelsOf = useMemo(() => {
     const m = new Map<string, string[]>();
-    for (const c of d.channels) for (const e of (c.entries as UiBlob[] | undefined) ?? []) m.set(str(e.name), [...(m.get(str(e.name)) ?? []), str(c.name)]);
+    for (const c of d.channels)
+      for (const e of (c.entries as UiBlob[] | undefined) ?? [])
+        m.set(str(e.name), [...(m.get(str(e.name)) ?? []), str(c.name)]);
     return m;
   }, [d]);
-  const depBundles = new Map(deprecationsOf(d).filter((e) => e.reference.schema === "olm.bundle").map((e) => [e.reference.name ?? "", e.message]));
+  const depBundles = new Map(
+    deprecationsOf(d)
+      .filter((e) => e.reference.schema === "olm.bundle")
+      .map((e) => [e.reference.name ?? "", e.message]),
+  );
   const sel = d.bundles.find((b) => b.name === selected);
   return (
     <div class="bundles">
@@ -221,12 +257,18 @@ function Bundles({ d, selected, select }: { d: UiPackageDetail; selected: string
               </td>
               <td>{bundleVersion(b)}</td>
               <td>{(channelsOf.get(str(b.name)) ?? []).join(", ")}</td>
-              <td class="mono ellipsis" title={str(b.image)}>{str(b.image)}</td>
+              <td class="mono ellipsis" title={str(b.image)}>
+                {str(b.image)}
+              </td>
             </tr>
           ))}
         </tbody>
       </table>
-      {sel ? <BundleDetail b={sel} deprecation={depBundles.get(str(sel.name))} /> : <p class="muted">Select a bundle for its properties, related images and blob.</p>}
+      {sel ? (
+        <BundleDetail b={sel} deprecation={depBundles.get(str(sel.name))} />
+      ) : (
+        <p class="muted">Select a bundle for its properties, related images and blob.</p>
+      )}
     </div>
   );
 }
@@ -249,7 +291,9 @@ function BundleDetail({ b, deprecation }: { b: UiBlob; deprecation?: string }) {
           {props(b).map((p, i) => (
             <tr key={i}>
               <td class="mono">{p.type}</td>
-              <td class="mono small-text">{p.type === "olm.bundle.object" ? "(manifest, see the blob)" : JSON.stringify(p.value).slice(0, 400)}</td>
+              <td class="mono small-text">
+                {p.type === "olm.bundle.object" ? "(manifest, see the blob)" : JSON.stringify(p.value).slice(0, 400)}
+              </td>
             </tr>
           ))}
         </tbody>

@@ -12,7 +12,17 @@ interface Condition {
 }
 interface ResolveAnswer {
   resolved?: boolean;
-  bundles?: { name: string; package: string; version: string; catalog: string; channel: string; action: string; requestedBy: string[]; dependencyOf: string[]; pivotFrom?: string }[];
+  bundles?: {
+    name: string;
+    package: string;
+    version: string;
+    catalog: string;
+    channel: string;
+    action: string;
+    requestedBy: string[];
+    dependencyOf: string[];
+    pivotFrom?: string;
+  }[];
   inputs?: { name: string; conditions: Condition[] }[];
   warnings?: string[];
   error?: { code: string; message: string; problems?: { code: string; message: string }[] };
@@ -24,10 +34,18 @@ type Form = Record<(typeof FIELDS)[number], string>;
 export function buildRequest(f: Form): { inputs: unknown[]; installed?: unknown; catalogs?: string[] } {
   const constraints: unknown[] = [];
   if (f.cel.trim()) constraints.push({ type: "olm.cel", value: { rule: f.cel.trim() } });
-  const spec: Record<string, unknown> = { catalog: { package: f.package.trim(), ...(f.channel.trim() ? { channel: f.channel.trim() } : {}), ...(f.catalog ? { name: f.catalog } : {}) } };
+  const spec: Record<string, unknown> = {
+    catalog: {
+      package: f.package.trim(),
+      ...(f.channel.trim() ? { channel: f.channel.trim() } : {}),
+      ...(f.catalog ? { name: f.catalog } : {}),
+    },
+  };
   if (f.version.trim()) spec.version = f.version.trim();
   if (constraints.length > 0) spec.constraints = constraints;
-  const req: { inputs: unknown[]; installed?: unknown } = { inputs: [{ apiVersion: "deppy.io/v1", kind: "Operator", metadata: { name: f.package.trim() || "input" }, spec }] };
+  const req: { inputs: unknown[]; installed?: unknown } = {
+    inputs: [{ apiVersion: "deppy.io/v1", kind: "Operator", metadata: { name: f.package.trim() || "input" }, spec }],
+  };
   const ops = f.installed
     .split("\n")
     .map((l) => l.trim())
@@ -44,9 +62,11 @@ export function ResolvePage({ query }: { query: URLSearchParams }) {
   const catalogs = useLoad(() => api.catalogs(), []);
   const initial = Object.fromEntries(FIELDS.map((k) => [k, query.get(k) ?? ""])) as Form;
   const [form, setForm] = useState<Form>(initial);
-  const [answer, setAnswer] = useState<{ status: number; body: ResolveAnswer } | { error: Error } | undefined>(undefined);
+  const [answer, setAnswer] = useState<{ status: number; body: ResolveAnswer } | { error: Error } | undefined>(
+    undefined,
+  );
   const [busy, setBusy] = useState(false);
-  const cat = form.catalog || (catalogs.state === "ok" ? catalogs.value[0]?.name ?? "" : "");
+  const cat = form.catalog || (catalogs.state === "ok" ? (catalogs.value[0]?.name ?? "") : "");
   const pkgs = useLoad(() => (cat ? api.packages(cat) : Promise.resolve(undefined)), [cat]);
   // only the latest request's answer is shown (an earlier, slower one must not overwrite it)
   const seq = useRef(0);
@@ -85,7 +105,10 @@ export function ResolvePage({ query }: { query: URLSearchParams }) {
   return (
     <section>
       <h1>Resolve</h1>
-      <p class="muted">What opcat's resolver (POST /api/v1/resolve) would install for an operator, given the operators already installed.</p>
+      <p class="muted">
+        What opcat's resolver (POST /api/v1/resolve) would install for an operator, given the operators already
+        installed.
+      </p>
       <form
         class="form"
         aria-label="resolution"
@@ -98,9 +121,20 @@ export function ResolvePage({ query }: { query: URLSearchParams }) {
       >
         <label>
           Package
-          <input name="package" required value={form.package} onInput={set("package")} list="pkg-names" placeholder="e.g. etcd" />
+          <input
+            name="package"
+            required
+            value={form.package}
+            onInput={set("package")}
+            list="pkg-names"
+            placeholder="e.g. etcd"
+          />
         </label>
-        <datalist id="pkg-names">{pkgs.state === "ok" && pkgs.value ? pkgs.value.packages.map((p) => <option key={p.name} value={p.name} />) : null}</datalist>
+        <datalist id="pkg-names">
+          {pkgs.state === "ok" && pkgs.value
+            ? pkgs.value.packages.map((p) => <option key={p.name} value={p.name} />)
+            : null}
+        </datalist>
         <label>
           Channel
           <input name="channel" value={form.channel} onInput={set("channel")} placeholder="default channel" />
@@ -111,24 +145,49 @@ export function ResolvePage({ query }: { query: URLSearchParams }) {
         </label>
         <label>
           CEL rule
-          <input name="cel" value={form.cel} onInput={set("cel")} placeholder={'e.g. properties.exists(p, p.type == "olm.maxOpenShiftVersion")'} />
+          <input
+            name="cel"
+            value={form.cel}
+            onInput={set("cel")}
+            placeholder={'e.g. properties.exists(p, p.type == "olm.maxOpenShiftVersion")'}
+          />
         </label>
         <label>
           Catalog
           <select name="catalog" value={form.catalog} onChange={set("catalog")}>
             <option value="">any served catalog</option>
-            {catalogs.state === "ok" ? catalogs.value.map((c) => <option key={c.name} value={c.name}>{c.name}</option>) : null}
+            {catalogs.state === "ok"
+              ? catalogs.value.map((c) => (
+                  <option key={c.name} value={c.name}>
+                    {c.name}
+                  </option>
+                ))
+              : null}
           </select>
         </label>
         <label class="wide">
           Installed operators (one per line: package bundle)
-          <textarea name="installed" rows={3} value={form.installed} onInput={set("installed")} placeholder="etcd etcdoperator.v0.9.2" />
+          <textarea
+            name="installed"
+            rows={3}
+            value={form.installed}
+            onInput={set("installed")}
+            placeholder="etcd etcdoperator.v0.9.2"
+          />
         </label>
         <div>
-          <button type="submit" disabled={busy}>Resolve</button>
+          <button type="submit" disabled={busy}>
+            Resolve
+          </button>
         </div>
       </form>
-      {answer ? "error" in answer ? <ErrorBox error={answer.error} /> : <Answer a={answer} form={form} catalog={cat} /> : null}
+      {answer ? (
+        "error" in answer ? (
+          <ErrorBox error={answer.error} />
+        ) : (
+          <Answer a={answer} form={form} catalog={cat} />
+        )
+      ) : null}
     </section>
   );
 }
@@ -139,11 +198,21 @@ function Answer({ a, form, catalog }: { a: { status: number; body: ResolveAnswer
     return (
       <div class="error" role="alert" data-testid="resolution">
         <code class="code">{b.error.code}</code> {b.error.message}
-        {b.error.problems ? <ul>{b.error.problems.map((p, i) => <li key={i}>{p.message}</li>)}</ul> : null}
+        {b.error.problems ? (
+          <ul>
+            {b.error.problems.map((p, i) => (
+              <li key={i}>{p.message}</li>
+            ))}
+          </ul>
+        ) : null}
       </div>
     );
   }
-  const failed = (b.inputs ?? []).flatMap((i) => i.conditions.filter((c) => c.status === "True" && /Fail|Unsatisf|Invalid|Unsupported/.test(c.type)).map((c) => ({ input: i.name, c })));
+  const failed = (b.inputs ?? []).flatMap((i) =>
+    i.conditions
+      .filter((c) => c.status === "True" && /Fail|Unsatisf|Invalid|Unsupported/.test(c.type))
+      .map((c) => ({ input: i.name, c })),
+  );
   return (
     <div data-testid="resolution" class={b.resolved ? "resolved" : "unresolved"}>
       <h2>{b.resolved ? "Resolved" : "Not resolved"}</h2>
@@ -157,9 +226,15 @@ function Answer({ a, form, catalog }: { a: { status: number; body: ResolveAnswer
           {/* the constraint drawn on the package's graph: the versions the range admits are outlined */}
           <a
             data-testid="constraint-graph"
-            href={href(["c", catalog, "p", form.package.trim()], { tab: "graph", channel: form.channel.trim() || undefined, range: form.version.trim() || undefined })}
+            href={href(["c", catalog, "p", form.package.trim()], {
+              tab: "graph",
+              channel: form.channel.trim() || undefined,
+              range: form.version.trim() || undefined,
+            })}
           >
-            {form.version.trim() ? `See which versions of ${form.package.trim()} ${form.version.trim()} admits on its upgrade graph` : `See the upgrade graph of ${form.package.trim()}`}
+            {form.version.trim()
+              ? `See which versions of ${form.package.trim()} ${form.version.trim()} admits on its upgrade graph`
+              : `See the upgrade graph of ${form.package.trim()}`}
           </a>
         </p>
       ) : null}
@@ -178,18 +253,32 @@ function Answer({ a, form, catalog }: { a: { status: number; body: ResolveAnswer
             {(b.bundles ?? []).map((x) => (
               <tr key={x.name}>
                 <td>
-                  <a href={href(["c", x.catalog, "p", x.package], { tab: "graph", channel: x.channel, node: x.name })}>{x.name}</a>
+                  <a href={href(["c", x.catalog, "p", x.package], { tab: "graph", channel: x.channel, node: x.name })}>
+                    {x.name}
+                  </a>
                 </td>
                 <td>{x.version}</td>
-                <td>{x.action}{x.pivotFrom ? ` from ${x.pivotFrom}` : ""}</td>
-                <td>{x.catalog} / {x.channel}</td>
-                <td>{x.requestedBy.length > 0 ? `asked by ${x.requestedBy.join(", ")}` : ""}{x.dependencyOf.length > 0 ? ` dependency of ${x.dependencyOf.join(", ")}` : ""}</td>
+                <td>
+                  {x.action}
+                  {x.pivotFrom ? ` from ${x.pivotFrom}` : ""}
+                </td>
+                <td>
+                  {x.catalog} / {x.channel}
+                </td>
+                <td>
+                  {x.requestedBy.length > 0 ? `asked by ${x.requestedBy.join(", ")}` : ""}
+                  {x.dependencyOf.length > 0 ? ` dependency of ${x.dependencyOf.join(", ")}` : ""}
+                </td>
               </tr>
             ))}
           </tbody>
         </table>
       ) : null}
-      {(b.warnings ?? []).map((w) => <div class="warning" key={w}>{w}</div>)}
+      {(b.warnings ?? []).map((w) => (
+        <div class="warning" key={w}>
+          {w}
+        </div>
+      ))}
       <details>
         <summary>Resolveset JSON (HTTP {a.status})</summary>
         <BlobView blob={b} />

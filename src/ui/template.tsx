@@ -16,13 +16,16 @@ export function TemplatePage() {
   const catalogs = useLoad(() => api.catalogs(), []);
   const [text, setText] = useState("");
   const [catalog, setCatalog] = useState("");
-  const [out, setOut] = useState<{ status: number; body: UiRenderAnswer | UiErrorBody } | { error: Error } | undefined>(undefined);
+  const [out, setOut] = useState<{ status: number; body: UiRenderAnswer | UiErrorBody } | { error: Error } | undefined>(
+    undefined,
+  );
   const [busy, setBusy] = useState(false);
   return (
     <section>
       <h1>Render a template</h1>
       <p class="muted">
-        A basic, semver or graph template, rendered with a served catalog as the <code>--reuse</code> source (offline: its bundles answer every image reference; nothing is pulled and nothing is written).
+        A basic, semver or graph template, rendered with a served catalog as the <code>--reuse</code> source (offline:
+        its bundles answer every image reference; nothing is pulled and nothing is written).
       </p>
       <form
         class="form"
@@ -45,7 +48,13 @@ export function TemplatePage() {
         <label>
           Reuse catalog
           <select name="catalog" value={catalog} onChange={(e) => setCatalog((e.target as HTMLSelectElement).value)}>
-            {catalogs.state === "ok" ? catalogs.value.map((c) => <option key={c.name} value={c.name}>{c.name}</option>) : null}
+            {catalogs.state === "ok"
+              ? catalogs.value.map((c) => (
+                  <option key={c.name} value={c.name}>
+                    {c.name}
+                  </option>
+                ))
+              : null}
           </select>
         </label>
         <label>
@@ -62,10 +71,19 @@ export function TemplatePage() {
         </label>
         <label class="wide">
           Template (YAML or JSON)
-          <textarea name="template" rows={14} value={text} placeholder={SAMPLE} spellcheck={false} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
+          <textarea
+            name="template"
+            rows={14}
+            value={text}
+            placeholder={SAMPLE}
+            spellcheck={false}
+            onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
+          />
         </label>
         <div>
-          <button type="submit" disabled={busy || text.trim() === ""}>Render</button>
+          <button type="submit" disabled={busy || text.trim() === ""}>
+            Render
+          </button>
         </div>
       </form>
       {out ? "error" in out ? <ErrorBox error={out.error} /> : <Result a={out} /> : null}
@@ -93,25 +111,53 @@ function Result({ a }: { a: { status: number; body: UiRenderAnswer | UiErrorBody
       <p role="status">{[...counts].map(([s, n]) => `${n} × ${s}`).join(", ")}</p>
       {r.diff.map((d) => (
         <div key={d.package} class="diff" data-testid="render-diff">
-          <h3>{d.package}: {d.existing ? "compared with the served catalog" : "new package"}</h3>
+          <h3>
+            {d.package}: {d.existing ? "compared with the served catalog" : "new package"}
+          </h3>
           <ul>
-            {d.addedBundles.map((b) => <li key={`+${b}`} class="add">+ bundle {b}</li>)}
-            {d.removedBundles.map((b) => <li key={`-${b}`} class="del">− bundle {b}</li>)}
-            {d.addedEdges.map((e) => <li key={`+${e}`} class="add">+ edge {e}</li>)}
-            {d.removedEdges.map((e) => <li key={`-${e}`} class="del">− edge {e}</li>)}
-            {d.addedBundles.length + d.removedBundles.length + d.addedEdges.length + d.removedEdges.length === 0 ? <li>no change in bundles or edges</li> : null}
+            {d.addedBundles.map((b) => (
+              <li key={`+${b}`} class="add">
+                + bundle {b}
+              </li>
+            ))}
+            {d.removedBundles.map((b) => (
+              <li key={`-${b}`} class="del">
+                − bundle {b}
+              </li>
+            ))}
+            {d.addedEdges.map((e) => (
+              <li key={`+${e}`} class="add">
+                + edge {e}
+              </li>
+            ))}
+            {d.removedEdges.map((e) => (
+              <li key={`-${e}`} class="del">
+                − edge {e}
+              </li>
+            ))}
+            {d.addedBundles.length + d.removedBundles.length + d.addedEdges.length + d.removedEdges.length === 0 ? (
+              <li>no change in bundles or edges</li>
+            ) : null}
           </ul>
         </div>
       ))}
-      {r.warnings.map((w) => <div class="warning" key={w}>{w}</div>)}
+      {r.warnings.map((w) => (
+        <div class="warning" key={w}>
+          {w}
+        </div>
+      ))}
       <details open>
         <summary>Upgrade graph (Mermaid)</summary>
         <CopyButton text={() => r.mermaid} />
-        <pre class="blob-text" data-testid="render-mermaid" tabIndex={0}>{r.mermaid}</pre>
+        <pre class="blob-text" data-testid="render-mermaid" tabIndex={0}>
+          {r.mermaid}
+        </pre>
       </details>
       {r.blobs.map((b, i) => (
         <details key={i}>
-          <summary>{String(b.schema)} {String(b.name ?? "")}</summary>
+          <summary>
+            {String(b.schema)} {String(b.name ?? "")}
+          </summary>
           <BlobView blob={b} />
         </details>
       ))}

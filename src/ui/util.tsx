@@ -33,7 +33,12 @@ export function ErrorBox({ error }: { error: Error }) {
 }
 
 export function Show<T>({ v, children }: { v: Loaded<T>; children: (value: T) => ComponentChildren }) {
-  if (v.state === "loading") return <p class="muted" aria-busy="true">Loading…</p>;
+  if (v.state === "loading")
+    return (
+      <p class="muted" aria-busy="true">
+        Loading…
+      </p>
+    );
   if (v.state === "error") return <ErrorBox error={v.error} />;
   return <>{children(v.value)}</>;
 }
@@ -52,7 +57,12 @@ export function CopyButton({ text, label = "Copy" }: { text: () => string; label
       }}
     >
       {label}
-      {done ? <span class="copied" role="status"> · {done}</span> : null}
+      {done ? (
+        <span class="copied" role="status">
+          {" "}
+          · {done}
+        </span>
+      ) : null}
     </button>
   );
 }
@@ -71,7 +81,10 @@ export function download(name: string, text: string, type: string): void {
 /** A catalog blob as YAML or JSON, with a copy button. */
 export function BlobView({ blob, title }: { blob: unknown; title?: string }) {
   const [format, setFormat] = useState<"yaml" | "json">("yaml");
-  const text = useMemo(() => (format === "json" ? JSON.stringify(blob, null, 2) : stringify(blob, { lineWidth: 0 })), [blob, format]);
+  const text = useMemo(
+    () => (format === "json" ? JSON.stringify(blob, null, 2) : stringify(blob, { lineWidth: 0 })),
+    [blob, format],
+  );
   return (
     <div class="blob">
       <div class="blob-bar">
@@ -117,6 +130,7 @@ export function props(b: Record<string, unknown>): { type: string; value: unknow
 }
 
 export function bundleVersion(b: Record<string, unknown>): string {
-  for (const p of props(b)) if (p.type === "olm.package") return str((p.value as Record<string, unknown> | null)?.version);
+  for (const p of props(b))
+    if (p.type === "olm.package") return str((p.value as Record<string, unknown> | null)?.version);
   return "";
 }

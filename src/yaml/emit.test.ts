@@ -13,7 +13,10 @@ const vectors = JSON.parse(readFileSync(new URL("./testdata/emit.json", import.m
 
 // Go's JSONToYAML fails on these inputs; which of the two errors comes first depends on the order of the
 // JSON text (opm's struct field order), which a JSON value does not carry, so only "it fails" is checked.
-const ORDER_DEPENDENT_ERRORS = [/^yaml: control characters are not allowed$/, /^yaml: (line \d+: )?did not find expected ',' or '}'$/];
+const ORDER_DEPENDENT_ERRORS = [
+  /^yaml: control characters are not allowed$/,
+  /^yaml: (line \d+: )?did not find expected ',' or '}'$/,
+];
 
 test("toGoYaml matches sigs.k8s.io/yaml JSONToYAML on the oracle vectors", () => {
   assert.ok(vectors.length > 4000, `only ${vectors.length} vectors`);
@@ -29,13 +32,19 @@ test("toGoYaml matches sigs.k8s.io/yaml JSONToYAML on the oracle vectors", () =>
     }
     let ok: boolean;
     if (v.err !== undefined) {
-      ok = err !== undefined && ORDER_DEPENDENT_ERRORS.some((re) => re.test(v.err as string)) && ORDER_DEPENDENT_ERRORS.some((re) => re.test(err as string));
+      ok =
+        err !== undefined &&
+        ORDER_DEPENDENT_ERRORS.some((re) => re.test(v.err as string)) &&
+        ORDER_DEPENDENT_ERRORS.some((re) => re.test(err as string));
     } else {
       ok = out === v.out;
     }
     if (!ok) {
       failures++;
-      if (report.length < 5) report.push(`${JSON.stringify(v.in).slice(0, 200)}\n  go: ${JSON.stringify(v.out ?? v.err)}\n  ts: ${JSON.stringify(out ?? err)}`);
+      if (report.length < 5)
+        report.push(
+          `${JSON.stringify(v.in).slice(0, 200)}\n  go: ${JSON.stringify(v.out ?? v.err)}\n  ts: ${JSON.stringify(out ?? err)}`,
+        );
     }
   }
   assert.equal(failures, 0, report.join("\n"));
@@ -70,14 +79,18 @@ test("scalar styles follow go-yaml v2", () => {
     [{ y: 1, n: 2, on: 3 }, '"n": 2\n"on": 3\n"y": 1\n'],
     [{ a: [], b: {}, c: null }, "a: []\nb: {}\nc: null\n"],
     [{ a: [1, [2, 3], { b: 4 }] }, "a:\n- 1\n- - 2\n  - 3\n- b: 4\n"],
-    [[1.5, 1e21, 1e20, 1234567.5, 0.000001, 12345678901234567000, 2 ** 64], "- 1.5\n- 1e+21\n- 1e+20\n- 1.2345675e+06\n- 1e-06\n- 12345678901234567000\n- 1.8446744073709552e+19\n"],
+    [
+      [1.5, 1e21, 1e20, 1234567.5, 0.000001, 12345678901234567000, 2 ** 64],
+      "- 1.5\n- 1e+21\n- 1e+20\n- 1.2345675e+06\n- 1e-06\n- 12345678901234567000\n- 1.8446744073709552e+19\n",
+    ],
     ["\ufeffab", '"\\uFEFF\\x61\\x62"\n'],
   ];
   for (const [v, want] of cases) assert.equal(toGoYaml(v), want, JSON.stringify(v));
 });
 
 test("long plain text is folded at 80 columns, keys over 128 bytes use the complex form", () => {
-  const words = "etcd is a distributed key value store that provides a reliable way to store data across a cluster of machines";
+  const words =
+    "etcd is a distributed key value store that provides a reliable way to store data across a cluster of machines";
   assert.equal(
     toGoYaml({ long: words }),
     "long: etcd is a distributed key value store that provides a reliable way to store\n  data across a cluster of machines\n",
@@ -90,7 +103,10 @@ test("long plain text is folded at 80 columns, keys over 128 bytes use the compl
 test("keys are sorted with go-yaml's natural order", () => {
   const keys = ["b", "ab", "aB", "a10", "a9", "a.b", "a-b", "A", "10", "2", "1", "_x"];
   const obj = Object.fromEntries(keys.map((k) => [k, 0]));
-  assert.equal(toGoYaml(obj), '_x: 0\n"1": 0\n"2": 0\n"10": 0\nA: 0\na-b: 0\na.b: 0\na9: 0\na10: 0\naB: 0\nab: 0\nb: 0\n');
+  assert.equal(
+    toGoYaml(obj),
+    '_x: 0\n"1": 0\n"2": 0\n"10": 0\nA: 0\na-b: 0\na.b: 0\na9: 0\na10: 0\naB: 0\nab: 0\nb: 0\n',
+  );
 });
 
 test("inputs Go's JSON round trip rejects or rewrites", () => {

@@ -30,10 +30,7 @@ const CONTROL_ERROR = "yaml: control characters are not allowed";
 
 function isPrintable(c: number): boolean {
   return (
-    c === 0x0a ||
-    (c >= 0x20 && c <= 0x7e) ||
-    (c >= 0xa0 && c <= 0xd7ff) ||
-    (c >= 0xe000 && c <= 0xfffd && c !== 0xfeff)
+    c === 0x0a || (c >= 0x20 && c <= 0x7e) || (c >= 0xa0 && c <= 0xd7ff) || (c >= 0xe000 && c <= 0xfffd && c !== 0xfeff)
   );
 }
 
@@ -81,11 +78,26 @@ function analyzeScalar(s: string): number {
     const followedByWhitespace = next === -1 || next === 0x20 || next === 0x09;
     if (i === 0) {
       switch (c) {
-        case 35: case 44: case 91: case 93: case 123: case 125: case 38: case 42: case 33: case 124:
-        case 62: case 39: case 34: case 37: case 64: case 96:
+        case 35:
+        case 44:
+        case 91:
+        case 93:
+        case 123:
+        case 125:
+        case 38:
+        case 42:
+        case 33:
+        case 124:
+        case 62:
+        case 39:
+        case 34:
+        case 37:
+        case 64:
+        case 96:
           blockIndicators = true;
           break;
-        case 63: case 58:
+        case 63:
+        case 58:
           if (followedByWhitespace) blockIndicators = true;
           break;
         case 45:
@@ -169,21 +181,36 @@ const HEX = "0123456789ABCDEF";
 
 function escapeFor(v: number): string {
   switch (v) {
-    case 0x00: return "\\0";
-    case 0x07: return "\\a";
-    case 0x08: return "\\b";
-    case 0x09: return "\\t";
-    case 0x0a: return "\\n";
-    case 0x0b: return "\\v";
-    case 0x0c: return "\\f";
-    case 0x0d: return "\\r";
-    case 0x1b: return "\\e";
-    case 0x22: return '\\"';
-    case 0x5c: return "\\\\";
-    case 0x85: return "\\N";
-    case 0xa0: return "\\_";
-    case 0x2028: return "\\L";
-    case 0x2029: return "\\P";
+    case 0x00:
+      return "\\0";
+    case 0x07:
+      return "\\a";
+    case 0x08:
+      return "\\b";
+    case 0x09:
+      return "\\t";
+    case 0x0a:
+      return "\\n";
+    case 0x0b:
+      return "\\v";
+    case 0x0c:
+      return "\\f";
+    case 0x0d:
+      return "\\r";
+    case 0x1b:
+      return "\\e";
+    case 0x22:
+      return '\\"';
+    case 0x5c:
+      return "\\\\";
+    case 0x85:
+      return "\\N";
+    case 0xa0:
+      return "\\_";
+    case 0x2028:
+      return "\\L";
+    case 0x2029:
+      return "\\P";
   }
   let w: number;
   let out: string;
@@ -468,7 +495,14 @@ class Emitter {
     for (let i = 0; i < len; i++) {
       const c = s.charCodeAt(i);
       if (c === 0x20) {
-        if (allowBreaks && !spaces && this.column + (i - start) > BEST_WIDTH && i > 0 && i < len - 1 && s.charCodeAt(i + 1) !== 0x20) {
+        if (
+          allowBreaks &&
+          !spaces &&
+          this.column + (i - start) > BEST_WIDTH &&
+          i > 0 &&
+          i < len - 1 &&
+          s.charCodeAt(i + 1) !== 0x20
+        ) {
           flush(i);
           this.writeIndent();
           start = i + 1;

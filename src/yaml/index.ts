@@ -4,4 +4,11 @@ export { toGoYaml, type JsonValue } from "./emit.js";
 export { parseGoYamlDocument } from "./load.js";
 export { GoYamlError } from "./errors.js";
 export { goKeyLess, sortGoKeys } from "./sort.js";
-export { resolvePlain, isGoTimestamp, isBase60Float, formatGoFloat, type Resolved, type ResolvedKind } from "./resolve.js";
+export {
+  resolvePlain,
+  isGoTimestamp,
+  isBase60Float,
+  formatGoFloat,
+  type Resolved,
+  type ResolvedKind,
+} from "./resolve.js";

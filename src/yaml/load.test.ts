@@ -38,7 +38,8 @@ test("parseGoYamlDocument matches sigs.k8s.io/yaml YAMLToJSON on the oracle vect
     const ok = v.err !== undefined ? got.err === v.err : got.json === JSON.stringify(JSON.parse(v.json as string));
     if (!ok) {
       failures++;
-      if (report.length < 5) report.push(`${JSON.stringify(v.yaml).slice(0, 200)}\n  go: ${v.err ?? v.json}\n  ts: ${got.err ?? got.json}`);
+      if (report.length < 5)
+        report.push(`${JSON.stringify(v.yaml).slice(0, 200)}\n  go: ${v.err ?? v.json}\n  ts: ${got.err ?? got.json}`);
     }
   }
   assert.ok(checked > 4000);
@@ -51,14 +52,54 @@ test("the known deviations are still what they are", () => {
 
 test("YAML 1.1 typing of values and keys", () => {
   const doc = [
-    "y: yes", "n: off", "on: 1", "oct: 0777", "o2: 0o17", "hex: 0x1F", "bin: 0b101", "under: 1_000", "f: 1.", "e: 1e3",
-    "neg0: -0", "ts: 2001-12-14", "b60: 1:20", "nul: ~", "empty:", "big: 12345678901234567890", "1: int key", "1.5: float key",
-    "0.1234567891: f32 key", "str: !!str 12", "fl: !!float 1", "bin64: !!binary aGVsbG8=", "custom: !foo bar", "",
+    "y: yes",
+    "n: off",
+    "on: 1",
+    "oct: 0777",
+    "o2: 0o17",
+    "hex: 0x1F",
+    "bin: 0b101",
+    "under: 1_000",
+    "f: 1.",
+    "e: 1e3",
+    "neg0: -0",
+    "ts: 2001-12-14",
+    "b60: 1:20",
+    "nul: ~",
+    "empty:",
+    "big: 12345678901234567890",
+    "1: int key",
+    "1.5: float key",
+    "0.1234567891: f32 key",
+    "str: !!str 12",
+    "fl: !!float 1",
+    "bin64: !!binary aGVsbG8=",
+    "custom: !foo bar",
+    "",
   ].join("\n");
   assert.deepEqual(parseGoYamlDocument(doc), {
-    "0.12345679": "f32 key", "1": "int key", "1.5": "float key", b60: "1:20", big: 12345678901234567890, bin: 5, bin64: "hello",
-    custom: "bar", e: 1000, empty: null, f: 1, false: false, fl: 1, hex: 31, neg0: 0, nul: null, o2: 15, oct: 511, str: "12",
-    true: 1, ts: "2001-12-14", under: 1000,
+    "0.12345679": "f32 key",
+    "1": "int key",
+    "1.5": "float key",
+    b60: "1:20",
+    big: 12345678901234567890,
+    bin: 5,
+    bin64: "hello",
+    custom: "bar",
+    e: 1000,
+    empty: null,
+    f: 1,
+    false: false,
+    fl: 1,
+    hex: 31,
+    neg0: 0,
+    nul: null,
+    o2: 15,
+    oct: 511,
+    str: "12",
+    true: 1,
+    ts: "2001-12-14",
+    under: 1000,
   } as JsonValue);
   assert.equal(JSON.stringify(parseGoYamlDocument("y: 1\n")), '{"true":1}');
 });
@@ -98,11 +139,15 @@ test("errors carry Go's messages", () => {
     ["d:\n  <<: 1\n", "yaml: map merge requires map or sequence of maps as the value"],
   ];
   for (const [yaml, msg] of cases) {
-    assert.throws(() => parseGoYamlDocument(yaml), (e: unknown) => {
-      assert.ok(e instanceof GoYamlError);
-      assert.equal(e.message, "error converting YAML to JSON: " + msg);
-      return true;
-    }, yaml);
+    assert.throws(
+      () => parseGoYamlDocument(yaml),
+      (e: unknown) => {
+        assert.ok(e instanceof GoYamlError);
+        assert.equal(e.message, "error converting YAML to JSON: " + msg);
+        return true;
+      },
+      yaml,
+    );
   }
   try {
     parseGoYamlDocument("a: 1\nb: [\n");
@@ -135,7 +180,10 @@ test("random YAML-like text: same values as Go whenever both succeed, mostly the
 function bomb(levels: number): string {
   const n = "abcdefghij";
   let s = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n';
-  for (let k = 1; k < levels; k++) s += `${n[k]}: &${n[k]} [${Array(9).fill(`*${n[k - 1]}`).join(",")}]\n`;
+  for (let k = 1; k < levels; k++)
+    s += `${n[k]}: &${n[k]} [${Array(9)
+      .fill(`*${n[k - 1]}`)
+      .join(",")}]\n`;
   return s + "schema: olm.package\nname: x\n";
 }
 
@@ -144,7 +192,13 @@ test("go-yaml v2's alias limit: alias bombs are refused with its message, small 
   const three = parseGoYamlDocument(bomb(3)) as { c: unknown[][] };
   assert.equal(three.c.length, 9);
   for (const levels of [4, 5, 6, 7, 9]) {
-    assert.throws(() => parseGoYamlDocument(bomb(levels)), (e: unknown) => e instanceof GoYamlError && e.message === "error converting YAML to JSON: yaml: document contains excessive aliasing", `levels ${levels}`);
+    assert.throws(
+      () => parseGoYamlDocument(bomb(levels)),
+      (e: unknown) =>
+        e instanceof GoYamlError &&
+        e.message === "error converting YAML to JSON: yaml: document contains excessive aliasing",
+      `levels ${levels}`,
+    );
   }
   // many aliases of a small node within a large document are fine (under 99% of the decode operations)
   const many = "x: &x 1\n" + Array.from({ length: 2000 }, (_, i) => `k${i}: *x`).join("\n") + "\n";

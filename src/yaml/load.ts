@@ -34,7 +34,6 @@ import type { JsonValue } from "./emit.js";
 import { GoYamlError } from "./errors.js";
 import { resolvePlain } from "./resolve.js";
 
-
 const PREFIX = "error converting YAML to JSON: ";
 
 const EV_DOCUMENT = 1;
@@ -196,7 +195,13 @@ function goSharpV(v: JsonValue | undefined, s?: GoScalar): string {
   if (v === null || v === undefined) return "interface {}(nil)";
   if (Array.isArray(v)) return "[]interface {}{" + v.map((x) => goSharpV(x)).join(", ") + "}";
   if (typeof v === "object") {
-    return "map[interface {}]interface {}{" + Object.keys(v).map((k) => JSON.stringify(k) + ":" + goSharpV(v[k])).join(", ") + "}";
+    return (
+      "map[interface {}]interface {}{" +
+      Object.keys(v)
+        .map((k) => JSON.stringify(k) + ":" + goSharpV(v[k]))
+        .join(", ") +
+      "}"
+    );
   }
   return typeof v === "string" ? JSON.stringify(v) : String(v);
 }
@@ -217,7 +222,8 @@ function utf8Compare(a: string, b: string): number {
 }
 
 function setKey(obj: { [k: string]: JsonValue }, k: string, v: JsonValue): void {
-  if (k === "__proto__") Object.defineProperty(obj, k, { value: v, enumerable: true, writable: true, configurable: true });
+  if (k === "__proto__")
+    Object.defineProperty(obj, k, { value: v, enumerable: true, writable: true, configurable: true });
   else obj[k] = v;
 }
 
@@ -228,7 +234,6 @@ function clone(v: JsonValue): JsonValue {
   for (const k of Object.keys(v)) setKey(o, k, clone(v[k]));
   return o;
 }
-
 
 /**
  * A copy of `s` that does not keep its source alive. V8 makes slices of 13 or more characters
@@ -262,7 +267,9 @@ class Composer {
     const name = this.src.slice(start, end);
     if (!/^[0-9A-Za-z_-]+$/.test(name)) {
       // libyaml's scanner only takes alphanumerics, '-' and '_' in anchor and alias names.
-      throw new Fail(`yaml: ${goWhere(countLines(this.src, start), true)}did not find expected alphabetic or numeric character`);
+      throw new Fail(
+        `yaml: ${goWhere(countLines(this.src, start), true)}did not find expected alphabetic or numeric character`,
+      );
     }
     return name;
   }
@@ -321,7 +328,13 @@ class Composer {
       case EV_SCALAR: {
         const s = this.scalar(e);
         if (e.anchorStart >= 0) {
-          this.anchors.set(this.anchorName(e.anchorStart, e.anchorEnd), { done: true, size: this.decodeCount - before, value: s.value, scalar: s.scalar, isMap: false });
+          this.anchors.set(this.anchorName(e.anchorStart, e.anchorEnd), {
+            done: true,
+            size: this.decodeCount - before,
+            value: s.value,
+            scalar: s.scalar,
+            isMap: false,
+          });
         }
         return s;
       }
@@ -358,7 +371,11 @@ class Composer {
           anchor = { done: false, size: 0, value: null, isMap: true };
           this.anchors.set(this.anchorName(e.anchorStart, e.anchorEnd), anchor);
         }
-        if (e.style === 1 && this.src[e.start] === ":" && /^:(?:[ \t\r\n]|$)/.test(this.src.slice(e.start, e.start + 2))) {
+        if (
+          e.style === 1 &&
+          this.src[e.start] === ":" &&
+          /^:(?:[ \t\r\n]|$)/.test(this.src.slice(e.start, e.start + 2))
+        ) {
           // `: value` without a key: libyaml's parser rejects it (js-yaml reads a null key).
           throw new Fail(`yaml: ${goWhere(countLines(this.src, e.start), false)}did not find expected key`);
         }
@@ -387,14 +404,21 @@ class Composer {
         if ((ke.style === STYLE_PLAIN && tag === "") || tag === T_MERGE) {
           this.i++;
           if (ke.anchorStart >= 0) {
-            this.anchors.set(this.anchorName(ke.anchorStart, ke.anchorEnd), { done: true, size: 1, value: "<<", scalar: { t: "str", v: "<<" }, isMap: false });
+            this.anchors.set(this.anchorName(ke.anchorStart, ke.anchorEnd), {
+              done: true,
+              size: 1,
+              value: "<<",
+              scalar: { t: "str", v: "<<" },
+              isMap: false,
+            });
           }
           this.merge(keys, vals);
           continue;
         }
       }
       const k = this.node();
-      if (!k.isMap && k.scalar === undefined && Array.isArray(k.value)) throw new Fail(`yaml: invalid map key: ${goSharpV(k.value)}`);
+      if (!k.isMap && k.scalar === undefined && Array.isArray(k.value))
+        throw new Fail(`yaml: invalid map key: ${goSharpV(k.value)}`);
       if (k.isMap) throw new Fail(`yaml: invalid map key: ${goSharpV(k.value)}`);
       const v = this.node().value;
       const ks = this.keyString(k.scalar, k.value, v);
@@ -463,7 +487,8 @@ class Composer {
       const raw = this.original.slice(e.valueStart, e.valueEnd);
       if (/[\u2028\u2029]/.test(raw)) {
         if (e.style === 4) text = literalContent(raw, e.indent, e.chomping);
-        else if (e.style !== 5) text = foldFlowScalar(raw, e.style === 2 ? "single" : e.style === 3 ? "double" : "plain");
+        else if (e.style !== 5)
+          text = foldFlowScalar(raw, e.style === 2 ? "single" : e.style === 3 ? "double" : "plain");
         // Folded block scalars keep js-yaml's folding (approximation).
       }
     }
@@ -533,9 +558,10 @@ class Composer {
         break;
       case "int":
         rtag = T_INT;
-        out = r.goType === "uint64"
-          ? { t: "uint64", v: r.value as number, dec: r.decimal as string }
-          : { t: "int", v: r.value as number, dec: r.decimal as string };
+        out =
+          r.goType === "uint64"
+            ? { t: "uint64", v: r.value as number, dec: r.decimal as string }
+            : { t: "int", v: r.value as number, dec: r.decimal as string };
         break;
       case "float":
         rtag = T_FLOAT;
@@ -678,8 +704,24 @@ function readBreak(raw: string, i: number): [string, number] {
 }
 
 const SIMPLE_ESCAPES: { [k: string]: string } = {
-  "0": "\0", a: "\x07", b: "\b", t: "\t", "\t": "\t", n: "\n", v: "\v", f: "\f", r: "\r", e: "\x1b", " ": " ",
-  '"': '"', "/": "/", "\\": "\\", N: "\u0085", _: "\u00a0", L: "\u2028", P: "\u2029",
+  "0": "\0",
+  a: "\x07",
+  b: "\b",
+  t: "\t",
+  "\t": "\t",
+  n: "\n",
+  v: "\v",
+  f: "\f",
+  r: "\r",
+  e: "\x1b",
+  " ": " ",
+  '"': '"',
+  "/": "/",
+  "\\": "\\",
+  N: "\u0085",
+  _: "\u00a0",
+  L: "\u2028",
+  P: "\u2029",
 };
 
 /** Content of a plain, single- or double-quoted scalar from its raw text (yaml_parser_scan_flow_scalar). */
@@ -884,16 +926,24 @@ function syntaxError(err: JsYamlError, text: string): GoYamlError {
   let msg = reason;
   let line0 = mark !== undefined ? mark.line : 0;
   let scanner = false;
-  const at = mark !== undefined ? text[mark.position] ?? "" : "";
+  const at = mark !== undefined ? (text[mark.position] ?? "") : "";
   const lineStart = mark !== undefined ? text.lastIndexOf("\n", mark.position - 1) + 1 : 0;
-  const lineText = text.slice(lineStart, text.indexOf("\n", lineStart) < 0 ? text.length : text.indexOf("\n", lineStart));
-  const open = /deficient indentation|unexpected end of the stream|missed comma|flow collection/.test(reason) ? unclosed(text) : undefined;
+  const lineText = text.slice(
+    lineStart,
+    text.indexOf("\n", lineStart) < 0 ? text.length : text.indexOf("\n", lineStart),
+  );
+  const open = /deficient indentation|unexpected end of the stream|missed comma|flow collection/.test(reason)
+    ? unclosed(text)
+    : undefined;
   if (open === "quote") {
     msg = "found unexpected end of stream";
     scanner = true;
     line0 = countLines(text, text.length);
   } else if (open !== undefined) {
-    const last = text.replace(/(^|\s)#[^\n]*/g, "").trimEnd().slice(-1);
+    const last = text
+      .replace(/(^|\s)#[^\n]*/g, "")
+      .trimEnd()
+      .slice(-1);
     msg = "[{,:".includes(last) ? "did not find expected node content" : `did not find expected ',' or '${open}'`;
     line0 = eofLine;
   } else if (/expected ':' after a mapping key/.test(reason)) {
@@ -914,7 +964,10 @@ function syntaxError(err: JsYamlError, text: string): GoYamlError {
       msg = "block sequence entries are not allowed in this context";
       scanner = true;
     } else if (at === "]" || at === "}" || (at === "," && /end of the stream/.test(reason))) {
-      const before = text.slice(0, mark?.position ?? 0).replace(/(^|\s)#[^\n]*/g, "").trimEnd();
+      const before = text
+        .slice(0, mark?.position ?? 0)
+        .replace(/(^|\s)#[^\n]*/g, "")
+        .trimEnd();
       msg = before === "" || /[:?-]$/.test(before) ? "did not find expected node content" : "did not find expected key";
     } else if (/end of the stream/.test(reason)) {
       const rest = text.slice(mark?.position ?? 0);
@@ -982,9 +1035,11 @@ function previousIndent(text: string, lineStart: number): number {
  */
 function trailingContentIgnoredByGo(err: JsYamlError, text: string): Event[] | undefined {
   const mark = err.mark;
-  if (mark === undefined || !/end of the stream or a document separator is expected/.test(err.reason ?? "")) return undefined;
+  if (mark === undefined || !/end of the stream or a document separator is expected/.test(err.reason ?? ""))
+    return undefined;
   const rest = text.slice(mark.position);
-  if (unclosed(rest) === "quote" || /^[@`%\t]/.test(rest) || /^---(?:\s|$)|^\.\.\.(?:\s|$)/.test(rest)) return undefined;
+  if (unclosed(rest) === "quote" || /^[@`%\t]/.test(rest) || /^---(?:\s|$)|^\.\.\.(?:\s|$)/.test(rest))
+    return undefined;
   let events: Event[];
   try {
     events = parseEvents(text.slice(0, mark.position), { maxDepth: 10000 });
@@ -994,7 +1049,11 @@ function trailingContentIgnoredByGo(err: JsYamlError, text: string): Event[] | u
   const root = events[1];
   if (root === undefined) return undefined;
   // A plain scalar at the root absorbs the following lines unless a comment ended it (not emulated).
-  if (root.type === EV_SCALAR && root.style === STYLE_PLAIN && (root.valueEnd < 0 || !text.slice(root.valueEnd, mark.position).includes("#"))) {
+  if (
+    root.type === EV_SCALAR &&
+    root.style === STYLE_PLAIN &&
+    (root.valueEnd < 0 || !text.slice(root.valueEnd, mark.position).includes("#"))
+  ) {
     return undefined;
   }
   if ((root.type === EV_MAPPING || root.type === EV_SEQUENCE) && root.style === 1) {

@@ -6,19 +6,84 @@ import { GoYamlError, parseGoYamlDocument, toGoYaml, type JsonValue } from "./in
 // Characters Go's JSON → YAML round trip keeps unchanged (no NEL, C1 controls or U+FFFE/U+FFFF, which Go
 // rewrites or rejects), with the YAML-significant ones over-represented.
 const unit = fc.oneof(
-  fc.constantFrom(" ", "  ", "\n", "\n\n", ":", ": ", "#", " #", "-", "- ", "?", "'", '"', "\\", "\t", "\r", "\x00", "\x1b",
-    "é", "中", "😀", "\ufeff", "\u00a0", "|", ">", "&", "*", "!", "%", "@", "`", "[", "]", "{", "}", ",", "~", ".", "0",
-    "1", "e", "x", "y", "n", "_", "yes", "null", "true", "1.5", "0x1F", "2001-12-14", "1:20", "---", "...", "\u2028", "\u2029"),
+  fc.constantFrom(
+    " ",
+    "  ",
+    "\n",
+    "\n\n",
+    ":",
+    ": ",
+    "#",
+    " #",
+    "-",
+    "- ",
+    "?",
+    "'",
+    '"',
+    "\\",
+    "\t",
+    "\r",
+    "\x00",
+    "\x1b",
+    "é",
+    "中",
+    "😀",
+    "\ufeff",
+    "\u00a0",
+    "|",
+    ">",
+    "&",
+    "*",
+    "!",
+    "%",
+    "@",
+    "`",
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    "~",
+    ".",
+    "0",
+    "1",
+    "e",
+    "x",
+    "y",
+    "n",
+    "_",
+    "yes",
+    "null",
+    "true",
+    "1.5",
+    "0x1F",
+    "2001-12-14",
+    "1:20",
+    "---",
+    "...",
+    "\u2028",
+    "\u2029",
+  ),
   fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)),
 );
 const str = fc.string({ unit, maxLength: 40 });
-const longText = fc.array(fc.constantFrom("word", "a", "reliable", "of", "x".repeat(90), " ", "\n"), { maxLength: 60 }).map((a) => a.join(" "));
-const num = fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constantFrom(1e21, 2 ** 63, 2 ** 64, 12345678901234567000, 0.1));
+const longText = fc
+  .array(fc.constantFrom("word", "a", "reliable", "of", "x".repeat(90), " ", "\n"), { maxLength: 60 })
+  .map((a) => a.join(" "));
+const num = fc.oneof(
+  fc.integer(),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.constantFrom(1e21, 2 ** 63, 2 ** 64, 12345678901234567000, 0.1),
+);
 
 const { value } = fc.letrec<{ value: JsonValue }>((tie) => ({
   value: fc.oneof(
     { depthSize: "small" },
-    fc.constant(null), fc.boolean(), num, str, longText,
+    fc.constant(null),
+    fc.boolean(),
+    num,
+    str,
+    longText,
     fc.array(tie("value"), { maxLength: 4 }),
     fc.dictionary(fc.oneof(str, fc.constant("k".repeat(130))), tie("value"), { maxKeys: 5 }),
   ),
@@ -31,7 +96,8 @@ function normalize(v: JsonValue): JsonValue {
   if (Array.isArray(v)) return v.map(normalize);
   const o: { [k: string]: JsonValue } = {};
   for (const k of Object.keys(v)) {
-    if (k === "__proto__") Object.defineProperty(o, k, { value: normalize(v[k]), enumerable: true, writable: true, configurable: true });
+    if (k === "__proto__")
+      Object.defineProperty(o, k, { value: normalize(v[k]), enumerable: true, writable: true, configurable: true });
     else o[k] = normalize(v[k]);
   }
   return o;
@@ -67,9 +133,12 @@ const UNICODE_BREAK_CASES: { value: JsonValue; yaml: string }[] = [
   { value: { "\n!\u2029": { "\u2028": "" } }, yaml: "? |2\n\n  !\u2029: ? '\u2028'\n  : \"\"\n" },
   {
     value: { "": { "\n\n!\u2029": null, "": [{ "\u2029": null }] } },
-    yaml: "\"\":\n  \"\":\n  - ? '\u2029'\n    : null\n  ? |2\n\n\n    !\u2029  : null\n",
+    yaml: '"":\n  "":\n  - ? \'\u2029\'\n    : null\n  ? |2\n\n\n    !\u2029  : null\n',
   },
-  { value: { a: "x\u2028", b: ["\u2029\u2029", "y\u2028 z\u2029"] }, yaml: "a: 'x\u2028'\nb:\n- '\u2029\u2029'\n- \"y\\L z\\P\"\n" },
+  {
+    value: { a: "x\u2028", b: ["\u2029\u2029", "y\u2028 z\u2029"] },
+    yaml: "a: 'x\u2028'\nb:\n- '\u2029\u2029'\n- \"y\\L z\\P\"\n",
+  },
 ];
 
 test("U+2028/U+2029 in keys and values round-trip like Go (seed 258550998 regression)", () => {
@@ -94,7 +163,8 @@ test("round trip of values rich in U+2028/U+2029, line breaks, spaces and quotes
   const { v } = fc.letrec<{ v: JsonValue }>((tie) => ({
     v: fc.oneof(
       { depthSize: "small" },
-      fc.constant(null), breaky,
+      fc.constant(null),
+      breaky,
       fc.array(tie("v"), { maxLength: 3 }),
       fc.dictionary(breaky, tie("v"), { maxKeys: 4 }),
     ),
@@ -119,14 +189,52 @@ test('a "<<" key does not round-trip, as in Go: it is read back as a merge key',
   ];
   for (const { value: v, yaml, back } of cases) {
     assert.equal(toGoYaml(v), yaml);
-    if (back instanceof Error) assert.throws(() => parseGoYamlDocument(yaml), { name: "GoYamlError", message: back.message });
+    if (back instanceof Error)
+      assert.throws(() => parseGoYamlDocument(yaml), { name: "GoYamlError", message: back.message });
     else assert.deepStrictEqual(parseGoYamlDocument(yaml), back);
   }
 });
 
 test("the loader throws nothing but GoYamlError on arbitrary text", () => {
   const yamlish = fc.string({
-    unit: fc.oneof(fc.constantFrom(" ", "  ", "\n", "\t", ":", "- ", "? ", "[", "]", "{", "}", ",", "'", '"', "#", "&a", "*a", "!", "!!str", "|", ">", "|2", "<<", "%", "@", "a", "1", "~", "\\", "---", "...", "\u2028", "\u0085"), fc.string({ unit: "grapheme", minLength: 1, maxLength: 1 })),
+    unit: fc.oneof(
+      fc.constantFrom(
+        " ",
+        "  ",
+        "\n",
+        "\t",
+        ":",
+        "- ",
+        "? ",
+        "[",
+        "]",
+        "{",
+        "}",
+        ",",
+        "'",
+        '"',
+        "#",
+        "&a",
+        "*a",
+        "!",
+        "!!str",
+        "|",
+        ">",
+        "|2",
+        "<<",
+        "%",
+        "@",
+        "a",
+        "1",
+        "~",
+        "\\",
+        "---",
+        "...",
+        "\u2028",
+        "\u0085",
+      ),
+      fc.string({ unit: "grapheme", minLength: 1, maxLength: 1 }),
+    ),
     maxLength: 60,
   });
   fc.assert(

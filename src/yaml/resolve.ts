@@ -40,7 +40,17 @@ function hintOf(c: number): number {
   if (c >= 48 && c <= 57) return 68; // 'D'
   if (c === 46) return 46; // '.'
   switch (c) {
-    case 121: case 89: case 110: case 78: case 116: case 84: case 102: case 70: case 111: case 79: case 126:
+    case 121:
+    case 89:
+    case 110:
+    case 78:
+    case 116:
+    case 84:
+    case 102:
+    case 70:
+    case 111:
+    case 79:
+    case 126:
       return 77; // 'M'
   }
   return 0;
@@ -150,7 +160,7 @@ function getnum(s: string, pos: number): [number, number] | undefined {
 }
 
 function daysIn(month: number, year: number): number {
-  if (month === 2) return (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)) ? 29 : 28;
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
   return [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1];
 }
 

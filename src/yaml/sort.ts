@@ -81,6 +81,7 @@ function lessRunes(ar: ArrayLike<number>, br: ArrayLike<number>): boolean {
     }
     const [an, ai] = digitRun(ar, i, init);
     const [bn, bi] = digitRun(br, i, init);
+    // biome-ignore lint/suspicious/noDoubleEquals: number vs bigint: only loose equality compares the values
     if (an != bn) return an < bn; // mixed number/bigint comparison is exact
     if (ai !== bi) return ai < bi;
     return a < b;

@@ -37,7 +37,16 @@ test("render: --image-ref-template (and opm's --alpha-image-ref-template) sets t
     assert.match(r.stdout, /^image: quay\.io\/acme\/widget-bundle:v1\.2\.0$/m);
     assert.match(r.stdout, /- image: quay\.io\/acme\/widget-bundle:v1\.2\.0\n {2}name: ""/);
   }
-  const m = opcat(["render", dir, "-o", "yaml", "--image-ref-template", "x/{{.Name}}", "--migrate-level", "bundle-object-to-csv-metadata"]);
+  const m = opcat([
+    "render",
+    dir,
+    "-o",
+    "yaml",
+    "--image-ref-template",
+    "x/{{.Name}}",
+    "--migrate-level",
+    "bundle-object-to-csv-metadata",
+  ]);
   assert.equal(m.code, 0, m.stderr);
   assert.match(m.stdout, /type: olm\.csv\.metadata/);
   assert.doesNotMatch(m.stdout, /olm\.bundle\.object/);
@@ -56,11 +65,20 @@ test("render: bundle directories and catalogs mix in one invocation", () => {
 test("render: a broken bundle fails with opm's message, the file named, exit 1", () => {
   const cases: [string, RegExp][] = [
     ["err-no-csv", /render reference ".*err-no-csv": no csv in bundle/],
-    ["err-csv-version-number", /err-csv-version-number\/manifests\/widget\.clusterserviceversion\.yaml: error\[BUNDLE_CSV_VERSION\]: render reference ".*": failed to derive properties: json: cannot unmarshal number into Go value of type string/],
+    [
+      "err-csv-version-number",
+      /err-csv-version-number\/manifests\/widget\.clusterserviceversion\.yaml: error\[BUNDLE_CSV_VERSION\]: render reference ".*": failed to derive properties: json: cannot unmarshal number into Go value of type string/,
+    ],
     ["err-missing-crd", /couldn't find example\.com\/v1beta2\/Sprocket \(sprockets\) in bundle\. found: map\[/],
-    ["err-no-annotations", /err-no-annotations\/metadata: error\[BUNDLE_NO_ANNOTATIONS\]: render reference ".*": Could not find annotations file/],
+    [
+      "err-no-annotations",
+      /err-no-annotations\/metadata: error\[BUNDLE_NO_ANNOTATIONS\]: render reference ".*": Could not find annotations file/,
+    ],
     ["err-broken-csv-yaml", /warning\[BUNDLE_FILE_SKIPPED\]: failed to decode: error converting YAML to JSON/],
-    ["err-wrong-folder", /err-wrong-folder\/manifests: error\[BUNDLE_DIR_UNREADABLE\]: render reference ".*": open \.: no such file or directory/],
+    [
+      "err-wrong-folder",
+      /err-wrong-folder\/manifests: error\[BUNDLE_DIR_UNREADABLE\]: render reference ".*": open \.: no such file or directory/,
+    ],
   ];
   for (const [name, re] of cases) {
     const r = opcat(["render", join(BUNDLES, name)]);
@@ -77,5 +95,8 @@ test("render: an invalid template is a usage error (exit 2) before anything is r
   assert.match(r.stderr, /invalid image reference template: template: image-ref-template:1: unclosed action/);
   const e = opcat(["render", join(BUNDLES, "valid"), "--image-ref-template", "{{.Foo}}"]);
   assert.equal(e.code, 1);
-  assert.match(e.stderr, /failed templating image reference from bundle for ".*valid": template: image-ref-template:1:2: executing "image-ref-template" at <\.Foo>: can't evaluate field Foo in type action\.imageReferenceTemplateData/);
+  assert.match(
+    e.stderr,
+    /failed templating image reference from bundle for ".*valid": template: image-ref-template:1:2: executing "image-ref-template" at <\.Foo>: can't evaluate field Foo in type action\.imageReferenceTemplateData/,
+  );
 });

@@ -11,7 +11,11 @@ const BIN = join(REPO_ROOT, "bin", "opcat");
 const EXAMPLE = join(REPO_ROOT, "examples", "catalog");
 
 function opcat(args: string[], input?: string): { code: number; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: "utf8", input, env: { ...process.env, OPCAT_DEBUG: "" } });
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    encoding: "utf8",
+    input,
+    env: { ...process.env, OPCAT_DEBUG: "" },
+  });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -34,14 +38,19 @@ test("validate: a valid catalog exits 0 with a summary on stderr, nothing on std
 
 test("validate: an invalid catalog exits 1 and lists every problem with file:line and code", () => {
   const dir = tmpCatalog({
-    "a/catalog.yaml": "schema: olm.package\nname: a\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: a\nname: stable\nentries:\n- name: a.v1\n- name: a.v2\n",
-    "a/bundles.json": '{"schema":"olm.bundle","package":"a","name":"a.v1","image":"x","properties":[{"type":"olm.package","value":{"packageName":"a","version":"1.0.0"}}]}\n{"schema":"olm.bundle","package":"a","name":"a.v2","image":"y","properties":[{"type":"olm.package","value":{"packageName":"a","version":"2.0.0"}}]}\n',
+    "a/catalog.yaml":
+      "schema: olm.package\nname: a\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: a\nname: stable\nentries:\n- name: a.v1\n- name: a.v2\n",
+    "a/bundles.json":
+      '{"schema":"olm.bundle","package":"a","name":"a.v1","image":"x","properties":[{"type":"olm.package","value":{"packageName":"a","version":"1.0.0"}}]}\n{"schema":"olm.bundle","package":"a","name":"a.v2","image":"y","properties":[{"type":"olm.package","value":{"packageName":"a","version":"2.0.0"}}]}\n',
     "b/catalog.yaml": "schema: olm.package\nname: B\n",
   });
   const r = opcat(["validate", dir]);
   assert.equal(r.code, 1);
   assert.equal(r.stdout, "");
-  assert.match(r.stderr, /^a\/catalog\.yaml:5: error\[FBC_CHANNEL_MULTIPLE_HEADS\]: invalid package "a": invalid channel "stable": multiple channel heads found in graph: a\.v1, a\.v2$/m);
+  assert.match(
+    r.stderr,
+    /^a\/catalog\.yaml:5: error\[FBC_CHANNEL_MULTIPLE_HEADS\]: invalid package "a": invalid channel "stable": multiple channel heads found in graph: a\.v1, a\.v2$/m,
+  );
   assert.match(r.stderr, /^b\/catalog\.yaml:1: error\[FBC_PACKAGE_INVALID_NAME\]/m);
   assert.match(r.stderr, /^2 problems$/m);
   const j = opcat(["validate", dir, "-o", "json"]);
@@ -54,13 +63,19 @@ test("validate: an invalid catalog exits 1 and lists every problem with file:lin
 });
 
 test("validate: parse errors are located, never a stack trace", () => {
-  const dir = tmpCatalog({ "x/catalog.yaml": "schema: olm.package\nname: x\n---\nfoo: [bar\n", "x/README.md": "# Read me\nSome text.\n" });
+  const dir = tmpCatalog({
+    "x/catalog.yaml": "schema: olm.package\nname: x\n---\nfoo: [bar\n",
+    "x/README.md": "# Read me\nSome text.\n",
+  });
   const r = opcat(["validate", dir]);
   assert.equal(r.code, 1);
   assert.doesNotMatch(r.stderr, /\n\s+at /);
   assert.match(r.stderr, /^x\/README\.md:1: error\[FBC_NOT_AN_OBJECT\]/m);
   assert.match(r.stderr, /hint: if this file is not part of the catalog, exclude it with a \.indexignore file/);
-  assert.match(r.stderr, /^x\/catalog\.yaml:4: error\[FBC_YAML_SYNTAX\]: error converting YAML to JSON: yaml: line 1: did not find expected ',' or ']'$/m);
+  assert.match(
+    r.stderr,
+    /^x\/catalog\.yaml:4: error\[FBC_YAML_SYNTAX\]: error converting YAML to JSON: yaml: line 1: did not find expected ',' or ']'$/m,
+  );
 });
 
 test("usage and I/O errors exit 2", () => {
@@ -75,10 +90,17 @@ test("usage and I/O errors exit 2", () => {
 test("render: YAML and JSON, from a directory and from stdin, are stable", () => {
   const yaml = opcat(["render", EXAMPLE, "-o", "yaml"]);
   assert.equal(yaml.code, 0, yaml.stderr);
-  assert.ok(yaml.stdout.startsWith("---\ndefaultChannel: stable-v1\nname: cache-operator\nschema: olm.package\n"), yaml.stdout.slice(0, 200));
+  assert.ok(
+    yaml.stdout.startsWith("---\ndefaultChannel: stable-v1\nname: cache-operator\nschema: olm.package\n"),
+    yaml.stdout.slice(0, 200),
+  );
   const json = opcat(["render", EXAMPLE]);
   assert.equal(json.code, 0);
-  assert.ok(json.stdout.startsWith('{\n    "schema": "olm.package",\n    "name": "cache-operator",\n    "defaultChannel": "stable-v1"\n}\n'));
+  assert.ok(
+    json.stdout.startsWith(
+      '{\n    "schema": "olm.package",\n    "name": "cache-operator",\n    "defaultChannel": "stable-v1"\n}\n',
+    ),
+  );
   const again = opcat(["render", "-", "-o", "yaml"], json.stdout);
   assert.equal(again.code, 0, again.stderr);
   assert.equal(again.stdout, yaml.stdout);
@@ -88,7 +110,10 @@ test("render-graph prints Mermaid", () => {
   const r = opcat(["render-graph", EXAMPLE]);
   assert.equal(r.code, 0, r.stderr);
   assert.ok(r.stdout.startsWith("graph LR\n"));
-  assert.match(r.stdout, /etcd-example-stable-etcd-example\.v0\.9\.2\["etcd-example\.v0\.9\.2"\]-- replace --> etcd-example-stable-etcd-example\.v0\.9\.4\["etcd-example\.v0\.9\.4"\]/);
+  assert.match(
+    r.stdout,
+    /etcd-example-stable-etcd-example\.v0\.9\.2\["etcd-example\.v0\.9\.2"\]-- replace --> etcd-example-stable-etcd-example\.v0\.9\.4\["etcd-example\.v0\.9\.4"\]/,
+  );
   const bad = opcat(["render-graph", EXAMPLE, "--minimum-edge", "nope"]);
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /unknown minimum edge name: "nope"/);
@@ -98,8 +123,14 @@ test("list, init, migrate and version", () => {
   const pk = opcat(["list", "packages", EXAMPLE]);
   assert.equal(pk.code, 0, pk.stderr);
   assert.match(pk.stdout, /^NAME\s+DISPLAY NAME\s+DEFAULT CHANNEL\n/);
-  assert.match(opcat(["list", "channels", EXAMPLE, "etcd-example"]).stdout, /etcd-example\s+stable\s+etcd-example\.v0\.9\.4/);
-  assert.match(opcat(["list", "bundles", EXAMPLE]).stdout, /cache-operator\s+stable-v1\s+cache-operator\.v1\.1\.1\s+cache-operator\.v1\.1\.0/);
+  assert.match(
+    opcat(["list", "channels", EXAMPLE, "etcd-example"]).stdout,
+    /etcd-example\s+stable\s+etcd-example\.v0\.9\.4/,
+  );
+  assert.match(
+    opcat(["list", "bundles", EXAMPLE]).stdout,
+    /cache-operator\s+stable-v1\s+cache-operator\.v1\.1\.1\s+cache-operator\.v1\.1\.0/,
+  );
   const init = opcat(["init", "my-op", "-c", "alpha", "-o", "yaml"]);
   assert.equal(init.code, 0, init.stderr);
   assert.equal(init.stdout, "---\ndefaultChannel: alpha\nname: my-op\nschema: olm.package\n");
@@ -107,7 +138,9 @@ test("list, init, migrate and version", () => {
   const m = opcat(["migrate", EXAMPLE, out, "-o", "yaml"]);
   assert.equal(m.code, 0, m.stderr);
   assert.deepEqual(readdirSync(out).sort(), ["cache-operator", "etcd-example"]);
-  assert.ok(readFileSync(join(out, "etcd-example", "catalog.yaml"), "utf8").startsWith("---\ndefaultChannel: stable\n"));
+  assert.ok(
+    readFileSync(join(out, "etcd-example", "catalog.yaml"), "utf8").startsWith("---\ndefaultChannel: stable\n"),
+  );
   const again = opcat(["migrate", EXAMPLE, out]);
   assert.equal(again.code, 2);
   assert.match(again.stderr, /must be empty/);

@@ -17,9 +17,18 @@ function opcat(args: string[]): { code: number; stdout: string; stderr: string }
 
 test("opm's alpha spellings run the same commands", () => {
   for (const [alpha, plain] of [
-    [["alpha", "list", "packages", EXAMPLE], ["list", "packages", EXAMPLE]],
-    [["alpha", "list", "bundles", EXAMPLE], ["list", "bundles", EXAMPLE]],
-    [["alpha", "render-graph", EXAMPLE], ["render-graph", EXAMPLE]],
+    [
+      ["alpha", "list", "packages", EXAMPLE],
+      ["list", "packages", EXAMPLE],
+    ],
+    [
+      ["alpha", "list", "bundles", EXAMPLE],
+      ["list", "bundles", EXAMPLE],
+    ],
+    [
+      ["alpha", "render-graph", EXAMPLE],
+      ["render-graph", EXAMPLE],
+    ],
   ]) {
     const a = opcat(alpha);
     const b = opcat(plain);
@@ -33,7 +42,10 @@ test("render-graph -p with a package the catalog does not have is an error namin
   const r = opcat(["render-graph", EXAMPLE, "-p", "no-such-package"]);
   assert.equal(r.code, 2);
   assert.equal(r.stdout, "");
-  assert.match(r.stderr, /package "no-such-package" is not in .*examples\/catalog \(packages: cache-operator, etcd-example\)/);
+  assert.match(
+    r.stderr,
+    /package "no-such-package" is not in .*examples\/catalog \(packages: cache-operator, etcd-example\)/,
+  );
 });
 
 test("opcat completion bash completes commands, subcommands and flags in a real bash", () => {
@@ -42,12 +54,23 @@ test("opcat completion bash completes commands, subcommands and flags in a real 
   const file = join(mkdtempSync(join(tmpdir(), "opcat-completion-")), "opcat.bash");
   writeFileSync(file, script.stdout);
   const complete = (words: string[]) => {
-    const r = spawnSync("bash", ["-c", `source "$0"; COMP_WORDS=(${words.map((w) => `'${w}'`).join(" ")}); COMP_CWORD=${words.length - 1}; _opcat; printf '%s\\n' "\${COMPREPLY[@]}"`, file], { encoding: "utf8" });
+    const r = spawnSync(
+      "bash",
+      [
+        "-c",
+        `source "$0"; COMP_WORDS=(${words.map((w) => `'${w}'`).join(" ")}); COMP_CWORD=${words.length - 1}; _opcat; printf '%s\\n' "\${COMPREPLY[@]}"`,
+        file,
+      ],
+      { encoding: "utf8" },
+    );
     assert.equal(r.status, 0, r.stderr);
     return r.stdout.trim().split("\n").sort();
   };
   assert.deepEqual(complete(["opcat", "render"]), ["render", "render-graph", "render-template"]);
-  assert.deepEqual(complete(["opcat", "cluster", ""]).filter((w) => !w.startsWith("-")), ["manifests", "run"]);
+  assert.deepEqual(
+    complete(["opcat", "cluster", ""]).filter((w) => !w.startsWith("-")),
+    ["manifests", "run"],
+  );
   assert.ok(complete(["opcat", "render-graph", "--min"]).includes("--minimum-edge"));
   for (const shell of ["zsh", "fish"]) {
     const s = opcat(["completion", shell]);
@@ -89,13 +112,20 @@ test("a registry that speaks plain HTTP, pulled over HTTPS, is named with what t
   const reg = await startDockerRegistry(mkdtempSync(join(tmpdir(), "opcat-plain-registry-")));
   try {
     const r = await new Promise<{ code: number; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [BIN, "image", "inspect", `${reg.host}/x/y:1`], { stdio: ["ignore", "ignore", "pipe"] });
+      const child = spawn(process.execPath, [BIN, "image", "inspect", `${reg.host}/x/y:1`], {
+        stdio: ["ignore", "ignore", "pipe"],
+      });
       let stderr = "";
       child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
       child.on("close", (code) => resolve({ code: code ?? -1, stderr }));
     });
     assert.equal(r.code, 2);
-    assert.match(r.stderr, new RegExp(`${reg.host.replace(/\./g, "\\.")} speaks plain HTTP, not HTTPS; use --use-http \\(or mark the registry insecure in registries\\.conf\\)`));
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `${reg.host.replace(/\./g, "\\.")} speaks plain HTTP, not HTTPS; use --use-http \\(or mark the registry insecure in registries\\.conf\\)`,
+      ),
+    );
     assert.doesNotMatch(r.stderr, /wrong version number/);
   } finally {
     await reg.stop();
@@ -121,10 +151,16 @@ test("list -o json: the rows of the table as objects", () => {
     { name: "etcd-example", displayName: "", defaultChannel: "stable" },
   ]);
   const text = opcat(["list", "bundles", EXAMPLE]).stdout.trim().split("\n").slice(1);
-  const rows = JSON.parse(opcat(["list", "bundles", EXAMPLE, "-o", "json"]).stdout) as { package: string; bundle: string; skips: string[] }[];
+  const rows = JSON.parse(opcat(["list", "bundles", EXAMPLE, "-o", "json"]).stdout) as {
+    package: string;
+    bundle: string;
+    skips: string[];
+  }[];
   assert.equal(rows.length, text.length);
   rows.forEach((r, i) => assert.ok(text[i].startsWith(r.package) && text[i].includes(r.bundle), `row ${i}`));
-  const ch = JSON.parse(opcat(["list", "channels", EXAMPLE, "etcd-example", "-o", "json"]).stdout) as { package: string }[];
+  const ch = JSON.parse(opcat(["list", "channels", EXAMPLE, "etcd-example", "-o", "json"]).stdout) as {
+    package: string;
+  }[];
   assert.ok(ch.length > 0 && ch.every((c) => c.package === "etcd-example"));
   assert.equal(opcat(["list", "packages", EXAMPLE, "-o", "yaml"]).code, 2);
 });
@@ -133,10 +169,17 @@ test("an alias bomb (billion laughs) is refused quickly by validate, render and 
   const dir = mkdtempSync(join(tmpdir(), "opcat-bomb-"));
   const n = "abcdefghij";
   let doc = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n';
-  for (let k = 1; k < 9; k++) doc += `${n[k]}: &${n[k]} [${Array(9).fill(`*${n[k - 1]}`).join(",")}]\n`;
+  for (let k = 1; k < 9; k++)
+    doc += `${n[k]}: &${n[k]} [${Array(9)
+      .fill(`*${n[k - 1]}`)
+      .join(",")}]\n`;
   writeFileSync(join(dir, "catalog.yaml"), doc + "schema: olm.package\nname: x\n");
   writeFileSync(join(dir, "template.yaml"), doc + "schema: olm.template.basic\nentries: []\n");
-  for (const args of [["validate", dir], ["render", join(dir, "catalog.yaml")], ["template", "render", join(dir, "template.yaml")]]) {
+  for (const args of [
+    ["validate", dir],
+    ["render", join(dir, "catalog.yaml")],
+    ["template", "render", join(dir, "template.yaml")],
+  ]) {
     const r = opcat(args);
     assert.notEqual(r.code, 0, args.join(" "));
     assert.ok(r.code === 1 || r.code === 2, `${args.join(" ")}: exit ${r.code}`);
@@ -164,12 +207,20 @@ test("a file that is one huge line is quoted as a short excerpt in errors, not w
 });
 
 test("output that cannot be written (standard output on a full device) is an I/O error, exit 2, without a stack trace; a closed pipe ends quietly", async () => {
-  const full = spawnSync(process.execPath, [BIN, "render", join(COMMUNITY, "catalogs", "v4.20")], { encoding: "utf8", stdio: ["ignore", openSync("/dev/full", "w"), "pipe"] });
+  const full = spawnSync(process.execPath, [BIN, "render", join(COMMUNITY, "catalogs", "v4.20")], {
+    encoding: "utf8",
+    stdio: ["ignore", openSync("/dev/full", "w"), "pipe"],
+  });
   assert.equal(full.status, 2, full.stderr);
-  assert.match(full.stderr, /^opcat: error\[IO_WRITE\]: writing standard output \(\/dev\/full\): ENOSPC: no space left on device/);
+  assert.match(
+    full.stderr,
+    /^opcat: error\[IO_WRITE\]: writing standard output \(\/dev\/full\): ENOSPC: no space left on device/,
+  );
   assert.doesNotMatch(full.stderr, /\n\s+at /);
   // a reader that stops early: exit 0, nothing on stderr
-  const child = spawn(process.execPath, [BIN, "render", join(COMMUNITY, "catalogs", "v4.20")], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [BIN, "render", join(COMMUNITY, "catalogs", "v4.20")], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let err = "";
   child.stderr.on("data", (d: Buffer) => (err += d.toString()));
   await new Promise<void>((r) => child.stdout.once("data", () => r()));
@@ -190,7 +241,9 @@ test("an operating-system refusal is an I/O error with the path (exit 2), not an
   assert.match(r.stderr, /hint: a path component is a file where a directory is expected/);
 });
 
-test("migrate onto a full disk leaves nothing behind (written to a temporary sibling, renamed into place)", { skip: process.getuid?.() === 0 ? false : "needs root to mount a small tmpfs" }, () => {
+test("migrate onto a full disk leaves nothing behind (written to a temporary sibling, renamed into place)", {
+  skip: process.getuid?.() === 0 ? false : "needs root to mount a small tmpfs",
+}, () => {
   const dir = mkdtempSync(join(tmpdir(), "opcat-full-"));
   spawnSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir]);
   try {
@@ -246,13 +299,31 @@ test("a registry that accepts the connection and then sends nothing is given up 
   const port = (server.address() as import("node:net").AddressInfo).port;
   try {
     const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [BIN, "render", `127.0.0.1:${port}/stalled/catalog:v1`, "--use-http", "--timeout", "3s", "--idle-timeout", "500ms"], { stdio: ["ignore", "ignore", "pipe"] });
+      const child = spawn(
+        process.execPath,
+        [
+          BIN,
+          "render",
+          `127.0.0.1:${port}/stalled/catalog:v1`,
+          "--use-http",
+          "--timeout",
+          "3s",
+          "--idle-timeout",
+          "500ms",
+        ],
+        { stdio: ["ignore", "ignore", "pipe"] },
+      );
       let stderr = "";
       child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
       child.once("exit", (code) => resolve({ code, stderr }));
     });
     assert.equal(r.code, 2, r.stderr);
-    assert.match(r.stderr, new RegExp(`reading manifest v1 in 127\\.0\\.0\\.1:${port}/stalled/catalog: gave up on 127\\.0\\.0\\.1:${port} after \\d+ attempts? within 3 s: no data from 127\\.0\\.0\\.1:${port} for 0\\.5 s \\(idle timeout\\)`));
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `reading manifest v1 in 127\\.0\\.0\\.1:${port}/stalled/catalog: gave up on 127\\.0\\.0\\.1:${port} after \\d+ attempts? within 3 s: no data from 127\\.0\\.0\\.1:${port} for 0\\.5 s \\(idle timeout\\)`,
+      ),
+    );
     assert.ok(sockets.length >= 1);
     const bad = opcat(["render", `127.0.0.1:${port}/x:y`, "--timeout", "soon"]);
     assert.equal(bad.code, 2);
@@ -270,7 +341,10 @@ test("a catalog file over the 256 MiB budget is refused before it is read, with 
   truncateSync(f, 300 * (1 << 20));
   const v = opcat(["validate", dir]);
   assert.equal(v.code, 1, v.stderr);
-  assert.match(v.stderr, /^catalog\.json: error\[IO_FILE_TOO_LARGE\]: open catalog\.json: 314572800 bytes is more than the 256 MiB/);
+  assert.match(
+    v.stderr,
+    /^catalog\.json: error\[IO_FILE_TOO_LARGE\]: open catalog\.json: 314572800 bytes is more than the 256 MiB/,
+  );
   const r = opcat(["render", f]);
   assert.equal(r.code, 2);
   assert.match(r.stderr, /IO_FILE_TOO_LARGE|is more than the 256 MiB/);

@@ -24,7 +24,11 @@ test("the TLS flags of commands that push say so (not 'while pulling bundles')",
     assert.ok(h, path);
     assert.doesNotMatch(h.help.replace(/\s+/g, " "), /while pulling bundles/, path);
     // catalog build also pulls its base image
-    assert.match(h.help.replace(/\s+/g, " "), /--use-http use plain HTTP for container image registries while (pulling the base image and )?pushing the image/, path);
+    assert.match(
+      h.help.replace(/\s+/g, " "),
+      /--use-http use plain HTTP for container image registries while (pulling the base image and )?pushing the image/,
+      path,
+    );
   }
   // commands that pull keep opm's words
   assert.match(helps.find((x) => x.path === "opcat render")!.help.replace(/\s+/g, " "), /while pulling bundles/);

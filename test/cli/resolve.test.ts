@@ -16,11 +16,22 @@ function opcat(args: string[]): { code: number; stdout: string; stderr: string }
 }
 
 test("resolve: a subscription pulls in its package dependency (exit 0)", () => {
-  const r = opcat(["resolve", "--catalog", CATALOG, "--input", join(REPO_ROOT, "examples", "resolve", "input.yaml"), "-o", "json"]);
+  const r = opcat([
+    "resolve",
+    "--catalog",
+    CATALOG,
+    "--input",
+    join(REPO_ROOT, "examples", "resolve", "input.yaml"),
+    "-o",
+    "json",
+  ]);
   assert.equal(r.code, 0, r.stderr);
   const rs = JSON.parse(r.stdout);
   assert.equal(rs.resolved, true);
-  assert.deepEqual(rs.bundles.map((b: { name: string }) => b.name).sort(), ["cache-operator.v1.1.1", "etcd-example.v0.9.4"]);
+  assert.deepEqual(rs.bundles.map((b: { name: string }) => b.name).sort(), [
+    "cache-operator.v1.1.1",
+    "etcd-example.v0.9.4",
+  ]);
   const etcd = rs.inputs[0].instances[0];
   assert.equal(etcd.dependencies[0].name, "cache-operator.v1.1.1");
 });
@@ -57,7 +68,14 @@ spec:
 
 test("resolve: usage errors exit 2; query and images list what the catalog offers", () => {
   assert.equal(opcat(["resolve", "--input", join(REPO_ROOT, "examples", "resolve", "input.yaml")]).code, 2);
-  const q = opcat(["query", "--catalog", CATALOG, '{"package":{"packageName":"cache-operator","versionRange":">=1.1.0"}}', "-o", "json"]);
+  const q = opcat([
+    "query",
+    "--catalog",
+    CATALOG,
+    '{"package":{"packageName":"cache-operator","versionRange":">=1.1.0"}}',
+    "-o",
+    "json",
+  ]);
   assert.equal(q.code, 0, q.stderr);
   assert.match(q.stdout, /cache-operator\.v1\.1\.1/);
   assert.doesNotMatch(q.stdout, /cache-operator\.v1\.0\.0/);

@@ -21,7 +21,16 @@ import { API_VERSION as RUKPAK, LABEL_INSTANCE, type Bundle, type Instance } fro
 import { approveInstance } from "../../src/cluster/rukpak/approve.js";
 import { parseKubeDocuments } from "../../src/cluster/rukpak/manifests.js";
 import { runControllers, type RunningControllers } from "../../src/cluster/run.js";
-import { CATALOG_API_VERSION, DEPPY_API_VERSION, LABEL_GENERATED_FOR, LABEL_INPUT, LABEL_RESOLVESET, OPERATOR_API_VERSION, type ClusterCatalog, type Input, type InputClass, type Operator } from "../../src/cluster/deppy/api.js";
+import {
+  CATALOG_API_VERSION,
+  DEPPY_API_VERSION,
+  LABEL_GENERATED_FOR,
+  OPERATOR_API_VERSION,
+  type ClusterCatalog,
+  type Input,
+  type InputClass,
+  type Operator,
+} from "../../src/cluster/deppy/api.js";
 import { parseResolveset, RESOLVESET_FILE, resolvesetInstanceName } from "../../src/cluster/deppy/resolver.js";
 import { requireTools, startDockerRegistry, type RunningRegistry } from "../image/servers.js";
 import { COMMUNITY, requireShared } from "../shared.js";
@@ -42,7 +51,10 @@ const TOPO = "rabbitmq-messaging-topology-operator";
 const CATFACTS = "cat-facts-operator";
 const KUBEGREEN = "kube-green";
 
-describe("Deppy and the Operator API on a real API server (seed 002 user stories)", { skip, concurrency: false }, () => {
+describe("Deppy and the Operator API on a real API server (seed 002 user stories)", {
+  skip,
+  concurrency: false,
+}, () => {
   let kubeconfig = "";
   let admin: KubeClient;
   let registry: RunningRegistry;
@@ -59,12 +71,21 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
   }
 
   /** A catalog directory: packages with channels (entries in order, each replacing the one before) and the bundles' blobs. */
-  function writeCatalog(dir: string, pkgs: { name: string; defaultChannel: string; channels: Record<string, string[]> }[], dirs: Record<string, string>): void {
+  function writeCatalog(
+    dir: string,
+    pkgs: { name: string; defaultChannel: string; channels: Record<string, string[]> }[],
+    dirs: Record<string, string>,
+  ): void {
     mkdirSync(dir, { recursive: true });
     for (const p of pkgs) {
       const blobs: unknown[] = [{ schema: "olm.package", name: p.name, defaultChannel: p.defaultChannel }];
       for (const [ch, keys] of Object.entries(p.channels)) {
-        blobs.push({ schema: "olm.channel", name: ch, package: p.name, entries: keys.map((k, i) => ({ name: names[k], ...(i > 0 ? { replaces: names[keys[i - 1]] } : {}) })) });
+        blobs.push({
+          schema: "olm.channel",
+          name: ch,
+          package: p.name,
+          entries: keys.map((k, i) => ({ name: names[k], ...(i > 0 ? { replaces: names[keys[i - 1]] } : {}) })),
+        });
       }
       let text = blobs.map((b) => JSON.stringify(b)).join("\n") + "\n";
       const keys = [...new Set(Object.values(p.channels).flat())];
@@ -80,18 +101,31 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
   /** Deletes an Operator and waits until what it installed is gone (package Instances, their CRDs, its Inputs). */
   async function removeOperator(name: string, packages: string[] = [RABBIT, TOPO, CATFACTS, KUBEGREEN]): Promise<void> {
     const crds = new Set<string>();
-    for (const p of packages) for (const o of (await admin.tryGet<Instance>(RUKPAK, "Instance", p))?.status?.objects ?? []) if (o.kind === "CustomResourceDefinition") crds.add(o.name);
+    for (const p of packages)
+      for (const o of (await admin.tryGet<Instance>(RUKPAK, "Instance", p))?.status?.objects ?? [])
+        if (o.kind === "CustomResourceDefinition") crds.add(o.name);
     await admin.delete(OPERATOR_API_VERSION, "Operator", name, undefined, "Foreground");
     await waitFor(admin, OPERATOR_API_VERSION, "Operator", name, (o) => o === undefined, "Operator gone");
     await waitFor(admin, DEPPY_API_VERSION, "Input", name, (o) => o === undefined, "Input gone");
-    for (const p of packages) await waitFor(admin, RUKPAK, "Instance", p, (o) => o === undefined, `package Instance ${p} gone`);
-    for (const c of crds) await waitFor(admin, "apiextensions.k8s.io/v1", "CustomResourceDefinition", c, (o) => o === undefined, `CRD ${c} gone`);
+    for (const p of packages)
+      await waitFor(admin, RUKPAK, "Instance", p, (o) => o === undefined, `package Instance ${p} gone`);
+    for (const c of crds)
+      await waitFor(
+        admin,
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        c,
+        (o) => o === undefined,
+        `CRD ${c} gone`,
+      );
   }
 
   /** Waits for an Event about `name` with `reason` (Inputs are cluster-scoped: their Events are in namespace default; written after the status). */
   async function eventFor(name: string, reason: string): Promise<KubeObject & { message: string }> {
     for (let i = 0; i < 200; i++) {
-      const { items } = await admin.list<KubeObject & { reason: string; message: string; involvedObject: { name: string } }>("v1", "Event", { namespace: "default" });
+      const { items } = await admin.list<
+        KubeObject & { reason: string; message: string; involvedObject: { name: string } }
+      >("v1", "Event", { namespace: "default" });
       const e = items.find((x) => x.involvedObject.name === name && x.reason === reason);
       if (e) return e;
       await new Promise((r) => setTimeout(r, 100));
@@ -100,18 +134,43 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
   }
 
   const resolvesetOf = async (input: string) => {
-    const i = await waitFor<Input>(admin, DEPPY_API_VERSION, "Input", input, (o) => !!o?.status?.resolveset && cond(o, "Resolved")?.status === "True", "resolved");
-    const cm = await admin.get<KubeObject & { data: Record<string, string> }>("v1", "ConfigMap", i!.status!.resolveset!, NS);
+    const i = await waitFor<Input>(
+      admin,
+      DEPPY_API_VERSION,
+      "Input",
+      input,
+      (o) => !!o?.status?.resolveset && cond(o, "Resolved")?.status === "True",
+      "resolved",
+    );
+    const cm = await admin.get<KubeObject & { data: Record<string, string> }>(
+      "v1",
+      "ConfigMap",
+      i!.status!.resolveset!,
+      NS,
+    );
     return { input: i!, entries: parseResolveset(cm.data[RESOLVESET_FILE]) };
   };
 
   // the Bundle of a catalog bundle is named after it (with a suffix when another image had that name first)
-  const installedAt = (bundle: string) => (o: Instance | undefined) => cond(o, "Installed")?.status === "True" && (o?.status?.activeBundle === bundle || !!o?.status?.activeBundle?.startsWith(`${bundle}-`));
+  const installedAt = (bundle: string) => (o: Instance | undefined) =>
+    cond(o, "Installed")?.status === "True" &&
+    (o?.status?.activeBundle === bundle || !!o?.status?.activeBundle?.startsWith(`${bundle}-`));
 
   /** Approves the resolveset Instance of `input` once it waits for approval with the given reason. */
   async function approveWhenAsked(input: string, reason = "NewPermissions"): Promise<Instance> {
     const name = resolvesetInstanceName(input);
-    const waiting = await waitFor<Instance>(admin, RUKPAK, "Instance", name, (o) => cond(o, "Approved")?.status === "False" && cond(o, "Approved")?.reason === reason && (cond(o, "Approved") as { observedGeneration?: number } | undefined)?.observedGeneration === o?.metadata.generation, `waiting for approval (${reason})`);
+    const waiting = await waitFor<Instance>(
+      admin,
+      RUKPAK,
+      "Instance",
+      name,
+      (o) =>
+        cond(o, "Approved")?.status === "False" &&
+        cond(o, "Approved")?.reason === reason &&
+        (cond(o, "Approved") as { observedGeneration?: number } | undefined)?.observedGeneration ===
+          o?.metadata.generation,
+      `waiting for approval (${reason})`,
+    );
     await approveInstance(admin, name);
     return waiting!;
   }
@@ -134,8 +193,14 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
     const perm = join(tmp, "rabbit-2.10.0-perm");
     cpSync(dirs.rabbit2100, perm, { recursive: true });
     const csvFile = join(perm, "manifests", "rabbitmq.clusterserviceversion.yaml");
-    const csv = parseKubeDocuments(readFileSync(csvFile, "utf8"), "csv")[0] as unknown as { spec: { install: { spec: { clusterPermissions: { rules: unknown[] }[] } } } };
-    csv.spec.install.spec.clusterPermissions[0].rules.push({ apiGroups: [""], resources: ["nodes"], verbs: ["delete"] });
+    const csv = parseKubeDocuments(readFileSync(csvFile, "utf8"), "csv")[0] as unknown as {
+      spec: { install: { spec: { clusterPermissions: { rules: unknown[] }[] } } };
+    };
+    csv.spec.install.spec.clusterPermissions[0].rules.push({
+      apiGroups: [""],
+      resources: ["nodes"],
+      verbs: ["delete"],
+    });
     writeFileSync(csvFile, JSON.stringify(csv));
     dirs.rabbitPerm = perm;
     for (const [k, d] of Object.entries(dirs)) await pushBundle(k, d, `${k.toLowerCase()}-bundle:v1`);
@@ -143,24 +208,60 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
     writeCatalog(
       join(tmp, "community"),
       [
-        { name: RABBIT, defaultChannel: "stable", channels: { stable: ["rabbit280", "rabbit290"], candidate: ["rabbit280", "rabbit290", "rabbit2100"] } },
+        {
+          name: RABBIT,
+          defaultChannel: "stable",
+          channels: { stable: ["rabbit280", "rabbit290"], candidate: ["rabbit280", "rabbit290", "rabbit2100"] },
+        },
         { name: TOPO, defaultChannel: "stable", channels: { stable: ["topo"] } },
         { name: CATFACTS, defaultChannel: "alpha", channels: { alpha: ["catfacts"] } },
         { name: KUBEGREEN, defaultChannel: "alpha", channels: { alpha: ["kubegreen"] } },
       ],
       dirs,
     );
-    writeCatalog(join(tmp, "extra"), [{ name: RABBIT, defaultChannel: "stable", channels: { stable: ["rabbit280", "rabbit290", "rabbitPerm"] } }], dirs);
-    await pushImage(buildCatalogImage(join(tmp, "community")), `${registry.host}/catalogs/community:v1`, { useHttp: true });
+    writeCatalog(
+      join(tmp, "extra"),
+      [{ name: RABBIT, defaultChannel: "stable", channels: { stable: ["rabbit280", "rabbit290", "rabbitPerm"] } }],
+      dirs,
+    );
+    await pushImage(buildCatalogImage(join(tmp, "community")), `${registry.host}/catalogs/community:v1`, {
+      useHttp: true,
+    });
     await pushImage(buildCatalogImage(join(tmp, "extra")), `${registry.host}/catalogs/extra:v1`, { useHttp: true });
 
-    running = await runControllers({ kubeconfig, context: "admin", stateDir: join(tmp, "state"), pull: { useHttp: true }, namespace: NS, log });
+    running = await runControllers({
+      kubeconfig,
+      context: "admin",
+      stateDir: join(tmp, "state"),
+      pull: { useHttp: true },
+      namespace: NS,
+      log,
+    });
     // leftovers of an interrupted earlier run on the same cluster
     for (const o of (await admin.list(OPERATOR_API_VERSION, "Operator")).items) await removeOperator(o.metadata.name);
-    for (const b of (await admin.list(RUKPAK, "Bundle", { labelSelector: "deppy.io/package" })).items) await admin.delete(RUKPAK, "Bundle", b.metadata.name);
-    await admin.apply({ apiVersion: CATALOG_API_VERSION, kind: "ClusterCatalog", metadata: { name: "community" }, spec: { source: { type: "Image", image: { ref: `${registry.host}/catalogs/community:v1` } }, priority: 10 } } as ClusterCatalog);
-    await admin.apply({ apiVersion: CATALOG_API_VERSION, kind: "ClusterCatalog", metadata: { name: "extra" }, spec: { source: { type: "Image", image: { ref: `${registry.host}/catalogs/extra:v1` } } } } as ClusterCatalog);
-    for (const c of ["community", "extra"]) await waitFor<ClusterCatalog>(admin, CATALOG_API_VERSION, "ClusterCatalog", c, (o) => cond(o, "Serving")?.status === "True", "Serving");
+    for (const b of (await admin.list(RUKPAK, "Bundle", { labelSelector: "deppy.io/package" })).items)
+      await admin.delete(RUKPAK, "Bundle", b.metadata.name);
+    await admin.apply({
+      apiVersion: CATALOG_API_VERSION,
+      kind: "ClusterCatalog",
+      metadata: { name: "community" },
+      spec: { source: { type: "Image", image: { ref: `${registry.host}/catalogs/community:v1` } }, priority: 10 },
+    } as ClusterCatalog);
+    await admin.apply({
+      apiVersion: CATALOG_API_VERSION,
+      kind: "ClusterCatalog",
+      metadata: { name: "extra" },
+      spec: { source: { type: "Image", image: { ref: `${registry.host}/catalogs/extra:v1` } } },
+    } as ClusterCatalog);
+    for (const c of ["community", "extra"])
+      await waitFor<ClusterCatalog>(
+        admin,
+        CATALOG_API_VERSION,
+        "ClusterCatalog",
+        c,
+        (o) => cond(o, "Serving")?.status === "True",
+        "Serving",
+      );
   });
 
   // every story starts from a cluster with nothing installed
@@ -170,7 +271,8 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
   });
 
   after(async () => {
-    for (const c of ["community", "extra"]) await admin?.delete(CATALOG_API_VERSION, "ClusterCatalog", c).catch(() => false);
+    for (const c of ["community", "extra"])
+      await admin?.delete(CATALOG_API_VERSION, "ClusterCatalog", c).catch(() => false);
     await running?.stop();
     await registry?.stop();
     admin?.close();
@@ -179,30 +281,59 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
 
   test("catalogs on the cluster: a ClusterCatalog is pulled, served over catalogd's HTTP API, with its digest and URL in status", async () => {
     const cc = await admin.get<ClusterCatalog>(CATALOG_API_VERSION, "ClusterCatalog", "community");
-    assert.match(cc.status?.resolvedSource?.image?.ref ?? "", /^127\.0\.0\.1:\d+\/catalogs\/community@sha256:[0-9a-f]{64}$/);
+    assert.match(
+      cc.status?.resolvedSource?.image?.ref ?? "",
+      /^127\.0\.0\.1:\d+\/catalogs\/community@sha256:[0-9a-f]{64}$/,
+    );
     const base = cc.status?.urls?.base ?? "";
     assert.match(base, /^http:\/\/127\.0\.0\.1:\d+\/catalogs\/community$/);
     const all = await (await fetch(`${base}/api/v1/all`)).text();
-    const pkgs = all.split("\n").filter(Boolean).map((l) => JSON.parse(l) as { schema: string; name: string }).filter((b) => b.schema === "olm.package").map((b) => b.name);
+    const pkgs = all
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { schema: string; name: string })
+      .filter((b) => b.schema === "olm.package")
+      .map((b) => b.name);
     assert.deepEqual(pkgs.sort(), [CATFACTS, KUBEGREEN, RABBIT, TOPO].sort());
     assert.equal(cond(cc, "Progressing")?.reason, "Succeeded");
   });
 
   test("default InputClasses exist with the seed's parameters; dry-run-next targets the cluster's next minor release", async () => {
     const sub = await admin.get<InputClass>(DEPPY_API_VERSION, "InputClass", "subscription");
-    assert.deepEqual(sub.parameters, { force: false, generateInputsForDependencies: true, dryRun: false, trace: false, constraints: [{ type: "minKubeVersion", value: ">= 1.20" }, { type: "minOCPVersion", value: ">= 4.7" }] });
+    assert.deepEqual(sub.parameters, {
+      force: false,
+      generateInputsForDependencies: true,
+      dryRun: false,
+      trace: false,
+      constraints: [
+        { type: "minKubeVersion", value: ">= 1.20" },
+        { type: "minOCPVersion", value: ">= 4.7" },
+      ],
+    });
     const force = await admin.get<InputClass>(DEPPY_API_VERSION, "InputClass", "force");
     assert.equal(force.parameters?.force, true);
     const next = await admin.get<InputClass>(DEPPY_API_VERSION, "InputClass", "dry-run-next");
     const v = await admin.request<{ gitVersion: string }>("GET", "/version");
     const m = /v(\d+)\.(\d+)/.exec(v.gitVersion)!;
-    assert.deepEqual(next.parameters?.constraints?.[0], { type: "minKubeVersion", value: `>= ${m[1]}.${Number(m[2]) + 1}` });
+    assert.deepEqual(next.parameters?.constraints?.[0], {
+      type: "minKubeVersion",
+      value: `>= ${m[1]}.${Number(m[2]) + 1}`,
+    });
     assert.equal(next.parameters?.dryRun, true);
   });
 
   test("story: force install a single operator from a catalog — the resolveset holds only the matching bundle, no dependencies; Android asks for approval of a first install", async () => {
-    await operator("plumbus-force", { inputClass: "force", catalog: { name: "community", namespace: "my-ns", package: TOPO, channel: "stable" }, version: "1.17.4" });
-    const input = await admin.get<Input>(DEPPY_API_VERSION, "Input", "plumbus-force").catch(async () => (await waitFor<Input>(admin, DEPPY_API_VERSION, "Input", "plumbus-force", (o) => !!o, "Input created"))!);
+    await operator("plumbus-force", {
+      inputClass: "force",
+      catalog: { name: "community", namespace: "my-ns", package: TOPO, channel: "stable" },
+      version: "1.17.4",
+    });
+    const input = await admin
+      .get<Input>(DEPPY_API_VERSION, "Input", "plumbus-force")
+      .catch(
+        async () =>
+          (await waitFor<Input>(admin, DEPPY_API_VERSION, "Input", "plumbus-force", (o) => !!o, "Input created"))!,
+      );
     assert.deepEqual(input.spec, {
       inputClass: "force",
       constraints: [
@@ -217,13 +348,20 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
     );
     const waiting = await approveWhenAsked("plumbus-force");
     assert.ok((waiting.status?.permissions ?? []).length > 0);
-    assert.ok(waiting.status!.permissions!.every((p) => p.startsWith(`${names.topo} (new install): `)), waiting.status!.permissions!.join("\n"));
+    assert.ok(
+      waiting.status!.permissions!.every((p) => p.startsWith(`${names.topo} (new install): `)),
+      waiting.status!.permissions!.join("\n"),
+    );
     await waitFor<Instance>(admin, RUKPAK, "Instance", TOPO, installedAt(names.topo), "topology operator installed");
     assert.equal(await admin.tryGet(RUKPAK, "Instance", RABBIT), undefined, "no dependency was installed");
     await removeOperator("plumbus-force", [TOPO]);
   });
   test("story: install an operator and its dependencies without updates (minimal-version, pinned) — the dependency is the lowest satisfying version, the Input says which constraint it meets", async () => {
-    await operator("plumbus-minimal", { inputClass: "minimal-version", catalog: { name: "community", package: TOPO, channel: "stable" }, version: "1.17.4" });
+    await operator("plumbus-minimal", {
+      inputClass: "minimal-version",
+      catalog: { name: "community", package: TOPO, channel: "stable" },
+      version: "1.17.4",
+    });
     const { entries, input } = await resolvesetOf("plumbus-minimal");
     assert.deepEqual(
       entries.map((e) => [e.package, e.name, e.action]).sort(),
@@ -241,20 +379,53 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
     assert.ok(dep.meets.length >= 2, JSON.stringify(dep.meets));
     await approveWhenAsked("plumbus-minimal");
     await waitFor<Instance>(admin, RUKPAK, "Instance", TOPO, installedAt(names.topo), "topology installed");
-    await waitFor<Instance>(admin, RUKPAK, "Instance", RABBIT, installedAt(names.rabbit280), "cluster operator installed at 2.8.0");
-    const op = await waitFor<Operator>(admin, OPERATOR_API_VERSION, "Operator", "plumbus-minimal", (o) => cond(o, "Installed")?.status === "True", "Operator Installed");
+    await waitFor<Instance>(
+      admin,
+      RUKPAK,
+      "Instance",
+      RABBIT,
+      installedAt(names.rabbit280),
+      "cluster operator installed at 2.8.0",
+    );
+    const op = await waitFor<Operator>(
+      admin,
+      OPERATOR_API_VERSION,
+      "Operator",
+      "plumbus-minimal",
+      (o) => cond(o, "Installed")?.status === "True",
+      "Operator Installed",
+    );
     // components: Input, resolveset Instance, package Instances, Bundles, and the Deployments/CRDs/RBAC the bundles made
     const kinds = new Set(op!.status!.components!.refs!.map((r) => r.kind));
-    for (const k of ["Input", "Instance", "Bundle", "Deployment", "CustomResourceDefinition", "ClusterRole", "ServiceAccount"]) assert.ok(kinds.has(k), `component kind ${k} in ${[...kinds].join(",")}`);
+    for (const k of [
+      "Input",
+      "Instance",
+      "Bundle",
+      "Deployment",
+      "CustomResourceDefinition",
+      "ClusterRole",
+      "ServiceAccount",
+    ])
+      assert.ok(kinds.has(k), `component kind ${k} in ${[...kinds].join(",")}`);
     assert.deepEqual(op!.status!.components!.matchLabels, { "operators.coreos.com/plumbus-minimal": "" });
     assert.equal(op!.status!.installedBundle, names.topo);
   });
 
   test("story: update the dependencies of an operator without subscribing them (minimal-version) — a newer dependency in the catalog is not taken while the operator does not need it", async () => {
-    await operator("plumbus-minimal", { inputClass: "minimal-version", catalog: { name: "community", package: TOPO, channel: "stable" } });
+    await operator("plumbus-minimal", {
+      inputClass: "minimal-version",
+      catalog: { name: "community", package: TOPO, channel: "stable" },
+    });
     await resolvesetOf("plumbus-minimal");
     await approveWhenAsked("plumbus-minimal");
-    await waitFor<Instance>(admin, RUKPAK, "Instance", RABBIT, installedAt(names.rabbit280), "cluster operator installed at 2.8.0");
+    await waitFor<Instance>(
+      admin,
+      RUKPAK,
+      "Instance",
+      RABBIT,
+      installedAt(names.rabbit280),
+      "cluster operator installed at 2.8.0",
+    );
     // a new resolution still keeps the cluster operator at 2.8.0 although 2.9.0 is in its channel
     const before = (await admin.get<Input>(DEPPY_API_VERSION, "Input", "plumbus-minimal")).status?.resolveset;
     await running!.controllers.deppy!.queue.add("resolve");
@@ -262,51 +433,122 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
     assert.deepEqual(entries.find((e) => e.package === RABBIT)?.name, names.rabbit280);
     assert.equal((await admin.get<Input>(DEPPY_API_VERSION, "Input", "plumbus-minimal")).status?.resolveset, before);
     const { items } = await admin.list<Input>(DEPPY_API_VERSION, "Input", { labelSelector: LABEL_GENERATED_FOR });
-    assert.deepEqual(items.map((i) => i.metadata.name), [], "minimal-version generates no Inputs for dependencies");
+    assert.deepEqual(
+      items.map((i) => i.metadata.name),
+      [],
+      "minimal-version generates no Inputs for dependencies",
+    );
     await removeOperator("plumbus-minimal", [TOPO, RABBIT]);
   });
 
   test("story: install an operator and its dependencies and subscribe all (subscription) — the newest dependency, and an Input generated for it", async () => {
-    await operator("plumbus-sub", { inputClass: "subscription", catalog: { name: "community", package: TOPO, channel: "stable" } });
+    await operator("plumbus-sub", {
+      inputClass: "subscription",
+      catalog: { name: "community", package: TOPO, channel: "stable" },
+    });
     const { entries } = await resolvesetOf("plumbus-sub");
-    assert.deepEqual(entries.find((e) => e.package === RABBIT)?.name, names.rabbit290, "the newest dependency in its default channel");
+    assert.deepEqual(
+      entries.find((e) => e.package === RABBIT)?.name,
+      names.rabbit290,
+      "the newest dependency in its default channel",
+    );
     await approveWhenAsked("plumbus-sub");
-    await waitFor<Instance>(admin, RUKPAK, "Instance", RABBIT, installedAt(names.rabbit290), "cluster operator installed at 2.9.0");
-    const gen = await waitFor<Input>(admin, DEPPY_API_VERSION, "Input", RABBIT, (o) => !!o && cond(o, "Resolved")?.status === "True", "an Input generated for the dependency");
+    await waitFor<Instance>(
+      admin,
+      RUKPAK,
+      "Instance",
+      RABBIT,
+      installedAt(names.rabbit290),
+      "cluster operator installed at 2.9.0",
+    );
+    const gen = await waitFor<Input>(
+      admin,
+      DEPPY_API_VERSION,
+      "Input",
+      RABBIT,
+      (o) => !!o && cond(o, "Resolved")?.status === "True",
+      "an Input generated for the dependency",
+    );
     assert.equal(gen!.metadata.labels?.[LABEL_GENERATED_FOR], "plumbus-sub");
     assert.equal(gen!.spec.inputClass, "subscription");
-    assert.deepEqual(gen!.spec.constraints?.[0], { type: "olm.catalog", value: { name: "community", package: RABBIT, channel: "stable" } });
+    assert.deepEqual(gen!.spec.constraints?.[0], {
+      type: "olm.catalog",
+      value: { name: "community", package: RABBIT, channel: "stable" },
+    });
     // its resolveset keeps what is installed: nothing new to grant, approved automatically
-    await waitFor<Instance>(admin, RUKPAK, "Instance", resolvesetInstanceName(RABBIT), (o) => cond(o, "Approved")?.reason === "NoNewPermissions" && cond(o, "Installed")?.status === "True", "generated Input's resolveset approved without review");
+    await waitFor<Instance>(
+      admin,
+      RUKPAK,
+      "Instance",
+      resolvesetInstanceName(RABBIT),
+      (o) => cond(o, "Approved")?.reason === "NoNewPermissions" && cond(o, "Installed")?.status === "True",
+      "generated Input's resolveset approved without review",
+    );
     await removeOperator("plumbus-sub", [TOPO, RABBIT]);
   });
 
   test("story: install a single operator and subscribe it, but not its dependencies (minimal-version, no version) — no Input for the dependency", async () => {
-    await operator("plumbus-one", { inputClass: "minimal-version", catalog: { name: "community", package: TOPO, channel: "stable" } });
+    await operator("plumbus-one", {
+      inputClass: "minimal-version",
+      catalog: { name: "community", package: TOPO, channel: "stable" },
+    });
     const { entries } = await resolvesetOf("plumbus-one");
     assert.deepEqual(entries.map((e) => e.package).sort(), [RABBIT, TOPO].sort());
     const { items } = await admin.list<Input>(DEPPY_API_VERSION, "Input", { labelSelector: LABEL_GENERATED_FOR });
-    assert.deepEqual(items.map((i) => i.metadata.name), []);
+    assert.deepEqual(
+      items.map((i) => i.metadata.name),
+      [],
+    );
     await admin.delete(OPERATOR_API_VERSION, "Operator", "plumbus-one");
     await waitFor(admin, DEPPY_API_VERSION, "Input", "plumbus-one", (o) => o === undefined, "Input gone");
   });
 
   test("story: install a single operator bundle directly (no catalog) and force-update it to another version with no catalog — the Instance pivots, the old Bundle is visible as Replaced", async () => {
-    const first = { name: "rabbit-direct-2.8.0", spec: { class: "olm.bundle", refs: [`docker://${images.rabbit280}`] } };
+    const first = {
+      name: "rabbit-direct-2.8.0",
+      spec: { class: "olm.bundle", refs: [`docker://${images.rabbit280}`] },
+    };
     await operator("direct", { bundle: first });
-    await waitFor<Instance>(admin, RUKPAK, "Instance", "direct", installedAt("rabbit-direct-2.8.0"), "installed directly");
+    await waitFor<Instance>(
+      admin,
+      RUKPAK,
+      "Instance",
+      "direct",
+      installedAt("rabbit-direct-2.8.0"),
+      "installed directly",
+    );
     const inst = await admin.get<Instance>(RUKPAK, "Instance", "direct");
     assert.deepEqual(inst.spec.selector, { matchLabels: { "operators.coreos.com/direct": "" } });
     assert.deepEqual(inst.spec.bundle, first);
-    assert.equal(await admin.tryGet(DEPPY_API_VERSION, "Input", "direct"), undefined, "no Input: the resolver is not involved");
-    await operator("direct", { bundle: { name: "rabbit-direct-2.9.0", spec: { class: "olm.bundle", refs: [`docker://${images.rabbit290}`] } } });
-    await waitFor<Instance>(admin, RUKPAK, "Instance", "direct", installedAt("rabbit-direct-2.9.0"), "pivoted to 2.9.0");
+    assert.equal(
+      await admin.tryGet(DEPPY_API_VERSION, "Input", "direct"),
+      undefined,
+      "no Input: the resolver is not involved",
+    );
+    await operator("direct", {
+      bundle: { name: "rabbit-direct-2.9.0", spec: { class: "olm.bundle", refs: [`docker://${images.rabbit290}`] } },
+    });
+    await waitFor<Instance>(
+      admin,
+      RUKPAK,
+      "Instance",
+      "direct",
+      installedAt("rabbit-direct-2.9.0"),
+      "pivoted to 2.9.0",
+    );
     const op = await waitFor<Operator>(
       admin,
       OPERATOR_API_VERSION,
       "Operator",
       "direct",
-      (o) => cond(o, "Installed")?.status === "True" && !!o?.status?.components?.refs?.some((r) => r.kind === "Bundle" && r.name === "rabbit-direct-2.8.0" && r.conditions?.some((c) => c.type === "Replaced" && c.status === "True")),
+      (o) =>
+        cond(o, "Installed")?.status === "True" &&
+        !!o?.status?.components?.refs?.some(
+          (r) =>
+            r.kind === "Bundle" &&
+            r.name === "rabbit-direct-2.8.0" &&
+            r.conditions?.some((c) => c.type === "Replaced" && c.status === "True"),
+        ),
       "the older Bundle visible as Replaced",
     );
     assert.ok(op!.status!.components!.refs!.some((r) => r.kind === "Bundle" && r.name === "rabbit-direct-2.9.0"));
@@ -316,12 +558,26 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
 
   test("story: update options across channels and catalogs — UpdateAvailable/CrossChannelUpdateFound; an upgrade with the same permissions is approved by Android, one with more waits and --show names them", async () => {
     // pinned at 2.8.0: every update needs a spec change
-    await operator("rabbit", { inputClass: "subscription", catalog: { name: "community", package: RABBIT, channel: "stable" }, version: "2.8.0" });
+    await operator("rabbit", {
+      inputClass: "subscription",
+      catalog: { name: "community", package: RABBIT, channel: "stable" },
+      version: "2.8.0",
+    });
     await approveWhenAsked("rabbit");
     await waitFor<Instance>(admin, RUKPAK, "Instance", RABBIT, installedAt(names.rabbit280), "installed 2.8.0");
-    const op = await waitFor<Operator>(admin, OPERATOR_API_VERSION, "Operator", "rabbit", (o) => cond(o, "UpdateAvailable")?.status === "True" && (o?.status?.updates?.length ?? 0) === 3, "UpdateAvailable");
+    const op = await waitFor<Operator>(
+      admin,
+      OPERATOR_API_VERSION,
+      "Operator",
+      "rabbit",
+      (o) => cond(o, "UpdateAvailable")?.status === "True" && (o?.status?.updates?.length ?? 0) === 3,
+      "UpdateAvailable",
+    );
     assert.equal(cond(op, "UpdateAvailable")?.reason, "CrossChannelUpdateFound");
-    assert.equal(cond(op, "UpdateAvailable")?.message, "updates have been found that require a change in the operator spec to apply");
+    assert.equal(
+      cond(op, "UpdateAvailable")?.message,
+      "updates have been found that require a change in the operator spec to apply",
+    );
     assert.deepEqual(
       op!.status!.updates!.map((u) => [u.catalogSourceRef.name, u.channel, u.options]),
       [
@@ -332,35 +588,86 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
     );
     assert.equal(op!.status!.installedVersion, "2.8.0");
     // unpinned: the head of stable, 2.9.0, needs nothing 2.8.0 did not have: approved without review
-    await operator("rabbit", { inputClass: "subscription", catalog: { name: "community", package: RABBIT, channel: "stable" } });
+    await operator("rabbit", {
+      inputClass: "subscription",
+      catalog: { name: "community", package: RABBIT, channel: "stable" },
+    });
     await waitFor<Instance>(admin, RUKPAK, "Instance", RABBIT, installedAt(names.rabbit290), "upgraded to 2.9.0");
-    assert.equal(cond(await admin.get<Instance>(RUKPAK, "Instance", resolvesetInstanceName("rabbit")), "Approved")?.reason, "NoNewPermissions");
+    assert.equal(
+      cond(await admin.get<Instance>(RUKPAK, "Instance", resolvesetInstanceName("rabbit")), "Approved")?.reason,
+      "NoNewPermissions",
+    );
     // the extra catalog's 2.10.0 (another image) also wants to delete nodes: Android waits
-    await operator("rabbit", { inputClass: "force", catalog: { name: "extra", package: RABBIT, channel: "stable" }, version: "2.10.0" });
+    await operator("rabbit", {
+      inputClass: "force",
+      catalog: { name: "extra", package: RABBIT, channel: "stable" },
+      version: "2.10.0",
+    });
     const rsName = resolvesetInstanceName("rabbit");
-    const waiting = await waitFor<Instance>(admin, RUKPAK, "Instance", rsName, (o) => cond(o, "Approved")?.reason === "NewPermissions", "Android waits");
-    assert.ok(waiting!.status?.permissions?.some((p) => p.includes("delete nodes cluster-wide")), JSON.stringify(waiting!.status?.permissions));
-    assert.ok(waiting!.status!.permissions!.every((p) => p.includes("delete nodes")), `only the new permission is listed: ${waiting!.status!.permissions!.join("; ")}`);
+    const waiting = await waitFor<Instance>(
+      admin,
+      RUKPAK,
+      "Instance",
+      rsName,
+      (o) => cond(o, "Approved")?.reason === "NewPermissions",
+      "Android waits",
+    );
+    assert.ok(
+      waiting!.status?.permissions?.some((p) => p.includes("delete nodes cluster-wide")),
+      JSON.stringify(waiting!.status?.permissions),
+    );
+    assert.ok(
+      waiting!.status!.permissions!.every((p) => p.includes("delete nodes")),
+      `only the new permission is listed: ${waiting!.status!.permissions!.join("; ")}`,
+    );
     // kubectl instance approve --show prints exactly what is new, then approves (with the user's own credentials)
     // asynchronously: the admission webhooks are served by this very process
-    const { stdout: out } = await execFileAsync(process.execPath, [join(import.meta.dirname, "..", "..", "bin", "opcat"), "instance", "approve", "--show", rsName, "--kubeconfig", kubeconfig, "--context", "admin"], { encoding: "utf8" });
-    assert.deepEqual(out.trim().split("\n"), [...waiting!.status!.permissions!.map((p) => `new permission: ${p}`), `instance.rukpak.io/${rsName} approved (generation ${waiting!.metadata.generation})`]);
+    const { stdout: out } = await execFileAsync(
+      process.execPath,
+      [
+        join(import.meta.dirname, "..", "..", "bin", "opcat"),
+        "instance",
+        "approve",
+        "--show",
+        rsName,
+        "--kubeconfig",
+        kubeconfig,
+        "--context",
+        "admin",
+      ],
+      { encoding: "utf8" },
+    );
+    assert.deepEqual(out.trim().split("\n"), [
+      ...waiting!.status!.permissions!.map((p) => `new permission: ${p}`),
+      `instance.rukpak.io/${rsName} approved (generation ${waiting!.metadata.generation})`,
+    ]);
     const approved = await admin.get<Instance>(RUKPAK, "Instance", rsName);
     assert.equal(cond(approved, "Approved")?.reason, "ApprovedByUser");
     // (installing it then stops at RukPak's CRD upgrade check: 2.10.0 adds a required field to the RabbitmqCluster CRD)
   });
 
   test("story: determine what would be installed (dry-run) — a resolveset Bundle, no Instance", async () => {
-    await operator("dry", { inputClass: "dry-run", catalog: { name: "community", package: TOPO, channel: "stable" }, version: "1.17.4" });
+    await operator("dry", {
+      inputClass: "dry-run",
+      catalog: { name: "community", package: TOPO, channel: "stable" },
+      version: "1.17.4",
+    });
     const { entries, input } = await resolvesetOf("dry");
     assert.equal(cond(input, "Resolved")?.reason, "DryRun");
     assert.deepEqual(entries.map((e) => e.package).sort(), [RABBIT, TOPO].sort());
     assert.ok(await admin.tryGet(RUKPAK, "Bundle", input.status!.resolveset!), "the resolveset Bundle exists");
-    assert.equal(await admin.tryGet(RUKPAK, "Instance", resolvesetInstanceName("dry")), undefined, "no resolveset Instance");
+    assert.equal(
+      await admin.tryGet(RUKPAK, "Instance", resolvesetInstanceName("dry")),
+      undefined,
+      "no resolveset Instance",
+    );
     assert.equal(await admin.tryGet(RUKPAK, "Instance", TOPO), undefined, "nothing installed");
     await operator("dry-next", { inputClass: "dry-run-next", catalog: { name: "community", package: KUBEGREEN } });
     const next = await resolvesetOf("dry-next");
-    assert.deepEqual(next.entries.map((e) => e.name), [names.kubegreen]);
+    assert.deepEqual(
+      next.entries.map((e) => e.name),
+      [names.kubegreen],
+    );
     assert.equal(await admin.tryGet(RUKPAK, "Instance", resolvesetInstanceName("dry-next")), undefined);
     // minOCPVersion cannot be checked on a cluster without a ClusterVersion: said on the Input
     assert.equal(cond(next.input, "OpenShiftVersionChecked")?.reason, "NoClusterVersion");
@@ -369,20 +676,54 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
 
   test("story: unrelated operators are not blocked, and why an update is blocked is told by Events and status", async () => {
     // blocked: a version nothing in the catalogs has
-    await operator("blocked", { inputClass: "subscription", catalog: { name: "community", package: CATFACTS }, version: "9.9.9" });
+    await operator("blocked", {
+      inputClass: "subscription",
+      catalog: { name: "community", package: CATFACTS },
+      version: "9.9.9",
+    });
     await operator("unblocked", { inputClass: "subscription", catalog: { name: "community", package: KUBEGREEN } });
-    const b = await waitFor<Input>(admin, DEPPY_API_VERSION, "Input", "blocked", (o) => cond(o, "ResolutionFailed")?.status === "True", "blocked fails");
+    const b = await waitFor<Input>(
+      admin,
+      DEPPY_API_VERSION,
+      "Input",
+      "blocked",
+      (o) => cond(o, "ResolutionFailed")?.status === "True",
+      "blocked fails",
+    );
     assert.match(cond(b, "ResolutionFailed")!.message, /9\.9\.9/);
     await resolvesetOf("unblocked");
     await approveWhenAsked("unblocked");
-    await waitFor<Instance>(admin, RUKPAK, "Instance", KUBEGREEN, installedAt(names.kubegreen), "the unrelated operator is installed");
+    await waitFor<Instance>(
+      admin,
+      RUKPAK,
+      "Instance",
+      KUBEGREEN,
+      installedAt(names.kubegreen),
+      "the unrelated operator is installed",
+    );
     assert.match((await eventFor("blocked", "ResolutionFailed")).message, /9\.9\.9/);
     // an installed operator held below its channel head by its own version range: UpdateBlocked with the resolver's reason
-    await operator("rabbit", { inputClass: "subscription", catalog: { name: "community", package: RABBIT, channel: "stable" }, version: "<2.9.0" });
+    await operator("rabbit", {
+      inputClass: "subscription",
+      catalog: { name: "community", package: RABBIT, channel: "stable" },
+      version: "<2.9.0",
+    });
     await approveWhenAsked("rabbit");
     await waitFor<Instance>(admin, RUKPAK, "Instance", RABBIT, installedAt(names.rabbit280), "installed 2.8.0");
-    const held = await waitFor<Input>(admin, DEPPY_API_VERSION, "Input", "rabbit", (o) => cond(o, "UpdateBlocked")?.status === "True", "UpdateBlocked");
-    assert.match(cond(held, "UpdateBlocked")!.message, new RegExp(`${RABBIT} stays at ${names.rabbit280.replace(/\./g, "\\.")} although ${names.rabbit290.replace(/\./g, "\\.")} is in channel stable: `));
+    const held = await waitFor<Input>(
+      admin,
+      DEPPY_API_VERSION,
+      "Input",
+      "rabbit",
+      (o) => cond(o, "UpdateBlocked")?.status === "True",
+      "UpdateBlocked",
+    );
+    assert.match(
+      cond(held, "UpdateBlocked")!.message,
+      new RegExp(
+        `${RABBIT} stays at ${names.rabbit280.replace(/\./g, "\\.")} although ${names.rabbit290.replace(/\./g, "\\.")} is in channel stable: `,
+      ),
+    );
     assert.match((await eventFor("rabbit", "UpdateBlocked")).message, /stays at/);
     await admin.delete(OPERATOR_API_VERSION, "Operator", "blocked");
     await removeOperator("unblocked", [KUBEGREEN]);
@@ -397,36 +738,119 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
     const props = bundle.metadata.annotations?.["olm.properties"] ?? "";
     assert.match(props, /\{"olm\.package":\{"packageName":"cat-facts-operator"/);
     // the user adds a requirement nothing provides
-    await admin.mergePatch(RUKPAK, "Bundle", names.catfacts, { metadata: { annotations: { "olm.properties": `${props}\n{"olm.gvk.required":{"group":"example.com","kind":"Grumbo","version":"v1alpha1"}}` } } });
-    const failed = await waitFor<Input>(admin, DEPPY_API_VERSION, "Input", "edited", (o) => cond(o, "ResolutionFailed")?.status === "True", "the edit is seen");
+    await admin.mergePatch(RUKPAK, "Bundle", names.catfacts, {
+      metadata: {
+        annotations: {
+          "olm.properties": `${props}\n{"olm.gvk.required":{"group":"example.com","kind":"Grumbo","version":"v1alpha1"}}`,
+        },
+      },
+    });
+    const failed = await waitFor<Input>(
+      admin,
+      DEPPY_API_VERSION,
+      "Input",
+      "edited",
+      (o) => cond(o, "ResolutionFailed")?.status === "True",
+      "the edit is seen",
+    );
     assert.match(cond(failed, "ResolutionFailed")!.message, /example\.com\/v1alpha1\/Grumbo|Grumbo/);
     // undo the edit: resolved again
-    await admin.mergePatch(RUKPAK, "Bundle", names.catfacts, { metadata: { annotations: { "olm.properties": props } } });
-    await waitFor<Input>(admin, DEPPY_API_VERSION, "Input", "edited", (o) => cond(o, "ResolutionFailed")?.status === "False", "resolved again");
+    await admin.mergePatch(RUKPAK, "Bundle", names.catfacts, {
+      metadata: { annotations: { "olm.properties": props } },
+    });
+    await waitFor<Input>(
+      admin,
+      DEPPY_API_VERSION,
+      "Input",
+      "edited",
+      (o) => cond(o, "ResolutionFailed")?.status === "False",
+      "resolved again",
+    );
     await removeOperator("edited", [CATFACTS]);
   });
 
   test("story: a non-administrator installs namespace-local content with sufficient permission (UserPermission approves)", async () => {
     const ns = "team-a";
-    if (!(await admin.tryGet("v1", "Namespace", ns))) await admin.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
-    await admin.apply({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "test-deppy-carol" }, rules: [
-      { apiGroups: ["rukpak.io"], resources: ["instances", "bundles"], verbs: ["get", "list", "watch", "create", "update", "patch"] },
-      { apiGroups: ["rukpak.io"], resources: ["provisionerclasses"], verbs: ["get", "list", "use"] },
-    ] } as unknown as KubeObject);
-    await admin.apply({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: "test-deppy-carol" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "test-deppy-carol" }, subjects: [{ kind: "User", apiGroup: "rbac.authorization.k8s.io", name: "carol" }] } as unknown as KubeObject);
-    await admin.apply({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name: "configmaps", namespace: ns }, rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["*"] }] } as unknown as KubeObject);
-    await admin.apply({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: { name: "carol-configmaps", namespace: ns }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "configmaps" }, subjects: [{ kind: "User", apiGroup: "rbac.authorization.k8s.io", name: "carol" }] } as unknown as KubeObject);
+    if (!(await admin.tryGet("v1", "Namespace", ns)))
+      await admin.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
+    await admin.apply({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: "test-deppy-carol" },
+      rules: [
+        {
+          apiGroups: ["rukpak.io"],
+          resources: ["instances", "bundles"],
+          verbs: ["get", "list", "watch", "create", "update", "patch"],
+        },
+        { apiGroups: ["rukpak.io"], resources: ["provisionerclasses"], verbs: ["get", "list", "use"] },
+      ],
+    } as unknown as KubeObject);
+    await admin.apply({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: "test-deppy-carol" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "test-deppy-carol" },
+      subjects: [{ kind: "User", apiGroup: "rbac.authorization.k8s.io", name: "carol" }],
+    } as unknown as KubeObject);
+    await admin.apply({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: { name: "configmaps", namespace: ns },
+      rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["*"] }],
+    } as unknown as KubeObject);
+    await admin.apply({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name: "carol-configmaps", namespace: ns },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "configmaps" },
+      subjects: [{ kind: "User", apiGroup: "rbac.authorization.k8s.io", name: "carol" }],
+    } as unknown as KubeObject);
     const carol = clientAs(kubeconfig, "carol");
     try {
-      await carol.apply({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "chart", namespace: ns }, data: { "settings.yaml": `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: team-a-settings\n  namespace: ${ns}\ndata:\n  greeting: hello\n` } } as KubeObject);
-      await carol.create({ apiVersion: RUKPAK, kind: "Instance", metadata: { name: "team-a-settings" }, spec: { selector: { matchLabels: { app: "team-a-settings" } }, bundle: { name: "team-a-settings-1", spec: { class: "plain", refs: ["file://content"], volumeMounts: [{ mountPath: "/content/manifests", configMap: { name: "chart", namespace: ns } }] } } } } as Instance);
+      await carol.apply({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "chart", namespace: ns },
+        data: {
+          "settings.yaml": `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: team-a-settings\n  namespace: ${ns}\ndata:\n  greeting: hello\n`,
+        },
+      } as KubeObject);
+      await carol.create({
+        apiVersion: RUKPAK,
+        kind: "Instance",
+        metadata: { name: "team-a-settings" },
+        spec: {
+          selector: { matchLabels: { app: "team-a-settings" } },
+          bundle: {
+            name: "team-a-settings-1",
+            spec: {
+              class: "plain",
+              refs: ["file://content"],
+              volumeMounts: [{ mountPath: "/content/manifests", configMap: { name: "chart", namespace: ns } }],
+            },
+          },
+        },
+      } as Instance);
     } finally {
       carol.close();
     }
-    const inst = await waitFor<Instance>(admin, RUKPAK, "Instance", "team-a-settings", (o) => cond(o, "Installed")?.status === "True", "installed");
+    const inst = await waitFor<Instance>(
+      admin,
+      RUKPAK,
+      "Instance",
+      "team-a-settings",
+      (o) => cond(o, "Installed")?.status === "True",
+      "installed",
+    );
     assert.equal(cond(inst, "Approved")?.reason, "UserPermission");
     assert.match(cond(inst, "Approved")!.message, /^carol may create every object/);
-    const made = await admin.get<KubeObject & { data: Record<string, string> }>("v1", "ConfigMap", "team-a-settings", ns);
+    const made = await admin.get<KubeObject & { data: Record<string, string> }>(
+      "v1",
+      "ConfigMap",
+      "team-a-settings",
+      ns,
+    );
     assert.equal(made.data.greeting, "hello");
     assert.equal(made.metadata.labels?.[LABEL_INSTANCE], "team-a-settings");
     await admin.delete(RUKPAK, "Instance", "team-a-settings");
@@ -435,12 +859,24 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
   test("fault: a catalog image replaced by an invalid one — the old content keeps serving, the status says why", async () => {
     const bad = join(tmp, "bad-catalog");
     mkdirSync(bad, { recursive: true });
-    writeFileSync(join(bad, "catalog.json"), '{"schema":"olm.package","name":"broken","defaultChannel":"missing"}\n{"schema":"olm.bundle","name":"x"\n');
+    writeFileSync(
+      join(bad, "catalog.json"),
+      '{"schema":"olm.package","name":"broken","defaultChannel":"missing"}\n{"schema":"olm.bundle","name":"x"\n',
+    );
     await pushImage(buildCatalogImage(bad), `${registry.host}/catalogs/extra:v1`, { useHttp: true });
     const before = await admin.get<ClusterCatalog>(CATALOG_API_VERSION, "ClusterCatalog", "extra");
     // a spec change makes the controller poll now
-    await admin.mergePatch(CATALOG_API_VERSION, "ClusterCatalog", "extra", { spec: { source: { image: { pollIntervalMinutes: 60 } } } });
-    const cc = await waitFor<ClusterCatalog>(admin, CATALOG_API_VERSION, "ClusterCatalog", "extra", (o) => cond(o, "Progressing")?.reason === "Retrying", "the bad image is reported");
+    await admin.mergePatch(CATALOG_API_VERSION, "ClusterCatalog", "extra", {
+      spec: { source: { image: { pollIntervalMinutes: 60 } } },
+    });
+    const cc = await waitFor<ClusterCatalog>(
+      admin,
+      CATALOG_API_VERSION,
+      "ClusterCatalog",
+      "extra",
+      (o) => cond(o, "Progressing")?.reason === "Retrying",
+      "the bad image is reported",
+    );
     assert.match(cond(cc, "Progressing")!.message, /not a valid catalog; the previous content stays served/);
     assert.equal(cond(cc, "Serving")?.status, "True");
     assert.equal(cc!.status?.resolvedSource?.image?.ref, before.status?.resolvedSource?.image?.ref);
@@ -452,28 +888,69 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
     await operator("restart", { inputClass: "subscription", catalog: { name: "community", package: CATFACTS } });
     await waitFor<Input>(admin, DEPPY_API_VERSION, "Input", "restart", (o) => !!o, "Input created");
     await running!.stop();
-    running = await runControllers({ kubeconfig, context: "admin", stateDir: join(tmp, "state"), pull: { useHttp: true }, namespace: NS, log });
+    running = await runControllers({
+      kubeconfig,
+      context: "admin",
+      stateDir: join(tmp, "state"),
+      pull: { useHttp: true },
+      namespace: NS,
+      log,
+    });
     await approveWhenAsked("restart");
-    await waitFor<Instance>(admin, RUKPAK, "Instance", CATFACTS, installedAt(names.catfacts), "installed after the restart");
+    await waitFor<Instance>(
+      admin,
+      RUKPAK,
+      "Instance",
+      CATFACTS,
+      installedAt(names.catfacts),
+      "installed after the restart",
+    );
     await removeOperator("restart", [CATFACTS]);
   });
 
   test("fault: two controllers with leader election — only the leader resolves", async () => {
     await running!.stop();
     const lease = "kube-system";
-    const a = await runControllers({ kubeconfig, context: "admin", stateDir: join(tmp, "state-a"), pull: { useHttp: true }, namespace: NS, log, leaderElectionNamespace: lease, identity: "a", webhookName: "opcat-a" });
-    const b = await runControllers({ kubeconfig, context: "admin", stateDir: join(tmp, "state-b"), pull: { useHttp: true }, namespace: NS, log, leaderElectionNamespace: lease, identity: "b", webhookName: "opcat-b" });
+    const a = await runControllers({
+      kubeconfig,
+      context: "admin",
+      stateDir: join(tmp, "state-a"),
+      pull: { useHttp: true },
+      namespace: NS,
+      log,
+      leaderElectionNamespace: lease,
+      identity: "a",
+      webhookName: "opcat-a",
+    });
+    const b = await runControllers({
+      kubeconfig,
+      context: "admin",
+      stateDir: join(tmp, "state-b"),
+      pull: { useHttp: true },
+      namespace: NS,
+      log,
+      leaderElectionNamespace: lease,
+      identity: "b",
+      webhookName: "opcat-b",
+    });
     try {
       await operator("leader", { inputClass: "dry-run", catalog: { name: "community", package: KUBEGREEN } });
       await resolvesetOf("leader");
       const ra = a.controllers.deppy!.resolutions;
       const rb = b.controllers.deppy!.resolutions;
-      assert.ok((ra > 0) !== (rb > 0), `exactly one controller resolved (a: ${ra}, b: ${rb})`);
+      assert.ok(ra > 0 !== rb > 0, `exactly one controller resolved (a: ${ra}, b: ${rb})`);
       await admin.delete(OPERATOR_API_VERSION, "Operator", "leader");
     } finally {
       await a.stop();
       await b.stop();
-      running = await runControllers({ kubeconfig, context: "admin", stateDir: join(tmp, "state"), pull: { useHttp: true }, namespace: NS, log });
+      running = await runControllers({
+        kubeconfig,
+        context: "admin",
+        stateDir: join(tmp, "state"),
+        pull: { useHttp: true },
+        namespace: NS,
+        log,
+      });
     }
   });
 });

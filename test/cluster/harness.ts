@@ -9,7 +9,8 @@ import { KubeClient, type KubeObject } from "../../src/cluster/client.js";
 export function clusterKubeconfig(): { kubeconfig: string; skip: false } | { skip: string } {
   const kc = process.env.OPCAT_TEST_KUBECONFIG;
   if (kc) return { kubeconfig: kc, skip: false };
-  const why = "no test cluster (scripts/run-tests.mjs starts one with scripts/kube/cluster.sh when its binaries are built: scripts/kube/cluster.sh build)";
+  const why =
+    "no test cluster (scripts/run-tests.mjs starts one with scripts/kube/cluster.sh when its binaries are built: scripts/kube/cluster.sh build)";
   if (process.env.CI === "true") throw new Error(`CI=true: ${why}`);
   return { skip: why };
 }
@@ -37,14 +38,21 @@ export async function waitFor<T extends KubeObject>(
   for (;;) {
     last = await client.tryGet<T>(apiVersion, kind, name, namespace);
     if (pred(last)) return last;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${kind} ${name}: ${what}; last seen: ${JSON.stringify((last as { status?: unknown } | undefined)?.status ?? last ?? null)}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out waiting for ${kind} ${name}: ${what}; last seen: ${JSON.stringify((last as { status?: unknown } | undefined)?.status ?? last ?? null)}`,
+      );
     const path = await client.path(apiVersion, kind, namespace);
     const ac = new AbortController();
     const timer = setTimeout(() => ac.abort(), 5_000);
     try {
       await client.watch(
         path,
-        { fieldSelector: `metadata.name=${name}`, resourceVersion: last?.metadata.resourceVersion ?? "0", timeoutSeconds: 5 },
+        {
+          fieldSelector: `metadata.name=${name}`,
+          resourceVersion: last?.metadata.resourceVersion ?? "0",
+          timeoutSeconds: 5,
+        },
         (ev) => {
           if (ev.type !== "BOOKMARK" && pred(ev.type === "DELETED" ? undefined : (ev.object as T))) ac.abort();
         },
@@ -58,6 +66,9 @@ export async function waitFor<T extends KubeObject>(
   }
 }
 
-export function cond(o: { status?: { conditions?: { type: string; status: string; reason: string; message: string }[] } } | undefined, type: string) {
+export function cond(
+  o: { status?: { conditions?: { type: string; status: string; reason: string; message: string }[] } } | undefined,
+  type: string,
+) {
   return o?.status?.conditions?.find((c) => c.type === type);
 }

@@ -14,7 +14,13 @@ import { buildBundleImage, pushImage } from "../../src/image/index.js";
 import { readBundleDirectory } from "../../src/bundle/index.js";
 import type { KubeClient, KubeObject } from "../../src/cluster/client.js";
 import { convertRegistryV1 } from "../../src/cluster/rukpak/convert.js";
-import { API_VERSION, LABEL_INSTANCE, OPERATOR_PROVISIONER, type Bundle, type Instance } from "../../src/cluster/rukpak/api.js";
+import {
+  API_VERSION,
+  LABEL_INSTANCE,
+  OPERATOR_PROVISIONER,
+  type Bundle,
+  type Instance,
+} from "../../src/cluster/rukpak/api.js";
 import { requireTools, startDockerRegistry, type RunningRegistry } from "../image/servers.js";
 import { COMMUNITY, REPO_ROOT, requireShared } from "../shared.js";
 import { clientAs, clusterKubeconfig, cond, waitFor } from "./harness.js";
@@ -23,7 +29,12 @@ import { Informer } from "../../src/cluster/informer.js";
 const cluster = clusterKubeconfig();
 const skip = cluster.skip || requireTools("docker-registry") || requireShared().skip;
 const OPS = join(COMMUNITY, "operators");
-const KUBECTL = join(process.env.OPCAT_KUBE_CACHE ?? join(homedir(), ".cache", "opcat", "kube"), `v${process.env.KUBE_VERSION ?? "1.35.4"}`, "bin", "kubectl");
+const KUBECTL = join(
+  process.env.OPCAT_KUBE_CACHE ?? join(homedir(), ".cache", "opcat", "kube"),
+  `v${process.env.KUBE_VERSION ?? "1.35.4"}`,
+  "bin",
+  "kubectl",
+);
 
 interface Proc {
   child: ChildProcess;
@@ -32,9 +43,25 @@ interface Proc {
 }
 
 function startController(kubeconfig: string, stateDir: string, extra: string[] = []): Proc {
-  const child = spawn(process.execPath, [join(REPO_ROOT, "bin", "opcat"), "cluster", "run", "--kubeconfig", kubeconfig, "--context", "admin", "--state-dir", stateDir, "--use-http", ...extra], {
-    stdio: ["ignore", "ignore", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      join(REPO_ROOT, "bin", "opcat"),
+      "cluster",
+      "run",
+      "--kubeconfig",
+      kubeconfig,
+      "--context",
+      "admin",
+      "--state-dir",
+      stateDir,
+      "--use-http",
+      ...extra,
+    ],
+    {
+      stdio: ["ignore", "ignore", "pipe"],
+    },
+  );
   const log: string[] = [];
   const waiters: { re: RegExp; resolve: () => void }[] = [];
   let buf = "";
@@ -45,8 +72,9 @@ function startController(kubeconfig: string, stateDir: string, extra: string[] =
       const line = buf.slice(0, nl);
       buf = buf.slice(nl + 1);
       log.push(line);
-      for (const w of waiters.splice(0)) if (w.re.test(line)) w.resolve();
-      else waiters.push(w);
+      for (const w of waiters.splice(0))
+        if (w.re.test(line)) w.resolve();
+        else waiters.push(w);
     }
   });
   return {
@@ -58,7 +86,13 @@ function startController(kubeconfig: string, stateDir: string, extra: string[] =
         // bounds a hung test only (no performance threshold)
         const timer = setTimeout(() => reject(new Error(`no log line ${re} within 120 s: ${log.join("\n")}`)), 120_000);
         waiters.push({ re, resolve: () => (clearTimeout(timer), resolve()) });
-        child.once("exit", (code) => (clearTimeout(timer), reject(new Error(`controller exited (${code}) before logging ${re}: ${log.join("\n")}`))));
+        child.once(
+          "exit",
+          (code) => (
+            clearTimeout(timer),
+            reject(new Error(`controller exited (${code}) before logging ${re}: ${log.join("\n")}`))
+          ),
+        );
       });
     },
   };
@@ -105,29 +139,54 @@ describe("opcat cluster run as a process", { skip, concurrency: false }, () => {
     const first = startController(kubeconfig, state);
     procs.push(first);
     await first.waitLog(/controllers started/);
-    await admin.apply({ apiVersion: API_VERSION, kind: "ProvisionerClass", metadata: { name: "proc-allow" }, provisioner: OPERATOR_PROVISIONER, parameters: { approval: "AllowAll" } } as unknown as KubeObject);
+    await admin.apply({
+      apiVersion: API_VERSION,
+      kind: "ProvisionerClass",
+      metadata: { name: "proc-allow" },
+      provisioner: OPERATOR_PROVISIONER,
+      parameters: { approval: "AllowAll" },
+    } as unknown as KubeObject);
     await admin.create({
       apiVersion: API_VERSION,
       kind: "Instance",
       metadata: { name: "koku" },
-      spec: { selector: { matchLabels: { subscription: "koku" } }, bundle: { name: "koku-4.4.1", spec: { class: "proc-allow", refs: [ref] } } },
+      spec: {
+        selector: { matchLabels: { subscription: "koku" } },
+        bundle: { name: "koku-4.4.1", spec: { class: "proc-allow", refs: [ref] } },
+      },
     } as unknown as KubeObject);
     // kill as soon as the controller has started working on it (the Bundle it creates exists)
     await waitFor(admin, API_VERSION, "Bundle", "koku-4.4.1", (b) => b !== undefined, "created by the controller");
     await stop(first, "SIGKILL");
     const second = startController(kubeconfig, state);
     procs.push(second);
-    const inst = await waitFor<Instance>(admin, API_VERSION, "Instance", "koku", (o) => cond(o, "Installed")?.status === "True", "Installed after the restart");
+    const inst = await waitFor<Instance>(
+      admin,
+      API_VERSION,
+      "Instance",
+      "koku",
+      (o) => cond(o, "Installed")?.status === "True",
+      "Installed after the restart",
+    );
     const expected = convertRegistryV1(readBundleDirectory(join(OPS, "koku-metrics-operator", "4.4.1")));
     assert.equal(inst?.status?.objects?.length, expected.objects.length);
     // every object exactly once, none left over: list each kind by the Instance's label
     for (const kind of new Set(expected.objects.map((o) => `${o.apiVersion}|${o.kind}`))) {
       const [apiVersion, k] = kind.split("|");
       const { items } = await admin.list(apiVersion, k, { labelSelector: `${LABEL_INSTANCE}=koku` });
-      const want = expected.objects.filter((o) => o.apiVersion === apiVersion && o.kind === k).map((o) => `${o.metadata.namespace ?? ""}/${o.metadata.name}`).sort();
-      assert.deepEqual(items.map((o) => `${o.metadata.namespace ?? ""}/${o.metadata.name}`).sort(), want, `${k} objects`);
+      const want = expected.objects
+        .filter((o) => o.apiVersion === apiVersion && o.kind === k)
+        .map((o) => `${o.metadata.namespace ?? ""}/${o.metadata.name}`)
+        .sort();
+      assert.deepEqual(
+        items.map((o) => `${o.metadata.namespace ?? ""}/${o.metadata.name}`).sort(),
+        want,
+        `${k} objects`,
+      );
     }
-    const { items: bundles } = await admin.list<Bundle>(API_VERSION, "Bundle", { labelSelector: `${LABEL_INSTANCE}=koku` });
+    const { items: bundles } = await admin.list<Bundle>(API_VERSION, "Bundle", {
+      labelSelector: `${LABEL_INSTANCE}=koku`,
+    });
     assert.deepEqual(
       bundles.map((b) => b.metadata.name),
       ["koku-4.4.1"],
@@ -135,23 +194,39 @@ describe("opcat cluster run as a process", { skip, concurrency: false }, () => {
     await stop(second);
   });
 
-  test("kubectl instance approve (the plugin, via the real kubectl) is refused for a user without the approve verb", { skip: spawnSync(KUBECTL, ["version", "--client"]).status !== 0 && "kubectl not built" }, async () => {
+  test("kubectl instance approve (the plugin, via the real kubectl) is refused for a user without the approve verb", {
+    skip: spawnSync(KUBECTL, ["version", "--client"]).status !== 0 && "kubectl not built",
+  }, async () => {
     const ctl = startController(kubeconfig, join(tmp, "state2"));
     procs.push(ctl);
     await ctl.waitLog(/controllers started/);
     // alice may read Instances and write their status, but has no approve verb
-    await admin.apply({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "proc-alice" }, rules: [
-      { apiGroups: ["rukpak.io"], resources: ["instances"], verbs: ["get", "list"] },
-      { apiGroups: ["rukpak.io"], resources: ["instances/status"], verbs: ["get", "update", "patch"] },
-    ] } as unknown as KubeObject);
-    await admin.apply({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: "proc-alice" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "proc-alice" }, subjects: [{ kind: "User", apiGroup: "rbac.authorization.k8s.io", name: "alice" }] } as unknown as KubeObject);
+    await admin.apply({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: "proc-alice" },
+      rules: [
+        { apiGroups: ["rukpak.io"], resources: ["instances"], verbs: ["get", "list"] },
+        { apiGroups: ["rukpak.io"], resources: ["instances/status"], verbs: ["get", "update", "patch"] },
+      ],
+    } as unknown as KubeObject);
+    await admin.apply({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: "proc-alice" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "proc-alice" },
+      subjects: [{ kind: "User", apiGroup: "rbac.authorization.k8s.io", name: "alice" }],
+    } as unknown as KubeObject);
     const env = { ...process.env, KUBECONFIG: kubeconfig, PATH: `${join(REPO_ROOT, "bin")}:${process.env.PATH}` };
     const denied = spawnSync(KUBECTL, ["instance", "approve", "koku", "--context", "alice"], { env, encoding: "utf8" });
     assert.notEqual(denied.status, 0);
     assert.match(denied.stderr, /alice may not change the Approved condition of Instance "koku"/);
     const listed = spawnSync(KUBECTL, ["instance", "list", "--context", "admin"], { env, encoding: "utf8" });
     assert.equal(listed.status, 0, listed.stderr);
-    assert.match(listed.stdout, /^koku\s+koku-4\.4\.1\s+koku-4\.4\.1\s+True \(AllowAll\)\s+True \(InstallationSucceeded\)$/m);
+    assert.match(
+      listed.stdout,
+      /^koku\s+koku-4\.4\.1\s+koku-4\.4\.1\s+True \(AllowAll\)\s+True \(InstallationSucceeded\)$/m,
+    );
     await stop(ctl);
   });
 
@@ -164,10 +239,22 @@ describe("opcat cluster run as a process", { skip, concurrency: false }, () => {
     informer.on((ev, o) => seen.push(`${ev}:${o.metadata.name}`));
     await informer.start();
     try {
-      const env = { ...process.env, ...(JSON.parse(process.env.OPCAT_TEST_KUBE_ENV ?? "{}") as Record<string, string>) };
-      const r = spawnSync("bash", [join(REPO_ROOT, "scripts", "kube", "cluster.sh"), "restart-apiserver"], { env, encoding: "utf8" });
+      const env = {
+        ...process.env,
+        ...(JSON.parse(process.env.OPCAT_TEST_KUBE_ENV ?? "{}") as Record<string, string>),
+      };
+      const r = spawnSync("bash", [join(REPO_ROOT, "scripts", "kube", "cluster.sh"), "restart-apiserver"], {
+        env,
+        encoding: "utf8",
+      });
       assert.equal(r.status, 0, r.stderr);
-      await admin.apply({ apiVersion: API_VERSION, kind: "ProvisionerClass", metadata: { name: "after-restart" }, provisioner: OPERATOR_PROVISIONER, parameters: { approval: "AllowAll" } } as unknown as KubeObject);
+      await admin.apply({
+        apiVersion: API_VERSION,
+        kind: "ProvisionerClass",
+        metadata: { name: "after-restart" },
+        provisioner: OPERATOR_PROVISIONER,
+        parameters: { approval: "AllowAll" },
+      } as unknown as KubeObject);
       const deadline = Date.now() + 120_000;
       while (!seen.includes("add:after-restart")) {
         assert.ok(Date.now() < deadline, `the informer saw no event after the restart: ${seen.join(", ")}`);
@@ -180,9 +267,19 @@ describe("opcat cluster run as a process", { skip, concurrency: false }, () => {
       apiVersion: API_VERSION,
       kind: "Instance",
       metadata: { name: "apicurio" },
-      spec: { selector: { matchLabels: { subscription: "apicurio" } }, bundle: { name: "apicurio-3.3.1", spec: { class: "after-restart", refs: [ref2] } } },
+      spec: {
+        selector: { matchLabels: { subscription: "apicurio" } },
+        bundle: { name: "apicurio-3.3.1", spec: { class: "after-restart", refs: [ref2] } },
+      },
     } as unknown as KubeObject);
-    await waitFor<Instance>(admin, API_VERSION, "Instance", "apicurio", (o) => cond(o, "Installed")?.status === "True", "Installed after the API server restart");
+    await waitFor<Instance>(
+      admin,
+      API_VERSION,
+      "Instance",
+      "apicurio",
+      (o) => cond(o, "Installed")?.status === "True",
+      "Installed after the API server restart",
+    );
     await stop(ctl);
   });
 
@@ -203,30 +300,75 @@ describe("opcat cluster run as a process", { skip, concurrency: false }, () => {
   });
 
   test("opcat instance describe shows the conditions, the objects the bundle creates and the permissions it grants", () => {
-    const r = spawnSync(process.execPath, [join(REPO_ROOT, "bin", "opcat"), "instance", "describe", "koku", "--kubeconfig", kubeconfig, "--context", "admin", "--use-http", "--cache-dir", join(tmp, "describe-cache")], { encoding: "utf8" });
+    const r = spawnSync(
+      process.execPath,
+      [
+        join(REPO_ROOT, "bin", "opcat"),
+        "instance",
+        "describe",
+        "koku",
+        "--kubeconfig",
+        kubeconfig,
+        "--context",
+        "admin",
+        "--use-http",
+        "--cache-dir",
+        join(tmp, "describe-cache"),
+      ],
+      { encoding: "utf8" },
+    );
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^Bundle:\s+koku-4\.4\.1$/m);
     assert.match(r.stdout, /^  Installed=True InstallationSucceeded: Instantiated bundle koku-4\.4\.1 successfully$/m);
     assert.match(r.stdout, /^  Unpacked=True UnpackSuccessful: /m);
     const expected = convertRegistryV1(readBundleDirectory(join(OPS, "koku-metrics-operator", "4.4.1")));
     assert.match(r.stdout, new RegExp(`^Would create \\(${expected.objects.length} objects\\):$`, "m"));
-    for (const o of expected.objects) assert.ok(r.stdout.includes(`  ${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata.name}\n`), `${o.kind} ${o.metadata.name} listed`);
+    for (const o of expected.objects)
+      assert.ok(
+        r.stdout.includes(`  ${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata.name}\n`),
+        `${o.kind} ${o.metadata.name} listed`,
+      );
     assert.match(r.stdout, /^Permissions granted \(\d+ rules\):$/m);
     assert.match(r.stdout, / cluster-wide for koku-metrics-operator\//);
   });
 
   test("leader election: of two processes only one acts; when it is killed the other takes over", async () => {
-    const a = startController(kubeconfig, join(tmp, "state-a"), ["--leader-elect-namespace", "default", "--no-webhooks"]);
+    const a = startController(kubeconfig, join(tmp, "state-a"), [
+      "--leader-elect-namespace",
+      "default",
+      "--no-webhooks",
+    ]);
     procs.push(a);
     await a.waitLog(/leading: starting the controllers/);
-    const b = startController(kubeconfig, join(tmp, "state-b"), ["--leader-elect-namespace", "default", "--no-webhooks"]);
+    const b = startController(kubeconfig, join(tmp, "state-b"), [
+      "--leader-elect-namespace",
+      "default",
+      "--no-webhooks",
+    ]);
     procs.push(b);
-    const lease = await waitFor<KubeObject & { spec?: { holderIdentity?: string } }>(admin, "coordination.k8s.io/v1", "Lease", "opcat-rukpak", (l) => Boolean(l?.spec?.holderIdentity), "held", 60_000, "default");
+    const lease = await waitFor<KubeObject & { spec?: { holderIdentity?: string } }>(
+      admin,
+      "coordination.k8s.io/v1",
+      "Lease",
+      "opcat-rukpak",
+      (l) => Boolean(l?.spec?.holderIdentity),
+      "held",
+      60_000,
+      "default",
+    );
     assert.match(lease?.spec?.holderIdentity ?? "", new RegExp(`-${a.child.pid}$`));
-    assert.ok(!b.log.some((l) => /leading/.test(l)), "the second process does not lead while the first holds the Lease");
+    assert.ok(
+      !b.log.some((l) => /leading/.test(l)),
+      "the second process does not lead while the first holds the Lease",
+    );
     await stop(a, "SIGKILL");
     await b.waitLog(/leading: starting the controllers/);
-    const after = await admin.get<KubeObject & { spec?: { holderIdentity?: string } }>("coordination.k8s.io/v1", "Lease", "opcat-rukpak", "default");
+    const after = await admin.get<KubeObject & { spec?: { holderIdentity?: string } }>(
+      "coordination.k8s.io/v1",
+      "Lease",
+      "opcat-rukpak",
+      "default",
+    );
     assert.match(after.spec?.holderIdentity ?? "", new RegExp(`-${b.child.pid}$`));
     await stop(b);
   });

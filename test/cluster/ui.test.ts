@@ -46,7 +46,12 @@ describe("web UI cluster pages on a real API server", { skip, concurrency: false
   const problems: string[] = [];
 
   async function rbac(name: string, user: string, rules: unknown[]): Promise<void> {
-    await admin.apply({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name }, rules } as unknown as KubeObject);
+    await admin.apply({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name },
+      rules,
+    } as unknown as KubeObject);
     await admin.apply({
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "ClusterRoleBinding",
@@ -58,7 +63,8 @@ describe("web UI cluster pages on a real API server", { skip, concurrency: false
 
   // `npm run screenshots` runs this file with OPCAT_SCREENSHOTS_DIR=docs/ui for the cluster pages' pictures
   const shot = async (name: string): Promise<void> => {
-    if (process.env.OPCAT_SCREENSHOTS_DIR) await page.screenshot({ path: join(process.env.OPCAT_SCREENSHOTS_DIR, `${name}.png`) });
+    if (process.env.OPCAT_SCREENSHOTS_DIR)
+      await page.screenshot({ path: join(process.env.OPCAT_SCREENSHOTS_DIR, `${name}.png`) });
   };
 
   before(async () => {
@@ -73,23 +79,52 @@ describe("web UI cluster pages on a real API server", { skip, concurrency: false
     registry = await startDockerRegistry(join(tmp, "registry"));
     const ref = `${registry.host}/ui-cat-facts-bundle:1.1.0`;
     await pushImage(buildBundleImage(BUNDLE), ref, { useHttp: true });
-    running = await runControllers({ kubeconfig, context: "admin", stateDir: join(tmp, "state"), pull: { useHttp: true }, log: () => {} });
-    await admin.apply({ apiVersion: API_VERSION, kind: "ProvisionerClass", metadata: { name: "test-ui-deny" }, provisioner: OPERATOR_PROVISIONER, parameters: { approval: "DenyAll" } } as unknown as KubeObject);
+    running = await runControllers({
+      kubeconfig,
+      context: "admin",
+      stateDir: join(tmp, "state"),
+      pull: { useHttp: true },
+      log: () => {},
+    });
+    await admin.apply({
+      apiVersion: API_VERSION,
+      kind: "ProvisionerClass",
+      metadata: { name: "test-ui-deny" },
+      provisioner: OPERATOR_PROVISIONER,
+      parameters: { approval: "DenyAll" },
+    } as unknown as KubeObject);
     const inst: Instance = {
       apiVersion: API_VERSION,
       kind: "Instance",
       metadata: { name: "ui-catfacts" },
-      spec: { selector: { matchLabels: { subscription: "ui-catfacts" } }, bundle: { name: "ui-cat-facts-1.1.0", spec: { class: "test-ui-deny", refs: [`docker://${ref}`] } } },
+      spec: {
+        selector: { matchLabels: { subscription: "ui-catfacts" } },
+        bundle: { name: "ui-cat-facts-1.1.0", spec: { class: "test-ui-deny", refs: [`docker://${ref}`] } },
+      },
     };
     await admin.create(inst);
-    await waitFor<Instance>(admin, API_VERSION, "Instance", "ui-catfacts", (o) => cond(o, "Approved")?.reason === "AwaitingApproval", "AwaitingApproval");
+    await waitFor<Instance>(
+      admin,
+      API_VERSION,
+      "Instance",
+      "ui-catfacts",
+      (o) => cond(o, "Approved")?.reason === "AwaitingApproval",
+      "AwaitingApproval",
+    );
     // bob may read Instances and write their status, but has no `approve` verb yet
     await rbac("test-ui-bob", "bob", [
       { apiGroups: ["rukpak.io"], resources: ["instances"], verbs: ["get", "list", "watch"] },
       { apiGroups: ["rukpak.io"], resources: ["instances/status"], verbs: ["get", "update", "patch"] },
     ]);
     // the server reads the cluster as admin (who could approve): approvals must not use that
-    served = await startServe([join(COMMUNITY, "catalogs", "v4.20", "infinispan"), "--kubeconfig", kubeconfig, "--context", "admin", "--use-http"]);
+    served = await startServe([
+      join(COMMUNITY, "catalogs", "v4.20", "infinispan"),
+      "--kubeconfig",
+      kubeconfig,
+      "--context",
+      "admin",
+      "--use-http",
+    ]);
     browser = await launchBrowser();
     page = await browser.newPage({ viewport: { width: 1280, height: 960 } });
     page.setDefaultTimeout(60_000);
@@ -97,7 +132,8 @@ describe("web UI cluster pages on a real API server", { skip, concurrency: false
     page.on("console", (m) => {
       // the refused approvals (401 without a token, 403 for bob) are expected and asserted on the page
       const expected = /status of (401|403)/.test(m.text()) && /\/approve$/.test(m.location().url ?? "");
-      if (m.type() === "error" && !expected && !/status of 404/.test(m.text())) problems.push(`console error: ${m.text()}`);
+      if (m.type() === "error" && !expected && !/status of 404/.test(m.text()))
+        problems.push(`console error: ${m.text()}`);
     });
   });
 
@@ -116,7 +152,10 @@ describe("web UI cluster pages on a real API server", { skip, concurrency: false
     await page.getByRole("link", { name: "Cluster" }).click();
     const row = page.locator("[data-testid=instances] tbody tr", { hasText: "ui-catfacts" });
     await row.waitFor();
-    assert.match((await row.textContent()) ?? "", /ui-catfacts\s*awaiting approval\s*ui-cat-facts-1\.1\.0\s*test-ui-deny/);
+    assert.match(
+      (await row.textContent()) ?? "",
+      /ui-catfacts\s*awaiting approval\s*ui-cat-facts-1\.1\.0\s*test-ui-deny/,
+    );
     assert.match((await row.textContent()) ?? "", /False \(AwaitingApproval\)/);
   });
 
@@ -140,7 +179,10 @@ describe("web UI cluster pages on a real API server", { skip, concurrency: false
     // bob's token: the admission webhook refuses bob
     await page.locator("input[name=token]").fill(bobToken);
     await page.getByRole("button", { name: "Approve" }).click();
-    await page.getByRole("alert").filter({ hasText: /403[\s\S]*bob[\s\S]*"approve" verb/ }).waitFor();
+    await page
+      .getByRole("alert")
+      .filter({ hasText: /403[\s\S]*bob[\s\S]*"approve" verb/ })
+      .waitFor();
     inst = await admin.get<Instance>(API_VERSION, "Instance", "ui-catfacts");
     assert.equal(cond(inst, "Approved")?.reason, "AwaitingApproval");
     // bob is given the approve verb: his approval goes through and names him
@@ -155,7 +197,14 @@ describe("web UI cluster pages on a real API server", { skip, concurrency: false
     await page.locator("[data-testid=decision]", { hasText: /^Approved as bob/ }).waitFor();
     // the provisioner goes on to install once approved (whether the install succeeds depends on what
     // else this shared cluster holds: another test's Instance may own cat-facts' objects)
-    const done = await waitFor<Instance>(admin, API_VERSION, "Instance", "ui-catfacts", (o) => cond(o, "Approved")?.reason === "ApprovedByUser" && cond(o, "Installed") !== undefined, "approved, then an install attempt");
+    const done = await waitFor<Instance>(
+      admin,
+      API_VERSION,
+      "Instance",
+      "ui-catfacts",
+      (o) => cond(o, "Approved")?.reason === "ApprovedByUser" && cond(o, "Installed") !== undefined,
+      "approved, then an install attempt",
+    );
     assert.equal(cond(done, "Approved")?.status, "True");
     assert.match(cond(done, "Approved")?.message ?? "", /approved by bob/);
     assert.match(await page.evaluate(() => location.hash), /^#\/cluster\/instances\/ui-catfacts/);
@@ -165,8 +214,19 @@ describe("web UI cluster pages on a real API server", { skip, concurrency: false
     // an Operator for a package no catalog on this cluster has: the Operator controller (running in
     // this process) reports it through its Input: not installed, constraints not satisfiable
     await admin.delete(OPERATOR_API_VERSION, "Operator", "ui-infinispan").catch(() => undefined);
-    await admin.create<Operator>({ apiVersion: OPERATOR_API_VERSION, kind: "Operator", metadata: { name: "ui-infinispan" }, spec: { catalog: { package: "infinispan", channel: "stable" } } } as Operator);
-    const op = await waitFor<Operator>(admin, OPERATOR_API_VERSION, "Operator", "ui-infinispan", (o) => cond(o, "Installed")?.reason === "ConstraintsNotSatisfiable" && (o?.status?.components?.refs?.length ?? 0) > 0,
+    await admin.create<Operator>({
+      apiVersion: OPERATOR_API_VERSION,
+      kind: "Operator",
+      metadata: { name: "ui-infinispan" },
+      spec: { catalog: { package: "infinispan", channel: "stable" } },
+    } as Operator);
+    const op = await waitFor<Operator>(
+      admin,
+      OPERATOR_API_VERSION,
+      "Operator",
+      "ui-infinispan",
+      (o) =>
+        cond(o, "Installed")?.reason === "ConstraintsNotSatisfiable" && (o?.status?.components?.refs?.length ?? 0) > 0,
       "Installed=False (ConstraintsNotSatisfiable), with its Input as a component",
     );
     const installed = cond(op, "Installed");
@@ -181,10 +241,15 @@ describe("web UI cluster pages on a real API server", { skip, concurrency: false
     const refs = op.status.components.refs;
     assert.deepEqual(
       await row.locator("li").allTextContents(),
-      refs.map((r) => `${r.kind} ${r.namespace ? `${r.namespace}/` : ""}${r.name} ${(() => {
-        const c = r.conditions?.find((x) => x.type === "Ready" || x.type === "Available" || x.type === "Established");
-        return c ? `${c.type}=${c.status}` : "";
-      })()}`),
+      refs.map(
+        (r) =>
+          `${r.kind} ${r.namespace ? `${r.namespace}/` : ""}${r.name} ${(() => {
+            const c = r.conditions?.find(
+              (x) => x.type === "Ready" || x.type === "Available" || x.type === "Established",
+            );
+            return c ? `${c.type}=${c.status}` : "";
+          })()}`,
+      ),
     );
     await shot("cluster");
     // the reason is explained on hover with the controller's message

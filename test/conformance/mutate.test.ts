@@ -21,7 +21,34 @@ type Mutation =
   | { op: "truncate"; at: number };
 
 const fragment = fc.oneof(
-  fc.constantFrom("---\n", "--- x\n", "\n", ":", ": ", "- ", "{", "}", "[", "]", '"', "'", "\t", "#", "&a ", "*a", "<<: *a\n", "~", "null", "0777", "yes", "\ufeff", "\u2028", "\\", "{\"schema\":1}", "schema: olm.package\n"),
+  fc.constantFrom(
+    "---\n",
+    "--- x\n",
+    "\n",
+    ":",
+    ": ",
+    "- ",
+    "{",
+    "}",
+    "[",
+    "]",
+    '"',
+    "'",
+    "\t",
+    "#",
+    "&a ",
+    "*a",
+    "<<: *a\n",
+    "~",
+    "null",
+    "0777",
+    "yes",
+    "\ufeff",
+    "\u2028",
+    "\\",
+    '{"schema":1}',
+    "schema: olm.package\n",
+  ),
   fc.string({ maxLength: 8 }),
 );
 const mutation: fc.Arbitrary<Mutation> = fc.oneof(
@@ -56,9 +83,14 @@ function apply(text: string, muts: Mutation[]): string {
   return text;
 }
 
-test("mutated real catalogs load to blobs or located problems, never an exception", { timeout: 300_000, ...requireShared() }, () => {
+test("mutated real catalogs load to blobs or located problems, never an exception", {
+  timeout: 300_000,
+  ...requireShared(),
+}, () => {
   // The smaller files of each version keep the run short; together they cover every schema and both flavours.
-  const files = [...catalogFiles("v4.16"), ...catalogFiles("v4.20")].sort((a, b) => statSync(a.file).size - statSync(b.file).size).slice(0, 8);
+  const files = [...catalogFiles("v4.16"), ...catalogFiles("v4.20")]
+    .sort((a, b) => statSync(a.file).size - statSync(b.file).size)
+    .slice(0, 8);
   assert.ok(files.length > 0);
   const texts = files.map((f) => readFileSync(f.file, "utf8"));
   const asJson = texts.slice(0, 3).map((t) => formatCatalog(loadText(t, "x").config, "json"));
@@ -71,7 +103,10 @@ test("mutated real catalogs load to blobs or located problems, never an exceptio
       for (const p of res.problems) {
         assert.equal(typeof p.code, "string");
         assert.ok(p.message.length > 0);
-        assert.ok(p.loc !== undefined && p.loc.file === "mutated.yaml" && p.loc.line >= 1 && p.loc.line <= lines + 1, `bad location ${JSON.stringify(p.loc)} of ${lines} lines`);
+        assert.ok(
+          p.loc !== undefined && p.loc.file === "mutated.yaml" && p.loc.line >= 1 && p.loc.line <= lines + 1,
+          `bad location ${JSON.stringify(p.loc)} of ${lines} lines`,
+        );
       }
       const v = validateCatalog(res.config);
       for (const p of v.problems) assert.ok(p.code.startsWith("FBC_"));

@@ -42,7 +42,9 @@ for (const version of ["v4.16", "v4.20"]) {
       if (got === want) identical++;
       else if (!(key in EXCEPTIONS)) failures.push(`${key}: ${firstDifference(got, want)}`);
     }
-    console.log(`# ${version}: ${identical}/${files.length} files identical, ${Object.keys(EXCEPTIONS).length} listed exceptions`);
+    console.log(
+      `# ${version}: ${identical}/${files.length} files identical, ${Object.keys(EXCEPTIONS).length} listed exceptions`,
+    );
     assert.deepEqual(failures, []);
   });
 
@@ -67,6 +69,8 @@ for (const version of ["v4.16", "v4.20"]) {
     assert.deepEqual(res.problems, []);
     const v = validateCatalog(res.config);
     assert.deepEqual(v.problems, []);
-    console.log(`# ${version}: ${res.files} files, ${res.config.packages.length} packages, ${res.config.bundles.length} bundles valid`);
+    console.log(
+      `# ${version}: ${res.files} files, ${res.config.packages.length} packages, ${res.config.bundles.length} bundles valid`,
+    );
   });
 }

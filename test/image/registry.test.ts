@@ -27,7 +27,16 @@ import {
   writeToLayout,
 } from "../../src/image/index.js";
 import { REPO_ROOT } from "../shared.js";
-import { makeCerts, makeHtpasswd, requireTools, skopeo, startDockerRegistry, startFakeRegistry, type FakeMode, type RunningRegistry } from "./servers.js";
+import {
+  makeCerts,
+  makeHtpasswd,
+  requireTools,
+  skopeo,
+  startDockerRegistry,
+  startFakeRegistry,
+  type FakeMode,
+  type RunningRegistry,
+} from "./servers.js";
 
 const BUNDLES = join(REPO_ROOT, "src/bundle/testdata/bundles");
 const CATALOG = join(REPO_ROOT, "examples/catalog");
@@ -52,13 +61,20 @@ function cacheLeftovers(cacheDir: string): string[] {
 }
 
 function cli(args: string[], env: NodeJS.ProcessEnv = {}): { status: number; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ["--import", "tsx", join(REPO_ROOT, "test/image/cli-harness.ts"), ...args], { cwd: REPO_ROOT, encoding: "utf8", env: { ...process.env, ...env, CI: "" } });
+  const r = spawnSync(process.execPath, ["--import", "tsx", join(REPO_ROOT, "test/image/cli-harness.ts"), ...args], {
+    cwd: REPO_ROOT,
+    encoding: "utf8",
+    env: { ...process.env, ...env, CI: "" },
+  });
   return { status: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
 function cliAsync(args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const c = spawn(process.execPath, ["--import", "tsx", join(REPO_ROOT, "test/image/cli-harness.ts"), ...args], { cwd: REPO_ROOT, env: { ...process.env, CI: "" } });
+    const c = spawn(process.execPath, ["--import", "tsx", join(REPO_ROOT, "test/image/cli-harness.ts"), ...args], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, CI: "" },
+    });
     let stdout = "";
     let stderr = "";
     c.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -79,13 +95,19 @@ describe("plain docker-registry + skopeo", { skip: missing ?? false }, () => {
     const cat = buildCatalogImage(CATALOG);
     const pushed = await pushImage(cat, `${reg.host}/test/catalog:v1`, { useHttp: true });
     assert.equal(pushed, `${reg.host}/test/catalog@${cat.manifestDigest}`);
-    const info = JSON.parse(skopeo(["inspect", "--tls-verify=false", `docker://${reg.host}/test/catalog:v1`])) as { Digest: string; Labels: Record<string, string>; Layers: string[] };
+    const info = JSON.parse(skopeo(["inspect", "--tls-verify=false", `docker://${reg.host}/test/catalog:v1`])) as {
+      Digest: string;
+      Labels: Record<string, string>;
+      Layers: string[];
+    };
     assert.equal(info.Digest, cat.manifestDigest);
     assert.deepEqual(info.Labels, { "operators.operatorframework.io.index.configs.v1": "/configs" });
     assert.deepEqual(info.Layers, [cat.layerDigest]);
     const b = buildBundleImage(join(BUNDLES, "json"));
     await pushImage(b, `${reg.host}/test/bundle:v1`, { useHttp: true });
-    const binfo = JSON.parse(skopeo(["inspect", "--tls-verify=false", `docker://${reg.host}/test/bundle:v1`])) as { Labels: Record<string, string> };
+    const binfo = JSON.parse(skopeo(["inspect", "--tls-verify=false", `docker://${reg.host}/test/bundle:v1`])) as {
+      Labels: Record<string, string>;
+    };
     assert.equal(binfo.Labels["operators.operatorframework.io.bundle.package.v1"], "widget");
   });
 
@@ -99,7 +121,12 @@ describe("plain docker-registry + skopeo", { skip: missing ?? false }, () => {
   test("skopeo pushes an OCI layout opcat built; opcat pulls and renders the bundle with the reference as image", async () => {
     const b = buildBundleImage(join(BUNDLES, "json"));
     writeToLayout(b, `oci:${work}/our-layout:bundle`);
-    skopeo(["copy", "--dest-tls-verify=false", `oci:${work}/our-layout:bundle`, `docker://${reg.host}/other/bundle:v2`]);
+    skopeo([
+      "copy",
+      "--dest-tls-verify=false",
+      `oci:${work}/our-layout:bundle`,
+      `docker://${reg.host}/other/bundle:v2`,
+    ]);
     const ref = `${reg.host}/other/bundle:v2`;
     const got = await renderReference(ref, { useHttp: true, cacheDir: cache });
     assert.equal(norm(got), norm(renderBundleDirectory(join(BUNDLES, "json"), { image: ref })));
@@ -109,14 +136,29 @@ describe("plain docker-registry + skopeo", { skip: missing ?? false }, () => {
   });
 
   test("opm's rule: an image of the wrong kind for the command is refused", async () => {
-    await assert.rejects(resolveRenderRef(`${reg.host}/test/bundle:v1`, { useHttp: true, cacheDir: cache, allow: ["catalog-image", "catalog-dir"] }), { message: "cannot render bundle image: not allowed" });
+    await assert.rejects(
+      resolveRenderRef(`${reg.host}/test/bundle:v1`, {
+        useHttp: true,
+        cacheDir: cache,
+        allow: ["catalog-image", "catalog-dir"],
+      }),
+      { message: "cannot render bundle image: not allowed" },
+    );
   });
 
   test("CLI: catalog build and bundle build --push, exit 0; a registry tag without --push is a usage error", () => {
     const out = cli(["catalog", "build", CATALOG, "--tag", `oci:${work}/cli-layout:c1`, "--base-image", "scratch"]);
     assert.equal(out.status, 0, out.stderr);
     assert.match(out.stdout, /^oci:.*cli-layout:c1@sha256:[0-9a-f]{64}\n$/);
-    const b = cli(["bundle", "build", join(BUNDLES, "json"), "--tag", `${reg.host}/cli/bundle:v1`, "--push", "--use-http"]);
+    const b = cli([
+      "bundle",
+      "build",
+      join(BUNDLES, "json"),
+      "--tag",
+      `${reg.host}/cli/bundle:v1`,
+      "--push",
+      "--use-http",
+    ]);
     assert.equal(b.status, 0, b.stderr);
     const noPush = cli(["catalog", "build", CATALOG, "--tag", `${reg.host}/cli/catalog:v1`, "--base-image", "scratch"]);
     assert.equal(noPush.status, 2);
@@ -131,14 +173,26 @@ describe("plain docker-registry + skopeo", { skip: missing ?? false }, () => {
     const base = assembleImage(
       [
         { path: "bin", type: "dir" },
-        { path: "bin/opm", type: "file", data: Buffer.from("#!/bin/sh\necho opm \"$@\"\n"), mode: 0o755 },
+        { path: "bin/opm", type: "file", data: Buffer.from('#!/bin/sh\necho opm "$@"\n'), mode: 0o755 },
       ],
       { "org.opencontainers.image.title": "opm stand-in" },
     );
     await pushImage(base, `${reg.host}/base/opm:v1`, { useHttp: true });
-    const built = cli(["catalog", "build", CATALOG, "--tag", `${reg.host}/cli/based:v1`, "--push", "--use-http", "--base-image", `${reg.host}/base/opm:v1`]);
+    const built = cli([
+      "catalog",
+      "build",
+      CATALOG,
+      "--tag",
+      `${reg.host}/cli/based:v1`,
+      "--push",
+      "--use-http",
+      "--base-image",
+      `${reg.host}/base/opm:v1`,
+    ]);
     assert.equal(built.status, 0, built.stderr);
-    const cfg = JSON.parse(skopeo(["inspect", "--config", "--tls-verify=false", `docker://${reg.host}/cli/based:v1`])) as {
+    const cfg = JSON.parse(
+      skopeo(["inspect", "--config", "--tls-verify=false", `docker://${reg.host}/cli/based:v1`]),
+    ) as {
       config: { Entrypoint: string[]; Cmd: string[]; Labels: Record<string, string> };
       rootfs: { diff_ids: string[] };
       history: unknown[];
@@ -149,15 +203,42 @@ describe("plain docker-registry + skopeo", { skip: missing ?? false }, () => {
     assert.equal(cfg.config.Labels["org.opencontainers.image.title"], "opm stand-in", "the base's labels are kept");
     assert.deepEqual(cfg.rootfs.diff_ids, [base.diffId, buildCatalogImage(CATALOG).diffId]);
     assert.equal(cfg.history.length, 2);
-    const info = JSON.parse(skopeo(["inspect", "--tls-verify=false", `docker://${reg.host}/cli/based:v1`])) as { Layers: string[] };
+    const info = JSON.parse(skopeo(["inspect", "--tls-verify=false", `docker://${reg.host}/cli/based:v1`])) as {
+      Layers: string[];
+    };
     assert.deepEqual(info.Layers, [base.layerDigest, buildCatalogImage(CATALOG).layerDigest]);
     // the catalog still renders from the image, and into an OCI layout the same image is written
-    assert.equal(norm(await renderReference(`${reg.host}/cli/based:v1`, { useHttp: true, cacheDir: cache })), norm(await renderReference(CATALOG)));
-    const layout = cli(["catalog", "build", CATALOG, "--tag", `oci:${work}/based-layout:v1`, "--use-http", "--base-image", `${reg.host}/base/opm:v1`]);
+    assert.equal(
+      norm(await renderReference(`${reg.host}/cli/based:v1`, { useHttp: true, cacheDir: cache })),
+      norm(await renderReference(CATALOG)),
+    );
+    const layout = cli([
+      "catalog",
+      "build",
+      CATALOG,
+      "--tag",
+      `oci:${work}/based-layout:v1`,
+      "--use-http",
+      "--base-image",
+      `${reg.host}/base/opm:v1`,
+    ]);
     assert.equal(layout.status, 0, layout.stderr);
-    assert.equal(layout.stdout.trim().split("@")[1], built.stdout.trim().split("@")[1], "the same digest in a layout as in the registry");
+    assert.equal(
+      layout.stdout.trim().split("@")[1],
+      built.stdout.trim().split("@")[1],
+      "the same digest in a layout as in the registry",
+    );
     // a base that cannot be pulled says what to do
-    const bad = cli(["catalog", "build", CATALOG, "--tag", `oci:${work}/x:v1`, "--use-http", "--base-image", `${reg.host}/base/missing:v1`]);
+    const bad = cli([
+      "catalog",
+      "build",
+      CATALOG,
+      "--tag",
+      `oci:${work}/x:v1`,
+      "--use-http",
+      "--base-image",
+      `${reg.host}/base/missing:v1`,
+    ]);
     assert.equal(bad.status, 2);
     assert.match(bad.stderr, /pulling the base image .*base\/missing:v1: .*404 Not Found.*--base-image scratch/s);
   });
@@ -175,7 +256,9 @@ describe("plain docker-registry + skopeo", { skip: missing ?? false }, () => {
     assert.deepEqual(readdirSync(join(dir, "my-catalog")), ["example"]);
     assert.ok(existsSync(join(dir, "my-catalog/example/index.yaml")));
     assert.match(r.image ?? "", new RegExp(`^${reg.host}/built/catalog@sha256:`));
-    const info = JSON.parse(skopeo(["inspect", "--tls-verify=false", `docker://${reg.host}/built/catalog:latest`])) as { Labels: Record<string, string> };
+    const info = JSON.parse(skopeo(["inspect", "--tls-verify=false", `docker://${reg.host}/built/catalog:latest`])) as {
+      Labels: Record<string, string>;
+    };
     assert.equal(info.Labels["operators.operatorframework.io.index.configs.v1"], "/configs");
     const again = await renderReference(`${reg.host}/built/catalog:latest`, { useHttp: true, cacheDir: cache });
     assert.equal(norm(again), norm(await renderReference(CATALOG)));
@@ -191,7 +274,10 @@ describe("plain docker-registry + skopeo", { skip: missing ?? false }, () => {
     assert.equal(second.digest, first.digest);
     const rendered = await renderReference(ref, { useHttp: true, cacheDir: cache });
     assert.equal(norm(rendered), norm(await renderReference(CATALOG)));
-    await assert.rejects(pullImage(`${reg.host}/test/catalog:v1`, { useHttp: true, cacheDir: cache, retries: 1, retryBaseMs: 10 }), (e: unknown) => e instanceof ImageError && e.code === "IMAGE_NETWORK" && /ECONNREFUSED/.test(e.message));
+    await assert.rejects(
+      pullImage(`${reg.host}/test/catalog:v1`, { useHttp: true, cacheDir: cache, retries: 1, retryBaseMs: 10 }),
+      (e: unknown) => e instanceof ImageError && e.code === "IMAGE_NETWORK" && /ECONNREFUSED/.test(e.message),
+    );
   });
 });
 
@@ -202,26 +288,66 @@ describe("TLS + htpasswd docker-registry", { skip: missing ?? false }, () => {
   before(async () => {
     certs = makeCerts(join(work, "tls"));
     makeHtpasswd(join(work, "htpasswd"), "opcat", "s3cret");
-    reg = await startDockerRegistry(join(work, "reg-tls"), { tls: { cert: certs.cert, key: certs.key }, htpasswd: join(work, "htpasswd") });
-    writeFileSync(authFile, JSON.stringify({ auths: { [reg.host]: { auth: Buffer.from("opcat:s3cret").toString("base64") } } }));
+    reg = await startDockerRegistry(join(work, "reg-tls"), {
+      tls: { cert: certs.cert, key: certs.key },
+      htpasswd: join(work, "htpasswd"),
+    });
+    writeFileSync(
+      authFile,
+      JSON.stringify({ auths: { [reg.host]: { auth: Buffer.from("opcat:s3cret").toString("base64") } } }),
+    );
   });
   after(async () => reg?.stop());
 
   test("push with credentials from REGISTRY_AUTH_FILE and the CA; skopeo reads it back with the same CA and credentials", async () => {
     const cat = buildCatalogImage(CATALOG);
-    await pushImage(cat, `${reg.host}/secure/catalog:v1`, { caFile: certs.ca, env: { HOME: work, REGISTRY_AUTH_FILE: authFile } });
-    const info = JSON.parse(skopeo(["inspect", "--cert-dir", certs.certDir, "--creds", "opcat:s3cret", `docker://${reg.host}/secure/catalog:v1`])) as { Digest: string };
+    await pushImage(cat, `${reg.host}/secure/catalog:v1`, {
+      caFile: certs.ca,
+      env: { HOME: work, REGISTRY_AUTH_FILE: authFile },
+    });
+    const info = JSON.parse(
+      skopeo([
+        "inspect",
+        "--cert-dir",
+        certs.certDir,
+        "--creds",
+        "opcat:s3cret",
+        `docker://${reg.host}/secure/catalog:v1`,
+      ]),
+    ) as { Digest: string };
     assert.equal(info.Digest, cat.manifestDigest);
-    skopeo(["copy", "--src-cert-dir", certs.certDir, "--src-creds", "opcat:s3cret", `docker://${reg.host}/secure/catalog:v1`, `oci:${work}/tls-layout:x`]);
-    const r = await renderReference(`${reg.host}/secure/catalog:v1`, { caFile: certs.ca, env: { HOME: work, REGISTRY_AUTH_FILE: authFile }, cacheDir: join(work, "cache-tls") });
-    assert.equal(norm(r), norm(await renderReference(`oci:${work}/tls-layout:x`, { cacheDir: join(work, "cache-tls") })));
+    skopeo([
+      "copy",
+      "--src-cert-dir",
+      certs.certDir,
+      "--src-creds",
+      "opcat:s3cret",
+      `docker://${reg.host}/secure/catalog:v1`,
+      `oci:${work}/tls-layout:x`,
+    ]);
+    const r = await renderReference(`${reg.host}/secure/catalog:v1`, {
+      caFile: certs.ca,
+      env: { HOME: work, REGISTRY_AUTH_FILE: authFile },
+      cacheDir: join(work, "cache-tls"),
+    });
+    assert.equal(
+      norm(r),
+      norm(await renderReference(`oci:${work}/tls-layout:x`, { cacheDir: join(work, "cache-tls") })),
+    );
   });
 
   test("401 without credentials is a clear error and leaves nothing in the cache", async () => {
     const cache = join(work, "cache-401");
     await assert.rejects(
-      renderReference(`${reg.host}/secure/catalog:v1`, { caFile: certs.ca, env: { HOME: join(work, "nohome") }, cacheDir: cache }),
-      (e: unknown) => e instanceof ImageError && e.code === "IMAGE_UNAUTHORIZED" && /failed to pull image .*401 Unauthorized.*no credentials found/.test(e.message),
+      renderReference(`${reg.host}/secure/catalog:v1`, {
+        caFile: certs.ca,
+        env: { HOME: join(work, "nohome") },
+        cacheDir: cache,
+      }),
+      (e: unknown) =>
+        e instanceof ImageError &&
+        e.code === "IMAGE_UNAUTHORIZED" &&
+        /failed to pull image .*401 Unauthorized.*no credentials found/.test(e.message),
     );
     assert.deepEqual(cacheLeftovers(cache), []);
     assert.ok(!existsSync(join(cache, "unpacked")));
@@ -229,8 +355,15 @@ describe("TLS + htpasswd docker-registry", { skip: missing ?? false }, () => {
 
   test("an unknown CA fails; --skip-tls-verify gets through", async () => {
     const env = { HOME: work, REGISTRY_AUTH_FILE: authFile };
-    await assert.rejects(pullImage(`${reg.host}/secure/catalog:v1`, { env, cacheDir: join(work, "cache-ca"), retries: 0 }), (e: unknown) => e instanceof ImageError && e.code === "IMAGE_NETWORK" && /certificate/.test(e.message));
-    const img = await pullImage(`${reg.host}/secure/catalog:v1`, { env, skipTlsVerify: true, cacheDir: join(work, "cache-ca") });
+    await assert.rejects(
+      pullImage(`${reg.host}/secure/catalog:v1`, { env, cacheDir: join(work, "cache-ca"), retries: 0 }),
+      (e: unknown) => e instanceof ImageError && e.code === "IMAGE_NETWORK" && /certificate/.test(e.message),
+    );
+    const img = await pullImage(`${reg.host}/secure/catalog:v1`, {
+      env,
+      skipTlsVerify: true,
+      cacheDir: join(work, "cache-ca"),
+    });
     assert.equal(img.labels["operators.operatorframework.io.index.configs.v1"], "/configs");
   });
 });
@@ -242,20 +375,44 @@ describe("faults and auth flows (a misbehaving registry on 127.0.0.1)", () => {
   before(() => {
     // a catalog with enough content that a layer spans several reads
     mkdirSync(join(big, "pkg"), { recursive: true });
-    const lines = [JSON.stringify({ schema: "olm.package", name: "pkg", defaultChannel: "stable" }), JSON.stringify({ schema: "olm.channel", package: "pkg", name: "stable", entries: [{ name: "pkg.v1" }] })];
-    lines.push(JSON.stringify({ schema: "olm.bundle", package: "pkg", name: "pkg.v1", image: "example.com/pkg:v1", properties: [{ type: "olm.package", value: { packageName: "pkg", version: "1.0.0" } }, { type: "olm.bundle.object", value: { data: Buffer.from("x".repeat(300000)).toString("base64") } }] }));
+    const lines = [
+      JSON.stringify({ schema: "olm.package", name: "pkg", defaultChannel: "stable" }),
+      JSON.stringify({ schema: "olm.channel", package: "pkg", name: "stable", entries: [{ name: "pkg.v1" }] }),
+    ];
+    lines.push(
+      JSON.stringify({
+        schema: "olm.bundle",
+        package: "pkg",
+        name: "pkg.v1",
+        image: "example.com/pkg:v1",
+        properties: [
+          { type: "olm.package", value: { packageName: "pkg", version: "1.0.0" } },
+          { type: "olm.bundle.object", value: { data: Buffer.from("x".repeat(300000)).toString("base64") } },
+        ],
+      }),
+    );
     writeFileSync(join(big, "pkg/catalog.json"), lines.join("\n") + "\n");
     const img = buildCatalogImage(big);
     writeToLayout(img, `oci:${layout}:v1`);
     digest = img.manifestDigest;
   });
 
-  const attempt = async (mode: FakeMode, ref: (host: string) => string = (h) => `${h}/fake/catalog:v1`, extra: Record<string, unknown> = {}): Promise<{ err: unknown; cache: string; log: string[] }> => {
+  const attempt = async (
+    mode: FakeMode,
+    ref: (host: string) => string = (h) => `${h}/fake/catalog:v1`,
+    extra: Record<string, unknown> = {},
+  ): Promise<{ err: unknown; cache: string; log: string[] }> => {
     const fake = await startFakeRegistry(layout, "fake/catalog", "v1", digest, mode);
     const cache = mkdtempSync(join(work, `cache-${mode}-`));
     let err: unknown;
     try {
-      await renderReference(ref(fake.host), { useHttp: true, cacheDir: cache, retryBaseMs: 5, env: { HOME: join(work, "nohome") }, ...extra });
+      await renderReference(ref(fake.host), {
+        useHttp: true,
+        cacheDir: cache,
+        retryBaseMs: 5,
+        env: { HOME: join(work, "nohome") },
+        ...extra,
+      });
     } catch (e) {
       err = e;
     } finally {
@@ -266,13 +423,19 @@ describe("faults and auth flows (a misbehaving registry on 127.0.0.1)", () => {
 
   const isClean = (cache: string): void => {
     assert.deepEqual(cacheLeftovers(cache), []);
-    assert.ok(!existsSync(join(cache, "unpacked")) || readdirSync(join(cache, "unpacked")).length === 0, "no unpacked tree");
+    assert.ok(
+      !existsSync(join(cache, "unpacked")) || readdirSync(join(cache, "unpacked")).length === 0,
+      "no unpacked tree",
+    );
   };
 
   test("a blob whose bytes do not match its digest", async () => {
     const { err, cache } = await attempt("corrupt-blob");
     assert.ok(err instanceof ImageError && err.code === "IMAGE_DIGEST_MISMATCH", String(err));
-    assert.match(err.message, /^render reference ".*": failed to pull image ".*": pulling blob sha256:[0-9a-f]+ from .*: digest mismatch: expected sha256:[0-9a-f]+, got sha256:[0-9a-f]+$/);
+    assert.match(
+      err.message,
+      /^render reference ".*": failed to pull image ".*": pulling blob sha256:[0-9a-f]+ from .*: digest mismatch: expected sha256:[0-9a-f]+, got sha256:[0-9a-f]+$/,
+    );
     isClean(cache);
     const img = buildCatalogImage(big);
     assert.ok(!existsSync(join(cache, "blobs/sha256", img.layerDigest.slice(7))));
@@ -280,7 +443,10 @@ describe("faults and auth flows (a misbehaving registry on 127.0.0.1)", () => {
 
   test("the registry stops mid-pull", async () => {
     const { err, cache } = await attempt("drop-mid-blob");
-    assert.ok(err instanceof ImageError && (err.code === "IMAGE_NETWORK" || err.code === "IMAGE_BLOB_TRUNCATED"), String(err));
+    assert.ok(
+      err instanceof ImageError && (err.code === "IMAGE_NETWORK" || err.code === "IMAGE_BLOB_TRUNCATED"),
+      String(err),
+    );
     assert.match(err.message, /pulling blob sha256:/);
     isClean(cache);
   });
@@ -288,7 +454,10 @@ describe("faults and auth flows (a misbehaving registry on 127.0.0.1)", () => {
   test("a 404 manifest", async () => {
     const { err, cache } = await attempt("404");
     assert.ok(err instanceof ImageError && err.code === "IMAGE_NOT_FOUND", String(err));
-    assert.match(err.message, /reading manifest v1 in 127\.0\.0\.1:\d+\/fake\/catalog: 404 Not Found: manifest unknown: manifest unknown/);
+    assert.match(
+      err.message,
+      /reading manifest v1 in 127\.0\.0\.1:\d+\/fake\/catalog: 404 Not Found: manifest unknown: manifest unknown/,
+    );
     isClean(cache);
   });
 
@@ -329,8 +498,13 @@ describe("faults and auth flows (a misbehaving registry on 127.0.0.1)", () => {
   test("a registries.conf mirror serves quay.io/... (insecure: HTTPS falls back to HTTP)", async () => {
     const fake = await startFakeRegistry(layout, "fake/catalog", "v1", digest, "ok");
     try {
-      const conf = parseRegistriesConf(`[[registry]]\nprefix = "quay.io/operatorhubio"\n[[registry.mirror]]\nlocation = "${fake.host}/fake"\ninsecure = true\n`);
-      const r = await renderReference(`quay.io/operatorhubio/catalog@${digest}`, { registriesConf: { registries: conf, files: [] }, cacheDir: mkdtempSync(join(work, "cache-mirror-")) });
+      const conf = parseRegistriesConf(
+        `[[registry]]\nprefix = "quay.io/operatorhubio"\n[[registry.mirror]]\nlocation = "${fake.host}/fake"\ninsecure = true\n`,
+      );
+      const r = await renderReference(`quay.io/operatorhubio/catalog@${digest}`, {
+        registriesConf: { registries: conf, files: [] },
+        cacheDir: mkdtempSync(join(work, "cache-mirror-")),
+      });
       assert.equal(r.packages[0].name, "pkg");
       assert.ok(fake.log.some((l) => l.startsWith("GET /v2/fake/catalog/manifests/")));
     } finally {
@@ -342,7 +516,14 @@ describe("faults and auth flows (a misbehaving registry on 127.0.0.1)", () => {
     const fake = await startFakeRegistry(layout, "fake/catalog", "v1", digest, "corrupt-blob");
     try {
       const cache = join(work, "cache-cli");
-      const r = await cliAsync(["image", "inspect", `${fake.host}/fake/catalog:v1`, "--use-http", "--cache-dir", cache]);
+      const r = await cliAsync([
+        "image",
+        "inspect",
+        `${fake.host}/fake/catalog:v1`,
+        "--use-http",
+        "--cache-dir",
+        cache,
+      ]);
       assert.equal(r.status, 2, r.stderr);
       assert.match(r.stderr, /digest mismatch: expected sha256:/);
       isClean(cache);

@@ -5,7 +5,13 @@
  * misbehave on purpose. Under CI=true a missing tool is a failure; elsewhere tests skip with a message.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { createServer as createHttpServer, request, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import {
+  createServer as createHttpServer,
+  request,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from "node:http";
 import { connect, createServer as createNetServer } from "node:net";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -40,10 +46,55 @@ function run(cmd: string, args: string[], cwd?: string): string {
 /** A throwaway CA and a server certificate for 127.0.0.1 / localhost. Returns file paths. */
 export function makeCerts(dir: string): { ca: string; cert: string; key: string; certDir: string } {
   mkdirSync(dir, { recursive: true });
-  run("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=opcat test CA"], dir);
-  run("openssl", ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1"], dir);
-  writeFileSync(join(dir, "ext.cnf"), "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n");
-  run("openssl", ["x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.crt", "-days", "2", "-extfile", "ext.cnf"], dir);
+  run(
+    "openssl",
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      "ca.key",
+      "-out",
+      "ca.crt",
+      "-days",
+      "2",
+      "-subj",
+      "/CN=opcat test CA",
+    ],
+    dir,
+  );
+  run(
+    "openssl",
+    ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1"],
+    dir,
+  );
+  writeFileSync(
+    join(dir, "ext.cnf"),
+    "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
+  );
+  run(
+    "openssl",
+    [
+      "x509",
+      "-req",
+      "-in",
+      "server.csr",
+      "-CA",
+      "ca.crt",
+      "-CAkey",
+      "ca.key",
+      "-CAcreateserial",
+      "-out",
+      "server.crt",
+      "-days",
+      "2",
+      "-extfile",
+      "ext.cnf",
+    ],
+    dir,
+  );
   const certDir = join(dir, "certs.d");
   mkdirSync(certDir, { recursive: true });
   writeFileSync(join(certDir, "ca.crt"), readFileSync(join(dir, "ca.crt")));
@@ -57,7 +108,10 @@ export interface RunningRegistry {
 }
 
 /** Starts `docker-registry serve` on 127.0.0.1 (optionally with TLS and htpasswd auth) and waits until it answers. */
-export async function startDockerRegistry(dir: string, opts: { tls?: { cert: string; key: string }; htpasswd?: string } = {}): Promise<RunningRegistry> {
+export async function startDockerRegistry(
+  dir: string,
+  opts: { tls?: { cert: string; key: string }; htpasswd?: string } = {},
+): Promise<RunningRegistry> {
   mkdirSync(dir, { recursive: true });
   const port = await freePort();
   const cfg = [
@@ -75,7 +129,9 @@ export async function startDockerRegistry(dir: string, opts: { tls?: { cert: str
     ...(opts.htpasswd ? ["auth:", "  htpasswd:", "    realm: opcat-test", `    path: ${opts.htpasswd}`] : []),
   ].join("\n");
   writeFileSync(join(dir, "config.yml"), cfg + "\n");
-  const child: ChildProcess = spawn("docker-registry", ["serve", join(dir, "config.yml")], { stdio: ["ignore", "ignore", "pipe"] });
+  const child: ChildProcess = spawn("docker-registry", ["serve", join(dir, "config.yml")], {
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   let stderr = "";
   child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
   const deadline = Date.now() + 15_000;
@@ -147,7 +203,13 @@ export interface FakeRegistry {
  * Serves the blobs of `layoutDir` (an OCI layout) for repository `repo`, manifest by tag `tag` or
  * by digest, misbehaving according to `mode`.
  */
-export async function startFakeRegistry(layoutDir: string, repo: string, tag: string, manifestDigest: string, mode: FakeMode): Promise<FakeRegistry> {
+export async function startFakeRegistry(
+  layoutDir: string,
+  repo: string,
+  tag: string,
+  manifestDigest: string,
+  mode: FakeMode,
+): Promise<FakeRegistry> {
   const blob = (d: string): Buffer => readFileSync(join(layoutDir, "blobs", d.replace(":", "/")));
   let served429 = false;
   const fake: FakeRegistry = { host: "", log: [], mode, close: async () => undefined };
@@ -161,7 +223,10 @@ export async function startFakeRegistry(layoutDir: string, repo: string, tag: st
       return;
     }
     if (fake.mode === "bearer" && req.headers.authorization !== `Bearer ${token}`) {
-      res.writeHead(401, { "WWW-Authenticate": `Bearer realm="http://${fake.host}/token",service="fake",scope="repository:${repo}:pull"`, "Content-Type": "application/json" });
+      res.writeHead(401, {
+        "WWW-Authenticate": `Bearer realm="http://${fake.host}/token",service="fake",scope="repository:${repo}:pull"`,
+        "Content-Type": "application/json",
+      });
       res.end(JSON.stringify({ errors: [{ code: "UNAUTHORIZED", message: "authentication required" }] }));
       return;
     }
@@ -204,7 +269,11 @@ export async function startFakeRegistry(layoutDir: string, repo: string, tag: st
         return;
       }
       const body = blob(manifestDigest);
-      res.writeHead(200, { "Content-Type": "application/vnd.oci.image.manifest.v1+json", "Docker-Content-Digest": manifestDigest, "Content-Length": body.length });
+      res.writeHead(200, {
+        "Content-Type": "application/vnd.oci.image.manifest.v1+json",
+        "Docker-Content-Digest": manifestDigest,
+        "Content-Length": body.length,
+      });
       res.end(req.method === "HEAD" ? undefined : body);
       return;
     }

@@ -50,7 +50,8 @@ export function fbc(pkgs: P[], blobs: unknown[] = []): string {
       const props: unknown[] = [{ type: "olm.package", value: { packageName: p.name, version: b.version } }];
       for (const g of b.provides ?? []) props.push({ type: "olm.gvk", value: gvk(g) });
       for (const g of b.requires ?? []) props.push({ type: "olm.gvk.required", value: gvk(g) });
-      for (const [pk, r] of b.requiresPackage ?? []) props.push({ type: "olm.package.required", value: { packageName: pk, versionRange: r } });
+      for (const [pk, r] of b.requiresPackage ?? [])
+        props.push({ type: "olm.package.required", value: { packageName: pk, versionRange: r } });
       for (const c of b.constraints ?? []) props.push({ type: "olm.constraint", value: c });
       props.push(...(b.extra ?? []));
       out.push({
@@ -77,30 +78,55 @@ export function catalog(name: string, pkgs: P[], priority = 0, blobs: unknown[] 
 }
 
 /** An `olm.operand` blob with one image per name (`quay.io/operands/<name>:<version>-<image>`). */
-export function operand(name: string, version: string, more: { package?: string; images?: string[]; digest?: string } = {}): unknown {
+export function operand(
+  name: string,
+  version: string,
+  more: { package?: string; images?: string[]; digest?: string } = {},
+): unknown {
   return {
     schema: "olm.operand",
     name,
     version,
     ...(more.package ? { package: more.package } : {}),
-    images: (more.images ?? [name]).map((i) => ({ name: i, image: `quay.io/operands/${name}:${version}-${i}${more.digest ? "-" + more.digest : ""}` })),
+    images: (more.images ?? [name]).map((i) => ({
+      name: i,
+      image: `quay.io/operands/${name}:${version}-${i}${more.digest ? "-" + more.digest : ""}`,
+    })),
   };
 }
 
 /** An `olm.relatedimages` blob. */
 export function relatedImages(name: string, version: string, images: string[] = ["default"], tag = ""): unknown {
-  return { schema: "olm.relatedimages", name, version, relatedImages: images.map((i) => ({ name: i, image: `quay.io/related/${name}:${version}-${i}${tag}` })) };
+  return {
+    schema: "olm.relatedimages",
+    name,
+    version,
+    relatedImages: images.map((i) => ({ name: i, image: `quay.io/related/${name}:${version}-${i}${tag}` })),
+  };
 }
 
 /** A seed 004 property: `olm.operand.supported`, `olm.operand.required` or `olm.relatedImageBundle`. */
-export const opProp = (type: "olm.operand.supported" | "olm.operand.required" | "olm.relatedImageBundle", name: string, version: string) => ({ type, value: { name, version } });
+export const opProp = (
+  type: "olm.operand.supported" | "olm.operand.required" | "olm.relatedImageBundle",
+  name: string,
+  version: string,
+) => ({ type, value: { name, version } });
 
 /** A linear channel of versions `pkg.v<ver>`, each replacing the previous. */
 export function chain(pkg: string, versions: string[], extra: (v: string, i: number) => Partial<B> = () => ({})): B[] {
-  return versions.map((v, i) => ({ name: `${pkg}.v${v}`, version: v, replaces: i > 0 ? `${pkg}.v${versions[i - 1]}` : undefined, ...extra(v, i) }));
+  return versions.map((v, i) => ({
+    name: `${pkg}.v${v}`,
+    version: v,
+    replaces: i > 0 ? `${pkg}.v${versions[i - 1]}` : undefined,
+    ...extra(v, i),
+  }));
 }
 
-export const sub = (name: string, pkg: string, more: { catalog?: string; channel?: string; version?: string; cls?: string } = {}): Input => ({
+export const sub = (
+  name: string,
+  pkg: string,
+  more: { catalog?: string; channel?: string; version?: string; cls?: string } = {},
+): Input => ({
   name,
   inputClass: more.cls ?? "subscription",
   constraints: [

@@ -14,7 +14,14 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
 import { callRpc, httpGet, makeClient, normalizeResponses, type GenericClient } from "./helpers.js";
-import { CatalogStore, loadServiceDefinitions, startGrpcServer, startHttpServer, type GrpcServerHandle, type HttpServerHandle } from "../../src/serve/index.js";
+import {
+  CatalogStore,
+  loadServiceDefinitions,
+  startGrpcServer,
+  startHttpServer,
+  type GrpcServerHandle,
+  type HttpServerHandle,
+} from "../../src/serve/index.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const shared = process.env.OPCAT_SHARED ?? join(here, "..", "..", "..", "shared");
@@ -22,7 +29,8 @@ const catalogDir = join(shared, "data", "community", "catalogs", "v4.16");
 const present = existsSync(catalogDir);
 
 if (!present && process.env.CI === "true") {
-  test("community catalogs are required under CI=true", () => assert.fail(`${catalogDir} not found (set OPCAT_SHARED)`));
+  test("community catalogs are required under CI=true", () =>
+    assert.fail(`${catalogDir} not found (set OPCAT_SHARED)`));
 }
 
 interface Golden {
@@ -66,7 +74,9 @@ describe("community catalog v4.16 end to end", { skip: present ? false : `${cata
       const got = await callRpc(client, defs, "api.Registry", g.rpc, g.req);
       assert.deepEqual(got.error, g.error, `${g.rpc} ${JSON.stringify(g.req)}`);
       assert.equal(got.responses.length, g.count, `${g.rpc} ${JSON.stringify(g.req)}`);
-      const digest = createHash("sha256").update(normalizeResponses(g.rpc, got.responses, true).join("\n")).digest("hex");
+      const digest = createHash("sha256")
+        .update(normalizeResponses(g.rpc, got.responses, true).join("\n"))
+        .digest("hex");
       assert.equal(digest, g.sha256, `${g.rpc} ${JSON.stringify(g.req)}`);
     }
   });
@@ -74,23 +84,37 @@ describe("community catalog v4.16 end to end", { skip: present ? false : `${cata
   test("operatorhub.io importer walk: ListPackages → GetPackage → GetBundleForChannel → GetBundle along replaces", async () => {
     const listed = await callRpc(client, defs, "api.Registry", "ListBundles", {});
     const replaces = new Map<string, string>();
-    for (const b of listed.responses as { packageName: string; channelName: string; csvName: string; replaces: string }[]) {
+    for (const b of listed.responses as {
+      packageName: string;
+      channelName: string;
+      csvName: string;
+      replaces: string;
+    }[]) {
       replaces.set(`${b.packageName}/${b.channelName}/${b.csvName}`, b.replaces);
     }
     const pkgs = (await callRpc(client, defs, "api.Registry", "ListPackages", {})).responses as { name: string }[];
     assert.ok(pkgs.length > 0);
     let bundles = 0;
     for (const { name } of pkgs) {
-      const pkg = (await callRpc(client, defs, "api.Registry", "GetPackage", { name })).responses[0] as { channels: { name: string; csvName: string }[]; defaultChannelName: string };
+      const pkg = (await callRpc(client, defs, "api.Registry", "GetPackage", { name })).responses[0] as {
+        channels: { name: string; csvName: string }[];
+        defaultChannelName: string;
+      };
       assert.ok(pkg.channels.some((c) => c.name === pkg.defaultChannelName));
       for (const ch of pkg.channels) {
-        const head = (await callRpc(client, defs, "api.Registry", "GetBundleForChannel", { pkgName: name, channelName: ch.name })).responses[0] as { csvName: string };
+        const head = (
+          await callRpc(client, defs, "api.Registry", "GetBundleForChannel", { pkgName: name, channelName: ch.name })
+        ).responses[0] as { csvName: string };
         assert.equal(head.csvName, ch.csvName);
         const seen = new Set<string>();
         let csv = head.csvName;
         while (csv && !seen.has(csv)) {
           seen.add(csv);
-          const b = await callRpc(client, defs, "api.Registry", "GetBundle", { pkgName: name, channelName: ch.name, csvName: csv });
+          const b = await callRpc(client, defs, "api.Registry", "GetBundle", {
+            pkgName: name,
+            channelName: ch.name,
+            csvName: csv,
+          });
           const key = `${name}/${ch.name}/${csv}`;
           if (!replaces.has(key)) {
             // The chain may point at a bundle that is not in the channel (pruned history): opm answers "not found".

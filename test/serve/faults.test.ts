@@ -29,7 +29,15 @@ const gc = runInNewContext("gc") as () => void;
 function catalogText(v: string, bundles: number, fill: number): string {
   const out: string[] = [
     JSON.stringify({ schema: "olm.package", name: "foo", defaultChannel: "stable", description: `marker ${v}` }),
-    JSON.stringify({ schema: "olm.channel", name: "stable", package: "foo", entries: Array.from({ length: bundles }, (_, i) => ({ name: `foo.v${i}.0.0`, ...(i > 0 ? { replaces: `foo.v${i - 1}.0.0` } : {}) })) }),
+    JSON.stringify({
+      schema: "olm.channel",
+      name: "stable",
+      package: "foo",
+      entries: Array.from({ length: bundles }, (_, i) => ({
+        name: `foo.v${i}.0.0`,
+        ...(i > 0 ? { replaces: `foo.v${i - 1}.0.0` } : {}),
+      })),
+    }),
   ];
   for (let i = 0; i < bundles; i++) {
     out.push(
@@ -68,9 +76,12 @@ function wholeCatalog(body: Buffer, bundles: number): string {
   const lines = body.toString("utf8").split("\n");
   assert.equal(lines.pop(), "", "ends with a newline");
   assert.equal(lines.length, bundles + 2);
-  const objs = lines.map((l) => JSON.parse(l) as { schema: string; description?: string; properties?: { value: { v?: string } }[] });
+  const objs = lines.map(
+    (l) => JSON.parse(l) as { schema: string; description?: string; properties?: { value: { v?: string } }[] },
+  );
   const marker = (objs.find((o) => o.schema === "olm.package")?.description ?? "").replace("marker ", "");
-  for (const o of objs) if (o.schema === "olm.bundle") assert.equal(o.properties?.[1].value.v, marker, "one revision per body");
+  for (const o of objs)
+    if (o.schema === "olm.bundle") assert.equal(o.properties?.[1].value.v, marker, "one revision per body");
   return marker;
 }
 
@@ -118,7 +129,10 @@ describe("serve faults", () => {
     const store = new CatalogStore();
     await store.add("vanish", dir);
     const log: Record<string, unknown>[] = [];
-    const srv = await startHttpServer(store, { port: 0, accessLog: (l) => log.push(JSON.parse(l) as Record<string, unknown>) });
+    const srv = await startHttpServer(store, {
+      port: 0,
+      accessLog: (l) => log.push(JSON.parse(l) as Record<string, unknown>),
+    });
     const port = srv.address.port;
     const size = store.get("vanish")?.jsonl.length ?? 0;
     const requests = [
@@ -180,14 +194,22 @@ describe("serve faults", () => {
     try {
       const before = await httpGet(url, { "accept-encoding": "identity" });
       const failed = ev.next((e) => e.status === "failed");
-      writeAtomically(dir, stage, JSON.stringify({ schema: "olm.package", name: "foo", defaultChannel: "nope" }) + "\n");
+      writeAtomically(
+        dir,
+        stage,
+        JSON.stringify({ schema: "olm.package", name: "foo", defaultChannel: "nope" }) + "\n",
+      );
       const f = await failed;
       assert.ok(f.status === "failed" && f.serving?.etag === before.headers.etag);
       assert.match(f.status === "failed" ? f.problems.map((p) => p.message).join("\n") : "", /invalid package "foo"/);
       const during = await httpGet(url, { "accept-encoding": "identity" });
       assert.equal(during.headers.etag, before.headers.etag);
       assert.deepEqual(during.body, before.body);
-      assert.equal((await httpGet(`http://127.0.0.1:${srv.address.port}/readyz`)).status, 200, "still ready: a revision is served");
+      assert.equal(
+        (await httpGet(`http://127.0.0.1:${srv.address.port}/readyz`)).status,
+        200,
+        "still ready: a revision is served",
+      );
       // Unparsable content is refused the same way.
       const failed2 = ev.next((e) => e.status === "failed");
       writeAtomically(dir, stage, "{ not json\n");
@@ -225,7 +247,9 @@ describe("serve faults", () => {
     try {
       const swapper = (async () => {
         for (let i = 1; i <= 9; i++) {
-          const loaded = ev.next((e) => e.status === "loaded" && wholeCatalog(e.revision.jsonl, bundles) === "ABC"[i % 3]);
+          const loaded = ev.next(
+            (e) => e.status === "loaded" && wholeCatalog(e.revision.jsonl, bundles) === "ABC"[i % 3],
+          );
           writeAtomically(dir, stage, texts[i % 3]);
           await loaded;
         }
@@ -265,7 +289,11 @@ describe("serve faults", () => {
           const first = await httpGet(url, { "accept-encoding": "identity" });
           check(first.body, String(first.headers.etag), false);
           const half = Math.floor(first.body.length / 2);
-          const rest = await httpGet(url, { "accept-encoding": "identity", range: `bytes=${half}-`, "if-range": String(first.headers.etag) });
+          const rest = await httpGet(url, {
+            "accept-encoding": "identity",
+            range: `bytes=${half}-`,
+            "if-range": String(first.headers.etag),
+          });
           if (rest.status === 206) {
             assert.equal(rest.headers.etag, first.headers.etag);
             assert.deepEqual(Buffer.concat([first.body.subarray(0, half), rest.body]), first.body);
@@ -276,7 +304,12 @@ describe("serve faults", () => {
           }
         }
       };
-      await Promise.all([swapper, ...Array.from({ length: 8 }, plainClient), ...Array.from({ length: 4 }, gzipClient), ...Array.from({ length: 4 }, resumingClient)]);
+      await Promise.all([
+        swapper,
+        ...Array.from({ length: 8 }, plainClient),
+        ...Array.from({ length: 4 }, gzipClient),
+        ...Array.from({ length: 4 }, resumingClient),
+      ]);
       assert.ok(answers > 16, `${answers} answers`);
       assert.ok(markers.size >= 2, `answers from ${markers.size} revision(s)`);
       assert.ok(ev.seen.filter((e) => e.status === "loaded").length >= 10);
@@ -314,7 +347,11 @@ describe("serve faults", () => {
     });
 
     /** Opens `n` clients that request `path`, read the first bytes, then stop reading. */
-    async function stalledClients(n: number, path: string, headers: string): Promise<{ socks: Socket[]; res: ServerResponse[]; firstBytes: number[] }> {
+    async function stalledClients(
+      n: number,
+      path: string,
+      headers: string,
+    ): Promise<{ socks: Socket[]; res: ServerResponse[]; firstBytes: number[] }> {
       const firstBytes: number[] = [];
       const first = responses.length;
       const socks = await Promise.all(
@@ -361,9 +398,19 @@ describe("serve faults", () => {
     }
 
     for (const mode of [
-      { name: "/all identity", path: "/catalogs/slow/api/v1/all", headers: "Accept-Encoding: identity", body: () => size },
+      {
+        name: "/all identity",
+        path: "/catalogs/slow/api/v1/all",
+        headers: "Accept-Encoding: identity",
+        body: () => size,
+      },
       { name: "/all gzip", path: "/catalogs/slow/api/v1/all", headers: "Accept-Encoding: gzip", body: () => gzSize },
-      { name: "streamed /metas", path: "/catalogs/slow/api/v1/metas?schema=olm.bundle", headers: "Accept-Encoding: identity", body: () => metasSize },
+      {
+        name: "streamed /metas",
+        path: "/catalogs/slow/api/v1/metas?schema=olm.bundle",
+        headers: "Accept-Encoding: identity",
+        body: () => metasSize,
+      },
     ]) {
       test(`${mode.name}: bounded buffering per stalled client, no copy of the body per client`, async () => {
         assert.ok(mode.body() > 8 * 1024 * 1024, "the body is larger than what the kernel's socket buffers hold");
@@ -375,9 +422,15 @@ describe("serve faults", () => {
         for (const r of res) {
           assert.equal(r.writableEnded, false, "the body is not handed over whole");
           assert.ok(r.writableLength <= 256 * 1024, `${r.writableLength} bytes queued in the process for one client`);
-          assert.ok((r.socket?.bytesWritten ?? 0) < mode.body(), "the server stopped writing before the end of the body");
+          assert.ok(
+            (r.socket?.bytesWritten ?? 0) < mode.body(),
+            "the server stopped writing before the end of the body",
+          );
         }
-        assert.ok(memAfter - memBefore < mode.body(), `buffers grew by ${memAfter - memBefore} bytes for 6 stalled clients of a ${mode.body()}-byte body`);
+        assert.ok(
+          memAfter - memBefore < mode.body(),
+          `buffers grew by ${memAfter - memBefore} bytes for 6 stalled clients of a ${mode.body()}-byte body`,
+        );
         // Once they read, every client gets the whole body.
         const got = await drainAll(socks);
         const first = firstBytes.reduce((a, b) => a + b, 0);

@@ -19,7 +19,14 @@ export function makeClient(defs: PackageDefinition, service: string, address: st
 }
 
 /** Calls `rpc` with `req`, collecting the answer(s). */
-export function callRpc(client: GenericClient, defs: PackageDefinition, service: string, rpc: string, req: object, md: Record<string, string> = {}): Promise<CallResult> {
+export function callRpc(
+  client: GenericClient,
+  defs: PackageDefinition,
+  service: string,
+  rpc: string,
+  req: object,
+  md: Record<string, string> = {},
+): Promise<CallResult> {
   const meta = new grpc.Metadata();
   for (const [k, v] of Object.entries(md)) meta.set(k, v);
   const def = (defs[service] as grpc.ServiceDefinition)[rpc];
@@ -35,12 +42,22 @@ export function callRpc(client: GenericClient, defs: PackageDefinition, service:
     const responses: unknown[] = [];
     const call = client[rpc](req, meta) as grpc.ClientReadableStream<unknown>;
     call.on("data", (d) => responses.push(d));
-    call.on("error", (err: grpc.ServiceError) => resolve({ responses, error: { code: err.code, message: err.details } }));
+    call.on("error", (err: grpc.ServiceError) =>
+      resolve({ responses, error: { code: err.code, message: err.details } }),
+    );
     call.on("end", () => resolve({ responses }));
   });
 }
 
-type StructValue = { kind?: string; nullValue?: unknown; numberValue?: number; stringValue?: string; boolValue?: boolean; structValue?: { fields: Record<string, StructValue> }; listValue?: { values: StructValue[] } };
+type StructValue = {
+  kind?: string;
+  nullValue?: unknown;
+  numberValue?: number;
+  stringValue?: string;
+  boolValue?: boolean;
+  structValue?: { fields: Record<string, StructValue> };
+  listValue?: { values: StructValue[] };
+};
 
 /** google.protobuf.Struct (proto-loader object form, oneofs on) → JSON. */
 export function fromStruct(s: { fields?: Record<string, StructValue> }): unknown {
@@ -69,13 +86,25 @@ function fromValue(v: StructValue): unknown {
 }
 
 /** RPCs whose answer order is unspecified in opm (Go map iteration). */
-export const UNORDERED = new Set(["ListPackages", "GetChannelEntriesThatReplace", "GetChannelEntriesThatProvide", "GetLatestChannelEntriesThatProvide"]);
+export const UNORDERED = new Set([
+  "ListPackages",
+  "GetChannelEntriesThatReplace",
+  "GetChannelEntriesThatProvide",
+  "GetLatestChannelEntriesThatProvide",
+]);
 
 /** Canonical JSON (sorted keys) for comparisons. */
 export function canonical(v: unknown): string {
   if (Array.isArray(v)) return "[" + v.map(canonical).join(",") + "]";
   if (v !== null && typeof v === "object") {
-    return "{" + Object.keys(v).sort().map((k) => JSON.stringify(k) + ":" + canonical((v as Record<string, unknown>)[k])).join(",") + "}";
+    return (
+      "{" +
+      Object.keys(v)
+        .sort()
+        .map((k) => JSON.stringify(k) + ":" + canonical((v as Record<string, unknown>)[k]))
+        .join(",") +
+      "}"
+    );
   }
   return JSON.stringify(v);
 }

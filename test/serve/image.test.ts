@@ -37,7 +37,13 @@ function catalogDir(root: string, v: string, valid = true): string {
     ? [
         { schema: "olm.package", name: "foo", defaultChannel: "stable" },
         { schema: "olm.channel", name: "stable", package: "foo", entries: [{ name: `foo.v${v}` }] },
-        { schema: "olm.bundle", name: `foo.v${v}`, package: "foo", image: `quay.io/foo/bundle:v${v}`, properties: [{ type: "olm.package", value: { packageName: "foo", version: v } }] },
+        {
+          schema: "olm.bundle",
+          name: `foo.v${v}`,
+          package: "foo",
+          image: `quay.io/foo/bundle:v${v}`,
+          properties: [{ type: "olm.package", value: { packageName: "foo", version: v } }],
+        },
       ]
     : [{ schema: "olm.package", name: "foo", defaultChannel: "missing" }];
   writeFileSync(join(dir, "catalog.json"), blobs.map((b) => JSON.stringify(b)).join("\n") + "\n");
@@ -61,7 +67,11 @@ function bundleDir(root: string): string {
 
 /** The bundle version served in /all. */
 function servedVersion(body: Buffer): string {
-  const lines = body.toString("utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { schema: string; name: string });
+  const lines = body
+    .toString("utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { schema: string; name: string });
   const b = lines.find((l) => l.schema === "olm.bundle");
   return b ? b.name : "";
 }
@@ -69,7 +79,12 @@ function servedVersion(body: Buffer): string {
 /** A registry client counting blob downloads (to prove that an unchanged poll downloads nothing). */
 class CountingClient extends RegistryClient {
   blobs = 0;
-  override async fetchBlob(t: RepoTarget, desc: Descriptor, store: BlobStore, onBytes?: (n: number) => void): Promise<void> {
+  override async fetchBlob(
+    t: RepoTarget,
+    desc: Descriptor,
+    store: BlobStore,
+    onBytes?: (n: number) => void,
+  ): Promise<void> {
     this.blobs++;
     return super.fetchBlob(t, desc, store, onBytes);
   }
@@ -81,7 +96,10 @@ describe("serve helpers for image references", () => {
     assert.equal(imageCatalogName("quay.io/org/my-index@sha256:" + "a".repeat(64)), "my-index");
     assert.equal(imageCatalogName("localhost:5000/idx"), "idx");
     assert.equal(imageCatalogName("oci:/tmp/layouts/cat:v1"), "cat");
-    assert.deepEqual(parseImageCatalogArg("ops=quay.io/org/my-index:v1"), { name: "ops", ref: "quay.io/org/my-index:v1" });
+    assert.deepEqual(parseImageCatalogArg("ops=quay.io/org/my-index:v1"), {
+      name: "ops",
+      ref: "quay.io/org/my-index:v1",
+    });
     assert.deepEqual(parseImageCatalogArg("docker://quay.io/org/idx:v2"), { name: "idx", ref: "quay.io/org/idx:v2" });
     assert.deepEqual(parseImageCatalogArg("127.0.0.1:5000/a/b:v1"), { name: "b", ref: "127.0.0.1:5000/a/b:v1" });
   });
@@ -95,7 +113,11 @@ describe("serve helpers for image references", () => {
     assert.equal(isImageArgument("oci:./layout:v1", none), true);
     assert.equal(isImageArgument("catalogs/v4.16", none), false);
     assert.equal(isImageArgument("./quay.io/x", none), false);
-    assert.equal(isImageArgument("quay.io/org/idx", () => true), false, "an existing path wins");
+    assert.equal(
+      isImageArgument("quay.io/org/idx", () => true),
+      false,
+      "an existing path wins",
+    );
   });
 
   test("--poll-interval takes Go durations", () => {
@@ -141,7 +163,12 @@ describe("serving catalog images from a registry", { skip: missing ?? false }, (
     const client = new CountingClient({ useHttp: true });
     const events: ImageSourceEvent[] = [];
     const store = new CatalogStore({ checkMetaKeys: false });
-    const { catalog, outcome } = await addImageCatalog(store, imageCatalogName(ref), ref, { useHttp: true, cacheDir: cache, client, onEvent: (e) => events.push(e) });
+    const { catalog, outcome } = await addImageCatalog(store, imageCatalogName(ref), ref, {
+      useHttp: true,
+      cacheDir: cache,
+      client,
+      onEvent: (e) => events.push(e),
+    });
     const srv = await startHttpServer(store, { port: 0 });
     const url = `http://127.0.0.1:${srv.address.port}/catalogs/my-index/api/v1/all`;
     try {
@@ -149,7 +176,10 @@ describe("serving catalog images from a registry", { skip: missing ?? false }, (
       assert.equal(catalog.name, "my-index");
       assert.equal(catalog.digest, d1);
       assert.equal(catalog.pinned, false);
-      assert.deepEqual(events.map((e) => e.outcome), ["loaded"]);
+      assert.deepEqual(
+        events.map((e) => e.outcome),
+        ["loaded"],
+      );
       const a1 = await httpGet(url, { "accept-encoding": "identity" });
       assert.equal(a1.status, 200);
       assert.equal(servedVersion(a1.body), "foo.v1.0.0");
@@ -169,7 +199,10 @@ describe("serving catalog images from a registry", { skip: missing ?? false }, (
       assert.equal(upd.outcome, "updated", JSON.stringify(upd));
       assert.equal(upd.oldDigest, d1);
       assert.equal(upd.newDigest, d2);
-      assert.deepEqual(events.slice(-2).map((e) => e.outcome), ["updating", "updated"]);
+      assert.deepEqual(
+        events.slice(-2).map((e) => e.outcome),
+        ["updating", "updated"],
+      );
       const a2 = await httpGet(url, { "accept-encoding": "identity" });
       assert.equal(servedVersion(a2.body), "foo.v2.0.0");
       assert.notEqual(a2.headers.etag, a1.headers.etag);
@@ -210,7 +243,11 @@ describe("serving catalog images from a registry", { skip: missing ?? false }, (
       await store.close();
       client.close();
     }
-    assert.equal(existsSync(join(cache, "serve")) ? (await import("node:fs")).readdirSync(join(cache, "serve")).length : 0, 0, "close removes the unpacked trees");
+    assert.equal(
+      existsSync(join(cache, "serve")) ? (await import("node:fs")).readdirSync(join(cache, "serve")).length : 0,
+      0,
+      "close removes the unpacked trees",
+    );
   });
 
   test("the poll timer picks up a push; a digest-pinned reference is not polled", async () => {
@@ -244,7 +281,12 @@ describe("serving catalog images from a registry", { skip: missing ?? false }, (
 
     const pinnedRef = `${reg.host}/test/timed@${d1}`;
     const pinnedEvents: ImageSourceEvent[] = [];
-    const pinned = await addImageCatalog(store, "pinned", pinnedRef, { useHttp: true, cacheDir: join(work, "cache-timer"), pollIntervalMs: 10, onEvent: (ev) => pinnedEvents.push(ev) });
+    const pinned = await addImageCatalog(store, "pinned", pinnedRef, {
+      useHttp: true,
+      cacheDir: join(work, "cache-timer"),
+      pollIntervalMs: 10,
+      onEvent: (ev) => pinnedEvents.push(ev),
+    });
     try {
       assert.equal(pinned.catalog.pinned, true);
       assert.equal(pinned.catalog.digest, d1);
@@ -262,12 +304,22 @@ describe("serving catalog images from a registry", { skip: missing ?? false }, (
     const cacheDir = join(work, "cache-refuse");
     const bundleRef = `${reg.host}/test/bundle:v1`;
     await pushImage(buildBundleImage(bundleDir(work)), bundleRef, { useHttp: true });
-    await assert.rejects(addImageCatalog(store, "bundle", bundleRef, { useHttp: true, cacheDir }), { message: "cannot render bundle image: not allowed" });
+    await assert.rejects(addImageCatalog(store, "bundle", bundleRef, { useHttp: true, cacheDir }), {
+      message: "cannot render bundle image: not allowed",
+    });
     const noLabels = `${reg.host}/test/nolabels:v1`;
     await pushImage(assembleImage([], {}), noLabels, { useHttp: true });
-    await assert.rejects(addImageCatalog(store, "nolabels", noLabels, { useHttp: true, cacheDir }), { message: `render "${noLabels}": image type could not be determined: image has no labels` });
-    await assert.rejects(addImageCatalog(store, "my_index", ref, { useHttp: true, cacheDir }), /invalid catalog name "my_index"/);
-    await assert.rejects(addImageCatalog(store, "gone", `${reg.host}/test/absent:v1`, { useHttp: true, cacheDir, retries: 0 }), /failed to pull image/);
+    await assert.rejects(addImageCatalog(store, "nolabels", noLabels, { useHttp: true, cacheDir }), {
+      message: `render "${noLabels}": image type could not be determined: image has no labels`,
+    });
+    await assert.rejects(
+      addImageCatalog(store, "my_index", ref, { useHttp: true, cacheDir }),
+      /invalid catalog name "my_index"/,
+    );
+    await assert.rejects(
+      addImageCatalog(store, "gone", `${reg.host}/test/absent:v1`, { useHttp: true, cacheDir, retries: 0 }),
+      /failed to pull image/,
+    );
     assert.deepEqual(store.names(), []);
     await store.close();
   });
@@ -278,12 +330,27 @@ describe("serving catalog images from a registry", { skip: missing ?? false }, (
     const port = await freePort();
     const child: ChildProcess = spawn(
       process.execPath,
-      ["--import", "tsx", join(REPO_ROOT, "test/image/cli-harness.ts"), "serve", cliRef, "--use-http", "--cache-dir", join(work, "cache-cli"), "--poll-interval", "100ms", "--http", `127.0.0.1:${port}`, "--no-grpc"],
+      [
+        "--import",
+        "tsx",
+        join(REPO_ROOT, "test/image/cli-harness.ts"),
+        "serve",
+        cliRef,
+        "--use-http",
+        "--cache-dir",
+        join(work, "cache-cli"),
+        "--poll-interval",
+        "100ms",
+        "--http",
+        `127.0.0.1:${port}`,
+        "--no-grpc",
+      ],
       { cwd: REPO_ROOT, env: { ...process.env, CI: "" }, stdio: ["ignore", "ignore", "pipe"] },
     );
     const logs: Record<string, unknown>[] = [];
     let buf = "";
-    const waiters: { pred: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] = [];
+    const waiters: { pred: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] =
+      [];
     child.stderr?.on("data", (d: Buffer) => {
       buf += d.toString();
       let nl;
@@ -297,7 +364,7 @@ describe("serving catalog images from a registry", { skip: missing ?? false }, (
           obj = { text: line };
         }
         logs.push(obj);
-        for (const w of [...waiters]) if (w.pred(obj)) (waiters.splice(waiters.indexOf(w), 1), w.resolve(obj));
+        for (const w of [...waiters]) if (w.pred(obj)) waiters.splice(waiters.indexOf(w), 1), w.resolve(obj);
       }
     });
     const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));

@@ -18,7 +18,12 @@ interface Answer {
   json: unknown;
 }
 
-function call(base: string, path: string, body: string | Buffer | undefined, opts: { method?: string; type?: string } = {}): Promise<Answer> {
+function call(
+  base: string,
+  path: string,
+  body: string | Buffer | undefined,
+  opts: { method?: string; type?: string } = {},
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = {};
     if (opts.type !== "") headers["content-type"] = opts.type ?? "application/json";
@@ -27,11 +32,17 @@ function call(base: string, path: string, body: string | Buffer | undefined, opt
       res.on("data", (c: Buffer) => chunks.push(c));
       res.on("end", () => {
         const text = Buffer.concat(chunks).toString("utf8");
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, json: text ? (JSON.parse(text) as unknown) : undefined });
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          json: text ? (JSON.parse(text) as unknown) : undefined,
+        });
       });
     });
     // A server that answers before the whole body was sent may reset the connection.
-    req.on("error", (e: NodeJS.ErrnoException) => (e.code === "EPIPE" || e.code === "ECONNRESET" ? undefined : reject(e)));
+    req.on("error", (e: NodeJS.ErrnoException) =>
+      e.code === "EPIPE" || e.code === "ECONNRESET" ? undefined : reject(e),
+    );
     if (body !== undefined) req.end(body);
     else req.end();
   });
@@ -54,7 +65,11 @@ before(async () => {
   store = new CatalogStore();
   const out = await store.add("catalog", join(dir, "catalog"));
   assert.equal(out.status, "loaded");
-  server = await startHttpServer(store, { port: 0, resolver: { maxRequestBytes: 64 * 1024 }, accessLog: (l) => accessLines.push(l) });
+  server = await startHttpServer(store, {
+    port: 0,
+    resolver: { maxRequestBytes: 64 * 1024 },
+    accessLog: (l) => accessLines.push(l),
+  });
   base = `http://127.0.0.1:${server.address.port}`;
 });
 
@@ -65,12 +80,17 @@ after(async () => {
 });
 
 test("query: an olm.constraint value and a CEL rule", async () => {
-  const byPkg = await post(base, "/api/v1/query", { query: JSON.stringify({ package: { packageName: "cache-operator", versionRange: ">=1.1.0" } }) });
+  const byPkg = await post(base, "/api/v1/query", {
+    query: JSON.stringify({ package: { packageName: "cache-operator", versionRange: ">=1.1.0" } }),
+  });
   assert.equal(byPkg.status, 200);
   assert.equal(byPkg.headers["content-type"], "application/json");
   const names = (byPkg.json as { bundles: { name: string; catalog: string }[] }).bundles.map((b) => b.name).sort();
   assert.deepEqual(names, ["cache-operator.v1.1.0", "cache-operator.v1.1.1"]);
-  const cel = await post(base, "/api/v1/query", { query: 'properties.exists(p, p.type == "olm.package.required")', catalogs: ["catalog"] });
+  const cel = await post(base, "/api/v1/query", {
+    query: 'properties.exists(p, p.type == "olm.package.required")',
+    catalogs: ["catalog"],
+  });
   assert.equal(cel.status, 200);
   assert.ok((cel.json as { bundles: { package: string }[] }).bundles.every((b) => b.package === "etcd-example"));
   const bad = await post(base, "/api/v1/query", { query: "properties.exists(" });
@@ -85,10 +105,22 @@ test("resolve: the seed 002 example input resolves with its dependency; an impos
   assert.equal(rs.resolved, true);
   assert.deepEqual([...new Set(rs.bundles.map((b) => b.package))].sort(), ["cache-operator", "etcd-example"]);
   const impossible = await post(base, "/api/v1/resolve", {
-    inputs: [{ apiVersion: "deppy.io/v1", kind: "Input", metadata: { name: "x" }, spec: { constraints: [{ type: "olm.packageVersion", value: { package: "cache-operator", version: ">=9.0.0" } }] } }],
+    inputs: [
+      {
+        apiVersion: "deppy.io/v1",
+        kind: "Input",
+        metadata: { name: "x" },
+        spec: {
+          constraints: [{ type: "olm.packageVersion", value: { package: "cache-operator", version: ">=9.0.0" } }],
+        },
+      },
+    ],
   });
   assert.equal(impossible.status, 409);
-  const failed = impossible.json as { resolved: boolean; inputs: { conditions: { status: string; message: string }[] }[] };
+  const failed = impossible.json as {
+    resolved: boolean;
+    inputs: { conditions: { status: string; message: string }[] }[];
+  };
   assert.equal(failed.resolved, false);
   assert.ok(failed.inputs[0].conditions.some((c) => c.status === "True" && c.message.length > 0));
 });
@@ -126,21 +158,41 @@ test("errors: method, content type, JSON, fields, unknown catalog, size limit", 
   const noType = await call(base, "/api/v1/resolve", "{}", { type: "" });
   assert.equal(noType.status, 415);
   assert.equal(errorCode(noType), "SERVE_API_CONTENT_TYPE");
-  const charset = await call(base, "/api/v1/query", JSON.stringify({ query: "true" }), { type: "application/json; charset=utf-8" });
+  const charset = await call(base, "/api/v1/query", JSON.stringify({ query: "true" }), {
+    type: "application/json; charset=utf-8",
+  });
   assert.equal(charset.status, 200);
   const path = await post(base, "/api/v1/nothing", {});
   assert.equal(path.status, 404);
   assert.equal(errorCode(path), "SERVE_API_NOT_FOUND");
   assert.equal(path.headers["content-type"], "application/json");
-  const badConstraint = await post(base, "/api/v1/resolve", { inputs: [{ kind: "Input", metadata: { name: "x" }, spec: { constraints: [{ type: "olm.packageVersion", value: { package: "cache-operator", version: "nope" } }] } }] });
+  const badConstraint = await post(base, "/api/v1/resolve", {
+    inputs: [
+      {
+        kind: "Input",
+        metadata: { name: "x" },
+        spec: { constraints: [{ type: "olm.packageVersion", value: { package: "cache-operator", version: "nope" } }] },
+      },
+    ],
+  });
   assert.equal(badConstraint.status, 400);
   assert.equal(errorCode(badConstraint), "RESOLVE_INPUT_INVALID");
   const declared = await new Promise<number>((resolve, reject) => {
-    const req = request(base + "/api/v1/query", { method: "POST", headers: { "content-type": "application/json", "content-length": String(10 * 1024 * 1024) }, agent: false }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
-    req.on("error", (e: NodeJS.ErrnoException) => (e.code === "EPIPE" || e.code === "ECONNRESET" ? undefined : reject(e)));
+    const req = request(
+      base + "/api/v1/query",
+      {
+        method: "POST",
+        headers: { "content-type": "application/json", "content-length": String(10 * 1024 * 1024) },
+        agent: false,
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    req.on("error", (e: NodeJS.ErrnoException) =>
+      e.code === "EPIPE" || e.code === "ECONNRESET" ? undefined : reject(e),
+    );
     req.write("{");
   });
   assert.equal(declared, 413);
@@ -152,13 +204,19 @@ test("413 arrives while an oversized chunked body is still being sent; reading s
   const got = await new Promise<{ status: number; sent: number; body: string }>((resolve, reject) => {
     let sent = 0;
     let answered = false;
-    const req = request(base + "/api/v1/resolve", { method: "POST", headers: { "content-type": "application/json" }, agent: false }, (res) => {
-      answered = true;
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, sent, body: Buffer.concat(chunks).toString() }));
-    });
-    req.on("error", (e: NodeJS.ErrnoException) => (e.code === "EPIPE" || e.code === "ECONNRESET" ? undefined : reject(e)));
+    const req = request(
+      base + "/api/v1/resolve",
+      { method: "POST", headers: { "content-type": "application/json" }, agent: false },
+      (res) => {
+        answered = true;
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, sent, body: Buffer.concat(chunks).toString() }));
+      },
+    );
+    req.on("error", (e: NodeJS.ErrnoException) =>
+      e.code === "EPIPE" || e.code === "ECONNRESET" ? undefined : reject(e),
+    );
     const pump = (): void => {
       while (!answered && sent < max * chunk.length) {
         sent += chunk.length;
@@ -178,7 +236,9 @@ test("access log lines for the resolver API, like the other routes", async () =>
   const a = await post(base, "/api/v1/query", { query: "true" });
   assert.equal(a.status, 200);
   await new Promise((r) => setTimeout(r, 50));
-  const entries = accessLines.slice(n).map((l) => JSON.parse(l) as { method: string; path: string; status: number; bytes: number; msg: string });
+  const entries = accessLines
+    .slice(n)
+    .map((l) => JSON.parse(l) as { method: string; path: string; status: number; bytes: number; msg: string });
   const e = entries.find((x) => x.path === "/api/v1/query");
   assert.ok(e, JSON.stringify(entries));
   assert.equal(e.method, "POST");
@@ -199,12 +259,27 @@ test("trace: the resolveset carries the solver's search trace when asked", async
 test("concurrent queries and resolutions give the same answers as sequential ones", async () => {
   const bodies: [string, unknown][] = [
     ["/api/v1/resolve", { inputs: inputDocs }],
-    ["/api/v1/resolve", { inputs: [{ kind: "Input", metadata: { name: "x" }, spec: { constraints: [{ type: "olm.packageVersion", value: { package: "cache-operator", version: ">=9.0.0" } }] } }] }],
+    [
+      "/api/v1/resolve",
+      {
+        inputs: [
+          {
+            kind: "Input",
+            metadata: { name: "x" },
+            spec: {
+              constraints: [{ type: "olm.packageVersion", value: { package: "cache-operator", version: ">=9.0.0" } }],
+            },
+          },
+        ],
+      },
+    ],
     ["/api/v1/query", { query: 'properties.exists(p, p.type == "olm.package")' }],
   ];
   const sequential: Answer[] = [];
   for (const [p, b] of bodies) sequential.push(await post(base, p, b));
-  const parallel = await Promise.all(Array.from({ length: 30 }, (_, i) => post(base, bodies[i % 3][0], bodies[i % 3][1])));
+  const parallel = await Promise.all(
+    Array.from({ length: 30 }, (_, i) => post(base, bodies[i % 3][0], bodies[i % 3][1])),
+  );
   parallel.forEach((a, i) => {
     assert.equal(a.status, sequential[i % 3].status);
     assert.deepEqual(a.json, sequential[i % 3].json);
@@ -229,17 +304,31 @@ test("503 from a server whose only catalog has no valid content", async () => {
 });
 
 test("a reload swaps the resolver's catalog set atomically", async () => {
-  const before = await post(base, "/api/v1/query", { query: JSON.stringify({ package: { packageName: "cache-operator", versionRange: ">=0.0.0" } }) });
+  const before = await post(base, "/api/v1/query", {
+    query: JSON.stringify({ package: { packageName: "cache-operator", versionRange: ">=0.0.0" } }),
+  });
   assert.equal((before.json as { bundles: unknown[] }).bundles.length, 3);
   const file = join(dir, "catalog", "cache-operator", "catalog.json");
   // Drop the newest bundle (and its channel entry).
   const pkg = "cache-operator";
-  const bundle = (v: string): string => JSON.stringify({ schema: "olm.bundle", name: `${pkg}.v${v}`, package: pkg, image: `quay.io/example/cache-bundle:v${v}`, properties: [{ type: "olm.package", value: { packageName: pkg, version: v } }] });
+  const bundle = (v: string): string =>
+    JSON.stringify({
+      schema: "olm.bundle",
+      name: `${pkg}.v${v}`,
+      package: pkg,
+      image: `quay.io/example/cache-bundle:v${v}`,
+      properties: [{ type: "olm.package", value: { packageName: pkg, version: v } }],
+    });
   writeFileSync(
     file,
     [
       JSON.stringify({ schema: "olm.package", name: pkg, defaultChannel: "stable-v1" }),
-      JSON.stringify({ schema: "olm.channel", name: "stable-v1", package: pkg, entries: [{ name: `${pkg}.v1.0.0` }, { name: `${pkg}.v1.1.0`, replaces: `${pkg}.v1.0.0` }] }),
+      JSON.stringify({
+        schema: "olm.channel",
+        name: "stable-v1",
+        package: pkg,
+        entries: [{ name: `${pkg}.v1.0.0` }, { name: `${pkg}.v1.1.0`, replaces: `${pkg}.v1.0.0` }],
+      }),
       bundle("1.0.0"),
       bundle("1.1.0"),
     ].join("\n") + "\n",
@@ -253,6 +342,12 @@ test("a reload swaps the resolver's catalog set atomically", async () => {
     assert.equal(a.status, 200);
     assert.ok([2, 3].includes((a.json as { bundles: unknown[] }).bundles.length));
   }
-  const concurrent = await Promise.all(Array.from({ length: 8 }, () => post(base, "/api/v1/query", { query: JSON.stringify({ package: { packageName: "cache-operator", versionRange: ">=0.0.0" } }) })));
+  const concurrent = await Promise.all(
+    Array.from({ length: 8 }, () =>
+      post(base, "/api/v1/query", {
+        query: JSON.stringify({ package: { packageName: "cache-operator", versionRange: ">=0.0.0" } }),
+      }),
+    ),
+  );
   for (const a of concurrent) assert.equal((a.json as { bundles: unknown[] }).bundles.length, 2);
 });

@@ -22,14 +22,22 @@ function catalog(dir: string, marker: string): void {
     [
       { schema: "olm.package", name: "foo", defaultChannel: "stable", description: `marker ${marker}` },
       { schema: "olm.channel", name: "stable", package: "foo", entries: [{ name: "foo.v1.0.0" }] },
-      { schema: "olm.bundle", name: "foo.v1.0.0", package: "foo", image: "quay.io/foo/bundle:v1.0.0", properties: [{ type: "olm.package", value: { packageName: "foo", version: "1.0.0" } }] },
+      {
+        schema: "olm.bundle",
+        name: "foo.v1.0.0",
+        package: "foo",
+        image: "quay.io/foo/bundle:v1.0.0",
+        properties: [{ type: "olm.package", value: { packageName: "foo", version: "1.0.0" } }],
+      },
     ]
       .map((b) => JSON.stringify(b))
       .join("\n") + "\n",
   );
 }
 
-test("serve --watch follows a swapped symlink, a directory removed and copied again, and one moved away and recreated", { timeout: 120_000 }, async () => {
+test("serve --watch follows a swapped symlink, a directory removed and copied again, and one moved away and recreated", {
+  timeout: 120_000,
+}, async () => {
   const tmp = mkdtempSync(join(tmpdir(), "opcat-watch-"));
   catalog(join(tmp, "v1"), "one");
   catalog(join(tmp, "v2"), "two");
@@ -37,7 +45,11 @@ test("serve --watch follows a swapped symlink, a directory removed and copied ag
   catalog(join(tmp, "v4"), "four");
   const link = join(tmp, "current");
   symlinkSync(join(tmp, "v1"), link);
-  const child = spawn(process.execPath, [BIN, "serve", `foo=${link}`, "--watch", "--http", "127.0.0.1:0", "--no-grpc"], { stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(
+    process.execPath,
+    [BIN, "serve", `foo=${link}`, "--watch", "--http", "127.0.0.1:0", "--no-grpc"],
+    { stdio: ["ignore", "ignore", "pipe"] },
+  );
   let log = "";
   const lines: ((l: string) => void)[] = [];
   child.stderr!.on("data", (d: Buffer) => {

@@ -24,7 +24,13 @@ const IMG = (v: string): string => `quay.io/acme/foo-bundle:v${v}`;
 
 function catalog(): string {
   const blobs = ["0.1.0", "0.2.0"].map((v) =>
-    JSON.stringify({ schema: "olm.bundle", name: `foo.v${v}`, package: "foo", image: IMG(v), properties: [{ type: "olm.package", value: { packageName: "foo", version: v } }] }),
+    JSON.stringify({
+      schema: "olm.bundle",
+      name: `foo.v${v}`,
+      package: "foo",
+      image: IMG(v),
+      properties: [{ type: "olm.package", value: { packageName: "foo", version: v } }],
+    }),
   );
   return blobs.join("\n") + "\n";
 }
@@ -55,22 +61,58 @@ function setup(): { dir: string; tmpl: string; cat: string } {
 
 test("add-bundle: added (0), already-present (0), with the JSON report", () => {
   const { tmpl, cat } = setup();
-  const args = ["template", "add-bundle", tmpl, "--image", IMG("0.2.0"), "--channel", "stable", "--replaces", "foo.v0.1.0", "--reuse", cat, "--reuse-tags", "-o", "json"];
+  const args = [
+    "template",
+    "add-bundle",
+    tmpl,
+    "--image",
+    IMG("0.2.0"),
+    "--channel",
+    "stable",
+    "--replaces",
+    "foo.v0.1.0",
+    "--reuse",
+    cat,
+    "--reuse-tags",
+    "-o",
+    "json",
+  ];
   const r = opcat(args);
   assert.equal(r.code, 0, r.stderr);
   const report = JSON.parse(r.stdout) as Record<string, unknown>;
-  assert.deepEqual(Object.keys(report), ["outcome", "template", "image", "kind", "bundle", "changes", "problems", "validation", "written"]);
+  assert.deepEqual(Object.keys(report), [
+    "outcome",
+    "template",
+    "image",
+    "kind",
+    "bundle",
+    "changes",
+    "problems",
+    "validation",
+    "written",
+  ]);
   assert.equal(report.outcome, "added");
   assert.equal(report.validation, "rendered");
   assert.equal(report.written, true);
   assert.deepEqual(report.bundle, { name: "foo.v0.2.0", package: "foo", version: "0.2.0" });
   assert.deepEqual(report.changes, [
-    { op: "add", path: "/entries/1/entries/-", value: { name: "foo.v0.2.0", replaces: "foo.v0.1.0" }, description: 'added "foo.v0.2.0" to channel "stable" (replaces "foo.v0.1.0")' },
-    { op: "add", path: "/entries/-", value: { schema: "olm.bundle", image: IMG("0.2.0") }, description: `added bundle image "${IMG("0.2.0")}"` },
+    {
+      op: "add",
+      path: "/entries/1/entries/-",
+      value: { name: "foo.v0.2.0", replaces: "foo.v0.1.0" },
+      description: 'added "foo.v0.2.0" to channel "stable" (replaces "foo.v0.1.0")',
+    },
+    {
+      op: "add",
+      path: "/entries/-",
+      value: { schema: "olm.bundle", image: IMG("0.2.0") },
+      description: `added bundle image "${IMG("0.2.0")}"`,
+    },
   ]);
   assert.equal(
     readFileSync(tmpl, "utf8"),
-    BASIC.replace("# first\n", "# first\n  - name: foo.v0.2.0\n    replaces: foo.v0.1.0\n") + "- schema: olm.bundle\n  image: quay.io/acme/foo-bundle:v0.2.0\n",
+    BASIC.replace("# first\n", "# first\n  - name: foo.v0.2.0\n    replaces: foo.v0.1.0\n") +
+      "- schema: olm.bundle\n  image: quay.io/acme/foo-bundle:v0.2.0\n",
   );
   const again = opcat(args);
   assert.equal(again.code, 0, again.stderr);
@@ -92,11 +134,32 @@ test("add-bundle: conflict (5), invalid input (1), unreachable image (4), usage 
   assert.equal(readFileSync(tmpl, "utf8"), BASIC);
 
   writeFileSync(join(dir, "bad.yaml"), "schema: olm.nothing\n");
-  const invalid = opcat(["template", "add-bundle", join(dir, "bad.yaml"), "--image", IMG("0.2.0"), "--channel", "stable", "-o", "json"]);
+  const invalid = opcat([
+    "template",
+    "add-bundle",
+    join(dir, "bad.yaml"),
+    "--image",
+    IMG("0.2.0"),
+    "--channel",
+    "stable",
+    "-o",
+    "json",
+  ]);
   assert.equal(invalid.code, 1);
   assert.equal((JSON.parse(invalid.stdout) as { outcome: string }).outcome, "invalid-input");
 
-  const unreachable = opcat(["template", "add-bundle", tmpl, "--image", "quay.io/acme/other:v1", "--channel", "stable", "--reuse", cat, "--reuse-tags"]);
+  const unreachable = opcat([
+    "template",
+    "add-bundle",
+    tmpl,
+    "--image",
+    "quay.io/acme/other:v1",
+    "--channel",
+    "stable",
+    "--reuse",
+    cat,
+    "--reuse-tags",
+  ]);
   assert.equal(unreachable.code, 4);
   assert.match(unreachable.stdout, /^unreachable image: /m);
   assert.match(unreachable.stderr, /error\[TEMPLATE_REUSE_NOT_FOUND\]/);
@@ -108,7 +171,20 @@ test("add-bundle: conflict (5), invalid input (1), unreachable image (4), usage 
 
 test("add-bundle: --dry-run prints the diff and writes nothing", () => {
   const { tmpl } = setup();
-  const r = opcat(["template", "add-bundle", tmpl, "--image", IMG("0.2.0"), "--channel", "stable", "--replaces", "foo.v0.1.0", "--name", "foo.v0.2.0", "--dry-run"]);
+  const r = opcat([
+    "template",
+    "add-bundle",
+    tmpl,
+    "--image",
+    IMG("0.2.0"),
+    "--channel",
+    "stable",
+    "--replaces",
+    "foo.v0.1.0",
+    "--name",
+    "foo.v0.2.0",
+    "--dry-run",
+  ]);
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /^added: .*\(basic; checked structurally only\) \(dry run: not written\)$/m);
   assert.match(r.stdout, /^@@ -11,0 \+12,2 @@\n\+ {2}- name: foo\.v0\.2\.0\n\+ {4}replaces: foo\.v0\.1\.0$/m);
@@ -122,20 +198,51 @@ test("add-bundle: --release-config applies every listed template; --help documen
   mkdirSync(templates, { recursive: true });
   mkdirSync(join(dir, "foo", "0.2.0"));
   writeFileSync(join(templates, "basic.yaml"), BASIC);
-  writeFileSync(join(templates, "semver.yaml"), "Schema: olm.semver\nFast:\n  Bundles:\n  - Image: quay.io/acme/foo-bundle:v0.1.0\n");
+  writeFileSync(
+    join(templates, "semver.yaml"),
+    "Schema: olm.semver\nFast:\n  Bundles:\n  - Image: quay.io/acme/foo-bundle:v0.1.0\n",
+  );
   const rc = join(dir, "foo", "0.2.0", "release-config.yaml");
-  writeFileSync(rc, "catalog_templates:\n  - template_name: basic.yaml\n    channels: [stable]\n    replaces: foo.v0.1.0\n  - template_name: semver.yaml\n    channels: [Fast, Stable]\n");
-  const r = opcat(["template", "add-bundle", "--release-config", rc, "--image", IMG("0.2.0"), "--reuse", cat, "--reuse-tags", "-o", "json"]);
+  writeFileSync(
+    rc,
+    "catalog_templates:\n  - template_name: basic.yaml\n    channels: [stable]\n    replaces: foo.v0.1.0\n  - template_name: semver.yaml\n    channels: [Fast, Stable]\n",
+  );
+  const r = opcat([
+    "template",
+    "add-bundle",
+    "--release-config",
+    rc,
+    "--image",
+    IMG("0.2.0"),
+    "--reuse",
+    cat,
+    "--reuse-tags",
+    "-o",
+    "json",
+  ]);
   assert.equal(r.code, 0, r.stderr);
-  const report = JSON.parse(r.stdout) as { outcome: string; written: boolean; templates: { outcome: string; kind: string }[] };
+  const report = JSON.parse(r.stdout) as {
+    outcome: string;
+    written: boolean;
+    templates: { outcome: string; kind: string }[];
+  };
   assert.equal(report.outcome, "added");
   assert.equal(report.written, true);
-  assert.deepEqual(report.templates.map((t) => [t.kind, t.outcome]), [
-    ["basic", "added"],
-    ["semver", "added"],
-  ]);
-  assert.match(readFileSync(join(templates, "semver.yaml"), "utf8"), /Stable:\n {2}Bundles:\n {2}- Image: quay\.io\/acme\/foo-bundle:v0\.2\.0\n$/);
-  assert.equal(opcat(["template", "add-bundle", "--release-config", rc, "--image", IMG("0.2.0"), "--channel", "x"]).code, 2);
+  assert.deepEqual(
+    report.templates.map((t) => [t.kind, t.outcome]),
+    [
+      ["basic", "added"],
+      ["semver", "added"],
+    ],
+  );
+  assert.match(
+    readFileSync(join(templates, "semver.yaml"), "utf8"),
+    /Stable:\n {2}Bundles:\n {2}- Image: quay\.io\/acme\/foo-bundle:v0\.2\.0\n$/,
+  );
+  assert.equal(
+    opcat(["template", "add-bundle", "--release-config", rc, "--image", IMG("0.2.0"), "--channel", "x"]).code,
+    2,
+  );
   const help = opcat(["template", "add-bundle", "--help"]);
   assert.equal(help.code, 0);
   assert.match(help.stdout, /conflict {11}5/);

@@ -101,14 +101,16 @@ function str(m: unknown, key: string): string | undefined {
   if (!isMap(m)) return undefined;
   for (const p of m.items) {
     const k = isScalar(p.key) ? String(p.key.value) : "";
-    if (k.toLowerCase() === key.toLowerCase() && isScalar(p.value) && typeof p.value.value === "string") return p.value.value;
+    if (k.toLowerCase() === key.toLowerCase() && isScalar(p.value) && typeof p.value.value === "string")
+      return p.value.value;
   }
   return undefined;
 }
 
 function child(m: unknown, key: string): unknown {
   if (!isMap(m)) return undefined;
-  for (const p of m.items) if ((isScalar(p.key) ? String(p.key.value) : "").toLowerCase() === key.toLowerCase()) return p.value;
+  for (const p of m.items)
+    if ((isScalar(p.key) ? String(p.key.value) : "").toLowerCase() === key.toLowerCase()) return p.value;
   return undefined;
 }
 
@@ -149,15 +151,23 @@ async function replay(pkg: string, version: string, file: string): Promise<Repla
   // (aws-neuron-operator 0.0.4 is a CSV of version 0.1.2).
   const pullSpec = `quay.io/community-operator-pipeline-prod/${pkg}:${version}`;
   let bundle: { name: string; image: string } | undefined =
-    cat.bundles.find((b) => b.package === pkg && versionOf(b) === version) ?? cat.bundles.find((b) => b.image === pullSpec);
+    cat.bundles.find((b) => b.package === pkg && versionOf(b) === version) ??
+    cat.bundles.find((b) => b.image === pullSpec);
   let name: string | undefined;
   if (!bundle) {
     // Not in the committed catalogs any more: the pipeline's pull spec, if a listed template has it,
     // published with --name (the CSV name convention <package>.v<version>).
     const image = `quay.io/community-operator-pipeline-prod/${pkg}:${version}`;
-    const listed = rc.catalogTemplates.map((t) => join(COMMUNITY, "operators", pkg, "catalog-templates", t.templateName));
+    const listed = rc.catalogTemplates.map((t) =>
+      join(COMMUNITY, "operators", pkg, "catalog-templates", t.templateName),
+    );
     if (!listed.some((p) => existsSync(p) && readFileSync(p, "utf8").includes(image))) {
-      return { pkg, version, result: "no-image", reason: `no bundle of version ${version} in the committed catalogs or templates` };
+      return {
+        pkg,
+        version,
+        result: "no-image",
+        reason: `no bundle of version ${version} in the committed catalogs or templates`,
+      };
     }
     name = `${pkg}.v${version}`;
     bundle = { name, image };
@@ -175,9 +185,15 @@ async function replay(pkg: string, version: string, file: string): Promise<Repla
       if (!existsSync(p)) continue;
       writeFileSync(p, removeBundle(readFileSync(p, "utf8"), bundle.image, bundle.name, t.channels));
     }
-    const report = await addBundleFromReleaseConfig(rcPath, bundle.image, { source: reuseSource(cat, { reuseTags: true }), name });
+    const report = await addBundleFromReleaseConfig(rcPath, bundle.image, {
+      source: reuseSource(cat, { reuseTags: true }),
+      name,
+    });
     if (report.outcome !== "added" && report.outcome !== "already-present") {
-      const why = [...report.problems, ...report.templates.flatMap((t) => t.problems.filter((p) => p.severity === "error"))].map((p) => p.message);
+      const why = [
+        ...report.problems,
+        ...report.templates.flatMap((t) => t.problems.filter((p) => p.severity === "error")),
+      ].map((p) => p.message);
       return { pkg, version, result: "failed", reason: `${report.outcome}: ${[...new Set(why)].join("; ")}`, report };
     }
     let identical = true;
@@ -210,7 +226,8 @@ async function replay(pkg: string, version: string, file: string): Promise<Repla
 /** A value with every list sorted (list order carries no meaning in templates: entries, bundles, skips). */
 function canonical(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(canonical).sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
-  if (v !== null && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, canonical(x)]));
+  if (v !== null && typeof v === "object")
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, canonical(x)]));
   return v;
 }
 
@@ -226,15 +243,24 @@ function describeDifference(got: unknown, want: unknown, path = ""): string {
       if (same === got.length && same === want.length) return `${path || "/"}: same items in another order`;
       const gs = new Set(got.map((g) => JSON.stringify(g)));
       const ws = new Set(want.map((w) => JSON.stringify(w)));
-      if (got.length === want.length && [...gs].every((g) => ws.has(g))) return `${path || "/"}: same items in another order`;
+      if (got.length === want.length && [...gs].every((g) => ws.has(g)))
+        return `${path || "/"}: same items in another order`;
       return `${path || "/"}: ${got.length} items, committed has ${want.length}`;
     }
     const gs = got.map((g) => JSON.stringify(g)).sort();
     const ws = want.map((w) => JSON.stringify(w)).sort();
     if (isDeepStrictEqual(gs, ws)) return `${path || "/"}: same items in another order`;
-    for (let i = 0; i < got.length; i++) if (!isDeepStrictEqual(got[i], want[i])) return describeDifference(got[i], want[i], `${path}/${i}`);
+    for (let i = 0; i < got.length; i++)
+      if (!isDeepStrictEqual(got[i], want[i])) return describeDifference(got[i], want[i], `${path}/${i}`);
   }
-  if (got !== null && want !== null && typeof got === "object" && typeof want === "object" && !Array.isArray(got) && !Array.isArray(want)) {
+  if (
+    got !== null &&
+    want !== null &&
+    typeof got === "object" &&
+    typeof want === "object" &&
+    !Array.isArray(got) &&
+    !Array.isArray(want)
+  ) {
     const keys = unique([...Object.keys(got), ...Object.keys(want)]);
     for (const k of keys) {
       const a = (got as Record<string, unknown>)[k];
@@ -247,76 +273,127 @@ function describeDifference(got: unknown, want: unknown, path = ""): string {
 
 /** The cases that are neither identical nor the same content, with why. */
 const EXCEPTIONS: Record<string, { result: ReplayCase["result"]; why: string }> = {
-  "cat-facts-operator@1.1.0": { result: "failed", why: "its template semver.yaml no longer exists (the package moved to basic.yaml)" },
-  "dell-csm-operator@1.11.1": { result: "different", why: "the committed entry replaces v1.10.2; the release config says v1.10.1 (edited after publication)" },
-  "dell-csm-operator@1.11.2": { result: "different", why: "the committed entry replaces v1.10.2; the release config says v1.10.1 (edited after publication)" },
-  "dell-csm-operator@1.11.3": { result: "failed", why: "with the release config's replaces v1.10.1 the channel strands bundles: conflict (the committed entry replaces v1.10.2)" },
-  "multi-nic-cni-operator@1.2.6": { result: "different", why: "channel alpha-1.2 was removed from the templates after publication; add-bundle creates it again" },
-  "multi-nic-cni-operator@1.2.7": { result: "different", why: "channel alpha-1.2 was removed from the templates after publication; add-bundle creates it again" },
-  "multi-nic-cni-operator@1.2.8": { result: "failed", why: "the committed alpha entries were re-linked after publication: the release config's edges leave two heads (and so does the inverse edit)" },
-  "multicluster-global-hub-operator@1.6.0": { result: "different", why: "channel stable was renamed release-1.6 after publication; add-bundle creates stable again" },
-  "visionone-containersecurity@0.0.2": { result: "different", why: "the committed stable entry has no replaces (edited after publication); the release config says replaces v0.0.1" },
-  "rabbitmq-messaging-topology-operator@1.18.3": { result: "no-image", why: "the bundle was removed from the templates and is not in the committed catalogs" },
-  "rabbitmq-messaging-topology-operator@1.19.0": { result: "no-image", why: "the bundle was removed from the templates and is not in the committed catalogs" },
-  "rabbitmq-messaging-topology-operator@1.19.1": { result: "no-image", why: "the bundle was removed from the templates and is not in the committed catalogs" },
+  "cat-facts-operator@1.1.0": {
+    result: "failed",
+    why: "its template semver.yaml no longer exists (the package moved to basic.yaml)",
+  },
+  "dell-csm-operator@1.11.1": {
+    result: "different",
+    why: "the committed entry replaces v1.10.2; the release config says v1.10.1 (edited after publication)",
+  },
+  "dell-csm-operator@1.11.2": {
+    result: "different",
+    why: "the committed entry replaces v1.10.2; the release config says v1.10.1 (edited after publication)",
+  },
+  "dell-csm-operator@1.11.3": {
+    result: "failed",
+    why: "with the release config's replaces v1.10.1 the channel strands bundles: conflict (the committed entry replaces v1.10.2)",
+  },
+  "multi-nic-cni-operator@1.2.6": {
+    result: "different",
+    why: "channel alpha-1.2 was removed from the templates after publication; add-bundle creates it again",
+  },
+  "multi-nic-cni-operator@1.2.7": {
+    result: "different",
+    why: "channel alpha-1.2 was removed from the templates after publication; add-bundle creates it again",
+  },
+  "multi-nic-cni-operator@1.2.8": {
+    result: "failed",
+    why: "the committed alpha entries were re-linked after publication: the release config's edges leave two heads (and so does the inverse edit)",
+  },
+  "multicluster-global-hub-operator@1.6.0": {
+    result: "different",
+    why: "channel stable was renamed release-1.6 after publication; add-bundle creates stable again",
+  },
+  "visionone-containersecurity@0.0.2": {
+    result: "different",
+    why: "the committed stable entry has no replaces (edited after publication); the release config says replaces v0.0.1",
+  },
+  "rabbitmq-messaging-topology-operator@1.18.3": {
+    result: "no-image",
+    why: "the bundle was removed from the templates and is not in the committed catalogs",
+  },
+  "rabbitmq-messaging-topology-operator@1.19.0": {
+    result: "no-image",
+    why: "the bundle was removed from the templates and is not in the committed catalogs",
+  },
+  "rabbitmq-messaging-topology-operator@1.19.1": {
+    result: "no-image",
+    why: "the bundle was removed from the templates and is not in the committed catalogs",
+  },
 };
 
-test("community release configs: add-bundle reproduces the committed templates", requireShared(join(COMMUNITY, "operators")), async () => {
-  const counts: Record<string, number> = { identical: 0, equivalent: 0, different: 0, failed: 0, "no-image": 0 };
-  const exceptions: Record<string, ReplayCase["result"]> = {};
-  let textOnly = 0;
-  const configs = releaseConfigs();
-  for (const { pkg, version, file } of configs) {
-    const c = await replay(pkg, version, file);
-    counts[c.result]++;
-    if (c.result === "equivalent" && c.reason?.includes("different text")) textOnly++;
-    if (c.result !== "identical" && c.result !== "equivalent") exceptions[`${pkg}@${version}`] = c.result;
-    // Every successful publication was validated by rendering (or, for images no catalog has, structurally).
-    for (const t of c.report?.templates ?? []) if (t.outcome === "added") assert.notEqual(t.validation, "none");
-  }
-  assert.equal(configs.length, 109);
-  assert.deepEqual(counts, { identical: 18, equivalent: 79, different: 6, failed: 3, "no-image": 3 });
-  assert.equal(textOnly, 1, "project-onboarding-operator 0.0.51: the image on its own line (ruamel wrapping)");
-  assert.deepEqual(exceptions, Object.fromEntries(Object.entries(EXCEPTIONS).map(([k, v]) => [k, v.result])));
-});
-
-test("community release configs: publishing into the committed templates changes nothing", requireShared(join(COMMUNITY, "operators")), async () => {
-  // Where the release config still describes the committed templates, everything is already there;
-  // the exceptions are exactly the templates edited after publication.
-  const tmp = mkdtempSync(join(tmpdir(), "opcat-addbundle-again-"));
-  try {
-    const counts: Record<string, number> = {};
-    const others: Record<string, string> = {};
-    for (const { pkg, version, file } of releaseConfigs()) {
-      const cat = packageCatalog(pkg);
-      const pullSpec = `quay.io/community-operator-pipeline-prod/${pkg}:${version}`;
-      const bundle = cat.bundles.find((b) => b.package === pkg && versionOf(b) === version) ?? cat.bundles.find((b) => b.image === pullSpec);
-      if (!bundle) {
-        counts["no-image"] = (counts["no-image"] ?? 0) + 1;
-        continue;
-      }
-      const dir = join(tmp, `${pkg}-${version}`);
-      cpSync(join(COMMUNITY, "operators", pkg, "catalog-templates"), join(dir, "catalog-templates"), { recursive: true });
-      mkdirSync(join(dir, version));
-      writeFileSync(join(dir, version, "release-config.yaml"), readFileSync(file));
-      const r = await addBundleFromReleaseConfig(join(dir, version, "release-config.yaml"), bundle.image, { source: reuseSource(cat, { reuseTags: true }), dryRun: true });
-      counts[r.outcome] = (counts[r.outcome] ?? 0) + 1;
-      assert.equal(r.written, false);
-      if (r.outcome !== "already-present") others[`${pkg}@${version}`] = r.outcome;
+test(
+  "community release configs: add-bundle reproduces the committed templates",
+  requireShared(join(COMMUNITY, "operators")),
+  async () => {
+    const counts: Record<string, number> = { identical: 0, equivalent: 0, different: 0, failed: 0, "no-image": 0 };
+    const exceptions: Record<string, ReplayCase["result"]> = {};
+    let textOnly = 0;
+    const configs = releaseConfigs();
+    for (const { pkg, version, file } of configs) {
+      const c = await replay(pkg, version, file);
+      counts[c.result]++;
+      if (c.result === "equivalent" && c.reason?.includes("different text")) textOnly++;
+      if (c.result !== "identical" && c.result !== "equivalent") exceptions[`${pkg}@${version}`] = c.result;
+      // Every successful publication was validated by rendering (or, for images no catalog has, structurally).
+      for (const t of c.report?.templates ?? []) if (t.outcome === "added") assert.notEqual(t.validation, "none");
     }
-    assert.deepEqual(counts, { "already-present": 96, conflict: 5, added: 3, "invalid-input": 1, "no-image": 4 });
-    assert.deepEqual(others, {
-      "cat-facts-operator@1.1.0": "invalid-input",
-      "dell-csm-operator@1.11.1": "conflict",
-      "dell-csm-operator@1.11.2": "conflict",
-      "dell-csm-operator@1.11.3": "conflict",
-      "multi-nic-cni-operator@1.2.6": "added",
-      "multi-nic-cni-operator@1.2.7": "added",
-      "multi-nic-cni-operator@1.2.8": "conflict",
-      "multicluster-global-hub-operator@1.6.0": "added",
-      "visionone-containersecurity@0.0.2": "conflict",
-    });
-  } finally {
-    rmSync(tmp, { recursive: true, force: true });
-  }
-});
+    assert.equal(configs.length, 109);
+    assert.deepEqual(counts, { identical: 18, equivalent: 79, different: 6, failed: 3, "no-image": 3 });
+    assert.equal(textOnly, 1, "project-onboarding-operator 0.0.51: the image on its own line (ruamel wrapping)");
+    assert.deepEqual(exceptions, Object.fromEntries(Object.entries(EXCEPTIONS).map(([k, v]) => [k, v.result])));
+  },
+);
+
+test(
+  "community release configs: publishing into the committed templates changes nothing",
+  requireShared(join(COMMUNITY, "operators")),
+  async () => {
+    // Where the release config still describes the committed templates, everything is already there;
+    // the exceptions are exactly the templates edited after publication.
+    const tmp = mkdtempSync(join(tmpdir(), "opcat-addbundle-again-"));
+    try {
+      const counts: Record<string, number> = {};
+      const others: Record<string, string> = {};
+      for (const { pkg, version, file } of releaseConfigs()) {
+        const cat = packageCatalog(pkg);
+        const pullSpec = `quay.io/community-operator-pipeline-prod/${pkg}:${version}`;
+        const bundle =
+          cat.bundles.find((b) => b.package === pkg && versionOf(b) === version) ??
+          cat.bundles.find((b) => b.image === pullSpec);
+        if (!bundle) {
+          counts["no-image"] = (counts["no-image"] ?? 0) + 1;
+          continue;
+        }
+        const dir = join(tmp, `${pkg}-${version}`);
+        cpSync(join(COMMUNITY, "operators", pkg, "catalog-templates"), join(dir, "catalog-templates"), {
+          recursive: true,
+        });
+        mkdirSync(join(dir, version));
+        writeFileSync(join(dir, version, "release-config.yaml"), readFileSync(file));
+        const r = await addBundleFromReleaseConfig(join(dir, version, "release-config.yaml"), bundle.image, {
+          source: reuseSource(cat, { reuseTags: true }),
+          dryRun: true,
+        });
+        counts[r.outcome] = (counts[r.outcome] ?? 0) + 1;
+        assert.equal(r.written, false);
+        if (r.outcome !== "already-present") others[`${pkg}@${version}`] = r.outcome;
+      }
+      assert.deepEqual(counts, { "already-present": 96, conflict: 5, added: 3, "invalid-input": 1, "no-image": 4 });
+      assert.deepEqual(others, {
+        "cat-facts-operator@1.1.0": "invalid-input",
+        "dell-csm-operator@1.11.1": "conflict",
+        "dell-csm-operator@1.11.2": "conflict",
+        "dell-csm-operator@1.11.3": "conflict",
+        "multi-nic-cni-operator@1.2.6": "added",
+        "multi-nic-cni-operator@1.2.7": "added",
+        "multi-nic-cni-operator@1.2.8": "conflict",
+        "multicluster-global-hub-operator@1.6.0": "added",
+        "visionone-containersecurity@0.0.2": "conflict",
+      });
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  },
+);

@@ -26,7 +26,19 @@ const TESTDATA = join(REPO_ROOT, "src", "template", "testdata");
 const missing = requireTools("docker-registry");
 const shared = requireShared();
 
-const TESTOPERATOR = ["0.1.0", "0.1.1", "0.1.2", "0.1.3", "0.2.0", "0.2.1", "0.2.2", "0.3.0", "1.0.0", "1.0.1", "1.1.0"];
+const TESTOPERATOR = [
+  "0.1.0",
+  "0.1.1",
+  "0.1.2",
+  "0.1.3",
+  "0.2.0",
+  "0.2.1",
+  "0.2.2",
+  "0.3.0",
+  "1.0.0",
+  "1.0.1",
+  "1.1.0",
+];
 /** Community packages whose catalog-templates are rendered, with their bundle versions. */
 const COMMUNITY_PACKAGES: Record<string, string[]> = {
   "cat-facts-operator": ["1.0.0", "1.1.0", "1.1.1", "1.1.2"],
@@ -38,7 +50,13 @@ const COMMUNITY_PACKAGES: Record<string, string[]> = {
 let emptyConf = "";
 
 function opcat(args: string[], input?: string): { code: number; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: "utf8", input, cwd: REPO_ROOT, env: { ...process.env, OPCAT_DEBUG: "", CONTAINERS_REGISTRIES_CONF: emptyConf }, maxBuffer: 1 << 28 });
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    encoding: "utf8",
+    input,
+    cwd: REPO_ROOT,
+    env: { ...process.env, OPCAT_DEBUG: "", CONTAINERS_REGISTRIES_CONF: emptyConf },
+    maxBuffer: 1 << 28,
+  });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -66,7 +84,13 @@ const trimmed = (yaml: string): string[] =>
     .map((l) => l.trim())
     .filter((l) => l !== "" && !l.startsWith("#"));
 
-const byName = (bundles: Bundle[]): Map<string, string> => new Map(bundles.map((b) => [b.name, formatCatalog({ packages: [], channels: [], bundles: [b], deprecations: [], others: [] }, "json")]));
+const byName = (bundles: Bundle[]): Map<string, string> =>
+  new Map(
+    bundles.map((b) => [
+      b.name,
+      formatCatalog({ packages: [], channels: [], bundles: [b], deprecations: [], others: [] }, "json"),
+    ]),
+  );
 
 describe("templates rendered from bundle images in a local registry", { skip: missing || shared.skip }, () => {
   let reg: RunningRegistry;
@@ -91,7 +115,11 @@ describe("templates rendered from bundle images in a local registry", { skip: mi
       for (const v of versions) {
         const dir = join(COMMUNITY, "operators", pkg, v);
         bundleDirs.set(`quay.io/community-operator-pipeline-prod/${pkg}:${v}`, dir);
-        pushes.push(pushImage(buildBundleImage(dir), `${reg.host}/community-operator-pipeline-prod/${pkg}:${v}`, { useHttp: true }));
+        pushes.push(
+          pushImage(buildBundleImage(dir), `${reg.host}/community-operator-pipeline-prod/${pkg}:${v}`, {
+            useHttp: true,
+          }),
+        );
       }
     }
     // A catalog image, which templates must refuse.
@@ -106,7 +134,10 @@ describe("templates rendered from bundle images in a local registry", { skip: mi
     writeFileSync(
       conf,
       ["foo", "community-operator-pipeline-prod"]
-        .map((ns) => `[[registry]]\nprefix = "quay.io/${ns}"\nlocation = "127.0.0.1:${closed}/${ns}"\ninsecure = true\n[[registry.mirror]]\nlocation = "${reg.host}/${ns}"\ninsecure = true\n`)
+        .map(
+          (ns) =>
+            `[[registry]]\nprefix = "quay.io/${ns}"\nlocation = "127.0.0.1:${closed}/${ns}"\ninsecure = true\n[[registry.mirror]]\nlocation = "${reg.host}/${ns}"\ninsecure = true\n`,
+        )
         .join("\n"),
     );
   });
@@ -115,7 +146,8 @@ describe("templates rendered from bundle images in a local registry", { skip: mi
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  const render = (args: string[], input?: string): { code: number; stdout: string; stderr: string } => opcat(["template", "render", ...args, "--registries-conf", conf, "--cache-dir", cache], input);
+  const render = (args: string[], input?: string): { code: number; stdout: string; stderr: string } =>
+    opcat(["template", "render", ...args, "--registries-conf", conf, "--cache-dir", cache], input);
 
   /** What `opm render <image>` gives for the bundle behind `image` (rendered from its directory). */
   const rendered = (image: string, migrateLevel?: string): string => {
@@ -134,8 +166,12 @@ describe("templates rendered from bundle images in a local registry", { skip: mi
       const channelsAndPackage = formatCatalog({ ...cfg, bundles: [] }, "yaml");
       // Today's opm output (the README); the seed's page predates opm linking skips across Y-streams.
       assert.deepEqual(trimmed(channelsAndPackage), trimmed(readFileSync(join(TESTDATA, file), "utf8")));
-      const noSkips = (lines: string[]): string[] => lines.filter((l) => l !== "skips:" && !/^- testoperator\./.test(l));
-      assert.deepEqual(noSkips(trimmed(channelsAndPackage)), noSkips(trimmed(readFileSync(join(TESTDATA, seedFile), "utf8"))));
+      const noSkips = (lines: string[]): string[] =>
+        lines.filter((l) => l !== "skips:" && !/^- testoperator\./.test(l));
+      assert.deepEqual(
+        noSkips(trimmed(channelsAndPackage)),
+        noSkips(trimmed(readFileSync(join(TESTDATA, seedFile), "utf8"))),
+      );
       // Bundles: exactly what rendering each image gives, in template order, image as written.
       assert.deepEqual(
         cfg.bundles.map((b) => b.image),
@@ -143,17 +179,26 @@ describe("templates rendered from bundle images in a local registry", { skip: mi
       );
       for (const b of cfg.bundles) {
         delete b.loc;
-        assert.equal(formatCatalog({ packages: [], channels: [], bundles: [b], deprecations: [], others: [] }, "json"), rendered(b.image));
+        assert.equal(
+          formatCatalog({ packages: [], channels: [], bundles: [b], deprecations: [], others: [] }, "json"),
+          rendered(b.image),
+        );
       }
     });
   }
 
   const communityCase = (pkg: string, template: string, catalogVersion: string, migrate: boolean): void => {
     test(`community ${pkg}: catalog-templates/${template} renders the bundles of catalogs/${catalogVersion}${migrate ? " (migrated)" : ""}`, () => {
-      const r = render([join(COMMUNITY, "operators", pkg, "catalog-templates", template), ...(migrate ? ["--migrate-level", "bundle-object-to-csv-metadata"] : [])]);
+      const r = render([
+        join(COMMUNITY, "operators", pkg, "catalog-templates", template),
+        ...(migrate ? ["--migrate-level", "bundle-object-to-csv-metadata"] : []),
+      ]);
       assert.equal(r.code, 0, r.stderr);
       const ours = loadText(r.stdout, "out.json").config;
-      const theirs = loadText(readFileSync(join(COMMUNITY, "catalogs", catalogVersion, pkg, "catalog.yaml"), "utf8"), "catalog.yaml").config;
+      const theirs = loadText(
+        readFileSync(join(COMMUNITY, "catalogs", catalogVersion, pkg, "catalog.yaml"), "utf8"),
+        "catalog.yaml",
+      ).config;
       const a = byName(ours.bundles);
       const b = byName(theirs.bundles);
       assert.ok(a.size > 0);
@@ -167,9 +212,15 @@ describe("templates rendered from bundle images in a local registry", { skip: mi
 
   test("a basic template naming the local registry directly (--use-http); a repeated image is pulled once", () => {
     const img = `${reg.host}/foo/olm:testoperator.v1.0.0`;
-    const r = opcat(["render-template", "basic", "-", "--use-http", "--cache-dir", join(work, "cache-direct")], `schema: olm.template.basic\nentries:\n- schema: olm.bundle\n  image: ${img}\n- schema: olm.bundle\n  image: ${img}\n`);
+    const r = opcat(
+      ["render-template", "basic", "-", "--use-http", "--cache-dir", join(work, "cache-direct")],
+      `schema: olm.template.basic\nentries:\n- schema: olm.bundle\n  image: ${img}\n- schema: olm.bundle\n  image: ${img}\n`,
+    );
     assert.equal(r.code, 0, r.stderr);
-    const blobs = r.stdout.trim().split(/\n(?=\{)/).map((t) => JSON.parse(t) as { image: string; name: string });
+    const blobs = r.stdout
+      .trim()
+      .split(/\n(?=\{)/)
+      .map((t) => JSON.parse(t) as { image: string; name: string });
     assert.deepEqual(
       blobs.map((b) => [b.name, b.image]),
       [
@@ -180,31 +231,55 @@ describe("templates rendered from bundle images in a local registry", { skip: mi
     const cfg: DeclarativeConfig = loadText(r.stdout, "-").config;
     delete cfg.bundles[0].loc;
     const dir = bundleDirs.get("quay.io/foo/olm:testoperator.v1.0.0") ?? "";
-    assert.equal(formatCatalog({ ...cfg, bundles: [cfg.bundles[0]] }, "json"), formatCatalog(normalizeForRender(renderBundleDirectory(dir, { image: img })), "json"));
+    assert.equal(
+      formatCatalog({ ...cfg, bundles: [cfg.bundles[0]] }, "json"),
+      formatCatalog(normalizeForRender(renderBundleDirectory(dir, { image: img })), "json"),
+    );
   });
 
   test("substitutes template: the substitute image is pulled", () => {
     const entries = [
       { schema: "olm.package", name: "testoperator", defaultChannel: "stable" },
-      { schema: "olm.channel", package: "testoperator", name: "stable", entries: [{ name: "testoperator.v0.1.0" }, { name: "testoperator.v0.1.1", replaces: "testoperator.v0.1.0" }] },
-      ...["0.1.0", "0.1.1"].map((v) => ({ schema: "olm.bundle", name: `testoperator.v${v}`, package: "testoperator", image: `quay.io/foo/olm:testoperator.v${v}`, properties: [{ type: "olm.package", value: { packageName: "testoperator", version: v } }] })),
+      {
+        schema: "olm.channel",
+        package: "testoperator",
+        name: "stable",
+        entries: [{ name: "testoperator.v0.1.0" }, { name: "testoperator.v0.1.1", replaces: "testoperator.v0.1.0" }],
+      },
+      ...["0.1.0", "0.1.1"].map((v) => ({
+        schema: "olm.bundle",
+        name: `testoperator.v${v}`,
+        package: "testoperator",
+        image: `quay.io/foo/olm:testoperator.v${v}`,
+        properties: [{ type: "olm.package", value: { packageName: "testoperator", version: v } }],
+      })),
     ];
-    const t = JSON.stringify({ schema: "olm.template.substitutes", entries, substitutions: [{ name: "quay.io/foo/olm:testoperator.v0.1.2", base: "testoperator.v0.1.1" }] });
+    const t = JSON.stringify({
+      schema: "olm.template.substitutes",
+      entries,
+      substitutions: [{ name: "quay.io/foo/olm:testoperator.v0.1.2", base: "testoperator.v0.1.1" }],
+    });
     const r = render(["substitutes", "-"], t);
     assert.equal(r.code, 0, r.stderr);
     const cfg = loadText(r.stdout, "-").config;
-    assert.deepEqual(cfg.channels[0].entries?.map((e) => [e.name, e.replaces, e.skips]), [
-      ["testoperator.v0.1.0", "", []],
-      ["testoperator.v0.1.1", "", []],
-      ["testoperator.v0.1.2", "testoperator.v0.1.0", ["testoperator.v0.1.1"]],
-    ]);
+    assert.deepEqual(
+      cfg.channels[0].entries?.map((e) => [e.name, e.replaces, e.skips]),
+      [
+        ["testoperator.v0.1.0", "", []],
+        ["testoperator.v0.1.1", "", []],
+        ["testoperator.v0.1.2", "testoperator.v0.1.0", ["testoperator.v0.1.1"]],
+      ],
+    );
     assert.equal(cfg.bundles[2].image, "quay.io/foo/olm:testoperator.v0.1.2");
     assert.ok(cfg.bundles[2].properties.some((p) => p.type === "olm.bundle.object"));
   });
 
   test("composite template: two catalogs, basic and semver contributions pulled, a raw one, a custom command", () => {
     const dir = mkdtempSync(join(work, "composite-"));
-    writeFileSync(join(dir, "catalogs.yaml"), `schema: olm.composite.catalogs\ncatalogs:\n- name: v4.16\n  destination:\n    workingDir: ${dir}/out/v4.16\n  builders: [olm.builder.basic, olm.builder.semver]\n- name: v4.17\n  destination:\n    workingDir: ${dir}/out/v4.17\n  builders: [olm.builder.raw, olm.builder.custom]\n`);
+    writeFileSync(
+      join(dir, "catalogs.yaml"),
+      `schema: olm.composite.catalogs\ncatalogs:\n- name: v4.16\n  destination:\n    workingDir: ${dir}/out/v4.16\n  builders: [olm.builder.basic, olm.builder.semver]\n- name: v4.17\n  destination:\n    workingDir: ${dir}/out/v4.17\n  builders: [olm.builder.raw, olm.builder.custom]\n`,
+    );
     mkdirSync(join(dir, "contrib"));
     writeFileSync(join(dir, "contrib", "semver.yaml"), seedTemplate(false, true));
     const catFacts = join(COMMUNITY, "operators", "cat-facts-operator", "catalog-templates", "basic.yaml");
@@ -233,39 +308,93 @@ components:
         output: catalog.json
 `,
     );
-    const r = render(["composite", "-f", join(dir, "catalogs.yaml"), "-c", join(dir, "contrib", "composite.yaml"), "-o", "yaml"]);
+    const r = render([
+      "composite",
+      "-f",
+      join(dir, "catalogs.yaml"),
+      "-c",
+      join(dir, "contrib", "composite.yaml"),
+      "-o",
+      "yaml",
+    ]);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, "");
-    for (const f of ["out/v4.16/testoperator/catalog.yaml", "out/v4.16/cat-facts-operator/catalog.yaml", "out/v4.17/cat-facts-operator/catalog.json", "out/v4.17/echo/catalog.json"]) assert.ok(existsSync(join(dir, f)), f);
+    for (const f of [
+      "out/v4.16/testoperator/catalog.yaml",
+      "out/v4.16/cat-facts-operator/catalog.yaml",
+      "out/v4.17/cat-facts-operator/catalog.json",
+      "out/v4.17/echo/catalog.json",
+    ])
+      assert.ok(existsSync(join(dir, f)), f);
     const semver = readFileSync(join(dir, "out/v4.16/testoperator/catalog.yaml"), "utf8");
     assert.match(semver, /^---\ndefaultChannel: stable-v1\.0\n/);
     // Validation failure of a component (no --validate=false): the raw FBC is fine, a broken one is not.
-    writeFileSync(join(dir, "contrib", "bad.json"), JSON.stringify({ schema: "olm.package", name: "bad", defaultChannel: "nope" }));
-    writeFileSync(join(dir, "contrib", "bad.yaml"), `schema: olm.composite\ncomponents:\n- name: v4.17\n  destination: {path: bad}\n  strategy: {name: raw, template: {schema: olm.builder.raw, config: {input: bad.json, output: catalog.json}}}\n`);
+    writeFileSync(
+      join(dir, "contrib", "bad.json"),
+      JSON.stringify({ schema: "olm.package", name: "bad", defaultChannel: "nope" }),
+    );
+    writeFileSync(
+      join(dir, "contrib", "bad.yaml"),
+      `schema: olm.composite\ncomponents:\n- name: v4.17\n  destination: {path: bad}\n  strategy: {name: raw, template: {schema: olm.builder.raw, config: {input: bad.json, output: catalog.json}}}\n`,
+    );
     const bad = render(["composite", "-f", join(dir, "catalogs.yaml"), "-c", join(dir, "contrib", "bad.yaml")]);
     assert.equal(bad.code, 1);
-    assert.match(bad.stderr, /rendering the composite template: validating component "v4\.17": validation failure in path ".*\/out\/v4\.17\/bad": /);
-    const skip = render(["composite", "-f", join(dir, "catalogs.yaml"), "-c", join(dir, "contrib", "bad.yaml"), "--validate=false"]);
+    assert.match(
+      bad.stderr,
+      /rendering the composite template: validating component "v4\.17": validation failure in path ".*\/out\/v4\.17\/bad": /,
+    );
+    const skip = render([
+      "composite",
+      "-f",
+      join(dir, "catalogs.yaml"),
+      "-c",
+      join(dir, "contrib", "bad.yaml"),
+      "--validate=false",
+    ]);
     assert.equal(skip.code, 0, skip.stderr);
   });
 
   test("opm's refusals and pull errors", () => {
     const dirRef = bundleDirs.get("quay.io/foo/olm:testoperator.v0.1.0") ?? "";
-    const d = render(["basic", "-"], `schema: olm.template.basic\nentries:\n- schema: olm.bundle\n  image: ${dirRef}\n`);
+    const d = render(
+      ["basic", "-"],
+      `schema: olm.template.basic\nentries:\n- schema: olm.bundle\n  image: ${dirRef}\n`,
+    );
     assert.equal(d.code, 2);
-    assert.match(d.stderr, new RegExp(`rendering template: render reference "${dirRef}": cannot render bundle directory "${dirRef}": not allowed`));
-    const c = opcat(["template", "render", "basic", "-", "--use-http", "--cache-dir", cache], `schema: olm.template.basic\nentries:\n- schema: olm.bundle\n  image: ${reg.host}/foo/catalog:latest\n`);
+    assert.match(
+      d.stderr,
+      new RegExp(
+        `rendering template: render reference "${dirRef}": cannot render bundle directory "${dirRef}": not allowed`,
+      ),
+    );
+    const c = opcat(
+      ["template", "render", "basic", "-", "--use-http", "--cache-dir", cache],
+      `schema: olm.template.basic\nentries:\n- schema: olm.bundle\n  image: ${reg.host}/foo/catalog:latest\n`,
+    );
     assert.equal(c.code, 2, c.stderr);
     assert.match(c.stderr, /cannot render declarative config image: not allowed/);
     const m = render(["semver", "-"], "schema: olm.semver\nstable:\n  bundles:\n  - image: quay.io/foo/olm:nope\n");
     assert.equal(m.code, 2);
-    assert.match(m.stderr, /rendering template: render reference "quay\.io\/foo\/olm:nope": failed to pull image "quay\.io\/foo\/olm:nope"/);
+    assert.match(
+      m.stderr,
+      /rendering template: render reference "quay\.io\/foo\/olm:nope": failed to pull image "quay\.io\/foo\/olm:nope"/,
+    );
   });
 
   test("--reuse answers digest-pinned references; tags are pulled unless --reuse-tags", () => {
     const reused = join(work, "reused.json");
-    writeFileSync(reused, JSON.stringify({ schema: "olm.bundle", name: "from-reuse", package: "testoperator", image: "quay.io/foo/olm:testoperator.v1.1.0", properties: [{ type: "olm.package", value: { packageName: "testoperator", version: "1.1.0" } }] }));
-    const t = "schema: olm.template.basic\nentries:\n- schema: olm.bundle\n  image: quay.io/foo/olm:testoperator.v1.1.0\n";
+    writeFileSync(
+      reused,
+      JSON.stringify({
+        schema: "olm.bundle",
+        name: "from-reuse",
+        package: "testoperator",
+        image: "quay.io/foo/olm:testoperator.v1.1.0",
+        properties: [{ type: "olm.package", value: { packageName: "testoperator", version: "1.1.0" } }],
+      }),
+    );
+    const t =
+      "schema: olm.template.basic\nentries:\n- schema: olm.bundle\n  image: quay.io/foo/olm:testoperator.v1.1.0\n";
     const pulled = render(["-", "--reuse", reused], t);
     assert.equal(pulled.code, 0, pulled.stderr);
     assert.match(pulled.stdout, /"name": "testoperator\.v1\.1\.0"/);

@@ -78,7 +78,9 @@ describe("web UI in Chromium on the community catalogs", { skip }, () => {
     assert.match(csp, /script-src 'self'/);
     assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
     const external = await page.evaluate(() =>
-      [...document.querySelectorAll("script[src], link[href]")].map((e) => e.getAttribute("src") ?? e.getAttribute("href") ?? "").filter((u) => /^(https?:)?\/\//.test(u)),
+      [...document.querySelectorAll("script[src], link[href]")]
+        .map((e) => e.getAttribute("src") ?? e.getAttribute("href") ?? "")
+        .filter((u) => /^(https?:)?\/\//.test(u)),
     );
     assert.deepEqual(external, []);
   });
@@ -140,7 +142,12 @@ describe("web UI in Chromium on the community catalogs", { skip }, () => {
     assert.equal(await page.locator("[data-testid=graph] path.edge.replaces").count(), 34);
     assert.equal(await page.locator("[data-testid=graph] path.edge.skips").count(), 9);
     assert.equal(await page.locator("[data-testid=graph] path.edge.skipRange").count(), 92);
-    assert.deepEqual(await page.locator("[data-testid=graph] g.node.head").evaluateAll((ns) => ns.map((n) => n.getAttribute("data-node"))), ["infinispan-operator.v2.5.14"]);
+    assert.deepEqual(
+      await page
+        .locator("[data-testid=graph] g.node.head")
+        .evaluateAll((ns) => ns.map((n) => n.getAttribute("data-node"))),
+      ["infinispan-operator.v2.5.14"],
+    );
     await page.locator('[data-node="infinispan-operator.v2.4.1"]').click();
     await page.locator("[data-testid=node-detail] h3", { hasText: "infinispan-operator.v2.4.1" }).waitFor();
     // keyboard: focus another bundle and press Enter
@@ -151,7 +158,11 @@ describe("web UI in Chromium on the community catalogs", { skip }, () => {
     // hiding skipRange edges lays the graph out again without them
     await page.locator("input[name=show-skipRange]").uncheck();
     await page.locator("[data-testid=graph]", { has: page.locator("path.edge.skips") }).waitFor();
-    await page.waitForFunction(() => document.querySelectorAll("[data-testid=graph] path.edge.skipRange").length === 0 && document.querySelectorAll("[data-testid=graph] path.edge.replaces").length === 34);
+    await page.waitForFunction(
+      () =>
+        document.querySelectorAll("[data-testid=graph] path.edge.skipRange").length === 0 &&
+        document.querySelectorAll("[data-testid=graph] path.edge.replaces").length === 34,
+    );
   });
 
   test("from version X: every upgrade path to the head is highlighted, with the fewest hops", async () => {
@@ -164,7 +175,10 @@ describe("web UI in Chromium on the community catalogs", { skip }, () => {
     // independently with a breadth-first search over the catalog's channel)
     assert.equal(await paths.locator("[data-testid=hops]").textContent(), "21");
     const text = (await paths.textContent()) ?? "";
-    assert.match(text, /^From infinispan-operator\.v2\.3\.0 to head infinispan-operator\.v2\.5\.14: 21 hops \(infinispan-operator\.v2\.3\.0 → /);
+    assert.match(
+      text,
+      /^From infinispan-operator\.v2\.3\.0 to head infinispan-operator\.v2\.5\.14: 21 hops \(infinispan-operator\.v2\.3\.0 → /,
+    );
     assert.equal((text.match(/→/g) ?? []).length, 21);
     assert.ok((await page.locator("[data-testid=graph] g.node.on-path").count()) >= 22);
     assert.ok((await page.locator("[data-testid=graph] path.edge.on-path").count()) >= 21);
@@ -175,7 +189,10 @@ describe("web UI in Chromium on the community catalogs", { skip }, () => {
   test("exports: SVG download and the Mermaid text of `opcat render-graph`", async () => {
     await page.goto(`${served.url}#/c/v4.20/p/infinispan?tab=graph&channel=*`);
     await page.locator("[data-testid=graph-content][data-layout=done]").waitFor();
-    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Export SVG" }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("button", { name: "Export SVG" }).click(),
+    ]);
     assert.equal(download.suggestedFilename(), "infinispan.svg");
     const svg = readFileSync(await download.path(), "utf8");
     assert.match(svg, /^<\?xml version="1.0" encoding="UTF-8"\?>\n<svg /);
@@ -184,7 +201,11 @@ describe("web UI in Chromium on the community catalogs", { skip }, () => {
     await page.getByRole("button", { name: "Mermaid" }).click();
     const pre = page.locator("[data-testid=mermaid] pre");
     await pre.waitFor();
-    const cli = execFileSync(process.execPath, [join(REPO_ROOT, "bin", "opcat"), "render-graph", V420, "--package-name", "infinispan"], { encoding: "utf8", maxBuffer: 64 << 20 });
+    const cli = execFileSync(
+      process.execPath,
+      [join(REPO_ROOT, "bin", "opcat"), "render-graph", V420, "--package-name", "infinispan"],
+      { encoding: "utf8", maxBuffer: 64 << 20 },
+    );
     assert.equal(await pre.evaluate((e) => e.textContent), cli);
   });
 
@@ -196,32 +217,58 @@ describe("web UI in Chromium on the community catalogs", { skip }, () => {
     await page.getByRole("button", { name: "Resolve", exact: true }).click();
     const table = page.locator("[data-testid=resolved-bundles]");
     await table.waitFor();
-    assert.match((await table.locator("tbody tr").first().textContent()) ?? "", /^infinispan-operator\.v2\.5\.14\s*2\.5\.14\s*install\s*v4\.20 \/ stable/);
+    assert.match(
+      (await table.locator("tbody tr").first().textContent()) ?? "",
+      /^infinispan-operator\.v2\.5\.14\s*2\.5\.14\s*install\s*v4\.20 \/ stable/,
+    );
     const link = await page.evaluate(() => location.hash);
     assert.match(link, /^#\/resolve\?package=infinispan&channel=stable&catalog=v4\.20/);
     // the same link, with a version range, resolves on opening
-    await page.goto(`${served.url}#/resolve?package=infinispan&channel=stable&catalog=v4.20&version=${encodeURIComponent("<2.4.0")}`);
+    await page.goto(
+      `${served.url}#/resolve?package=infinispan&channel=stable&catalog=v4.20&version=${encodeURIComponent("<2.4.0")}`,
+    );
     await page.locator("[data-testid=resolved-bundles] tbody tr", { hasText: "infinispan-operator.v2.3." }).waitFor();
-    await page.goto(`${served.url}#/resolve?package=infinispan&catalog=v4.20&version=${encodeURIComponent(">=99.0.0")}`);
+    await page.goto(
+      `${served.url}#/resolve?package=infinispan&catalog=v4.20&version=${encodeURIComponent(">=99.0.0")}`,
+    );
     const res = page.locator("[data-testid=resolution].unresolved");
     await res.waitFor();
     assert.match((await res.getByRole("alert").first().textContent()) ?? "", /infinispan/);
     // the failed constraint drawn on the graph: no bundle of the package is in the range
     await res.locator("[data-testid=constraint-graph]").click();
     await page.locator("[data-testid=graph-content][data-layout=done]").waitFor();
-    assert.equal(await page.locator("[data-testid=range]").textContent(), "Version range >=99.0.0: no bundle of this graph is in it. Clear");
+    assert.equal(
+      await page.locator("[data-testid=range]").textContent(),
+      "Version range >=99.0.0: no bundle of this graph is in it. Clear",
+    );
     assert.equal(await page.locator("[data-testid=graph] g.node.in-range").count(), 0);
     // and a range that admits some: exactly the bundles whose version is in it are outlined
-    await page.goto(`${served.url}#/c/v4.20/p/infinispan?tab=graph&channel=stable&range=${encodeURIComponent("<2.4.0")}`);
+    await page.goto(
+      `${served.url}#/c/v4.20/p/infinispan?tab=graph&channel=stable&range=${encodeURIComponent("<2.4.0")}`,
+    );
     await page.locator("[data-testid=graph-content][data-layout=done]").waitFor();
-    const g = (await (await fetch(`${served.url}ui/api/catalogs/v4.20/packages/infinispan/graph?channel=stable`)).json()) as { nodes: { name: string; version: string }[] };
-    const want = g.nodes.filter((n) => /^(0|1|2\.[0-3])\./.test(n.version)).map((n) => n.name).sort();
+    const g = (await (
+      await fetch(`${served.url}ui/api/catalogs/v4.20/packages/infinispan/graph?channel=stable`)
+    ).json()) as { nodes: { name: string; version: string }[] };
+    const want = g.nodes
+      .filter((n) => /^(0|1|2\.[0-3])\./.test(n.version))
+      .map((n) => n.name)
+      .sort();
     assert.ok(want.length > 0);
-    assert.deepEqual((await page.locator("[data-testid=graph] g.node.in-range").evaluateAll((ns) => ns.map((n) => n.getAttribute("data-node")))).sort(), want);
+    assert.deepEqual(
+      (
+        await page
+          .locator("[data-testid=graph] g.node.in-range")
+          .evaluateAll((ns) => ns.map((n) => n.getAttribute("data-node")))
+      ).sort(),
+      want,
+    );
   });
 
   test("template: rendered with the catalog as reuse source, with its graph and the diff", async () => {
-    const detail = (await (await fetch(`${served.url}ui/api/catalogs/v4.20/packages/infinispan`)).json()) as { bundles: { name: string; image: string }[] };
+    const detail = (await (await fetch(`${served.url}ui/api/catalogs/v4.20/packages/infinispan`)).json()) as {
+      bundles: { name: string; image: string }[];
+    };
     const head = detail.bundles.find((b) => b.name === "infinispan-operator.v2.5.14");
     assert.ok(head);
     const template = [
@@ -246,8 +293,14 @@ describe("web UI in Chromium on the community catalogs", { skip }, () => {
     await page.getByRole("button", { name: "Render" }).click();
     const result = page.locator("[data-testid=render-result]");
     await result.locator("[role=status]").waitFor();
-    assert.equal(await result.locator("[role=status]").textContent(), "1 × olm.package, 1 × olm.channel, 1 × olm.bundle");
-    assert.match((await page.locator("[data-testid=render-mermaid]").textContent()) ?? "", /^graph LR\n[\s\S]*infinispan-operator\.v2\.5\.14/);
+    assert.equal(
+      await result.locator("[role=status]").textContent(),
+      "1 × olm.package, 1 × olm.channel, 1 × olm.bundle",
+    );
+    assert.match(
+      (await page.locator("[data-testid=render-mermaid]").textContent()) ?? "",
+      /^graph LR\n[\s\S]*infinispan-operator\.v2\.5\.14/,
+    );
     const diff = (await page.locator("[data-testid=render-diff]").textContent()) ?? "";
     assert.match(diff, /compared with the served catalog/);
     assert.match(diff, /− bundle infinispan-operator\.v2\.3\.0/);
@@ -305,7 +358,12 @@ describe("web UI with a malicious catalog", { skip: requireChromium().skip }, ()
           { type: "olm.package", value: { packageName: "evil", version: "1.0.0" } },
           {
             type: "olm.csv.metadata",
-            value: { displayName: `${evil}Evil Operator`, description: `<script>window.__xss='csv'</script>${evil}`, keywords: [evil], provider: { name: `<svg onload="window.__xss='prov'">` } },
+            value: {
+              displayName: `${evil}Evil Operator`,
+              description: `<script>window.__xss='csv'</script>${evil}`,
+              keywords: [evil],
+              provider: { name: `<svg onload="window.__xss='prov'">` },
+            },
           },
         ],
         relatedImages: [{ name: evil, image: "example.com/evil/operand:v1" }],
@@ -327,8 +385,12 @@ describe("web UI with a malicious catalog", { skip: requireChromium().skip }, ()
     page.evaluate(() => ({
       xss: (window as unknown as { __xss?: unknown }).__xss,
       scripts: document.querySelectorAll("#app script, #app iframe, #app object, #app embed").length,
-      handlers: [...document.querySelectorAll("#app *")].filter((e) => [...e.attributes].some((a) => a.name.startsWith("on"))).length,
-      jsLinks: [...document.querySelectorAll("#app a[href]")].filter((a) => !/^(#|https?:|mailto:)/.test(a.getAttribute("href") ?? "")).length,
+      handlers: [...document.querySelectorAll("#app *")].filter((e) =>
+        [...e.attributes].some((a) => a.name.startsWith("on")),
+      ).length,
+      jsLinks: [...document.querySelectorAll("#app a[href]")].filter(
+        (a) => !/^(#|https?:|mailto:)/.test(a.getAttribute("href") ?? ""),
+      ).length,
     }));
 
   test("one catalog: / opens its package list; catalog text is shown as text", async () => {
@@ -348,7 +410,7 @@ describe("web UI with a malicious catalog", { skip: requireChromium().skip }, ()
     // the icon loads as an image (where SVG scripts never run)
     await page.waitForFunction(() => {
       const img = document.querySelector("img.icon") as HTMLImageElement | null;
-      return img !== null && img.complete && img.naturalWidth > 0;
+      return img?.complete && img.naturalWidth > 0;
     });
     await page.getByRole("tab", { name: "Bundles (1)" }).click();
     await page.getByRole("button", { name: "evil.v1.0.0", exact: true }).click();
@@ -371,12 +433,11 @@ describe("web UI: the last reload's changes, drawn on the graph", { skip }, () =
   const problems: string[] = [];
   const dir = mkdtempSync(join(tmpdir(), "opcat-ui-watch-"));
   // infinispan of v4.20, as JSON blobs (opcat render), served with --watch
-  const blobs = (
-    JSON.parse(
-      `[${execFileSync(process.execPath, [join(REPO_ROOT, "bin", "opcat"), "render", join(V420, "infinispan"), "-o", "json"], { encoding: "utf8", maxBuffer: 64 << 20 }).replace(/}\n{/g, "},{")}]`,
-    ) as { schema: string; name?: string; entries?: { name: string }[] }[]
-  );
-  const write = (bs: object[]): void => writeFileSync(join(dir, "catalog.json"), bs.map((b) => JSON.stringify(b)).join("\n") + "\n");
+  const blobs = JSON.parse(
+    `[${execFileSync(process.execPath, [join(REPO_ROOT, "bin", "opcat"), "render", join(V420, "infinispan"), "-o", "json"], { encoding: "utf8", maxBuffer: 64 << 20 }).replace(/}\n{/g, "},{")}]`,
+  ) as { schema: string; name?: string; entries?: { name: string }[] }[];
+  const write = (bs: object[]): void =>
+    writeFileSync(join(dir, "catalog.json"), bs.map((b) => JSON.stringify(b)).join("\n") + "\n");
   const HEAD = "infinispan-operator.v2.5.14";
 
   before(async () => {
@@ -400,7 +461,9 @@ describe("web UI: the last reload's changes, drawn on the graph", { skip }, () =
     write(
       blobs
         .filter((b) => !(b.schema === "olm.bundle" && b.name === HEAD))
-        .map((b) => (b.schema === "olm.channel" ? { ...b, entries: (b.entries ?? []).filter((e) => e.name !== HEAD) } : b)),
+        .map((b) =>
+          b.schema === "olm.channel" ? { ...b, entries: (b.entries ?? []).filter((e) => e.name !== HEAD) } : b,
+        ),
     );
     await reloaded;
     await page.reload();
@@ -408,14 +471,20 @@ describe("web UI: the last reload's changes, drawn on the graph", { skip }, () =
     const row = page.locator("[data-testid=changes] tbody tr");
     await row.first().waitFor();
     assert.equal(await row.count(), 1);
-    assert.match((await row.first().textContent()) ?? "", /^infinispan\s*changed\s*none\s*1: infinispan-operator\.v2\.5\.14/);
+    assert.match(
+      (await row.first().textContent()) ?? "",
+      /^infinispan\s*changed\s*none\s*1: infinispan-operator\.v2\.5\.14/,
+    );
     await row.first().getByRole("link", { name: "infinispan" }).click();
     await page.locator("[data-testid=graph-content][data-layout=done]").waitFor();
     assert.match(await page.evaluate(() => location.hash), /compare=previous/);
     assert.equal(await page.locator(`[data-testid=graph] g.node.change-removed[data-node="${HEAD}"]`).count(), 1);
     assert.equal(await page.locator("[data-testid=graph] g.node.change-added").count(), 0);
     assert.ok((await page.locator("[data-testid=graph] path.edge.change-removed").count()) > 0);
-    assert.match((await page.locator("[data-testid=compared]").textContent()) ?? "", /^Changes from revision 1 to 2: \+0 bundles, −1 bundles, \+0 edges, −\d+ edges/);
+    assert.match(
+      (await page.locator("[data-testid=compared]").textContent()) ?? "",
+      /^Changes from revision 1 to 2: \+0 bundles, −1 bundles, \+0 edges, −\d+ edges/,
+    );
   });
 
   test("no script errors or CSP violations", () => {

@@ -21,7 +21,11 @@ export function requireChromium(): { skip: false | string } {
 
 export function launchBrowser(): Promise<Browser> {
   // --no-sandbox: CI runs as root, where Chromium's sandbox cannot start
-  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+  });
 }
 
 export interface Served {
@@ -34,13 +38,20 @@ export interface Served {
 
 /** Starts `opcat serve <args> --http 127.0.0.1:0 --no-grpc` and waits for its "serving" log line. */
 export async function startServe(args: string[]): Promise<Served> {
-  const child: ChildProcess = spawn(process.execPath, [join(REPO_ROOT, "bin", "opcat"), "serve", ...args, "--http", "127.0.0.1:0", "--no-grpc"], {
-    cwd: REPO_ROOT,
-    stdio: ["ignore", "ignore", "pipe"],
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [join(REPO_ROOT, "bin", "opcat"), "serve", ...args, "--http", "127.0.0.1:0", "--no-grpc"],
+    {
+      cwd: REPO_ROOT,
+      stdio: ["ignore", "ignore", "pipe"],
+    },
+  );
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   const log: string[] = [];
-  const waiters = new Set<{ match: (e: Record<string, unknown>) => boolean; resolve: (e: Record<string, unknown>) => void }>();
+  const waiters = new Set<{
+    match: (e: Record<string, unknown>) => boolean;
+    resolve: (e: Record<string, unknown>) => void;
+  }>();
   const rl = createInterface({ input: child.stderr! });
   rl.on("line", (line) => {
     let entry: Record<string, unknown>;

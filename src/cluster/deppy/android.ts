@@ -28,7 +28,8 @@ export function atomsOf(r: GrantedRule): PermissionAtom[] {
     }
     for (const group of r.apiGroups.length ? r.apiGroups : [""]) {
       for (const resource of r.resources) {
-        if (r.resourceNames?.length) for (const name of r.resourceNames) out.push({ scope: r.scope, verb, group, resource, name });
+        if (r.resourceNames?.length)
+          for (const name of r.resourceNames) out.push({ scope: r.scope, verb, group, resource, name });
         else out.push({ scope: r.scope, verb, group, resource });
       }
     }

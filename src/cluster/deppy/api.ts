@@ -8,8 +8,24 @@
 import { createHash } from "node:crypto";
 import type { KubeObject } from "../client.js";
 import type { Condition } from "../conditions.js";
-import { arr, bool, conditionsSchema, crdObject, freeform, int, obj, str, type CrdDefinition, type Infer } from "../schema.js";
-import { API_VERSION as RUKPAK_API_VERSION, bundleSpecSchema, objectRefSchema, type ProvisionerClass } from "../rukpak/api.js";
+import {
+  arr,
+  bool,
+  conditionsSchema,
+  crdObject,
+  freeform,
+  int,
+  obj,
+  str,
+  type CrdDefinition,
+  type Infer,
+} from "../schema.js";
+import {
+  API_VERSION as RUKPAK_API_VERSION,
+  bundleSpecSchema,
+  objectRefSchema,
+  type ProvisionerClass,
+} from "../rukpak/api.js";
 
 export const DEPPY_GROUP = "deppy.io";
 export const DEPPY_API_VERSION = `${DEPPY_GROUP}/v1`;
@@ -43,9 +59,15 @@ export function propertiesHash(text: string): string {
 /** The Operator that owns an object: `operators.coreos.com/<operator name>: ""`. */
 export const operatorLabel = (name: string): string => `operators.coreos.com/${name}`;
 
-const constraintSchema = obj({ type: str({ minLength: 1 }), value: freeform({ description: "the constraint's value (any JSON)" }) }, ["type"]);
+const constraintSchema = obj(
+  { type: str({ minLength: 1 }), value: freeform({ description: "the constraint's value (any JSON)" }) },
+  ["type"],
+);
 // `value` may be a string, number or object: preserve it as it is
-(constraintSchema.openapi.properties!.value as Record<string, unknown>) = { "x-kubernetes-preserve-unknown-fields": true, description: "the constraint's value (any JSON)" };
+(constraintSchema.openapi.properties!.value as Record<string, unknown>) = {
+  "x-kubernetes-preserve-unknown-fields": true,
+  description: "the constraint's value (any JSON)",
+};
 export type ConstraintSpec = { type: string; value?: unknown };
 
 // ---------------------------------------------------------------- ClusterCatalog
@@ -58,7 +80,10 @@ export const clusterCatalogSpecSchema = obj(
         image: obj(
           {
             ref: str({ minLength: 1, description: "the catalog image (tag or digest)" }),
-            pollIntervalMinutes: int({ minimum: 1, description: "poll a tag for a new digest this often (never for a digest)" }),
+            pollIntervalMinutes: int({
+              minimum: 1,
+              description: "poll a tag for a new digest this often (never for a digest)",
+            }),
           },
           ["ref"],
         ),
@@ -88,7 +113,8 @@ export const clusterCatalogCrd: CrdDefinition = {
   shortNames: ["clustercat"],
   categories: ["olm"],
   scope: "Cluster",
-  description: "A catalog image pulled, polled and served over catalogd's HTTP API; Inputs name it in olm.catalog constraints.",
+  description:
+    "A catalog image pulled, polled and served over catalogd's HTTP API; Inputs name it in olm.catalog constraints.",
   fields: { spec: clusterCatalogSpecSchema.openapi, status: clusterCatalogStatusSchema.openapi },
   required: ["spec"],
   printerColumns: [
@@ -116,7 +142,8 @@ export const inputSpecSchema = obj(
   {
     inputClass: str({ description: "the InputClass (default subscription)" }),
     constraints: arr(constraintSchema, {
-      description: "olm.catalog {name, namespace?, package, channel?}, olm.packageVersion {package, version}, olm.name, olm.cel, olm.operand",
+      description:
+        "olm.catalog {name, namespace?, package, channel?}, olm.packageVersion {package, version}, olm.name, olm.cel, olm.operand",
     }),
   },
   [],
@@ -156,7 +183,8 @@ export const inputCrd: CrdDefinition = {
   shortNames: ["in"],
   categories: ["deppy"],
   scope: "Cluster",
-  description: "Constraints for the resolver (an installable): resolved continually into a deppy.resolveset Bundle and Instance.",
+  description:
+    "Constraints for the resolver (an installable): resolved continually into a deppy.resolveset Bundle and Instance.",
   fields: { spec: inputSpecSchema.openapi, status: inputStatusSchema.openapi },
   required: ["spec"],
   printerColumns: [
@@ -178,16 +206,28 @@ export interface InputStatusInstance {
 
 export interface Input extends KubeObject {
   spec: { inputClass?: string; constraints?: ConstraintSpec[] };
-  status?: { instances?: InputStatusInstance[]; resolveset?: string; conditions?: Condition[]; observedGeneration?: number };
+  status?: {
+    instances?: InputStatusInstance[];
+    resolveset?: string;
+    conditions?: Condition[];
+    observedGeneration?: number;
+  };
 }
 
 export const inputClassParametersSchema = obj({
   force: bool({ description: "install every matching entry directly; the resolver is not engaged" }),
-  generateInputsForDependencies: bool({ description: "dependencies get Inputs of their own (kept up to date independently)" }),
+  generateInputsForDependencies: bool({
+    description: "dependencies get Inputs of their own (kept up to date independently)",
+  }),
   dryRun: bool({ description: "write the resolveset Bundle but no Instance" }),
   trace: bool({ description: "the resolveset carries the resolver's trace" }),
-  dependencyPreference: str({ enum: ["newest", "minimal"], description: "opcat: prefer the newest (default) or the lowest satisfying dependency versions" }),
-  constraints: arr(constraintSchema, { description: "added to every Input of the class (minKubeVersion, minOCPVersion, …)" }),
+  dependencyPreference: str({
+    enum: ["newest", "minimal"],
+    description: "opcat: prefer the newest (default) or the lowest satisfying dependency versions",
+  }),
+  constraints: arr(constraintSchema, {
+    description: "added to every Input of the class (minKubeVersion, minOCPVersion, …)",
+  }),
 });
 
 export const inputClassCrd: CrdDefinition = {
@@ -229,16 +269,52 @@ const seedConstraints = (kube: string, ocp: string): ConstraintSpec[] => [
  * controller; the seed's 1.21 / 4.8 are used when the cluster's version is not known.
  */
 export function defaultInputClasses(next?: { kube?: string; ocp?: string }): InputClass[] {
-  const mk = (name: string, p: InputClass["parameters"]): InputClass => ({ apiVersion: DEPPY_API_VERSION, kind: "InputClass", metadata: { name }, parameters: p });
+  const mk = (name: string, p: InputClass["parameters"]): InputClass => ({
+    apiVersion: DEPPY_API_VERSION,
+    kind: "InputClass",
+    metadata: { name },
+    parameters: p,
+  });
   return [
-    mk("subscription", { force: false, generateInputsForDependencies: true, dryRun: false, trace: false, constraints: seedConstraints("1.20", "4.7") }),
-    mk("force", { force: true, generateInputsForDependencies: false, dryRun: false, trace: false, constraints: seedConstraints("1.20", "4.7") }),
+    mk("subscription", {
+      force: false,
+      generateInputsForDependencies: true,
+      dryRun: false,
+      trace: false,
+      constraints: seedConstraints("1.20", "4.7"),
+    }),
+    mk("force", {
+      force: true,
+      generateInputsForDependencies: false,
+      dryRun: false,
+      trace: false,
+      constraints: seedConstraints("1.20", "4.7"),
+    }),
     // The seed lists force: true here, but its user stories for minimal-version install the
     // operator's dependencies and update them only when the operator needs newer ones, which needs
     // the resolver: opcat resolves with the minimal dependency preference (docs/cluster.md).
-    mk("minimal-version", { force: false, generateInputsForDependencies: false, dryRun: false, trace: false, dependencyPreference: "minimal", constraints: seedConstraints("1.20", "4.7") }),
-    mk("dry-run", { force: false, generateInputsForDependencies: false, dryRun: true, trace: false, constraints: seedConstraints("1.20", "4.7") }),
-    mk("dry-run-next", { force: false, generateInputsForDependencies: false, dryRun: true, trace: false, constraints: seedConstraints(next?.kube ?? "1.21", next?.ocp ?? "4.8") }),
+    mk("minimal-version", {
+      force: false,
+      generateInputsForDependencies: false,
+      dryRun: false,
+      trace: false,
+      dependencyPreference: "minimal",
+      constraints: seedConstraints("1.20", "4.7"),
+    }),
+    mk("dry-run", {
+      force: false,
+      generateInputsForDependencies: false,
+      dryRun: true,
+      trace: false,
+      constraints: seedConstraints("1.20", "4.7"),
+    }),
+    mk("dry-run-next", {
+      force: false,
+      generateInputsForDependencies: false,
+      dryRun: true,
+      trace: false,
+      constraints: seedConstraints(next?.kube ?? "1.21", next?.ocp ?? "4.8"),
+    }),
   ];
 }
 
@@ -262,14 +338,25 @@ export function resolvesetProvisionerClass(): ProvisionerClass {
 export const operatorSpecSchema = obj({
   inputClass: str({ description: "the InputClass of the generated Input (default subscription)" }),
   catalog: obj(
-    { name: str({ description: "a ClusterCatalog (empty: every catalog)" }), namespace: str(), package: str({ minLength: 1 }), channel: str() },
+    {
+      name: str({ description: "a ClusterCatalog (empty: every catalog)" }),
+      namespace: str(),
+      package: str({ minLength: 1 }),
+      channel: str(),
+    },
     ["package"],
     { description: "becomes an olm.catalog constraint" },
   ),
-  version: str({ description: "an exact version or a range (\">2.0.0 <3.0.0\"); becomes an olm.packageVersion constraint" }),
+  version: str({
+    description: 'an exact version or a range (">2.0.0 <3.0.0"); becomes an olm.packageVersion constraint',
+  }),
   constraints: arr(constraintSchema, { description: "more constraints for the Input" }),
-  bundle: obj({ name: str({ minLength: 1 }), spec: bundleSpecSchema }, ["name", "spec"], { description: "install this bundle directly (no catalog, no resolver)" }),
-  installNamespace: str({ description: "namespace for the operator's objects (default: the CSV's suggested namespace, else <package>-system)" }),
+  bundle: obj({ name: str({ minLength: 1 }), spec: bundleSpecSchema }, ["name", "spec"], {
+    description: "install this bundle directly (no catalog, no resolver)",
+  }),
+  installNamespace: str({
+    description: "namespace for the operator's objects (default: the CSV's suggested namespace, else <package>-system)",
+  }),
 });
 export type OperatorSpec = Infer<typeof operatorSpecSchema>;
 
@@ -293,7 +380,10 @@ export const operatorStatusSchema = obj({
   installedBundle: str(),
   installedVersion: str(),
   conditions: conditionsSchema,
-  components: obj({ matchLabels: { openapi: { type: "object", additionalProperties: { type: "string" } } }, refs: arr(componentRefSchema) }),
+  components: obj({
+    matchLabels: { openapi: { type: "object", additionalProperties: { type: "string" } } },
+    refs: arr(componentRefSchema),
+  }),
   observedGeneration: int(),
 });
 
@@ -305,7 +395,8 @@ export const operatorCrd: CrdDefinition = {
   singular: "operator",
   categories: ["olm"],
   scope: "Cluster",
-  description: "Install an operator from a catalog (through an Input) or directly from a bundle, and see its components and updates.",
+  description:
+    "Install an operator from a catalog (through an Input) or directly from a bundle, and see its components and updates.",
   fields: { spec: operatorSpecSchema.openapi, status: operatorStatusSchema.openapi },
   required: ["spec"],
   printerColumns: [

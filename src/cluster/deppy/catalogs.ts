@@ -15,7 +15,14 @@ import { Informer } from "../informer.js";
 import { WorkQueue } from "../queue.js";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "../finalizers.js";
 import type { PullOptions } from "../../image/index.js";
-import { addImageCatalog, CatalogStore, startHttpServer, type HttpServerHandle, type ImageCatalog, type ImageSourceEvent } from "../../serve/index.js";
+import {
+  addImageCatalog,
+  CatalogStore,
+  startHttpServer,
+  type HttpServerHandle,
+  type ImageCatalog,
+  type ImageSourceEvent,
+} from "../../serve/index.js";
 import type { CatalogRevision } from "../../serve/index.js";
 import { CATALOG_API_VERSION, type ClusterCatalog } from "./api.js";
 
@@ -66,8 +73,15 @@ export class CatalogController {
 
   constructor(private readonly opts: CatalogControllerOptions) {
     this.log = opts.log ?? (() => {});
-    this.catalogs = new Informer<ClusterCatalog>(opts.client, CATALOG_API_VERSION, "ClusterCatalog", { onError: (e) => this.log(`watch clustercatalogs: ${(e as Error).message}`) });
-    this.queue = new WorkQueue({ concurrency: 2, baseDelay: 500, maxDelay: 60_000, onError: (k, e, n) => this.log(`clustercatalog ${k}: attempt ${n} failed: ${(e as Error).message}`) });
+    this.catalogs = new Informer<ClusterCatalog>(opts.client, CATALOG_API_VERSION, "ClusterCatalog", {
+      onError: (e) => this.log(`watch clustercatalogs: ${(e as Error).message}`),
+    });
+    this.queue = new WorkQueue({
+      concurrency: 2,
+      baseDelay: 500,
+      maxDelay: 60_000,
+      onError: (k, e, n) => this.log(`clustercatalog ${k}: attempt ${n} failed: ${(e as Error).message}`),
+    });
     this.events = new EventRecorder(opts.client, "opcat-catalogd");
     this.catalogs.on((ev, c, old) => {
       this.queue.add(c.metadata.name);
@@ -93,7 +107,11 @@ export class CatalogController {
 
   async start(): Promise<void> {
     mkdirSync(this.opts.stateDir, { recursive: true });
-    this.http = await startHttpServer(this.store, { host: this.opts.host ?? "127.0.0.1", port: this.opts.port ?? 0, resolver: false });
+    this.http = await startHttpServer(this.store, {
+      host: this.opts.host ?? "127.0.0.1",
+      port: this.opts.port ?? 0,
+      resolver: false,
+    });
     this.log(`catalogs served on ${this.baseUrl}`);
     await this.catalogs.start();
     this.running = this.queue.run((k) => this.reconcile(k));
@@ -115,7 +133,10 @@ export class CatalogController {
    * installed operators' catalogs as missing.
    */
   settled(): boolean {
-    return this.synced && this.catalogs.list().every((c) => c.metadata.deletionTimestamp || this.attempted.has(c.metadata.name));
+    return (
+      this.synced &&
+      this.catalogs.list().every((c) => c.metadata.deletionTimestamp || this.attempted.has(c.metadata.name))
+    );
   }
 
   /** Every catalog with served content, for the resolver. */
@@ -124,19 +145,28 @@ export class CatalogController {
     for (const [name, s] of this.served) {
       const revision = this.store.get(name);
       const cc = this.catalogs.get(name);
-      if (revision && cc && !cc.metadata.deletionTimestamp) out.push({ name, priority: cc.spec.priority ?? 0, revision, digest: s.catalog.digest });
+      if (revision && cc && !cc.metadata.deletionTimestamp)
+        out.push({ name, priority: cc.spec.priority ?? 0, revision, digest: s.catalog.digest });
     }
     return out;
   }
 
-  private async setStatus(cc: ClusterCatalog, conds: NewCondition[], extra: Partial<NonNullable<ClusterCatalog["status"]>> = {}): Promise<void> {
-    const fresh = (await this.opts.client.tryGet<ClusterCatalog>(CATALOG_API_VERSION, "ClusterCatalog", cc.metadata.name)) ?? cc;
+  private async setStatus(
+    cc: ClusterCatalog,
+    conds: NewCondition[],
+    extra: Partial<NonNullable<ClusterCatalog["status"]>> = {},
+  ): Promise<void> {
+    const fresh =
+      (await this.opts.client.tryGet<ClusterCatalog>(CATALOG_API_VERSION, "ClusterCatalog", cc.metadata.name)) ?? cc;
     const st = { ...(fresh.status ?? {}) };
     let list = st.conditions ?? [];
-    for (const c of conds) list = setCondition(list, { observedGeneration: fresh.metadata.generation ?? 0, ...c }).conditions;
+    for (const c of conds)
+      list = setCondition(list, { observedGeneration: fresh.metadata.generation ?? 0, ...c }).conditions;
     const next = { ...st, ...extra, conditions: list, observedGeneration: fresh.metadata.generation ?? 0 };
     if (JSON.stringify(next) === JSON.stringify(fresh.status ?? {})) return;
-    await this.opts.client.replace<ClusterCatalog>({ ...fresh, status: next }, { subresource: "status" }).catch((e) => (isConflict(e) ? Promise.reject(e) : isNotFound(e) ? undefined : Promise.reject(e)));
+    await this.opts.client
+      .replace<ClusterCatalog>({ ...fresh, status: next }, { subresource: "status" })
+      .catch((e) => (isConflict(e) ? Promise.reject(e) : isNotFound(e) ? undefined : Promise.reject(e)));
   }
 
   private onImageEvent(name: string, e: ImageSourceEvent): void {
@@ -172,7 +202,9 @@ export class CatalogController {
     }
     if (!hasFinalizer(cc, FINALIZER)) await addFinalizer(this.opts.client, cc, FINALIZER);
     const ref = cc.spec.source.image.ref;
-    const pollMs = cc.spec.source.image.pollIntervalMinutes ? cc.spec.source.image.pollIntervalMinutes * 60_000 : undefined;
+    const pollMs = cc.spec.source.image.pollIntervalMinutes
+      ? cc.spec.source.image.pollIntervalMinutes * 60_000
+      : undefined;
     const gen = cc.metadata.generation ?? 0;
     if (cur && cur.ref === ref && cur.generation !== gen) {
       // the spec changed (interval, priority, anything): poll now, and follow the new interval
@@ -192,7 +224,9 @@ export class CatalogController {
     }
     let s = this.served.get(name);
     if (!s) {
-      await this.setStatus(cc, [{ type: "Progressing", status: "True", reason: "Retrying", message: `pulling ${ref}` }]);
+      await this.setStatus(cc, [
+        { type: "Progressing", status: "True", reason: "Retrying", message: `pulling ${ref}` },
+      ]);
       try {
         const { catalog } = await addImageCatalog(this.store, name, ref, {
           ...this.opts.pull,
@@ -219,19 +253,41 @@ export class CatalogController {
     const digest = s.catalog.digest;
     const base = `${this.baseUrl}/catalogs/${name}`;
     if (rev) {
-      const conds: NewCondition[] = [{ type: "Serving", status: "True", reason: "Available", message: `serving ${digest ?? ref} at ${base}/api/v1/all` }];
+      const conds: NewCondition[] = [
+        {
+          type: "Serving",
+          status: "True",
+          reason: "Available",
+          message: `serving ${digest ?? ref} at ${base}/api/v1/all`,
+        },
+      ];
       if (problems?.length) {
-        const msg = `the latest image of ${ref} is not a valid catalog; the previous content stays served: ${problems.slice(0, 5).map((p) => p.message).join("; ")}`;
+        const msg = `the latest image of ${ref} is not a valid catalog; the previous content stays served: ${problems
+          .slice(0, 5)
+          .map((p) => p.message)
+          .join("; ")}`;
         conds.push({ type: "Progressing", status: "True", reason: "Retrying", message: msg });
         this.events.emit(cc, "Warning", "InvalidCatalog", msg);
-      } else conds.push({ type: "Progressing", status: pollMs ? "True" : "False", reason: "Succeeded", message: pollMs ? `polling ${ref} every ${pollMs / 60_000} min` : `unpacked ${digest ?? ref}` });
+      } else
+        conds.push({
+          type: "Progressing",
+          status: pollMs ? "True" : "False",
+          reason: "Succeeded",
+          message: pollMs ? `polling ${ref} every ${pollMs / 60_000} min` : `unpacked ${digest ?? ref}`,
+        });
       await this.setStatus(cc, conds, {
-        resolvedSource: { type: "Image", image: { ref: digest ? `${ref.split("@")[0].replace(/:[^/:]+$/, "")}@${digest}` : ref } },
+        resolvedSource: {
+          type: "Image",
+          image: { ref: digest ? `${ref.split("@")[0].replace(/:[^/:]+$/, "")}@${digest}` : ref },
+        },
         urls: { base },
         lastUnpacked: rev.lastModified.toISOString().replace(/\.\d{3}Z$/, "Z"),
       });
     } else {
-      const msg = `${ref} is not a valid catalog: ${(problems ?? []).slice(0, 5).map((p) => p.message).join("; ")}`;
+      const msg = `${ref} is not a valid catalog: ${(problems ?? [])
+        .slice(0, 5)
+        .map((p) => p.message)
+        .join("; ")}`;
       await this.setStatus(cc, [
         { type: "Serving", status: "False", reason: "Unavailable", message: msg },
         { type: "Progressing", status: "True", reason: "Retrying", message: msg },

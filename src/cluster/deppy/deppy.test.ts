@@ -10,28 +10,87 @@ import { defaultInputClasses, resolvesetProvisionerClass, type Operator } from "
 import type { ResolveSet } from "../../resolve/index.js";
 import type { JsonValue } from "../../fbc/types.js";
 
-const rule = (r: Partial<GrantedRule>): GrantedRule => ({ scope: "cluster", verbs: [], apiGroups: [""], resources: [], serviceAccount: "ns/sa", ...r });
+const rule = (r: Partial<GrantedRule>): GrantedRule => ({
+  scope: "cluster",
+  verbs: [],
+  apiGroups: [""],
+  resources: [],
+  serviceAccount: "ns/sa",
+  ...r,
+});
 
 test("android: the same rules add nothing; a first install adds everything it grants", () => {
-  const rules = [rule({ verbs: ["get", "list"], resources: ["pods"] }), rule({ scope: "ops", verbs: ["create"], apiGroups: ["apps"], resources: ["deployments"] })];
+  const rules = [
+    rule({ verbs: ["get", "list"], resources: ["pods"] }),
+    rule({ scope: "ops", verbs: ["create"], apiGroups: ["apps"], resources: ["deployments"] }),
+  ];
   assert.deepEqual(newPermissions(rules, rules), []);
-  assert.deepEqual(newPermissions([], rules), ["create deployments.apps in namespace ops", "get pods cluster-wide", "list pods cluster-wide"]);
+  assert.deepEqual(newPermissions([], rules), [
+    "create deployments.apps in namespace ops",
+    "get pods cluster-wide",
+    "list pods cluster-wide",
+  ]);
 });
 
 test("android: wildcards, subresources, resource names, non-resource URLs and scope", () => {
   const star = [rule({ verbs: ["*"], apiGroups: ["*"], resources: ["*"] })];
-  assert.deepEqual(newPermissions(star, [rule({ verbs: ["delete"], apiGroups: ["apps"], resources: ["deployments/scale"] })]), []);
+  assert.deepEqual(
+    newPermissions(star, [rule({ verbs: ["delete"], apiGroups: ["apps"], resources: ["deployments/scale"] })]),
+    [],
+  );
   // a namespaced grant does not cover the same verb cluster-wide
-  assert.deepEqual(newPermissions([rule({ scope: "a", verbs: ["get"], resources: ["secrets"] })], [rule({ verbs: ["get"], resources: ["secrets"] })]), ["get secrets cluster-wide"]);
+  assert.deepEqual(
+    newPermissions(
+      [rule({ scope: "a", verbs: ["get"], resources: ["secrets"] })],
+      [rule({ verbs: ["get"], resources: ["secrets"] })],
+    ),
+    ["get secrets cluster-wide"],
+  );
   // a cluster-wide grant covers every namespace
-  assert.deepEqual(newPermissions([rule({ verbs: ["get"], resources: ["secrets"] })], [rule({ scope: "b", verbs: ["get"], resources: ["secrets"] })]), []);
+  assert.deepEqual(
+    newPermissions(
+      [rule({ verbs: ["get"], resources: ["secrets"] })],
+      [rule({ scope: "b", verbs: ["get"], resources: ["secrets"] })],
+    ),
+    [],
+  );
   // named resources: covered only by the same names or by a rule without names
-  assert.deepEqual(newPermissions([rule({ verbs: ["update"], resources: ["configmaps"], resourceNames: ["a"] })], [rule({ verbs: ["update"], resources: ["configmaps"], resourceNames: ["a", "b"] })]), ["update configmaps named b cluster-wide"]);
-  assert.deepEqual(newPermissions([rule({ verbs: ["update"], resources: ["configmaps"], resourceNames: ["a"] })], [rule({ verbs: ["update"], resources: ["configmaps"] })]), ["update configmaps cluster-wide"]);
-  assert.deepEqual(newPermissions([rule({ verbs: ["get"], resources: ["pods/*"] })], [rule({ verbs: ["get"], resources: ["pods/log"] })]), []);
-  assert.deepEqual(newPermissions([rule({ verbs: ["get"], resources: [], nonResourceURLs: ["/metrics*"] })], [rule({ verbs: ["get"], resources: [], nonResourceURLs: ["/metrics/cadvisor", "/healthz"] })]), ["get non-resource URL /healthz cluster-wide"]);
+  assert.deepEqual(
+    newPermissions(
+      [rule({ verbs: ["update"], resources: ["configmaps"], resourceNames: ["a"] })],
+      [rule({ verbs: ["update"], resources: ["configmaps"], resourceNames: ["a", "b"] })],
+    ),
+    ["update configmaps named b cluster-wide"],
+  );
+  assert.deepEqual(
+    newPermissions(
+      [rule({ verbs: ["update"], resources: ["configmaps"], resourceNames: ["a"] })],
+      [rule({ verbs: ["update"], resources: ["configmaps"] })],
+    ),
+    ["update configmaps cluster-wide"],
+  );
+  assert.deepEqual(
+    newPermissions(
+      [rule({ verbs: ["get"], resources: ["pods/*"] })],
+      [rule({ verbs: ["get"], resources: ["pods/log"] })],
+    ),
+    [],
+  );
+  assert.deepEqual(
+    newPermissions(
+      [rule({ verbs: ["get"], resources: [], nonResourceURLs: ["/metrics*"] })],
+      [rule({ verbs: ["get"], resources: [], nonResourceURLs: ["/metrics/cadvisor", "/healthz"] })],
+    ),
+    ["get non-resource URL /healthz cluster-wide"],
+  );
   // a different service account with the same rights grants nothing new
-  assert.deepEqual(newPermissions([rule({ verbs: ["get"], resources: ["pods"], serviceAccount: "a/x" })], [rule({ verbs: ["get"], resources: ["pods"], serviceAccount: "b/y" })]), []);
+  assert.deepEqual(
+    newPermissions(
+      [rule({ verbs: ["get"], resources: ["pods"], serviceAccount: "a/x" })],
+      [rule({ verbs: ["get"], resources: ["pods"], serviceAccount: "b/y" })],
+    ),
+    [],
+  );
 });
 
 const arbRule = fc.record({
@@ -51,7 +110,8 @@ test("android (property): a rule set never adds to itself or to a superset; the 
       assert.deepEqual(newPermissions(ga, ga), []);
       assert.deepEqual(newPermissions([...ga, ...gb], gb), []);
       const fresh = newPermissions(ga, gb);
-      for (const r of gb) for (const at of atomsOf(r)) if (ga.some((x) => covers(x, at))) assert.ok(!fresh.includes(formatAtom(at)));
+      for (const r of gb)
+        for (const at of atomsOf(r)) if (ga.some((x) => covers(x, at))) assert.ok(!fresh.includes(formatAtom(at)));
       // adding what is new to the current set leaves nothing new
       return newPermissions([...ga, ...gb], [...gb, ...ga]).length === 0;
     }),
@@ -64,32 +124,66 @@ test("resolveset content and the olm.properties annotation round-trip", () => {
     { type: "olm.gvk", value: { group: "g", version: "v1", kind: "K" } },
   ];
   const text = formatPropertiesAnnotation(props);
-  assert.equal(text, '{"olm.package":{"packageName":"p","version":"1.0.0"}}\n{"olm.gvk":{"group":"g","version":"v1","kind":"K"}}');
+  assert.equal(
+    text,
+    '{"olm.package":{"packageName":"p","version":"1.0.0"}}\n{"olm.gvk":{"group":"g","version":"v1","kind":"K"}}',
+  );
   assert.deepEqual(parsePropertiesAnnotation(text), props);
   assert.equal(parsePropertiesAnnotation('{"a":1,"b":2}'), 'line 1: expected one {"<type>": <value>} object');
   assert.match(String(parsePropertiesAnnotation("\n{oops")), /^line 2: /);
-  assert.deepEqual(parseResolveset('{"schema":"olm.bundle","name":"a"}\n\n{"schema":"olm.bundle","name":"b"}\n').map((e) => e.name), ["a", "b"]);
+  assert.deepEqual(
+    parseResolveset('{"schema":"olm.bundle","name":"a"}\n\n{"schema":"olm.bundle","name":"b"}\n').map((e) => e.name),
+    ["a", "b"],
+  );
 });
 
 test("an Input's resolveset: the bundles it requested and, transitively, their dependencies", () => {
-  const b = (name: string, requestedBy: string[], dependencyOf: string[]) => ({ name, requestedBy, dependencyOf }) as unknown as ResolveSet["bundles"][number];
-  const rs = { bundles: [b("app", ["in"], []), b("dep", [], ["app"]), b("depdep", [], ["dep"]), b("other", ["in2"], []), b("shared", [], ["other", "app"])] } as ResolveSet;
-  assert.deepEqual(bundlesOf(rs, "in").map((x) => x.name), ["app", "dep", "depdep", "shared"]);
-  assert.deepEqual(bundlesOf(rs, "in2").map((x) => x.name), ["other", "shared"]);
+  const b = (name: string, requestedBy: string[], dependencyOf: string[]) =>
+    ({ name, requestedBy, dependencyOf }) as unknown as ResolveSet["bundles"][number];
+  const rs = {
+    bundles: [
+      b("app", ["in"], []),
+      b("dep", [], ["app"]),
+      b("depdep", [], ["dep"]),
+      b("other", ["in2"], []),
+      b("shared", [], ["other", "app"]),
+    ],
+  } as ResolveSet;
+  assert.deepEqual(
+    bundlesOf(rs, "in").map((x) => x.name),
+    ["app", "dep", "depdep", "shared"],
+  );
+  assert.deepEqual(
+    bundlesOf(rs, "in2").map((x) => x.name),
+    ["other", "shared"],
+  );
 });
 
 test("matchBundle / matchSchema pick an entry's class; approval defaults to Android", () => {
   const pc = resolvesetProvisionerClass();
   assert.equal(classForEntry(pc, { schema: "olm.bundle" }), "olm.bundle");
   assert.equal(classForEntry(pc, { schema: "helm.chart" }), undefined);
-  assert.equal(classForEntry({ ...pc, parameters: { matchSchema: [{ schema: "helm.chart", class: "helm" }] } }, { schema: "helm.chart" }), "helm");
+  assert.equal(
+    classForEntry(
+      { ...pc, parameters: { matchSchema: [{ schema: "helm.chart", class: "helm" }] } },
+      { schema: "helm.chart" },
+    ),
+    "helm",
+  );
   assert.equal(resolvesetApprovalOf(pc), "Android");
   assert.equal(resolvesetApprovalOf({ ...pc, parameters: { approval: "DenyAll" } }), "DenyAll");
   assert.equal(resolvesetApprovalOf(undefined), "Android");
 });
 
 test("an Operator becomes an Input as seed 002 describes", () => {
-  const op = { metadata: { name: "plumbus" }, spec: { catalog: { name: "community", namespace: "my-ns", package: "plumbus", channel: "stable" }, version: ">2.0.0 <3.0.0", constraints: [{ type: "olm.cel", value: "true" }] } } as unknown as Operator;
+  const op = {
+    metadata: { name: "plumbus" },
+    spec: {
+      catalog: { name: "community", namespace: "my-ns", package: "plumbus", channel: "stable" },
+      version: ">2.0.0 <3.0.0",
+      constraints: [{ type: "olm.cel", value: "true" }],
+    },
+  } as unknown as Operator;
   assert.deepEqual(inputFor(op), {
     inputClass: "subscription",
     constraints: [
@@ -102,9 +196,18 @@ test("an Operator becomes an Input as seed 002 describes", () => {
 
 test("default InputClasses: the seed's five, dry-run-next at the next minor release", () => {
   const cs = defaultInputClasses({ kube: "1.36", ocp: "4.19" });
-  assert.deepEqual(cs.map((c) => c.metadata.name), ["subscription", "force", "minimal-version", "dry-run", "dry-run-next"]);
-  assert.deepEqual(cs[4].parameters?.constraints, [{ type: "minKubeVersion", value: ">= 1.36" }, { type: "minOCPVersion", value: ">= 4.19" }]);
-  assert.deepEqual(defaultInputClasses()[4].parameters?.constraints, [{ type: "minKubeVersion", value: ">= 1.21" }, { type: "minOCPVersion", value: ">= 4.8" }]);
+  assert.deepEqual(
+    cs.map((c) => c.metadata.name),
+    ["subscription", "force", "minimal-version", "dry-run", "dry-run-next"],
+  );
+  assert.deepEqual(cs[4].parameters?.constraints, [
+    { type: "minKubeVersion", value: ">= 1.36" },
+    { type: "minOCPVersion", value: ">= 4.19" },
+  ]);
+  assert.deepEqual(defaultInputClasses()[4].parameters?.constraints, [
+    { type: "minKubeVersion", value: ">= 1.21" },
+    { type: "minOCPVersion", value: ">= 4.8" },
+  ]);
   assert.equal(cs[1].parameters?.force, true);
   assert.equal(cs[0].parameters?.generateInputsForDependencies, true);
 });
@@ -113,8 +216,19 @@ test("opcat cluster manifests carry the Deppy and Operator CRDs, the resolveset 
   const { clusterManifests } = await import("../manifests.js");
   for (const local of [true, false]) {
     const objs = clusterManifests({ local });
-    const crds = objs.filter((o) => o.kind === "CustomResourceDefinition").map((o) => o.metadata.name).sort();
-    assert.deepEqual(crds, ["bundles.rukpak.io", "clustercatalogs.olm.operatorframework.io", "inputclasses.deppy.io", "inputs.deppy.io", "instances.rukpak.io", "operators.operators.coreos.com", "provisionerclasses.rukpak.io"]);
+    const crds = objs
+      .filter((o) => o.kind === "CustomResourceDefinition")
+      .map((o) => o.metadata.name)
+      .sort();
+    assert.deepEqual(crds, [
+      "bundles.rukpak.io",
+      "clustercatalogs.olm.operatorframework.io",
+      "inputclasses.deppy.io",
+      "inputs.deppy.io",
+      "instances.rukpak.io",
+      "operators.operators.coreos.com",
+      "provisionerclasses.rukpak.io",
+    ]);
     assert.ok(objs.some((o) => o.kind === "ProvisionerClass" && o.metadata.name === "deppy.resolveset"));
     assert.equal(objs.filter((o) => o.kind === "InputClass").length, 5);
   }

@@ -15,7 +15,19 @@ import { Informer } from "../informer.js";
 import { WorkQueue } from "../queue.js";
 import { API_VERSION as RUKPAK_API_VERSION, type Bundle, type Instance } from "../rukpak/api.js";
 import type { InstalledStatus } from "../../resolve/index.js";
-import { ANNOTATION_BUNDLE, ANNOTATION_VERSION, DEPPY_API_VERSION, LABEL_PACKAGE, OPERATOR_API_VERSION, operatorLabel, type ComponentRef, type ConstraintSpec, type Input, type Operator, type OperatorUpdate } from "./api.js";
+import {
+  ANNOTATION_BUNDLE,
+  ANNOTATION_VERSION,
+  DEPPY_API_VERSION,
+  LABEL_PACKAGE,
+  OPERATOR_API_VERSION,
+  operatorLabel,
+  type ComponentRef,
+  type ConstraintSpec,
+  type Input,
+  type Operator,
+  type OperatorUpdate,
+} from "./api.js";
 import { resolvesetInstanceName, type DeppyController } from "./resolver.js";
 
 export interface OperatorControllerOptions {
@@ -28,8 +40,21 @@ export interface OperatorControllerOptions {
 export function inputFor(op: Operator): Input["spec"] {
   const constraints: ConstraintSpec[] = [];
   const c = op.spec.catalog;
-  if (c) constraints.push({ type: "olm.catalog", value: { ...(c.name ? { name: c.name } : {}), ...(c.namespace ? { namespace: c.namespace } : {}), package: c.package, ...(c.channel ? { channel: c.channel } : {}) } });
-  if (op.spec.version !== undefined && op.spec.version !== "") constraints.push({ type: "olm.packageVersion", value: { package: c?.package ?? op.metadata.name, version: op.spec.version } });
+  if (c)
+    constraints.push({
+      type: "olm.catalog",
+      value: {
+        ...(c.name ? { name: c.name } : {}),
+        ...(c.namespace ? { namespace: c.namespace } : {}),
+        package: c.package,
+        ...(c.channel ? { channel: c.channel } : {}),
+      },
+    });
+  if (op.spec.version !== undefined && op.spec.version !== "")
+    constraints.push({
+      type: "olm.packageVersion",
+      value: { package: c?.package ?? op.metadata.name, version: op.spec.version },
+    });
   for (const k of op.spec.constraints ?? []) constraints.push({ type: k.type, value: k.value });
   return { inputClass: op.spec.inputClass || "subscription", constraints };
 }
@@ -38,7 +63,15 @@ const RBAC = new Set(["ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"
 const SHOWN = new Set(["Deployment", "CustomResourceDefinition", ...RBAC]);
 
 const brief = (cs: readonly Condition[] | undefined, types: string[]): ComponentRef["conditions"] =>
-  (cs ?? []).filter((c) => types.includes(c.type)).map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message, lastTransitionTime: c.lastTransitionTime }));
+  (cs ?? [])
+    .filter((c) => types.includes(c.type))
+    .map((c) => ({
+      type: c.type,
+      status: c.status,
+      reason: c.reason,
+      message: c.message,
+      lastTransitionTime: c.lastTransitionTime,
+    }));
 
 /** An exact version (not a range): the Operator is pinned, so any update needs a spec change. */
 function pinned(v: string | undefined): boolean {
@@ -64,7 +97,12 @@ export class OperatorController {
     this.inputs = new Informer<Input>(this.client, DEPPY_API_VERSION, "Input", { onError });
     this.instances = new Informer<Instance>(this.client, RUKPAK_API_VERSION, "Instance", { onError });
     this.bundles = new Informer<Bundle>(this.client, RUKPAK_API_VERSION, "Bundle", { onError });
-    this.queue = new WorkQueue({ concurrency: 4, baseDelay: 300, maxDelay: 30_000, onError: (k, e, n) => this.log(`operator ${k}: attempt ${n} failed: ${(e as Error).message}`) });
+    this.queue = new WorkQueue({
+      concurrency: 4,
+      baseDelay: 300,
+      maxDelay: 30_000,
+      onError: (k, e, n) => this.log(`operator ${k}: attempt ${n} failed: ${(e as Error).message}`),
+    });
     this.events = new EventRecorder(this.client, "opcat-operators");
     this.operators.on((ev, o, old) => {
       if (ev === "update" && old?.metadata.generation === o.metadata.generation) return;
@@ -76,12 +114,15 @@ export class OperatorController {
       for (const o of this.operators.list()) if (this.packagesOf(o).includes(pkg)) this.queue.add(o.metadata.name);
     };
     this.instances.on((_, i) => {
-      for (const o of this.operators.list()) if (i.metadata.name === o.metadata.name || i.metadata.name === resolvesetInstanceName(o.metadata.name)) this.queue.add(o.metadata.name);
+      for (const o of this.operators.list())
+        if (i.metadata.name === o.metadata.name || i.metadata.name === resolvesetInstanceName(o.metadata.name))
+          this.queue.add(o.metadata.name);
       byPackage(i.metadata.labels?.[LABEL_PACKAGE]);
     });
     this.bundles.on((_, b) => {
       byPackage(b.metadata.labels?.[LABEL_PACKAGE]);
-      for (const [k] of Object.entries(b.metadata.labels ?? {})) if (k.startsWith("operators.coreos.com/")) this.queue.add(k.slice("operators.coreos.com/".length));
+      for (const [k] of Object.entries(b.metadata.labels ?? {}))
+        if (k.startsWith("operators.coreos.com/")) this.queue.add(k.slice("operators.coreos.com/".length));
     });
     opts.deppy.onResolved(() => {
       for (const o of this.operators.list()) this.queue.add(o.metadata.name);
@@ -93,7 +134,8 @@ export class OperatorController {
     const out = new Set<string>();
     if (o.spec.catalog?.package) out.add(o.spec.catalog.package);
     for (const x of this.inputs.get(o.metadata.name)?.status?.instances ?? []) if (x.package) out.add(x.package);
-    for (const d of this.inputs.get(o.metadata.name)?.status?.instances ?? []) for (const r of d.dependencies ?? []) out.add(r.name);
+    for (const d of this.inputs.get(o.metadata.name)?.status?.instances ?? [])
+      for (const r of d.dependencies ?? []) out.add(r.name);
     return [...out];
   }
 
@@ -115,7 +157,14 @@ export class OperatorController {
     const op = this.operators.get(name);
     if (!op || op.metadata.deletionTimestamp) return;
     const gen = op.metadata.generation ?? 0;
-    const owner = { apiVersion: OPERATOR_API_VERSION, kind: "Operator", name, uid: op.metadata.uid!, blockOwnerDeletion: true, controller: true };
+    const owner = {
+      apiVersion: OPERATOR_API_VERSION,
+      kind: "Operator",
+      name,
+      uid: op.metadata.uid!,
+      blockOwnerDeletion: true,
+      controller: true,
+    };
     const labels = { [operatorLabel(name)]: "" };
     const conds: NewCondition[] = [];
     const refs: ComponentRef[] = [];
@@ -124,48 +173,104 @@ export class OperatorController {
     let updates: OperatorUpdate[] = [];
 
     if (op.spec.bundle && op.spec.catalog) {
-      conds.push({ type: "Installed", status: "False", reason: "InvalidSpec", message: "spec.bundle and spec.catalog exclude each other: install from a catalog or a bundle" });
+      conds.push({
+        type: "Installed",
+        status: "False",
+        reason: "InvalidSpec",
+        message: "spec.bundle and spec.catalog exclude each other: install from a catalog or a bundle",
+      });
     } else if (op.spec.bundle) {
       // a bundle directly: one Instance, no resolver
       const cur = this.instances.get(name);
       if (cur && !(cur.metadata.ownerReferences ?? []).some((r) => r.uid === op.metadata.uid)) {
-        conds.push({ type: "Installed", status: "False", reason: "NameConflict", message: `Instance ${name} exists and does not belong to this Operator` });
+        conds.push({
+          type: "Installed",
+          status: "False",
+          reason: "NameConflict",
+          message: `Instance ${name} exists and does not belong to this Operator`,
+        });
       } else {
-        if (!cur || JSON.stringify(cur.spec.bundle) !== JSON.stringify(op.spec.bundle) || cur.spec.installNamespace !== op.spec.installNamespace) {
+        if (
+          !cur ||
+          JSON.stringify(cur.spec.bundle) !== JSON.stringify(op.spec.bundle) ||
+          cur.spec.installNamespace !== op.spec.installNamespace
+        ) {
           await this.client.apply<Instance>({
             apiVersion: RUKPAK_API_VERSION,
             kind: "Instance",
             metadata: { name, labels, ownerReferences: [owner] },
-            spec: { selector: { matchLabels: labels }, bundle: op.spec.bundle, ...(op.spec.installNamespace ? { installNamespace: op.spec.installNamespace } : {}) },
+            spec: {
+              selector: { matchLabels: labels },
+              bundle: op.spec.bundle,
+              ...(op.spec.installNamespace ? { installNamespace: op.spec.installNamespace } : {}),
+            },
           });
         }
         const inst = this.instances.get(name);
-        refs.push({ kind: "Instance", apiVersion: RUKPAK_API_VERSION, name, conditions: brief(inst?.status?.conditions, ["Approved", "Installed", "Unpacked"]) });
+        refs.push({
+          kind: "Instance",
+          apiVersion: RUKPAK_API_VERSION,
+          name,
+          conditions: brief(inst?.status?.conditions, ["Approved", "Installed", "Unpacked"]),
+        });
         this.bundleRefs(refs, (b) => b.metadata.labels?.[operatorLabel(name)] !== undefined);
         this.objectRefs(refs, inst);
         installedBundle = inst?.status?.activeBundle;
         const ic = findCondition(inst?.status?.conditions, "Installed");
-        conds.push(ic ? { type: "Installed", status: ic.status, reason: ic.reason, message: ic.message } : { type: "Installed", status: "False", reason: "Pending", message: `waiting for Instance ${name}` });
+        conds.push(
+          ic
+            ? { type: "Installed", status: ic.status, reason: ic.reason, message: ic.message }
+            : { type: "Installed", status: "False", reason: "Pending", message: `waiting for Instance ${name}` },
+        );
       }
     } else if (op.spec.catalog) {
       const spec = inputFor(op);
       const cur = this.inputs.get(name);
       if (cur && !(cur.metadata.ownerReferences ?? []).some((r) => r.uid === op.metadata.uid)) {
-        conds.push({ type: "Installed", status: "False", reason: "NameConflict", message: `Input ${name} exists and does not belong to this Operator` });
+        conds.push({
+          type: "Installed",
+          status: "False",
+          reason: "NameConflict",
+          message: `Input ${name} exists and does not belong to this Operator`,
+        });
       } else {
         if (!cur || JSON.stringify(cur.spec) !== JSON.stringify(spec)) {
-          await this.client.apply<Input>({ apiVersion: DEPPY_API_VERSION, kind: "Input", metadata: { name, labels, ownerReferences: [owner] }, spec });
+          await this.client.apply<Input>({
+            apiVersion: DEPPY_API_VERSION,
+            kind: "Input",
+            metadata: { name, labels, ownerReferences: [owner] },
+            spec,
+          });
         }
         const input = this.inputs.get(name);
-        refs.push({ kind: "Input", apiVersion: DEPPY_API_VERSION, name, conditions: brief(input?.status?.conditions, ["Resolved", "ResolutionFailed", "UpdateBlocked"]) });
+        refs.push({
+          kind: "Input",
+          apiVersion: DEPPY_API_VERSION,
+          name,
+          conditions: brief(input?.status?.conditions, ["Resolved", "ResolutionFailed", "UpdateBlocked"]),
+        });
         const rsName = resolvesetInstanceName(name);
         const rs = this.instances.get(rsName);
-        if (rs) refs.push({ kind: "Instance", apiVersion: RUKPAK_API_VERSION, name: rsName, conditions: brief(rs.status?.conditions, ["Approved", "Installed"]) });
-        const pkgs = new Set<string>([op.spec.catalog.package, ...(input?.status?.instances ?? []).map((x) => x.package ?? "").filter(Boolean)]);
+        if (rs)
+          refs.push({
+            kind: "Instance",
+            apiVersion: RUKPAK_API_VERSION,
+            name: rsName,
+            conditions: brief(rs.status?.conditions, ["Approved", "Installed"]),
+          });
+        const pkgs = new Set<string>([
+          op.spec.catalog.package,
+          ...(input?.status?.instances ?? []).map((x) => x.package ?? "").filter(Boolean),
+        ]);
         for (const pkg of pkgs) {
           const pi = this.instances.get(pkg);
           if (!pi) continue;
-          refs.push({ kind: "Instance", apiVersion: RUKPAK_API_VERSION, name: pkg, conditions: brief(pi.status?.conditions, ["Approved", "Installed"]) });
+          refs.push({
+            kind: "Instance",
+            apiVersion: RUKPAK_API_VERSION,
+            name: pkg,
+            conditions: brief(pi.status?.conditions, ["Approved", "Installed"]),
+          });
           this.objectRefs(refs, pi);
         }
         this.bundleRefs(refs, (b) => pkgs.has(b.metadata.labels?.[LABEL_PACKAGE] ?? "\0"));
@@ -174,24 +279,85 @@ export class OperatorController {
         const resolved = findCondition(input?.status?.conditions, "Resolved");
         const rsc = findCondition(rs?.status?.conditions, "Approved");
         const ric = findCondition(rs?.status?.conditions, "Installed");
-        if (resolved?.status === "False") conds.push({ type: "Installed", status: installedBundle ? "True" : "False", reason: installedBundle ? "ResolutionFailed" : resolved.reason, message: resolved.message });
-        else if (resolved?.reason === "DryRun") conds.push({ type: "Installed", status: installedBundle ? "True" : "False", reason: "DryRun", message: resolved.message });
-        else if (rs && rsc?.status === "False") conds.push({ type: "Installed", status: installedBundle ? "True" : "False", reason: "AwaitingApproval", message: rsc.message });
+        if (resolved?.status === "False")
+          conds.push({
+            type: "Installed",
+            status: installedBundle ? "True" : "False",
+            reason: installedBundle ? "ResolutionFailed" : resolved.reason,
+            message: resolved.message,
+          });
+        else if (resolved?.reason === "DryRun")
+          conds.push({
+            type: "Installed",
+            status: installedBundle ? "True" : "False",
+            reason: "DryRun",
+            message: resolved.message,
+          });
+        else if (rs && rsc?.status === "False")
+          conds.push({
+            type: "Installed",
+            status: installedBundle ? "True" : "False",
+            reason: "AwaitingApproval",
+            message: rsc.message,
+          });
         else if (ric) conds.push({ type: "Installed", status: ric.status, reason: ric.reason, message: ric.message });
-        else conds.push({ type: "Installed", status: "False", reason: "Pending", message: resolved ? resolved.message : `waiting for Input ${name} to be resolved` });
+        else
+          conds.push({
+            type: "Installed",
+            status: "False",
+            reason: "Pending",
+            message: resolved ? resolved.message : `waiting for Input ${name} to be resolved`,
+          });
         const st: InstalledStatus | undefined = this.opts.deppy.lastInstalled.get(op.spec.catalog.package);
         if (st) {
-          updates = st.updates.map((u) => ({ options: u.options, catalogSourceRef: { name: u.catalog, ...(op.spec.catalog?.namespace ? { namespace: op.spec.catalog.namespace } : {}) }, package: u.package, channel: u.channel }));
+          updates = st.updates.map((u) => ({
+            options: u.options,
+            catalogSourceRef: {
+              name: u.catalog,
+              ...(op.spec.catalog?.namespace ? { namespace: op.spec.catalog.namespace } : {}),
+            },
+            package: u.package,
+            channel: u.channel,
+          }));
           const uc = st.conditions.find((c) => c.type === "UpdateAvailable");
-          const mine = (u: OperatorUpdate) => (!op.spec.catalog?.channel || u.channel === op.spec.catalog.channel) && (!op.spec.catalog?.name || u.catalogSourceRef.name === op.spec.catalog.name);
-          if (updates.length === 0) conds.push({ type: "UpdateAvailable", status: "False", reason: "NoUpdateFound", message: uc?.message ?? "no bundle in the catalogs upgrades from the installed one" });
-          else if (pinned(op.spec.version) || !updates.some(mine) || spec.inputClass === "force" || (spec.inputClass ?? "").startsWith("dry-run"))
-            conds.push({ type: "UpdateAvailable", status: "True", reason: "CrossChannelUpdateFound", message: "updates have been found that require a change in the operator spec to apply" });
-          else conds.push({ type: "UpdateAvailable", status: "True", reason: "UpdateFound", message: uc?.message ?? "updates are available in the subscribed channel" });
+          const mine = (u: OperatorUpdate) =>
+            (!op.spec.catalog?.channel || u.channel === op.spec.catalog.channel) &&
+            (!op.spec.catalog?.name || u.catalogSourceRef.name === op.spec.catalog.name);
+          if (updates.length === 0)
+            conds.push({
+              type: "UpdateAvailable",
+              status: "False",
+              reason: "NoUpdateFound",
+              message: uc?.message ?? "no bundle in the catalogs upgrades from the installed one",
+            });
+          else if (
+            pinned(op.spec.version) ||
+            !updates.some(mine) ||
+            spec.inputClass === "force" ||
+            (spec.inputClass ?? "").startsWith("dry-run")
+          )
+            conds.push({
+              type: "UpdateAvailable",
+              status: "True",
+              reason: "CrossChannelUpdateFound",
+              message: "updates have been found that require a change in the operator spec to apply",
+            });
+          else
+            conds.push({
+              type: "UpdateAvailable",
+              status: "True",
+              reason: "UpdateFound",
+              message: uc?.message ?? "updates are available in the subscribed channel",
+            });
         }
       }
     } else {
-      conds.push({ type: "Installed", status: "False", reason: "InvalidSpec", message: "set spec.catalog (install from a catalog) or spec.bundle (install a bundle directly)" });
+      conds.push({
+        type: "Installed",
+        status: "False",
+        reason: "InvalidSpec",
+        message: "set spec.catalog (install from a catalog) or spec.bundle (install a bundle directly)",
+      });
     }
     if (installedBundle) {
       const a = this.bundles.get(installedBundle)?.metadata.annotations ?? {};
@@ -225,14 +391,32 @@ export class OperatorController {
   }
 
   private bundleRefs(refs: ComponentRef[], pick: (b: Bundle) => boolean): void {
-    const list = this.bundles.list().filter(pick).sort((a, b) => (a.metadata.creationTimestamp ?? "").localeCompare(b.metadata.creationTimestamp ?? "") || a.metadata.name.localeCompare(b.metadata.name));
-    for (const b of list) refs.push({ kind: "Bundle", apiVersion: RUKPAK_API_VERSION, name: b.metadata.name, conditions: brief(b.status?.conditions, ["Unpacked", "Replaced"]) });
+    const list = this.bundles
+      .list()
+      .filter(pick)
+      .sort(
+        (a, b) =>
+          (a.metadata.creationTimestamp ?? "").localeCompare(b.metadata.creationTimestamp ?? "") ||
+          a.metadata.name.localeCompare(b.metadata.name),
+      );
+    for (const b of list)
+      refs.push({
+        kind: "Bundle",
+        apiVersion: RUKPAK_API_VERSION,
+        name: b.metadata.name,
+        conditions: brief(b.status?.conditions, ["Unpacked", "Replaced"]),
+      });
   }
 
   private objectRefs(refs: ComponentRef[], inst: Instance | undefined): void {
     for (const o of inst?.status?.objects ?? []) {
       if (!SHOWN.has(o.kind)) continue;
-      refs.push({ kind: o.kind, apiVersion: o.apiVersion, name: o.name, ...(o.namespace ? { namespace: o.namespace } : {}) });
+      refs.push({
+        kind: o.kind,
+        apiVersion: o.apiVersion,
+        name: o.name,
+        ...(o.namespace ? { namespace: o.namespace } : {}),
+      });
     }
   }
 }

@@ -20,7 +20,16 @@ import { EventRecorder } from "../events.js";
 import { Informer } from "../informer.js";
 import { WorkQueue } from "../queue.js";
 import { API_VERSION as RUKPAK_API_VERSION, type Bundle, type Instance } from "../rukpak/api.js";
-import { CatalogSet, resolve, type Input as ResolverInput, type InputClass as ResolverClass, type InstalledOperator, type InstalledStatus, type ResolveSet, type ResolvedBundle } from "../../resolve/index.js";
+import {
+  CatalogSet,
+  resolve,
+  type Input as ResolverInput,
+  type InputClass as ResolverClass,
+  type InstalledOperator,
+  type InstalledStatus,
+  type ResolveSet,
+  type ResolvedBundle,
+} from "../../resolve/index.js";
 import type { JsonValue } from "../../fbc/types.js";
 import { loadText } from "../../fbc/load.js";
 import { validateCatalog } from "../../fbc/validate.js";
@@ -98,7 +107,8 @@ export function parsePropertiesAnnotation(text: string): { type: string; value: 
     } catch (e) {
       return `line ${n}: ${(e as Error).message}`;
     }
-    if (!v || typeof v !== "object" || Array.isArray(v) || Object.keys(v).length !== 1) return `line ${n}: expected one {"<type>": <value>} object`;
+    if (!v || typeof v !== "object" || Array.isArray(v) || Object.keys(v).length !== 1)
+      return `line ${n}: expected one {"<type>": <value>} object`;
     const [type, value] = Object.entries(v as Record<string, JsonValue>)[0];
     out.push({ type, value });
   }
@@ -151,7 +161,10 @@ export class DeppyController {
   private running: Promise<unknown> | undefined;
   private versions: ClusterVersions | undefined;
   private setCache: { key: string; set: CatalogSet } | undefined;
-  private readonly parts = new WeakMap<object, { model: ReturnType<typeof validateCatalog>["model"]; others: ReturnType<typeof loadText>["config"]["others"] }>();
+  private readonly parts = new WeakMap<
+    object,
+    { model: ReturnType<typeof validateCatalog>["model"]; others: ReturnType<typeof loadText>["config"]["others"] }
+  >();
 
   constructor(private readonly opts: DeppyOptions) {
     this.client = opts.client;
@@ -159,15 +172,32 @@ export class DeppyController {
     const onError = (e: unknown) => this.log(`deppy watch: ${(e as Error).message}`);
     this.inputs = new Informer<Input>(this.client, DEPPY_API_VERSION, "Input", { onError });
     this.classes = new Informer<InputClass>(this.client, DEPPY_API_VERSION, "InputClass", { onError });
-    this.packageInstances = new Informer<Instance>(this.client, RUKPAK_API_VERSION, "Instance", { onError, labelSelector: LABEL_PACKAGE });
-    this.packageBundles = new Informer<Bundle>(this.client, RUKPAK_API_VERSION, "Bundle", { onError, labelSelector: LABEL_PACKAGE });
-    this.queue = new WorkQueue({ concurrency: 1, baseDelay: 500, maxDelay: 30_000, onError: (k, e, n) => this.log(`resolution: attempt ${n} failed: ${(e as Error).message}`) });
+    this.packageInstances = new Informer<Instance>(this.client, RUKPAK_API_VERSION, "Instance", {
+      onError,
+      labelSelector: LABEL_PACKAGE,
+    });
+    this.packageBundles = new Informer<Bundle>(this.client, RUKPAK_API_VERSION, "Bundle", {
+      onError,
+      labelSelector: LABEL_PACKAGE,
+    });
+    this.queue = new WorkQueue({
+      concurrency: 1,
+      baseDelay: 500,
+      maxDelay: 30_000,
+      onError: (_k, e, n) => this.log(`resolution: attempt ${n} failed: ${(e as Error).message}`),
+    });
     // Events about cluster-scoped objects must be in the default namespace (the API server refuses others)
     this.events = new EventRecorder(this.client, "opcat-deppy");
     const again = () => this.queue.add("resolve");
     this.inputs.on((ev, i, old) => {
       // status writes by this controller do not start a resolution
-      if (ev === "update" && old && old.metadata.generation === i.metadata.generation && JSON.stringify(old.metadata.labels) === JSON.stringify(i.metadata.labels)) return;
+      if (
+        ev === "update" &&
+        old &&
+        old.metadata.generation === i.metadata.generation &&
+        JSON.stringify(old.metadata.labels) === JSON.stringify(i.metadata.labels)
+      )
+        return;
       again();
     });
     this.classes.on(again);
@@ -176,7 +206,8 @@ export class DeppyController {
       again();
     });
     this.packageBundles.on((ev, b, old) => {
-      if (ev === "update" && JSON.stringify(old?.metadata.annotations) === JSON.stringify(b.metadata.annotations)) return;
+      if (ev === "update" && JSON.stringify(old?.metadata.annotations) === JSON.stringify(b.metadata.annotations))
+        return;
       again();
     });
     opts.catalogs.onChange(again);
@@ -188,7 +219,12 @@ export class DeppyController {
   }
 
   async start(): Promise<void> {
-    await Promise.all([this.inputs.start(), this.classes.start(), this.packageInstances.start(), this.packageBundles.start()]);
+    await Promise.all([
+      this.inputs.start(),
+      this.classes.start(),
+      this.packageInstances.start(),
+      this.packageBundles.start(),
+    ]);
     this.running = this.queue.run(() => this.reconcile());
     this.queue.add("resolve");
   }
@@ -205,9 +241,17 @@ export class DeppyController {
   /** The cluster's Kubernetes version (`/version`) and OpenShift version (a ClusterVersion, when the API exists). */
   async clusterVersions(): Promise<ClusterVersions> {
     if (this.versions) return this.versions;
-    const v = await this.client.request<{ gitVersion?: string }>("GET", "/version").catch(() => ({}) as { gitVersion?: string });
+    const v = await this.client
+      .request<{ gitVersion?: string }>("GET", "/version")
+      .catch(() => ({}) as { gitVersion?: string });
     let ocp: string | undefined;
-    const cv = await this.client.tryGet<KubeObject & { status?: { desired?: { version?: string } } }>("config.openshift.io/v1", "ClusterVersion", "version").catch(() => undefined);
+    const cv = await this.client
+      .tryGet<KubeObject & { status?: { desired?: { version?: string } } }>(
+        "config.openshift.io/v1",
+        "ClusterVersion",
+        "version",
+      )
+      .catch(() => undefined);
     if (cv?.status?.desired?.version) ocp = cv.status.desired.version;
     this.versions = { kube: v.gitVersion?.replace(/^v/, "").replace(/[-+].*$/, ""), ocp };
     return this.versions;
@@ -243,12 +287,22 @@ export class DeppyController {
       if (!pkg || !active || inst.metadata.deletionTimestamp) continue;
       const b = this.packageBundles.get(active);
       const a = b?.metadata.annotations ?? {};
-      const op: InstalledOperator = { package: pkg, bundle: a[ANNOTATION_BUNDLE] ?? active, version: a[ANNOTATION_VERSION], catalog: a[ANNOTATION_CATALOG], channel: a[ANNOTATION_CHANNEL] || undefined };
+      const op: InstalledOperator = {
+        package: pkg,
+        bundle: a[ANNOTATION_BUNDLE] ?? active,
+        version: a[ANNOTATION_VERSION],
+        catalog: a[ANNOTATION_CATALOG],
+        channel: a[ANNOTATION_CHANNEL] || undefined,
+      };
       const raw = a[ANNOTATION_PROPERTIES];
       if (raw !== undefined && a[ANNOTATION_PROPERTIES_HASH] !== propertiesHash(raw)) {
         // edited by a user: the resolver sees the edited properties
         const props = parsePropertiesAnnotation(raw);
-        if (typeof props === "string") problems.set(active, `the olm.properties annotation of Bundle ${active} does not parse (${props}); the catalog's properties are used`);
+        if (typeof props === "string")
+          problems.set(
+            active,
+            `the olm.properties annotation of Bundle ${active} does not parse (${props}); the catalog's properties are used`,
+          );
         else op.properties = props;
       }
       ops.push(op);
@@ -275,14 +329,27 @@ export class DeppyController {
       for (const k of p.constraints ?? []) {
         const val = String(k.value ?? "");
         if (k.type === "minKubeVersion") {
-          if (!p.dryRun && versions.kube && !atLeast(versions.kube, val)) classFailures.set(c.metadata.name, `the cluster runs Kubernetes ${versions.kube} but InputClass ${c.metadata.name} requires ${val}`);
+          if (!p.dryRun && versions.kube && !atLeast(versions.kube, val))
+            classFailures.set(
+              c.metadata.name,
+              `the cluster runs Kubernetes ${versions.kube} but InputClass ${c.metadata.name} requires ${val}`,
+            );
           constraints.push({ type: k.type, value: val as JsonValue });
         } else if (k.type === "minOCPVersion") {
           if (!versions.ocp) {
-            notes.push({ type: "OpenShiftVersionChecked", status: "False", reason: "NoClusterVersion", message: `InputClass ${c.metadata.name} constrains the OpenShift version (${val}) but this cluster has no ClusterVersion (config.openshift.io/v1), so it cannot be checked; it is ignored` });
+            notes.push({
+              type: "OpenShiftVersionChecked",
+              status: "False",
+              reason: "NoClusterVersion",
+              message: `InputClass ${c.metadata.name} constrains the OpenShift version (${val}) but this cluster has no ClusterVersion (config.openshift.io/v1), so it cannot be checked; it is ignored`,
+            });
             continue;
           }
-          if (!p.dryRun && !atLeast(versions.ocp, val)) classFailures.set(c.metadata.name, `the cluster runs OpenShift ${versions.ocp} but InputClass ${c.metadata.name} requires ${val}`);
+          if (!p.dryRun && !atLeast(versions.ocp, val))
+            classFailures.set(
+              c.metadata.name,
+              `the cluster runs OpenShift ${versions.ocp} but InputClass ${c.metadata.name} requires ${val}`,
+            );
           constraints.push({ type: k.type, value: val as JsonValue });
         } else constraints.push({ type: k.type, value: (k.value ?? null) as JsonValue });
       }
@@ -305,19 +372,38 @@ export class DeppyController {
     for (const i of inputs) {
       const cls = i.spec.inputClass || "subscription";
       if (!this.classes.get(cls)) {
-        early.set(i.metadata.name, [{ type: "ResolutionFailed", status: "True", reason: "InputClassNotFound", message: `InputClass ${cls} does not exist (kubectl get inputclasses lists them)` }]);
+        early.set(i.metadata.name, [
+          {
+            type: "ResolutionFailed",
+            status: "True",
+            reason: "InputClassNotFound",
+            message: `InputClass ${cls} does not exist (kubectl get inputclasses lists them)`,
+          },
+        ]);
         continue;
       }
       const f = classFailures.get(cls);
       if (f) {
-        early.set(i.metadata.name, [{ type: "ResolutionFailed", status: "True", reason: "ClusterVersionTooOld", message: f }]);
+        early.set(i.metadata.name, [
+          { type: "ResolutionFailed", status: "True", reason: "ClusterVersionTooOld", message: f },
+        ]);
         continue;
       }
-      rinputs.push({ name: i.metadata.name, inputClass: cls, constraints: (i.spec.constraints ?? []).map((c) => ({ type: c.type, value: (c.value ?? null) as JsonValue })) });
+      rinputs.push({
+        name: i.metadata.name,
+        inputClass: cls,
+        constraints: (i.spec.constraints ?? []).map((c) => ({ type: c.type, value: (c.value ?? null) as JsonValue })),
+      });
     }
 
     const t0 = performance.now();
-    const rs = resolve({ catalogs: set, inputs: rinputs, classes, installed: ops, cluster: { kubernetesVersion: versions.kube, openshiftVersion: versions.ocp } });
+    const rs = resolve({
+      catalogs: set,
+      inputs: rinputs,
+      classes,
+      installed: ops,
+      cluster: { kubernetesVersion: versions.kube, openshiftVersion: versions.ocp },
+    });
     this.resolveMs += performance.now() - t0;
     this.resolutions++;
     this.lastInstalled.clear();
@@ -330,10 +416,16 @@ export class DeppyController {
       const name = i.metadata.name;
       const cls = i.spec.inputClass || "subscription";
       const notes = [...(classNotes.get(cls) ?? [])];
-      for (const [b, msg] of problems) if (pkgOf.has(b)) notes.push({ type: "PropertiesOverridden", status: "False", reason: "InvalidAnnotation", message: msg });
+      for (const [b, msg] of problems)
+        if (pkgOf.has(b))
+          notes.push({ type: "PropertiesOverridden", status: "False", reason: "InvalidAnnotation", message: msg });
       const failed = early.get(name);
       if (failed) {
-        await this.writeStatus(i, { instances: [] }, [...failed, { type: "Resolved", status: "False", reason: failed[0].reason, message: failed[0].message }, ...notes]);
+        await this.writeStatus(i, { instances: [] }, [
+          ...failed,
+          { type: "Resolved", status: "False", reason: failed[0].reason, message: failed[0].message },
+          ...notes,
+        ]);
         this.events.emit(i, "Warning", failed[0].reason, failed[0].message);
         continue;
       }
@@ -345,16 +437,36 @@ export class DeppyController {
         package: x.package,
         version: x.version,
         catalog: x.catalog,
-        satisfies: x.satisfies.map((r) => ({ kind: "Instance", apiVersion: RUKPAK_API_VERSION, name: pkgOf.get(r.name) ?? r.name, meets: r.meets })),
-        dependencies: x.dependencies.map((r) => ({ kind: "Instance", apiVersion: RUKPAK_API_VERSION, name: pkgOf.get(r.name) ?? r.name, meets: r.meets })),
+        satisfies: x.satisfies.map((r) => ({
+          kind: "Instance",
+          apiVersion: RUKPAK_API_VERSION,
+          name: pkgOf.get(r.name) ?? r.name,
+          meets: r.meets,
+        })),
+        dependencies: x.dependencies.map((r) => ({
+          kind: "Instance",
+          apiVersion: RUKPAK_API_VERSION,
+          name: pkgOf.get(r.name) ?? r.name,
+          meets: r.meets,
+        })),
         conditions: x.conditions.map((c) => ({ ...c, lastTransitionTime: "" })) as unknown as KubeCondition[],
       }));
-      const conds: NewCondition[] = st.conditions.filter((c) => c.type !== "DependenciesMissing" || c.status === "True").map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message }));
-      if (!failure) conds.push({ type: "ResolutionFailed", status: "False", reason: "Resolved", message: "the constraints are satisfied" });
+      const conds: NewCondition[] = st.conditions
+        .filter((c) => c.type !== "DependenciesMissing" || c.status === "True")
+        .map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message }));
+      if (!failure)
+        conds.push({
+          type: "ResolutionFailed",
+          status: "False",
+          reason: "Resolved",
+          message: "the constraints are satisfied",
+        });
       let resolveset: string | undefined;
       if (failure) {
         conds.push({ type: "Resolved", status: "False", reason: failure.reason, message: failure.message });
-        this.events.emit(i, "Warning", "ResolutionFailed", failure.message, (e) => this.log(`event: ${(e as Error).message}`));
+        this.events.emit(i, "Warning", "ResolutionFailed", failure.message, (e) =>
+          this.log(`event: ${(e as Error).message}`),
+        );
       } else {
         const mine = bundlesOf(rs, name);
         resolveset = await this.writeResolveset(i, mine, st.dryRun, rs);
@@ -362,7 +474,9 @@ export class DeppyController {
           type: "Resolved",
           status: "True",
           reason: st.dryRun ? "DryRun" : "Resolved",
-          message: st.dryRun ? `would install ${describe(mine)} (dry run: resolveset Bundle ${resolveset}, no Instance)` : `resolved to ${describe(mine)}`,
+          message: st.dryRun
+            ? `would install ${describe(mine)} (dry run: resolveset Bundle ${resolveset}, no Instance)`
+            : `resolved to ${describe(mine)}`,
         });
       }
       const blocked = await this.blockedUpdates(i, rs, set, rinputs, classes, ops, versions);
@@ -370,13 +484,22 @@ export class DeppyController {
         conds.push({ type: "UpdateBlocked", status: "True", reason: "UpdateBlocked", message: b });
         this.events.emit(i, "Warning", "UpdateBlocked", b, (e) => this.log(`event: ${(e as Error).message}`));
       }
-      if (blocked.length === 0) conds.push({ type: "UpdateBlocked", status: "False", reason: "NotBlocked", message: "no update in the subscribed channel is held back" });
+      if (blocked.length === 0)
+        conds.push({
+          type: "UpdateBlocked",
+          status: "False",
+          reason: "NotBlocked",
+          message: "no update in the subscribed channel is held back",
+        });
       await this.writeStatus(i, { instances, ...(resolveset ? { resolveset } : {}) }, [...conds, ...notes]);
     }
 
     // Inputs for dependencies
     for (const g of rs.generatedInputs) {
-      const parent = rs.bundles.find((b) => b.package === g.constraints.map((c) => (c.value as { package?: string }).package).find(Boolean))?.dependencyOf ?? [];
+      const parent =
+        rs.bundles.find(
+          (b) => b.package === g.constraints.map((c) => (c.value as { package?: string }).package).find(Boolean),
+        )?.dependencyOf ?? [];
       const owner = inputs.find((i) => bundlesOf(rs, i.metadata.name).some((b) => parent.includes(b.name)));
       if (byName.has(g.name)) continue;
       await this.client
@@ -386,7 +509,19 @@ export class DeppyController {
           metadata: {
             name: g.name,
             labels: { [LABEL_GENERATED_FOR]: owner?.metadata.name ?? "" },
-            ...(owner ? { ownerReferences: [{ apiVersion: DEPPY_API_VERSION, kind: "Input", name: owner.metadata.name, uid: owner.metadata.uid!, blockOwnerDeletion: false }] } : {}),
+            ...(owner
+              ? {
+                  ownerReferences: [
+                    {
+                      apiVersion: DEPPY_API_VERSION,
+                      kind: "Input",
+                      name: owner.metadata.name,
+                      uid: owner.metadata.uid!,
+                      blockOwnerDeletion: false,
+                    },
+                  ],
+                }
+              : {}),
           },
           spec: { inputClass: g.inputClass, constraints: g.constraints.map((c) => ({ type: c.type, value: c.value })) },
         })
@@ -400,7 +535,15 @@ export class DeppyController {
    * newer bundles the resolution does not take, resolve again asking for the newest one and report
    * the resolver's explanation.
    */
-  private async blockedUpdates(i: Input, rs: ResolveSet, set: CatalogSet, rinputs: ResolverInput[], classes: ResolverClass[], ops: InstalledOperator[], versions: ClusterVersions): Promise<string[]> {
+  private async blockedUpdates(
+    i: Input,
+    rs: ResolveSet,
+    set: CatalogSet,
+    rinputs: ResolverInput[],
+    classes: ResolverClass[],
+    ops: InstalledOperator[],
+    versions: ClusterVersions,
+  ): Promise<string[]> {
     const out: string[] = [];
     const cls = classes.find((c) => c.name === (i.spec.inputClass || "subscription"));
     if (!cls || cls.parameters.dryRun || cls.parameters.force) return out;
@@ -408,7 +551,9 @@ export class DeppyController {
     for (const b of mine) {
       const inst = rs.installed.find((x) => x.package === b.package);
       if (!inst) continue;
-      const same = inst.updates.find((u) => u.channel === b.channel && u.catalog === b.catalog) ?? inst.updates.find((u) => u.channel === b.channel);
+      const same =
+        inst.updates.find((u) => u.channel === b.channel && u.catalog === b.catalog) ??
+        inst.updates.find((u) => u.channel === b.channel);
       const options = same?.options ?? [];
       const newest = options[0];
       if (!newest || newest === b.name) continue;
@@ -416,18 +561,29 @@ export class DeppyController {
       if (!me) continue;
       const probe = resolve({
         catalogs: set,
-        inputs: [...rinputs.filter((x) => x !== me), { ...me, constraints: [...me.constraints, { type: "olm.name", value: newest }] }],
+        inputs: [
+          ...rinputs.filter((x) => x !== me),
+          { ...me, constraints: [...me.constraints, { type: "olm.name", value: newest }] },
+        ],
         classes,
         installed: ops,
         cluster: { kubernetesVersion: versions.kube, openshiftVersion: versions.ocp },
       });
-      const f = probe.inputs.find((s) => s.name === me.name)?.conditions.find((c) => c.type === "ResolutionFailed" && c.status === "True");
-      out.push(`${b.package} stays at ${b.name} although ${newest} is in channel ${b.channel}: ${f ? f.message : "a more preferred solution keeps it"}`);
+      const f = probe.inputs
+        .find((s) => s.name === me.name)
+        ?.conditions.find((c) => c.type === "ResolutionFailed" && c.status === "True");
+      out.push(
+        `${b.package} stays at ${b.name} although ${newest} is in channel ${b.channel}: ${f ? f.message : "a more preferred solution keeps it"}`,
+      );
     }
     return out;
   }
 
-  private async writeStatus(i: Input, fields: { instances: InputStatusInstance[]; resolveset?: string }, conds: NewCondition[]): Promise<void> {
+  private async writeStatus(
+    i: Input,
+    fields: { instances: InputStatusInstance[]; resolveset?: string },
+    conds: NewCondition[],
+  ): Promise<void> {
     for (let attempt = 0; attempt < 5; attempt++) {
       const fresh = await this.client.tryGet<Input>(DEPPY_API_VERSION, "Input", i.metadata.name);
       if (!fresh) return;
@@ -440,11 +596,18 @@ export class DeppyController {
       const prevInstances = new Map((fresh.status?.instances ?? []).map((x) => [x.name, x]));
       const instances = fields.instances.map((x) => {
         let cl: KubeCondition[] = prevInstances.get(x.name)?.conditions ?? [];
-        for (const c of (x.conditions ?? []) as unknown as NewCondition[]) cl = setCondition(cl, { ...c, lastTransitionTime: undefined }).conditions;
+        for (const c of (x.conditions ?? []) as unknown as NewCondition[])
+          cl = setCondition(cl, { ...c, lastTransitionTime: undefined }).conditions;
         cl = cl.filter((c) => (x.conditions ?? []).some((n) => n.type === c.type));
         return { ...x, conditions: cl };
       });
-      const status = { ...(fresh.status ?? {}), instances, ...(fields.resolveset ? { resolveset: fields.resolveset } : {}), conditions: list, observedGeneration: gen };
+      const status = {
+        ...(fresh.status ?? {}),
+        instances,
+        ...(fields.resolveset ? { resolveset: fields.resolveset } : {}),
+        conditions: list,
+        observedGeneration: gen,
+      };
       if (JSON.stringify(status) === JSON.stringify(fresh.status ?? {})) return;
       try {
         await this.client.replace<Input>({ ...fresh, status }, { subresource: "status" });
@@ -475,9 +638,17 @@ export class DeppyController {
     const content = entries.map((e) => JSON.stringify(e)).join("\n") + (entries.length ? "\n" : "");
     // named by what would be installed (not by how it was reached: action and pivotFrom change as the
     // installed set catches up, and a new name would ask for approval again)
-    const identity = entries.map((e) => JSON.stringify([e.package, e.name, e.image, e.catalog, e.properties])).join("\n");
+    const identity = entries
+      .map((e) => JSON.stringify([e.package, e.name, e.image, e.catalog, e.properties]))
+      .join("\n");
     const name = objectName("resolveset-", input, `-${hash(identity + (dryRun ? "dry" : ""))}`);
-    const owner = { apiVersion: DEPPY_API_VERSION, kind: "Input", name: input, uid: i.metadata.uid!, blockOwnerDeletion: false };
+    const owner = {
+      apiVersion: DEPPY_API_VERSION,
+      kind: "Input",
+      name: input,
+      uid: i.metadata.uid!,
+      blockOwnerDeletion: false,
+    };
     const labels = { [LABEL_INPUT]: input, [LABEL_RESOLVESET]: "true" };
     const data: Record<string, string> = { [RESOLVESET_FILE]: content };
     const cls = this.classes.get(i.spec.inputClass || "subscription");
@@ -486,13 +657,22 @@ export class DeppyController {
     const existing = await this.client.tryGet<Bundle>(RUKPAK_API_VERSION, "Bundle", name);
     if (!existing) {
       await this.ensureNamespace();
-      await this.client.apply({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: ns, labels, ownerReferences: [owner] }, data } as KubeObject);
+      await this.client.apply({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name, namespace: ns, labels, ownerReferences: [owner] },
+        data,
+      } as KubeObject);
       await this.client
         .create<Bundle>({
           apiVersion: RUKPAK_API_VERSION,
           kind: "Bundle",
           metadata: { name, labels, ownerReferences: [owner] },
-          spec: { class: RESOLVESET_CLASS, refs: [`file://content/${RESOLVESET_FILE}`], volumeMounts: [{ mountPath: "/content", configMap: { name, namespace: ns } }] },
+          spec: {
+            class: RESOLVESET_CLASS,
+            refs: [`file://content/${RESOLVESET_FILE}`],
+            volumeMounts: [{ mountPath: "/content", configMap: { name, namespace: ns } }],
+          },
         })
         .catch((e) => (isConflict(e) ? undefined : Promise.reject(e)));
     }
@@ -510,7 +690,9 @@ export class DeppyController {
     }
     // older resolvesets of this Input that nothing points at any more
     const active = (await this.client.tryGet<Instance>(RUKPAK_API_VERSION, "Instance", instName))?.status?.activeBundle;
-    const { items } = await this.client.list<Bundle>(RUKPAK_API_VERSION, "Bundle", { labelSelector: `${LABEL_INPUT}=${input},${LABEL_RESOLVESET}=true` });
+    const { items } = await this.client.list<Bundle>(RUKPAK_API_VERSION, "Bundle", {
+      labelSelector: `${LABEL_INPUT}=${input},${LABEL_RESOLVESET}=true`,
+    });
     for (const b of items) {
       if (b.metadata.name === name || b.metadata.name === active) continue;
       await this.client.delete(RUKPAK_API_VERSION, "Bundle", b.metadata.name).catch(() => false);
@@ -523,7 +705,10 @@ export class DeppyController {
   private async ensureNamespace(): Promise<void> {
     if (this.nsReady) return;
     const ns = await this.client.tryGet("v1", "Namespace", this.opts.namespace);
-    if (!ns) await this.client.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: this.opts.namespace } }).catch((e) => (isConflict(e) ? undefined : Promise.reject(e)));
+    if (!ns)
+      await this.client
+        .create({ apiVersion: "v1", kind: "Namespace", metadata: { name: this.opts.namespace } })
+        .catch((e) => (isConflict(e) ? undefined : Promise.reject(e)));
     this.nsReady = true;
   }
 }

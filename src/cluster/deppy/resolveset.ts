@@ -18,7 +18,14 @@ import { EventRecorder } from "../events.js";
 import { Informer } from "../informer.js";
 import { WorkQueue } from "../queue.js";
 import { readBundleDirectory } from "../../bundle/index.js";
-import { API_VERSION as RUKPAK_API_VERSION, type Bundle, type BundleStatus, type Instance, type InstanceStatus, type ProvisionerClass } from "../rukpak/api.js";
+import {
+  API_VERSION as RUKPAK_API_VERSION,
+  type Bundle,
+  type BundleStatus,
+  type Instance,
+  type InstanceStatus,
+  type ProvisionerClass,
+} from "../rukpak/api.js";
 import { contentExists } from "../rukpak/content.js";
 import { convertRegistryV1 } from "../rukpak/convert.js";
 import { grantedRules, type GrantedRule } from "../rukpak/permissions.js";
@@ -53,7 +60,8 @@ export function classForEntry(pc: ProvisionerClass, e: { schema: string }): stri
     const sel = /^\s*\.schema\s*==\s*"?([^"\s]+)"?\s*$/.exec(m.selector ?? "");
     if (sel && sel[1] === e.schema && m.class) return m.class;
   }
-  for (const m of (p.matchSchema as { schema?: string; class?: string }[] | undefined) ?? []) if (m.schema === e.schema && m.class) return m.class;
+  for (const m of (p.matchSchema as { schema?: string; class?: string }[] | undefined) ?? [])
+    if (m.schema === e.schema && m.class) return m.class;
   return undefined;
 }
 
@@ -79,11 +87,17 @@ export class ResolvesetProvisioner {
     this.classes = new Informer<ProvisionerClass>(this.client, RUKPAK_API_VERSION, "ProvisionerClass", { onError });
     this.bundles = new Informer<Bundle>(this.client, RUKPAK_API_VERSION, "Bundle", { onError });
     this.instances = new Informer<Instance>(this.client, RUKPAK_API_VERSION, "Instance", { onError });
-    this.queue = new WorkQueue({ concurrency: 2, baseDelay: 300, maxDelay: 30_000, onError: (k, e, n) => this.log(`resolveset ${k}: attempt ${n} failed: ${(e as Error).message}`) });
+    this.queue = new WorkQueue({
+      concurrency: 2,
+      baseDelay: 300,
+      maxDelay: 30_000,
+      onError: (k, e, n) => this.log(`resolveset ${k}: attempt ${n} failed: ${(e as Error).message}`),
+    });
     this.events = new EventRecorder(this.client, "opcat-resolveset");
     const all = () => {
       for (const b of this.bundles.list()) if (this.ours(b.spec.class)) this.queue.add(`bundle/${b.metadata.name}`);
-      for (const i of this.instances.list()) if (this.isResolvesetInstance(i)) this.queue.add(`instance/${i.metadata.name}`);
+      for (const i of this.instances.list())
+        if (this.isResolvesetInstance(i)) this.queue.add(`instance/${i.metadata.name}`);
     };
     this.classes.on(all);
     this.bundles.on((_, b) => {
@@ -97,7 +111,8 @@ export class ResolvesetProvisioner {
   }
 
   private requeueInstances(): void {
-    for (const i of this.instances.list()) if (this.isResolvesetInstance(i)) this.queue.add(`instance/${i.metadata.name}`);
+    for (const i of this.instances.list())
+      if (this.isResolvesetInstance(i)) this.queue.add(`instance/${i.metadata.name}`);
   }
 
   private ours(cls: string | undefined): ProvisionerClass | undefined {
@@ -112,7 +127,9 @@ export class ResolvesetProvisioner {
 
   async start(): Promise<void> {
     await Promise.all([this.classes.start(), this.bundles.start(), this.instances.start()]);
-    this.running = this.queue.run((k) => (k.startsWith("bundle/") ? this.reconcileBundle(k.slice(7)) : this.reconcileInstance(k.slice(9))));
+    this.running = this.queue.run((k) =>
+      k.startsWith("bundle/") ? this.reconcileBundle(k.slice(7)) : this.reconcileInstance(k.slice(9)),
+    );
   }
 
   async stop(): Promise<void> {
@@ -124,18 +141,37 @@ export class ResolvesetProvisioner {
   }
 
   /** Reads the entries of a resolveset Bundle from its mounted ConfigMaps. */
-  async entriesOf(b: Bundle): Promise<{ entries: ResolvesetEntry[]; digest: string } | { reason: string; message: string }> {
+  async entriesOf(
+    b: Bundle,
+  ): Promise<{ entries: ResolvesetEntry[]; digest: string } | { reason: string; message: string }> {
     const ref = b.spec.refs[0] ?? "";
-    if (!ref.startsWith("file://")) return { reason: "InvalidRef", message: `a resolveset Bundle's content is a file://<path> in a mounted ConfigMap, not ${ref}` };
+    if (!ref.startsWith("file://"))
+      return {
+        reason: "InvalidRef",
+        message: `a resolveset Bundle's content is a file://<path> in a mounted ConfigMap, not ${ref}`,
+      };
     const path = "/" + ref.slice("file://".length).replace(/^\/+/, "");
     for (const m of b.spec.volumeMounts ?? []) {
       const mount = m.mountPath.replace(/\/+$/, "");
       if (!path.startsWith(mount + "/")) continue;
       const key = path.slice(mount.length + 1);
-      const cm = await this.client.tryGet<KubeObject & { data?: Record<string, string> }>("v1", "ConfigMap", m.configMap.name, m.configMap.namespace);
-      if (!cm) return { reason: "ConfigMapNotFound", message: `ConfigMap ${m.configMap.namespace}/${m.configMap.name} (mounted at ${m.mountPath}) not found` };
+      const cm = await this.client.tryGet<KubeObject & { data?: Record<string, string> }>(
+        "v1",
+        "ConfigMap",
+        m.configMap.name,
+        m.configMap.namespace,
+      );
+      if (!cm)
+        return {
+          reason: "ConfigMapNotFound",
+          message: `ConfigMap ${m.configMap.namespace}/${m.configMap.name} (mounted at ${m.mountPath}) not found`,
+        };
       const text = cm.data?.[key];
-      if (text === undefined) return { reason: "FileNotFound", message: `ConfigMap ${m.configMap.namespace}/${m.configMap.name} has no key ${key}` };
+      if (text === undefined)
+        return {
+          reason: "FileNotFound",
+          message: `ConfigMap ${m.configMap.namespace}/${m.configMap.name} has no key ${key}`,
+        };
       try {
         return { entries: parseResolveset(text), digest: `sha256:${createHash("sha256").update(text).digest("hex")}` };
       } catch (e) {
@@ -162,11 +198,30 @@ export class ResolvesetProvisioner {
         digest: r.digest,
         format: "deppy.resolveset",
         objects: ["/objects/resolved.bundles.json"],
-        conditions: setCondition(b.status?.conditions, { type: "Unpacked", status: "True", reason: "UnpackSuccessful", message: msg, observedGeneration: gen }).conditions,
+        conditions: setCondition(b.status?.conditions, {
+          type: "Unpacked",
+          status: "True",
+          reason: "UnpackSuccessful",
+          message: msg,
+          observedGeneration: gen,
+        }).conditions,
         observedGeneration: gen,
       };
     } else {
-      status = { ...b.status, unpacked: "Failed", reason: r.reason, message: r.message, conditions: setCondition(b.status?.conditions, { type: "Unpacked", status: "False", reason: r.reason, message: r.message, observedGeneration: gen }).conditions, observedGeneration: gen };
+      status = {
+        ...b.status,
+        unpacked: "Failed",
+        reason: r.reason,
+        message: r.message,
+        conditions: setCondition(b.status?.conditions, {
+          type: "Unpacked",
+          status: "False",
+          reason: r.reason,
+          message: r.message,
+          observedGeneration: gen,
+        }).conditions,
+        observedGeneration: gen,
+      };
       this.events.emit(b, "Warning", r.reason, r.message);
     }
     await this.client.replace<Bundle>({ ...b, status }, { subresource: "status" });
@@ -174,7 +229,7 @@ export class ResolvesetProvisioner {
 
   /** The RBAC rules a registry+v1 Bundle grants, from the operator provisioner's content store. */
   private rulesOf(b: Bundle | undefined): GrantedRule[] | undefined {
-    if (!b || b.status?.unpacked !== "Done" || !b.status.digest) return undefined;
+    if (b?.status?.unpacked !== "Done" || !b.status.digest) return undefined;
     const dir = contentExists(this.opts.bundleStore, b.status.digest);
     if (!dir) return undefined;
     if (b.status.format !== "registry+v1") return [];
@@ -185,7 +240,10 @@ export class ResolvesetProvisioner {
     }
   }
 
-  private async setStatus(inst: Instance, mutate: (s: InstanceStatus & { permissions?: string[] }) => InstanceStatus & { permissions?: string[] }): Promise<Instance> {
+  private async setStatus(
+    inst: Instance,
+    mutate: (s: InstanceStatus & { permissions?: string[] }) => InstanceStatus & { permissions?: string[] },
+  ): Promise<Instance> {
     // optimistic concurrency on the object the conditions were computed from: a user's approval
     // written meanwhile makes this a conflict (retried with what they wrote), never a lost update
     const next = mutate({ ...(inst.status ?? {}) });
@@ -195,7 +253,8 @@ export class ResolvesetProvisioner {
 
   private conds(inst: Instance, ...cs: NewCondition[]): Condition[] {
     let list = inst.status?.conditions ?? [];
-    for (const c of cs) list = setCondition(list, { observedGeneration: inst.metadata.generation ?? 0, ...c }).conditions;
+    for (const c of cs)
+      list = setCondition(list, { observedGeneration: inst.metadata.generation ?? 0, ...c }).conditions;
     return list;
   }
 
@@ -208,11 +267,18 @@ export class ResolvesetProvisioner {
     const rsBundle = this.bundles.get(rsName);
     const pc = this.ours(rsBundle?.spec.class ?? inst.spec.bundle.spec?.class);
     if (!pc) return;
-    if (!rsBundle || rsBundle.status?.unpacked !== "Done") {
+    if (rsBundle?.status?.unpacked !== "Done") {
       const failed = rsBundle?.status?.unpacked === "Failed";
       await this.setStatus(inst, (s) => ({
         ...s,
-        conditions: this.conds(inst!, { type: "Unpacked", status: "False", reason: failed ? "UnpackFailed" : "UnpackPending", message: failed ? `resolveset ${rsName}: ${rsBundle?.status?.message}` : `waiting for resolveset Bundle ${rsName}` }),
+        conditions: this.conds(inst!, {
+          type: "Unpacked",
+          status: "False",
+          reason: failed ? "UnpackFailed" : "UnpackPending",
+          message: failed
+            ? `resolveset ${rsName}: ${rsBundle?.status?.message}`
+            : `waiting for resolveset Bundle ${rsName}`,
+        }),
         observedGeneration: gen,
       }));
       return;
@@ -232,7 +298,13 @@ export class ResolvesetProvisioner {
       }
       if (!e.image) {
         // an installed bundle the catalogs no longer have: keep its Bundle
-        const kept = this.bundles.list().find((x) => x.metadata.labels?.[LABEL_PACKAGE] === e.package && (x.metadata.annotations?.[ANNOTATION_BUNDLE] ?? x.metadata.name) === e.name);
+        const kept = this.bundles
+          .list()
+          .find(
+            (x) =>
+              x.metadata.labels?.[LABEL_PACKAGE] === e.package &&
+              (x.metadata.annotations?.[ANNOTATION_BUNDLE] ?? x.metadata.name) === e.name,
+          );
         if (kept) entryBundles.push({ e, b: kept });
         else unmatched.push(`${e.name} (no image, and no Bundle of it on the cluster)`);
         continue;
@@ -245,10 +317,20 @@ export class ResolvesetProvisioner {
         bname = `${e.name}-${createHash("sha256").update(ref).digest("hex").slice(0, 8)}`;
         b = this.bundles.get(bname) ?? (await this.client.tryGet<Bundle>(RUKPAK_API_VERSION, "Bundle", bname));
       }
-      const rsOwner = { apiVersion: RUKPAK_API_VERSION, kind: "Instance", name, uid: inst.metadata.uid!, blockOwnerDeletion: false };
+      const rsOwner = {
+        apiVersion: RUKPAK_API_VERSION,
+        kind: "Instance",
+        name,
+        uid: inst.metadata.uid!,
+        blockOwnerDeletion: false,
+      };
       if (b && !(b.metadata.ownerReferences ?? []).some((o) => o.uid === rsOwner.uid)) {
         // shared by several resolvesets: it goes when the last of them goes
-        b = await this.client.mergePatch<Bundle>(RUKPAK_API_VERSION, "Bundle", b.metadata.name, { metadata: { ownerReferences: [...(b.metadata.ownerReferences ?? []), rsOwner] } }).catch(() => b);
+        b = await this.client
+          .mergePatch<Bundle>(RUKPAK_API_VERSION, "Bundle", b.metadata.name, {
+            metadata: { ownerReferences: [...(b.metadata.ownerReferences ?? []), rsOwner] },
+          })
+          .catch(() => b);
       }
       if (!b) {
         const props = formatPropertiesAnnotation(e.properties);
@@ -260,36 +342,65 @@ export class ResolvesetProvisioner {
               name: bname,
               labels: { [LABEL_PACKAGE]: e.package },
               ownerReferences: [rsOwner],
-              annotations: { [ANNOTATION_BUNDLE]: e.name, [ANNOTATION_VERSION]: e.version, [ANNOTATION_CATALOG]: e.catalog, [ANNOTATION_CHANNEL]: e.channel, [ANNOTATION_PROPERTIES]: props, [ANNOTATION_PROPERTIES_HASH]: propertiesHash(props) },
+              annotations: {
+                [ANNOTATION_BUNDLE]: e.name,
+                [ANNOTATION_VERSION]: e.version,
+                [ANNOTATION_CATALOG]: e.catalog,
+                [ANNOTATION_CHANNEL]: e.channel,
+                [ANNOTATION_PROPERTIES]: props,
+                [ANNOTATION_PROPERTIES_HASH]: propertiesHash(props),
+              },
             },
             spec: { class: cls, refs: [ref] },
           })
-          .catch(async (err) => (isConflict(err) ? this.client.get<Bundle>(RUKPAK_API_VERSION, "Bundle", bname) : Promise.reject(err)));
+          .catch(async (err) =>
+            isConflict(err) ? this.client.get<Bundle>(RUKPAK_API_VERSION, "Bundle", bname) : Promise.reject(err),
+          );
       }
       entryBundles.push({ e, b });
     }
     if (unmatched.length > 0) {
       const msg = `no ProvisionerClass for ${unmatched.join(", ")}: add a matchBundle or matchSchema entry to ProvisionerClass ${pc.metadata.name}`;
-      await this.setStatus(inst, (s) => ({ ...s, conditions: this.conds(inst!, { type: "Installed", status: "False", reason: "NoMatchingClass", message: msg }), observedGeneration: gen }));
+      await this.setStatus(inst, (s) => ({
+        ...s,
+        conditions: this.conds(inst!, { type: "Installed", status: "False", reason: "NoMatchingClass", message: msg }),
+        observedGeneration: gen,
+      }));
       this.events.emit(inst, "Warning", "NoMatchingClass", msg);
       return;
     }
     const failed = entryBundles.filter((x) => x.b?.status?.unpacked === "Failed");
     if (failed.length > 0) {
       const msg = failed.map((x) => `${x.e.name}: ${x.b?.status?.message ?? ""}`).join("; ");
-      await this.setStatus(inst, (s) => ({ ...s, conditions: this.conds(inst!, { type: "Unpacked", status: "False", reason: "UnpackFailed", message: msg }), observedGeneration: gen }));
-      return;
-    }
-    const pending = entryBundles.filter((x) => x.b?.status?.unpacked !== "Done" || x.b.status.observedGeneration !== x.b.metadata.generation);
-    if (pending.length > 0) {
       await this.setStatus(inst, (s) => ({
         ...s,
-        conditions: this.conds(inst!, { type: "Unpacked", status: "False", reason: "UnpackPending", message: `waiting for ${pending.map((x) => x.e.name).join(", ")} to be unpacked` }),
+        conditions: this.conds(inst!, { type: "Unpacked", status: "False", reason: "UnpackFailed", message: msg }),
         observedGeneration: gen,
       }));
       return;
     }
-    const unpacked: NewCondition = { type: "Unpacked", status: "True", reason: "UnpackSuccessful", message: `unpacked ${entryBundles.length} bundle${entryBundles.length === 1 ? "" : "s"}: ${entryBundles.map((x) => x.e.name).join(", ")}` };
+    const pending = entryBundles.filter(
+      (x) => x.b?.status?.unpacked !== "Done" || x.b.status.observedGeneration !== x.b.metadata.generation,
+    );
+    if (pending.length > 0) {
+      await this.setStatus(inst, (s) => ({
+        ...s,
+        conditions: this.conds(inst!, {
+          type: "Unpacked",
+          status: "False",
+          reason: "UnpackPending",
+          message: `waiting for ${pending.map((x) => x.e.name).join(", ")} to be unpacked`,
+        }),
+        observedGeneration: gen,
+      }));
+      return;
+    }
+    const unpacked: NewCondition = {
+      type: "Unpacked",
+      status: "True",
+      reason: "UnpackSuccessful",
+      message: `unpacked ${entryBundles.length} bundle${entryBundles.length === 1 ? "" : "s"}: ${entryBundles.map((x) => x.e.name).join(", ")}`,
+    };
 
     // 2. approval, per generation
     const approvedCond = findCondition(inst.status?.conditions, "Approved");
@@ -298,8 +409,20 @@ export class ResolvesetProvisioner {
       const policy = resolvesetApprovalOf(pc);
       let c: NewCondition;
       let permissions: string[] | undefined;
-      if (policy === "AllowAll") c = { type: "Approved", status: "True", reason: "AllowAll", message: `approved by ProvisionerClass ${pc.metadata.name} (approval: AllowAll)` };
-      else if (policy === "DenyAll") c = { type: "Approved", status: "False", reason: "AwaitingApproval", message: `every change needs review (approval: DenyAll): kubectl instance approve ${name}` };
+      if (policy === "AllowAll")
+        c = {
+          type: "Approved",
+          status: "True",
+          reason: "AllowAll",
+          message: `approved by ProvisionerClass ${pc.metadata.name} (approval: AllowAll)`,
+        };
+      else if (policy === "DenyAll")
+        c = {
+          type: "Approved",
+          status: "False",
+          reason: "AwaitingApproval",
+          message: `every change needs review (approval: DenyAll): kubectl instance approve ${name}`,
+        };
       else {
         permissions = [];
         const unknown: string[] = [];
@@ -312,10 +435,25 @@ export class ResolvesetProvisioner {
             unknown.push(e.name);
             continue;
           }
-          for (const p of newPermissions(current, next)) permissions.push(`${e.name}${activeName && activeName !== b?.metadata.name ? ` (replacing ${activeName})` : activeName ? "" : " (new install)"}: ${p}`);
+          for (const p of newPermissions(current, next))
+            permissions.push(
+              `${e.name}${activeName && activeName !== b?.metadata.name ? ` (replacing ${activeName})` : activeName ? "" : " (new install)"}: ${p}`,
+            );
         }
-        if (unknown.length > 0) c = { type: "Approved", status: "False", reason: "PermissionsUnknown", message: `the permissions of ${unknown.join(", ")} could not be read; approve with kubectl instance approve ${name}` };
-        else if (permissions.length === 0) c = { type: "Approved", status: "True", reason: "NoNewPermissions", message: "no bundle needs a permission the bundle it replaces does not have (approval: Android)" };
+        if (unknown.length > 0)
+          c = {
+            type: "Approved",
+            status: "False",
+            reason: "PermissionsUnknown",
+            message: `the permissions of ${unknown.join(", ")} could not be read; approve with kubectl instance approve ${name}`,
+          };
+        else if (permissions.length === 0)
+          c = {
+            type: "Approved",
+            status: "True",
+            reason: "NoNewPermissions",
+            message: "no bundle needs a permission the bundle it replaces does not have (approval: Android)",
+          };
         else
           c = {
             type: "Approved",
@@ -325,7 +463,12 @@ export class ResolvesetProvisioner {
           };
       }
       approved = c.status === "True";
-      inst = await this.setStatus(inst, (s) => ({ ...s, ...(permissions ? { permissions } : {}), conditions: this.conds(inst!, unpacked, c), observedGeneration: gen }));
+      inst = await this.setStatus(inst, (s) => ({
+        ...s,
+        ...(permissions ? { permissions } : {}),
+        conditions: this.conds(inst!, unpacked, c),
+        observedGeneration: gen,
+      }));
       if (!approved) {
         this.events.emit(inst, "Normal", c.reason, c.message);
         return;
@@ -333,38 +476,86 @@ export class ResolvesetProvisioner {
     }
 
     // 3. one Instance per package
-    const owner = { apiVersion: RUKPAK_API_VERSION, kind: "Instance", name, uid: inst.metadata.uid!, blockOwnerDeletion: false };
+    const owner = {
+      apiVersion: RUKPAK_API_VERSION,
+      kind: "Instance",
+      name,
+      uid: inst.metadata.uid!,
+      blockOwnerDeletion: false,
+    };
     const notReady: string[] = [];
     for (const { e, b } of entryBundles) {
       const bn = b?.metadata.name ?? e.name;
       const cur = await this.client.tryGet<Instance>(RUKPAK_API_VERSION, "Instance", e.package);
       const owners = [...(cur?.metadata.ownerReferences ?? []).filter((o) => o.uid !== owner.uid), owner];
-      if (!cur || cur.spec.bundle.name !== bn || (cur.metadata.ownerReferences ?? []).every((o) => o.uid !== owner.uid)) {
+      if (
+        !cur ||
+        cur.spec.bundle.name !== bn ||
+        (cur.metadata.ownerReferences ?? []).every((o) => o.uid !== owner.uid)
+      ) {
         const applied = await this.client.apply<Instance>({
           apiVersion: RUKPAK_API_VERSION,
           kind: "Instance",
-          metadata: { name: e.package, labels: { [LABEL_PACKAGE]: e.package, ...(input ? { [LABEL_INPUT]: input } : {}) }, ownerReferences: owners },
+          metadata: {
+            name: e.package,
+            labels: { [LABEL_PACKAGE]: e.package, ...(input ? { [LABEL_INPUT]: input } : {}) },
+            ownerReferences: owners,
+          },
           spec: { selector: { matchLabels: { [LABEL_PACKAGE]: e.package } }, bundle: { name: bn } },
         });
         // approved through the resolveset: the package Instance needs no second review
         const g = applied.metadata.generation ?? 0;
         const ac = findCondition(applied.status?.conditions, "Approved");
         if (!(ac?.status === "True" && ac.observedGeneration === g)) {
-          const conditions = setCondition(applied.status?.conditions, { type: "Approved", status: "True", reason: "ResolvesetApproved", message: `approved with resolveset ${rsName} (Instance ${name})`, observedGeneration: g }).conditions;
-          await this.client.replace<Instance>({ ...applied, status: { ...(applied.status ?? {}), conditions } }, { subresource: "status" }).catch((err) => (isConflict(err) ? undefined : Promise.reject(err)));
+          const conditions = setCondition(applied.status?.conditions, {
+            type: "Approved",
+            status: "True",
+            reason: "ResolvesetApproved",
+            message: `approved with resolveset ${rsName} (Instance ${name})`,
+            observedGeneration: g,
+          }).conditions;
+          await this.client
+            .replace<Instance>(
+              { ...applied, status: { ...(applied.status ?? {}), conditions } },
+              { subresource: "status" },
+            )
+            .catch((err) => (isConflict(err) ? undefined : Promise.reject(err)));
         }
       }
       const now = await this.client.tryGet<Instance>(RUKPAK_API_VERSION, "Instance", e.package);
       const ic = findCondition(now?.status?.conditions, "Installed");
-      if (!(ic?.status === "True" && now?.status?.activeBundle === bn)) notReady.push(`${e.package} (${ic && ic.status === "False" ? `${ic.reason}: ${ic.message}` : `installing ${bn}`})`);
+      if (!(ic?.status === "True" && now?.status?.activeBundle === bn))
+        notReady.push(
+          `${e.package} (${ic && ic.status === "False" ? `${ic.reason}: ${ic.message}` : `installing ${bn}`})`,
+        );
     }
     if (notReady.length > 0) {
-      await this.setStatus(inst, (s) => ({ ...s, conditions: this.conds(inst!, unpacked, { type: "Installed", status: "False", reason: "Installing", message: `waiting for ${notReady.join(", ")}` }), observedGeneration: gen }));
+      await this.setStatus(inst, (s) => ({
+        ...s,
+        conditions: this.conds(inst!, unpacked, {
+          type: "Installed",
+          status: "False",
+          reason: "Installing",
+          message: `waiting for ${notReady.join(", ")}`,
+        }),
+        observedGeneration: gen,
+      }));
       return;
     }
     const prev = inst.status?.activeBundle;
     const msg = `Instantiated resolveset ${rsName}: ${entryBundles.map((x) => x.e.name).join(", ") || "no bundles"}`;
-    await this.setStatus(inst, (s) => ({ ...s, activeBundle: rsName, objects: entryBundles.map((x) => ({ apiVersion: RUKPAK_API_VERSION, kind: "Instance", name: x.e.package })), conditions: this.conds(inst!, unpacked, { type: "Installed", status: "True", reason: "InstallationSucceeded", message: msg }), observedGeneration: gen }));
+    await this.setStatus(inst, (s) => ({
+      ...s,
+      activeBundle: rsName,
+      objects: entryBundles.map((x) => ({ apiVersion: RUKPAK_API_VERSION, kind: "Instance", name: x.e.package })),
+      conditions: this.conds(inst!, unpacked, {
+        type: "Installed",
+        status: "True",
+        reason: "InstallationSucceeded",
+        message: msg,
+      }),
+      observedGeneration: gen,
+    }));
     if (prev !== rsName) this.events.emit(inst, "Normal", "Installed", msg);
   }
 }

@@ -40,13 +40,22 @@ export const FINALIZER_CONTENT = "rukpak.io/delete-cached-content";
 const dnsLabel = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
 
 export const provisionerClassFields = {
-  provisioner: str({ description: "the unique id of the provisioner that acts on objects naming this class", minLength: 1 }),
-  parameters: freeform({ description: "provisioner-specific settings, e.g. approval: AllowAll | DenyAll | UserPermission" }),
+  provisioner: str({
+    description: "the unique id of the provisioner that acts on objects naming this class",
+    minLength: 1,
+  }),
+  parameters: freeform({
+    description: "provisioner-specific settings, e.g. approval: AllowAll | DenyAll | UserPermission",
+  }),
 };
 
 export const volumeMountSchema = obj(
   {
-    mountPath: str({ description: "where the ConfigMap's keys appear as files; file://<path> refs are read relative to the mount paths", pattern: "^/" }),
+    mountPath: str({
+      description:
+        "where the ConfigMap's keys appear as files; file://<path> refs are read relative to the mount paths",
+      pattern: "^/",
+    }),
     configMap: obj({ name: str({ minLength: 1 }), namespace: str({ minLength: 1 }) }, ["name", "namespace"]),
   },
   ["mountPath", "configMap"],
@@ -54,14 +63,24 @@ export const volumeMountSchema = obj(
 
 export const bundleSpecSchema = obj(
   {
-    class: str({ description: "the ProvisionerClass that unpacks this bundle", minLength: 1, pattern: "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$" }),
+    class: str({
+      description: "the ProvisionerClass that unpacks this bundle",
+      minLength: 1,
+      pattern: "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$",
+    }),
     refs: arr(str({ pattern: "^(docker://|file://|https://).+" }), {
       minItems: 1,
-      description: "where the content is: docker://<image> (pulled by the provisioner), file://<path> (from volumeMounts), https://<url> (a .tar.gz; needs a digest)",
+      description:
+        "where the content is: docker://<image> (pulled by the provisioner), file://<path> (from volumeMounts), https://<url> (a .tar.gz; needs a digest)",
     }),
     volumeMounts: arr(volumeMountSchema),
-    pullSecrets: arr(obj({ name: str(), namespace: str() }, ["name", "namespace"]), { description: "docker config Secrets for private registries" }),
-    digest: str({ description: "sha256:<hex> of an https:// tarball (required for https refs)", pattern: "^sha256:[a-f0-9]{64}$" }),
+    pullSecrets: arr(obj({ name: str(), namespace: str() }, ["name", "namespace"]), {
+      description: "docker config Secrets for private registries",
+    }),
+    digest: str({
+      description: "sha256:<hex> of an https:// tarball (required for https refs)",
+      pattern: "^sha256:[a-f0-9]{64}$",
+    }),
   },
   ["class", "refs"],
 );
@@ -70,7 +89,11 @@ export type BundleSpec = Infer<typeof bundleSpecSchema>;
 export const unpackedStates = ["NotStarted", "InProgress", "Done", "Failed"] as const;
 export type UnpackedState = (typeof unpackedStates)[number];
 
-export const objectRefSchema = obj({ apiVersion: str(), kind: str(), name: str(), namespace: str() }, ["apiVersion", "kind", "name"]);
+export const objectRefSchema = obj({ apiVersion: str(), kind: str(), name: str(), namespace: str() }, [
+  "apiVersion",
+  "kind",
+  "name",
+]);
 export type ObjectRef = Infer<typeof objectRefSchema>;
 
 export const bundleStatusSchema = obj({
@@ -95,8 +118,12 @@ export const instanceSpecSchema = obj(
       },
       ["name"],
     ),
-    installNamespace: str({ pattern: dnsLabel, maxLength: 63, description: "namespace for the operator (default: the CSV's suggested namespace, else <package>-system)" }),
-    watchNamespaces: arr(str(), { description: "target namespaces ([] or [\"\"]: all namespaces)" }),
+    installNamespace: str({
+      pattern: dnsLabel,
+      maxLength: 63,
+      description: "namespace for the operator (default: the CSV's suggested namespace, else <package>-system)",
+    }),
+    watchNamespaces: arr(str(), { description: 'target namespaces ([] or [""]: all namespaces)' }),
   },
   ["bundle"],
 );
@@ -104,7 +131,9 @@ export type InstanceSpec = Infer<typeof instanceSpecSchema>;
 
 export const instanceStatusSchema = obj({
   activeBundle: str(),
-  permissions: arr(str(), { description: "permissions the pending change would add (resolveset Instances with approval: Android)" }),
+  permissions: arr(str(), {
+    description: "permissions the pending change would add (resolveset Instances with approval: Android)",
+  }),
   installNamespace: str(),
   objects: arr(objectRefSchema),
   conditions: conditionsSchema,
@@ -120,11 +149,15 @@ export const provisionerClassCrd: CrdDefinition = {
   shortNames: ["pc"],
   categories: ["rukpak"],
   scope: "Cluster",
-  description: "A configuration of a provisioner (like a StorageClass): objects naming it are handled by the provisioner with its id.",
+  description:
+    "A configuration of a provisioner (like a StorageClass): objects naming it are handled by the provisioner with its id.",
   fields: Object.fromEntries(Object.entries(provisionerClassFields).map(([k, v]) => [k, v.openapi])),
   required: ["provisioner"],
   status: false,
-  printerColumns: [{ name: "Provisioner", type: "string", jsonPath: ".provisioner" }, { name: "Approval", type: "string", jsonPath: ".parameters.approval" }],
+  printerColumns: [
+    { name: "Provisioner", type: "string", jsonPath: ".provisioner" },
+    { name: "Approval", type: "string", jsonPath: ".parameters.approval" },
+  ],
 };
 
 export const bundleCrd: CrdDefinition = {
@@ -136,7 +169,8 @@ export const bundleCrd: CrdDefinition = {
   shortNames: ["rb"],
   categories: ["rukpak"],
   scope: "Cluster",
-  description: "Content that needs to be made available on the cluster (an image, files from ConfigMaps, a tarball), unpacked by its class's provisioner.",
+  description:
+    "Content that needs to be made available on the cluster (an image, files from ConfigMaps, a tarball), unpacked by its class's provisioner.",
   fields: { spec: bundleSpecSchema.openapi, status: bundleStatusSchema.openapi },
   required: ["spec"],
   printerColumns: [
@@ -161,8 +195,8 @@ export const instanceCrd: CrdDefinition = {
   printerColumns: [
     { name: "Bundle", type: "string", jsonPath: ".spec.bundle.name" },
     { name: "Active", type: "string", jsonPath: ".status.activeBundle" },
-    { name: "Approved", type: "string", jsonPath: ".status.conditions[?(@.type==\"Approved\")].status" },
-    { name: "Installed", type: "string", jsonPath: ".status.conditions[?(@.type==\"Installed\")].status" },
+    { name: "Approved", type: "string", jsonPath: '.status.conditions[?(@.type=="Approved")].status' },
+    { name: "Installed", type: "string", jsonPath: '.status.conditions[?(@.type=="Installed")].status' },
   ],
 };
 

@@ -102,14 +102,23 @@ interface DockerConfigSecret extends KubeObject {
   data?: Record<string, string>;
 }
 
-async function authFileFromSecrets(spec: BundleSpec, opts: ContentOptions, staging: string): Promise<string | undefined> {
+async function authFileFromSecrets(
+  spec: BundleSpec,
+  opts: ContentOptions,
+  staging: string,
+): Promise<string | undefined> {
   if (!spec.pullSecrets?.length) return undefined;
   const auths: Record<string, unknown> = {};
   for (const s of spec.pullSecrets) {
     const sec = await opts.client.tryGet<DockerConfigSecret>("v1", "Secret", s.name, s.namespace);
     if (!sec) throw new UnpackError("PullSecretNotFound", `pull secret ${s.namespace}/${s.name} not found`);
     const raw = sec.data?.[".dockerconfigjson"] ?? sec.data?.[".dockercfg"];
-    if (!raw) throw new UnpackError("PullSecretInvalid", `pull secret ${s.namespace}/${s.name} has no .dockerconfigjson key`, false);
+    if (!raw)
+      throw new UnpackError(
+        "PullSecretInvalid",
+        `pull secret ${s.namespace}/${s.name} has no .dockerconfigjson key`,
+        false,
+      );
     const parsed = JSON.parse(Buffer.from(raw, "base64").toString("utf8")) as { auths?: Record<string, unknown> };
     Object.assign(auths, parsed.auths ?? parsed);
   }
@@ -133,7 +142,8 @@ export async function unpackBundle(spec: BundleSpec, opts: ContentOptions): Prom
           img = await pullImage(image, { ...opts.pull, ...(authFile ? { authFile } : {}) });
         } catch (e) {
           const msg = (e as Error).message;
-          const permanent = /digest|manifest unknown|not found|NAME_UNKNOWN|MANIFEST_UNKNOWN/i.test(msg) && image.includes("@sha256:");
+          const permanent =
+            /digest|manifest unknown|not found|NAME_UNKNOWN|MANIFEST_UNKNOWN/i.test(msg) && image.includes("@sha256:");
           throw new UnpackError("PullFailed", `pulling ${image}: ${msg}`, !permanent);
         }
         const tree = await unpackImage(img, { cacheDir: opts.pull?.cacheDir });
@@ -148,8 +158,14 @@ export async function unpackBundle(spec: BundleSpec, opts: ContentOptions): Prom
           const under = mount === path || mount.startsWith(path === "/" ? "/" : path + "/");
           if (!under) continue;
           found = true;
-          const cm = await opts.client.tryGet<KubeObject & { data?: Record<string, string>; binaryData?: Record<string, string> }>("v1", "ConfigMap", m.configMap.name, m.configMap.namespace);
-          if (!cm) throw new UnpackError("ConfigMapNotFound", `configmap ${m.configMap.namespace}/${m.configMap.name} (mounted at ${m.mountPath}) not found`);
+          const cm = await opts.client.tryGet<
+            KubeObject & { data?: Record<string, string>; binaryData?: Record<string, string> }
+          >("v1", "ConfigMap", m.configMap.name, m.configMap.namespace);
+          if (!cm)
+            throw new UnpackError(
+              "ConfigMapNotFound",
+              `configmap ${m.configMap.namespace}/${m.configMap.name} (mounted at ${m.mountPath}) not found`,
+            );
           const target = join(staged, relative(path, mount));
           mkdirSync(target, { recursive: true });
           for (const [k, v] of Object.entries(cm.data ?? {})) writeSafe(target, k, Buffer.from(v, "utf8"));
@@ -158,13 +174,27 @@ export async function unpackBundle(spec: BundleSpec, opts: ContentOptions): Prom
         if (!found) throw new UnpackError("InvalidRef", `${ref}: no volumeMount at or below ${path}`, false);
         resolvedRefs.push(ref);
       } else if (ref.startsWith("https://")) {
-        if (!spec.digest) throw new UnpackError("DigestRequired", `${ref}: https refs need spec.digest (sha256:<hex> of the tarball)`, false);
+        if (!spec.digest)
+          throw new UnpackError(
+            "DigestRequired",
+            `${ref}: https refs need spec.digest (sha256:<hex> of the tarball)`,
+            false,
+          );
         const body = await httpsGet(ref, opts.pull?.caFile);
         const got = `sha256:${createHash("sha256").update(body).digest("hex")}`;
-        if (got !== spec.digest) throw new UnpackError("DigestMismatch", `${ref}: content digest ${got} does not match spec.digest ${spec.digest}`);
-        await applyLayer(staged, (async function* () {
-          yield body;
-        })(), { bytes: 0, entries: 0 }, { label: ref });
+        if (got !== spec.digest)
+          throw new UnpackError(
+            "DigestMismatch",
+            `${ref}: content digest ${got} does not match spec.digest ${spec.digest}`,
+          );
+        await applyLayer(
+          staged,
+          (async function* () {
+            yield body;
+          })(),
+          { bytes: 0, entries: 0 },
+          { label: ref },
+        );
         resolvedRefs.push(ref);
       } else {
         throw new UnpackError("InvalidRef", `unsupported ref ${ref} (docker://, file:// or https://)`, false);
@@ -189,7 +219,12 @@ function httpsGet(url: string, caFile: string | readonly string[] | undefined): 
     const req = https.get(url, { ca, timeout: 60_000 }, (res) => {
       if (res.statusCode !== 200) {
         res.resume();
-        reject(new UnpackError("FetchFailed", `GET ${url}: unexpected status "${res.statusCode} ${res.statusMessage ?? ""}"`));
+        reject(
+          new UnpackError(
+            "FetchFailed",
+            `GET ${url}: unexpected status "${res.statusCode} ${res.statusMessage ?? ""}"`,
+          ),
+        );
         return;
       }
       const chunks: Buffer[] = [];
@@ -203,12 +238,15 @@ function httpsGet(url: string, caFile: string | readonly string[] | undefined): 
       res.on("error", reject);
     });
     req.on("timeout", () => req.destroy(new UnpackError("FetchFailed", `GET ${url}: no answer for 60 s`)));
-    req.on("error", (e) => reject(e instanceof UnpackError ? e : new UnpackError("FetchFailed", `GET ${url}: ${e.message}`)));
+    req.on("error", (e) =>
+      reject(e instanceof UnpackError ? e : new UnpackError("FetchFailed", `GET ${url}: ${e.message}`)),
+    );
   });
 }
 
 function writeSafe(dir: string, name: string, data: Buffer): void {
-  if (name.includes("/") || name === ".." || name === ".") throw new UnpackError("InvalidContent", `configmap key ${JSON.stringify(name)} is not a file name`, false);
+  if (name.includes("/") || name === ".." || name === ".")
+    throw new UnpackError("InvalidContent", `configmap key ${JSON.stringify(name)} is not a file name`, false);
   writeFileSync(join(dir, name), data);
 }
 
@@ -233,10 +271,16 @@ export function inspect(dir: string): { format: "registry+v1" | "plain"; objects
 /** A plain bundle: every YAML/JSON document in `manifests/` (no subdirectories), at least one object. */
 export function readPlainObjects(dir: string): KubeObject[] {
   const m = join(dir, "manifests");
-  if (!existsSync(m) || !statSync(m).isDirectory()) throw new UnpackError("InvalidBundle", "invalid bundle: no manifests/ directory", false);
+  if (!existsSync(m) || !statSync(m).isDirectory())
+    throw new UnpackError("InvalidBundle", "invalid bundle: no manifests/ directory", false);
   const out: KubeObject[] = [];
   for (const e of readdirSync(m, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
-    if (e.isDirectory()) throw new UnpackError("InvalidBundle", `subdirectories are not allowed within the "manifests" directory of the bundle: found "manifests/${e.name}"`, false);
+    if (e.isDirectory())
+      throw new UnpackError(
+        "InvalidBundle",
+        `subdirectories are not allowed within the "manifests" directory of the bundle: found "manifests/${e.name}"`,
+        false,
+      );
     if (!e.isFile() || e.name.startsWith(".")) continue;
     try {
       out.push(...parseKubeDocuments(readFileSync(join(m, e.name), "utf8"), `manifests/${e.name}`));
@@ -244,7 +288,12 @@ export function readPlainObjects(dir: string): KubeObject[] {
       throw new UnpackError("InvalidBundle", (err as Error).message, false);
     }
   }
-  if (out.length === 0) throw new UnpackError("InvalidBundle", "invalid bundle: found zero objects: plain bundles are required to contain at least one object", false);
+  if (out.length === 0)
+    throw new UnpackError(
+      "InvalidBundle",
+      "invalid bundle: found zero objects: plain bundles are required to contain at least one object",
+      false,
+    );
   return out;
 }
 
@@ -252,4 +301,3 @@ export function contentExists(root: string, digest: string): string | undefined 
   const dir = join(root, digest.replace(":", "-"));
   return existsSync(dir) ? dir : undefined;
 }
-

@@ -75,7 +75,12 @@ function labelsMatch(selector: Instance["spec"]["selector"], labels: Record<stri
 }
 
 function refOf(o: KubeObject): ObjectRef {
-  return { apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}) };
+  return {
+    apiVersion: o.apiVersion,
+    kind: o.kind,
+    name: o.metadata.name,
+    ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
+  };
 }
 function refKey(r: ObjectRef): string {
   return `${r.apiVersion}/${r.kind}/${r.namespace ?? ""}/${r.name}`;
@@ -85,7 +90,8 @@ function refKey(r: ObjectRef): string {
 function fillPlaceholders(v: unknown, values: Map<string, string>): unknown {
   if (typeof v === "string") return values.get(v) ?? v;
   if (Array.isArray(v)) return v.map((x) => fillPlaceholders(x, values));
-  if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fillPlaceholders(x, values)]));
+  if (v && typeof v === "object")
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fillPlaceholders(x, values)]));
   return v;
 }
 
@@ -125,9 +131,20 @@ export class RukpakController {
     this.classes = new Informer<ProvisionerClass>(this.client, API_VERSION, "ProvisionerClass", { onError });
     this.bundles = new Informer<Bundle>(this.client, API_VERSION, "Bundle", { onError });
     this.instances = new Informer<Instance>(this.client, API_VERSION, "Instance", { onError });
-    const qerr = (kind: string) => (key: string, e: unknown, attempt: number) => this.log(`${kind} ${key}: attempt ${attempt} failed: ${(e as Error).message}`);
-    this.bundleQueue = new WorkQueue({ concurrency: opts.concurrency ?? 4, onError: qerr("bundle"), baseDelay: 200, maxDelay: 30_000 });
-    this.instanceQueue = new WorkQueue({ concurrency: opts.concurrency ?? 4, onError: qerr("instance"), baseDelay: 200, maxDelay: 30_000 });
+    const qerr = (kind: string) => (key: string, e: unknown, attempt: number) =>
+      this.log(`${kind} ${key}: attempt ${attempt} failed: ${(e as Error).message}`);
+    this.bundleQueue = new WorkQueue({
+      concurrency: opts.concurrency ?? 4,
+      onError: qerr("bundle"),
+      baseDelay: 200,
+      maxDelay: 30_000,
+    });
+    this.instanceQueue = new WorkQueue({
+      concurrency: opts.concurrency ?? 4,
+      onError: qerr("instance"),
+      baseDelay: 200,
+      maxDelay: 30_000,
+    });
     this.events = new EventRecorder(this.client, "opcat-rukpak");
     this.classes.on((_, pc) => {
       for (const b of this.bundles.list()) if (b.spec.class === pc.metadata.name) this.bundleQueue.add(b.metadata.name);
@@ -135,7 +152,9 @@ export class RukpakController {
     });
     this.bundles.on((_, b) => {
       this.bundleQueue.add(b.metadata.name);
-      for (const i of this.instances.list()) if (i.spec.bundle.name === b.metadata.name || labelsMatch(i.spec.selector, b.metadata.labels)) this.instanceQueue.add(i.metadata.name);
+      for (const i of this.instances.list())
+        if (i.spec.bundle.name === b.metadata.name || labelsMatch(i.spec.selector, b.metadata.labels))
+          this.instanceQueue.add(i.metadata.name);
     });
     this.instances.on((_, i) => this.instanceQueue.add(i.metadata.name));
   }
@@ -143,7 +162,10 @@ export class RukpakController {
   /** Starts the informers and the workers; resolves once the caches are filled. */
   async start(): Promise<void> {
     await Promise.all([this.classes.start(), this.bundles.start(), this.instances.start()]);
-    this.running = Promise.all([this.bundleQueue.run((k) => this.reconcileBundle(k)), this.instanceQueue.run((k) => this.reconcileInstance(k))]);
+    this.running = Promise.all([
+      this.bundleQueue.run((k) => this.reconcileBundle(k)),
+      this.instanceQueue.run((k) => this.reconcileInstance(k)),
+    ]);
   }
 
   async stop(): Promise<void> {
@@ -174,7 +196,11 @@ export class RukpakController {
       // deleted: drop its unpacked content unless another Bundle has the same content, then let it go
       if (!hasFinalizer(b, FINALIZER_CONTENT)) return;
       const digest = b.status?.digest;
-      const shared = digest && this.bundles.list().some((o) => o.metadata.name !== name && !o.metadata.deletionTimestamp && o.status?.digest === digest);
+      const shared =
+        digest &&
+        this.bundles
+          .list()
+          .some((o) => o.metadata.name !== name && !o.metadata.deletionTimestamp && o.status?.digest === digest);
       const dir = digest && !shared ? contentExists(this.opts.stateDir, digest) : undefined;
       if (dir) rmSync(dir, { recursive: true, force: true });
       await removeFinalizer(this.client, b, FINALIZER_CONTENT);
@@ -184,18 +210,47 @@ export class RukpakController {
     if (!hasFinalizer(b, FINALIZER_CONTENT)) b = await addFinalizer(this.client, b, FINALIZER_CONTENT);
     const gen = b.metadata.generation ?? 0;
     const st = b.status ?? {};
-    if (st.unpacked === "Done" && st.observedGeneration === gen && st.digest && contentExists(this.opts.stateDir, st.digest)) return;
+    if (
+      st.unpacked === "Done" &&
+      st.observedGeneration === gen &&
+      st.digest &&
+      contentExists(this.opts.stateDir, st.digest)
+    )
+      return;
     if (st.unpacked !== "InProgress" || st.observedGeneration !== gen) {
-      const c = setCondition(st.conditions, { type: "Unpacked", status: "False", reason: "Unpacking", message: "unpacking the bundle's content", observedGeneration: gen });
-      await this.writeBundleStatus(b, { ...st, unpacked: "InProgress", reason: "Unpacking", message: "unpacking the bundle's content", conditions: c.conditions, observedGeneration: gen });
+      const c = setCondition(st.conditions, {
+        type: "Unpacked",
+        status: "False",
+        reason: "Unpacking",
+        message: "unpacking the bundle's content",
+        observedGeneration: gen,
+      });
+      await this.writeBundleStatus(b, {
+        ...st,
+        unpacked: "InProgress",
+        reason: "Unpacking",
+        message: "unpacking the bundle's content",
+        conditions: c.conditions,
+        observedGeneration: gen,
+      });
     }
     const fresh = (await this.client.tryGet<Bundle>(API_VERSION, "Bundle", name)) ?? b;
     const fst = fresh.status ?? {};
     try {
-      const content = await unpackBundle(b.spec, { root: this.opts.stateDir, pull: this.opts.pull, client: this.client });
+      const content = await unpackBundle(b.spec, {
+        root: this.opts.stateDir,
+        pull: this.opts.pull,
+        client: this.client,
+      });
       const type = b.spec.refs[0].split("://")[0];
       const msg = `Successfully unpacked the ${type} Bundle (${content.format}, ${content.objects.length} objects)`;
-      const c = setCondition(fst.conditions, { type: "Unpacked", status: "True", reason: "UnpackSuccessful", message: msg, observedGeneration: gen });
+      const c = setCondition(fst.conditions, {
+        type: "Unpacked",
+        status: "True",
+        reason: "UnpackSuccessful",
+        message: msg,
+        observedGeneration: gen,
+      });
       await this.writeBundleStatus(fresh, {
         ...fst,
         unpacked: "Done",
@@ -211,8 +266,21 @@ export class RukpakController {
       this.events.emit(fresh, "Normal", "Unpacked", msg);
     } catch (e) {
       if (!(e instanceof UnpackError)) throw e;
-      const c = setCondition(fst.conditions, { type: "Unpacked", status: "False", reason: e.reason, message: e.message, observedGeneration: gen });
-      await this.writeBundleStatus(fresh, { ...fst, unpacked: "Failed", reason: e.reason, message: e.message, conditions: c.conditions, observedGeneration: gen });
+      const c = setCondition(fst.conditions, {
+        type: "Unpacked",
+        status: "False",
+        reason: e.reason,
+        message: e.message,
+        observedGeneration: gen,
+      });
+      await this.writeBundleStatus(fresh, {
+        ...fst,
+        unpacked: "Failed",
+        reason: e.reason,
+        message: e.message,
+        conditions: c.conditions,
+        observedGeneration: gen,
+      });
       this.events.emit(fresh, "Warning", e.reason, e.message);
       if (e.retryable) throw e; // retried with backoff
     }
@@ -223,9 +291,16 @@ export class RukpakController {
   /** The objects an unpacked bundle becomes for an Instance (registry+v1 converted, plain as they are). */
   async desiredContent(bundle: Bundle, inst: Instance): Promise<DesiredContent> {
     const dir = contentExists(this.opts.stateDir, bundle.status!.digest!);
-    if (!dir) throw new UnpackError("ContentMissing", `the content of bundle ${bundle.metadata.name} is not in this provisioner's store`);
+    if (!dir)
+      throw new UnpackError(
+        "ContentMissing",
+        `the content of bundle ${bundle.metadata.name} is not in this provisioner's store`,
+      );
     if (bundle.status?.format === "registry+v1") {
-      const c = convertRegistryV1(readBundleDirectory(dir), { installNamespace: inst.spec.installNamespace, watchNamespaces: inst.spec.watchNamespaces });
+      const c = convertRegistryV1(readBundleDirectory(dir), {
+        installNamespace: inst.spec.installNamespace,
+        watchNamespaces: inst.spec.watchNamespaces,
+      });
       const objects = [...c.objects];
       const bundles = new Map<string, string>();
       for (const req of c.certificates) {
@@ -233,7 +308,11 @@ export class RukpakController {
         objects.push(secret);
         bundles.set(caBundlePlaceholder(req.secretName), Buffer.from(caPem).toString("base64"));
       }
-      return { objects: bundles.size > 0 ? objects.map((o) => fillPlaceholders(o, bundles) as KubeObject) : objects, installNamespace: c.installNamespace, format: "registry+v1" };
+      return {
+        objects: bundles.size > 0 ? objects.map((o) => fillPlaceholders(o, bundles) as KubeObject) : objects,
+        installNamespace: c.installNamespace,
+        format: "registry+v1",
+      };
     }
     return { objects: readPlainObjects(dir), format: "plain" };
   }
@@ -243,8 +322,13 @@ export class RukpakController {
    * still there and covers the names (so that webhook configurations do not change on every
    * reconcile), else a new CA and certificate (valid two years).
    */
-  private async servingCertificate(req: CertificateRequest, instance: string): Promise<{ secret: KubeObject; caPem: string }> {
-    const cur = await this.client.tryGet<KubeObject & { data?: Record<string, string> }>("v1", "Secret", req.secretName, req.namespace).catch(() => undefined);
+  private async servingCertificate(
+    req: CertificateRequest,
+    instance: string,
+  ): Promise<{ secret: KubeObject; caPem: string }> {
+    const cur = await this.client
+      .tryGet<KubeObject & { data?: Record<string, string> }>("v1", "Secret", req.secretName, req.namespace)
+      .catch(() => undefined);
     const dec = (k: string) => (cur?.data?.[k] ? Buffer.from(cur.data[k], "base64").toString("utf8") : "");
     let caPem = dec("ca.crt");
     let cert = dec("tls.crt");
@@ -262,7 +346,11 @@ export class RukpakController {
       secret: {
         apiVersion: "v1",
         kind: "Secret",
-        metadata: { name: req.secretName, namespace: req.namespace, annotations: { "rukpak.io/dns-names": req.dnsNames.join(",") } },
+        metadata: {
+          name: req.secretName,
+          namespace: req.namespace,
+          annotations: { "rukpak.io/dns-names": req.dnsNames.join(",") },
+        },
         type: "kubernetes.io/tls",
         data: { "tls.crt": b64(cert), "tls.key": b64(key), "ca.crt": b64(caPem) },
       },
@@ -300,15 +388,24 @@ export class RukpakController {
           metadata: {
             name: bundleName,
             labels: { ...(inst.spec.selector?.matchLabels ?? {}), [LABEL_INSTANCE]: name },
-            ownerReferences: [{ apiVersion: API_VERSION, kind: "Instance", name, uid: inst.metadata.uid!, blockOwnerDeletion: false }],
-            ...(inst.metadata.annotations?.[ANNOTATION_REQUESTER] ? { annotations: { [ANNOTATION_REQUESTER]: inst.metadata.annotations[ANNOTATION_REQUESTER] } } : {}),
+            ownerReferences: [
+              { apiVersion: API_VERSION, kind: "Instance", name, uid: inst.metadata.uid!, blockOwnerDeletion: false },
+            ],
+            ...(inst.metadata.annotations?.[ANNOTATION_REQUESTER]
+              ? { annotations: { [ANNOTATION_REQUESTER]: inst.metadata.annotations[ANNOTATION_REQUESTER] } }
+              : {}),
           },
           spec: inst.spec.bundle.spec,
         });
       } else if (JSON.stringify(bundle.spec) !== JSON.stringify({ ...bundle.spec, ...inst.spec.bundle.spec })) {
         await this.setInstanceStatus(inst, (s) => ({
           ...s,
-          conditions: this.conds(inst!, { type: "Installed", status: "False", reason: "BundleSpecConflict", message: `Bundle ${bundleName} exists with another spec; name a new Bundle to pivot` }),
+          conditions: this.conds(inst!, {
+            type: "Installed",
+            status: "False",
+            reason: "BundleSpecConflict",
+            message: `Bundle ${bundleName} exists with another spec; name a new Bundle to pivot`,
+          }),
           observedGeneration: gen,
         }));
         return;
@@ -317,7 +414,12 @@ export class RukpakController {
     if (!bundle) {
       await this.setInstanceStatus(inst, (s) => ({
         ...s,
-        conditions: this.conds(inst!, { type: "Unpacked", status: "False", reason: "BundleNotFound", message: `Bundle ${bundleName} not found` }),
+        conditions: this.conds(inst!, {
+          type: "Unpacked",
+          status: "False",
+          reason: "BundleNotFound",
+          message: `Bundle ${bundleName} not found`,
+        }),
         observedGeneration: gen,
       }));
       return;
@@ -333,7 +435,9 @@ export class RukpakController {
           type: "Unpacked",
           status: "False",
           reason: failed ? "UnpackFailed" : "UnpackPending",
-          message: failed ? `Failed to unpack the ${bundleName} Bundle: ${bst?.message ?? ""}` : `Waiting for the ${bundleName} Bundle to be unpacked`,
+          message: failed
+            ? `Failed to unpack the ${bundleName} Bundle: ${bst?.message ?? ""}`
+            : `Waiting for the ${bundleName} Bundle to be unpacked`,
         }),
         observedGeneration: gen,
       }));
@@ -352,15 +456,35 @@ export class RukpakController {
       const msg = e instanceof ConvertError ? e.errors.join("; ") : (e as Error).message;
       await this.setInstanceStatus(inst, (s) => ({
         ...s,
-        conditions: this.conds(inst!, { type: "Unpacked", status: "True", reason: "UnpackSuccessful", message: `Successfully unpacked the ${bundleName} Bundle` }, { type: "Installed", status: "False", reason: "InvalidBundle", message: msg }),
+        conditions: this.conds(
+          inst!,
+          {
+            type: "Unpacked",
+            status: "True",
+            reason: "UnpackSuccessful",
+            message: `Successfully unpacked the ${bundleName} Bundle`,
+          },
+          { type: "Installed", status: "False", reason: "InvalidBundle", message: msg },
+        ),
         observedGeneration: gen,
       }));
       this.events.emit(inst, "Warning", "InvalidBundle", msg);
       return;
     }
-    const unpackedOk: NewCondition = { type: "Unpacked", status: "True", reason: "UnpackSuccessful", message: `Successfully unpacked the ${bundleName} Bundle` };
+    const unpackedOk: NewCondition = {
+      type: "Unpacked",
+      status: "True",
+      reason: "UnpackSuccessful",
+      message: `Successfully unpacked the ${bundleName} Bundle`,
+    };
     const labels = { [LABEL_INSTANCE]: name, [LABEL_BUNDLE]: bundleName, [LABEL_MANAGED_BY]: MANAGED_BY };
-    const owner = { apiVersion: API_VERSION, kind: "Instance", name, uid: inst.metadata.uid!, blockOwnerDeletion: false };
+    const owner = {
+      apiVersion: API_VERSION,
+      kind: "Instance",
+      name,
+      uid: inst.metadata.uid!,
+      blockOwnerDeletion: false,
+    };
     for (const o of desired.objects) {
       o.metadata = { ...o.metadata, labels: { ...(o.metadata.labels ?? {}), ...labels }, ownerReferences: [owner] };
     }
@@ -372,18 +496,39 @@ export class RukpakController {
       const policy = approvalOf(pc);
       let c: NewCondition;
       if (policy === "AllowAll") {
-        c = { type: "Approved", status: "True", reason: "AllowAll", message: `approved by ProvisionerClass ${pc.metadata.name} (approval: AllowAll)` };
+        c = {
+          type: "Approved",
+          status: "True",
+          reason: "AllowAll",
+          message: `approved by ProvisionerClass ${pc.metadata.name} (approval: AllowAll)`,
+        };
       } else if (policy === "DenyAll") {
-        c = { type: "Approved", status: "False", reason: "AwaitingApproval", message: `waiting for approval of bundle ${bundleName}: kubectl instance approve ${name}` };
+        c = {
+          type: "Approved",
+          status: "False",
+          reason: "AwaitingApproval",
+          message: `waiting for approval of bundle ${bundleName}: kubectl instance approve ${name}`,
+        };
       } else {
         const who = requesterOf(inst);
         if (!who) {
-          c = { type: "Approved", status: "False", reason: "RequesterUnknown", message: "the creator of this Instance is not recorded (the admission webhook was not running); approve it with kubectl instance approve" };
+          c = {
+            type: "Approved",
+            status: "False",
+            reason: "RequesterUnknown",
+            message:
+              "the creator of this Instance is not recorded (the admission webhook was not running); approve it with kubectl instance approve",
+          };
         } else {
           const missing = await missingPermissions(this.client, who, desired.objects);
           c =
             missing.length === 0
-              ? { type: "Approved", status: "True", reason: "UserPermission", message: `${who.username} may create every object of bundle ${bundleName}` }
+              ? {
+                  type: "Approved",
+                  status: "True",
+                  reason: "UserPermission",
+                  message: `${who.username} may create every object of bundle ${bundleName}`,
+                }
               : {
                   type: "Approved",
                   status: "False",
@@ -408,18 +553,20 @@ export class RukpakController {
     const unsafe: string[] = [];
     for (const o of desired.objects) {
       if (o.kind !== "CustomResourceDefinition") continue;
-      const existing = await this.client.tryGet<KubeObject & { spec: { group: string; names: { kind: string }; versions: { name: string; served?: boolean }[] } }>(
-        "apiextensions.k8s.io/v1",
-        "CustomResourceDefinition",
-        o.metadata.name,
-      );
+      const existing = await this.client.tryGet<
+        KubeObject & {
+          spec: { group: string; names: { kind: string }; versions: { name: string; served?: boolean }[] };
+        }
+      >("apiextensions.k8s.io/v1", "CustomResourceDefinition", o.metadata.name);
       if (!existing) continue;
       const diff = crdUpgradeProblems(existing, o);
       unsafe.push(...diff);
       if (diff.length > 0) continue;
       // existing custom resources must stay valid under the new schema of their version
       for (const v of existing.spec.versions.filter((x) => x.served !== false)) {
-        const { items } = await this.client.list(`${existing.spec.group}/${v.name}`, existing.spec.names.kind).catch(() => ({ items: [] as KubeObject[] }));
+        const { items } = await this.client
+          .list(`${existing.spec.group}/${v.name}`, existing.spec.names.kind)
+          .catch(() => ({ items: [] as KubeObject[] }));
         unsafe.push(...existingObjectProblems(o, v.name, items));
       }
     }
@@ -427,7 +574,12 @@ export class RukpakController {
       const msg = unsafe.join("\n");
       await this.setInstanceStatus(inst, (s) => ({
         ...s,
-        conditions: this.conds(inst!, unpackedOk, { type: "Installed", status: "False", reason: "UnsafeCRDUpgrade", message: msg }),
+        conditions: this.conds(inst!, unpackedOk, {
+          type: "Installed",
+          status: "False",
+          reason: "UnsafeCRDUpgrade",
+          message: msg,
+        }),
         observedGeneration: gen,
       }));
       this.events.emit(inst, "Warning", "UnsafeCRDUpgrade", msg);
@@ -437,13 +589,27 @@ export class RukpakController {
     // single owner: an object another Instance manages is never taken over
     const collisions: string[] = [];
     for (const o of desired.objects) {
-      const cur = await this.client.tryGet(o.apiVersion, o.kind, o.metadata.name, o.metadata.namespace).catch(() => undefined);
+      const cur = await this.client
+        .tryGet(o.apiVersion, o.kind, o.metadata.name, o.metadata.namespace)
+        .catch(() => undefined);
       const owner = cur?.metadata.labels?.[LABEL_INSTANCE];
-      if (owner && owner !== name) collisions.push(`${o.kind} ${JSON.stringify(o.metadata.name)}${o.metadata.namespace ? ` in namespace ${o.metadata.namespace}` : ""} is managed by Instance ${owner}`);
+      if (owner && owner !== name)
+        collisions.push(
+          `${o.kind} ${JSON.stringify(o.metadata.name)}${o.metadata.namespace ? ` in namespace ${o.metadata.namespace}` : ""} is managed by Instance ${owner}`,
+        );
     }
     if (collisions.length > 0) {
       const msg = `${collisions.slice(0, 10).join("; ")}${collisions.length > 10 ? `; and ${collisions.length - 10} more` : ""}: an object has one owner; remove the other Instance first`;
-      await this.setInstanceStatus(inst, (s) => ({ ...s, conditions: this.conds(inst!, unpackedOk, { type: "Installed", status: "False", reason: "ObjectCollision", message: msg }), observedGeneration: gen }));
+      await this.setInstanceStatus(inst, (s) => ({
+        ...s,
+        conditions: this.conds(inst!, unpackedOk, {
+          type: "Installed",
+          status: "False",
+          reason: "ObjectCollision",
+          message: msg,
+        }),
+        observedGeneration: gen,
+      }));
       this.events.emit(inst, "Warning", "ObjectCollision", msg);
       return;
     }
@@ -454,7 +620,12 @@ export class RukpakController {
       const msg = e instanceof KubeApiError ? `${e.reason}: ${e.message}` : (e as Error).message;
       await this.setInstanceStatus(inst, (s) => ({
         ...s,
-        conditions: this.conds(inst!, { type: "Installed", status: "False", reason: s.activeBundle && s.activeBundle !== bundleName ? "UpgradeFailed" : "InstallFailed", message: msg }),
+        conditions: this.conds(inst!, {
+          type: "Installed",
+          status: "False",
+          reason: s.activeBundle && s.activeBundle !== bundleName ? "UpgradeFailed" : "InstallFailed",
+          message: msg,
+        }),
         observedGeneration: gen,
       })).catch(() => undefined);
       this.events.emit(inst, "Warning", "InstallFailed", msg);
@@ -464,7 +635,10 @@ export class RukpakController {
     // prune what the new bundle no longer has
     const keep = new Set(desired.objects.map((o) => refKey(refOf(o))));
     for (const r of inst.status?.objects ?? []) {
-      if (!keep.has(refKey(r))) await this.client.delete(r.apiVersion, r.kind, r.name, r.namespace).catch((e) => (isNotFound(e) ? false : Promise.reject(e)));
+      if (!keep.has(refKey(r)))
+        await this.client
+          .delete(r.apiVersion, r.kind, r.name, r.namespace)
+          .catch((e) => (isNotFound(e) ? false : Promise.reject(e)));
     }
     // older bundles this Instance pivoted from
     for (const b of this.bundles.list()) {
@@ -472,8 +646,15 @@ export class RukpakController {
       if (findCondition(b.status?.conditions, "Replaced")?.status === "True") continue;
       const fresh = await this.client.tryGet<Bundle>(API_VERSION, "Bundle", b.metadata.name);
       if (!fresh) continue;
-      const c = setCondition(fresh.status?.conditions, { type: "Replaced", status: "True", reason: "Replaced", message: `replaced by ${bundleName} in instance ${name}` });
-      await this.writeBundleStatus(fresh, { ...(fresh.status ?? {}), conditions: c.conditions }).catch((e) => (isConflict(e) ? undefined : Promise.reject(e)));
+      const c = setCondition(fresh.status?.conditions, {
+        type: "Replaced",
+        status: "True",
+        reason: "Replaced",
+        message: `replaced by ${bundleName} in instance ${name}`,
+      });
+      await this.writeBundleStatus(fresh, { ...(fresh.status ?? {}), conditions: c.conditions }).catch((e) =>
+        isConflict(e) ? undefined : Promise.reject(e),
+      );
     }
     const previous = inst.status?.activeBundle;
     const msg = `Instantiated bundle ${bundleName} successfully`;
@@ -482,21 +663,37 @@ export class RukpakController {
       activeBundle: bundleName,
       ...(desired.installNamespace ? { installNamespace: desired.installNamespace } : {}),
       objects: desired.objects.map(refOf),
-      conditions: this.conds(inst!, unpackedOk, { type: "Installed", status: "True", reason: "InstallationSucceeded", message: msg }),
+      conditions: this.conds(inst!, unpackedOk, {
+        type: "Installed",
+        status: "True",
+        reason: "InstallationSucceeded",
+        message: msg,
+      }),
       observedGeneration: gen,
     }));
-    if (previous !== bundleName) this.events.emit(inst, "Normal", previous ? "Upgraded" : "Installed", previous ? `${msg} (from ${previous})` : msg);
+    if (previous !== bundleName)
+      this.events.emit(
+        inst,
+        "Normal",
+        previous ? "Upgraded" : "Installed",
+        previous ? `${msg} (from ${previous})` : msg,
+      );
   }
 
   /** Applies the objects: namespace first, CRDs (waiting until Established), then the rest; a dry run of everything first. */
   private async install(desired: DesiredContent): Promise<void> {
     if (desired.installNamespace) {
       const ns = await this.client.tryGet("v1", "Namespace", desired.installNamespace);
-      if (!ns) await this.client.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: desired.installNamespace } }).catch((e) => (isConflict(e) ? undefined : Promise.reject(e)));
+      if (!ns)
+        await this.client
+          .create({ apiVersion: "v1", kind: "Namespace", metadata: { name: desired.installNamespace } })
+          .catch((e) => (isConflict(e) ? undefined : Promise.reject(e)));
     }
     const crds = desired.objects.filter((o) => o.kind === "CustomResourceDefinition");
     const rest = desired.objects.filter((o) => o.kind !== "CustomResourceDefinition");
-    const ownKinds = new Set(crds.map((c) => `${(c.spec as { group: string }).group}/${(c.spec as { names: { kind: string } }).names.kind}`));
+    const ownKinds = new Set(
+      crds.map((c) => `${(c.spec as { group: string }).group}/${(c.spec as { names: { kind: string } }).names.kind}`),
+    );
     // dry run: a bundle that cannot be applied changes nothing
     for (const o of desired.objects) {
       if (ownKinds.has(`${o.apiVersion.split("/")[0]}/${o.kind}`)) continue;
@@ -510,11 +707,14 @@ export class RukpakController {
   private async waitEstablished(name: string): Promise<void> {
     const deadline = Date.now() + 60_000;
     for (;;) {
-      const crd = await this.client.get<KubeObject & { status?: { conditions?: Condition[] } }>("apiextensions.k8s.io/v1", "CustomResourceDefinition", name);
+      const crd = await this.client.get<KubeObject & { status?: { conditions?: Condition[] } }>(
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        name,
+      );
       if (findCondition(crd.status?.conditions, "Established")?.status === "True") return;
       if (Date.now() > deadline) throw new Error(`CRD ${name} did not become Established within 60 s`);
       await new Promise((r) => setTimeout(r, 100));
     }
   }
 }
-

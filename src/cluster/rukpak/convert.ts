@@ -118,7 +118,9 @@ function clone<T>(v: T): T {
 
 /** `<csv>-<sa>-<hash>` within 63 characters (upstream shortens the prefix and keeps the hash). */
 export function rbacName(csvName: string, sa: string, rules: Json): string {
-  const hash = BigInt(`0x${createHash("sha256").update(JSON.stringify(rules)).digest("hex").slice(0, 15)}`).toString(36);
+  const hash = BigInt(`0x${createHash("sha256").update(JSON.stringify(rules)).digest("hex").slice(0, 15)}`).toString(
+    36,
+  );
   const base = `${csvName}-${sa}`;
   const max = 63 - hash.length - 1;
   return `${base.length > max ? base.slice(0, max) : base}-${hash}`.replace(/[-.]+-/, "-");
@@ -132,11 +134,19 @@ interface Permission {
 function permissions(spec: JsonObj | undefined, key: "permissions" | "clusterPermissions"): Permission[] {
   return arrAt(spec, "install", "spec", key)
     .filter(isObj)
-    .map((p) => ({ serviceAccountName: typeof p.serviceAccountName === "string" && p.serviceAccountName !== "" ? p.serviceAccountName : "default", rules: Array.isArray(p.rules) ? p.rules : [] }));
+    .map((p) => ({
+      serviceAccountName:
+        typeof p.serviceAccountName === "string" && p.serviceAccountName !== "" ? p.serviceAccountName : "default",
+      rules: Array.isArray(p.rules) ? p.rules : [],
+    }));
 }
 
 /** Target namespaces by operator-controller's rules; an error sentence when the install modes do not allow them. */
-export function targetNamespaces(supported: Set<string>, installNs: string, requested: string[] | undefined): string[] | string {
+export function targetNamespaces(
+  supported: Set<string>,
+  installNs: string,
+  requested: string[] | undefined,
+): string[] | string {
   const modes = `[${[...supported].join(" ")}]`;
   if (requested === undefined) {
     if (supported.has("AllNamespaces")) return [""];
@@ -144,11 +154,18 @@ export function targetNamespaces(supported: Set<string>, installNs: string, requ
     return `supported install modes ${modes} do not support targeting all namespaces; set watchNamespaces`;
   }
   if (requested.length === 0 || (requested.length === 1 && requested[0] === "")) {
-    return supported.has("AllNamespaces") ? [""] : `supported install modes ${modes} do not support targeting all namespaces`;
+    return supported.has("AllNamespaces")
+      ? [""]
+      : `supported install modes ${modes} do not support targeting all namespaces`;
   }
   if (requested.length === 1) {
-    if (requested[0] === installNs) return supported.has("OwnNamespace") ? requested : `supported install modes ${modes} do not support targeting own namespace`;
-    return supported.has("SingleNamespace") ? requested : `supported install modes ${modes} do not support target namespaces [${requested.join(" ")}]`;
+    if (requested[0] === installNs)
+      return supported.has("OwnNamespace")
+        ? requested
+        : `supported install modes ${modes} do not support targeting own namespace`;
+    return supported.has("SingleNamespace")
+      ? requested
+      : `supported install modes ${modes} do not support target namespaces [${requested.join(" ")}]`;
   }
   if (supported.has("MultiNamespace") && !requested.includes("")) return requested;
   return `supported install modes ${modes} do not support target namespaces [${requested.join(" ")}]`;
@@ -162,11 +179,13 @@ export function convertRegistryV1(b: RegistryBundle, opts: ConvertOptions = {}):
   const csvAnnotations = (objAt(csv, "metadata", "annotations") ?? {}) as Record<string, string>;
 
   // gates
-  if (arrAt(spec, "apiservicedefinitions", "owned").length > 0) errors.push("unsupported bundle: apiServiceDefintions are not supported");
+  if (arrAt(spec, "apiservicedefinitions", "owned").length > 0)
+    errors.push("unsupported bundle: apiServiceDefintions are not supported");
 
   if (!b.package) errors.push("package name is empty");
 
-  const installNs = opts.installNamespace || csvAnnotations["operatorframework.io/suggested-namespace"] || `${b.package}-system`;
+  const installNs =
+    opts.installNamespace || csvAnnotations["operatorframework.io/suggested-namespace"] || `${b.package}-system`;
   const supported = new Set(
     arrAt(spec, "installModes")
       .filter(isObj)
@@ -174,19 +193,26 @@ export function convertRegistryV1(b: RegistryBundle, opts: ConvertOptions = {}):
       .map((m) => m.type as string),
   );
   if (!["AllNamespaces", "SingleNamespace", "OwnNamespace"].some((m) => supported.has(m))) {
-    errors.push("unsupported bundle: bundle must support at least one of [AllNamespaces SingleNamespace OwnNamespace] install modes");
+    errors.push(
+      "unsupported bundle: bundle must support at least one of [AllNamespaces SingleNamespace OwnNamespace] install modes",
+    );
   }
   const targets = targetNamespaces(supported, installNs, opts.watchNamespaces);
-  if (typeof targets === "string") errors.push(`invalid target namespaces [${(opts.watchNamespaces ?? []).join(" ")}]: ${targets}`);
+  if (typeof targets === "string")
+    errors.push(`invalid target namespaces [${(opts.watchNamespaces ?? []).join(" ")}]: ${targets}`);
 
   // validators
   const deployments = arrAt(spec, "install", "spec", "deployments").filter(isObj);
   const seenDeps = new Set<string>();
   for (const d of deployments) {
     const name = typeof d.name === "string" ? d.name : "";
-    if (seenDeps.has(name)) errors.push(`cluster service version contains duplicate strategy deployment spec '${name}'`);
+    if (seenDeps.has(name))
+      errors.push(`cluster service version contains duplicate strategy deployment spec '${name}'`);
     seenDeps.add(name);
-    if (!DNS1123_SUBDOMAIN.test(name) || name.length > 253) errors.push(`invalid deployment name '${name}': a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.'`);
+    if (!DNS1123_SUBDOMAIN.test(name) || name.length > 253)
+      errors.push(
+        `invalid deployment name '${name}': a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.'`,
+      );
   }
   const crds = b.objects.filter((o) => o.kind === "CustomResourceDefinition");
   const crdNames = new Set<string>();
@@ -197,11 +223,13 @@ export function convertRegistryV1(b: RegistryBundle, opts: ConvertOptions = {}):
   }
   for (const owned of arrAt(spec, "customresourcedefinitions", "owned").filter(isObj)) {
     const n = typeof owned.name === "string" ? owned.name : "";
-    if (!crdNames.has(n)) errors.push(`cluster service definition references owned custom resource definition '${n}' not found in bundle`);
+    if (!crdNames.has(n))
+      errors.push(`cluster service definition references owned custom resource definition '${n}' not found in bundle`);
   }
   const others = b.objects.filter((o) => o.kind !== "ClusterServiceVersion" && o.kind !== "CustomResourceDefinition");
   for (const o of others) {
-    if (!NAMESPACED_KINDS.has(o.kind) && !CLUSTER_KINDS.has(o.kind)) errors.push(`unsupported resource "${strAt(o.object, "metadata", "name") ?? ""}" with kind "${o.kind}"`);
+    if (!NAMESPACED_KINDS.has(o.kind) && !CLUSTER_KINDS.has(o.kind))
+      errors.push(`unsupported resource "${strAt(o.object, "metadata", "name") ?? ""}" with kind "${o.kind}"`);
   }
   const webhooks = arrAt(spec, "webhookdefinitions").filter(isObj);
   const depNames = new Set(deployments.map((d) => d.name as string));
@@ -210,31 +238,56 @@ export function convertRegistryV1(b: RegistryBundle, opts: ConvertOptions = {}):
   for (const w of webhooks) {
     const type = String(w.type ?? "");
     const name = String(w.generateName ?? "");
-    if (!["ValidatingAdmissionWebhook", "MutatingAdmissionWebhook", "ConversionWebhook"].includes(type)) errors.push(`webhook '${name}' has unknown type '${type}'`);
+    if (!["ValidatingAdmissionWebhook", "MutatingAdmissionWebhook", "ConversionWebhook"].includes(type))
+      errors.push(`webhook '${name}' has unknown type '${type}'`);
     if (seenHooks.has(`${type}/${name}`)) errors.push(`duplicate webhook '${name}' of type '${type}'`);
     seenHooks.add(`${type}/${name}`);
-    if (!DNS1123_SUBDOMAIN.test(name.replace(/-$/, ""))) errors.push(`webhook of type '${type}' has invalid name '${name}': a lowercase RFC 1123 subdomain is required`);
-    if (!depNames.has(String(w.deploymentName ?? ""))) errors.push(`webhook of type '${type}' with name '${name}' references non-existent deployment '${String(w.deploymentName ?? "")}'`);
+    if (!DNS1123_SUBDOMAIN.test(name.replace(/-$/, "")))
+      errors.push(`webhook of type '${type}' has invalid name '${name}': a lowercase RFC 1123 subdomain is required`);
+    if (!depNames.has(String(w.deploymentName ?? "")))
+      errors.push(
+        `webhook of type '${type}' with name '${name}' references non-existent deployment '${String(w.deploymentName ?? "")}'`,
+      );
     for (const r of arrAt(w, "rules").filter(isObj)) {
       for (const g of arrAt(r, "apiGroups").map(String)) {
-        if (g === "*" || g === "olm.operatorframework.io") errors.push(`webhook "${name}" contains forbidden rule: admission webhook rules cannot reference API group "${g}"`);
+        if (g === "*" || g === "olm.operatorframework.io")
+          errors.push(
+            `webhook "${name}" contains forbidden rule: admission webhook rules cannot reference API group "${g}"`,
+          );
         if (g === "admissionregistration.k8s.io") {
           for (const res of arrAt(r, "resources").map(String)) {
-            if (res === "*" || res === "validatingwebhookconfigurations" || res === "mutatingwebhookconfigurations") errors.push(`webhook "${name}" contains forbidden rule: admission webhook rules cannot reference API group "${g}" resource "${res}"`);
+            if (res === "*" || res === "validatingwebhookconfigurations" || res === "mutatingwebhookconfigurations")
+              errors.push(
+                `webhook "${name}" contains forbidden rule: admission webhook rules cannot reference API group "${g}" resource "${res}"`,
+              );
           }
         }
       }
     }
     if (type === "ConversionWebhook") {
       const only = supported.size === 1 && supported.has("AllNamespaces");
-      if (!only) errors.push(`bundle contains conversion webhook "${name}" and supports install modes [${[...supported].join(" ")}] - conversion webhooks are only supported for bundles that only support AllNamespaces install mode`);
-      const owned = new Set(arrAt(spec, "customresourcedefinitions", "owned").filter(isObj).map((o) => String(o.name)));
+      if (!only)
+        errors.push(
+          `bundle contains conversion webhook "${name}" and supports install modes [${[...supported].join(" ")}] - conversion webhooks are only supported for bundles that only support AllNamespaces install mode`,
+        );
+      const owned = new Set(
+        arrAt(spec, "customresourcedefinitions", "owned")
+          .filter(isObj)
+          .map((o) => String(o.name)),
+      );
       for (const c of arrAt(w, "conversionCRDs").map(String)) {
-        if (!owned.has(c)) errors.push(`conversion webhook "${name}" references custom resource definition '${c}' not owned by bundle`);
-        if (convertedCrds.has(c)) errors.push(`conversion webhooks "${convertedCrds.get(c)}" and "${name}" reference the same custom resource definition '${c}'`);
+        if (!owned.has(c))
+          errors.push(`conversion webhook "${name}" references custom resource definition '${c}' not owned by bundle`);
+        if (convertedCrds.has(c))
+          errors.push(
+            `conversion webhooks "${convertedCrds.get(c)}" and "${name}" reference the same custom resource definition '${c}'`,
+          );
         convertedCrds.set(c, name);
         const crdObj = crds.find((x) => strAt(x.object, "metadata", "name") === c);
-        if (crdObj && objAt(crdObj.object, "spec")?.preserveUnknownFields === true) errors.push(`custom resource definition '${c}' must have .spec.preserveUnknownFields set to false to let API Server call webhook to do the conversion`);
+        if (crdObj && objAt(crdObj.object, "spec")?.preserveUnknownFields === true)
+          errors.push(
+            `custom resource definition '${c}' must have .spec.preserveUnknownFields set to false to let API Server call webhook to do the conversion`,
+          );
       }
     }
   }
@@ -252,7 +305,8 @@ export function convertRegistryV1(b: RegistryBundle, opts: ConvertOptions = {}):
     const sa = strAt(d, "spec", "template", "spec", "serviceAccountName");
     if (sa && sa !== "default") sas.add(sa);
   }
-  for (const sa of sas) objects.push({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: sa, namespace: installNs } });
+  for (const sa of sas)
+    objects.push({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: sa, namespace: installNs } });
 
   const subject = (sa: string) => ({ kind: "ServiceAccount", name: sa, namespace: installNs });
   const roles: KubeObject[] = [];
@@ -264,7 +318,12 @@ export function convertRegistryV1(b: RegistryBundle, opts: ConvertOptions = {}):
     for (const ns of targets) {
       for (const p of perms) {
         const name = rbacName(csvName, p.serviceAccountName, p.rules);
-        roles.push({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name, namespace: ns }, rules: clone(p.rules) });
+        roles.push({
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "Role",
+          metadata: { name, namespace: ns },
+          rules: clone(p.rules),
+        });
         roleBindings.push({
           apiVersion: "rbac.authorization.k8s.io/v1",
           kind: "RoleBinding",
@@ -278,11 +337,20 @@ export function convertRegistryV1(b: RegistryBundle, opts: ConvertOptions = {}):
   // 3. clusterPermissions (and, in AllNamespaces mode, permissions with namespace discovery) → ClusterRole + ClusterRoleBinding
   const cluster = [...clusterPerms];
   if (allNamespaces) {
-    for (const p of perms) cluster.push({ serviceAccountName: p.serviceAccountName, rules: [...p.rules, { verbs: ["get", "list", "watch"], apiGroups: [""], resources: ["namespaces"] }] });
+    for (const p of perms)
+      cluster.push({
+        serviceAccountName: p.serviceAccountName,
+        rules: [...p.rules, { verbs: ["get", "list", "watch"], apiGroups: [""], resources: ["namespaces"] }],
+      });
   }
   for (const p of cluster) {
     const name = rbacName(csvName, p.serviceAccountName, p.rules);
-    clusterRoles.push({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name }, rules: clone(p.rules) });
+    clusterRoles.push({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name },
+      rules: clone(p.rules),
+    });
     clusterRoleBindings.push({
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "ClusterRoleBinding",
@@ -297,17 +365,25 @@ export function convertRegistryV1(b: RegistryBundle, opts: ConvertOptions = {}):
   const secretName = (dep: string) => `${serviceName(dep)}-cert`;
   for (const c of crds) {
     const crd = stripStatus(clone(c.object) as unknown as KubeObject);
-    const hook = webhooks.find((w) => w.type === "ConversionWebhook" && arrAt(w, "conversionCRDs").map(String).includes(crd.metadata.name));
+    const hook = webhooks.find(
+      (w) => w.type === "ConversionWebhook" && arrAt(w, "conversionCRDs").map(String).includes(crd.metadata.name),
+    );
     if (hook) {
       const dep = String(hook.deploymentName);
       (crd.spec as JsonObj).conversion = {
         strategy: "Webhook",
         webhook: {
           clientConfig: {
-            service: { namespace: installNs, name: serviceName(dep), path: typeof hook.webhookPath === "string" ? hook.webhookPath : "/", port: typeof hook.containerPort === "number" ? hook.containerPort : 443 },
+            service: {
+              namespace: installNs,
+              name: serviceName(dep),
+              path: typeof hook.webhookPath === "string" ? hook.webhookPath : "/",
+              port: typeof hook.containerPort === "number" ? hook.containerPort : 443,
+            },
             caBundle: caBundlePlaceholder(secretName(dep)),
           },
-          conversionReviewVersions: arrAt(hook, "admissionReviewVersions").length > 0 ? arrAt(hook, "admissionReviewVersions") : ["v1"],
+          conversionReviewVersions:
+            arrAt(hook, "admissionReviewVersions").length > 0 ? arrAt(hook, "admissionReviewVersions") : ["v1"],
         },
       };
     }
@@ -324,7 +400,10 @@ export function convertRegistryV1(b: RegistryBundle, opts: ConvertOptions = {}):
     const depSpec = clone(objAt(d, "spec") ?? {});
     const template = objAt(depSpec, "template") ?? {};
     const tmeta = objAt(template, "metadata") ?? {};
-    const annotations: Record<string, string> = { ...csvAnnotations, ...((objAt(tmeta, "annotations") ?? {}) as Record<string, string>) };
+    const annotations: Record<string, string> = {
+      ...csvAnnotations,
+      ...((objAt(tmeta, "annotations") ?? {}) as Record<string, string>),
+    };
     annotations["olm.targetNamespaces"] = targets.join(",");
     annotations["olm.operatorNamespace"] = installNs;
     const labels = objAt(d, "label");
@@ -333,8 +412,16 @@ export function convertRegistryV1(b: RegistryBundle, opts: ConvertOptions = {}):
     objects.push({
       apiVersion: "apps/v1",
       kind: "Deployment",
-      metadata: { name: d.name as string, namespace: installNs, ...(labels ? { labels: labels as Record<string, string> } : {}) },
-      spec: { ...depSpec, revisionHistoryLimit: 1, template: { ...template, metadata: { ...tmeta, annotations }, spec: podSpec } },
+      metadata: {
+        name: d.name as string,
+        namespace: installNs,
+        ...(labels ? { labels: labels as Record<string, string> } : {}),
+      },
+      spec: {
+        ...depSpec,
+        revisionHistoryLimit: 1,
+        template: { ...template, metadata: { ...tmeta, annotations }, spec: podSpec },
+      },
     });
   }
   // 7. webhook configurations, 8. their Services, 9. the certificates the provisioner provides
@@ -345,15 +432,25 @@ export function convertRegistryV1(b: RegistryBundle, opts: ConvertOptions = {}):
     const hook: JsonObj = {
       name,
       clientConfig: {
-        service: { namespace: installNs, name: serviceName(dep), path: typeof w.webhookPath === "string" ? w.webhookPath : "/", port: typeof w.containerPort === "number" ? w.containerPort : 443 },
+        service: {
+          namespace: installNs,
+          name: serviceName(dep),
+          path: typeof w.webhookPath === "string" ? w.webhookPath : "/",
+          port: typeof w.containerPort === "number" ? w.containerPort : 443,
+        },
         caBundle: caBundlePlaceholder(secretName(dep)),
       },
       rules: clone(arrAt(w, "rules")),
-      admissionReviewVersions: arrAt(w, "admissionReviewVersions").length > 0 ? clone(arrAt(w, "admissionReviewVersions")) : ["v1"],
+      admissionReviewVersions:
+        arrAt(w, "admissionReviewVersions").length > 0 ? clone(arrAt(w, "admissionReviewVersions")) : ["v1"],
       sideEffects: w.sideEffects ?? "None",
     };
-    for (const k of ["failurePolicy", "matchPolicy", "objectSelector", "timeoutSeconds"]) if (w[k] !== undefined) hook[k] = clone(w[k]);
-    if (!allNamespaces) hook.namespaceSelector = { matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: [...targets] }] };
+    for (const k of ["failurePolicy", "matchPolicy", "objectSelector", "timeoutSeconds"])
+      if (w[k] !== undefined) hook[k] = clone(w[k]);
+    if (!allNamespaces)
+      hook.namespaceSelector = {
+        matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: [...targets] }],
+      };
     const mutating = w.type === "MutatingAdmissionWebhook";
     if (mutating && w.reinvocationPolicy !== undefined) hook.reinvocationPolicy = w.reinvocationPolicy;
     objects.push({
@@ -377,26 +474,60 @@ export function convertRegistryV1(b: RegistryBundle, opts: ConvertOptions = {}):
       metadata: { name: serviceName(dep), namespace: installNs },
       spec: { ports: [...ports.values()], selector: clone(objAt(d, "spec", "selector", "matchLabels") ?? {}) },
     });
-    certificates.push({ secretName: secretName(dep), namespace: installNs, dnsNames: [`${serviceName(dep)}.${installNs}.svc`, `${serviceName(dep)}.${installNs}.svc.cluster.local`] });
+    certificates.push({
+      secretName: secretName(dep),
+      namespace: installNs,
+      dnsNames: [`${serviceName(dep)}.${installNs}.svc`, `${serviceName(dep)}.${installNs}.svc.cluster.local`],
+    });
   }
-  return { installNamespace: installNs, targetNamespaces: targets, objects, certificates, package: b.package, csvName, version: strAt(spec, "version") ?? "" };
+  return {
+    installNamespace: installNs,
+    targetNamespaces: targets,
+    objects,
+    certificates,
+    package: b.package,
+    csvName,
+    version: strAt(spec, "version") ?? "",
+  };
 }
 
 /** The serving certificate volumes operator-controller mounts into webhook deployments (replacing user volumes of the same names or paths). */
 function addCertVolumes(podSpec: JsonObj, secret: string): void {
   const mounts = [
-    { name: "webhook-cert", mountPath: "/tmp/k8s-webhook-server/serving-certs", items: [{ key: "tls.crt", path: "tls.crt" }, { key: "tls.key", path: "tls.key" }] },
-    { name: "apiservice-cert", mountPath: "/apiserver.local.config/certificates", items: [{ key: "tls.crt", path: "apiserver.crt" }, { key: "tls.key", path: "apiserver.key" }] },
+    {
+      name: "webhook-cert",
+      mountPath: "/tmp/k8s-webhook-server/serving-certs",
+      items: [
+        { key: "tls.crt", path: "tls.crt" },
+        { key: "tls.key", path: "tls.key" },
+      ],
+    },
+    {
+      name: "apiservice-cert",
+      mountPath: "/apiserver.local.config/certificates",
+      items: [
+        { key: "tls.crt", path: "apiserver.crt" },
+        { key: "tls.key", path: "apiserver.key" },
+      ],
+    },
   ];
   const names = new Set(mounts.map((m) => m.name));
   const paths = new Set(mounts.map((m) => m.mountPath));
-  const volumes = arrAt(podSpec, "volumes").filter(isObj).filter((v) => !names.has(String(v.name)));
-  podSpec.volumes = [...volumes, ...mounts.map((m) => ({ name: m.name, secret: { secretName: secret, items: m.items } }))];
+  const volumes = arrAt(podSpec, "volumes")
+    .filter(isObj)
+    .filter((v) => !names.has(String(v.name)));
+  podSpec.volumes = [
+    ...volumes,
+    ...mounts.map((m) => ({ name: m.name, secret: { secretName: secret, items: m.items } })),
+  ];
   for (const key of ["containers", "initContainers"]) {
     if (!Array.isArray(podSpec[key])) continue;
     for (const c of (podSpec[key] as Json[]).filter(isObj)) {
-      const vm = arrAt(c, "volumeMounts").filter(isObj).filter((m) => !names.has(String(m.name)) && !paths.has(String(m.mountPath)));
-      c.volumeMounts = key === "containers" ? [...vm, ...mounts.map((m) => ({ name: m.name, mountPath: m.mountPath }))] : vm;
+      const vm = arrAt(c, "volumeMounts")
+        .filter(isObj)
+        .filter((m) => !names.has(String(m.name)) && !paths.has(String(m.mountPath)));
+      c.volumeMounts =
+        key === "containers" ? [...vm, ...mounts.map((m) => ({ name: m.name, mountPath: m.mountPath }))] : vm;
     }
   }
 }
@@ -404,7 +535,8 @@ function addCertVolumes(podSpec: JsonObj, secret: string): void {
 function stripStatus(o: KubeObject): KubeObject {
   delete (o as Record<string, unknown>).status;
   const m = o.metadata ?? ({} as KubeObject["metadata"]);
-  for (const k of ["creationTimestamp", "resourceVersion", "uid", "generation", "managedFields"]) delete (m as Record<string, unknown>)[k];
+  for (const k of ["creationTimestamp", "resourceVersion", "uid", "generation", "managedFields"])
+    delete (m as Record<string, unknown>)[k];
   o.metadata = m;
   return o;
 }

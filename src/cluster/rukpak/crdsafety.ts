@@ -31,11 +31,13 @@ interface Crd extends KubeObject {
 
 function compare(path: string, old: Schema | undefined, next: Schema | undefined, out: string[]): void {
   if (!old || !next) return;
-  if (old.type && next.type && old.type !== next.type) out.push(`${path}: type changed from ${old.type} to ${next.type}`);
+  if (old.type && next.type && old.type !== next.type)
+    out.push(`${path}: type changed from ${old.type} to ${next.type}`);
   if (old.enum === undefined && next.enum !== undefined) out.push(`${path}: enum restriction added`);
   if (old.enum && next.enum) {
     const removed = old.enum.filter((v) => !next.enum!.some((n) => JSON.stringify(n) === JSON.stringify(v)));
-    if (removed.length > 0) out.push(`${path}: enum values removed: ${removed.map((v) => JSON.stringify(v)).join(", ")}`);
+    if (removed.length > 0)
+      out.push(`${path}: enum values removed: ${removed.map((v) => JSON.stringify(v)).join(", ")}`);
   }
   const newRequired = (next.required ?? []).filter((r) => !(old.required ?? []).includes(r));
   for (const r of newRequired) out.push(`${path}.${r}: new required field`);
@@ -46,7 +48,8 @@ function compare(path: string, old: Schema | undefined, next: Schema | undefined
     }
   }
   if (old.items && next.items) compare(`${path}[*]`, old.items, next.items, out);
-  if (typeof old.additionalProperties === "object" && typeof next.additionalProperties === "object") compare(`${path}[*]`, old.additionalProperties, next.additionalProperties, out);
+  if (typeof old.additionalProperties === "object" && typeof next.additionalProperties === "object")
+    compare(`${path}[*]`, old.additionalProperties, next.additionalProperties, out);
 }
 
 /** The reasons the change from `existing` to `desired` is unsafe (empty when it is safe). */
@@ -55,10 +58,14 @@ export function crdUpgradeProblems(existing: KubeObject, desired: KubeObject): s
   const b = desired as Crd;
   const out: string[] = [];
   const name = a.metadata.name;
-  if ((a.spec.scope ?? "Namespaced") !== (b.spec.scope ?? "Namespaced")) out.push(`scope changed from ${a.spec.scope} to ${b.spec.scope}`);
+  if ((a.spec.scope ?? "Namespaced") !== (b.spec.scope ?? "Namespaced"))
+    out.push(`scope changed from ${a.spec.scope} to ${b.spec.scope}`);
   const newVersions = new Map((b.spec.versions ?? []).map((v) => [v.name, v]));
   const removedStored = (a.status?.storedVersions ?? []).filter((v) => !newVersions.has(v));
-  if (removedStored.length > 0) out.push(`NoStoredVersionRemoved: stored version${removedStored.length > 1 ? "s" : ""} ${removedStored.map((v) => JSON.stringify(v)).join(", ")} removed`);
+  if (removedStored.length > 0)
+    out.push(
+      `NoStoredVersionRemoved: stored version${removedStored.length > 1 ? "s" : ""} ${removedStored.map((v) => JSON.stringify(v)).join(", ")} removed`,
+    );
   for (const v of a.spec.versions ?? []) {
     const n = newVersions.get(v.name);
     if (!n) continue;
@@ -87,30 +94,45 @@ export function validateAgainst(schema: ValueSchema | undefined, v: unknown, pat
     return;
   }
   const t = schema.type;
-  const kind = Array.isArray(v) ? "array" : typeof v === "number" ? (Number.isInteger(v) ? "integer" : "number") : typeof v;
+  const kind = Array.isArray(v)
+    ? "array"
+    : typeof v === "number"
+      ? Number.isInteger(v)
+        ? "integer"
+        : "number"
+      : typeof v;
   if (t && !(t === kind || (t === "number" && kind === "integer"))) {
     out.push(`${path}: must be ${t}, is ${kind}`);
     return;
   }
-  if (schema.enum && !schema.enum.some((e) => JSON.stringify(e) === JSON.stringify(v))) out.push(`${path}: ${JSON.stringify(v)} is not one of ${schema.enum.map((e) => JSON.stringify(e)).join(", ")}`);
+  if (schema.enum && !schema.enum.some((e) => JSON.stringify(e) === JSON.stringify(v)))
+    out.push(`${path}: ${JSON.stringify(v)} is not one of ${schema.enum.map((e) => JSON.stringify(e)).join(", ")}`);
   if (typeof v === "number") {
-    if (schema.minimum !== undefined && v < schema.minimum) out.push(`${path}: ${v} is less than the minimum ${schema.minimum}`);
-    if (schema.maximum !== undefined && v > schema.maximum) out.push(`${path}: ${v} is more than the maximum ${schema.maximum}`);
+    if (schema.minimum !== undefined && v < schema.minimum)
+      out.push(`${path}: ${v} is less than the minimum ${schema.minimum}`);
+    if (schema.maximum !== undefined && v > schema.maximum)
+      out.push(`${path}: ${v} is more than the maximum ${schema.maximum}`);
   }
   if (typeof v === "string") {
-    if (schema.minLength !== undefined && v.length < schema.minLength) out.push(`${path}: shorter than ${schema.minLength}`);
-    if (schema.maxLength !== undefined && v.length > schema.maxLength) out.push(`${path}: longer than ${schema.maxLength}`);
+    if (schema.minLength !== undefined && v.length < schema.minLength)
+      out.push(`${path}: shorter than ${schema.minLength}`);
+    if (schema.maxLength !== undefined && v.length > schema.maxLength)
+      out.push(`${path}: longer than ${schema.maxLength}`);
   }
   if (Array.isArray(v)) {
-    if (schema.minItems !== undefined && v.length < schema.minItems) out.push(`${path}: fewer than ${schema.minItems} items`);
-    if (schema.maxItems !== undefined && v.length > schema.maxItems) out.push(`${path}: more than ${schema.maxItems} items`);
+    if (schema.minItems !== undefined && v.length < schema.minItems)
+      out.push(`${path}: fewer than ${schema.minItems} items`);
+    if (schema.maxItems !== undefined && v.length > schema.maxItems)
+      out.push(`${path}: more than ${schema.maxItems} items`);
     v.forEach((x, i) => validateAgainst(schema.items as ValueSchema | undefined, x, `${path}[${i}]`, out));
   }
   if (kind === "object" && v) {
     const o = v as Record<string, unknown>;
     for (const r of schema.required ?? []) if (!(r in o)) out.push(`${path}.${r}: Required value`);
     for (const [k, x] of Object.entries(o)) {
-      const sub = schema.properties?.[k] ?? (typeof schema.additionalProperties === "object" ? schema.additionalProperties : undefined);
+      const sub =
+        schema.properties?.[k] ??
+        (typeof schema.additionalProperties === "object" ? schema.additionalProperties : undefined);
       validateAgainst(sub as ValueSchema | undefined, x, `${path}.${k}`, out);
     }
   }
@@ -134,7 +156,12 @@ export function existingObjectProblems(desired: KubeObject, version: string, obj
     validateAgainst(schema as ValueSchema, rest, "", found);
     if (found.length > 0) {
       const id = `${o.metadata.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata.name}`;
-      out.push(`validating upgrade for CRD ${JSON.stringify(d.metadata.name)}: existing custom object ${id} failed validation for new schema version ${version}: ${found.slice(0, 5).map((f) => f.replace(/^\./, "")).join("; ")}`);
+      out.push(
+        `validating upgrade for CRD ${JSON.stringify(d.metadata.name)}: existing custom object ${id} failed validation for new schema version ${version}: ${found
+          .slice(0, 5)
+          .map((f) => f.replace(/^\./, ""))
+          .join("; ")}`,
+      );
     }
   }
   return out;

@@ -12,7 +12,8 @@ export function parseKubeDocuments(text: string, file: string): KubeObject[] {
     if (item.kind === "error") throw new Error(`${file}:${item.line}: ${item.message}`);
     const v = item.value as unknown;
     if (v === null || v === undefined) continue;
-    if (typeof v !== "object" || Array.isArray(v)) throw new Error(`${file}:${item.line}: a manifest must be an object`);
+    if (typeof v !== "object" || Array.isArray(v))
+      throw new Error(`${file}:${item.line}: a manifest must be an object`);
     const o = v as Partial<KubeObject>;
     if (typeof o.apiVersion !== "string" || typeof o.kind !== "string" || typeof o.metadata?.name !== "string") {
       throw new Error(`${file}:${item.line}: a manifest needs apiVersion, kind and metadata.name`);

@@ -27,19 +27,29 @@ export function describeCheck(c: AccessCheck): string {
 
 /** One SubjectAccessReview as `user`; true when allowed. */
 export async function canI(client: KubeClient, user: Requester, c: AccessCheck): Promise<boolean> {
-  const r = await client.request<{ status?: { allowed?: boolean } }>("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", {
-    body: {
-      apiVersion: "authorization.k8s.io/v1",
-      kind: "SubjectAccessReview",
-      spec: {
-        user: user.username,
-        groups: user.groups ?? [],
-        ...(user.uid ? { uid: user.uid } : {}),
-        ...(user.extra ? { extra: user.extra } : {}),
-        resourceAttributes: { verb: c.verb, group: c.group, resource: c.resource, namespace: c.namespace, name: c.name },
+  const r = await client.request<{ status?: { allowed?: boolean } }>(
+    "POST",
+    "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+    {
+      body: {
+        apiVersion: "authorization.k8s.io/v1",
+        kind: "SubjectAccessReview",
+        spec: {
+          user: user.username,
+          groups: user.groups ?? [],
+          ...(user.uid ? { uid: user.uid } : {}),
+          ...(user.extra ? { extra: user.extra } : {}),
+          resourceAttributes: {
+            verb: c.verb,
+            group: c.group,
+            resource: c.resource,
+            namespace: c.namespace,
+            name: c.name,
+          },
+        },
       },
     },
-  });
+  );
   return r.status?.allowed === true;
 }
 
@@ -53,7 +63,13 @@ export async function checksFor(client: KubeClient, objects: readonly KubeObject
     const resource = r?.resource ?? `${o.kind.toLowerCase()}s`;
     const ns = r ? (r.namespaced ? o.metadata.namespace : undefined) : o.metadata.namespace;
     for (const verb of ["create", "update"]) {
-      const c: AccessCheck = { verb, group, resource, namespace: ns, name: verb === "update" ? o.metadata.name : undefined };
+      const c: AccessCheck = {
+        verb,
+        group,
+        resource,
+        namespace: ns,
+        name: verb === "update" ? o.metadata.name : undefined,
+      };
       const k = JSON.stringify(c);
       if (!seen.has(k)) {
         seen.add(k);
@@ -67,7 +83,11 @@ export async function checksFor(client: KubeClient, objects: readonly KubeObject
 }
 
 /** The checks `user` fails. */
-export async function missingPermissions(client: KubeClient, user: Requester, objects: readonly KubeObject[]): Promise<AccessCheck[]> {
+export async function missingPermissions(
+  client: KubeClient,
+  user: Requester,
+  objects: readonly KubeObject[],
+): Promise<AccessCheck[]> {
   const checks = await checksFor(client, objects);
   const results = await Promise.all(checks.map((c) => canI(client, user, c)));
   return checks.filter((_, i) => !results[i]);
@@ -88,7 +108,9 @@ export function grantedRules(objects: readonly KubeObject[]): GrantedRule[] {
   const roles = new Map<string, { rules: Record<string, unknown>[] }>();
   for (const o of objects) {
     if (o.kind === "Role" || o.kind === "ClusterRole") {
-      roles.set(`${o.kind}/${o.metadata.namespace ?? ""}/${o.metadata.name}`, { rules: (o.rules as Record<string, unknown>[]) ?? [] });
+      roles.set(`${o.kind}/${o.metadata.namespace ?? ""}/${o.metadata.name}`, {
+        rules: (o.rules as Record<string, unknown>[]) ?? [],
+      });
     }
   }
   const out: GrantedRule[] = [];

@@ -20,13 +20,22 @@ export interface InstancePreview {
 }
 
 export async function previewInstance(client: KubeClient, inst: Instance, pull: PullOptions): Promise<InstancePreview> {
-  const bundle = (await client.tryGet<Bundle>(API_VERSION, "Bundle", inst.spec.bundle.name)) ?? (inst.spec.bundle.spec ? ({ spec: inst.spec.bundle.spec } as Bundle) : undefined);
+  const bundle =
+    (await client.tryGet<Bundle>(API_VERSION, "Bundle", inst.spec.bundle.name)) ??
+    (inst.spec.bundle.spec ? ({ spec: inst.spec.bundle.spec } as Bundle) : undefined);
   if (!bundle) return { objects: [], rules: [], error: `Bundle ${inst.spec.bundle.name} not found` };
   try {
-    const c = await unpackBundle(bundle.spec, { root: join(pull.cacheDir ?? defaultCacheDir(), "cluster-preview"), pull, client });
+    const c = await unpackBundle(bundle.spec, {
+      root: join(pull.cacheDir ?? defaultCacheDir(), "cluster-preview"),
+      pull,
+      client,
+    });
     const objects =
       c.format === "registry+v1"
-        ? convertRegistryV1(readBundleDirectory(c.dir), { installNamespace: inst.spec.installNamespace, watchNamespaces: inst.spec.watchNamespaces }).objects
+        ? convertRegistryV1(readBundleDirectory(c.dir), {
+            installNamespace: inst.spec.installNamespace,
+            watchNamespaces: inst.spec.watchNamespaces,
+          }).objects
         : readPlainObjects(c.dir);
     return { objects, rules: grantedRules(objects) };
   } catch (e) {

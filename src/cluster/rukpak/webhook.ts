@@ -38,7 +38,12 @@ interface AdmissionResponse {
 }
 
 function requester(u: AdmissionRequest["userInfo"]): Requester {
-  return { username: u.username, groups: u.groups ?? [], ...(u.uid ? { uid: u.uid } : {}), ...(u.extra ? { extra: u.extra } : {}) };
+  return {
+    username: u.username,
+    groups: u.groups ?? [],
+    ...(u.uid ? { uid: u.uid } : {}),
+    ...(u.extra ? { extra: u.extra } : {}),
+  };
 }
 
 function deny(uid: string, message: string, code = 403): AdmissionResponse {
@@ -66,26 +71,50 @@ export class AdmissionHandler {
     const obj = req.object;
     if (!obj || (req.operation !== "CREATE" && req.operation !== "UPDATE")) return { uid: req.uid, allowed: true };
     const old = req.oldObject;
-    const specChanged = req.operation === "CREATE" || JSON.stringify((old as { spec?: unknown } | undefined)?.spec) !== JSON.stringify((obj as { spec?: unknown }).spec);
-    const value = specChanged ? JSON.stringify(requester(req.userInfo)) : old?.metadata.annotations?.[ANNOTATION_REQUESTER];
+    const specChanged =
+      req.operation === "CREATE" ||
+      JSON.stringify((old as { spec?: unknown } | undefined)?.spec) !==
+        JSON.stringify((obj as { spec?: unknown }).spec);
+    const value = specChanged
+      ? JSON.stringify(requester(req.userInfo))
+      : old?.metadata.annotations?.[ANNOTATION_REQUESTER];
     const current = obj.metadata.annotations?.[ANNOTATION_REQUESTER];
     if (value === current) return { uid: req.uid, allowed: true };
     const ops: unknown[] = [];
     if (!obj.metadata.annotations) ops.push({ op: "add", path: "/metadata/annotations", value: {} });
     const path = `/metadata/annotations/${jsonPointer(ANNOTATION_REQUESTER)}`;
-    ops.push(value === undefined ? { op: "remove", path } : { op: current === undefined ? "add" : "replace", path, value });
-    return { uid: req.uid, allowed: true, patchType: "JSONPatch", patch: Buffer.from(JSON.stringify(ops)).toString("base64") };
+    ops.push(
+      value === undefined ? { op: "remove", path } : { op: current === undefined ? "add" : "replace", path, value },
+    );
+    return {
+      uid: req.uid,
+      allowed: true,
+      patchType: "JSONPatch",
+      patch: Buffer.from(JSON.stringify(ops)).toString("base64"),
+    };
   }
 
   async validate(req: AdmissionRequest): Promise<AdmissionResponse> {
     const obj = req.object;
     if (!obj || (req.operation !== "CREATE" && req.operation !== "UPDATE")) return { uid: req.uid, allowed: true };
-    if (req.operation === "UPDATE" && JSON.stringify((req.oldObject as { spec?: unknown })?.spec) === JSON.stringify((obj as { spec?: unknown }).spec)) return { uid: req.uid, allowed: true };
+    if (
+      req.operation === "UPDATE" &&
+      JSON.stringify((req.oldObject as { spec?: unknown })?.spec) === JSON.stringify((obj as { spec?: unknown }).spec)
+    )
+      return { uid: req.uid, allowed: true };
     const cls = await this.classOf(obj);
     if (!cls) return { uid: req.uid, allowed: true };
-    const ok = await canI(this.client, requester(req.userInfo), { verb: "use", group: GROUP, resource: "provisionerclasses", name: cls });
+    const ok = await canI(this.client, requester(req.userInfo), {
+      verb: "use",
+      group: GROUP,
+      resource: "provisionerclasses",
+      name: cls,
+    });
     if (ok) return { uid: req.uid, allowed: true };
-    return deny(req.uid, `${req.userInfo.username} may not use ProvisionerClass ${JSON.stringify(cls)}: creating or changing a ${obj.kind} that names it needs the "use" verb on provisionerclasses.${GROUP}/${cls}`);
+    return deny(
+      req.uid,
+      `${req.userInfo.username} may not use ProvisionerClass ${JSON.stringify(cls)}: creating or changing a ${obj.kind} that names it needs the "use" verb on provisionerclasses.${GROUP}/${cls}`,
+    );
   }
 
   async validateApproval(req: AdmissionRequest): Promise<AdmissionResponse> {
@@ -96,12 +125,23 @@ export class AdmissionHandler {
     };
     if (approved(req.oldObject) === approved(req.object)) return { uid: req.uid, allowed: true };
     const name = req.object.metadata.name;
-    const ok = await canI(this.client, requester(req.userInfo), { verb: "approve", group: GROUP, resource: "instances", name });
+    const ok = await canI(this.client, requester(req.userInfo), {
+      verb: "approve",
+      group: GROUP,
+      resource: "instances",
+      name,
+    });
     if (ok) return { uid: req.uid, allowed: true };
-    return deny(req.uid, `${req.userInfo.username} may not change the Approved condition of Instance ${JSON.stringify(name)}: that needs the "approve" verb on instances.${GROUP}/${name}`);
+    return deny(
+      req.uid,
+      `${req.userInfo.username} may not change the Approved condition of Instance ${JSON.stringify(name)}: that needs the "approve" verb on instances.${GROUP}/${name}`,
+    );
   }
 
-  async handle(path: string, review: { request?: AdmissionRequest }): Promise<{ apiVersion: string; kind: string; response: AdmissionResponse }> {
+  async handle(
+    path: string,
+    review: { request?: AdmissionRequest },
+  ): Promise<{ apiVersion: string; kind: string; response: AdmissionResponse }> {
     const req = review.request;
     if (!req) throw new Error("AdmissionReview without a request");
     let response: AdmissionResponse;
@@ -123,7 +163,12 @@ export interface WebhookServer {
 }
 
 /** Serves the webhooks over TLS on `host:port` (port 0: any free port). */
-export async function serveWebhooks(handler: AdmissionHandler, certs: ServingCerts, host = "127.0.0.1", port = 0): Promise<WebhookServer> {
+export async function serveWebhooks(
+  handler: AdmissionHandler,
+  certs: ServingCerts,
+  host = "127.0.0.1",
+  port = 0,
+): Promise<WebhookServer> {
   const server = https.createServer({ cert: certs.cert, key: certs.key }, (req, res) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -168,26 +213,65 @@ function clientConfig(target: WebhookTarget, path: string, caBundle: string): Re
 export const WEBHOOK_CONFIG_NAME = "opcat-rukpak";
 
 /** The webhook configurations for `target` with `caBundle` (PEM), named `name`. */
-export function webhookConfigurations(target: WebhookTarget, caBundle: string, name = WEBHOOK_CONFIG_NAME): KubeObject[] {
-  const common = { admissionReviewVersions: ["v1"], sideEffects: "None", timeoutSeconds: 10, failurePolicy: "Fail", matchPolicy: "Equivalent" };
-  const objRules = [{ apiGroups: [GROUP], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["bundles", "instances"], scope: "*" }];
+export function webhookConfigurations(
+  target: WebhookTarget,
+  caBundle: string,
+  name = WEBHOOK_CONFIG_NAME,
+): KubeObject[] {
+  const common = {
+    admissionReviewVersions: ["v1"],
+    sideEffects: "None",
+    timeoutSeconds: 10,
+    failurePolicy: "Fail",
+    matchPolicy: "Equivalent",
+  };
+  const objRules = [
+    {
+      apiGroups: [GROUP],
+      apiVersions: ["v1"],
+      operations: ["CREATE", "UPDATE"],
+      resources: ["bundles", "instances"],
+      scope: "*",
+    },
+  ];
   return [
     {
       apiVersion: "admissionregistration.k8s.io/v1",
       kind: "MutatingWebhookConfiguration",
       metadata: { name, labels: { "app.kubernetes.io/part-of": "opcat" } },
-      webhooks: [{ name: "requester.rukpak.io", clientConfig: clientConfig(target, "/mutate", caBundle), rules: objRules, reinvocationPolicy: "Never", ...common }],
+      webhooks: [
+        {
+          name: "requester.rukpak.io",
+          clientConfig: clientConfig(target, "/mutate", caBundle),
+          rules: objRules,
+          reinvocationPolicy: "Never",
+          ...common,
+        },
+      ],
     },
     {
       apiVersion: "admissionregistration.k8s.io/v1",
       kind: "ValidatingWebhookConfiguration",
       metadata: { name, labels: { "app.kubernetes.io/part-of": "opcat" } },
       webhooks: [
-        { name: "use.provisionerclasses.rukpak.io", clientConfig: clientConfig(target, "/validate", caBundle), rules: objRules, ...common },
+        {
+          name: "use.provisionerclasses.rukpak.io",
+          clientConfig: clientConfig(target, "/validate", caBundle),
+          rules: objRules,
+          ...common,
+        },
         {
           name: "approve.instances.rukpak.io",
           clientConfig: clientConfig(target, "/validate-approval", caBundle),
-          rules: [{ apiGroups: [GROUP], apiVersions: ["v1"], operations: ["UPDATE"], resources: ["instances/status"], scope: "*" }],
+          rules: [
+            {
+              apiGroups: [GROUP],
+              apiVersions: ["v1"],
+              operations: ["UPDATE"],
+              resources: ["instances/status"],
+              scope: "*",
+            },
+          ],
           ...common,
         },
       ],
@@ -195,7 +279,12 @@ export function webhookConfigurations(target: WebhookTarget, caBundle: string, n
   ];
 }
 
-export async function registerWebhooks(client: KubeClient, target: WebhookTarget, caBundle: string, name = WEBHOOK_CONFIG_NAME): Promise<void> {
+export async function registerWebhooks(
+  client: KubeClient,
+  target: WebhookTarget,
+  caBundle: string,
+  name = WEBHOOK_CONFIG_NAME,
+): Promise<void> {
   for (const o of webhookConfigurations(target, caBundle, name)) await client.apply(o);
 }
 
@@ -206,7 +295,12 @@ export async function registerWebhooks(client: KubeClient, target: WebhookTarget
  */
 export async function unregisterWebhooks(client: KubeClient, url: string, name = WEBHOOK_CONFIG_NAME): Promise<void> {
   for (const kind of ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"]) {
-    const cur = await client.tryGet<KubeObject & { webhooks?: { clientConfig?: { url?: string } }[] }>("admissionregistration.k8s.io/v1", kind, name);
-    if (cur && (cur.webhooks ?? []).every((w) => w.clientConfig?.url?.startsWith(url))) await client.delete("admissionregistration.k8s.io/v1", kind, name);
+    const cur = await client.tryGet<KubeObject & { webhooks?: { clientConfig?: { url?: string } }[] }>(
+      "admissionregistration.k8s.io/v1",
+      kind,
+      name,
+    );
+    if (cur && (cur.webhooks ?? []).every((w) => w.clientConfig?.url?.startsWith(url)))
+      await client.delete("admissionregistration.k8s.io/v1", kind, name);
   }
 }

@@ -43,7 +43,8 @@ export class Totalizer {
     const t = this.solver.trueLit();
     if (k <= 0) return t;
     if (k > this.inputs.length) return -t;
-    if (k > this.bound) throw new RangeError(`atLeast(${k}) needs a totalizer bound of at least ${k}, have ${this.bound}`);
+    if (k > this.bound)
+      throw new RangeError(`atLeast(${k}) needs a totalizer bound of at least ${k}, have ${this.bound}`);
     return this.outputs[k - 1];
   }
 

@@ -87,7 +87,12 @@ const deppyCases: { name: string; vars: Variable[]; installed?: string[]; unsat?
   },
   {
     name: "cardinality constraint forces alternative",
-    vars: [v("a", mandatory(), dependency("x", "y"), atMost(1, "x", "y")), v("b", mandatory(), dependency("y")), v("x"), v("y")],
+    vars: [
+      v("a", mandatory(), dependency("x", "y"), atMost(1, "x", "y")),
+      v("b", mandatory(), dependency("y")),
+      v("x"),
+      v("y"),
+    ],
     installed: ["a", "b", "y"],
   },
   {
@@ -185,7 +190,10 @@ test("compound constraints", () => {
   // and(mandatory, dependency) is an anchor whose dependency list drives the search.
   assert.deepEqual(selected(solve([v("a", and(mandatory(), dependency("y", "x"))), v("x"), v("y")])), ["a", "y"]);
   // not(mandatory) is prohibition.
-  assert.deepEqual(unsat(solve([v("a", mandatory(), not(mandatory()))])), ["a is mandatory", "it is not the case that a is mandatory"]);
+  assert.deepEqual(unsat(solve([v("a", mandatory(), not(mandatory()))])), [
+    "a is mandatory",
+    "it is not the case that a is mandatory",
+  ]);
   // Degenerate forms.
   assert.deepEqual(unsat(solve([v("a", or())])), ["a has an empty alternative"]);
   assert.deepEqual(selected(solve([v("a", mandatory(), and())])), ["a"]);
@@ -194,7 +202,10 @@ test("compound constraints", () => {
     "a is mandatory",
     "a has a dependency without any candidates to satisfy it",
   ]);
-  assert.deepEqual(selected(solve([v("a", mandatory(), withMessage(dependency("b"), "a needs b")), v("b")])), ["a", "b"]);
+  assert.deepEqual(selected(solve([v("a", mandatory(), withMessage(dependency("b"), "a needs b")), v("b")])), [
+    "a",
+    "b",
+  ]);
 });
 
 test("extras are minimised, then tie-broken towards earlier variables", () => {
@@ -202,15 +213,17 @@ test("extras are minimised, then tie-broken towards earlier variables", () => {
   const vars = [v("a", mandatory(), or(dependency("z"), dependency("y"), dependency("x"))), v("x"), v("y"), v("z")];
   assert.deepEqual(selected(solve(vars)), ["a", "x"]);
   // A prohibited choice forces the dependency's later candidate.
-  assert.deepEqual(selected(solve([v("a", mandatory(), dependency("b", "c")), v("b", prohibited()), v("c")])), ["a", "c"]);
+  assert.deepEqual(selected(solve([v("a", mandatory(), dependency("b", "c")), v("b", prohibited()), v("c")])), [
+    "a",
+    "c",
+  ]);
 });
 
 test("trace reports each backtrack with deppy's LoggingTracer layout", () => {
   const positions: SearchPosition[] = [];
-  const r = solve(
-    [v("a", mandatory(), dependency("b", "c")), v("b", conflict("d")), v("c"), v("d", mandatory())],
-    { trace: (p) => positions.push(p) },
-  );
+  const r = solve([v("a", mandatory(), dependency("b", "c")), v("b", conflict("d")), v("c"), v("d", mandatory())], {
+    trace: (p) => positions.push(p),
+  });
   assert.deepEqual(selected(r), ["a", "c", "d"]);
   assert.ok(positions.length >= 1);
   assert.deepEqual(positions[0].assumptions, ["a", "d", "b"]);
@@ -302,7 +315,11 @@ function ordersOf(c: Constraint, idx: Map<string, number>): number[][] {
 }
 
 function anchorOf(c: Constraint): boolean {
-  return c.kind === "mandatory" || (c.kind === "and" && c.constraints.some(anchorOf)) || (c.kind === "message" && anchorOf(c.constraint));
+  return (
+    c.kind === "mandatory" ||
+    (c.kind === "and" && c.constraints.some(anchorOf)) ||
+    (c.kind === "message" && anchorOf(c.constraint))
+  );
 }
 
 /** Reference: picks by the exact preference search with a brute-force oracle, then min extras, then lex. */
@@ -355,7 +372,12 @@ const deppyArb = fc.integer({ min: 1, max: 7 }).chain((n) => {
     { weight: 1, arbitrary: fc.constant(null).map(() => prohibited()) },
     { weight: 6, arbitrary: ids.map((xs) => dependency(...xs)) },
     { weight: 3, arbitrary: id.map((x) => conflict(x)) },
-    { weight: 2, arbitrary: fc.tuple(fc.integer({ min: 0, max: 2 }), fc.array(id, { minLength: 1, maxLength: 4 })).map(([k, xs]) => atMost(k, ...xs)) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .tuple(fc.integer({ min: 0, max: 2 }), fc.array(id, { minLength: 1, maxLength: 4 }))
+        .map(([k, xs]) => atMost(k, ...xs)),
+    },
   );
   const compound: fc.Arbitrary<Constraint> = fc.oneof(
     leaf,
@@ -364,7 +386,9 @@ const deppyArb = fc.integer({ min: 1, max: 7 }).chain((n) => {
     leaf.map((c) => not(c)),
   );
   const constraint = fc.oneof({ weight: 5, arbitrary: leaf }, { weight: 1, arbitrary: compound });
-  return fc.array(fc.array(constraint, { maxLength: 3 }), { minLength: n, maxLength: n }).map((css) => css.map((cs, i) => v(`v${i}`, ...cs)));
+  return fc
+    .array(fc.array(constraint, { maxLength: 3 }), { minLength: n, maxLength: n })
+    .map((css) => css.map((cs, i) => v(`v${i}`, ...cs)));
 });
 
 function describe(vars: readonly Variable[]): string {

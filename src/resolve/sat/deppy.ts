@@ -156,7 +156,10 @@ export function not(constraint: Constraint): NotConstraint {
 }
 
 /** `constraint`, explained by `message` (a fixed sentence or one built from the subject). */
-export function withMessage(constraint: Constraint, message: string | ((subject: string) => string)): MessageConstraint {
+export function withMessage(
+  constraint: Constraint,
+  message: string | ((subject: string) => string),
+): MessageConstraint {
   return { kind: "message", constraint, describe: typeof message === "string" ? () => message : message };
 }
 
@@ -301,7 +304,14 @@ class Encoder {
           s.addClause([-m]);
           return;
         }
-        s.addClause([-m, new Totalizer(s, c.ids.map((id) => this.lit(id)), c.n + 1).atMost(c.n)]);
+        s.addClause([
+          -m,
+          new Totalizer(
+            s,
+            c.ids.map((id) => this.lit(id)),
+            c.n + 1,
+          ).atMost(c.n),
+        ]);
         return;
       case "message":
         this.top(c.constraint, subject, m);
@@ -326,7 +336,12 @@ class Encoder {
       case "atMost":
         if (c.n >= c.ids.length) return s.trueLit();
         if (c.n < 0) return -s.trueLit();
-        return new Totalizer(s, c.ids.map((id) => this.lit(id)), c.n + 1, true).atMost(c.n);
+        return new Totalizer(
+          s,
+          c.ids.map((id) => this.lit(id)),
+          c.n + 1,
+          true,
+        ).atMost(c.n);
       case "and":
         return -this.or(c.constraints.map((x) => -this.gate(x, subject)));
       case "or":
@@ -535,7 +550,11 @@ export function solveWith(variables: readonly Variable[], options: SolveOptions,
     else if (lb < rel.length) {
       if (tot === null || tot.bound <= lb) {
         const bound = Math.min(rel.length, Math.max(lb + 1, 2 * (tot?.bound ?? 1)));
-        tot = new Totalizer(s, rel.map((i) => i + 1), bound);
+        tot = new Totalizer(
+          s,
+          rel.map((i) => i + 1),
+          bound,
+        );
       }
       s.assume(tot.atMost(lb));
     }
@@ -545,7 +564,11 @@ export function solveWith(variables: readonly Variable[], options: SolveOptions,
 
   // Phase 3: lexicographic tie-break among the optimal models (prefer earlier extras selected).
   // Decisions are permanent, so they become unit clauses.
-  const bound = new Totalizer(s, extras.map((i) => i + 1), opt + 1).atMost(opt);
+  const bound = new Totalizer(
+    s,
+    extras.map((i) => i + 1),
+    opt + 1,
+  ).atMost(opt);
   s.addClause([bound]);
   let model = snapshot(s, n);
   let chosen = 0;

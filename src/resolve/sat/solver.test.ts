@@ -120,7 +120,10 @@ test("solver: incremental clause addition between solves", () => {
     seen.push(on[0]);
     s.addClause([-on[0]]);
   }
-  assert.deepEqual(seen.slice().sort((a, b) => a - b), xs);
+  assert.deepEqual(
+    seen.slice().sort((a, b) => a - b),
+    xs,
+  );
 });
 
 test("solver: test/untest scopes", () => {
@@ -172,7 +175,10 @@ test("solver: test reports 1 when propagation assigns everything", () => {
 test("solver: learnt units inside scopes keep the scopes usable", () => {
   // Solving inside a scope learns clauses (even units) that may backjump below the scope levels.
   const u = pigeonhole(5, 4);
-  const s = load(u.n + 1, u.cnf.map((cl) => [u.n + 1, ...cl]));
+  const s = load(
+    u.n + 1,
+    u.cnf.map((cl) => [u.n + 1, ...cl]),
+  );
   s.assume(-(u.n + 1));
   assert.equal(s.test(), 0);
   assert.equal(s.solve(), -1);
@@ -194,7 +200,9 @@ test("solver: determinism — the same calls give the same models", () => {
     for (let k = 0; k < 5; k++) {
       s.assume([rnd(), -rnd()]);
       const r = s.solve();
-      out.push(r === 1 ? Array.from({ length: n }, (_, i) => (s.value(i + 1) ? "1" : "0")).join("") : `U${s.why().join(",")}`);
+      out.push(
+        r === 1 ? Array.from({ length: n }, (_, i) => (s.value(i + 1) ? "1" : "0")).join("") : `U${s.why().join(",")}`,
+      );
     }
     return out;
   };
@@ -272,7 +280,13 @@ test("property: scopes behave like their assumptions", () => {
   fc.assert(
     fc.property(
       cnfArb(10, 40),
-      fc.array(fc.array(fc.integer({ min: -10, max: 10 }).filter((x) => x !== 0), { maxLength: 3 }), { maxLength: 4 }),
+      fc.array(
+        fc.array(
+          fc.integer({ min: -10, max: 10 }).filter((x) => x !== 0),
+          { maxLength: 3 },
+        ),
+        { maxLength: 4 },
+      ),
       ({ n, cnf, assumptions }, groups) => {
         const s = load(n, cnf);
         const fix = (l: number) => (l > 0 ? ((l - 1) % n) + 1 : -(((-l - 1) % n) + 1));
@@ -308,10 +322,18 @@ test("property: scopes behave like their assumptions", () => {
 test("property: random 3-SAT near the threshold agrees with brute force", () => {
   fc.assert(
     fc.property(
-      fc.array(fc.tuple(fc.integer({ min: 1, max: 14 }), fc.integer({ min: 1, max: 14 }), fc.integer({ min: 1, max: 14 }), fc.integer({ min: 0, max: 7 })), {
-        minLength: 55,
-        maxLength: 65,
-      }),
+      fc.array(
+        fc.tuple(
+          fc.integer({ min: 1, max: 14 }),
+          fc.integer({ min: 1, max: 14 }),
+          fc.integer({ min: 1, max: 14 }),
+          fc.integer({ min: 0, max: 7 }),
+        ),
+        {
+          minLength: 55,
+          maxLength: 65,
+        },
+      ),
       (raw) => {
         const cnf = raw.map(([a, b, c, signs]) => [signs & 1 ? -a : a, signs & 2 ? -b : b, signs & 4 ? -c : c]);
         const s = load(14, cnf);
