@@ -2,6 +2,8 @@
  * CLI plumbing shared by the commands: printing problems, exit codes, and a progress line on a
  * terminal while a long load runs.
  */
+import { accessSync, constants, existsSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { compareProblems, formatProblem, OpcatError, type Problem } from "../fbc/errors.js";
 
 /** Exit codes: 0 success, 1 invalid input content (catalog, template…), 2 usage or I/O error, 3 internal error. */
@@ -45,6 +47,32 @@ const IO_HINTS: Record<string, string> = {
   EIO: "the device reported an I/O error",
 };
 
+/**
+ * A recursive mkdir (or a create) under a directory that cannot be written reports ENOENT for the
+ * path it could not make; the cause is the nearest existing ancestor (a read-only file system, no
+ * permission): report that, with its path.
+ */
+function explainMissing(sys: NodeJS.ErrnoException): NodeJS.ErrnoException {
+  if (sys.code !== "ENOENT" || typeof sys.path !== "string" || (sys.syscall !== "mkdir" && sys.syscall !== "open"))
+    return sys;
+  let dir = dirname(resolve(sys.path));
+  while (!existsSync(dir) && dirname(dir) !== dir) dir = dirname(dir);
+  try {
+    accessSync(dir, constants.W_OK);
+    return sys;
+  } catch (a) {
+    const why = a as NodeJS.ErrnoException;
+    if (why.code !== "EROFS" && why.code !== "EACCES" && why.code !== "EPERM") return sys;
+    const out = new Error(
+      `${why.code}: cannot create ${sys.path}: ${dir} is ${why.code === "EROFS" ? "on a read-only file system" : "not writable"}`,
+    ) as NodeJS.ErrnoException;
+    out.code = why.code;
+    out.syscall = sys.syscall;
+    out.path = sys.path;
+    return out;
+  }
+}
+
 export function handleError(e: unknown, format: ErrorFormat = "text"): number {
   if (e instanceof OpcatError) {
     if (format === "json") {
@@ -66,12 +94,13 @@ export function handleError(e: unknown, format: ErrorFormat = "text"): number {
     return e.exitCode;
   }
   const err = e as Error;
-  const sys = e as NodeJS.ErrnoException;
+  let sys = e as NodeJS.ErrnoException;
   if (sys && typeof sys.code === "string" && /^E[A-Z]+$/.test(sys.code) && typeof sys.syscall === "string") {
+    sys = explainMissing(sys);
     // the operating system refused (a full disk, a read-only or missing directory, a file where a
     // directory is expected): an I/O error the user can act on, not a bug
     const what = sys.path ? `${sys.syscall} ${sys.path}` : sys.syscall;
-    const hint = IO_HINTS[sys.code];
+    const hint = sys.code ? IO_HINTS[sys.code] : undefined;
     if (format === "json")
       process.stderr.write(
         JSON.stringify(

@@ -37,6 +37,9 @@ export function writeFileAtomic(path: string, data: Uint8Array | string): void {
     renameSync(tmp, path);
   } catch (e) {
     rmSync(tmp, { force: true });
+    // name the file the user would look for (a full disk): write errors carry no path of their own
+    const x = e as NodeJS.ErrnoException;
+    if (x.path === undefined || x.path === tmp) x.path = path;
     throw e;
   }
 }

@@ -213,7 +213,14 @@ export async function applyLayer(
           budget.bytes += c.length;
           if (budget.bytes > maxBytes) throw unsafe(label, `image content exceeds ${maxBytes} bytes`);
           let off = 0;
-          while (off < c.length) off += writeSync(fd, c, off);
+          try {
+            while (off < c.length) off += writeSync(fd, c, off);
+          } catch (err) {
+            // name the file (a full disk): write errors carry no path of their own
+            const x = err as NodeJS.ErrnoException;
+            if (x.path === undefined) x.path = abs;
+            throw x;
+          }
         }
       } finally {
         closeSync(fd);

@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, openSync, readdirSync, truncateSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { COMMUNITY, REPO_ROOT } from "../shared.js";
@@ -239,6 +239,44 @@ test("an operating-system refusal is an I/O error with the path (exit 2), not an
   assert.doesNotMatch(r.stderr, /internal error|this is a bug/);
   assert.match(r.stderr, /^opcat: error\[IO_ERROR\]: mkdir .*file\/blobs\/sha256: ENOTDIR: not a directory/);
   assert.match(r.stderr, /hint: a path component is a file where a directory is expected/);
+});
+
+test("a read-only or full cache directory is an I/O error naming the path and the cause (exit 2), not ENOENT or a path-less write", {
+  skip: process.getuid?.() === 0 ? false : "needs root to mount small tmpfs file systems",
+}, () => {
+  const dir = mkdtempSync(join(tmpdir(), "opcat-cache-"));
+  const layout = `oci:${join(dir, "layout")}:v1`;
+  assert.equal(opcat(["catalog", "build", EXAMPLE, "-t", layout, "--base-image", "scratch"]).code, 0);
+  const ro = join(dir, "ro");
+  const full = join(dir, "full");
+  mkdirSync(ro);
+  mkdirSync(full);
+  spawnSync("mount", ["-t", "tmpfs", "-o", "size=1m,ro", "tmpfs", ro]);
+  spawnSync("mount", ["-t", "tmpfs", "-o", "size=8k", "tmpfs", full]);
+  try {
+    // a cache directory under a read-only file system (was: "ENOENT … mkdir")
+    const r = opcat(["render", layout, "--cache-dir", join(ro, "cache")]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `^opcat: error\\[IO_ERROR\\]: mkdir ${ro}/cache/\\S+: EROFS: cannot create .*: ${ro} is on a read-only file system`,
+      ),
+    );
+    assert.match(r.stderr, /hint: the file system is read-only: choose a writable location \(e\.g\. --cache-dir\)/);
+    // a full cache: the file being written is named
+    const f = opcat(["render", layout, "--cache-dir", full]);
+    assert.equal(f.code, 2, f.stderr);
+    assert.match(
+      f.stderr,
+      new RegExp(`^opcat: error\\[IO_ERROR\\]: write ${full}/\\S+: ENOSPC: no space left on device`),
+    );
+    assert.match(f.stderr, /hint: the disk is full/);
+  } finally {
+    spawnSync("umount", [ro]);
+    spawnSync("umount", [full]);
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test("migrate onto a full disk leaves nothing behind (written to a temporary sibling, renamed into place)", {
