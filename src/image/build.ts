@@ -4,8 +4,18 @@
  * config carrying the labels opm and OLM read, and an OCI manifest; written into an OCI layout or
  * pushed to a registry.
  */
-import { lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
-import { join } from "node:path";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+} from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import { gzipSync, constants as zc } from "node:zlib";
 import { readBundleDirectory } from "../bundle/index.js";
 import { OpcatError } from "../fbc/errors.js";
@@ -255,12 +265,30 @@ export function manifestDescriptor(img: BuiltImage): Descriptor {
 export function writeToLayout(img: BuiltImage, ref: string): void {
   const lr = parseLayoutRef(ref);
   if (!lr) throw new ImageError("IMAGE_BAD_REFERENCE", `not an OCI layout reference: ${JSON.stringify(ref)}`);
-  const store = new BlobStore(lr.dir);
-  for (const l of img.baseLayers ?? []) if (!store.has(l.desc.digest)) store.putBytes(l.bytes(), l.desc.digest);
-  store.putBytes(img.layer, img.layerDigest);
-  store.putBytes(img.config, img.configDigest);
-  store.putBytes(img.manifest, img.manifestDigest);
-  tagInLayout(lr.dir, lr.tag, manifestDescriptor(img));
+  const write = (dir: string): void => {
+    const store = new BlobStore(dir);
+    for (const l of img.baseLayers ?? []) if (!store.has(l.desc.digest)) store.putBytes(l.bytes(), l.desc.digest);
+    store.putBytes(img.layer, img.layerDigest);
+    store.putBytes(img.config, img.configDigest);
+    store.putBytes(img.manifest, img.manifestDigest);
+    tagInLayout(dir, lr.tag, manifestDescriptor(img));
+  };
+  // An existing layout gets its blobs first and its index.json last, each written atomically: a
+  // failed run leaves it as it was (plus unreferenced blobs). A new one is written whole into a
+  // temporary sibling and renamed into place: a failed run leaves nothing.
+  if (existsSync(lr.dir)) return write(lr.dir);
+  const parent = dirname(resolve(lr.dir));
+  mkdirSync(parent, { recursive: true });
+  const tmp = mkdtempSync(join(parent, `.${basename(resolve(lr.dir))}.tmp-`));
+  try {
+    write(tmp);
+    renameSync(tmp, lr.dir);
+  } catch (e) {
+    rmSync(tmp, { recursive: true, force: true });
+    const x = e as NodeJS.ErrnoException;
+    if (typeof x.path === "string" && x.path.startsWith(tmp)) x.path = lr.dir + x.path.slice(tmp.length);
+    throw e;
+  }
 }
 
 /** Pushes the image to a registry reference (normalised like docker: docker.io, library/, tag "latest"). Returns `name@digest`. */

@@ -2,7 +2,16 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { COMMUNITY, REPO_ROOT } from "../shared.js";
@@ -275,6 +284,60 @@ test("a read-only or full cache directory is an I/O error naming the path and th
   } finally {
     spawnSync("umount", [ro]);
     spawnSync("umount", [full]);
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("catalog build onto a full disk: a new OCI layout is not left half-written, an existing one keeps its tags", {
+  skip: process.getuid?.() === 0 ? false : "needs root to mount a small tmpfs",
+}, () => {
+  const dir = mkdtempSync(join(tmpdir(), "opcat-full-layout-"));
+  spawnSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir]);
+  const v420 = join(COMMUNITY, "catalogs", "v4.20");
+  try {
+    const r = opcat([
+      "catalog",
+      "build",
+      v420,
+      "-t",
+      `oci:${join(dir, "new")}:v1`,
+      "--base-image",
+      "scratch",
+      "--no-validate",
+    ]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /ENOSPC: no space left on device/);
+    assert.deepEqual(readdirSync(dir), [], "nothing left: no layout, no temporary directory");
+    // an existing layout (here: a small one that fits) keeps its index when a bigger build fails
+    const small = mkdtempSync(join(tmpdir(), "opcat-small-"));
+    writeFileSync(join(small, "c.json"), JSON.stringify({ schema: "olm.package", name: "p" }));
+    const ok = opcat([
+      "catalog",
+      "build",
+      small,
+      "-t",
+      `oci:${join(dir, "old")}:v1`,
+      "--base-image",
+      "scratch",
+      "--no-validate",
+    ]);
+    assert.equal(ok.code, 0, ok.stderr);
+    const index = readFileSync(join(dir, "old", "index.json"), "utf8");
+    const big = opcat([
+      "catalog",
+      "build",
+      v420,
+      "-t",
+      `oci:${join(dir, "old")}:v2`,
+      "--base-image",
+      "scratch",
+      "--no-validate",
+    ]);
+    assert.equal(big.code, 2, big.stderr);
+    assert.equal(readFileSync(join(dir, "old", "index.json"), "utf8"), index, "the layout's index is as it was");
+    rmSync(small, { recursive: true, force: true });
+  } finally {
+    spawnSync("umount", [dir]);
     rmSync(dir, { recursive: true, force: true });
   }
 });
