@@ -36,7 +36,7 @@ import { parseNormalizedNamed, ImageReferenceError } from "./reference.js";
 import { RegistryClient, type RegistryOptions } from "./registry.js";
 import { LABEL_CONFIGS } from "./render.js";
 import { BlobStore, parseLayoutRef, tagInLayout } from "./store.js";
-import { getImage, type PullOptions } from "./pull.js";
+import { getImage, type PullOptions, type PullProgress } from "./pull.js";
 import { writeTar, type TarInput } from "./tar.js";
 
 /** An image built in memory. */
@@ -295,7 +295,7 @@ export function writeToLayout(img: BuiltImage, ref: string): void {
 export async function pushImage(
   img: BuiltImage,
   ref: string,
-  opts: RegistryOptions & { client?: RegistryClient } = {},
+  opts: RegistryOptions & { client?: RegistryClient; onProgress?: (p: PullProgress) => void } = {},
 ): Promise<string> {
   let named;
   try {
@@ -308,9 +308,26 @@ export async function pushImage(
   const client = opts.client ?? new RegistryClient(opts);
   try {
     const t = client.pushTarget(named.name);
-    for (const l of img.baseLayers ?? []) await client.pushBlob(t, l.desc.digest, l.bytes());
-    await client.pushBlob(t, img.layerDigest, img.layer);
-    await client.pushBlob(t, img.configDigest, img.config);
+    // progress (a line on a terminal): blobs and bytes pushed so far
+    const blobs: { digest: string; size: number; bytes: () => Buffer }[] = [
+      ...(img.baseLayers ?? []).map((l) => ({ digest: l.desc.digest, size: l.desc.size, bytes: l.bytes })),
+      { digest: img.layerDigest, size: img.layer.length, bytes: () => img.layer },
+      { digest: img.configDigest, size: img.config.length, bytes: () => img.config },
+    ];
+    const progress: PullProgress = {
+      ref,
+      bytes: 0,
+      total: blobs.reduce((n, b) => n + b.size, 0),
+      blobsDone: 0,
+      blobs: blobs.length,
+    };
+    opts.onProgress?.(progress);
+    for (const b of blobs) {
+      await client.pushBlob(t, b.digest, b.bytes());
+      progress.bytes += b.size;
+      progress.blobsDone++;
+      opts.onProgress?.(progress);
+    }
     const tagOrDigest = named.tag ?? named.digest ?? "latest";
     if (named.digest && named.digest !== img.manifestDigest)
       throw new ImageError(
@@ -328,7 +345,7 @@ export async function pushImage(
 export async function outputImage(
   img: BuiltImage,
   tag: string,
-  opts: RegistryOptions & { push?: boolean; client?: RegistryClient } = {},
+  opts: RegistryOptions & { push?: boolean; client?: RegistryClient; onProgress?: (p: PullProgress) => void } = {},
 ): Promise<string> {
   if (tag.startsWith("oci:")) {
     writeToLayout(img, tag);

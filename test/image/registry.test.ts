@@ -177,7 +177,20 @@ describe("plain docker-registry + skopeo", { skip: missing ?? false }, () => {
       ],
       { "org.opencontainers.image.title": "opm stand-in" },
     );
-    await pushImage(base, `${reg.host}/base/opm:v1`, { useHttp: true });
+    // pushing reports its progress (blobs and bytes; shown as a line on a terminal)
+    const seen: { ref: string; blobsDone: number; blobs: number; bytes: number; total: number }[] = [];
+    await pushImage(base, `${reg.host}/base/opm:v1`, { useHttp: true, onProgress: (p) => seen.push({ ...p }) });
+    assert.deepEqual(
+      seen.map((p) => p.blobsDone),
+      [0, 1, 2],
+    );
+    assert.deepEqual(seen.at(-1), {
+      ref: `${reg.host}/base/opm:v1`,
+      blobsDone: 2,
+      blobs: 2,
+      bytes: base.layer.length + base.config.length,
+      total: base.layer.length + base.config.length,
+    });
     const built = cli([
       "catalog",
       "build",
