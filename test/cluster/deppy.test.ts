@@ -552,18 +552,10 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
       "the older Bundle visible as Replaced",
     );
     assert.ok(op!.status!.components!.refs!.some((r) => r.kind === "Bundle" && r.name === "rabbit-direct-2.9.0"));
-    await admin.delete(OPERATOR_API_VERSION, "Operator", "direct", undefined, "Foreground");
-    await waitFor(admin, RUKPAK, "Instance", "direct", (o) => o === undefined, "Instance gone");
-    // the garbage collector deletes the Instance's objects after it: the next story installs an older
-    // rabbitmq whose CRD would be an unsafe downgrade of this one's if it were still there
-    await waitFor(
-      admin,
-      "apiextensions.k8s.io/v1",
-      "CustomResourceDefinition",
-      "rabbitmqclusters.rabbitmq.com",
-      (o) => o === undefined,
-      "the 2.9.0 CRD garbage-collected",
-    );
+    // the Operator gone first (until then its controller may still act on it), then its Instance and
+    // the Instance's CRD (objects are owned without blockOwnerDeletion: the garbage collector deletes
+    // them after): the next story installs an older rabbitmq, to which this CRD would be an unsafe downgrade
+    await removeOperator("direct", ["direct"]);
   });
 
   test("story: update options across channels and catalogs — UpdateAvailable/CrossChannelUpdateFound; an upgrade with the same permissions is approved by Android, one with more waits and --show names them", async () => {

@@ -195,6 +195,12 @@ export class OperatorController {
           JSON.stringify(cur.spec.bundle) !== JSON.stringify(op.spec.bundle) ||
           cur.spec.installNamespace !== op.spec.installNamespace
         ) {
+          // The Instance's deletion may be seen before the Operator's (separate watches): ask the
+          // API server, not the cache, before creating one again for an Operator being deleted.
+          if (!cur) {
+            const live = await this.client.tryGet<Operator>(OPERATOR_API_VERSION, "Operator", name);
+            if (!live || live.metadata.deletionTimestamp || live.metadata.uid !== op.metadata.uid) return;
+          }
           await this.client.apply<Instance>({
             apiVersion: RUKPAK_API_VERSION,
             kind: "Instance",
