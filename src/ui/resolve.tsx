@@ -86,9 +86,14 @@ export function ResolvePage({ query }: { query: URLSearchParams }) {
       },
     );
   };
-  // a link with the form filled in (opened, shared, or followed while this page is shown) runs at once
+  // a link with the form filled in runs at once: when the page opens on it, and when another one is
+  // followed while the page is shown (the form then takes the link's values; the form the user is
+  // typing into is left alone otherwise, whenever the effect runs)
   const linked = FIELDS.map((k) => query.get(k) ?? "").join("\u0000");
-  const lastRun = useRef<string | undefined>(undefined);
+  const lastRun = useRef<string>(linked);
+  useEffect(() => {
+    if (initial.package) run(initial);
+  }, []);
   useEffect(() => {
     if (linked === lastRun.current) return;
     lastRun.current = linked;
