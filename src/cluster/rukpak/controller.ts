@@ -614,6 +614,11 @@ export class RukpakController {
       return;
     }
 
+    // The cache may not have seen the Instance's deletion yet (a pivot or install that started just
+    // before it): ask the API server before creating its objects, which would otherwise outlive it
+    // until the garbage collector notices their owner is gone.
+    const live = await this.client.tryGet<Instance>(API_VERSION, "Instance", inst.metadata.name);
+    if (!live || live.metadata.deletionTimestamp || live.metadata.uid !== inst.metadata.uid) return;
     try {
       await this.install(desired);
     } catch (e) {
