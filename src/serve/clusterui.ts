@@ -17,7 +17,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import { KubeConfig } from "@kubernetes/client-node";
-import { KubeApiError, KubeClient, loadKubeConfig, type ConnectOptions } from "../cluster/client.js";
+import { KubeApiError, KubeClient, type ConnectOptions } from "../cluster/client.js";
 import { findCondition } from "../cluster/conditions.js";
 import { OPERATOR_API_VERSION, type Operator } from "../cluster/deppy/api.js";
 import { API_VERSION, type Instance } from "../cluster/rukpak/api.js";
@@ -67,8 +67,8 @@ function instanceRow(i: Instance): UiInstance {
 function operatorRow(o: Operator): UiOperator {
   return {
     name: o.metadata.name,
-    package: (o.spec as { catalog?: { package?: string } }).catalog?.package ?? "",
-    channel: (o.spec as { catalog?: { channel?: string } }).catalog?.channel ?? "",
+    package: o.spec.catalog?.package ?? "",
+    channel: o.spec.catalog?.channel ?? "",
     installedBundle: o.status?.installedBundle ?? "",
     installedVersion: o.status?.installedVersion ?? "",
     conditions: (o.status?.conditions ?? []).map((c) => ({
@@ -108,8 +108,8 @@ export class ClusterUi {
 
   /** A client for the API server of the server's kubeconfig, authenticated with the user's token only. */
   #asUser(token: string): KubeClient {
-    const base = loadKubeConfig(this.#opts);
-    const cluster = base.getCurrentCluster();
+    // the cluster (server, CA) of the kubeconfig the reader already loaded; none of its credentials
+    const cluster = this.#reader().config.getCurrentCluster();
     if (!cluster) throw new ClusterUiError(500, "SERVE_UI_CLUSTER", "the kubeconfig has no current cluster");
     const kc = new KubeConfig();
     kc.loadFromOptions({

@@ -156,6 +156,20 @@ function props(b: UiBlob): { type: string; value: unknown }[] {
   return Array.isArray(b.properties) ? (b.properties as { type: string; value: unknown }[]) : [];
 }
 
+/** A graph of a revision, computed once (a failure is not kept); the oldest go first past GRAPH_CACHE. */
+function cachedGraph(rev: CatalogRevision, key: string, make: () => Promise<UiGraph>): Promise<UiGraph> {
+  const cache = (derivedOf(rev).graphs ??= new Map());
+  let p = cache.get(key);
+  if (!p) {
+    p = make();
+    if (cache.size >= GRAPH_CACHE) cache.delete(cache.keys().next().value as string);
+    cache.set(key, p);
+    const made = p;
+    made.catch(() => cache.get(key) === made && cache.delete(key));
+  }
+  return p;
+}
+
 /** Package summaries of a revision (one pass over its package, channel, bundle and deprecation blobs). */
 export function packageList(rev: CatalogRevision): UiPackageList {
   const d = derivedOf(rev);
@@ -304,15 +318,8 @@ export function catalogChanges(from: CatalogRevision, to: CatalogRevision): UiCa
     const before = packageDetail(from, name);
     const after = packageDetail(to, name);
     const status = !before ? "added" : !after ? "removed" : "changed";
-    const diff = after
-      ? graphDiff(after, before)
-      : { ...graphDiff(before as UiPackageDetail, undefined), existing: false };
-    if (!after) {
-      // a removed package: everything it had is removed
-      [diff.addedBundles, diff.removedBundles] = [[], diff.addedBundles];
-      [diff.addedEdges, diff.removedEdges] = [[], diff.addedEdges];
-    }
-    packages.push({ ...diff, status });
+    // existing: in both revisions
+    packages.push({ ...graphDiff(after, before), existing: status === "changed", status });
   }
   const rev = (r: CatalogRevision): UiCatalogChanges["from"] => ({
     revision: r.serial,
@@ -331,8 +338,8 @@ export function graphUnion(before: UiGraph | undefined, after: UiGraph | undefin
   const nodes = new Map<string, UiGraphNode>();
   const edges = new Map<string, UiGraphEdge>();
   const key = (e: UiGraphEdge): string => `${e.from}\u0000${e.to}\u0000${e.kind}`;
-  for (const n of after?.nodes ?? [])
-    nodes.set(n.name, before?.nodes.some((m) => m.name === n.name) ? n : { ...n, change: "added" });
+  const beforeNames = new Set((before?.nodes ?? []).map((n) => n.name));
+  for (const n of after?.nodes ?? []) nodes.set(n.name, beforeNames.has(n.name) ? n : { ...n, change: "added" });
   for (const n of before?.nodes ?? [])
     if (!nodes.has(n.name)) nodes.set(n.name, { ...n, heads: [], change: "removed" });
   const beforeKeys = new Set((before?.edges ?? []).map(key));
@@ -517,18 +524,18 @@ export function packageGraph(detail: UiPackageDetail, channel: string): UiGraph 
 }
 
 /** What a rendered package changes against the served one (bundles and edges over all channels). */
-export function graphDiff(rendered: UiPackageDetail, current: UiPackageDetail | undefined): UiGraphDiff {
-  const edgeKeys = (g: UiGraph): Set<string> => new Set(g.edges.map((e) => `${e.from} → ${e.to} (${e.kind})`));
-  const bundleNames = (d: UiPackageDetail): Set<string> => new Set(d.bundles.map((b) => str(b.name)));
-  const after = packageGraph(rendered, "");
-  const before = current ? packageGraph(current, "") : undefined;
+export function graphDiff(rendered: UiPackageDetail | undefined, current: UiPackageDetail | undefined): UiGraphDiff {
+  const edgeKeys = (d: UiPackageDetail | undefined): Set<string> =>
+    new Set(d ? packageGraph(d, "").edges.map((e) => `${e.from} → ${e.to} (${e.kind})`) : []);
+  const bundleNames = (d: UiPackageDetail | undefined): Set<string> =>
+    new Set(d ? d.bundles.map((b) => str(b.name)) : []);
   const nb = bundleNames(rendered);
-  const ob = current ? bundleNames(current) : new Set<string>();
-  const ne = edgeKeys(after);
-  const oe = before ? edgeKeys(before) : new Set<string>();
+  const ob = bundleNames(current);
+  const ne = edgeKeys(rendered);
+  const oe = edgeKeys(current);
   const minus = (a: Set<string>, b: Set<string>): string[] => [...a].filter((x) => !b.has(x)).sort();
   return {
-    package: str(rendered.package.name),
+    package: str((rendered ?? current)?.package.name),
     existing: current !== undefined,
     addedBundles: minus(nb, ob),
     removedBundles: minus(ob, nb),
@@ -785,7 +792,6 @@ export class UiHandler {
       if (!p) throw missing();
       channel = str(p.defaultChannel);
     } else channel = asked === "*" ? "" : asked;
-    const layout = params.get("layout") === "1";
     const hide = (params.get("hide") ?? "").split(",").filter((k) => k !== "");
     for (const k of hide)
       if (!EDGE_KINDS.has(k as UiGraphEdge["kind"]))
@@ -795,8 +801,6 @@ export class UiHandler {
           `hide: unknown edge kind ${JSON.stringify(k)} (replaces, skips or skipRange)`,
         );
     const hidden = new Set(hide.sort() as UiGraphEdge["kind"][]);
-    const d = derivedOf(rev);
-    const cache = (d.graphs ??= new Map());
     // compare=previous: the union with the graph of the revision this one replaced, changes marked
     const compare = params.get("compare") === "previous";
     const prev = compare ? this.#store.previous(rev.catalog) : undefined;
@@ -806,38 +810,29 @@ export class UiHandler {
         "SERVE_UI_NO_PREVIOUS",
         `catalog ${JSON.stringify(rev.catalog)} has not been reloaded since the server started`,
       );
-    const key = `${pkg}\u0000${channel}\u0000${layout ? [...hidden].join(",") : "-"}\u0000${compare ? "previous" : ""}`;
-    let p = cache.get(key);
-    if (!p) {
-      if (layout) {
-        const inner = new URLSearchParams({ channel: channel || "*" });
-        if (compare) inner.set("compare", "previous");
-        p = this.#graph(rev, pkg, inner, missing).then(async (g) => ({
-          ...g,
-          layout: await this.#layouter.layout(g, hidden),
-        }));
-      } else if (prev) {
-        // either side may lack the package (added or removed) or the channel
-        const side = (r: CatalogRevision): UiGraph | undefined => {
-          const detail = packageDetail(r, pkg);
-          if (!detail || (channel !== "" && !detail.channels.some((c) => c.name === channel))) return undefined;
-          return packageGraph(detail, channel);
-        };
-        const before = side(prev);
-        const after = side(rev);
-        if (!before && !after) throw missing();
-        p = Promise.resolve({ ...graphUnion(before, after), compared: { from: prev.serial, to: rev.serial } });
-      } else {
+    const base = `${pkg}\u0000${channel}\u0000${compare ? "previous" : ""}`;
+    const plain = cachedGraph(rev, `${base}\u0000-`, async () => {
+      if (!prev) {
         const detail = packageDetail(rev, pkg);
         if (!detail) throw missing();
-        p = Promise.resolve(packageGraph(detail, channel));
+        return packageGraph(detail, channel);
       }
-      if (cache.size >= GRAPH_CACHE) cache.delete(cache.keys().next().value as string);
-      cache.set(key, p);
-      // a failure is not kept
-      p.catch(() => cache.get(key) === p && cache.delete(key));
-    }
-    return p;
+      // either side may lack the package (added or removed) or the channel
+      const side = (r: CatalogRevision): UiGraph | undefined => {
+        const detail = packageDetail(r, pkg);
+        if (!detail || (channel !== "" && !detail.channels.some((c) => c.name === channel))) return undefined;
+        return packageGraph(detail, channel);
+      };
+      const before = side(prev);
+      const after = side(rev);
+      if (!before && !after) throw missing();
+      return { ...graphUnion(before, after), compared: { from: prev.serial, to: rev.serial } };
+    });
+    if (params.get("layout") !== "1") return plain;
+    return cachedGraph(rev, `${base}\u0000${[...hidden].join(",")}`, async () => {
+      const g = await plain;
+      return { ...g, layout: await this.#layouter.layout(g, hidden) };
+    });
   }
 
   async #render(req: IncomingMessage): Promise<UiRenderAnswer> {
