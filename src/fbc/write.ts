@@ -207,20 +207,28 @@ export async function writeCatalog(
  * `<dir>/catalog.<ext>` for package-less custom blobs.
  */
 export function writeCatalogDirectory(cfg: DeclarativeConfig, dir: string, format: OutputFormat): string[] {
-  // written into a temporary sibling and renamed into place: a failed run (a full disk) leaves the
-  // old state (nothing, or the empty directory), never partial or empty files
+  return writeDirectoryAtomic(dir, (tmp) =>
+    writeCatalogFiles(cfg, tmp, format).map((f) => join(dir, relative(tmp, f))),
+  );
+}
+
+/**
+ * Fills a temporary sibling of `dir` with `fill` and renames it into place: a failed run (a full
+ * disk) leaves the old state (nothing, or the empty directory `dir`), never partial files. Errors
+ * name the path the user asked for, not the temporary one.
+ */
+export function writeDirectoryAtomic<T>(dir: string, fill: (tmp: string) => T): T {
   const parent = dirname(resolve(dir));
   mkdirSync(parent, { recursive: true });
   const tmp = mkdtempSync(join(parent, `.${basename(resolve(dir))}.tmp-`));
   try {
-    const files = writeCatalogFiles(cfg, tmp, format);
+    const out = fill(tmp);
     if (existsSync(dir)) rmdirSync(dir); // empty (checked by the caller): rename cannot replace a non-empty one
     renameSync(tmp, dir);
-    return files.map((f) => join(dir, relative(tmp, f)));
+    return out;
   } catch (e) {
     rmSync(tmp, { recursive: true, force: true });
     const err = e as NodeJS.ErrnoException;
-    // name the file the user asked for, not the temporary one
     if (typeof err.path === "string") err.path = join(dir, relative(tmp, err.path));
     else if (err.syscall === "write") err.path = dir;
     throw e;

@@ -4,21 +4,12 @@
  * config carrying the labels opm and OLM read, and an OCI manifest; written into an OCI layout or
  * pushed to a registry.
  */
-import {
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  renameSync,
-  rmSync,
-} from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { join } from "node:path";
 import { gzipSync, constants as zc } from "node:zlib";
 import { readBundleDirectory } from "../bundle/index.js";
 import { OpcatError } from "../fbc/errors.js";
+import { writeDirectoryAtomic } from "../fbc/write.js";
 import { parseGoYamlDocument } from "../yaml/index.js";
 import { ImageError, sha256Digest } from "./errors.js";
 import {
@@ -276,19 +267,8 @@ export function writeToLayout(img: BuiltImage, ref: string): void {
   // An existing layout gets its blobs first and its index.json last, each written atomically: a
   // failed run leaves it as it was (plus unreferenced blobs). A new one is written whole into a
   // temporary sibling and renamed into place: a failed run leaves nothing.
-  if (existsSync(lr.dir)) return write(lr.dir);
-  const parent = dirname(resolve(lr.dir));
-  mkdirSync(parent, { recursive: true });
-  const tmp = mkdtempSync(join(parent, `.${basename(resolve(lr.dir))}.tmp-`));
-  try {
-    write(tmp);
-    renameSync(tmp, lr.dir);
-  } catch (e) {
-    rmSync(tmp, { recursive: true, force: true });
-    const x = e as NodeJS.ErrnoException;
-    if (typeof x.path === "string" && x.path.startsWith(tmp)) x.path = lr.dir + x.path.slice(tmp.length);
-    throw e;
-  }
+  if (existsSync(lr.dir)) write(lr.dir);
+  else writeDirectoryAtomic(lr.dir, write);
 }
 
 /** Pushes the image to a registry reference (normalised like docker: docker.io, library/, tag "latest"). Returns `name@digest`. */
