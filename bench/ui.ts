@@ -19,7 +19,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Browser, Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { launchBrowser, startServe, type Served } from "../test/ui/harness.js";
 import { mergeCommunityCatalogs } from "./generate.js";
 
@@ -83,12 +83,7 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 const ms = (x: number): string => `${x.toFixed(0)} ms`;
 
 /** Time from opening `url` in a fresh tab until `ready` resolves. */
-async function timed(
-  browser: Browser,
-  url: string,
-  ready: (p: Page) => Promise<unknown>,
-  ctx: Awaited<ReturnType<Browser["newContext"]>>,
-): Promise<number> {
+async function timed(ctx: BrowserContext, url: string, ready: (p: Page) => Promise<unknown>): Promise<number> {
   const page = await ctx.newPage();
   page.setDefaultTimeout(60_000);
   const t0 = performance.now();
@@ -96,7 +91,6 @@ async function timed(
   await ready(page);
   const t = performance.now() - t0;
   await page.close();
-  void browser;
   return t;
 }
 
@@ -133,9 +127,9 @@ try {
 
   const rows: [string, number, number][] = [];
   async function measure(label: string, url: string, ready: (p: Page) => Promise<unknown>): Promise<void> {
-    const first = await timed(browser as Browser, url, ready, ctx);
+    const first = await timed(ctx, url, ready);
     const xs: number[] = [];
-    for (let i = 0; i < runs; i++) xs.push(await timed(browser as Browser, url, ready, ctx));
+    for (let i = 0; i < runs; i++) xs.push(await timed(ctx, url, ready));
     rows.push([label, first, median(xs)]);
   }
 

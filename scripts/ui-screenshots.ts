@@ -5,13 +5,12 @@
  * --watch); the cluster pages through test/cluster/ui.test.ts on a real API server.
  * `npm run screenshots` (after `npm run build`; the cluster part needs scripts/kube/cluster.sh build).
  */
-import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { spawnSync } from "node:child_process";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { COMMUNITY, REPO_ROOT } from "../test/shared.js";
-import { launchBrowser, startServe } from "../test/ui/harness.js";
+import { CatalogCopy, launchBrowser, startServe } from "../test/ui/harness.js";
 
 const out = join(REPO_ROOT, "docs", "ui");
 mkdirSync(out, { recursive: true });
@@ -71,31 +70,11 @@ try {
     await shot("graph", "#/c/v4.20/p/infinispan?tab=graph&channel=stable&from=infinispan-operator.v2.3.0", graphDrawn);
   }
   // what a reload changed: a copy of infinispan served with --watch loses its channel head
-  const dir = mkdtempSync(join(tmpdir(), "opcat-shots-"));
-  const rendered = execFileSync(
-    process.execPath,
-    [join(REPO_ROOT, "bin", "opcat"), "render", join(COMMUNITY, "catalogs", "v4.20", "infinispan"), "-o", "json"],
-    { encoding: "utf8", maxBuffer: 64 << 20 },
-  );
-  const blobs = JSON.parse(`[${rendered.replace(/}\n{/g, "},{")}]`) as {
-    schema: string;
-    name?: string;
-    entries?: { name: string }[];
-  }[];
-  const write = (bs: object[]): void =>
-    writeFileSync(join(dir, "catalog.json"), bs.map((b) => JSON.stringify(b)).join("\n") + "\n");
-  write(blobs);
-  const watched = await startServe([`infinispan=${dir}`, "--watch"]);
+  const copy = new CatalogCopy(join(COMMUNITY, "catalogs", "v4.20", "infinispan"));
+  const watched = await startServe([`infinispan=${copy.dir}`, "--watch"]);
   try {
-    const head = "infinispan-operator.v2.5.14";
     const reloaded = watched.waitForLog((e) => e.msg === "catalog loaded" && e.revision === 2);
-    write(
-      blobs
-        .filter((b) => !(b.schema === "olm.bundle" && b.name === head))
-        .map((b) =>
-          b.schema === "olm.channel" ? { ...b, entries: (b.entries ?? []).filter((e) => e.name !== head) } : b,
-        ),
-    );
+    copy.withdraw("infinispan-operator.v2.5.14");
     await reloaded;
     const ctx = await browser.newContext({ viewport: { width: 1280, height: 960 }, deviceScaleFactor: 1 });
     const page = await ctx.newPage();
@@ -108,7 +87,7 @@ try {
     console.log(join(out, "changes.png"), join(out, "graph-changes.png"));
   } finally {
     await watched.stop();
-    rmSync(dir, { recursive: true, force: true });
+    copy.remove();
   }
 } finally {
   await browser.close();

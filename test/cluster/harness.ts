@@ -72,3 +72,29 @@ export function cond(
 ) {
   return o?.status?.conditions?.find((c) => c.type === type);
 }
+
+/** Grants `rules` cluster-wide to a user or a group: a ClusterRole and its binding, both named `name` (applied: may be redone). */
+export async function grantClusterRole(
+  admin: KubeClient,
+  name: string,
+  subject: { user: string } | { group: string },
+  rules: unknown[],
+): Promise<void> {
+  await admin.apply({
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRole",
+    metadata: { name },
+    rules,
+  } as unknown as KubeObject);
+  await admin.apply({
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRoleBinding",
+    metadata: { name },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
+    subjects: [
+      "user" in subject
+        ? { kind: "User", apiGroup: "rbac.authorization.k8s.io", name: subject.user }
+        : { kind: "Group", apiGroup: "rbac.authorization.k8s.io", name: subject.group },
+    ],
+  } as unknown as KubeObject);
+}

@@ -29,7 +29,7 @@ import { createHash } from "node:crypto";
 import { execFileSync } from "node:child_process";
 import type { AddressInfo } from "node:net";
 import { COMMUNITY, requireShared } from "../shared.js";
-import { clientAs, clusterKubeconfig, cond, waitFor } from "./harness.js";
+import { clientAs, clusterKubeconfig, cond, grantClusterRole, waitFor } from "./harness.js";
 
 const cluster = clusterKubeconfig();
 const missingTools = requireTools("docker-registry", "htpasswd", "openssl", "tar");
@@ -52,26 +52,6 @@ describe("RukPak on a real API server", { skip, concurrency: false }, () => {
     const ref = `${registry.host}/${name}`;
     await pushImage(buildBundleImage(dir), ref, { useHttp: true });
     return `docker://${ref}`;
-  }
-
-  async function rbac(name: string, user: { user?: string; group?: string }, rules: unknown[]): Promise<void> {
-    await admin.apply({
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "ClusterRole",
-      metadata: { name },
-      rules,
-    } as unknown as KubeObject);
-    await admin.apply({
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "ClusterRoleBinding",
-      metadata: { name },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
-      subjects: [
-        user.user
-          ? { kind: "User", apiGroup: "rbac.authorization.k8s.io", name: user.user }
-          : { kind: "Group", apiGroup: "rbac.authorization.k8s.io", name: user.group },
-      ],
-    } as unknown as KubeObject);
   }
 
   async function klass(name: string, approval: string): Promise<void> {
@@ -177,7 +157,7 @@ describe("RukPak on a real API server", { skip, concurrency: false }, () => {
       log: () => {},
     });
     // carol (group dev-team): may create Instances and Bundles and use every class, nothing else
-    await rbac("test-dev-team", { group: "dev-team" }, [
+    await grantClusterRole(admin, "test-dev-team", { group: "dev-team" }, [
       {
         apiGroups: ["rukpak.io"],
         resources: ["instances", "bundles"],
@@ -187,7 +167,7 @@ describe("RukPak on a real API server", { skip, concurrency: false }, () => {
       { apiGroups: ["rukpak.io"], resources: ["provisionerclasses"], verbs: ["get", "list", "use"] },
     ]);
     // bob: may create Bundles but use no class
-    await rbac("test-bob", { user: "bob" }, [
+    await grantClusterRole(admin, "test-bob", { user: "bob" }, [
       { apiGroups: ["rukpak.io"], resources: ["bundles"], verbs: ["get", "create"] },
     ]);
   });

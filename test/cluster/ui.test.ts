@@ -24,8 +24,8 @@ import { runControllers, type RunningControllers } from "../../src/cluster/run.j
 import { buildBundleImage, pushImage } from "../../src/image/index.js";
 import { requireTools, startDockerRegistry, type RunningRegistry } from "../image/servers.js";
 import { COMMUNITY, requireShared } from "../shared.js";
-import { launchBrowser, requireChromium, startServe, type Served } from "../ui/harness.js";
-import { clientAs, clusterKubeconfig, cond, waitFor } from "./harness.js";
+import { launchBrowser, openPage, requireChromium, startServe, type Served } from "../ui/harness.js";
+import { clientAs, clusterKubeconfig, cond, grantClusterRole, waitFor } from "./harness.js";
 
 declare const location: { hash: string };
 
@@ -44,22 +44,6 @@ describe("web UI cluster pages on a real API server", { skip, concurrency: false
   let tmp = "";
   let bobToken = "";
   const problems: string[] = [];
-
-  async function rbac(name: string, user: string, rules: unknown[]): Promise<void> {
-    await admin.apply({
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "ClusterRole",
-      metadata: { name },
-      rules,
-    } as unknown as KubeObject);
-    await admin.apply({
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "ClusterRoleBinding",
-      metadata: { name },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
-      subjects: [{ kind: "User", apiGroup: "rbac.authorization.k8s.io", name: user }],
-    } as unknown as KubeObject);
-  }
 
   // `npm run screenshots` runs this file with OPCAT_SCREENSHOTS_DIR=docs/ui for the cluster pages' pictures
   const shot = async (name: string): Promise<void> => {
@@ -112,7 +96,7 @@ describe("web UI cluster pages on a real API server", { skip, concurrency: false
       "AwaitingApproval",
     );
     // bob may read Instances and write their status, but has no `approve` verb yet
-    await rbac("test-ui-bob", "bob", [
+    await grantClusterRole(admin, "test-ui-bob", { user: "bob" }, [
       { apiGroups: ["rukpak.io"], resources: ["instances"], verbs: ["get", "list", "watch"] },
       { apiGroups: ["rukpak.io"], resources: ["instances/status"], verbs: ["get", "update", "patch"] },
     ]);
@@ -126,15 +110,13 @@ describe("web UI cluster pages on a real API server", { skip, concurrency: false
       "--use-http",
     ]);
     browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1280, height: 960 } });
+    // the refused approvals (401 without a token, 403 for bob) are expected and asserted on the page
+    page = await openPage(
+      await browser.newContext({ viewport: { width: 1280, height: 960 } }),
+      problems,
+      (text, url) => /status of (401|403)/.test(text) && /\/approve$/.test(url),
+    );
     page.setDefaultTimeout(60_000);
-    page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-    page.on("console", (m) => {
-      // the refused approvals (401 without a token, 403 for bob) are expected and asserted on the page
-      const expected = /status of (401|403)/.test(m.text()) && /\/approve$/.test(m.location().url ?? "");
-      if (m.type() === "error" && !expected && !/status of 404/.test(m.text()))
-        problems.push(`console error: ${m.text()}`);
-    });
   });
 
   after(async () => {
@@ -186,7 +168,7 @@ describe("web UI cluster pages on a real API server", { skip, concurrency: false
     inst = await admin.get<Instance>(API_VERSION, "Instance", "ui-catfacts");
     assert.equal(cond(inst, "Approved")?.reason, "AwaitingApproval");
     // bob is given the approve verb: his approval goes through and names him
-    await rbac("test-ui-bob", "bob", [
+    await grantClusterRole(admin, "test-ui-bob", { user: "bob" }, [
       { apiGroups: ["rukpak.io"], resources: ["instances"], verbs: ["get", "list", "watch", "approve"] },
       { apiGroups: ["rukpak.io"], resources: ["instances/status"], verbs: ["get", "update", "patch"] },
     ]);

@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { COMMUNITY, REPO_ROOT, requireShared } from "../shared.js";
-import { launchBrowser, requireChromium, startServe, type Served } from "./harness.js";
+import { CatalogCopy, launchBrowser, openPage, requireChromium, startServe, type Served } from "./harness.js";
 
 // Browser globals, for the functions that run in the page (this file is compiled without the DOM library).
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -28,28 +28,11 @@ const V416 = join(COMMUNITY, "catalogs", "v4.16");
 const V420 = join(COMMUNITY, "catalogs", "v4.20");
 const skip = requireShared().skip || requireChromium().skip;
 
-/** A page that fails the test on script errors and Content-Security-Policy violations. */
-async function openPage(ctx: BrowserContext, problems: string[]): Promise<Page> {
-  const page = await ctx.newPage();
-  page.setDefaultTimeout(30_000);
-  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-  page.on("console", (m) => {
-    // the browser logs every non-2xx answer; a 404 (favicon), the resolver's 409 (no resolution) and
-    // the template renderer's 422 (a reference the catalog lacks), each asserted on the page, are expected
-    const url = m.location().url ?? "";
-    const expected =
-      /status of 404/.test(m.text()) ||
-      (/status of 409/.test(m.text()) && /\/api\/v1\/resolve$/.test(url)) ||
-      (/status of 422/.test(m.text()) && /\/ui\/api\/render-template$/.test(url));
-    if (m.type() === "error" && !expected) problems.push(`console error: ${m.text()} (${m.location().url ?? ""})`);
-    if (/Content.Security.Policy/i.test(m.text())) problems.push(`CSP: ${m.text()}`);
-  });
-  page.on("dialog", (d) => {
-    problems.push(`dialog: ${d.message()}`);
-    void d.dismiss();
-  });
-  return page;
-}
+// the non-2xx answers the tests provoke and assert on the page: the resolver's 409 (no resolution)
+// and the template renderer's 422 (a reference the catalog lacks)
+const provoked = (text: string, url: string): boolean =>
+  (/status of 409/.test(text) && /\/api\/v1\/resolve$/.test(url)) ||
+  (/status of 422/.test(text) && /\/ui\/api\/render-template$/.test(url));
 
 describe("web UI in Chromium on the community catalogs", { skip }, () => {
   let served: Served;
@@ -63,7 +46,7 @@ describe("web UI in Chromium on the community catalogs", { skip }, () => {
     browser = await launchBrowser();
     ctx = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
     await ctx.grantPermissions(["clipboard-read", "clipboard-write"], { origin: served.url.replace(/\/$/, "") });
-    page = await openPage(ctx, problems);
+    page = await openPage(ctx, problems, provoked);
   });
   after(async () => {
     await browser?.close();
@@ -373,7 +356,7 @@ describe("web UI with a malicious catalog", { skip: requireChromium().skip }, ()
     writeFileSync(join(dir, "evil", "catalog.json"), blobs.map((b) => JSON.stringify(b, null, 2)).join("\n"));
     served = await startServe([`evil=${dir}`]);
     browser = await launchBrowser();
-    page = await openPage(await browser.newContext(), problems);
+    page = await openPage(await browser.newContext(), problems, provoked);
   });
   after(async () => {
     await browser?.close();
@@ -431,25 +414,19 @@ describe("web UI: the last reload's changes, drawn on the graph", { skip }, () =
   let browser: Browser;
   let page: Page;
   const problems: string[] = [];
-  const dir = mkdtempSync(join(tmpdir(), "opcat-ui-watch-"));
-  // infinispan of v4.20, as JSON blobs (opcat render), served with --watch
-  const blobs = JSON.parse(
-    `[${execFileSync(process.execPath, [join(REPO_ROOT, "bin", "opcat"), "render", join(V420, "infinispan"), "-o", "json"], { encoding: "utf8", maxBuffer: 64 << 20 }).replace(/}\n{/g, "},{")}]`,
-  ) as { schema: string; name?: string; entries?: { name: string }[] }[];
-  const write = (bs: object[]): void =>
-    writeFileSync(join(dir, "catalog.json"), bs.map((b) => JSON.stringify(b)).join("\n") + "\n");
+  // infinispan of v4.20, as JSON blobs, served with --watch
+  const copy = new CatalogCopy(join(V420, "infinispan"));
   const HEAD = "infinispan-operator.v2.5.14";
 
   before(async () => {
-    write(blobs);
-    served = await startServe([`inf=${dir}`, "--watch"]);
+    served = await startServe([`inf=${copy.dir}`, "--watch"]);
     browser = await launchBrowser();
-    page = await openPage(await browser.newContext({ viewport: { width: 1280, height: 900 } }), problems);
+    page = await openPage(await browser.newContext({ viewport: { width: 1280, height: 900 } }), problems, provoked);
   });
   after(async () => {
     await browser?.close();
     await served?.stop();
-    rmSync(dir, { recursive: true, force: true });
+    copy.remove();
   });
 
   test("a reload that withdraws the channel head: the changes page and the graph of both revisions", async () => {
@@ -458,13 +435,7 @@ describe("web UI: the last reload's changes, drawn on the graph", { skip }, () =
     assert.equal(await page.getByRole("link", { name: /changes since/ }).count(), 0);
     // the head is withdrawn: its bundle and its channel entries go
     const reloaded = served.waitForLog((e) => e.msg === "catalog loaded" && e.revision === 2);
-    write(
-      blobs
-        .filter((b) => !(b.schema === "olm.bundle" && b.name === HEAD))
-        .map((b) =>
-          b.schema === "olm.channel" ? { ...b, entries: (b.entries ?? []).filter((e) => e.name !== HEAD) } : b,
-        ),
-    );
+    copy.withdraw(HEAD);
     await reloaded;
     await page.reload();
     await page.getByRole("link", { name: "changes since 1" }).click();

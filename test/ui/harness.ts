@@ -3,11 +3,12 @@
  * 127.0.0.1 and Debian's Chromium driven by playwright-core. Under CI=true a missing browser is a
  * failure (`.ci/run` installs the `chromium` package); elsewhere the tests skip saying why.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { chromium, type Browser } from "playwright-core";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { REPO_ROOT } from "../shared.js";
 
 export const CHROMIUM = process.env.OPCAT_CHROMIUM ?? "/usr/bin/chromium";
@@ -95,4 +96,68 @@ export async function startServe(args: string[]): Promise<Served> {
       await exited;
     },
   };
+}
+
+/**
+ * A page that records script errors, Content-Security-Policy violations, dialogs and console errors
+ * into `problems`, except the console errors `expected` accepts (the browser logs every non-2xx
+ * answer, including the ones a test provokes and asserts on the page).
+ */
+export async function openPage(
+  ctx: BrowserContext,
+  problems: string[],
+  expected: (text: string, url: string) => boolean = () => false,
+): Promise<Page> {
+  const page = await ctx.newPage();
+  page.setDefaultTimeout(30_000);
+  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+  page.on("console", (m) => {
+    const url = m.location().url ?? "";
+    if (m.type() === "error" && !/status of 404/.test(m.text()) && !expected(m.text(), url))
+      problems.push(`console error: ${m.text()} (${url})`);
+    if (/Content.Security.Policy/i.test(m.text())) problems.push(`CSP: ${m.text()}`);
+  });
+  page.on("dialog", (d) => {
+    problems.push(`dialog: ${d.message()}`);
+    void d.dismiss();
+  });
+  return page;
+}
+
+type Blob = { schema: string; name?: string; entries?: { name: string }[] };
+
+/**
+ * One package of a catalog, rendered to JSON blobs (`opcat render`) into a directory of its own, to
+ * be served with `--watch` and changed: `withdraw` removes a bundle and its channel entries.
+ */
+export class CatalogCopy {
+  readonly dir = mkdtempSync(join(tmpdir(), "opcat-ui-copy-"));
+  readonly #blobs: Blob[];
+
+  constructor(packageDir: string) {
+    const out = execFileSync(process.execPath, [join(REPO_ROOT, "bin", "opcat"), "render", packageDir, "-o", "json"], {
+      encoding: "utf8",
+      maxBuffer: 64 << 20,
+    });
+    this.#blobs = JSON.parse(`[${out.replace(/}\n{/g, "},{")}]`) as Blob[];
+    this.#write(this.#blobs);
+  }
+
+  withdraw(bundle: string): void {
+    this.#write(
+      this.#blobs
+        .filter((b) => !(b.schema === "olm.bundle" && b.name === bundle))
+        .map((b) =>
+          b.schema === "olm.channel" ? { ...b, entries: (b.entries ?? []).filter((e) => e.name !== bundle) } : b,
+        ),
+    );
+  }
+
+  remove(): void {
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  #write(blobs: Blob[]): void {
+    writeFileSync(join(this.dir, "catalog.json"), blobs.map((b) => JSON.stringify(b)).join("\n") + "\n");
+  }
 }
