@@ -347,3 +347,46 @@ describe("web UI: what the last reload changed", () => {
     assert.equal(((await (await fetch(`${base}/c/changes`)).json()) as UiCatalogChanges).to.revision, 2);
   });
 });
+
+describe("web UI cluster pages: an API server that is not there", () => {
+  const dir = mkdtempSync(join(tmpdir(), "opcat-ui-nocluster-"));
+  const store = new CatalogStore();
+  let srv: HttpServerHandle;
+  let base: string;
+  before(async () => {
+    // a kubeconfig naming a port where nothing listens (the API server vanished)
+    const kubeconfig = join(dir, "kubeconfig");
+    writeFileSync(
+      kubeconfig,
+      [
+        "apiVersion: v1",
+        "kind: Config",
+        "clusters: [{name: gone, cluster: {server: 'https://127.0.0.1:1', insecure-skip-tls-verify: true}}]",
+        "users: [{name: u, user: {token: t}}]",
+        "contexts: [{name: c, context: {cluster: gone, user: u}}]",
+        "current-context: c",
+        "",
+      ].join("\n"),
+    );
+    assert.equal((await store.add("test", catalogDir)).status, "loaded");
+    srv = await startHttpServer(store, { port: 0, ui: { assetsDir: dir, cluster: { kubeconfig } } });
+    base = `http://127.0.0.1:${srv.address.port}/ui/api`;
+  });
+  after(async () => {
+    await srv.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("listing answers 502 SERVE_UI_CLUSTER naming the API server; approving without a token is still refused first", async () => {
+    assert.deepEqual(await (await fetch(`${base}/config`)).json(), { cluster: true });
+    const r = await fetch(`${base}/cluster/instances`);
+    assert.equal(r.status, 502);
+    const body = (await r.json()) as { error: { code: string; message: string } };
+    assert.equal(body.error.code, "SERVE_UI_CLUSTER");
+    assert.match(body.error.message, /cannot reach the API server: .*127\.0\.0\.1:1/);
+    const a = await fetch(`${base}/cluster/instances/x/approve`, { method: "POST" });
+    assert.equal(a.status, 401);
+    assert.equal(((await a.json()) as { error: { code: string } }).error.code, "SERVE_UI_NEED_TOKEN");
+  });
+});

@@ -450,3 +450,12 @@ test("a catalog file over the 256 MiB budget is refused before it is read, with 
   assert.equal(r.code, 2);
   assert.match(r.stderr, /IO_FILE_TOO_LARGE|is more than the 256 MiB/);
 });
+
+test("serve --kubeconfig naming a missing file, or --context without it, is a usage error before anything is served", () => {
+  const missing = opcat(["serve", EXAMPLE, "--kubeconfig", "/nonexistent/kubeconfig"]);
+  assert.equal(missing.code, 2, missing.stderr);
+  assert.match(missing.stderr, /--kubeconfig "\/nonexistent\/kubeconfig": no such file/);
+  const ctx = opcat(["serve", EXAMPLE, "--context", "admin"]);
+  assert.equal(ctx.code, 2, ctx.stderr);
+  assert.match(ctx.stderr, /--context needs --kubeconfig/);
+});

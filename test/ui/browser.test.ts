@@ -246,6 +246,9 @@ describe("web UI in Chromium on the community catalogs", { skip }, () => {
       ).sort(),
       want,
     );
+    // a range that does not parse is said so on the page, with the parser's reason
+    await page.goto(`${served.url}#/c/v4.20/p/infinispan?tab=graph&channel=stable&range=${encodeURIComponent(">=x")}`);
+    await page.locator("[data-testid=range][role=alert]", { hasText: 'Version range ">=x": ' }).waitFor();
   });
 
   test("template: rendered with the catalog as reuse source, with its graph and the diff", async () => {
