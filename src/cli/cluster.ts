@@ -5,20 +5,33 @@
 import { join } from "node:path";
 import { type Command, Option } from "commander";
 import type { KubeClient, KubeObject } from "../cluster/client.js";
-import { findCondition } from "../cluster/conditions.js";
-import { clusterManifests, DEFAULT_NAMESPACE } from "../cluster/manifests.js";
-import { API_VERSION, type Instance } from "../cluster/rukpak/api.js";
-import { approveInstance } from "../cluster/rukpak/approve.js";
-import { formatRule, grantedRules } from "../cluster/rukpak/permissions.js";
+import type * as COLib from "../cluster/conditions.js";
+import { DEFAULT_NAMESPACE } from "../cluster/names.js";
+import type * as CMLib from "../cluster/manifests.js";
+import type { Instance } from "../cluster/rukpak/api.js";
+import type * as RALib from "../cluster/rukpak/api.js";
+import type * as APLib from "../cluster/rukpak/approve.js";
+import type * as PMLib from "../cluster/rukpak/permissions.js";
 
 // The Kubernetes client (@kubernetes/client-node) and the controllers take most of a second to load:
 // loaded when a cluster command runs, not for every opcat command.
 const kube = () => import("../cluster/client.js");
 import { OpcatError } from "../fbc/errors.js";
-import { toGoYaml, type JsonValue } from "../yaml/index.js";
-import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./image.js";
+import type { JsonValue } from "../yaml/index.js";
+import type * as YLib from "../yaml/index.js";
+import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
+import { loadOnAction } from "./lazy.js";
 import { EXIT_INVALID, EXIT_USAGE } from "./output.js";
-import { defaultCacheDir } from "../image/index.js";
+
+// Loaded when a cluster or instance command runs (see loadOnAction below).
+let CM: typeof CMLib;
+let AP: typeof APLib;
+let PM: typeof PMLib;
+let Y: typeof YLib;
+let IM: typeof IMLib;
+let RA: typeof RALib;
+let CO: typeof COLib;
+import type * as IMLib from "../image/index.js";
 
 interface KubeFlags {
   kubeconfig?: string;
@@ -63,13 +76,24 @@ function apiFailure(e: unknown, what: string): never {
 function printObjects(objs: KubeObject[], format: string): void {
   if (format === "json")
     process.stdout.write(JSON.stringify({ apiVersion: "v1", kind: "List", items: objs }, null, 2) + "\n");
-  else process.stdout.write(objs.map((o) => toGoYaml(o as unknown as JsonValue)).join("---\n"));
+  else process.stdout.write(objs.map((o) => Y.toGoYaml(o as unknown as JsonValue)).join("---\n"));
 }
 
 export function registerClusterCommands(program: Command): void {
-  const cluster = program
-    .command("cluster")
-    .description("Run opcat's RukPak provisioners on a Kubernetes cluster (Bundle, Instance, ProvisionerClass)");
+  const cluster = program.command("cluster");
+  const instance = program.command("instance");
+  loadOnAction([cluster, instance], async () => {
+    [CM, AP, PM, Y, IM, RA, CO] = await Promise.all([
+      import("../cluster/manifests.js"),
+      import("../cluster/rukpak/approve.js"),
+      import("../cluster/rukpak/permissions.js"),
+      import("../yaml/index.js"),
+      import("../image/index.js"),
+      import("../cluster/rukpak/api.js"),
+      import("../cluster/conditions.js"),
+    ]);
+  });
+  cluster.description("Run opcat's RukPak provisioners on a Kubernetes cluster (Bundle, Instance, ProvisionerClass)");
   cluster
     .command("manifests")
     .description(
@@ -84,7 +108,7 @@ export function registerClusterCommands(program: Command): void {
     .option("--image <ref>", "image that runs `opcat cluster run`")
     .addOption(new Option("-o, --output <format>", "yaml or json").choices(["yaml", "json"]).default("yaml"))
     .action((o: { local: boolean; namespace: string; image?: string; output: string }) => {
-      printObjects(clusterManifests({ local: o.local, namespace: o.namespace, image: o.image }), o.output);
+      printObjects(CM.clusterManifests({ local: o.local, namespace: o.namespace, image: o.image }), o.output);
     });
 
   const run = kubeOptions(
@@ -149,13 +173,13 @@ export function registerClusterCommands(program: Command): void {
         throw new OpcatError("USAGE_CATALOG_PORT", `--catalog-port ${o.catalogPort}: not a port`, {
           exitCode: EXIT_USAGE,
         });
-      const pull = imageAccessFrom(o);
+      const pull = await imageAccessFrom(o);
       delete pull.onProgress;
       const { runControllers } = await import("../cluster/run.js");
       const running = await runControllers({
         kubeconfig: o.kubeconfig,
         context: o.context,
-        stateDir: o.stateDir ?? join(o.cacheDir ?? defaultCacheDir(), "cluster"),
+        stateDir: o.stateDir ?? join(o.cacheDir ?? IM.defaultCacheDir(), "cluster"),
         pull,
         installApis: o.install,
         webhooks: o.webhooks,
@@ -189,14 +213,12 @@ export function registerClusterCommands(program: Command): void {
     },
   );
   registerInstanceCommands(
-    program
-      .command("instance")
-      .description("List, describe and approve RukPak Instances (also the kubectl plugin `kubectl instance`)"),
+    instance.description("List, describe and approve RukPak Instances (also the kubectl plugin `kubectl instance`)"),
   );
 }
 
 function condText(i: Instance, type: string): string {
-  const c = findCondition(i.status?.conditions, type);
+  const c = CO.findCondition(i.status?.conditions, type);
   return c ? `${c.status}${c.reason ? ` (${c.reason})` : ""}` : "-";
 }
 
@@ -207,7 +229,7 @@ async function preview(
   flags: ImageAccessFlags,
 ): Promise<{ objects: KubeObject[]; error?: string }> {
   const { previewInstance } = await import("../cluster/rukpak/preview.js");
-  return previewInstance(client, inst, imageAccessFrom(flags));
+  return previewInstance(client, inst, await imageAccessFrom(flags));
 }
 
 function registerInstanceCommands(inst: Command): void {
@@ -217,7 +239,7 @@ function registerInstanceCommands(inst: Command): void {
       const client = await connect(o);
       try {
         const { items } = await client
-          .list<Instance>(API_VERSION, "Instance")
+          .list<Instance>(RA.API_VERSION, "Instance")
           .catch((e) => apiFailure(e, "listing Instances"));
         if (o.output === "json") {
           process.stdout.write(JSON.stringify(items, null, 2) + "\n");
@@ -259,7 +281,7 @@ function registerInstanceCommands(inst: Command): void {
     const client = await connect(o);
     try {
       const i = await client
-        .get<Instance>(API_VERSION, "Instance", name)
+        .get<Instance>(RA.API_VERSION, "Instance", name)
         .catch((e) => apiFailure(e, `reading Instance ${name}`));
       const out: string[] = [
         `Name:          ${name}`,
@@ -276,9 +298,9 @@ function registerInstanceCommands(inst: Command): void {
         out.push(`Would create (${p.objects.length} objects):`);
         for (const x of p.objects)
           out.push(`  ${x.kind} ${x.metadata.namespace ? `${x.metadata.namespace}/` : ""}${x.metadata.name}`);
-        const rules = grantedRules(p.objects);
+        const rules = PM.grantedRules(p.objects);
         out.push(`Permissions granted (${rules.length} rules):`);
-        for (const r of rules) out.push(`  ${formatRule(r)}`);
+        for (const r of rules) out.push(`  ${PM.formatRule(r)}`);
       }
       process.stdout.write(out.join("\n") + "\n");
     } finally {
@@ -302,7 +324,7 @@ function registerInstanceCommands(inst: Command): void {
     try {
       if (o.show) {
         const i = await client
-          .get<Instance>(API_VERSION, "Instance", name)
+          .get<Instance>(RA.API_VERSION, "Instance", name)
           .catch((e) => apiFailure(e, `reading Instance ${name}`));
         if (i.status?.permissions) {
           // a resolveset Instance (approval: Android): the permissions its bundles add to what is installed
@@ -311,10 +333,10 @@ function registerInstanceCommands(inst: Command): void {
         } else {
           const p = await preview(client, i, o);
           if (p.error) process.stdout.write(`cannot show the content: ${p.error}\n`);
-          else for (const r of grantedRules(p.objects)) process.stdout.write(`grants: ${formatRule(r)}\n`);
+          else for (const r of PM.grantedRules(p.objects)) process.stdout.write(`grants: ${PM.formatRule(r)}\n`);
         }
       }
-      const done = await approveInstance(client, name, { deny: o.deny }).catch((e) =>
+      const done = await AP.approveInstance(client, name, { deny: o.deny }).catch((e) =>
         apiFailure(e, `${o.deny ? "denying" : "approving"} Instance ${name}`),
       );
       process.stdout.write(

@@ -7,116 +7,15 @@ import { existsSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, normalize } from "node:path";
 import { type Command, Option } from "commander";
 import { OpcatError } from "../fbc/errors.js";
-import { loadDirectory } from "../fbc/load.js";
-import { validateCatalog } from "../fbc/validate.js";
 import type { OutputFormat } from "../fbc/write.js";
-import {
-  buildBundleImage,
-  buildCatalogImage,
-  withBaseImage,
-  buildFromConfig,
-  checkTlsFlags,
-  DEFAULT_OPM_IMAGE,
-  defaultCacheDir,
-  generateDockerfile,
-  getImage,
-  loadRegistriesConf,
-  outputImage,
-  parseExtraLabels,
-  type PullOptions,
-  type PullProgress,
-} from "../image/index.js";
-import { EXIT_INVALID, EXIT_USAGE, formatBytes, Progress } from "./output.js";
-import { parseGoDuration } from "../serve/imagesource.js";
+import { DEFAULT_OPM_IMAGE, generateDockerfile, parseExtraLabels } from "../image/dockerfile.js";
+import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
+import { EXIT_INVALID, EXIT_USAGE, Progress } from "./output.js";
 
-/** The parsed image access flags of a command. */
-export interface ImageAccessFlags {
-  useHttp?: boolean;
-  skipTlsVerify?: boolean;
-  skipTls?: boolean;
-  caFile?: string[];
-  cacheDir?: string;
-  authfile?: string;
-  registriesConf?: string;
-  timeout?: string;
-  idleTimeout?: string;
-}
+export { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags };
 
-/** A Go duration flag (30s, 2m) in ms. */
-function durationFlag(v: string | undefined, flag: string): number | undefined {
-  if (v === undefined) return undefined;
-  const d = parseGoDuration(v);
-  if (typeof d === "string" || !(d > 0))
-    throw new OpcatError(
-      "USAGE_TIMEOUT",
-      `invalid ${flag} ${JSON.stringify(v)}: ${typeof d === "string" ? d : "must be positive"} (a Go duration such as 30s or 2m)`,
-      { exitCode: EXIT_USAGE },
-    );
-  return d;
-}
-
-/** Adds the image access flags to a command (opm's `--skip-tls-verify`, `--use-http`, deprecated `--skip-tls`, and opcat's own). */
-export function addImageAccessOptions(cmd: Command, doing = "while pulling bundles"): Command {
-  return cmd
-    .option("--skip-tls-verify", `skip TLS certificate verification for container image registries ${doing}`, false)
-    .option("--use-http", `use plain HTTP for container image registries ${doing}`, false)
-    .addOption(new Option("--skip-tls", "deprecated: same as --use-http").hideHelp())
-    .option(
-      "--ca-file <file>",
-      "PEM file of CA certificates to trust for registries (repeatable)",
-      (v: string, prev: string[] | undefined) => [...(prev ?? []), v],
-    )
-    .option("--cache-dir <dir>", "image cache directory (default $OPCAT_CACHE_DIR or ~/.cache/opcat)")
-    .option(
-      "--authfile <file>",
-      "registry credentials file consulted first (default: $REGISTRY_AUTH_FILE, containers auth.json, ~/.docker/config.json)",
-    )
-    .option(
-      "--registries-conf <file>",
-      "containers registries.conf with mirrors and insecure registries (default: $CONTAINERS_REGISTRIES_CONF or the standard locations)",
-    )
-    .option(
-      "--timeout <duration>",
-      "give up on a registry after this long for one manifest or blob, retries included (Go duration; default 2m)",
-    )
-    .option(
-      "--idle-timeout <duration>",
-      "a registry connection that sends nothing for this long fails (and is retried within --timeout; default 30s)",
-    );
-}
-
-/** Checks the flags (opm's error texts) and turns them into pull options, with a progress line on a terminal. */
-export function imageAccessFrom(f: ImageAccessFlags, label = "pulling"): PullOptions {
-  const err = checkTlsFlags(f);
-  if (err) throw new OpcatError("USAGE_FLAGS", err, { exitCode: EXIT_USAGE });
-  if (f.authfile !== undefined) {
-    let ok = false;
-    try {
-      ok = statSync(f.authfile).isFile();
-    } catch {
-      ok = false;
-    }
-    if (!ok)
-      throw new OpcatError(
-        "USAGE_AUTHFILE",
-        `--authfile ${f.authfile}: no such file (credentials are read from it before the standard locations)`,
-        { exitCode: EXIT_USAGE },
-      );
-  }
-  const progress = new Progress(label);
-  return {
-    useHttp: Boolean(f.useHttp || f.skipTls),
-    skipTlsVerify: Boolean(f.skipTlsVerify),
-    caFile: f.caFile,
-    cacheDir: f.cacheDir ?? defaultCacheDir(),
-    authFile: f.authfile,
-    registriesConf: f.registriesConf ? loadRegistriesConf({ path: f.registriesConf }) : undefined,
-    totalTimeoutMs: durationFlag(f.timeout, "--timeout"),
-    timeoutMs: durationFlag(f.idleTimeout, "--idle-timeout"),
-    onProgress: (p: PullProgress) =>
-      progress.update(`${p.ref}: ${p.blobsDone}/${p.blobs} blobs, ${formatBytes(p.bytes)}/${formatBytes(p.total)}`),
-  };
-}
+/** The image library, loaded when an image command runs. */
+const imageLib = () => import("../image/index.js");
 
 function labelsFrom(values: string[] | undefined): Record<string, string> {
   const l = parseExtraLabels(values ?? []);
@@ -161,9 +60,10 @@ export function registerImageCommands(program: Command): void {
     "while pushing the image",
   ).action(async (dir: string, f: BuildFlags) => {
     const labels = labelsFrom(f.extraLabels);
+    const { buildBundleImage, outputImage } = await imageLib();
     const img = buildBundleImage(dir, { labels });
     checkPushTarget(f);
-    const where = await outputImage(img, f.tag, { ...imageAccessFrom(f, "pushing"), push: f.push });
+    const where = await outputImage(img, f.tag, { ...(await imageAccessFrom(f, "pushing")), push: f.push });
     process.stdout.write(where + "\n");
   });
 
@@ -187,7 +87,10 @@ export function registerImageCommands(program: Command): void {
     "while pulling the base image and pushing the image",
   ).action(async (dir: string, f: BuildFlags & { baseImage: string }) => {
     const labels = labelsFrom(f.extraLabels);
+    const { buildCatalogImage, outputImage, withBaseImage } = await imageLib();
     if (f.validate !== false && existsSync(dir) && statSync(dir).isDirectory()) {
+      const { loadDirectory } = await import("../fbc/load.js");
+      const { validateCatalog } = await import("../fbc/validate.js");
       const res = loadDirectory(dir);
       const problems = [...res.problems];
       if (problems.length === 0) problems.push(...validateCatalog(res.config).problems);
@@ -196,7 +99,7 @@ export function registerImageCommands(program: Command): void {
         throw new OpcatError(errors[0].code, errors[0].message, { problems, exitCode: EXIT_INVALID });
     }
     checkPushTarget(f);
-    const access = imageAccessFrom(f, "pushing");
+    const access = await imageAccessFrom(f, "pushing");
     const img = await withBaseImage(buildCatalogImage(dir, { labels }), f.baseImage, {
       ...access,
       onProgress: undefined,
@@ -247,8 +150,9 @@ export function registerImageCommands(program: Command): void {
       const step = new Progress("build-from-config");
       try {
         checkPushTarget(f);
+        const { buildFromConfig } = await imageLib();
         const r = await buildFromConfig(file, {
-          ...imageAccessFrom(f),
+          ...(await imageAccessFrom(f)),
           outputDir: f.outputDir,
           format: f.output,
           tag: f.tag,
@@ -340,7 +244,7 @@ export function registerImageCommands(program: Command): void {
       )
       .argument("<ref>", "registry image reference or oci:<dir>[:tag]"),
   ).action(async (ref: string, f: ImageAccessFlags) => {
-    const img = await getImage(ref, imageAccessFrom(f));
+    const img = await (await imageLib()).getImage(ref, await imageAccessFrom(f));
     const out = {
       ref,
       digest: img.digest,

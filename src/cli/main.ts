@@ -5,32 +5,21 @@
  */
 import { readFileSync } from "node:fs";
 import { Argument, Command, CommanderError, Option } from "commander";
-import { compileImageRefTemplate, renderBundleDirectory, type ImageRefTemplate } from "../bundle/index.js";
-import { goQuote } from "../gojson/fmt.js";
+import type { ImageRefTemplate } from "../bundle/index.js";
 import { OpcatError } from "../fbc/errors.js";
-import { loadCatalog, type LoadResult } from "../fbc/load.js";
-import { listBundles, listChannels, listJson, listPackages } from "../fbc/list.js";
-import { renderMermaid } from "../fbc/mermaid.js";
-import { migrationHelpText, validateMigrationLevel } from "../fbc/migrate.js";
-import { normalizeForRender } from "../fbc/render.js";
-import { initPackage } from "../fbc/init.js";
-import { mergeConfigs, emptyConfig, type DeclarativeConfig } from "../fbc/types.js";
-import { validateCatalog } from "../fbc/validate.js";
-import {
-  formatCatalog,
-  isEmptyOrMissingDir,
-  writeCatalog,
-  writeCatalogDirectory,
-  type OutputFormat,
-} from "../fbc/write.js";
+import type { LoadResult } from "../fbc/load.js";
+import { migrationHelpText, validateMigrationLevel } from "../fbc/migrations.js";
+import type { DeclarativeConfig } from "../fbc/types.js";
+import type { OutputFormat } from "../fbc/write.js";
+import type { PullOptions } from "../image/index.js";
 import { VERSION } from "../version.js";
-import { registerTemplateCommands } from "./template.js";
-import { registerServeCommand } from "./serve.js";
-import { registerResolveCommands } from "./resolve.js";
-import { registerClusterCommands } from "./cluster.js";
+import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
 import { completionScript } from "./completion.js";
-import { addImageAccessOptions, imageAccessFrom, registerImageCommands, type ImageAccessFlags } from "./image.js";
-import { resolveRenderRef, type PullOptions } from "../image/index.js";
+import { registerClusterCommands } from "./cluster.js";
+import { registerImageCommands } from "./image.js";
+import { registerResolveCommands } from "./resolve.js";
+import { registerServeCommand } from "./serve.js";
+import { registerTemplateCommands } from "./template.js";
 import {
   EXIT_INVALID,
   EXIT_USAGE,
@@ -41,6 +30,13 @@ import {
   reportProblems,
   type ErrorFormat,
 } from "./output.js";
+
+// Each command loads the library it needs when it runs (dynamic imports below), so that starting
+// opcat, `--help` and `--version` cost only the command definitions.
+const catalogActions = () => import("../action/catalog.js");
+const fbcWrite = () => import("../fbc/write.js");
+const fbcRender = () => import("../fbc/render.js");
+const fbcValidate = () => import("../fbc/validate.js");
 
 function outputOption(formats: string[], def: string): Option {
   return new Option("-o, --output <format>", `output format (${formats.join("|")})`).default(def).argParser((v) => {
@@ -65,8 +61,9 @@ function migrateLevelOption(): Option {
   });
 }
 
-/** Loads one catalog reference (directory, file or `-`), with a progress line on a terminal. */
+/** Loads one local catalog reference (directory, file or `-`), with a progress line on a terminal. */
 export async function loadWithProgress(ref: string): Promise<LoadResult> {
+  const { loadCatalog } = await import("../fbc/load.js");
   const progress = new Progress(`loading ${ref}`);
   try {
     return await loadCatalog(ref, {
@@ -77,66 +74,26 @@ export async function loadWithProgress(ref: string): Promise<LoadResult> {
   }
 }
 
-/** Loads every reference and fails (exit 1) with all their problems if any has one. */
-async function loadAll(refs: string[], access?: PullOptions): Promise<DeclarativeConfig> {
-  const cfg = emptyConfig();
-  const problems = [];
-  for (const ref of refs) {
-    // Catalog images are pulled and unpacked first; bundles are refused as opm refuses them here.
-    const path = access
-      ? (await resolveRenderRef(ref, { ...access, allow: ["catalog-dir", "catalog-file", "stdin", "catalog-image"] }))
-          .path
-      : ref;
-    const res = await loadWithProgress(path);
-    if (refs.length > 1) for (const p of res.problems) if (p.loc) p.loc = { ...p.loc, file: joinRef(ref, p.loc.file) };
-    problems.push(...res.problems);
-    mergeConfigs(cfg, res.config);
-  }
-  if (problems.length > 0)
-    throw new OpcatError(problems[0].code, problems[0].message, { problems, exitCode: EXIT_INVALID });
-  return cfg;
-}
-
 /**
- * `render`'s inputs in argument order: bundle directories (opm's classification: `manifests/` and
- * `metadata/` sub-directories) are rendered as bundles, everything else is loaded as a catalog.
+ * Opens every reference (catalogs; with `render`'s options also bundles, prefixing errors as opm's
+ * render does) with a progress line on a terminal; all problems fail together (exit 1).
  */
-async function renderRefs(
+async function openWithProgress(
   refs: string[],
-  imageRefTemplate: ImageRefTemplate | undefined,
   access: PullOptions,
+  render?: { imageRefTemplate?: ImageRefTemplate },
 ): Promise<DeclarativeConfig> {
-  const cfg = emptyConfig();
-  const problems = [];
-  for (const ref of refs) {
-    const prefix = `render reference ${goQuote(ref)}: `;
-    try {
-      const r = await resolveRenderRef(ref, access);
-      if (r.kind === "bundle-dir" || r.kind === "bundle-image") {
-        mergeConfigs(
-          cfg,
-          renderBundleDirectory(r.path, r.kind === "bundle-image" ? { image: r.image } : { imageRefTemplate }),
-        );
-        continue;
-      }
-      const res = await loadWithProgress(r.path);
-      if (refs.length > 1 || r.kind === "catalog-image")
-        for (const p of res.problems) if (p.loc) p.loc = { ...p.loc, file: joinRef(ref, p.loc.file) };
-      problems.push(...res.problems);
-      mergeConfigs(cfg, res.config);
-    } catch (e) {
-      if (!(e instanceof OpcatError)) throw e;
-      const ps = e.problems.map((p) => (p.severity === "error" ? { ...p, message: prefix + p.message } : p));
-      throw new OpcatError(e.code, prefix + e.message, { problems: ps, exitCode: e.exitCode, cause: e });
-    }
+  const { openCatalogs, CATALOG_KINDS } = await catalogActions();
+  const progress = new Progress("loading");
+  try {
+    return await openCatalogs(refs, {
+      ...access,
+      ...(render ? { imageRefTemplate: render.imageRefTemplate, prefixErrors: true } : { allow: CATALOG_KINDS }),
+      onLoad: (ref, f, n, bytes) => progress.update(`${ref}: ${n} files, ${formatBytes(bytes)} (${f})`),
+    });
+  } finally {
+    progress.done();
   }
-  if (problems.length > 0)
-    throw new OpcatError(problems[0].code, problems[0].message, { problems, exitCode: EXIT_INVALID });
-  return cfg;
-}
-
-function joinRef(ref: string, file: string): string {
-  return file === ref || ref === "-" ? file : `${ref.replace(/\/+$/, "")}/${file}`;
 }
 
 export function buildProgram(): Command {
@@ -197,10 +154,11 @@ Examples:
           { exitCode: EXIT_USAGE },
         );
       const tmplText = opts.imageRefTemplate ?? opts.alphaImageRefTemplate;
+      const { compileImageRefTemplate } = await import("../bundle/render.js");
       const imageRefTemplate = tmplText ? compileImageRefTemplate(tmplText) : undefined;
-      const cfg = await renderRefs(refs, imageRefTemplate, imageAccessFrom(opts));
-      normalizeForRender(cfg, { migrateLevel: opts.migrate ? "all" : opts.migrateLevel });
-      await writeCatalog(cfg, opts.output, process.stdout);
+      const cfg = await openWithProgress(refs, await imageAccessFrom(opts), { imageRefTemplate });
+      (await fbcRender()).normalizeForRender(cfg, { migrateLevel: opts.migrate ? "all" : opts.migrateLevel });
+      await (await fbcWrite()).writeCatalog(cfg, opts.output, process.stdout);
     },
   );
 
@@ -213,9 +171,17 @@ Examples:
     .addOption(outputOption(["text", "json", "yaml"], "text"))
     .option("-q, --quiet", "print nothing on success (like opm)")
     .action(async (ref: string, opts: { output: "text" | "json" | "yaml"; quiet?: boolean }) => {
-      const res = await loadWithProgress(ref);
-      const problems = [...res.problems];
-      if (res.problems.length === 0) problems.push(...validateCatalog(res.config).problems);
+      const { validateReference } = await catalogActions();
+      const progress = new Progress(`loading ${ref}`);
+      let res: Awaited<ReturnType<typeof validateReference>>["opened"];
+      let problems;
+      try {
+        ({ opened: res, problems } = await validateReference(ref, {
+          onFile: (f, n, bytes) => progress.update(`${n} files, ${formatBytes(bytes)} (${f})`),
+        }));
+      } finally {
+        progress.done();
+      }
       const passed = problems.length === 0;
       if (opts.output === "text") {
         if (!passed) {
@@ -263,7 +229,7 @@ Examples:
       ref: string,
       opts: ImageAccessFlags & { minimumEdge?: string; packageName?: string; drawV0Semantics: boolean },
     ) => {
-      const cfg = await loadAll([ref], imageAccessFrom(opts));
+      const cfg = await openWithProgress([ref], await imageAccessFrom(opts));
       if (
         opts.packageName !== undefined &&
         !cfg.packages.some((p) => p.name === opts.packageName) &&
@@ -280,6 +246,7 @@ Examples:
           { exitCode: EXIT_USAGE },
         );
       }
+      const { renderMermaid } = await import("../fbc/mermaid.js");
       const { text, warnings } = renderMermaid(cfg, {
         minimumEdge: opts.minimumEdge,
         packageName: opts.packageName,
@@ -296,7 +263,7 @@ Examples:
   const listCmd = (
     name: string,
     desc: string,
-    fn: (model: ReturnType<typeof validateCatalog>["model"], pkg?: string) => string,
+    fn: (list: typeof import("../fbc/list.js"), model: import("../fbc/model.js").Model, pkg?: string) => string,
   ): void => {
     const cmd = list
       .command(name)
@@ -306,25 +273,22 @@ Examples:
     cmd.addOption(outputOption(["text", "json"], "text"));
     addImageAccessOptions(cmd).action(
       async (ref: string, pkg: string | undefined, opts: ImageAccessFlags & { output: string }) => {
-        const cfg = await loadAll([ref], imageAccessFrom(opts));
-        const v = validateCatalog(cfg);
-        if (v.problems.length > 0)
-          throw new OpcatError(v.problems[0].code, v.problems[0].message, {
-            problems: v.problems,
-            exitCode: EXIT_INVALID,
-          });
+        const cfg = await openWithProgress([ref], await imageAccessFrom(opts));
+        const v = (await fbcValidate()).validateCatalog(cfg);
+        if (v.problems.length > 0) throw (await catalogActions()).invalidCatalog(v.problems);
         const which = name === "packages" ? undefined : pkg;
+        const lists = await import("../fbc/list.js");
         if (opts.output === "json")
           process.stdout.write(
-            JSON.stringify(listJson(name as "packages" | "channels" | "bundles", v.model, which), null, 2) + "\n",
+            JSON.stringify(lists.listJson(name as "packages" | "channels" | "bundles", v.model, which), null, 2) + "\n",
           );
-        else process.stdout.write(fn(v.model, which));
+        else process.stdout.write(fn(lists, v.model, which));
       },
     );
   };
-  listCmd("packages", "List packages with display name and default channel", (m) => listPackages(m));
-  listCmd("channels", "List channels with their head bundle", (m, p) => listChannels(m, p));
-  listCmd("bundles", "List bundles per channel with their upgrade edges and image", (m, p) => listBundles(m, p));
+  listCmd("packages", "List packages with display name and default channel", (l, m) => l.listPackages(m));
+  listCmd("channels", "List channels with their head bundle", (l, m, p) => l.listChannels(m, p));
+  listCmd("bundles", "List bundles per channel with their upgrade edges and image", (l, m, p) => l.listBundles(m, p));
 
   program
     .command("init")
@@ -350,13 +314,15 @@ Examples:
             );
           }
         };
+        const { initPackage } = await import("../fbc/init.js");
+        const { emptyConfig } = await import("../fbc/types.js");
         const pkg = initPackage({
           name,
           defaultChannel: opts.defaultChannel,
           description: opts.description !== undefined ? read(opts.description).toString("utf8") : undefined,
           icon: opts.icon !== undefined ? new Uint8Array(read(opts.icon)) : undefined,
         });
-        process.stdout.write(formatCatalog({ ...emptyConfig(), packages: [pkg] }, opts.output));
+        process.stdout.write((await fbcWrite()).formatCatalog({ ...emptyConfig(), packages: [pkg] }, opts.output));
       },
     );
 
@@ -369,12 +335,13 @@ Examples:
     .addOption(migrateLevelOption());
   addImageAccessOptions(migrateCmd).action(
     async (ref: string, out: string, opts: ImageAccessFlags & { output: OutputFormat; migrateLevel?: string }) => {
+      const { isEmptyOrMissingDir, writeCatalogDirectory } = await fbcWrite();
       if (!isEmptyOrMissingDir(out))
         throw new OpcatError("MIGRATE_OUTPUT_NOT_EMPTY", `output dir ${JSON.stringify(out)} must be empty`, {
           exitCode: EXIT_USAGE,
         });
-      const cfg = await loadAll([ref], imageAccessFrom(opts));
-      normalizeForRender(cfg, { migrateLevel: opts.migrateLevel });
+      const cfg = await openWithProgress([ref], await imageAccessFrom(opts));
+      (await fbcRender()).normalizeForRender(cfg, { migrateLevel: opts.migrateLevel });
       const files = writeCatalogDirectory(cfg, out, opts.output);
       process.stderr.write(`wrote ${files.length} file${files.length === 1 ? "" : "s"} to ${out}\n`);
     },

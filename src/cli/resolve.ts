@@ -6,23 +6,17 @@ import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { type Command, Option } from "commander";
 import { OpcatError } from "../fbc/errors.js";
-import { loadCatalog } from "../fbc/load.js";
-import { validateCatalog } from "../fbc/validate.js";
-import { resolveRenderRef } from "../image/index.js";
-import {
-  catalogImages,
-  CatalogSet,
-  parseInputDocuments,
-  query,
-  resolve,
-  resolveSetImages,
-  type ImageUse,
-  type NamedCatalog,
-  type ResolveSet,
-} from "../resolve/index.js";
-import { toGoYaml, type JsonValue } from "../yaml/index.js";
-import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./image.js";
+import type { ImageUse, NamedCatalog, ResolveSet } from "../resolve/index.js";
+import type * as RLib from "../resolve/index.js";
+import type { JsonValue } from "../yaml/index.js";
+import type * as YLib from "../yaml/index.js";
+import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
+import { loadOnAction } from "./lazy.js";
 import { EXIT_INVALID, EXIT_USAGE } from "./output.js";
+
+// Loaded when resolve, query or images runs (see loadOnAction below).
+let R: typeof RLib;
+let Y: typeof YLib;
 
 const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
 
@@ -67,7 +61,7 @@ interface CatalogFlags extends ImageAccessFlags {
 }
 
 /** Loads and validates every `--catalog`; invalid catalogs fail with exit code 1. */
-async function loadCatalogSet(o: CatalogFlags): Promise<CatalogSet> {
+async function loadCatalogSet(o: CatalogFlags): Promise<InstanceType<typeof R.CatalogSet>> {
   const refs = (o.catalog ?? []).map(parseCatalogFlag);
   if (refs.length === 0)
     throw new OpcatError("USAGE_CATALOG", "at least one --catalog is required", { exitCode: EXIT_USAGE });
@@ -79,6 +73,7 @@ async function loadCatalogSet(o: CatalogFlags): Promise<CatalogSet> {
         `--priority names catalog ${JSON.stringify(n)}, which no --catalog defines`,
         { exitCode: EXIT_USAGE },
       );
+  const access = await imageAccessFrom(o);
   const seen = new Set<string>();
   const named: NamedCatalog[] = [];
   for (const r of refs) {
@@ -89,21 +84,14 @@ async function loadCatalogSet(o: CatalogFlags): Promise<CatalogSet> {
         { exitCode: EXIT_USAGE },
       );
     seen.add(r.name);
-    const resolved = await resolveRenderRef(r.ref, {
-      ...imageAccessFrom(o),
-      allow: ["catalog-dir", "catalog-file", "catalog-image"],
-    });
-    const loaded = await loadCatalog(resolved.path);
-    const v = validateCatalog(loaded.config);
-    const problems = [...loaded.problems, ...v.problems];
-    if (problems.length > 0)
-      throw new OpcatError(problems[0].code, `catalog ${r.name}: ${problems[0].message}`, {
-        problems,
-        exitCode: EXIT_INVALID,
-      });
-    named.push({ name: r.name, priority: prio.get(r.name) ?? 0, model: v.model, others: loaded.config.others });
+    const v = await (await import("../action/catalog.js")).openValidCatalog(
+      [r.ref],
+      { ...access, allow: ["catalog-dir", "catalog-file", "catalog-image"] },
+      `catalog ${r.name}`,
+    );
+    named.push({ name: r.name, priority: prio.get(r.name) ?? 0, model: v.model, others: v.config.others });
   }
-  return new CatalogSet(named);
+  return new R.CatalogSet(named);
 }
 
 function readText(path: string, what: string): string {
@@ -122,7 +110,7 @@ function print(value: unknown, format: string): void {
   process.stdout.write(
     format === "json"
       ? JSON.stringify(value, null, 2) + "\n"
-      : toGoYaml(JSON.parse(JSON.stringify(value)) as JsonValue),
+      : Y.toGoYaml(JSON.parse(JSON.stringify(value)) as JsonValue),
   );
 }
 
@@ -133,9 +121,14 @@ function printImages(list: ImageUse[], format: string): void {
 
 /** Registers `resolve`, `query` and `images` on the program. */
 export function registerResolveCommands(program: Command): void {
+  const resolveCmd = program.command("resolve");
+  const queryCmd = program.command("query");
+  const imagesCmd = program.command("images");
+  loadOnAction([resolveCmd, queryCmd, imagesCmd], async () => {
+    [R, Y] = await Promise.all([import("../resolve/index.js"), import("../yaml/index.js")]);
+  });
   addImageAccessOptions(
-    program
-      .command("resolve")
+    resolveCmd
       .description(
         "Resolve Inputs (Deppy Input/InputClass/Operator documents) against catalogs and print the resolveset",
       )
@@ -171,9 +164,9 @@ export function registerResolveCommands(program: Command): void {
     ) => {
       if (!o.input || o.input.length === 0)
         throw new OpcatError("USAGE_INPUT", "at least one --input is required", { exitCode: EXIT_USAGE });
-      const docs = { inputs: [], classes: [], installed: [], errors: [] } as ReturnType<typeof parseInputDocuments>;
-      for (const f of o.input) parseInputDocuments(readText(f, "input"), f, docs);
-      if (o.installed) parseInputDocuments(readText(o.installed, "installed operators"), o.installed, docs);
+      const docs = { inputs: [], classes: [], installed: [], errors: [] } as ReturnType<typeof R.parseInputDocuments>;
+      for (const f of o.input) R.parseInputDocuments(readText(f, "input"), f, docs);
+      if (o.installed) R.parseInputDocuments(readText(o.installed, "installed operators"), o.installed, docs);
       if (docs.errors.length > 0)
         throw new OpcatError("RESOLVE_INPUT_INVALID", docs.errors.join("\n"), { exitCode: EXIT_INVALID });
       if (docs.inputs.length === 0)
@@ -184,7 +177,7 @@ export function registerResolveCommands(program: Command): void {
       const cluster = { ...docs.cluster };
       if (o.kubeVersion) cluster.kubernetesVersion = o.kubeVersion;
       if (o.openshiftVersion) cluster.openshiftVersion = o.openshiftVersion;
-      const rs: ResolveSet = resolve({
+      const rs: ResolveSet = R.resolve({
         catalogs: set,
         inputs: docs.inputs,
         classes: docs.classes,
@@ -201,8 +194,7 @@ export function registerResolveCommands(program: Command): void {
   );
 
   addImageAccessOptions(
-    program
-      .command("query")
+    queryCmd
       .description("List the catalog bundles matching an olm.constraint value (JSON) or a CEL rule over properties")
       .argument(
         "<constraint-or-cel>",
@@ -215,7 +207,7 @@ export function registerResolveCommands(program: Command): void {
     const set = await loadCatalogSet(o);
     let matches;
     try {
-      matches = query(set, expr);
+      matches = R.query(set, expr);
     } catch (e) {
       throw new OpcatError("RESOLVE_QUERY_INVALID", `invalid query: ${(e as Error).message}`, { exitCode: EXIT_USAGE });
     }
@@ -226,8 +218,7 @@ export function registerResolveCommands(program: Command): void {
   });
 
   addImageAccessOptions(
-    program
-      .command("images")
+    imagesCmd
       .description(
         "List every image a resolveset or catalog needs (bundle images, relatedImages, and the images of olm.operand / olm.relatedimages entries), for mirroring",
       )
@@ -267,7 +258,7 @@ export function registerResolveCommands(program: Command): void {
           exitCode: EXIT_USAGE,
         });
       printImages(
-        resolveSetImages({
+        R.resolveSetImages({
           bundles: bundles as ResolveSet["bundles"],
           operands: (operands ?? []) as ResolveSet["operands"],
         }),
@@ -275,6 +266,6 @@ export function registerResolveCommands(program: Command): void {
       );
       return;
     }
-    printImages(catalogImages(await loadCatalogSet(o), { packages: o.package }), o.output);
+    printImages(R.catalogImages(await loadCatalogSet(o), { packages: o.package }), o.output);
   });
 }

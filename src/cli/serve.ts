@@ -5,22 +5,22 @@
 import { existsSync } from "node:fs";
 import { type Command, Option } from "commander";
 import { OpcatError } from "../fbc/errors.js";
+import { parseGoDuration } from "../gojson/duration.js";
 import { parsePriorities } from "./resolve.js";
 import type { GrpcServerHandle, HttpServerHandle, StoreEvent } from "../serve/index.js";
-import { parseCatalogArg } from "../serve/store.js";
+import type * as SLib from "../serve/store.js";
 import { EXIT_INVALID, EXIT_USAGE, reportProblems } from "./output.js";
-import {
-  addImageCatalog,
-  isImageArgument,
-  parseGoDuration,
-  parseImageCatalogArg,
-  type ImageCatalog,
-  type ImageSourceEvent,
-} from "../serve/imagesource.js";
+import type { ImageCatalog, ImageSourceEvent } from "../serve/imagesource.js";
+import type * as ISLib from "../serve/imagesource.js";
 
 /** The resolver API's default request body limit (serve/resolveapi.ts; not imported: the servers load on use). */
+// Loaded when serve runs (see loadOnAction below).
+let S: typeof SLib;
+let IS: typeof ISLib;
+
 const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
-import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./image.js";
+import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
+import { loadOnAction } from "./lazy.js";
 
 interface ServeOpts extends ImageAccessFlags {
   pollInterval?: string;
@@ -56,11 +56,11 @@ export function parseListenAddress(s: string, flag: string): { host: string; por
 function parseServeArg(arg: string): { name: string; source: string; image: boolean } {
   const eq = arg.indexOf("=");
   const named = eq > 0 && !arg.slice(0, eq).includes("/") && !arg.slice(0, eq).includes(":");
-  if (isImageArgument(named ? arg.slice(eq + 1) : arg, existsSync)) {
-    const { name, ref } = parseImageCatalogArg(arg);
+  if (IS.isImageArgument(named ? arg.slice(eq + 1) : arg, existsSync)) {
+    const { name, ref } = IS.parseImageCatalogArg(arg);
     return { name, source: ref, image: true };
   }
-  return { ...parseCatalogArg(arg), image: false };
+  return { ...S.parseCatalogArg(arg), image: false };
 }
 
 function reportImageEvent(e: ImageSourceEvent): void {
@@ -124,7 +124,11 @@ function reportEvent(e: StoreEvent): void {
 
 /** Registers `serve` on the program. */
 export function registerServeCommand(program: Command): void {
-  addImageAccessOptions(program.command("serve"))
+  const serve = program.command("serve");
+  loadOnAction([serve], async () => {
+    [S, IS] = await Promise.all([import("../serve/store.js"), import("../serve/imagesource.js")]);
+  });
+  addImageAccessOptions(serve)
     .description(
       "Serve catalogs over catalogd's HTTP API, a web UI (/) (/catalogs/<name>/api/v1/{all,metas}), the resolver API (POST /api/v1/{query,resolve}: bundles matching a constraint, dependency resolution of Inputs) and opm's gRPC registry API",
     )
@@ -208,7 +212,9 @@ export function registerServeCommand(program: Command): void {
           });
         pollMs = d;
       }
-      const pull = catalogs.some((c) => c.image) ? { ...imageAccessFrom(opts), onProgress: undefined } : undefined;
+      const pull = catalogs.some((c) => c.image)
+        ? { ...(await imageAccessFrom(opts)), onProgress: undefined }
+        : undefined;
       const images: ImageCatalog[] = [];
       if (opts.ui === true && opts.http === false)
         throw new OpcatError("USAGE_SERVE", "--ui needs the HTTP server: drop --no-http", { exitCode: EXIT_USAGE });
@@ -230,7 +236,7 @@ export function registerServeCommand(program: Command): void {
           ? {
               kubeconfig: opts.kubeconfig,
               context: opts.context,
-              pull: { ...imageAccessFrom(opts), onProgress: undefined },
+              pull: { ...(await imageAccessFrom(opts)), onProgress: undefined },
             }
           : undefined;
       if (opts.http === false && opts.grpc === false)
@@ -296,7 +302,7 @@ export function registerServeCommand(program: Command): void {
         let out;
         if (c.image) {
           try {
-            const added = await addImageCatalog(store, c.name, c.source, {
+            const added = await IS.addImageCatalog(store, c.name, c.source, {
               ...pull,
               pollIntervalMs: pollMs,
               onEvent: reportImageEvent,

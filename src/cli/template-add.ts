@@ -5,28 +5,14 @@
  */
 import { type Command, Option } from "commander";
 import { OpcatError } from "../fbc/errors.js";
-import { loadCatalog } from "../fbc/load.js";
-import { emptyConfig, mergeConfigs } from "../fbc/types.js";
-import {
-  ADD_BUNDLE_EXIT_CODES,
-  addBundleFromReleaseConfig,
-  addBundleToFile,
-  type AddBundlePlan,
-  type ReleaseConfigReport,
-} from "../template/addbundle.js";
-import { RegistryClient } from "../image/index.js";
-import {
-  catalogTagLister,
-  fallbackSource,
-  imageSource,
-  registryTagLister,
-  renderedSource,
-  reuseSource,
-  type BundleSource,
-  type TagLister,
-} from "../template/index.js";
-import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./image.js";
-import { EXIT_INVALID, EXIT_USAGE, problemToJson } from "./output.js";
+import type { AddBundlePlan, ReleaseConfigReport } from "../template/addbundle.js";
+import type * as ABLib from "../template/addbundle.js";
+import type * as ILib from "../image/index.js";
+import type { BundleSource, TagLister } from "../template/index.js";
+import type * as TLib from "../template/index.js";
+import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
+import { loadOnAction } from "./lazy.js";
+import { EXIT_USAGE, problemToJson } from "./output.js";
 
 interface AddOpts extends ImageAccessFlags {
   image: string;
@@ -44,6 +30,11 @@ interface AddOpts extends ImageAccessFlags {
   output: "text" | "json";
 }
 
+// Loaded when add-bundle runs (see loadOnAction below).
+let AB: typeof ABLib;
+let I: typeof ILib;
+let T: typeof TLib;
+
 const collect = (v: string, prev: string[]): string[] => [...prev, v];
 
 function usage(message: string): OpcatError {
@@ -60,31 +51,22 @@ async function sourceFrom(
 ): Promise<{ source: (BundleSource & Partial<TagLister>) | undefined; close: () => void }> {
   let src: BundleSource | undefined;
   let tags: TagLister | undefined;
-  let client: RegistryClient | undefined;
+  let client: InstanceType<typeof I.RegistryClient> | undefined;
   if (opts.reuse.length > 0) {
-    const cfg = emptyConfig();
-    for (const ref of opts.reuse) {
-      const res = await loadCatalog(ref);
-      if (res.problems.length > 0)
-        throw new OpcatError(res.problems[0].code, res.problems[0].message, {
-          problems: res.problems,
-          exitCode: EXIT_INVALID,
-        });
-      mergeConfigs(cfg, res.config);
-    }
-    src = reuseSource(cfg, { reuseTags: opts.reuseTags });
-    tags = catalogTagLister(cfg);
+    const cfg = await (await import("../action/catalog.js")).openCatalogs(opts.reuse, { local: true });
+    src = T.reuseSource(cfg, { reuseTags: opts.reuseTags });
+    tags = T.catalogTagLister(cfg);
   }
   if (opts.pull) {
-    const access = imageAccessFrom(opts);
-    client = new RegistryClient(access);
-    const pull = imageSource({ ...access, client });
-    src = src ? fallbackSource(src, pull) : pull;
-    tags = registryTagLister(client);
+    const access = await imageAccessFrom(opts);
+    client = new I.RegistryClient(access);
+    const pull = T.imageSource({ ...access, client });
+    src = src ? T.fallbackSource(src, pull) : pull;
+    tags = T.registryTagLister(client);
   }
   const close = (): void => client?.close();
   if (!src) return { source: undefined, close };
-  const rendered = renderedSource(src);
+  const rendered = T.renderedSource(src);
   const lister = tags;
   return {
     source: lister ? Object.assign(rendered, { listTags: (repo: string) => lister.listTags(repo) }) : rendered,
@@ -171,7 +153,7 @@ async function addWith(
 ): Promise<void> {
   const dryRun = opts.dryRun === true;
   if (opts.releaseConfig !== undefined) {
-    const r: ReleaseConfigReport = await addBundleFromReleaseConfig(opts.releaseConfig, opts.image, {
+    const r: ReleaseConfigReport = await AB.addBundleFromReleaseConfig(opts.releaseConfig, opts.image, {
       source,
       name: opts.name,
       templatesDir: opts.templatesDir,
@@ -194,10 +176,10 @@ async function addWith(
       if (!dryRun && !r.written && r.templates.some((p) => p.outcome === "added"))
         process.stdout.write("nothing was written: a template failed\n");
     }
-    process.exitCode = ADD_BUNDLE_EXIT_CODES[r.outcome];
+    process.exitCode = AB.ADD_BUNDLE_EXIT_CODES[r.outcome];
     return;
   }
-  const plan = await addBundleToFile(
+  const plan = await AB.addBundleToFile(
     file as string,
     {
       image: opts.image,
@@ -211,13 +193,20 @@ async function addWith(
   );
   if (opts.output === "json") process.stdout.write(JSON.stringify(planJson(plan, dryRun), null, 2) + "\n");
   else printPlan(plan, dryRun);
-  process.exitCode = ADD_BUNDLE_EXIT_CODES[plan.outcome];
+  process.exitCode = AB.ADD_BUNDLE_EXIT_CODES[plan.outcome];
 }
 
 /** Adds `add-bundle` to the `template` command. */
 export function registerAddBundleCommand(tmpl: Command): void {
-  const cmd = tmpl
-    .command("add-bundle")
+  const cmd = tmpl.command("add-bundle");
+  loadOnAction([cmd], async () => {
+    [AB, I, T] = await Promise.all([
+      import("../template/addbundle.js"),
+      import("../image/index.js"),
+      import("../template/index.js"),
+    ]);
+  });
+  cmd
     .description(
       "Publish a bundle into a catalog template (basic, semver, graph or raw FBC) idempotently: adds what is missing, changes nothing when it is all there",
     )

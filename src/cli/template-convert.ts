@@ -4,8 +4,7 @@
  */
 import { type Command, Option } from "commander";
 import { OpcatError } from "../fbc/errors.js";
-import { loadCatalogOrThrow } from "../fbc/load.js";
-import { convertCatalog, type ConvertTarget } from "../template/convert.js";
+import type { ConvertTarget } from "../template/convert.js";
 import { EXIT_USAGE } from "./output.js";
 
 const TARGETS = ["basic", "graph"];
@@ -60,7 +59,9 @@ Examples:
 chain starts, entries skipping entries, deprecations, custom blobs) with an error saying why.`,
     )
     .action(async (fbc: string, opts: ConvertOpts) => {
-      const cfg = await loadCatalogOrThrow(fbc);
+      const { openCatalogs } = await import("../action/catalog.js");
+      const { convertCatalog } = await import("../template/convert.js");
+      const cfg = await openCatalogs([fbc], { local: true });
       process.stdout.write(convertCatalog(cfg, { to: opts.to, output: opts.output, package: opts.package }));
     });
 }

@@ -7,34 +7,31 @@
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { type Command, Option } from "commander";
+import type * as ALib from "../action/catalog.js";
 import { OpcatError, problem } from "../fbc/errors.js";
-import { loadCatalog } from "../fbc/load.js";
-import { renderMermaid } from "../fbc/mermaid.js";
-import { migrationHelpText, validateMigrationLevel } from "../fbc/migrate.js";
+import type * as MLib from "../fbc/mermaid.js";
+import { migrationHelpText, validateMigrationLevel } from "../fbc/migrations.js";
 import type { DeclarativeConfig } from "../fbc/types.js";
-import { writeCatalog } from "../fbc/write.js";
+import type * as WLib from "../fbc/write.js";
 import { goQuote } from "../gojson/fmt.js";
-import { RegistryClient, type PullOptions } from "../image/index.js";
-import { goFsError } from "../template/composite.js";
-import {
-  fallbackSource,
-  imageSource,
-  renderCompositeTemplate,
-  renderedSource,
-  renderTemplate,
-  SEMVER_SKIPS,
-  type SemverSkips,
-  registryTagLister,
-  catalogTagLister,
-  reuseSource,
-  TEMPLATE_TYPES,
-  ALL_TEMPLATE_TYPES,
-  type BundleSource,
-} from "../template/index.js";
-import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./image.js";
-import { EXIT_INVALID, EXIT_USAGE, formatBytes, Progress } from "./output.js";
+import type { PullOptions } from "../image/index.js";
+import type * as ILib from "../image/index.js";
+import type * as CLib from "../template/composite.js";
+import type { SemverSkips, BundleSource } from "../template/index.js";
+import type * as TLib from "../template/index.js";
+import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
+import { EXIT_USAGE, formatBytes, Progress } from "./output.js";
 import { registerConvertCommand } from "./template-convert.js";
 import { registerAddBundleCommand } from "./template-add.js";
+import { loadOnAction } from "./lazy.js";
+
+// Loaded when a template render runs (see loadOnAction below).
+let A: typeof ALib;
+let M: typeof MLib;
+let W: typeof WLib;
+let I: typeof ILib;
+let C: typeof CLib;
+let T: typeof TLib;
 
 const OUTPUTS = ["json", "yaml", "mermaid"];
 
@@ -65,7 +62,7 @@ async function bundleSource(
 ): Promise<BundleSource & { reused?: DeclarativeConfig }> {
   let pulled = 0;
   let total = 0;
-  const pull = imageSource({
+  const pull = T.imageSource({
     ...access,
     onProgress: (p) =>
       progress.update(`${pulled}/${total} images; ${p.ref}: ${formatBytes(p.bytes)}/${formatBytes(p.total)}`),
@@ -78,19 +75,13 @@ async function bundleSource(
   let src: BundleSource = pull;
   let reused: DeclarativeConfig | undefined;
   if (opts.reuse !== undefined) {
-    const res = await loadCatalog(opts.reuse);
-    if (res.problems.length > 0)
-      throw new OpcatError(res.problems[0].code, res.problems[0].message, {
-        problems: res.problems,
-        exitCode: EXIT_INVALID,
-      });
-    reused = res.config;
+    reused = await A.openCatalogs([opts.reuse], { local: true });
     // --offline: the reused catalog answers every reference, tags included; nothing is pulled.
     src = opts.offline
-      ? reuseSource(res.config, { reuseTags: true })
-      : fallbackSource(reuseSource(res.config, { reuseTags: opts.reuseTags }), pull);
+      ? T.reuseSource(reused, { reuseTags: true })
+      : T.fallbackSource(T.reuseSource(reused, { reuseTags: opts.reuseTags }), pull);
   }
-  return Object.assign(renderedSource(src, { migrateLevel }), { reused });
+  return Object.assign(T.renderedSource(src, { migrateLevel }), { reused });
 }
 
 async function runComposite(args: string[], opts: RenderOpts): Promise<void> {
@@ -110,8 +101,8 @@ async function runComposite(args: string[], opts: RenderOpts): Promise<void> {
   const compositeFile = opts.compositeConfig ?? "composite.yaml";
   const catalogFile = opts.catalogConfig ?? "catalogs.yaml";
   const progress = new Progress("pulling");
-  const access = imageAccessFrom(opts);
-  const client = new RegistryClient(access);
+  const access = await imageAccessFrom(opts);
+  const client = new I.RegistryClient(access);
   try {
     const source = await bundleSource(opts, { ...access, client }, progress);
     let contributions: string;
@@ -120,13 +111,13 @@ async function runComposite(args: string[], opts: RenderOpts): Promise<void> {
     } catch (e) {
       throw new OpcatError(
         "IO_ERROR",
-        `opening composite config file ${goQuote(compositeFile)}: ${goFsError("open", compositeFile, e)}`,
+        `opening composite config file ${goQuote(compositeFile)}: ${C.goFsError("open", compositeFile, e)}`,
         { exitCode: EXIT_USAGE },
       );
     }
     const catalogs = await fetchCatalogConfig(catalogFile);
     try {
-      await renderCompositeTemplate({
+      await T.renderCompositeTemplate({
         catalogs,
         contributions,
         contributionDir: resolve(dirname(compositeFile)),
@@ -174,7 +165,7 @@ async function fetchCatalogConfig(path: string): Promise<string> {
   try {
     return readFileSync(path, "utf8");
   } catch (e) {
-    throw new OpcatError("IO_ERROR", `opening catalog config file ${goQuote(path)}: ${goFsError("open", path, e)}`, {
+    throw new OpcatError("IO_ERROR", `opening catalog config file ${goQuote(path)}: ${C.goFsError("open", path, e)}`, {
       exitCode: EXIT_USAGE,
     });
   }
@@ -206,7 +197,7 @@ async function runRender(args: string[], opts: RenderOpts): Promise<void> {
   let type: string | undefined;
   let file = "-";
   if (args.length === 1) {
-    if (ALL_TEMPLATE_TYPES.includes(args[0])) type = args[0];
+    if (T.ALL_TEMPLATE_TYPES.includes(args[0])) type = args[0];
     else file = args[0];
   } else if (args.length === 2) {
     [type, file] = args;
@@ -215,36 +206,36 @@ async function runRender(args: string[], opts: RenderOpts): Promise<void> {
       exitCode: EXIT_USAGE,
     });
   }
-  if (type !== undefined && !ALL_TEMPLATE_TYPES.includes(type)) {
+  if (type !== undefined && !T.ALL_TEMPLATE_TYPES.includes(type)) {
     // opm's text (its types); opcat's own types are named in a hint.
-    const message = `invalid template type ${goQuote(type)}, must be one of: [${TEMPLATE_TYPES.join(" ")}]`;
-    const hint = `opcat also renders: ${[...ALL_TEMPLATE_TYPES.filter((t) => !TEMPLATE_TYPES.includes(t)), COMPOSITE].join(", ")}`;
+    const message = `invalid template type ${goQuote(type)}, must be one of: [${T.TEMPLATE_TYPES.join(" ")}]`;
+    const hint = `opcat also renders: ${[...T.ALL_TEMPLATE_TYPES.filter((t) => !T.TEMPLATE_TYPES.includes(t)), COMPOSITE].join(", ")}`;
     throw new OpcatError("TEMPLATE_TYPE", message, {
       exitCode: EXIT_USAGE,
       problems: [problem("TEMPLATE_TYPE", message, { hint })],
     });
   }
   const progress = new Progress("pulling");
-  const access = imageAccessFrom(opts);
-  const client = new RegistryClient(access);
+  const access = await imageAccessFrom(opts);
+  const client = new I.RegistryClient(access);
   let cfg;
   try {
     const src = await bundleSource(opts, { ...access, client }, progress, opts.migrateLevel);
     const text = await readInput(file);
     // The graph template lists `bundles.repo` tags from the registry (offline: from the reused catalog's images).
-    const tags = opts.offline && src.reused ? catalogTagLister(src.reused) : registryTagLister(client);
-    cfg = await renderTemplate(text, src, { type, tags, semverSkips: opts.semverSkips });
+    const tags = opts.offline && src.reused ? T.catalogTagLister(src.reused) : T.registryTagLister(client);
+    cfg = await T.renderTemplate(text, src, { type, tags, semverSkips: opts.semverSkips });
   } finally {
     client.close();
     progress.done();
   }
   if (opts.output === "mermaid") {
-    const { text: graph, warnings } = renderMermaid(cfg, { drawV0Semantics: true });
+    const { text: graph, warnings } = M.renderMermaid(cfg, { drawV0Semantics: true });
     for (const w of warnings) process.stderr.write(w.endsWith("\n") ? w : w + "\n");
     process.stdout.write(graph);
     return;
   }
-  await writeCatalog(cfg, opts.output as "json" | "yaml", process.stdout);
+  await W.writeCatalog(cfg, opts.output as "json" | "yaml", process.stdout);
 }
 
 function parseBool(v: string): boolean {
@@ -308,18 +299,7 @@ function addRenderCommand(cmd: Command): Command {
         new Option(
           "--semver-skips <mode>",
           "semver (and the composite template's semver builder): what a Y-stream head skips: cumulative (today's opm: its own Y-stream and the earlier ones of the same major) or y-stream (only its own Y-stream, as in the examples of opm's docs before operator-registry #1065)",
-        )
-          .default("cumulative")
-          .argParser((v) => {
-            if (!(SEMVER_SKIPS as readonly string[]).includes(v)) {
-              throw new OpcatError(
-                "USAGE_FLAGS",
-                `invalid --semver-skips value ${JSON.stringify(v)}, expected (${SEMVER_SKIPS.join("|")})`,
-                { exitCode: EXIT_USAGE },
-              );
-            }
-            return v;
-          }),
+        ).default("cumulative"),
       )
       .option(
         "-f, --catalog-config <file|url>",
@@ -358,6 +338,12 @@ check it with \`opcat validate\`.`,
         throw new OpcatError("USAGE_FLAGS", "--reuse-tags needs --reuse", { exitCode: EXIT_USAGE });
       if (opts.offline && opts.reuse === undefined)
         throw new OpcatError("USAGE_FLAGS", "--offline needs --reuse", { exitCode: EXIT_USAGE });
+      if (!(T.SEMVER_SKIPS as readonly string[]).includes(opts.semverSkips ?? "cumulative"))
+        throw new OpcatError(
+          "USAGE_FLAGS",
+          `invalid --semver-skips value ${JSON.stringify(opts.semverSkips)}, expected (${T.SEMVER_SKIPS.join("|")})`,
+          { exitCode: EXIT_USAGE },
+        );
       await runRender(args, opts);
     });
 }
@@ -369,8 +355,18 @@ export function registerTemplateCommands(program: Command): void {
     .description(
       "Catalog templates (basic, semver, substitutes, composite), rendered like `opm alpha render-template`",
     );
-  addRenderCommand(tmpl.command("render"));
+  const render = addRenderCommand(tmpl.command("render"));
   registerConvertCommand(tmpl);
   registerAddBundleCommand(tmpl);
-  addRenderCommand(program.command("render-template").alias("render-veneer"));
+  const alias = addRenderCommand(program.command("render-template").alias("render-veneer"));
+  loadOnAction([render, alias], async () => {
+    [A, M, W, I, C, T] = await Promise.all([
+      import("../action/catalog.js"),
+      import("../fbc/mermaid.js"),
+      import("../fbc/write.js"),
+      import("../image/index.js"),
+      import("../template/composite.js"),
+      import("../template/index.js"),
+    ]);
+  });
 }

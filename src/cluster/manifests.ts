@@ -5,6 +5,7 @@
  * configurations are written by the controller at start, with the CA it makes.
  */
 import type { KubeObject } from "./client.js";
+import { DEFAULT_IMAGE, DEFAULT_NAMESPACE } from "./names.js";
 import { defaultProvisionerClasses, GROUP, rukpakCrdObjects } from "./rukpak/api.js";
 import { defaultInputClasses, deppyCrdObjects, resolvesetProvisionerClass } from "./deppy/api.js";
 
@@ -15,8 +16,7 @@ export interface ManifestOptions {
   image?: string;
 }
 
-export const DEFAULT_NAMESPACE = "opcat-system";
-export const DEFAULT_IMAGE = "quay.io/opcat/opcat:latest";
+export { DEFAULT_IMAGE, DEFAULT_NAMESPACE };
 
 export function clusterManifests(opts: ManifestOptions = {}): KubeObject[] {
   const apis: KubeObject[] = [

@@ -12,50 +12,16 @@
  * that writes the fields in Go struct order with Go's `omitempty` rules.
  */
 import { compareUtf8, quoteGoString } from "../gojson/encode.js";
-import { goQuote } from "../gojson/fmt.js";
 import { goJsonSyntaxError } from "../gojson/scan.js";
 import { SemverError, tryParsePRVersion, tryParseTolerant } from "../semver/index.js";
 import { OpcatError } from "./errors.js";
 import { bundleCsvJson, invalidateBundleObjects } from "./objects.js";
 import { PROPERTY_BUNDLE_OBJECT, PROPERTY_CSV_METADATA } from "./properties.js";
+import { MIGRATION_LEVELS, validateMigrationLevel, type MigrationLevel } from "./migrations.js";
 import { RawJson } from "./rawjson.js";
 import type { Bundle, DeclarativeConfig } from "./types.js";
 
-/** A migration level name: one of {@link MIGRATION_LEVELS} or `all`. */
-export type MigrationLevel = string;
-
-/** opm's migrations, in the order they run (alpha/action/migrations/migrations.go). */
-export const MIGRATION_LEVELS: readonly { name: string; help: string }[] = Object.freeze([
-  Object.freeze({ name: "none", help: "do nothing" }),
-  Object.freeze({
-    name: "bundle-object-to-csv-metadata",
-    help: `migrates bundles' "olm.bundle.object" to "olm.csv.metadata"`,
-  }),
-]);
-
-const ALL_MIGRATIONS = "all";
-
-/** opm's error for a level that is neither a migration nor `all`, or undefined when valid. */
-export function validateMigrationLevel(level: string): string | undefined {
-  if (level === ALL_MIGRATIONS || MIGRATION_LEVELS.some((m) => m.name === level)) return undefined;
-  return `unknown migration level ${goQuote(level)}`;
-}
-
-/**
- * The text opm appends to the `--migrate-level` flag description (migrations.HelpText): one line
- * per migration, aligned like Go's tabwriter (minwidth 0, padding 1, space padding).
- */
-export function migrationHelpText(): string {
-  let s = "\nThe migrator will run all migrations up to and including the selected level.\n\nAvailable migrators:\n";
-  if (MIGRATION_LEVELS.length === 0) s += "   (no migrations available in this version)\n";
-  // tabwriter measures cells in runes; every token here is ASCII.
-  const cells = MIGRATION_LEVELS.map((m) => `  - ${m.name}`);
-  const width = Math.max(0, ...cells.map((c) => [...c].length)) + 1;
-  MIGRATION_LEVELS.forEach((m, i) => {
-    s += cells[i] + " ".repeat(width - [...cells[i]].length) + `: ${m.help}\n`;
-  });
-  return s;
-}
+export { MIGRATION_LEVELS, migrationHelpText, validateMigrationLevel, type MigrationLevel } from "./migrations.js";
 
 /**
  * Runs, in place, every migration up to and including `level` (`all` runs every one).

@@ -3,7 +3,7 @@
  * template writes it, and opm's label-flag parsing.
  */
 import { goQuote } from "../gojson/fmt.js";
-import { LABEL_CONFIGS } from "./render.js";
+import { LABEL_CONFIGS } from "./labels.js";
 
 /** opm's default base and builder image. */
 export const DEFAULT_OPM_IMAGE = "quay.io/operator-framework/opm:latest";

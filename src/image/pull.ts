@@ -6,9 +6,11 @@
  */
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
-import { homedir } from "node:os";
 import { join } from "node:path";
+import { defaultCacheDir } from "./access.js";
 import { ImageError, errText } from "./errors.js";
+
+export { defaultCacheDir };
 import {
   configLabels,
   hostPlatform,
@@ -59,12 +61,6 @@ export interface PulledImage {
   store: BlobStore;
   /** True when nothing was fetched from the network. */
   fromCache: boolean;
-}
-
-/** `$OPCAT_CACHE_DIR`, else `$XDG_CACHE_HOME/opcat`, else `~/.cache/opcat`. */
-export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.OPCAT_CACHE_DIR) return env.OPCAT_CACHE_DIR;
-  return join(env.XDG_CACHE_HOME || join(env.HOME || homedir(), ".cache"), "opcat");
 }
 
 /** Parses a registry reference as opm does (it must be fully qualified: "repository name must be canonical"). */

@@ -15,6 +15,9 @@ import { MANIFEST_ACCEPT, MAX_MANIFEST_BYTES, type Descriptor } from "./manifest
 import { loadRegistriesConf, pullSources, type RegistriesConf } from "./registries.js";
 import type { BlobStore } from "./store.js";
 import { VERSION } from "../version.js";
+import { checkTlsFlags } from "./access.js";
+
+export { checkTlsFlags };
 
 /** How to reach registries: opm's `--use-http`/`--skip-tls-verify` plus CA, credentials, mirrors, retries. */
 export interface RegistryOptions {
@@ -45,19 +48,6 @@ export interface RegistryOptions {
   totalTimeoutMs?: number;
   /** Largest manifest accepted (default 4 MiB). */
   maxManifestBytes?: number;
-}
-
-/** opm's checks on `--use-http`, `--skip-tls-verify` and the deprecated `--skip-tls`; returns the error text or undefined. */
-export function checkTlsFlags(f: {
-  useHttp?: boolean;
-  skipTlsVerify?: boolean;
-  skipTls?: boolean;
-}): string | undefined {
-  if (f.skipTls && f.useHttp) return "invalid flag combination: cannot use --use-http with --skip-tls";
-  if (f.skipTls && f.skipTlsVerify) return "invalid flag combination: cannot use --skip-tls-verify with --skip-tls";
-  if (f.useHttp && f.skipTlsVerify)
-    return "invalid flag combination: --use-http and --skip-tls-verify cannot both be true";
-  return undefined;
 }
 
 /** A repository at one registry: host ("127.0.0.1:5000", "registry-1.docker.io") and path ("org/repo"). */

@@ -7,20 +7,15 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { isBundleDirectory, renderBundleDirectory, type RenderBundleOptions } from "../bundle/index.js";
-import { OpcatError } from "../fbc/errors.js";
-import { loadCatalog } from "../fbc/load.js";
+import { OpcatError, type Problem } from "../fbc/errors.js";
+import { loadCatalog, type LoadOptions } from "../fbc/load.js";
 import type { DeclarativeConfig } from "../fbc/types.js";
 import { goQuote } from "../gojson/fmt.js";
 import { ImageError } from "./errors.js";
-import { getImage, unpackImage, type PullOptions, type PulledImage } from "./pull.js";
-import { cleanEntryPath } from "./unpack.js";
+import { LABEL_BUNDLE_PACKAGE, LABEL_CONFIGS, LABEL_DATABASE } from "./labels.js";
+import type { PullOptions, PulledImage } from "./pull.js";
 
-/** The catalog image label: where the catalog lives in the image. */
-export const LABEL_CONFIGS = "operators.operatorframework.io.index.configs.v1";
-/** The bundle image label naming the package. */
-export const LABEL_BUNDLE_PACKAGE = "operators.operatorframework.io.bundle.package.v1";
-/** The label of the (unsupported) SQLite index images. */
-export const LABEL_DATABASE = "operators.operatorframework.io.index.database.v1";
+export { LABEL_BUNDLE_PACKAGE, LABEL_CONFIGS, LABEL_DATABASE };
 
 export type RenderRefKind = "stdin" | "catalog-file" | "catalog-dir" | "bundle-dir" | "catalog-image" | "bundle-image";
 
@@ -132,6 +127,11 @@ export async function resolveRenderRef(ref: string, opts: ResolveRenderRefOption
     check("catalog-file", ref, opts.allow);
     return { kind: "catalog-file", ref, path: ref };
   }
+  // The registry client and the unpacker load only when a reference is an image.
+  const [{ getImage, unpackImage }, { cleanEntryPath }] = await Promise.all([
+    import("./pull.js"),
+    import("./unpack.js"),
+  ]);
   let img: PulledImage;
   try {
     img = await getImage(ref, opts);
@@ -157,33 +157,76 @@ export async function resolveRenderRef(ref: string, opts: ResolveRenderRefOption
   return { ...base, kind: "bundle-image", path: root, image: ref };
 }
 
+/** One reference opened: what it was classified as, and the catalog read from it. */
+export interface OpenedReference extends ResolvedRenderRef {
+  /** The catalog; for a bundle (directory or image), the one rendered olm.bundle. */
+  config: DeclarativeConfig;
+  /** Problems found reading a catalog (empty for bundles, which throw). */
+  problems: Problem[];
+  /** Files and bytes read (0 for bundles). */
+  files: number;
+  bytes: number;
+}
+
+export interface OpenReferenceOptions extends ResolveRenderRefOptions, Pick<RenderBundleOptions, "imageRefTemplate"> {
+  /** Progress while a catalog is read: after each file, with running totals. */
+  onFile?: LoadOptions["onFile"];
+  /**
+   * Read `ref` as a local catalog (directory, file or `-`) only, as `opm validate` does: no bundle
+   * rendering, no image pull; a missing path is the loader's I/O error.
+   */
+  local?: boolean;
+}
+
+/**
+ * The one way opcat opens a catalog reference (directory, file, `-`, bundle directory, `oci:` layout or
+ * registry image): classified as opm classifies it, images pulled and unpacked, catalogs loaded
+ * (their problems returned, not thrown), bundles rendered (directories with `imageRefTemplate`,
+ * images with their reference as `image`).
+ */
+export async function openReference(ref: string, opts: OpenReferenceOptions = {}): Promise<OpenedReference> {
+  if (opts.local) {
+    const res = await loadCatalog(ref, { onFile: opts.onFile });
+    const kind = ref === "-" ? "stdin" : statSync(ref).isDirectory() ? "catalog-dir" : "catalog-file";
+    return { kind, ref, path: ref, ...res };
+  }
+  const r = await resolveRenderRef(ref, opts);
+  if (r.kind === "bundle-dir" || r.kind === "bundle-image") {
+    const config = renderBundleDirectory(
+      r.path,
+      r.kind === "bundle-image" ? { image: r.image } : { imageRefTemplate: opts.imageRefTemplate },
+    );
+    return { ...r, config, problems: [], files: 0, bytes: 0 };
+  }
+  const res = await loadCatalog(r.path, { onFile: opts.onFile });
+  return { ...r, ...res };
+}
+
+/** `prefix: ` before an error's message and its problems' (warnings keep theirs); other errors pass. */
+export function prefixError(e: unknown, prefix: string): unknown {
+  if (e instanceof ImageError)
+    return new ImageError(e.code, `${prefix}: ${e.message}`, { status: e.status, cause: e, exitCode: e.exitCode });
+  if (e instanceof OpcatError) {
+    const ps = e.problems.map((p) => (p.severity === "error" ? { ...p, message: `${prefix}: ${p.message}` } : p));
+    return new OpcatError(e.code, `${prefix}: ${e.message}`, { problems: ps, exitCode: e.exitCode, cause: e });
+  }
+  return e;
+}
+
 /**
  * Renders one reference as opm's `render` does (without the final normalisation): catalogs are
  * loaded (problems throw), bundles rendered with their image. Errors are prefixed
  * `render reference "<ref>": `.
  */
-export async function renderReference(
-  ref: string,
-  opts: ResolveRenderRefOptions & Pick<RenderBundleOptions, "imageRefTemplate"> = {},
-): Promise<DeclarativeConfig> {
-  const prefix = `render reference ${goQuote(ref)}`;
+export async function renderReference(ref: string, opts: OpenReferenceOptions = {}): Promise<DeclarativeConfig> {
   try {
-    const r = await resolveRenderRef(ref, opts);
-    if (r.kind === "bundle-dir") return renderBundleDirectory(r.path, { imageRefTemplate: opts.imageRefTemplate });
-    if (r.kind === "bundle-image") return renderBundleDirectory(r.path, { image: r.image });
-    const res = await loadCatalog(r.path);
-    if (res.problems.length > 0) {
-      const p = res.problems[0];
-      throw new OpcatError(p.code, p.message, { problems: res.problems, exitCode: 1 });
+    const r = await openReference(ref, opts);
+    if (r.problems.length > 0) {
+      const p = r.problems[0];
+      throw new OpcatError(p.code, p.message, { problems: r.problems, exitCode: 1 });
     }
-    return res.config;
+    return r.config;
   } catch (e) {
-    if (e instanceof ImageError)
-      throw new ImageError(e.code, `${prefix}: ${e.message}`, { status: e.status, cause: e, exitCode: e.exitCode });
-    if (e instanceof OpcatError) {
-      const ps = e.problems.map((p) => (p.severity === "error" ? { ...p, message: `${prefix}: ${p.message}` } : p));
-      throw new OpcatError(e.code, `${prefix}: ${e.message}`, { problems: ps, exitCode: e.exitCode, cause: e });
-    }
-    throw e;
+    throw prefixError(e, `render reference ${goQuote(ref)}`);
   }
 }
