@@ -40,7 +40,7 @@ function joinRef(ref: string, file: string): string {
 
 /** The first of `problems` as an error carrying them all (kind "invalid"). */
 export function invalidCatalog(problems: Problem[], prefix = ""): OpcatError {
-  return new OpcatError(problems[0].code, prefix + problems[0].message, { problems, exitCode: 1 });
+  return new OpcatError(problems[0].code, prefix + problems[0].message, { problems, kind: "invalid" });
 }
 
 /**
@@ -103,7 +103,7 @@ export async function openValidCatalog(
   try {
     config = await openCatalogs(refs, { allow: CATALOG_KINDS, ...opts });
   } catch (e) {
-    if (label && e instanceof OpcatError && e.exitCode === 1) throw invalidCatalog(e.problems, `${label}: `);
+    if (label && e instanceof OpcatError && e.kind === "invalid") throw invalidCatalog(e.problems, `${label}: `);
     throw e;
   }
   const v = validateCatalog(config);

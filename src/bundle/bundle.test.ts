@@ -59,7 +59,7 @@ for (const v of vectors) {
       if (r.ok) return;
       assert.equal(r.error.message, v.error);
       const usage = v.error.startsWith("invalid image reference template");
-      assert.equal(r.error.exitCode, usage ? 2 : 1);
+      assert.equal(r.error.kind, usage ? "usage" : "invalid");
       assert.match(r.error.code, /^BUNDLE_/);
       if (!usage) assert.ok(r.error.problems[0].loc?.file, "the problem names a file or directory");
       return;
@@ -119,7 +119,7 @@ test("errors carry a code, exit code 1 and the file concerned", () => {
       (e: unknown) =>
         e instanceof OpcatError &&
         e.code === code &&
-        e.exitCode === 1 &&
+        e.kind === "invalid" &&
         e.problems[0].loc?.file === join(BUNDLES, dir, file),
       dir,
     );
@@ -134,7 +134,7 @@ test("errors carry a code, exit code 1 and the file concerned", () => {
   }
   assert.throws(
     () => readBundleDirectory(join(BUNDLES, "does-not-exist")),
-    (e: unknown) => e instanceof OpcatError && e.exitCode === 1,
+    (e: unknown) => e instanceof OpcatError && e.kind === "invalid",
   );
 });
 

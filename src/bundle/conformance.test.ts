@@ -77,7 +77,7 @@ function runFlavour(version: "v4.16" | "v4.20"): FlavourResult {
         assert.ok(e instanceof OpcatError, `${key}: ${String(e)}`);
         assert.equal(byImage, undefined, `${key} is in the catalog but cannot be read: ${e.message}`);
         assert.equal(e.message, UNPUBLISHED_BROKEN[key], `${key}: unexpected read failure`);
-        assert.equal(e.exitCode, 1);
+        assert.equal(e.kind, "invalid");
         continue;
       }
       // Match by image tag, else by bundle (CSV) name when the entry's image is not another directory's.

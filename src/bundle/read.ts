@@ -90,7 +90,10 @@ export function bundleError(
   warnings: Problem[] = [],
 ): OpcatError {
   const loc = file !== undefined ? { file: join(dir, file), line: 0, index: 0 } : { file: dir, line: 0, index: 0 };
-  return new OpcatError(code, message, { problems: [problem(code, message, { loc, hint }), ...warnings], exitCode: 1 });
+  return new OpcatError(code, message, {
+    problems: [problem(code, message, { loc, hint }), ...warnings],
+    kind: "invalid",
+  });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -315,7 +315,9 @@ export function compileImageRefTemplate(tmpl: string): ImageRefTemplate {
     return parseImageRefTemplate(tmpl);
   } catch (e) {
     if (e instanceof TemplateError)
-      throw new OpcatError("BUNDLE_IMAGE_TEMPLATE", `invalid image reference template: ${e.message}`, { exitCode: 2 });
+      throw new OpcatError("BUNDLE_IMAGE_TEMPLATE", `invalid image reference template: ${e.message}`, {
+        kind: "usage",
+      });
     throw e;
   }
 }

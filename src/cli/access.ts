@@ -9,7 +9,7 @@ import { OpcatError } from "../fbc/errors.js";
 import { parseGoDuration } from "../gojson/duration.js";
 import { checkTlsFlags, defaultCacheDir } from "../image/access.js";
 import type { PullOptions, PullProgress } from "../image/index.js";
-import { EXIT_USAGE, formatBytes, Progress } from "./output.js";
+import { formatBytes, Progress } from "./output.js";
 
 /** The parsed image access flags of a command. */
 export interface ImageAccessFlags {
@@ -32,7 +32,7 @@ function durationFlag(v: string | undefined, flag: string): number | undefined {
     throw new OpcatError(
       "USAGE_TIMEOUT",
       `invalid ${flag} ${JSON.stringify(v)}: ${typeof d === "string" ? d : "must be positive"} (a Go duration such as 30s or 2m)`,
-      { exitCode: EXIT_USAGE },
+      { kind: "usage" },
     );
   return d;
 }
@@ -70,7 +70,7 @@ export function addImageAccessOptions(cmd: Command, doing = "while pulling bundl
 /** Checks the flags (opm's error texts) and turns them into pull options, with a progress line on a terminal. */
 export async function imageAccessFrom(f: ImageAccessFlags, label = "pulling"): Promise<PullOptions> {
   const err = checkTlsFlags(f);
-  if (err) throw new OpcatError("USAGE_FLAGS", err, { exitCode: EXIT_USAGE });
+  if (err) throw new OpcatError("USAGE_FLAGS", err, { kind: "usage" });
   if (f.authfile !== undefined) {
     let ok = false;
     try {
@@ -82,7 +82,7 @@ export async function imageAccessFrom(f: ImageAccessFlags, label = "pulling"): P
       throw new OpcatError(
         "USAGE_AUTHFILE",
         `--authfile ${f.authfile}: no such file (credentials are read from it before the standard locations)`,
-        { exitCode: EXIT_USAGE },
+        { kind: "usage" },
       );
   }
   const progress = new Progress(label);

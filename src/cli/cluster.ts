@@ -21,7 +21,6 @@ import type { JsonValue } from "../yaml/index.js";
 import type * as YLib from "../yaml/index.js";
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
 import { loadOnAction } from "./lazy.js";
-import { EXIT_INVALID, EXIT_USAGE } from "./output.js";
 
 // Loaded when a cluster or instance command runs (see loadOnAction below).
 let CM: typeof CMLib;
@@ -50,7 +49,7 @@ async function connect(f: KubeFlags): Promise<KubeClient> {
     return KubeClient.connect({ kubeconfig: f.kubeconfig, context: f.context });
   } catch (e) {
     throw new OpcatError("CLUSTER_KUBECONFIG", `cannot load the kubeconfig: ${(e as Error).message}`, {
-      exitCode: EXIT_USAGE,
+      kind: "usage",
     });
   }
 }
@@ -61,13 +60,13 @@ function apiFailure(e: unknown, what: string): never {
     const k = e as Error & { status: number; reason: string };
     const invalid = k.status === 403 || k.status === 422 || k.status === 409 || k.status === 404;
     throw new OpcatError(`CLUSTER_${k.reason.toUpperCase() || k.status}`, `${what}: ${k.message}`, {
-      exitCode: invalid ? EXIT_INVALID : EXIT_USAGE,
+      kind: invalid ? "invalid" : "usage",
     });
   }
   const code = (e as NodeJS.ErrnoException).code;
   if (code === "ECONNREFUSED" || code === "ENOTFOUND" || code === "ETIMEDOUT" || code === "ECONNRESET") {
     throw new OpcatError("CLUSTER_UNREACHABLE", `${what}: the API server cannot be reached (${code})`, {
-      exitCode: EXIT_USAGE,
+      kind: "usage",
     });
   }
   throw e;
@@ -159,19 +158,19 @@ export function registerClusterCommands(program: Command): void {
           throw new OpcatError(
             "USAGE_WEBHOOK_SERVICE",
             `--webhook-service ${JSON.stringify(o.webhookService)}: expected <namespace>/<name>:<port>`,
-            { exitCode: EXIT_USAGE },
+            { kind: "usage" },
           );
         service = { namespace: m[1], name: m[2], port: Number(m[3]) };
       }
       const port = Number(o.webhookPort);
       if (!Number.isInteger(port) || port < 0 || port > 65535)
         throw new OpcatError("USAGE_WEBHOOK_PORT", `--webhook-port ${o.webhookPort}: not a port`, {
-          exitCode: EXIT_USAGE,
+          kind: "usage",
         });
       const catalogPort = Number(o.catalogPort);
       if (!Number.isInteger(catalogPort) || catalogPort < 0 || catalogPort > 65535)
         throw new OpcatError("USAGE_CATALOG_PORT", `--catalog-port ${o.catalogPort}: not a port`, {
-          exitCode: EXIT_USAGE,
+          kind: "usage",
         });
       const pull = await imageAccessFrom(o);
       delete pull.onProgress;

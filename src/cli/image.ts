@@ -10,7 +10,7 @@ import { OpcatError } from "../fbc/errors.js";
 import type { OutputFormat } from "../fbc/write.js";
 import { DEFAULT_OPM_IMAGE, generateDockerfile, parseExtraLabels } from "../image/dockerfile.js";
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
-import { EXIT_INVALID, EXIT_USAGE, Progress } from "./output.js";
+import { Progress } from "./output.js";
 
 export { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags };
 
@@ -19,8 +19,7 @@ const imageLib = () => import("../image/index.js");
 
 function labelsFrom(values: string[] | undefined): Record<string, string> {
   const l = parseExtraLabels(values ?? []);
-  if ("error" in l && typeof l.error === "string")
-    throw new OpcatError("USAGE_LABEL", l.error, { exitCode: EXIT_USAGE });
+  if ("error" in l && typeof l.error === "string") throw new OpcatError("USAGE_LABEL", l.error, { kind: "usage" });
   return l as Record<string, string>;
 }
 
@@ -39,7 +38,7 @@ function checkPushTarget(f: { tag?: string; push?: boolean }): void {
     throw new OpcatError(
       "USAGE_PUSH_OCI",
       `--push with --tag ${f.tag}: an oci: layout is written locally; drop --push, or give a registry reference to push to`,
-      { exitCode: EXIT_USAGE },
+      { kind: "usage" },
     );
   }
 }
@@ -95,8 +94,7 @@ export function registerImageCommands(program: Command): void {
       const problems = [...res.problems];
       if (problems.length === 0) problems.push(...validateCatalog(res.config).problems);
       const errors = problems.filter((p) => p.severity === "error");
-      if (errors.length > 0)
-        throw new OpcatError(errors[0].code, errors[0].message, { problems, exitCode: EXIT_INVALID });
+      if (errors.length > 0) throw new OpcatError(errors[0].code, errors[0].message, { problems, kind: "invalid" });
     }
     checkPushTarget(f);
     const access = await imageAccessFrom(f, "pushing");
@@ -201,32 +199,32 @@ export function registerImageCommands(program: Command): void {
           throw new OpcatError(
             "USAGE_FLAGS",
             "if any flags in the group [binary-image base-image] are set none of the others can be; [base-image binary-image] were all set",
-            { exitCode: EXIT_USAGE },
+            { kind: "usage" },
           );
         const base = f.binaryImage ?? f.baseImage;
         let builder = f.builderImage;
         if (builder === "scratch")
-          throw new OpcatError("USAGE_FLAGS", `invalid builder image: "scratch"`, { exitCode: EXIT_USAGE });
+          throw new OpcatError("USAGE_FLAGS", `invalid builder image: "scratch"`, { kind: "usage" });
         if (f.binaryImage !== undefined && !builderSet) builder = base;
         const labels = labelsFrom(f.extraLabels);
         const indexName = basename(fromDir);
         const out = join(dirname(fromDir), `${indexName}.Dockerfile`);
         if (existsSync(out))
           throw new OpcatError("IO_ERROR", `path ${JSON.stringify(out)}: file already exists`, {
-            exitCode: EXIT_USAGE,
+            kind: "usage",
           });
         let st;
         try {
           st = statSync(fromDir);
         } catch (e) {
           throw new OpcatError("IO_ERROR", `stat ${fromDir}: no such file or directory`, {
-            exitCode: EXIT_USAGE,
+            kind: "usage",
             cause: e,
           });
         }
         if (!st.isDirectory())
           throw new OpcatError("IO_ERROR", `provided root path ${JSON.stringify(fromDir)} is not a directory`, {
-            exitCode: EXIT_USAGE,
+            kind: "usage",
           });
         writeFileSync(
           out,

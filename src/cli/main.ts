@@ -44,7 +44,7 @@ function outputOption(formats: string[], def: string): Option {
       throw new OpcatError(
         "USAGE_OUTPUT",
         `invalid --output value ${JSON.stringify(v)}, expected (${formats.join("|")})`,
-        { exitCode: EXIT_USAGE },
+        { kind: "usage" },
       );
     return v;
   });
@@ -56,7 +56,7 @@ function migrateLevelOption(): Option {
     `name of the last migration to run (default: none)${migrationHelpText()}`,
   ).argParser((v) => {
     const err = validateMigrationLevel(v);
-    if (err) throw new OpcatError("USAGE_MIGRATE_LEVEL", err, { exitCode: EXIT_USAGE });
+    if (err) throw new OpcatError("USAGE_MIGRATE_LEVEL", err, { kind: "usage" });
     return v;
   });
 }
@@ -151,7 +151,7 @@ Examples:
         throw new OpcatError(
           "USAGE_FLAGS",
           "if any flags in the group [migrate migrate-level] are set none of the others can be; [migrate migrate-level] were all set",
-          { exitCode: EXIT_USAGE },
+          { kind: "usage" },
         );
       const tmplText = opts.imageRefTemplate ?? opts.alphaImageRefTemplate;
       const { compileImageRefTemplate } = await import("../bundle/render.js");
@@ -243,7 +243,7 @@ Examples:
         throw new OpcatError(
           "GRAPH_UNKNOWN_PACKAGE",
           `package ${JSON.stringify(opts.packageName)} is not in ${ref} (packages: ${list})`,
-          { exitCode: EXIT_USAGE },
+          { kind: "usage" },
         );
       }
       const { renderMermaid } = await import("../fbc/mermaid.js");
@@ -310,7 +310,7 @@ Examples:
             throw new OpcatError(
               "IO_ERROR",
               `open ${f}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file or directory" : (e as Error).message}`,
-              { exitCode: EXIT_USAGE },
+              { kind: "usage" },
             );
           }
         };
@@ -338,7 +338,7 @@ Examples:
       const { isEmptyOrMissingDir, writeCatalogDirectory } = await fbcWrite();
       if (!isEmptyOrMissingDir(out))
         throw new OpcatError("MIGRATE_OUTPUT_NOT_EMPTY", `output dir ${JSON.stringify(out)} must be empty`, {
-          exitCode: EXIT_USAGE,
+          kind: "usage",
         });
       const cfg = await openWithProgress([ref], await imageAccessFrom(opts));
       (await fbcRender()).normalizeForRender(cfg, { migrateLevel: opts.migrateLevel });

@@ -4,13 +4,18 @@
  */
 import { accessSync, constants, existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { compareProblems, formatProblem, OpcatError, type Problem } from "../fbc/errors.js";
+import { compareProblems, type ErrorKind, formatProblem, OpcatError, type Problem } from "../fbc/errors.js";
 
 /** Exit codes: 0 success, 1 invalid input content (catalog, template…), 2 usage or I/O error, 3 internal error. */
 export const EXIT_OK = 0;
 export const EXIT_INVALID = 1;
 export const EXIT_USAGE = 2;
 export const EXIT_INTERNAL = 3;
+
+/** The one place an error's kind becomes an exit code. */
+export function exitCodeFor(kind: ErrorKind): number {
+  return kind === "invalid" ? EXIT_INVALID : kind === "internal" ? EXIT_INTERNAL : EXIT_USAGE;
+}
 
 export type ErrorFormat = "text" | "json" | "yaml";
 
@@ -79,7 +84,7 @@ export function handleError(e: unknown, format: ErrorFormat = "text"): number {
       process.stderr.write(
         JSON.stringify(
           {
-            error: { code: e.code, message: e.message, exitCode: e.exitCode },
+            error: { code: e.code, message: e.message, kind: e.kind, exitCode: exitCodeFor(e.kind) },
             problems: e.problems.map(problemToJson),
           },
           null,
@@ -91,7 +96,7 @@ export function handleError(e: unknown, format: ErrorFormat = "text"): number {
     } else {
       process.stderr.write(`opcat: ${e.message}\n`);
     }
-    return e.exitCode;
+    return exitCodeFor(e.kind);
   }
   const err = e as Error;
   let sys = e as NodeJS.ErrnoException;

@@ -12,7 +12,7 @@ import type { JsonValue } from "../yaml/index.js";
 import type * as YLib from "../yaml/index.js";
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
 import { loadOnAction } from "./lazy.js";
-import { EXIT_INVALID, EXIT_USAGE } from "./output.js";
+import { EXIT_INVALID } from "./output.js";
 
 // Loaded when resolve, query or images runs (see loadOnAction below).
 let R: typeof RLib;
@@ -26,7 +26,7 @@ function formatOption(formats: string[], def: string): Option {
       throw new OpcatError(
         "USAGE_OUTPUT",
         `invalid --output value ${JSON.stringify(v)}, expected (${formats.join("|")})`,
-        { exitCode: EXIT_USAGE },
+        { kind: "usage" },
       );
     return v;
   });
@@ -48,7 +48,7 @@ export function parsePriorities(args: readonly string[]): Map<string, number> {
     const m = /^(.+)=(-?\d+)$/.exec(a);
     if (!m)
       throw new OpcatError("USAGE_PRIORITY", `invalid --priority ${JSON.stringify(a)}: expected name=<integer>`, {
-        exitCode: EXIT_USAGE,
+        kind: "usage",
       });
     out.set(m[1], Number(m[2]));
   }
@@ -63,15 +63,14 @@ interface CatalogFlags extends ImageAccessFlags {
 /** Loads and validates every `--catalog`; invalid catalogs fail with exit code 1. */
 async function loadCatalogSet(o: CatalogFlags): Promise<InstanceType<typeof R.CatalogSet>> {
   const refs = (o.catalog ?? []).map(parseCatalogFlag);
-  if (refs.length === 0)
-    throw new OpcatError("USAGE_CATALOG", "at least one --catalog is required", { exitCode: EXIT_USAGE });
+  if (refs.length === 0) throw new OpcatError("USAGE_CATALOG", "at least one --catalog is required", { kind: "usage" });
   const prio = parsePriorities(o.priority ?? []);
   for (const n of prio.keys())
     if (!refs.some((r) => r.name === n))
       throw new OpcatError(
         "USAGE_PRIORITY",
         `--priority names catalog ${JSON.stringify(n)}, which no --catalog defines`,
-        { exitCode: EXIT_USAGE },
+        { kind: "usage" },
       );
   const access = await imageAccessFrom(o);
   const seen = new Set<string>();
@@ -81,7 +80,7 @@ async function loadCatalogSet(o: CatalogFlags): Promise<InstanceType<typeof R.Ca
       throw new OpcatError(
         "USAGE_CATALOG",
         `two catalogs are named ${JSON.stringify(r.name)}; name them with name=<dir|image>`,
-        { exitCode: EXIT_USAGE },
+        { kind: "usage" },
       );
     seen.add(r.name);
     const v = await (await import("../action/catalog.js")).openValidCatalog(
@@ -101,7 +100,7 @@ function readText(path: string, what: string): string {
     throw new OpcatError(
       "IO_ERROR",
       `read ${what} ${path}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file or directory" : (e as Error).message}`,
-      { exitCode: EXIT_USAGE },
+      { kind: "usage" },
     );
   }
 }
@@ -163,15 +162,15 @@ export function registerResolveCommands(program: Command): void {
       },
     ) => {
       if (!o.input || o.input.length === 0)
-        throw new OpcatError("USAGE_INPUT", "at least one --input is required", { exitCode: EXIT_USAGE });
+        throw new OpcatError("USAGE_INPUT", "at least one --input is required", { kind: "usage" });
       const docs = { inputs: [], classes: [], installed: [], errors: [] } as ReturnType<typeof R.parseInputDocuments>;
       for (const f of o.input) R.parseInputDocuments(readText(f, "input"), f, docs);
       if (o.installed) R.parseInputDocuments(readText(o.installed, "installed operators"), o.installed, docs);
       if (docs.errors.length > 0)
-        throw new OpcatError("RESOLVE_INPUT_INVALID", docs.errors.join("\n"), { exitCode: EXIT_INVALID });
+        throw new OpcatError("RESOLVE_INPUT_INVALID", docs.errors.join("\n"), { kind: "invalid" });
       if (docs.inputs.length === 0)
         throw new OpcatError("RESOLVE_INPUT_INVALID", "the input files define no Input or Operator", {
-          exitCode: EXIT_INVALID,
+          kind: "invalid",
         });
       const set = await loadCatalogSet(o);
       const cluster = { ...docs.cluster };
@@ -209,7 +208,7 @@ export function registerResolveCommands(program: Command): void {
     try {
       matches = R.query(set, expr);
     } catch (e) {
-      throw new OpcatError("RESOLVE_QUERY_INVALID", `invalid query: ${(e as Error).message}`, { exitCode: EXIT_USAGE });
+      throw new OpcatError("RESOLVE_QUERY_INVALID", `invalid query: ${(e as Error).message}`, { kind: "usage" });
     }
     if (o.output === "text")
       for (const m of matches)
@@ -232,7 +231,7 @@ export function registerResolveCommands(program: Command): void {
       .addOption(formatOption(["text", "json"], "text")),
   ).action(async (o: CatalogFlags & { resolveset?: string; package?: string[]; output: string }) => {
     if (!o.resolveset && !(o.catalog ?? []).length)
-      throw new OpcatError("USAGE_INPUT", "give --resolveset or at least one --catalog", { exitCode: EXIT_USAGE });
+      throw new OpcatError("USAGE_INPUT", "give --resolveset or at least one --catalog", { kind: "usage" });
     if (o.resolveset) {
       const { load } = await import("js-yaml");
       let rs: unknown;
@@ -240,22 +239,22 @@ export function registerResolveCommands(program: Command): void {
         rs = load(readText(o.resolveset, "resolveset"));
       } catch (e) {
         throw new OpcatError("RESOLVE_INPUT_INVALID", `${o.resolveset}: ${(e as Error).message.split("\n")[0]}`, {
-          exitCode: EXIT_INVALID,
+          kind: "invalid",
         });
       }
       const bundles = (rs as { bundles?: unknown }).bundles;
       if (!Array.isArray(bundles))
         throw new OpcatError("RESOLVE_INPUT_INVALID", `${o.resolveset}: not a resolveset (no bundles list)`, {
-          exitCode: EXIT_INVALID,
+          kind: "invalid",
         });
       const operands = (rs as { operands?: unknown }).operands;
       if (operands !== undefined && operands !== null && !Array.isArray(operands))
         throw new OpcatError("RESOLVE_INPUT_INVALID", `${o.resolveset}: operands must be a list`, {
-          exitCode: EXIT_INVALID,
+          kind: "invalid",
         });
       if (o.package?.length)
         throw new OpcatError("USAGE_INPUT", "--package applies to --catalog, not to --resolveset", {
-          exitCode: EXIT_USAGE,
+          kind: "usage",
         });
       printImages(
         R.resolveSetImages({

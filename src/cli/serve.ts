@@ -9,7 +9,7 @@ import { parseGoDuration } from "../gojson/duration.js";
 import { parsePriorities } from "./resolve.js";
 import type { GrpcServerHandle, HttpServerHandle, StoreEvent } from "../serve/index.js";
 import type * as SLib from "../serve/store.js";
-import { EXIT_INVALID, EXIT_USAGE, reportProblems } from "./output.js";
+import { reportProblems } from "./output.js";
 import type { ImageCatalog, ImageSourceEvent } from "../serve/imagesource.js";
 import type * as ISLib from "../serve/imagesource.js";
 
@@ -47,7 +47,7 @@ export function parseListenAddress(s: string, flag: string): { host: string; por
   const port = m ? Number(m[3]) : NaN;
   if (!m || !(port >= 0 && port <= 65535))
     throw new OpcatError("USAGE_LISTEN", `invalid ${flag} address ${JSON.stringify(s)}: expected host:port`, {
-      exitCode: EXIT_USAGE,
+      kind: "usage",
     });
   return { host: m[1] ?? (m[2] || "127.0.0.1"), port };
 }
@@ -204,11 +204,11 @@ export function registerServeCommand(program: Command): void {
           throw new OpcatError(
             "USAGE_SERVE",
             `invalid --poll-interval ${JSON.stringify(opts.pollInterval)}: ${typeof d === "string" ? d : "must be positive"}`,
-            { exitCode: EXIT_USAGE },
+            { kind: "usage" },
           );
         if (!catalogs.some((c) => c.image))
           throw new OpcatError("USAGE_SERVE", "--poll-interval applies to catalog images, and none was given", {
-            exitCode: EXIT_USAGE,
+            kind: "usage",
           });
         pollMs = d;
       }
@@ -217,19 +217,19 @@ export function registerServeCommand(program: Command): void {
         : undefined;
       const images: ImageCatalog[] = [];
       if (opts.ui === true && opts.http === false)
-        throw new OpcatError("USAGE_SERVE", "--ui needs the HTTP server: drop --no-http", { exitCode: EXIT_USAGE });
+        throw new OpcatError("USAGE_SERVE", "--ui needs the HTTP server: drop --no-http", { kind: "usage" });
       if ((opts.kubeconfig !== undefined || opts.context !== undefined) && (opts.ui === false || opts.http === false)) {
         throw new OpcatError(
           "USAGE_SERVE",
           "--kubeconfig and --context are for the web UI's cluster pages: drop --no-ui/--no-http",
-          { exitCode: EXIT_USAGE },
+          { kind: "usage" },
         );
       }
       if (opts.context !== undefined && opts.kubeconfig === undefined)
-        throw new OpcatError("USAGE_SERVE", "--context needs --kubeconfig", { exitCode: EXIT_USAGE });
+        throw new OpcatError("USAGE_SERVE", "--context needs --kubeconfig", { kind: "usage" });
       if (opts.kubeconfig !== undefined && !existsSync(opts.kubeconfig))
         throw new OpcatError("USAGE_SERVE", `--kubeconfig ${JSON.stringify(opts.kubeconfig)}: no such file`, {
-          exitCode: EXIT_USAGE,
+          kind: "usage",
         });
       const cluster =
         opts.kubeconfig !== undefined
@@ -241,17 +241,17 @@ export function registerServeCommand(program: Command): void {
           : undefined;
       if (opts.http === false && opts.grpc === false)
         throw new OpcatError("USAGE_SERVE", "nothing to serve: both --no-http and --no-grpc were given", {
-          exitCode: EXIT_USAGE,
+          kind: "usage",
         });
       const httpAddr = opts.http === false ? undefined : parseListenAddress(opts.http, "--http");
       if (opts.port !== undefined) {
         if (!/^\d+$/.test(opts.port) || Number(opts.port) > 65535)
           throw new OpcatError("USAGE_SERVE", `invalid --port ${JSON.stringify(opts.port)}: expected a port number`, {
-            exitCode: EXIT_USAGE,
+            kind: "usage",
           });
         if (opts.grpc === false)
           throw new OpcatError("USAGE_SERVE", "--port (gRPC) and --no-grpc exclude each other", {
-            exitCode: EXIT_USAGE,
+            kind: "usage",
           });
         // opm listens on ":<port>", every interface; say so, since opcat's own default is loopback only
         opts.grpc = `0.0.0.0:${opts.port}`;
@@ -266,7 +266,7 @@ export function registerServeCommand(program: Command): void {
       for (const n of priorities.keys()) {
         if (!catalogs.some((c) => c.name === n))
           throw new OpcatError("USAGE_PRIORITY", `--priority names catalog ${JSON.stringify(n)}, which is not served`, {
-            exitCode: EXIT_USAGE,
+            kind: "usage",
           });
       }
       const maxRequestBytes = Number(opts.maxRequestBytes);
@@ -274,18 +274,18 @@ export function registerServeCommand(program: Command): void {
         throw new OpcatError(
           "USAGE_SERVE",
           `invalid --max-request-bytes ${JSON.stringify(opts.maxRequestBytes)}: expected a positive integer`,
-          { exitCode: EXIT_USAGE },
+          { kind: "usage" },
         );
       const grace = Number(opts.shutdownGrace) * 1000;
       if (!(grace >= 0))
         throw new OpcatError("USAGE_SERVE", `invalid --shutdown-grace ${JSON.stringify(opts.shutdownGrace)}`, {
-          exitCode: EXIT_USAGE,
+          kind: "usage",
         });
       if (opts.grpcCatalog !== undefined && !catalogs.some((c) => c.name === opts.grpcCatalog)) {
         throw new OpcatError(
           "USAGE_SERVE",
           `--grpc-catalog ${JSON.stringify(opts.grpcCatalog)} is not one of the served catalogs`,
-          { exitCode: EXIT_USAGE },
+          { kind: "usage" },
         );
       }
 
@@ -318,7 +318,7 @@ export function registerServeCommand(program: Command): void {
             out = await store.add(c.name, c.source);
           } catch (e) {
             await Promise.all(images.map((i) => i.close()));
-            throw new OpcatError("USAGE_SERVE", (e as Error).message, { exitCode: EXIT_USAGE });
+            throw new OpcatError("USAGE_SERVE", (e as Error).message, { kind: "usage" });
           }
         }
         if (out.status === "failed") failed = true;
@@ -327,7 +327,7 @@ export function registerServeCommand(program: Command): void {
       if (failed && !opts.watch && pollMs === undefined) {
         await Promise.all(images.map((i) => i.close()));
         throw new OpcatError("SERVE_INVALID_CATALOG", "a catalog is invalid (see above); nothing served", {
-          exitCode: EXIT_INVALID,
+          kind: "invalid",
           problems: [],
         });
       }
@@ -337,7 +337,7 @@ export function registerServeCommand(program: Command): void {
         await store.close();
         if (failed)
           throw new OpcatError("SERVE_INVALID_CATALOG", "a catalog is invalid (see above)", {
-            exitCode: EXIT_INVALID,
+            kind: "invalid",
             problems: [],
           });
         log({
@@ -363,7 +363,7 @@ export function registerServeCommand(program: Command): void {
         await http?.close(0);
         await Promise.all(images.map((i) => i.close()));
         await store.close();
-        throw new OpcatError("SERVE_LISTEN", `cannot listen: ${(e as Error).message}`, { exitCode: EXIT_USAGE });
+        throw new OpcatError("SERVE_LISTEN", `cannot listen: ${(e as Error).message}`, { kind: "usage" });
       }
       if (opts.watch) store.watch();
       for (const i of images) i.startPolling();

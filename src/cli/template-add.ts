@@ -5,14 +5,14 @@
  */
 import { type Command, Option } from "commander";
 import { OpcatError } from "../fbc/errors.js";
-import type { AddBundlePlan, ReleaseConfigReport } from "../template/addbundle.js";
+import type { AddBundleOutcome, AddBundlePlan, ReleaseConfigReport } from "../template/addbundle.js";
 import type * as ABLib from "../template/addbundle.js";
 import type * as ILib from "../image/index.js";
 import type { BundleSource, TagLister } from "../template/index.js";
 import type * as TLib from "../template/index.js";
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
 import { loadOnAction } from "./lazy.js";
-import { EXIT_USAGE, problemToJson } from "./output.js";
+import { problemToJson } from "./output.js";
 
 interface AddOpts extends ImageAccessFlags {
   image: string;
@@ -30,6 +30,19 @@ interface AddOpts extends ImageAccessFlags {
   output: "text" | "json";
 }
 
+/**
+ * Process exit code per outcome: 0 when the bundle is in the template afterwards (added or
+ * already present; the JSON report tells which), 1 invalid input, 4 unreachable image,
+ * 5 conflict. (2 stays the usage/I/O code and 3 opcat's internal-error code.)
+ */
+export const ADD_BUNDLE_EXIT_CODES: Readonly<Record<AddBundleOutcome, number>> = Object.freeze({
+  added: 0,
+  "already-present": 0,
+  "invalid-input": 1,
+  "unreachable-image": 4,
+  conflict: 5,
+});
+
 // Loaded when add-bundle runs (see loadOnAction below).
 let AB: typeof ABLib;
 let I: typeof ILib;
@@ -38,7 +51,7 @@ let T: typeof TLib;
 const collect = (v: string, prev: string[]): string[] => [...prev, v];
 
 function usage(message: string): OpcatError {
-  return new OpcatError("USAGE_FLAGS", message, { exitCode: EXIT_USAGE });
+  return new OpcatError("USAGE_FLAGS", message, { kind: "usage" });
 }
 
 /**
@@ -176,7 +189,7 @@ async function addWith(
       if (!dryRun && !r.written && r.templates.some((p) => p.outcome === "added"))
         process.stdout.write("nothing was written: a template failed\n");
     }
-    process.exitCode = AB.ADD_BUNDLE_EXIT_CODES[r.outcome];
+    process.exitCode = ADD_BUNDLE_EXIT_CODES[r.outcome];
     return;
   }
   const plan = await AB.addBundleToFile(
@@ -193,7 +206,7 @@ async function addWith(
   );
   if (opts.output === "json") process.stdout.write(JSON.stringify(planJson(plan, dryRun), null, 2) + "\n");
   else printPlan(plan, dryRun);
-  process.exitCode = AB.ADD_BUNDLE_EXIT_CODES[plan.outcome];
+  process.exitCode = ADD_BUNDLE_EXIT_CODES[plan.outcome];
 }
 
 /** Adds `add-bundle` to the `template` command. */
@@ -249,7 +262,7 @@ export function registerAddBundleCommand(tmpl: Command): void {
       new Option("-o, --output <format>", "report format (text|json)").default("text").argParser((v) => {
         if (v !== "text" && v !== "json")
           throw new OpcatError("USAGE_OUTPUT", `invalid --output value ${JSON.stringify(v)}, expected (text|json)`, {
-            exitCode: EXIT_USAGE,
+            kind: "usage",
           });
         return v;
       }),

@@ -5,7 +5,6 @@
 import { type Command, Option } from "commander";
 import { OpcatError } from "../fbc/errors.js";
 import type { ConvertTarget } from "../template/convert.js";
-import { EXIT_USAGE } from "./output.js";
 
 const TARGETS = ["basic", "graph"];
 const OUTPUTS = ["json", "yaml"];
@@ -28,7 +27,7 @@ export function registerConvertCommand(tmpl: Command): void {
       new Option("--to <type>", `template type (${TARGETS.join("|")})`).makeOptionMandatory().argParser((v) => {
         if (!TARGETS.includes(v))
           throw new OpcatError("USAGE_FLAGS", `invalid --to value ${JSON.stringify(v)}, expected (basic|graph)`, {
-            exitCode: EXIT_USAGE,
+            kind: "usage",
           });
         return v;
       }),
@@ -37,7 +36,7 @@ export function registerConvertCommand(tmpl: Command): void {
       new Option("-o, --output <format>", `output format (${OUTPUTS.join("|")})`).default("json").argParser((v) => {
         if (!OUTPUTS.includes(v))
           throw new OpcatError("USAGE_OUTPUT", `invalid --output value ${JSON.stringify(v)}, expected (json|yaml)`, {
-            exitCode: EXIT_USAGE,
+            kind: "usage",
           });
         return v;
       }),

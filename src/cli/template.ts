@@ -20,7 +20,7 @@ import type * as CLib from "../template/composite.js";
 import type { SemverSkips, BundleSource } from "../template/index.js";
 import type * as TLib from "../template/index.js";
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
-import { EXIT_USAGE, formatBytes, Progress } from "./output.js";
+import { formatBytes, Progress } from "./output.js";
 import { registerConvertCommand } from "./template-convert.js";
 import { registerAddBundleCommand } from "./template-add.js";
 import { loadOnAction } from "./lazy.js";
@@ -87,16 +87,16 @@ async function bundleSource(
 async function runComposite(args: string[], opts: RenderOpts): Promise<void> {
   if (args.length > 1)
     throw new OpcatError("USAGE_ARGS", `accepts at most 0 arg(s), received ${args.length - 1}`, {
-      exitCode: EXIT_USAGE,
+      kind: "usage",
     });
   if (opts.output !== "json" && opts.output !== "yaml") {
     throw new OpcatError("USAGE_OUTPUT", `invalid --output value ${goQuote(opts.output)}, expected (json|yaml)`, {
-      exitCode: EXIT_USAGE,
+      kind: "usage",
     });
   }
   if (opts.migrateLevel !== undefined)
     throw new OpcatError("USAGE_FLAGS", "--migrate-level is not supported by the composite template", {
-      exitCode: EXIT_USAGE,
+      kind: "usage",
     });
   const compositeFile = opts.compositeConfig ?? "composite.yaml";
   const catalogFile = opts.catalogConfig ?? "catalogs.yaml";
@@ -112,7 +112,7 @@ async function runComposite(args: string[], opts: RenderOpts): Promise<void> {
       throw new OpcatError(
         "IO_ERROR",
         `opening composite config file ${goQuote(compositeFile)}: ${C.goFsError("open", compositeFile, e)}`,
-        { exitCode: EXIT_USAGE },
+        { kind: "usage" },
       );
     }
     const catalogs = await fetchCatalogConfig(catalogFile);
@@ -129,7 +129,7 @@ async function runComposite(args: string[], opts: RenderOpts): Promise<void> {
     } catch (e) {
       if (e instanceof OpcatError)
         throw new OpcatError(e.code, `rendering the composite template: ${e.message}`, {
-          exitCode: e.exitCode,
+          kind: e.kind,
           cause: e,
         });
       throw e;
@@ -148,7 +148,7 @@ async function fetchCatalogConfig(path: string): Promise<string> {
       throw new OpcatError(
         "IO_ERROR",
         `fetching remote catalog config file ${goQuote(path)}: Get ${goQuote(path)}: unsupported protocol scheme ${goQuote(scheme)}`,
-        { exitCode: EXIT_USAGE },
+        { kind: "usage" },
       );
     }
     try {
@@ -158,7 +158,7 @@ async function fetchCatalogConfig(path: string): Promise<string> {
       throw new OpcatError(
         "IO_ERROR",
         `fetching remote catalog config file ${goQuote(path)}: Get ${goQuote(path)}: ${(e as Error).message}`,
-        { exitCode: EXIT_USAGE, cause: e },
+        { kind: "usage", cause: e },
       );
     }
   }
@@ -166,7 +166,7 @@ async function fetchCatalogConfig(path: string): Promise<string> {
     return readFileSync(path, "utf8");
   } catch (e) {
     throw new OpcatError("IO_ERROR", `opening catalog config file ${goQuote(path)}: ${C.goFsError("open", path, e)}`, {
-      exitCode: EXIT_USAGE,
+      kind: "usage",
     });
   }
 }
@@ -183,7 +183,7 @@ async function readInput(file: string): Promise<string> {
     const code = (e as NodeJS.ErrnoException).code;
     const why =
       code === "ENOENT" ? "no such file or directory" : code === "EISDIR" ? "is a directory" : (e as Error).message;
-    throw new OpcatError("IO_ERROR", `unable to open ${goQuote(file)}: open ${file}: ${why}`, { exitCode: EXIT_USAGE });
+    throw new OpcatError("IO_ERROR", `unable to open ${goQuote(file)}: open ${file}: ${why}`, { kind: "usage" });
   }
 }
 
@@ -191,7 +191,7 @@ async function runRender(args: string[], opts: RenderOpts): Promise<void> {
   if (args[0] === COMPOSITE) return runComposite(args, opts);
   if (opts.catalogConfig !== undefined || opts.compositeConfig !== undefined) {
     throw new OpcatError("USAGE_FLAGS", "--catalog-config and --composite-config are only for the composite template", {
-      exitCode: EXIT_USAGE,
+      kind: "usage",
     });
   }
   let type: string | undefined;
@@ -203,7 +203,7 @@ async function runRender(args: string[], opts: RenderOpts): Promise<void> {
     [type, file] = args;
   } else if (args.length > 2) {
     throw new OpcatError("USAGE_ARGS", `accepts between 0 and 2 arg(s), received ${args.length}`, {
-      exitCode: EXIT_USAGE,
+      kind: "usage",
     });
   }
   if (type !== undefined && !T.ALL_TEMPLATE_TYPES.includes(type)) {
@@ -211,7 +211,7 @@ async function runRender(args: string[], opts: RenderOpts): Promise<void> {
     const message = `invalid template type ${goQuote(type)}, must be one of: [${T.TEMPLATE_TYPES.join(" ")}]`;
     const hint = `opcat also renders: ${[...T.ALL_TEMPLATE_TYPES.filter((t) => !T.TEMPLATE_TYPES.includes(t)), COMPOSITE].join(", ")}`;
     throw new OpcatError("TEMPLATE_TYPE", message, {
-      exitCode: EXIT_USAGE,
+      kind: "usage",
       problems: [problem("TEMPLATE_TYPE", message, { hint })],
     });
   }
@@ -244,7 +244,7 @@ function parseBool(v: string): boolean {
   throw new OpcatError(
     "USAGE_FLAGS",
     `invalid argument ${goQuote(v)} for "--validate" flag: strconv.ParseBool: parsing ${goQuote(v)}: invalid syntax`,
-    { exitCode: EXIT_USAGE },
+    { kind: "usage" },
   );
 }
 
@@ -266,7 +266,7 @@ function addRenderCommand(cmd: Command): Command {
               throw new OpcatError(
                 "USAGE_OUTPUT",
                 `invalid --output value ${JSON.stringify(v)}, expected (json|yaml|mermaid)`,
-                { exitCode: EXIT_USAGE },
+                { kind: "usage" },
               );
             return v;
           }),
@@ -277,7 +277,7 @@ function addRenderCommand(cmd: Command): Command {
           `name of the last migration to run on the rendered bundles (default: none)${migrationHelpText()}`,
         ).argParser((v) => {
           const err = validateMigrationLevel(v);
-          if (err) throw new OpcatError("USAGE_MIGRATE_LEVEL", err, { exitCode: EXIT_USAGE });
+          if (err) throw new OpcatError("USAGE_MIGRATE_LEVEL", err, { kind: "usage" });
           return v;
         }),
       )
@@ -335,14 +335,14 @@ check it with \`opcat validate\`.`,
     )
     .action(async (args: string[], opts: RenderOpts) => {
       if (opts.reuseTags && opts.reuse === undefined)
-        throw new OpcatError("USAGE_FLAGS", "--reuse-tags needs --reuse", { exitCode: EXIT_USAGE });
+        throw new OpcatError("USAGE_FLAGS", "--reuse-tags needs --reuse", { kind: "usage" });
       if (opts.offline && opts.reuse === undefined)
-        throw new OpcatError("USAGE_FLAGS", "--offline needs --reuse", { exitCode: EXIT_USAGE });
+        throw new OpcatError("USAGE_FLAGS", "--offline needs --reuse", { kind: "usage" });
       if (!(T.SEMVER_SKIPS as readonly string[]).includes(opts.semverSkips ?? "cumulative"))
         throw new OpcatError(
           "USAGE_FLAGS",
           `invalid --semver-skips value ${JSON.stringify(opts.semverSkips)}, expected (${T.SEMVER_SKIPS.join("|")})`,
-          { exitCode: EXIT_USAGE },
+          { kind: "usage" },
         );
       await runRender(args, opts);
     });

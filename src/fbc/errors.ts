@@ -75,18 +75,27 @@ export function compareProblems(a: Problem, b: Problem): number {
   return a.message < b.message ? -1 : a.message > b.message ? 1 : 0;
 }
 
-/** Thrown by library functions for bad input or I/O: carries problems and an exit code. */
+/**
+ * What kind of failure an error is. Library code says what happened; the CLI alone turns a kind into
+ * an exit code (src/cli/output.ts: invalid 1, usage and io 2, internal 3).
+ * - `invalid`: the content read (a catalog, template, bundle, configuration) is not valid.
+ * - `usage`: the request itself is wrong (flags, arguments, a reference of the wrong kind).
+ * - `io`: reading or writing failed (files, registries, the network).
+ * - `internal`: a bug in opcat.
+ */
+export type ErrorKind = "invalid" | "usage" | "io" | "internal";
+
+/** Thrown by library functions for bad input or I/O: carries problems and a kind. */
 export class OpcatError extends Error {
   readonly code: string;
   readonly problems: Problem[];
-  /** Process exit code the CLI uses: 1 for an invalid catalog, 2 for usage or I/O errors. */
-  readonly exitCode: number;
+  readonly kind: ErrorKind;
 
-  constructor(code: string, message: string, opts: { problems?: Problem[]; exitCode?: number; cause?: unknown } = {}) {
+  constructor(code: string, message: string, opts: { problems?: Problem[]; kind?: ErrorKind; cause?: unknown } = {}) {
     super(message, opts.cause !== undefined ? { cause: opts.cause } : undefined);
     this.name = "OpcatError";
     this.code = code;
     this.problems = opts.problems ?? [problem(code, message)];
-    this.exitCode = opts.exitCode ?? 2;
+    this.kind = opts.kind ?? "usage";
   }
 }

@@ -337,7 +337,7 @@ export function loadFile(path: string, displayName = path, into?: LoadResult): L
       throw new OpcatError(
         "IO_FILE_TOO_LARGE",
         `open ${path}: ${st.size} bytes is more than the ${MAX_FILE_BYTES / (1 << 20)} MiB opcat reads as one catalog file (real catalog files are far smaller); split it into one file per package (opcat migrate does)`,
-        { exitCode: 2 },
+        { kind: "io" },
       );
     }
     text = readFileSync(path, "utf8");
@@ -366,7 +366,7 @@ function notRegular(path: string, st: Stats): void {
   throw new OpcatError(
     "IO_NOT_REGULAR",
     `open ${path}: not a regular file but a ${kind}; catalogs are read from regular files and directories only`,
-    { exitCode: 2 },
+    { kind: "io" },
   );
 }
 
@@ -380,7 +380,7 @@ function ioError(path: string, e: unknown): OpcatError {
         : err.code === "EACCES"
           ? "permission denied"
           : err.message;
-  return new OpcatError("IO_ERROR", `open ${path}: ${why}`, { exitCode: 2, cause: e });
+  return new OpcatError("IO_ERROR", `open ${path}: ${why}`, { kind: "io", cause: e });
 }
 
 /** The files opm would read under `root`, in its walk order (slash-separated relative paths). */
@@ -414,7 +414,7 @@ export function loadDirectory(root: string, opts: LoadOptions = {}): LoadResult 
   try {
     const st = statSync(root);
     if (!st.isDirectory())
-      throw new OpcatError("NOT_A_DIRECTORY", `${goQuote(root)} is not a directory`, { exitCode: 2 });
+      throw new OpcatError("NOT_A_DIRECTORY", `${goQuote(root)} is not a directory`, { kind: "io" });
     files = listCatalogFiles(root);
   } catch (e) {
     if (e instanceof OpcatError) throw e;
@@ -422,7 +422,7 @@ export function loadDirectory(root: string, opts: LoadOptions = {}): LoadResult 
     throw new OpcatError(
       "IO_ERROR",
       `lstat ${err.path ?? root}: ${err.code === "ENOENT" ? "no such file or directory" : err.message}`,
-      { exitCode: 2, cause: e },
+      { kind: "io", cause: e },
     );
   }
   const res = newResult();
@@ -466,7 +466,7 @@ export async function loadCatalog(ref: string, opts: LoadOptions = {}): Promise<
       "IO_ERROR",
       `stat ${ref}: ${err.code === "ENOENT" ? "no such file or directory" : err.message}`,
       {
-        exitCode: 2,
+        kind: "io",
         cause: e,
       },
     );
@@ -482,7 +482,7 @@ export async function loadCatalog(ref: string, opts: LoadOptions = {}): Promise<
 export async function loadCatalogOrThrow(ref: string, opts: LoadOptions = {}): Promise<DeclarativeConfig> {
   const res = await loadCatalog(ref, opts);
   if (res.problems.length > 0) {
-    throw new OpcatError(res.problems[0].code, res.problems[0].message, { problems: res.problems, exitCode: 1 });
+    throw new OpcatError(res.problems[0].code, res.problems[0].message, { problems: res.problems, kind: "invalid" });
   }
   return res.config;
 }

@@ -249,7 +249,7 @@ function evalRange(r: Range, v: Version, text: string): boolean {
         "GRAPH_SKIPRANGE_PANIC",
         `skipRange ${goQuote(text)} cannot be evaluated (opm panics: ${e.message})`,
         {
-          exitCode: 1,
+          kind: "invalid",
         },
       );
     }
@@ -270,7 +270,7 @@ function bundleVersions(cfg: DeclarativeConfig): Map<string, Version> {
         throw new OpcatError(
           "GRAPH_BUNDLE_PROPERTIES",
           `parse properties for bundle ${goQuote(b.name)}: ${e.message}`,
-          { exitCode: 1 },
+          { kind: "invalid" },
         );
       }
       throw e;
@@ -279,7 +279,7 @@ function bundleVersions(cfg: DeclarativeConfig): Map<string, Version> {
       throw new OpcatError(
         "GRAPH_BUNDLE_PACKAGE_PROPERTY",
         `bundle ${goQuote(b.name)} has multiple ${goQuote(PROPERTY_PACKAGE)} properties, expected exactly 1`,
-        { exitCode: 1 },
+        { kind: "invalid" },
       );
     }
     const version = packages[0].version;
@@ -289,7 +289,7 @@ function bundleVersions(cfg: DeclarativeConfig): Map<string, Version> {
         "GRAPH_BUNDLE_INVALID_VERSION",
         `bundle ${goQuote(b.name)} has invalid version ${goQuote(version)}: ${v.message}`,
         {
-          exitCode: 1,
+          kind: "invalid",
         },
       );
     }

@@ -31,10 +31,10 @@ export { MIGRATION_LEVELS, migrationHelpText, validateMigrationLevel, type Migra
  */
 export function migrate(cfg: DeclarativeConfig, level: MigrationLevel): void {
   const bad = validateMigrationLevel(level);
-  if (bad !== undefined) throw new OpcatError("MIGRATE_LEVEL", bad, { exitCode: 2 });
+  if (bad !== undefined) throw new OpcatError("MIGRATE_LEVEL", bad, { kind: "usage" });
   for (const m of MIGRATION_LEVELS) {
     const err = MIGRATIONS[m.name](cfg);
-    if (err !== undefined) throw new OpcatError("MIGRATE", `migrate: ${err}`, { exitCode: 1 });
+    if (err !== undefined) throw new OpcatError("MIGRATE", `migrate: ${err}`, { kind: "invalid" });
     if (m.name === level) break;
   }
 }

@@ -134,7 +134,7 @@ export function buildCatalogImage(dir: string, opts: BuildOptions = {}): BuiltIm
   }
   if (!st?.isDirectory())
     throw new OpcatError("BUILD_NOT_A_DIRECTORY", `provided root path ${JSON.stringify(dir)} is not a directory`, {
-      exitCode: 2,
+      kind: "io",
     });
   return assembleImage(treeEntries(dir, "configs"), { [LABEL_CONFIGS]: "/configs" }, opts);
 }
@@ -241,7 +241,7 @@ export async function withBaseImage(
     throw new OpcatError(
       "BUILD_BASE_IMAGE",
       `pulling the base image ${ref}: ${e.message} (use --base-image with an opm image you can reach, e.g. a mirror of quay.io/operator-framework/opm, or --base-image scratch for a content-only image that OLM v0 cannot run)`,
-      { exitCode: 2, cause: e },
+      { kind: "io", cause: e },
     );
   }
   return onBaseImage(img, base);
@@ -335,7 +335,7 @@ export async function outputImage(
     throw new OpcatError(
       "USAGE_TAG",
       `--tag ${JSON.stringify(tag)} is a registry reference: add --push to push it there, or write an OCI layout with --tag oci:<dir>:<tag>`,
-      { exitCode: 2 },
+      { kind: "usage" },
     );
   }
   return pushImage(img, tag, opts);

@@ -25,7 +25,7 @@ export interface CatalogBuildConfig {
 }
 
 function bad(file: string, msg: string): OpcatError {
-  return new OpcatError("BUILD_CONFIG_INVALID", `${file}: ${msg}`, { exitCode: 1 });
+  return new OpcatError("BUILD_CONFIG_INVALID", `${file}: ${msg}`, { kind: "invalid" });
 }
 
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
@@ -99,14 +99,14 @@ export async function buildFromConfig(file: string, opts: BuildFromConfigOptions
     throw new OpcatError(
       "IO_ERROR",
       `open ${file}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file or directory" : (e as Error).message}`,
-      { exitCode: 2 },
+      { kind: "io" },
     );
   }
   const cfg = parseCatalogBuildConfig(text, file);
   const catalogDir = join(opts.outputDir ?? dirname(resolve(file)), cfg.name);
   if (!isEmptyOrMissingDir(catalogDir))
     throw new OpcatError("BUILD_OUTPUT_NOT_EMPTY", `output dir ${JSON.stringify(catalogDir)} must be empty`, {
-      exitCode: 2,
+      kind: "io",
     });
   const format = opts.format ?? "yaml";
   const client = opts.client ?? new RegistryClient(opts);
@@ -130,7 +130,7 @@ export async function buildFromConfig(file: string, opts: BuildFromConfigOptions
     const problems = [...loaded.problems];
     if (problems.length === 0) problems.push(...validateCatalog(loaded.config).problems);
     const errors = problems.filter((p) => p.severity === "error");
-    if (errors.length > 0) throw new OpcatError(errors[0].code, errors[0].message, { problems, exitCode: 1 });
+    if (errors.length > 0) throw new OpcatError(errors[0].code, errors[0].message, { problems, kind: "invalid" });
     const all = emptyConfig();
     for (const c of rendered) mergeConfigs(all, c);
     const result: BuildFromConfigResult = {

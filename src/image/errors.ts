@@ -1,16 +1,16 @@
 /**
  * Errors and digests shared by the image code: every failure is an {@link OpcatError} with an
- * `IMAGE_*` code and exit code 2 (I/O) unless said otherwise.
+ * `IMAGE_*` code and kind "io" unless said otherwise.
  */
 import { createHash, type Hash } from "node:crypto";
-import { OpcatError } from "../fbc/errors.js";
+import { type ErrorKind, OpcatError } from "../fbc/errors.js";
 
 /** An image problem (pull, push, unpack, layout, registry): `code` is stable, `message` says what and where. */
 export class ImageError extends OpcatError {
   /** HTTP status when the error is a registry answer. */
   readonly status?: number;
-  constructor(code: string, message: string, opts: { status?: number; cause?: unknown; exitCode?: number } = {}) {
-    super(code, message, { exitCode: opts.exitCode ?? 2, cause: opts.cause });
+  constructor(code: string, message: string, opts: { status?: number; cause?: unknown; kind?: ErrorKind } = {}) {
+    super(code, message, { kind: opts.kind ?? "io", cause: opts.cause });
     this.name = "ImageError";
     if (opts.status !== undefined) this.status = opts.status;
   }

@@ -189,7 +189,7 @@ export class RegistryClient {
 
   constructor(readonly opts: RegistryOptions = {}) {
     const err = checkTlsFlags(opts);
-    if (err) throw new ImageError("USAGE_FLAGS", err, { exitCode: 2 });
+    if (err) throw new ImageError("USAGE_FLAGS", err, { kind: "usage" });
     const files = opts.caFile === undefined ? [] : typeof opts.caFile === "string" ? [opts.caFile] : [...opts.caFile];
     if (files.length > 0) {
       this.ca = [...rootCertificates];

@@ -42,7 +42,7 @@ export interface ResolveRenderRefOptions extends PullOptions {
 }
 
 function notAllowed(msg: string): OpcatError {
-  return new OpcatError("RENDER_NOT_ALLOWED", `${msg}: not allowed`, { exitCode: 2 });
+  return new OpcatError("RENDER_NOT_ALLOWED", `${msg}: not allowed`, { kind: "usage" });
 }
 
 function check(kind: RenderRefKind, ref: string, allow: readonly RenderRefKind[] | undefined): void {
@@ -68,19 +68,19 @@ export function imageTypeError(ref: string, labels: Record<string, string>): Opc
     return new OpcatError(
       "IMAGE_SQLITE_INDEX",
       `render ${goQuote(ref)}: sqlite-based index images are no longer supported, migrate to a file-based catalog: not allowed`,
-      { exitCode: 1 },
+      { kind: "invalid" },
     );
   }
   if (keys.length === 0)
     return new OpcatError(
       "IMAGE_TYPE_UNKNOWN",
       `render ${goQuote(ref)}: image type could not be determined: image has no labels`,
-      { exitCode: 1 },
+      { kind: "invalid" },
     );
   return new OpcatError(
     "IMAGE_TYPE_UNKNOWN",
     `render ${goQuote(ref)}: image type could not be determined, found labels\n${keys.map((k) => `  ${k}=${labels[k]}`).join("\n")}`,
-    { exitCode: 1 },
+    { kind: "invalid" },
   );
 }
 
@@ -96,9 +96,8 @@ export function classifyImage(
 
 function rewrap(e: unknown, prefix: string): never {
   if (e instanceof ImageError)
-    throw new ImageError(e.code, `${prefix}: ${e.message}`, { status: e.status, cause: e, exitCode: e.exitCode });
-  if (e instanceof OpcatError)
-    throw new OpcatError(e.code, `${prefix}: ${e.message}`, { exitCode: e.exitCode, cause: e });
+    throw new ImageError(e.code, `${prefix}: ${e.message}`, { status: e.status, cause: e, kind: e.kind });
+  if (e instanceof OpcatError) throw new OpcatError(e.code, `${prefix}: ${e.message}`, { kind: e.kind, cause: e });
   throw e;
 }
 
@@ -205,10 +204,10 @@ export async function openReference(ref: string, opts: OpenReferenceOptions = {}
 /** `prefix: ` before an error's message and its problems' (warnings keep theirs); other errors pass. */
 export function prefixError(e: unknown, prefix: string): unknown {
   if (e instanceof ImageError)
-    return new ImageError(e.code, `${prefix}: ${e.message}`, { status: e.status, cause: e, exitCode: e.exitCode });
+    return new ImageError(e.code, `${prefix}: ${e.message}`, { status: e.status, cause: e, kind: e.kind });
   if (e instanceof OpcatError) {
     const ps = e.problems.map((p) => (p.severity === "error" ? { ...p, message: `${prefix}: ${p.message}` } : p));
-    return new OpcatError(e.code, `${prefix}: ${e.message}`, { problems: ps, exitCode: e.exitCode, cause: e });
+    return new OpcatError(e.code, `${prefix}: ${e.message}`, { problems: ps, kind: e.kind, cause: e });
   }
   return e;
 }
@@ -223,7 +222,7 @@ export async function renderReference(ref: string, opts: OpenReferenceOptions = 
     const r = await openReference(ref, opts);
     if (r.problems.length > 0) {
       const p = r.problems[0];
-      throw new OpcatError(p.code, p.message, { problems: r.problems, exitCode: 1 });
+      throw new OpcatError(p.code, p.message, { problems: r.problems, kind: "invalid" });
     }
     return r.config;
   } catch (e) {

@@ -221,7 +221,7 @@ export function parseLayoutRef(ref: string): LayoutRef | undefined {
     throw new ImageError(
       "IMAGE_BAD_REFERENCE",
       `invalid OCI layout reference ${JSON.stringify(ref)}: empty directory`,
-      { exitCode: 2 },
+      { kind: "io" },
     );
   if (tag !== "" && !/^[a-zA-Z0-9_.\-:@/+]+$/.test(tag))
     throw new ImageError("IMAGE_BAD_REFERENCE", `invalid image name ${JSON.stringify(tag)} in ${JSON.stringify(ref)}`);

@@ -123,9 +123,8 @@ type Target = { kind: "registry"; named: ImageReference } | { kind: "layout"; la
 
 function wrap(e: unknown, prefix: string): OpcatError {
   if (e instanceof ImageError)
-    return new ImageError(e.code, `${prefix}: ${e.message}`, { status: e.status, cause: e, exitCode: e.exitCode });
-  if (e instanceof OpcatError)
-    return new OpcatError(e.code, `${prefix}: ${e.message}`, { exitCode: e.exitCode, cause: e });
+    return new ImageError(e.code, `${prefix}: ${e.message}`, { status: e.status, cause: e, kind: e.kind });
+  if (e instanceof OpcatError) return new OpcatError(e.code, `${prefix}: ${e.message}`, { kind: e.kind, cause: e });
   return new ImageError("IO_ERROR", `${prefix}: ${errText(e)}`, { cause: e });
 }
 
@@ -230,7 +229,7 @@ export class ImageCatalog {
     }
     const c = classifyImage({ ref: this.ref, labels: img.labels });
     if (c.kind !== "catalog-image")
-      throw new OpcatError("RENDER_NOT_ALLOWED", "cannot render bundle image: not allowed", { exitCode: 2 });
+      throw new OpcatError("RENDER_NOT_ALLOWED", "cannot render bundle image: not allowed", { kind: "usage" });
     const d = cleanEntryPath(c.configsDir, "configs label");
     const dest = mkdtempSync(join(this.#workDir, "rev-"));
     try {
@@ -418,11 +417,11 @@ export async function addImageCatalog(
     throw new OpcatError(
       "SERVE_CATALOG_NAME",
       `invalid catalog name ${JSON.stringify(name)}: ${errs.join("; ")} (choose one with name=<image>)`,
-      { exitCode: 2 },
+      { kind: "usage" },
     );
   if (store.names().includes(name))
     throw new OpcatError("SERVE_CATALOG_NAME", `catalog ${JSON.stringify(name)} is already registered`, {
-      exitCode: 2,
+      kind: "usage",
     });
   let target: Target;
   try {

@@ -363,7 +363,7 @@ function loadOrThrow(text: string): DeclarativeConfig {
   if (lastLoad?.text === text) return lastLoad.cfg;
   const res = loadText(text, "-");
   const errors = res.problems.filter((p) => p.severity === "error");
-  if (errors.length > 0) throw new OpcatError(errors[0].code, errors[0].message, { problems: errors, exitCode: 1 });
+  if (errors.length > 0) throw new OpcatError(errors[0].code, errors[0].message, { problems: errors, kind: "invalid" });
   lastLoad = { text, cfg: res.config };
   return res.config;
 }

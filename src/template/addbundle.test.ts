@@ -1,3 +1,4 @@
+import { ADD_BUNDLE_EXIT_CODES } from "../cli/template-add.js";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync, mkdirSync } from "node:fs";
@@ -8,7 +9,6 @@ import { parse } from "yaml";
 import { loadText } from "../fbc/load.js";
 import { validateCatalog } from "../fbc/validate.js";
 import {
-  ADD_BUNDLE_EXIT_CODES,
   addBundleFromReleaseConfig,
   addBundleToFile,
   planAddBundle,

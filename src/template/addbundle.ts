@@ -34,19 +34,6 @@ export type AddBundleOutcome = "added" | "already-present" | "conflict" | "inval
 /** The outcomes that leave the template unwritten. */
 export type AddBundleFailure = Exclude<AddBundleOutcome, "added" | "already-present">;
 
-/**
- * Process exit code per outcome: 0 when the bundle is in the template afterwards (added or
- * already present; the JSON report tells which), 1 invalid input, 4 unreachable image,
- * 5 conflict. (2 stays the usage/I/O code and 3 opcat's internal-error code.)
- */
-export const ADD_BUNDLE_EXIT_CODES: Readonly<Record<AddBundleOutcome, number>> = Object.freeze({
-  added: 0,
-  "already-present": 0,
-  "invalid-input": 1,
-  "unreachable-image": 4,
-  conflict: 5,
-});
-
 /** Worst first: the outcome of several templates is the worst of theirs. */
 const SEVERITY: readonly AddBundleOutcome[] = [
   "invalid-input",
@@ -235,7 +222,7 @@ function overlay(
             throw new OpcatError(
               "TEMPLATE_GRAPH_TAGS",
               `bundles.repo: listing the tags of ${goQuote(repo)} needs a tag lister, which this bundle source does not provide`,
-              { exitCode: 2 },
+              { kind: "io" },
             );
           const tags = await lister.listTags(repo);
           const tag = tagInRepo(repo, image);
@@ -261,7 +248,7 @@ function overlay(
         try {
           if (!base)
             throw new OpcatError("IMAGE_PULL_UNAVAILABLE", `render reference ${goQuote(ref)}: no bundle source given`, {
-              exitCode: 2,
+              kind: "io",
             });
           return await base.render(ref);
         } catch (e) {

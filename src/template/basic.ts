@@ -30,7 +30,7 @@ const BASIC_TEMPLATE_DATA: GoType = {
 const META_CODES = new Set(["FBC_DUPLICATE_KEYS", "FBC_RESERVED_KEY_TYPE", "FBC_NOT_AN_OBJECT"]);
 
 function fail(code: string, message: string): OpcatError {
-  return new OpcatError(code, message, { exitCode: 1 });
+  return new OpcatError(code, message, { kind: "invalid" });
 }
 
 /** Parses the template and builds its DeclarativeConfig (LoadSlice), bundles still unrendered. */
@@ -95,7 +95,7 @@ export function parseEntriesTemplate(
       `template has unknown schema (${goQuote(schema)}), should be ${goQuote(expectedSchema)}`,
     );
   if (entries.some((e) => e === null)) throw fail("TEMPLATE_DECODE", "unmarshalling template: an entry is null");
-  if (sorted.length > 0) throw new OpcatError(sorted[0][1].code, sorted[0][1].message, { exitCode: 1 });
+  if (sorted.length > 0) throw new OpcatError(sorted[0][1].code, sorted[0][1].message, { kind: "invalid" });
 
   const cfg = loaded.config;
   for (const list of [cfg.packages, cfg.channels, cfg.bundles, cfg.deprecations, cfg.others])

@@ -46,7 +46,7 @@ function fakeSource(): BundleSource & { calls: string[] } {
       if (!m)
         return Promise.reject(
           new OpcatError("IMAGE_PULL", `render reference ${JSON.stringify(image)}: failed to pull image`, {
-            exitCode: 2,
+            kind: "io",
           }),
         );
       return Promise.resolve(bundle(m[1], m[2]));

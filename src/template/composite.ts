@@ -8,7 +8,7 @@
 import { execFile } from "node:child_process";
 import { accessSync, constants, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { delimiter, dirname, isAbsolute, join, posix, resolve } from "node:path";
-import { OpcatError } from "../fbc/errors.js";
+import { type ErrorKind, OpcatError } from "../fbc/errors.js";
 import { loadDirectory, loadText } from "../fbc/load.js";
 import type { Bundle, DeclarativeConfig } from "../fbc/types.js";
 import { validateCatalog } from "../fbc/validate.js";
@@ -144,15 +144,15 @@ export interface CompositeResult {
 /** An error with `prefix: ` added, keeping the cause's code and exit code. */
 function wrapped(prefix: string, e: unknown): OpcatError {
   if (e instanceof OpcatError)
-    return new OpcatError(e.code, `${prefix}: ${e.message}`, { exitCode: e.exitCode, problems: e.problems, cause: e });
+    return new OpcatError(e.code, `${prefix}: ${e.message}`, { kind: e.kind, problems: e.problems, cause: e });
   return new OpcatError("TEMPLATE_COMPOSITE", `${prefix}: ${e instanceof Error ? e.message : String(e)}`, {
-    exitCode: 1,
+    kind: "invalid",
     cause: e,
   });
 }
 
-function fail(code: string, message: string, exitCode = 1): OpcatError {
-  return new OpcatError(code, message, { exitCode });
+function fail(code: string, message: string, kind: ErrorKind = "invalid"): OpcatError {
+  return new OpcatError(code, message, { kind });
 }
 
 /** Go's text for a failed file system call (`open <path>: no such file or directory`). */
@@ -273,7 +273,7 @@ function signalText(sig: string): string {
 function loadFbc(text: string, file: string): DeclarativeConfig | OpcatError {
   const res = loadText(text, file);
   if (res.problems.length > 0)
-    return new OpcatError(res.problems[0].code, res.problems[0].message, { exitCode: 1, problems: res.problems });
+    return new OpcatError(res.problems[0].code, res.problems[0].message, { kind: "invalid", problems: res.problems });
   return res.config;
 }
 
@@ -372,11 +372,11 @@ export async function renderCompositeTemplate(opts: CompositeOptions): Promise<C
           throw fail(
             "TEMPLATE_COMPOSITE_INPUT",
             `error reading ${what}: ${goFsError("open", alt, e2)} (tried contribution-local path: ${goQuote(opts.contributionDir)})`,
-            2,
+            "io",
           );
         }
       }
-      throw fail("TEMPLATE_COMPOSITE_INPUT", `error reading ${what}: ${goFsError("open", input, e)}`, 2);
+      throw fail("TEMPLATE_COMPOSITE_INPUT", `error reading ${what}: ${goFsError("open", input, e)}`, "io");
     }
   }
 
@@ -418,7 +418,7 @@ export async function renderCompositeTemplate(opts: CompositeOptions): Promise<C
         const loaded = loadFbc(readInput(rc.Input, "raw input file"), rc.Input);
         if (loaded instanceof OpcatError) {
           throw new OpcatError(loaded.code, `error parsing raw input file: ${rc.Input}, ${loaded.message}`, {
-            exitCode: 1,
+            kind: "invalid",
             problems: loaded.problems,
           });
         }
@@ -443,7 +443,7 @@ export async function renderCompositeTemplate(opts: CompositeOptions): Promise<C
           throw new OpcatError(
             loaded.code,
             `error parsing custom command output: ${[cc.Command, ...args].join("'")}, ${loaded.message}`,
-            { exitCode: 1, problems: loaded.problems },
+            { kind: "invalid", problems: loaded.problems },
           );
         }
         cfg = loaded;
@@ -488,7 +488,7 @@ export async function renderCompositeTemplate(opts: CompositeOptions): Promise<C
       throw fail(
         "IO_ERROR",
         `creating output directory ${goQuote(outPath)}: ${goFsError("mkdir", dirname(outPath), e)}`,
-        2,
+        "io",
       );
     }
     let text: string;
@@ -500,7 +500,7 @@ export async function renderCompositeTemplate(opts: CompositeOptions): Promise<C
     try {
       writeFileSync(full, text);
     } catch (e) {
-      throw fail("IO_ERROR", `creating output file ${goQuote(outPath)}: ${goFsError("open", outPath, e)}`, 2);
+      throw fail("IO_ERROR", `creating output file ${goQuote(outPath)}: ${goFsError("open", outPath, e)}`, "io");
     }
     return outPath;
   }
@@ -514,15 +514,17 @@ export async function renderCompositeTemplate(opts: CompositeOptions): Promise<C
       throw fail(
         "TEMPLATE_COMPOSITE_VALIDATE",
         `directory not found. validation path needs to be composed of BuilderConfig.WorkingDir+Component[].Destination.Path: ${goQuote(p)}: ${goFsError("stat", p, e)}`,
-        2,
+        "io",
       );
     }
-    if (!st.isDirectory()) throw fail("TEMPLATE_COMPOSITE_VALIDATE", `${goQuote(p)} is not a directory`, 2);
+    if (!st.isDirectory()) throw fail("TEMPLATE_COMPOSITE_VALIDATE", `${goQuote(p)} is not a directory`, "io");
     const res = loadDirectory(at(p));
     const problems = [...res.problems];
     if (problems.length === 0) problems.push(...validateCatalog(res.config).problems);
     const first = problems.find((x) => x.severity === "error");
     if (first)
-      throw new OpcatError(first.code, `validation failure in path ${goQuote(p)}: ${first.message}`, { exitCode: 1 });
+      throw new OpcatError(first.code, `validation failure in path ${goQuote(p)}: ${first.message}`, {
+        kind: "invalid",
+      });
   }
 }

@@ -39,12 +39,12 @@ function refuse(pkg: string, msg: string): OpcatError {
   return new OpcatError(
     "TEMPLATE_CONVERT_GRAPH",
     `package ${goQuote(pkg)} cannot be expressed as a graph template: ${msg}`,
-    { exitCode: 1 },
+    { kind: "invalid" },
   );
 }
 
 function packageError(msg: string): OpcatError {
-  return new OpcatError("TEMPLATE_CONVERT_PACKAGE", msg, { exitCode: 1 });
+  return new OpcatError("TEMPLATE_CONVERT_PACKAGE", msg, { kind: "invalid" });
 }
 
 interface Group {

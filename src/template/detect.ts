@@ -41,7 +41,7 @@ const SCHEMA_PROBE: GoType = {
 };
 
 function detectError(code: string, detail: string): OpcatError {
-  return new OpcatError(code, `auto-detecting template type: ${detail}`, { exitCode: 1 });
+  return new OpcatError(code, `auto-detecting template type: ${detail}`, { kind: "invalid" });
 }
 
 /**

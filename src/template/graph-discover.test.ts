@@ -45,32 +45,32 @@ test("discoverTagImages: regex and range filter, tags that are not versions left
 });
 
 test("discoverTagImages errors name the field", async () => {
-  const cases: [Parameters<typeof discoverTagImages>[0], TagLister | undefined, string, number][] = [
+  const cases: [Parameters<typeof discoverTagImages>[0], TagLister | undefined, string, string][] = [
     [
       { repo: "quay.io/x/y", tagRegex: "(" },
       lister([]),
       /^bundles\.tagRegex: invalid regular expression "\(": /.source,
-      1,
+      "invalid",
     ],
     [
       { repo: "quay.io/x/y", semverRange: ">=x.y" },
       lister([]),
       /^bundles\.semverRange: invalid range ">=x\.y": /.source,
-      1,
+      "invalid",
     ],
     [
       { repo: "quay.io/x/y:v1" },
       lister([]),
       /^bundles\.repo: "quay\.io\/x\/y:v1" must name a repository, without tag or digest$/.source,
-      1,
+      "invalid",
     ],
-    [{ repo: "Quay.io/X" }, lister([]), /^bundles\.repo: invalid repository "Quay\.io\/X": /.source, 1],
+    [{ repo: "Quay.io/X" }, lister([]), /^bundles\.repo: invalid repository "Quay\.io\/X": /.source, "invalid"],
     [
       { repo: "quay.io/x/y" },
       undefined,
       /^bundles\.repo: listing the tags of "quay\.io\/x\/y" needs registry access, which this bundle source does not provide$/
         .source,
-      2,
+      "usage",
     ],
   ];
   for (const [b, l, re, exit] of cases) {
@@ -80,7 +80,7 @@ test("discoverTagImages errors name the field", async () => {
         e instanceof OpcatError &&
         e.code === "TEMPLATE_GRAPH_TAGS" &&
         new RegExp(re).test(e.message) &&
-        e.exitCode === exit,
+        e.kind === exit,
     );
   }
   assert.ok(compileTagRegex("^v\\d+$").test("v12"));

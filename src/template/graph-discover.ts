@@ -4,7 +4,7 @@
  * `bundles.semverRange` (a blang range). Tags come from a TagLister: a registry
  * (`GET /v2/<name>/tags/list`), or an already-rendered catalog (the tags of its bundle images).
  */
-import { OpcatError } from "../fbc/errors.js";
+import { type ErrorKind, OpcatError } from "../fbc/errors.js";
 import type { DeclarativeConfig } from "../fbc/types.js";
 import { compareUtf8 } from "../gojson/encode.js";
 import { goQuote } from "../gojson/fmt.js";
@@ -24,8 +24,8 @@ export interface TagLister {
   listTags(repo: string): Promise<string[]>;
 }
 
-function tagsError(path: string, msg: string, exitCode = 1): OpcatError {
-  return new OpcatError("TEMPLATE_GRAPH_TAGS", `${path}: ${msg}`, { exitCode });
+function tagsError(path: string, msg: string, kind: ErrorKind = "invalid"): OpcatError {
+  return new OpcatError("TEMPLATE_GRAPH_TAGS", `${path}: ${msg}`, { kind });
 }
 
 /** `bundles.tagRegex` as a JavaScript RegExp (RE2 syntax shared with JavaScript; unanchored like Go's MatchString). */
@@ -78,7 +78,7 @@ export async function discoverTagImages(
     throw tagsError(
       "bundles.repo",
       `listing the tags of ${goQuote(repo)} needs registry access, which this bundle source does not provide`,
-      2,
+      "usage",
     );
   }
   const picked: { tag: string; v: Version | undefined }[] = [];

@@ -96,10 +96,10 @@ export interface RenderGraphOptions {
 }
 
 function fieldError(path: string, msg: string): OpcatError {
-  return new OpcatError("TEMPLATE_GRAPH_FIELD", `${path}: ${msg}`, { exitCode: 1 });
+  return new OpcatError("TEMPLATE_GRAPH_FIELD", `${path}: ${msg}`, { kind: "invalid" });
 }
 function invalid(path: string, msg: string): OpcatError {
-  return new OpcatError("TEMPLATE_GRAPH_INVALID", `${path}: ${msg}`, { exitCode: 1 });
+  return new OpcatError("TEMPLATE_GRAPH_INVALID", `${path}: ${msg}`, { kind: "invalid" });
 }
 
 type Obj = { [k: string]: JsonValue };
@@ -193,14 +193,14 @@ function parseGraph(v: JsonValue, path: string, pkg: string): GraphDescription {
  */
 export function parseGraphTemplate(text: string): GraphTemplate {
   const y = readStrictYaml(text);
-  if (!y.ok) throw new OpcatError("TEMPLATE_DECODE", `decoding template: ${y.error}`, { exitCode: 1 });
+  if (!y.ok) throw new OpcatError("TEMPLATE_DECODE", `decoding template: ${y.error}`, { kind: "invalid" });
   const top = obj(y.value, "template", TOP_FIELDS);
   const schema = optString(top, "schema", "template") ?? "";
   if (schema !== SCHEMA_GRAPH && schema !== SCHEMA_GRAPH_ALIAS) {
     throw new OpcatError(
       "TEMPLATE_SCHEMA",
       `template has unknown schema (${goQuote(schema)}), should be ${goQuote(SCHEMA_GRAPH)}`,
-      { exitCode: 1 },
+      { kind: "invalid" },
     );
   }
   const po = obj(top.package, "package", PACKAGE_FIELDS);
@@ -382,7 +382,7 @@ export function graphPackage(t: GraphTemplate): Package {
 }
 
 function bundleError(msg: string): OpcatError {
-  return new OpcatError("TEMPLATE_GRAPH_BUNDLE", msg, { exitCode: 1 });
+  return new OpcatError("TEMPLATE_GRAPH_BUNDLE", msg, { kind: "invalid" });
 }
 
 /**
@@ -500,7 +500,7 @@ export async function renderParsedGraphTemplate(
     throw new OpcatError(
       "TEMPLATE_GRAPH_RESULT_INVALID",
       `resulting catalog is not valid FBC: ${v.problems[0].message}`,
-      { exitCode: 1, problems: v.problems },
+      { kind: "invalid", problems: v.problems },
     );
   }
   return cfg;
@@ -521,7 +521,7 @@ export interface AddBundleToGraph {
 }
 
 function addError(msg: string): OpcatError {
-  return new OpcatError("TEMPLATE_GRAPH_ADD", msg, { exitCode: 1 });
+  return new OpcatError("TEMPLATE_GRAPH_ADD", msg, { kind: "invalid" });
 }
 
 /**

@@ -103,7 +103,7 @@ test("opm's refusals: bundle directories, catalog images; errors are prefixed an
   await assert.rejects(
     src.render(`oci:${layout}:nope`),
     (e: OpcatError) =>
-      e.message.startsWith(`render reference "oci:${layout}:nope": failed to pull image`) && e.exitCode === 2,
+      e.message.startsWith(`render reference "oci:${layout}:nope": failed to pull image`) && e.kind === "io",
   );
 });
 
@@ -159,7 +159,7 @@ test("fallbackSource: --reuse answers what it can (digest-pinned, or tags with r
   assert.equal((await withTags.render("quay.io/a/a:tag")).name, "reused:quay.io/a/a:tag");
   // Other errors of the primary are final.
   const broken: BundleSource = {
-    render: () => Promise.reject(new OpcatError("MIGRATE", "migrate: bad", { exitCode: 1 })),
+    render: () => Promise.reject(new OpcatError("MIGRATE", "migrate: bad", { kind: "invalid" })),
   };
   await assert.rejects(fallbackSource(broken, pull).render(digest), /migrate: bad/);
 });

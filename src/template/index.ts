@@ -61,7 +61,6 @@ export {
   addBundleToFile,
   addBundleFromReleaseConfig,
   registerAddBundleKind,
-  ADD_BUNDLE_EXIT_CODES,
   type AddBundleKind,
   type AddBundleOutcome,
   type AddBundlePlan,
@@ -114,7 +113,7 @@ export async function renderTemplate(
       throw new OpcatError(
         "TEMPLATE_TYPE",
         `invalid template type ${goQuote(type)}, must be one of: [${TEMPLATE_TYPES.join(" ")}]`,
-        { exitCode: 2 },
+        { kind: "usage" },
       );
     }
   } else {
@@ -132,12 +131,12 @@ export async function renderTemplate(
         return await renderSubstitutesTemplate(text, src);
       default:
         throw new OpcatError("TEMPLATE_UNSUPPORTED", `the ${goQuote(type)} template is not supported by opcat`, {
-          exitCode: 2,
+          kind: "usage",
         });
     }
   } catch (e) {
     if (e instanceof OpcatError && e.code !== "TEMPLATE_UNSUPPORTED") {
-      throw new OpcatError(e.code, `rendering template: ${e.message}`, { exitCode: e.exitCode, cause: e });
+      throw new OpcatError(e.code, `rendering template: ${e.message}`, { kind: e.kind, cause: e });
     }
     throw e;
   }

@@ -59,7 +59,7 @@ export function reuseSource(rendered: DeclarativeConfig, opts: ReuseOptions = {}
           new OpcatError(
             "TEMPLATE_REUSE_TAG",
             `render reference ${goQuote(image)}: only digest-pinned references (…@sha256:…) can be reused from a rendered catalog; a tag may have moved since it was rendered`,
-            { exitCode: 2 },
+            { kind: "usage" },
           ),
         );
       }
@@ -69,7 +69,7 @@ export function reuseSource(rendered: DeclarativeConfig, opts: ReuseOptions = {}
           new OpcatError(
             "TEMPLATE_REUSE_NOT_FOUND",
             `render reference ${goQuote(image)}: image not found in the reused catalog`,
-            { exitCode: 2 },
+            { kind: "io" },
           ),
         );
       }

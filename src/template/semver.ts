@@ -82,7 +82,7 @@ const SEMVER_TEMPLATE_DATA: GoType = {
 };
 
 function fail(code: string, message: string): OpcatError {
-  return new OpcatError(code, message, { exitCode: 1 });
+  return new OpcatError(code, message, { kind: "invalid" });
 }
 
 /**

@@ -36,7 +36,7 @@ export function unavailableSource(): BundleSource {
         new OpcatError(
           "IMAGE_PULL_UNAVAILABLE",
           `render reference ${goQuote(image)}: no bundle source given (bundle images are not pulled here)`,
-          { exitCode: 2 },
+          { kind: "io" },
         ),
       );
     },

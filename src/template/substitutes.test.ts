@@ -38,7 +38,7 @@ function mapSource(bundles: Record<string, JsonValue>): BundleSource & { calls: 
       const b = bundles[image];
       if (b === undefined)
         return Promise.reject(
-          new OpcatError("IMAGE_NOT_FOUND", `render reference ${goQuote(image)}: image not found`, { exitCode: 2 }),
+          new OpcatError("IMAGE_NOT_FOUND", `render reference ${goQuote(image)}: image not found`, { kind: "io" }),
         );
       const res = loadText(JSON.stringify(b), "-");
       const out = res.config.bundles[0];
@@ -102,7 +102,7 @@ test("a render failure keeps the source's exit code; the substitute is rendered 
   assert.ok(c);
   await assert.rejects(
     renderSubstitutesTemplate(c.template, src),
-    (e: OpcatError) => e.exitCode === 2 && e.code === "IMAGE_NOT_FOUND",
+    (e: OpcatError) => e.kind === "io" && e.code === "IMAGE_NOT_FOUND",
   );
 });
 

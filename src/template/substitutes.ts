@@ -66,12 +66,12 @@ const PACKAGE_PROPERTY: GoType = {
 /** A failure carrying the code and exit code of what caused it, with `prefix: ` added. */
 function wrap(prefix: string, e: unknown): never {
   if (e instanceof OpcatError)
-    throw new OpcatError(e.code, `${prefix}: ${e.message}`, { exitCode: e.exitCode, problems: e.problems, cause: e });
+    throw new OpcatError(e.code, `${prefix}: ${e.message}`, { kind: e.kind, problems: e.problems, cause: e });
   throw e;
 }
 
 function fail(code: string, message: string): OpcatError {
-  return new OpcatError(code, message, { exitCode: 1 });
+  return new OpcatError(code, message, { kind: "invalid" });
 }
 
 /** opm's VersionRelease: a bundle's version and release, compared by version then release. */

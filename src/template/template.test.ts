@@ -22,7 +22,7 @@ test("reuseSource: digest references only, unless reuseTags", async () => {
   assert.equal((await strict.render(digest)).name, "a.v1");
   await assert.rejects(
     strict.render("quay.io/a/b:v2"),
-    (e: OpcatError) => e.code === "TEMPLATE_REUSE_TAG" && e.exitCode === 2,
+    (e: OpcatError) => e.code === "TEMPLATE_REUSE_TAG" && e.kind === "usage",
   );
   const tags = reuseSource(cat, { reuseTags: true });
   assert.equal((await tags.render("quay.io/a/b:v2")).name, "a.v2");
@@ -42,7 +42,7 @@ test("unavailableSource: a clear error, exit code 2", async () => {
   await assert.rejects(
     renderTemplate("schema: olm.template.basic\nentries:\n- schema: olm.bundle\n  image: x\n", unavailableSource()),
     (e: OpcatError) =>
-      e.exitCode === 2 &&
+      e.kind === "io" &&
       e.message ===
         `rendering template: render reference "x": no bundle source given (bundle images are not pulled here)`,
   );
