@@ -157,47 +157,51 @@ function blobToValue(blob: Blob): JsonValue {
   return JSON.parse(blobToCompactJson(blob)) as JsonObject;
 }
 
+/** The catalog as opm's JSON or YAML stream, one blob (document) at a time, generated as it is read. */
+export function* catalogChunks(cfg: DeclarativeConfig, format: OutputFormat): Generator<string> {
+  const { names, groups, root } = groupByPackage(cfg);
+  if (format === "json")
+    for (const blob of orderedBlobs(names, groups, root)) yield indentCompactJson(blobToCompactJson(blob), "    ") + "\n";
+  else for (const blob of orderedBlobs(names, groups, root)) yield "---\n" + toGoYaml(blobToValue(blob));
+}
+
 /** Writes a catalog as opm's JSON stream. */
 export function writeJson(cfg: DeclarativeConfig, write: (chunk: string) => void): void {
-  const { names, groups, root } = groupByPackage(cfg);
-  for (const blob of orderedBlobs(names, groups, root))
-    write(indentCompactJson(blobToCompactJson(blob), "    ") + "\n");
+  for (const c of catalogChunks(cfg, "json")) write(c);
 }
 
 /** Writes a catalog as opm's YAML stream (`---` before every document). */
 export function writeYaml(cfg: DeclarativeConfig, write: (chunk: string) => void): void {
-  const { names, groups, root } = groupByPackage(cfg);
-  for (const blob of orderedBlobs(names, groups, root)) write("---\n" + toGoYaml(blobToValue(blob)));
+  for (const c of catalogChunks(cfg, "yaml")) write(c);
 }
 
 /** The whole catalog as one string in the given format. */
 export function formatCatalog(cfg: DeclarativeConfig, format: OutputFormat): string {
-  const parts: string[] = [];
-  (format === "json" ? writeJson : writeYaml)(cfg, (s) => parts.push(s));
-  return parts.join("");
+  return [...catalogChunks(cfg, format)].join("");
 }
 
-/** Writes a catalog to a stream (e.g. process.stdout), respecting back-pressure. */
+/**
+ * Writes a catalog to a stream (e.g. process.stdout), respecting back-pressure. The output is
+ * produced blob by blob and written in batches of about 256 KiB: nothing written is kept.
+ */
 export async function writeCatalog(
   cfg: DeclarativeConfig,
   format: OutputFormat,
   out: NodeJS.WritableStream,
 ): Promise<void> {
-  const pending: string[] = [];
+  let pending: string[] = [];
   let size = 0;
   const flush = async (): Promise<void> => {
     if (pending.length === 0) return;
     const chunk = pending.join("");
-    pending.length = 0;
+    pending = [];
     size = 0;
     if (!out.write(chunk)) await new Promise<void>((resolve) => out.once("drain", () => resolve()));
   };
-  const chunks: string[] = [];
-  (format === "json" ? writeJson : writeYaml)(cfg, (s) => chunks.push(s));
-  for (const c of chunks) {
+  for (const c of catalogChunks(cfg, format)) {
     pending.push(c);
     size += c.length;
-    if (size > 1 << 20) await flush();
+    if (size > 1 << 18) await flush();
   }
   await flush();
 }
@@ -245,7 +249,7 @@ function writeCatalogFiles(cfg: DeclarativeConfig, dir: string, format: OutputFo
       throw new OpcatError(
         "FBC_WRITE_INVALID_PACKAGE_NAME",
         `invalid package name ${goQuote(name)}: must be a single local path element`,
-        { exitCode: 1 },
+        { kind: "invalid" },
       );
     }
     const sub: DeclarativeConfig = { ...groups.get(name), others: groups.get(name)?.others ?? [] } as DeclarativeConfig;
