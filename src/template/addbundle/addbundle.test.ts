@@ -1,4 +1,4 @@
-import { ADD_BUNDLE_EXIT_CODES } from "../cli/template-add.js";
+import { ADD_BUNDLE_EXIT_CODES } from "../../cli/template-add.js";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync, mkdirSync } from "node:fs";
@@ -6,8 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { parse } from "yaml";
-import { loadText } from "../fbc/load.js";
-import { validateCatalog } from "../fbc/validate.js";
+import { loadText } from "../../fbc/load.js";
+import { validateCatalog } from "../../fbc/validate.js";
 import {
   addBundleFromReleaseConfig,
   addBundleToFile,
@@ -17,10 +17,10 @@ import {
   writeFileAtomic,
   type AddBundleRequest,
 } from "./addbundle.js";
-import { parseEditable, yamlScalar } from "./addbundle-edit.js";
+import { parseEditable, yamlScalar } from "./edit.js";
 import { parseReleaseConfig } from "./releaseconfig.js";
-import { reuseSource } from "./reuse.js";
-import type { BundleSource } from "./source.js";
+import { reuseSource } from "../source/reuse.js";
+import type { BundleSource } from "../source/source.js";
 
 /** A rendered bundle blob (JSON) of package `pkg`. */
 function bundleBlob(pkg: string, version: string, image: string, name = `${pkg}.v${version}`): string {
