@@ -10,6 +10,7 @@ import { loadText } from "../../fbc/load.js";
 import { validateCatalog } from "../../fbc/validate.js";
 import {
   addBundleFromReleaseConfig,
+  addBundleKinds,
   addBundleToFile,
   planAddBundle,
   registerAddBundleKind,
@@ -713,4 +714,17 @@ test("outcomes: exit codes and ordering; a new kind plugs in with one registrati
   const p = await planAddBundle("schema: olm.template.toy\n", "t", { image: "x", channels: ["c"] });
   assert.equal(p.kind, "toy");
   assert.equal(p.result, "schema: olm.template.toy\n---\nimage: x\n");
+  // registered kinds come first, latest first; a registered kind replaces a built-in one of its name
+  assert.deepEqual(
+    addBundleKinds().map((k) => k.name),
+    ["toy", "basic", "semver", "fbc", "graph"],
+  );
+  const builtinFbc = addBundleKinds().find((k) => k.name === "fbc");
+  assert.ok(builtinFbc);
+  registerAddBundleKind({ ...builtinFbc, matches: () => false });
+  assert.deepEqual(
+    addBundleKinds().map((k) => k.name),
+    ["fbc", "toy", "basic", "semver", "graph"],
+  );
+  registerAddBundleKind(builtinFbc);
 });
