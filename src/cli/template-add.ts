@@ -1,12 +1,12 @@
 /**
  * `opcat template add-bundle`: publishes a bundle into a catalog template (basic, semver, graph or
  * raw FBC), idempotently, with an outcome per template and an exit code per outcome. A thin layer over
- * src/template/addbundle.ts.
+ * src/template/addbundle/addbundle.ts.
  */
 import { type Command, Option } from "commander";
 import { OpcatError } from "../fbc/errors.js";
-import type { AddBundleOutcome, AddBundlePlan, ReleaseConfigReport } from "../template/addbundle.js";
-import type * as ABLib from "../template/addbundle.js";
+import type { AddBundleOutcome, AddBundlePlan, ReleaseConfigReport } from "../template/addbundle/addbundle.js";
+import type * as ABLib from "../template/addbundle/addbundle.js";
 import type * as ILib from "../image/index.js";
 import type { BundleSource, TagLister } from "../template/index.js";
 import type * as TLib from "../template/index.js";
@@ -214,7 +214,7 @@ export function registerAddBundleCommand(tmpl: Command): void {
   const cmd = tmpl.command("add-bundle");
   loadOnAction([cmd], async () => {
     [AB, I, T] = await Promise.all([
-      import("../template/addbundle.js"),
+      import("../template/addbundle/addbundle.js"),
       import("../image/index.js"),
       import("../template/index.js"),
     ]);

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { loadText } from "./load.js";
-import { validateCatalog, dns1123LabelErrors, parseRelease } from "./validate.js";
+import { convertToModel, validateCatalog, validateModel, dns1123LabelErrors, parseRelease } from "./validate.js";
 
 /** A tiny catalog builder: blobs as JSON lines in one file. */
 function cat(...blobs: object[]): string {
@@ -504,4 +504,52 @@ test("problems from several packages come out all at once, sorted by location", 
   );
   // same input, same output
   assert.deepEqual(problems(text), ps);
+});
+
+test("validateCatalog is convertToModel then validateModel: same problems, same order", () => {
+  const text = cat(
+    pkg("a"),
+    ch("a", "stable", [{ name: "a.v1" }, { name: "a.v2" }]),
+    bundle("a", "a.v1", "1.0.0"),
+    bundle("a", "a.v2", "2.0.0"),
+    bundle("a", "a.v3", "x"),
+    pkg("b"),
+    ch("b", "stable", [{ name: "b.v1" }, { name: "b.v1" }]),
+    pkg("c"),
+    ch("c", "stable", []),
+    pkg("B"),
+  );
+  const r = loadText(text, "catalog.json");
+  const conversion = convertToModel(r.config);
+  assert.deepEqual(
+    conversion.problems.map((p) => [p.code, p.loc?.line]),
+    [
+      ["FBC_BUNDLE_VERSION_INVALID", 5],
+      ["FBC_CHANNEL_DUPLICATE_ENTRY", 7],
+      ["FBC_PACKAGE_INVALID_NAME", 10],
+    ],
+  );
+  assert.deepEqual([...conversion.rejectedChannelPackages], ["b"]);
+  const modelProblems = validateModel(conversion.model, conversion);
+  assert.deepEqual(
+    modelProblems.map((p) => [p.code, p.loc?.line]),
+    [
+      ["FBC_CHANNEL_MULTIPLE_HEADS", 2],
+      ["FBC_CHANNEL_EMPTY", 9],
+    ],
+  );
+  assert.deepEqual([...conversion.rejectedDefaultChannels], ["b"]);
+  // without what the conversion set aside, the package of the rejected channel is reported again
+  assert.deepEqual(
+    validateModel(conversion.model)
+      .filter((p) => p.blob?.name === "b")
+      .map((p) => p.code),
+    ["FBC_PACKAGE_NO_CHANNELS", "FBC_PACKAGE_NO_DEFAULT_CHANNEL"],
+  );
+  const all = validateCatalog(loadText(text, "catalog.json").config).problems;
+  const together = [...conversion.problems, ...modelProblems].sort((x, y) => (x.loc?.line ?? 0) - (y.loc?.line ?? 0));
+  assert.deepEqual(
+    all.map((p) => [p.code, p.message, p.loc?.line]),
+    together.map((p) => [p.code, p.message, p.loc?.line]),
+  );
 });

@@ -84,20 +84,76 @@ const q = goQuote;
 /** Shared by channel entries whose bundle is not (yet) found; replaced, never mutated. */
 const NONE = Object.freeze([]) as unknown as never[];
 
-/** Validates a loaded catalog. Never throws for bad content. */
+/**
+ * Validates a loaded catalog: {@link convertToModel}, then {@link validateModel} on the model, then
+ * opcat's checks of seed 004's operand blobs and properties. Never throws for bad content.
+ */
 export function validateCatalog(cfg: DeclarativeConfig): ValidationResult {
   const problems: Problem[] = [];
-  const model: Model = new Map();
-  const defaultChannels = new Map<string, string>();
-  const add = (
-    code: string,
-    message: string,
-    loc: Location | undefined,
-    blob?: Problem["blob"],
-    hint?: string,
-  ): void => {
+  const add = adder(problems);
+  const conversion = convert(cfg, add);
+  checkModel(conversion.model, add, conversion.rejectedDefaultChannels, conversion.rejectedChannelPackages);
+  // opcat extension (seed 004, docs/operands.md): olm.operand / olm.relatedimages blobs and the
+  // olm.operand.* / olm.relatedImageBundle bundle properties; opm does not look inside them.
+  problems.push(...operandProblems(cfg.others, cfg.bundles));
+  problems.sort(compareProblems);
+  return { model: conversion.model, problems };
+}
+
+/** The model built by {@link convertToModel}, its problems, and what it set aside. */
+export interface ConversionResult {
+  /** The linked model (built from every blob that passed its own checks). */
+  model: Model;
+  /** The conversion's problems, sorted by location. */
+  problems: Problem[];
+  /** Packages whose default channel was rejected: not reported again by {@link validateModel}. */
+  rejectedDefaultChannels: Set<string>;
+  /** Packages with a rejected channel: not reported again as having no channels. */
+  rejectedChannelPackages: Set<string>;
+}
+
+/** What {@link validateModel} must not report again, as {@link convertToModel} already did. */
+export type ModelRejections = Pick<ConversionResult, "rejectedDefaultChannels" | "rejectedChannelPackages">;
+
+/**
+ * opm's declcfg.ConvertToModel: the per-blob checks of packages, channels, bundles and deprecations,
+ * and their linking into a {@link Model}. A rejected blob is set aside (reported once) and
+ * conversion goes on. Never throws for bad content.
+ */
+export function convertToModel(cfg: DeclarativeConfig): ConversionResult {
+  const problems: Problem[] = [];
+  const conversion = convert(cfg, adder(problems));
+  problems.sort(compareProblems);
+  return { ...conversion, problems };
+}
+
+/**
+ * opm's model.Validate: packages (default channel, channels, distinct versions), channels (a
+ * head, the replaces chain, no stranded bundles), bundles (names, skips, skipRange, image,
+ * deprecations). `rejected` comes from {@link convertToModel}. Problems sorted by location.
+ */
+export function validateModel(model: Model, rejected?: ModelRejections): Problem[] {
+  const problems: Problem[] = [];
+  checkModel(
+    model,
+    adder(problems),
+    rejected?.rejectedDefaultChannels ?? new Set(),
+    rejected?.rejectedChannelPackages ?? new Set(),
+  );
+  problems.sort(compareProblems);
+  return problems;
+}
+
+function adder(problems: Problem[]): Add {
+  return (code, message, loc, blob, hint) => {
     problems.push(problem(code, message, { loc, blob, hint }));
   };
+}
+
+/** ConvertToModel, reporting through `add`. */
+function convert(cfg: DeclarativeConfig, add: Add): Omit<ConversionResult, "problems"> {
+  const model: Model = new Map();
+  const defaultChannels = new Map<string, string>();
 
   // Packages.
   const firstPackageLoc = new Map<string, Location | undefined>();
@@ -374,12 +430,7 @@ export function validateCatalog(cfg: DeclarativeConfig): ValidationResult {
     });
   });
 
-  validateModel(model, add, rejectedDefault, rejectedChannelPkgs);
-  // opcat extension (seed 004, docs/operands.md): olm.operand / olm.relatedimages blobs and the
-  // olm.operand.* / olm.relatedImageBundle bundle properties; opm does not look inside them.
-  problems.push(...operandProblems(cfg.others, cfg.bundles));
-  problems.sort(compareProblems);
-  return { model, problems };
+  return { model, rejectedDefaultChannels: rejectedDefault, rejectedChannelPackages: rejectedChannelPkgs };
 }
 
 interface BundleState {
@@ -403,7 +454,7 @@ function checkPullSpec(ref: string, cache: Map<string, string | null>): string |
 /**
  * ConvertToModel for one olm.bundle blob: checks it and fills in its channel entries. False when
  * the bundle is rejected (reported here). A function of its own, so that it is optimised quickly
- * (10,000 bundles would otherwise run interpreted while the whole of validateCatalog compiles).
+ * (10,000 bundles would otherwise run interpreted while the whole of convertToModel compiles).
  */
 function linkBundle(b: Bundle, st: BundleState): boolean {
   const { add } = st;
@@ -553,10 +604,16 @@ function linkBundle(b: Bundle, st: BundleState): boolean {
 type Add = (code: string, message: string, loc: Location | undefined, blob?: Problem["blob"], hint?: string) => void;
 
 /**
- * model.Validate. Packages, channels and bundles are visited in model order: the problems are
- * sorted by location (then code and message) at the end, so the output is deterministic anyway.
+ * model.Validate, reporting through `add`. Packages, channels and bundles are visited in model
+ * order: the problems are sorted by location (then code and message) at the end, so the output is
+ * deterministic anyway.
  */
-function validateModel(model: Model, add: Add, rejectedDefault: Set<string>, rejectedChannelPkgs: Set<string>): void {
+function checkModel(
+  model: Model,
+  add: Add,
+  rejectedDefault: ReadonlySet<string>,
+  rejectedChannelPkgs: ReadonlySet<string>,
+): void {
   // skipRange strings repeat across bundles and packages: parse each distinct one once.
   const rangeErrors = new Map<string, string | null>();
   for (const mp of model.values()) {

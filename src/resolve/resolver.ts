@@ -325,27 +325,73 @@ function overriddenEntity(op: InstalledOperator, base: Entity | undefined, warni
   };
 }
 
-/** Resolves the request. Never throws for bad inputs: problems are conditions in the result. */
+/**
+ * Resolves the request. Never throws for bad inputs: problems are conditions in the result.
+ *
+ * The phases, in order: {@link readSettings} (classes, cluster versions), {@link gatherInstalled}
+ * (installed operators, with virtual or overridden entities), {@link buildUnits} (one unit per
+ * Input and per uncovered installed package, with their candidates), {@link groupUnits}
+ * (reachability over {@link Candidates}, grouping units that share a package, GVK or entry),
+ * then per group {@link encodeGroup} (the SAT variables and constraints) and {@link solveGroup}
+ * (solving, recording the selection or the failure), and finally {@link assembleResolveSet}.
+ */
 export function resolve(req: ResolveRequest): ResolveSet {
-  const set = req.catalogs;
+  const settings = readSettings(req);
+  const installed = gatherInstalled(req.catalogs, req.installed ?? [], settings.warnings);
+  const units = buildUnits(req.catalogs, req.inputs, settings, installed);
+  const candidates = new Candidates(req.catalogs, installed);
+  const groups = groupUnits(units.units, candidates);
+  const traceAll = req.trace === true;
+  const trace: string[] = [];
+  const selection = emptySelection();
+  for (const group of groups) {
+    const vars = encodeGroup(group, candidates, installed, req.catalogs);
+    const wantTrace = traceAll || group.units.some((u) => u.params.trace);
+    solveGroup(group, vars, wantTrace ? trace : undefined, candidates, units.statusOf, selection);
+  }
+  const out = assembleResolveSet(req.catalogs, req.inputs, settings, installed, units, selection);
+  if (traceAll || units.units.some((u) => u.params.trace) || units.forced.some((f) => f.unit.params.trace))
+    out.trace = trace;
+  return out;
+}
+
+/** The request's InputClasses (defaults overridden by name) and the described cluster's versions. */
+interface Settings {
+  classes: Map<string, InputClassParameters>;
+  kube?: Version;
+  ocp?: Version;
+  /** The resolution's warnings so far (the catalog set's first); later phases append. */
+  warnings: string[];
+}
+
+function readSettings(req: ResolveRequest): Settings {
   const classes = new Map<string, InputClassParameters>();
   for (const c of DEFAULT_INPUT_CLASSES) classes.set(c.name, c.parameters);
   for (const c of req.classes ?? []) classes.set(c.name, c.parameters);
-  const baseKube = req.cluster?.kubernetesVersion ? tolerant(req.cluster.kubernetesVersion) : undefined;
-  const baseOcp = req.cluster?.openshiftVersion ? tolerant(req.cluster.openshiftVersion) : undefined;
-  const warnings = [...set.warnings];
-  if (req.cluster?.kubernetesVersion && !baseKube)
+  const kube = req.cluster?.kubernetesVersion ? tolerant(req.cluster.kubernetesVersion) : undefined;
+  const ocp = req.cluster?.openshiftVersion ? tolerant(req.cluster.openshiftVersion) : undefined;
+  const warnings = [...req.catalogs.warnings];
+  if (req.cluster?.kubernetesVersion && !kube)
     warnings.push(
       `cluster Kubernetes version ${JSON.stringify(req.cluster.kubernetesVersion)} is not a version; ignored`,
     );
-  if (req.cluster?.openshiftVersion && !baseOcp)
+  if (req.cluster?.openshiftVersion && !ocp)
     warnings.push(
       `cluster OpenShift version ${JSON.stringify(req.cluster.openshiftVersion)} is not a version; ignored`,
     );
+  return { classes, kube, ocp, warnings };
+}
 
-  // Installed operators.
+/** The installed operators by package, and which entities they allow (stay or upgrade along edges). */
+interface InstalledOperators {
+  byPackage: Map<string, Installed>;
+  /** False for a bundle of an installed package that is neither the installed one nor an upgrade of it. */
+  allowed: (e: Entity) => boolean;
+}
+
+function gatherInstalled(set: CatalogSet, ops: readonly InstalledOperator[], warnings: string[]): InstalledOperators {
   const installed = new Map<string, Installed>();
-  for (const op of req.installed ?? []) {
+  for (const op of ops) {
     if (installed.has(op.package)) {
       warnings.push(`installed package ${op.package} is listed more than once; the first entry is used`);
       continue;
@@ -368,14 +414,33 @@ export function resolve(req: ResolveRequest): ResolveSet {
     const i = installed.get(e.package);
     return !i || (e.virtual ? e === i.entity : i.allowed.has(e.name));
   };
+  return { byPackage: installed, allowed };
+}
 
-  // Units: one per Input, then one per installed package no Input covers.
+/** The units to solve, the forced Inputs (resolved without solving) and every Input's status. */
+interface Units {
+  /** One per Input (not forced, not failed), then one per installed package no Input covers. */
+  units: Unit[];
+  forced: { unit: Unit; input: Input }[];
+  /** The status of each Input's unit (failed and forced ones included). */
+  statusOf: Map<Unit, InputStatus>;
+  /** Every Input's status, in request order. */
+  statuses: InputStatus[];
+}
+
+function buildUnits(
+  set: CatalogSet,
+  inputs: readonly Input[],
+  settings: Settings,
+  installedOps: InstalledOperators,
+): Units {
+  const installed = installedOps.byPackage;
   const units: Unit[] = [];
   const forced: { unit: Unit; input: Input }[] = [];
   const inputStatus = new Map<Unit, InputStatus>();
   const statuses: InputStatus[] = [];
-  for (const input of req.inputs) {
-    const params = classes.get(input.inputClass);
+  for (const input of inputs) {
+    const params = settings.classes.get(input.inputClass);
     const st: InputStatus = {
       name: input.name,
       inputClass: input.inputClass,
@@ -384,7 +449,7 @@ export function resolve(req: ResolveRequest): ResolveSet {
       conditions: [],
     };
     statuses.push(st);
-    const unit = buildInputUnit(set, input, params, installed, allowed, baseKube, baseOcp);
+    const unit = buildInputUnit(set, input, params, installed, installedOps.allowed, settings.kube, settings.ocp);
     inputStatus.set(unit, st);
     if (unit.failure) {
       st.conditions.push({ type: "ResolutionFailed", status: "True", ...unit.failure });
@@ -406,13 +471,119 @@ export function resolve(req: ResolveRequest): ResolveSet {
       varId: `installed package ${pkg}`,
       candidates,
       params: { ...PARAM_DEFAULTS, dependencyPreference: inst.op.subscribed ? "newest" : "minimal" },
-      cluster: { kube: baseKube, ocp: baseOcp },
+      cluster: { kube: settings.kube, ocp: settings.ocp },
       force: false,
       operandRequests: [],
     });
   }
+  return { units, forced, statusOf: inputStatus, statuses };
+}
 
-  // Reachability and grouping (union-find over units, joined by shared packages and GVKs).
+/** A bundle dependency (`olm.gvk.required`, `olm.package.required`, `olm.constraint`) and its candidates, preferred first. */
+interface DependencyCandidates {
+  pred: Predicate;
+  cands: Entity[];
+}
+
+/** A required operand or related-image entry (seed 004) and its candidates, preferred first. */
+interface RequiredEntryCandidates {
+  ref: OperandReference;
+  cands: OperandEntry[];
+}
+
+/**
+ * The candidates of everything a resolution reaches, memoised: a bundle's dependencies and
+ * required entries, an operand entry's supporting bundles. The preference (newest or minimal)
+ * of a bundle or entry is the one of the first unit that reaches it ({@link groupUnits} sets it).
+ */
+class Candidates {
+  readonly prefOf = new Map<Entity, "newest" | "minimal">();
+  readonly entryPref = new Map<OperandEntry, "newest" | "minimal">();
+  private readonly depCands = new Map<Entity, DependencyCandidates[]>();
+  private readonly reqCands = new Map<Entity, RequiredEntryCandidates[]>();
+  private readonly supCands = new Map<OperandEntry, Entity[]>();
+
+  constructor(
+    private readonly set: CatalogSet,
+    private readonly installed: InstalledOperators,
+  ) {}
+
+  private isInstalled(x: Entity): boolean {
+    return this.installed.byPackage.get(x.package)?.entity.name === x.name;
+  }
+
+  /** The bundle's dependencies: installed first, then its own catalog, then preference order. */
+  dependencies(e: Entity): DependencyCandidates[] {
+    let l = this.depCands.get(e);
+    if (l) return l;
+    const minimal = this.prefOf.get(e) === "minimal";
+    l = dependenciesOf(e).map((pred) => {
+      const cands = matching(this.set, pred).filter(this.installed.allowed);
+      for (const i of this.installed.byPackage.values())
+        if (i.entity.virtual && pred.test(i.entity)) cands.push(i.entity);
+      cands.sort(
+        (a, b) =>
+          Number(this.isInstalled(b)) - Number(this.isInstalled(a)) ||
+          Number(b.catalog === e.catalog) - Number(a.catalog === e.catalog) ||
+          preferenceOrder(undefined, minimal)(a, b),
+      );
+      return { pred, cands };
+    });
+    this.depCands.set(e, l);
+    return l;
+  }
+
+  /** Seed 004: the entries the bundle requires (`olm.operand.required`, `olm.relatedImageBundle`). */
+  required(e: Entity): RequiredEntryCandidates[] {
+    let l = this.reqCands.get(e);
+    if (l) return l;
+    const minimal = this.prefOf.get(e) === "minimal";
+    l = operandRefs(e).required.map((ref) => {
+      const schema = ref.type === PROPERTY_RELATED_IMAGE_BUNDLE ? SCHEMA_RELATED_IMAGES : SCHEMA_OPERAND;
+      return {
+        ref,
+        cands: orderEntries(
+          this.set
+            .operands(schema, ref.name)
+            .filter((o) => ref.range(o.version) && (o.package === "" || o.package === e.package)),
+          minimal,
+        ),
+      };
+    });
+    this.reqCands.set(e, l);
+    return l;
+  }
+
+  /** Seed 004: the bundles that may manage an `olm.operand` entry (`olm.operand.supported`). */
+  supporters(o: OperandEntry): Entity[] {
+    let l = this.supCands.get(o);
+    if (l) return l;
+    const minimal = this.entryPref.get(o) === "minimal";
+    l = this.set.supportersOf(o).filter(this.installed.allowed);
+    l.sort(
+      (a, b) =>
+        Number(this.isInstalled(b)) - Number(this.isInstalled(a)) ||
+        Number(b.catalog === o.catalog) - Number(a.catalog === o.catalog) ||
+        preferenceOrder(undefined, minimal)(a, b),
+    );
+    this.supCands.set(o, l);
+    return l;
+  }
+}
+
+/** Units solved together, with the bundles and entries they reach (in reaching order). */
+interface Group {
+  units: Unit[];
+  entities: Entity[];
+  entries: OperandEntry[];
+}
+
+/**
+ * Reachability and grouping: walks from every unit's candidates through dependencies, required
+ * entries and supporters, joining units (union-find) that reach a shared bundle, entry, package or
+ * GVK. Groups come in the order of their first unit.
+ */
+function groupUnits(units: readonly Unit[], candidates: Candidates): Group[] {
   const parent = units.map((_, i) => i);
   const find = (i: number): number => {
     while (parent[i] !== i) i = parent[i] = parent[parent[i]];
@@ -426,66 +597,6 @@ export function resolve(req: ResolveRequest): ResolveSet {
   const owner = new Map<Entity, number>();
   const keyOwner = new Map<string, number>();
   const order: Entity[] = [];
-  const depCands = new Map<Entity, { pred: Predicate; cands: Entity[] }[]>();
-  const prefOf = new Map<Entity, "newest" | "minimal">();
-  const candidatesFor = (e: Entity): { pred: Predicate; cands: Entity[] }[] => {
-    let l = depCands.get(e);
-    if (l) return l;
-    const minimal = prefOf.get(e) === "minimal";
-    l = dependenciesOf(e).map((pred) => {
-      const cands = matching(set, pred).filter(allowed);
-      for (const i of installed.values()) if (i.entity.virtual && pred.test(i.entity)) cands.push(i.entity);
-      const inst = (x: Entity): boolean => installed.get(x.package)?.entity.name === x.name;
-      cands.sort(
-        (a, b) =>
-          Number(inst(b)) - Number(inst(a)) ||
-          Number(b.catalog === e.catalog) - Number(a.catalog === e.catalog) ||
-          preferenceOrder(undefined, minimal)(a, b),
-      );
-      return { pred, cands };
-    });
-    depCands.set(e, l);
-    return l;
-  };
-  // Seed 004: entries a bundle requires (olm.operand.required, olm.relatedImageBundle), and the
-  // bundles that may manage an olm.operand entry (olm.operand.supported).
-  const inst = (x: Entity): boolean => installed.get(x.package)?.entity.name === x.name;
-  const reqCands = new Map<Entity, { ref: OperandReference; cands: OperandEntry[] }[]>();
-  const requiredFor = (e: Entity): { ref: OperandReference; cands: OperandEntry[] }[] => {
-    let l = reqCands.get(e);
-    if (l) return l;
-    const minimal = prefOf.get(e) === "minimal";
-    l = operandRefs(e).required.map((ref) => {
-      const schema = ref.type === PROPERTY_RELATED_IMAGE_BUNDLE ? SCHEMA_RELATED_IMAGES : SCHEMA_OPERAND;
-      return {
-        ref,
-        cands: orderEntries(
-          set
-            .operands(schema, ref.name)
-            .filter((o) => ref.range(o.version) && (o.package === "" || o.package === e.package)),
-          minimal,
-        ),
-      };
-    });
-    reqCands.set(e, l);
-    return l;
-  };
-  const entryPref = new Map<OperandEntry, "newest" | "minimal">();
-  const supCands = new Map<OperandEntry, Entity[]>();
-  const supportersFor = (o: OperandEntry): Entity[] => {
-    let l = supCands.get(o);
-    if (l) return l;
-    const minimal = entryPref.get(o) === "minimal";
-    l = set.supportersOf(o).filter(allowed);
-    l.sort(
-      (a, b) =>
-        Number(inst(b)) - Number(inst(a)) ||
-        Number(b.catalog === o.catalog) - Number(a.catalog === o.catalog) ||
-        preferenceOrder(undefined, minimal)(a, b),
-    );
-    supCands.set(o, l);
-    return l;
-  };
   const entryOwner = new Map<OperandEntry, number>();
   const entryOrder: OperandEntry[] = [];
   units.forEach((u, ui) => {
@@ -502,13 +613,13 @@ export function resolve(req: ResolveRequest): ResolveSet {
         }
         entryOwner.set(n, ui);
         entryOrder.push(n);
-        if (!entryPref.has(n)) entryPref.set(n, pref);
+        if (!candidates.entryPref.has(n)) candidates.entryPref.set(n, pref);
         for (const k of n.keys) {
           const ko = keyOwner.get(k);
           if (ko === undefined) keyOwner.set(k, ui);
           else union(ui, ko);
         }
-        for (const c of supportersFor(n)) queue.push(c);
+        for (const c of candidates.supporters(n)) queue.push(c);
         continue;
       }
       const e = n;
@@ -519,330 +630,456 @@ export function resolve(req: ResolveRequest): ResolveSet {
       }
       owner.set(e, ui);
       order.push(e);
-      if (!prefOf.has(e)) prefOf.set(e, pref);
+      if (!candidates.prefOf.has(e)) candidates.prefOf.set(e, pref);
       for (const k of e.keys) {
         const ko = keyOwner.get(k);
         if (ko === undefined) keyOwner.set(k, ui);
         else union(ui, ko);
       }
-      for (const d of candidatesFor(e)) for (const c of d.cands) queue.push(c);
-      for (const r of requiredFor(e)) for (const c of r.cands) queue.push(c);
+      for (const d of candidates.dependencies(e)) for (const c of d.cands) queue.push(c);
+      for (const r of candidates.required(e)) for (const c of r.cands) queue.push(c);
     }
   });
-
-  const traceAll = req.trace === true;
-  const trace: string[] = [];
-  const selectedAll = new Map<Entity, Unit[]>(); // selected entity → units of its group
-  const selectedEntries = new Map<OperandEntry, Unit[]>();
-  const edges: { from: Entity; to: Entity; meets: JsonValue }[] = [];
-  /** Seed 004 uses: an entry required by a bundle or requested by a unit (through its bundle), managed by bundles. */
-  const entryUses: { entry: OperandEntry; by?: Entity; unit?: Unit; meets: JsonValue }[] = [];
-  const chosenBy = new Map<Unit, Entity>();
-  const groups = new Map<number, number[]>();
+  const byRoot = new Map<number, number[]>();
   units.forEach((_, i) => {
     const r = find(i);
-    const g = groups.get(r);
+    const g = byRoot.get(r);
     if (g) g.push(i);
-    else groups.set(r, [i]);
+    else byRoot.set(r, [i]);
   });
-
-  for (const idxs of groups.values()) {
-    const gUnits = idxs.map((i) => units[i]);
+  return [...byRoot.values()].map((idxs) => {
     const inGroup = new Set(idxs);
-    const ents = order.filter((e) => inGroup.has(owner.get(e) as number));
-    const entries = entryOrder.filter((o) => inGroup.has(entryOwner.get(o) as number));
-    let kube: Version | undefined;
-    let ocp: Version | undefined;
-    for (const u of gUnits) {
-      kube = maxVersion(kube, u.cluster.kube);
-      ocp = maxVersion(ocp, u.cluster.ocp);
-    }
-    const vars: Variable[] = [];
-    const aux: Variable[] = [];
-    for (const u of gUnits) {
-      const names = u.candidates.map((c) => c.id);
-      if (u.operandChoices && u.candidates.length > 0) {
-        // One variable per candidate: "the input is met by this bundle with these operands".
-        const vias = u.candidates.map((c) => viaId(u, c));
-        vars.push(
-          variable(
-            u.varId,
-            withMessage(mandatory(), `input ${u.name} is requested`),
-            withMessage(
-              dependency(...vias),
-              `input ${u.name} can be satisfied only by ${listText(names)}, each managing the operands it asks for`,
-            ),
-          ),
-        );
-        u.candidates.forEach((c, ci) => {
-          const per = u.operandChoices?.get(c) ?? [];
-          const cs: Constraint[] = [withMessage(dependency(c.id), `input ${u.name} through ${c.id} installs it`)];
-          u.operandRequests.forEach((r, ri) => {
-            const ids = (per[ri] ?? []).map((o) => o.id);
-            cs.push(
-              withMessage(
-                dependency(...ids),
-                `input ${u.name} asks for operand ${r.name}${r.version ? ` in version range ${r.version}` : ""}, which ${c.id} manages only as ${listText(ids)}`,
-              ),
-            );
-          });
-          aux.push(variable(vias[ci], ...cs));
-        });
-        continue;
-      }
-      const dep =
-        u.candidates.length === 0
-          ? withMessage(dependency(), u.emptyReason ?? `no bundle matches ${u.kind} ${u.name}`)
-          : withMessage(
-              dependency(...names),
-              u.kind === "input"
-                ? `input ${u.name} can be satisfied only by ${listText(names)}`
-                : `installed operator ${u.name} can only stay at ${u.candidates.find((c) => installed.get(u.name)?.entity === c)?.id ?? "?"} or move along its upgrade edges to ${listText(names.filter((n) => n !== installed.get(u.name)?.entity.id)) || "nothing"}`,
-            );
+    return {
+      units: idxs.map((i) => units[i]),
+      entities: order.filter((e) => inGroup.has(owner.get(e) as number)),
+      entries: entryOrder.filter((o) => inGroup.has(entryOwner.get(o) as number)),
+    };
+  });
+}
+
+/**
+ * The SAT encoding of one group: its units' variables (with "input via bundle" variables for
+ * operand requests), one variable per bundle (cluster limits, deprecation, dependencies, required
+ * entries) and per entry (supporting bundles), then the uniqueness variables (per entry key,
+ * package, and GVK provided by several packages).
+ */
+function encodeGroup(
+  group: Group,
+  candidates: Candidates,
+  installedOps: InstalledOperators,
+  set: CatalogSet,
+): Variable[] {
+  const installed = installedOps.byPackage;
+  let kube: Version | undefined;
+  let ocp: Version | undefined;
+  for (const u of group.units) {
+    kube = maxVersion(kube, u.cluster.kube);
+    ocp = maxVersion(ocp, u.cluster.ocp);
+  }
+  const vars: Variable[] = [];
+  const aux: Variable[] = [];
+  for (const u of group.units) {
+    const names = u.candidates.map((c) => c.id);
+    if (u.operandChoices && u.candidates.length > 0) {
+      // One variable per candidate: "the input is met by this bundle with these operands".
+      const vias = u.candidates.map((c) => viaId(u, c));
       vars.push(
         variable(
           u.varId,
+          withMessage(mandatory(), `input ${u.name} is requested`),
           withMessage(
-            mandatory(),
-            u.kind === "input" ? `input ${u.name} is requested` : `${installed.get(u.name)?.entity.name} is installed`,
-          ),
-          dep,
-        ),
-      );
-    }
-    vars.push(...aux);
-    const byPkg = new Map<string, Entity[]>();
-    const byGvk = new Map<string, Entity[]>();
-    for (const e of ents) {
-      const cs: Constraint[] = [];
-      if (!e.virtual) {
-        // The facts (a CSV may have to be decoded) are only derived when a cluster is described.
-        const f = kube || ocp ? clusterFacts(e) : undefined;
-        const mkv = kube ? f?.minKube : undefined;
-        if (kube && mkv && mkv.compare(kube) > 0)
-          cs.push(
-            withMessage(
-              prohibited(),
-              `${e.id} requires Kubernetes ${f?.minKubeVersion} or newer but the cluster runs ${kube.toString()}`,
-            ),
-          );
-        const mov = ocp ? f?.maxOpenShift : undefined;
-        if (ocp && mov && (ocp.major > mov.major || (ocp.major === mov.major && ocp.minor > mov.minor))) {
-          cs.push(
-            withMessage(
-              prohibited(),
-              `${e.id} supports OpenShift up to ${f?.maxOpenShiftVersion} but the cluster runs ${ocp.major}.${ocp.minor}`,
-            ),
-          );
-        }
-        if (isDeprecated(e)) cs.push(withMessage(prohibited(), `${e.id} is deprecated`));
-      }
-      for (const { pred, cands } of candidatesFor(e)) {
-        const ids = cands.map((c) => c.id);
-        const text = `${e.id} requires an operator ${pred.text}`;
-        if (ids.length === 0) {
-          const why = pred.error ? ` (${pred.error})` : pred.failureMessage ? `: ${pred.failureMessage}` : "";
-          cs.push(withMessage(dependency(), `${text}, but no bundle in the catalogs satisfies it${why}`));
-        } else cs.push(withMessage(dependency(...ids), `${text}, satisfied only by ${listText(ids)}`));
-      }
-      for (const { ref, cands } of requiredFor(e)) {
-        const ids = cands.map((c) => c.id);
-        const what =
-          ref.type === PROPERTY_RELATED_IMAGE_BUNDLE ? `the related images ${ref.name}` : `operand ${ref.name}`;
-        const text = `${e.id} requires ${what} in version range ${ref.version} (${ref.type})`;
-        if (ids.length === 0) {
-          const schema = ref.type === PROPERTY_RELATED_IMAGE_BUNDLE ? SCHEMA_RELATED_IMAGES : SCHEMA_OPERAND;
-          const have = set.operands(schema, ref.name).filter((o) => o.package === "" || o.package === e.package);
-          cs.push(
-            withMessage(
-              dependency(),
-              `${text}, but no ${schema} entry in the catalogs matches it${have.length > 0 ? ` (the catalogs have ${listText([...new Set(have.map((o) => o.versionText))])})` : ""}`,
-            ),
-          );
-        } else cs.push(withMessage(dependency(...ids), `${text}, satisfied only by ${listText(ids)}`));
-      }
-      vars.push(variable(e.id, ...cs));
-      push(byPkg, e.package, e);
-      for (const g of e.provides) push(byGvk, g, e);
-    }
-    const byEntryKey = new Map<string, OperandEntry[]>();
-    for (const o of entries) {
-      const cs: Constraint[] = [];
-      if (o.schema === SCHEMA_OPERAND) {
-        const ids = supportersFor(o).map((c) => c.id);
-        cs.push(
-          ids.length === 0
-            ? withMessage(
-                dependency(),
-                `${o.id} needs an operator that manages it, but no bundle in the catalogs supports ${o.name} ${o.versionText} (olm.operand.supported)${o.package ? ` in package ${o.package}` : ""}`,
-              )
-            : withMessage(
-                dependency(...ids),
-                `${o.id} must be managed by an operator supporting ${o.name} ${o.versionText}: ${listText(ids)}`,
-              ),
-        );
-      }
-      vars.push(variable(o.id, ...cs));
-      for (const k of o.keys) push(byEntryKey, k, o);
-    }
-    for (const l of byEntryKey.values()) {
-      if (l.length < 2) continue;
-      const ids = l.map((o) => o.id);
-      const o = l[0];
-      if (o.schema === SCHEMA_RELATED_IMAGES) {
-        vars.push(
-          variable(
-            `${o.schema} ${o.name} uniqueness`,
-            withMessage(mandatory(), `there can be only one version of the related images ${o.name}`),
-            withMessage(
-              atMost(1, ...ids),
-              `${listText(ids)} are versions of the related images ${o.name}, and only one of them can be installed`,
-            ),
-          ),
-        );
-      } else {
-        vars.push(
-          variable(
-            `${entryText(o)}${o.package ? ` for package ${o.package}` : ""} uniqueness`,
-            withMessage(mandatory(), `there can be only one ${entryText(o)}`),
-            withMessage(
-              atMost(1, ...ids),
-              `${listText(ids)} are the same operand version from different catalogs, and only one of them can be installed`,
-            ),
-          ),
-        );
-      }
-    }
-    for (const [p, l] of byPkg) {
-      if (l.length < 2) continue;
-      const ids = l.map((e) => e.id);
-      vars.push(
-        variable(
-          `package ${p} uniqueness`,
-          withMessage(mandatory(), `there can be only one operator from package ${p}`),
-          withMessage(
-            atMost(1, ...ids),
-            `${listText(ids)} originate from package ${p}, and only one of them can be installed`,
+            dependency(...vias),
+            `input ${u.name} can be satisfied only by ${listText(names)}, each managing the operands it asks for`,
           ),
         ),
       );
-    }
-    for (const [g, l] of byGvk) {
-      if (l.length < 2 || new Set(l.map((e) => e.package)).size < 2) continue;
-      const ids = l.map((e) => e.id);
-      const [group, version, kind] = g.split("/");
-      const gt = `${kind} (${group}/${version})`;
-      vars.push(
-        variable(
-          `${gt} uniqueness`,
-          withMessage(mandatory(), `there can be only one provider of ${gt}`),
-          withMessage(atMost(1, ...ids), `${listText(ids)} provide ${gt}, and there can be only one provider of it`),
-        ),
-      );
-    }
-    const wantTrace = traceAll || gUnits.some((u) => u.params.trace);
-    const res = solve(vars, wantTrace ? { trace: (p) => trace.push(formatSearchPosition(p)) } : {});
-    if ("error" in res) throw new Error(`resolver: ${res.error}`);
-    if ("unsat" in res) {
-      const message = `unable to find a solution that matches the constraints: ${res.unsat.map(String).join("; ")}`;
-      for (const u of gUnits) {
-        const st = inputStatus.get(u);
-        if (!st) continue;
-        st.conditions.push({ type: "ResolutionFailed", status: "True", reason: "ConstraintsNotSatisfiable", message });
-        const first = u.candidates[0];
-        if (first) {
-          const missing = dependenciesMissing(first, candidatesFor(first));
-          if (missing) st.instances.push(instanceOf(first, [], [], [missing]));
-        }
-      }
+      u.candidates.forEach((c, ci) => {
+        const per = u.operandChoices?.get(c) ?? [];
+        const cs: Constraint[] = [withMessage(dependency(c.id), `input ${u.name} through ${c.id} installs it`)];
+        u.operandRequests.forEach((r, ri) => {
+          const ids = (per[ri] ?? []).map((o) => o.id);
+          cs.push(
+            withMessage(
+              dependency(...ids),
+              `input ${u.name} asks for operand ${r.name}${r.version ? ` in version range ${r.version}` : ""}, which ${c.id} manages only as ${listText(ids)}`,
+            ),
+          );
+        });
+        aux.push(variable(vias[ci], ...cs));
+      });
       continue;
     }
-    const sel = new Set(res.selected);
-    for (const e of ents) if (sel.has(e.id)) selectedAll.set(e, gUnits);
-    for (const o of entries) if (sel.has(o.id)) selectedEntries.set(o, gUnits);
-    for (const u of gUnits) {
-      const c = u.operandChoices
-        ? u.candidates.find((x) => sel.has(viaId(u, x)))
-        : u.candidates.find((x) => sel.has(x.id));
-      if (!c) continue;
-      chosenBy.set(u, c);
-      const per = u.operandChoices?.get(c) ?? [];
-      u.operandRequests.forEach((r, ri) => {
-        const o = (per[ri] ?? []).find((x) => sel.has(x.id));
-        if (o) entryUses.push({ entry: o, by: c, unit: u, meets: r.meets });
-      });
+    const dep =
+      u.candidates.length === 0
+        ? withMessage(dependency(), u.emptyReason ?? `no bundle matches ${u.kind} ${u.name}`)
+        : withMessage(
+            dependency(...names),
+            u.kind === "input"
+              ? `input ${u.name} can be satisfied only by ${listText(names)}`
+              : `installed operator ${u.name} can only stay at ${u.candidates.find((c) => installed.get(u.name)?.entity === c)?.id ?? "?"} or move along its upgrade edges to ${listText(names.filter((n) => n !== installed.get(u.name)?.entity.id)) || "nothing"}`,
+          );
+    vars.push(
+      variable(
+        u.varId,
+        withMessage(
+          mandatory(),
+          u.kind === "input" ? `input ${u.name} is requested` : `${installed.get(u.name)?.entity.name} is installed`,
+        ),
+        dep,
+      ),
+    );
+  }
+  vars.push(...aux);
+  const byPkg = new Map<string, Entity[]>();
+  const byGvk = new Map<string, Entity[]>();
+  for (const e of group.entities) {
+    const cs: Constraint[] = [];
+    if (!e.virtual) {
+      // The facts (a CSV may have to be decoded) are only derived when a cluster is described.
+      const f = kube || ocp ? clusterFacts(e) : undefined;
+      const mkv = kube ? f?.minKube : undefined;
+      if (kube && mkv && mkv.compare(kube) > 0)
+        cs.push(
+          withMessage(
+            prohibited(),
+            `${e.id} requires Kubernetes ${f?.minKubeVersion} or newer but the cluster runs ${kube.toString()}`,
+          ),
+        );
+      const mov = ocp ? f?.maxOpenShift : undefined;
+      if (ocp && mov && (ocp.major > mov.major || (ocp.major === mov.major && ocp.minor > mov.minor))) {
+        cs.push(
+          withMessage(
+            prohibited(),
+            `${e.id} supports OpenShift up to ${f?.maxOpenShiftVersion} but the cluster runs ${ocp.major}.${ocp.minor}`,
+          ),
+        );
+      }
+      if (isDeprecated(e)) cs.push(withMessage(prohibited(), `${e.id} is deprecated`));
     }
-    for (const e of ents) {
-      if (!sel.has(e.id)) continue;
-      for (const { pred, cands } of candidatesFor(e)) {
-        const to = cands.find((x) => sel.has(x.id));
-        if (to) edges.push({ from: e, to, meets: pred.meets });
-      }
-      for (const { ref, cands } of requiredFor(e)) {
-        const o = cands.find((x) => sel.has(x.id));
-        if (!o) continue;
-        const meets: JsonValue = { [ref.type]: { name: ref.name, version: ref.version } };
-        entryUses.push({ entry: o, by: e, meets });
-        // The operator managing a required operand is a dependency of the requiring bundle.
-        const to = o.schema === SCHEMA_OPERAND ? supportersFor(o).find((x) => sel.has(x.id)) : undefined;
-        if (to && to !== e) edges.push({ from: e, to, meets });
-      }
+    for (const { pred, cands } of candidates.dependencies(e)) {
+      const ids = cands.map((c) => c.id);
+      const text = `${e.id} requires an operator ${pred.text}`;
+      if (ids.length === 0) {
+        const why = pred.error ? ` (${pred.error})` : pred.failureMessage ? `: ${pred.failureMessage}` : "";
+        cs.push(withMessage(dependency(), `${text}, but no bundle in the catalogs satisfies it${why}`));
+      } else cs.push(withMessage(dependency(...ids), `${text}, satisfied only by ${listText(ids)}`));
+    }
+    for (const { ref, cands } of candidates.required(e)) {
+      const ids = cands.map((c) => c.id);
+      const what =
+        ref.type === PROPERTY_RELATED_IMAGE_BUNDLE ? `the related images ${ref.name}` : `operand ${ref.name}`;
+      const text = `${e.id} requires ${what} in version range ${ref.version} (${ref.type})`;
+      if (ids.length === 0) {
+        const schema = ref.type === PROPERTY_RELATED_IMAGE_BUNDLE ? SCHEMA_RELATED_IMAGES : SCHEMA_OPERAND;
+        const have = set.operands(schema, ref.name).filter((o) => o.package === "" || o.package === e.package);
+        cs.push(
+          withMessage(
+            dependency(),
+            `${text}, but no ${schema} entry in the catalogs matches it${have.length > 0 ? ` (the catalogs have ${listText([...new Set(have.map((o) => o.versionText))])})` : ""}`,
+          ),
+        );
+      } else cs.push(withMessage(dependency(...ids), `${text}, satisfied only by ${listText(ids)}`));
+    }
+    vars.push(variable(e.id, ...cs));
+    push(byPkg, e.package, e);
+    for (const g of e.provides) push(byGvk, g, e);
+  }
+  const byEntryKey = new Map<string, OperandEntry[]>();
+  for (const o of group.entries) {
+    const cs: Constraint[] = [];
+    if (o.schema === SCHEMA_OPERAND) {
+      const ids = candidates.supporters(o).map((c) => c.id);
+      cs.push(
+        ids.length === 0
+          ? withMessage(
+              dependency(),
+              `${o.id} needs an operator that manages it, but no bundle in the catalogs supports ${o.name} ${o.versionText} (olm.operand.supported)${o.package ? ` in package ${o.package}` : ""}`,
+            )
+          : withMessage(
+              dependency(...ids),
+              `${o.id} must be managed by an operator supporting ${o.name} ${o.versionText}: ${listText(ids)}`,
+            ),
+      );
+    }
+    vars.push(variable(o.id, ...cs));
+    for (const k of o.keys) push(byEntryKey, k, o);
+  }
+  vars.push(...uniquenessVariables(byEntryKey, byPkg, byGvk));
+  return vars;
+}
+
+/** At most one version per related-image name or operand version key, one bundle per package, one provider per GVK. */
+function uniquenessVariables(
+  byEntryKey: Map<string, OperandEntry[]>,
+  byPkg: Map<string, Entity[]>,
+  byGvk: Map<string, Entity[]>,
+): Variable[] {
+  const vars: Variable[] = [];
+  for (const l of byEntryKey.values()) {
+    if (l.length < 2) continue;
+    const ids = l.map((o) => o.id);
+    const o = l[0];
+    if (o.schema === SCHEMA_RELATED_IMAGES) {
+      vars.push(
+        variable(
+          `${o.schema} ${o.name} uniqueness`,
+          withMessage(mandatory(), `there can be only one version of the related images ${o.name}`),
+          withMessage(
+            atMost(1, ...ids),
+            `${listText(ids)} are versions of the related images ${o.name}, and only one of them can be installed`,
+          ),
+        ),
+      );
+    } else {
+      vars.push(
+        variable(
+          `${entryText(o)}${o.package ? ` for package ${o.package}` : ""} uniqueness`,
+          withMessage(mandatory(), `there can be only one ${entryText(o)}`),
+          withMessage(
+            atMost(1, ...ids),
+            `${listText(ids)} are the same operand version from different catalogs, and only one of them can be installed`,
+          ),
+        ),
+      );
     }
   }
+  for (const [p, l] of byPkg) {
+    if (l.length < 2) continue;
+    const ids = l.map((e) => e.id);
+    vars.push(
+      variable(
+        `package ${p} uniqueness`,
+        withMessage(mandatory(), `there can be only one operator from package ${p}`),
+        withMessage(
+          atMost(1, ...ids),
+          `${listText(ids)} originate from package ${p}, and only one of them can be installed`,
+        ),
+      ),
+    );
+  }
+  for (const [g, l] of byGvk) {
+    if (l.length < 2 || new Set(l.map((e) => e.package)).size < 2) continue;
+    const ids = l.map((e) => e.id);
+    const [group, version, kind] = g.split("/");
+    const gt = `${kind} (${group}/${version})`;
+    vars.push(
+      variable(
+        `${gt} uniqueness`,
+        withMessage(mandatory(), `there can be only one provider of ${gt}`),
+        withMessage(atMost(1, ...ids), `${listText(ids)} provide ${gt}, and there can be only one provider of it`),
+      ),
+    );
+  }
+  return vars;
+}
 
-  const refs = (pairs: { other: Entity; meets: JsonValue }[]): InstanceReference[] => {
-    const m = new Map<string, InstanceReference>();
-    for (const p of pairs) {
-      const r = m.get(p.other.name) ?? { kind: "Instance" as const, name: p.other.name, meets: [] };
-      r.meets.push(p.meets);
-      m.set(p.other.name, r);
+/** A dependency edge between two selected bundles, and the constraint it meets. */
+interface Edge {
+  from: Entity;
+  to: Entity;
+  meets: JsonValue;
+}
+
+/** Seed 004: an entry required by a bundle or requested by a unit (through its bundle). */
+interface EntryUse {
+  entry: OperandEntry;
+  by?: Entity;
+  unit?: Unit;
+  meets: JsonValue;
+}
+
+/** What the solved groups selected, accumulated group by group. */
+interface Selection {
+  /** Selected bundle → the units of its group. */
+  selected: Map<Entity, Unit[]>;
+  selectedEntries: Map<OperandEntry, Unit[]>;
+  edges: Edge[];
+  entryUses: EntryUse[];
+  /** The bundle chosen for each unit. */
+  chosenBy: Map<Unit, Entity>;
+}
+
+function emptySelection(): Selection {
+  return { selected: new Map(), selectedEntries: new Map(), edges: [], entryUses: [], chosenBy: new Map() };
+}
+
+/**
+ * Solves one group (appending to `trace` when given) and records the outcome: the selection, or
+ * a ResolutionFailed condition (with missing dependencies of the first candidate) on its Inputs.
+ */
+function solveGroup(
+  group: Group,
+  vars: Variable[],
+  trace: string[] | undefined,
+  candidates: Candidates,
+  statusOf: Map<Unit, InputStatus>,
+  selection: Selection,
+): void {
+  const res = solve(vars, trace ? { trace: (p) => trace.push(formatSearchPosition(p)) } : {});
+  if ("error" in res) throw new Error(`resolver: ${res.error}`);
+  if ("unsat" in res) {
+    const message = `unable to find a solution that matches the constraints: ${res.unsat.map(String).join("; ")}`;
+    for (const u of group.units) {
+      const st = statusOf.get(u);
+      if (!st) continue;
+      st.conditions.push({ type: "ResolutionFailed", status: "True", reason: "ConstraintsNotSatisfiable", message });
+      const first = u.candidates[0];
+      if (first) {
+        const missing = dependenciesMissing(first, candidates.dependencies(first));
+        if (missing) st.instances.push(instanceOf(first, [], [], [missing]));
+      }
     }
-    return [...m.values()];
-  };
+    return;
+  }
+  recordSelection(group, new Set(res.selected), candidates, selection);
+}
 
-  const operandRefsOf = (e: Entity, u: Unit | undefined): OperandInstanceReference[] => {
-    const m = new Map<OperandEntry, OperandInstanceReference>();
-    for (const x of entryUses) {
-      if (x.by !== e || (x.unit !== undefined && x.unit !== u)) continue;
-      const r = m.get(x.entry) ?? {
-        schema: x.entry.schema,
-        name: x.entry.name,
-        version: x.entry.versionText,
-        catalog: x.entry.catalog,
-        meets: [],
-      };
-      r.meets.push(x.meets);
-      m.set(x.entry, r);
+/** Records a solved group's chosen bundles and entries, the units' choices, edges and entry uses. */
+function recordSelection(group: Group, sel: Set<string>, candidates: Candidates, selection: Selection): void {
+  const { edges, entryUses } = selection;
+  for (const e of group.entities) if (sel.has(e.id)) selection.selected.set(e, group.units);
+  for (const o of group.entries) if (sel.has(o.id)) selection.selectedEntries.set(o, group.units);
+  for (const u of group.units) {
+    const c = u.operandChoices
+      ? u.candidates.find((x) => sel.has(viaId(u, x)))
+      : u.candidates.find((x) => sel.has(x.id));
+    if (!c) continue;
+    selection.chosenBy.set(u, c);
+    const per = u.operandChoices?.get(c) ?? [];
+    u.operandRequests.forEach((r, ri) => {
+      const o = (per[ri] ?? []).find((x) => sel.has(x.id));
+      if (o) entryUses.push({ entry: o, by: c, unit: u, meets: r.meets });
+    });
+  }
+  for (const e of group.entities) {
+    if (!sel.has(e.id)) continue;
+    for (const { pred, cands } of candidates.dependencies(e)) {
+      const to = cands.find((x) => sel.has(x.id));
+      if (to) edges.push({ from: e, to, meets: pred.meets });
     }
-    return [...m.values()];
-  };
+    for (const { ref, cands } of candidates.required(e)) {
+      const o = cands.find((x) => sel.has(x.id));
+      if (!o) continue;
+      const meets: JsonValue = { [ref.type]: { name: ref.name, version: ref.version } };
+      entryUses.push({ entry: o, by: e, meets });
+      // The operator managing a required operand is a dependency of the requiring bundle.
+      const to = o.schema === SCHEMA_OPERAND ? candidates.supporters(o).find((x) => sel.has(x.id)) : undefined;
+      if (to && to !== e) edges.push({ from: e, to, meets });
+    }
+  }
+}
 
-  // Resolved inputs.
+/**
+ * The resolveset from the selection: Input instances, bundles (selected, then forced), operand
+ * entries, generated Inputs and installed operators' update options. Sets no trace.
+ */
+function assembleResolveSet(
+  set: CatalogSet,
+  inputs: readonly Input[],
+  settings: Settings,
+  installedOps: InstalledOperators,
+  units: Units,
+  selection: Selection,
+): ResolveSet {
+  const requested = assembleInstances(selection, units.statusOf);
+  const channelFor = (e: Entity): string => channelOf(e, set, installedOps.byPackage, selection.chosenBy);
+  const { bundles, forcedEntries } = assembleBundles(installedOps, units, selection, requested, channelFor);
+  const operands = assembleOperands(set, units.forced, selection, forcedEntries);
+  const generated = generateInputs(inputs, installedOps, selection, requested, channelFor);
+  const installedStatus = installedStatuses(set, installedOps);
+  bundles.sort(
+    (a, b) => byteCompare(a.package, b.package) || byteCompare(a.name, b.name) || byteCompare(a.catalog, b.catalog),
+  );
+  const statuses = units.statuses;
+  return {
+    apiVersion: "deppy.io/v1",
+    kind: "ResolveSet",
+    resolved: statuses.every((s) => !s.conditions.some((c) => c.type === "ResolutionFailed" && c.status === "True")),
+    dryRun: statuses.length > 0 && statuses.every((s) => s.dryRun),
+    bundles,
+    operands,
+    inputs: statuses,
+    generatedInputs: generated,
+    installed: installedStatus,
+    warnings: settings.warnings,
+  };
+}
+
+/** References to other instances, one per name, with every constraint met. */
+function instanceRefs(pairs: { other: Entity; meets: JsonValue }[]): InstanceReference[] {
+  const m = new Map<string, InstanceReference>();
+  for (const p of pairs) {
+    const r = m.get(p.other.name) ?? { kind: "Instance" as const, name: p.other.name, meets: [] };
+    r.meets.push(p.meets);
+    m.set(p.other.name, r);
+  }
+  return [...m.values()];
+}
+
+/** The entries bundle `e` uses: required by it, or requested by unit `u` through it. */
+function operandRefsOf(entryUses: readonly EntryUse[], e: Entity, u: Unit | undefined): OperandInstanceReference[] {
+  const m = new Map<OperandEntry, OperandInstanceReference>();
+  for (const x of entryUses) {
+    if (x.by !== e || (x.unit !== undefined && x.unit !== u)) continue;
+    const r = m.get(x.entry) ?? {
+      schema: x.entry.schema,
+      name: x.entry.name,
+      version: x.entry.versionText,
+      catalog: x.entry.catalog,
+      meets: [],
+    };
+    r.meets.push(x.meets);
+    m.set(x.entry, r);
+  }
+  return [...m.values()];
+}
+
+/** The instance of each resolved Input; returns the Inputs requesting each chosen bundle. */
+function assembleInstances(selection: Selection, statusOf: Map<Unit, InputStatus>): Map<Entity, string[]> {
+  const { edges } = selection;
   const requested = new Map<Entity, string[]>();
-  for (const [u, e] of chosenBy) {
+  for (const [u, e] of selection.chosenBy) {
     if (u.kind === "input") push(requested, e, u.name);
-    const st = inputStatus.get(u);
+    const st = statusOf.get(u);
     if (!st) continue;
     const inst = instanceOf(
       e,
-      refs(edges.filter((x) => x.from === e).map((x) => ({ other: x.to, meets: x.meets }))),
-      refs(edges.filter((x) => x.to === e).map((x) => ({ other: x.from, meets: x.meets }))),
+      instanceRefs(edges.filter((x) => x.from === e).map((x) => ({ other: x.to, meets: x.meets }))),
+      instanceRefs(edges.filter((x) => x.to === e).map((x) => ({ other: x.from, meets: x.meets }))),
       [],
     );
-    const ops = operandRefsOf(e, u);
+    const ops = operandRefsOf(selection.entryUses, e, u);
     if (ops.length > 0) inst.operands = ops;
     st.instances.push(inst);
   }
+  return requested;
+}
 
+/** The channel of a resolved bundle: the Input's, the installed operator's, the default, or its first. */
+function channelOf(e: Entity, set: CatalogSet, installed: Map<string, Installed>, chosenBy: Map<Unit, Entity>): string {
+  for (const [u, c] of chosenBy)
+    if (c === e && u.channel && e.channels.some((ch) => ch.channel === u.channel)) return u.channel;
+  const inst = installed.get(e.package);
+  if (inst?.op.channel && e.channels.some((ch) => ch.channel === inst.op.channel)) return inst.op.channel;
+  const def = e.catalog ? set.defaultChannel(e.catalog, e.package) : "";
+  return e.channels.find((c) => c.channel === def)?.channel ?? e.channels[0]?.channel ?? "";
+}
+
+/**
+ * The bundles of the resolveset: the selected ones (install, upgrade or unchanged), then every
+ * candidate of the forced Inputs (with their instances and the operands they ask for, which
+ * `selection.entryUses` receives). Returns the forced entries with their dry-run flag.
+ */
+function assembleBundles(
+  installedOps: InstalledOperators,
+  units: Units,
+  selection: Selection,
+  requested: Map<Entity, string[]>,
+  channelFor: (e: Entity) => string,
+): { bundles: ResolvedBundle[]; forcedEntries: Map<OperandEntry, boolean> } {
+  const installed = installedOps.byPackage;
+  const { edges, entryUses } = selection;
   const bundles: ResolvedBundle[] = [];
-  const channelFor = (e: Entity): string => {
-    for (const [u, c] of chosenBy)
-      if (c === e && u.channel && e.channels.some((ch) => ch.channel === u.channel)) return u.channel;
-    const inst = installed.get(e.package);
-    if (inst?.op.channel && e.channels.some((ch) => ch.channel === inst.op.channel)) return inst.op.channel;
-    const def = e.catalog ? set.defaultChannel(e.catalog, e.package) : "";
-    return e.channels.find((c) => c.channel === def)?.channel ?? e.channels[0]?.channel ?? "";
-  };
   const toBundle = (
     e: Entity,
     action: ResolvedBundle["action"],
@@ -869,16 +1106,15 @@ export function resolve(req: ResolveRequest): ResolveSet {
     if (pivotFrom) b.pivotFrom = pivotFrom;
     return b;
   };
-  for (const [e, gUnits] of selectedAll) {
+  for (const [e, gUnits] of selection.selected) {
     const inst = installed.get(e.package);
-    const dry = gUnits.some((u) => u.kind === "input") && gUnits.every((u) => u.kind !== "input" || u.params.dryRun);
-    if (inst && inst.entity.name === e.name) bundles.push(toBundle(e, "unchanged", dry));
-    else if (inst) bundles.push(toBundle(e, "upgrade", dry, inst.entity.name));
-    else bundles.push(toBundle(e, "install", dry));
+    if (inst && inst.entity.name === e.name) bundles.push(toBundle(e, "unchanged", groupDryRun(gUnits)));
+    else if (inst) bundles.push(toBundle(e, "upgrade", groupDryRun(gUnits), inst.entity.name));
+    else bundles.push(toBundle(e, "install", groupDryRun(gUnits)));
   }
   const forcedEntries = new Map<OperandEntry, boolean>(); // entry → dry run
-  for (const { unit, input } of forced) {
-    const st = inputStatus.get(unit) as InputStatus;
+  for (const { unit, input } of units.forced) {
+    const st = units.statusOf.get(unit) as InputStatus;
     for (const e of unit.candidates) {
       const inst = installed.get(e.package);
       requested.set(e, [...(requested.get(e) ?? []), input.name]);
@@ -894,22 +1130,31 @@ export function resolve(req: ResolveRequest): ResolveSet {
         forcedEntries.set(o, (forcedEntries.get(o) ?? true) && unit.params.dryRun);
       });
       const is = instanceOf(e, [], [], []);
-      const ops = operandRefsOf(e, unit);
+      const ops = operandRefsOf(entryUses, e, unit);
       if (ops.length > 0) is.operands = ops;
       st.instances.push(is);
     }
   }
+  return { bundles, forcedEntries };
+}
 
-  // Operand and related-image entries (seed 004).
+/** A selection is a dry run when its group has Inputs and every one of them is a dry run. */
+function groupDryRun(gUnits: readonly Unit[]): boolean {
+  return gUnits.some((u) => u.kind === "input") && gUnits.every((u) => u.kind !== "input" || u.params.dryRun);
+}
+
+/** Seed 004: the operand and related-image entries of the resolveset, by schema, name and version. */
+function assembleOperands(
+  set: CatalogSet,
+  forced: Units["forced"],
+  selection: Selection,
+  forcedEntries: Map<OperandEntry, boolean>,
+): ResolvedOperand[] {
   const operands: ResolvedOperand[] = [];
-  const chosen = new Set<Entity>(selectedAll.keys());
+  const chosen = new Set<Entity>(selection.selected.keys());
   for (const f of forced) for (const e of f.unit.candidates) chosen.add(e);
   const entryDry = new Map<OperandEntry, boolean>(forcedEntries);
-  for (const [o, gUnits] of selectedEntries)
-    entryDry.set(
-      o,
-      gUnits.some((u) => u.kind === "input") && gUnits.every((u) => u.kind !== "input" || u.params.dryRun),
-    );
+  for (const [o, gUnits] of selection.selectedEntries) entryDry.set(o, groupDryRun(gUnits));
   const entryList = [...entryDry.keys()].sort(
     (a, b) =>
       byteCompare(a.schema, b.schema) ||
@@ -921,7 +1166,7 @@ export function resolve(req: ResolveRequest): ResolveSet {
   );
   for (const o of entryList) {
     const dryRun = entryDry.get(o) === true;
-    const uses = entryUses.filter((x) => x.entry === o);
+    const uses = selection.entryUses.filter((x) => x.entry === o);
     const managedBy =
       o.schema === SCHEMA_OPERAND
         ? [
@@ -946,14 +1191,23 @@ export function resolve(req: ResolveRequest): ResolveSet {
       dryRun,
     });
   }
+  return operands;
+}
 
-  // Generated inputs for dependencies.
+/** Inputs for the selected dependencies of classes with `generateInputsForDependencies`. */
+function generateInputs(
+  inputs: readonly Input[],
+  installedOps: InstalledOperators,
+  selection: Selection,
+  requested: Map<Entity, string[]>,
+  channelFor: (e: Entity) => string,
+): Input[] {
   const generated: Input[] = [];
-  const genNames = new Set(req.inputs.map((i) => i.name));
-  for (const [e, gUnits] of selectedAll) {
+  const genNames = new Set(inputs.map((i) => i.name));
+  for (const [e, gUnits] of selection.selected) {
     if (requested.has(e) || e.virtual) continue;
     if (!gUnits.some((u) => u.kind === "input" && u.params.generateInputsForDependencies)) continue;
-    if (installed.get(e.package)?.op.subscribed) continue;
+    if (installedOps.byPackage.get(e.package)?.op.subscribed) continue;
     let name = e.package;
     for (let i = 2; genNames.has(name); i++) name = `${e.package}-${i}`;
     genNames.add(name);
@@ -963,10 +1217,13 @@ export function resolve(req: ResolveRequest): ResolveSet {
       constraints: [{ type: "olm.catalog", value: { name: e.catalog, package: e.package, channel: channelFor(e) } }],
     });
   }
+  return generated;
+}
 
-  // Update options per installed operator.
+/** Update options per installed operator, by channel and catalog, with an UpdateAvailable condition. */
+function installedStatuses(set: CatalogSet, installedOps: InstalledOperators): InstalledStatus[] {
   const installedStatus: InstalledStatus[] = [];
-  for (const [pkg, inst] of installed) {
+  for (const [pkg, inst] of installedOps.byPackage) {
     const channel = inst.op.channel ?? (inst.entity.catalog ? set.defaultChannel(inst.entity.catalog, pkg) : "");
     const buckets = new Map<string, UpdateOptions>();
     const sorted = [...inst.successors].sort(
@@ -1022,24 +1279,7 @@ export function resolve(req: ResolveRequest): ResolveSet {
       conditions,
     });
   }
-
-  bundles.sort(
-    (a, b) => byteCompare(a.package, b.package) || byteCompare(a.name, b.name) || byteCompare(a.catalog, b.catalog),
-  );
-  const out: ResolveSet = {
-    apiVersion: "deppy.io/v1",
-    kind: "ResolveSet",
-    resolved: statuses.every((s) => !s.conditions.some((c) => c.type === "ResolutionFailed" && c.status === "True")),
-    dryRun: statuses.length > 0 && statuses.every((s) => s.dryRun),
-    bundles,
-    operands,
-    inputs: statuses,
-    generatedInputs: generated,
-    installed: installedStatus,
-    warnings,
-  };
-  if (traceAll || units.some((u) => u.params.trace) || forced.some((f) => f.unit.params.trace)) out.trace = trace;
-  return out;
+  return installedStatus;
 }
 
 function instanceOf(

@@ -11,7 +11,7 @@ import type { Bundle, DeclarativeConfig, JsonValue } from "../fbc/types.js";
 import { SCHEMA_BASIC } from "./detect.js";
 import { firstStreamDocument } from "./document.js";
 import { goDecode, type GoType } from "./godecode.js";
-import type { BundleSource } from "./source.js";
+import type { BundleSource } from "./source/source.js";
 
 const BASIC_TEMPLATE_DATA: GoType = {
   kind: "struct",

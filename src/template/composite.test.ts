@@ -14,7 +14,7 @@ import { loadText } from "../fbc/load.js";
 import type { Bundle } from "../fbc/types.js";
 import { renderCompositeTemplate, type CompositeOptions } from "./composite.js";
 import { renderSemverTemplate } from "./semver.js";
-import type { BundleSource, RenderedBundle } from "./source.js";
+import type { BundleSource, RenderedBundle } from "./source/source.js";
 
 const work = mkdtempSync(join(tmpdir(), "opcat-composite-"));
 after(() => rmSync(work, { recursive: true, force: true }));

@@ -19,7 +19,7 @@ import { firstStreamDocument } from "./document.js";
 import { SCHEMA_BASIC } from "./detect.js";
 import { goDecode, type GoType } from "./godecode.js";
 import { renderSemverTemplate, type SemverSkips } from "./semver.js";
-import type { BundleSource } from "./source.js";
+import type { BundleSource } from "./source/source.js";
 
 /** Schema of the contribution configuration. */
 export const COMPOSITE_SCHEMA = "olm.composite";

@@ -13,8 +13,8 @@ import { formatCatalog } from "../fbc/write.js";
 import { catalogFiles, REPO_ROOT, requireShared } from "../../test/shared.js";
 import { catalogToGraphTemplate, convertCatalog } from "./convert.js";
 import { renderBasicTemplate } from "./basic.js";
-import { renderGraphTemplate } from "./graph.js";
-import { reuseSource } from "./reuse.js";
+import { renderGraphTemplate } from "./graph/graph.js";
+import { reuseSource } from "./source/reuse.js";
 
 const yaml = (cfg: DeclarativeConfig): string => formatCatalog(normalizeForRender(cfg), "yaml");
 

@@ -23,7 +23,7 @@ import {
   graphChannel,
   type GraphDescription,
   type GraphTemplate,
-} from "./graph.js";
+} from "./graph/graph.js";
 
 export type ConvertTarget = "basic" | "graph";
 

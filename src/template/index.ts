@@ -20,8 +20,8 @@ import {
 } from "./detect.js";
 import { renderSemverTemplate, type SemverSkips } from "./semver.js";
 import { renderSubstitutesTemplate } from "./substitutes.js";
-import { renderGraphTemplate, type TagLister } from "./graph.js";
-import type { BundleSource } from "./source.js";
+import { renderGraphTemplate, type TagLister } from "./graph/graph.js";
+import type { BundleSource } from "./source/source.js";
 
 export { renderBasicTemplate } from "./basic.js";
 export {
@@ -40,7 +40,7 @@ export {
   SCHEMA_SEMVER,
   SCHEMA_SUBSTITUTES,
 } from "./detect.js";
-export { reuseSource, type ReuseOptions } from "./reuse.js";
+export { reuseSource, type ReuseOptions } from "./source/reuse.js";
 export {
   renderGraphTemplate,
   parseGraphTemplate,
@@ -53,9 +53,9 @@ export {
   type GraphTemplate,
   type TagLister,
   type AddBundleToGraph,
-} from "./graph.js";
+} from "./graph/graph.js";
 export { convertCatalog, type ConvertOptions, type ConvertTarget } from "./convert.js";
-export { unavailableSource, type BundleSource, type RenderedBundle } from "./source.js";
+export { unavailableSource, type BundleSource, type RenderedBundle } from "./source/source.js";
 export {
   planAddBundle,
   addBundleToFile,
@@ -67,15 +67,15 @@ export {
   type AddBundleReport,
   type AddBundleRequest,
   type ReleaseConfigReport,
-} from "./addbundle.js";
-export { parseReleaseConfig, type ReleaseConfig } from "./releaseconfig.js";
+} from "./addbundle/addbundle.js";
+export { parseReleaseConfig, type ReleaseConfig } from "./addbundle/releaseconfig.js";
 export {
   imageSource,
   fallbackSource,
   renderedSource,
   type ImageSourceOptions,
   type RenderedSourceOptions,
-} from "./imagesource.js";
+} from "./source/imagesource.js";
 export { renderSubstitutesTemplate, type Substitution } from "./substitutes.js";
 export {
   renderCompositeTemplate,

@@ -15,7 +15,7 @@ import type { Bundle, Channel, ChannelEntry, DeclarativeConfig, Icon, JsonValue,
 import { SCHEMA_SEMVER } from "./detect.js";
 import { readStrictYaml } from "./document.js";
 import { goDecode, type GoType } from "./godecode.js";
-import type { BundleSource, RenderedBundle } from "./source.js";
+import type { BundleSource, RenderedBundle } from "./source/source.js";
 
 export type Archetype = "candidate" | "fast" | "stable";
 export type StreamKind = "" | "minor" | "major";

@@ -15,7 +15,7 @@ import type { JsonValue } from "../fbc/types.js";
 import { goQuote } from "../gojson/fmt.js";
 import { renderTemplate } from "./index.js";
 import { renderSubstitutesTemplate } from "./substitutes.js";
-import type { BundleSource, RenderedBundle } from "./source.js";
+import type { BundleSource, RenderedBundle } from "./source/source.js";
 
 const DIR = join(import.meta.dirname, "testdata", "substitutes");
 const input = JSON.parse(readFileSync(join(DIR, "cases.json"), "utf8")) as {

@@ -14,7 +14,7 @@ import { SemverError, tryParseVersion, Version, type PRVersion } from "../semver
 import { parseEntriesTemplate } from "./basic.js";
 import { SCHEMA_SUBSTITUTES } from "./detect.js";
 import { goDecode, type GoType } from "./godecode.js";
-import type { BundleSource, RenderedBundle } from "./source.js";
+import type { BundleSource, RenderedBundle } from "./source/source.js";
 
 /** One substitution: the substitute's image (`name`) and the name of the bundle it replaces (`base`). */
 export interface Substitution {

@@ -27,9 +27,9 @@ import { isMap, isScalar, isSeq, parse, parseDocument, type Node, type YAMLMap }
 import { loadText } from "../../src/fbc/load.js";
 import { parseProperties } from "../../src/fbc/properties.js";
 import { emptyConfig, mergeConfigs, type Bundle, type DeclarativeConfig } from "../../src/fbc/types.js";
-import { addBundleFromReleaseConfig, type ReleaseConfigReport } from "../../src/template/addbundle.js";
-import { parseReleaseConfig } from "../../src/template/releaseconfig.js";
-import { reuseSource } from "../../src/template/reuse.js";
+import { addBundleFromReleaseConfig, type ReleaseConfigReport } from "../../src/template/addbundle/addbundle.js";
+import { parseReleaseConfig } from "../../src/template/addbundle/releaseconfig.js";
+import { reuseSource } from "../../src/template/source/reuse.js";
 import { COMMUNITY, requireShared } from "../shared.js";
 
 interface ReplayCase {

@@ -9,11 +9,11 @@
  *   archetype and its list are created when missing); edges are computed by the template itself;
  * - fbc (a raw FBC stream): the rendered `olm.bundle` blob is appended to the stream, and channel
  *   entries as for basic templates (missing channels are appended as new `olm.channel` blobs);
- * - graph (`olm.template.graph`): see addbundle-graph.ts.
+ * - graph (`olm.template.graph`): see graph.ts.
  */
 import { isMap, isScalar, isSeq, type Node, type YAMLMap, type YAMLSeq } from "yaml";
-import { OpcatError } from "../fbc/errors.js";
-import { loadText } from "../fbc/load.js";
+import { OpcatError } from "../../fbc/errors.js";
+import { loadText } from "../../fbc/load.js";
 import {
   SCHEMA_BUNDLE,
   SCHEMA_CHANNEL,
@@ -21,16 +21,16 @@ import {
   SCHEMA_PACKAGE,
   emptyConfig,
   type DeclarativeConfig,
-} from "../fbc/types.js";
-import { formatCatalog } from "../fbc/write.js";
-import { goQuote } from "../gojson/fmt.js";
-import { findKey, pointerToken, stringAt, type EditValue, type SourceDoc } from "./addbundle-edit.js";
-import type { AddBundleContext, AddBundleKind, AddBundleRequest } from "./addbundle.js";
-import { GRAPH_KIND } from "./addbundle-graph.js";
-import { renderBasicTemplate } from "./basic.js";
-import { SCHEMA_BASIC, SCHEMA_SEMVER } from "./detect.js";
-import { parseSemverTemplate, renderSemverTemplate } from "./semver.js";
-import type { BundleSource, RenderedBundle } from "./source.js";
+} from "../../fbc/types.js";
+import { formatCatalog } from "../../fbc/write.js";
+import { goQuote } from "../../gojson/fmt.js";
+import { findKey, pointerToken, stringAt, type EditValue, type SourceDoc } from "./edit.js";
+import type { AddBundleContext, AddBundleKind, AddBundleRequest } from "./registry.js";
+import { GRAPH_KIND } from "./graph.js";
+import { renderBasicTemplate } from "../basic.js";
+import { SCHEMA_BASIC, SCHEMA_SEMVER } from "../detect.js";
+import { parseSemverTemplate, renderSemverTemplate } from "../semver.js";
+import type { BundleSource, RenderedBundle } from "../source/source.js";
 
 /** A blob of the file: its node, the document holding it and its JSON pointer. */
 interface Blob {

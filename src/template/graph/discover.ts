@@ -4,12 +4,12 @@
  * `bundles.semverRange` (a blang range). Tags come from a TagLister: a registry
  * (`GET /v2/<name>/tags/list`), or an already-rendered catalog (the tags of its bundle images).
  */
-import { type ErrorKind, OpcatError } from "../fbc/errors.js";
-import type { DeclarativeConfig } from "../fbc/types.js";
-import { compareUtf8 } from "../gojson/encode.js";
-import { goQuote } from "../gojson/fmt.js";
-import { tryParseNormalizedNamed } from "../image/reference.js";
-import type { RegistryClient } from "../image/registry.js";
+import { type ErrorKind, OpcatError } from "../../fbc/errors.js";
+import type { DeclarativeConfig } from "../../fbc/types.js";
+import { compareUtf8 } from "../../gojson/encode.js";
+import { goQuote } from "../../gojson/fmt.js";
+import { tryParseNormalizedNamed } from "../../image/reference.js";
+import type { RegistryClient } from "../../image/registry.js";
 import {
   compareVersions,
   SemverPanic,
@@ -17,7 +17,7 @@ import {
   tryParseTolerant,
   type Range,
   type Version,
-} from "../semver/index.js";
+} from "../../semver/index.js";
 
 /** Lists the tags of a repository (`registry/path`, no tag or digest). */
 export interface TagLister {

@@ -5,11 +5,11 @@
  * properties, related images sorted, migrations). Sources compose: `--reuse` answers what it can
  * and the rest is pulled.
  */
-import { OpcatError } from "../fbc/errors.js";
-import { bundleCsvJson } from "../fbc/objects.js";
-import { normalizeForRender } from "../fbc/render.js";
-import type { Bundle } from "../fbc/types.js";
-import { renderReference, type PullOptions } from "../image/index.js";
+import { OpcatError } from "../../fbc/errors.js";
+import { bundleCsvJson } from "../../fbc/objects.js";
+import { normalizeForRender } from "../../fbc/render.js";
+import type { Bundle } from "../../fbc/types.js";
+import { renderReference, type PullOptions } from "../../image/index.js";
 import { copyRenderedBundle, type BundleSource, type RenderedBundle } from "./source.js";
 
 /** Options of {@link imageSource}. */

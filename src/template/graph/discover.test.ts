@@ -5,20 +5,14 @@ import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
-import { OpcatError } from "../fbc/errors.js";
-import { RawJson } from "../fbc/rawjson.js";
-import type { Bundle, DeclarativeConfig } from "../fbc/types.js";
-import { buildBundleImage, pushImage } from "../image/build.js";
-import { RegistryClient } from "../image/registry.js";
-import { REPO_ROOT } from "../../test/shared.js";
-import { requireTools, startDockerRegistry, type RunningRegistry } from "../../test/image/servers.js";
-import {
-  catalogTagLister,
-  compileTagRegex,
-  discoverTagImages,
-  registryTagLister,
-  type TagLister,
-} from "./graph-discover.js";
+import { OpcatError } from "../../fbc/errors.js";
+import { RawJson } from "../../fbc/rawjson.js";
+import type { Bundle, DeclarativeConfig } from "../../fbc/types.js";
+import { buildBundleImage, pushImage } from "../../image/build.js";
+import { RegistryClient } from "../../image/registry.js";
+import { REPO_ROOT } from "../../../test/shared.js";
+import { requireTools, startDockerRegistry, type RunningRegistry } from "../../../test/image/servers.js";
+import { catalogTagLister, compileTagRegex, discoverTagImages, registryTagLister, type TagLister } from "./discover.js";
 
 const lister = (tags: string[]): TagLister => ({ listTags: () => Promise.resolve([...tags]) });
 

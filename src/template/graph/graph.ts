@@ -13,9 +13,9 @@
  * last live entry by the last live entry (the head). Tombstones are neither channel entries nor
  * emitted bundles. A bundle is emitted when it is a live entry of at least one graph.
  */
-import { OpcatError } from "../fbc/errors.js";
-import { decodeStdBase64 } from "../fbc/decode.js";
-import { dns1123LabelErrors, validateCatalog } from "../fbc/validate.js";
+import { OpcatError } from "../../fbc/errors.js";
+import { decodeStdBase64 } from "../../fbc/decode.js";
+import { dns1123LabelErrors, validateCatalog } from "../../fbc/validate.js";
 import {
   SCHEMA_CHANNEL,
   SCHEMA_PACKAGE,
@@ -25,16 +25,16 @@ import {
   type DeclarativeConfig,
   type JsonValue,
   type Package,
-} from "../fbc/types.js";
-import { encodeOrderedCompact, indentCompactJson } from "../gojson/encode.js";
-import { goQuote } from "../gojson/fmt.js";
-import { mapPool } from "../image/registry.js";
-import { SemverPanic, tryParseRange } from "../semver/index.js";
-import { toGoYaml } from "../yaml/index.js";
-import { SCHEMA_GRAPH, SCHEMA_GRAPH_ALIAS } from "./detect.js";
-import { readStrictYaml } from "./document.js";
-import { discoverTagImages, type TagLister } from "./graph-discover.js";
-import type { BundleSource, RenderedBundle } from "./source.js";
+} from "../../fbc/types.js";
+import { encodeOrderedCompact, indentCompactJson } from "../../gojson/encode.js";
+import { goQuote } from "../../gojson/fmt.js";
+import { mapPool } from "../../image/registry.js";
+import { SemverPanic, tryParseRange } from "../../semver/index.js";
+import { toGoYaml } from "../../yaml/index.js";
+import { SCHEMA_GRAPH, SCHEMA_GRAPH_ALIAS } from "../detect.js";
+import { readStrictYaml } from "../document.js";
+import { discoverTagImages, type TagLister } from "./discover.js";
+import type { BundleSource, RenderedBundle } from "../source/source.js";
 
 export {
   catalogTagLister,
@@ -42,9 +42,9 @@ export {
   discoverTagImages,
   compileTagRegex,
   type TagLister,
-} from "./graph-discover.js";
+} from "./discover.js";
 
-export { SCHEMA_GRAPH, SCHEMA_GRAPH_ALIAS } from "./detect.js";
+export { SCHEMA_GRAPH, SCHEMA_GRAPH_ALIAS } from "../detect.js";
 
 /** The first entry's edges to bundles before the graph. */
 export interface GraphTailEdges {

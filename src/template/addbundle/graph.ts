@@ -15,12 +15,12 @@
  * (another image carries it).
  */
 import { isMap, isScalar, isSeq, type Node, type Pair, type YAMLMap, type YAMLSeq } from "yaml";
-import { OpcatError } from "../fbc/errors.js";
-import { goQuote } from "../gojson/fmt.js";
-import { SemverPanic, tryParseRange, tryParseTolerant } from "../semver/index.js";
-import { findKey, pointerToken, type EditValue, type SourceDoc } from "./addbundle-edit.js";
-import type { AddBundleContext, AddBundleKind } from "./addbundle.js";
-import { SCHEMA_GRAPH, SCHEMA_GRAPH_ALIAS } from "./detect.js";
+import { OpcatError } from "../../fbc/errors.js";
+import { goQuote } from "../../gojson/fmt.js";
+import { SemverPanic, tryParseRange, tryParseTolerant } from "../../semver/index.js";
+import { findKey, pointerToken, type EditValue, type SourceDoc } from "./edit.js";
+import type { AddBundleContext, AddBundleKind } from "./registry.js";
+import { SCHEMA_GRAPH, SCHEMA_GRAPH_ALIAS } from "../detect.js";
 import {
   checkGraphTemplate,
   compileTagRegex,
@@ -30,7 +30,7 @@ import {
   type GraphBundleSources,
   type GraphDescription,
   type GraphTemplate,
-} from "./graph.js";
+} from "../graph/graph.js";
 
 /** A tag, as the reference grammar allows it. */
 const TAG = /^[\w][\w.-]{0,127}$/;

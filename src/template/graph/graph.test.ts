@@ -4,14 +4,14 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
-import { OpcatError } from "../fbc/errors.js";
-import { loadFile, loadText } from "../fbc/load.js";
-import { RawJson } from "../fbc/rawjson.js";
-import { normalizeForRender } from "../fbc/render.js";
-import type { Bundle, DeclarativeConfig } from "../fbc/types.js";
-import { validateCatalog } from "../fbc/validate.js";
-import { formatCatalog } from "../fbc/write.js";
-import { catalogToGraphTemplate } from "./convert.js";
+import { OpcatError } from "../../fbc/errors.js";
+import { loadFile, loadText } from "../../fbc/load.js";
+import { RawJson } from "../../fbc/rawjson.js";
+import { normalizeForRender } from "../../fbc/render.js";
+import type { Bundle, DeclarativeConfig } from "../../fbc/types.js";
+import { validateCatalog } from "../../fbc/validate.js";
+import { formatCatalog } from "../../fbc/write.js";
+import { catalogToGraphTemplate } from "../convert.js";
 import {
   addBundleToGraph,
   catalogTagLister,
@@ -23,11 +23,11 @@ import {
   type GraphTemplate,
   type TagLister,
 } from "./graph.js";
-import { renderTemplate } from "./index.js";
-import { reuseSource } from "./reuse.js";
-import type { BundleSource, RenderedBundle } from "./source.js";
+import { renderTemplate } from "../index.js";
+import { reuseSource } from "../source/reuse.js";
+import type { BundleSource, RenderedBundle } from "../source/source.js";
 
-const DATA = join(dirname(fileURLToPath(import.meta.url)), "testdata", "graph");
+const DATA = join(dirname(fileURLToPath(import.meta.url)), "..", "testdata", "graph");
 const read = (f: string): string => readFileSync(join(DATA, f), "utf8");
 
 /** An in-memory registry: bundles by image, tags from the images. */

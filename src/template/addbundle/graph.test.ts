@@ -6,13 +6,13 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import fc from "fast-check";
-import { loadText } from "../fbc/load.js";
-import type { DeclarativeConfig } from "../fbc/types.js";
-import { buildBundleImage, pushImage } from "../image/index.js";
-import { requireTools, startDockerRegistry, type RunningRegistry } from "../../test/image/servers.js";
+import { loadText } from "../../fbc/load.js";
+import type { DeclarativeConfig } from "../../fbc/types.js";
+import { buildBundleImage, pushImage } from "../../image/index.js";
+import { requireTools, startDockerRegistry, type RunningRegistry } from "../../../test/image/servers.js";
 import { addBundleFromReleaseConfig, planAddBundle, type AddBundlePlan, type AddBundleRequest } from "./addbundle.js";
-import { discoveredImage, GRAPH_KIND, tagInRepo } from "./addbundle-graph.js";
-import { BUILTIN_KINDS } from "./addbundle-kinds.js";
+import { discoveredImage, GRAPH_KIND, tagInRepo } from "./graph.js";
+import { BUILTIN_KINDS } from "./kinds.js";
 import {
   addBundleToGraph,
   catalogTagLister,
@@ -20,11 +20,11 @@ import {
   parseGraphTemplate,
   renderGraphTemplate,
   type GraphTemplate,
-} from "./graph.js";
-import { fallbackSource } from "./imagesource.js";
-import { reuseSource } from "./reuse.js";
-import type { BundleSource } from "./source.js";
-import { writeBundleDir } from "./testdata/bundledir.js";
+} from "../graph/graph.js";
+import { fallbackSource } from "../source/imagesource.js";
+import { reuseSource } from "../source/reuse.js";
+import type { BundleSource } from "../source/source.js";
+import { writeBundleDir } from "../testdata/bundledir.js";
 
 const IMG = (v: string): string => `quay.io/acme/foo-bundle:v${v}`;
 
@@ -725,7 +725,7 @@ test("property: add-bundle is idempotent through rendering (a source for every i
 
 // ---- CLI -----------------------------------------------------------------------------------
 
-const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const RUNNER = `import { run } from ${JSON.stringify(pathToFileURL(join(REPO_ROOT, "src", "cli", "main.ts")).href)};\nprocess.exitCode = await run(process.argv.slice(1));`;
 
 function opcat(args: string[]): { code: number; stdout: string; stderr: string } {

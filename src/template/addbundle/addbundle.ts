@@ -11,28 +11,39 @@
  * structurally, which the report says), and it is written atomically.
  *
  * Template kinds plug in through {@link AddBundleKind}; basic templates, semver templates and raw
- * FBC files are built in (see addbundle-kinds.ts).
+ * FBC files are built in (see kinds.ts; graph templates: graph.ts); registry.ts has the kind
+ * interface and the registry.
  */
 import { randomBytes } from "node:crypto";
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { OpcatError, problem, type Problem } from "../fbc/errors.js";
-import { parseProperties } from "../fbc/properties.js";
-import { validateCatalog } from "../fbc/validate.js";
-import type { DeclarativeConfig } from "../fbc/types.js";
-import { goQuote } from "../gojson/fmt.js";
-import { parseEditable, stringAt, TextEdits, type EditableFile, type EditValue } from "./addbundle-edit.js";
-import { tagInRepo } from "./addbundle-graph.js";
-import { BUILTIN_KINDS } from "./addbundle-kinds.js";
-import type { TagLister } from "./graph-discover.js";
+import { OpcatError, problem, type Problem } from "../../fbc/errors.js";
+import { parseProperties } from "../../fbc/properties.js";
+import { validateCatalog } from "../../fbc/validate.js";
+import type { DeclarativeConfig } from "../../fbc/types.js";
+import { goQuote } from "../../gojson/fmt.js";
+import { parseEditable, stringAt, TextEdits, type EditValue } from "./edit.js";
+import { tagInRepo } from "./graph.js";
+import { BUILTIN_KINDS } from "./kinds.js";
+import { kindsInOrder, type AddBundleKind, type AddBundleOutcome, type AddBundleRequest } from "./registry.js";
+import type { TagLister } from "../graph/discover.js";
 import { parseReleaseConfig } from "./releaseconfig.js";
-import type { BundleSource, RenderedBundle } from "./source.js";
+import type { BundleSource, RenderedBundle } from "../source/source.js";
 
-/** What happened to one template. */
-export type AddBundleOutcome = "added" | "already-present" | "conflict" | "invalid-input" | "unreachable-image";
+export { registerAddBundleKind } from "./registry.js";
+export type {
+  AddBundleContext,
+  AddBundleFailure,
+  AddBundleKind,
+  AddBundleOutcome,
+  AddBundleRequest,
+  BundleNeed,
+} from "./registry.js";
 
-/** The outcomes that leave the template unwritten. */
-export type AddBundleFailure = Exclude<AddBundleOutcome, "added" | "already-present">;
+/** The kinds, in the order they are tried: registered ones (latest first), then the built-in ones. */
+export function addBundleKinds(): readonly AddBundleKind[] {
+  return kindsInOrder(BUILTIN_KINDS);
+}
 
 /** Worst first: the outcome of several templates is the worst of theirs. */
 const SEVERITY: readonly AddBundleOutcome[] = [
@@ -48,20 +59,6 @@ export function worstOutcome(outcomes: Iterable<AddBundleOutcome>): AddBundleOut
   let best = SEVERITY.length - 1;
   for (const o of outcomes) best = Math.min(best, SEVERITY.indexOf(o));
   return SEVERITY[best];
-}
-
-/** What to add. */
-export interface AddBundleRequest {
-  /** The bundle image reference, written into the template as given. */
-  image: string;
-  /** Channels to add the bundle to (semver templates: the archetypes Candidate, Fast, Stable, any letter case). */
-  channels: string[];
-  /** Edges of the new channel entry (basic templates and raw FBC; semver computes its own). */
-  replaces?: string;
-  skips?: string[];
-  skipRange?: string;
-  /** The bundle's name, when the image cannot (or need not) be rendered. */
-  name?: string;
 }
 
 /** One change made to the template, as a JSON-Patch-like `add` operation on its parsed form. */
@@ -118,58 +115,6 @@ export interface AddBundleOptions {
    * catalog); without one it is checked structurally.
    */
   source?: BundleSource & Partial<TagLister>;
-}
-
-/** What the edit of a kind needs from the new bundle. */
-export type BundleNeed = "nothing" | "name" | "bundle";
-
-/** The state a kind plans its edit in. */
-export interface AddBundleContext {
-  readonly file: EditableFile;
-  readonly edits: TextEdits;
-  readonly request: AddBundleRequest;
-  /** The rendered bundle, when the image could be rendered. */
-  readonly bundle?: RenderedBundle;
-  /** The bundle's name (rendered, or the request's `name`). */
-  readonly bundleName?: string;
-  /** Records a change (the kind also adds the matching text edit). */
-  change(path: string, value: EditValue, description: string): void;
-  /** Records a failure: the template is not written. */
-  fail(outcome: AddBundleFailure, code: string, message: string, hint?: string): void;
-  /** Records a warning. */
-  warn(code: string, message: string): void;
-}
-
-/**
- * A template kind add-bundle can edit. A new kind plugs in with {@link registerAddBundleKind}.
- */
-export interface AddBundleKind {
-  /** Short name shown in reports. */
-  readonly name: string;
-  /** Whether a file whose first document has this `schema` is of this kind. */
-  matches(schema: string): boolean;
-  /** What the edit needs from the bundle image for this request. */
-  needs(req: AddBundleRequest): BundleNeed;
-  /** Checks the text is a well-formed template of this kind; throws OpcatError (exit 1) otherwise. */
-  check(text: string): void | Promise<void>;
-  /** Renders the template to FBC, with `source` answering its images (errors propagate). */
-  render(text: string, source: BundleSource): Promise<DeclarativeConfig>;
-  /** Plans the edit: records text edits in `ctx.edits` and changes/failures through `ctx`. */
-  plan(ctx: AddBundleContext): void;
-}
-
-const KINDS: AddBundleKind[] = [...BUILTIN_KINDS];
-
-/** Registers a template kind (tried in registration order; later registrations first). */
-export function registerAddBundleKind(kind: AddBundleKind): void {
-  const i = KINDS.findIndex((k) => k.name === kind.name);
-  if (i >= 0) KINDS.splice(i, 1);
-  KINDS.unshift(kind);
-}
-
-/** The registered kinds, in the order they are tried. */
-export function addBundleKinds(): readonly AddBundleKind[] {
-  return KINDS;
 }
 
 class Collector {
@@ -382,12 +327,13 @@ export async function planAddBundle(
     );
     return failed(template, req, c);
   }
-  const kind = KINDS.find((k) => k.matches(schema));
+  const kinds = addBundleKinds();
+  const kind = kinds.find((k) => k.matches(schema));
   if (!kind) {
     c.fail(
       "invalid-input",
       "TEMPLATE_ADD_UNKNOWN_KIND",
-      `${template}: add-bundle cannot edit documents with schema ${goQuote(schema)}; supported: ${KINDS.map((k) => k.name).join(", ")}`,
+      `${template}: add-bundle cannot edit documents with schema ${goQuote(schema)}; supported: ${kinds.map((k) => k.name).join(", ")}`,
     );
     return failed(template, req, c);
   }

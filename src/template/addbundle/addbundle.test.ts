@@ -1,4 +1,4 @@
-import { ADD_BUNDLE_EXIT_CODES } from "../cli/template-add.js";
+import { ADD_BUNDLE_EXIT_CODES } from "../../cli/template-add.js";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync, mkdirSync } from "node:fs";
@@ -6,10 +6,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { parse } from "yaml";
-import { loadText } from "../fbc/load.js";
-import { validateCatalog } from "../fbc/validate.js";
+import { loadText } from "../../fbc/load.js";
+import { validateCatalog } from "../../fbc/validate.js";
 import {
   addBundleFromReleaseConfig,
+  addBundleKinds,
   addBundleToFile,
   planAddBundle,
   registerAddBundleKind,
@@ -17,10 +18,10 @@ import {
   writeFileAtomic,
   type AddBundleRequest,
 } from "./addbundle.js";
-import { parseEditable, yamlScalar } from "./addbundle-edit.js";
+import { parseEditable, yamlScalar } from "./edit.js";
 import { parseReleaseConfig } from "./releaseconfig.js";
-import { reuseSource } from "./reuse.js";
-import type { BundleSource } from "./source.js";
+import { reuseSource } from "../source/reuse.js";
+import type { BundleSource } from "../source/source.js";
 
 /** A rendered bundle blob (JSON) of package `pkg`. */
 function bundleBlob(pkg: string, version: string, image: string, name = `${pkg}.v${version}`): string {
@@ -713,4 +714,17 @@ test("outcomes: exit codes and ordering; a new kind plugs in with one registrati
   const p = await planAddBundle("schema: olm.template.toy\n", "t", { image: "x", channels: ["c"] });
   assert.equal(p.kind, "toy");
   assert.equal(p.result, "schema: olm.template.toy\n---\nimage: x\n");
+  // registered kinds come first, latest first; a registered kind replaces a built-in one of its name
+  assert.deepEqual(
+    addBundleKinds().map((k) => k.name),
+    ["toy", "basic", "semver", "fbc", "graph"],
+  );
+  const builtinFbc = addBundleKinds().find((k) => k.name === "fbc");
+  assert.ok(builtinFbc);
+  registerAddBundleKind({ ...builtinFbc, matches: () => false });
+  assert.deepEqual(
+    addBundleKinds().map((k) => k.name),
+    ["fbc", "toy", "basic", "semver", "graph"],
+  );
+  registerAddBundleKind(builtinFbc);
 });

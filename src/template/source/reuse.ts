@@ -2,12 +2,12 @@
  * `--reuse`: answering a template's bundle images from a catalog opm already rendered, instead of
  * pulling and rendering the images again.
  */
-import { OpcatError } from "../fbc/errors.js";
-import { bundleCsvJson } from "../fbc/objects.js";
-import { PROPERTY_CSV_METADATA } from "../fbc/properties.js";
-import { goQuote } from "../gojson/fmt.js";
-import { tryParseReference } from "../image/index.js";
-import type { Bundle, DeclarativeConfig, Icon } from "../fbc/types.js";
+import { OpcatError } from "../../fbc/errors.js";
+import { bundleCsvJson } from "../../fbc/objects.js";
+import { PROPERTY_CSV_METADATA } from "../../fbc/properties.js";
+import { goQuote } from "../../gojson/fmt.js";
+import { tryParseReference } from "../../image/index.js";
+import type { Bundle, DeclarativeConfig, Icon } from "../../fbc/types.js";
 import { copyRenderedBundle, type BundleSource, type RenderedBundle } from "./source.js";
 
 export interface ReuseOptions {

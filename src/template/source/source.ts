@@ -2,9 +2,9 @@
  * Where templates get their bundles from: a BundleSource turns an image reference into the
  * rendered `olm.bundle` (opm renders the image; opcat can answer from an already-rendered catalog).
  */
-import { OpcatError } from "../fbc/errors.js";
-import { goQuote } from "../gojson/fmt.js";
-import type { Bundle } from "../fbc/types.js";
+import { OpcatError } from "../../fbc/errors.js";
+import { goQuote } from "../../gojson/fmt.js";
+import type { Bundle } from "../../fbc/types.js";
 
 /**
  * A rendered bundle. `csvJson` is the bundle's ClusterServiceVersion as JSON (opm's internal

@@ -20,7 +20,7 @@ import {
   type YAMLMap,
   type YAMLSeq,
 } from "yaml";
-import { goFoldEqual } from "../gojson/unicode.js";
+import { goFoldEqual } from "../../gojson/unicode.js";
 
 /** A value written into a template: strings, lists and string-keyed objects (insertion order kept). */
 export type EditValue = string | EditValue[] | { [key: string]: EditValue };
