@@ -69,53 +69,5 @@ export function goT(v: JsonValue | undefined): string {
   return `%!t(${goTypeName(v)}=${goV(v)})`;
 }
 
-/** Go's `%q` of a string (strconv.Quote): printable runes raw, others escaped. */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const c = ch.codePointAt(0) as number;
-    switch (ch) {
-      case '"':
-        out += '\\"';
-        continue;
-      case "\\":
-        out += "\\\\";
-        continue;
-      case "\x07":
-        out += "\\a";
-        continue;
-      case "\b":
-        out += "\\b";
-        continue;
-      case "\f":
-        out += "\\f";
-        continue;
-      case "\n":
-        out += "\\n";
-        continue;
-      case "\r":
-        out += "\\r";
-        continue;
-      case "\t":
-        out += "\\t";
-        continue;
-      case "\v":
-        out += "\\v";
-        continue;
-    }
-    if (c >= 0xd800 && c <= 0xdfff) out += "\\ufffd";
-    else if (c < 0x20 || c === 0x7f) out += "\\x" + c.toString(16).padStart(2, "0");
-    else if (isGoPrintable(c)) out += ch;
-    else if (c < 0x10000) out += "\\u" + c.toString(16).padStart(4, "0");
-    else out += "\\U" + c.toString(16).padStart(8, "0");
-  }
-  return out + '"';
-}
-
-const NON_PRINTABLE = /[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
-
-/** strconv.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space. */
-function isGoPrintable(c: number): boolean {
-  if (c === 0x20) return true;
-  return !NON_PRINTABLE.test(String.fromCodePoint(c));
-}
+/** Go's `%q` of a string (strconv.Quote). */
+export { goQuote } from "./quote.js";
