@@ -23,6 +23,7 @@ import {
   type DecodeResult,
   type GoNode,
 } from "./decode.js";
+import { goErrnoText } from "../gojson/goerrno.js";
 
 export const ANNOTATION_PACKAGE = "operators.operatorframework.io.bundle.package.v1";
 export const ANNOTATION_CHANNELS = "operators.operatorframework.io.bundle.channels.v1";
@@ -202,8 +203,7 @@ function listDir(dir: string, rel: string, bundleDir: string): Dirent[] {
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     // os.DirFS + fs.Sub report the sub-directory itself as ".".
-    const reason =
-      err.code === "ENOENT" ? "no such file or directory" : err.code === "ENOTDIR" ? "not a directory" : err.message;
+    const reason = goErrnoText(err);
     throw bundleError(
       "BUNDLE_DIR_UNREADABLE",
       `open .: ${reason}`,

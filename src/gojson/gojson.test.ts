@@ -173,3 +173,23 @@ test("foldFieldName: a member name matches an ASCII field name exactly when Go's
     { numRuns: 2000 },
   );
 });
+
+test("goErrnoText / goPathError print Go's syscall texts", async () => {
+  const { goErrnoText, goPathError } = await import("./goerrno.js");
+  const { readFileSync } = await import("node:fs");
+  let err: unknown;
+  try {
+    readFileSync("/nonexistent/opcat-test");
+  } catch (e) {
+    err = e;
+  }
+  assert.equal(
+    goPathError("open", "/nonexistent/opcat-test", err),
+    "open /nonexistent/opcat-test: no such file or directory",
+  );
+  assert.equal(goErrnoText(Object.assign(new Error("x"), { code: "EISDIR" })), "is a directory");
+  assert.equal(goErrnoText(Object.assign(new Error("x"), { code: "EACCES" })), "permission denied");
+  assert.equal(goErrnoText(Object.assign(new Error("x"), { code: "ENOTDIR" })), "not a directory");
+  assert.equal(goErrnoText(Object.assign(new Error("other"), { code: "EWHATEVER" })), "other");
+  assert.equal(goErrnoText(Object.assign(new Error("proto"), { code: "toString" })), "proto");
+});
