@@ -4,6 +4,7 @@
  * derived from them. Every failure is an {@link OpcatError} carrying opm's message and the file
  * concerned; files opm skips with a warning are listed in {@link RegistryBundle.warnings}.
  */
+import { goFloatV } from "../gojson/float.js";
 import { readdirSync, readFileSync, statSync, type Dirent } from "node:fs";
 import { join } from "node:path";
 import { compareUtf8, indentCompactJson, quoteGoString } from "../gojson/encode.js";
@@ -417,19 +418,9 @@ export function csvRelease(spec: GoNode | undefined): { ok: true; value: string 
     const num = n.value;
     // Go: num == float64(int64(num)) → "%d", else "%g".
     if (Number.isInteger(num) && Math.abs(num) < 2 ** 63) return { ok: true, value: BigInt(num).toString() };
-    return { ok: true, value: goG(num) };
+    return { ok: true, value: goFloatV(num) }; // fmt %g
   }
   return { ok: false, error: "release field must be a string or number" };
-}
-
-/** fmt `%g` of a float64 (shortest digits; exponent form when exp < -4 or exp >= 21). */
-function goG(n: number): string {
-  if (Number.isNaN(n)) return "NaN";
-  if (!Number.isFinite(n)) return n > 0 ? "+Inf" : "-Inf";
-  const [mant, e] = n.toExponential().split("e");
-  const exp = Number(e);
-  if (exp < -4 || exp >= 21) return `${mant}e${exp < 0 ? "-" : "+"}${Math.abs(exp) < 10 ? "0" : ""}${Math.abs(exp)}`;
-  return String(n);
 }
 
 /**

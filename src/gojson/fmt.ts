@@ -5,25 +5,9 @@
  */
 import type { JsonValue } from "../fbc/types.js";
 import { sortedKeys } from "./encode.js";
+import { goFloatV } from "./float.js";
 
-/** `%v` of a float64: `%g` with the shortest digits, exponent form when exp < -4 or exp >= 21. */
-export function goFloatV(n: number): string {
-  if (Number.isNaN(n)) return "NaN";
-  if (n === Infinity) return "+Inf";
-  if (n === -Infinity) return "-Inf";
-  if (n === 0) return Object.is(n, -0) ? "-0" : "0";
-  // Shortest round-trip digits from JS, then laid out the Go way.
-  const e = n.toExponential(); // e.g. "1.5e-7", "-1e+21"
-  const [mant, expStr] = e.split("e");
-  const x = Number(expStr);
-  if (x < -4 || x >= 21) {
-    const sign = x < 0 ? "-" : "+";
-    const abs = Math.abs(x);
-    return `${mant}e${sign}${abs < 10 ? "0" + abs : String(abs)}`;
-  }
-  // -4 <= exp < 21: JavaScript writes the same shortest digits in plain notation.
-  return String(n);
-}
+export { goFloatV } from "./float.js";
 
 /** `%v` of a decoded JSON value. */
 export function goV(v: JsonValue | undefined): string {

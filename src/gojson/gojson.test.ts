@@ -35,7 +35,10 @@ test("formatGoFloat matches Go's float64 encoding", () => {
 test("goFloatV formats like fmt %v", () => {
   assert.equal(goFloatV(1), "1");
   assert.equal(goFloatV(1e21), "1e+21");
-  assert.equal(goFloatV(1e20), "100000000000000000000");
+  // fmt's %v of a float64 is strconv.FormatFloat(f, 'g', -1, 64): %e from exponent 6 (Go oracle: testdata/float.json).
+  assert.equal(goFloatV(1e20), "1e+20");
+  assert.equal(goFloatV(1e6), "1e+06");
+  assert.equal(goFloatV(123456), "123456");
   assert.equal(goFloatV(0.00001), "1e-05");
   assert.equal(goFloatV(0.0001), "0.0001");
   assert.equal(goFloatV(-2.5e-7), "-2.5e-07");

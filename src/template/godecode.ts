@@ -9,6 +9,7 @@
  * boolean headed for a Go string field becomes its string form (ints in decimal, floats as
  * strconv.FormatFloat(f, 'g', -1, 32), booleans as true/false).
  */
+import { goFormatFloatG } from "../gojson/float.js";
 import { compareUtf8 } from "../gojson/encode.js";
 import { goQuote } from "../gojson/fmt.js";
 import { goFoldEqual } from "../gojson/unicode.js";
@@ -65,31 +66,7 @@ function jsonKind(v: JsonValue): string {
 
 /** strconv.FormatFloat(f, 'g', -1, 32): the shortest float32 digits, %e form when the exponent is < -4 or >= 6. */
 export function formatFloat32G(f: number): string {
-  if (Number.isNaN(f)) return "NaN";
-  if (!Number.isFinite(f)) return f > 0 ? "+Inf" : "-Inf";
-  const x = Math.fround(f);
-  if (x === 0) return Object.is(x, -0) ? "-0" : "0";
-  let digits = "";
-  let exp = 0;
-  for (let p = 1; p <= 9; p++) {
-    const s = x.toExponential(p - 1);
-    if (Math.fround(Number(s)) === x) {
-      const [mant, e] = s.split("e");
-      digits = mant.replace("-", "").replace(".", "");
-      exp = Number(e);
-      break;
-    }
-  }
-  const neg = x < 0 ? "-" : "";
-  // %e is used when the exponent is < -4 or >= the precision, which is 6 for the shortest form.
-  if (exp < -4 || exp >= 6) {
-    const m = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
-    const ae = Math.abs(exp);
-    return `${neg}${m}e${exp < 0 ? "-" : "+"}${ae < 10 ? "0" : ""}${ae}`;
-  }
-  if (exp < 0) return `${neg}0.${"0".repeat(-exp - 1)}${digits}`;
-  if (digits.length <= exp + 1) return `${neg}${digits}${"0".repeat(exp + 1 - digits.length)}`;
-  return `${neg}${digits.slice(0, exp + 1)}.${digits.slice(exp + 1)}`;
+  return goFormatFloatG(f, 32);
 }
 
 /** sigs.k8s.io/yaml's coercion of a YAML scalar into a string field. */
