@@ -6,7 +6,7 @@
  * functions reproduce those bytes: string escapes (`\u2028`, `\u2029`, invalid UTF-16 → U+FFFD),
  * float formatting (`-0`, exponent thresholds) and UTF-8 byte order of keys.
  */
-import type { JsonValue } from "../fbc/types.js";
+import type { JsonValue } from "./value.js";
 import { goJsonFloat } from "./float.js";
 
 const NEEDS_FIXUP = /[\u2028\u2029\ud800-\udfff]/;

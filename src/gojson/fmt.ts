@@ -3,7 +3,7 @@
  * float64, string, []interface{}, map[string]interface{}), for error messages that must read
  * exactly like opm's.
  */
-import type { JsonValue } from "../fbc/types.js";
+import type { JsonValue } from "./value.js";
 import { sortedKeys } from "./encode.js";
 import { goFloatV } from "./float.js";
 
