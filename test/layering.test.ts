@@ -28,9 +28,16 @@ function importsOf(dir: string): { file: string; target: string }[] {
   return out;
 }
 
-for (const leaf of ["gojson"]) {
+for (const leaf of ["gojson", "reference"]) {
   test(`src/${leaf} imports only itself and node: built-ins`, () => {
     const outside = importsOf(leaf).filter((i) => !i.target.startsWith(`${leaf}/`) && !i.target.startsWith("node:"));
     assert.deepEqual(outside, []);
   });
 }
+
+test("src/fbc does not import src/image (it uses the leaf src/reference)", () => {
+  assert.deepEqual(
+    importsOf("fbc").filter((i) => i.target.startsWith("image/")),
+    [],
+  );
+});
