@@ -18,6 +18,7 @@ import { findJsonValueEnd, goJsonSyntaxError, skipJsonSpace } from "../gojson/sc
 import { goFoldEqual, isGoSpace } from "../gojson/unicode.js";
 import type { JsonObject, JsonValue } from "../fbc/types.js";
 import { parseGoYamlDocument } from "../yaml/index.js";
+import { goJsonKind } from "../gojson/unmarshal.js";
 
 /** A decoded JSON value and the raw JSON text Go keeps for it (`json.RawMessage`). */
 export interface GoNode {
@@ -283,13 +284,7 @@ class JsonParser {
 // Go encoding/json struct decoding helpers
 
 /** Go's name for the JSON type of a value in UnmarshalTypeError (`number`, `string`, `object`…). */
-export function jsonTypeName(v: JsonValue): string {
-  if (v === null) return "null";
-  if (Array.isArray(v)) return "array";
-  if (typeof v === "object") return "object";
-  if (typeof v === "boolean") return "bool";
-  return typeof v;
-}
+export const jsonTypeName = goJsonKind;
 
 /**
  * The member Go's decoder stores into struct field `name`: members are matched exactly or

@@ -25,6 +25,7 @@ import {
   type GoNode,
 } from "./decode.js";
 import { goErrnoText } from "../gojson/goerrno.js";
+import { goUnmarshalTypeError } from "../gojson/unmarshal.js";
 
 export const ANNOTATION_PACKAGE = "operators.operatorframework.io.bundle.package.v1";
 export const ANNOTATION_CHANNELS = "operators.operatorframework.io.bundle.channels.v1";
@@ -104,11 +105,11 @@ export function bundleError(
 type Decoded<T> = { ok: true; value: T } | { ok: false; error: string };
 
 function typeError(jsonType: string, structName: string, field: string, goType: string): string {
-  return `json: cannot unmarshal ${jsonType} into Go struct field ${structName}.${field} of type ${goType}`;
+  return goUnmarshalTypeError(jsonType, goType, { struct: structName, field });
 }
 
 function valueTypeError(jsonType: string, goType: string): string {
-  return `json: cannot unmarshal ${jsonType} into Go value of type ${goType}`;
+  return goUnmarshalTypeError(jsonType, goType);
 }
 
 /** `[]struct{Type string; Value json.RawMessage}` under struct field `listField` of the file's top-level struct. */

@@ -196,3 +196,23 @@ test("goErrnoText / goPathError print Go's syscall texts", async () => {
   assert.equal(goErrnoText(Object.assign(new Error("other"), { code: "EWHATEVER" })), "other");
   assert.equal(goErrnoText(Object.assign(new Error("proto"), { code: "toString" })), "proto");
 });
+
+test("goUnmarshalTypeError builds (*json.UnmarshalTypeError).Error()", async () => {
+  const { goJsonKind, goUnmarshalTypeError, parseGoValueTypeError } = await import("./unmarshal.js");
+  assert.equal(
+    goUnmarshalTypeError(goJsonKind(5), "string", { struct: "RelatedImage", field: "name" }),
+    "json: cannot unmarshal number into Go struct field RelatedImage.name of type string",
+  );
+  assert.equal(
+    goUnmarshalTypeError(goJsonKind([]), "declcfg.RelatedImage"),
+    "json: cannot unmarshal array into Go value of type declcfg.RelatedImage",
+  );
+  assert.deepEqual(parseGoValueTypeError("json: cannot unmarshal bool into Go value of type []string"), {
+    value: "bool",
+    goType: "[]string",
+  });
+  assert.deepEqual(
+    [null, true, 1, "s", [], {}].map((v) => goJsonKind(v)),
+    ["null", "bool", "number", "string", "array", "object"],
+  );
+});

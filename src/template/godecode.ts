@@ -16,6 +16,7 @@ import { goFoldEqual } from "../gojson/unicode.js";
 
 export { goFoldEqual };
 import type { JsonValue } from "../fbc/types.js";
+import { goJsonKind, goUnmarshalTypeError } from "../gojson/unmarshal.js";
 
 /** The Go types the template structs use. */
 export type GoType =
@@ -50,20 +51,6 @@ class Abort {
 }
 
 /** Go's name for the JSON kind of a value in UnmarshalTypeError. */
-function jsonKind(v: JsonValue): string {
-  if (Array.isArray(v)) return "array";
-  switch (typeof v) {
-    case "string":
-      return "string";
-    case "number":
-      return "number";
-    case "boolean":
-      return "bool";
-    default:
-      return "object";
-  }
-}
-
 /** strconv.FormatFloat(f, 'g', -1, 32): the shortest float32 digits, %e form when the exponent is < -4 or >= 6. */
 export function formatFloat32G(f: number): string {
   return goFormatFloatG(f, 32);
@@ -89,10 +76,9 @@ export function goDecode(value: JsonValue, type: GoType, opts: GoDecodeOptions =
   const typeError = (v: JsonValue, t: GoType): void => {
     if (saved !== undefined) return;
     const tn = t.kind === "bool" ? "bool" : t.goName;
-    saved =
-      structName !== undefined || path.length > 0
-        ? `json: cannot unmarshal ${jsonKind(v)} into Go struct field ${structName ?? ""}.${path.join(".")} of type ${tn}`
-        : `json: cannot unmarshal ${jsonKind(v)} into Go value of type ${tn}`;
+    const at =
+      structName !== undefined || path.length > 0 ? { struct: structName ?? "", field: path.join(".") } : undefined;
+    saved = goUnmarshalTypeError(goJsonKind(v), tn, at);
   };
 
   const zero = (t: GoType): unknown => {
