@@ -4,9 +4,9 @@
  * derived from them. Every failure is an {@link OpcatError} carrying opm's message and the file
  * concerned; files opm skips with a warning are listed in {@link RegistryBundle.warnings}.
  */
-import { goFloatV } from "../gojson/float.js";
 import { readdirSync, readFileSync, statSync, type Dirent } from "node:fs";
 import { join } from "node:path";
+import { goFloatV } from "../gojson/float.js";
 import { compareUtf8, indentCompactJson, quoteGoString } from "../gojson/encode.js";
 import { findJsonValueEnd, goJsonSyntaxError, skipJsonSpace } from "../gojson/scan.js";
 import { OpcatError, problem, type Problem } from "../fbc/errors.js";

@@ -29,8 +29,8 @@
 //   random one; here the first.
 // * The values printed in "unsupported map key" and "invalid map key" errors use a simplified %#v.
 
-import { goFormatFloatG } from "../gojson/float.js";
 import { getScalarValue, parseEvents, type Event, type ScalarEvent } from "js-yaml";
+import { goFormatFloatG } from "../gojson/float.js";
 import type { JsonValue } from "./emit.js";
 import { GoYamlError } from "./errors.js";
 import { resolvePlain } from "./resolve.js";
