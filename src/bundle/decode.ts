@@ -12,11 +12,13 @@
  * * A decoded value is a {@link GoNode}: the value plus the exact text Go's `json.RawMessage` would
  *   hold for it — the verbatim bytes of a JSON file, or the YAMLToJSON encoding for YAML.
  */
+import { goFormatFloatG } from "../gojson/float.js";
 import { compareUtf8, formatGoFloat, quoteGoString } from "../gojson/encode.js";
 import { findJsonValueEnd, goJsonSyntaxError, skipJsonSpace } from "../gojson/scan.js";
 import { goFoldEqual, isGoSpace } from "../gojson/unicode.js";
 import type { JsonObject, JsonValue } from "../fbc/types.js";
 import { parseGoYamlDocument } from "../yaml/index.js";
+import { goJsonKind } from "../gojson/unmarshal.js";
 
 /** A decoded JSON value and the raw JSON text Go keeps for it (`json.RawMessage`). */
 export interface GoNode {
@@ -282,13 +284,7 @@ class JsonParser {
 // Go encoding/json struct decoding helpers
 
 /** Go's name for the JSON type of a value in UnmarshalTypeError (`number`, `string`, `object`…). */
-export function jsonTypeName(v: JsonValue): string {
-  if (v === null) return "null";
-  if (Array.isArray(v)) return "array";
-  if (typeof v === "object") return "object";
-  if (typeof v === "boolean") return "bool";
-  return typeof v;
-}
+export const jsonTypeName = goJsonKind;
 
 /**
  * The member Go's decoder stores into struct field `name`: members are matched exactly or
@@ -311,29 +307,7 @@ export function mapField(node: GoNode, name: string): GoNode | undefined {
 
 /** strconv.FormatFloat(f, 'g', -1, 32): the shortest decimal that reads back as the same float32. */
 export function formatFloat32(f: number): string {
-  const x = Math.fround(f);
-  if (x === 0) return Object.is(x, -0) ? "-0" : "0";
-  let s = x.toExponential(8);
-  for (let p = 0; p <= 8; p++) {
-    const t = x.toExponential(p);
-    if (Math.fround(Number(t)) === x) {
-      s = t;
-      break;
-    }
-  }
-  const [mant, e] = s.split("e");
-  const exp = Number(e);
-  const neg = mant.startsWith("-");
-  const digits = mant.replace("-", "").replace(".", "");
-  if (exp < -4 || exp >= 6) {
-    const abs = Math.abs(exp);
-    return `${mant}e${exp < 0 ? "-" : "+"}${abs < 10 ? "0" + abs : abs}`;
-  }
-  let plain: string;
-  if (exp < 0) plain = "0." + "0".repeat(-exp - 1) + digits;
-  else if (digits.length <= exp + 1) plain = digits + "0".repeat(exp + 1 - digits.length);
-  else plain = digits.slice(0, exp + 1) + "." + digits.slice(exp + 1);
-  return (neg ? "-" : "") + plain;
+  return goFormatFloatG(f, 32);
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import { readdirSync, readFileSync, statSync, type Dirent } from "node:fs";
 import { join } from "node:path";
+import { goFloatV } from "../gojson/float.js";
 import { compareUtf8, indentCompactJson, quoteGoString } from "../gojson/encode.js";
 import { findJsonValueEnd, goJsonSyntaxError, skipJsonSpace } from "../gojson/scan.js";
 import { OpcatError, problem, type Problem } from "../fbc/errors.js";
@@ -23,6 +24,8 @@ import {
   type DecodeResult,
   type GoNode,
 } from "./decode.js";
+import { goErrnoText } from "../gojson/goerrno.js";
+import { goUnmarshalTypeError } from "../gojson/unmarshal.js";
 
 export const ANNOTATION_PACKAGE = "operators.operatorframework.io.bundle.package.v1";
 export const ANNOTATION_CHANNELS = "operators.operatorframework.io.bundle.channels.v1";
@@ -102,11 +105,11 @@ export function bundleError(
 type Decoded<T> = { ok: true; value: T } | { ok: false; error: string };
 
 function typeError(jsonType: string, structName: string, field: string, goType: string): string {
-  return `json: cannot unmarshal ${jsonType} into Go struct field ${structName}.${field} of type ${goType}`;
+  return goUnmarshalTypeError(jsonType, goType, { struct: structName, field });
 }
 
 function valueTypeError(jsonType: string, goType: string): string {
-  return `json: cannot unmarshal ${jsonType} into Go value of type ${goType}`;
+  return goUnmarshalTypeError(jsonType, goType);
 }
 
 /** `[]struct{Type string; Value json.RawMessage}` under struct field `listField` of the file's top-level struct. */
@@ -202,8 +205,7 @@ function listDir(dir: string, rel: string, bundleDir: string): Dirent[] {
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     // os.DirFS + fs.Sub report the sub-directory itself as ".".
-    const reason =
-      err.code === "ENOENT" ? "no such file or directory" : err.code === "ENOTDIR" ? "not a directory" : err.message;
+    const reason = goErrnoText(err);
     throw bundleError(
       "BUNDLE_DIR_UNREADABLE",
       `open .: ${reason}`,
@@ -417,19 +419,9 @@ export function csvRelease(spec: GoNode | undefined): { ok: true; value: string 
     const num = n.value;
     // Go: num == float64(int64(num)) → "%d", else "%g".
     if (Number.isInteger(num) && Math.abs(num) < 2 ** 63) return { ok: true, value: BigInt(num).toString() };
-    return { ok: true, value: goG(num) };
+    return { ok: true, value: goFloatV(num) }; // fmt %g
   }
   return { ok: false, error: "release field must be a string or number" };
-}
-
-/** fmt `%g` of a float64 (shortest digits; exponent form when exp < -4 or exp >= 21). */
-function goG(n: number): string {
-  if (Number.isNaN(n)) return "NaN";
-  if (!Number.isFinite(n)) return n > 0 ? "+Inf" : "-Inf";
-  const [mant, e] = n.toExponential().split("e");
-  const exp = Number(e);
-  if (exp < -4 || exp >= 21) return `${mant}e${exp < 0 ? "-" : "+"}${Math.abs(exp) < 10 ? "0" : ""}${Math.abs(exp)}`;
-  return String(n);
 }
 
 /**

@@ -26,6 +26,7 @@ import {
 } from "./read.js";
 import { parseImageRefTemplate, TemplateError, type ImageRefTemplate } from "./template.js";
 import { goQuote } from "../gojson/fmt.js";
+import { goUnmarshalTypeError } from "../gojson/unmarshal.js";
 
 export interface RenderBundleOptions {
   /** The bundle image reference (opm: the image a bundle image was pulled from; "" for a directory). */
@@ -64,13 +65,13 @@ function unmarshalStringStruct<K extends string>(
   if (!node.entries)
     return {
       ok: false,
-      error: `json: cannot unmarshal ${jsonTypeName(node.value)} into Go value of type property.${structName}`,
+      error: goUnmarshalTypeError(jsonTypeName(node.value), `property.${structName}`),
     };
   let firstError: string | undefined;
   for (const f of fields) {
     const s = stringField(structField(node, f));
     if (s.ok) out[f] = s.value;
-    else firstError ??= `json: cannot unmarshal ${s.type} into Go struct field ${structName}.${f} of type string`;
+    else firstError ??= goUnmarshalTypeError(s.type, "string", { struct: structName, field: f });
   }
   return firstError !== undefined ? { ok: false, error: firstError } : { ok: true, value: out };
 }
@@ -188,21 +189,17 @@ function relatedImages(b: RegistryBundle, image: string, fail: (msg: string) => 
   const out: RelatedImage[] = [];
   const raw = spec.spec ? mapField(spec.spec, "relatedImages") : undefined;
   if (raw !== undefined && raw.value !== null) {
-    if (!raw.items)
-      throw fail(`json: cannot unmarshal ${jsonTypeName(raw.value)} into Go value of type []declcfg.RelatedImage`);
+    if (!raw.items) throw fail(goUnmarshalTypeError(jsonTypeName(raw.value), "[]declcfg.RelatedImage"));
     for (const item of raw.items) {
       if (item.value === null) {
         out.push({ name: "", image: "" });
         continue;
       }
-      if (!item.entries)
-        throw fail(`json: cannot unmarshal ${jsonTypeName(item.value)} into Go value of type declcfg.RelatedImage`);
+      if (!item.entries) throw fail(goUnmarshalTypeError(jsonTypeName(item.value), "declcfg.RelatedImage"));
       const name = stringField(structField(item, "name"));
-      if (!name.ok)
-        throw fail(`json: cannot unmarshal ${name.type} into Go struct field RelatedImage.name of type string`);
+      if (!name.ok) throw fail(goUnmarshalTypeError(name.type, "string", { struct: "RelatedImage", field: "name" }));
       const img = stringField(structField(item, "image"));
-      if (!img.ok)
-        throw fail(`json: cannot unmarshal ${img.type} into Go struct field RelatedImage.image of type string`);
+      if (!img.ok) throw fail(goUnmarshalTypeError(img.type, "string", { struct: "RelatedImage", field: "image" }));
       out.push({ name: name.value, image: img.value });
     }
   }
@@ -224,7 +221,7 @@ function relatedImages(b: RegistryBundle, image: string, fail: (msg: string) => 
 function operatorImages(spec: GoNode | undefined): string[] | string {
   if (!spec) return [];
   const te = (t: string, struct: string, field: string, goType: string): string =>
-    `json: cannot unmarshal ${t} into Go struct field ${struct}.${field} of type ${goType}`;
+    goUnmarshalTypeError(t, goType, { struct, field });
   const install = structField(spec, "install");
   if (install === undefined || install.value === null) return [];
   if (!install.entries) return te(jsonTypeName(install.value), "csvSpec", "Install", "registry.strategy");

@@ -30,6 +30,7 @@ import {
   reportProblems,
   type ErrorFormat,
 } from "./output.js";
+import { goErrnoText } from "../gojson/goerrno.js";
 
 // Each command loads the library it needs when it runs (dynamic imports below), so that starting
 // opcat, `--help` and `--version` cost only the command definitions.
@@ -307,11 +308,7 @@ Examples:
           try {
             return readFileSync(f);
           } catch (e) {
-            throw new OpcatError(
-              "IO_ERROR",
-              `open ${f}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file or directory" : (e as Error).message}`,
-              { kind: "usage" },
-            );
+            throw new OpcatError("IO_ERROR", `open ${f}: ${goErrnoText(e)}`, { kind: "usage" });
           }
         };
         const { initPackage } = await import("../fbc/init.js");

@@ -13,6 +13,7 @@ import type * as YLib from "../yaml/index.js";
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
 import { loadOnAction } from "./lazy.js";
 import { EXIT_INVALID } from "./output.js";
+import { goErrnoText } from "../gojson/goerrno.js";
 
 // Loaded when resolve, query or images runs (see loadOnAction below).
 let R: typeof RLib;
@@ -97,11 +98,7 @@ function readText(path: string, what: string): string {
   try {
     return readFileSync(path === "-" ? 0 : path, "utf8");
   } catch (e) {
-    throw new OpcatError(
-      "IO_ERROR",
-      `read ${what} ${path}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file or directory" : (e as Error).message}`,
-      { kind: "usage" },
-    );
+    throw new OpcatError("IO_ERROR", `read ${what} ${path}: ${goErrnoText(e)}`, { kind: "usage" });
   }
 }
 

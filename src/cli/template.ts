@@ -16,7 +16,6 @@ import type * as WLib from "../fbc/write.js";
 import { goQuote } from "../gojson/fmt.js";
 import type { PullOptions } from "../image/index.js";
 import type * as ILib from "../image/index.js";
-import type * as CLib from "../template/composite.js";
 import type { SemverSkips, BundleSource } from "../template/index.js";
 import type * as TLib from "../template/index.js";
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
@@ -24,13 +23,13 @@ import { formatBytes, Progress } from "./output.js";
 import { registerConvertCommand } from "./template-convert.js";
 import { registerAddBundleCommand } from "./template-add.js";
 import { loadOnAction } from "./lazy.js";
+import { goPathError } from "../gojson/goerrno.js";
 
 // Loaded when a template render runs (see loadOnAction below).
 let A: typeof ALib;
 let M: typeof MLib;
 let W: typeof WLib;
 let I: typeof ILib;
-let C: typeof CLib;
 let T: typeof TLib;
 
 const OUTPUTS = ["json", "yaml", "mermaid"];
@@ -111,7 +110,7 @@ async function runComposite(args: string[], opts: RenderOpts): Promise<void> {
     } catch (e) {
       throw new OpcatError(
         "IO_ERROR",
-        `opening composite config file ${goQuote(compositeFile)}: ${C.goFsError("open", compositeFile, e)}`,
+        `opening composite config file ${goQuote(compositeFile)}: ${goPathError("open", compositeFile, e)}`,
         { kind: "usage" },
       );
     }
@@ -165,7 +164,7 @@ async function fetchCatalogConfig(path: string): Promise<string> {
   try {
     return readFileSync(path, "utf8");
   } catch (e) {
-    throw new OpcatError("IO_ERROR", `opening catalog config file ${goQuote(path)}: ${C.goFsError("open", path, e)}`, {
+    throw new OpcatError("IO_ERROR", `opening catalog config file ${goQuote(path)}: ${goPathError("open", path, e)}`, {
       kind: "usage",
     });
   }
@@ -180,10 +179,9 @@ async function readInput(file: string): Promise<string> {
   try {
     return readFileSync(file, "utf8");
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    const why =
-      code === "ENOENT" ? "no such file or directory" : code === "EISDIR" ? "is a directory" : (e as Error).message;
-    throw new OpcatError("IO_ERROR", `unable to open ${goQuote(file)}: open ${file}: ${why}`, { kind: "usage" });
+    throw new OpcatError("IO_ERROR", `unable to open ${goQuote(file)}: ${goPathError("open", file, e)}`, {
+      kind: "usage",
+    });
   }
 }
 
@@ -360,12 +358,11 @@ export function registerTemplateCommands(program: Command): void {
   registerAddBundleCommand(tmpl);
   const alias = addRenderCommand(program.command("render-template").alias("render-veneer"));
   loadOnAction([render, alias], async () => {
-    [A, M, W, I, C, T] = await Promise.all([
+    [A, M, W, I, T] = await Promise.all([
       import("../action/catalog.js"),
       import("../fbc/mermaid.js"),
       import("../fbc/write.js"),
       import("../image/index.js"),
-      import("../template/composite.js"),
       import("../template/index.js"),
     ]);
   });

@@ -7,6 +7,7 @@
 import { sortedKeys } from "../gojson/encode.js";
 import { goFoldEqual } from "../gojson/unicode.js";
 import type { JsonValue } from "./types.js";
+import { goJsonKind, goUnmarshalTypeError } from "../gojson/unmarshal.js";
 
 export const MAX_CONSTRAINT_SIZE = 2 << 16;
 
@@ -90,12 +91,6 @@ const STRUCT_OF: Partial<Record<Field["kind"], string>> = {
   compound: "CompoundConstraint",
 };
 
-function jsonKind(v: JsonValue): string {
-  if (Array.isArray(v)) return "array";
-  if (typeof v === "boolean") return "bool";
-  return typeof v === "object" ? "object" : typeof v;
-}
-
 interface Ctx {
   struct: string;
   path: string[];
@@ -103,15 +98,14 @@ interface Ctx {
 
 function typeError(v: JsonValue, goType: string, ctx: Ctx): ConstraintParseError {
   return new ConstraintParseError(
-    `json: cannot unmarshal ${jsonKind(v)} into Go struct field ${ctx.struct}.${ctx.path.join(".")} of type ${goType}`,
+    goUnmarshalTypeError(goJsonKind(v), goType, { struct: ctx.struct, field: ctx.path.join(".") }),
   );
 }
 
 function decodeStruct(v: JsonValue, struct: string, ctx: Ctx, goType: string): Record<string, unknown> | undefined {
   if (v === null) return undefined;
   if (typeof v !== "object" || Array.isArray(v)) {
-    if (ctx.path.length === 0)
-      throw new ConstraintParseError(`json: cannot unmarshal ${jsonKind(v)} into Go value of type ${goType}`);
+    if (ctx.path.length === 0) throw new ConstraintParseError(goUnmarshalTypeError(goJsonKind(v), goType));
     throw typeError(v, goType, ctx);
   }
   const out: Record<string, unknown> = {};

@@ -21,6 +21,7 @@ import type {
   Property,
   RelatedImage,
 } from "./types.js";
+import { goJsonKind, goUnmarshalTypeError } from "../gojson/unmarshal.js";
 
 /** A decoding failure; `message` is Go's error text. */
 export class DecodeError extends Error {
@@ -194,21 +195,6 @@ export function decodePropertyValue(type: string, value: JsonValue): Record<stri
 
 const BUNDLE_OBJECT = spec("BundleObject", "property.BundleObject", [{ json: "data", kind: { k: "bytes" } }]);
 
-function jsonKind(v: JsonValue): string {
-  if (v === null) return "null";
-  if (Array.isArray(v)) return "array";
-  switch (typeof v) {
-    case "string":
-      return "string";
-    case "number":
-      return "number";
-    case "boolean":
-      return "bool";
-    default:
-      return "object";
-  }
-}
-
 function goTypeOf(kind: Kind): string {
   switch (kind.k) {
     case "string":
@@ -236,13 +222,11 @@ interface Ctx {
 }
 
 function typeError(value: JsonValue, goType: string, ctx: Ctx): DecodeError {
-  const what = jsonKind(value);
-  if (ctx.struct !== undefined || ctx.stack.length > 0) {
-    return new DecodeError(
-      `json: cannot unmarshal ${what} into Go struct field ${ctx.struct ?? ""}.${ctx.stack.join(".")} of type ${goType}`,
-    );
-  }
-  return new DecodeError(`json: cannot unmarshal ${what} into Go value of type ${goType}`);
+  const at =
+    ctx.struct !== undefined || ctx.stack.length > 0
+      ? { struct: ctx.struct ?? "", field: ctx.stack.join(".") }
+      : undefined;
+  return new DecodeError(goUnmarshalTypeError(goJsonKind(value), goType, at));
 }
 
 type Decoded = Record<string, unknown>;

@@ -36,6 +36,7 @@ import {
   type JsonValue,
   type Location,
 } from "./types.js";
+import { goErrnoText } from "../gojson/goerrno.js";
 
 export const INDEX_IGNORE = ".indexignore";
 
@@ -372,14 +373,7 @@ function notRegular(path: string, st: Stats): void {
 
 function ioError(path: string, e: unknown): OpcatError {
   const err = e as NodeJS.ErrnoException;
-  const why =
-    err.code === "ENOENT"
-      ? "no such file or directory"
-      : err.code === "EISDIR"
-        ? "is a directory"
-        : err.code === "EACCES"
-          ? "permission denied"
-          : err.message;
+  const why = goErrnoText(err);
   return new OpcatError("IO_ERROR", `open ${path}: ${why}`, { kind: "io", cause: e });
 }
 
@@ -419,11 +413,7 @@ export function loadDirectory(root: string, opts: LoadOptions = {}): LoadResult 
   } catch (e) {
     if (e instanceof OpcatError) throw e;
     const err = e as NodeJS.ErrnoException;
-    throw new OpcatError(
-      "IO_ERROR",
-      `lstat ${err.path ?? root}: ${err.code === "ENOENT" ? "no such file or directory" : err.message}`,
-      { kind: "io", cause: e },
-    );
+    throw new OpcatError("IO_ERROR", `lstat ${err.path ?? root}: ${goErrnoText(err)}`, { kind: "io", cause: e });
   }
   const res = newResult();
   for (const f of files) {
@@ -462,14 +452,10 @@ export async function loadCatalog(ref: string, opts: LoadOptions = {}): Promise<
     st = statSync(ref);
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
-    throw new OpcatError(
-      "IO_ERROR",
-      `stat ${ref}: ${err.code === "ENOENT" ? "no such file or directory" : err.message}`,
-      {
-        kind: "io",
-        cause: e,
-      },
-    );
+    throw new OpcatError("IO_ERROR", `stat ${ref}: ${goErrnoText(err)}`, {
+      kind: "io",
+      cause: e,
+    });
   }
   if (st.isDirectory()) return loadDirectory(ref, opts);
   notRegular(ref, st);

@@ -20,6 +20,7 @@ import { PROPERTY_BUNDLE_OBJECT, PROPERTY_CSV_METADATA } from "./properties.js";
 import { MIGRATION_LEVELS, validateMigrationLevel, type MigrationLevel } from "./migrations.js";
 import { RawJson } from "./rawjson.js";
 import type { Bundle, DeclarativeConfig } from "./types.js";
+import { goUnmarshalTypeError, parseGoValueTypeError } from "../gojson/unmarshal.js";
 
 export { MIGRATION_LEVELS, migrationHelpText, validateMigrationLevel, type MigrationLevel } from "./migrations.js";
 
@@ -580,10 +581,11 @@ class Decoder {
   }
 
   typeErrorText(value: string, type: string): string {
-    if (this.struct !== undefined || this.stack.length > 0) {
-      return `json: cannot unmarshal ${value} into Go struct field ${this.struct ?? ""}.${this.stack.join(".")} of type ${type}`;
-    }
-    return `json: cannot unmarshal ${value} into Go value of type ${type}`;
+    const at =
+      this.struct !== undefined || this.stack.length > 0
+        ? { struct: this.struct ?? "", field: this.stack.join(".") }
+        : undefined;
+    return goUnmarshalTypeError(value, type, at);
   }
 
   abort(message: string): never {
@@ -598,8 +600,8 @@ class Decoder {
     const inner = new Decoder(raw);
     const v = inner.value(node, undefined);
     if (inner.saved !== undefined) {
-      const m = /^json: cannot unmarshal (.*) into Go value of type (.*)$/.exec(inner.saved);
-      this.abort(m ? this.typeErrorText(m[1], m[2]) : inner.saved);
+      const m = parseGoValueTypeError(inner.saved);
+      this.abort(m ? this.typeErrorText(m.value, m.goType) : inner.saved);
     }
     return v;
   }

@@ -27,7 +27,7 @@ import {
   type OperandReferenceProperty,
 } from "./properties.js";
 import type { Bundle, JsonValue, Location, Meta, Property } from "./types.js";
-import { validatePullSpec } from "../image/reference.js";
+import { validatePullSpec } from "../reference/reference.js";
 import { SemverError, SemverPanic, tryParseRange, tryParseVersion, type Range, type Version } from "../semver/index.js";
 
 export const SCHEMA_OPERAND = "olm.operand";

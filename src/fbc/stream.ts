@@ -16,6 +16,7 @@ import {
   type ScannedValue,
 } from "../gojson/scan.js";
 import type { JsonValue } from "./types.js";
+import { goJsonKind, goUnmarshalTypeError } from "../gojson/unmarshal.js";
 
 export interface StreamBlob {
   kind: "blob";
@@ -267,19 +268,11 @@ function countNewlines(text: string, from: number, to: number): number {
 
 /** opm's pretty JSON error for a top-level value that is not an object (pkg/prettyunmarshaler). */
 export function notAnObjectMessage(value: JsonValue, rawText: string | undefined, yaml: boolean): string {
-  const kind = Array.isArray(value)
-    ? "array"
-    : typeof value === "string"
-      ? "string"
-      : typeof value === "number"
-        ? "number"
-        : typeof value === "boolean"
-          ? "bool"
-          : "null";
+  const kind = goJsonKind(value); // never "object" here
   const data =
     rawText ??
     encodeSortedCompact(value).replace(/[<>&]/g, (c) => (c === "<" ? "\\u003c" : c === ">" ? "\\u003e" : "\\u0026"));
-  const base = `json: cannot unmarshal ${kind} into Go value of type map[string]interface {}`;
+  const base = goUnmarshalTypeError(kind, "map[string]interface {}");
   const offset = kind === "array" ? 1 : Buffer.byteLength(data);
   const marker = " <==";
   const pretty = indentCompactJson(data, "    ");

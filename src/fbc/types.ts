@@ -10,9 +10,10 @@ export const SCHEMA_CHANNEL = "olm.channel";
 export const SCHEMA_BUNDLE = "olm.bundle";
 export const SCHEMA_DEPRECATIONS = "olm.deprecations";
 
-/** A JSON value as produced by `JSON.parse`. */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
-export type JsonObject = { [key: string]: JsonValue };
+/** A JSON value as produced by `JSON.parse` (declared once, in src/gojson/value.ts). */
+import type { JsonObject, JsonValue } from "../gojson/value.js";
+
+export type { JsonObject, JsonValue };
 
 /** Where a blob came from. */
 export interface Location {

@@ -4,7 +4,7 @@
  * opm stops at the first problem of ConvertToModel and prints model problems in random order; here
  * a bad blob is set aside and checking goes on, and problems come out sorted by file and line.
  */
-import { validatePullSpec } from "../image/reference.js";
+import { validatePullSpec } from "../reference/reference.js";
 import { goQuote } from "../gojson/fmt.js";
 import {
   SemverError,

@@ -6,7 +6,8 @@
  * functions reproduce those bytes: string escapes (`\u2028`, `\u2029`, invalid UTF-16 → U+FFFD),
  * float formatting (`-0`, exponent thresholds) and UTF-8 byte order of keys.
  */
-import type { JsonValue } from "../fbc/types.js";
+import type { JsonValue } from "./value.js";
+import { goJsonFloat } from "./float.js";
 
 const NEEDS_FIXUP = /[\u2028\u2029\ud800-\udfff]/;
 const HTML_CHARS = /[<>&]/;
@@ -32,12 +33,7 @@ export function quoteGoString(s: string, escapeHTML = false): string {
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 /** Go's float64 formatting in encoding/json (shortest round trip; `e` form below 1e-6 or from 1e21). */
-export function formatGoFloat(n: number): string {
-  if (Object.is(n, -0)) return "-0";
-  // JavaScript's Number#toString uses the same shortest round-trip digits and the same thresholds
-  // for exponent notation, and writes exponents without leading zeros as Go's cleanup does.
-  return String(n);
-}
+export const formatGoFloat = goJsonFloat;
 
 /** Compares two strings by the byte order of their UTF-8 encodings (Go's string order). */
 export function compareUtf8(a: string, b: string): number {
@@ -73,7 +69,7 @@ export function encodeSortedCompact(v: JsonValue): string {
     case "string":
       return quoteGoString(v);
     case "number":
-      return formatGoFloat(v);
+      return goJsonFloat(v);
     case "boolean":
       return v ? "true" : "false";
     case "object": {
@@ -102,7 +98,7 @@ export function encodeSortedCompact(v: JsonValue): string {
 /** Compact JSON keeping the objects' own key order (for values built in Go struct-field order). */
 export function encodeOrderedCompact(v: JsonValue, escapeHTML = false): string {
   if (typeof v === "string") return quoteGoString(v, escapeHTML);
-  if (typeof v === "number") return formatGoFloat(v);
+  if (typeof v === "number") return goJsonFloat(v);
   if (v === null || typeof v !== "object") return JSON.stringify(v);
   if (Array.isArray(v)) return "[" + v.map((x) => encodeOrderedCompact(x, escapeHTML)).join(",") + "]";
   const parts: string[] = [];

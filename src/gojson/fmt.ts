@@ -3,27 +3,11 @@
  * float64, string, []interface{}, map[string]interface{}), for error messages that must read
  * exactly like opm's.
  */
-import type { JsonValue } from "../fbc/types.js";
+import type { JsonValue } from "./value.js";
 import { sortedKeys } from "./encode.js";
+import { goFloatV } from "./float.js";
 
-/** `%v` of a float64: `%g` with the shortest digits, exponent form when exp < -4 or exp >= 21. */
-export function goFloatV(n: number): string {
-  if (Number.isNaN(n)) return "NaN";
-  if (n === Infinity) return "+Inf";
-  if (n === -Infinity) return "-Inf";
-  if (n === 0) return Object.is(n, -0) ? "-0" : "0";
-  // Shortest round-trip digits from JS, then laid out the Go way.
-  const e = n.toExponential(); // e.g. "1.5e-7", "-1e+21"
-  const [mant, expStr] = e.split("e");
-  const x = Number(expStr);
-  if (x < -4 || x >= 21) {
-    const sign = x < 0 ? "-" : "+";
-    const abs = Math.abs(x);
-    return `${mant}e${sign}${abs < 10 ? "0" + abs : String(abs)}`;
-  }
-  // -4 <= exp < 21: JavaScript writes the same shortest digits in plain notation.
-  return String(n);
-}
+export { goFloatV } from "./float.js";
 
 /** `%v` of a decoded JSON value. */
 export function goV(v: JsonValue | undefined): string {
@@ -69,53 +53,5 @@ export function goT(v: JsonValue | undefined): string {
   return `%!t(${goTypeName(v)}=${goV(v)})`;
 }
 
-/** Go's `%q` of a string (strconv.Quote): printable runes raw, others escaped. */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const c = ch.codePointAt(0) as number;
-    switch (ch) {
-      case '"':
-        out += '\\"';
-        continue;
-      case "\\":
-        out += "\\\\";
-        continue;
-      case "\x07":
-        out += "\\a";
-        continue;
-      case "\b":
-        out += "\\b";
-        continue;
-      case "\f":
-        out += "\\f";
-        continue;
-      case "\n":
-        out += "\\n";
-        continue;
-      case "\r":
-        out += "\\r";
-        continue;
-      case "\t":
-        out += "\\t";
-        continue;
-      case "\v":
-        out += "\\v";
-        continue;
-    }
-    if (c >= 0xd800 && c <= 0xdfff) out += "\\ufffd";
-    else if (c < 0x20 || c === 0x7f) out += "\\x" + c.toString(16).padStart(2, "0");
-    else if (isGoPrintable(c)) out += ch;
-    else if (c < 0x10000) out += "\\u" + c.toString(16).padStart(4, "0");
-    else out += "\\U" + c.toString(16).padStart(8, "0");
-  }
-  return out + '"';
-}
-
-const NON_PRINTABLE = /[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
-
-/** strconv.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space. */
-function isGoPrintable(c: number): boolean {
-  if (c === 0x20) return true;
-  return !NON_PRINTABLE.test(String.fromCodePoint(c));
-}
+/** Go's `%q` of a string (strconv.Quote). */
+export { goQuote } from "./quote.js";

@@ -35,7 +35,10 @@ test("formatGoFloat matches Go's float64 encoding", () => {
 test("goFloatV formats like fmt %v", () => {
   assert.equal(goFloatV(1), "1");
   assert.equal(goFloatV(1e21), "1e+21");
-  assert.equal(goFloatV(1e20), "100000000000000000000");
+  // fmt's %v of a float64 is strconv.FormatFloat(f, 'g', -1, 64): %e from exponent 6 (Go oracle: testdata/float.json).
+  assert.equal(goFloatV(1e20), "1e+20");
+  assert.equal(goFloatV(1e6), "1e+06");
+  assert.equal(goFloatV(123456), "123456");
   assert.equal(goFloatV(0.00001), "1e-05");
   assert.equal(goFloatV(0.0001), "0.0001");
   assert.equal(goFloatV(-2.5e-7), "-2.5e-07");
@@ -171,5 +174,45 @@ test("foldFieldName: a member name matches an ASCII field name exactly when Go's
       assert.equal(foldFieldName(m), foldFieldName(f));
     }),
     { numRuns: 2000 },
+  );
+});
+
+test("goErrnoText / goPathError print Go's syscall texts", async () => {
+  const { goErrnoText, goPathError } = await import("./goerrno.js");
+  const { readFileSync } = await import("node:fs");
+  let err: unknown;
+  try {
+    readFileSync("/nonexistent/opcat-test");
+  } catch (e) {
+    err = e;
+  }
+  assert.equal(
+    goPathError("open", "/nonexistent/opcat-test", err),
+    "open /nonexistent/opcat-test: no such file or directory",
+  );
+  assert.equal(goErrnoText(Object.assign(new Error("x"), { code: "EISDIR" })), "is a directory");
+  assert.equal(goErrnoText(Object.assign(new Error("x"), { code: "EACCES" })), "permission denied");
+  assert.equal(goErrnoText(Object.assign(new Error("x"), { code: "ENOTDIR" })), "not a directory");
+  assert.equal(goErrnoText(Object.assign(new Error("other"), { code: "EWHATEVER" })), "other");
+  assert.equal(goErrnoText(Object.assign(new Error("proto"), { code: "toString" })), "proto");
+});
+
+test("goUnmarshalTypeError builds (*json.UnmarshalTypeError).Error()", async () => {
+  const { goJsonKind, goUnmarshalTypeError, parseGoValueTypeError } = await import("./unmarshal.js");
+  assert.equal(
+    goUnmarshalTypeError(goJsonKind(5), "string", { struct: "RelatedImage", field: "name" }),
+    "json: cannot unmarshal number into Go struct field RelatedImage.name of type string",
+  );
+  assert.equal(
+    goUnmarshalTypeError(goJsonKind([]), "declcfg.RelatedImage"),
+    "json: cannot unmarshal array into Go value of type declcfg.RelatedImage",
+  );
+  assert.deepEqual(parseGoValueTypeError("json: cannot unmarshal bool into Go value of type []string"), {
+    value: "bool",
+    goType: "[]string",
+  });
+  assert.deepEqual(
+    [null, true, 1, "s", [], {}].map((v) => goJsonKind(v)),
+    ["null", "bool", "number", "string", "array", "object"],
   );
 });

@@ -16,6 +16,7 @@ import { parseGoYamlDocument } from "../yaml/index.js";
 import { buildCatalogImage, outputImage, withBaseImage, type BuildOptions } from "./build.js";
 import { mapPool, RegistryClient } from "./registry.js";
 import { renderReference, type ResolveRenderRefOptions } from "./render.js";
+import { goErrnoText } from "../gojson/goerrno.js";
 
 export interface CatalogBuildConfig {
   name: string;
@@ -96,11 +97,7 @@ export async function buildFromConfig(file: string, opts: BuildFromConfigOptions
   try {
     text = readFileSync(file, "utf8");
   } catch (e) {
-    throw new OpcatError(
-      "IO_ERROR",
-      `open ${file}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file or directory" : (e as Error).message}`,
-      { kind: "io" },
-    );
+    throw new OpcatError("IO_ERROR", `open ${file}: ${goErrnoText(e)}`, { kind: "io" });
   }
   const cfg = parseCatalogBuildConfig(text, file);
   const catalogDir = join(opts.outputDir ?? dirname(resolve(file)), cfg.name);

@@ -2,6 +2,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
+import { goQuote } from "../gojson/quote.js";
+import { goQuote as semverGoQuote } from "./gostr.js";
 import {
   SemverError,
   Version,
@@ -226,4 +228,9 @@ test("property: tryParseVersion never throws and agrees with parseVersion", () =
     ),
     { numRuns: 3000 },
   );
+});
+
+test("semver quotes with the one strconv.Quote (src/gojson/quote.ts, Go's Unicode tables)", () => {
+  assert.equal(semverGoQuote, goQuote);
+  assert.equal(semverGoQuote("\u1c89"), '"\\u1c89"'); // unassigned in Go 1.26's Unicode 15.0.0
 });

@@ -25,7 +25,7 @@ import {
   type PullOptions,
   type PulledImage,
 } from "../image/pull.js";
-import type { ImageReference } from "../image/reference.js";
+import type { ImageReference } from "../reference/reference.js";
 import { RegistryClient } from "../image/registry.js";
 import { classifyImage } from "../image/render.js";
 import { parseLayoutRef, resolveLayoutRef, type LayoutRef } from "../image/store.js";

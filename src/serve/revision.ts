@@ -17,6 +17,7 @@ import { listCatalogFiles, loadText, type BlobMeta, type LoadResult } from "../f
 import { emptyConfig } from "../fbc/types.js";
 import { validateCatalog } from "../fbc/validate.js";
 import { RegistryIndex } from "./registry.js";
+import { goErrnoText } from "../gojson/goerrno.js";
 
 const gzip = promisify(gzipCb);
 
@@ -151,7 +152,7 @@ export class CatalogRevision {
       }
     } catch (e) {
       const err = e as NodeJS.ErrnoException;
-      const why = err.code === "ENOENT" ? "no such file or directory" : err.message;
+      const why = goErrnoText(err);
       return {
         ok: false,
         problems: [problem("IO_ERROR", `stat ${err.path ?? source}: ${why}`, { hint: "check the catalog path" })],
@@ -176,7 +177,7 @@ export class CatalogRevision {
       } catch (e) {
         const err = e as NodeJS.ErrnoException;
         res.problems.push(
-          problem("IO_ERROR", `open ${f}: ${err.code === "ENOENT" ? "no such file or directory" : err.message}`, {
+          problem("IO_ERROR", `open ${f}: ${goErrnoText(err)}`, {
             loc: { file: f, line: 0, index: 0 },
           }),
         );

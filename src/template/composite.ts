@@ -20,6 +20,7 @@ import { SCHEMA_BASIC } from "./detect.js";
 import { goDecode, type GoType } from "./godecode.js";
 import { renderSemverTemplate, type SemverSkips } from "./semver.js";
 import type { BundleSource } from "./source/source.js";
+import { goErrnoText, goPathError } from "../gojson/goerrno.js";
 
 /** Schema of the contribution configuration. */
 export const COMPOSITE_SCHEMA = "olm.composite";
@@ -155,24 +156,6 @@ function fail(code: string, message: string, kind: ErrorKind = "invalid"): Opcat
   return new OpcatError(code, message, { kind });
 }
 
-/** Go's text for a failed file system call (`open <path>: no such file or directory`). */
-export function goFsError(op: string, path: string, e: unknown): string {
-  return `${op} ${path}: ${errnoText(e)}`;
-}
-
-function errnoText(e: unknown): string {
-  const code = (e as NodeJS.ErrnoException).code;
-  return code === "ENOENT"
-    ? "no such file or directory"
-    : code === "EISDIR"
-      ? "is a directory"
-      : code === "EACCES"
-        ? "permission denied"
-        : code === "ENOTDIR"
-          ? "not a directory"
-          : (e as Error).message;
-}
-
 /** The first document decoded leniently (YAMLOrJSONDecoder + json.Unmarshal), with `decoding <what>: ` / `unmarshalling <what>: ` errors. */
 function decodeConfig(text: string, type: GoType, what: string): unknown {
   const doc = firstStreamDocument(text);
@@ -248,7 +231,7 @@ function runCommand(command: string, args: readonly string[], cwd: string): Prom
           ? `exit status ${e.code}`
           : e.signal
             ? `signal: ${signalText(e.signal)}`
-            : `fork/exec ${found}: ${errnoText(e)}`;
+            : `fork/exec ${found}: ${goErrnoText(e)}`;
       reject(
         fail("TEMPLATE_COMPOSITE_COMMAND", `running command ${goQuote(shown)}: ${why}: [${[...stdout].join(" ")}]`),
       );
@@ -371,12 +354,12 @@ export async function renderCompositeTemplate(opts: CompositeOptions): Promise<C
         } catch (e2) {
           throw fail(
             "TEMPLATE_COMPOSITE_INPUT",
-            `error reading ${what}: ${goFsError("open", alt, e2)} (tried contribution-local path: ${goQuote(opts.contributionDir)})`,
+            `error reading ${what}: ${goPathError("open", alt, e2)} (tried contribution-local path: ${goQuote(opts.contributionDir)})`,
             "io",
           );
         }
       }
-      throw fail("TEMPLATE_COMPOSITE_INPUT", `error reading ${what}: ${goFsError("open", input, e)}`, "io");
+      throw fail("TEMPLATE_COMPOSITE_INPUT", `error reading ${what}: ${goPathError("open", input, e)}`, "io");
     }
   }
 
@@ -487,7 +470,7 @@ export async function renderCompositeTemplate(opts: CompositeOptions): Promise<C
     } catch (e) {
       throw fail(
         "IO_ERROR",
-        `creating output directory ${goQuote(outPath)}: ${goFsError("mkdir", dirname(outPath), e)}`,
+        `creating output directory ${goQuote(outPath)}: ${goPathError("mkdir", dirname(outPath), e)}`,
         "io",
       );
     }
@@ -500,7 +483,7 @@ export async function renderCompositeTemplate(opts: CompositeOptions): Promise<C
     try {
       writeFileSync(full, text);
     } catch (e) {
-      throw fail("IO_ERROR", `creating output file ${goQuote(outPath)}: ${goFsError("open", outPath, e)}`, "io");
+      throw fail("IO_ERROR", `creating output file ${goQuote(outPath)}: ${goPathError("open", outPath, e)}`, "io");
     }
     return outPath;
   }
@@ -513,7 +496,7 @@ export async function renderCompositeTemplate(opts: CompositeOptions): Promise<C
     } catch (e) {
       throw fail(
         "TEMPLATE_COMPOSITE_VALIDATE",
-        `directory not found. validation path needs to be composed of BuilderConfig.WorkingDir+Component[].Destination.Path: ${goQuote(p)}: ${goFsError("stat", p, e)}`,
+        `directory not found. validation path needs to be composed of BuilderConfig.WorkingDir+Component[].Destination.Path: ${goQuote(p)}: ${goPathError("stat", p, e)}`,
         "io",
       );
     }

@@ -7,8 +7,10 @@ import { GoYamlError } from "./errors.js";
 import { formatGoFloat, isBase60Float, resolvePlain } from "./resolve.js";
 import { sortGoKeys } from "./sort.js";
 
-/** A JSON value as produced by JSON.parse. */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };
+/** A JSON value as produced by JSON.parse (declared once, in src/gojson/value.ts). */
+import type { JsonValue } from "../gojson/value.js";
+
+export type { JsonValue };
 
 const BEST_INDENT = 2;
 const BEST_WIDTH = 80;

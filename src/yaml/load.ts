@@ -30,6 +30,7 @@
 // * The values printed in "unsupported map key" and "invalid map key" errors use a simplified %#v.
 
 import { getScalarValue, parseEvents, type Event, type ScalarEvent } from "js-yaml";
+import { goFormatFloatG } from "../gojson/float.js";
 import type { JsonValue } from "./emit.js";
 import { GoYamlError } from "./errors.js";
 import { resolvePlain } from "./resolve.js";
@@ -147,31 +148,7 @@ function formatFloat32Key(f: number): string {
   if (f === -Infinity) return "-.inf";
   const f32 = Math.fround(f);
   if (!Number.isFinite(f32)) return f32 > 0 ? ".inf" : "-.inf";
-  // Shortest decimal that round-trips through float32.
-  let digits = 1;
-  let e = "";
-  for (; digits <= 9; digits++) {
-    e = f32.toExponential(digits - 1);
-    if (Math.fround(Number(e)) === f32) break;
-  }
-  if (f32 === 0) return Object.is(f32, -0) ? "-0" : "0";
-  const ePos = e.indexOf("e");
-  let mant = e.slice(0, ePos);
-  const exp = Number(e.slice(ePos + 1));
-  let neg = "";
-  if (mant[0] === "-") {
-    neg = "-";
-    mant = mant.slice(1);
-  }
-  const ds = mant.replace(".", "").replace(/0+$/, "") || "0";
-  if (exp < -4 || exp >= 6) {
-    const m = ds.length > 1 ? ds[0] + "." + ds.slice(1) : ds;
-    const ae = Math.abs(exp);
-    return neg + m + "e" + (exp < 0 ? "-" : "+") + (ae < 10 ? "0" + ae : String(ae));
-  }
-  if (exp < 0) return neg + "0." + "0".repeat(-exp - 1) + ds;
-  if (ds.length <= exp + 1) return neg + ds + "0".repeat(exp + 1 - ds.length);
-  return neg + ds.slice(0, exp + 1) + "." + ds.slice(exp + 1);
+  return goFormatFloatG(f32, 32);
 }
 
 /** Approximation of Go's %#v for decoded YAML values (used only in error messages). */

@@ -1,6 +1,8 @@
 // Port of go-yaml v2's implicit scalar resolution (resolve.go, `resolve("", in)`), plus the helpers the
 // encoder uses to decide whether a string must be quoted (isBase60Float) and Go's number formatting.
 
+import { goFormatFloatG } from "../gojson/float.js";
+
 /** The type go-yaml v2 gives an untagged plain scalar. */
 export type ResolvedKind = "null" | "bool" | "int" | "float" | "timestamp" | "merge" | "str";
 
@@ -233,27 +235,7 @@ export function isBase60Float(s: string): boolean {
   return BASE60_FLOAT.test(s);
 }
 
-/** Go's strconv.FormatFloat(f, 'g', -1, 64) for a finite float. */
+/** Go's strconv.FormatFloat(f, 'g', -1, 64). */
 export function formatGoFloat(f: number): string {
-  if (f === 0) return Object.is(f, -0) ? "-0" : "0";
-  const e = f.toExponential(); // shortest round-trip digits: "-d.ddde+X"
-  const ePos = e.indexOf("e");
-  let mant = e.slice(0, ePos);
-  const exp = Number(e.slice(ePos + 1));
-  let neg = "";
-  if (mant[0] === "-") {
-    neg = "-";
-    mant = mant.slice(1);
-  }
-  const digits = mant.replace(".", "");
-  if (exp < -4 || exp >= 6) {
-    // %e form with at least two exponent digits.
-    const m = digits.length > 1 ? digits[0] + "." + digits.slice(1) : digits;
-    const ae = Math.abs(exp);
-    return neg + m + "e" + (exp < 0 ? "-" : "+") + (ae < 10 ? "0" + ae : String(ae));
-  }
-  // %f form with exactly the needed digits.
-  if (exp < 0) return neg + "0." + "0".repeat(-exp - 1) + digits;
-  if (digits.length <= exp + 1) return neg + digits + "0".repeat(exp + 1 - digits.length);
-  return neg + digits.slice(0, exp + 1) + "." + digits.slice(exp + 1);
+  return goFormatFloatG(f, 64);
 }

@@ -1,5 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { goKeyLess, sortGoKeys } from "./index.js";
 
@@ -52,4 +53,15 @@ test("goKeyLess is irreflexive and asymmetric", () => {
       },
     ),
   );
+});
+
+test("go-yaml v2 key order around characters whose Unicode class changed after Go's Unicode 15.0.0 (Go oracle)", () => {
+  // [keys, go-yaml's order] from scripts/oracle/yamlsort: letters and digits Node's newer Unicode knows
+  // but Go 1.26 does not, which must sort as the non-letters, non-digits they are to Go.
+  const vectors = JSON.parse(readFileSync(new URL("./testdata/sort-unicode.json", import.meta.url), "utf8")) as [
+    string[],
+    string[],
+  ][];
+  assert.ok(vectors.length >= 40);
+  for (const [keys, want] of vectors) assert.deepEqual(sortGoKeys([...keys]), want, keys.join(" "));
 });

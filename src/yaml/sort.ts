@@ -6,19 +6,8 @@
 // Go sorts the keys with sort.Sort after taking them in random map order, so for the (rare) key sets on
 // which Less is not a strict weak order Go itself is not deterministic; we use a stable sort.
 
-const LETTER = /\p{L}/u;
-const DIGIT = /\p{Nd}/u;
-
-function isLetter(c: number): boolean {
-  if (c < 0x80) return (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
-  if (c === 0xaa || c === 0xb5 || c === 0xba) return true;
-  return LETTER.test(String.fromCodePoint(c));
-}
-
-function isDigit(c: number): boolean {
-  if (c < 0x80) return c >= 48 && c <= 57;
-  return DIGIT.test(String.fromCodePoint(c));
-}
+// unicode.IsLetter / unicode.IsDigit on Go's own tables (Unicode 15.0.0, as Go 1.26 which opm is built with).
+import { isGoDigit as isDigit, isGoLetter as isLetter } from "../gojson/unicodetables.js";
 
 /** Decodes a JS string into Go runes (lone surrogates become U+FFFD, as Go's UTF-8 decoding would). */
 function runes(s: string): number[] {

@@ -29,6 +29,7 @@ import { kindsInOrder, type AddBundleKind, type AddBundleOutcome, type AddBundle
 import type { TagLister } from "../graph/discover.js";
 import { parseReleaseConfig } from "./releaseconfig.js";
 import type { BundleSource, RenderedBundle } from "../source/source.js";
+import { goErrnoText } from "../../gojson/goerrno.js";
 
 export { registerAddBundleKind } from "./registry.js";
 export type {
@@ -472,8 +473,7 @@ function readTemplate(path: string, req: AddBundleRequest): string | AddBundlePl
   try {
     return readFileSync(path, "utf8");
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    const why = code === "ENOENT" ? "no such file or directory" : code === "EISDIR" ? "is a directory" : messageOf(e);
+    const why = goErrnoText(e);
     return {
       outcome: "invalid-input",
       template: path,
@@ -641,13 +641,7 @@ export async function addBundleFromReleaseConfig(
   try {
     text = readFileSync(releaseConfigPath, "utf8");
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    report.problems.push(
-      problem(
-        "TEMPLATE_ADD_RELEASE_CONFIG",
-        `open ${releaseConfigPath}: ${code === "ENOENT" ? "no such file or directory" : messageOf(e)}`,
-      ),
-    );
+    report.problems.push(problem("TEMPLATE_ADD_RELEASE_CONFIG", `open ${releaseConfigPath}: ${goErrnoText(e)}`));
     report.outcome = "invalid-input";
     return report;
   }

@@ -8,7 +8,7 @@ import { type ErrorKind, OpcatError } from "../../fbc/errors.js";
 import type { DeclarativeConfig } from "../../fbc/types.js";
 import { compareUtf8 } from "../../gojson/encode.js";
 import { goQuote } from "../../gojson/fmt.js";
-import { tryParseNormalizedNamed } from "../../image/reference.js";
+import { tryParseNormalizedNamed } from "../../reference/reference.js";
 import type { RegistryClient } from "../../image/registry.js";
 import {
   compareVersions,

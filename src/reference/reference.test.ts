@@ -11,7 +11,7 @@ import {
   tryParseNormalizedNamed,
   tryParseReference,
   validatePullSpec,
-} from "./index.js";
+} from "./reference.js";
 
 interface Parsed {
   string: string;

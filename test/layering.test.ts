@@ -1,0 +1,43 @@
+// The leaves of the module graph import nothing from the rest of opcat (docs/architecture.md).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const SRC = resolve(dirname(fileURLToPath(import.meta.url)), "../src");
+const SPECIFIER = /(?:^|[\s;])(?:import|export)\s[^'"`;]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
+
+/** Every module a non-test source file under `dir` imports, as paths relative to src (or bare names). */
+function importsOf(dir: string): { file: string; target: string }[] {
+  const out: { file: string; target: string }[] = [];
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.endsWith(".ts") && !e.name.endsWith(".test.ts")) {
+        for (const m of readFileSync(p, "utf8").matchAll(SPECIFIER)) {
+          const spec = m[1] ?? m[2];
+          const target = spec.startsWith(".") ? relative(SRC, resolve(dirname(p), spec)) : spec;
+          out.push({ file: relative(SRC, p), target });
+        }
+      }
+    }
+  };
+  walk(join(SRC, dir));
+  return out;
+}
+
+for (const leaf of ["gojson", "reference"]) {
+  test(`src/${leaf} imports only itself and node: built-ins`, () => {
+    const outside = importsOf(leaf).filter((i) => !i.target.startsWith(`${leaf}/`) && !i.target.startsWith("node:"));
+    assert.deepEqual(outside, []);
+  });
+}
+
+test("src/fbc does not import src/image (it uses the leaf src/reference)", () => {
+  assert.deepEqual(
+    importsOf("fbc").filter((i) => i.target.startsWith("image/")),
+    [],
+  );
+});
