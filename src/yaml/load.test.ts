@@ -207,6 +207,11 @@ test("random YAML-like text: every value and every error text is Go's", () => {
   assertAllAgree("load-fuzz.json");
 });
 
+test("broken documents (every error path of go-yaml's reader, scanner and parser): every error text is Go's", () => {
+  // testdata/load-errors.json: scripts/oracle/yaml/gen-error-vectors.mjs
+  assertAllAgree("load-errors.json");
+});
+
 /** A "billion laughs" document with `levels` levels of 9 aliases each. */
 function bomb(levels: number): string {
   const n = "abcdefghij";
