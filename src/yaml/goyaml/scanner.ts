@@ -142,6 +142,10 @@ function is_indicator(c: number): boolean {
   }
   return false;
 }
+/** The characters that end a plain scalar in the flow context: ',', '?', '[', ']', '{', '}'. */
+function is_flow_indicator(c: number): boolean {
+  return c === 0x2c || c === 0x3f || c === 0x5b || c === 0x5d || c === 0x7b || c === 0x7d;
+}
 /** Characters of a tag URI (yaml_parser_scan_tag_uri) other than alphanumerics, '-', '_' and '%'. */
 function is_uri_char(c: number): boolean {
   switch (c) {
@@ -223,6 +227,7 @@ export class Scanner {
   flow_level = 0;
   tokens: Token[] = [];
   tokens_head = 0;
+  tokens_tail = 0;
   tokens_parsed = 0;
   token_available = false;
   indent = 0;
@@ -232,6 +237,9 @@ export class Scanner {
   /** parser.simple_keys_by_tok (a Go map) as two small parallel arrays: token number → simple_keys index. */
   private sk_tok: number[] = [];
   private sk_idx: number[] = [];
+  private sk_n = 0;
+  /** The indentation determined by scan_block_scalar_breaks (an out parameter in Go). */
+  private block_indent = 0;
 
   constructor(text: string) {
     // yaml_parser_determine_encoding skips a UTF-8 BOM at the start of the input; newParser reads "" as "\n".
@@ -411,15 +419,24 @@ export class Scanner {
     return new YamlSyntaxError(yaml_SCANNER_ERROR, problem, this.line, contextLine);
   }
 
-  /** yaml_insert_token */
+  /** yaml_insert_token (the queue is tokens[tokens_head, tokens_tail)) */
   private insert_token(pos: number, token: Token): void {
     const tokens = this.tokens;
-    if (this.tokens_head > 64 && this.tokens_head * 2 > tokens.length) {
-      tokens.splice(0, this.tokens_head);
+    // Check if we can move the queue at the beginning of the buffer.
+    if (this.tokens_head === this.tokens_tail) {
+      this.tokens_head = 0;
+      this.tokens_tail = 0;
+    } else if (this.tokens_head > 1024) {
+      tokens.copyWithin(0, this.tokens_head, this.tokens_tail);
+      this.tokens_tail -= this.tokens_head;
       this.tokens_head = 0;
     }
-    if (pos < 0) tokens.push(token);
-    else tokens.splice(this.tokens_head + pos, 0, token);
+    let j = this.tokens_tail++;
+    if (pos >= 0) {
+      const at = this.tokens_head + pos;
+      for (; j > at; j--) tokens[j] = tokens[j - 1];
+    }
+    tokens[j] = token;
   }
 
   /** peek_token (parserc.go) */
@@ -438,29 +455,31 @@ export class Scanner {
 
   private sk_get(tok: number): number {
     const t = this.sk_tok;
-    for (let i = 0; i < t.length; i++) if (t[i] === tok) return this.sk_idx[i];
+    for (let i = 0; i < this.sk_n; i++) if (t[i] === tok) return this.sk_idx[i];
     return -1;
+  }
+
+  /** Removes entry i (the order of the entries does not matter). */
+  private sk_remove_at(i: number): void {
+    const last = --this.sk_n;
+    this.sk_tok[i] = this.sk_tok[last];
+    this.sk_idx[i] = this.sk_idx[last];
   }
 
   private sk_set(tok: number, idx: number): void {
     const t = this.sk_tok;
     // entries for tokens already parsed can never be looked up again
-    for (let i = t.length - 1; i >= 0; i--) {
-      if (t[i] === tok || t[i] < this.tokens_parsed) {
-        t.splice(i, 1);
-        this.sk_idx.splice(i, 1);
-      }
-    }
-    t.push(tok);
-    this.sk_idx.push(idx);
+    for (let i = this.sk_n - 1; i >= 0; i--) if (t[i] === tok || t[i] < this.tokens_parsed) this.sk_remove_at(i);
+    t[this.sk_n] = tok;
+    this.sk_idx[this.sk_n] = idx;
+    this.sk_n++;
   }
 
   private sk_delete(tok: number): void {
     const t = this.sk_tok;
-    for (let i = 0; i < t.length; i++) {
+    for (let i = 0; i < this.sk_n; i++) {
       if (t[i] === tok) {
-        t.splice(i, 1);
-        this.sk_idx.splice(i, 1);
+        this.sk_remove_at(i);
         return;
       }
     }
@@ -471,7 +490,7 @@ export class Scanner {
     for (;;) {
       // [Go] The comment parsing logic requires a lookahead of two tokens so that foot comments may be
       // parsed in time of associating them with the tokens that are parsed before them. (v2: one token)
-      if (this.tokens_head !== this.tokens.length) {
+      if (this.tokens_head !== this.tokens_tail) {
         const head_tok_idx = this.sk_get(this.tokens_parsed);
         if (head_tok_idx < 0) break;
         const sk = this.simple_keys[head_tok_idx];
@@ -609,7 +628,7 @@ export class Scanner {
       const sk = this.simple_keys[this.simple_keys.length - 1];
       sk.possible = true;
       sk.required = required;
-      sk.token_number = this.tokens_parsed + (this.tokens.length - this.tokens_head);
+      sk.token_number = this.tokens_parsed + (this.tokens_tail - this.tokens_head);
       sk.pos = this.pos;
       sk.line = this.line;
       sk.lineStart = this.lineStart;
@@ -630,7 +649,7 @@ export class Scanner {
   /** yaml_parser_increase_flow_level */
   private increase_flow_level(): void {
     const sk = new SimpleKey();
-    sk.token_number = this.tokens_parsed + (this.tokens.length - this.tokens_head);
+    sk.token_number = this.tokens_parsed + (this.tokens_tail - this.tokens_head);
     sk.pos = this.pos;
     sk.line = this.line;
     sk.lineStart = this.lineStart;
@@ -853,20 +872,31 @@ export class Scanner {
       if (this.bufStart >= 0 && this.column() === 0 && src.charCodeAt(this.bufStart) === 0xfeff) this.skip();
       this.cache(1);
       // Eat whitespaces: tabs are allowed in the flow context and after a token that cannot start a simple key.
-      let c = src.charCodeAt(this.pos);
-      while (c === 0x20 || ((this.flow_level > 0 || !this.simple_key_allowed) && c === 0x09)) {
-        this.skip();
-        this.cache(1);
-        c = src.charCodeAt(this.pos);
+      // (Spaces, tabs and comment characters other than surrogate pairs are one position each; a pair's
+      // halves are neither breaks nor blanks, so stepping over them one at a time is the same.)
+      const tabs = this.flow_level > 0 || !this.simple_key_allowed;
+      let p = this.pos;
+      let c = src.charCodeAt(p);
+      while (c === 0x20 || (tabs && c === 0x09)) {
+        p++;
+        if (p + 1 > this.thresh) {
+          this.pos = p;
+          this.update_buffer(1);
+        }
+        c = src.charCodeAt(p);
       }
       // Eat a comment until a line break.
       if (c === 0x23) {
         while (!is_breakz(c)) {
-          this.skip();
-          this.cache(1);
-          c = src.charCodeAt(this.pos);
+          p++;
+          if (p + 1 > this.thresh) {
+            this.pos = p;
+            this.update_buffer(1);
+          }
+          c = src.charCodeAt(p);
         }
       }
+      this.pos = p;
       if (is_break(c)) {
         this.cache(2);
         this.skip_line();
@@ -1240,9 +1270,8 @@ export class Scanner {
     let s = "";
     let leading_break = "";
     let trailing_breaks = "";
-    let breaks = this.scan_block_scalar_breaks(indent, startLine);
-    indent = breaks.indent;
-    trailing_breaks = breaks.breaks;
+    trailing_breaks = this.scan_block_scalar_breaks(indent, startLine);
+    indent = this.block_indent;
     this.cache(1);
     let leading_blank = false;
     let trailing_blank = false;
@@ -1276,9 +1305,8 @@ export class Scanner {
       this.cache(2);
       leading_break = this.read_line();
       // Eat the following indentation spaces and line breaks.
-      breaks = this.scan_block_scalar_breaks(indent, startLine);
-      indent = breaks.indent;
-      trailing_breaks += breaks.breaks;
+      trailing_breaks += this.scan_block_scalar_breaks(indent, startLine);
+      indent = this.block_indent;
     }
     // Chomp the tail.
     if (chomping !== -1) s += leading_break;
@@ -1289,8 +1317,8 @@ export class Scanner {
     return token;
   }
 
-  /** yaml_parser_scan_block_scalar_breaks (returns the indentation and the breaks read) */
-  private scan_block_scalar_breaks(indent: number, startLine: number): { indent: number; breaks: string } {
+  /** yaml_parser_scan_block_scalar_breaks (returns the breaks read; the indentation goes to block_indent) */
+  private scan_block_scalar_breaks(indent: number, startLine: number): string {
     const src = this.src;
     let breaks = "";
     let max_indent = 0;
@@ -1323,7 +1351,8 @@ export class Scanner {
       if (indent < this.indent + 1) indent = this.indent + 1;
       if (indent < 1) indent = 1;
     }
-    return { indent, breaks };
+    this.block_indent = indent;
+    return breaks;
   }
 
   /** yaml_parser_scan_flow_scalar */
@@ -1561,13 +1590,8 @@ export class Scanner {
       // Check for a comment.
       if (c === 0x23) break;
       // Consume non-blank characters.
-      while (!is_blankz(c)) {
-        if (c === 0x3a) {
-          if (is_blankz(src.charCodeAt(p + 1))) break;
-        } else if (flow && (c === 0x2c || c === 0x3f || c === 0x5b || c === 0x5d || c === 0x7b || c === 0x7d)) {
-          break;
-        }
-        // Check if we need to join whitespaces and breaks.
+      if (!is_blankz(c) && !(c === 0x3a && is_blankz(src.charCodeAt(p + 1))) && !(flow && is_flow_indicator(c))) {
+        // Check if we need to join whitespaces and breaks (blanks between words stay in the verbatim run).
         if (leading_blanks) {
           if (run >= 0) s += src.slice(run, runEnd);
           // Do we need to fold line breaks?
@@ -1584,15 +1608,25 @@ export class Scanner {
         } else if (run < 0) {
           run = p;
         }
-        // Copy the character.
-        if (c >= 0xd800 && c <= 0xdbff && (src.charCodeAt(p + 1) & 0xfc00) === 0xdc00) p += 2;
-        else p++;
-        runEnd = p;
-        if (p + 2 > this.thresh) {
-          this.pos = p;
-          this.update_buffer(2);
+        // Copy the characters.
+        for (;;) {
+          if (c >= 0xd800 && c <= 0xdbff && (src.charCodeAt(p + 1) & 0xfc00) === 0xdc00) p += 2;
+          else p++;
+          if (p + 2 > this.thresh) {
+            this.pos = p;
+            this.update_buffer(2);
+          }
+          c = src.charCodeAt(p);
+          if (c <= 0x20 || c === 0x3a || c === 0x85 || c === 0x2028 || c === 0x2029 || (flow && is_flow_indicator(c))) {
+            if (is_blankz(c)) break;
+            if (c === 0x3a) {
+              if (is_blankz(src.charCodeAt(p + 1))) break;
+            } else if (flow && is_flow_indicator(c)) {
+              break;
+            }
+          }
         }
-        c = src.charCodeAt(p);
+        runEnd = p;
       }
       // Is it the end?
       if (!(is_blank(c) || is_break(c))) break;
