@@ -147,6 +147,10 @@ test("anchors, aliases and merges follow go-yaml v2's order rules", () => {
   assert.deepEqual(parseGoYamlDocument("__proto__: 1\n"), JSON.parse('{"__proto__":1}'));
 });
 
+test("a lone surrogate reads as U+FFFD, as the UTF-8 text Go receives", () => {
+  assert.deepEqual(parseGoYamlDocument("a: \ud83d\n"), { a: "\ufffd" });
+});
+
 test("documents without content are null", () => {
   assert.equal(parseGoYamlDocument(""), null);
   assert.equal(parseGoYamlDocument("# only a comment\n"), null);
@@ -170,6 +174,12 @@ test("errors carry Go's messages", () => {
     ["~: 1\n", "unsupported map key of type: %!s(<nil>), key: <nil>, value: 1"],
     ["x: !!int foo\n", "yaml: cannot decode !!str `foo` as a !!int"],
     ["d:\n  <<: 1\n", "yaml: map merge requires map or sequence of maps as the value"],
+    // strings in %#v as strconv.Quote writes them (checked with the oracle)
+    ['? a: "x\\u2029y"\n', 'yaml: invalid map key: map[interface {}]interface {}{"a":"x\\u2029y"}'],
+    [
+      '? {a: "\\u0001\\t\\U0001F600\\u00a0"}: 1\n',
+      'yaml: invalid map key: map[interface {}]interface {}{"a":"\\x01\\t😀\\u00a0"}',
+    ],
   ];
   for (const [yaml, msg] of cases) {
     assert.throws(

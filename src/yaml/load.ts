@@ -13,13 +13,13 @@
 //
 // Known differences from Go:
 // * The input is a JS string: invalid UTF-8 cannot occur (Go reports "invalid leading UTF-8 octet" and the
-//   like; a file read as UTF-8 by Node has U+FFFD instead), and a lone surrogate counts as U+FFFD.
+//   like; a file read as UTF-8 by Node has U+FFFD instead), and a lone surrogate reads as U+FFFD.
 // * Keys that differ in Go's type but convert to the same JSON key (`1` and `"1"`) are random in Go; here the
 //   last one in document order wins. When several keys cannot be converted (null, uint64) Go reports a
 //   random one; here the first.
-// * The values printed in "unsupported map key" and "invalid map key" errors use a simplified %#v.
-// * Nesting deeper than the JS stack allows (well beyond what real documents have, but within go-yaml's
-//   limits of 10000 flow levels and 10000 indentation levels) is reported as "exceeded max depth of 10000".
+// * In "invalid map key" and "unsupported map key" errors, the keys of a map printed with %#v appear as
+//   strings (Go prints them with their type: `1:`, `interface {}(nil):`).
+// Agreement is tested on every document of testdata/load.json, load-fuzz.json and load-errors.json.
 
 import type { JsonValue } from "./emit.js";
 import { GoYamlError } from "./errors.js";
@@ -183,7 +183,7 @@ function goSharpV(v: JsonValue | undefined, s?: GoScalar): string {
       case "float":
         return String(s.v);
       case "str":
-        return JSON.stringify(s.v);
+        return goQuote(s.v);
     }
   }
   if (v === null || v === undefined) return "interface {}(nil)";
@@ -192,12 +192,39 @@ function goSharpV(v: JsonValue | undefined, s?: GoScalar): string {
     return (
       "map[interface {}]interface {}{" +
       Object.keys(v)
-        .map((k) => JSON.stringify(k) + ":" + goSharpV(v[k]))
+        .map((k) => goQuote(k) + ":" + goSharpV(v[k]))
         .join(", ") +
       "}"
     );
   }
-  return typeof v === "string" ? JSON.stringify(v) : String(v);
+  return typeof v === "string" ? goQuote(v) : String(v);
+}
+
+/** Characters strconv.Quote writes as they are: unicode.IsPrint (letters, marks, numbers, punctuation, symbols, ' '). */
+const GO_PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
+
+/** strconv.Quote, as %#v prints a string. */
+function goQuote(s: string): string {
+  let out = '"';
+  for (const ch of s) {
+    const cp = ch.codePointAt(0) as number;
+    if (ch === '"' || ch === "\\") out += "\\" + ch;
+    else if (cp < 0x80 && cp >= 0x20 && cp !== 0x7f) out += ch;
+    else if (cp >= 0x80 && GO_PRINTABLE.test(ch)) out += ch;
+    else if (cp === 0x07) out += "\\a";
+    else if (cp === 0x08) out += "\\b";
+    else if (cp === 0x0c) out += "\\f";
+    else if (cp === 0x0a) out += "\\n";
+    else if (cp === 0x0d) out += "\\r";
+    else if (cp === 0x09) out += "\\t";
+    else if (cp === 0x0b) out += "\\v";
+    else if (cp < 0x80) out += "\\x" + cp.toString(16).padStart(2, "0");
+    else if (cp >= 0xd800 && cp <= 0xdfff)
+      out += "\\ufffd"; // a lone surrogate: U+FFFD once encoded
+    else if (cp < 0x10000) out += "\\u" + cp.toString(16).padStart(4, "0");
+    else out += "\\U" + cp.toString(16).padStart(8, "0");
+  }
+  return out + '"';
 }
 
 /** Byte-order (UTF-8) comparison of two JS strings, as Go's encoding/json sorts map keys. */

@@ -194,7 +194,7 @@ const NUL_PAD = "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0";
 
 export class Scanner {
   /** The text followed by NULs (Go's buffer reads NUL past the end of the input). */
-  readonly src: string;
+  private src: string;
   readonly len: number;
 
   // parser.mark: position, line, and where the line starts (column and index are derived).
@@ -251,7 +251,15 @@ export class Scanner {
     this.len = text.length;
     this.src = text + NUL_PAD;
     const m = SPECIAL.exec(text);
-    if (m !== null) this.prepareSlowPath(text, m.index);
+    if (m !== null) {
+      // Go receives the text as UTF-8: a lone surrogate can only have been U+FFFD (which the reader allows).
+      const wf = text as unknown as { isWellFormed(): boolean; toWellFormed(): string }; // ES2024
+      if (!wf.isWellFormed()) {
+        text = wf.toWellFormed();
+        this.src = text + NUL_PAD;
+      }
+      this.prepareSlowPath(text, m.index);
+    }
   }
 
   /** Finds surrogate pairs and whether the reader must be emulated. */
@@ -266,7 +274,6 @@ export class Scanner {
           astral.push(i);
           i++;
         }
-        // a lone surrogate becomes U+FFFD in UTF-8 (allowed)
       } else if (c === 0xfeff || (c < 0xd800 && !allowed(c)) || c === 0xfffe || c === 0xffff) {
         slow = true;
       }
