@@ -879,8 +879,6 @@ export class Scanner {
       if (this.bufStart >= 0 && this.column() === 0 && src.charCodeAt(this.bufStart) === 0xfeff) this.skip();
       this.cache(1);
       // Eat whitespaces: tabs are allowed in the flow context and after a token that cannot start a simple key.
-      // (Spaces, tabs and comment characters other than surrogate pairs are one position each; a pair's
-      // halves are neither breaks nor blanks, so stepping over them one at a time is the same.)
       const tabs = this.flow_level > 0 || !this.simple_key_allowed;
       let p = this.pos;
       let c = src.charCodeAt(p);
@@ -895,7 +893,7 @@ export class Scanner {
       // Eat a comment until a line break.
       if (c === 0x23) {
         while (!is_breakz(c)) {
-          p++;
+          p += c >= 0xd800 && c <= 0xdbff && (src.charCodeAt(p + 1) & 0xfc00) === 0xdc00 ? 2 : 1;
           if (p + 1 > this.thresh) {
             this.pos = p;
             this.update_buffer(1);
@@ -1300,8 +1298,8 @@ export class Scanner {
       // Consume the current line.
       const start = this.pos;
       let p = this.pos;
-      while (!is_breakz(src.charCodeAt(p))) {
-        p++;
+      for (let d = src.charCodeAt(p); !is_breakz(d); d = src.charCodeAt(p)) {
+        p += d >= 0xd800 && d <= 0xdbff && (src.charCodeAt(p + 1) & 0xfc00) === 0xdc00 ? 2 : 1;
         if (p + 1 > this.thresh) {
           this.pos = p;
           this.update_buffer(1);
