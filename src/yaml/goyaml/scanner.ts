@@ -228,6 +228,7 @@ export class Scanner {
   tokens: Token[] = [];
   tokens_head = 0;
   tokens_tail = 0;
+  private free_tokens: Token[] = [];
   tokens_parsed = 0;
   token_available = false;
   indent = 0;
@@ -426,6 +427,20 @@ export class Scanner {
     return new YamlSyntaxError(yaml_SCANNER_ERROR, problem, this.line, contextLine);
   }
 
+  /** A token object: a fresh one, or one the parser has consumed (skip_token) and will not read again. */
+  private new_token(typ: number, line: number): Token {
+    const t = this.free_tokens.pop();
+    if (t === undefined) return new Token(typ, line);
+    t.typ = typ;
+    t.line = line;
+    t.value = "";
+    t.suffix = "";
+    t.style = 0;
+    t.major = 0;
+    t.minor = 0;
+    return t;
+  }
+
   /** yaml_insert_token (the queue is tokens[tokens_head, tokens_tail)) */
   private insert_token(pos: number, token: Token): void {
     const tokens = this.tokens;
@@ -456,8 +471,11 @@ export class Scanner {
   skip_token(): void {
     this.token_available = false;
     this.tokens_parsed++;
-    this.stream_end_produced = this.tokens[this.tokens_head].typ === yaml_STREAM_END_TOKEN;
+    const t = this.tokens[this.tokens_head];
+    this.stream_end_produced = t.typ === yaml_STREAM_END_TOKEN;
     this.tokens_head++;
+    // The parser reads a skipped token at most until its next peek_token; then the object can be reused.
+    if (this.free_tokens.length < 64) this.free_tokens.push(t);
   }
 
   private sk_get(tok: number): number {
@@ -690,7 +708,7 @@ export class Scanner {
           `exceeded max depth of ${max_indents}`,
         );
       }
-      const token = new Token(typ, markLine);
+      const token = this.new_token(typ, markLine);
       if (number > -1) number -= this.tokens_parsed;
       this.insert_token(number, token);
     }
@@ -700,7 +718,7 @@ export class Scanner {
   private unroll_indent(column: number): void {
     if (this.flow_level > 0) return;
     while (this.indent > column) {
-      this.insert_token(-1, new Token(yaml_BLOCK_END_TOKEN, this.line));
+      this.insert_token(-1, this.new_token(yaml_BLOCK_END_TOKEN, this.line));
       this.indent = this.indents.pop() as number;
     }
   }
@@ -711,7 +729,7 @@ export class Scanner {
     this.simple_keys.push(new SimpleKey());
     this.simple_key_allowed = true;
     this.stream_start_produced = true;
-    this.insert_token(-1, new Token(yaml_STREAM_START_TOKEN, this.line));
+    this.insert_token(-1, this.new_token(yaml_STREAM_START_TOKEN, this.line));
   }
 
   /** yaml_parser_fetch_stream_end */
@@ -724,7 +742,7 @@ export class Scanner {
     this.unroll_indent(-1);
     this.remove_simple_key();
     this.simple_key_allowed = false;
-    this.insert_token(-1, new Token(yaml_STREAM_END_TOKEN, this.line));
+    this.insert_token(-1, this.new_token(yaml_STREAM_END_TOKEN, this.line));
   }
 
   /** yaml_parser_fetch_directive */
@@ -744,7 +762,7 @@ export class Scanner {
     this.skip();
     this.skip();
     this.skip();
-    this.insert_token(-1, new Token(typ, line));
+    this.insert_token(-1, this.new_token(typ, line));
   }
 
   /** yaml_parser_fetch_flow_collection_start */
@@ -754,7 +772,7 @@ export class Scanner {
     this.simple_key_allowed = true;
     const line = this.line;
     this.skip();
-    this.insert_token(-1, new Token(typ, line));
+    this.insert_token(-1, this.new_token(typ, line));
   }
 
   /** yaml_parser_fetch_flow_collection_end */
@@ -764,7 +782,7 @@ export class Scanner {
     this.simple_key_allowed = false;
     const line = this.line;
     this.skip();
-    this.insert_token(-1, new Token(typ, line));
+    this.insert_token(-1, this.new_token(typ, line));
   }
 
   /** yaml_parser_fetch_flow_entry */
@@ -773,7 +791,7 @@ export class Scanner {
     this.simple_key_allowed = true;
     const line = this.line;
     this.skip();
-    this.insert_token(-1, new Token(yaml_FLOW_ENTRY_TOKEN, line));
+    this.insert_token(-1, this.new_token(yaml_FLOW_ENTRY_TOKEN, line));
   }
 
   /** yaml_parser_fetch_block_entry */
@@ -788,7 +806,7 @@ export class Scanner {
     this.simple_key_allowed = true;
     const line = this.line;
     this.skip();
-    this.insert_token(-1, new Token(yaml_BLOCK_ENTRY_TOKEN, line));
+    this.insert_token(-1, this.new_token(yaml_BLOCK_ENTRY_TOKEN, line));
   }
 
   /** yaml_parser_fetch_key */
@@ -803,7 +821,7 @@ export class Scanner {
     this.simple_key_allowed = this.flow_level === 0;
     const line = this.line;
     this.skip();
-    this.insert_token(-1, new Token(yaml_KEY_TOKEN, line));
+    this.insert_token(-1, this.new_token(yaml_KEY_TOKEN, line));
   }
 
   /** yaml_parser_fetch_value */
@@ -811,7 +829,7 @@ export class Scanner {
     const simple_key = this.simple_keys[this.simple_keys.length - 1];
     if (this.simple_key_is_valid(simple_key)) {
       // Create the KEY token and insert it into the queue.
-      this.insert_token(simple_key.token_number - this.tokens_parsed, new Token(yaml_KEY_TOKEN, simple_key.line));
+      this.insert_token(simple_key.token_number - this.tokens_parsed, this.new_token(yaml_KEY_TOKEN, simple_key.line));
       // In the block context, we may need to add the BLOCK-MAPPING-START token.
       const keyColumn =
         this.astral === undefined
@@ -832,7 +850,7 @@ export class Scanner {
     }
     const line = this.line;
     this.skip();
-    this.insert_token(-1, new Token(yaml_VALUE_TOKEN, line));
+    this.insert_token(-1, this.new_token(yaml_VALUE_TOKEN, line));
   }
 
   /** yaml_parser_fetch_anchor */
@@ -920,10 +938,10 @@ export class Scanner {
     const name = this.scan_directive_name(startLine);
     let token: Token;
     if (name === "YAML") {
-      token = new Token(yaml_VERSION_DIRECTIVE_TOKEN, startLine);
+      token = this.new_token(yaml_VERSION_DIRECTIVE_TOKEN, startLine);
       this.scan_version_directive_value(startLine, token);
     } else if (name === "TAG") {
-      token = new Token(yaml_TAG_DIRECTIVE_TOKEN, startLine);
+      token = this.new_token(yaml_TAG_DIRECTIVE_TOKEN, startLine);
       this.scan_tag_directive_value(startLine, token);
     } else {
       throw this.scanner_error("while scanning a directive", startLine, "found unknown directive name");
@@ -1066,7 +1084,7 @@ export class Scanner {
       const context = typ === yaml_ANCHOR_TOKEN ? "while scanning an anchor" : "while scanning an alias";
       throw this.scanner_error(context, startLine, "did not find expected alphabetic or numeric character");
     }
-    const token = new Token(typ, startLine);
+    const token = this.new_token(typ, startLine);
     token.value = this.src.slice(start, this.pos);
     return token;
   }
@@ -1107,7 +1125,7 @@ export class Scanner {
     if (!is_blankz(this.src.charCodeAt(this.pos))) {
       throw this.scanner_error("while scanning a tag", startLine, "did not find expected whitespace or line break");
     }
-    const token = new Token(yaml_TAG_TOKEN, startLine);
+    const token = this.new_token(yaml_TAG_TOKEN, startLine);
     token.value = handle;
     token.suffix = suffix;
     return token;
@@ -1316,7 +1334,7 @@ export class Scanner {
     // Chomp the tail.
     if (chomping !== -1) s += leading_break;
     if (chomping === 1) s += trailing_breaks;
-    const token = new Token(yaml_SCALAR_TOKEN, startLine);
+    const token = this.new_token(yaml_SCALAR_TOKEN, startLine);
     token.value = s;
     token.style = literal ? yaml_LITERAL_SCALAR_STYLE : yaml_FOLDED_SCALAR_STYLE;
     return token;
@@ -1556,7 +1574,7 @@ export class Scanner {
     }
     // Eat the right quote.
     this.skip();
-    const token = new Token(yaml_SCALAR_TOKEN, startLine);
+    const token = this.new_token(yaml_SCALAR_TOKEN, startLine);
     token.value = s;
     token.style = single ? yaml_SINGLE_QUOTED_SCALAR_STYLE : yaml_DOUBLE_QUOTED_SCALAR_STYLE;
     return token;
@@ -1669,7 +1687,7 @@ export class Scanner {
     }
     this.pos = p;
     if (run >= 0) s += src.slice(run, runEnd);
-    const token = new Token(yaml_SCALAR_TOKEN, startLine);
+    const token = this.new_token(yaml_SCALAR_TOKEN, startLine);
     token.value = s;
     token.style = yaml_PLAIN_SCALAR_STYLE;
     // Note that we change the 'simple_key_allowed' flag.
