@@ -250,10 +250,38 @@ function setKey(obj: { [k: string]: JsonValue }, k: string, v: JsonValue): void 
 
 function clone(v: JsonValue): JsonValue {
   if (v === null || typeof v !== "object") return v;
-  if (Array.isArray(v)) return v.map(clone);
-  const o: { [k: string]: JsonValue } = {};
-  for (const k of Object.keys(v)) setKey(o, k, clone(v[k]));
-  return o;
+  // without recursion: an alias may name a node nested as deeply as go-yaml allows
+  const copyOf = (x: JsonValue[] | { [k: string]: JsonValue }) => (Array.isArray(x) ? [] : {});
+  const root = copyOf(v);
+  const stack: [JsonValue[] | { [k: string]: JsonValue }, JsonValue[] | { [k: string]: JsonValue }][] = [[v, root]];
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    const [src, dst] = top;
+    if (Array.isArray(src)) {
+      const d = dst as JsonValue[];
+      for (const x of src) {
+        if (x !== null && typeof x === "object") {
+          const c = copyOf(x);
+          d.push(c);
+          stack.push([x, c]);
+        } else {
+          d.push(x);
+        }
+      }
+    } else {
+      const d = dst as { [k: string]: JsonValue };
+      for (const k of Object.keys(src)) {
+        const x = src[k];
+        if (x !== null && typeof x === "object") {
+          const c = copyOf(x);
+          setKey(d, k, c);
+          stack.push([x, c]);
+        } else {
+          setKey(d, k, x);
+        }
+      }
+    }
+  }
+  return root;
 }
 
 /**
@@ -632,23 +660,18 @@ function buildObject(keys: string[], vals: JsonValue[]): { [k: string]: JsonValu
 
 /** The text json.Marshal reports for the first NaN/±Inf in Go's (sorted-key) traversal order. */
 function firstNonFinite(v: JsonValue): string | undefined {
-  if (typeof v === "number") {
-    if (Number.isNaN(v)) return "NaN";
-    if (v === Infinity) return "+Inf";
-    if (v === -Infinity) return "-Inf";
-    return undefined;
-  }
-  if (v === null || typeof v !== "object") return undefined;
-  if (Array.isArray(v)) {
-    for (const x of v) {
-      const r = firstNonFinite(x);
-      if (r !== undefined) return r;
+  const stack: JsonValue[] = [v];
+  for (let x = stack.pop(); x !== undefined; x = stack.pop()) {
+    if (typeof x === "number") {
+      if (Number.isNaN(x)) return "NaN";
+      if (x === Infinity) return "+Inf";
+      if (x === -Infinity) return "-Inf";
+    } else if (Array.isArray(x)) {
+      for (let i = x.length - 1; i >= 0; i--) stack.push(x[i]);
+    } else if (x !== null && typeof x === "object") {
+      const keys = Object.keys(x).sort(utf8Compare);
+      for (let i = keys.length - 1; i >= 0; i--) stack.push(x[keys[i]]);
     }
-    return undefined;
-  }
-  for (const k of Object.keys(v).sort(utf8Compare)) {
-    const r = firstNonFinite(v[k]);
-    if (r !== undefined) return r;
   }
   return undefined;
 }

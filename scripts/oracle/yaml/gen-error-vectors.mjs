@@ -485,6 +485,9 @@ const DEEP = [
   "- ".repeat(10001) + "a\n",
   "[".repeat(50) + "\n",
   "- ".repeat(60) + "[".repeat(60) + "a" + "]".repeat(60) + "\n",
+  "a: &x " + "[".repeat(9000) + "]".repeat(9000) + "\nb: *x\n",
+  "a: " + "[".repeat(9000) + ".inf" + "]".repeat(9000) + "\n",
+  "a: " + "{b: ".repeat(9000) + ".nan" + "}".repeat(9000) + "\n",
 ];
 
 // the reader decodes 512 bytes at a time: a character that is not allowed, or a BOM, near chunk boundaries
