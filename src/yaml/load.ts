@@ -2,48 +2,42 @@
 // interface{}, YAML 1.1 implicit typing, convertToJSONableObject, encoding/json), followed by
 // encoding/json decoding into interface{} (so every number is a float64 / JS number).
 //
-// Syntax is parsed by js-yaml 5's event parser (`parseEvents`); the composer below is our own port of
-// go-yaml v2's decoder (decode.go) so that tags, merges, duplicate keys, key conversion and errors follow Go.
-// libyaml/YAML 1.1 details that js-yaml (YAML 1.2) does not share are patched around it: NEL, U+2028 and
-// U+2029 as line breaks, the root-level block scalar indentation indicator, a final line break missing after
-// a block scalar, trailing content after a complete root node (ignored by Go), `: v` without a key, anchor
-// name characters.
+// Syntax: goyaml/ is a port of go-yaml v2's libyaml scanner and parser (scannerc.go, parserc.go and the
+// reader's character checks of readerc.go, go.yaml.in/yaml/v2 v2.4.4 = gopkg.in/yaml.v2 v2.4.0) and of
+// decode.go's parser wrapper: yaml.Unmarshal reads the first document only (what follows is never parsed,
+// beyond the look-ahead libyaml needs to see that the document ended), and errors read as Go prints them
+// ("yaml: line N: …": the problem's 0-based line for parser errors, 1-based for scanner errors, none
+// on the first line; reader errors have no line).
+// Composition: the composer below is a port of go-yaml v2's decoder (decode.go) so that tags, merges,
+// duplicate keys, key conversion, the alias limit and errors follow Go.
 //
-// Known differences from Go (rare in practice; all syntax-level):
-// * Error wording. js-yaml's errors are mapped to go-yaml's text and line convention (`line N` is 0-based
-//   for parser errors and 1-based for scanner errors, omitted on the first line) for: unclosed quotes and
-//   flow collections, characters that cannot start a token, tab indentation, `- ` or `key: a: b` in the
-//   wrong place, under-/over-indented keys, missing `:`, unknown anchors. Other syntax errors (directives,
-//   some errors inside flow collections) keep js-yaml's reason after the Go-style prefix. On random
-//   YAML-like garbage about 80-95% of Go's messages are reproduced exactly (testdata/load-fuzz.json).
-// * Acceptance. libyaml accepts a lone `-` as a plain scalar in flow context (`[-]`) and tabs as separators
-//   inside flow collections and quoted continuation lines; js-yaml rejects them. libyaml rejects some tab
-//   placements js-yaml accepts (a tab after `- `, a tab-only line at column 0, a tab before content in an
-//   indentation). libyaml accepts continuation lines of quoted scalars and flow collections at any
-//   indentation (`a: 'x\ny'`, `k: [\na]`); js-yaml rejects under-indented ones ("deficient indentation"),
-//   except after U+2028/U+2029 inside quoted scalars, which go-yaml's emitter produces and which are handled.
-//   A root-level plain scalar followed by more lines is read differently. Folded (`>`) block scalars
-//   containing U+2028/U+2029 keep js-yaml's folding.
+// Known differences from Go:
+// * The input is a JS string: invalid UTF-8 cannot occur (Go reports "invalid leading UTF-8 octet" and the
+//   like; a file read as UTF-8 by Node has U+FFFD instead), and a lone surrogate reads as U+FFFD.
 // * Keys that differ in Go's type but convert to the same JSON key (`1` and `"1"`) are random in Go; here the
 //   last one in document order wins. When several keys cannot be converted (null, uint64) Go reports a
 //   random one; here the first.
-// * The values printed in "unsupported map key" and "invalid map key" errors use a simplified %#v.
+// * In "invalid map key" and "unsupported map key" errors, the keys of a map printed with %#v appear as
+//   strings (Go prints them with their type: `1:`, `interface {}(nil):`).
+// Agreement is tested on every document of testdata/load.json, load-fuzz.json and load-errors.json.
 
-import { getScalarValue, parseEvents, type Event, type ScalarEvent } from "js-yaml";
 import { goFormatFloatG } from "../gojson/float.js";
 import type { JsonValue } from "./emit.js";
 import { GoYamlError } from "./errors.js";
+import {
+  ParseFailure,
+  parseFirstDocument,
+  type YamlEvent,
+  yaml_ALIAS_EVENT,
+  yaml_MAPPING_END_EVENT,
+  yaml_MAPPING_START_EVENT,
+  yaml_SCALAR_EVENT,
+  yaml_SEQUENCE_END_EVENT,
+  yaml_SEQUENCE_START_EVENT,
+} from "./goyaml/parser.js";
 import { resolvePlain } from "./resolve.js";
 
 const PREFIX = "error converting YAML to JSON: ";
-
-const EV_DOCUMENT = 1;
-const EV_SEQUENCE = 2;
-const EV_MAPPING = 3;
-const EV_SCALAR = 4;
-const EV_ALIAS = 5;
-
-const STYLE_PLAIN = 1;
 
 const TAG_PREFIX = "tag:yaml.org,2002:";
 const T_STR = TAG_PREFIX + "str";
@@ -166,7 +160,7 @@ function goSharpV(v: JsonValue | undefined, s?: GoScalar): string {
       case "float":
         return String(s.v);
       case "str":
-        return JSON.stringify(s.v);
+        return goQuote(s.v);
     }
   }
   if (v === null || v === undefined) return "interface {}(nil)";
@@ -175,12 +169,39 @@ function goSharpV(v: JsonValue | undefined, s?: GoScalar): string {
     return (
       "map[interface {}]interface {}{" +
       Object.keys(v)
-        .map((k) => JSON.stringify(k) + ":" + goSharpV(v[k]))
+        .map((k) => goQuote(k) + ":" + goSharpV(v[k]))
         .join(", ") +
       "}"
     );
   }
-  return typeof v === "string" ? JSON.stringify(v) : String(v);
+  return typeof v === "string" ? goQuote(v) : String(v);
+}
+
+/** Characters strconv.Quote writes as they are: unicode.IsPrint (letters, marks, numbers, punctuation, symbols, ' '). */
+const GO_PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
+
+/** strconv.Quote, as %#v prints a string. */
+function goQuote(s: string): string {
+  let out = '"';
+  for (const ch of s) {
+    const cp = ch.codePointAt(0) as number;
+    if (ch === '"' || ch === "\\") out += "\\" + ch;
+    else if (cp < 0x80 && cp >= 0x20 && cp !== 0x7f) out += ch;
+    else if (cp >= 0x80 && GO_PRINTABLE.test(ch)) out += ch;
+    else if (cp === 0x07) out += "\\a";
+    else if (cp === 0x08) out += "\\b";
+    else if (cp === 0x0c) out += "\\f";
+    else if (cp === 0x0a) out += "\\n";
+    else if (cp === 0x0d) out += "\\r";
+    else if (cp === 0x09) out += "\\t";
+    else if (cp === 0x0b) out += "\\v";
+    else if (cp < 0x80) out += "\\x" + cp.toString(16).padStart(2, "0");
+    else if (cp >= 0xd800 && cp <= 0xdfff)
+      out += "\\ufffd"; // a lone surrogate: U+FFFD once encoded
+    else if (cp < 0x10000) out += "\\u" + cp.toString(16).padStart(4, "0");
+    else out += "\\U" + cp.toString(16).padStart(8, "0");
+  }
+  return out + '"';
 }
 
 /** Byte-order (UTF-8) comparison of two JS strings, as Go's encoding/json sorts map keys. */
@@ -206,10 +227,38 @@ function setKey(obj: { [k: string]: JsonValue }, k: string, v: JsonValue): void 
 
 function clone(v: JsonValue): JsonValue {
   if (v === null || typeof v !== "object") return v;
-  if (Array.isArray(v)) return v.map(clone);
-  const o: { [k: string]: JsonValue } = {};
-  for (const k of Object.keys(v)) setKey(o, k, clone(v[k]));
-  return o;
+  // without recursion: an alias may name a node nested as deeply as go-yaml allows
+  const copyOf = (x: JsonValue[] | { [k: string]: JsonValue }) => (Array.isArray(x) ? [] : {});
+  const root = copyOf(v);
+  const stack: [JsonValue[] | { [k: string]: JsonValue }, JsonValue[] | { [k: string]: JsonValue }][] = [[v, root]];
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    const [src, dst] = top;
+    if (Array.isArray(src)) {
+      const d = dst as JsonValue[];
+      for (const x of src) {
+        if (x !== null && typeof x === "object") {
+          const c = copyOf(x);
+          d.push(c);
+          stack.push([x, c]);
+        } else {
+          d.push(x);
+        }
+      }
+    } else {
+      const d = dst as { [k: string]: JsonValue };
+      for (const k of Object.keys(src)) {
+        const x = src[k];
+        if (x !== null && typeof x === "object") {
+          const c = copyOf(x);
+          setKey(d, k, c);
+          stack.push([x, c]);
+        } else {
+          setKey(d, k, x);
+        }
+      }
+    }
+  }
+  return root;
 }
 
 /**
@@ -220,6 +269,22 @@ function clone(v: JsonValue): JsonValue {
  */
 function ownCopy(s: string): string {
   return s.length < 13 ? s : ("\0" + s).slice(1);
+}
+
+interface NodeResult {
+  value: JsonValue;
+  scalar?: GoScalar;
+  isMap: boolean;
+}
+
+/** An open collection of Composer.node(): a sequence (arr) or a mapping (keys, vals, key: the pending key). */
+interface Frame {
+  before: number;
+  anchor: Anchor | undefined;
+  arr?: JsonValue[];
+  keys?: string[];
+  vals?: JsonValue[];
+  key: NodeResult | undefined;
 }
 
 class Composer {
@@ -233,46 +298,10 @@ class Composer {
   /** Whether a NaN/±Inf float was decoded (json.Marshal fails on it). */
   private nonFinite = false;
 
-  constructor(
-    private readonly src: string,
-    private readonly events: Event[],
-    /** The text before U+2028/U+2029 were replaced by "\n" in `src`, when they occur. */
-    private readonly original?: string,
-  ) {}
-
-  private anchorName(start: number, end: number): string {
-    const name = this.src.slice(start, end);
-    if (!/^[0-9A-Za-z_-]+$/.test(name)) {
-      // libyaml's scanner only takes alphanumerics, '-' and '_' in anchor and alias names.
-      throw new Fail(
-        `yaml: ${goWhere(countLines(this.src, start), true)}did not find expected alphabetic or numeric character`,
-      );
-    }
-    return name;
-  }
-
-  private tagOf(start: number, end: number): string {
-    if (start < 0) return "";
-    const raw = this.src.slice(start, end);
-    if (raw.startsWith("!<")) return raw.slice(2, -1);
-    if (raw.startsWith("!!")) return TAG_PREFIX + raw.slice(2);
-    const m = /^(![A-Za-z0-9-]*!)(.*)$/.exec(raw);
-    if (m !== null) {
-      const p = this.tagHandles.get(m[1]);
-      if (p !== undefined) return p + m[2];
-    }
-    return raw;
-  }
-
-  private tagHandles = new Map<string, string>();
+  constructor(private readonly events: YamlEvent[]) {}
 
   run(): JsonValue {
-    const ev = this.events;
-    if (ev.length === 0) return null;
-    const doc = ev[0];
-    if (doc.type !== EV_DOCUMENT) return null;
-    for (const d of doc.directives) if (d.kind === "tag") this.tagHandles.set(d.handle, d.prefix);
-    this.i = 1;
+    if (this.events.length === 0) return null;
     const value = this.node().value;
     if (this.convertError !== undefined) throw new Fail(this.convertError);
     if (this.nonFinite) {
@@ -295,115 +324,123 @@ class Composer {
     if (this.aliasCount / d > allowed) throw new Fail("yaml: document contains excessive aliasing");
   }
 
-  /** Decodes the next node; returns its JSON value and, for scalars, the Go-typed scalar. */
-  private node(): { value: JsonValue; scalar?: GoScalar; isMap: boolean; merge?: boolean } {
-    const e = this.events[this.i++];
-    const before = this.decodeCount;
-    this.decodeCount++;
-    this.checkAliasing();
-    switch (e.type) {
-      case EV_SCALAR: {
-        const s = this.scalar(e);
-        if (e.anchorStart >= 0) {
-          this.anchors.set(this.anchorName(e.anchorStart, e.anchorEnd), {
-            done: true,
-            size: this.decodeCount - before,
-            value: s.value,
-            scalar: s.scalar,
-            isMap: false,
-          });
+  /**
+   * Decodes the next node (decode.go's unmarshal for an interface{} target); returns its JSON value and, for
+   * scalars, the Go-typed scalar. Iterative (an explicit stack of open collections), so that nesting is
+   * limited by go-yaml's own limits (10000 flow levels, 10000 indentation levels), not by the JS stack;
+   * only a merge value is decoded by a nested call.
+   */
+  private node(): NodeResult {
+    const ev = this.events;
+    const stack: Frame[] = [];
+    for (;;) {
+      let res: NodeResult | undefined;
+      const top = stack.length > 0 ? stack[stack.length - 1] : undefined;
+      if (top !== undefined) {
+        const next = ev[this.i];
+        if (top.keys === undefined) {
+          if (next.typ === yaml_SEQUENCE_END_EVENT) {
+            this.i++;
+            stack.pop();
+            res = this.finish(top, top.arr as JsonValue[], false);
+          }
+        } else if (top.key === undefined) {
+          if (next.typ === yaml_MAPPING_END_EVENT) {
+            this.i++;
+            stack.pop();
+            res = this.finish(top, buildObject(top.keys, top.vals as JsonValue[]), true);
+          } else if (next.typ === yaml_SCALAR_EVENT && next.value === "<<" && (next.implicit || next.tag === T_MERGE)) {
+            // isMerge: a scalar `<<` that is implicit (plain, untagged or tagged `!`) or tagged !!merge;
+            // decode.go's mapping() does not decode the key node
+            this.i++;
+            if (next.anchor.length > 0) {
+              this.anchors.set(next.anchor, {
+                done: true,
+                size: 1,
+                value: "<<",
+                scalar: { t: "str", v: "<<" },
+                isMap: false,
+              });
+            }
+            this.merge(top.keys, top.vals as JsonValue[]);
+            continue;
+          }
         }
-        return s;
       }
-      case EV_ALIAS: {
-        const name = this.anchorName(e.anchorStart, e.anchorEnd);
-        const a = this.anchors.get(name);
-        if (a === undefined) throw new Fail(`yaml: unknown anchor '${name}' referenced`);
-        if (!a.done) throw new Fail(`yaml: anchor '${name}' value contains itself`);
-        // Go decodes the aliased node again: every one of its decode operations counts as aliased
-        this.decodeCount += a.size;
-        this.aliasCount += a.size;
+      if (res === undefined) {
+        const e = ev[this.i++];
+        const before = this.decodeCount;
+        this.decodeCount++;
         this.checkAliasing();
-        return { value: clone(a.value), scalar: a.scalar, isMap: a.isMap };
+        switch (e.typ) {
+          case yaml_SCALAR_EVENT: {
+            res = this.scalar(e);
+            if (e.anchor.length > 0) {
+              this.anchors.set(e.anchor, {
+                done: true,
+                size: this.decodeCount - before,
+                value: res.value,
+                scalar: res.scalar,
+                isMap: false,
+              });
+            }
+            break;
+          }
+          case yaml_ALIAS_EVENT: {
+            const name = e.anchor;
+            const a = this.anchors.get(name);
+            if (a === undefined) throw new Fail(`yaml: unknown anchor '${name}' referenced`);
+            if (!a.done) throw new Fail(`yaml: anchor '${name}' value contains itself`);
+            // Go decodes the aliased node again: every one of its decode operations counts as aliased
+            this.decodeCount += a.size;
+            this.aliasCount += a.size;
+            this.checkAliasing();
+            res = { value: clone(a.value), scalar: a.scalar, isMap: a.isMap };
+            break;
+          }
+          case yaml_SEQUENCE_START_EVENT:
+          case yaml_MAPPING_START_EVENT: {
+            const isMap = e.typ === yaml_MAPPING_START_EVENT;
+            let anchor: Anchor | undefined;
+            if (e.anchor.length > 0) {
+              anchor = { done: false, size: 0, value: null, isMap };
+              this.anchors.set(e.anchor, anchor);
+            }
+            stack.push(
+              isMap
+                ? { before, anchor, keys: [], vals: [], key: undefined }
+                : { before, anchor, arr: [], key: undefined },
+            );
+            continue;
+          }
+          default:
+            throw new Fail("yaml: unexpected event");
+        }
       }
-      case EV_SEQUENCE: {
-        let anchor: Anchor | undefined;
-        if (e.anchorStart >= 0) {
-          anchor = { done: false, size: 0, value: null, isMap: false };
-          this.anchors.set(this.anchorName(e.anchorStart, e.anchorEnd), anchor);
-        }
-        const arr: JsonValue[] = [];
-        while (this.events[this.i].type !== 6) arr.push(this.node().value);
-        this.i++;
-        if (anchor !== undefined) {
-          anchor.value = arr;
-          anchor.size = this.decodeCount - before;
-          anchor.done = true;
-        }
-        return { value: arr, isMap: false };
+      const parent = stack.length > 0 ? stack[stack.length - 1] : undefined;
+      if (parent === undefined) return res;
+      if (parent.keys === undefined) {
+        (parent.arr as JsonValue[]).push(res.value);
+      } else if (parent.key === undefined) {
+        if (res.isMap || (res.scalar === undefined && Array.isArray(res.value)))
+          throw new Fail(`yaml: invalid map key: ${goSharpV(res.value)}`);
+        parent.key = res;
+      } else {
+        parent.keys.push(this.keyString(parent.key.scalar, parent.key.value, res.value));
+        (parent.vals as JsonValue[]).push(res.value);
+        parent.key = undefined;
       }
-      case EV_MAPPING: {
-        let anchor: Anchor | undefined;
-        if (e.anchorStart >= 0) {
-          anchor = { done: false, size: 0, value: null, isMap: true };
-          this.anchors.set(this.anchorName(e.anchorStart, e.anchorEnd), anchor);
-        }
-        if (
-          e.style === 1 &&
-          this.src[e.start] === ":" &&
-          /^:(?:[ \t\r\n]|$)/.test(this.src.slice(e.start, e.start + 2))
-        ) {
-          // `: value` without a key: libyaml's parser rejects it (js-yaml reads a null key).
-          throw new Fail(`yaml: ${goWhere(countLines(this.src, e.start), false)}did not find expected key`);
-        }
-        const obj = this.mapping();
-        if (anchor !== undefined) {
-          anchor.value = obj;
-          anchor.size = this.decodeCount - before;
-          anchor.done = true;
-        }
-        return { value: obj, isMap: true };
-      }
-      default:
-        throw new Fail("yaml: unexpected event");
     }
   }
 
-  private mapping(): { [k: string]: JsonValue } {
-    const keys: string[] = [];
-    const vals: JsonValue[] = [];
-    const ev = this.events;
-    while (ev[this.i].type !== 6) {
-      const ke = ev[this.i];
-      // isMerge: a `<<` scalar that is plain and untagged, or tagged !!merge.
-      if (ke.type === EV_SCALAR && ke.valueEnd - ke.valueStart === 2 && this.src.startsWith("<<", ke.valueStart)) {
-        const tag = this.tagOf(ke.tagStart, ke.tagEnd);
-        if ((ke.style === STYLE_PLAIN && tag === "") || tag === T_MERGE) {
-          this.i++;
-          if (ke.anchorStart >= 0) {
-            this.anchors.set(this.anchorName(ke.anchorStart, ke.anchorEnd), {
-              done: true,
-              size: 1,
-              value: "<<",
-              scalar: { t: "str", v: "<<" },
-              isMap: false,
-            });
-          }
-          this.merge(keys, vals);
-          continue;
-        }
-      }
-      const k = this.node();
-      if (!k.isMap && k.scalar === undefined && Array.isArray(k.value))
-        throw new Fail(`yaml: invalid map key: ${goSharpV(k.value)}`);
-      if (k.isMap) throw new Fail(`yaml: invalid map key: ${goSharpV(k.value)}`);
-      const v = this.node().value;
-      const ks = this.keyString(k.scalar, k.value, v);
-      keys.push(ks);
-      vals.push(v);
+  /** A collection is complete: its anchor gets its value and size. */
+  private finish(f: Frame, value: JsonValue, isMap: boolean): NodeResult {
+    if (f.anchor !== undefined) {
+      f.anchor.value = value;
+      f.anchor.size = this.decodeCount - f.before;
+      f.anchor.done = true;
     }
-    this.i++;
-    return buildObject(keys, vals);
+    return { value, isMap };
   }
 
   /** convertToJSONableObject's key conversion. */
@@ -427,61 +464,64 @@ class Composer {
     }
   }
 
+  /** Skips the events of one node. */
+  private skipNode(): void {
+    let depth = 0;
+    do {
+      const t = this.events[this.i++].typ;
+      if (t === yaml_SEQUENCE_START_EVENT || t === yaml_MAPPING_START_EVENT) depth++;
+      else if (t === yaml_SEQUENCE_END_EVENT || t === yaml_MAPPING_END_EVENT) depth--;
+    } while (depth > 0);
+  }
+
+  /** decode.go's merge(): the value of a `<<` key. */
   private merge(keys: string[], vals: JsonValue[]): void {
     const e = this.events[this.i];
     const wantMap = () => new Fail("yaml: map merge requires map or sequence of maps as the value");
     const addAll = (o: JsonValue) => {
-      if (o === null || typeof o !== "object" || Array.isArray(o)) throw wantMap();
+      if (o === null) return; // a mapping tagged !!null decodes to nil: nothing to merge
+      if (typeof o !== "object" || Array.isArray(o)) throw wantMap();
       for (const k of Object.keys(o)) {
         keys.push(k);
         vals.push(o[k]);
       }
     };
-    if (e.type === EV_MAPPING || e.type === EV_ALIAS) {
-      const n = this.node();
-      if (!n.isMap) throw wantMap();
-      addAll(n.value);
-    } else if (e.type === EV_SEQUENCE) {
+    const aliasOfMap = (a: YamlEvent) => this.anchors.get(a.anchor)?.isMap !== false;
+    if (e.typ === yaml_MAPPING_START_EVENT) {
+      addAll(this.node().value);
+    } else if (e.typ === yaml_ALIAS_EVENT) {
+      if (!aliasOfMap(e)) throw wantMap();
+      addAll(this.node().value);
+    } else if (e.typ === yaml_SEQUENCE_START_EVENT) {
+      // Step backwards as earlier nodes take precedence (the sequence node itself is not decoded).
       this.i++;
-      const items: { value: JsonValue; isMap: boolean }[] = [];
-      while (this.events[this.i].type !== 6) {
-        const t = this.events[this.i].type;
-        const n = this.node();
-        if (!(t === EV_MAPPING || t === EV_ALIAS) || !n.isMap) throw wantMap();
-        items.push(n);
+      const starts: number[] = [];
+      while (this.events[this.i].typ !== yaml_SEQUENCE_END_EVENT) {
+        starts.push(this.i);
+        this.skipNode();
       }
-      this.i++;
-      for (let j = items.length - 1; j >= 0; j--) addAll(items[j].value);
+      const end = this.i + 1;
+      for (let j = starts.length - 1; j >= 0; j--) {
+        this.i = starts[j];
+        const ni = this.events[this.i];
+        if (ni.typ === yaml_ALIAS_EVENT) {
+          if (!aliasOfMap(ni)) throw wantMap();
+        } else if (ni.typ !== yaml_MAPPING_START_EVENT) {
+          throw wantMap();
+        }
+        addAll(this.node().value);
+      }
+      this.i = end;
     } else {
-      this.node();
       throw wantMap();
     }
   }
 
-  private scalar(e: ScalarEvent): { value: JsonValue; scalar: GoScalar; isMap: false } {
-    let text = ownCopy(e.fast ? this.src.slice(e.valueStart, e.valueEnd) : getScalarValue(this.src, e));
-    if (this.original !== undefined && e.valueStart >= 0) {
-      const raw = this.original.slice(e.valueStart, e.valueEnd);
-      if (/[\u2028\u2029]/.test(raw)) {
-        if (e.style === 4) text = literalContent(raw, e.indent, e.chomping);
-        else if (e.style !== 5)
-          text = foldFlowScalar(raw, e.style === 2 ? "single" : e.style === 3 ? "double" : "plain");
-        // Folded block scalars keep js-yaml's folding (approximation).
-      }
-    }
-    if (e.style >= 4 && e.valueEnd >= this.src.length && text.endsWith("\n") && !/[\r\n]$/.test(this.src)) {
-      // A block scalar running into the end of a text without a final line break: libyaml has no break
-      // to keep, js-yaml adds one.
-      text = text.slice(0, -1);
-    }
-    const tag = this.tagOf(e.tagStart, e.tagEnd);
-    let s: GoScalar;
-    if (tag === "") {
-      if (e.style !== STYLE_PLAIN) s = { t: "str", v: text };
-      else s = this.resolve(text, "");
-    } else {
-      s = this.resolve(text, tag);
-    }
+  private scalar(e: YamlEvent): { value: JsonValue; scalar: GoScalar; isMap: false } {
+    const text = ownCopy(e.value);
+    const tag = e.tag;
+    // decode.go scalar(): an untagged non-plain scalar is a string, anything else is resolved
+    const s: GoScalar = tag === "" && !e.implicit ? { t: "str", v: text } : this.resolve(text, tag);
     let value: JsonValue;
     switch (s.t) {
       case "null":
@@ -568,234 +608,6 @@ class Composer {
   }
 }
 
-/** A private-use character that does not occur in `text`, to stand for U+2028/U+2029 inside scalars. */
-function placeholderFor(text: string): string {
-  let placeholder = "\ue000";
-  while (text.includes(placeholder)) placeholder = String.fromCharCode(placeholder.charCodeAt(0) + 1);
-  return placeholder;
-}
-
-/** Upper bound on the re-parses spent locating quoted scalars that contain U+2028/U+2029 (see below). */
-const MAX_QUOTED_BREAK_ROUNDS = 64;
-
-/**
- * The same-length copy of `original` (which contains U+2028/U+2029) that js-yaml parses. libyaml reads
- * them as line breaks everywhere, so they become "\n" — which gives js-yaml libyaml's structure, e.g. for
- * a literal block scalar whose last line ends with U+2029 and is followed by `: value` on the same byte line
- * (go-yaml's emitter writes exactly that). Inside quoted scalars, though, js-yaml (YAML 1.2) requires
- * continuation lines to be indented while libyaml does not (go-yaml writes `'…\u2028'` with the closing
- * quote at column 0): each quoted scalar js-yaml rejects for "deficient indentation" after such a break
- * gets a placeholder instead, and the text is parsed again. The composer rebuilds every scalar containing
- * U+2028/U+2029 from `original`, so the placeholder never reaches a value. Only when that does not give
- * a parse (a genuine syntax error, or too many rounds) is the old approximation used: "\n" at the start of
- * a line only, a placeholder elsewhere.
- */
-function unicodeBreaksForJsYaml(original: string): string {
-  let copy = original.replace(/[\u2028\u2029]/g, "\n");
-  let placeholder: string | undefined;
-  const masked: number[] = [];
-  for (let round = 0; round <= MAX_QUOTED_BREAK_ROUNDS; round++) {
-    let events: Event[];
-    try {
-      events = parseEvents(copy, { maxDepth: 10000 });
-    } catch (err) {
-      if (round === MAX_QUOTED_BREAK_ROUNDS) break;
-      const e = err as JsYamlError;
-      if (e.mark === undefined || e.reason !== "deficient indentation") break;
-      // The break run just before the error position: js-yaml stopped on the first character of a
-      // continuation line it found under-indented.
-      const end = e.mark.position;
-      let start = end;
-      while (start > 0 && " \t\r\n".includes(copy[start - 1])) start--;
-      let changed = false;
-      placeholder ??= placeholderFor(original);
-      let next = "";
-      let from = 0;
-      for (let i = start; i < end; i++) {
-        const c = original.charCodeAt(i);
-        if (c === 0x2028 || c === 0x2029) {
-          next += copy.slice(from, i) + placeholder;
-          from = i + 1;
-          masked.push(i);
-          changed = true;
-        }
-      }
-      if (!changed) break;
-      copy = next + copy.slice(from);
-      continue;
-    }
-    // A placeholder anywhere but inside a quoted scalar would have changed the structure.
-    if (masked.length === 0 || insideQuotedScalars(events, masked)) return copy;
-    break;
-  }
-  return maskUnicodeBreaks(original);
-}
-
-/** Whether every position of `sorted` (ascending) lies in the content of a single- or double-quoted scalar. */
-function insideQuotedScalars(events: Event[], sorted: number[]): boolean {
-  let k = 0;
-  for (const e of events) {
-    if (k === sorted.length) return true;
-    if (e.type !== EV_SCALAR || (e.style !== 2 && e.style !== 3)) continue;
-    if (sorted[k] < e.valueStart) return false;
-    while (k < sorted.length && sorted[k] < e.valueEnd) k++;
-  }
-  return k === sorted.length;
-}
-
-/** U+2028/U+2029 → "\n" at the start of a line, otherwise a placeholder (see unicodeBreaksForJsYaml). */
-function maskUnicodeBreaks(text: string): string {
-  const placeholder = placeholderFor(text);
-  let out = "";
-  let atLineStart = true;
-  let start = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x2028 || c === 0x2029) {
-      out += text.slice(start, i) + (atLineStart ? "\n" : placeholder);
-      start = i + 1;
-    } else if (c === 0x0a || c === 0x0d) {
-      atLineStart = true;
-    } else if (c !== 0x20 && c !== 0x09) {
-      atLineStart = false;
-    }
-  }
-  return out + text.slice(start);
-}
-
-// ---------------------------------------------------------------------------------------------
-// libyaml's scalar content rules, used for scalars that contain U+2028/U+2029 (line breaks in YAML 1.1
-// that are kept verbatim in the content, unlike "\n" which folds to a space).
-
-function isBlankChar(c: string): boolean {
-  return c === " " || c === "\t";
-}
-
-/** Reads the line break at `i`: [content it stands for, length]; [, 0] when there is none. */
-function readBreak(raw: string, i: number): [string, number] {
-  const c = raw[i];
-  if (c === "\r") return ["\n", raw[i + 1] === "\n" ? 2 : 1];
-  if (c === "\n" || c === "\u0085") return ["\n", 1];
-  if (c === "\u2028" || c === "\u2029") return [c, 1];
-  return ["", 0];
-}
-
-const SIMPLE_ESCAPES: { [k: string]: string } = {
-  "0": "\0",
-  a: "\x07",
-  b: "\b",
-  t: "\t",
-  "\t": "\t",
-  n: "\n",
-  v: "\v",
-  f: "\f",
-  r: "\r",
-  e: "\x1b",
-  " ": " ",
-  '"': '"',
-  "/": "/",
-  "\\": "\\",
-  N: "\u0085",
-  _: "\u00a0",
-  L: "\u2028",
-  P: "\u2029",
-};
-
-/** Content of a plain, single- or double-quoted scalar from its raw text (yaml_parser_scan_flow_scalar). */
-function foldFlowScalar(raw: string, mode: "plain" | "single" | "double"): string {
-  let s = "";
-  let i = 0;
-  const n = raw.length;
-  let leadingBlanks = false;
-  let whitespaces = "";
-  let leadingBreak = "";
-  let trailingBreaks = "";
-  while (i < n) {
-    while (i < n && !isBlankChar(raw[i]) && readBreak(raw, i)[1] === 0) {
-      const c = raw[i];
-      if (mode === "single" && c === "'" && raw[i + 1] === "'") {
-        s += "'";
-        i += 2;
-      } else if (mode === "double" && c === "\\") {
-        const lb = readBreak(raw, i + 1);
-        if (lb[1] > 0) {
-          i += 1 + lb[1];
-          leadingBlanks = true;
-          break;
-        }
-        const e = raw[i + 1];
-        const simple = SIMPLE_ESCAPES[e];
-        if (simple !== undefined) {
-          s += simple;
-          i += 2;
-        } else {
-          const len = e === "x" ? 2 : e === "u" ? 4 : e === "U" ? 8 : 0;
-          s += len > 0 ? String.fromCodePoint(parseInt(raw.slice(i + 2, i + 2 + len), 16)) : e;
-          i += 2 + len;
-        }
-      } else {
-        s += c;
-        i++;
-      }
-    }
-    while (i < n) {
-      if (isBlankChar(raw[i])) {
-        if (!leadingBlanks) whitespaces += raw[i];
-        i++;
-        continue;
-      }
-      const [b, len] = readBreak(raw, i);
-      if (len === 0) break;
-      i += len;
-      if (!leadingBlanks) {
-        whitespaces = "";
-        leadingBreak = b;
-        leadingBlanks = true;
-      } else {
-        trailingBreaks += b;
-      }
-    }
-    if (leadingBlanks) {
-      if (leadingBreak === "\n") s += trailingBreaks === "" ? " " : trailingBreaks;
-      else s += leadingBreak + trailingBreaks;
-      leadingBreak = "";
-      trailingBreaks = "";
-      leadingBlanks = false;
-    } else {
-      s += whitespaces;
-    }
-    whitespaces = "";
-  }
-  return s;
-}
-
-/** Content of a literal block scalar from its raw lines (yaml_parser_scan_block_scalar, literal). */
-function literalContent(raw: string, indent: number, chomping: number): string {
-  let s = "";
-  let leadingBreak = "";
-  let trailingBreaks = "";
-  let i = 0;
-  const n = raw.length;
-  while (i < n) {
-    let j = i;
-    while (j < n && j - i < indent && raw[j] === " ") j++;
-    let k = j;
-    while (k < n && readBreak(raw, k)[1] === 0) k++;
-    const [b, len] = k < n ? readBreak(raw, k) : ["", 0];
-    if (k === j) {
-      trailingBreaks += b; // an empty line
-    } else {
-      s += leadingBreak + trailingBreaks + raw.slice(j, k);
-      leadingBreak = b;
-      trailingBreaks = "";
-    }
-    i = k + len;
-  }
-  if (chomping !== 2) s += leadingBreak;
-  if (chomping === 3) s += trailingBreaks;
-  return s;
-}
-
 /** Builds an object from assignments (later ones win) with keys in Go's encoding/json (byte) order. */
 function buildObject(keys: string[], vals: JsonValue[]): { [k: string]: JsonValue } {
   const n = keys.length;
@@ -825,274 +637,40 @@ function buildObject(keys: string[], vals: JsonValue[]): { [k: string]: JsonValu
 
 /** The text json.Marshal reports for the first NaN/±Inf in Go's (sorted-key) traversal order. */
 function firstNonFinite(v: JsonValue): string | undefined {
-  if (typeof v === "number") {
-    if (Number.isNaN(v)) return "NaN";
-    if (v === Infinity) return "+Inf";
-    if (v === -Infinity) return "-Inf";
-    return undefined;
-  }
-  if (v === null || typeof v !== "object") return undefined;
-  if (Array.isArray(v)) {
-    for (const x of v) {
-      const r = firstNonFinite(x);
-      if (r !== undefined) return r;
+  const stack: JsonValue[] = [v];
+  for (let x = stack.pop(); x !== undefined; x = stack.pop()) {
+    if (typeof x === "number") {
+      if (Number.isNaN(x)) return "NaN";
+      if (x === Infinity) return "+Inf";
+      if (x === -Infinity) return "-Inf";
+    } else if (Array.isArray(x)) {
+      for (let i = x.length - 1; i >= 0; i--) stack.push(x[i]);
+    } else if (x !== null && typeof x === "object") {
+      const keys = Object.keys(x).sort(utf8Compare);
+      for (let i = keys.length - 1; i >= 0; i--) stack.push(x[keys[i]]);
     }
-    return undefined;
-  }
-  for (const k of Object.keys(v).sort(utf8Compare)) {
-    const r = firstNonFinite(v[k]);
-    if (r !== undefined) return r;
   }
   return undefined;
-}
-
-interface JsYamlError {
-  reason?: string;
-  mark?: { line: number; column: number; position: number };
-  message?: string;
-}
-
-/** Go's "line N: " prefix: parser errors print the 0-based line, scanner errors the 1-based one; none on line 0. */
-function goWhere(line0: number, scanner: boolean): string {
-  if (line0 === 0) return "";
-  return `line ${scanner ? line0 + 1 : line0}: `;
-}
-
-/** What is left open at the end of `text`: a quoted scalar, or the innermost flow collection. */
-function unclosed(text: string): "quote" | "]" | "}" | undefined {
-  const stack: string[] = [];
-  let quote = "";
-  let prev = "\n";
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quote === "'") {
-      if (c === "'") {
-        if (text[i + 1] === "'") i++;
-        else quote = "";
-      }
-    } else if (quote === '"') {
-      if (c === "\\") i++;
-      else if (c === '"') quote = "";
-    } else if (c === "#" && (prev === " " || prev === "\t" || prev === "\n")) {
-      while (i < text.length && text[i] !== "\n") i++;
-    } else if ((c === "'" || c === '"') && /[\s[{,:-]/.test(prev)) {
-      quote = c;
-    } else if (c === "[" || c === "{") {
-      stack.push(c === "[" ? "]" : "}");
-    } else if ((c === "]" || c === "}") && stack.length > 0) {
-      stack.pop();
-    }
-    prev = i < text.length ? text[i] : prev;
-  }
-  if (quote !== "") return "quote";
-  return stack.length > 0 ? (stack[stack.length - 1] as "]" | "}") : undefined;
-}
-
-/**
- * Maps a js-yaml syntax error to go-yaml's wording and line convention. Covered: unclosed quotes and flow
- * collections, characters that cannot start a token (`@`, backquote, `%`, tabs), misplaced `- ` entries,
- * `key: a: b` and over-indented keys ("mapping values are not allowed in this context"), under-indented
- * keys and stray content ("did not find expected key" / "did not find expected '-' indicator").
- * Any other js-yaml error keeps js-yaml's reason text.
- */
-function syntaxError(err: JsYamlError, text: string): GoYamlError {
-  const reason = err.reason ?? err.message ?? "unknown problem parsing YAML content";
-  const mark = err.mark;
-  // libyaml moves the stream-end mark to a new line when the text does not end with a line break.
-  const eofLine = countLines(text, text.length) + (text.length > 0 && !/[\r\n]$/.test(text) ? 1 : 0);
-  let msg = reason;
-  let line0 = mark !== undefined ? mark.line : 0;
-  let scanner = false;
-  const at = mark !== undefined ? (text[mark.position] ?? "") : "";
-  const lineStart = mark !== undefined ? text.lastIndexOf("\n", mark.position - 1) + 1 : 0;
-  const lineText = text.slice(
-    lineStart,
-    text.indexOf("\n", lineStart) < 0 ? text.length : text.indexOf("\n", lineStart),
-  );
-  const open = /deficient indentation|unexpected end of the stream|missed comma|flow collection/.test(reason)
-    ? unclosed(text)
-    : undefined;
-  if (open === "quote") {
-    msg = "found unexpected end of stream";
-    scanner = true;
-    line0 = countLines(text, text.length);
-  } else if (open !== undefined) {
-    const last = text
-      .replace(/(^|\s)#[^\n]*/g, "")
-      .trimEnd()
-      .slice(-1);
-    msg = "[{,:".includes(last) ? "did not find expected node content" : `did not find expected ',' or '${open}'`;
-    line0 = eofLine;
-  } else if (/expected ':' after a mapping key/.test(reason)) {
-    msg = "could not find expected ':'";
-    scanner = true;
-    line0 = (mark?.line ?? 0) + 1;
-  } else if (/a multiline key may not be an implicit key/.test(reason)) {
-    msg = "could not find expected ':'";
-    scanner = true;
-  } else if (/^\t/.test(lineText) || /tab/.test(reason)) {
-    msg = "found character that cannot start any token";
-    scanner = true;
-  } else if (/bad indentation of a mapping entry|end of the stream or a document separator is expected/.test(reason)) {
-    if (at === "@" || at === "`" || at === "%") {
-      msg = "found character that cannot start any token";
-      scanner = true;
-    } else if (at === "-" && /^-(\s|$)/.test(text.slice(mark?.position ?? 0))) {
-      msg = "block sequence entries are not allowed in this context";
-      scanner = true;
-    } else if (at === "]" || at === "}" || (at === "," && /end of the stream/.test(reason))) {
-      const before = text
-        .slice(0, mark?.position ?? 0)
-        .replace(/(^|\s)#[^\n]*/g, "")
-        .trimEnd();
-      msg = before === "" || /[:?-]$/.test(before) ? "did not find expected node content" : "did not find expected key";
-    } else if (/end of the stream/.test(reason)) {
-      const rest = text.slice(mark?.position ?? 0);
-      const colon = /:(?=[ \t\r\n]|$)/.exec(rest);
-      const rootIsSequence = /^[ \t]*-(\s|$)/.test(skipBlankAndCommentLines(text));
-      if (colon !== null && mark !== undefined && !rootIsSequence) {
-        msg = "mapping values are not allowed in this context";
-        scanner = true;
-        line0 = countLines(text, mark.position + colon.index);
-      } else {
-        msg = rootIsSequence ? "did not find expected '-' indicator" : "did not find expected key";
-      }
-    } else {
-      const indent = lineText.length - lineText.trimStart().length;
-      const prevIndent = previousIndent(text, lineStart);
-      if (mark !== undefined && mark.position - lineStart === indent && indent < prevIndent) {
-        msg = "did not find expected key";
-      } else {
-        msg = "mapping values are not allowed in this context";
-        scanner = true;
-      }
-    }
-  }
-  const where = goWhere(line0, scanner);
-  return new GoYamlError(`${PREFIX}yaml: ${where}${msg}`, mark !== undefined ? mark.line + 1 : undefined);
-}
-
-/** The text from the first line that is neither blank nor a comment. */
-function skipBlankAndCommentLines(text: string): string {
-  let pos = 0;
-  while (pos < text.length) {
-    let end = text.indexOf("\n", pos);
-    if (end < 0) end = text.length;
-    const t = text.slice(pos, end).trim();
-    if (t !== "" && !t.startsWith("#")) break;
-    pos = end + 1;
-  }
-  return text.slice(pos);
-}
-
-function countLines(text: string, end: number): number {
-  let n = 0;
-  for (let i = text.indexOf("\n"); i >= 0 && i < end; i = text.indexOf("\n", i + 1)) n++;
-  return n;
-}
-
-/** Indentation of the closest non-blank, non-comment line before `lineStart`. */
-function previousIndent(text: string, lineStart: number): number {
-  let end = lineStart - 1;
-  while (end > 0) {
-    const start = text.lastIndexOf("\n", end - 1) + 1;
-    const l = text.slice(start, end);
-    const t = l.trimStart();
-    if (t !== "" && !t.startsWith("#")) return l.length - t.length;
-    end = start - 1;
-  }
-  return 0;
-}
-
-/**
- * yaml.Unmarshal reads only the first document: once its root node is complete (a scalar, a flow
- * collection, or a block collection followed by a less indented line), libyaml ends the document
- * implicitly and whatever follows is never parsed. js-yaml rejects such trailing content; when that is
- * the only problem, returns the events of the text before it.
- */
-function trailingContentIgnoredByGo(err: JsYamlError, text: string): Event[] | undefined {
-  const mark = err.mark;
-  if (mark === undefined || !/end of the stream or a document separator is expected/.test(err.reason ?? ""))
-    return undefined;
-  const rest = text.slice(mark.position);
-  if (unclosed(rest) === "quote" || /^[@`%\t]/.test(rest) || /^---(?:\s|$)|^\.\.\.(?:\s|$)/.test(rest))
-    return undefined;
-  let events: Event[];
-  try {
-    events = parseEvents(text.slice(0, mark.position), { maxDepth: 10000 });
-  } catch {
-    return undefined;
-  }
-  const root = events[1];
-  if (root === undefined) return undefined;
-  // A plain scalar at the root absorbs the following lines unless a comment ended it (not emulated).
-  if (
-    root.type === EV_SCALAR &&
-    root.style === STYLE_PLAIN &&
-    (root.valueEnd < 0 || !text.slice(root.valueEnd, mark.position).includes("#"))
-  ) {
-    return undefined;
-  }
-  if ((root.type === EV_MAPPING || root.type === EV_SEQUENCE) && root.style === 1) {
-    const column = root.start - (text.lastIndexOf("\n", root.start - 1) + 1);
-    if (mark.column >= column) return undefined;
-  }
-  return events;
-}
-
-/**
- * go-yaml resolves an explicit indentation indicator of a block scalar at the document root against
- * indentation 0, js-yaml against -1; shift the indicator by one for js-yaml.
- */
-function fixRootBlockIndicator(text: string, events: Event[]): string | undefined {
-  const root = events[1];
-  if (root === undefined || root.type !== EV_SCALAR || root.style < 4) return undefined;
-  const head = text.slice(0, root.valueStart);
-  const re = /[|>]([+-]?)([1-8])([+-]?)[ \t]*(#[^\n]*)?\r?\n/g;
-  let m: RegExpExecArray | null;
-  let last: RegExpExecArray | undefined;
-  while ((m = re.exec(head)) !== null) last = m;
-  if (last === undefined) return undefined;
-  const digitAt = last.index + 1 + last[1].length;
-  return text.slice(0, digitAt) + String(Number(last[2]) + 1) + text.slice(digitAt + 1);
 }
 
 /**
  * Parses ONE YAML document (text already split at `---` lines by the caller) into the JSON value that
  * sigs.k8s.io/yaml.YAMLToJSON produces, as decoded by encoding/json into interface{} (numbers become
  * float64). Object keys are inserted in Go's encoding/json order (UTF-8 byte order; note that JS objects
- * still list integer-like keys first). A document without content yields null.
+ * still list integer-like keys first). A document without content yields null; like yaml.Unmarshal, only
+ * the first document of the text is read.
  * Throws GoYamlError with Go's message (`error converting YAML to JSON: yaml: line N: …`).
  */
 export function parseGoYamlDocument(text: string): JsonValue {
-  // YAML 1.1 (libyaml) reads a raw NEL (U+0085) as a line break producing "\n"; js-yaml (YAML 1.2) does not.
-  if (text.indexOf("\u0085") >= 0) text = text.replace(/\u0085/g, "\n");
-  // libyaml also breaks lines at U+2028/U+2029 (keeping the character in scalar content). js-yaml parses a
-  // copy of the same length where they are "\n" at the start of a line and an inert character elsewhere;
-  // the composer rebuilds the scalars that contain them from the original text.
-  let original: string | undefined;
-  if (/[\u2028\u2029]/.test(text)) {
-    original = text;
-    text = unicodeBreaksForJsYaml(original);
-  }
-  let events: Event[];
+  let events: YamlEvent[];
   try {
-    events = parseEvents(text, { maxDepth: 10000 });
-    const fixed = fixRootBlockIndicator(text, events);
-    if (fixed !== undefined) {
-      text = fixed;
-      events = parseEvents(text, { maxDepth: 10000 });
-    }
+    events = parseFirstDocument(text);
   } catch (err) {
-    // js-yaml's parser is recursive: nesting deeper than about 2500 levels overflows the stack before
-    // reaching go-yaml's limit of 10000, and is reported with go-yaml's message for that limit.
-    if (err instanceof RangeError) throw new GoYamlError(PREFIX + "yaml: exceeded max depth of 10000");
-    const prefixEvents = trailingContentIgnoredByGo(err as JsYamlError, text);
-    if (prefixEvents === undefined) throw syntaxError(err as JsYamlError, text);
-    events = prefixEvents;
+    if (err instanceof ParseFailure) throw new GoYamlError(PREFIX + err.message, err.line);
+    throw err;
   }
   try {
-    return new Composer(text, events, original).run();
+    return new Composer(events).run();
   } catch (err) {
     if (err instanceof Fail) throw new GoYamlError(PREFIX + err.msg);
     if (err instanceof RangeError) throw new GoYamlError(PREFIX + "yaml: exceeded max depth of 10000");
