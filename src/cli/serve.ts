@@ -99,6 +99,7 @@ function reportEvent(e: StoreEvent): void {
         bytes: e.revision.jsonl.length,
         bundles: e.revision.registry.bundleCount,
         load_ms: Math.round(e.revision.loadMs),
+        index: e.revision.origin === "index" ? "read" : e.revision.indexWritten ? "written" : "none",
       });
       return;
     case "unchanged":
@@ -185,15 +186,15 @@ export function registerServeCommand(program: Command): void {
     )
     .option(
       "--cache-only",
-      "opm's flag: load and validate the catalogs, then exit without serving (opcat keeps no serve cache to build)",
+      "opm's flag: load and validate the catalogs, write their serve indexes (with --cache-dir), then exit without serving",
     )
     .option(
       "--cache-enforce-integrity",
-      "opm's flag, accepted: opcat always serves what it loaded from the catalog itself, so there is no cache that could be stale",
+      "opm's flag (needs --cache-dir): start only from serve indexes that match the catalogs' contents (SHA-256 of every file), failing when one is missing or stale instead of rebuilding it",
     )
     .addHelpText(
       "after",
-      "\nCatalog images (e.g. quay.io/org/my-index:v1, oci:<dir>:<tag>) are pulled with the image access flags; their configs directory is served.\nDigest-pinned references are not polled.",
+      "\nCatalog images (e.g. quay.io/org/my-index:v1, oci:<dir>:<tag>) are pulled with the image access flags; their configs directory is served.\nDigest-pinned references are not polled.\nWith --cache-dir, each catalog's revision index is also kept there (<dir>/serve-index/): a start whose catalog files are unchanged serves it without parsing them; a changed, corrupt or foreign index is rebuilt.",
     )
     .action(async (args: string[], opts: ServeOpts) => {
       const catalogs = args.map(parseServeArg);
@@ -289,6 +290,19 @@ export function registerServeCommand(program: Command): void {
         );
       }
 
+      if (opts.cacheEnforceIntegrity && opts.cacheDir === undefined)
+        throw new OpcatError("USAGE_SERVE", "--cache-dir must be specified with --cache-enforce-integrity", {
+          kind: "usage",
+        });
+      // with --cache-dir, each catalog directory's revision index is kept there (src/serve/revindex.ts)
+      const cache =
+        opts.cacheDir !== undefined
+          ? {
+              dir: opts.cacheDir,
+              enforceIntegrity: opts.cacheEnforceIntegrity === true,
+              onWarning: (message: string) => log({ level: "warn", msg: message }),
+            }
+          : undefined;
       // the HTTP and gRPC servers (grpc-js, protobufjs) load when serve runs, not for every command
       const { CatalogStore, startGrpcServer, startHttpServer } = await import("../serve/index.js");
       // the web UI shows what the last reload changed: the replaced revision is kept until the next one
@@ -296,6 +310,7 @@ export function registerServeCommand(program: Command): void {
         checkMetaKeys: grpcAddr !== undefined,
         onEvent: reportEvent,
         keepPrevious: httpAddr !== undefined && opts.ui !== false,
+        cache,
       });
       let failed = false;
       for (const c of catalogs) {
@@ -332,7 +347,7 @@ export function registerServeCommand(program: Command): void {
         });
       }
       if (opts.cacheOnly) {
-        // opm builds its serve cache and exits; opcat has none to build: the catalogs loaded and are valid
+        // like opm: the serve cache (with --cache-dir: one index per catalog) is built, then exit
         await Promise.all(images.map((i) => i.close()));
         await store.close();
         if (failed)
@@ -342,8 +357,12 @@ export function registerServeCommand(program: Command): void {
           });
         log({
           level: "info",
-          msg: "--cache-only: the catalogs load and are valid; opcat keeps no serve cache, nothing to write",
+          msg:
+            cache === undefined
+              ? "--cache-only: the catalogs load and are valid; without --cache-dir no serve index is kept"
+              : "--cache-only: the catalogs load and are valid; serve indexes are up to date",
           catalogs: store.names(),
+          ...(cache !== undefined ? { cache_dir: cache.dir } : {}),
         });
         return;
       }

@@ -161,7 +161,8 @@ function blobToValue(blob: Blob): JsonValue {
 export function* catalogChunks(cfg: DeclarativeConfig, format: OutputFormat): Generator<string> {
   const { names, groups, root } = groupByPackage(cfg);
   if (format === "json")
-    for (const blob of orderedBlobs(names, groups, root)) yield indentCompactJson(blobToCompactJson(blob), "    ") + "\n";
+    for (const blob of orderedBlobs(names, groups, root))
+      yield indentCompactJson(blobToCompactJson(blob), "    ") + "\n";
   else for (const blob of orderedBlobs(names, groups, root)) yield "---\n" + toGoYaml(blobToValue(blob));
 }
 

@@ -6,7 +6,7 @@
 import { readdirSync, realpathSync, statSync, watch, type FSWatcher } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import type { Problem } from "../fbc/errors.js";
-import { CatalogRevision } from "./revision.js";
+import { CatalogRevision, type RevisionCacheOptions } from "./revision.js";
 
 /** What a load or reload did. */
 export type ReloadOutcome =
@@ -37,6 +37,12 @@ export interface CatalogStoreOptions {
    * It stays in memory until the next successful reload. Default false.
    */
   keepPrevious?: boolean;
+  /**
+   * Persisted revision indexes (`serve --cache-dir`): each catalog starts from its index when that is
+   * valid, and every build writes one. `enforceIntegrity` applies to each catalog's first load only
+   * (a reload after a change rebuilds the index).
+   */
+  cache?: RevisionCacheOptions;
 }
 
 interface Entry {
@@ -217,6 +223,10 @@ export class CatalogStore {
       serial: e.serial + 1,
       previousLastModified: e.current?.lastModified,
       checkMetaKeys: this.#opts.checkMetaKeys,
+      cache: this.#opts.cache && {
+        ...this.#opts.cache,
+        enforceIntegrity: this.#opts.cache.enforceIntegrity === true && !e.current && e.serial === 0,
+      },
     });
     if (!res.ok) {
       e.lastError = res.problems;
