@@ -12,11 +12,13 @@ import type * as SLib from "../serve/store.js";
 import { reportProblems } from "./output.js";
 import type { ImageCatalog, ImageSourceEvent } from "../serve/imagesource.js";
 import type * as ISLib from "../serve/imagesource.js";
+import type * as IALib from "../serve/imageargs.js";
 
 /** The resolver API's default request body limit (serve/resolveapi.ts; not imported: the servers load on use). */
 // Loaded when serve runs (see loadOnAction below).
 let S: typeof SLib;
 let IS: typeof ISLib;
+let IA: typeof IALib;
 
 const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
@@ -56,8 +58,8 @@ export function parseListenAddress(s: string, flag: string): { host: string; por
 function parseServeArg(arg: string): { name: string; source: string; image: boolean } {
   const eq = arg.indexOf("=");
   const named = eq > 0 && !arg.slice(0, eq).includes("/") && !arg.slice(0, eq).includes(":");
-  if (IS.isImageArgument(named ? arg.slice(eq + 1) : arg, existsSync)) {
-    const { name, ref } = IS.parseImageCatalogArg(arg);
+  if (IA.isImageArgument(named ? arg.slice(eq + 1) : arg, existsSync)) {
+    const { name, ref } = IA.parseImageCatalogArg(arg);
     return { name, source: ref, image: true };
   }
   return { ...S.parseCatalogArg(arg), image: false };
@@ -127,7 +129,7 @@ function reportEvent(e: StoreEvent): void {
 export function registerServeCommand(program: Command): void {
   const serve = program.command("serve");
   loadOnAction([serve], async () => {
-    [S, IS] = await Promise.all([import("../serve/store.js"), import("../serve/imagesource.js")]);
+    [S, IA] = await Promise.all([import("../serve/store.js"), import("../serve/imageargs.js")]);
   });
   addImageAccessOptions(serve)
     .description(
@@ -213,6 +215,8 @@ export function registerServeCommand(program: Command): void {
           });
         pollMs = d;
       }
+      // the image client loads only when a catalog is an image
+      if (catalogs.some((c) => c.image)) IS = await import("../serve/imagesource.js");
       const pull = catalogs.some((c) => c.image)
         ? { ...(await imageAccessFrom(opts)), onProgress: undefined }
         : undefined;
@@ -304,7 +308,11 @@ export function registerServeCommand(program: Command): void {
             }
           : undefined;
       // the HTTP and gRPC servers (grpc-js, protobufjs) load when serve runs, not for every command
-      const { CatalogStore, startGrpcServer, startHttpServer } = await import("../serve/index.js");
+      const [{ CatalogStore }, { startGrpcServer }, { startHttpServer }] = await Promise.all([
+        import("../serve/store.js"),
+        import("../serve/grpc.js"),
+        import("../serve/http.js"),
+      ]);
       // the web UI shows what the last reload changed: the replaced revision is kept until the next one
       const store = new CatalogStore({
         checkMetaKeys: grpcAddr !== undefined,

@@ -7,38 +7,38 @@
  */
 import type { ApiBundle, ApiDeprecation, ApiGroupVersionKind, ApiKeyValue } from "./registry.js";
 
-/** Collects protobuf fields; `finish` joins them. */
+/** Collects protobuf fields; `finish` writes them into one buffer. */
 class Writer {
-  readonly #chunks: Buffer[] = [];
-  #head: number[] = [];
+  /** Key and length bytes, strings (UTF-8 encoded when written) and encoded messages, in order. */
+  readonly #items: (number[] | string | Buffer)[] = [];
+  #size = 0;
 
-  #flushHead(): void {
-    if (this.#head.length > 0) {
-      this.#chunks.push(Buffer.from(this.#head));
-      this.#head = [];
+  #head(field: number, len: number): void {
+    const out: number[] = [];
+    for (let n = (field << 3) | 2; ; n = Math.floor(n / 128)) {
+      if (n <= 0x7f) {
+        out.push(n);
+        break;
+      }
+      out.push((n & 0x7f) | 0x80);
     }
-  }
-
-  #varint(n: number): void {
-    while (n > 0x7f) {
-      this.#head.push((n & 0x7f) | 0x80);
-      n = Math.floor(n / 128);
+    for (let n = len; ; n = Math.floor(n / 128)) {
+      if (n <= 0x7f) {
+        out.push(n);
+        break;
+      }
+      out.push((n & 0x7f) | 0x80);
     }
-    this.#head.push(n);
-  }
-
-  bytes(field: number, b: Buffer): this {
-    this.#varint((field << 3) | 2);
-    this.#varint(b.length);
-    this.#flushHead();
-    this.#chunks.push(b);
-    return this;
+    this.#items.push(out);
+    this.#size += out.length + len;
   }
 
   /** A string field; an empty one is left out unless `always` (repeated elements). */
   string(field: number, s: string, always = false): this {
     if (s === "" && !always) return this;
-    return this.bytes(field, Buffer.from(s, "utf8"));
+    this.#head(field, Buffer.byteLength(s, "utf8"));
+    this.#items.push(s);
+    return this;
   }
 
   strings(field: number, list: readonly string[]): this {
@@ -47,12 +47,21 @@ class Writer {
   }
 
   message(field: number, m: Writer): this {
-    return this.bytes(field, m.finish());
+    const b = m.finish();
+    this.#head(field, b.length);
+    this.#items.push(b);
+    return this;
   }
 
   finish(): Buffer {
-    this.#flushHead();
-    return this.#chunks.length === 1 ? this.#chunks[0] : Buffer.concat(this.#chunks);
+    const out = Buffer.allocUnsafe(this.#size);
+    let at = 0;
+    for (const it of this.#items) {
+      if (typeof it === "string") at += out.write(it, at, "utf8");
+      else if (Buffer.isBuffer(it)) at += it.copy(out, at);
+      else for (const byte of it) out[at++] = byte;
+    }
+    return out;
   }
 }
 
@@ -74,7 +83,8 @@ export interface BundleParts {
   d: Buffer;
 }
 
-export function encodeBundleParts(x: ApiBundle): BundleParts {
+/** The parts of a bundle; with `heavy` false, `heavy` is left empty (encoded elsewhere). */
+export function encodeBundleParts(x: ApiBundle, heavy = true): BundleParts {
   const b = new Writer().string(6, x.bundlePath);
   for (const g of x.providedApis) b.message(7, gvk(g));
   for (const g of x.requiredApis) b.message(8, gvk(g));
@@ -85,7 +95,7 @@ export function encodeBundleParts(x: ApiBundle): BundleParts {
   if (x.deprecation) d.message(15, deprecation(x.deprecation));
   return {
     a: new Writer().string(1, x.csvName).string(2, x.packageName).string(3, x.channelName).finish(),
-    heavy: new Writer().string(4, x.csvJson).strings(5, x.object).finish(),
+    heavy: heavy ? new Writer().string(4, x.csvJson).strings(5, x.object).finish() : Buffer.alloc(0),
     b: b.finish(),
     r: new Writer().string(13, x.replaces).strings(14, x.skips).finish(),
     d: d.finish(),

@@ -129,11 +129,23 @@ export interface HeavyStore {
   read(offset: number, length: number): Promise<Buffer>;
 }
 
-/** A heavy store in one buffer. */
+/** A heavy store in memory: one buffer per bundle, at consecutive offsets (as persisted). */
 export class MemoryHeavyStore implements HeavyStore {
-  constructor(readonly buffer: Buffer) {}
+  readonly #at = new Map<number, Buffer>();
+  readonly chunks: readonly Buffer[];
+  constructor(chunks: Buffer[]) {
+    this.chunks = chunks;
+    let off = 0;
+    for (const c of chunks) {
+      if (c.length > 0) this.#at.set(off, c);
+      off += c.length;
+    }
+  }
   read(offset: number, length: number): Promise<Buffer> {
-    return Promise.resolve(this.buffer.subarray(offset, offset + length));
+    if (length === 0) return Promise.resolve(NO_BYTES);
+    const c = this.#at.get(offset);
+    if (!c || c.length !== length) return Promise.reject(new Error("no bundle at this place of the heavy store"));
+    return Promise.resolve(c);
   }
 }
 
@@ -141,7 +153,8 @@ export class MemoryHeavyStore implements HeavyStore {
 export interface PersistedRegistry {
   json: string;
   light: Buffer;
-  heavy: Buffer;
+  /** The heavy section, in order. */
+  heavy: readonly Buffer[];
 }
 
 interface PersistedShape {
@@ -197,7 +210,7 @@ export class RegistryIndex {
   /** The light parts of every bundle (the bundles' `light` are views of it). */
   readonly #lightArena: Buffer;
   /** The heavy parts in memory, when built here (undefined when they are read from a file). */
-  readonly #heavyArena: Buffer | undefined;
+  readonly #heavyArena: readonly Buffer[] | undefined;
 
   private constructor(
     packages: Map<string, IdxPackage>,
@@ -210,7 +223,7 @@ export class RegistryIndex {
     this.#metas = metas;
     this.#heavy = heavy;
     this.#lightArena = lightArena;
-    this.#heavyArena = heavy instanceof MemoryHeavyStore ? heavy.buffer : undefined;
+    this.#heavyArena = heavy instanceof MemoryHeavyStore ? heavy.chunks : undefined;
     this.#all = all;
     this.#listOrder = [...all].sort(
       (a, b) => compareUtf8(a.channel, b.channel) || compareUtf8(a.pkg, b.pkg) || compareUtf8(a.name, b.name),
@@ -293,7 +306,8 @@ export class RegistryIndex {
         }
         const bundles = new Map<string, IdxBundle>();
         for (const mb of mc.bundles.values()) {
-          const conv = convertBundle(mb);
+          let h = heavyAt.get(mb.name);
+          const conv = convertBundle(mb, { heavy: h === undefined });
           if (typeof conv === "string") {
             problems.push(
               problem("SERVE_BUNDLE_CONVERT", `build package index: process package ${goQuote(mp.name)}: ${conv}`, {
@@ -304,8 +318,7 @@ export class RegistryIndex {
             continue;
           }
           if (problems.length > 0) continue;
-          const parts = encodeBundleParts(conv);
-          let h = heavyAt.get(mb.name);
+          const parts = encodeBundleParts(conv, h === undefined);
           if (!h) {
             h = { off: heavySize, len: parts.heavy.length };
             heavies.push(parts.heavy);
@@ -356,7 +369,7 @@ export class RegistryIndex {
       p.b.light = lightArena.subarray(p.off, p.off + p.len);
       all.push(p.b);
     }
-    const heavy = new MemoryHeavyStore(Buffer.concat(heavies, heavySize));
+    const heavy = new MemoryHeavyStore(heavies);
     return { index: new RegistryIndex(packages, all, metas, lightArena, heavy) };
   }
 
@@ -579,8 +592,11 @@ function dep(d: { message: string } | undefined): ApiDeprecation | null {
   return d ? { message: d.message } : null;
 }
 
-/** api.ConvertModelBundleToAPIBundle; a string is the error text. */
-export function convertBundle(mb: ModelBundle): ApiBundle | string {
+/**
+ * api.ConvertModelBundleToAPIBundle; a string is the error text. With `heavy: false` the CSV JSON
+ * and objects are left empty (the registry computes them once per bundle, not once per channel).
+ */
+export function convertBundle(mb: ModelBundle, opts: { heavy?: boolean } = {}): ApiBundle | string {
   let props: ParsedProperties;
   if (mb.parsed) props = mb.parsed;
   else {
@@ -595,9 +611,10 @@ export function convertBundle(mb: ModelBundle): ApiBundle | string {
   if (props.csvMetadatas.length > 1)
     return `parse properties: expected at most 1 property of type "olm.csv.metadata", found ${props.csvMetadatas.length}`;
   const src = mb.source;
-  let csvJson = src ? bundleCsvJson(src) : "";
-  let objects = src ? bundleObjects(src) : [];
-  if (csvJson === "" && props.csvMetadatas.length === 1) {
+  const heavy = opts.heavy !== false;
+  let csvJson = src && heavy ? bundleCsvJson(src) : "";
+  let objects = src && heavy ? bundleObjects(src) : [];
+  if (heavy && csvJson === "" && props.csvMetadatas.length === 1) {
     csvJson = synthesizeCsvJson(props.csvMetadatas[0], {
       name: mb.name,
       version: mb.version ? mb.version.toString() : "0.0.0",

@@ -317,7 +317,7 @@ export async function writeIndex(
   if (state.content === undefined) throw new Error("writeIndex: the content digest was not taken");
   const blobs = parts.offsets.length - 1;
   const metas = (m: Map<string, Uint32Array>): [string, number[]][] => [...m].map(([k, v]) => [k, [...v]]);
-  const sections: [string, Buffer][] = [
+  const sections: [string, Buffer | readonly Buffer[]][] = [
     ["jsonl", parts.jsonl],
     ["gzip", parts.gzip],
     ["offsets", Buffer.from(parts.offsets.buffer, parts.offsets.byteOffset, parts.offsets.byteLength)],
@@ -338,10 +338,16 @@ export async function writeIndex(
   const placed: Record<string, [number, number]> = {};
   const resident = createHash("sha256");
   let off = 0;
+  const heavyHash = createHash("sha256");
   for (const [name, b] of sections) {
-    placed[name] = [off, b.length];
-    if (name !== "heavy") resident.update(b);
-    off += b.length;
+    const list = Buffer.isBuffer(b) ? [b] : b;
+    let len = 0;
+    for (const x of list) {
+      (name === "heavy" ? heavyHash : resident).update(x);
+      len += x.length;
+    }
+    placed[name] = [off, len];
+    off += len;
   }
   const header: Header = {
     format: INDEX_FORMAT,
@@ -356,7 +362,7 @@ export async function writeIndex(
     blobs,
     sections: placed,
     residentSha256: resident.digest("hex"),
-    heavySha256: createHash("sha256").update(parts.registry.heavy).digest("hex"),
+    heavySha256: heavyHash.digest("hex"),
   };
   const hb = Buffer.from(JSON.stringify(header));
   const prefix = Buffer.alloc(PREFIX);
@@ -369,7 +375,7 @@ export async function writeIndex(
   const fh = await open(tmp, "wx", 0o644);
   try {
     let pos = 0;
-    for (const b of [prefix, hb, ...sections.map(([, x]) => x)]) {
+    for (const b of [prefix, hb, ...sections.flatMap(([, x]) => (Buffer.isBuffer(x) ? [x] : x))]) {
       for (let done = 0; done < b.length; ) {
         const { bytesWritten } = await fh.write(b, done, b.length - done, pos);
         done += bytesWritten;
