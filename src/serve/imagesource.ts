@@ -221,7 +221,8 @@ export class ImageCatalog {
       throw wrap(e, `failed to pull image ${goQuote(this.ref)}`);
     }
     const dir = await this.#fetch(digest);
-    const out = await this.#store.add(this.name, dir, { watch: false });
+    // each image revision is unpacked to a directory of its own: an index of it would never be read again
+    const out = await this.#store.add(this.name, dir, { watch: false, index: false });
     this.#digest = digest;
     if (out.status === "failed") {
       this.#failedDigest = digest;

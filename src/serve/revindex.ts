@@ -189,6 +189,8 @@ class FileHeavyStore implements HeavyStore {
     // one positional read per bundle (tens of KB); the file is a renamed index, never rewritten in place
     return new Promise((resolve, reject) => {
       read(this.#fd, out, 0, length, this.#base + offset, (err, n) => {
+        // the store (whose collection closes the descriptor) must outlive the read
+        void this.#fd;
         if (err) reject(err);
         else if (n !== length) reject(new Error("short read from the index file"));
         else resolve(out);
