@@ -285,7 +285,7 @@ describe("the index in a running server", () => {
     assert.match(r.warnings[0], /serve index not written to .*not-a-dir/);
   });
 
-  test("a writer killed while writing the index leaves no index visible, only a temporary file that is ignored", async () => {
+  test("a writer killed while writing the index leaves no index visible, only a temporary file that is ignored and removed by the next write", async () => {
     const dir = copyCatalog("killed");
     const cacheDir = join(tmp, "cache-killed");
     // the child writes the index but never finishes it: fsync (before the rename) hangs, then it is killed
@@ -328,5 +328,10 @@ describe("the index in a running server", () => {
     assert.equal(next.rev?.indexWritten, true);
     assert.deepEqual(next.warnings, []);
     assert.equal((await loadCached(dir, cacheDir)).rev?.origin, "index");
+    // the dead writer's temporary file went with the next successful write
+    assert.deepEqual(
+      readdirSync(join(cacheDir, "serve-index")).filter((f) => f.includes(".tmp-")),
+      [],
+    );
   });
 });

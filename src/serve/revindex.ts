@@ -23,8 +23,8 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { closeSync, fstatSync, openSync, read, readdirSync, readSync, realpathSync, statSync } from "node:fs";
-import { mkdir, open, rename, rm } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir, open, readdir, rename, rm } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import type { Stats } from "node:fs";
 import { VERSION } from "../version.js";
 import type { HeavyStore, PersistedRegistry } from "./registry.js";
@@ -371,8 +371,7 @@ export async function writeIndex(
   MAGIC.copy(prefix);
   prefix.writeUInt32LE(INDEX_FORMAT, MAGIC.length);
   prefix.writeUInt32LE(hb.length, MAGIC.length + 4);
-  const dir = join(path, "..");
-  await mkdir(dir, { recursive: true });
+  await mkdir(dirname(path), { recursive: true });
   const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
   const fh = await open(tmp, "wx", 0o644);
   try {
@@ -396,5 +395,29 @@ export async function writeIndex(
   } catch (e) {
     await rm(tmp, { force: true });
     throw e;
+  }
+  await removeOrphans(path);
+}
+
+/** Removes temporary files of this index left by writers that died before their rename (their process is gone). */
+async function removeOrphans(path: string): Promise<void> {
+  const prefix = `${basename(path)}.tmp-`;
+  let names: string[];
+  try {
+    names = await readdir(dirname(path));
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    if (!n.startsWith(prefix)) continue;
+    const pid = Number(n.slice(prefix.length).split("-")[0]);
+    if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) continue;
+    try {
+      process.kill(pid, 0);
+      continue; // still running: maybe writing it now
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "ESRCH") continue;
+    }
+    await rm(join(dirname(path), n), { force: true });
   }
 }
