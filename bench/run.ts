@@ -5,7 +5,7 @@
  * fresh process; two "warm" rows time a second pass of the bare parse and of load + validate within
  * one process (the steady state). Results are printed as a Markdown table (paste into docs/benchmarks.md).
  * Then, each in its own process: bundle rendering and image pulls (bench/images.ts, needs Debian's
- * docker-registry), and the SAT solver (bench/sat.ts). `BENCH_ONLY=fbc|images|sat|resolve|templates|serve|cluster|deppy|vsopm|ui` runs one part
+ * docker-registry), and the SAT solver (bench/sat.ts). `BENCH_ONLY=fbc|images|sat|resolve|templates|serve|cluster|deppy|vsopm|servestart|ui` runs one part
  * (serve: bench/serve.ts, load on `opcat serve` with wrk or autocannon in a separate process).
  */
 import { spawnSync } from "node:child_process";
@@ -137,4 +137,5 @@ if (!only || only === "serve") sub("serve.ts");
 if (!only || only === "cluster") sub("cluster.ts");
 if (!only || only === "deppy") sub("deppy.ts");
 if (!only || only === "vsopm") sub("vsopm.ts");
+if (!only || only === "servestart") sub("servestart.ts");
 if (!only || only === "ui") sub("ui.ts");

@@ -12,11 +12,13 @@ import type * as SLib from "../serve/store.js";
 import { reportProblems } from "./output.js";
 import type { ImageCatalog, ImageSourceEvent } from "../serve/imagesource.js";
 import type * as ISLib from "../serve/imagesource.js";
+import type * as IALib from "../serve/imageargs.js";
 
 /** The resolver API's default request body limit (serve/resolveapi.ts; not imported: the servers load on use). */
 // Loaded when serve runs (see loadOnAction below).
 let S: typeof SLib;
 let IS: typeof ISLib;
+let IA: typeof IALib;
 
 const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
@@ -56,8 +58,8 @@ export function parseListenAddress(s: string, flag: string): { host: string; por
 function parseServeArg(arg: string): { name: string; source: string; image: boolean } {
   const eq = arg.indexOf("=");
   const named = eq > 0 && !arg.slice(0, eq).includes("/") && !arg.slice(0, eq).includes(":");
-  if (IS.isImageArgument(named ? arg.slice(eq + 1) : arg, existsSync)) {
-    const { name, ref } = IS.parseImageCatalogArg(arg);
+  if (IA.isImageArgument(named ? arg.slice(eq + 1) : arg, existsSync)) {
+    const { name, ref } = IA.parseImageCatalogArg(arg);
     return { name, source: ref, image: true };
   }
   return { ...S.parseCatalogArg(arg), image: false };
@@ -99,6 +101,7 @@ function reportEvent(e: StoreEvent): void {
         bytes: e.revision.jsonl.length,
         bundles: e.revision.registry.bundleCount,
         load_ms: Math.round(e.revision.loadMs),
+        index: e.revision.origin === "index" ? "read" : e.revision.indexWritten ? "written" : "none",
       });
       return;
     case "unchanged":
@@ -126,7 +129,7 @@ function reportEvent(e: StoreEvent): void {
 export function registerServeCommand(program: Command): void {
   const serve = program.command("serve");
   loadOnAction([serve], async () => {
-    [S, IS] = await Promise.all([import("../serve/store.js"), import("../serve/imagesource.js")]);
+    [S, IA] = await Promise.all([import("../serve/store.js"), import("../serve/imageargs.js")]);
   });
   addImageAccessOptions(serve)
     .description(
@@ -185,15 +188,15 @@ export function registerServeCommand(program: Command): void {
     )
     .option(
       "--cache-only",
-      "opm's flag: load and validate the catalogs, then exit without serving (opcat keeps no serve cache to build)",
+      "opm's flag: load and validate the catalogs, write their serve indexes (with --cache-dir), then exit without serving",
     )
     .option(
       "--cache-enforce-integrity",
-      "opm's flag, accepted: opcat always serves what it loaded from the catalog itself, so there is no cache that could be stale",
+      "opm's flag (needs --cache-dir): start only from serve indexes that match the catalogs' contents (SHA-256 of every file), failing when one is missing or stale instead of rebuilding it",
     )
     .addHelpText(
       "after",
-      "\nCatalog images (e.g. quay.io/org/my-index:v1, oci:<dir>:<tag>) are pulled with the image access flags; their configs directory is served.\nDigest-pinned references are not polled.",
+      "\nCatalog images (e.g. quay.io/org/my-index:v1, oci:<dir>:<tag>) are pulled with the image access flags; their configs directory is served.\nDigest-pinned references are not polled.\nWith --cache-dir, each catalog's revision index is also kept there (<dir>/serve-index/): a start whose catalog files are unchanged serves it without parsing them; a changed, corrupt or foreign index is rebuilt.",
     )
     .action(async (args: string[], opts: ServeOpts) => {
       const catalogs = args.map(parseServeArg);
@@ -212,6 +215,8 @@ export function registerServeCommand(program: Command): void {
           });
         pollMs = d;
       }
+      // the image client loads only when a catalog is an image
+      if (catalogs.some((c) => c.image)) IS = await import("../serve/imagesource.js");
       const pull = catalogs.some((c) => c.image)
         ? { ...(await imageAccessFrom(opts)), onProgress: undefined }
         : undefined;
@@ -289,13 +294,31 @@ export function registerServeCommand(program: Command): void {
         );
       }
 
+      if (opts.cacheEnforceIntegrity && opts.cacheDir === undefined)
+        throw new OpcatError("USAGE_SERVE", "--cache-dir must be specified with --cache-enforce-integrity", {
+          kind: "usage",
+        });
+      // with --cache-dir, each catalog directory's revision index is kept there (src/serve/revindex.ts)
+      const cache =
+        opts.cacheDir !== undefined
+          ? {
+              dir: opts.cacheDir,
+              enforceIntegrity: opts.cacheEnforceIntegrity === true,
+              onWarning: (message: string) => log({ level: "warn", msg: message }),
+            }
+          : undefined;
       // the HTTP and gRPC servers (grpc-js, protobufjs) load when serve runs, not for every command
-      const { CatalogStore, startGrpcServer, startHttpServer } = await import("../serve/index.js");
+      const [{ CatalogStore }, { startGrpcServer }, { startHttpServer }] = await Promise.all([
+        import("../serve/store.js"),
+        import("../serve/grpc.js"),
+        import("../serve/http.js"),
+      ]);
       // the web UI shows what the last reload changed: the replaced revision is kept until the next one
       const store = new CatalogStore({
         checkMetaKeys: grpcAddr !== undefined,
         onEvent: reportEvent,
         keepPrevious: httpAddr !== undefined && opts.ui !== false,
+        cache,
       });
       let failed = false;
       for (const c of catalogs) {
@@ -332,7 +355,7 @@ export function registerServeCommand(program: Command): void {
         });
       }
       if (opts.cacheOnly) {
-        // opm builds its serve cache and exits; opcat has none to build: the catalogs loaded and are valid
+        // like opm: the serve cache (with --cache-dir: one index per catalog) is built, then exit
         await Promise.all(images.map((i) => i.close()));
         await store.close();
         if (failed)
@@ -342,8 +365,12 @@ export function registerServeCommand(program: Command): void {
           });
         log({
           level: "info",
-          msg: "--cache-only: the catalogs load and are valid; opcat keeps no serve cache, nothing to write",
+          msg:
+            cache === undefined
+              ? "--cache-only: the catalogs load and are valid; without --cache-dir no serve index is kept"
+              : "--cache-only: the catalogs load and are valid; serve indexes are up to date",
           catalogs: store.names(),
+          ...(cache !== undefined ? { cache_dir: cache.dir } : {}),
         });
         return;
       }

@@ -216,26 +216,37 @@ export function createGrpcServer(
   };
 
   const unary =
-    (method: string, fn: (rev: CatalogRevision, req: Record<string, string>) => RpcResult<unknown>): Unary =>
+    (
+      method: string,
+      fn: (rev: CatalogRevision, req: Record<string, string>) => RpcResult<unknown> | Promise<RpcResult<unknown>>,
+    ): Unary =>
     (call, callback) => {
       const started = process.hrtime.bigint();
       const rev = pick(call.metadata);
-      const r: RpcResult<unknown> =
-        rev instanceof Error ? { ok: false, error: { code: rev.code, message: rev.details } } : fn(rev, call.request);
-      if (r.ok) callback(null, r.value);
-      else callback(rpcError(r.error.code as grpc.status, r.error.message));
-      logCall(method, call.metadata, call.getPeer(), started, r.ok ? 0 : r.error.code, r.ok ? 1 : 0);
+      const answer = (r: RpcResult<unknown>): void => {
+        if (r.ok) callback(null, r.value);
+        else callback(rpcError(r.error.code as grpc.status, r.error.message));
+        logCall(method, call.metadata, call.getPeer(), started, r.ok ? 0 : r.error.code, r.ok ? 1 : 0);
+      };
+      if (rev instanceof Error) return answer({ ok: false, error: { code: rev.code, message: rev.details } });
+      const r = fn(rev, call.request);
+      if ("then" in r) r.then(answer, (e: unknown) => answer(internalError(e)));
+      else answer(r);
     };
 
   const stream =
     (
       method: string,
-      fn: (rev: CatalogRevision, req: Record<string, string>, md: grpc.Metadata) => RpcResult<Iterable<unknown>>,
+      fn: (
+        rev: CatalogRevision,
+        req: Record<string, string>,
+        md: grpc.Metadata,
+      ) => RpcResult<Iterable<unknown> | AsyncIterable<unknown>>,
     ): ServerStream =>
     (call) => {
       const started = process.hrtime.bigint();
       const rev = pick(call.metadata);
-      const r: RpcResult<Iterable<unknown>> =
+      const r: RpcResult<Iterable<unknown> | AsyncIterable<unknown>> =
         rev instanceof Error
           ? { ok: false, error: { code: rev.code, message: rev.details } }
           : fn(rev, call.request, call.metadata);
@@ -244,12 +255,17 @@ export function createGrpcServer(
         logCall(method, call.metadata, call.getPeer(), started, r.error.code, 0);
         return;
       }
-      void writeAll(call, r.value).then((n) =>
-        logCall(method, call.metadata, call.getPeer(), started, call.cancelled ? grpc.status.CANCELLED : 0, n),
+      void writeAll(call, r.value).then(
+        (n) => logCall(method, call.metadata, call.getPeer(), started, call.cancelled ? grpc.status.CANCELLED : 0, n),
+        (e: unknown) => {
+          const err = internalError(e).error;
+          call.emit("error", rpcError(err.code as grpc.status, err.message));
+          logCall(method, call.metadata, call.getPeer(), started, err.code, 0);
+        },
       );
     };
 
-  server.addService(defs["api.Registry"] as grpc.ServiceDefinition, {
+  server.addService(sendsEncodedBundles(defs["api.Registry"] as grpc.ServiceDefinition), {
     ListPackages: stream("ListPackages", (rev) => ({
       ok: true,
       value: rev.registry.listPackages().map((name) => ({ name })),
@@ -450,10 +466,33 @@ function rpcError(code: grpc.status, details: string): grpc.ServiceError {
   return Object.assign(new Error(details), { code, details, metadata: new grpc.Metadata() });
 }
 
+/** A failure reading a catalog revision's index (an I/O error): gRPC Internal. */
+function internalError(e: unknown): { ok: false; error: { code: number; message: string } } {
+  return { ok: false, error: { code: grpc.status.INTERNAL, message: `read catalog index: ${(e as Error).message}` } };
+}
+
+/**
+ * The registry answers bundles already encoded (registry.ts, pb.ts): methods answering
+ * `api.Bundle` send such a buffer as it is instead of encoding an object.
+ */
+function sendsEncodedBundles(def: grpc.ServiceDefinition): grpc.ServiceDefinition {
+  const out: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
+  for (const [name, m] of Object.entries(def)) {
+    const encode = m.responseSerialize;
+    const typeName = (m as { responseType?: { type?: { name?: string } } }).responseType?.type?.name;
+    out[name] =
+      typeName === "Bundle" ? { ...m, responseSerialize: (v: unknown) => (Buffer.isBuffer(v) ? v : encode(v)) } : m;
+  }
+  return out as grpc.ServiceDefinition;
+}
+
 /** Streams messages with back-pressure; stops when the caller cancels. Returns how many were sent. */
-async function writeAll(call: grpc.ServerWritableStream<unknown, unknown>, items: Iterable<unknown>): Promise<number> {
+async function writeAll(
+  call: grpc.ServerWritableStream<unknown, unknown>,
+  items: Iterable<unknown> | AsyncIterable<unknown>,
+): Promise<number> {
   let n = 0;
-  for (const item of items) {
+  for await (const item of items) {
     if (call.cancelled || call.destroyed) return n;
     n++;
     if (!call.write(item)) {

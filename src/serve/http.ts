@@ -22,8 +22,8 @@ import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGzip, gzip as gzipCb } from "node:zlib";
-import { ResolverApi, type ResolverApiOptions } from "./resolveapi.js";
-import { UiHandler, type UiOptions } from "./uiapi.js";
+import type { ResolverApi, ResolverApiOptions } from "./resolveapi.js";
+import type { UiHandler, UiOptions } from "./uiapi.js";
 import type { CatalogRevision } from "./revision.js";
 import { dns1123SubdomainErrors, type CatalogStore } from "./store.js";
 
@@ -54,6 +54,34 @@ export interface HttpServerHandle {
 }
 
 const CHUNK = 64 * 1024;
+/** Paths the resolver API answers (resolveapi.ts API_PREFIX) and the web UI serves (uiapi.ts handle). */
+const RESOLVER_PREFIX = "/api/";
+const UI_API = "/ui/api/";
+const isUiPath = (p: string): boolean =>
+  p.startsWith(UI_API) || p === "/" || p === "/index.html" || p.startsWith("/assets/") || p === "/favicon.svg";
+
+/**
+ * A handler whose module loads on its first request (the resolver pulls in CEL and the resolver, the
+ * UI templates and image access): a server that only serves catalogs starts without them.
+ */
+class Lazy<T> {
+  #value: T | undefined;
+  #loading: Promise<T> | undefined;
+  readonly #load: () => Promise<T>;
+  constructor(load: () => Promise<T>) {
+    this.#load = load;
+  }
+  get value(): T | undefined {
+    return this.#value;
+  }
+  load(): Promise<T> {
+    this.#loading ??= this.#load().then((v) => {
+      this.#value = v;
+      return v;
+    });
+    return this.#loading;
+  }
+}
 const METAS_PARAMS = new Set(["schema", "package", "name"]);
 const ROUTE = /^\/catalogs\/([^/]+)\/api\/v1\/(all|metas)$/;
 
@@ -69,8 +97,13 @@ export function createCatalogHandler(
   opts: Pick<HttpServeOptions, "accessLog" | "gzipMinSize" | "resolver" | "ui"> = {},
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const gzipMin = opts.gzipMinSize ?? 1400;
-  const api = opts.resolver === false ? undefined : new ResolverApi(store, opts.resolver ?? {});
-  const ui = opts.ui ? new UiHandler(store, opts.ui) : undefined;
+  const resolverOpts = opts.resolver;
+  const api =
+    resolverOpts === false
+      ? undefined
+      : new Lazy(async () => new (await import("./resolveapi.js")).ResolverApi(store, resolverOpts ?? {}));
+  const uiOpts = opts.ui;
+  const ui = uiOpts ? new Lazy(async () => new (await import("./uiapi.js")).UiHandler(store, uiOpts)) : undefined;
   return (req, res) => {
     const started = process.hrtime.bigint();
     const ctx: ReqCtx = { bytes: 0 };
@@ -110,16 +143,33 @@ function route(
   res: ServerResponse,
   ctx: ReqCtx,
   gzipMin: number,
-  api: ResolverApi | undefined,
-  ui: UiHandler | undefined,
+  api: Lazy<ResolverApi> | undefined,
+  ui: Lazy<UiHandler> | undefined,
 ): void {
   const url = req.url ?? "/";
   const qi = url.indexOf("?");
   const path = qi < 0 ? url : url.slice(0, qi);
   const query = qi < 0 ? "" : url.slice(qi + 1);
   const method = req.method ?? "GET";
-  if (api?.handle(req, res, path, ctx)) return;
-  if (ui?.handle(req, res, path, query)) return;
+  const pending =
+    api && !api.value && path.startsWith(RESOLVER_PREFIX) ? api : ui && !ui.value && isUiPath(path) ? ui : undefined;
+  if (pending) {
+    // load the handler's module, then route again (the request body waits unread meanwhile)
+    void (pending as Lazy<unknown>).load().then(
+      () => {
+        try {
+          route(store, req, res, ctx, gzipMin, api, ui);
+        } catch (e) {
+          if (!res.headersSent) textError(res, ctx, 500, "500 Internal Server Error");
+          else res.destroy(e as Error);
+        }
+      },
+      () => textError(res, ctx, 500, "500 Internal Server Error"),
+    );
+    return;
+  }
+  if (api?.value?.handle(req, res, path, ctx)) return;
+  if (ui?.value?.handle(req, res, path, query)) return;
 
   if (path === "/healthz" || path === "/readyz") {
     if (method !== "GET" && method !== "HEAD") return textError(res, ctx, 405, "Method Not Allowed", "GET, HEAD");

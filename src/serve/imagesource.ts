@@ -9,12 +9,13 @@
  * removed. A digest-pinned reference never changes and is not polled.
  */
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { basename, join, resolve } from "node:path";
+import { join } from "node:path";
 import { OpcatError, type Problem } from "../fbc/errors.js";
 import { parseGoDuration } from "../gojson/duration.js";
 import { goQuote } from "../gojson/fmt.js";
 
 export { parseGoDuration };
+export { imageCatalogName, isImageArgument, parseImageCatalogArg } from "./imageargs.js";
 import { ImageError, errText } from "../image/errors.js";
 import { MANIFEST_ACCEPT } from "../image/manifest.js";
 import {
@@ -77,46 +78,6 @@ export interface ImageCatalogOptions extends PullOptions {
   /** Where the unpacked trees live (default `<cacheDir>/serve`); a private subdirectory is made in it. */
   workDir?: string;
   onEvent?: (e: ImageSourceEvent) => void;
-}
-
-/** The default catalog name of an image reference: the repository's base name (`quay.io/org/my-index:v1` → `my-index`). */
-export function imageCatalogName(ref: string): string {
-  const lr = parseLayoutRef(ref);
-  if (lr) return basename(resolve(lr.dir));
-  const at = ref.indexOf("@");
-  const noDigest = at < 0 ? ref : ref.slice(0, at);
-  const last = noDigest.slice(noDigest.lastIndexOf("/") + 1);
-  const colon = last.indexOf(":");
-  return colon < 0 ? last : last.slice(0, colon);
-}
-
-/**
- * True for a command-line catalog argument (after any `name=`) that is an image reference rather
- * than a path: `oci:<dir>[:tag]`, `docker://<ref>`, or a reference whose first component is a
- * registry host (has a "." or ":" or is "localhost"), when no such file exists.
- */
-export function isImageArgument(source: string, exists: (p: string) => boolean): boolean {
-  if (source.startsWith("oci:") || source.startsWith("docker://")) return true;
-  if (exists(source)) return false;
-  const slash = source.indexOf("/");
-  if (slash <= 0) return false;
-  const host = source.slice(0, slash);
-  return (
-    (host.includes(".") || host.includes(":") || host === "localhost") && /^[a-z0-9]/.test(source) && !/\s/.test(source)
-  );
-}
-
-/** Parses `[name=]<image-ref>`; the name defaults to {@link imageCatalogName}; `docker://` is dropped. */
-export function parseImageCatalogArg(arg: string): { name: string; ref: string } {
-  const eq = arg.indexOf("=");
-  let name: string | undefined;
-  let ref = arg;
-  if (eq > 0 && !arg.slice(0, eq).includes("/") && !arg.slice(0, eq).includes(":")) {
-    name = arg.slice(0, eq);
-    ref = arg.slice(eq + 1);
-  }
-  if (ref.startsWith("docker://")) ref = ref.slice("docker://".length);
-  return { name: name ?? imageCatalogName(ref), ref };
 }
 
 type Target = { kind: "registry"; named: ImageReference } | { kind: "layout"; layout: LayoutRef };
@@ -260,7 +221,8 @@ export class ImageCatalog {
       throw wrap(e, `failed to pull image ${goQuote(this.ref)}`);
     }
     const dir = await this.#fetch(digest);
-    const out = await this.#store.add(this.name, dir, { watch: false });
+    // each image revision is unpacked to a directory of its own: an index of it would never be read again
+    const out = await this.#store.add(this.name, dir, { watch: false, index: false });
     this.#digest = digest;
     if (out.status === "failed") {
       this.#failedDigest = digest;

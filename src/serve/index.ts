@@ -41,6 +41,7 @@ export {
   type RpcError,
   type RpcResult,
 } from "./registry.js";
+export { decodeApiBundle } from "./pb.js";
 export { synthesizeCsvJson, type CsvContext } from "./csv.js";
 export {
   ResolverApi,

@@ -22,6 +22,7 @@ import {
 } from "../fbc/properties.js";
 import type { JsonObject, Meta } from "../fbc/types.js";
 import { synthesizeCsvJson } from "./csv.js";
+import { encodeBundleParts } from "./pb.js";
 
 /** gRPC status codes used by the registry: what a plain Go error becomes, and InvalidArgument. */
 export const RpcCode = { Unknown: 2, InvalidArgument: 3 } as const;
@@ -94,29 +95,91 @@ interface IdxBundle {
   readonly name: string;
   readonly replaces: string;
   readonly skips: readonly string[];
-  /** The bundle as stored by opm's cache (replaces and skips included). */
-  readonly api: ApiBundle;
-  /** As GetBundle answers it: replaces and skips cleared. */
-  readonly trimmed: ApiBundle;
-  /** As ListBundles streams it: csvJson and object cleared when bundlePath is set. */
-  readonly listed: ApiBundle;
+  /** Keys (gvkKey) of the provided APIs, each once. */
+  readonly gvks: readonly string[];
+  /** The encoded parts a, b, r and d (pb.ts BundleParts), one after the other: ListBundles' answer when `hasPath`. */
+  light: Buffer;
+  readonly la: number;
+  readonly lb: number;
+  readonly lr: number;
+  /** Where the encoded csvJson and objects are in the heavy store. */
+  readonly heavyOff: number;
+  readonly heavyLen: number;
+  readonly hasPath: boolean;
 }
 
 interface IdxChannel {
   readonly name: string;
   readonly head: string;
-  readonly deprecation: ApiDeprecation | null;
   readonly bundles: Map<string, IdxBundle>;
 }
 
 interface IdxPackage {
   readonly name: string;
   readonly defaultChannel: string;
-  readonly deprecation: ApiDeprecation | null;
   readonly channels: Map<string, IdxChannel>;
   readonly api: ApiPackage;
 }
 
+/**
+ * Where the bundles' biggest parts (CSV JSON and manifests, pb.ts `heavy`) are: in memory, or in a
+ * persisted index file (read when a bundle is asked for, as opm reads its cache).
+ */
+export interface HeavyStore {
+  read(offset: number, length: number): Promise<Buffer>;
+}
+
+/** A heavy store in memory: one buffer per bundle, at consecutive offsets (as persisted). */
+export class MemoryHeavyStore implements HeavyStore {
+  readonly #at = new Map<number, Buffer>();
+  readonly chunks: readonly Buffer[];
+  constructor(chunks: Buffer[]) {
+    this.chunks = chunks;
+    let off = 0;
+    for (const c of chunks) {
+      if (c.length > 0) this.#at.set(off, c);
+      off += c.length;
+    }
+  }
+  read(offset: number, length: number): Promise<Buffer> {
+    if (length === 0) return Promise.resolve(NO_BYTES);
+    const c = this.#at.get(offset);
+    if (!c || c.length !== length) return Promise.reject(new Error("no bundle at this place of the heavy store"));
+    return Promise.resolve(c);
+  }
+}
+
+/** The registry index as persisted (revision index files): JSON structure, light and heavy bytes. */
+export interface PersistedRegistry {
+  json: string;
+  light: Buffer;
+  /** The heavy section, in order. */
+  heavy: readonly Buffer[];
+}
+
+interface PersistedShape {
+  packages: { name: string; defaultChannel: string; api: ApiPackage; channels: [string, string, number[]][] }[];
+  /** pkg, channel, name, replaces, skips, gvks, light offset, la, lb, lr, ld, heavy offset, heavy length, hasPath */
+  bundles: [
+    string,
+    string,
+    string,
+    string,
+    string[],
+    string[],
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    boolean,
+  ][];
+  metas: [string, JsonObject[]][];
+}
+
+const NO_BYTES = Buffer.alloc(0);
 const META_KEY = /^[a-zA-Z0-9][a-zA-Z0-9._-]*$/;
 
 /** opm's custom-schema key check (pkg/cache/meta_key.go); the error text, or undefined when valid. */
@@ -138,17 +201,30 @@ const fail = <T>(message: string, code: number = RpcCode.Unknown): RpcResult<T> 
 /** opm's registry queries over one catalog revision. Immutable once built. */
 export class RegistryIndex {
   readonly #packages: Map<string, IdxPackage>;
+  readonly #all: IdxBundle[];
   readonly #listOrder: IdxBundle[];
   readonly #provides: Map<string, IdxBundle[]>;
   readonly #replacing: Map<string, ApiChannelEntry[]>;
   readonly #metas: Map<string, JsonObject[]>;
+  readonly #heavy: HeavyStore;
+  /** The light parts of every bundle (the bundles' `light` are views of it). */
+  readonly #lightArena: Buffer;
+  /** The heavy parts in memory, when built here (undefined when they are read from a file). */
+  readonly #heavyArena: readonly Buffer[] | undefined;
 
-  private constructor(packages: Map<string, IdxPackage>, metas: Map<string, JsonObject[]>) {
+  private constructor(
+    packages: Map<string, IdxPackage>,
+    all: IdxBundle[],
+    metas: Map<string, JsonObject[]>,
+    lightArena: Buffer,
+    heavy: HeavyStore,
+  ) {
     this.#packages = packages;
     this.#metas = metas;
-    const all: IdxBundle[] = [];
-    for (const p of packages.values())
-      for (const c of p.channels.values()) for (const b of c.bundles.values()) all.push(b);
+    this.#heavy = heavy;
+    this.#lightArena = lightArena;
+    this.#heavyArena = heavy instanceof MemoryHeavyStore ? heavy.chunks : undefined;
+    this.#all = all;
     this.#listOrder = [...all].sort(
       (a, b) => compareUtf8(a.channel, b.channel) || compareUtf8(a.pkg, b.pkg) || compareUtf8(a.name, b.name),
     );
@@ -156,11 +232,7 @@ export class RegistryIndex {
     this.#provides = new Map();
     this.#replacing = new Map();
     for (const b of all) {
-      const seen = new Set<string>();
-      for (const g of b.api.providedApis) {
-        const key = gvkKey(g.group, g.version, g.kind);
-        if (seen.has(key)) continue;
-        seen.add(key);
+      for (const key of b.gvks) {
         const list = this.#provides.get(key);
         if (list) list.push(b);
         else this.#provides.set(key, [b]);
@@ -212,8 +284,16 @@ export class RegistryIndex {
       else metas.set(key, [v]);
     }
     const packages = new Map<string, IdxPackage>();
+    const lights: Buffer[] = [];
+    let lightSize = 0;
+    const heavies: Buffer[] = [];
+    let heavySize = 0;
+    // the CSV and manifests depend on the bundle only: kept once for all the channels it is in
+    const heavyAt = new Map<string, { off: number; len: number }>();
+    const pending: { b: IdxBundle; off: number; len: number }[] = [];
     for (const mp of model.values()) {
       const channels = new Map<string, IdxChannel>();
+      const chApi: ApiChannel[] = [];
       for (const mc of mp.channels.values()) {
         const { head, error } = channelHead(mc);
         if (!head) {
@@ -226,7 +306,8 @@ export class RegistryIndex {
         }
         const bundles = new Map<string, IdxBundle>();
         for (const mb of mc.bundles.values()) {
-          const conv = convertBundle(mb);
+          let h = heavyAt.get(mb.name);
+          const conv = convertBundle(mb, { heavy: h === undefined });
           if (typeof conv === "string") {
             problems.push(
               problem("SERVE_BUNDLE_CONVERT", `build package index: process package ${goQuote(mp.name)}: ${conv}`, {
@@ -236,39 +317,148 @@ export class RegistryIndex {
             );
             continue;
           }
-          const trimmed = { ...conv, replaces: "", skips: [] };
-          const listed = conv.bundlePath !== "" ? { ...conv, csvJson: "", object: [] } : conv;
-          bundles.set(mb.name, {
+          if (problems.length > 0) continue;
+          const parts = encodeBundleParts(conv, h === undefined);
+          if (!h) {
+            h = { off: heavySize, len: parts.heavy.length };
+            heavies.push(parts.heavy);
+            heavySize += parts.heavy.length;
+            heavyAt.set(mb.name, h);
+          }
+          const gvks = [...new Set(conv.providedApis.map((g) => gvkKey(g.group, g.version, g.kind)))];
+          const light = [parts.a, parts.b, parts.r, parts.d];
+          const len = parts.a.length + parts.b.length + parts.r.length + parts.d.length;
+          lights.push(...light);
+          const b: IdxBundle = {
+            light: NO_BYTES,
             pkg: mp.name,
             channel: mc.name,
             name: mb.name,
             replaces: mb.replaces,
             skips: mb.skips,
-            api: conv,
-            trimmed,
-            listed,
-          });
+            gvks,
+            la: parts.a.length,
+            lb: parts.b.length,
+            lr: parts.r.length,
+            heavyOff: h.off,
+            heavyLen: h.len,
+            hasPath: conv.bundlePath !== "",
+          };
+          pending.push({ b, off: lightSize, len });
+          lightSize += len;
+          bundles.set(mb.name, b);
         }
-        channels.set(mc.name, { name: mc.name, head: head.name, deprecation: dep(mc.deprecation), bundles });
+        channels.set(mc.name, { name: mc.name, head: head.name, bundles });
+        chApi.push({ name: mc.name, csvName: head.name, deprecation: dep(mc.deprecation) });
       }
+      heavyAt.clear();
       const api: ApiPackage = {
         name: mp.name,
         defaultChannelName: mp.defaultChannel?.name ?? "",
         deprecation: dep(mp.deprecation),
-        channels: [...channels.values()]
-          .sort((a, b) => compareUtf8(a.name, b.name))
-          .map((c) => ({ name: c.name, csvName: c.head, deprecation: c.deprecation })),
+        channels: chApi.sort((a, b) => compareUtf8(a.name, b.name)),
       };
-      packages.set(mp.name, {
-        name: mp.name,
-        defaultChannel: api.defaultChannelName,
-        deprecation: api.deprecation,
-        channels,
-        api,
-      });
+      packages.set(mp.name, { name: mp.name, defaultChannel: api.defaultChannelName, channels, api });
     }
     if (problems.length > 0) return { problems };
-    return { index: new RegistryIndex(packages, metas) };
+    const lightArena = Buffer.concat(lights, lightSize);
+    lights.length = 0;
+    const all: IdxBundle[] = [];
+    for (const p of pending) {
+      // the same object the channel map holds: give it its view of the arena
+      p.b.light = lightArena.subarray(p.off, p.off + p.len);
+      all.push(p.b);
+    }
+    const heavy = new MemoryHeavyStore(heavies);
+    return { index: new RegistryIndex(packages, all, metas, lightArena, heavy) };
+  }
+
+  /** The index in its persisted form (see revision index files); only for an index built here. */
+  persist(): PersistedRegistry {
+    if (!this.#heavyArena) throw new Error("registry index: only an index built in memory can be persisted");
+    const ids = new Map<IdxBundle, number>();
+    const shape: PersistedShape = { packages: [], bundles: [], metas: [...this.#metas] };
+    for (const b of this.#all) {
+      ids.set(b, shape.bundles.length);
+      shape.bundles.push([
+        b.pkg,
+        b.channel,
+        b.name,
+        b.replaces,
+        [...b.skips],
+        [...b.gvks],
+        b.light.byteOffset - this.#lightArena.byteOffset,
+        b.la,
+        b.lb,
+        b.lr,
+        b.light.length,
+        b.heavyOff,
+        b.heavyLen,
+        b.hasPath,
+      ]);
+    }
+    for (const p of this.#packages.values()) {
+      shape.packages.push({
+        name: p.name,
+        defaultChannel: p.defaultChannel,
+        api: p.api,
+        channels: [...p.channels.values()].map((c) => [
+          c.name,
+          c.head,
+          [...c.bundles.values()].map((b) => ids.get(b) ?? -1),
+        ]),
+      });
+    }
+    return { json: JSON.stringify(shape), light: this.#lightArena, heavy: this.#heavyArena };
+  }
+
+  /** An index from its persisted form; the heavy parts are read from `heavy` when asked for. */
+  static fromPersisted(json: string, light: Buffer, heavy: HeavyStore): RegistryIndex {
+    const shape = JSON.parse(json) as PersistedShape;
+    const all: IdxBundle[] = shape.bundles.map((t) => ({
+      pkg: t[0],
+      channel: t[1],
+      name: t[2],
+      replaces: t[3],
+      skips: t[4],
+      gvks: t[5],
+      light: light.subarray(t[6], t[6] + t[10]),
+      la: t[7],
+      lb: t[8],
+      lr: t[9],
+      heavyOff: t[11],
+      heavyLen: t[12],
+      hasPath: t[13],
+    }));
+    const packages = new Map<string, IdxPackage>();
+    for (const p of shape.packages) {
+      const channels = new Map<string, IdxChannel>();
+      for (const [name, head, ids] of p.channels) {
+        const bundles = new Map<string, IdxBundle>();
+        for (const i of ids) {
+          const b = all[i];
+          if (!b) throw new Error("registry index: bundle reference out of range");
+          bundles.set(b.name, b);
+        }
+        channels.set(name, { name, head, bundles });
+      }
+      packages.set(p.name, { name: p.name, defaultChannel: p.defaultChannel, api: p.api, channels });
+    }
+    return new RegistryIndex(packages, all, new Map(shape.metas), light, heavy);
+  }
+
+  /** GetBundle's answer (replaces and skips cleared). */
+  async #trimmed(b: IdxBundle): Promise<Buffer> {
+    const heavy = await this.#heavy.read(b.heavyOff, b.heavyLen);
+    const l = b.light;
+    return Buffer.concat([l.subarray(0, b.la), heavy, l.subarray(b.la, b.la + b.lb), l.subarray(b.la + b.lb + b.lr)]);
+  }
+
+  /** ListBundles' answer: as stored, but csvJson and object cleared when bundlePath is set. */
+  async #listed(b: IdxBundle): Promise<Buffer> {
+    if (b.hasPath) return b.light;
+    const heavy = await this.#heavy.read(b.heavyOff, b.heavyLen);
+    return Buffer.concat([b.light.subarray(0, b.la), heavy, b.light.subarray(b.la)]);
   }
 
   /** ListPackages: every package name (sorted). */
@@ -281,21 +471,22 @@ export class RegistryIndex {
     return p ? ok(p.api) : fail(`package ${goQuote(name)} not found`);
   }
 
-  getBundle(pkgName: string, channelName: string, csvName: string): RpcResult<ApiBundle> {
+  /** GetBundle: the encoded `api.Bundle` (pb.ts decodeApiBundle reads it). */
+  async getBundle(pkgName: string, channelName: string, csvName: string): Promise<RpcResult<Buffer>> {
     const ch = this.#channel(pkgName, channelName);
     if (!ch.ok) return ch;
     const b = ch.value.bundles.get(csvName);
     if (!b)
       return fail(`package ${goQuote(pkgName)}, channel ${goQuote(channelName)}, bundle ${goQuote(csvName)} not found`);
-    return ok(b.trimmed);
+    return ok(await this.#trimmed(b));
   }
 
-  getBundleForChannel(pkgName: string, channelName: string): RpcResult<ApiBundle> {
+  async getBundleForChannel(pkgName: string, channelName: string): Promise<RpcResult<Buffer>> {
     const ch = this.#channel(pkgName, channelName);
     if (!ch.ok) return ch;
     const b = ch.value.bundles.get(ch.value.head);
     return b
-      ? ok(b.trimmed)
+      ? ok(await this.#trimmed(b))
       : fail(
           `package ${goQuote(pkgName)}, channel ${goQuote(channelName)}, bundle ${goQuote(ch.value.head)} not found`,
         );
@@ -306,7 +497,7 @@ export class RegistryIndex {
     return list ? ok(list) : fail(`no channel entries found that replace ${csvName}`);
   }
 
-  getBundleThatReplaces(csvName: string, pkgName: string, channelName: string): RpcResult<ApiBundle> {
+  async getBundleThatReplaces(csvName: string, pkgName: string, channelName: string): Promise<RpcResult<Buffer>> {
     const p = this.#packages.get(pkgName);
     if (!p) return fail(`package ${pkgName} not found`);
     const ch = p.channels.get(channelName);
@@ -317,7 +508,7 @@ export class RegistryIndex {
         found = b;
     }
     return found
-      ? ok(found.trimmed)
+      ? ok(await this.#trimmed(found))
       : fail(`no entry found for package ${goQuote(pkgName)}, channel ${goQuote(channelName)}`);
   }
 
@@ -337,7 +528,7 @@ export class RegistryIndex {
     return out.length > 0 ? ok(out) : fail(notProvided(group, version, kind));
   }
 
-  getDefaultBundleThatProvides(group: string, version: string, kind: string): RpcResult<ApiBundle> {
+  async getDefaultBundleThatProvides(group: string, version: string, kind: string): Promise<RpcResult<Buffer>> {
     const latest = this.getLatestChannelEntriesThatProvide(group, version, kind);
     if (!latest.ok) return latest;
     // Already ordered by package name.
@@ -350,9 +541,9 @@ export class RegistryIndex {
     );
   }
 
-  /** ListBundles order: channel name, package name, bundle name. */
-  listBundles(): readonly ApiBundle[] {
-    return this.#listOrder.map((b) => b.listed);
+  /** ListBundles, encoded, in its order: channel name, package name, bundle name. */
+  async *listBundles(): AsyncGenerator<Buffer> {
+    for (const b of this.#listOrder) yield await this.#listed(b);
   }
 
   /** Number of (package, channel, bundle) entries. */
@@ -401,8 +592,11 @@ function dep(d: { message: string } | undefined): ApiDeprecation | null {
   return d ? { message: d.message } : null;
 }
 
-/** api.ConvertModelBundleToAPIBundle; a string is the error text. */
-export function convertBundle(mb: ModelBundle): ApiBundle | string {
+/**
+ * api.ConvertModelBundleToAPIBundle; a string is the error text. With `heavy: false` the CSV JSON
+ * and objects are left empty (the registry computes them once per bundle, not once per channel).
+ */
+export function convertBundle(mb: ModelBundle, opts: { heavy?: boolean } = {}): ApiBundle | string {
   let props: ParsedProperties;
   if (mb.parsed) props = mb.parsed;
   else {
@@ -417,9 +611,10 @@ export function convertBundle(mb: ModelBundle): ApiBundle | string {
   if (props.csvMetadatas.length > 1)
     return `parse properties: expected at most 1 property of type "olm.csv.metadata", found ${props.csvMetadatas.length}`;
   const src = mb.source;
-  let csvJson = src ? bundleCsvJson(src) : "";
-  let objects = src ? bundleObjects(src) : [];
-  if (csvJson === "" && props.csvMetadatas.length === 1) {
+  const heavy = opts.heavy !== false;
+  let csvJson = src && heavy ? bundleCsvJson(src) : "";
+  let objects = src && heavy ? bundleObjects(src) : [];
+  if (heavy && csvJson === "" && props.csvMetadatas.length === 1) {
     csvJson = synthesizeCsvJson(props.csvMetadatas[0], {
       name: mb.name,
       version: mb.version ? mb.version.toString() : "0.0.0",

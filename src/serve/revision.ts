@@ -18,6 +18,7 @@ import { emptyConfig } from "../fbc/types.js";
 import { validateCatalog } from "../fbc/validate.js";
 import { RegistryIndex } from "./registry.js";
 import { goErrnoText } from "../gojson/goerrno.js";
+import { indexPath, readIndex, treeState, writeIndex, type TreeState } from "./revindex.js";
 
 const gzip = promisify(gzipCb);
 
@@ -30,6 +31,21 @@ export interface LoadRevisionOptions {
   previousLastModified?: Date;
   /** Apply opm serve's custom-schema name rule (needed for the gRPC API). Default true. */
   checkMetaKeys?: boolean;
+  /** The persisted revision index (`serve --cache-dir`, revindex.ts): read when valid, written after a build. */
+  cache?: RevisionCacheOptions;
+}
+
+export interface RevisionCacheOptions {
+  /** The cache directory; indexes go to `<dir>/serve-index/`. */
+  dir: string;
+  /**
+   * Compare the catalog's contents with the index's digest even when the files' stat signature is
+   * unchanged, and fail (instead of rebuilding) when the index is missing, stale or invalid: opm's
+   * `--cache-enforce-integrity`.
+   */
+  enforceIntegrity?: boolean;
+  /** Told why an index was not used or could not be written (a rebuild follows; serving goes on). */
+  onWarning?: (message: string) => void;
 }
 
 export type LoadRevisionResult = { ok: true; revision: CatalogRevision } | { ok: false; problems: Problem[] };
@@ -59,6 +75,9 @@ export class CatalogRevision {
   readonly files: number;
   readonly bytes: number;
   readonly loadMs: number;
+  /** Where the revision came from: its persisted index, or the catalog's files (then `indexWritten` says whether an index was written). */
+  readonly origin: "index" | "catalog";
+  readonly indexWritten: boolean;
   readonly #offsets: Float64Array;
   readonly #bySchema: Map<string, Uint32Array>;
   readonly #byPackage: Map<string, Uint32Array>;
@@ -76,6 +95,8 @@ export class CatalogRevision {
     files: number;
     bytes: number;
     loadMs: number;
+    origin?: "index" | "catalog";
+    indexWritten?: boolean;
     offsets: Float64Array;
     bySchema: Map<string, Uint32Array>;
     byPackage: Map<string, Uint32Array>;
@@ -95,6 +116,8 @@ export class CatalogRevision {
     this.files = init.files;
     this.bytes = init.bytes;
     this.loadMs = init.loadMs;
+    this.origin = init.origin ?? "catalog";
+    this.indexWritten = init.indexWritten ?? false;
     this.#offsets = init.offsets;
     this.#bySchema = init.bySchema;
     this.#byPackage = init.byPackage;
@@ -141,6 +164,53 @@ export class CatalogRevision {
    */
   static async load(source: string, opts: LoadRevisionOptions): Promise<LoadRevisionResult> {
     const started = performance.now();
+    const checkMetaKeys = opts.checkMetaKeys !== false;
+    let cache: { path: string; state: TreeState } | undefined;
+    if (opts.cache) {
+      const enforce = opts.cache.enforceIntegrity === true;
+      const state = treeState(source, false);
+      if (state.stat !== "missing") {
+        const path = indexPath(opts.cache.dir, state.real, checkMetaKeys);
+        const found = readIndex(path, state, checkMetaKeys, enforce);
+        if ("parts" in found) {
+          const p = found.parts;
+          return {
+            ok: true,
+            revision: new CatalogRevision({
+              catalog: opts.catalog,
+              source,
+              serial: opts.serial,
+              digest: p.digest,
+              lastModified: nextLastModified(opts.previousLastModified),
+              jsonl: p.jsonl,
+              gzip: p.gzip,
+              registry: RegistryIndex.fromPersisted(found.registryJson, found.light, found.heavy),
+              files: p.files,
+              bytes: p.bytes,
+              loadMs: performance.now() - started,
+              origin: "index",
+              offsets: p.offsets,
+              bySchema: p.bySchema,
+              byPackage: p.byPackage,
+              byName: p.byName,
+            }),
+          };
+        }
+        if (enforce)
+          return {
+            ok: false,
+            problems: [
+              problem("SERVE_CACHE_INTEGRITY", `integrity check failed: ${found.message}`, {
+                hint: "build the index first (opcat serve <dir> --cache-dir <dir> --cache-only), or drop --cache-enforce-integrity",
+              }),
+            ],
+          };
+        if (found.reason === "invalid") opts.cache.onWarning?.(`serve index not used: ${found.message}; rebuilding it`);
+        // both digests are taken before the files are read: content changing meanwhile is found stale next time
+        if (state.content === undefined) state.content = treeState(state.real, true).content;
+        cache = { path, state };
+      }
+    }
     let root = source;
     let files: string[];
     try {
@@ -214,32 +284,49 @@ export class CatalogRevision {
     lines.length = 0;
     const digest = createHash("sha256").update(jsonl).digest("hex");
     const gz = await gzip(jsonl, { level: zconst.Z_BEST_COMPRESSION });
-    const nowSec = Math.floor(Date.now() / 1000);
-    const prevSec = opts.previousLastModified ? Math.floor(opts.previousLastModified.getTime() / 1000) : -Infinity;
-    const lastModified = new Date(Math.max(nowSec, prevSec + 1) * 1000);
     const freeze = (m: Map<string, number[]>): Map<string, Uint32Array> =>
       new Map([...m].map(([k, v]) => [k, Uint32Array.from(v)]));
+    const parts = {
+      jsonl,
+      gzip: gz,
+      offsets,
+      bySchema: freeze(bySchema),
+      byPackage: freeze(byPackage),
+      byName: freeze(byName),
+      digest,
+      files: res.files,
+      bytes: res.bytes,
+    };
+    let indexWritten = false;
+    if (cache) {
+      try {
+        await writeIndex(cache.path, cache.state, checkMetaKeys, { ...parts, registry: built.index.persist() });
+        indexWritten = true;
+      } catch (e) {
+        opts.cache?.onWarning?.(`serve index not written to ${cache.path}: ${(e as Error).message}`);
+      }
+    }
     return {
       ok: true,
       revision: new CatalogRevision({
         catalog: opts.catalog,
         source,
         serial: opts.serial,
-        digest,
-        lastModified,
-        jsonl,
-        gzip: gz,
+        lastModified: nextLastModified(opts.previousLastModified),
         registry: built.index,
-        files: res.files,
-        bytes: res.bytes,
         loadMs: performance.now() - started,
-        offsets,
-        bySchema: freeze(bySchema),
-        byPackage: freeze(byPackage),
-        byName: freeze(byName),
+        indexWritten,
+        ...parts,
       }),
     };
   }
+}
+
+/** Now in whole seconds, and at least a second after the revision replaced. */
+function nextLastModified(previous: Date | undefined): Date {
+  const nowSec = Math.floor(Date.now() / 1000);
+  const prevSec = previous ? Math.floor(previous.getTime() / 1000) : -Infinity;
+  return new Date(Math.max(nowSec, prevSec + 1) * 1000);
 }
 
 function intersectSorted(a: Uint32Array, b: Uint32Array): Uint32Array {

@@ -6,7 +6,7 @@
 import { readdirSync, realpathSync, statSync, watch, type FSWatcher } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import type { Problem } from "../fbc/errors.js";
-import { CatalogRevision } from "./revision.js";
+import { CatalogRevision, type RevisionCacheOptions } from "./revision.js";
 
 /** What a load or reload did. */
 export type ReloadOutcome =
@@ -37,6 +37,12 @@ export interface CatalogStoreOptions {
    * It stays in memory until the next successful reload. Default false.
    */
   keepPrevious?: boolean;
+  /**
+   * Persisted revision indexes (`serve --cache-dir`): each catalog starts from its index when that is
+   * valid, and every build writes one. `enforceIntegrity` applies to each catalog's first load only
+   * (a reload after a change rebuilds the index).
+   */
+  cache?: RevisionCacheOptions;
 }
 
 interface Entry {
@@ -47,6 +53,8 @@ interface Entry {
   nextSource?: string;
   /** Whether `watch` watches this catalog. */
   watchable: boolean;
+  /** Whether the persisted index (`cache`) is used for this catalog. */
+  indexed: boolean;
   current?: CatalogRevision;
   /** The revision `current` replaced (with keepPrevious). */
   previous?: CatalogRevision;
@@ -129,16 +137,24 @@ export class CatalogStore {
   /**
    * Registers a catalog and loads it. Throws for an invalid or duplicate name; a catalog whose
    * content is invalid is registered but not served (the outcome says why). With `watch: false`
-   * the catalog is left out of {@link watch} (its source is replaced by other means).
+   * the catalog is left out of {@link watch} (its source is replaced by other means); with
+   * `index: false` it keeps no persisted index (catalog images: each is unpacked to a new directory).
    */
-  async add(name: string, source: string, opts: { watch?: boolean } = {}): Promise<ReloadOutcome> {
+  async add(name: string, source: string, opts: { watch?: boolean; index?: boolean } = {}): Promise<ReloadOutcome> {
     const errs = dns1123SubdomainErrors(name);
     if (errs.length > 0)
       throw new Error(
         `invalid catalog name ${JSON.stringify(name)}: ${errs.join("; ")} (choose one with name=<dir> or name=<image>)`,
       );
     if (this.#entries.has(name)) throw new Error(`catalog ${JSON.stringify(name)} is already registered`);
-    this.#entries.set(name, { name, source, watchable: opts.watch ?? true, serial: 0, again: false });
+    this.#entries.set(name, {
+      name,
+      source,
+      watchable: opts.watch ?? true,
+      indexed: opts.index ?? true,
+      serial: 0,
+      again: false,
+    });
     return this.reload(name);
   }
 
@@ -217,6 +233,13 @@ export class CatalogStore {
       serial: e.serial + 1,
       previousLastModified: e.current?.lastModified,
       checkMetaKeys: this.#opts.checkMetaKeys,
+      cache:
+        e.indexed && this.#opts.cache
+          ? {
+              ...this.#opts.cache,
+              enforceIntegrity: this.#opts.cache.enforceIntegrity === true && !e.current && e.serial === 0,
+            }
+          : undefined,
     });
     if (!res.ok) {
       e.lastError = res.problems;

@@ -361,11 +361,22 @@ test("migrate onto a full disk leaves nothing behind (written to a temporary sib
   }
 });
 
-test("opm serve's flags: --cache-only checks and exits, --cache-enforce-integrity is accepted, -p takes a port", () => {
+test("opm serve's flags: --cache-only builds the serve index and exits, --cache-enforce-integrity needs a matching one, -p takes a port", () => {
   const cacheDir = mkdtempSync(join(tmpdir(), "opcat-serve-cache-"));
+  // as opm: no index yet and --cache-enforce-integrity is a failure, not a rebuild
+  const missing = opcat(["serve", EXAMPLE, "--cache-only", "--cache-dir", cacheDir, "--cache-enforce-integrity"]);
+  assert.equal(missing.code, 1, missing.stderr);
+  assert.match(missing.stderr, /integrity check failed: no index yet/);
+  const build = opcat(["serve", EXAMPLE, "--cache-only", "--cache-dir", cacheDir]);
+  assert.equal(build.code, 0, build.stderr);
+  assert.match(build.stderr, /"index":"written"/);
   const ok = opcat(["serve", EXAMPLE, "--cache-only", "--cache-dir", cacheDir, "--cache-enforce-integrity"]);
   assert.equal(ok.code, 0, ok.stderr);
-  assert.match(ok.stderr, /--cache-only: the catalogs load and are valid/);
+  assert.match(ok.stderr, /"index":"read"/);
+  assert.match(ok.stderr, /--cache-only: the catalogs load and are valid; serve indexes are up to date/);
+  const noDir = opcat(["serve", EXAMPLE, "--cache-only", "--cache-enforce-integrity"]);
+  assert.equal(noDir.code, 2);
+  assert.match(noDir.stderr, /--cache-dir must be specified with --cache-enforce-integrity/);
   const bad = opcat(["serve", EXAMPLE, "-p", "notaport"]);
   assert.equal(bad.code, 2);
   assert.match(bad.stderr, /invalid --port "notaport": expected a port number/);

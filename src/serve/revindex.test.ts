@@ -1,0 +1,337 @@
+/**
+ * The persisted revision index (`serve --cache-dir`): a catalog served from its index answers every
+ * API exactly as when built from its files; a changed catalog, a corrupt, truncated or foreign index
+ * are never served (rebuilt, with a warning); --watch reloads rewrite it; an unwritable cache still
+ * serves; a writer killed mid-write leaves no index visible.
+ */
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import {
+  appendFileSync,
+  cpSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { callRpc, httpGet, makeClient, normalizeResponses, type GenericClient } from "../../test/serve/helpers.js";
+import {
+  CatalogStore,
+  loadServiceDefinitions,
+  startGrpcServer,
+  startHttpServer,
+  type GrpcServerHandle,
+  type HttpServerHandle,
+  type StoreEvent,
+} from "./index.js";
+import { CatalogRevision } from "./revision.js";
+import { indexPath, treeState } from "./revindex.js";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const catalogDir = join(here, "testdata", "catalog");
+const tmp = mkdtempSync(join(tmpdir(), "opcat-revindex-"));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+
+/** A private copy of the test catalog. */
+function copyCatalog(name: string): string {
+  const dir = join(tmp, name);
+  cpSync(catalogDir, dir, { recursive: true });
+  return dir;
+}
+
+/** Loads `dir` with a cache in `cacheDir`; returns the revision and the warnings. */
+async function loadCached(
+  dir: string,
+  cacheDir: string,
+  enforceIntegrity = false,
+): Promise<{ rev?: CatalogRevision; warnings: string[]; problems?: string[] }> {
+  const warnings: string[] = [];
+  const r = await CatalogRevision.load(dir, {
+    catalog: "test",
+    serial: 1,
+    cache: { dir: cacheDir, enforceIntegrity, onWarning: (m) => warnings.push(m) },
+  });
+  return r.ok ? { rev: r.revision, warnings } : { warnings, problems: r.problems.map((p) => p.message) };
+}
+
+function theIndex(dir: string, cacheDir: string): string {
+  return indexPath(cacheDir, treeState(dir, false).real, true);
+}
+
+describe("answers from a persisted index are those of a build from the files", () => {
+  const cacheDir = join(tmp, "cache-same");
+  const built = new CatalogStore();
+  const indexed = new CatalogStore({ cache: { dir: cacheDir } });
+  const servers: { http: HttpServerHandle; grpc: GrpcServerHandle }[] = [];
+  const defs = loadServiceDefinitions();
+  const clients: GenericClient[] = [];
+
+  before(async () => {
+    // the first load builds and writes the index, the second store starts from it
+    const writer = await CatalogRevision.load(catalogDir, { catalog: "test", serial: 1, cache: { dir: cacheDir } });
+    assert.ok(writer.ok && writer.revision.indexWritten && writer.revision.origin === "catalog");
+    assert.equal((await built.add("test", catalogDir)).status, "loaded");
+    const out = await indexed.add("test", catalogDir);
+    assert.equal(out.status, "loaded");
+    assert.equal(indexed.get("test")?.origin, "index");
+    for (const store of [built, indexed])
+      servers.push({
+        http: await startHttpServer(store, { port: 0, resolver: false }),
+        grpc: await startGrpcServer(store, { port: 0 }),
+      });
+  });
+  after(async () => {
+    for (const c of clients) c.close();
+    for (const s of servers) await Promise.all([s.http.close(), s.grpc.close()]);
+    await Promise.all([built.close(), indexed.close()]);
+  });
+
+  test("the revision's content, digest and entity tags are the same", () => {
+    const a = built.get("test");
+    const b = indexed.get("test");
+    assert.ok(a && b);
+    assert.ok(a.jsonl.equals(b.jsonl));
+    assert.ok(a.gzip.equals(b.gzip));
+    assert.equal(a.digest, b.digest);
+    assert.equal(a.etag, b.etag);
+    assert.equal(a.blobCount, b.blobCount);
+    assert.equal(a.registry.bundleCount, b.registry.bundleCount);
+  });
+
+  test("HTTP: /all (identity, gzip, a range) and /metas queries answer the same bytes and headers", async () => {
+    const paths = [
+      ["/catalogs/test/api/v1/all", {}],
+      ["/catalogs/test/api/v1/all", { "Accept-Encoding": "gzip" }],
+      ["/catalogs/test/api/v1/all", { Range: "bytes=100-199" }],
+      ["/catalogs/test/api/v1/metas?schema=olm.package", {}],
+      ["/catalogs/test/api/v1/metas?schema=olm.bundle", { "Accept-Encoding": "gzip" }],
+      ["/catalogs/test/api/v1/metas?package=etcd", {}],
+      ["/catalogs/test/api/v1/metas?schema=olm.channel&package=etcd&name=stable", {}],
+      ["/catalogs/test/api/v1/metas?name=etcd.v0.9.2", {}],
+      ["/catalogs/test/api/v1/metas?schema=nope", {}],
+      ["/catalogs/test/api/v1/metas?bogus=1", {}],
+    ] as const;
+    for (const [path, headers] of paths) {
+      const [a, b] = await Promise.all(
+        servers.map((s) => httpGet(`http://127.0.0.1:${s.http.address.port}${path}`, { ...headers })),
+      );
+      assert.equal(b.status, a.status, path);
+      assert.ok(b.body.equals(a.body), `${path}: bodies differ`);
+      for (const h of ["content-type", "content-encoding", "content-length", "etag", "content-range"])
+        assert.equal(b.headers[h], a.headers[h], `${path}: ${h}`);
+    }
+  });
+
+  test("gRPC: every request of the golden set answers the same (ListBundles included, with and without bundle paths)", async () => {
+    const requests = JSON.parse(readFileSync(join(here, "testdata", "grpc-golden.json"), "utf8")) as {
+      rpc: string;
+      req: object;
+      md?: Record<string, string>;
+    }[];
+    const registry = servers.map((s) => makeClient(defs, "api.Registry", `127.0.0.1:${s.grpc.port}`));
+    const experimental = servers.map((s) => makeClient(defs, "api.ExperimentalRegistry", `127.0.0.1:${s.grpc.port}`));
+    clients.push(...registry, ...experimental);
+    const rpcs = new Set<string>();
+    for (const g of requests) {
+      const service = g.rpc.startsWith("Experimental") ? "api.ExperimentalRegistry" : "api.Registry";
+      const [a, b] = await Promise.all(
+        [0, 1].map((i) =>
+          callRpc(service === "api.Registry" ? registry[i] : experimental[i], defs, service, g.rpc, g.req, g.md),
+        ),
+      );
+      assert.deepEqual(b.error, a.error, `${g.rpc} ${JSON.stringify(g.req)}`);
+      assert.deepEqual(
+        normalizeResponses(g.rpc, b.responses, true),
+        normalizeResponses(g.rpc, a.responses, true),
+        `${g.rpc} ${JSON.stringify(g.req)}`,
+      );
+      rpcs.add(g.rpc);
+    }
+    for (const m of Object.keys(defs["api.Registry"] as object)) assert.ok(rpcs.has(m), `golden set lacks ${m}`);
+  });
+});
+
+describe("an index that does not match is never served", () => {
+  test("a changed file: rebuilt (the change served) and rewritten; touched but equal files: the index is used", async () => {
+    const dir = copyCatalog("changed");
+    const cacheDir = join(tmp, "cache-changed");
+    const first = await loadCached(dir, cacheDir);
+    assert.equal(first.rev?.origin, "catalog");
+    assert.equal(first.rev?.indexWritten, true);
+    // same bytes, new mtime: the stat signature differs, the content digest decides
+    const file = join(dir, readdirSync(dir).find((f) => statSync(join(dir, f)).isFile()) ?? "");
+    const t = new Date(Date.now() + 5000);
+    utimesSync(file, t, t);
+    const touched = await loadCached(dir, cacheDir);
+    assert.equal(touched.rev?.origin, "index");
+    assert.equal(touched.rev?.digest, first.rev?.digest);
+    // different content
+    appendFileSync(join(dir, "extra.json"), JSON.stringify({ schema: "example.extra", name: "added-later" }) + "\n");
+    const changed = await loadCached(dir, cacheDir);
+    assert.equal(changed.rev?.origin, "catalog");
+    assert.equal(changed.rev?.indexWritten, true);
+    assert.notEqual(changed.rev?.digest, first.rev?.digest);
+    assert.match(changed.rev?.jsonl.toString() ?? "", /added-later/);
+    assert.deepEqual(changed.warnings, []); // a stale index is routine, not a warning
+    const again = await loadCached(dir, cacheDir);
+    assert.equal(again.rev?.origin, "index");
+    assert.equal(again.rev?.digest, changed.rev?.digest);
+  });
+
+  test("corrupt (a flipped byte in any section), truncated, extended or foreign indexes are rejected with a warning and rebuilt", async () => {
+    const dir = copyCatalog("corrupt");
+    const other = copyCatalog("other");
+    appendFileSync(join(other, "extra.json"), JSON.stringify({ schema: "example.extra", name: "x" }) + "\n");
+    const cacheDir = join(tmp, "cache-corrupt");
+    const good = await loadCached(dir, cacheDir);
+    assert.ok(good.rev?.indexWritten);
+    const path = theIndex(dir, cacheDir);
+    const pristine = readFileSync(path);
+    const otherCache = join(tmp, "cache-other");
+    await loadCached(other, otherCache);
+    const foreign = readFileSync(theIndex(other, otherCache));
+    const flip = (at: number): Buffer => {
+      const b = Buffer.from(pristine);
+      b[at] ^= 0x20;
+      return b;
+    };
+    const variants: [string, Buffer][] = [
+      ["magic", flip(0)],
+      ["header", flip(30)],
+      ["first body byte", flip(pristine.length - Math.floor(pristine.length / 2))],
+      ["last byte (bundle manifests)", flip(pristine.length - 1)],
+      ["truncated", pristine.subarray(0, pristine.length - 7)],
+      ["truncated to the header", pristine.subarray(0, 20)],
+      ["extended", Buffer.concat([pristine, Buffer.from("x")])],
+      ["empty", Buffer.alloc(0)],
+      ["another catalog's index", foreign],
+      ["not an index", Buffer.from("hello\n")],
+    ];
+    for (const [what, bytes] of variants) {
+      writeFileSync(path, bytes);
+      const r = await loadCached(dir, cacheDir);
+      assert.equal(r.rev?.origin, "catalog", what);
+      assert.equal(r.rev?.digest, good.rev?.digest, what);
+      assert.equal(r.warnings.length, 1, `${what}: ${JSON.stringify(r.warnings)}`);
+      assert.match(r.warnings[0], /serve index not used: .*; rebuilding it/, what);
+      assert.ok(readFileSync(path).equals(pristine) || (await loadCached(dir, cacheDir)).rev?.origin === "index", what);
+    }
+  });
+
+  test("--cache-enforce-integrity: a matching index is served, a missing or stale one is a failure (no rebuild)", async () => {
+    const dir = copyCatalog("enforce");
+    const cacheDir = join(tmp, "cache-enforce");
+    const missing = await loadCached(dir, cacheDir, true);
+    assert.match(missing.problems?.[0] ?? "", /integrity check failed: no index yet/);
+    await loadCached(dir, cacheDir);
+    assert.equal((await loadCached(dir, cacheDir, true)).rev?.origin, "index");
+    appendFileSync(join(dir, "extra.json"), JSON.stringify({ schema: "example.extra", name: "y" }) + "\n");
+    const stale = await loadCached(dir, cacheDir, true);
+    assert.match(stale.problems?.[0] ?? "", /integrity check failed: the catalog's files changed/);
+  });
+});
+
+describe("the index in a running server", () => {
+  test("--watch: a change is reloaded from the files and the index rewritten; the next start reads it", async () => {
+    const dir = copyCatalog("watched");
+    const cacheDir = join(tmp, "cache-watch");
+    const events: StoreEvent[] = [];
+    let onEvent: (() => void) | undefined;
+    const store = new CatalogStore({
+      cache: { dir: cacheDir },
+      watchDebounceMs: 20,
+      onEvent: (e) => {
+        events.push(e);
+        onEvent?.();
+      },
+    });
+    try {
+      assert.equal((await store.add("w", dir)).status, "loaded");
+      store.watch();
+      const reloaded = new Promise<void>((resolve) => {
+        onEvent = () => {
+          if (events.some((e) => e.status === "loaded" && e.revision.serial === 2)) resolve();
+        };
+      });
+      appendFileSync(join(dir, "extra.json"), JSON.stringify({ schema: "example.extra", name: "watched-in" }) + "\n");
+      await reloaded;
+      const rev = store.get("w");
+      assert.equal(rev?.origin, "catalog");
+      assert.equal(rev?.indexWritten, true);
+      assert.match(rev?.jsonl.toString() ?? "", /watched-in/);
+      const next = await loadCached(dir, cacheDir);
+      assert.equal(next.rev?.origin, "index");
+      assert.equal(next.rev?.digest, rev?.digest);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test("a cache that cannot be written (its directory is a file) still serves, with a warning", async () => {
+    const blocker = join(tmp, "not-a-dir");
+    writeFileSync(blocker, "");
+    const r = await loadCached(catalogDir, blocker);
+    assert.equal(r.rev?.origin, "catalog");
+    assert.equal(r.rev?.indexWritten, false);
+    assert.equal(r.warnings.length, 1);
+    assert.match(r.warnings[0], /serve index not written to .*not-a-dir/);
+  });
+
+  test("a writer killed while writing the index leaves no index visible, only a temporary file that is ignored and removed by the next write", async () => {
+    const dir = copyCatalog("killed");
+    const cacheDir = join(tmp, "cache-killed");
+    // the child writes the index but never finishes it: fsync (before the rename) hangs, then it is killed
+    const code = `
+      import { open } from "node:fs/promises";
+      import { CatalogRevision } from ${JSON.stringify(join(here, "revision.ts"))};
+      const fh = await open(${JSON.stringify(join(tmp, "probe"))}, "w");
+      Object.getPrototypeOf(fh).sync = () => { process.stdout.write("writing\\n"); return new Promise(() => {}); };
+      await fh.close();
+      await CatalogRevision.load(${JSON.stringify(dir)}, { catalog: "k", serial: 1, cache: { dir: ${JSON.stringify(cacheDir)} } });
+    `;
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", code], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    let err = "";
+    child.stderr.on("data", (d: Buffer) => {
+      err += d.toString();
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on("data", (d: Buffer) => {
+        out += d.toString();
+        if (out.includes("writing")) resolve();
+      });
+      child.on("exit", (c) => reject(new Error(`the writer exited (${c}) before writing: ${err}`)));
+    });
+    child.kill("SIGKILL");
+    await once(child, "exit");
+    const files = readdirSync(join(cacheDir, "serve-index"));
+    assert.ok(
+      files.every((f) => !f.endsWith(".idx")),
+      JSON.stringify(files),
+    );
+    assert.ok(
+      files.some((f) => f.includes(".idx.tmp-")),
+      JSON.stringify(files),
+    );
+    const next = await loadCached(dir, cacheDir);
+    assert.equal(next.rev?.origin, "catalog");
+    assert.equal(next.rev?.indexWritten, true);
+    assert.deepEqual(next.warnings, []);
+    assert.equal((await loadCached(dir, cacheDir)).rev?.origin, "index");
+    // the dead writer's temporary file went with the next successful write
+    assert.deepEqual(
+      readdirSync(join(cacheDir, "serve-index")).filter((f) => f.includes(".tmp-")),
+      [],
+    );
+  });
+});

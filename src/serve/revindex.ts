@@ -1,0 +1,423 @@
+/**
+ * The persisted revision index of `opcat serve --cache-dir D`: everything a catalog revision answers
+ * with (the `/all` JSON Lines and their gzip, the line offsets and metas index, the gRPC registry in
+ * its encoded form) in one file per served catalog path, `D/serve-index/<key>.idx`, so that a start
+ * with unchanged content parses no YAML at all.
+ *
+ * Validity (opm's pkg/cache decides by a digest of the catalog's files; here there are two):
+ * - the stat signature, a SHA-256 of every entry's path, type, size, mtime, ctime and inode, for the
+ *   fast check of a normal start;
+ * - the content digest, a SHA-256 of every entry's path, type, size and bytes, the authority: when
+ *   the stat signature differs (files copied, touched, a checkout) and the contents are the same, the
+ *   index is still used; `--cache-enforce-integrity` always checks the contents.
+ * Both are taken before the catalog is read for a build, so content changed during a build is found
+ * stale on the next start rather than served under a newer digest.
+ *
+ * Integrity: the file starts with a magic, its format number and a JSON header naming the opcat
+ * version, the catalog path and load options it belongs to, the sections' places and a SHA-256 of
+ * the resident sections and of the heavy section (CSV JSON and manifests, read from the file when a
+ * bundle is asked for, as opm reads its cache). Anything that does not match — another format or
+ * version, another catalog, a checksum, a length — is not served: the catalog is rebuilt and the file
+ * rewritten. Files are written to a temporary name and renamed into place, so a reader (or a crash)
+ * never sees half an index.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { closeSync, fstatSync, openSync, read, readdirSync, readSync, realpathSync, statSync } from "node:fs";
+import { mkdir, open, readdir, rename, rm } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import type { Stats } from "node:fs";
+import { VERSION } from "../version.js";
+import type { HeavyStore, PersistedRegistry } from "./registry.js";
+
+const MAGIC = Buffer.from("OPCATIDX", "latin1");
+export const INDEX_FORMAT = 1;
+const PREFIX = MAGIC.length + 8; // magic, format (u32), header length (u32)
+const MAX_HEADER = 1 << 20;
+
+/** What a catalog revision consists of, as written to and read from an index file. */
+export interface RevisionParts {
+  jsonl: Buffer;
+  gzip: Buffer;
+  /** Line offsets, blobCount + 1 of them. */
+  offsets: Float64Array;
+  bySchema: Map<string, Uint32Array>;
+  byPackage: Map<string, Uint32Array>;
+  byName: Map<string, Uint32Array>;
+  registry: PersistedRegistry;
+  /** SHA-256 of `jsonl`. */
+  digest: string;
+  files: number;
+  bytes: number;
+}
+
+/** The state of a catalog's files, taken before it is read. */
+export interface TreeState {
+  /** Resolved path of the catalog. */
+  real: string;
+  stat: string;
+  content?: string;
+}
+
+interface Header {
+  format: number;
+  opcat: string;
+  source: string;
+  checkMetaKeys: boolean;
+  stat: string;
+  content: string;
+  digest: string;
+  files: number;
+  bytes: number;
+  blobs: number;
+  /** name → [offset from the body's start, length] */
+  sections: Record<string, [number, number]>;
+  residentSha256: string;
+  heavySha256: string;
+}
+
+interface Entry {
+  rel: string;
+  path: string;
+  st: Stats;
+}
+
+/** Every entry under `real` (itself included), sorted by path, following symbolic links. */
+function walk(real: string): Entry[] {
+  const out: Entry[] = [];
+  const visit = (path: string, rel: string): void => {
+    let st;
+    try {
+      st = statSync(path);
+    } catch {
+      return;
+    }
+    out.push({ rel, path, st });
+    if (!st.isDirectory()) return;
+    let names: string[];
+    try {
+      names = readdirSync(path).sort();
+    } catch {
+      return;
+    }
+    for (const n of names) visit(join(path, n), `${rel}/${n}`);
+  };
+  visit(real, "");
+  return out;
+}
+
+/** The stat signature of a catalog path (see the module comment); "missing" when it does not exist. */
+export function treeState(source: string, withContent: boolean): TreeState {
+  let real: string;
+  try {
+    real = realpathSync(source);
+  } catch {
+    return { real: source, stat: "missing" };
+  }
+  const entries = walk(real);
+  const sig = createHash("sha256");
+  for (const e of entries) {
+    const kind = e.st.isDirectory() ? "d" : e.st.isFile() ? "f" : "o";
+    sig.update(`${e.rel}\0${kind}\0${e.st.size}\0${e.st.mtimeMs}\0${e.st.ctimeMs}\0${e.st.ino}\n`);
+  }
+  return { real, stat: sig.digest("hex"), content: withContent ? contentDigest(entries) : undefined };
+}
+
+/** A SHA-256 of every entry's path, type, size and bytes. */
+function contentDigest(entries: Entry[]): string {
+  const h = createHash("sha256");
+  const buf = Buffer.allocUnsafe(1 << 20);
+  for (const e of entries) {
+    const kind = e.st.isDirectory() ? "d" : e.st.isFile() ? "f" : "o";
+    h.update(`${e.rel}\0${kind}\0${kind === "f" ? e.st.size : 0}\n`);
+    if (kind !== "f") continue;
+    let fd: number;
+    try {
+      fd = openSync(e.path, "r");
+    } catch {
+      h.update("\0unreadable\n");
+      continue;
+    }
+    try {
+      for (;;) {
+        const n = readSync(fd, buf, 0, buf.length, null);
+        if (n === 0) break;
+        h.update(buf.subarray(0, n));
+      }
+    } finally {
+      closeSync(fd);
+    }
+  }
+  return h.digest("hex");
+}
+
+/** Where the index of the catalog at `real` (loaded with these options) lives. */
+export function indexPath(cacheDir: string, real: string, checkMetaKeys: boolean): string {
+  const key = createHash("sha256")
+    .update(`${real}\0${checkMetaKeys ? 1 : 0}`)
+    .digest("hex")
+    .slice(0, 32);
+  return join(cacheDir, "serve-index", `${key}.idx`);
+}
+
+/** Why an index was not used. */
+export type IndexMiss = { reason: "missing" | "stale" | "invalid"; message: string };
+
+/** A heavy store reading from an open index file; the descriptor is closed when the store is collected. */
+class FileHeavyStore implements HeavyStore {
+  static readonly #closer = new FinalizationRegistry<number>((fd) => {
+    try {
+      closeSync(fd);
+    } catch {
+      // already closed
+    }
+  });
+  readonly #fd: number;
+  readonly #base: number;
+  readonly #length: number;
+
+  constructor(fd: number, base: number, length: number) {
+    this.#fd = fd;
+    this.#base = base;
+    this.#length = length;
+    FileHeavyStore.#closer.register(this, fd);
+  }
+
+  read(offset: number, length: number): Promise<Buffer> {
+    if (offset < 0 || offset + length > this.#length)
+      return Promise.reject(new Error("bundle outside the index's heavy section"));
+    const out = Buffer.allocUnsafe(length);
+    // one positional read per bundle (tens of KB); the file is a renamed index, never rewritten in place
+    return new Promise((resolve, reject) => {
+      read(this.#fd, out, 0, length, this.#base + offset, (err, n) => {
+        // the store (whose collection closes the descriptor) must outlive the read
+        void this.#fd;
+        if (err) reject(err);
+        else if (n !== length) reject(new Error("short read from the index file"));
+        else resolve(out);
+      });
+    });
+  }
+}
+
+/**
+ * Reads the index at `path` if it belongs to `source` (resolved: `state.real`) with these options
+ * and to its current content. With `enforce`, the contents are always compared (the stat signature
+ * alone is not trusted).
+ */
+export function readIndex(
+  path: string,
+  state: TreeState,
+  checkMetaKeys: boolean,
+  enforce: boolean,
+): { parts: Omit<RevisionParts, "registry">; registryJson: string; light: Buffer; heavy: HeavyStore } | IndexMiss {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    return {
+      reason: "missing",
+      message: err.code === "ENOENT" ? "no index yet" : `cannot open ${path}: ${err.message}`,
+    };
+  }
+  let keep = false;
+  try {
+    const size = fstatSync(fd).size;
+    const invalid = (why: string): IndexMiss => ({ reason: "invalid", message: `${path}: ${why}` });
+    const exact = (buf: Buffer, pos: number): boolean => readSync(fd, buf, 0, buf.length, pos) === buf.length;
+    const prefix = Buffer.alloc(PREFIX);
+    if (size < PREFIX || !exact(prefix, 0) || !prefix.subarray(0, MAGIC.length).equals(MAGIC))
+      return invalid("not an opcat serve index");
+    const format = prefix.readUInt32LE(MAGIC.length);
+    if (format !== INDEX_FORMAT) return invalid(`index format ${format}, this opcat writes ${INDEX_FORMAT}`);
+    const headerLen = prefix.readUInt32LE(MAGIC.length + 4);
+    if (headerLen > MAX_HEADER || PREFIX + headerLen > size) return invalid("truncated header");
+    const hb = Buffer.alloc(headerLen);
+    if (!exact(hb, PREFIX)) return invalid("truncated header");
+    let h: Header;
+    try {
+      h = JSON.parse(hb.toString("utf8")) as Header;
+    } catch {
+      return invalid("header is not JSON");
+    }
+    if (h.opcat !== VERSION) return invalid(`written by opcat ${h.opcat}, this is ${VERSION}`);
+    if (h.source !== state.real || h.checkMetaKeys !== checkMetaKeys)
+      return invalid(`belongs to ${JSON.stringify(h.source)} (checkMetaKeys ${h.checkMetaKeys})`);
+    // the contents decide; the stat signature spares reading them when nothing was touched
+    if (enforce || h.stat !== state.stat) {
+      if (state.content === undefined) state.content = treeState(state.real, true).content;
+      if (h.content !== state.content)
+        return { reason: "stale", message: "the catalog's files changed since the index was written" };
+    }
+    const body = PREFIX + headerLen;
+    const sec = h.sections;
+    const heavySec = sec.heavy;
+    if (!heavySec || heavySec[0] + heavySec[1] + body !== size) return invalid("truncated or extended file");
+    const residentLen = heavySec[0];
+    const resident = Buffer.allocUnsafe(residentLen);
+    if (!exact(resident, body)) return invalid("truncated");
+    if (createHash("sha256").update(resident).digest("hex") !== h.residentSha256) return invalid("checksum mismatch");
+    const hh = createHash("sha256");
+    const chunk = Buffer.allocUnsafe(1 << 20);
+    for (let off = 0; off < heavySec[1]; ) {
+      const n = readSync(fd, chunk, 0, Math.min(chunk.length, heavySec[1] - off), body + heavySec[0] + off);
+      if (n <= 0) return invalid("truncated");
+      hh.update(chunk.subarray(0, n));
+      off += n;
+    }
+    if (hh.digest("hex") !== h.heavySha256) return invalid("checksum mismatch (bundle manifests)");
+    const view = (name: string): Buffer => {
+      const s = sec[name];
+      if (!s || s[0] + s[1] > residentLen) throw new Error(`section ${name} out of bounds`);
+      return resident.subarray(s[0], s[0] + s[1]);
+    };
+    let parts: Omit<RevisionParts, "registry">;
+    let registryJson: string;
+    let light: Buffer;
+    try {
+      const off = view("offsets");
+      // copied: the section's place in the file need not be 8-byte aligned
+      const offsets = new Float64Array(off.length / 8);
+      Buffer.from(offsets.buffer).set(off);
+      if (offsets.length !== h.blobs + 1) throw new Error("offsets do not match the blob count");
+      const idx = JSON.parse(view("metas").toString("utf8")) as Record<string, [string, number[]][]>;
+      const map = (list: [string, number[]][]): Map<string, Uint32Array> =>
+        new Map(list.map(([k, v]) => [k, Uint32Array.from(v)]));
+      parts = {
+        jsonl: view("jsonl"),
+        gzip: view("gzip"),
+        offsets,
+        bySchema: map(idx.bySchema),
+        byPackage: map(idx.byPackage),
+        byName: map(idx.byName),
+        digest: h.digest,
+        files: h.files,
+        bytes: h.bytes,
+      };
+      registryJson = view("registry").toString("utf8");
+      light = view("light");
+    } catch (e) {
+      return invalid((e as Error).message);
+    }
+    keep = true;
+    return { parts, registryJson, light, heavy: new FileHeavyStore(fd, body + heavySec[0], heavySec[1]) };
+  } finally {
+    if (!keep) closeSync(fd);
+  }
+}
+
+/**
+ * Writes the index of a revision built from the files in `state` (taken before they were read):
+ * to a temporary file in the same directory, then renamed into place.
+ */
+export async function writeIndex(
+  path: string,
+  state: TreeState,
+  checkMetaKeys: boolean,
+  parts: RevisionParts,
+): Promise<void> {
+  if (state.content === undefined) throw new Error("writeIndex: the content digest was not taken");
+  const blobs = parts.offsets.length - 1;
+  const metas = (m: Map<string, Uint32Array>): [string, number[]][] => [...m].map(([k, v]) => [k, [...v]]);
+  const sections: [string, Buffer | readonly Buffer[]][] = [
+    ["jsonl", parts.jsonl],
+    ["gzip", parts.gzip],
+    ["offsets", Buffer.from(parts.offsets.buffer, parts.offsets.byteOffset, parts.offsets.byteLength)],
+    [
+      "metas",
+      Buffer.from(
+        JSON.stringify({
+          bySchema: metas(parts.bySchema),
+          byPackage: metas(parts.byPackage),
+          byName: metas(parts.byName),
+        }),
+      ),
+    ],
+    ["registry", Buffer.from(parts.registry.json)],
+    ["light", parts.registry.light],
+    ["heavy", parts.registry.heavy], // last: read when asked for, not kept in memory
+  ];
+  const placed: Record<string, [number, number]> = {};
+  const resident = createHash("sha256");
+  let off = 0;
+  const heavyHash = createHash("sha256");
+  for (const [name, b] of sections) {
+    const list = Buffer.isBuffer(b) ? [b] : b;
+    let len = 0;
+    for (const x of list) {
+      (name === "heavy" ? heavyHash : resident).update(x);
+      len += x.length;
+    }
+    placed[name] = [off, len];
+    off += len;
+  }
+  const header: Header = {
+    format: INDEX_FORMAT,
+    opcat: VERSION,
+    source: state.real,
+    checkMetaKeys,
+    stat: state.stat,
+    content: state.content,
+    digest: parts.digest,
+    files: parts.files,
+    bytes: parts.bytes,
+    blobs,
+    sections: placed,
+    residentSha256: resident.digest("hex"),
+    heavySha256: heavyHash.digest("hex"),
+  };
+  const hb = Buffer.from(JSON.stringify(header));
+  const prefix = Buffer.alloc(PREFIX);
+  MAGIC.copy(prefix);
+  prefix.writeUInt32LE(INDEX_FORMAT, MAGIC.length);
+  prefix.writeUInt32LE(hb.length, MAGIC.length + 4);
+  await mkdir(dirname(path), { recursive: true });
+  const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
+  const fh = await open(tmp, "wx", 0o644);
+  try {
+    let pos = 0;
+    for (const b of [prefix, hb, ...sections.flatMap(([, x]) => (Buffer.isBuffer(x) ? [x] : x))]) {
+      for (let done = 0; done < b.length; ) {
+        const { bytesWritten } = await fh.write(b, done, b.length - done, pos);
+        done += bytesWritten;
+        pos += bytesWritten;
+      }
+    }
+    await fh.sync();
+  } catch (e) {
+    await fh.close().catch(() => undefined);
+    await rm(tmp, { force: true });
+    throw e;
+  }
+  await fh.close();
+  try {
+    await rename(tmp, path);
+  } catch (e) {
+    await rm(tmp, { force: true });
+    throw e;
+  }
+  await removeOrphans(path);
+}
+
+/** Removes temporary files of this index left by writers that died before their rename (their process is gone). */
+async function removeOrphans(path: string): Promise<void> {
+  const prefix = `${basename(path)}.tmp-`;
+  let names: string[];
+  try {
+    names = await readdir(dirname(path));
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    if (!n.startsWith(prefix)) continue;
+    const pid = Number(n.slice(prefix.length).split("-")[0]);
+    if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) continue;
+    try {
+      process.kill(pid, 0);
+      continue; // still running: maybe writing it now
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "ESRCH") continue;
+    }
+    await rm(join(dirname(path), n), { force: true });
+  }
+}
