@@ -16,7 +16,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { generateMermaidCases } from "../../../src/fbc/testdata/mermaid/cases.js";
-import { checkOrWrite, runOpm } from "../opm/run.js";
+import { checkOrWrite, fatalMessage, runOpm } from "../opm/run.js";
 
 const OUT = new URL("../../../src/fbc/testdata/mermaid/vectors.json", import.meta.url);
 const TEXT_LIMIT = 4000;
@@ -35,10 +35,7 @@ try {
     const r = runOpm(args);
     const lines = r.stderr.split("\n").filter((l) => l !== "");
     if (r.status !== 0) {
-      const fatal = lines.at(-1) ?? "";
-      const m = /^\d{4}\/\d\d\/\d\d \d\d:\d\d:\d\d (.*)$/.exec(fatal);
-      if (!m) throw new Error(`${c.name}: opm exited ${r.status} with ${JSON.stringify(r.stderr)}`);
-      vectors.push({ name: c.name, error: m[1] });
+      vectors.push({ name: c.name, error: fatalMessage(r.stderr) });
       continue;
     }
     const warnings = lines.filter((l) => l.startsWith("warning: "));

@@ -46,3 +46,44 @@ export function checkOrWrite(file: URL | string, bytes: string | Buffer): void {
   writeFileSync(path, want);
   console.log(`${path}: written (${want.length} bytes)`);
 }
+
+/**
+ * The message of opm's fatal error on stderr: logrus's `time=… level=fatal msg="…"` (the message
+ * Go-quoted) or the standard log package's `YYYY/MM/DD HH:MM:SS message`.
+ */
+export function fatalMessage(stderr: string): string {
+  const last = stderr.trimEnd().split("\n").at(-1) ?? "";
+  const logrus = /level=fatal msg=("(?:[^"\\]|\\.)*")/.exec(last);
+  if (logrus) return unquoteGo(logrus[1]!);
+  const std = /^\d{4}\/\d\d\/\d\d \d\d:\d\d:\d\d (.*)$/.exec(last);
+  if (std) return std[1]!;
+  throw new Error(`no fatal error message in ${JSON.stringify(stderr)}`);
+}
+
+/** strconv.Unquote of a double-quoted Go string literal (JSON escapes plus \a \b \f \v \xHH \ooo). */
+function unquoteGo(q: string): string {
+  const bytes: number[] = [];
+  const body = q.slice(1, -1);
+  const simple: Record<string, number> = { a: 7, b: 8, f: 12, n: 10, r: 13, t: 9, v: 11, "\\": 92, '"': 34, "'": 39 };
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i]!;
+    if (c !== "\\") {
+      bytes.push(...Buffer.from(c));
+      continue;
+    }
+    const e = body[++i]!;
+    if (e in simple) bytes.push(simple[e]!);
+    else if (e === "x") {
+      bytes.push(Number.parseInt(body.slice(i + 1, i + 3), 16));
+      i += 2;
+    } else if (e === "u" || e === "U") {
+      const n = e === "u" ? 4 : 8;
+      bytes.push(...Buffer.from(String.fromCodePoint(Number.parseInt(body.slice(i + 1, i + 1 + n), 16))));
+      i += n;
+    } else {
+      bytes.push(Number.parseInt(body.slice(i, i + 3), 8));
+      i += 2;
+    }
+  }
+  return Buffer.from(bytes).toString("utf8");
+}
