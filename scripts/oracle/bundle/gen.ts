@@ -10,32 +10,20 @@
  *   node --import tsx scripts/oracle/bundle/gen.ts           # rewrites vectors.json
  *   node --import tsx scripts/oracle/bundle/gen.ts --check   # exits 1 if the committed bytes differ
  */
-import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { checkOrWrite } from "../opm/run.js";
+import { checkOrWrite, exportOperatorRegistry, OPM_TAGS, runChecked } from "../opm/run.js";
 
 const OUT = new URL("../../../src/bundle/testdata/vectors.json", import.meta.url);
 const BUNDLES = fileURLToPath(new URL("../../../src/bundle/testdata/bundles", import.meta.url));
-const OPREG_GIT = process.env.OPREG_GIT ?? "/work/.mirror/operator-framework+operator-registry/repo";
-const OPREG_REF = process.env.OPREG_REF ?? "4f9d6f222b01aac84c52de7dbdaa6a289380a303";
-
-function run(cmd: string, args: string[], opts: Parameters<typeof spawnSync>[2] = {}): void {
-  const r = spawnSync(cmd, args, { stdio: ["ignore", "inherit", "inherit"], ...opts });
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} exited ${r.status}`);
-}
-
 const committed = JSON.parse(readFileSync(OUT, "utf8")) as { dir: string; image?: string; template?: string }[];
 const tmp = mkdtempSync(join(tmpdir(), "opm-bundle-"));
 const SRC = join(tmp, "src");
 try {
   mkdirSync(SRC);
-  const archive = spawnSync("git", ["--git-dir", OPREG_GIT, "archive", OPREG_REF], { maxBuffer: 1 << 30 });
-  if (archive.status !== 0) throw new Error(`git archive ${OPREG_REF}: ${archive.stderr}`);
-  run("tar", ["-x", "-C", SRC], { input: archive.stdout, stdio: ["pipe", "inherit", "inherit"] });
-  run("go", ["mod", "edit", "-replace", "go.podman.io/common=go.podman.io/common@v0.69.0"], { cwd: SRC });
+  exportOperatorRegistry(SRC);
   writeFileSync(
     join(tmp, "cases.json"),
     JSON.stringify(committed.map(({ dir, image, template }) => ({ dir, image, template }))),
@@ -44,18 +32,9 @@ try {
     fileURLToPath(new URL("opcat_oracle_test.go", import.meta.url)),
     join(SRC, "alpha", "action", "opcat_oracle_test.go"),
   );
-  run(
+  runChecked(
     "go",
-    [
-      "test",
-      "-mod=mod",
-      "-tags",
-      "json1,containers_image_openpgp",
-      "-count=1",
-      "-run",
-      "^TestOpcatBundleVectors$",
-      "./alpha/action/",
-    ],
+    ["test", "-mod=mod", "-tags", OPM_TAGS, "-count=1", "-run", "^TestOpcatBundleVectors$", "./alpha/action/"],
     {
       cwd: SRC,
       env: {
@@ -64,6 +43,7 @@ try {
         OPCAT_BUNDLE_DIR: BUNDLES,
         OPCAT_BUNDLE_OUT: join(tmp, "out.json"),
       },
+      stdio: ["ignore", "inherit", "inherit"],
     },
   );
   const results = JSON.parse(readFileSync(join(tmp, "out.json"), "utf8")) as unknown[];

@@ -87,3 +87,29 @@ function unquoteGo(q: string): string {
   }
   return Buffer.from(bytes).toString("utf8");
 }
+
+/** Runs a command; throws when it does not exit 0. stdout and stderr are inherited unless `opts.stdio` says otherwise. */
+export function runChecked(cmd: string, args: string[], opts: Parameters<typeof spawnSync>[2] = {}): Buffer {
+  const r = spawnSync(cmd, args, { stdio: ["ignore", "pipe", "inherit"], maxBuffer: 1 << 30, ...opts });
+  if (r.error) throw r.error;
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} exited ${r.status}`);
+  return r.stdout as Buffer;
+}
+
+/** The operator-registry git dir and commit opm is built from (scripts/oracle/opm/build-opm.sh). */
+export const OPREG_GIT = process.env.OPREG_GIT ?? "/work/.mirror/operator-framework+operator-registry/repo";
+export const OPREG_REF = process.env.OPREG_REF ?? "4f9d6f222b01aac84c52de7dbdaa6a289380a303";
+
+/**
+ * Exports operator-registry at OPREG_REF into `dir` (git archive of the mirror) with
+ * go.podman.io/common pinned to v0.69.0 as build-opm.sh pins it (v0.69.1 is not on the Go module
+ * proxy), so that Go code placed in the tree builds against opm's own packages and module versions.
+ */
+export function exportOperatorRegistry(dir: string): void {
+  const archive = runChecked("git", ["--git-dir", OPREG_GIT, "archive", OPREG_REF]);
+  runChecked("tar", ["-x", "-C", dir], { input: archive, stdio: ["pipe", "inherit", "inherit"] });
+  runChecked("go", ["mod", "edit", "-replace", "go.podman.io/common=go.podman.io/common@v0.69.0"], { cwd: dir });
+}
+
+/** The build tags build-opm.sh builds opm with. */
+export const OPM_TAGS = "json1,containers_image_openpgp";
