@@ -12,7 +12,7 @@ import {
   type Server,
   type ServerResponse,
 } from "node:http";
-import { connect, createServer as createNetServer } from "node:net";
+import { createServer as createNetServer } from "node:net";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -107,7 +107,7 @@ export interface RunningRegistry {
   stop(): Promise<void>;
 }
 
-/** Starts `docker-registry serve` on 127.0.0.1 (optionally with TLS and htpasswd auth) and waits until it answers. */
+/** Starts `docker-registry serve` on 127.0.0.1 (optionally with TLS and htpasswd auth) and waits until it listens. */
 export async function startDockerRegistry(
   dir: string,
   opts: { tls?: { cert: string; key: string }; htpasswd?: string } = {},
@@ -117,7 +117,7 @@ export async function startDockerRegistry(
   const cfg = [
     "version: 0.1",
     "log:",
-    "  level: error",
+    "  level: info",
     "storage:",
     "  filesystem:",
     `    rootdirectory: ${join(dir, "data")}`,
@@ -132,19 +132,18 @@ export async function startDockerRegistry(
   const child: ChildProcess = spawn("docker-registry", ["serve", join(dir, "config.yml")], {
     stdio: ["ignore", "ignore", "pipe"],
   });
+  // Ready when it logs "listening on" (logged once its listener is bound): an event, not a polling
+  // loop; a registry that never starts is caught by the runner's timeout. Its stderr is read to the
+  // end (the tail is kept for error messages) so that a full pipe never blocks it.
   let stderr = "";
-  child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`docker-registry exited: ${stderr}`);
-    const ok = await canConnect(port);
-    if (ok) break;
-    if (Date.now() > deadline) {
-      child.kill();
-      throw new Error(`docker-registry did not start: ${stderr}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await new Promise<void>((resolve, reject) => {
+    child.stderr?.on("data", (d: Buffer) => {
+      stderr = (stderr + d.toString()).slice(-65536);
+      if (stderr.includes('msg="listening on ')) resolve();
+    });
+    child.once("error", reject);
+    child.once("exit", () => reject(new Error(`docker-registry exited: ${stderr}`)));
+  });
   return {
     host: `127.0.0.1:${port}`,
     port,
@@ -155,17 +154,6 @@ export async function startDockerRegistry(
         child.kill("SIGTERM");
       }),
   };
-}
-
-function canConnect(port: number): Promise<boolean> {
-  return new Promise<boolean>((resolve) => {
-    const c = connect(port, "127.0.0.1");
-    c.once("connect", () => {
-      c.destroy();
-      resolve(true);
-    });
-    c.once("error", () => resolve(false));
-  });
 }
 
 /** Writes an htpasswd file with a bcrypt hash (`htpasswd -B`). */
@@ -292,12 +280,12 @@ export async function startFakeRegistry(
     }
     if (fake.mode === "drop-mid-blob" && !isConfig) {
       res.writeHead(200, { "Content-Length": body.length });
-      res.write(body.subarray(0, body.length >> 1));
-      // the registry goes away mid-pull: the connection is cut and the server stops listening
-      setTimeout(() => {
+      // the registry goes away mid-pull: once half the body is handed to the kernel (the write's
+      // callback), the connection is cut and the server stops listening
+      res.write(body.subarray(0, body.length >> 1), () => {
         req.socket.destroy();
         void fake.close();
-      }, 10);
+      });
       return;
     }
     res.writeHead(200, { "Content-Length": body.length, "Content-Type": "application/octet-stream" });
