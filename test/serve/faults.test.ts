@@ -1,6 +1,6 @@
 /**
  * Fault tests for `opcat serve`'s HTTP side, all on 127.0.0.1, beyond src/serve/store.test.ts (which
- * covers one vanishing identity client, store.reload races and a non-reading client's latency):
+ * covers one vanishing identity client, store.reload races and a non-reading client not holding up others):
  * clients vanishing mid-body in every encoding while revisions swap; a `--watch` reload to invalid
  * content; many concurrent requests (plain, gzip, resumed ranges) while `--watch` swaps revisions,
  * each answer checked against its ETag (a hash of the body) so a mixed body cannot pass; and slow
