@@ -13,7 +13,7 @@ import {
   type ServerResponse,
 } from "node:http";
 import { createServer as createNetServer } from "node:net";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, watch, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** undefined when every tool is on PATH; otherwise the skip message (throws under CI=true). */
@@ -129,20 +129,32 @@ export async function startDockerRegistry(
     ...(opts.htpasswd ? ["auth:", "  htpasswd:", "    realm: opcat-test", `    path: ${opts.htpasswd}`] : []),
   ].join("\n");
   writeFileSync(join(dir, "config.yml"), cfg + "\n");
+  // Its log goes to a file, not a pipe: tests run CLI commands with spawnSync, which blocks this
+  // process, and a registry writing into a full pipe would stop answering. Ready when the log says
+  // "listening on" (written once the listener is bound), seen through file-change events and checked
+  // once more after the watch starts: no polling loop, no clock (a registry that never starts is
+  // caught by the runner's timeout).
+  const logFile = join(dir, "registry.log");
+  const fd = openSync(logFile, "w");
   const child: ChildProcess = spawn("docker-registry", ["serve", join(dir, "config.yml")], {
-    stdio: ["ignore", "ignore", "pipe"],
+    stdio: ["ignore", "ignore", fd],
   });
-  // Ready when it logs "listening on" (logged once its listener is bound): an event, not a polling
-  // loop; a registry that never starts is caught by the runner's timeout. Its stderr is read to the
-  // end (the tail is kept for error messages) so that a full pipe never blocks it.
-  let stderr = "";
+  closeSync(fd);
+  const log = (): string => readFileSync(logFile, "utf8");
   await new Promise<void>((resolve, reject) => {
-    child.stderr?.on("data", (d: Buffer) => {
-      stderr = (stderr + d.toString()).slice(-65536);
-      if (stderr.includes('msg="listening on ')) resolve();
-    });
-    child.once("error", reject);
-    child.once("exit", () => reject(new Error(`docker-registry exited: ${stderr}`)));
+    const watcher = watch(logFile);
+    const done = (err?: Error): void => {
+      watcher.close();
+      if (err) reject(err);
+      else resolve();
+    };
+    const check = (): void => {
+      if (log().includes('msg="listening on ')) done();
+    };
+    watcher.on("change", check);
+    child.once("error", done);
+    child.once("exit", () => done(new Error(`docker-registry exited: ${log()}`)));
+    check();
   });
   return {
     host: `127.0.0.1:${port}`,
