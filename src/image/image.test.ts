@@ -12,6 +12,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
+import { EventEmitter } from "node:events";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -345,15 +346,29 @@ describe("registry client pieces", () => {
   });
 
   test("mapPool bounds concurrency and keeps order", async () => {
+    // Each task waits on a gate the test opens, in an order unlike the input's: no clock involved.
     let running = 0;
     let peak = 0;
-    const out = await mapPool([1, 2, 3, 4, 5, 6, 7], 3, async (x) => {
+    const gates = new Map<number, () => void>();
+    const started = new EventEmitter();
+    const done = mapPool([1, 2, 3, 4, 5, 6, 7], 3, async (x) => {
       peak = Math.max(peak, ++running);
-      await new Promise((r) => setTimeout(r, 5));
+      await new Promise<void>((r) => {
+        gates.set(x, r);
+        started.emit("gate");
+      });
       running--;
       return x * 2;
     });
-    assert.deepEqual(out, [2, 4, 6, 8, 10, 12, 14]);
+    for (let left = 7; left > 0; left--) {
+      // The pool is full (or holds all that is left) before one task is let go: the last one started.
+      while (gates.size < Math.min(3, left)) await new Promise((r) => started.once("gate", r));
+      assert.ok(running <= 3 && gates.size <= 3);
+      const last = [...gates.keys()].at(-1)!;
+      gates.get(last)!();
+      gates.delete(last);
+    }
+    assert.deepEqual(await done, [2, 4, 6, 8, 10, 12, 14]);
     assert.equal(peak, 3);
   });
 });

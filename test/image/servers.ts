@@ -12,8 +12,8 @@ import {
   type Server,
   type ServerResponse,
 } from "node:http";
-import { connect, createServer as createNetServer } from "node:net";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer as createNetServer } from "node:net";
+import { closeSync, mkdirSync, openSync, readFileSync, watch, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** undefined when every tool is on PATH; otherwise the skip message (throws under CI=true). */
@@ -107,7 +107,7 @@ export interface RunningRegistry {
   stop(): Promise<void>;
 }
 
-/** Starts `docker-registry serve` on 127.0.0.1 (optionally with TLS and htpasswd auth) and waits until it answers. */
+/** Starts `docker-registry serve` on 127.0.0.1 (optionally with TLS and htpasswd auth) and waits until it listens. */
 export async function startDockerRegistry(
   dir: string,
   opts: { tls?: { cert: string; key: string }; htpasswd?: string } = {},
@@ -117,7 +117,7 @@ export async function startDockerRegistry(
   const cfg = [
     "version: 0.1",
     "log:",
-    "  level: error",
+    "  level: info",
     "storage:",
     "  filesystem:",
     `    rootdirectory: ${join(dir, "data")}`,
@@ -129,22 +129,33 @@ export async function startDockerRegistry(
     ...(opts.htpasswd ? ["auth:", "  htpasswd:", "    realm: opcat-test", `    path: ${opts.htpasswd}`] : []),
   ].join("\n");
   writeFileSync(join(dir, "config.yml"), cfg + "\n");
+  // Its log goes to a file, not a pipe: tests run CLI commands with spawnSync, which blocks this
+  // process, and a registry writing into a full pipe would stop answering. Ready when the log says
+  // "listening on" (written once the listener is bound), seen through file-change events and checked
+  // once more after the watch starts: no polling loop, no clock (a registry that never starts is
+  // caught by the runner's timeout).
+  const logFile = join(dir, "registry.log");
+  const fd = openSync(logFile, "w");
   const child: ChildProcess = spawn("docker-registry", ["serve", join(dir, "config.yml")], {
-    stdio: ["ignore", "ignore", "pipe"],
+    stdio: ["ignore", "ignore", fd],
   });
-  let stderr = "";
-  child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`docker-registry exited: ${stderr}`);
-    const ok = await canConnect(port);
-    if (ok) break;
-    if (Date.now() > deadline) {
-      child.kill();
-      throw new Error(`docker-registry did not start: ${stderr}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  closeSync(fd);
+  const log = (): string => readFileSync(logFile, "utf8");
+  await new Promise<void>((resolve, reject) => {
+    const watcher = watch(logFile);
+    const done = (err?: Error): void => {
+      watcher.close();
+      if (err) reject(err);
+      else resolve();
+    };
+    const check = (): void => {
+      if (log().includes('msg="listening on ')) done();
+    };
+    watcher.on("change", check);
+    child.once("error", done);
+    child.once("exit", () => done(new Error(`docker-registry exited: ${log()}`)));
+    check();
+  });
   return {
     host: `127.0.0.1:${port}`,
     port,
@@ -155,17 +166,6 @@ export async function startDockerRegistry(
         child.kill("SIGTERM");
       }),
   };
-}
-
-function canConnect(port: number): Promise<boolean> {
-  return new Promise<boolean>((resolve) => {
-    const c = connect(port, "127.0.0.1");
-    c.once("connect", () => {
-      c.destroy();
-      resolve(true);
-    });
-    c.once("error", () => resolve(false));
-  });
 }
 
 /** Writes an htpasswd file with a bcrypt hash (`htpasswd -B`). */
@@ -292,12 +292,12 @@ export async function startFakeRegistry(
     }
     if (fake.mode === "drop-mid-blob" && !isConfig) {
       res.writeHead(200, { "Content-Length": body.length });
-      res.write(body.subarray(0, body.length >> 1));
-      // the registry goes away mid-pull: the connection is cut and the server stops listening
-      setTimeout(() => {
+      // the registry goes away mid-pull: once half the body is handed to the kernel (the write's
+      // callback), the connection is cut and the server stops listening
+      res.write(body.subarray(0, body.length >> 1), () => {
         req.socket.destroy();
         void fake.close();
-      }, 10);
+      });
       return;
     }
     res.writeHead(200, { "Content-Length": body.length, "Content-Type": "application/octet-stream" });

@@ -1,6 +1,6 @@
 /**
  * Fault tests for `opcat serve`'s HTTP side, all on 127.0.0.1, beyond src/serve/store.test.ts (which
- * covers one vanishing identity client, store.reload races and a non-reading client's latency):
+ * covers one vanishing identity client, store.reload races and a non-reading client not holding up others):
  * clients vanishing mid-body in every encoding while revisions swap; a `--watch` reload to invalid
  * content; many concurrent requests (plain, gzip, resumed ranges) while `--watch` swaps revisions,
  * each answer checked against its ETag (a hash of the body) so a mixed body cannot pass; and slow
@@ -10,6 +10,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash, randomBytes } from "node:crypto";
+import { EventEmitter } from "node:events";
 import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
 import { connect, type Socket } from "node:net";
@@ -85,16 +86,31 @@ function wholeCatalog(body: Buffer, bundles: number): string {
   return marker;
 }
 
-function connections(srv: HttpServerHandle): Promise<number> {
-  return new Promise((resolve) => srv.server.getConnections((_e, n) => resolve(n)));
+/** Resolves once `cond()` holds, checked now and each time `emitter` emits `event` (no clock: a wait that never ends is caught by the runner's timeout). */
+function when(emitter: EventEmitter, event: string, cond: () => boolean): Promise<void> {
+  return new Promise((resolve) => {
+    if (cond()) return resolve();
+    const check = (): void => {
+      if (!cond()) return;
+      emitter.off(event, check);
+      resolve();
+    };
+    emitter.on(event, check);
+  });
 }
 
-async function until(cond: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; ; i++) {
-    if (await cond()) return;
-    if (i > 1000) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+/** The server's open sockets, with a "closed" event each time one closes. */
+function trackConnections(srv: HttpServerHandle): { open: Set<Socket>; events: EventEmitter } {
+  const open = new Set<Socket>();
+  const events = new EventEmitter();
+  srv.server.on("connection", (s: Socket) => {
+    open.add(s);
+    s.once("close", () => {
+      open.delete(s);
+      events.emit("closed");
+    });
+  });
+  return { open, events };
 }
 
 /** Waits for store events. */
@@ -129,10 +145,15 @@ describe("serve faults", () => {
     const store = new CatalogStore();
     await store.add("vanish", dir);
     const log: Record<string, unknown>[] = [];
+    const logged = new EventEmitter();
     const srv = await startHttpServer(store, {
       port: 0,
-      accessLog: (l) => log.push(JSON.parse(l) as Record<string, unknown>),
+      accessLog: (l) => {
+        log.push(JSON.parse(l) as Record<string, unknown>);
+        logged.emit("line");
+      },
     });
+    const conns = trackConnections(srv);
     const port = srv.address.port;
     const size = store.get("vanish")?.jsonl.length ?? 0;
     const requests = [
@@ -160,9 +181,9 @@ describe("serve faults", () => {
         writeAtomically(dir, join(tmp, "stage"), catalogText(i % 2 === 0 ? "B" : "A", bundles, 8192));
         assert.equal((await store.reload("vanish")).status, "loaded");
         sock.destroy();
-        await until(async () => (await connections(srv)) === 0, "the server to drop the connection");
+        await when(conns.events, "closed", () => conns.open.size === 0); // the server dropped the connection
       }
-      await until(() => log.length >= requests.length, "access log lines");
+      await when(logged, "line", () => log.length >= requests.length);
       assert.equal(log.length, requests.length);
       assert.ok(size > 12 * 1024 * 1024);
       for (const l of log) {
@@ -369,17 +390,11 @@ describe("serve faults", () => {
             }),
         ),
       );
-      await until(() => responses.length >= first + n, "the server to see the requests");
+      await when(srv.server, "request", () => responses.length >= first + n); // the server saw the requests
       const res = responses.slice(first, first + n);
-      // Stalled: the server waits for 'drain' and its socket stops moving bytes.
-      let last = "";
-      let stable = 0;
-      await until(() => {
-        const now = res.map((r) => `${r.writableNeedDrain}/${r.socket?.bytesWritten}`).join(",");
-        stable = now === last && res.every((r) => r.writableNeedDrain) ? stable + 1 : 0;
-        last = now;
-        return stable >= 5;
-      }, "the responses to stall");
+      // Stalled: every response waits for 'drain' (its write returned false). Node emits no event
+      // for that, so the state is checked between event-loop turns (setImmediate, no clock).
+      while (!res.every((r) => r.writableNeedDrain)) await new Promise((r) => setImmediate(r));
       return { socks, res, firstBytes };
     }
 

@@ -4,6 +4,7 @@
  */
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
+import { EventEmitter } from "node:events";
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
@@ -56,6 +57,7 @@ let store: CatalogStore;
 let server: HttpServerHandle;
 let base: string;
 const accessLines: string[] = [];
+const accessLogged = new EventEmitter();
 const inputDocs = loadAll(readFileSync(join(REPO_ROOT, "examples", "resolve", "input.yaml"), "utf8")) as unknown[];
 
 before(async () => {
@@ -68,7 +70,10 @@ before(async () => {
   server = await startHttpServer(store, {
     port: 0,
     resolver: { maxRequestBytes: 64 * 1024 },
-    accessLog: (l) => accessLines.push(l),
+    accessLog: (l) => {
+      accessLines.push(l);
+      accessLogged.emit("line");
+    },
   });
   base = `http://127.0.0.1:${server.address.port}`;
 });
@@ -235,7 +240,10 @@ test("access log lines for the resolver API, like the other routes", async () =>
   const n = accessLines.length;
   const a = await post(base, "/api/v1/query", { query: "true" });
   assert.equal(a.status, 200);
-  await new Promise((r) => setTimeout(r, 50));
+  // The line is written when the response finishes, which may be after the client has the body:
+  // wait for the access log's own event (no clock).
+  const logged = (): boolean => accessLines.slice(n).some((l) => l.includes('"/api/v1/query"'));
+  while (!logged()) await new Promise((r) => accessLogged.once("line", r));
   const entries = accessLines
     .slice(n)
     .map((l) => JSON.parse(l) as { method: string; path: string; status: number; bytes: number; msg: string });

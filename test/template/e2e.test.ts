@@ -203,6 +203,14 @@ describe("templates rendered from bundle images in a local registry", { skip: mi
       const b = byName(theirs.bundles);
       assert.ok(a.size > 0);
       for (const [n, text] of a) assert.equal(text, b.get(n), `bundle ${n}`);
+      // Package (description and icon from the head's CSV) and channels as the real opm renders them
+      // from the same images, where scripts/oracle/semver-community recorded that.
+      const opm = join(TESTDATA, "community-semver", `${pkg}.yaml`);
+      if (template === "semver.yaml" && existsSync(opm)) {
+        const none = { packages: [], channels: [], bundles: [], deprecations: [], others: [] };
+        const got = formatCatalog({ ...none, packages: ours.packages, channels: ours.channels }, "yaml");
+        assert.deepEqual(Buffer.from(got), readFileSync(opm), `${pkg}: package and channels as opm renders them`);
+      }
     });
   };
   communityCase("cat-facts-operator", "basic.yaml", "v4.20", true);
