@@ -108,6 +108,23 @@ function parseGoIntLiteral(s: string): bigint | undefined {
 }
 
 /**
+ * The common case of an int without BigInt: an optional `-`, a non-zero digit and at most 14 more
+ * digits (exact in a double, inside int64, and its own Go decimal form). Anything else: undefined.
+ */
+function smallDecimal(s: string): Resolved | undefined {
+  const start = s.charCodeAt(0) === 45 ? 1 : 0;
+  const n = s.length - start;
+  if (n === 0 || n > 15) return undefined;
+  const c = s.charCodeAt(start);
+  if (c < 49 || c > 57) return undefined;
+  for (let i = start + 1; i < s.length; i++) {
+    const d = s.charCodeAt(i);
+    if (d < 48 || d > 57) return undefined;
+  }
+  return { kind: "int", value: Number(s), goType: "int", decimal: s };
+}
+
+/**
  * go-yaml v2 `resolve("", in)` for an untagged plain scalar: YAML 1.1 bools, nulls, ints (with `_`,
  * hex, octal, binary), floats, `<<`, and timestamps (reported as "timestamp"; the decoder keeps those
  * as strings). Everything else is "str".
@@ -127,6 +144,8 @@ export function resolvePlain(s: string): Resolved {
   }
   // 'D' or 'S'
   if (isGoTimestamp(s)) return { kind: "timestamp", value: s };
+  const fast = smallDecimal(s);
+  if (fast !== undefined) return fast;
   const plain = s.indexOf("_") >= 0 ? s.replace(/_/g, "") : s;
   const iv = parseGoIntLiteral(plain);
   if (iv !== undefined) {
