@@ -7,7 +7,10 @@
 import { OpcatError, type Problem } from "../fbc/errors.js";
 import type { LoadOptions } from "../fbc/load.js";
 import { emptyConfig, mergeConfigs, type DeclarativeConfig } from "../fbc/types.js";
-import { validateCatalog, type ValidationResult } from "../fbc/validate.js";
+import type { ValidationResult } from "../fbc/validate.js";
+
+/** Validation loads (semver ranges, the model) only when a command validates. */
+const validation = () => import("../fbc/validate.js");
 import { goQuote } from "../gojson/fmt.js";
 import {
   openReference,
@@ -87,7 +90,7 @@ export interface ValidatedCatalog {
 export async function validateReference(ref: string, opts: OpenReferenceOptions = {}): Promise<ValidatedCatalog> {
   const opened = await openReference(ref, { local: true, ...opts });
   if (opened.problems.length > 0) return { opened, problems: opened.problems };
-  return { opened, ...validateCatalog(opened.config) };
+  return { opened, ...(await validation()).validateCatalog(opened.config) };
 }
 
 /**
@@ -106,7 +109,7 @@ export async function openValidCatalog(
     if (label && e instanceof OpcatError && e.kind === "invalid") throw invalidCatalog(e.problems, `${label}: `);
     throw e;
   }
-  const v = validateCatalog(config);
+  const v = (await validation()).validateCatalog(config);
   if (v.problems.length > 0) throw invalidCatalog(v.problems, label ? `${label}: ` : "");
   return { ...v, config };
 }
