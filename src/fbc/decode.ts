@@ -22,6 +22,9 @@ import type {
   RelatedImage,
 } from "./types.js";
 import { goJsonKind, goUnmarshalTypeError } from "../gojson/unmarshal.js";
+import { goBase64ErrorOffset } from "../gojson/base64.js";
+
+export { goBase64ErrorOffset as base64ErrorOffset };
 
 /** A decoding failure; `message` is Go's error text. */
 export class DecodeError extends Error {
@@ -376,9 +379,6 @@ function decodeField(v: JsonValue, kind: Kind, ctx: Ctx, current: unknown): unkn
   }
 }
 
-const B64 = new Int16Array(128).fill(-1);
-for (let i = 0; i < 64; i++) B64["ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".charCodeAt(i)] = i;
-
 /** Why Node's decoder can stand in for Go's: see {@link decodeStdBase64Fast}. Bytes expected, or -1 if `data` cannot be valid. */
 function fastBase64Length(data: string): number {
   const n = data.length;
@@ -423,45 +423,9 @@ export function decodeStdBase64Transient(data: string): Buffer | undefined {
 export function decodeStdBase64(s: string): Uint8Array {
   const fast = decodeStdBase64Fast(s);
   if (fast !== undefined) return fast;
-  const err = base64ErrorOffset(s);
+  const err = goBase64ErrorOffset(s);
   if (err >= 0) throw new DecodeError(`illegal base64 data at input byte ${err}`);
   return Buffer.from(s.replace(/[\r\n]/g, ""), "base64");
-}
-
-/**
- * Checks standard padded base64 exactly as Go's `base64.StdEncoding.Decode` does (a port of its
- * decodeQuantum loop); returns the offset Go reports in `illegal base64 data at input byte N`, or
- * -1 when the input is valid.
- */
-export function base64ErrorOffset(src: string): number {
-  const n = src.length;
-  let si = 0;
-  for (;;) {
-    for (let j = 0; j < 4; j++) {
-      if (si === n) {
-        if (j === 0) return -1;
-        return si - j;
-      }
-      const c = src.charCodeAt(si);
-      si++;
-      if (c < 128 && B64[c] >= 0) continue;
-      if (c === 10 || c === 13) {
-        j--;
-        continue;
-      }
-      if (c !== 61) return si - 1;
-      // padding
-      if (j === 0 || j === 1) return si - 1;
-      if (j === 2) {
-        while (si < n && (src.charCodeAt(si) === 10 || src.charCodeAt(si) === 13)) si++;
-        if (si === n) return n;
-        if (src.charCodeAt(si) !== 61) return si - 1;
-        si++;
-      }
-      while (si < n && (src.charCodeAt(si) === 10 || src.charCodeAt(si) === 13)) si++;
-      return si < n ? si : -1;
-    }
-  }
 }
 
 function ctx0(): Ctx {
