@@ -515,7 +515,8 @@ const CSV_STATUS = struct("v1alpha1.ClusterServiceVersionStatus", [
   ],
 ]);
 
-const CSV = struct("v1alpha1.ClusterServiceVersion", [
+/** The subset of operator-framework/api v1alpha1.ClusterServiceVersion a CSV decodes into. */
+export const GO_CLUSTER_SERVICE_VERSION = struct("v1alpha1.ClusterServiceVersion", [
   ["kind", STR, "TypeMeta"],
   ["apiVersion", STR, "TypeMeta"],
   ["metadata", OBJECT_META],
@@ -531,7 +532,7 @@ type GoMap = Map<string, unknown>;
 
 /** Decodes a CSV like `json.Unmarshal(csvJSON, &v1alpha1.ClusterServiceVersion{})`: the value or Go's error text. */
 function decodeCsv(text: string): GoStruct | string {
-  const r = goUnmarshal(text, CSV);
+  const r = goUnmarshal(text, GO_CLUSTER_SERVICE_VERSION);
   if (!r.ok) return r.error;
   return (r.value as GoStruct | undefined) ?? {};
 }

@@ -27,7 +27,7 @@
  */
 import { goBase64ErrorOffset } from "./base64.js";
 import { goFormatFloatG } from "./float.js";
-import { compareUtf8 } from "./encode.js";
+import { compareUtf8, formatGoFloat } from "./encode.js";
 import { goQuote } from "./quote.js";
 import { goJsonSyntaxError } from "./scan.js";
 import { foldFieldName, goFoldEqual } from "./unicode.js";
@@ -97,6 +97,15 @@ export const GO_STRING: GoType = { kind: "string", goName: "string" };
 export const GO_BOOL: GoType = { kind: "bool" };
 export const GO_INT32: GoType = { kind: "int", goName: "int32", min: -(2n ** 31n), max: 2n ** 31n - 1n };
 export const GO_INT64: GoType = { kind: "int", goName: "int64", min: -(2n ** 63n), max: 2n ** 63n - 1n };
+/** A byte of a `[]byte` decoded from a JSON array (unsigned: ParseUint rejects a sign). */
+export const GO_UINT8: GoType = { kind: "int", goName: "uint8", min: 0n, max: 255n };
+
+/** strconv.ParseInt / ParseUint of a number literal into an int type: the value, or undefined. */
+function parseGoInt(lit: string, t: Extract<GoType, { kind: "int" }>): number | undefined {
+  if (!/^-?\d+$/.test(lit) || (t.min === 0n && lit.charCodeAt(0) === 0x2d)) return undefined;
+  const n = BigInt(lit);
+  return n >= t.min && n <= t.max ? Number(n) : undefined;
+}
 export const GO_RAW: GoType = { kind: "raw" };
 export const GO_BYTES: GoType = { kind: "bytes" };
 export const goString = (goName = "string"): GoType => (goName === "string" ? GO_STRING : { kind: "string", goName });
@@ -322,6 +331,12 @@ class TextDecoder implements GoUnmarshalContext {
         if (t.kind === "ptr") return this.value(t.elem, old);
         if (t.kind === "raw") return this.skipValue();
         if (t.kind === "slice") return this.array(t.elem, old as GoSlice | undefined);
+        if (t.kind === "bytes") {
+          // encoding/json fills a []byte from an array of numbers like any other slice.
+          const prev = old as Uint8Array | undefined;
+          const s = this.array(GO_UINT8, prev === undefined ? undefined : { b: Array.from(prev), n: prev.length });
+          return Uint8Array.from(goSliceItems(s), (x) => (x as number | undefined) ?? 0);
+        }
         this.typeError("array", goTypeName(t));
         this.skipValue();
         return old;
@@ -353,10 +368,8 @@ class TextDecoder implements GoUnmarshalContext {
         const lit = this.skipValue();
         if (t.kind === "raw") return lit;
         if (t.kind === "int") {
-          if (/^-?\d+$/.test(lit)) {
-            const n = BigInt(lit);
-            if (n >= t.min && n <= t.max) return Number(n);
-          }
+          const n = parseGoInt(lit, t);
+          if (n !== undefined) return n;
           this.typeError("number " + lit, t.goName);
           return old;
         }
@@ -455,7 +468,12 @@ export function goUnmarshalSyntaxError(text: string): string | undefined {
   while (i < text.length && " \t\r\n".includes(text[i])) i++;
   if (i === text.length) return "unexpected end of JSON input";
   const e = goJsonSyntaxError(text, i);
-  if (e !== undefined) return e.eof ? "unexpected end of JSON input" : e.message;
+  if (e !== undefined) {
+    if (!e.eof) return e.message;
+    // At the end Go's scanner steps a space (scanner.eof): a literal cut short fails on it.
+    const spaced = goJsonSyntaxError(text + " ", i);
+    return spaced !== undefined && !spaced.eof ? spaced.message : "unexpected end of JSON input";
+  }
   const d = new TextDecoder(text);
   d.pos = i;
   d.pos = d.valueEnd();
@@ -573,13 +591,26 @@ export function goDecode(value: JsonValue, type: GoType, opts: GoDecodeOptions =
         if (typeof v === "boolean") return v;
         typeError(v, t);
         return into;
-      case "int":
-        if (typeof v === "number" && Number.isInteger(v) && BigInt(v) >= t.min && BigInt(v) <= t.max) return v;
-        if (typeof v === "number") {
-          if (saved === undefined) saved = ctx.text(`number ${v}`, t.goName);
-        } else typeError(v, t);
+      case "int": {
+        if (typeof v !== "number") {
+          typeError(v, t);
+          return into;
+        }
+        // The literal Go reads is json.Marshal's encoding of the value (a re-encoded Meta, YAMLToJSON).
+        const lit = formatGoFloat(v);
+        const n = parseGoInt(lit, t);
+        if (n !== undefined) return n;
+        if (saved === undefined) saved = ctx.text(`number ${lit}`, t.goName);
         return into;
+      }
       case "bytes": {
+        if (Array.isArray(v)) {
+          const out = new Uint8Array(v.length);
+          v.forEach((e, i) => {
+            out[i] = decode(e, GO_UINT8, 0) as number;
+          });
+          return out;
+        }
         if (typeof v !== "string") {
           typeError(v, t);
           return into;

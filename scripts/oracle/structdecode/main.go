@@ -1,0 +1,139 @@
+// Oracle for opcat's src/gojson/structdecode.ts (goUnmarshal, goDecode): json.Unmarshal of JSON
+// texts into the Go types opm decodes (operator-registry alpha/declcfg and alpha/property,
+// operator-framework/api v1alpha1.ClusterServiceVersion, and transcriptions of the small
+// operator-registry pkg/registry types the bundle renderer decodes). Input on stdin: a JSON array
+// of {"type": <name>, "text": <JSON text>}. Output: a JSON array of {"error": <text>} or
+// {"value": <dump>}, where the dump shows every field (no omitempty): structs as objects keyed by
+// JSON name, nil slices/maps/pointers/RawMessages/[]byte as null, a RawMessage as {"raw": text},
+// []byte as base64. Types whose values hold custom types (the CSV, csvSpec) print "ok" only.
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"reflect"
+	"sort"
+
+	"github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"github.com/operator-framework/operator-registry/alpha/declcfg"
+	"github.com/operator-framework/operator-registry/alpha/property"
+
+	"oracle/registry"
+)
+
+var types = map[string]func() interface{}{
+	"property.GVK":                   func() interface{} { return &property.GVK{} },
+	"property.Package":               func() interface{} { return &property.Package{} },
+	"property.BundleObject":          func() interface{} { return &property.BundleObject{} },
+	"[]declcfg.RelatedImage":         func() interface{} { return &[]declcfg.RelatedImage{} },
+	"declcfg.Package":                func() interface{} { return &declcfg.Package{} },
+	"declcfg.Channel":                func() interface{} { return &declcfg.Channel{} },
+	"declcfg.Bundle":                 func() interface{} { return &declcfg.Bundle{} },
+	"declcfg.Deprecation":            func() interface{} { return &declcfg.Deprecation{} },
+	"registry.PropertiesFile":        func() interface{} { return &registry.PropertiesFile{} },
+	"registry.AnnotationsFile":       func() interface{} { return &registry.AnnotationsFile{} },
+	"registry.csvSpec":               func() interface{} { return &registry.CsvSpec{} },
+	"v1alpha1.ClusterServiceVersion": func() interface{} { return &v1alpha1.ClusterServiceVersion{} },
+}
+
+var okOnly = map[string]bool{"registry.csvSpec": true, "v1alpha1.ClusterServiceVersion": true}
+
+var rawType = reflect.TypeOf(json.RawMessage{})
+
+func dump(v reflect.Value) interface{} {
+	switch v.Kind() {
+	case reflect.Ptr:
+		if v.IsNil() {
+			return nil
+		}
+		return dump(v.Elem())
+	case reflect.String:
+		return v.String()
+	case reflect.Bool:
+		return v.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return v.Int()
+	case reflect.Slice:
+		if v.IsNil() {
+			return nil
+		}
+		if v.Type() == rawType {
+			return map[string]interface{}{"raw": string(v.Bytes())}
+		}
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return v.Bytes() // json.Marshal writes base64
+		}
+		out := make([]interface{}, v.Len())
+		for i := range out {
+			out[i] = dump(v.Index(i))
+		}
+		return out
+	case reflect.Map:
+		if v.IsNil() {
+			return nil
+		}
+		out := map[string]interface{}{}
+		keys := v.MapKeys()
+		sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+		for _, k := range keys {
+			out[k.String()] = dump(v.MapIndex(k))
+		}
+		return out
+	case reflect.Struct:
+		out := map[string]interface{}{}
+		t := v.Type()
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			name := f.Name
+			if tag := f.Tag.Get("json"); tag != "" {
+				if tag == "-" {
+					continue
+				}
+				for j := 0; j < len(tag); j++ {
+					if tag[j] == ',' {
+						tag = tag[:j]
+						break
+					}
+				}
+				if tag != "" {
+					name = tag
+				}
+			}
+			out[name] = dump(v.Field(i))
+		}
+		return out
+	}
+	panic("unsupported kind " + v.Kind().String())
+}
+
+type input struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+func main() {
+	var inputs []input
+	if err := json.NewDecoder(os.Stdin).Decode(&inputs); err != nil {
+		panic(err)
+	}
+	out := make([]map[string]interface{}, len(inputs))
+	for i, in := range inputs {
+		mk, ok := types[in.Type]
+		if !ok {
+			panic("unknown type " + in.Type)
+		}
+		v := mk()
+		if err := json.Unmarshal([]byte(in.Text), v); err != nil {
+			out[i] = map[string]interface{}{"error": err.Error()}
+		} else if okOnly[in.Type] {
+			out[i] = map[string]interface{}{"value": "ok"}
+		} else {
+			out[i] = map[string]interface{}{"value": dump(reflect.ValueOf(v))}
+		}
+	}
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		panic(err)
+	}
+}
