@@ -456,6 +456,22 @@ class TextDecoder implements GoUnmarshalContext {
   }
 }
 
+/** The first byte of a code point's UTF-8 encoding (Go's scanner reports bytes). */
+function firstUtf8Byte(cp: number): number {
+  if (cp < 0x80) return cp;
+  if (cp < 0x800) return 0xc0 | (cp >> 6);
+  if (cp < 0x10000) return 0xe0 | (cp >> 12);
+  return 0xf0 | (cp >> 18);
+}
+
+/** encoding/json's quoteChar: a byte as Go prints it in syntax errors (`'x'`, `'\\''`, `'"'`, `'\\x01'`). */
+function goQuoteChar(c: number): string {
+  if (c === 0x27) return "'\\''";
+  if (c === 0x22) return "'\"'";
+  const q = goQuote(String.fromCharCode(c));
+  return "'" + q.slice(1, -1) + "'";
+}
+
 /** json.Unmarshal's error for text that is not exactly one JSON value, or undefined. */
 export function goUnmarshalSyntaxError(text: string): string | undefined {
   try {
@@ -479,9 +495,7 @@ export function goUnmarshalSyntaxError(text: string): string | undefined {
   d.pos = d.valueEnd();
   d.skipSpace();
   if (d.pos >= text.length) return undefined;
-  const c = String.fromCodePoint(text.codePointAt(d.pos) ?? 0);
-  const q = c === "'" ? "'\\''" : c === '"' ? "'\"'" : "'" + JSON.stringify(c).slice(1, -1) + "'";
-  return `invalid character ${q} after top-level value`;
+  return `invalid character ${goQuoteChar(firstUtf8Byte(text.codePointAt(d.pos) ?? 0))} after top-level value`;
 }
 
 /**
