@@ -2,7 +2,7 @@
  * The operator-registry pkg/registry types opm decodes a bundle directory's files into, and the
  * local types of ClusterServiceVersion.GetOperatorImages, described for src/gojson's struct decoder.
  */
-import { GO_RAW, GO_STRING, goSlice, goStruct } from "../gojson/structdecode.js";
+import { GO_RAW, GO_STRING, goPtr, goSlice, goStruct, type GoStructType } from "../gojson/structdecode.js";
 
 const STR = GO_STRING;
 
@@ -63,3 +63,21 @@ export const GO_CSV_SPEC = goStruct("registry.csvSpec", [
     ]),
   ],
 ]);
+
+export const GO_DEFINITION_KEY = goStruct("registry.DefinitionKey", [
+  ["group", STR],
+  ["kind", STR],
+  ["name", STR],
+  ["version", STR],
+]);
+/** The anonymous `struct{Owned, Required []*DefinitionKey}` of csv.GetCustomResourceDefintions / GetApiServiceDefinitions. */
+export const GO_OWNED_REQUIRED: GoStructType = {
+  kind: "struct",
+  goName:
+    'struct { Owned []*registry.DefinitionKey "json:\\"owned\\""; Required []*registry.DefinitionKey "json:\\"required\\"" }',
+  shortName: "",
+  fields: [
+    { json: "owned", type: goSlice(goPtr(GO_DEFINITION_KEY)) },
+    { json: "required", type: goSlice(goPtr(GO_DEFINITION_KEY)) },
+  ],
+};

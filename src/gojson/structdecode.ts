@@ -176,7 +176,11 @@ class ErrorContext {
   }
 }
 
-export type GoDecodeResult = { ok: true; value: unknown } | { ok: false; error: string };
+/**
+ * A decoded value, or Go's error. After a type error Go has still decoded everything else:
+ * `value` then holds that partial value (absent after a syntax error or an UnmarshalJSON error).
+ */
+export type GoDecodeResult = { ok: true; value: unknown } | { ok: false; error: string; value?: unknown };
 
 class Abort {
   constructor(readonly message: string) {}
@@ -513,7 +517,7 @@ export function goUnmarshal(text: string, type: GoType): GoDecodeResult {
     if (e instanceof Abort) return { ok: false, error: e.message };
     throw e;
   }
-  return d.saved !== undefined ? { ok: false, error: d.saved } : { ok: true, value: v };
+  return d.saved !== undefined ? { ok: false, error: d.saved, value: v } : { ok: true, value: v };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -540,8 +544,10 @@ export function formatFloat32G(f: number): string {
 /** sigs.k8s.io/yaml's coercion of a YAML scalar into a string field. */
 function coerceToString(v: JsonValue): JsonValue {
   if (typeof v === "boolean") return v ? "true" : "false";
+  // go-yaml v2 resolves an integer that fits int64 or uint64 as an integer (FormatInt/FormatUint),
+  // anything else as a float64 (FormatFloat(f, 'g', -1, 32)).
   if (typeof v === "number")
-    return Number.isInteger(v) && Math.abs(v) < 2 ** 63 ? BigInt(v).toString() : formatFloat32G(v);
+    return Number.isInteger(v) && v >= -(2 ** 63) && v < 2 ** 64 ? BigInt(v).toString() : formatFloat32G(v);
   return v;
 }
 
@@ -690,7 +696,7 @@ export function goDecode(value: JsonValue, type: GoType, opts: GoDecodeOptions =
 
   try {
     const out = decode(value, type, goZero(type));
-    return saved !== undefined ? { ok: false, error: saved } : { ok: true, value: out };
+    return saved !== undefined ? { ok: false, error: saved, value: out } : { ok: true, value: out };
   } catch (e) {
     if (e instanceof Abort) return { ok: false, error: e.message };
     throw e;
