@@ -31,6 +31,8 @@ interface Vector {
   dup?: boolean;
   value?: unknown;
   error?: string;
+  /** UnmarshalTypeError.Offset */
+  offset?: number;
 }
 
 const vectors = JSON.parse(
@@ -139,13 +141,15 @@ test("structdecode vectors cover every type, with values and errors", () => {
   }
 });
 
-test("goUnmarshal gives json.Unmarshal's value or error (Go vectors)", () => {
+test("goUnmarshal gives json.Unmarshal's value or error, with UnmarshalTypeError.Offset (Go vectors)", () => {
   let failures = 0;
   for (const v of vectors) {
     const t = TYPES[v.type];
     const got = goUnmarshal(v.text, t);
-    const want = v.error !== undefined ? { error: v.error } : { value: v.value };
-    const have = got.ok ? { value: OK_ONLY.has(v.type) ? "ok" : dumpText(t, got.value) } : { error: got.error };
+    const want = v.error !== undefined ? { error: v.error, offset: v.offset } : { value: v.value };
+    const have = got.ok
+      ? { value: OK_ONLY.has(v.type) ? "ok" : dumpText(t, got.value) }
+      : { error: got.error, offset: got.offset };
     try {
       assert.deepEqual(have, want);
     } catch {

@@ -180,10 +180,17 @@ class ErrorContext {
  * A decoded value, or Go's error. After a type error Go has still decoded everything else:
  * `value` then holds that partial value (absent after a syntax error or an UnmarshalJSON error).
  */
-export type GoDecodeResult = { ok: true; value: unknown } | { ok: false; error: string; value?: unknown };
+export type GoDecodeResult =
+  | { ok: true; value: unknown }
+  /** `offset`: goUnmarshal's UnmarshalTypeError.Offset (bytes of the text read when the type error occurred). */
+  | { ok: false; error: string; value?: unknown; offset?: number };
 
 class Abort {
-  constructor(readonly message: string) {}
+  /** `offset`: a UnmarshalTypeError's Offset in bytes (inside the raw text a custom method decoded). */
+  constructor(
+    readonly message: string,
+    readonly offset?: number,
+  ) {}
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -217,13 +224,23 @@ function stringEnd(t: string, i: number): number {
 class TextDecoder implements GoUnmarshalContext {
   pos = 0;
   saved: string | undefined;
+  /** UTF-16 index of Go's UnmarshalTypeError.Offset for a saved type error. */
+  savedAt: number | undefined;
   readonly ctx = new ErrorContext();
 
   constructor(readonly text: string) {}
 
   /** Records the first type error, with the current context (saveError + addErrorContext). */
-  typeError(value: string, type: string): void {
-    if (this.saved === undefined) this.saved = this.ctx.text(value, type);
+  typeError(value: string, type: string, at: number): void {
+    if (this.saved === undefined) {
+      this.saved = this.ctx.text(value, type);
+      this.savedAt = at;
+    }
+  }
+
+  /** A text index as Go's byte offset. */
+  byteOffset(i: number): number {
+    return Buffer.byteLength(this.text.slice(0, i), "utf8");
   }
 
   abort(message: string): never {
@@ -235,7 +252,8 @@ class TextDecoder implements GoUnmarshalContext {
     const v = inner.value(type, undefined);
     if (inner.saved !== undefined) {
       const m = parseGoValueTypeError(inner.saved);
-      this.abort(m ? this.ctx.text(m.value, m.goType) : inner.saved);
+      const at = inner.savedAt === undefined ? undefined : inner.byteOffset(inner.savedAt);
+      throw new Abort(m ? this.ctx.text(m.value, m.goType) : inner.saved, at);
     }
     return v;
   }
@@ -328,7 +346,7 @@ class TextDecoder implements GoUnmarshalContext {
         if (t.kind === "raw") return this.skipValue();
         if (t.kind === "struct") return this.object(t, (old as Record<string, unknown> | undefined) ?? {});
         if (t.kind === "map") return this.map(t.elem, (old as Map<string, unknown> | undefined) ?? new Map());
-        if (t.kind !== "opaque") this.typeError("object", goTypeName(t));
+        if (t.kind !== "opaque") this.typeError("object", goTypeName(t), this.pos + 1);
         this.skipValue();
         return old;
       case 0x5b: // [
@@ -341,7 +359,7 @@ class TextDecoder implements GoUnmarshalContext {
           const s = this.array(GO_UINT8, prev === undefined ? undefined : { b: Array.from(prev), n: prev.length });
           return Uint8Array.from(goSliceItems(s), (x) => (x as number | undefined) ?? 0);
         }
-        this.typeError("array", goTypeName(t));
+        this.typeError("array", goTypeName(t), this.pos + 1);
         this.skipValue();
         return old;
       case 0x22: // "
@@ -355,8 +373,8 @@ class TextDecoder implements GoUnmarshalContext {
           if (this.saved === undefined) this.saved = `illegal base64 data at input byte ${err}`;
           return old;
         }
-        this.typeError("string", goTypeName(t));
         this.skipValue();
+        this.typeError("string", goTypeName(t), this.pos);
         return old;
       case 0x74: // true
       case 0x66: // false
@@ -364,7 +382,7 @@ class TextDecoder implements GoUnmarshalContext {
         if (t.kind === "raw") return this.skipValue();
         this.pos += c === 0x74 ? 4 : 5;
         if (t.kind === "bool") return c === 0x74;
-        this.typeError("bool", goTypeName(t));
+        this.typeError("bool", goTypeName(t), this.pos);
         return old;
       default: {
         // number
@@ -374,10 +392,10 @@ class TextDecoder implements GoUnmarshalContext {
         if (t.kind === "int") {
           const n = parseGoInt(lit, t);
           if (n !== undefined) return n;
-          this.typeError("number " + lit, t.goName);
+          this.typeError("number " + lit, t.goName, this.pos);
           return old;
         }
-        this.typeError("number", goTypeName(t));
+        this.typeError("number", goTypeName(t), this.pos);
         return old;
       }
     }
@@ -514,10 +532,16 @@ export function goUnmarshal(text: string, type: GoType): GoDecodeResult {
   try {
     v = d.value(type, undefined);
   } catch (e) {
-    if (e instanceof Abort) return { ok: false, error: e.message };
+    if (e instanceof Abort)
+      return e.offset === undefined
+        ? { ok: false, error: e.message }
+        : { ok: false, error: e.message, offset: e.offset };
     throw e;
   }
-  return d.saved !== undefined ? { ok: false, error: d.saved, value: v } : { ok: true, value: v };
+  if (d.saved === undefined) return { ok: true, value: v };
+  return d.savedAt === undefined
+    ? { ok: false, error: d.saved, value: v }
+    : { ok: false, error: d.saved, value: v, offset: d.byteOffset(d.savedAt) };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -3,13 +3,15 @@
 // operator-framework/api v1alpha1.ClusterServiceVersion, and transcriptions of the small
 // operator-registry pkg/registry types the bundle renderer decodes). Input on stdin: a JSON array
 // of {"type": <name>, "text": <JSON text>}. Output: a JSON array of {"error": <text>} or
-// {"value": <dump>}, where the dump shows every field (no omitempty): structs as objects keyed by
+// {"value": <dump>} ("offset" too for a *json.UnmarshalTypeError: its Offset), where the dump
+// shows every field (no omitempty): structs as objects keyed by
 // JSON name, nil slices/maps/pointers/RawMessages/[]byte as null, a RawMessage as {"raw": text},
 // []byte as base64. Types whose values hold custom types (the CSV, csvSpec) print "ok" only.
 package main
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"reflect"
 	"sort"
@@ -125,6 +127,10 @@ func main() {
 		v := mk()
 		if err := json.Unmarshal([]byte(in.Text), v); err != nil {
 			out[i] = map[string]interface{}{"error": err.Error()}
+			var ute *json.UnmarshalTypeError
+			if errors.As(err, &ute) {
+				out[i]["offset"] = ute.Offset
+			}
 		} else if okOnly[in.Type] {
 			out[i] = map[string]interface{}{"value": "ok"}
 		} else {
