@@ -81,3 +81,23 @@ export const GO_OWNED_REQUIRED: GoStructType = {
     { json: "required", type: goSlice(goPtr(GO_DEFINITION_KEY)) },
   ],
 };
+
+/**
+ * apiextensions v1 / v1beta1 CustomResourceDefinition, the fields opm reads (group, names, versions,
+ * and v1beta1's single version); the other fields are ignored, not type-checked.
+ */
+function crdType(version: "v1" | "v1beta1"): GoStructType {
+  const names = goStruct(`${version}.CustomResourceDefinitionNames`, [
+    ["plural", STR],
+    ["kind", STR],
+  ]);
+  const crdVersion = goStruct(`${version}.CustomResourceDefinitionVersion`, [["name", STR]]);
+  const spec = goStruct(`${version}.CustomResourceDefinitionSpec`, [
+    ["group", STR],
+    ["names", names],
+    ...(version === "v1beta1" ? [["version", STR] as const] : []),
+    ["versions", goSlice(crdVersion)],
+  ]);
+  return goStruct(`${version}.CustomResourceDefinition`, [["spec", spec]]);
+}
+export const GO_CRD = { v1: crdType("v1"), v1beta1: crdType("v1beta1") } as const;

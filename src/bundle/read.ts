@@ -34,6 +34,7 @@ import {
 } from "../gojson/structdecode.js";
 import {
   GO_ANNOTATIONS_FILE,
+  GO_CRD,
   GO_DEPENDENCIES_FILE,
   GO_OWNED_REQUIRED,
   GO_PROPERTIES_FILE,
@@ -257,66 +258,28 @@ const CSV_KIND = "ClusterServiceVersion";
 const CRD_KIND = "CustomResourceDefinition";
 const CRD_GROUP = "apiextensions.k8s.io";
 
-/** The (group, version, kind, plural) keys a CRD manifest provides, checked like opm's typed decode. */
-function crdApis(m: BundleManifest, version: string): ApiKey[] | string {
-  const structName = "CustomResourceDefinitionSpec";
-  const root = valueNode(m.object);
-  const spec = mapField(root, "spec");
-  if (spec === undefined || spec.value === null) return [];
-  if (!spec.entries)
-    return typeError(jsonTypeName(spec.value), "CustomResourceDefinition", "spec", `${version}.${structName}`);
-  const str = (n: GoNode | undefined, path: string, struct = structName): string | { err: string } => {
-    if (n === undefined || n.value === null) return "";
-    if (typeof n.value === "string") return n.value;
-    return { err: typeError(jsonTypeName(n.value), struct, path, "string") };
+interface DecodedCrd {
+  spec: {
+    group: string;
+    names: { plural: string; kind: string };
+    version?: string;
+    versions: { name: string }[] | null;
   };
-  const group = str(mapField(spec, "group"), "spec.group");
-  if (typeof group !== "string") return group.err;
-  const names = mapField(spec, "names");
-  let kind = "";
-  let plural = "";
-  if (names !== undefined && names.value !== null) {
-    if (!names.entries)
-      return typeError(jsonTypeName(names.value), structName, "spec.names", `${version}.CustomResourceDefinitionNames`);
-    const p = str(mapField(names, "plural"), "spec.names.plural", "CustomResourceDefinitionNames");
-    if (typeof p !== "string") return p.err;
-    const k = str(mapField(names, "kind"), "spec.names.kind", "CustomResourceDefinitionNames");
-    if (typeof k !== "string") return k.err;
-    plural = p;
-    kind = k;
-  }
-  const out: ApiKey[] = [];
-  const versions = mapField(spec, "versions");
-  if (versions !== undefined && versions.value !== null) {
-    if (!versions.items)
-      return typeError(
-        jsonTypeName(versions.value),
-        structName,
-        "spec.versions",
-        `[]${version}.CustomResourceDefinitionVersion`,
-      );
-    for (const v of versions.items) {
-      if (v.value === null) {
-        out.push({ group, version: "", kind, plural });
-        continue;
-      }
-      if (!v.entries)
-        return typeError(
-          jsonTypeName(v.value),
-          structName,
-          "spec.versions",
-          `${version}.CustomResourceDefinitionVersion`,
-        );
-      const name = str(mapField(v, "name"), "spec.versions.name", "CustomResourceDefinitionVersion");
-      if (typeof name !== "string") return name.err;
-      out.push({ group, version: name, kind, plural });
-    }
-  }
-  if (version === "v1beta1") {
-    const single = str(mapField(spec, "version"), "spec.version");
-    if (typeof single !== "string") return single.err;
-    if (single !== "") out.push({ group, version: single, kind, plural });
-  }
+}
+
+/**
+ * The (group, version, kind, plural) keys a CRD manifest provides: its JSON decoded as
+ * apimachinery's UniversalDeserializer does (case-sensitive field names, members in sorted order as
+ * the unstructured object is marshalled), over the fields opm reads (bundle/gotypes.ts GO_CRD).
+ */
+function crdApis(m: BundleManifest, version: "v1" | "v1beta1"): ApiKey[] | string {
+  const r = goDecode(m.object, GO_CRD[version], { sortedKeys: true, caseSensitive: true });
+  if (!r.ok) return r.error;
+  const { spec } = r.value as DecodedCrd;
+  const { group } = spec;
+  const { kind, plural } = spec.names;
+  const out: ApiKey[] = (spec.versions ?? []).map((v) => ({ group, version: v.name, kind, plural }));
+  if (version === "v1beta1" && spec.version !== "") out.push({ group, version: spec.version ?? "", kind, plural });
   return out;
 }
 
@@ -601,7 +564,7 @@ export function readBundleDirectory(dir: string): RegistryBundle {
         o.file,
       );
     }
-    const apis = crdApis(o, gv.version);
+    const apis = crdApis(o, gv.version as "v1" | "v1beta1");
     if (typeof apis === "string") throw fail("BUNDLE_CRD_INVALID", `error decoding ${gv.version} CRD: ${apis}`, o.file);
     (gv.version === "v1" ? v1 : v1beta1).push(...apis);
   }

@@ -553,6 +553,11 @@ export interface GoDecodeOptions {
   /** Members are visited in sorted (UTF-8) order, as in text Go re-encoded from a map (implied by coerceStrings). */
   sortedKeys?: boolean;
   /**
+   * Field names match exactly only, as sigs.k8s.io/json's case-sensitive decoding (apimachinery's
+   * serializers) does; members in another letter case are unknown fields.
+   */
+  caseSensitive?: boolean;
+  /**
    * Called for each value of a `custom` type, `null` included (Go then sets a nil pointer without
    * calling UnmarshalJSON); returning a string aborts decoding with that message (Go returns an
    * Unmarshaler's error at once, dropping any saved type error).
@@ -701,7 +706,7 @@ export function goDecode(value: JsonValue, type: GoType, opts: GoDecodeOptions =
         const depth = ctx.stack.length;
         const outerStruct = ctx.struct;
         for (const k of keys) {
-          const f = goStructField(t, k);
+          const f = opts.caseSensitive ? t.fields.find((x) => x.json === k) : goStructField(t, k);
           if (!f) {
             if (opts.disallowUnknownFields && saved === undefined) saved = `json: unknown field ${goQuote(k)}`;
             continue;

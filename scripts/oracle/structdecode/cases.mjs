@@ -70,12 +70,14 @@ function positions(v, out = []) {
 const clone = (v) =>
   v instanceof Obj ? new Obj(v.pairs.map(([k, x]) => [k, clone(x)])) : Array.isArray(v) ? v.map(clone) : v;
 
-function mutate(base) {
+function mutate(base, type) {
   const v = clone(base);
+  // A CRD's apiVersion and kind select the decoder (opm checks them first): mutate its spec only.
+  const root = type.startsWith("crd.") ? v.pairs.find(([k]) => k === "spec")[1] : v;
   let dup = false;
   const n = 1 + Math.floor(rnd() * 3);
   for (let m = 0; m < n; m++) {
-    const ps = positions(v);
+    const ps = positions(root);
     if (ps.length === 0) break;
     const p = pick(ps);
     const r = rnd();
@@ -184,6 +186,20 @@ const bases = {
       version: "1.0.0",
     }),
   ],
+  "crd.v1": [
+    o({
+      apiVersion: "apiextensions.k8s.io/v1",
+      kind: "CustomResourceDefinition",
+      spec: o({ group: "g.io", names: o({ plural: "as", kind: "A" }), versions: [o({ name: "v1" }), o({ name: "v2" })] }),
+    }),
+  ],
+  "crd.v1beta1": [
+    o({
+      apiVersion: "apiextensions.k8s.io/v1beta1",
+      kind: "CustomResourceDefinition",
+      spec: o({ group: "g.io", names: o({ plural: "as", kind: "A" }), version: "v1", versions: [o({ name: "v1" })] }),
+    }),
+  ],
   "v1alpha1.ClusterServiceVersion": [
     o({
       apiVersion: "operators.coreos.com/v1alpha1",
@@ -270,6 +286,9 @@ const hand = [
   ],
   ["registry.csvSpec", '{"Install":{"Strategy":"deployment"}}'],
   ["registry.csvSpec", '{"install":"x"}'],
+  ["crd.v1", '{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","spec":{"Group":5,"group":"g"}}'],
+  ["crd.v1beta1", '{"apiVersion":"apiextensions.k8s.io/v1beta1","kind":"CustomResourceDefinition","spec":{"version":1,"versions":2}}'],
+  ["crd.v1", '{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","spec":null}'],
   ["v1alpha1.ClusterServiceVersion", '{"spec":{"version":"x"}}'],
   ["v1alpha1.ClusterServiceVersion", '{"spec":{"version":1}}'],
   ["v1alpha1.ClusterServiceVersion", '{"metadata":{"creationTimestamp":"yesterday"}}'],
@@ -279,12 +298,12 @@ const hand = [
 ];
 
 const out = hand.map(([type, text, dup]) => (dup ? { type, text, dup } : { type, text }));
-const PER_TYPE = { "v1alpha1.ClusterServiceVersion": 250, "registry.csvSpec": 200 };
+const PER_TYPE = { "v1alpha1.ClusterServiceVersion": 250, "registry.csvSpec": 200, "crd.v1": 150, "crd.v1beta1": 150 };
 for (const [type, list] of Object.entries(bases)) {
   for (const b of list) out.push({ type, text: enc(b, false) });
   const n = PER_TYPE[type] ?? 120;
   for (let i = 0; i < n; i++) {
-    const { v, dup } = mutate(pick(list));
+    const { v, dup } = mutate(pick(list), type);
     let text = enc(v, rnd() < 0.3);
     if (rnd() < 0.03) text = text.slice(0, Math.floor(rnd() * text.length));
     out.push(dup ? { type, text, dup } : { type, text });

@@ -12,6 +12,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"reflect"
 	"sort"
@@ -19,8 +20,11 @@ import (
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/alpha/property"
+	"github.com/operator-framework/operator-registry/pkg/registry"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
 
-	"oracle/registry"
+	oracleregistry "oracle/registry"
 )
 
 var types = map[string]func() interface{}{
@@ -32,13 +36,59 @@ var types = map[string]func() interface{}{
 	"declcfg.Channel":                func() interface{} { return &declcfg.Channel{} },
 	"declcfg.Bundle":                 func() interface{} { return &declcfg.Bundle{} },
 	"declcfg.Deprecation":            func() interface{} { return &declcfg.Deprecation{} },
-	"registry.PropertiesFile":        func() interface{} { return &registry.PropertiesFile{} },
-	"registry.AnnotationsFile":       func() interface{} { return &registry.AnnotationsFile{} },
-	"registry.csvSpec":               func() interface{} { return &registry.CsvSpec{} },
+	"registry.PropertiesFile":        func() interface{} { return &oracleregistry.PropertiesFile{} },
+	"registry.AnnotationsFile":       func() interface{} { return &oracleregistry.AnnotationsFile{} },
+	"registry.csvSpec":               func() interface{} { return &oracleregistry.CsvSpec{} },
 	"v1alpha1.ClusterServiceVersion": func() interface{} { return &v1alpha1.ClusterServiceVersion{} },
 }
 
 var okOnly = map[string]bool{"registry.csvSpec": true, "v1alpha1.ClusterServiceVersion": true}
+
+// crds: decoded as opm's Bundle.cache does: the unstructured object marshalled (sorted keys), then
+// registry.Codecs.UniversalDeserializer into the typed CRD. The dump is the fields opm reads.
+var crds = map[string]bool{"crd.v1": true, "crd.v1beta1": true}
+
+func decodeCRD(typ, text string) (interface{}, error) {
+	var obj map[string]interface{}
+	if err := json.Unmarshal([]byte(text), &obj); err != nil {
+		return nil, err
+	}
+	cb, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	dec := registry.Codecs.UniversalDeserializer()
+	type version struct {
+		Name string `json:"name"`
+	}
+	type spec struct {
+		Group    string            `json:"group"`
+		Names    map[string]string `json:"names"`
+		Version  string            `json:"version,omitempty"`
+		Versions []version         `json:"versions"`
+	}
+	var out spec
+	if typ == "crd.v1" {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if _, _, err := dec.Decode(cb, nil, crd); err != nil {
+			return nil, fmt.Errorf("error decoding v1 CRD: %v", err)
+		}
+		out = spec{Group: crd.Spec.Group, Names: map[string]string{"plural": crd.Spec.Names.Plural, "kind": crd.Spec.Names.Kind}}
+		for _, v := range crd.Spec.Versions {
+			out.Versions = append(out.Versions, version{v.Name})
+		}
+	} else {
+		crd := &apiextensionsv1beta1.CustomResourceDefinition{}
+		if _, _, err := dec.Decode(cb, nil, crd); err != nil {
+			return nil, fmt.Errorf("error decoding v1beta1 CRD: %v", err)
+		}
+		out = spec{Group: crd.Spec.Group, Version: crd.Spec.Version, Names: map[string]string{"plural": crd.Spec.Names.Plural, "kind": crd.Spec.Names.Kind}}
+		for _, v := range crd.Spec.Versions {
+			out.Versions = append(out.Versions, version{v.Name})
+		}
+	}
+	return out, nil
+}
 
 var rawType = reflect.TypeOf(json.RawMessage{})
 
@@ -120,6 +170,14 @@ func main() {
 	}
 	out := make([]map[string]interface{}, len(inputs))
 	for i, in := range inputs {
+		if crds[in.Type] {
+			if v, err := decodeCRD(in.Type, in.Text); err != nil {
+				out[i] = map[string]interface{}{"error": err.Error()}
+			} else {
+				out[i] = map[string]interface{}{"value": v}
+			}
+			continue
+		}
 		mk, ok := types[in.Type]
 		if !ok {
 			panic("unknown type " + in.Type)
