@@ -15,7 +15,8 @@
 import { goFormatFloatG } from "../gojson/float.js";
 import { compareUtf8, formatGoFloat, quoteGoString } from "../gojson/encode.js";
 import { findJsonValueEnd, goJsonSyntaxError, skipJsonSpace } from "../gojson/scan.js";
-import { goFoldEqual, isGoSpace } from "../gojson/unicode.js";
+import { isGoSpace } from "../gojson/unicode.js";
+import { GO_STRING, goDecode } from "../gojson/structdecode.js";
 import type { JsonObject, JsonValue } from "../fbc/types.js";
 import { parseGoYamlDocument } from "../yaml/index.js";
 import { goJsonKind } from "../gojson/unmarshal.js";
@@ -281,21 +282,10 @@ class JsonParser {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Go encoding/json struct decoding helpers
+// Go encoding/json helpers over nodes (struct decoding is src/gojson/structdecode.ts)
 
 /** Go's name for the JSON type of a value in UnmarshalTypeError (`number`, `string`, `object`…). */
 export const jsonTypeName = goJsonKind;
-
-/**
- * The member Go's decoder stores into struct field `name`: members are matched exactly or
- * case-insensitively, and the last matching member wins.
- */
-export function structField(node: GoNode, name: string): GoNode | undefined {
-  if (!node.entries) return undefined;
-  let found: GoNode | undefined;
-  for (const [k, v] of node.entries) if (k === name || goFoldEqual(k, name)) found = v;
-  return found;
-}
 
 /** Member `name` of a Go `map[string]…` (exact key; the last duplicate wins). */
 export function mapField(node: GoNode, name: string): GoNode | undefined {
@@ -312,16 +302,10 @@ export function formatFloat32(f: number): string {
 
 /**
  * A Go `string` field: the string, `""` for null/absent, or a type error. Numbers and booleans read
- * from YAML are first turned into strings by sigs.k8s.io/yaml (jsonTarget conversion).
+ * from YAML are first turned into strings by sigs.k8s.io/yaml (jsonTarget conversion): goDecode's rules.
  */
 export function stringField(node: GoNode | undefined): { ok: true; value: string } | { ok: false; type: string } {
-  if (node === undefined || node.value === null) return { ok: true, value: "" };
-  const v = node.value;
-  if (typeof v === "string") return { ok: true, value: v };
-  if (node.fromYaml) {
-    if (typeof v === "boolean") return { ok: true, value: v ? "true" : "false" };
-    if (typeof v === "number")
-      return { ok: true, value: Number.isInteger(v) && Math.abs(v) < 1e21 ? formatGoFloat(v) : formatFloat32(v) };
-  }
-  return { ok: false, type: jsonTypeName(v) };
+  if (node === undefined) return { ok: true, value: "" };
+  const r = goDecode(node.value, GO_STRING, { coerceStrings: node.fromYaml });
+  return r.ok ? { ok: true, value: r.value as string } : { ok: false, type: jsonTypeName(node.value) };
 }

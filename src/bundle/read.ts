@@ -8,17 +8,14 @@ import { readdirSync, readFileSync, statSync, type Dirent } from "node:fs";
 import { join } from "node:path";
 import { goFloatV } from "../gojson/float.js";
 import { compareUtf8, indentCompactJson, quoteGoString } from "../gojson/encode.js";
-import { findJsonValueEnd, goJsonSyntaxError, skipJsonSpace } from "../gojson/scan.js";
 import { OpcatError, problem, type Problem } from "../fbc/errors.js";
 import type { JsonObject, JsonValue } from "../fbc/types.js";
 import {
   decodeFirstDocument,
+  encodeGoJson,
   encodeUnstructured,
   jsonTypeName,
   mapField,
-  parseJsonNode,
-  stringField,
-  structField,
   valueNode,
   zeroIntegers,
   type DecodeResult,
@@ -26,6 +23,23 @@ import {
 } from "./decode.js";
 import { goErrnoText } from "../gojson/goerrno.js";
 import { goUnmarshalTypeError } from "../gojson/unmarshal.js";
+import {
+  goDecode,
+  goSlice,
+  goSliceItems,
+  goUnmarshal,
+  type GoDecodeResult,
+  type GoStructType,
+  type GoType,
+} from "../gojson/structdecode.js";
+import {
+  GO_ANNOTATIONS_FILE,
+  GO_CRD,
+  GO_DEPENDENCIES_FILE,
+  GO_OWNED_REQUIRED,
+  GO_PROPERTIES_FILE,
+  GO_REGISTRY_PROPERTY,
+} from "./gotypes.js";
 
 export const ANNOTATION_PACKAGE = "operators.operatorframework.io.bundle.package.v1";
 export const ANNOTATION_CHANNELS = "operators.operatorframework.io.bundle.channels.v1";
@@ -104,6 +118,8 @@ export function bundleError(
 
 type Decoded<T> = { ok: true; value: T } | { ok: false; error: string };
 
+const CSV_PROPERTIES = goSlice(GO_REGISTRY_PROPERTY);
+
 function typeError(jsonType: string, structName: string, field: string, goType: string): string {
   return goUnmarshalTypeError(jsonType, goType, { struct: structName, field });
 }
@@ -112,37 +128,35 @@ function valueTypeError(jsonType: string, goType: string): string {
   return goUnmarshalTypeError(jsonType, goType);
 }
 
-/** `[]struct{Type string; Value json.RawMessage}` under struct field `listField` of the file's top-level struct. */
-function decodeTypedList(
-  root: GoNode,
-  fileStruct: string,
-  listField: string,
-  itemStruct: string,
-): Decoded<RawProperty[]> {
-  if (root.value === null) return { ok: true, value: [] };
-  if (!root.entries) return { ok: false, error: valueTypeError(jsonTypeName(root.value), `registry.${fileStruct}`) };
-  const list = structField(root, listField);
-  if (list === undefined || list.value === null) return { ok: true, value: [] };
-  if (!list.items)
-    return { ok: false, error: typeError(jsonTypeName(list.value), fileStruct, listField, `[]registry.${itemStruct}`) };
-  const out: RawProperty[] = [];
-  let firstError: string | undefined;
-  for (const item of list.items) {
-    if (item.value === null) {
-      out.push({ type: "", value: "" });
-      continue;
-    }
-    if (!item.entries) {
-      firstError ??= typeError(jsonTypeName(item.value), fileStruct, listField, `registry.${itemStruct}`);
-      out.push({ type: "", value: "" });
-      continue;
-    }
-    const t = stringField(structField(item, "type"));
-    if (!t.ok) firstError ??= typeError(t.type, itemStruct, `${listField}.type`, "string");
-    const v = structField(item, "value");
-    out.push({ type: t.ok ? t.value : "", value: v === undefined ? "" : v.raw() });
-  }
-  return firstError !== undefined ? { ok: false, error: firstError } : { ok: true, value: out };
+/**
+ * sigs.k8s.io/yaml.Unmarshal or json.Decoder.Decode of a file's first document into `type`:
+ * goDecode with YAMLToJSON's string coercion for YAML, goUnmarshal on the verbatim text for JSON.
+ */
+function decodeNode(node: GoNode, type: GoType): GoDecodeResult {
+  return node.fromYaml ? goDecode(node.value, type, { coerceStrings: true }) : goUnmarshal(node.raw(), type);
+}
+
+/** The text of a decoded json.RawMessage ("" when nil): verbatim from goUnmarshal, re-encoded from goDecode. */
+function rawText(v: unknown, fromYaml: boolean): string {
+  if (v === undefined) return "";
+  return fromYaml ? encodeGoJson(v as JsonValue) : (v as string);
+}
+
+/** `{type, value json.RawMessage}` items of a decoded list (nil items and zero structs as empty). */
+function rawProperties(list: unknown, fromYaml: boolean): RawProperty[] {
+  const items = fromYaml ? ((list as unknown[] | null) ?? []) : goSliceItems(list);
+  return items.map((x) => {
+    const o = (x ?? {}) as { type?: string; value?: unknown };
+    return { type: o.type ?? "", value: rawText(o.value, fromYaml) };
+  });
+}
+
+/** registry.PropertiesFile / DependenciesFile: the `{type, value}` list under `listField`. */
+function decodeTypedList(root: GoNode, type: GoStructType, listField: string): Decoded<RawProperty[]> {
+  const r = decodeNode(root, type);
+  if (!r.ok) return r;
+  const file = r.value as Record<string, unknown> | undefined;
+  return { ok: true, value: rawProperties(file?.[listField], root.fromYaml) };
 }
 
 interface Annotations {
@@ -152,27 +166,18 @@ interface Annotations {
 }
 
 function decodeAnnotations(root: GoNode): Decoded<Annotations> {
-  const out: Annotations = { package: "", channels: "", defaultChannel: "" };
-  if (root.value === null) return { ok: true, value: out };
-  if (!root.entries) return { ok: false, error: valueTypeError(jsonTypeName(root.value), "registry.AnnotationsFile") };
-  const a = structField(root, "annotations");
-  if (a === undefined || a.value === null) return { ok: true, value: out };
-  if (!a.entries)
-    return {
-      ok: false,
-      error: typeError(jsonTypeName(a.value), "AnnotationsFile", "annotations", "registry.Annotations"),
-    };
-  const fields: [keyof Annotations, string][] = [
-    ["package", ANNOTATION_PACKAGE],
-    ["channels", ANNOTATION_CHANNELS],
-    ["defaultChannel", ANNOTATION_DEFAULT_CHANNEL],
-  ];
-  for (const [k, name] of fields) {
-    const s = stringField(structField(a, name));
-    if (!s.ok) return { ok: false, error: typeError(s.type, "Annotations", `annotations.${name}`, "string") };
-    out[k] = s.value;
-  }
-  return { ok: true, value: out };
+  const r = decodeNode(root, GO_ANNOTATIONS_FILE);
+  if (!r.ok) return r;
+  const a = ((r.value as { annotations?: Record<string, string | undefined> } | undefined)?.annotations ??
+    {}) as Record<string, string | undefined>;
+  return {
+    ok: true,
+    value: {
+      package: a[ANNOTATION_PACKAGE] ?? "",
+      channels: a[ANNOTATION_CHANNELS] ?? "",
+      defaultChannel: a[ANNOTATION_DEFAULT_CHANNEL] ?? "",
+    },
+  };
 }
 
 /** Decodes a file's first document into a struct; a failing JSON stream is re-read as YAML as apimachinery does. */
@@ -253,66 +258,28 @@ const CSV_KIND = "ClusterServiceVersion";
 const CRD_KIND = "CustomResourceDefinition";
 const CRD_GROUP = "apiextensions.k8s.io";
 
-/** The (group, version, kind, plural) keys a CRD manifest provides, checked like opm's typed decode. */
-function crdApis(m: BundleManifest, version: string): ApiKey[] | string {
-  const structName = "CustomResourceDefinitionSpec";
-  const root = valueNode(m.object);
-  const spec = mapField(root, "spec");
-  if (spec === undefined || spec.value === null) return [];
-  if (!spec.entries)
-    return typeError(jsonTypeName(spec.value), "CustomResourceDefinition", "spec", `${version}.${structName}`);
-  const str = (n: GoNode | undefined, path: string, struct = structName): string | { err: string } => {
-    if (n === undefined || n.value === null) return "";
-    if (typeof n.value === "string") return n.value;
-    return { err: typeError(jsonTypeName(n.value), struct, path, "string") };
+interface DecodedCrd {
+  spec: {
+    group: string;
+    names: { plural: string; kind: string };
+    version?: string;
+    versions: { name: string }[] | null;
   };
-  const group = str(mapField(spec, "group"), "spec.group");
-  if (typeof group !== "string") return group.err;
-  const names = mapField(spec, "names");
-  let kind = "";
-  let plural = "";
-  if (names !== undefined && names.value !== null) {
-    if (!names.entries)
-      return typeError(jsonTypeName(names.value), structName, "spec.names", `${version}.CustomResourceDefinitionNames`);
-    const p = str(mapField(names, "plural"), "spec.names.plural", "CustomResourceDefinitionNames");
-    if (typeof p !== "string") return p.err;
-    const k = str(mapField(names, "kind"), "spec.names.kind", "CustomResourceDefinitionNames");
-    if (typeof k !== "string") return k.err;
-    plural = p;
-    kind = k;
-  }
-  const out: ApiKey[] = [];
-  const versions = mapField(spec, "versions");
-  if (versions !== undefined && versions.value !== null) {
-    if (!versions.items)
-      return typeError(
-        jsonTypeName(versions.value),
-        structName,
-        "spec.versions",
-        `[]${version}.CustomResourceDefinitionVersion`,
-      );
-    for (const v of versions.items) {
-      if (v.value === null) {
-        out.push({ group, version: "", kind, plural });
-        continue;
-      }
-      if (!v.entries)
-        return typeError(
-          jsonTypeName(v.value),
-          structName,
-          "spec.versions",
-          `${version}.CustomResourceDefinitionVersion`,
-        );
-      const name = str(mapField(v, "name"), "spec.versions.name", "CustomResourceDefinitionVersion");
-      if (typeof name !== "string") return name.err;
-      out.push({ group, version: name, kind, plural });
-    }
-  }
-  if (version === "v1beta1") {
-    const single = str(mapField(spec, "version"), "spec.version");
-    if (typeof single !== "string") return single.err;
-    if (single !== "") out.push({ group, version: single, kind, plural });
-  }
+}
+
+/**
+ * The (group, version, kind, plural) keys a CRD manifest provides: its JSON decoded as
+ * apimachinery's UniversalDeserializer does (case-sensitive field names, members in sorted order as
+ * the unstructured object is marshalled), over the fields opm reads (bundle/gotypes.ts GO_CRD).
+ */
+function crdApis(m: BundleManifest, version: "v1" | "v1beta1"): ApiKey[] | string {
+  const r = goDecode(m.object, GO_CRD[version], { sortedKeys: true, caseSensitive: true });
+  if (!r.ok) return r.error;
+  const { spec } = r.value as DecodedCrd;
+  const { group } = spec;
+  const { kind, plural } = spec.names;
+  const out: ApiKey[] = (spec.versions ?? []).map((v) => ({ group, version: v.name, kind, plural }));
+  if (version === "v1beta1" && spec.version !== "") out.push({ group, version: spec.version ?? "", kind, plural });
   return out;
 }
 
@@ -369,35 +336,14 @@ export function csvDefinitions(
   key: string,
 ): { ok: true; owned: DefinitionKey[]; required: DefinitionKey[] } | { ok: false; error: string } {
   const node = spec ? mapField(spec, key) : undefined;
-  if (node === undefined || node.value === null) return { ok: true, owned: [], required: [] };
-  if (!node.entries)
-    return {
-      ok: false,
-      error: valueTypeError(
-        jsonTypeName(node.value),
-        'struct { Owned []*registry.DefinitionKey "json:\\"owned\\""; Required []*registry.DefinitionKey "json:\\"required\\"" }',
-      ),
-    };
+  if (node === undefined) return { ok: true, owned: [], required: [] };
+  const r = goDecode(node.value, GO_OWNED_REQUIRED, { sortedKeys: true });
+  if (!r.ok) return r;
   const lists: DefinitionKey[][] = [];
-  for (const f of ["owned", "required"]) {
-    const list = structField(node, f);
-    const out: DefinitionKey[] = [];
-    lists.push(out);
-    if (list === undefined || list.value === null) continue;
-    if (!list.items)
-      return { ok: false, error: typeError(jsonTypeName(list.value), "", f, "[]*registry.DefinitionKey") };
-    for (const item of list.items) {
-      if (item.value === null) return { ok: false, error: `nil entry in spec.${key}.${f}` };
-      if (!item.entries)
-        return { ok: false, error: typeError(jsonTypeName(item.value), "", f, "registry.DefinitionKey") };
-      const d: DefinitionKey = { group: "", kind: "", name: "", version: "" };
-      for (const k of ["group", "kind", "name", "version"] as const) {
-        const s = stringField(structField(item, k));
-        if (!s.ok) return { ok: false, error: typeError(s.type, "DefinitionKey", `${f}.${k}`, "string") };
-        d[k] = s.value;
-      }
-      out.push(d);
-    }
+  for (const f of ["owned", "required"] as const) {
+    const items = ((r.value as Record<string, (DefinitionKey | null)[] | null>)[f] ?? []) as (DefinitionKey | null)[];
+    if (items.includes(null)) return { ok: false, error: `nil entry in spec.${key}.${f}` };
+    lists.push(items as DefinitionKey[]);
   }
   return { ok: true, owned: lists[0], required: lists[1] };
 }
@@ -508,45 +454,8 @@ export function csvAnnotations(csv: BundleManifest): Record<string, string> {
  * before reporting the error).
  */
 export function parseCsvPropertiesAnnotation(text: string): { props: RawProperty[]; error?: string } {
-  const start = text.search(/[^ \t\r\n]/);
-  const syn = start < 0 ? { message: "unexpected end of JSON input" } : goJsonSyntaxCheck(text, start);
-  if (syn !== undefined) return { props: [], error: syn.message };
-  const node = parseJsonNode(text.slice(start));
-  if (node.value === null) return { props: [] };
-  if (!node.items) return { props: [], error: valueTypeError(jsonTypeName(node.value), "[]registry.Property") };
-  const out: RawProperty[] = [];
-  let error: string | undefined;
-  for (const item of node.items) {
-    if (item.value === null) {
-      out.push({ type: "", value: "" });
-      continue;
-    }
-    if (!item.entries) {
-      error ??= valueTypeError(jsonTypeName(item.value), "registry.Property");
-      out.push({ type: "", value: "" });
-      continue;
-    }
-    const t = stringField(structField(item, "type"));
-    if (!t.ok) error ??= typeError(t.type, "Property", "type", "string");
-    const v = structField(item, "value");
-    out.push({ type: t.ok ? t.value : "", value: v === undefined ? "" : v.raw() });
-  }
-  return { props: out, error };
-}
-
-function goJsonSyntaxCheck(text: string, start: number): { message: string } | undefined {
-  const syn = goJsonSyntaxError(text, start);
-  if (syn !== undefined) return { message: syn.eof ? "unexpected end of JSON input" : syn.message };
-  // json.Unmarshal rejects anything after the value.
-  const end = findJsonValueEnd(text, start);
-  const rest = skipJsonSpace(text, end);
-  if (rest < text.length) {
-    const ch = text[rest];
-    return {
-      message: `invalid character ${ch === "'" ? "'\\''" : `'${JSON.stringify(ch).slice(1, -1)}'`} after top-level value`,
-    };
-  }
-  return undefined;
+  const r = goUnmarshal(text, CSV_PROPERTIES);
+  return r.ok ? { props: rawProperties(r.value, false) } : { props: rawProperties(r.value, false), error: r.error };
 }
 
 /** Go's propertySet: de-duplicated by type and raw value, first occurrence kept. */
@@ -655,7 +564,7 @@ export function readBundleDirectory(dir: string): RegistryBundle {
         o.file,
       );
     }
-    const apis = crdApis(o, gv.version);
+    const apis = crdApis(o, gv.version as "v1" | "v1beta1");
     if (typeof apis === "string") throw fail("BUNDLE_CRD_INVALID", `error decoding ${gv.version} CRD: ${apis}`, o.file);
     (gv.version === "v1" ? v1 : v1beta1).push(...apis);
   }
@@ -735,14 +644,14 @@ export function readBundleDirectory(dir: string): RegistryBundle {
       }
     }
     if (!deps) {
-      const d = decodeInto(res, (n) => decodeTypedList(n, "DependenciesFile", "dependencies", "Dependency"));
+      const d = decodeInto(res, (n) => decodeTypedList(n, GO_DEPENDENCIES_FILE, "dependencies"));
       if (d.ok && d.value.length > 0) {
         deps = d.value;
         depsFile = rel;
       }
     }
     if (!props) {
-      const p = decodeInto(res, (n) => decodeTypedList(n, "PropertiesFile", "properties", "Property"));
+      const p = decodeInto(res, (n) => decodeTypedList(n, GO_PROPERTIES_FILE, "properties"));
       if (p.ok && p.value.length > 0) {
         props = p.value;
         propsFile = rel;

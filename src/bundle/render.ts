@@ -5,12 +5,15 @@
  */
 import { compareUtf8 } from "../gojson/encode.js";
 import { goSortSlice } from "../gojson/sort.js";
-import { goJsonSyntaxError, findJsonValueEnd, skipJsonSpace } from "../gojson/scan.js";
+import { findJsonValueEnd } from "../gojson/scan.js";
 import { OpcatError } from "../fbc/errors.js";
 import { RawJson } from "../fbc/rawjson.js";
 import { PROPERTY_BUNDLE_OBJECT, PROPERTY_CSV_METADATA } from "../fbc/properties.js";
 import { SCHEMA_BUNDLE, type Bundle, type Property, type RelatedImage } from "../fbc/types.js";
-import { jsonTypeName, mapField, parseJsonNode, stringField, structField, type GoNode } from "./decode.js";
+import { mapField, type GoNode } from "./decode.js";
+import { GO_CSV_SPEC } from "./gotypes.js";
+import { GO_PROPERTY_GVK, GO_PROPERTY_PACKAGE, GO_RELATED_IMAGE } from "../fbc/gotypes.js";
+import { goDecode, goSlice, goUnmarshal, type GoStructType } from "../gojson/structdecode.js";
 import {
   bundleError,
   csvDefinitions,
@@ -26,7 +29,6 @@ import {
 } from "./read.js";
 import { parseImageRefTemplate, TemplateError, type ImageRefTemplate } from "./template.js";
 import { goQuote } from "../gojson/fmt.js";
-import { goUnmarshalTypeError } from "../gojson/unmarshal.js";
 
 export interface RenderBundleOptions {
   /** The bundle image reference (opm: the image a bundle image was pulled from; "" for a directory). */
@@ -42,42 +44,18 @@ export interface RenderBundleOptions {
 
 type Decoded<T> = { ok: true; value: T } | { ok: false; error: string };
 
-/** json.Unmarshal of raw property text into a struct of string fields (`fields` in Go field order). */
-function unmarshalStringStruct<K extends string>(
-  raw: string,
-  structName: string,
-  fields: readonly K[],
-): Decoded<Record<K, string>> {
-  const start = skipJsonSpace(raw, 0);
-  if (start >= raw.length) return { ok: false, error: "unexpected end of JSON input" };
-  const syn = goJsonSyntaxError(raw, start);
-  if (syn !== undefined) return { ok: false, error: syn.eof ? "unexpected end of JSON input" : syn.message };
-  const end = findJsonValueEnd(raw, start);
-  const after = skipJsonSpace(raw, end);
-  if (after < raw.length)
-    return {
-      ok: false,
-      error: `invalid character ${goQuote(raw[after]).replace(/^"|"$/g, "'")} after top-level value`,
-    };
-  const node = parseJsonNode(raw.slice(start, end));
-  const out = Object.fromEntries(fields.map((f) => [f, ""])) as Record<K, string>;
-  if (node.value === null) return { ok: true, value: out };
-  if (!node.entries)
-    return {
-      ok: false,
-      error: goUnmarshalTypeError(jsonTypeName(node.value), `property.${structName}`),
-    };
-  let firstError: string | undefined;
-  for (const f of fields) {
-    const s = stringField(structField(node, f));
-    if (s.ok) out[f] = s.value;
-    else firstError ??= goUnmarshalTypeError(s.type, "string", { struct: structName, field: f });
-  }
-  return firstError !== undefined ? { ok: false, error: firstError } : { ok: true, value: out };
+/** json.Unmarshal of raw property text into a struct of string fields (property.GVK, property.Package). */
+function unmarshalStringStruct<K extends string>(raw: string, type: GoStructType): Decoded<Record<K, string>> {
+  const r = goUnmarshal(raw, type);
+  if (!r.ok) return r;
+  const o = (r.value ?? {}) as Record<string, string | undefined>;
+  return {
+    ok: true,
+    value: Object.fromEntries(type.fields.map((f) => [f.json, o[f.json] ?? ""])) as Record<K, string>,
+  };
 }
 
-const GVK_FIELDS = ["group", "kind", "version"] as const;
-const PACKAGE_FIELDS = ["packageName", "version", "release"] as const;
+const RELATED_IMAGES = goSlice(GO_RELATED_IMAGE);
 
 function parseError(idx: number, type: string, err: string): string {
   return `parse property[${idx}] of type ${goQuote(type)}: ${err}`;
@@ -110,11 +88,11 @@ function objectsAndProperties(b: RegistryBundle, fail: (msg: string) => OpcatErr
   const others: RawProperty[] = [];
   b.properties.forEach((p, i) => {
     if (p.type === "olm.gvk") {
-      const v = unmarshalStringStruct(p.value, "GVK", GVK_FIELDS);
+      const v = unmarshalStringStruct<"group" | "kind" | "version">(p.value, GO_PROPERTY_GVK);
       if (!v.ok) throw fail(parseError(i, p.type, v.error));
       provided.set(gvkId(v.value), v.value);
     } else if (p.type === "olm.package") {
-      const v = unmarshalStringStruct(p.value, "Package", PACKAGE_FIELDS);
+      const v = unmarshalStringStruct<"packageName" | "version" | "release">(p.value, GO_PROPERTY_PACKAGE);
       if (!v.ok) throw fail(parseError(i, p.type, v.error));
       packageProp = {
         type: "olm.package",
@@ -125,11 +103,11 @@ function objectsAndProperties(b: RegistryBundle, fail: (msg: string) => OpcatErr
   const packageRequired: RawProperty[] = [];
   b.dependencies.forEach((p, i) => {
     if (p.type === "olm.gvk") {
-      const v = unmarshalStringStruct(p.value, "GVK", GVK_FIELDS);
+      const v = unmarshalStringStruct<"group" | "kind" | "version">(p.value, GO_PROPERTY_GVK);
       if (!v.ok) throw fail(parseError(i, p.type, v.error));
       required.set(gvkId(v.value), v.value);
     } else if (p.type === "olm.package") {
-      const v = unmarshalStringStruct(p.value, "Package", PACKAGE_FIELDS);
+      const v = unmarshalStringStruct<"packageName" | "version" | "release">(p.value, GO_PROPERTY_PACKAGE);
       if (!v.ok) throw fail(parseError(i, p.type, v.error));
       packageRequired.push({
         type: "olm.package.required",
@@ -188,20 +166,12 @@ function relatedImages(b: RegistryBundle, image: string, fail: (msg: string) => 
   if (!spec.ok) throw fail(spec.error);
   const out: RelatedImage[] = [];
   const raw = spec.spec ? mapField(spec.spec, "relatedImages") : undefined;
-  if (raw !== undefined && raw.value !== null) {
-    if (!raw.items) throw fail(goUnmarshalTypeError(jsonTypeName(raw.value), "[]declcfg.RelatedImage"));
-    for (const item of raw.items) {
-      if (item.value === null) {
-        out.push({ name: "", image: "" });
-        continue;
-      }
-      if (!item.entries) throw fail(goUnmarshalTypeError(jsonTypeName(item.value), "declcfg.RelatedImage"));
-      const name = stringField(structField(item, "name"));
-      if (!name.ok) throw fail(goUnmarshalTypeError(name.type, "string", { struct: "RelatedImage", field: "name" }));
-      const img = stringField(structField(item, "image"));
-      if (!img.ok) throw fail(goUnmarshalTypeError(img.type, "string", { struct: "RelatedImage", field: "image" }));
-      out.push({ name: name.value, image: img.value });
-    }
+  if (raw !== undefined) {
+    // json.Unmarshal(*spec["relatedImages"], &[]declcfg.RelatedImage{}) on the CSV's re-encoded (sorted) spec.
+    const r = goDecode(raw.value, RELATED_IMAGES, { sortedKeys: true });
+    if (!r.ok) throw fail(r.error);
+    for (const x of (r.value as { name: string; image: string }[] | null) ?? [])
+      out.push({ name: x.name, image: x.image });
   }
   const all = new Set(out.map((r) => r.image));
   if (image !== "" && !all.has(image)) out.push({ name: "", image });
@@ -214,84 +184,37 @@ function relatedImages(b: RegistryBundle, image: string, fail: (msg: string) => 
   return out;
 }
 
+interface DecodedContainer {
+  image: string;
+}
+interface DecodedCsvSpec {
+  Install: {
+    strategy: string;
+    spec: {
+      Deployments:
+        | { Spec: { template: { spec: Record<"containers" | "initContainers", DecodedContainer[] | null> } } }[]
+        | null;
+    };
+  };
+}
+
 /**
- * csv.GetOperatorImages: with install strategy `deployment`, the image of every container and init
- * container of every deployment's pod template (a set). Types are checked along those paths.
+ * csv.GetOperatorImages: json.Unmarshal of the CSV's (re-encoded, sorted) spec into its local
+ * `csvSpec` type (bundle/gotypes.ts: the path to the containers' images); with install strategy
+ * `deployment`, the image of every container and init container of every deployment's pod
+ * template (a set, in that order). Go's error text otherwise.
  */
 function operatorImages(spec: GoNode | undefined): string[] | string {
   if (!spec) return [];
-  const te = (t: string, struct: string, field: string, goType: string): string =>
-    goUnmarshalTypeError(t, goType, { struct, field });
-  const install = structField(spec, "install");
-  if (install === undefined || install.value === null) return [];
-  if (!install.entries) return te(jsonTypeName(install.value), "csvSpec", "Install", "registry.strategy");
-  const strategy = stringField(structField(install, "strategy"));
-  if (!strategy.ok) return te(strategy.type, "strategy", "Install.strategy", "string");
-  const sspec = structField(install, "spec");
+  const r = goDecode(spec.value, GO_CSV_SPEC, { sortedKeys: true });
+  if (!r.ok) return r.error;
+  const install = (r.value as DecodedCsvSpec).Install;
+  if (install.strategy !== "deployment") return [];
   const images = new Set<string>();
-  let deployments: readonly GoNode[] = [];
-  if (sspec !== undefined && sspec.value !== null) {
-    if (!sspec.entries) return te(jsonTypeName(sspec.value), "strategy", "Install.spec", "registry.strategySpec");
-    const deps = structField(sspec, "deployments");
-    if (deps !== undefined && deps.value !== null) {
-      if (!deps.items)
-        return te(jsonTypeName(deps.value), "strategySpec", "Install.spec.Deployments", "[]registry.dep");
-      deployments = deps.items;
-    }
-  }
-  const lists: GoNode[] = [];
-  for (const d of deployments) {
-    if (d.value === null) continue;
-    if (!d.entries) return te(jsonTypeName(d.value), "strategySpec", "Install.spec.Deployments", "registry.dep");
-    const ds = structField(d, "spec");
-    if (ds === undefined || ds.value === null) continue;
-    if (!ds.entries) return te(jsonTypeName(ds.value), "dep", "Install.spec.Deployments.Spec", "v1.DeploymentSpec");
-    const tmpl = structField(ds, "template");
-    if (tmpl === undefined || tmpl.value === null) continue;
-    if (!tmpl.entries)
-      return te(
-        jsonTypeName(tmpl.value),
-        "DeploymentSpec",
-        "Install.spec.Deployments.Spec.template",
-        "v1.PodTemplateSpec",
-      );
-    const ps = structField(tmpl, "spec");
-    if (ps === undefined || ps.value === null) continue;
-    if (!ps.entries)
-      return te(jsonTypeName(ps.value), "PodTemplateSpec", "Install.spec.Deployments.Spec.template.spec", "v1.PodSpec");
-    for (const f of ["containers", "initContainers"]) {
-      const cs = structField(ps, f);
-      if (cs === undefined || cs.value === null) continue;
-      if (!cs.items)
-        return te(
-          jsonTypeName(cs.value),
-          "PodSpec",
-          `Install.spec.Deployments.Spec.template.spec.${f}`,
-          "[]v1.Container",
-        );
-      for (const c of cs.items) {
-        if (c.value === null) {
-          lists.push(c);
-          continue;
-        }
-        if (!c.entries)
-          return te(
-            jsonTypeName(c.value),
-            "PodSpec",
-            `Install.spec.Deployments.Spec.template.spec.${f}`,
-            "v1.Container",
-          );
-        const img = stringField(structField(c, "image"));
-        if (!img.ok)
-          return te(img.type, "Container", `Install.spec.Deployments.Spec.template.spec.${f}.image`, "string");
-        lists.push(c);
-      }
-    }
-  }
-  if (strategy.value !== "deployment") return [];
-  for (const c of lists) {
-    const img = c.value === null ? "" : (stringField(structField(c, "image")) as { value: string }).value;
-    images.add(img);
+  for (const d of install.spec.Deployments ?? []) {
+    const ps = d.Spec.template.spec;
+    for (const c of ps.containers ?? []) images.add(c.image);
+    for (const c of ps.initContainers ?? []) images.add(c.image);
   }
   return [...images];
 }
@@ -300,7 +223,7 @@ function operatorImages(spec: GoNode | undefined): string[] | string {
 function templateVersion(b: RegistryBundle): Decoded<string> {
   for (const p of b.properties) {
     if (p.type !== "olm.package") continue;
-    const v = unmarshalStringStruct(p.value, "Package", PACKAGE_FIELDS);
+    const v = unmarshalStringStruct<"packageName" | "version" | "release">(p.value, GO_PROPERTY_PACKAGE);
     return v.ok ? { ok: true, value: v.value.version } : v;
   }
   return { ok: true, value: "" };

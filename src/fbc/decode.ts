@@ -4,7 +4,7 @@
  * fields are dropped, `null` leaves a field at its zero value, `[]byte` fields are standard
  * base64, and a type mismatch fails with Go's `json: cannot unmarshal …` message.
  */
-import { sortedKeys } from "../gojson/encode.js";
+import { formatGoFloat, sortedKeys } from "../gojson/encode.js";
 import { foldFieldName } from "../gojson/unicode.js";
 import { RawJson } from "./rawjson.js";
 import type {
@@ -22,6 +22,20 @@ import type {
   RelatedImage,
 } from "./types.js";
 import { goJsonKind, goUnmarshalTypeError } from "../gojson/unmarshal.js";
+import { goBase64ErrorOffset } from "../gojson/base64.js";
+import { goTypeName, type GoStructType, type GoType } from "../gojson/structdecode.js";
+import {
+  GO_BUNDLE,
+  GO_CHANNEL,
+  GO_DEPRECATION,
+  GO_PACKAGE,
+  GO_PROPERTY,
+  GO_PROPERTY_BUNDLE_OBJECT,
+  GO_PROPERTY_TYPES,
+  GO_RELATED_IMAGE,
+} from "./gotypes.js";
+
+export { goBase64ErrorOffset as base64ErrorOffset };
 
 /** A decoding failure; `message` is Go's error text. */
 export class DecodeError extends Error {
@@ -69,119 +83,60 @@ function spec(name: string, goType: string, fields: FieldSpec[]): StructSpec {
   return { name, goType, fields, byFold, exact };
 }
 
-const str: Kind = { k: "string" };
-const strs: Kind = { k: "strings" };
+const specs = new Map<GoStructType, StructSpec>();
 
-const PROPERTY = spec("Property", "property.Property", [
-  { json: "type", kind: str },
-  { json: "value", kind: { k: "raw" } },
-]);
-const ICON = spec("Icon", "declcfg.Icon", [
-  { json: "base64data", kind: { k: "bytes" } },
-  { json: "mediatype", kind: str },
-]);
-const PACKAGE = spec("Package", "declcfg.Package", [
-  { json: "schema", kind: str },
-  { json: "name", kind: str },
-  { json: "defaultChannel", kind: str },
-  { json: "icon", kind: { k: "struct", spec: ICON, ptr: true } },
-  { json: "description", kind: str },
-  { json: "properties", kind: { k: "structs", spec: PROPERTY } },
-]);
-const CHANNEL_ENTRY = spec("ChannelEntry", "declcfg.ChannelEntry", [
-  { json: "name", kind: str },
-  { json: "replaces", kind: str },
-  { json: "skips", kind: strs },
-  { json: "skipRange", kind: str },
-]);
-const CHANNEL = spec("Channel", "declcfg.Channel", [
-  { json: "schema", kind: str },
-  { json: "name", kind: str },
-  { json: "package", kind: str },
-  { json: "entries", kind: { k: "structs", spec: CHANNEL_ENTRY } },
-  { json: "properties", kind: { k: "structs", spec: PROPERTY } },
-]);
-const RELATED_IMAGE = spec("RelatedImage", "declcfg.RelatedImage", [
-  { json: "name", kind: str },
-  { json: "image", kind: str },
-]);
-const BUNDLE = spec("Bundle", "declcfg.Bundle", [
-  { json: "schema", kind: str },
-  { json: "name", kind: str },
-  { json: "package", kind: str },
-  { json: "image", kind: str },
-  { json: "properties", kind: { k: "structs", spec: PROPERTY } },
-  { json: "relatedImages", kind: { k: "structs", spec: RELATED_IMAGE } },
-]);
-const REFERENCE = spec("PackageScopedReference", "declcfg.PackageScopedReference", [
-  { json: "schema", kind: str },
-  { json: "name", kind: str },
-]);
-const DEPRECATION_ENTRY = spec("DeprecationEntry", "declcfg.DeprecationEntry", [
-  { json: "reference", kind: { k: "struct", spec: REFERENCE } },
-  { json: "message", kind: str },
-]);
-const DEPRECATION = spec("Deprecation", "declcfg.Deprecation", [
-  { json: "schema", kind: str },
-  { json: "package", kind: str },
-  { json: "entries", kind: { k: "structs", spec: DEPRECATION_ENTRY } },
-]);
+/** The decoder's view of a struct described by a {@link GoType} (fbc/gotypes.ts). */
+function specOf(t: GoStructType): StructSpec {
+  let s = specs.get(t);
+  if (s === undefined) {
+    s = spec(
+      t.shortName,
+      t.goName,
+      t.fields.map((f) => ({ json: f.json, kind: kindOf(f.type) })),
+    );
+    specs.set(t, s);
+  }
+  return s;
+}
+
+function kindOf(t: GoType): Kind {
+  switch (t.kind) {
+    case "string":
+      if (t.goName === "string") return { k: "string" };
+      break;
+    case "bytes":
+      return { k: "bytes" };
+    case "raw":
+      return { k: "raw" };
+    case "opaque":
+      return { k: "opaque", goType: t.goName };
+    case "struct":
+      return { k: "struct", spec: specOf(t) };
+    case "ptr":
+      if (t.elem.kind === "struct") return { k: "struct", spec: specOf(t.elem), ptr: true };
+      break;
+    case "map":
+      if (t.elem.kind === "string" && t.elem.goName === "string") return { k: "stringMap", goType: t.goName };
+      break;
+    case "slice":
+      if (t.elem.kind === "string" && t.elem.goName === "string") return { k: "strings" };
+      if (t.elem.kind === "struct") return { k: "structs", spec: specOf(t.elem) };
+      if (t.elem.kind === "opaque") return { k: "opaques", goType: t.elem.goName };
+      break;
+  }
+  throw new Error(`fbc/decode: no decoder for Go type ${goTypeName(t)}`);
+}
+
+const PROPERTY = specOf(GO_PROPERTY);
+const PACKAGE = specOf(GO_PACKAGE);
+const CHANNEL = specOf(GO_CHANNEL);
+const RELATED_IMAGE = specOf(GO_RELATED_IMAGE);
+const BUNDLE = specOf(GO_BUNDLE);
+const DEPRECATION = specOf(GO_DEPRECATION);
 /** Go structs of the known property types (alpha/property/property.go), keyed by property type. */
-export const PROPERTY_SPECS: ReadonlyMap<string, StructSpec> = new Map([
-  [
-    "olm.package",
-    spec("Package", "property.Package", [
-      { json: "packageName", kind: str },
-      { json: "version", kind: str },
-      { json: "release", kind: str },
-    ]),
-  ],
-  [
-    "olm.package.required",
-    spec("PackageRequired", "property.PackageRequired", [
-      { json: "packageName", kind: str },
-      { json: "versionRange", kind: str },
-    ]),
-  ],
-  [
-    "olm.gvk",
-    spec("GVK", "property.GVK", [
-      { json: "group", kind: str },
-      { json: "kind", kind: str },
-      { json: "version", kind: str },
-    ]),
-  ],
-  [
-    "olm.gvk.required",
-    spec("GVKRequired", "property.GVKRequired", [
-      { json: "group", kind: str },
-      { json: "kind", kind: str },
-      { json: "version", kind: str },
-    ]),
-  ],
-  ["olm.bundle.object", spec("BundleObject", "property.BundleObject", [{ json: "data", kind: { k: "bytes" } }])],
-  [
-    "olm.csv.metadata",
-    // Nested v1alpha1 structs are checked for their JSON kind only.
-    spec("CSVMetadata", "property.CSVMetadata", [
-      { json: "annotations", kind: { k: "stringMap", goType: "map[string]string" } },
-      { json: "apiServiceDefinitions", kind: { k: "opaque", goType: "v1alpha1.APIServiceDefinitions" } },
-      { json: "crdDescriptions", kind: { k: "opaque", goType: "v1alpha1.CustomResourceDefinitions" } },
-      { json: "description", kind: str },
-      { json: "displayName", kind: str },
-      { json: "installModes", kind: { k: "opaques", goType: "v1alpha1.InstallMode" } },
-      { json: "keywords", kind: strs },
-      { json: "labels", kind: { k: "stringMap", goType: "map[string]string" } },
-      { json: "links", kind: { k: "opaques", goType: "v1alpha1.AppLink" } },
-      { json: "maintainers", kind: { k: "opaques", goType: "v1alpha1.Maintainer" } },
-      { json: "maturity", kind: str },
-      { json: "minKubeVersion", kind: str },
-      { json: "nativeAPIs", kind: { k: "opaques", goType: "v1.GroupVersionKind" } },
-      { json: "provider", kind: { k: "opaque", goType: "v1alpha1.AppLink" } },
-    ]),
-  ],
-  ["olm.channel", spec("Channel", "property.Channel", [{ json: "channelName", kind: str }])],
-]);
+export const PROPERTY_SPECS: ReadonlyMap<string, StructSpec> = new Map(
+  [...GO_PROPERTY_TYPES].map(([type, t]) => [type, specOf(t)]),
+);
 
 /**
  * Decodes a property value into the Go struct of its (known) type, as `json.Unmarshal` would;
@@ -193,7 +148,7 @@ export function decodePropertyValue(type: string, value: JsonValue): Record<stri
   return decodeTop(value, s);
 }
 
-const BUNDLE_OBJECT = spec("BundleObject", "property.BundleObject", [{ json: "data", kind: { k: "bytes" } }]);
+const BUNDLE_OBJECT = specOf(GO_PROPERTY_BUNDLE_OBJECT);
 
 function goTypeOf(kind: Kind): string {
   switch (kind.k) {
@@ -335,6 +290,7 @@ function decodeField(v: JsonValue, kind: Kind, ctx: Ctx, current: unknown): unkn
     }
     case "bytes":
       if (v === null) return null;
+      if (Array.isArray(v)) return decodeByteArray(v, ctx);
       if (typeof v !== "string") throw typeError(v, "[]uint8", ctx);
       return decodeStdBase64(v);
     case "stringMap": {
@@ -375,9 +331,6 @@ function decodeField(v: JsonValue, kind: Kind, ctx: Ctx, current: unknown): unkn
     }
   }
 }
-
-const B64 = new Int16Array(128).fill(-1);
-for (let i = 0; i < 64; i++) B64["ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".charCodeAt(i)] = i;
 
 /** Why Node's decoder can stand in for Go's: see {@link decodeStdBase64Fast}. Bytes expected, or -1 if `data` cannot be valid. */
 function fastBase64Length(data: string): number {
@@ -423,49 +376,33 @@ export function decodeStdBase64Transient(data: string): Buffer | undefined {
 export function decodeStdBase64(s: string): Uint8Array {
   const fast = decodeStdBase64Fast(s);
   if (fast !== undefined) return fast;
-  const err = base64ErrorOffset(s);
+  const err = goBase64ErrorOffset(s);
   if (err >= 0) throw new DecodeError(`illegal base64 data at input byte ${err}`);
   return Buffer.from(s.replace(/[\r\n]/g, ""), "base64");
 }
 
-/**
- * Checks standard padded base64 exactly as Go's `base64.StdEncoding.Decode` does (a port of its
- * decodeQuantum loop); returns the offset Go reports in `illegal base64 data at input byte N`, or
- * -1 when the input is valid.
- */
-export function base64ErrorOffset(src: string): number {
-  const n = src.length;
-  let si = 0;
-  for (;;) {
-    for (let j = 0; j < 4; j++) {
-      if (si === n) {
-        if (j === 0) return -1;
-        return si - j;
-      }
-      const c = src.charCodeAt(si);
-      si++;
-      if (c < 128 && B64[c] >= 0) continue;
-      if (c === 10 || c === 13) {
-        j--;
-        continue;
-      }
-      if (c !== 61) return si - 1;
-      // padding
-      if (j === 0 || j === 1) return si - 1;
-      if (j === 2) {
-        while (si < n && (src.charCodeAt(si) === 10 || src.charCodeAt(si) === 13)) si++;
-        if (si === n) return n;
-        if (src.charCodeAt(si) !== 61) return si - 1;
-        si++;
-      }
-      while (si < n && (src.charCodeAt(si) === 10 || src.charCodeAt(si) === 13)) si++;
-      return si < n ? si : -1;
-    }
-  }
-}
-
 function ctx0(): Ctx {
   return { struct: undefined, stack: [] };
+}
+
+/** encoding/json fills a `[]byte` from an array of numbers 0..255 (as Go re-encoded them) like any other slice. */
+function decodeByteArray(v: JsonValue[], ctx: Ctx): Uint8Array {
+  const out = new Uint8Array(v.length);
+  for (let i = 0; i < v.length; i++) {
+    const e = v[i];
+    if (e === null) continue;
+    if (typeof e !== "number") throw typeError(e, "uint8", ctx);
+    const lit = formatGoFloat(e);
+    if (!/^\d+$/.test(lit) || e > 255) {
+      const at =
+        ctx.struct !== undefined || ctx.stack.length > 0
+          ? { struct: ctx.struct ?? "", field: ctx.stack.join(".") }
+          : undefined;
+      throw new DecodeError(goUnmarshalTypeError(`number ${lit}`, "uint8", at));
+    }
+    out[i] = e;
+  }
+  return out;
 }
 
 /** The decoded property records become the Property objects themselves (they are fresh records). */

@@ -12,7 +12,7 @@
  * that writes the fields in Go struct order with Go's `omitempty` rules.
  */
 import { compareUtf8, quoteGoString } from "../gojson/encode.js";
-import { goJsonSyntaxError } from "../gojson/scan.js";
+import { findJsonValueEnd } from "../gojson/scan.js";
 import { SemverError, tryParsePRVersion, tryParseTolerant } from "../semver/index.js";
 import { OpcatError } from "./errors.js";
 import { bundleCsvJson, invalidateBundleObjects } from "./objects.js";
@@ -20,7 +20,23 @@ import { PROPERTY_BUNDLE_OBJECT, PROPERTY_CSV_METADATA } from "./properties.js";
 import { MIGRATION_LEVELS, validateMigrationLevel, type MigrationLevel } from "./migrations.js";
 import { RawJson } from "./rawjson.js";
 import type { Bundle, DeclarativeConfig } from "./types.js";
-import { goUnmarshalTypeError, parseGoValueTypeError } from "../gojson/unmarshal.js";
+import {
+  GO_BOOL,
+  GO_INT32,
+  GO_INT64,
+  GO_RAW,
+  GO_STRING,
+  GO_STRING_MAP,
+  GO_STRINGS,
+  goMap,
+  goPtr,
+  goSlice,
+  goSliceItems,
+  goString,
+  goStruct,
+  goUnmarshal,
+  type GoType,
+} from "../gojson/structdecode.js";
 
 export { MIGRATION_LEVELS, migrationHelpText, validateMigrationLevel, type MigrationLevel } from "./migrations.js";
 
@@ -90,66 +106,24 @@ export function csvMetadataFromCsv(csvJson: string): string {
 // ---------------------------------------------------------------------------------------------
 // Go types (the subset of operator-framework/api v1alpha1 and k8s.io types a CSV decodes into)
 
-type Node =
-  | { readonly k: "str"; readonly t: string }
-  | { readonly k: "bool"; readonly t: string }
-  | { readonly k: "int"; readonly t: string; readonly min: bigint; readonly max: bigint }
-  | { readonly k: "raw"; readonly t: string }
-  | { readonly k: "map"; readonly t: string; readonly elem: Node }
-  | { readonly k: "slice"; readonly t: string; readonly elem: Node }
-  | { readonly k: "ptr"; readonly t: string; readonly elem: Node }
-  | {
-      readonly k: "struct";
-      readonly t: string;
-      readonly name: string;
-      readonly exact: Map<string, Field>;
-      readonly folded: Map<string, Field>;
-    }
-  | { readonly k: "opaque"; readonly t: string }
-  | { readonly k: "custom"; readonly t: string; readonly fn: (d: Decoder, raw: string) => void };
-
-interface Field {
-  /** The JSON name, also the key under which the decoded value is stored. */
-  readonly name: string;
-  readonly node: Node;
-  /** Go name of the embedded struct a promoted field comes from (pushed on the error path). */
-  readonly embed?: string;
-}
-
-const str = (t = "string"): Node => ({ k: "str", t });
-const STR = str();
-const BOOL: Node = { k: "bool", t: "bool" };
-const INT32: Node = { k: "int", t: "int32", min: -(2n ** 31n), max: 2n ** 31n - 1n };
-const INT64: Node = { k: "int", t: "int64", min: -(2n ** 63n), max: 2n ** 63n - 1n };
-const RAW: Node = { k: "raw", t: "json.RawMessage" };
-const slice = (elem: Node, t = "[]" + elem.t): Node => ({ k: "slice", t, elem });
-const ptr = (elem: Node): Node => ({ k: "ptr", t: "*" + elem.t, elem });
-const mapOf = (elem: Node, t = "map[string]" + elem.t): Node => ({ k: "map", t, elem });
-const STRINGS = slice(STR);
-const STRMAP = mapOf(STR);
-
-function struct(t: string, fields: [string, Node, string?][]): Node {
-  const exact = new Map<string, Field>();
-  const folded = new Map<string, Field>();
-  for (const [name, node, embed] of fields) {
-    const f: Field = embed === undefined ? { name, node } : { name, node, embed };
-    exact.set(name, f);
-    const key = foldName(name);
-    if (!folded.has(key)) folded.set(key, f);
-  }
-  return { k: "struct", t, name: t.slice(t.indexOf(".") + 1), exact, folded };
-}
-
-/** Go's foldName for matching JSON keys to field names (fold.go): ASCII upper case, and the two non-ASCII runes that fold onto ASCII letters. */
-function foldName(s: string): string {
-  return s.replace(/[a-z\u017f\u212a]/g, (c) => (c === "\u017f" ? "S" : c === "\u212a" ? "K" : c.toUpperCase()));
-}
+const STR = GO_STRING;
+const BOOL = GO_BOOL;
+const INT32 = GO_INT32;
+const INT64 = GO_INT64;
+const RAW = GO_RAW;
+const STRINGS = GO_STRINGS;
+const STRMAP = GO_STRING_MAP;
+const str = goString;
+const slice = goSlice;
+const ptr = goPtr;
+const mapOf = goMap;
+const struct = goStruct;
 
 // metav1.Time: null leaves it zero; otherwise a JSON string parsed with time.Parse(time.RFC3339, s).
-const TIME: Node = {
-  k: "custom",
-  t: "v1.Time",
-  fn: (d, raw) => {
+const TIME: GoType = {
+  kind: "custom",
+  goName: "v1.Time",
+  unmarshal: (raw, d) => {
     if (raw === "null") return;
     const s = d.unmarshalString(raw);
     const err = parseRfc3339Error(s);
@@ -157,30 +131,30 @@ const TIME: Node = {
   },
 };
 // metav1.FieldsV1 keeps any raw JSON.
-const FIELDS_V1: Node = { k: "custom", t: "v1.FieldsV1", fn: () => undefined };
+const FIELDS_V1: GoType = { kind: "custom", goName: "v1.FieldsV1" };
 // intstr.IntOrString: a string when the raw value starts with `"`, else an int32.
-const INT_OR_STRING: Node = {
-  k: "custom",
-  t: "intstr.IntOrString",
-  fn: (d, raw) => {
+const INT_OR_STRING: GoType = {
+  kind: "custom",
+  goName: "intstr.IntOrString",
+  unmarshal: (raw, d) => {
     if (raw.charCodeAt(0) === 0x22) return;
     d.unmarshalInner(raw, INT32);
   },
 };
 // version.OperatorVersion: a JSON string (null → "") parsed with semver.ParseTolerant.
-const OPERATOR_VERSION: Node = {
-  k: "custom",
-  t: "version.OperatorVersion",
-  fn: (d, raw) => {
+const OPERATOR_VERSION: GoType = {
+  kind: "custom",
+  goName: "version.OperatorVersion",
+  unmarshal: (raw, d) => {
     const v = tryParseTolerant(d.unmarshalString(raw));
     if (v instanceof SemverError) d.abort(v.message);
   },
 };
 // release.OperatorRelease: a JSON string (null → ""), each dot-separated part a semver pre-release identifier.
-const OPERATOR_RELEASE: Node = {
-  k: "custom",
-  t: "release.OperatorRelease",
-  fn: (d, raw) => {
+const OPERATOR_RELEASE: GoType = {
+  kind: "custom",
+  goName: "release.OperatorRelease",
+  unmarshal: (raw, d) => {
     for (const part of d.unmarshalString(raw).split(".")) {
       const r = tryParsePRVersion(part);
       if (r instanceof SemverError) d.abort(r.message);
@@ -245,7 +219,7 @@ const OBJECT_META = struct("v1.ObjectMeta", [
   ],
 ]);
 
-const descriptor = (t: string): Node =>
+const descriptor = (t: string): GoType =>
   struct(t, [
     ["path", STR],
     ["displayName", STR],
@@ -317,7 +291,7 @@ const DEPLOYMENT_SPEC = struct("v1.DeploymentSpec", [
     "template",
     struct("v1.PodTemplateSpec", [
       ["metadata", OBJECT_META],
-      ["spec", { k: "opaque", t: "v1.PodSpec" }],
+      ["spec", { kind: "opaque", goName: "v1.PodSpec" }],
     ]),
   ],
   [
@@ -476,7 +450,7 @@ const CSV_SPEC = struct("v1alpha1.ClusterServiceVersionSpec", [
   ],
 ]);
 
-const CONDITION_FIELDS: [string, Node][] = [
+const CONDITION_FIELDS: [string, GoType][] = [
   ["phase", str("v1alpha1.ClusterServiceVersionPhase")],
   ["message", STR],
   ["reason", str("v1alpha1.ConditionReason")],
@@ -541,7 +515,8 @@ const CSV_STATUS = struct("v1alpha1.ClusterServiceVersionStatus", [
   ],
 ]);
 
-const CSV = struct("v1alpha1.ClusterServiceVersion", [
+/** The subset of operator-framework/api v1alpha1.ClusterServiceVersion a CSV decodes into. */
+export const GO_CLUSTER_SERVICE_VERSION = struct("v1alpha1.ClusterServiceVersion", [
   ["kind", STR, "TypeMeta"],
   ["apiVersion", STR, "TypeMeta"],
   ["metadata", OBJECT_META],
@@ -550,313 +525,16 @@ const CSV = struct("v1alpha1.ClusterServiceVersion", [
 ]);
 
 // ---------------------------------------------------------------------------------------------
-// Decoded Go values. The zero value of every type is `undefined`.
+// Decoded Go values (see goUnmarshal). The zero value of every type is `undefined`.
 
-/** A Go slice: `n` elements of `b`; `b` may hold more (Go's spare capacity keeps old elements). */
-interface GoSlice {
-  b: unknown[];
-  n: number;
-}
 type GoStruct = Record<string, unknown>;
 type GoMap = Map<string, unknown>;
 
-/** Thrown to stop decoding, like an error returned by a Go UnmarshalJSON method. */
-class Abort {
-  constructor(readonly message: string) {}
-}
-
-/** A port of the parts of Go's encoding/json decodeState used for typed decoding. */
-class Decoder {
-  pos = 0;
-  saved: string | undefined;
-  /** Go's errorContext: innermost struct being decoded and the JSON names leading to the value. */
-  struct: string | undefined;
-  readonly stack: string[] = [];
-
-  constructor(readonly text: string) {}
-
-  /** Records the first type error, with the current context (saveError + addErrorContext). */
-  typeError(value: string, type: string): void {
-    if (this.saved === undefined) this.saved = this.typeErrorText(value, type);
-  }
-
-  typeErrorText(value: string, type: string): string {
-    const at =
-      this.struct !== undefined || this.stack.length > 0
-        ? { struct: this.struct ?? "", field: this.stack.join(".") }
-        : undefined;
-    return goUnmarshalTypeError(value, type, at);
-  }
-
-  abort(message: string): never {
-    throw new Abort(message);
-  }
-
-  /**
-   * `json.Unmarshal(raw, &target)` inside an UnmarshalJSON method: a type error aborts the outer
-   * decoding, and then gets the outer context (Go adds it to the returned error).
-   */
-  unmarshalInner(raw: string, node: Node): unknown {
-    const inner = new Decoder(raw);
-    const v = inner.value(node, undefined);
-    if (inner.saved !== undefined) {
-      const m = parseGoValueTypeError(inner.saved);
-      this.abort(m ? this.typeErrorText(m.value, m.goType) : inner.saved);
-    }
-    return v;
-  }
-
-  unmarshalString(raw: string): string {
-    return (this.unmarshalInner(raw, STR) as string | undefined) ?? "";
-  }
-
-  skipSpace(): number {
-    const t = this.text;
-    let i = this.pos;
-    for (;;) {
-      const c = t.charCodeAt(i);
-      if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) i++;
-      else break;
-    }
-    this.pos = i;
-    return t.charCodeAt(i);
-  }
-
-  /** End of the (valid) JSON value starting at `this.pos`. */
-  valueEnd(): number {
-    const t = this.text;
-    let i = this.pos;
-    const c = t.charCodeAt(i);
-    if (c === 0x22) return stringEnd(t, i);
-    if (c === 0x7b || c === 0x5b) {
-      let depth = 0;
-      for (;;) {
-        const d = t.charCodeAt(i);
-        if (d === 0x22) {
-          i = stringEnd(t, i);
-          continue;
-        }
-        if (d === 0x7b || d === 0x5b) depth++;
-        else if (d === 0x7d || d === 0x5d) {
-          depth--;
-          if (depth === 0) return i + 1;
-        }
-        i++;
-      }
-    }
-    while (i < t.length) {
-      const d = t.charCodeAt(i);
-      if (d === 0x2c || d === 0x7d || d === 0x5d || d === 0x20 || d === 0x0a || d === 0x0d || d === 0x09) break;
-      i++;
-    }
-    return i;
-  }
-
-  skipValue(): string {
-    const start = this.pos;
-    this.pos = this.valueEnd();
-    return this.text.slice(start, this.pos);
-  }
-
-  readString(): string {
-    const t = this.text;
-    const start = this.pos;
-    const end = stringEnd(t, start);
-    this.pos = end;
-    const body = t.slice(start + 1, end - 1);
-    return body.includes("\\") ? (JSON.parse(t.slice(start, end)) as string) : body;
-  }
-
-  /** Decodes the value at `pos` into a Go value of type `node` whose current value is `old`. */
-  value(node: Node, old: unknown): unknown {
-    const c = this.skipSpace();
-    if (node.k === "custom") {
-      const raw = this.skipValue();
-      node.fn(this, raw);
-      return old;
-    }
-    switch (c) {
-      case 0x6e: // null
-        this.pos += 4;
-        switch (node.k) {
-          case "raw":
-            return "null";
-          case "ptr":
-          case "slice":
-          case "map":
-            return undefined;
-          default:
-            return old;
-        }
-      case 0x7b: // {
-        if (node.k === "ptr") return this.value(node.elem, old);
-        if (node.k === "raw") return this.skipValue();
-        if (node.k === "struct") return this.object(node, (old as GoStruct | undefined) ?? {});
-        if (node.k === "map") return this.map(node.elem, (old as GoMap | undefined) ?? new Map());
-        if (node.k !== "opaque") this.typeError("object", node.t);
-        this.skipValue();
-        return old;
-      case 0x5b: // [
-        if (node.k === "ptr") return this.value(node.elem, old);
-        if (node.k === "raw") return this.skipValue();
-        if (node.k === "slice") return this.array(node.elem, old as GoSlice | undefined);
-        this.typeError("array", node.t);
-        this.skipValue();
-        return old;
-      case 0x22: // "
-        if (node.k === "ptr") return this.value(node.elem, old);
-        if (node.k === "raw") return this.skipValue();
-        if (node.k === "str") return this.readString();
-        this.typeError("string", node.t);
-        this.skipValue();
-        return old;
-      case 0x74: // true
-      case 0x66: // false
-        if (node.k === "ptr") return this.value(node.elem, old);
-        if (node.k === "raw") return this.skipValue();
-        this.pos += c === 0x74 ? 4 : 5;
-        if (node.k === "bool") return c === 0x74;
-        this.typeError("bool", node.t);
-        return old;
-      default: {
-        // number
-        if (node.k === "ptr") return this.value(node.elem, old);
-        const lit = this.skipValue();
-        if (node.k === "raw") return lit;
-        if (node.k === "int") {
-          if (/^-?\d+$/.test(lit)) {
-            const n = BigInt(lit);
-            if (n >= node.min && n <= node.max) return Number(n);
-          }
-          this.typeError("number " + lit, node.t);
-          return old;
-        }
-        this.typeError("number", node.t);
-        return old;
-      }
-    }
-  }
-
-  object(node: Extract<Node, { k: "struct" }>, obj: GoStruct): GoStruct {
-    const t = this.text;
-    this.pos++; // {
-    if (this.skipSpace() === 0x7d) {
-      this.pos++;
-      return obj;
-    }
-    const origStruct = this.struct;
-    const origDepth = this.stack.length;
-    for (;;) {
-      const key = this.readString();
-      this.skipSpace();
-      this.pos++; // :
-      const f = node.exact.get(key) ?? node.folded.get(foldName(key));
-      if (f === undefined) {
-        this.skipSpace();
-        this.skipValue();
-      } else {
-        if (f.embed !== undefined) this.stack.push(f.embed);
-        this.struct = node.name;
-        this.stack.push(f.name);
-        obj[f.name] = this.value(f.node, obj[f.name]);
-        this.stack.length = origDepth;
-        this.struct = origStruct;
-      }
-      const c = this.skipSpace();
-      this.pos++;
-      if (c === 0x7d) return obj;
-      this.skipSpace();
-      if (t.charCodeAt(this.pos) !== 0x22) throw new Error("migrate: unexpected JSON state");
-    }
-  }
-
-  map(elem: Node, m: GoMap): GoMap {
-    this.pos++; // {
-    if (this.skipSpace() === 0x7d) {
-      this.pos++;
-      return m;
-    }
-    for (;;) {
-      const key = this.readString();
-      this.skipSpace();
-      this.pos++; // :
-      m.set(key, this.value(elem, undefined));
-      const c = this.skipSpace();
-      this.pos++;
-      if (c === 0x7d) return m;
-      this.skipSpace();
-    }
-  }
-
-  array(elem: Node, old: GoSlice | undefined): GoSlice {
-    this.pos++; // [
-    const s: GoSlice = old ?? { b: [], n: 0 };
-    let i = 0;
-    if (this.skipSpace() !== 0x5d) {
-      for (;;) {
-        // Go grows the slice to i+1 and decodes into the element already there (an old one
-        // within the capacity, else a zero one).
-        const prev = i < s.b.length ? s.b[i] : undefined;
-        s.b[i] = this.value(elem, prev);
-        i++;
-        if (i > s.n) s.n = i;
-        const c = this.skipSpace();
-        this.pos++;
-        if (c === 0x5d) break;
-      }
-    } else {
-      this.pos++;
-    }
-    if (i === 0) return { b: [], n: 0 };
-    s.n = i;
-    return s;
-  }
-}
-
-/** Index just past the closing quote of the (valid) JSON string starting at `i`. */
-function stringEnd(t: string, i: number): number {
-  i++;
-  for (;;) {
-    const c = t.charCodeAt(i);
-    if (c === 0x5c) i += 2;
-    else if (c === 0x22) return i + 1;
-    else i++;
-  }
-}
-
 /** Decodes a CSV like `json.Unmarshal(csvJSON, &v1alpha1.ClusterServiceVersion{})`: the value or Go's error text. */
 function decodeCsv(text: string): GoStruct | string {
-  try {
-    JSON.parse(text);
-  } catch {
-    return syntaxErrorText(text);
-  }
-  const d = new Decoder(text);
-  let v: unknown;
-  try {
-    v = d.value(CSV, undefined);
-  } catch (e) {
-    if (e instanceof Abort) return e.message;
-    throw e;
-  }
-  if (d.saved !== undefined) return d.saved;
-  return (v as GoStruct | undefined) ?? {};
-}
-
-function syntaxErrorText(text: string): string {
-  let i = 0;
-  while (i < text.length && " \t\r\n".includes(text[i])) i++;
-  if (i === text.length) return "unexpected end of JSON input";
-  const e = goJsonSyntaxError(text, i);
-  if (e !== undefined) return e.eof ? "unexpected end of JSON input" : e.message;
-  // The value is fine: something follows it.
-  const d = new Decoder(text);
-  d.pos = i;
-  d.pos = d.valueEnd();
-  d.skipSpace();
-  const c = String.fromCodePoint(text.codePointAt(d.pos) ?? 0);
-  const q = c === "'" ? "'\\''" : c === '"' ? "'\"'" : "'" + JSON.stringify(c).slice(1, -1) + "'";
-  return `invalid character ${q} after top-level value`;
+  const r = goUnmarshal(text, GO_CLUSTER_SERVICE_VERSION);
+  if (!r.ok) return r.error;
+  return (r.value as GoStruct | undefined) ?? {};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -870,11 +548,7 @@ function strOf(v: unknown): string {
   return (v as string | undefined) ?? "";
 }
 
-function items(v: unknown): unknown[] {
-  const s = v as GoSlice | undefined;
-  if (s === undefined || s.n === 0) return [];
-  return s.b.length === s.n ? s.b : s.b.slice(0, s.n);
-}
+const items = goSliceItems;
 
 class ObjectWriter {
   s = "{";
@@ -1023,7 +697,7 @@ function compactJson(raw: string): string {
   for (let i = 0; i < raw.length; i++) {
     const c = raw.charCodeAt(i);
     if (c === 0x22) {
-      i = stringEnd(raw, i) - 1;
+      i = findJsonValueEnd(raw, i) - 1;
     } else if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) {
       out += raw.slice(start, i);
       start = i + 1;
