@@ -190,7 +190,11 @@ const bases = {
     o({
       apiVersion: "apiextensions.k8s.io/v1",
       kind: "CustomResourceDefinition",
-      spec: o({ group: "g.io", names: o({ plural: "as", kind: "A" }), versions: [o({ name: "v1" }), o({ name: "v2" })] }),
+      spec: o({
+        group: "g.io",
+        names: o({ plural: "as", kind: "A" }),
+        versions: [o({ name: "v1" }), o({ name: "v2" })],
+      }),
     }),
   ],
   "crd.v1beta1": [
@@ -286,8 +290,14 @@ const hand = [
   ],
   ["registry.csvSpec", '{"Install":{"Strategy":"deployment"}}'],
   ["registry.csvSpec", '{"install":"x"}'],
-  ["crd.v1", '{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","spec":{"Group":5,"group":"g"}}'],
-  ["crd.v1beta1", '{"apiVersion":"apiextensions.k8s.io/v1beta1","kind":"CustomResourceDefinition","spec":{"version":1,"versions":2}}'],
+  [
+    "crd.v1",
+    '{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","spec":{"Group":5,"group":"g"}}',
+  ],
+  [
+    "crd.v1beta1",
+    '{"apiVersion":"apiextensions.k8s.io/v1beta1","kind":"CustomResourceDefinition","spec":{"version":1,"versions":2}}',
+  ],
   ["crd.v1", '{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","spec":null}'],
   ["v1alpha1.ClusterServiceVersion", '{"spec":{"version":"x"}}'],
   ["v1alpha1.ClusterServiceVersion", '{"spec":{"version":1}}'],
