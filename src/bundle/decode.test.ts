@@ -2,7 +2,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { decodeFirstDocument, firstYamlDocument, formatFloat32, parseJsonNode, stringField } from "./decode.js";
+import { firstYamlDocument } from "../yaml/index.js";
+import { decodeFirstDocument, formatFloat32, parseJsonNode, stringField } from "./decode.js";
 import { parseImageRefTemplate, TemplateError } from "./template.js";
 import type { JsonValue } from "../fbc/types.js";
 

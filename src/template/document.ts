@@ -1,16 +1,15 @@
 /**
  * Reading the first document of a template, in the two ways opm does:
- * - apimachinery's YAMLOrJSONDecoder (schema detection, basic template): the loader's stream
- *   splitting, first blob only;
+ * - apimachinery's YAMLOrJSONDecoder (schema detection, basic template): src/yaml/stream.ts, first
+ *   blob only;
  * - go-yaml v2 `UnmarshalStrict` on the whole input (semver template, through sigs.k8s.io/yaml): the
  *   first YAML document, with duplicate mapping keys reported as
  *   `yaml: unmarshal errors:\n  line N: key "k" already set in map`.
  */
 import { getScalarValue, parseEvents, type Event, type ScalarEvent } from "js-yaml";
 import { goQuote } from "../gojson/fmt.js";
-import { decodeStream } from "../fbc/stream.js";
 import type { JsonValue } from "../fbc/types.js";
-import { formatGoFloat, parseGoYamlDocument, resolvePlain } from "../yaml/index.js";
+import { firstStreamItem, formatGoFloat, parseGoYamlDocument, resolvePlain } from "../yaml/index.js";
 
 /** The first blob as YAMLOrJSONDecoder.Decode(&json.RawMessage) gives it. */
 export type FirstDocument =
@@ -21,9 +20,8 @@ export type FirstDocument =
   | { kind: "error"; message: string };
 
 export function firstStreamDocument(text: string): FirstDocument {
-  const items = decodeStream(text);
-  if (items.length === 0) return { kind: "eof" };
-  const first = items[0];
+  const first = firstStreamItem(text);
+  if (first === undefined) return { kind: "eof" };
   if (first.kind === "error") return { kind: "error", message: first.message };
   return first.value === null ? { kind: "empty" } : { kind: "value", value: first.value };
 }
