@@ -41,3 +41,10 @@ test("src/fbc does not import src/image (it uses the leaf src/reference)", () =>
     [],
   );
 });
+
+test("only src/yaml imports a YAML library (js-yaml, yaml): one decoder per purpose, chosen there", () => {
+  const outside = importsOf("")
+    .filter((i) => i.target === "js-yaml" || i.target === "yaml")
+    .filter((i) => !i.file.startsWith("yaml/"));
+  assert.deepEqual(outside, []);
+});
