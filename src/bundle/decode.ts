@@ -68,7 +68,10 @@ export function decodeFirstDocument(text: string): DecodeResult {
       };
       return { ok: true, node: new JsonParser(text.slice(start, end)).parse(), yamlFallback };
     }
-    jsonError = syn.eof ? "unexpected EOF" : `json: offset ${syn.offset}: ${syn.message}`;
+    // Go's offset counts from the start of the stream, leading whitespace included.
+    jsonError = syn.eof
+      ? "unexpected EOF"
+      : `json: offset ${Buffer.byteLength(text.slice(0, start)) + syn.offset}: ${syn.message}`;
     // The decoder rewinds and reads the stream again as YAML (whitespace up to the first newline eaten).
     yamlText = text.slice(consumeWhitespaceLine(text, 0));
   }
