@@ -15,7 +15,7 @@ function importsOf(dir: string): { file: string; target: string }[] {
     for (const e of readdirSync(d, { withFileTypes: true })) {
       const p = join(d, e.name);
       if (e.isDirectory()) walk(p);
-      else if (e.name.endsWith(".ts") && !e.name.endsWith(".test.ts")) {
+      else if ((e.name.endsWith(".ts") || e.name.endsWith(".tsx")) && !e.name.endsWith(".test.ts")) {
         for (const m of readFileSync(p, "utf8").matchAll(SPECIFIER)) {
           const spec = m[1] ?? m[2];
           const target = spec.startsWith(".") ? relative(SRC, resolve(dirname(p), spec)) : spec;

@@ -7,7 +7,7 @@
  *   `yaml: unmarshal errors:\n  line N: key "k" already set in map`.
  */
 import type { JsonValue } from "../fbc/types.js";
-import { firstStreamItem, parseGoYamlDocument, yamlDuplicateKeyErrors } from "../yaml/index.js";
+import { firstStreamItem, parseGoYamlDocument } from "../yaml/index.js";
 
 /** The first blob as YAMLOrJSONDecoder.Decode(&json.RawMessage) gives it. */
 export type FirstDocument =
@@ -68,15 +68,10 @@ export function firstYamlDocumentText(text: string): string {
  * (prefixed `error converting YAML to JSON: `).
  */
 export function readStrictYaml(text: string): { ok: true; value: JsonValue } | { ok: false; error: string } {
-  const doc = firstYamlDocumentText(text);
-  let value: JsonValue;
   try {
-    value = parseGoYamlDocument(doc);
+    // like yaml.UnmarshalStrict, the go-yaml port reads the first document of the whole text
+    return { ok: true, value: parseGoYamlDocument(text, { strict: true }) };
   } catch (e) {
     return { ok: false, error: (e as Error).message };
   }
-  const dups = yamlDuplicateKeyErrors(doc);
-  if (dups !== undefined)
-    return { ok: false, error: `error converting YAML to JSON: yaml: unmarshal errors:\n  ${dups}` };
-  return { ok: true, value };
 }

@@ -4,10 +4,10 @@
 //   port in goyaml/) — everything opm reads: catalogs, bundle manifests, templates, resolve inputs and
 //   resolvesets. Its streams go through `forEachStreamItem` / `firstStreamItem` / `firstYamlDocument`
 //   (stream.ts, the one port of apimachinery's YAMLOrJSONDecoder / YAMLReader).
-// * go-yaml v2 strict mode's duplicate keys (semver template): `yamlDuplicateKeyErrors` (strict.ts; its
-//   event scan still runs on js-yaml, see there).
+//   `parseGoYamlDocument(text, { strict: true })` is yaml.UnmarshalStrict (semver template: duplicate keys).
 // * YAML 1.2 (`yaml` package): `parseYaml12` (yaml12.ts) — only the community pipeline's
-//   release-config.yaml, which Python's ruamel.yaml reads, never opm.
+//   release-config.yaml, which Python's ruamel.yaml reads, never opm; `stringifyYaml12` for the web UI's
+//   blob viewer (src/ui imports yaml12.ts directly, to keep the rest of src/yaml out of the browser bundle).
 // * Comment-preserving editing (`yaml` package Document API): edit.ts — `template add-bundle`.
 // Writing: the go-yaml v2 emitter used by sigs.k8s.io/yaml JSONToYAML (opm's `-o yaml`), `toGoYaml`.
 export { toGoYaml, type JsonValue } from "./emit.js";
@@ -27,8 +27,7 @@ export {
   type StreamItem,
 } from "./stream.js";
 export { GoYamlError } from "./errors.js";
-export { parseYaml12 } from "./yaml12.js";
-export { yamlDuplicateKeyErrors } from "./strict.js";
+export { parseYaml12, stringifyYaml12 } from "./yaml12.js";
 export { goKeyLess, sortGoKeys } from "./sort.js";
 export {
   resolvePlain,

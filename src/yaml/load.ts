@@ -35,7 +35,7 @@ import {
   yaml_SEQUENCE_END_EVENT,
   yaml_SEQUENCE_START_EVENT,
 } from "./goyaml/parser.js";
-import { resolvePlain } from "./resolve.js";
+import { formatGoFloat, resolvePlain } from "./resolve.js";
 
 const PREFIX = "error converting YAML to JSON: ";
 
@@ -280,6 +280,10 @@ interface NodeResult {
 /** An open collection of Composer.node(): a sequence (arr) or a mapping (keys, vals, key: the pending key). */
 interface Frame {
   before: number;
+  /** 0-based line of the collection's start (go-yaml's node.line). */
+  line: number;
+  /** Strict mode: the Go-typed keys already set in this mapping. */
+  seen?: Set<string>;
   anchor: Anchor | undefined;
   arr?: JsonValue[];
   keys?: string[];
@@ -298,11 +302,19 @@ class Composer {
   /** Whether a NaN/±Inf float was decoded (json.Marshal fails on it). */
   private nonFinite = false;
 
-  constructor(private readonly events: YamlEvent[]) {}
+  /** Strict mode (yaml.UnmarshalStrict): decode.go setMapIndex's `key … already set in map` errors. */
+  private readonly duplicates: string[] = [];
+
+  constructor(
+    private readonly events: YamlEvent[],
+    private readonly strict = false,
+  ) {}
 
   run(): JsonValue {
     if (this.events.length === 0) return null;
     const value = this.node().value;
+    // yaml.UnmarshalStrict's TypeError comes before sigs.k8s.io/yaml converts the value to JSON
+    if (this.duplicates.length > 0) throw new Fail(`yaml: unmarshal errors:\n  ${this.duplicates.join("\n  ")}`);
     if (this.convertError !== undefined) throw new Fail(this.convertError);
     if (this.nonFinite) {
       const bad = firstNonFinite(value);
@@ -335,6 +347,7 @@ class Composer {
     const stack: Frame[] = [];
     for (;;) {
       let res: NodeResult | undefined;
+      let resLine = 0;
       const top = stack.length > 0 ? stack[stack.length - 1] : undefined;
       if (top !== undefined) {
         const next = ev[this.i];
@@ -343,12 +356,14 @@ class Composer {
             this.i++;
             stack.pop();
             res = this.finish(top, top.arr as JsonValue[], false);
+            resLine = top.line;
           }
         } else if (top.key === undefined) {
           if (next.typ === yaml_MAPPING_END_EVENT) {
             this.i++;
             stack.pop();
             res = this.finish(top, buildObject(top.keys, top.vals as JsonValue[]), true);
+            resLine = top.line;
           } else if (next.typ === yaml_SCALAR_EVENT && next.value === "<<" && (next.implicit || next.tag === T_MERGE)) {
             // isMerge: a scalar `<<` that is implicit (plain, untagged or tagged `!`) or tagged !!merge;
             // decode.go's mapping() does not decode the key node
@@ -369,6 +384,7 @@ class Composer {
       }
       if (res === undefined) {
         const e = ev[this.i++];
+        resLine = e.line;
         const before = this.decodeCount;
         this.decodeCount++;
         this.checkAliasing();
@@ -408,8 +424,8 @@ class Composer {
             }
             stack.push(
               isMap
-                ? { before, anchor, keys: [], vals: [], key: undefined }
-                : { before, anchor, arr: [], key: undefined },
+                ? { before, line: e.line, anchor, keys: [], vals: [], key: undefined }
+                : { before, line: e.line, anchor, arr: [], key: undefined },
             );
             continue;
           }
@@ -425,6 +441,8 @@ class Composer {
         if (res.isMap || (res.scalar === undefined && Array.isArray(res.value)))
           throw new Fail(`yaml: invalid map key: ${goSharpV(res.value)}`);
         parent.key = res;
+      } else if (this.strict && this.alreadySet(parent, parent.key, resLine)) {
+        parent.key = undefined; // setMapIndex in strict mode: the first value stays
       } else {
         parent.keys.push(this.keyString(parent.key.scalar, parent.key.value, res.value));
         (parent.vals as JsonValue[]).push(res.value);
@@ -441,6 +459,48 @@ class Composer {
       f.anchor.done = true;
     }
     return { value, isMap };
+  }
+
+  /**
+   * decode.go setMapIndex in strict mode: whether the mapping already has this Go-typed key (then the
+   * error is recorded at the value's line). Keys brought in by a merge (`<<`) are not tracked.
+   */
+  private alreadySet(f: Frame, key: NodeResult, valueLine: number): boolean {
+    const s = key.scalar;
+    if (s === undefined) return false;
+    let id: string;
+    let shown: string;
+    switch (s.t) {
+      case "null":
+        id = "null";
+        shown = "<nil>";
+        break;
+      case "bool":
+        id = `bool:${s.v}`;
+        shown = String(s.v);
+        break;
+      case "int":
+      case "uint64":
+        id = `${s.t}:${s.dec}`;
+        shown = goSharpV(null, s);
+        break;
+      case "float":
+        if (Number.isNaN(s.v)) return false; // NaN never equals a map key
+        id = `float:${s.v}`;
+        shown = formatGoFloat(s.v);
+        break;
+      case "str":
+        id = `str:${s.v}`;
+        shown = goQuote(s.v);
+        break;
+    }
+    const seen = (f.seen ??= new Set());
+    if (!seen.has(id)) {
+      seen.add(id);
+      return false;
+    }
+    this.duplicates.push(`line ${valueLine + 1}: key ${shown} already set in map`);
+    return true;
   }
 
   /** convertToJSONableObject's key conversion. */
@@ -660,8 +720,10 @@ function firstNonFinite(v: JsonValue): string | undefined {
  * still list integer-like keys first). A document without content yields null; like yaml.Unmarshal, only
  * the first document of the text is read.
  * Throws GoYamlError with Go's message (`error converting YAML to JSON: yaml: line N: …`).
+ * `strict`: yaml.UnmarshalStrict (sigs.k8s.io/yaml.UnmarshalStrict, opm's semver template): a key
+ * repeated in one mapping fails with `yaml: unmarshal errors:\n  line N: key "k" already set in map`.
  */
-export function parseGoYamlDocument(text: string): JsonValue {
+export function parseGoYamlDocument(text: string, options?: { strict?: boolean }): JsonValue {
   let events: YamlEvent[];
   try {
     events = parseFirstDocument(text);
@@ -670,7 +732,7 @@ export function parseGoYamlDocument(text: string): JsonValue {
     throw err;
   }
   try {
-    return new Composer(events).run();
+    return new Composer(events, options?.strict === true).run();
   } catch (err) {
     if (err instanceof Fail) throw new GoYamlError(PREFIX + err.msg);
     if (err instanceof RangeError) throw new GoYamlError(PREFIX + "yaml: exceeded max depth of 10000");
