@@ -76,6 +76,35 @@ interface Anchor {
   scalar?: GoScalar;
   /** The anchored node is a mapping (for merge checks). */
   isMap: boolean;
+  /** Strict mode: the anchored node's log (an alias decodes it again: its errors come again). */
+  log?: StrictLog;
+}
+
+/** Strict mode: a key set in a mapping — Go-typed identity, %#v text, its value's line, its JSON key. */
+interface StrictEntry {
+  id: string;
+  shown: string;
+  line: number;
+  key: string;
+}
+
+/**
+ * Strict mode: what decoding a node did, in order — the errors of nested nodes (`msg`) and the keys
+ * it tried to set at its own level (`entry`, `dup` when the mapping had it already). A merge replays
+ * the key attempts against the mapping it merges into, as Go decodes the merged node into it.
+ */
+type StrictLog = ({ msg: string } | { entry: StrictEntry; dup: boolean })[];
+
+function dupMessage(e: StrictEntry): string {
+  return `line ${e.line + 1}: key ${e.shown} already set in map`;
+}
+
+/** Appends the error messages of `log` to `into` as fixed messages. */
+function appendMessages(into: StrictLog, log: StrictLog): void {
+  for (const item of log) {
+    if ("msg" in item) into.push(item);
+    else if (item.dup) into.push({ msg: dupMessage(item.entry) });
+  }
 }
 
 /** Go's string(bytes) then json.Marshal: each invalid UTF-8 byte becomes U+FFFD. */
@@ -275,6 +304,8 @@ interface NodeResult {
   value: JsonValue;
   scalar?: GoScalar;
   isMap: boolean;
+  /** Strict mode: the node's log (collections and aliases of collections). */
+  log?: StrictLog;
 }
 
 /** An open collection of Composer.node(): a sequence (arr) or a mapping (keys, vals, key: the pending key). */
@@ -282,8 +313,9 @@ interface Frame {
   before: number;
   /** 0-based line of the collection's start (go-yaml's node.line). */
   line: number;
-  /** Strict mode: the Go-typed keys already set in this mapping. */
+  /** Strict mode: the Go-typed keys already set in this mapping, and the collection's log. */
   seen?: Set<string>;
+  log?: StrictLog;
   anchor: Anchor | undefined;
   arr?: JsonValue[];
   keys?: string[];
@@ -302,9 +334,6 @@ class Composer {
   /** Whether a NaN/±Inf float was decoded (json.Marshal fails on it). */
   private nonFinite = false;
 
-  /** Strict mode (yaml.UnmarshalStrict): decode.go setMapIndex's `key … already set in map` errors. */
-  private readonly duplicates: string[] = [];
-
   constructor(
     private readonly events: YamlEvent[],
     private readonly strict = false,
@@ -312,9 +341,15 @@ class Composer {
 
   run(): JsonValue {
     if (this.events.length === 0) return null;
-    const value = this.node().value;
-    // yaml.UnmarshalStrict's TypeError comes before sigs.k8s.io/yaml converts the value to JSON
-    if (this.duplicates.length > 0) throw new Fail(`yaml: unmarshal errors:\n  ${this.duplicates.join("\n  ")}`);
+    const root = this.node();
+    const value = root.value;
+    if (root.log !== undefined) {
+      // yaml.UnmarshalStrict's TypeError comes before sigs.k8s.io/yaml converts the value to JSON
+      const errors: StrictLog = [];
+      appendMessages(errors, root.log);
+      if (errors.length > 0)
+        throw new Fail(`yaml: unmarshal errors:\n  ${errors.map((m) => (m as { msg: string }).msg).join("\n  ")}`);
+    }
     if (this.convertError !== undefined) throw new Fail(this.convertError);
     if (this.nonFinite) {
       const bad = firstNonFinite(value);
@@ -377,7 +412,7 @@ class Composer {
                 isMap: false,
               });
             }
-            this.merge(top.keys, top.vals as JsonValue[]);
+            this.merge(top);
             continue;
           }
         }
@@ -411,7 +446,7 @@ class Composer {
             this.decodeCount += a.size;
             this.aliasCount += a.size;
             this.checkAliasing();
-            res = { value: clone(a.value), scalar: a.scalar, isMap: a.isMap };
+            res = { value: clone(a.value), scalar: a.scalar, isMap: a.isMap, log: a.log };
             break;
           }
           case yaml_SEQUENCE_START_EVENT:
@@ -435,14 +470,25 @@ class Composer {
       }
       const parent = stack.length > 0 ? stack[stack.length - 1] : undefined;
       if (parent === undefined) return res;
+      // strict mode: the errors of a decoded value come before its parent's setMapIndex
+      if (res.log !== undefined) appendMessages((parent.log ??= []), res.log);
       if (parent.keys === undefined) {
         (parent.arr as JsonValue[]).push(res.value);
       } else if (parent.key === undefined) {
         if (res.isMap || (res.scalar === undefined && Array.isArray(res.value)))
           throw new Fail(`yaml: invalid map key: ${goSharpV(res.value)}`);
         parent.key = res;
-      } else if (this.strict && this.alreadySet(parent, parent.key, resLine)) {
-        parent.key = undefined; // setMapIndex in strict mode: the first value stays
+      } else if (this.strict) {
+        const entry = this.strictEntry(parent.key, resLine);
+        if (entry !== undefined && !this.setOnce(parent, entry)) {
+          parent.key = undefined; // setMapIndex in strict mode: the first value stays
+          continue;
+        }
+        const k = this.keyString(parent.key.scalar, parent.key.value, res.value);
+        if (entry !== undefined) entry.key = k;
+        parent.keys.push(k);
+        (parent.vals as JsonValue[]).push(res.value);
+        parent.key = undefined;
       } else {
         parent.keys.push(this.keyString(parent.key.scalar, parent.key.value, res.value));
         (parent.vals as JsonValue[]).push(res.value);
@@ -457,17 +503,15 @@ class Composer {
       f.anchor.value = value;
       f.anchor.size = this.decodeCount - f.before;
       f.anchor.done = true;
+      if (this.strict) f.anchor.log = f.log ?? [];
     }
-    return { value, isMap };
+    return this.strict ? { value, isMap, log: f.log ?? [] } : { value, isMap };
   }
 
-  /**
-   * decode.go setMapIndex in strict mode: whether the mapping already has this Go-typed key (then the
-   * error is recorded at the value's line). Keys brought in by a merge (`<<`) are not tracked.
-   */
-  private alreadySet(f: Frame, key: NodeResult, valueLine: number): boolean {
+  /** Strict mode: the Go-typed identity of a key whose value starts on `valueLine` (undefined: never equal). */
+  private strictEntry(key: NodeResult, valueLine: number): StrictEntry | undefined {
     const s = key.scalar;
-    if (s === undefined) return false;
+    if (s === undefined) return undefined;
     let id: string;
     let shown: string;
     switch (s.t) {
@@ -485,7 +529,7 @@ class Composer {
         shown = goSharpV(null, s);
         break;
       case "float":
-        if (Number.isNaN(s.v)) return false; // NaN never equals a map key
+        if (Number.isNaN(s.v)) return undefined; // NaN never equals a map key
         id = `float:${s.v}`;
         shown = formatGoFloat(s.v);
         break;
@@ -494,13 +538,19 @@ class Composer {
         shown = goQuote(s.v);
         break;
     }
+    return { id, shown, line: valueLine, key: "" };
+  }
+
+  /**
+   * decode.go setMapIndex in strict mode: records the key in the mapping, or, when the mapping already
+   * has it, the `key … already set in map` error at the value's line (false: the value is not set).
+   */
+  private setOnce(f: Frame, e: StrictEntry): boolean {
     const seen = (f.seen ??= new Set());
-    if (!seen.has(id)) {
-      seen.add(id);
-      return false;
-    }
-    this.duplicates.push(`line ${valueLine + 1}: key ${shown} already set in map`);
-    return true;
+    const dup = seen.has(e.id);
+    seen.add(e.id);
+    (f.log ??= []).push({ entry: e, dup });
+    return !dup;
   }
 
   /** convertToJSONableObject's key conversion. */
@@ -535,12 +585,25 @@ class Composer {
   }
 
   /** decode.go's merge(): the value of a `<<` key. */
-  private merge(keys: string[], vals: JsonValue[]): void {
+  private merge(f: Frame): void {
+    const keys = f.keys as string[];
+    const vals = f.vals as JsonValue[];
     const e = this.events[this.i];
     const wantMap = () => new Fail("yaml: map merge requires map or sequence of maps as the value");
-    const addAll = (o: JsonValue) => {
+    const addAll = ({ value: o, log }: NodeResult) => {
       if (o === null) return; // a mapping tagged !!null decodes to nil: nothing to merge
       if (typeof o !== "object" || Array.isArray(o)) throw wantMap();
+      if (log !== undefined) {
+        // Go decodes the merged mapping into this one: each of its keys goes through setMapIndex again
+        for (const item of log) {
+          if ("msg" in item) (f.log ??= []).push(item);
+          else if (this.setOnce(f, item.entry)) {
+            keys.push(item.entry.key);
+            vals.push(o[item.entry.key]);
+          }
+        }
+        return;
+      }
       for (const k of Object.keys(o)) {
         keys.push(k);
         vals.push(o[k]);
@@ -548,10 +611,10 @@ class Composer {
     };
     const aliasOfMap = (a: YamlEvent) => this.anchors.get(a.anchor)?.isMap !== false;
     if (e.typ === yaml_MAPPING_START_EVENT) {
-      addAll(this.node().value);
+      addAll(this.node());
     } else if (e.typ === yaml_ALIAS_EVENT) {
       if (!aliasOfMap(e)) throw wantMap();
-      addAll(this.node().value);
+      addAll(this.node());
     } else if (e.typ === yaml_SEQUENCE_START_EVENT) {
       // Step backwards as earlier nodes take precedence (the sequence node itself is not decoded).
       this.i++;
@@ -569,7 +632,7 @@ class Composer {
         } else if (ni.typ !== yaml_MAPPING_START_EVENT) {
           throw wantMap();
         }
-        addAll(this.node().value);
+        addAll(this.node());
       }
       this.i = end;
     } else {
