@@ -15,7 +15,7 @@ function importsOf(dir: string): { file: string; target: string }[] {
     for (const e of readdirSync(d, { withFileTypes: true })) {
       const p = join(d, e.name);
       if (e.isDirectory()) walk(p);
-      else if (e.name.endsWith(".ts") && !e.name.endsWith(".test.ts")) {
+      else if ((e.name.endsWith(".ts") || e.name.endsWith(".tsx")) && !e.name.endsWith(".test.ts")) {
         for (const m of readFileSync(p, "utf8").matchAll(SPECIFIER)) {
           const spec = m[1] ?? m[2];
           const target = spec.startsWith(".") ? relative(SRC, resolve(dirname(p), spec)) : spec;
@@ -40,4 +40,11 @@ test("src/fbc does not import src/image (it uses the leaf src/reference)", () =>
     importsOf("fbc").filter((i) => i.target.startsWith("image/")),
     [],
   );
+});
+
+test("only src/yaml imports a YAML library (js-yaml, yaml): one decoder per purpose, chosen there", () => {
+  const outside = importsOf("")
+    .filter((i) => i.target === "js-yaml" || i.target === "yaml")
+    .filter((i) => !i.file.startsWith("yaml/"));
+  assert.deepEqual(outside, []);
 });

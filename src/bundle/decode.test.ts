@@ -1,8 +1,10 @@
 /** The bundle file decoder: apimachinery's YAML-or-JSON first-document rules, raw JSON texts, templates. */
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import fc from "fast-check";
-import { decodeFirstDocument, firstYamlDocument, formatFloat32, parseJsonNode, stringField } from "./decode.js";
+import { firstYamlDocument } from "../yaml/index.js";
+import { decodeFirstDocument, formatFloat32, parseJsonNode, stringField } from "./decode.js";
 import { parseImageRefTemplate, TemplateError } from "./template.js";
 import type { JsonValue } from "../fbc/types.js";
 
@@ -103,4 +105,19 @@ test("templates: text passes through; fields substitute; unsupported actions are
   assert.equal(parseImageRefTemplate("a {{- .Name -}} b").execute(data), "ap.v1b");
   assert.throws(() => parseImageRefTemplate("{{if .Name}}x{{end}}"), TemplateError);
   assert.throws(() => parseImageRefTemplate("{{.Name | printf}}"), TemplateError);
+});
+
+test("decodeFirstDocument agrees with apimachinery's NewYAMLOrJSONDecoder(r, 30) (scripts/oracle/yamlstream)", () => {
+  const vectors = JSON.parse(readFileSync(new URL("../yaml/testdata/stream.json", import.meta.url), "utf8")) as {
+    input: string;
+    size: number;
+    items: ({ value: unknown } | { error: string })[];
+  }[];
+  for (const v of vectors.filter((x) => x.size === 30)) {
+    const res = decodeFirstDocument(v.input);
+    const go = v.items[0];
+    const ours = res.ok ? { value: res.node.value } : res.error === "EOF" ? undefined : { error: res.error };
+    const want = go && "value" in go && go.value === "<empty>" ? { value: null } : go;
+    assert.deepEqual(ours, want, JSON.stringify(v.input));
+  }
 });

@@ -3,7 +3,8 @@
  * `yaml.NewYAMLOrJSONDecoder(r, 30)` (pkg/util/yaml/decoder.go) decoding only the first document,
  * and the few Go `encoding/json` struct decodes opm applies to the result.
  *
- * * JSON or YAML: a stream whose first non-space character within its first 30 bytes is `{` is read
+ * * JSON or YAML (the stream sniffing and YAML document splitting are src/yaml/stream.ts, shared with
+ *   the catalog loader): a stream whose first non-space character within its first 30 bytes is `{` is read
  *   as JSON (one value, Go's `json.Decoder`); if that fails it is re-read as YAML and the JSON error
  *   is kept when YAML fails too. Anything else is YAML: lines are split into documents at lines
  *   starting with `---` (a separator followed by anything but a comment is an error), and the first
@@ -15,10 +16,9 @@
 import { goFormatFloatG } from "../gojson/float.js";
 import { compareUtf8, formatGoFloat, quoteGoString } from "../gojson/encode.js";
 import { findJsonValueEnd, goJsonSyntaxError, skipJsonSpace } from "../gojson/scan.js";
-import { isGoSpace } from "../gojson/unicode.js";
 import { GO_STRING, goDecode } from "../gojson/structdecode.js";
 import type { JsonObject, JsonValue } from "../fbc/types.js";
-import { parseGoYamlDocument } from "../yaml/index.js";
+import { consumeWhitespaceLine, firstYamlDocument, guessJsonStream, parseGoYamlDocument } from "../yaml/index.js";
 import { goJsonKind } from "../gojson/unmarshal.js";
 
 /** A decoded JSON value and the raw JSON text Go keeps for it (`json.RawMessage`). */
@@ -35,47 +35,8 @@ export interface GoNode {
 
 export type DecodeResult = { ok: true; node: GoNode; yamlFallback?: () => DecodeResult } | { ok: false; error: string };
 
+/** opm's bundle reader sniffs the first 30 bytes for JSON (`NewYAMLOrJSONDecoder(r, 30)`). */
 const PEEK = 30;
-
-/** apimachinery's GuessJSONStream: `{` is the first non-`unicode.IsSpace` character within the first 30 bytes. */
-function looksLikeJson(text: string): boolean {
-  let bytes = 0;
-  for (let i = 0; i < text.length && bytes < PEEK; ) {
-    const cp = text.codePointAt(i) as number;
-    const size = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
-    // A rune cut by the 30-byte window decodes as RuneError, which is not a space.
-    if (bytes + size > PEEK) return false;
-    if (!isGoSpace(cp)) return cp === 0x7b;
-    bytes += size;
-    i += cp > 0xffff ? 2 : 1;
-  }
-  return false;
-}
-
-/**
- * The first YAML document of a stream as apimachinery's YAMLReader cuts it (lines normalised to
- * `\n`), or an error for a bad separator line. Returns "" when the stream has no document.
- */
-export function firstYamlDocument(text: string): { doc: string } | { error: string } {
-  let buf = "";
-  let pos = 0;
-  const n = text.length;
-  while (pos < n) {
-    let nl = text.indexOf("\n", pos);
-    const last = nl < 0;
-    if (last) nl = n;
-    let line = text.slice(pos, nl);
-    if (!last && line.endsWith("\r")) line = line.slice(0, -1);
-    pos = nl + 1;
-    if (line.startsWith("---")) {
-      const trimmed = line.slice(3).replace(/^[\s\u0085\u00a0]+|[\s\u0085\u00a0]+$/g, "");
-      if (trimmed.length > 0 && trimmed[0] !== "#") return { error: `invalid Yaml document separator: ${trimmed}` };
-      if (buf.length !== 0) return { doc: buf };
-    }
-    buf += line + "\n";
-  }
-  return { doc: buf };
-}
 
 /** sigs.k8s.io/yaml.Unmarshal of one document (YAMLToJSON, then the JSON decoder). */
 function decodeYamlDoc(doc: string): DecodeResult {
@@ -95,21 +56,24 @@ function decodeYamlDoc(doc: string): DecodeResult {
 export function decodeFirstDocument(text: string): DecodeResult {
   let jsonError: string | undefined;
   let yamlText = text;
-  if (looksLikeJson(text)) {
+  if (guessJsonStream(text, PEEK)) {
     const start = skipJsonSpace(text, 0);
     const syn = goJsonSyntaxError(text, start);
     if (syn === undefined) {
       const end = findJsonValueEnd(text, start);
       // When decoding into the target type fails, the decoder rewinds and reads the stream as YAML.
       const yamlFallback = (): DecodeResult => {
-        const first = firstYamlDocument(text);
+        const first = firstYamlDocument(text.slice(consumeWhitespaceLine(text, 0)));
         return "error" in first ? { ok: false, error: first.error } : decodeYamlDoc(first.doc);
       };
       return { ok: true, node: new JsonParser(text.slice(start, end)).parse(), yamlFallback };
     }
-    jsonError = syn.eof ? "unexpected EOF" : `json: offset ${syn.offset}: ${syn.message}`;
-    // The decoder rewinds and reads the stream again as YAML from the first line with content.
-    yamlText = text;
+    // Go's offset counts from the start of the stream, leading whitespace included.
+    jsonError = syn.eof
+      ? "unexpected EOF"
+      : `json: offset ${Buffer.byteLength(text.slice(0, start)) + syn.offset}: ${syn.message}`;
+    // The decoder rewinds and reads the stream again as YAML (whitespace up to the first newline eaten).
+    yamlText = text.slice(consumeWhitespaceLine(text, 0));
   }
   const first = firstYamlDocument(yamlText);
   if ("error" in first) return { ok: false, error: jsonError ?? first.error };

@@ -230,16 +230,14 @@ export function registerResolveCommands(program: Command): void {
     if (!o.resolveset && !(o.catalog ?? []).length)
       throw new OpcatError("USAGE_INPUT", "give --resolveset or at least one --catalog", { kind: "usage" });
     if (o.resolveset) {
-      const { load } = await import("js-yaml");
-      let rs: unknown;
-      try {
-        rs = load(readText(o.resolveset, "resolveset"));
-      } catch (e) {
-        throw new OpcatError("RESOLVE_INPUT_INVALID", `${o.resolveset}: ${(e as Error).message.split("\n")[0]}`, {
+      // read as resolve reads its --input documents (the YAML-or-JSON stream reader), first document
+      const first = Y.firstStreamItem(readText(o.resolveset, "resolveset"));
+      if (first?.kind === "error")
+        throw new OpcatError("RESOLVE_INPUT_INVALID", `${o.resolveset}: ${first.message.split("\n")[0]}`, {
           kind: "invalid",
         });
-      }
-      const bundles = (rs as { bundles?: unknown }).bundles;
+      const rs: unknown = first?.value;
+      const bundles = (rs as { bundles?: unknown } | null | undefined)?.bundles;
       if (!Array.isArray(bundles))
         throw new OpcatError("RESOLVE_INPUT_INVALID", `${o.resolveset}: not a resolveset (no bundles list)`, {
           kind: "invalid",

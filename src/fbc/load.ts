@@ -11,7 +11,7 @@ import { buildIgnoreMatcher } from "../ignore/index.js";
 import { encodeSortedCompact } from "../gojson/encode.js";
 import { hasJsonPrefix } from "../gojson/unicode.js";
 
-import { parseGoYamlDocument } from "../yaml/index.js";
+import { forEachStreamItem, parseGoYamlDocument } from "../yaml/index.js";
 import {
   DecodeError,
   decodeBundle,
@@ -23,7 +23,7 @@ import {
 } from "./decode.js";
 import { OpcatError, problem, type Problem } from "./errors.js";
 import { RawJson } from "./rawjson.js";
-import { forEachStreamItem, notAnObjectMessage } from "./stream.js";
+import { notAnObjectMessage } from "./stream.js";
 import {
   emptyConfig,
   SCHEMA_BUNDLE,

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { decodeStream } from "./stream.js";
+import { decodeStream } from "../yaml/index.js";
 
 // Streams of concatenated JSON objects, compact or indented, some carrying long strings (as base64
 // manifests do) with or without characters JSON must escape. The scanner skips strings quote to

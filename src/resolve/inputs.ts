@@ -5,7 +5,7 @@
  * (`force`, `generateInputsForDependencies`, `dryRun`, `trace`, class constraints), the porcelain
  * `Operator`, and the installed operators and cluster description.
  */
-import { decodeStream } from "../fbc/stream.js";
+import { decodeStream } from "../yaml/index.js";
 import type { JsonValue } from "../fbc/types.js";
 
 /** One constraint of an Input or InputClass: `{type, value}`. */

@@ -33,7 +33,7 @@ import { gzipSync } from "node:zlib";
 import { OpcatError } from "../fbc/errors.js";
 import { loadText } from "../fbc/load.js";
 import { renderMermaid } from "../fbc/mermaid.js";
-import { decodeStream } from "../fbc/stream.js";
+import { decodeStream } from "../yaml/index.js";
 import { writeJson } from "../fbc/write.js";
 import { catalogTagLister } from "../template/graph/discover.js";
 import { renderedSource } from "../template/source/imagesource.js";

@@ -2,7 +2,7 @@
 import MarkdownIt from "markdown-it";
 import { useEffect, useMemo, useState } from "preact/hooks";
 import type { ComponentChildren } from "preact";
-import { stringify } from "yaml";
+import { stringifyYaml12 } from "../yaml/yaml12.js";
 import { ApiFailure } from "./api.js";
 
 export type Loaded<T> = { state: "loading" } | { state: "error"; error: Error } | { state: "ok"; value: T };
@@ -82,7 +82,7 @@ export function download(name: string, text: string, type: string): void {
 export function BlobView({ blob, title }: { blob: unknown; title?: string }) {
   const [format, setFormat] = useState<"yaml" | "json">("yaml");
   const text = useMemo(
-    () => (format === "json" ? JSON.stringify(blob, null, 2) : stringify(blob, { lineWidth: 0 })),
+    () => (format === "json" ? JSON.stringify(blob, null, 2) : stringifyYaml12(blob)),
     [blob, format],
   );
   return (

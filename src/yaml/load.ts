@@ -35,7 +35,7 @@ import {
   yaml_SEQUENCE_END_EVENT,
   yaml_SEQUENCE_START_EVENT,
 } from "./goyaml/parser.js";
-import { resolvePlain } from "./resolve.js";
+import { formatGoFloat, resolvePlain } from "./resolve.js";
 
 const PREFIX = "error converting YAML to JSON: ";
 
@@ -76,6 +76,35 @@ interface Anchor {
   scalar?: GoScalar;
   /** The anchored node is a mapping (for merge checks). */
   isMap: boolean;
+  /** Strict mode: the anchored node's log (an alias decodes it again: its errors come again). */
+  log?: StrictLog;
+}
+
+/** Strict mode: a key set in a mapping — Go-typed identity, %#v text, its value's line, its JSON key. */
+interface StrictEntry {
+  id: string;
+  shown: string;
+  line: number;
+  key: string;
+}
+
+/**
+ * Strict mode: what decoding a node did, in order — the errors of nested nodes (`msg`) and the keys
+ * it tried to set at its own level (`entry`, `dup` when the mapping had it already). A merge replays
+ * the key attempts against the mapping it merges into, as Go decodes the merged node into it.
+ */
+type StrictLog = ({ msg: string } | { entry: StrictEntry; dup: boolean })[];
+
+function dupMessage(e: StrictEntry): string {
+  return `line ${e.line + 1}: key ${e.shown} already set in map`;
+}
+
+/** Appends the error messages of `log` to `into` as fixed messages. */
+function appendMessages(into: StrictLog, log: StrictLog): void {
+  for (const item of log) {
+    if ("msg" in item) into.push(item);
+    else if (item.dup) into.push({ msg: dupMessage(item.entry) });
+  }
 }
 
 /** Go's string(bytes) then json.Marshal: each invalid UTF-8 byte becomes U+FFFD. */
@@ -275,11 +304,18 @@ interface NodeResult {
   value: JsonValue;
   scalar?: GoScalar;
   isMap: boolean;
+  /** Strict mode: the node's log (collections and aliases of collections). */
+  log?: StrictLog;
 }
 
 /** An open collection of Composer.node(): a sequence (arr) or a mapping (keys, vals, key: the pending key). */
 interface Frame {
   before: number;
+  /** 0-based line of the collection's start (go-yaml's node.line). */
+  line: number;
+  /** Strict mode: the Go-typed keys already set in this mapping, and the collection's log. */
+  seen?: Set<string>;
+  log?: StrictLog;
   anchor: Anchor | undefined;
   arr?: JsonValue[];
   keys?: string[];
@@ -298,11 +334,22 @@ class Composer {
   /** Whether a NaN/±Inf float was decoded (json.Marshal fails on it). */
   private nonFinite = false;
 
-  constructor(private readonly events: YamlEvent[]) {}
+  constructor(
+    private readonly events: YamlEvent[],
+    private readonly strict = false,
+  ) {}
 
   run(): JsonValue {
     if (this.events.length === 0) return null;
-    const value = this.node().value;
+    const root = this.node();
+    const value = root.value;
+    if (root.log !== undefined) {
+      // yaml.UnmarshalStrict's TypeError comes before sigs.k8s.io/yaml converts the value to JSON
+      const errors: StrictLog = [];
+      appendMessages(errors, root.log);
+      if (errors.length > 0)
+        throw new Fail(`yaml: unmarshal errors:\n  ${errors.map((m) => (m as { msg: string }).msg).join("\n  ")}`);
+    }
     if (this.convertError !== undefined) throw new Fail(this.convertError);
     if (this.nonFinite) {
       const bad = firstNonFinite(value);
@@ -335,6 +382,7 @@ class Composer {
     const stack: Frame[] = [];
     for (;;) {
       let res: NodeResult | undefined;
+      let resLine = 0;
       const top = stack.length > 0 ? stack[stack.length - 1] : undefined;
       if (top !== undefined) {
         const next = ev[this.i];
@@ -343,12 +391,14 @@ class Composer {
             this.i++;
             stack.pop();
             res = this.finish(top, top.arr as JsonValue[], false);
+            resLine = top.line;
           }
         } else if (top.key === undefined) {
           if (next.typ === yaml_MAPPING_END_EVENT) {
             this.i++;
             stack.pop();
             res = this.finish(top, buildObject(top.keys, top.vals as JsonValue[]), true);
+            resLine = top.line;
           } else if (next.typ === yaml_SCALAR_EVENT && next.value === "<<" && (next.implicit || next.tag === T_MERGE)) {
             // isMerge: a scalar `<<` that is implicit (plain, untagged or tagged `!`) or tagged !!merge;
             // decode.go's mapping() does not decode the key node
@@ -362,13 +412,14 @@ class Composer {
                 isMap: false,
               });
             }
-            this.merge(top.keys, top.vals as JsonValue[]);
+            this.merge(top);
             continue;
           }
         }
       }
       if (res === undefined) {
         const e = ev[this.i++];
+        resLine = e.line;
         const before = this.decodeCount;
         this.decodeCount++;
         this.checkAliasing();
@@ -395,7 +446,7 @@ class Composer {
             this.decodeCount += a.size;
             this.aliasCount += a.size;
             this.checkAliasing();
-            res = { value: clone(a.value), scalar: a.scalar, isMap: a.isMap };
+            res = { value: clone(a.value), scalar: a.scalar, isMap: a.isMap, log: a.log };
             break;
           }
           case yaml_SEQUENCE_START_EVENT:
@@ -408,8 +459,8 @@ class Composer {
             }
             stack.push(
               isMap
-                ? { before, anchor, keys: [], vals: [], key: undefined }
-                : { before, anchor, arr: [], key: undefined },
+                ? { before, line: e.line, anchor, keys: [], vals: [], key: undefined }
+                : { before, line: e.line, anchor, arr: [], key: undefined },
             );
             continue;
           }
@@ -419,12 +470,25 @@ class Composer {
       }
       const parent = stack.length > 0 ? stack[stack.length - 1] : undefined;
       if (parent === undefined) return res;
+      // strict mode: the errors of a decoded value come before its parent's setMapIndex
+      if (res.log !== undefined) appendMessages((parent.log ??= []), res.log);
       if (parent.keys === undefined) {
         (parent.arr as JsonValue[]).push(res.value);
       } else if (parent.key === undefined) {
         if (res.isMap || (res.scalar === undefined && Array.isArray(res.value)))
           throw new Fail(`yaml: invalid map key: ${goSharpV(res.value)}`);
         parent.key = res;
+      } else if (this.strict) {
+        const entry = this.strictEntry(parent.key, resLine);
+        if (entry !== undefined && !this.setOnce(parent, entry)) {
+          parent.key = undefined; // setMapIndex in strict mode: the first value stays
+          continue;
+        }
+        const k = this.keyString(parent.key.scalar, parent.key.value, res.value);
+        if (entry !== undefined) entry.key = k;
+        parent.keys.push(k);
+        (parent.vals as JsonValue[]).push(res.value);
+        parent.key = undefined;
       } else {
         parent.keys.push(this.keyString(parent.key.scalar, parent.key.value, res.value));
         (parent.vals as JsonValue[]).push(res.value);
@@ -439,8 +503,54 @@ class Composer {
       f.anchor.value = value;
       f.anchor.size = this.decodeCount - f.before;
       f.anchor.done = true;
+      if (this.strict) f.anchor.log = f.log ?? [];
     }
-    return { value, isMap };
+    return this.strict ? { value, isMap, log: f.log ?? [] } : { value, isMap };
+  }
+
+  /** Strict mode: the Go-typed identity of a key whose value starts on `valueLine` (undefined: never equal). */
+  private strictEntry(key: NodeResult, valueLine: number): StrictEntry | undefined {
+    const s = key.scalar;
+    if (s === undefined) return undefined;
+    let id: string;
+    let shown: string;
+    switch (s.t) {
+      case "null":
+        id = "null";
+        shown = "<nil>";
+        break;
+      case "bool":
+        id = `bool:${s.v}`;
+        shown = String(s.v);
+        break;
+      case "int":
+      case "uint64":
+        id = `${s.t}:${s.dec}`;
+        shown = goSharpV(null, s);
+        break;
+      case "float":
+        if (Number.isNaN(s.v)) return undefined; // NaN never equals a map key
+        id = `float:${s.v}`;
+        shown = formatGoFloat(s.v);
+        break;
+      case "str":
+        id = `str:${s.v}`;
+        shown = goQuote(s.v);
+        break;
+    }
+    return { id, shown, line: valueLine, key: "" };
+  }
+
+  /**
+   * decode.go setMapIndex in strict mode: records the key in the mapping, or, when the mapping already
+   * has it, the `key … already set in map` error at the value's line (false: the value is not set).
+   */
+  private setOnce(f: Frame, e: StrictEntry): boolean {
+    const seen = (f.seen ??= new Set());
+    const dup = seen.has(e.id);
+    seen.add(e.id);
+    (f.log ??= []).push({ entry: e, dup });
+    return !dup;
   }
 
   /** convertToJSONableObject's key conversion. */
@@ -475,12 +585,25 @@ class Composer {
   }
 
   /** decode.go's merge(): the value of a `<<` key. */
-  private merge(keys: string[], vals: JsonValue[]): void {
+  private merge(f: Frame): void {
+    const keys = f.keys as string[];
+    const vals = f.vals as JsonValue[];
     const e = this.events[this.i];
     const wantMap = () => new Fail("yaml: map merge requires map or sequence of maps as the value");
-    const addAll = (o: JsonValue) => {
+    const addAll = ({ value: o, log }: NodeResult) => {
       if (o === null) return; // a mapping tagged !!null decodes to nil: nothing to merge
       if (typeof o !== "object" || Array.isArray(o)) throw wantMap();
+      if (log !== undefined) {
+        // Go decodes the merged mapping into this one: each of its keys goes through setMapIndex again
+        for (const item of log) {
+          if ("msg" in item) (f.log ??= []).push(item);
+          else if (this.setOnce(f, item.entry)) {
+            keys.push(item.entry.key);
+            vals.push(o[item.entry.key]);
+          }
+        }
+        return;
+      }
       for (const k of Object.keys(o)) {
         keys.push(k);
         vals.push(o[k]);
@@ -488,10 +611,10 @@ class Composer {
     };
     const aliasOfMap = (a: YamlEvent) => this.anchors.get(a.anchor)?.isMap !== false;
     if (e.typ === yaml_MAPPING_START_EVENT) {
-      addAll(this.node().value);
+      addAll(this.node());
     } else if (e.typ === yaml_ALIAS_EVENT) {
       if (!aliasOfMap(e)) throw wantMap();
-      addAll(this.node().value);
+      addAll(this.node());
     } else if (e.typ === yaml_SEQUENCE_START_EVENT) {
       // Step backwards as earlier nodes take precedence (the sequence node itself is not decoded).
       this.i++;
@@ -509,7 +632,7 @@ class Composer {
         } else if (ni.typ !== yaml_MAPPING_START_EVENT) {
           throw wantMap();
         }
-        addAll(this.node().value);
+        addAll(this.node());
       }
       this.i = end;
     } else {
@@ -660,8 +783,10 @@ function firstNonFinite(v: JsonValue): string | undefined {
  * still list integer-like keys first). A document without content yields null; like yaml.Unmarshal, only
  * the first document of the text is read.
  * Throws GoYamlError with Go's message (`error converting YAML to JSON: yaml: line N: …`).
+ * `strict`: yaml.UnmarshalStrict (sigs.k8s.io/yaml.UnmarshalStrict, opm's semver template): a key
+ * repeated in one mapping fails with `yaml: unmarshal errors:\n  line N: key "k" already set in map`.
  */
-export function parseGoYamlDocument(text: string): JsonValue {
+export function parseGoYamlDocument(text: string, options?: { strict?: boolean }): JsonValue {
   let events: YamlEvent[];
   try {
     events = parseFirstDocument(text);
@@ -670,7 +795,7 @@ export function parseGoYamlDocument(text: string): JsonValue {
     throw err;
   }
   try {
-    return new Composer(events).run();
+    return new Composer(events, options?.strict === true).run();
   } catch (err) {
     if (err instanceof Fail) throw new GoYamlError(PREFIX + err.msg);
     if (err instanceof RangeError) throw new GoYamlError(PREFIX + "yaml: exceeded max depth of 10000");

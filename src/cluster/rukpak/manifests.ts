@@ -3,7 +3,7 @@
  * stream decoder opcat uses for catalogs, apimachinery's rules), each an object with apiVersion,
  * kind and metadata.name. Empty documents are skipped.
  */
-import { decodeStream } from "../../fbc/stream.js";
+import { decodeStream } from "../../yaml/index.js";
 import type { KubeObject } from "../client.js";
 
 export function parseKubeDocuments(text: string, file: string): KubeObject[] {

@@ -19,7 +19,7 @@ import {
   type Pair,
   type YAMLMap,
   type YAMLSeq,
-} from "yaml";
+} from "../../yaml/edit.js";
 import { goFoldEqual } from "../../gojson/unicode.js";
 
 /** A value written into a template: strings, lists and string-keyed objects (insertion order kept). */

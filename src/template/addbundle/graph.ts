@@ -14,7 +14,7 @@
  * live entry of any graph is a conflict too when the image is neither listed nor discovered
  * (another image carries it).
  */
-import { isMap, isScalar, isSeq, type Node, type Pair, type YAMLMap, type YAMLSeq } from "yaml";
+import { isMap, isScalar, isSeq, type Node, type Pair, type YAMLMap, type YAMLSeq } from "../../yaml/edit.js";
 import { OpcatError } from "../../fbc/errors.js";
 import { goQuote } from "../../gojson/fmt.js";
 import { SemverPanic, tryParseRange, tryParseTolerant } from "../../semver/index.js";

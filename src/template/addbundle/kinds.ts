@@ -11,7 +11,7 @@
  *   entries as for basic templates (missing channels are appended as new `olm.channel` blobs);
  * - graph (`olm.template.graph`): see graph.ts.
  */
-import { isMap, isScalar, isSeq, type Node, type YAMLMap, type YAMLSeq } from "yaml";
+import { isMap, isScalar, isSeq, type Node, type YAMLMap, type YAMLSeq } from "../../yaml/edit.js";
 import { OpcatError } from "../../fbc/errors.js";
 import { loadText } from "../../fbc/load.js";
 import {

@@ -14,7 +14,7 @@
  * merge: true                        # optional, not used here
  * ```
  */
-import { parse } from "yaml";
+import { parseYaml12 } from "../../yaml/index.js";
 
 export interface ReleaseConfigTemplate {
   templateName: string;
@@ -55,7 +55,7 @@ export function parseReleaseConfig(text: string): ReleaseConfig | { problems: st
   let doc: unknown;
   try {
     // The pipeline reads it with ruamel.yaml: YAML 1.2 (`[x, y]` are strings).
-    doc = parse(text);
+    doc = parseYaml12(text);
   } catch (e) {
     return { problems: [(e as Error).message] };
   }

@@ -59,12 +59,17 @@ export class YamlEvent {
     /** Scalars: plain_implicit; collections: implicit. */
     readonly implicit: boolean,
     readonly style: number,
+    /** 0-based line of the event's start mark (node events; go-yaml's node.line). */
+    readonly line = 0,
   ) {}
 }
 
 const SEQUENCE_END = new YamlEvent(yaml_SEQUENCE_END_EVENT, "", "", "", false, 0);
 const MAPPING_END = new YamlEvent(yaml_MAPPING_END_EVENT, "", "", "", false, 0);
-const EMPTY_SCALAR = new YamlEvent(yaml_SCALAR_EVENT, "", "", "", true, yaml_PLAIN_SCALAR_STYLE);
+/** yaml_parser_process_empty_scalar at a mark on `line`. */
+function emptyScalar(line: number): YamlEvent {
+  return new YamlEvent(yaml_SCALAR_EVENT, "", "", "", true, yaml_PLAIN_SCALAR_STYLE, line);
+}
 
 // yaml_parser_state_t
 const yaml_PARSE_STREAM_START_STATE = 0;
@@ -250,7 +255,7 @@ export class Parser {
       token.typ === yaml_STREAM_END_TOKEN
     ) {
       this.pop_state();
-      return EMPTY_SCALAR; // yaml_parser_process_empty_scalar
+      return emptyScalar(token.line); // yaml_parser_process_empty_scalar
     }
     return this.parse_node(true, false);
   }
@@ -275,7 +280,7 @@ export class Parser {
     if (token.typ === yaml_ALIAS_TOKEN) {
       this.pop_state();
       sc.skip_token();
-      return new YamlEvent(yaml_ALIAS_EVENT, token.value, "", "", false, 0);
+      return new YamlEvent(yaml_ALIAS_EVENT, token.value, "", "", false, 0, token.line);
     }
     const start_line = token.line;
     let tag_token = false;
@@ -327,33 +332,33 @@ export class Parser {
     const implicit = tag.length === 0;
     if (indentless_sequence && token.typ === yaml_BLOCK_ENTRY_TOKEN) {
       this.state = yaml_PARSE_INDENTLESS_SEQUENCE_ENTRY_STATE;
-      return new YamlEvent(yaml_SEQUENCE_START_EVENT, anchor, tag, "", implicit, 0);
+      return new YamlEvent(yaml_SEQUENCE_START_EVENT, anchor, tag, "", implicit, 0, start_line);
     }
     if (token.typ === yaml_SCALAR_TOKEN) {
       const plain_implicit = (tag.length === 0 && token.style === yaml_PLAIN_SCALAR_STYLE) || tag === "!";
       this.pop_state();
       sc.skip_token();
-      return new YamlEvent(yaml_SCALAR_EVENT, anchor, tag, token.value, plain_implicit, token.style);
+      return new YamlEvent(yaml_SCALAR_EVENT, anchor, tag, token.value, plain_implicit, token.style, start_line);
     }
     if (token.typ === yaml_FLOW_SEQUENCE_START_TOKEN) {
       this.state = yaml_PARSE_FLOW_SEQUENCE_FIRST_ENTRY_STATE;
-      return new YamlEvent(yaml_SEQUENCE_START_EVENT, anchor, tag, "", implicit, 0);
+      return new YamlEvent(yaml_SEQUENCE_START_EVENT, anchor, tag, "", implicit, 0, start_line);
     }
     if (token.typ === yaml_FLOW_MAPPING_START_TOKEN) {
       this.state = yaml_PARSE_FLOW_MAPPING_FIRST_KEY_STATE;
-      return new YamlEvent(yaml_MAPPING_START_EVENT, anchor, tag, "", implicit, 0);
+      return new YamlEvent(yaml_MAPPING_START_EVENT, anchor, tag, "", implicit, 0, start_line);
     }
     if (block && token.typ === yaml_BLOCK_SEQUENCE_START_TOKEN) {
       this.state = yaml_PARSE_BLOCK_SEQUENCE_FIRST_ENTRY_STATE;
-      return new YamlEvent(yaml_SEQUENCE_START_EVENT, anchor, tag, "", implicit, 0);
+      return new YamlEvent(yaml_SEQUENCE_START_EVENT, anchor, tag, "", implicit, 0, start_line);
     }
     if (block && token.typ === yaml_BLOCK_MAPPING_START_TOKEN) {
       this.state = yaml_PARSE_BLOCK_MAPPING_FIRST_KEY_STATE;
-      return new YamlEvent(yaml_MAPPING_START_EVENT, anchor, tag, "", implicit, 0);
+      return new YamlEvent(yaml_MAPPING_START_EVENT, anchor, tag, "", implicit, 0, start_line);
     }
     if (anchor.length > 0 || tag.length > 0) {
       this.pop_state();
-      return new YamlEvent(yaml_SCALAR_EVENT, anchor, tag, "", implicit, yaml_PLAIN_SCALAR_STYLE);
+      return new YamlEvent(yaml_SCALAR_EVENT, anchor, tag, "", implicit, yaml_PLAIN_SCALAR_STYLE, start_line);
     }
     throw parser_error_context(
       block ? "while parsing a block node" : "while parsing a flow node",
@@ -372,6 +377,7 @@ export class Parser {
     }
     let token = sc.peek_token();
     if (token.typ === yaml_BLOCK_ENTRY_TOKEN) {
+      const mark = token.line;
       sc.skip_token();
       token = sc.peek_token();
       if (token.typ !== yaml_BLOCK_ENTRY_TOKEN && token.typ !== yaml_BLOCK_END_TOKEN) {
@@ -379,7 +385,7 @@ export class Parser {
         return this.parse_node(true, false);
       }
       this.state = yaml_PARSE_BLOCK_SEQUENCE_ENTRY_STATE;
-      return EMPTY_SCALAR;
+      return emptyScalar(mark);
     }
     if (token.typ === yaml_BLOCK_END_TOKEN) {
       this.pop_state();
@@ -401,6 +407,7 @@ export class Parser {
     const sc = this.scanner;
     let token = sc.peek_token();
     if (token.typ === yaml_BLOCK_ENTRY_TOKEN) {
+      const mark = token.line;
       sc.skip_token();
       token = sc.peek_token();
       if (
@@ -413,7 +420,7 @@ export class Parser {
         return this.parse_node(true, false);
       }
       this.state = yaml_PARSE_INDENTLESS_SEQUENCE_ENTRY_STATE;
-      return EMPTY_SCALAR;
+      return emptyScalar(mark);
     }
     this.pop_state();
     return SEQUENCE_END;
@@ -428,6 +435,7 @@ export class Parser {
     }
     let token = sc.peek_token();
     if (token.typ === yaml_KEY_TOKEN) {
+      const mark = token.line;
       sc.skip_token();
       token = sc.peek_token();
       if (token.typ !== yaml_KEY_TOKEN && token.typ !== yaml_VALUE_TOKEN && token.typ !== yaml_BLOCK_END_TOKEN) {
@@ -435,7 +443,7 @@ export class Parser {
         return this.parse_node(true, true);
       }
       this.state = yaml_PARSE_BLOCK_MAPPING_VALUE_STATE;
-      return EMPTY_SCALAR;
+      return emptyScalar(mark);
     }
     if (token.typ === yaml_BLOCK_END_TOKEN) {
       this.pop_state();
@@ -452,6 +460,7 @@ export class Parser {
     const sc = this.scanner;
     let token = sc.peek_token();
     if (token.typ === yaml_VALUE_TOKEN) {
+      const mark = token.line;
       sc.skip_token();
       token = sc.peek_token();
       if (token.typ !== yaml_KEY_TOKEN && token.typ !== yaml_VALUE_TOKEN && token.typ !== yaml_BLOCK_END_TOKEN) {
@@ -459,10 +468,10 @@ export class Parser {
         return this.parse_node(true, true);
       }
       this.state = yaml_PARSE_BLOCK_MAPPING_KEY_STATE;
-      return EMPTY_SCALAR;
+      return emptyScalar(mark);
     }
     this.state = yaml_PARSE_BLOCK_MAPPING_KEY_STATE;
-    return EMPTY_SCALAR;
+    return emptyScalar(token.line);
   }
 
   /** yaml_parser_parse_flow_sequence_entry */
@@ -516,15 +525,17 @@ export class Parser {
       this.states.push(yaml_PARSE_FLOW_SEQUENCE_ENTRY_MAPPING_VALUE_STATE);
       return this.parse_node(false, false);
     }
+    const mark = token.line;
     sc.skip_token();
     this.state = yaml_PARSE_FLOW_SEQUENCE_ENTRY_MAPPING_VALUE_STATE;
-    return EMPTY_SCALAR;
+    return emptyScalar(mark);
   }
 
   /** yaml_parser_parse_flow_sequence_entry_mapping_value */
   private parse_flow_sequence_entry_mapping_value(): YamlEvent {
     const sc = this.scanner;
     const token = sc.peek_token();
+    let mark = token.line;
     if (token.typ === yaml_VALUE_TOKEN) {
       sc.skip_token();
       const next = sc.peek_token();
@@ -532,9 +543,10 @@ export class Parser {
         this.states.push(yaml_PARSE_FLOW_SEQUENCE_ENTRY_MAPPING_END_STATE);
         return this.parse_node(false, false);
       }
+      mark = next.line;
     }
     this.state = yaml_PARSE_FLOW_SEQUENCE_ENTRY_MAPPING_END_STATE;
-    return EMPTY_SCALAR;
+    return emptyScalar(mark);
   }
 
   /** yaml_parser_parse_flow_sequence_entry_mapping_end */
@@ -579,7 +591,7 @@ export class Parser {
           return this.parse_node(false, false);
         }
         this.state = yaml_PARSE_FLOW_MAPPING_VALUE_STATE;
-        return EMPTY_SCALAR;
+        return emptyScalar(token.line);
       }
       if (token.typ !== yaml_FLOW_MAPPING_END_TOKEN) {
         this.states.push(yaml_PARSE_FLOW_MAPPING_EMPTY_VALUE_STATE);
@@ -598,7 +610,7 @@ export class Parser {
     let token = sc.peek_token();
     if (empty) {
       this.state = yaml_PARSE_FLOW_MAPPING_KEY_STATE;
-      return EMPTY_SCALAR;
+      return emptyScalar(token.line);
     }
     if (token.typ === yaml_VALUE_TOKEN) {
       sc.skip_token();
@@ -609,7 +621,7 @@ export class Parser {
       }
     }
     this.state = yaml_PARSE_FLOW_MAPPING_KEY_STATE;
-    return EMPTY_SCALAR;
+    return emptyScalar(token.line);
   }
 
   /** yaml_parser_process_directives (the version and tag directives of the document are not kept) */
