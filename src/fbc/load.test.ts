@@ -38,7 +38,8 @@ test("a JSON stream switches to YAML after its first object, not after two", () 
   );
   const bad = loadText(`${pkg("a")}\n${pkg("b")}\n---\nschema: olm.package\nname: c\n`, "x");
   assert.equal(bad.problems.length, 1);
-  assert.equal(bad.problems[0].message, "json: offset 126: invalid character '-' in numeric literal");
+  // opm (apimachinery) reports encoding/json's own error after two or more values: no offset
+  assert.equal(bad.problems[0].message, "invalid character '-' in numeric literal");
   assert.equal(bad.problems[0].loc?.line, 3);
 });
 

@@ -276,7 +276,10 @@ export function forEachStreamItem(
         continue;
       }
       if (count > 1) {
-        emit({ kind: "error", code: "FBC_JSON_SYNTAX", message: failure, line: lines.at(start), index, fatal: true });
+        // After two or more values apimachinery returns encoding/json's own SyntaxError, whose text has
+        // no offset (opm prints `invalid character …` alone there; checked against opm 4f9d6f22).
+        const message = failure.replace(/^json: offset \d+: /, "");
+        emit({ kind: "error", code: "FBC_JSON_SYNTAX", message, line: lines.at(start), index, fatal: true });
         return;
       }
       // Ambiguous stream: opm retries the rest as YAML, reporting the JSON error if YAML fails too.
