@@ -163,8 +163,12 @@ describe("web UI in Chromium on the community catalogs", { skip }, () => {
       /^From infinispan-operator\.v2\.3\.0 to head infinispan-operator\.v2\.5\.14: 21 hops \(infinispan-operator\.v2\.3\.0 → /,
     );
     assert.equal((text.match(/→/g) ?? []).length, 21);
-    assert.ok((await page.locator("[data-testid=graph] g.node.on-path").count()) >= 22);
-    assert.ok((await page.locator("[data-testid=graph] path.edge.on-path").count()) >= 21);
+    // the graph marks the path in the render after the paths panel: wait for it, then count
+    await page.waitForFunction(
+      () =>
+        document.querySelectorAll("[data-testid=graph] g.node.on-path").length >= 22 &&
+        document.querySelectorAll("[data-testid=graph] path.edge.on-path").length >= 21,
+    );
     assert.equal(await page.locator('[data-node="infinispan-operator.v2.3.0"].from').count(), 1);
     assert.match(await page.evaluate(() => location.hash), /from=infinispan-operator\.v2\.3\.0/);
   });
