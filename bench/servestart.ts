@@ -19,7 +19,7 @@ import { once } from "node:events";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { connect } from "node:http2";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { COMMUNITY } from "../test/shared.js";
 
@@ -59,7 +59,9 @@ if (process.env[NETNS] === undefined) {
 const isolated = process.env[NETNS] === "1";
 
 const tmp = mkdtempSync(join(tmpdir(), "opcat-servestart-"));
-const opcat = [process.execPath, join(root, "bin", "opcat")];
+// bin/opcat run as users run it (its shebang sets the V8 flags), with this Node first on PATH.
+const opcat = [join(root, "bin", "opcat")];
+process.env.PATH = `${dirname(process.execPath)}:${process.env.PATH ?? ""}`;
 const GRPC_PORT = 50151;
 
 interface Case {
