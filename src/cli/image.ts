@@ -12,8 +12,6 @@ import { DEFAULT_OPM_IMAGE, generateDockerfile, parseExtraLabels } from "../imag
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
 import { Progress } from "./output.js";
 
-export { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags };
-
 /** The image library, loaded when an image command runs. */
 const imageLib = () => import("../image/index.js");
 

@@ -7,7 +7,6 @@ import { readFileSync } from "node:fs";
 import { Argument, Command, CommanderError, Option } from "commander";
 import type { ImageRefTemplate } from "../bundle/index.js";
 import { OpcatError } from "../fbc/errors.js";
-import type { LoadResult } from "../fbc/load.js";
 import { migrationHelpText, validateMigrationLevel } from "../fbc/migrations.js";
 import type { DeclarativeConfig } from "../fbc/types.js";
 import type { OutputFormat } from "../fbc/write.js";
@@ -60,19 +59,6 @@ function migrateLevelOption(): Option {
     if (err) throw new OpcatError("USAGE_MIGRATE_LEVEL", err, { kind: "usage" });
     return v;
   });
-}
-
-/** Loads one local catalog reference (directory, file or `-`), with a progress line on a terminal. */
-export async function loadWithProgress(ref: string): Promise<LoadResult> {
-  const { loadCatalog } = await import("../fbc/load.js");
-  const progress = new Progress(`loading ${ref}`);
-  try {
-    return await loadCatalog(ref, {
-      onFile: (f, n, bytes) => progress.update(`${n} files, ${formatBytes(bytes)} (${f})`),
-    });
-  } finally {
-    progress.done();
-  }
 }
 
 /**

@@ -23,7 +23,8 @@ export {
   type RegistryEntry,
   type RegistryMirror,
 } from "./registries.js";
-export { RegistryClient, checkTlsFlags, mapPool, type RegistryOptions, type RepoTarget } from "./registry.js";
+export { checkTlsFlags, defaultCacheDir } from "./access.js";
+export { RegistryClient, mapPool, type RegistryOptions, type RepoTarget } from "./registry.js";
 export {
   parseManifest,
   type Descriptor,
@@ -34,7 +35,6 @@ export {
 } from "./manifest.js";
 export { BlobStore, parseLayoutRef, resolveLayoutRef, tagInLayout, type LayoutRef } from "./store.js";
 export {
-  defaultCacheDir,
   getImage,
   openLayoutImage,
   pullImage,

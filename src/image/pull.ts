@@ -9,8 +9,6 @@ import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { defaultCacheDir } from "./access.js";
 import { ImageError, errText } from "./errors.js";
-
-export { defaultCacheDir };
 import {
   configLabels,
   hostPlatform,

@@ -17,8 +17,6 @@ import type { BlobStore } from "./store.js";
 import { VERSION } from "../version.js";
 import { checkTlsFlags } from "./access.js";
 
-export { checkTlsFlags };
-
 /** How to reach registries: opm's `--use-http`/`--skip-tls-verify` plus CA, credentials, mirrors, retries. */
 export interface RegistryOptions {
   /** Plain HTTP for every registry (opm's `--use-http`). */

@@ -18,14 +18,8 @@ export { parseGoDuration };
 export { imageCatalogName, isImageArgument, parseImageCatalogArg } from "./imageargs.js";
 import { ImageError, errText } from "../image/errors.js";
 import { MANIFEST_ACCEPT } from "../image/manifest.js";
-import {
-  defaultCacheDir,
-  getImage,
-  parseImageRef,
-  unpackImage,
-  type PullOptions,
-  type PulledImage,
-} from "../image/pull.js";
+import { defaultCacheDir } from "../image/access.js";
+import { getImage, parseImageRef, unpackImage, type PullOptions, type PulledImage } from "../image/pull.js";
 import type { ImageReference } from "../reference/reference.js";
 import { RegistryClient } from "../image/registry.js";
 import { classifyImage } from "../image/render.js";
