@@ -9,7 +9,7 @@ import { formatCatalog } from "../fbc/write.js";
 import { parseVersion } from "../semver/index.js";
 import { detectTemplateSchema, renderSemverTemplate, renderTemplate, reuseSource, unavailableSource } from "./index.js";
 import { generateSemverChannels, type Archetype } from "./semver.js";
-import { formatFloat32G, goFoldEqual } from "./godecode.js";
+import { formatFloat32G, goFoldEqual } from "../gojson/structdecode.js";
 import { firstYamlDocumentText } from "./document.js";
 
 const bundle = (name: string, version: string, image: string, extra = ""): string =>
