@@ -292,7 +292,7 @@ function apiKeyId(k: ApiKey): string {
 }
 
 /** fmt's `%v` of opm's `map[APIKey]struct{}` (keys sorted field by field). */
-export function formatApiMap(keys: readonly ApiKey[]): string {
+function formatApiMap(keys: readonly ApiKey[]): string {
   const sorted = [...keys].sort(
     (a, b) =>
       compareUtf8(a.group, b.group) ||
@@ -453,13 +453,13 @@ export function csvAnnotations(csv: BundleManifest): Record<string, string> {
  * are kept verbatim; on a type error the elements decoded so far are kept (Go fills the slice
  * before reporting the error).
  */
-export function parseCsvPropertiesAnnotation(text: string): { props: RawProperty[]; error?: string } {
+function parseCsvPropertiesAnnotation(text: string): { props: RawProperty[]; error?: string } {
   const r = goUnmarshal(text, CSV_PROPERTIES);
   return r.ok ? { props: rawProperties(r.value, false) } : { props: rawProperties(r.value, false), error: r.error };
 }
 
 /** Go's propertySet: de-duplicated by type and raw value, first occurrence kept. */
-export function propertySet(props: readonly RawProperty[]): RawProperty[] {
+function propertySet(props: readonly RawProperty[]): RawProperty[] {
   const seen = new Set<string>();
   const out: RawProperty[] = [];
   for (const p of props) {

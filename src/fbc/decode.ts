@@ -134,7 +134,7 @@ const RELATED_IMAGE = specOf(GO_RELATED_IMAGE);
 const BUNDLE = specOf(GO_BUNDLE);
 const DEPRECATION = specOf(GO_DEPRECATION);
 /** Go structs of the known property types (alpha/property/property.go), keyed by property type. */
-export const PROPERTY_SPECS: ReadonlyMap<string, StructSpec> = new Map(
+const PROPERTY_SPECS: ReadonlyMap<string, StructSpec> = new Map(
   [...GO_PROPERTY_TYPES].map(([type, t]) => [type, specOf(t)]),
 );
 

@@ -98,7 +98,7 @@ export const GO_BOOL: GoType = { kind: "bool" };
 export const GO_INT32: GoType = { kind: "int", goName: "int32", min: -(2n ** 31n), max: 2n ** 31n - 1n };
 export const GO_INT64: GoType = { kind: "int", goName: "int64", min: -(2n ** 63n), max: 2n ** 63n - 1n };
 /** A byte of a `[]byte` decoded from a JSON array (unsigned: ParseUint rejects a sign). */
-export const GO_UINT8: GoType = { kind: "int", goName: "uint8", min: 0n, max: 255n };
+const GO_UINT8: GoType = { kind: "int", goName: "uint8", min: 0n, max: 255n };
 
 /** strconv.ParseInt / ParseUint of a number literal into an int type: the value, or undefined. */
 function parseGoInt(lit: string, t: Extract<GoType, { kind: "int" }>): number | undefined {
@@ -157,7 +157,7 @@ function fieldIndex(t: GoStructType): FieldIndex {
 }
 
 /** The field encoding/json stores member `key` into: exact name first, then the folded name. */
-export function goStructField(t: GoStructType, key: string): GoField | undefined {
+function goStructField(t: GoStructType, key: string): GoField | undefined {
   const ix = fieldIndex(t);
   return ix.exact.get(key) ?? ix.folded.get(foldFieldName(key));
 }
@@ -495,7 +495,7 @@ function goQuoteChar(c: number): string {
 }
 
 /** json.Unmarshal's error for text that is not exactly one JSON value, or undefined. */
-export function goUnmarshalSyntaxError(text: string): string | undefined {
+function goUnmarshalSyntaxError(text: string): string | undefined {
   try {
     JSON.parse(text);
     return undefined;
@@ -581,7 +581,7 @@ function coerceToString(v: JsonValue): JsonValue {
 }
 
 /** goDecode's zero value of a type: "", false, 0, null (nil slice, map, pointer, []byte, custom, opaque struct), undefined (nil RawMessage), or a struct of zero fields. */
-export function goZero(t: GoType): unknown {
+function goZero(t: GoType): unknown {
   switch (t.kind) {
     case "string":
       return "";
