@@ -35,8 +35,6 @@ import {
   GO_RELATED_IMAGE,
 } from "./gotypes.js";
 
-export { goBase64ErrorOffset as base64ErrorOffset };
-
 /** A decoding failure; `message` is Go's error text. */
 export class DecodeError extends Error {
   constructor(message: string) {
