@@ -248,9 +248,6 @@ class JsonParser {
 // ---------------------------------------------------------------------------------------------
 // Go encoding/json helpers over nodes (struct decoding is src/gojson/structdecode.ts)
 
-/** Go's name for the JSON type of a value in UnmarshalTypeError (`number`, `string`, `object`…). */
-export const jsonTypeName = goJsonKind;
-
 /** Member `name` of a Go `map[string]…` (exact key; the last duplicate wins). */
 export function mapField(node: GoNode, name: string): GoNode | undefined {
   if (!node.entries) return undefined;
@@ -271,5 +268,5 @@ export function formatFloat32(f: number): string {
 export function stringField(node: GoNode | undefined): { ok: true; value: string } | { ok: false; type: string } {
   if (node === undefined) return { ok: true, value: "" };
   const r = goDecode(node.value, GO_STRING, { coerceStrings: node.fromYaml });
-  return r.ok ? { ok: true, value: r.value as string } : { ok: false, type: jsonTypeName(node.value) };
+  return r.ok ? { ok: true, value: r.value as string } : { ok: false, type: goJsonKind(node.value) };
 }
