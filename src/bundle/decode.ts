@@ -13,7 +13,6 @@
  * * A decoded value is a {@link GoNode}: the value plus the exact text Go's `json.RawMessage` would
  *   hold for it — the verbatim bytes of a JSON file, or the YAMLToJSON encoding for YAML.
  */
-import { goFormatFloatG } from "../gojson/float.js";
 import { compareUtf8, formatGoFloat, quoteGoString } from "../gojson/encode.js";
 import { findJsonValueEnd, goJsonSyntaxError, skipJsonSpace } from "../gojson/scan.js";
 import { GO_STRING, goDecode } from "../gojson/structdecode.js";
@@ -254,11 +253,6 @@ export function mapField(node: GoNode, name: string): GoNode | undefined {
   let found: GoNode | undefined;
   for (const [k, v] of node.entries) if (k === name) found = v;
   return found;
-}
-
-/** strconv.FormatFloat(f, 'g', -1, 32): the shortest decimal that reads back as the same float32. */
-export function formatFloat32(f: number): string {
-  return goFormatFloatG(f, 32);
 }
 
 /**
