@@ -30,11 +30,9 @@ import { goFormatFloatG } from "./float.js";
 import { compareUtf8, formatGoFloat } from "./encode.js";
 import { goQuote } from "./quote.js";
 import { goJsonSyntaxError } from "./scan.js";
-import { foldFieldName, goFoldEqual } from "./unicode.js";
+import { foldFieldName } from "./unicode.js";
 import type { JsonValue } from "./value.js";
 import { goJsonKind, goUnmarshalTypeError, parseGoValueTypeError } from "./unmarshal.js";
-
-export { goFoldEqual };
 
 /** A Go type as encoding/json sees it. `goName` is what Go prints in type errors (`[]declcfg.Bundle`). */
 export type GoType =
@@ -565,18 +563,13 @@ export interface GoDecodeOptions {
   custom?: (value: JsonValue, path: readonly string[]) => unknown;
 }
 
-/** strconv.FormatFloat(f, 'g', -1, 32): the shortest float32 digits, %e form when the exponent is < -4 or >= 6. */
-export function formatFloat32G(f: number): string {
-  return goFormatFloatG(f, 32);
-}
-
 /** sigs.k8s.io/yaml's coercion of a YAML scalar into a string field. */
 function coerceToString(v: JsonValue): JsonValue {
   if (typeof v === "boolean") return v ? "true" : "false";
   // go-yaml v2 resolves an integer that fits int64 or uint64 as an integer (FormatInt/FormatUint),
   // anything else as a float64 (FormatFloat(f, 'g', -1, 32)).
   if (typeof v === "number")
-    return Number.isInteger(v) && v >= -(2 ** 63) && v < 2 ** 64 ? BigInt(v).toString() : formatFloat32G(v);
+    return Number.isInteger(v) && v >= -(2 ** 63) && v < 2 ** 64 ? BigInt(v).toString() : goFormatFloatG(v, 32);
   return v;
 }
 
