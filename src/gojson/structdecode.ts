@@ -29,7 +29,7 @@ import { goBase64ErrorOffset } from "./base64.js";
 import { goFormatFloatG } from "./float.js";
 import { compareUtf8, formatGoFloat } from "./encode.js";
 import { goQuote } from "./quote.js";
-import { goJsonSyntaxError } from "./scan.js";
+import { goJsonSyntaxError, stringEnd } from "./scan.js";
 import { foldFieldName } from "./unicode.js";
 import type { JsonValue } from "./value.js";
 import { goJsonKind, goUnmarshalTypeError, parseGoValueTypeError } from "./unmarshal.js";
@@ -205,17 +205,6 @@ export function goSliceItems(v: unknown): unknown[] {
   const s = v as GoSlice | undefined;
   if (s === undefined || s.n === 0) return [];
   return s.b.length === s.n ? s.b : s.b.slice(0, s.n);
-}
-
-/** Index just past the closing quote of the (valid) JSON string starting at `i`. */
-function stringEnd(t: string, i: number): number {
-  i++;
-  for (;;) {
-    const c = t.charCodeAt(i);
-    if (c === 0x5c) i += 2;
-    else if (c === 0x22) return i + 1;
-    else i++;
-  }
 }
 
 /** A port of the parts of Go's encoding/json decodeState used for typed decoding of valid JSON. */
