@@ -4,9 +4,13 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { firstYamlDocument } from "../yaml/index.js";
-import { decodeFirstDocument, formatFloat32, parseJsonNode, stringField } from "./decode.js";
+import { goFormatFloatG } from "../gojson/float.js";
+import { decodeFirstDocument, parseJsonNode, stringField } from "./decode.js";
 import { parseImageRefTemplate, TemplateError } from "./template.js";
 import type { JsonValue } from "../fbc/types.js";
+
+/** strconv.FormatFloat(f, 'g', -1, 32), from src/gojson/float.ts. */
+const formatFloat32 = (f: number): string => goFormatFloatG(f, 32);
 
 test("formatFloat32 matches strconv.FormatFloat(f, 'g', -1, 32) (Go vectors)", () => {
   const vectors: [number, string][] = [

@@ -13,7 +13,6 @@
  * * A decoded value is a {@link GoNode}: the value plus the exact text Go's `json.RawMessage` would
  *   hold for it — the verbatim bytes of a JSON file, or the YAMLToJSON encoding for YAML.
  */
-import { goFormatFloatG } from "../gojson/float.js";
 import { compareUtf8, formatGoFloat, quoteGoString } from "../gojson/encode.js";
 import { findJsonValueEnd, goJsonSyntaxError, skipJsonSpace } from "../gojson/scan.js";
 import { GO_STRING, goDecode } from "../gojson/structdecode.js";
@@ -248,20 +247,12 @@ class JsonParser {
 // ---------------------------------------------------------------------------------------------
 // Go encoding/json helpers over nodes (struct decoding is src/gojson/structdecode.ts)
 
-/** Go's name for the JSON type of a value in UnmarshalTypeError (`number`, `string`, `object`…). */
-export const jsonTypeName = goJsonKind;
-
 /** Member `name` of a Go `map[string]…` (exact key; the last duplicate wins). */
 export function mapField(node: GoNode, name: string): GoNode | undefined {
   if (!node.entries) return undefined;
   let found: GoNode | undefined;
   for (const [k, v] of node.entries) if (k === name) found = v;
   return found;
-}
-
-/** strconv.FormatFloat(f, 'g', -1, 32): the shortest decimal that reads back as the same float32. */
-export function formatFloat32(f: number): string {
-  return goFormatFloatG(f, 32);
 }
 
 /**
@@ -271,5 +262,5 @@ export function formatFloat32(f: number): string {
 export function stringField(node: GoNode | undefined): { ok: true; value: string } | { ok: false; type: string } {
   if (node === undefined) return { ok: true, value: "" };
   const r = goDecode(node.value, GO_STRING, { coerceStrings: node.fromYaml });
-  return r.ok ? { ok: true, value: r.value as string } : { ok: false, type: jsonTypeName(node.value) };
+  return r.ok ? { ok: true, value: r.value as string } : { ok: false, type: goJsonKind(node.value) };
 }

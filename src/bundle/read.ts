@@ -14,7 +14,6 @@ import {
   decodeFirstDocument,
   encodeGoJson,
   encodeUnstructured,
-  jsonTypeName,
   mapField,
   valueNode,
   zeroIntegers,
@@ -22,7 +21,7 @@ import {
   type GoNode,
 } from "./decode.js";
 import { goErrnoText } from "../gojson/goerrno.js";
-import { goUnmarshalTypeError } from "../gojson/unmarshal.js";
+import { goJsonKind, goUnmarshalTypeError } from "../gojson/unmarshal.js";
 import {
   goDecode,
   goSlice,
@@ -122,10 +121,6 @@ const CSV_PROPERTIES = goSlice(GO_REGISTRY_PROPERTY);
 
 function typeError(jsonType: string, structName: string, field: string, goType: string): string {
   return goUnmarshalTypeError(jsonType, goType, { struct: structName, field });
-}
-
-function valueTypeError(jsonType: string, goType: string): string {
-  return goUnmarshalTypeError(jsonType, goType);
 }
 
 /**
@@ -248,7 +243,7 @@ function decodeManifest(
   const v = res.node.fromYaml && /-0|-\./.test(text) ? zeroIntegers(res.node.value) : res.node.value;
   if (v === null) return { ok: false, error: "Object 'Kind' is missing in 'null'" };
   if (typeof v !== "object" || Array.isArray(v))
-    return { ok: false, error: valueTypeError(jsonTypeName(v), "map[string]interface {}") };
+    return { ok: false, error: goUnmarshalTypeError(goJsonKind(v), "map[string]interface {}") };
   const kind = typeof v.kind === "string" ? v.kind : "";
   if (kind === "") return { ok: false, error: `Object 'Kind' is missing in '${res.node.raw()}'` };
   return { ok: true, object: v, kind, apiVersion: typeof v.apiVersion === "string" ? v.apiVersion : "" };
@@ -292,7 +287,7 @@ function apiKeyId(k: ApiKey): string {
 }
 
 /** fmt's `%v` of opm's `map[APIKey]struct{}` (keys sorted field by field). */
-export function formatApiMap(keys: readonly ApiKey[]): string {
+function formatApiMap(keys: readonly ApiKey[]): string {
   const sorted = [...keys].sort(
     (a, b) =>
       compareUtf8(a.group, b.group) ||
@@ -319,7 +314,7 @@ export function csvSpecMap(csv: BundleManifest): { ok: true; spec: GoNode | unde
   const spec = valueNode(csv.object.spec as JsonValue);
   if (spec.value === null) return { ok: true, spec: undefined };
   if (!spec.entries)
-    return { ok: false, error: valueTypeError(jsonTypeName(spec.value), "map[string]*json.RawMessage") };
+    return { ok: false, error: goUnmarshalTypeError(goJsonKind(spec.value), "map[string]*json.RawMessage") };
   return { ok: true, spec };
 }
 
@@ -352,7 +347,7 @@ export function csvDefinitions(
 export function csvVersion(spec: GoNode | undefined): { ok: true; value: string } | { ok: false; error: string } {
   const n = spec ? mapField(spec, "version") : undefined;
   if (n === undefined || n.value === null) return { ok: true, value: "" };
-  if (typeof n.value !== "string") return { ok: false, error: valueTypeError(jsonTypeName(n.value), "string") };
+  if (typeof n.value !== "string") return { ok: false, error: goUnmarshalTypeError(goJsonKind(n.value), "string") };
   return { ok: true, value: n.value };
 }
 
@@ -379,24 +374,24 @@ function checkCsvMeta(csv: BundleManifest): string | undefined {
   const at = (path: string[], v: JsonValue, msg: string): string => prettyTypeError(csv, path, v, msg);
   const av = csv.object.apiVersion;
   if (av !== undefined && av !== null && typeof av !== "string")
-    return at(["apiVersion"], av, typeError(jsonTypeName(av), "TypeMeta", "apiVersion", "string"));
+    return at(["apiVersion"], av, typeError(goJsonKind(av), "TypeMeta", "apiVersion", "string"));
   const meta = csv.object.metadata;
   if (meta === undefined || meta === null) return undefined;
   if (typeof meta !== "object" || Array.isArray(meta))
-    return at(["metadata"], meta, typeError(jsonTypeName(meta), "", "metadata", "v1.ObjectMeta"));
+    return at(["metadata"], meta, typeError(goJsonKind(meta), "", "metadata", "v1.ObjectMeta"));
   for (const f of Object.keys(meta).sort(compareUtf8)) {
     const v = meta[f];
     if (v === null) continue;
     if (f === "name" || f === "namespace" || f === "generateName") {
       if (typeof v !== "string")
-        return at(["metadata", f], v, typeError(jsonTypeName(v), "ObjectMeta", `metadata.${f}`, "string"));
+        return at(["metadata", f], v, typeError(goJsonKind(v), "ObjectMeta", `metadata.${f}`, "string"));
     } else if (f === "annotations" || f === "labels") {
       if (typeof v !== "object" || Array.isArray(v))
-        return at(["metadata", f], v, typeError(jsonTypeName(v), "ObjectMeta", `metadata.${f}`, "map[string]string"));
+        return at(["metadata", f], v, typeError(goJsonKind(v), "ObjectMeta", `metadata.${f}`, "map[string]string"));
       for (const k of Object.keys(v).sort(compareUtf8)) {
         const x = v[k];
         if (x !== null && typeof x !== "string")
-          return at(["metadata", f, k], x, typeError(jsonTypeName(x), "ObjectMeta", `metadata.${f}`, "string"));
+          return at(["metadata", f, k], x, typeError(goJsonKind(x), "ObjectMeta", `metadata.${f}`, "string"));
       }
     }
   }
@@ -453,13 +448,13 @@ export function csvAnnotations(csv: BundleManifest): Record<string, string> {
  * are kept verbatim; on a type error the elements decoded so far are kept (Go fills the slice
  * before reporting the error).
  */
-export function parseCsvPropertiesAnnotation(text: string): { props: RawProperty[]; error?: string } {
+function parseCsvPropertiesAnnotation(text: string): { props: RawProperty[]; error?: string } {
   const r = goUnmarshal(text, CSV_PROPERTIES);
   return r.ok ? { props: rawProperties(r.value, false) } : { props: rawProperties(r.value, false), error: r.error };
 }
 
 /** Go's propertySet: de-duplicated by type and raw value, first occurrence kept. */
-export function propertySet(props: readonly RawProperty[]): RawProperty[] {
+function propertySet(props: readonly RawProperty[]): RawProperty[] {
   const seen = new Set<string>();
   const out: RawProperty[] = [];
   for (const p of props) {

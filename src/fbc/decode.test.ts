@@ -1,14 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import {
-  base64ErrorOffset,
-  decodeBundle,
-  decodeChannel,
-  decodePackage,
-  decodeStdBase64,
-  DecodeError,
-} from "./decode.js";
+import { goBase64ErrorOffset as base64ErrorOffset } from "../gojson/base64.js";
+import { decodeBundle, decodeChannel, decodePackage, decodeStdBase64, DecodeError } from "./decode.js";
 
 test("base64 errors report Go's offsets", () => {
   // expectations produced by Go's base64.StdEncoding.DecodeString

@@ -35,8 +35,6 @@ import {
   GO_RELATED_IMAGE,
 } from "./gotypes.js";
 
-export { goBase64ErrorOffset as base64ErrorOffset };
-
 /** A decoding failure; `message` is Go's error text. */
 export class DecodeError extends Error {
   constructor(message: string) {
@@ -134,7 +132,7 @@ const RELATED_IMAGE = specOf(GO_RELATED_IMAGE);
 const BUNDLE = specOf(GO_BUNDLE);
 const DEPRECATION = specOf(GO_DEPRECATION);
 /** Go structs of the known property types (alpha/property/property.go), keyed by property type. */
-export const PROPERTY_SPECS: ReadonlyMap<string, StructSpec> = new Map(
+const PROPERTY_SPECS: ReadonlyMap<string, StructSpec> = new Map(
   [...GO_PROPERTY_TYPES].map(([type, t]) => [type, specOf(t)]),
 );
 

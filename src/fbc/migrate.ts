@@ -713,7 +713,7 @@ function compactJson(raw: string): string {
 const RFC3339 = "2006-01-02T15:04:05Z07:00";
 
 /** Go's time.Parse(time.RFC3339, s) error text, or undefined when `s` parses. */
-export function parseRfc3339Error(input: string): string | undefined {
+function parseRfc3339Error(input: string): string | undefined {
   // Go indexes strings by byte: work on the UTF-8 bytes, one char per byte.
   const avalue = Buffer.from(input, "utf8").toString("latin1");
   let value = avalue;

@@ -7,8 +7,6 @@ import type { JsonValue } from "./value.js";
 import { sortedKeys } from "./encode.js";
 import { goFloatV } from "./float.js";
 
-export { goFloatV } from "./float.js";
-
 /** `%v` of a decoded JSON value. */
 export function goV(v: JsonValue | undefined): string {
   if (v === null || v === undefined) return "<nil>";

@@ -2,7 +2,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { compareUtf8, encodeSortedCompact, formatGoFloat, indentCompactJson, quoteGoString } from "./encode.js";
-import { goFloatV, goQuote, goT, goV } from "./fmt.js";
+import { goFloatV } from "./float.js";
+import { goQuote, goT, goV } from "./fmt.js";
 import { findJsonValueEnd, goJsonSyntaxError } from "./scan.js";
 import { foldFieldName } from "./unicode.js";
 

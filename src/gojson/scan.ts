@@ -16,7 +16,7 @@ export function skipJsonSpace(text: string, i: number): number {
  * or -1. Jumps from quote to quote (indexOf is far faster than a character loop on long strings
  * such as base64 manifests), checking that a quote is not escaped by an odd run of backslashes.
  */
-function stringEnd(text: string, open: number): number {
+export function stringEnd(text: string, open: number): number {
   let from = open + 1;
   for (;;) {
     const q = text.indexOf('"', from);

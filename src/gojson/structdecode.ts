@@ -29,12 +29,10 @@ import { goBase64ErrorOffset } from "./base64.js";
 import { goFormatFloatG } from "./float.js";
 import { compareUtf8, formatGoFloat } from "./encode.js";
 import { goQuote } from "./quote.js";
-import { goJsonSyntaxError } from "./scan.js";
-import { foldFieldName, goFoldEqual } from "./unicode.js";
+import { goJsonSyntaxError, stringEnd } from "./scan.js";
+import { foldFieldName } from "./unicode.js";
 import type { JsonValue } from "./value.js";
 import { goJsonKind, goUnmarshalTypeError, parseGoValueTypeError } from "./unmarshal.js";
-
-export { goFoldEqual };
 
 /** A Go type as encoding/json sees it. `goName` is what Go prints in type errors (`[]declcfg.Bundle`). */
 export type GoType =
@@ -98,7 +96,7 @@ export const GO_BOOL: GoType = { kind: "bool" };
 export const GO_INT32: GoType = { kind: "int", goName: "int32", min: -(2n ** 31n), max: 2n ** 31n - 1n };
 export const GO_INT64: GoType = { kind: "int", goName: "int64", min: -(2n ** 63n), max: 2n ** 63n - 1n };
 /** A byte of a `[]byte` decoded from a JSON array (unsigned: ParseUint rejects a sign). */
-export const GO_UINT8: GoType = { kind: "int", goName: "uint8", min: 0n, max: 255n };
+const GO_UINT8: GoType = { kind: "int", goName: "uint8", min: 0n, max: 255n };
 
 /** strconv.ParseInt / ParseUint of a number literal into an int type: the value, or undefined. */
 function parseGoInt(lit: string, t: Extract<GoType, { kind: "int" }>): number | undefined {
@@ -157,7 +155,7 @@ function fieldIndex(t: GoStructType): FieldIndex {
 }
 
 /** The field encoding/json stores member `key` into: exact name first, then the folded name. */
-export function goStructField(t: GoStructType, key: string): GoField | undefined {
+function goStructField(t: GoStructType, key: string): GoField | undefined {
   const ix = fieldIndex(t);
   return ix.exact.get(key) ?? ix.folded.get(foldFieldName(key));
 }
@@ -207,17 +205,6 @@ export function goSliceItems(v: unknown): unknown[] {
   const s = v as GoSlice | undefined;
   if (s === undefined || s.n === 0) return [];
   return s.b.length === s.n ? s.b : s.b.slice(0, s.n);
-}
-
-/** Index just past the closing quote of the (valid) JSON string starting at `i`. */
-function stringEnd(t: string, i: number): number {
-  i++;
-  for (;;) {
-    const c = t.charCodeAt(i);
-    if (c === 0x5c) i += 2;
-    else if (c === 0x22) return i + 1;
-    else i++;
-  }
 }
 
 /** A port of the parts of Go's encoding/json decodeState used for typed decoding of valid JSON. */
@@ -495,7 +482,7 @@ function goQuoteChar(c: number): string {
 }
 
 /** json.Unmarshal's error for text that is not exactly one JSON value, or undefined. */
-export function goUnmarshalSyntaxError(text: string): string | undefined {
+function goUnmarshalSyntaxError(text: string): string | undefined {
   try {
     JSON.parse(text);
     return undefined;
@@ -565,23 +552,18 @@ export interface GoDecodeOptions {
   custom?: (value: JsonValue, path: readonly string[]) => unknown;
 }
 
-/** strconv.FormatFloat(f, 'g', -1, 32): the shortest float32 digits, %e form when the exponent is < -4 or >= 6. */
-export function formatFloat32G(f: number): string {
-  return goFormatFloatG(f, 32);
-}
-
 /** sigs.k8s.io/yaml's coercion of a YAML scalar into a string field. */
 function coerceToString(v: JsonValue): JsonValue {
   if (typeof v === "boolean") return v ? "true" : "false";
   // go-yaml v2 resolves an integer that fits int64 or uint64 as an integer (FormatInt/FormatUint),
   // anything else as a float64 (FormatFloat(f, 'g', -1, 32)).
   if (typeof v === "number")
-    return Number.isInteger(v) && v >= -(2 ** 63) && v < 2 ** 64 ? BigInt(v).toString() : formatFloat32G(v);
+    return Number.isInteger(v) && v >= -(2 ** 63) && v < 2 ** 64 ? BigInt(v).toString() : goFormatFloatG(v, 32);
   return v;
 }
 
 /** goDecode's zero value of a type: "", false, 0, null (nil slice, map, pointer, []byte, custom, opaque struct), undefined (nil RawMessage), or a struct of zero fields. */
-export function goZero(t: GoType): unknown {
+function goZero(t: GoType): unknown {
   switch (t.kind) {
     case "string":
       return "";

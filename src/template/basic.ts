@@ -10,7 +10,7 @@ import { goQuote } from "../gojson/fmt.js";
 import type { Bundle, DeclarativeConfig, JsonValue } from "../fbc/types.js";
 import { SCHEMA_BASIC } from "./detect.js";
 import { firstStreamDocument } from "./document.js";
-import { goDecode, type GoType } from "./godecode.js";
+import { goDecode, type GoType } from "../gojson/structdecode.js";
 import type { BundleSource } from "./source/source.js";
 
 const BASIC_TEMPLATE_DATA: GoType = {

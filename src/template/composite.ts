@@ -17,7 +17,7 @@ import { goQuote } from "../gojson/fmt.js";
 import { renderBasicTemplate } from "./basic.js";
 import { firstStreamDocument } from "./document.js";
 import { SCHEMA_BASIC } from "./detect.js";
-import { goDecode, type GoType } from "./godecode.js";
+import { goDecode, type GoType } from "../gojson/structdecode.js";
 import { renderSemverTemplate, type SemverSkips } from "./semver.js";
 import type { BundleSource } from "./source/source.js";
 import { goErrnoText, goPathError } from "../gojson/goerrno.js";

@@ -4,7 +4,7 @@
  */
 import { OpcatError } from "../fbc/errors.js";
 import { firstStreamDocument } from "./document.js";
-import { goDecode, type GoType } from "./godecode.js";
+import { goDecode, type GoType } from "../gojson/structdecode.js";
 
 export const SCHEMA_BASIC = "olm.template.basic";
 export const SCHEMA_SEMVER = "olm.semver";

@@ -14,7 +14,7 @@ import { tryParseVersion, Version, SemverError } from "../semver/index.js";
 import type { Bundle, Channel, ChannelEntry, DeclarativeConfig, Icon, JsonValue, Package } from "../fbc/types.js";
 import { SCHEMA_SEMVER } from "./detect.js";
 import { readStrictYaml } from "./document.js";
-import { goDecode, type GoType } from "./godecode.js";
+import { goDecode, type GoType } from "../gojson/structdecode.js";
 import type { BundleSource, RenderedBundle } from "./source/source.js";
 
 export type Archetype = "candidate" | "fast" | "stable";

@@ -13,7 +13,7 @@ import { goQuote } from "../gojson/fmt.js";
 import { SemverError, tryParseVersion, Version, type PRVersion } from "../semver/index.js";
 import { parseEntriesTemplate } from "./basic.js";
 import { SCHEMA_SUBSTITUTES } from "./detect.js";
-import { goDecode, type GoType } from "./godecode.js";
+import { goDecode, type GoType } from "../gojson/structdecode.js";
 import type { BundleSource, RenderedBundle } from "./source/source.js";
 
 /** One substitution: the substitute's image (`name`) and the name of the bundle it replaces (`base`). */

@@ -9,8 +9,12 @@ import { formatCatalog } from "../fbc/write.js";
 import { parseVersion } from "../semver/index.js";
 import { detectTemplateSchema, renderSemverTemplate, renderTemplate, reuseSource, unavailableSource } from "./index.js";
 import { generateSemverChannels, type Archetype } from "./semver.js";
-import { formatFloat32G, goFoldEqual } from "./godecode.js";
+import { goFormatFloatG } from "../gojson/float.js";
+import { goFoldEqual } from "../gojson/unicode.js";
 import { firstYamlDocumentText } from "./document.js";
+
+/** strconv.FormatFloat(f, 'g', -1, 32), from src/gojson/float.ts. */
+const formatFloat32G = (f: number): string => goFormatFloatG(f, 32);
 
 const bundle = (name: string, version: string, image: string, extra = ""): string =>
   `{"schema":"olm.bundle","name":"${name}","package":"a","image":"${image}","properties":[{"type":"olm.package","value":{"packageName":"a","version":"${version}"}}${extra}]}\n`;
