@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
+  GO_BOOL,
   GO_INT32,
   GO_STRING,
   goDecode,
@@ -125,4 +126,22 @@ test("goDecode: unknown fields under DisallowUnknownFields, YAML scalars coerced
     [0.1, "0.1"],
   ] as const)
     assert.deepEqual(goDecode({ s: v }, Y, { coerceStrings: true }), { ok: true, value: { s: want } }, String(v));
+});
+
+test("goUnmarshal: anything but space after a complete literal is Go's 'after top-level value' error", () => {
+  // texts and errors from json.Unmarshal (Go 1.26) into a bool and into interface{}
+  const cases: [string, string][] = [
+    ["true{", "invalid character '{' after top-level value"],
+    ['1"x"', "invalid character '\"' after top-level value"],
+    ["null:", "invalid character ':' after top-level value"],
+    ["false[1]", "invalid character '[' after top-level value"],
+    ["12 }", "invalid character '}' after top-level value"],
+    ['"a"{', "invalid character '{' after top-level value"],
+  ];
+  for (const [text, error] of cases) {
+    const r = goUnmarshal(text, GO_BOOL);
+    assert.equal(r.ok, false, text);
+    if (!r.ok) assert.equal(r.error, error, text);
+  }
+  assert.deepEqual(goUnmarshal(" true \n", GO_BOOL), { ok: true, value: true });
 });

@@ -29,7 +29,7 @@ import { goBase64ErrorOffset } from "./base64.js";
 import { goFormatFloatG } from "./float.js";
 import { compareUtf8, formatGoFloat } from "./encode.js";
 import { goQuote } from "./quote.js";
-import { goJsonSyntaxError, stringEnd } from "./scan.js";
+import { findJsonValueEnd, goJsonSyntaxError, stringEnd } from "./scan.js";
 import { foldFieldName } from "./unicode.js";
 import type { JsonValue } from "./value.js";
 import { goJsonKind, goUnmarshalTypeError, parseGoValueTypeError } from "./unmarshal.js";
@@ -499,12 +499,12 @@ function goUnmarshalSyntaxError(text: string): string | undefined {
     const spaced = goJsonSyntaxError(text + " ", i);
     return spaced !== undefined && !spaced.eof ? spaced.message : "unexpected end of JSON input";
   }
-  const d = new TextDecoder(text);
-  d.pos = i;
-  d.pos = d.valueEnd();
-  d.skipSpace();
-  if (d.pos >= text.length) return undefined;
-  return `invalid character ${goQuoteChar(firstUtf8Byte(text.codePointAt(d.pos) ?? 0))} after top-level value`;
+  // The first value is valid: whatever follows it but space is Go's "after top-level value" error
+  // (a literal ends at the next delimiter, so `true{` stops before the brace).
+  let end = findJsonValueEnd(text, i);
+  while (end < text.length && " \t\r\n".includes(text[end])) end++;
+  if (end >= text.length) return undefined;
+  return `invalid character ${goQuoteChar(firstUtf8Byte(text.codePointAt(end) ?? 0))} after top-level value`;
 }
 
 /**
