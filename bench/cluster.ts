@@ -8,14 +8,15 @@
  *    are Installed, the controller's API requests, and its peak RSS.
  * Prints a Markdown table for docs/benchmarks.md.
  */
-import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildBundleImage, pushImage } from "../src/image/index.js";
 import { KubeClient, type KubeObject } from "../src/cluster/client.js";
 import { API_VERSION, type Instance } from "../src/cluster/rukpak/api.js";
 import { startDockerRegistry, freePort } from "../test/image/servers.js";
+import { peakRss, startController } from "./controller.js";
 import { COMMUNITY } from "../test/shared.js";
 
 const root = join(import.meta.dirname, "..");
@@ -44,11 +45,6 @@ async function untilAll(
   }
 }
 
-function peakRss(pid: number): number {
-  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return m ? Number(m[1]) / 1024 : NaN;
-}
-
 async function main(): Promise<void> {
   const [kubePort, etcdPort, peerPort] = [await freePort(), await freePort(), await freePort()];
   const env = {
@@ -71,30 +67,7 @@ async function main(): Promise<void> {
   const kubeconfig = join(tmp, "kube", "kubeconfig");
   const registry = await startDockerRegistry(join(tmp, "registry"));
   const client = KubeClient.connect({ kubeconfig, context: "admin" });
-  const ctl = spawn(
-    process.execPath,
-    [
-      join(root, "bin", "opcat"),
-      "cluster",
-      "run",
-      "--kubeconfig",
-      kubeconfig,
-      "--context",
-      "admin",
-      "--state-dir",
-      join(tmp, "state"),
-      "--use-http",
-    ],
-    { stdio: ["ignore", "ignore", "pipe"] },
-  );
-  let log = "";
-  await new Promise<void>((resolve, reject) => {
-    ctl.stderr!.on("data", (d: Buffer) => {
-      log += d.toString();
-      if (log.includes("controllers started")) resolve();
-    });
-    ctl.once("exit", (c) => reject(new Error(`controller exited ${c}: ${log}`)));
-  });
+  const { ctl, log } = await startController(kubeconfig, join(tmp, "state"));
   const rows: string[][] = [];
   try {
     const ref = `${registry.host}/rabbitmq-bundle:2.8.0`;
@@ -184,7 +157,7 @@ async function main(): Promise<void> {
     const exited = new Promise((r) => ctl.once("exit", r));
     ctl.kill("SIGTERM");
     await exited;
-    const m = /api requests: (.*)/.exec(log);
+    const m = /api requests: (.*)/.exec(log());
     if (m) rows.push(["controller API requests over the whole run", m[1]]);
     client.close();
     await registry.stop();

@@ -10,8 +10,8 @@
  *    requests, controller peak RSS.
  * Prints a Markdown table for docs/benchmarks.md.
  */
-import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildBundleImage, buildCatalogImage, pushImage } from "../src/image/index.js";
@@ -23,15 +23,11 @@ import { approveInstance } from "../src/cluster/rukpak/approve.js";
 import { CATALOG_API_VERSION, DEPPY_API_VERSION, OPERATOR_API_VERSION, type Input } from "../src/cluster/deppy/api.js";
 import { resolvesetInstanceName } from "../src/cluster/deppy/resolver.js";
 import { startDockerRegistry, freePort } from "../test/image/servers.js";
+import { peakRss, startController } from "./controller.js";
 import { COMMUNITY } from "../test/shared.js";
 
 const root = join(import.meta.dirname, "..");
 const tmp = mkdtempSync(join(tmpdir(), "opcat-bench-deppy-"));
-
-function peakRss(pid: number): number {
-  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return m ? Number(m[1]) / 1024 : NaN;
-}
 
 async function until(what: string, f: () => Promise<boolean>, ms = 600_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -92,30 +88,7 @@ async function main(): Promise<void> {
       useHttp: true,
     });
 
-  const ctl = spawn(
-    process.execPath,
-    [
-      join(root, "bin", "opcat"),
-      "cluster",
-      "run",
-      "--kubeconfig",
-      kubeconfig,
-      "--context",
-      "admin",
-      "--state-dir",
-      join(tmp, "state"),
-      "--use-http",
-    ],
-    { stdio: ["ignore", "ignore", "pipe"] },
-  );
-  let log = "";
-  await new Promise<void>((resolve, reject) => {
-    ctl.stderr!.on("data", (d: Buffer) => {
-      log += d.toString();
-      if (log.includes("controllers started")) resolve();
-    });
-    ctl.once("exit", (c) => reject(new Error(`controller exited ${c}: ${log}`)));
-  });
+  const { ctl, log } = await startController(kubeconfig, join(tmp, "state"));
   try {
     const catalog = (name: string, ref: string, priority: number) =>
       client.apply({
@@ -216,9 +189,9 @@ async function main(): Promise<void> {
     const exited = new Promise((r) => ctl.once("exit", r));
     ctl.kill("SIGTERM");
     await exited;
-    const d = /deppy: (.*)/.exec(log);
+    const d = /deppy: (.*)/.exec(log());
     if (d) rows.push(["resolutions over the whole run", d[1]]);
-    const m = /api requests: (.*)/.exec(log);
+    const m = /api requests: (.*)/.exec(log());
     if (m) rows.push(["controller API requests over the whole run", m[1]]);
     client.close();
     await registry.stop();
