@@ -6,8 +6,6 @@
  * Both outputs are also compared: a speed figure for different answers would mean nothing.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { COMMUNITY } from "../test/shared.js";
 
@@ -21,7 +19,6 @@ const root = join(import.meta.dirname, "..");
 const opcat = [join(root, "bin", "opcat")];
 process.env.PATH = `${dirname(process.execPath)}:${process.env.PATH ?? ""}`;
 const runs = Number(process.env.BENCH_RUNS ?? 5);
-const tmp = mkdtempSync(join(tmpdir(), "opcat-vsopm-"));
 
 interface Sample {
   cpu: number;
@@ -63,21 +60,17 @@ console.log(
   `| opcat vs opm (${runs} paired runs, medians; CPU = user + system) | opcat CPU s | opm CPU s | CPU ratio | opcat RSS MiB | opm RSS MiB | same output |`,
 );
 console.log("|---|---|---|---|---|---|---|");
-try {
-  for (const c of cases) {
-    const a: Sample[] = [];
-    const b: Sample[] = [];
-    for (let i = 0; i < runs; i++) {
-      a.push(measure([...opcat, ...c.args("opcat")]));
-      b.push(measure([opm, ...c.args("opm")]));
-    }
-    const same = c.compare === false ? "n/a" : a[0].out === b[0].out ? "yes" : "NO";
-    const ca = median(a.map((x) => x.cpu));
-    const cb = median(b.map((x) => x.cpu));
-    console.log(
-      `| ${c.name} | ${ca.toFixed(2)} | ${cb.toFixed(2)} | ${(ca / cb).toFixed(2)} | ${median(a.map((x) => x.rss)).toFixed(0)} | ${median(b.map((x) => x.rss)).toFixed(0)} | ${same} |`,
-    );
+for (const c of cases) {
+  const a: Sample[] = [];
+  const b: Sample[] = [];
+  for (let i = 0; i < runs; i++) {
+    a.push(measure([...opcat, ...c.args("opcat")]));
+    b.push(measure([opm, ...c.args("opm")]));
   }
-} finally {
-  rmSync(tmp, { recursive: true, force: true });
+  const same = c.compare === false ? "n/a" : a[0].out === b[0].out ? "yes" : "NO";
+  const ca = median(a.map((x) => x.cpu));
+  const cb = median(b.map((x) => x.cpu));
+  console.log(
+    `| ${c.name} | ${ca.toFixed(2)} | ${cb.toFixed(2)} | ${(ca / cb).toFixed(2)} | ${median(a.map((x) => x.rss)).toFixed(0)} | ${median(b.map((x) => x.rss)).toFixed(0)} | ${same} |`,
+  );
 }
