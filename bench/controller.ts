@@ -1,6 +1,6 @@
 /**
  * What the benches on a real API server (cluster.ts, deppy.ts) share: `opcat cluster run` started as
- * a process (resolved once it logs "controllers started") and a process's peak RSS.
+ * a process (resolved once it logs "controllers started"); and a process's peak RSS (also servestart.ts).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
