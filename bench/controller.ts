@@ -1,12 +1,37 @@
 /**
- * What the benches on a real API server (cluster.ts, deppy.ts) share: `opcat cluster run` started as
- * a process (resolved once it logs "controllers started"); and a process's peak RSS (also servestart.ts).
+ * What the benches on a real API server (cluster.ts, deppy.ts) share: etcd + kube-apiserver (+ kcm)
+ * started with scripts/kube/cluster.sh, `opcat cluster run` started as a process (resolved once it
+ * logs "controllers started"); and a process's peak RSS (also servestart.ts).
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { freePort } from "../test/image/servers.js";
 
 const root = join(import.meta.dirname, "..");
+
+/**
+ * Starts etcd, kube-apiserver and kube-controller-manager on free ports with their state in
+ * `<tmp>/kube`; throws `failure` when cluster.sh cannot. `stop()` stops them.
+ */
+export async function startKube(tmp: string, failure: string): Promise<{ kubeconfig: string; stop: () => void }> {
+  const [kubePort, etcdPort, peerPort] = [await freePort(), await freePort(), await freePort()];
+  const env = {
+    ...process.env,
+    KUBE_HOME: join(tmp, "kube"),
+    KUBE_PORT: String(kubePort),
+    ETCD_PORT: String(etcdPort),
+    PEER_PORT: String(peerPort),
+    WITH_KCM: "1",
+  };
+  const script = join(root, "scripts", "kube", "cluster.sh");
+  const up = spawnSync("bash", [script, "start"], { env, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  if (up.status !== 0) throw new Error(failure);
+  return {
+    kubeconfig: join(tmp, "kube", "kubeconfig"),
+    stop: () => void spawnSync("bash", [script, "stop"], { env, stdio: "inherit" }),
+  };
+}
 
 /** Starts `bin/opcat cluster run` against `kubeconfig` (context admin, plain HTTP registries). */
 export async function startController(

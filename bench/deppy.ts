@@ -10,7 +10,6 @@
  *    requests, controller peak RSS.
  * Prints a Markdown table for docs/benchmarks.md.
  */
-import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,11 +21,10 @@ import { API_VERSION, type Instance } from "../src/cluster/rukpak/api.js";
 import { approveInstance } from "../src/cluster/rukpak/approve.js";
 import { CATALOG_API_VERSION, DEPPY_API_VERSION, OPERATOR_API_VERSION, type Input } from "../src/cluster/deppy/api.js";
 import { resolvesetInstanceName } from "../src/cluster/deppy/resolver.js";
-import { startDockerRegistry, freePort } from "../test/image/servers.js";
-import { peakRss, startController } from "./controller.js";
+import { startDockerRegistry } from "../test/image/servers.js";
+import { peakRss, startController, startKube } from "./controller.js";
 import { COMMUNITY } from "../test/shared.js";
 
-const root = join(import.meta.dirname, "..");
 const tmp = mkdtempSync(join(tmpdir(), "opcat-bench-deppy-"));
 
 async function until(what: string, f: () => Promise<boolean>, ms = 600_000): Promise<void> {
@@ -41,22 +39,8 @@ type WithConds = KubeObject & { status?: { conditions?: { type: string; status: 
 const cond = (o: WithConds | undefined, t: string) => o?.status?.conditions?.find((c) => c.type === t);
 
 async function main(): Promise<void> {
-  const [kubePort, etcdPort, peerPort] = [await freePort(), await freePort(), await freePort()];
-  const env = {
-    ...process.env,
-    KUBE_HOME: join(tmp, "kube"),
-    KUBE_PORT: String(kubePort),
-    ETCD_PORT: String(etcdPort),
-    PEER_PORT: String(peerPort),
-    WITH_KCM: "1",
-  };
-  const up = spawnSync("bash", [join(root, "scripts", "kube", "cluster.sh"), "start"], {
-    env,
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  if (up.status !== 0) throw new Error("cluster.sh start failed (build it first: scripts/kube/cluster.sh build)");
-  const kubeconfig = join(tmp, "kube", "kubeconfig");
+  const kube = await startKube(tmp, "cluster.sh start failed (build it first: scripts/kube/cluster.sh build)");
+  const kubeconfig = kube.kubeconfig;
   const registry = await startDockerRegistry(join(tmp, "registry"));
   const client = KubeClient.connect({ kubeconfig, context: "admin" });
   const rows: string[][] = [];
@@ -195,7 +179,7 @@ async function main(): Promise<void> {
     if (m) rows.push(["controller API requests over the whole run", m[1]]);
     client.close();
     await registry.stop();
-    spawnSync("bash", [join(root, "scripts", "kube", "cluster.sh"), "stop"], { env, stdio: "inherit" });
+    kube.stop();
     rmSync(tmp, { recursive: true, force: true });
   }
   console.log("| Deppy + Operator API (real kube-apiserver 1.35.4 + etcd on 127.0.0.1) | value |\n|---|---|");
