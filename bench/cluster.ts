@@ -15,7 +15,7 @@ import { buildBundleImage, pushImage } from "../src/image/index.js";
 import { KubeClient, type KubeObject } from "../src/cluster/client.js";
 import { API_VERSION, type Instance } from "../src/cluster/rukpak/api.js";
 import { startDockerRegistry } from "../test/image/servers.js";
-import { peakRss, startController, startKube } from "./controller.js";
+import { peakRss, startController, startKube } from "./shared.js";
 import { COMMUNITY } from "../test/shared.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "opcat-bench-cluster-"));

@@ -22,7 +22,7 @@ import { approveInstance } from "../src/cluster/rukpak/approve.js";
 import { CATALOG_API_VERSION, DEPPY_API_VERSION, OPERATOR_API_VERSION, type Input } from "../src/cluster/deppy/api.js";
 import { resolvesetInstanceName } from "../src/cluster/deppy/resolver.js";
 import { startDockerRegistry } from "../test/image/servers.js";
-import { peakRss, startController, startKube } from "./controller.js";
+import { peakRss, startController, startKube } from "./shared.js";
 import { COMMUNITY } from "../test/shared.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "opcat-bench-deppy-"));

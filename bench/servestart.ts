@@ -22,7 +22,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { COMMUNITY } from "../test/shared.js";
-import { peakRss } from "./controller.js";
+import { median, peakRss } from "./shared.js";
 
 const root = join(import.meta.dirname, "..");
 const catalog = process.env.BENCH_SERVESTART_CATALOG ?? join(COMMUNITY, "catalogs", "v4.20");
@@ -188,8 +188,6 @@ async function measure(c: Case): Promise<Sample> {
     }
   }
 }
-
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 try {
   for (const c of cases) {

@@ -8,6 +8,7 @@
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { COMMUNITY } from "../test/shared.js";
+import { median } from "./shared.js";
 
 const opm = process.env.OPM;
 if (!opm) {
@@ -32,8 +33,6 @@ function measure(cmd: string[]): Sample {
   const [u, s, m] = last.split(" ").map(Number);
   return { cpu: u + s, rss: m / 1024, out: r.stdout };
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const cat = (v: string) => join(COMMUNITY, "catalogs", v);
 const cases: { name: string; args: (tool: "opm" | "opcat") => string[]; compare?: boolean }[] = [

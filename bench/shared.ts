@@ -1,7 +1,7 @@
 /**
- * What the benches on a real API server (cluster.ts, deppy.ts) share: etcd + kube-apiserver (+ kcm)
- * started with scripts/kube/cluster.sh, `opcat cluster run` started as a process (resolved once it
- * logs "controllers started"); and a process's peak RSS (also servestart.ts).
+ * What benches share: for those on a real API server (cluster.ts, deppy.ts), etcd + kube-apiserver
+ * (+ kcm) started with scripts/kube/cluster.sh and `opcat cluster run` started as a process (resolved
+ * once it logs "controllers started"); a process's peak RSS; the median of samples.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -70,3 +70,6 @@ export function peakRss(pid: number): number {
   const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
   return m ? Number(m[1]) / 1024 : NaN;
 }
+
+/** The median of `xs` (the upper one of an even count). */
+export const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
