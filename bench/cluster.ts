@@ -8,17 +8,16 @@
  *    are Installed, the controller's API requests, and its peak RSS.
  * Prints a Markdown table for docs/benchmarks.md.
  */
-import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildBundleImage, pushImage } from "../src/image/index.js";
 import { KubeClient, type KubeObject } from "../src/cluster/client.js";
 import { API_VERSION, type Instance } from "../src/cluster/rukpak/api.js";
-import { startDockerRegistry, freePort } from "../test/image/servers.js";
+import { startDockerRegistry } from "../test/image/servers.js";
+import { peakRss, startController, startKube } from "./shared.js";
 import { COMMUNITY } from "../test/shared.js";
 
-const root = join(import.meta.dirname, "..");
 const tmp = mkdtempSync(join(tmpdir(), "opcat-bench-cluster-"));
 const bin = join(process.env.OPCAT_KUBE_CACHE ?? join(homedir(), ".cache", "opcat", "kube"), "v1.35.4", "bin");
 
@@ -44,57 +43,15 @@ async function untilAll(
   }
 }
 
-function peakRss(pid: number): number {
-  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return m ? Number(m[1]) / 1024 : NaN;
-}
-
 async function main(): Promise<void> {
-  const [kubePort, etcdPort, peerPort] = [await freePort(), await freePort(), await freePort()];
-  const env = {
-    ...process.env,
-    KUBE_HOME: join(tmp, "kube"),
-    KUBE_PORT: String(kubePort),
-    ETCD_PORT: String(etcdPort),
-    PEER_PORT: String(peerPort),
-    WITH_KCM: "1",
-  };
-  const up = spawnSync("bash", [join(root, "scripts", "kube", "cluster.sh"), "start"], {
-    env,
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  if (up.status !== 0)
-    throw new Error(
-      `cluster.sh start failed (build it first: scripts/kube/cluster.sh build; binaries expected in ${bin})`,
-    );
-  const kubeconfig = join(tmp, "kube", "kubeconfig");
+  const kube = await startKube(
+    tmp,
+    `cluster.sh start failed (build it first: scripts/kube/cluster.sh build; binaries expected in ${bin})`,
+  );
+  const kubeconfig = kube.kubeconfig;
   const registry = await startDockerRegistry(join(tmp, "registry"));
   const client = KubeClient.connect({ kubeconfig, context: "admin" });
-  const ctl = spawn(
-    process.execPath,
-    [
-      join(root, "bin", "opcat"),
-      "cluster",
-      "run",
-      "--kubeconfig",
-      kubeconfig,
-      "--context",
-      "admin",
-      "--state-dir",
-      join(tmp, "state"),
-      "--use-http",
-    ],
-    { stdio: ["ignore", "ignore", "pipe"] },
-  );
-  let log = "";
-  await new Promise<void>((resolve, reject) => {
-    ctl.stderr!.on("data", (d: Buffer) => {
-      log += d.toString();
-      if (log.includes("controllers started")) resolve();
-    });
-    ctl.once("exit", (c) => reject(new Error(`controller exited ${c}: ${log}`)));
-  });
+  const { ctl, log } = await startController(kubeconfig, join(tmp, "state"));
   const rows: string[][] = [];
   try {
     const ref = `${registry.host}/rabbitmq-bundle:2.8.0`;
@@ -184,11 +141,11 @@ async function main(): Promise<void> {
     const exited = new Promise((r) => ctl.once("exit", r));
     ctl.kill("SIGTERM");
     await exited;
-    const m = /api requests: (.*)/.exec(log);
+    const m = /api requests: (.*)/.exec(log());
     if (m) rows.push(["controller API requests over the whole run", m[1]]);
     client.close();
     await registry.stop();
-    spawnSync("bash", [join(root, "scripts", "kube", "cluster.sh"), "stop"], { env, stdio: "inherit" });
+    kube.stop();
     rmSync(tmp, { recursive: true, force: true });
   }
   console.log("| cluster (real kube-apiserver 1.35.4 + etcd on 127.0.0.1) | value |\n|---|---|");

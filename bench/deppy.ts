@@ -10,8 +10,7 @@
  *    requests, controller peak RSS.
  * Prints a Markdown table for docs/benchmarks.md.
  */
-import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildBundleImage, buildCatalogImage, pushImage } from "../src/image/index.js";
@@ -22,16 +21,11 @@ import { API_VERSION, type Instance } from "../src/cluster/rukpak/api.js";
 import { approveInstance } from "../src/cluster/rukpak/approve.js";
 import { CATALOG_API_VERSION, DEPPY_API_VERSION, OPERATOR_API_VERSION, type Input } from "../src/cluster/deppy/api.js";
 import { resolvesetInstanceName } from "../src/cluster/deppy/resolver.js";
-import { startDockerRegistry, freePort } from "../test/image/servers.js";
+import { startDockerRegistry } from "../test/image/servers.js";
+import { peakRss, startController, startKube } from "./shared.js";
 import { COMMUNITY } from "../test/shared.js";
 
-const root = join(import.meta.dirname, "..");
 const tmp = mkdtempSync(join(tmpdir(), "opcat-bench-deppy-"));
-
-function peakRss(pid: number): number {
-  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return m ? Number(m[1]) / 1024 : NaN;
-}
 
 async function until(what: string, f: () => Promise<boolean>, ms = 600_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -45,22 +39,8 @@ type WithConds = KubeObject & { status?: { conditions?: { type: string; status: 
 const cond = (o: WithConds | undefined, t: string) => o?.status?.conditions?.find((c) => c.type === t);
 
 async function main(): Promise<void> {
-  const [kubePort, etcdPort, peerPort] = [await freePort(), await freePort(), await freePort()];
-  const env = {
-    ...process.env,
-    KUBE_HOME: join(tmp, "kube"),
-    KUBE_PORT: String(kubePort),
-    ETCD_PORT: String(etcdPort),
-    PEER_PORT: String(peerPort),
-    WITH_KCM: "1",
-  };
-  const up = spawnSync("bash", [join(root, "scripts", "kube", "cluster.sh"), "start"], {
-    env,
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  if (up.status !== 0) throw new Error("cluster.sh start failed (build it first: scripts/kube/cluster.sh build)");
-  const kubeconfig = join(tmp, "kube", "kubeconfig");
+  const kube = await startKube(tmp, "cluster.sh start failed (build it first: scripts/kube/cluster.sh build)");
+  const kubeconfig = kube.kubeconfig;
   const registry = await startDockerRegistry(join(tmp, "registry"));
   const client = KubeClient.connect({ kubeconfig, context: "admin" });
   const rows: string[][] = [];
@@ -92,30 +72,7 @@ async function main(): Promise<void> {
       useHttp: true,
     });
 
-  const ctl = spawn(
-    process.execPath,
-    [
-      join(root, "bin", "opcat"),
-      "cluster",
-      "run",
-      "--kubeconfig",
-      kubeconfig,
-      "--context",
-      "admin",
-      "--state-dir",
-      join(tmp, "state"),
-      "--use-http",
-    ],
-    { stdio: ["ignore", "ignore", "pipe"] },
-  );
-  let log = "";
-  await new Promise<void>((resolve, reject) => {
-    ctl.stderr!.on("data", (d: Buffer) => {
-      log += d.toString();
-      if (log.includes("controllers started")) resolve();
-    });
-    ctl.once("exit", (c) => reject(new Error(`controller exited ${c}: ${log}`)));
-  });
+  const { ctl, log } = await startController(kubeconfig, join(tmp, "state"));
   try {
     const catalog = (name: string, ref: string, priority: number) =>
       client.apply({
@@ -216,13 +173,13 @@ async function main(): Promise<void> {
     const exited = new Promise((r) => ctl.once("exit", r));
     ctl.kill("SIGTERM");
     await exited;
-    const d = /deppy: (.*)/.exec(log);
+    const d = /deppy: (.*)/.exec(log());
     if (d) rows.push(["resolutions over the whole run", d[1]]);
-    const m = /api requests: (.*)/.exec(log);
+    const m = /api requests: (.*)/.exec(log());
     if (m) rows.push(["controller API requests over the whole run", m[1]]);
     client.close();
     await registry.stop();
-    spawnSync("bash", [join(root, "scripts", "kube", "cluster.sh"), "stop"], { env, stdio: "inherit" });
+    kube.stop();
     rmSync(tmp, { recursive: true, force: true });
   }
   console.log("| Deppy + Operator API (real kube-apiserver 1.35.4 + etcd on 127.0.0.1) | value |\n|---|---|");

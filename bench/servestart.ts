@@ -16,12 +16,13 @@
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { connect } from "node:http2";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { COMMUNITY } from "../test/shared.js";
+import { median, peakRss } from "./shared.js";
 
 const root = join(import.meta.dirname, "..");
 const catalog = process.env.BENCH_SERVESTART_CATALOG ?? join(COMMUNITY, "catalogs", "v4.20");
@@ -156,11 +157,6 @@ function grpcCall(path: string): Promise<{ status: string; bytes: number }> {
   });
 }
 
-function peakRssMiB(pid: number): number {
-  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return m ? Number(m[1]) / 1024 : NaN;
-}
-
 async function measure(c: Case): Promise<Sample> {
   const started = performance.now();
   const child: ChildProcess = spawn(c.cmd[0], c.cmd.slice(1), { stdio: ["ignore", "ignore", "pipe"] });
@@ -181,10 +177,10 @@ async function measure(c: Case): Promise<Sample> {
     }
     const readyMs = performance.now() - started;
     const pid = child.pid ?? 0;
-    const hwmReady = peakRssMiB(pid);
+    const hwmReady = peakRss(pid);
     const list = await grpcCall("/api.Registry/ListBundles");
     if (list.status !== "0") throw new Error(`${c.name}: ListBundles answered status ${list.status}`);
-    return { readyMs, hwmReady, hwmAfter: peakRssMiB(pid), bundles: list.bytes };
+    return { readyMs, hwmReady, hwmAfter: peakRss(pid), bundles: list.bytes };
   } finally {
     if (!exited) {
       child.kill("SIGTERM");
@@ -192,8 +188,6 @@ async function measure(c: Case): Promise<Sample> {
     }
   }
 }
-
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 try {
   for (const c of cases) {

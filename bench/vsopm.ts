@@ -6,10 +6,9 @@
  * Both outputs are also compared: a speed figure for different answers would mean nothing.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { COMMUNITY } from "../test/shared.js";
+import { median } from "./shared.js";
 
 const opm = process.env.OPM;
 if (!opm) {
@@ -21,7 +20,6 @@ const root = join(import.meta.dirname, "..");
 const opcat = [join(root, "bin", "opcat")];
 process.env.PATH = `${dirname(process.execPath)}:${process.env.PATH ?? ""}`;
 const runs = Number(process.env.BENCH_RUNS ?? 5);
-const tmp = mkdtempSync(join(tmpdir(), "opcat-vsopm-"));
 
 interface Sample {
   cpu: number;
@@ -35,8 +33,6 @@ function measure(cmd: string[]): Sample {
   const [u, s, m] = last.split(" ").map(Number);
   return { cpu: u + s, rss: m / 1024, out: r.stdout };
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const cat = (v: string) => join(COMMUNITY, "catalogs", v);
 const cases: { name: string; args: (tool: "opm" | "opcat") => string[]; compare?: boolean }[] = [
@@ -63,21 +59,17 @@ console.log(
   `| opcat vs opm (${runs} paired runs, medians; CPU = user + system) | opcat CPU s | opm CPU s | CPU ratio | opcat RSS MiB | opm RSS MiB | same output |`,
 );
 console.log("|---|---|---|---|---|---|---|");
-try {
-  for (const c of cases) {
-    const a: Sample[] = [];
-    const b: Sample[] = [];
-    for (let i = 0; i < runs; i++) {
-      a.push(measure([...opcat, ...c.args("opcat")]));
-      b.push(measure([opm, ...c.args("opm")]));
-    }
-    const same = c.compare === false ? "n/a" : a[0].out === b[0].out ? "yes" : "NO";
-    const ca = median(a.map((x) => x.cpu));
-    const cb = median(b.map((x) => x.cpu));
-    console.log(
-      `| ${c.name} | ${ca.toFixed(2)} | ${cb.toFixed(2)} | ${(ca / cb).toFixed(2)} | ${median(a.map((x) => x.rss)).toFixed(0)} | ${median(b.map((x) => x.rss)).toFixed(0)} | ${same} |`,
-    );
+for (const c of cases) {
+  const a: Sample[] = [];
+  const b: Sample[] = [];
+  for (let i = 0; i < runs; i++) {
+    a.push(measure([...opcat, ...c.args("opcat")]));
+    b.push(measure([opm, ...c.args("opm")]));
   }
-} finally {
-  rmSync(tmp, { recursive: true, force: true });
+  const same = c.compare === false ? "n/a" : a[0].out === b[0].out ? "yes" : "NO";
+  const ca = median(a.map((x) => x.cpu));
+  const cb = median(b.map((x) => x.cpu));
+  console.log(
+    `| ${c.name} | ${ca.toFixed(2)} | ${cb.toFixed(2)} | ${(ca / cb).toFixed(2)} | ${median(a.map((x) => x.rss)).toFixed(0)} | ${median(b.map((x) => x.rss)).toFixed(0)} | ${same} |`,
+  );
 }

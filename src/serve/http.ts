@@ -234,7 +234,7 @@ function serveAll(
   res.setHeader("ETag", etag);
   if (!useGzip && !noRanges) res.setHeader("Accept-Ranges", "bytes");
   const pre = checkPreconditions(req, etag, rev.lastModified);
-  if (pre !== 0) return finishPrecondition(res, ctx, pre);
+  if (pre !== 0) return finishPrecondition(res, pre);
 
   const head = req.method === "HEAD";
   if (useGzip) {
@@ -343,7 +343,7 @@ function serveMetas(
   res.setHeader("Last-Modified", cache.lastModified);
   res.setHeader("ETag", etag);
   const pre = checkPreconditions(req, etag, rev.lastModified);
-  if (pre !== 0) return finishPrecondition(res, ctx, pre);
+  if (pre !== 0) return finishPrecondition(res, pre);
   if (size <= CACHE_ENTRY_MAX || (useGzip && size <= CACHE_GZIP_SOURCE_MAX)) {
     // Built once per revision and query: identity is a copy of the lines, gzip is compressed off the event loop.
     const key = useGzip ? `${queryKey}\u0000gzip` : queryKey;
@@ -453,18 +453,13 @@ function textError(res: ServerResponse, ctx: ReqCtx, status: number, message: st
   sendText(res, ctx, status, message);
 }
 
-function finishPrecondition(res: ServerResponse, ctx: ReqCtx, status: number): void {
-  if (status === 304) {
-    // RFC 7232 4.1 (Go's writeNotModified): no representation metadata; Last-Modified dropped when there is an ETag.
+function finishPrecondition(res: ServerResponse, status: number): void {
+  // RFC 7232 4.1 (Go's writeNotModified): no representation metadata; Last-Modified dropped when there is an ETag.
+  if (status === 304)
     for (const h of ["Content-Type", "Content-Length", "Content-Encoding", "Last-Modified", "Accept-Ranges"])
       res.removeHeader(h);
-    res.writeHead(304);
-    res.end();
-    return;
-  }
   res.writeHead(status);
   res.end();
-  void ctx;
 }
 
 // --- HTTP semantics (ports of Go's net/http fs.go helpers) ---------------------------------------

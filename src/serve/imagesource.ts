@@ -218,19 +218,16 @@ export class ImageCatalog {
     // each image revision is unpacked to a directory of its own: an index of it would never be read again
     const out = await this.#store.add(this.name, dir, { watch: false, index: false });
     this.#digest = digest;
+    this.#dir = dir;
     if (out.status === "failed") {
       this.#failedDigest = digest;
-      this.#dir = dir;
       this.#emit({
         outcome: "update-failed",
         newDigest: digest,
         reason: out.problems[0]?.message ?? "invalid catalog",
         problems: out.problems,
       });
-    } else {
-      this.#dir = dir;
-      this.#emit({ outcome: "loaded", newDigest: digest, revision: out.revision.serial });
-    }
+    } else this.#emit({ outcome: "loaded", newDigest: digest, revision: out.revision.serial });
     return out;
   }
 

@@ -75,15 +75,15 @@ interface Header {
   heavySha256: string;
 }
 
-interface Entry {
+export interface TreeEntry {
   rel: string;
   path: string;
   st: Stats;
 }
 
 /** Every entry under `real` (itself included), sorted by path, following symbolic links. */
-function walk(real: string): Entry[] {
-  const out: Entry[] = [];
+export function treeEntries(real: string): TreeEntry[] {
+  const out: TreeEntry[] = [];
   const visit = (path: string, rel: string): void => {
     let st;
     try {
@@ -113,7 +113,7 @@ export function treeState(source: string, withContent: boolean): TreeState {
   } catch {
     return { real: source, stat: "missing" };
   }
-  const entries = walk(real);
+  const entries = treeEntries(real);
   const sig = createHash("sha256");
   for (const e of entries) {
     const kind = e.st.isDirectory() ? "d" : e.st.isFile() ? "f" : "o";
@@ -123,7 +123,7 @@ export function treeState(source: string, withContent: boolean): TreeState {
 }
 
 /** A SHA-256 of every entry's path, type, size and bytes. */
-function contentDigest(entries: Entry[]): string {
+function contentDigest(entries: TreeEntry[]): string {
   const h = createHash("sha256");
   const buf = Buffer.allocUnsafe(1 << 20);
   for (const e of entries) {

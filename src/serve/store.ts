@@ -7,6 +7,7 @@ import { readdirSync, realpathSync, statSync, watch, type FSWatcher } from "node
 import { basename, dirname, join, resolve } from "node:path";
 import type { Problem } from "../fbc/errors.js";
 import { CatalogRevision, type RevisionCacheOptions } from "./revision.js";
+import { treeEntries } from "./revindex.js";
 
 /** What a load or reload did. */
 export type ReloadOutcome =
@@ -71,31 +72,15 @@ interface Entry {
 
 /** What a catalog path currently is: its resolved location, inode, and each file's size and mtime. */
 export function treeSignature(source: string): string {
-  const parts: string[] = [];
   let real: string;
   try {
     real = realpathSync(source);
   } catch {
     return "missing";
   }
-  const walk = (p: string, rel: string): void => {
-    let st;
-    try {
-      st = statSync(p);
-    } catch {
-      return;
-    }
-    parts.push(`${rel}\0${st.ino}\0${st.isDirectory() ? "d" : `${st.size}\0${st.mtimeMs}`}`);
-    if (!st.isDirectory()) return;
-    let names: string[];
-    try {
-      names = readdirSync(p).sort();
-    } catch {
-      return;
-    }
-    for (const n of names) walk(join(p, n), `${rel}/${n}`);
-  };
-  walk(real, "");
+  const parts = treeEntries(real).map(
+    ({ rel, st }) => `${rel}\0${st.ino}\0${st.isDirectory() ? "d" : `${st.size}\0${st.mtimeMs}`}`,
+  );
   return `${real}\n${parts.join("\n")}`;
 }
 
