@@ -10,7 +10,6 @@ import { parseVersion } from "../semver/index.js";
 import { detectTemplateSchema, renderSemverTemplate, renderTemplate, reuseSource, unavailableSource } from "./index.js";
 import { generateSemverChannels, type Archetype } from "./semver.js";
 import { formatFloat32G, goFoldEqual } from "./godecode.js";
-import { firstYamlDocumentText } from "./document.js";
 
 const bundle = (name: string, version: string, image: string, extra = ""): string =>
   `{"schema":"olm.bundle","name":"${name}","package":"a","image":"${image}","properties":[{"type":"olm.package","value":{"packageName":"a","version":"${version}"}}${extra}]}\n`;
@@ -213,7 +212,7 @@ test("detectTemplateSchema: schema of the first document", () => {
   assert.throws(() => detectTemplateSchema(""), /auto-detecting template type: decoding template input: EOF/);
 });
 
-test("helpers: Go's case folding, float32 formatting, first YAML document", () => {
+test("helpers: Go's case folding, float32 formatting", () => {
   assert.ok(
     goFoldEqual("SCHEMA", "schema") &&
       goFoldEqual("ſchema", "schema") &&
@@ -225,6 +224,4 @@ test("helpers: Go's case folding, float32 formatting, first YAML document", () =
   assert.equal(formatFloat32G(3.14159265), "3.1415927");
   assert.equal(formatFloat32G(1e-7), "1e-07");
   assert.equal(formatFloat32G(1234567.5), "1.2345675e+06");
-  assert.equal(firstYamlDocumentText("# c\n---\na: 1\n---\nb: 2\n"), "\n\na: 1");
-  assert.equal(firstYamlDocumentText("a: 1\n...\nb: 2\n"), "a: 1");
 });
