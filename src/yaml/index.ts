@@ -21,6 +21,7 @@ export {
   forEachStreamItem,
   forEachYamlDocument,
   guessJsonStream,
+  jsonFailure,
   type SeparatorError,
   type StreamBlob,
   type StreamFailure,

@@ -272,9 +272,11 @@ export function forEachStreamItem(
   decodeYaml(text, 0, emit, index, 1, undefined);
 }
 
-/** Go's decoder error for the value at `start`: a syntax error (offset counted from the stream start) or EOF. */
-function jsonFailure(text: string, start: number): string {
-  const syn = goJsonSyntaxError(text, start);
+/**
+ * YAMLOrJSONDecoder's error for the JSON value at `start`: a syntax error (offset counted from the
+ * stream start, leading whitespace included) or EOF. `syn`: the value's syntax error, when known.
+ */
+export function jsonFailure(text: string, start: number, syn = goJsonSyntaxError(text, start)): string {
   if (!syn || syn.eof) return "unexpected EOF";
   return `json: offset ${Buffer.byteLength(text.slice(0, start)) + syn.offset}: ${syn.message}`;
 }
