@@ -53,7 +53,7 @@ export interface StreamFailure {
 export type StreamItem = StreamBlob | StreamFailure;
 
 /** The sniff window opm's catalog loader (and template reader) gives NewYAMLOrJSONDecoder. */
-export const CATALOG_SNIFF_BYTES = 4096;
+const CATALOG_SNIFF_BYTES = 4096;
 
 /**
  * GuessJSONStream: `{` is the first non-`unicode.IsSpace` character within the first `size` bytes
@@ -83,7 +83,7 @@ function goTrimSpace(s: string): string {
 }
 
 /** A bad separator line: YAMLReader.Read's error and the line it is on. */
-export interface SeparatorError {
+interface SeparatorError {
   message: string;
   line: number;
 }
@@ -94,7 +94,7 @@ export interface SeparatorError {
  * a separator kept in it (`opened`) go to `emit`, which may return false to stop. Returns the bad separator that ended the stream, if any (the document being
  * gathered then is lost, as in Go).
  */
-export function forEachYamlDocument(
+function forEachYamlDocument(
   text: string,
   from: number,
   firstLine: number,
