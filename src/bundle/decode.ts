@@ -17,7 +17,13 @@ import { compareUtf8, formatGoFloat, quoteGoString } from "../gojson/encode.js";
 import { findJsonValueEnd, goJsonSyntaxError, skipJsonSpace } from "../gojson/scan.js";
 import { GO_STRING, goDecode } from "../gojson/structdecode.js";
 import type { JsonObject, JsonValue } from "../fbc/types.js";
-import { consumeWhitespaceLine, firstYamlDocument, guessJsonStream, parseGoYamlDocument } from "../yaml/index.js";
+import {
+  consumeWhitespaceLine,
+  firstYamlDocument,
+  guessJsonStream,
+  jsonFailure,
+  parseGoYamlDocument,
+} from "../yaml/index.js";
 import { goJsonKind } from "../gojson/unmarshal.js";
 
 /** A decoded JSON value and the raw JSON text Go keeps for it (`json.RawMessage`). */
@@ -67,10 +73,7 @@ export function decodeFirstDocument(text: string): DecodeResult {
       };
       return { ok: true, node: new JsonParser(text.slice(start, end)).parse(), yamlFallback };
     }
-    // Go's offset counts from the start of the stream, leading whitespace included.
-    jsonError = syn.eof
-      ? "unexpected EOF"
-      : `json: offset ${Buffer.byteLength(text.slice(0, start)) + syn.offset}: ${syn.message}`;
+    jsonError = jsonFailure(text, start, syn);
     // The decoder rewinds and reads the stream again as YAML (whitespace up to the first newline eaten).
     yamlText = text.slice(consumeWhitespaceLine(text, 0));
   }

@@ -13,12 +13,12 @@ export function notAnObjectMessage(value: JsonValue, rawText: string | undefined
     rawText ??
     encodeSortedCompact(value).replace(/[<>&]/g, (c) => (c === "<" ? "\\u003c" : c === ">" ? "\\u003e" : "\\u0026"));
   const base = goUnmarshalTypeError(kind, "map[string]interface {}");
-  const offset = kind === "array" ? 1 : Buffer.byteLength(data);
   const marker = " <==";
   const pretty = indentCompactJson(data, "    ");
-  let msg: string;
-  if (offset === Buffer.byteLength(data))
-    msg = `${base} at offset ${offset} (indicated by${marker})\n${pretty}${marker}`;
-  else msg = `${base} at offset ${offset} (indicated by${marker})\n${pretty.slice(0, 1)}${marker} ${pretty.slice(1)}`;
+  // Go reports the offset after a scalar, and just after the `[` of an array.
+  const msg =
+    kind === "array"
+      ? `${base} at offset 1 (indicated by${marker})\n${pretty.slice(0, 1)}${marker} ${pretty.slice(1)}`
+      : `${base} at offset ${Buffer.byteLength(data)} (indicated by${marker})\n${pretty}${marker}`;
   return yaml ? `error unmarshaling JSON: while decoding JSON: ${msg}` : msg;
 }

@@ -166,6 +166,12 @@ export function* catalogChunks(cfg: DeclarativeConfig, format: OutputFormat): Ge
   else for (const blob of orderedBlobs(names, groups, root)) yield "---\n" + toGoYaml(blobToValue(blob));
 }
 
+/** The catalog's blobs as JSON values, in the order and with the keys of its JSON stream. */
+export function* catalogValues(cfg: DeclarativeConfig): Generator<JsonValue> {
+  const { names, groups, root } = groupByPackage(cfg);
+  for (const blob of orderedBlobs(names, groups, root)) yield JSON.parse(blobToCompactJson(blob)) as JsonValue;
+}
+
 /** Writes a catalog as opm's JSON stream. */
 export function writeJson(cfg: DeclarativeConfig, write: (chunk: string) => void): void {
   for (const c of catalogChunks(cfg, "json")) write(c);

@@ -5,12 +5,12 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
-import { loadAll } from "js-yaml";
 import { loadCatalog } from "../fbc/load.js";
 import { validateCatalog } from "../fbc/validate.js";
 import { CatalogSet, parseInputDocuments, query, resolve } from "../resolve/index.js";
 import { QUERY_PATH, RESOLVE_PATH, ResolverApi, type ApiErrorBody } from "./resolveapi.js";
 import { CatalogStore } from "./store.js";
+import { decodeStream } from "../yaml/index.js";
 
 let root: string;
 const EXAMPLES = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "examples");
@@ -172,7 +172,10 @@ test("answers equal what `opcat query`/`opcat resolve` compute from the catalog 
       }),
     ),
   ) as unknown;
-  const got = api.answer(RESOLVE_PATH, JSON.stringify({ inputs: loadAll(text), trace: true }));
+  const got = api.answer(
+    RESOLVE_PATH,
+    JSON.stringify({ inputs: decodeStream(text).flatMap((i) => (i.kind === "blob" ? [i.value] : [])), trace: true }),
+  );
   assert.equal(got.status, 200);
   assert.deepEqual(got.body, want);
   for (const q of [

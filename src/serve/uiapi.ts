@@ -33,8 +33,7 @@ import { gzipSync } from "node:zlib";
 import { OpcatError } from "../fbc/errors.js";
 import { loadText } from "../fbc/load.js";
 import { renderMermaid } from "../fbc/mermaid.js";
-import { decodeStream } from "../yaml/index.js";
-import { writeJson } from "../fbc/write.js";
+import { catalogValues } from "../fbc/write.js";
 import { catalogTagLister } from "../template/graph/discover.js";
 import { renderedSource } from "../template/source/imagesource.js";
 import { renderTemplate } from "../template/index.js";
@@ -860,10 +859,7 @@ export class UiHandler {
       if (e instanceof OpcatError) throw new UiError(422, e.code, e.message);
       throw e;
     }
-    let text = "";
-    writeJson(cfg, (c) => void (text += c));
-    const out: UiBlob[] = [];
-    for (const item of decodeStream(text)) if (item.kind === "blob") out.push(item.value as UiBlob);
+    const out = [...catalogValues(cfg)] as UiBlob[];
     let mermaid = "";
     const warnings: string[] = [];
     try {

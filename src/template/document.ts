@@ -24,45 +24,6 @@ export function firstStreamDocument(text: string): FirstDocument {
   return first.value === null ? { kind: "empty" } : { kind: "value", value: first.value };
 }
 
-const MARKER = /^(---|\.\.\.)(?=[ \t\r\n]|$)/;
-
-/**
- * The text of the first YAML document of a stream, with the lines before it blanked so that line
- * numbers in errors stay those of the whole input.
- */
-export function firstYamlDocumentText(text: string): string {
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  const lines = text.split("\n");
-  let start = 0;
-  let explicit = false;
-  let content = false;
-  let end = lines.length;
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i];
-    const m = MARKER.exec(line);
-    if (m) {
-      if (m[1] === "..." || explicit || content) {
-        end = i;
-        break;
-      }
-      explicit = true;
-      start = i + 1;
-      // Content after `--- ` on the marker line belongs to the document.
-      const rest = line.slice(3);
-      if (rest.trim() !== "" && !rest.trim().startsWith("#")) {
-        lines[i] = "   " + rest;
-        start = i;
-        content = true;
-      }
-      continue;
-    }
-    const t = line.trim();
-    if (t !== "" && !t.startsWith("#") && !t.startsWith("%")) content = true;
-  }
-  const blank = "\n".repeat(start);
-  return blank + lines.slice(start, end).join("\n");
-}
-
 /**
  * sigs.k8s.io/yaml.UnmarshalStrict's first step: the first document as JSON, or go-yaml's error text
  * (prefixed `error converting YAML to JSON: `).

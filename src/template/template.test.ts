@@ -11,7 +11,6 @@ import { detectTemplateSchema, renderSemverTemplate, renderTemplate, reuseSource
 import { generateSemverChannels, type Archetype } from "./semver.js";
 import { goFormatFloatG } from "../gojson/float.js";
 import { goFoldEqual } from "../gojson/unicode.js";
-import { firstYamlDocumentText } from "./document.js";
 
 /** strconv.FormatFloat(f, 'g', -1, 32), from src/gojson/float.ts. */
 const formatFloat32G = (f: number): string => goFormatFloatG(f, 32);
@@ -217,7 +216,7 @@ test("detectTemplateSchema: schema of the first document", () => {
   assert.throws(() => detectTemplateSchema(""), /auto-detecting template type: decoding template input: EOF/);
 });
 
-test("helpers: Go's case folding, float32 formatting, first YAML document", () => {
+test("helpers: Go's case folding, float32 formatting", () => {
   assert.ok(
     goFoldEqual("SCHEMA", "schema") &&
       goFoldEqual("ſchema", "schema") &&
@@ -229,6 +228,4 @@ test("helpers: Go's case folding, float32 formatting, first YAML document", () =
   assert.equal(formatFloat32G(3.14159265), "3.1415927");
   assert.equal(formatFloat32G(1e-7), "1e-07");
   assert.equal(formatFloat32G(1234567.5), "1.2345675e+06");
-  assert.equal(firstYamlDocumentText("# c\n---\na: 1\n---\nb: 2\n"), "\n\na: 1");
-  assert.equal(firstYamlDocumentText("a: 1\n...\nb: 2\n"), "a: 1");
 });

@@ -13,18 +13,13 @@
 export { toGoYaml, type JsonValue } from "./emit.js";
 export { parseGoYamlDocument } from "./load.js";
 export {
-  CATALOG_SNIFF_BYTES,
   consumeWhitespaceLine,
   decodeStream,
   firstStreamItem,
   firstYamlDocument,
   forEachStreamItem,
-  forEachYamlDocument,
   guessJsonStream,
-  type SeparatorError,
-  type StreamBlob,
-  type StreamFailure,
-  type StreamItem,
+  jsonFailure,
 } from "./stream.js";
 export { GoYamlError } from "./errors.js";
 export { parseYaml12, stringifyYaml12 } from "./yaml12.js";
@@ -34,6 +29,4 @@ export {
   isGoTimestamp,
   isBase60Float,
   formatGoFloat,
-  type Resolved,
-  type ResolvedKind,
 } from "./resolve.js";

@@ -53,7 +53,7 @@ export interface StreamFailure {
 export type StreamItem = StreamBlob | StreamFailure;
 
 /** The sniff window opm's catalog loader (and template reader) gives NewYAMLOrJSONDecoder. */
-export const CATALOG_SNIFF_BYTES = 4096;
+const CATALOG_SNIFF_BYTES = 4096;
 
 /**
  * GuessJSONStream: `{` is the first non-`unicode.IsSpace` character within the first `size` bytes
@@ -83,7 +83,7 @@ function goTrimSpace(s: string): string {
 }
 
 /** A bad separator line: YAMLReader.Read's error and the line it is on. */
-export interface SeparatorError {
+interface SeparatorError {
   message: string;
   line: number;
 }
@@ -94,7 +94,7 @@ export interface SeparatorError {
  * a separator kept in it (`opened`) go to `emit`, which may return false to stop. Returns the bad separator that ended the stream, if any (the document being
  * gathered then is lost, as in Go).
  */
-export function forEachYamlDocument(
+function forEachYamlDocument(
   text: string,
   from: number,
   firstLine: number,
@@ -169,26 +169,6 @@ export function consumeWhitespaceLine(text: string, pos: number): number {
   return i;
 }
 
-class LineCounter {
-  private pos = 0;
-  private line = 1;
-  constructor(private readonly text: string) {}
-  /** 1-based line of offset `off` (offsets must not decrease between calls). */
-  at(off: number): number {
-    if (off < this.pos) {
-      this.pos = 0;
-      this.line = 1;
-    }
-    let i = this.text.indexOf("\n", this.pos);
-    while (i !== -1 && i < off) {
-      this.line++;
-      i = this.text.indexOf("\n", i + 1);
-    }
-    this.pos = off;
-    return this.line;
-  }
-}
-
 /** Decodes the whole stream; items come in stream order. Never throws for bad input. */
 export function decodeStream(text: string, sniffBytes = CATALOG_SNIFF_BYTES): StreamItem[] {
   const out: StreamItem[] = [];
@@ -230,9 +210,9 @@ export function forEachStreamItem(
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   let index = 0;
   if (guessJsonStream(text, sniffBytes)) {
-    const lines = new LineCounter(text);
     const scanned: ScannedValue = { end: 0, newlines: 0 };
-    // Lines are counted by the scanner while it finds each value's end (no second pass).
+    // Lines are counted by the scanner while it finds each value's end (no second pass): `line` is
+    // the line of `start` below.
     let line = 1;
     let pos = 0;
     let count = 0;
@@ -279,22 +259,24 @@ export function forEachStreamItem(
         // After two or more values apimachinery returns encoding/json's own SyntaxError, whose text has
         // no offset (opm prints `invalid character …` alone there; checked against opm 4f9d6f22).
         const message = failure.replace(/^json: offset \d+: /, "");
-        emit({ kind: "error", code: "FBC_JSON_SYNTAX", message, line: lines.at(start), index, fatal: true });
+        emit({ kind: "error", code: "FBC_JSON_SYNTAX", message, line, index, fatal: true });
         return;
       }
       // Ambiguous stream: opm retries the rest as YAML, reporting the JSON error if YAML fails too.
       const yamlFrom = consumeWhitespaceLine(text, pos);
-      const jsonError = { message: failure, line: lines.at(start) };
-      decodeYaml(text, yamlFrom, emit, index, lines.at(yamlFrom), jsonError);
+      const jsonError = { message: failure, line };
+      decodeYaml(text, yamlFrom, emit, index, 1 + countNewlines(text, 0, yamlFrom), jsonError);
       return;
     }
   }
   decodeYaml(text, 0, emit, index, 1, undefined);
 }
 
-/** Go's decoder error for the value at `start`: a syntax error (offset counted from the stream start) or EOF. */
-function jsonFailure(text: string, start: number): string {
-  const syn = goJsonSyntaxError(text, start);
+/**
+ * YAMLOrJSONDecoder's error for the JSON value at `start`: a syntax error (offset counted from the
+ * stream start, leading whitespace included) or EOF. `syn`: the value's syntax error, when known.
+ */
+export function jsonFailure(text: string, start: number, syn = goJsonSyntaxError(text, start)): string {
   if (!syn || syn.eof) return "unexpected EOF";
   return `json: offset ${Buffer.byteLength(text.slice(0, start)) + syn.offset}: ${syn.message}`;
 }

@@ -33,8 +33,6 @@ import {
   YamlSyntaxError,
 } from "./scanner.js";
 
-export { YamlSyntaxError } from "./scanner.js";
-
 export const yaml_NO_EVENT = 0;
 export const yaml_STREAM_START_EVENT = 1;
 export const yaml_STREAM_END_EVENT = 2;
@@ -656,7 +654,7 @@ export class Parser {
 }
 
 /** decode.go's parser.fail(): the message of a libyaml error ("yaml: line N: problem"). */
-export function failMessage(e: YamlSyntaxError): string {
+function failMessage(e: YamlSyntaxError): string {
   let line = 0;
   if (e.problemLine !== 0) {
     line = e.problemLine;
