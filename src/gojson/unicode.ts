@@ -65,3 +65,13 @@ export function goFoldEqual(key: string, asciiName: string): boolean {
   }
   return i === key.length && j === asciiName.length;
 }
+
+/** Go `strings.TrimSpace` (Unicode white space; unlike `String.prototype.trim`, U+FEFF is kept). */
+export function goTrimSpace(s: string): string {
+  let start = 0;
+  let end = s.length;
+  // Every Go space is a single UTF-16 unit, so scanning by code unit is exact.
+  while (start < end && isGoSpace(s.charCodeAt(start))) start++;
+  while (end > start && isGoSpace(s.charCodeAt(end - 1))) end--;
+  return start === 0 && end === s.length ? s : s.slice(start, end);
+}

@@ -4,20 +4,12 @@
  * `unicode.IsDigit` and `strconv.Atoi`. Internal to the semver module.
  */
 
-import { isGoSpace } from "../gojson/unicode.js";
+import { goTrimSpace } from "../gojson/unicode.js";
+
+export { goTrimSpace };
 import { isGoDigit } from "../gojson/unicodetables.js";
 
 export { goQuote } from "../gojson/quote.js";
-
-/** Go `strings.TrimSpace` (Unicode white space; unlike `String.prototype.trim`, U+FEFF is kept). */
-export function goTrimSpace(s: string): string {
-  let start = 0;
-  let end = s.length;
-  // Every Go space is a single UTF-16 unit, so scanning by code unit is exact.
-  while (start < end && isGoSpace(s.charCodeAt(start))) start++;
-  while (end > start && isGoSpace(s.charCodeAt(end - 1))) end--;
-  return start === 0 && end === s.length ? s : s.slice(start, end);
-}
 
 /** Index (UTF-16) of the first rune of `s` for which Go's `unicode.IsDigit` holds, or -1. */
 export function indexGoDigit(s: string): number {

@@ -23,7 +23,7 @@ import {
   scanJsonContainer,
   type ScannedValue,
 } from "../gojson/scan.js";
-import { isGoSpace } from "../gojson/unicode.js";
+import { goTrimSpace, isGoSpace } from "../gojson/unicode.js";
 import type { JsonValue } from "./emit.js";
 import { parseGoYamlDocument } from "./load.js";
 
@@ -71,15 +71,6 @@ export function guessJsonStream(text: string, size: number): boolean {
     i += cp > 0xffff ? 2 : 1;
   }
   return false;
-}
-
-/** strings.TrimSpace (unicode.IsSpace on both ends). */
-function goTrimSpace(s: string): string {
-  let a = 0;
-  let b = s.length;
-  while (a < b && isGoSpace(s.charCodeAt(a))) a++;
-  while (b > a && isGoSpace(s.charCodeAt(b - 1))) b--;
-  return s.slice(a, b);
 }
 
 /** A bad separator line: YAMLReader.Read's error and the line it is on. */
