@@ -4,7 +4,7 @@
 // Arguments that are paths restrict the run to those files/directories; other arguments are passed
 // to `node --test` (e.g. --test-name-pattern=semver).
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -84,6 +84,8 @@ if (wantsCluster && !process.env.OPCAT_TEST_KUBECONFIG) {
   const m = /export KUBECONFIG=(\S+)/.exec(started.stdout ?? "");
   if (started.status === 0 && m) {
     clusterEnv.OPCAT_TEST_KUBECONFIG = m[1];
+    // the in-process controllers of the cluster tests log here (test/cluster/harness.ts controllerLog)
+    clusterEnv.OPCAT_TEST_LOG_DIR = join(clusterHome, "logs");
     // what a fault test needs to run `cluster.sh restart-apiserver` on this cluster
     clusterEnv.OPCAT_TEST_KUBE_ENV = JSON.stringify({
       KUBE_HOME: clusterHome,
@@ -103,6 +105,34 @@ function freePorts(n) {
   const code = `const net=require("net");const out=[];let k=${n};const srv=[];for(let i=0;i<${n};i++){const s=net.createServer();srv.push(s);s.listen(0,"127.0.0.1",()=>{out.push(s.address().port);if(--k===0){console.log(out.join(" "));srv.forEach(x=>x.close())}})}`;
   const r = spawnSync(process.execPath, ["-e", code], { encoding: "utf8" });
   return r.stdout.trim().split(" ").map(Number);
+}
+/**
+ * After a failed cluster batch: copies the test cluster's logs (etcd, kube-apiserver,
+ * kube-controller-manager, the in-process controllers) to .test-logs/ in the repository (ignored by
+ * git) and prints the last warnings and errors of the controllers, so that a CI failure can be read.
+ */
+function keepClusterLogs() {
+  if (!clusterHome) return;
+  const from = join(clusterHome, "logs");
+  const to = join(root, ".test-logs");
+  try {
+    rmSync(to, { recursive: true, force: true });
+    cpSync(from, to, { recursive: true });
+  } catch {
+    return;
+  }
+  const lines = [];
+  for (const f of readdirSync(to).sort()) {
+    if (!f.endsWith("-controllers.log") && f !== "kcm.log") continue;
+    const text = readFileSync(join(to, f), "utf8").split("\n");
+    // klog's warning and error lines of kube-controller-manager; what the controllers said went wrong
+    const re = f === "kcm.log" ? /^[EW]\d{4} / : /error|fail|warn|refus|conflict/i;
+    const notable = text.filter((l) => re.test(l)).slice(-8);
+    for (const l of notable) lines.push(`  ${f}: ${l.length > 300 ? `${l.slice(0, 300)}…` : l}`);
+  }
+  process.stdout.write(
+    `run-tests: the test cluster's logs are kept in ${to}${lines.length ? `; their last warnings and errors:\n${lines.join("\n")}` : ""}\n`,
+  );
 }
 function stopCluster() {
   if (clusterHome)
@@ -139,6 +169,7 @@ batches.forEach((batch, i) => {
     { cwd: root, stdio: "inherit", env: { ...process.env, ...clusterEnv, OPCAT_REPO_ROOT: root } },
   );
   if (res.status !== 0) status = res.status ?? 1;
+  if (res.status !== 0 && i === 1) keepClusterLogs();
   try {
     const text = readFileSync(tap, "utf8");
     const count = (k) => Number((text.match(new RegExp(`^# ${k} (\\d+)$`, "m")) ?? [])[1] ?? 0);

@@ -284,6 +284,24 @@ export class KubeClient {
     }
   }
 
+  /**
+   * The object as the API server has it now, or undefined when it is gone, being deleted, or (given
+   * `uid`) another object of the same name. Controllers ask this, not their cache, before creating
+   * something on an object's behalf: a cache that has not yet seen a deletion would otherwise make
+   * the deleted object's children again, and with a live co-owner they would never be collected.
+   */
+  async getLive<T extends KubeObject = KubeObject>(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    opts: { uid?: string; namespace?: string } = {},
+  ): Promise<T | undefined> {
+    const live = await this.tryGet<T>(apiVersion, kind, name, opts.namespace);
+    if (!live || live.metadata.deletionTimestamp) return undefined;
+    if (opts.uid && live.metadata.uid !== opts.uid) return undefined;
+    return live;
+  }
+
   async list<T extends KubeObject = KubeObject>(
     apiVersion: string,
     kind: string,

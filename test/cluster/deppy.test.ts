@@ -25,6 +25,8 @@ import {
   CATALOG_API_VERSION,
   DEPPY_API_VERSION,
   LABEL_GENERATED_FOR,
+  LABEL_INPUT,
+  LABEL_PACKAGE,
   OPERATOR_API_VERSION,
   type ClusterCatalog,
   type Input,
@@ -34,7 +36,7 @@ import {
 import { parseResolveset, RESOLVESET_FILE, resolvesetInstanceName } from "../../src/cluster/deppy/resolver.js";
 import { requireTools, startDockerRegistry, type RunningRegistry } from "../image/servers.js";
 import { COMMUNITY, requireShared } from "../shared.js";
-import { clientAs, clusterKubeconfig, cond, waitFor } from "./harness.js";
+import { clientAs, clusterKubeconfig, cond, controllerLog, waitFor } from "./harness.js";
 
 const execFileAsync = promisify(execFile);
 const cluster = clusterKubeconfig();
@@ -43,8 +45,8 @@ const shared = requireShared();
 const skip = cluster.skip || missingTools || shared.skip;
 const OPS = join(COMMUNITY, "operators");
 const NS = "opcat-deppy-test";
-/** OPCAT_TEST_LOG=1 shows the controllers' log. */
-const log = process.env.OPCAT_TEST_LOG ? (m: string) => process.stderr.write(`${m}\n`) : () => {};
+/** OPCAT_TEST_LOG=1 shows the controllers' log (else it goes to the test cluster's log folder). */
+const log = controllerLog("deppy-controllers");
 
 const RABBIT = "rabbitmq-cluster-operator";
 const TOPO = "rabbitmq-messaging-topology-operator";
@@ -98,17 +100,30 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
     await admin.apply({ apiVersion: OPERATOR_API_VERSION, kind: "Operator", metadata: { name }, spec } as Operator);
   }
 
-  /** Deletes an Operator and waits until what it installed is gone (package Instances, their CRDs, its Inputs). */
+  /**
+   * Deletes an Operator and waits until what it installed is gone: its Input, the Inputs generated
+   * for its dependencies, its resolveset Instance, the package Instances and their CRDs.
+   */
   async function removeOperator(name: string, packages: string[] = [RABBIT, TOPO, CATFACTS, KUBEGREEN]): Promise<void> {
     const crds = new Set<string>();
     for (const p of packages)
       for (const o of (await admin.tryGet<Instance>(RUKPAK, "Instance", p))?.status?.objects ?? [])
         if (o.kind === "CustomResourceDefinition") crds.add(o.name);
+    const generated = (
+      await admin.list<Input>(DEPPY_API_VERSION, "Input", { labelSelector: `${LABEL_GENERATED_FOR}=${name}` })
+    ).items.map((i) => i.metadata.name);
     await admin.delete(OPERATOR_API_VERSION, "Operator", name, undefined, "Foreground");
     await waitFor(admin, OPERATOR_API_VERSION, "Operator", name, (o) => o === undefined, "Operator gone");
-    await waitFor(admin, DEPPY_API_VERSION, "Input", name, (o) => o === undefined, "Input gone");
+    for (const i of [name, ...generated]) {
+      await waitFor(admin, DEPPY_API_VERSION, "Input", i, (o) => o === undefined, "Input gone");
+      await waitFor(admin, RUKPAK, "Instance", resolvesetInstanceName(i), (o) => o === undefined, "resolveset gone");
+    }
     for (const p of packages)
       await waitFor(admin, RUKPAK, "Instance", p, (o) => o === undefined, `package Instance ${p} gone`);
+    await removeCRDs(crds);
+  }
+
+  async function removeCRDs(crds: Iterable<string>): Promise<void> {
     for (const c of crds)
       await waitFor(
         admin,
@@ -118,6 +133,31 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
         (o) => o === undefined,
         `CRD ${c} gone`,
       );
+  }
+
+  /**
+   * Leaves the cluster as this file found it, also after a failed story (the next test file installs
+   * the same operators): every Operator, then whatever Deppy objects are left, and the CRDs they installed.
+   */
+  async function cleanCluster(): Promise<void> {
+    for (const o of (await admin.list(OPERATOR_API_VERSION, "Operator")).items) await removeOperator(o.metadata.name);
+    const crds = new Set<string>();
+    const left = (await admin.list<Instance>(RUKPAK, "Instance")).items.filter(
+      (i) => i.metadata.labels?.[LABEL_PACKAGE] !== undefined || i.metadata.labels?.[LABEL_INPUT] !== undefined,
+    );
+    for (const i of left)
+      for (const o of i.status?.objects ?? []) if (o.kind === "CustomResourceDefinition") crds.add(o.name);
+    for (const i of (await admin.list<Input>(DEPPY_API_VERSION, "Input")).items)
+      await admin.delete(DEPPY_API_VERSION, "Input", i.metadata.name).catch(() => false);
+    for (const i of left) {
+      await admin.delete(RUKPAK, "Instance", i.metadata.name).catch(() => false);
+      await waitFor(admin, RUKPAK, "Instance", i.metadata.name, (o) => o === undefined, "leftover Instance gone");
+    }
+    for (const b of (await admin.list(RUKPAK, "Bundle", { labelSelector: LABEL_PACKAGE })).items)
+      await admin.delete(RUKPAK, "Bundle", b.metadata.name).catch(() => false);
+    for (const c of crds)
+      await admin.delete("apiextensions.k8s.io/v1", "CustomResourceDefinition", c).catch(() => false);
+    await removeCRDs(crds);
   }
 
   /** Waits for an Event about `name` with `reason` (Inputs are cluster-scoped: their Events are in namespace default; written after the status). */
@@ -238,9 +278,7 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
       log,
     });
     // leftovers of an interrupted earlier run on the same cluster
-    for (const o of (await admin.list(OPERATOR_API_VERSION, "Operator")).items) await removeOperator(o.metadata.name);
-    for (const b of (await admin.list(RUKPAK, "Bundle", { labelSelector: "deppy.io/package" })).items)
-      await admin.delete(RUKPAK, "Bundle", b.metadata.name);
+    await cleanCluster();
     await admin.apply({
       apiVersion: CATALOG_API_VERSION,
       kind: "ClusterCatalog",
@@ -271,12 +309,16 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
   });
 
   after(async () => {
-    for (const c of ["community", "extra"])
-      await admin?.delete(CATALOG_API_VERSION, "ClusterCatalog", c).catch(() => false);
-    await running?.stop();
-    await registry?.stop();
-    admin?.close();
-    if (tmp) rmSync(tmp, { recursive: true, force: true });
+    try {
+      if (admin && running) await cleanCluster();
+    } finally {
+      for (const c of ["community", "extra"])
+        await admin?.delete(CATALOG_API_VERSION, "ClusterCatalog", c).catch(() => false);
+      await running?.stop();
+      await registry?.stop();
+      admin?.close();
+      if (tmp) rmSync(tmp, { recursive: true, force: true });
+    }
   });
 
   test("catalogs on the cluster: a ClusterCatalog is pulled, served over catalogd's HTTP API, with its digest and URL in status", async () => {

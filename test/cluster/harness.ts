@@ -4,6 +4,8 @@
  * alice, bob, carol); without it the cluster tests skip with a message, except under CI=true, where a
  * missing cluster is a failure.
  */
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
 import { KubeClient, type KubeObject } from "../../src/cluster/client.js";
 
 export function clusterKubeconfig(): { kubeconfig: string; skip: false } | { skip: string } {
@@ -13,6 +15,39 @@ export function clusterKubeconfig(): { kubeconfig: string; skip: false } | { ski
     "no test cluster (scripts/run-tests.mjs starts one with scripts/kube/cluster.sh when its binaries are built: scripts/kube/cluster.sh build)";
   if (process.env.CI === "true") throw new Error(`CI=true: ${why}`);
   return { skip: why };
+}
+
+/**
+ * The log sink for controllers a test file runs in-process: stderr with OPCAT_TEST_LOG=1, else a file
+ * `<name>.log` in OPCAT_TEST_LOG_DIR (scripts/run-tests.mjs points it at the test cluster's log folder
+ * and prints the tails of that folder when a cluster test fails), else nothing.
+ */
+export function controllerLog(name: string): (m: string) => void {
+  if (process.env.OPCAT_TEST_LOG) return (m) => process.stderr.write(`${m}\n`);
+  const dir = process.env.OPCAT_TEST_LOG_DIR;
+  if (!dir) return () => {};
+  const file = join(dir, `${name}.log`);
+  return (m) => appendFileSync(file, `${new Date().toISOString()} ${m}\n`);
+}
+
+/** What a timeout message shows of an object: who owns it, when it was made, whether it is being deleted, its status. */
+function describeObject(o: KubeObject | undefined): string {
+  if (!o) return "null";
+  const m = o.metadata;
+  return JSON.stringify({
+    metadata: {
+      uid: m.uid,
+      generation: m.generation,
+      creationTimestamp: m.creationTimestamp,
+      ...(m.deletionTimestamp ? { deletionTimestamp: m.deletionTimestamp } : {}),
+      ...(m.finalizers?.length ? { finalizers: m.finalizers } : {}),
+      ...(m.ownerReferences?.length
+        ? { ownerReferences: m.ownerReferences.map((r) => `${r.kind}/${r.name} (${r.uid})`) }
+        : {}),
+      ...(m.labels ? { labels: m.labels } : {}),
+    },
+    status: (o as { status?: unknown }).status,
+  });
 }
 
 export function clientAs(kubeconfig: string, context: string): KubeClient {
@@ -39,9 +74,7 @@ export async function waitFor<T extends KubeObject>(
     last = await client.tryGet<T>(apiVersion, kind, name, namespace);
     if (pred(last)) return last;
     if (Date.now() > deadline)
-      throw new Error(
-        `timed out waiting for ${kind} ${name}: ${what}; last seen: ${JSON.stringify((last as { status?: unknown } | undefined)?.status ?? last ?? null)}`,
-      );
+      throw new Error(`timed out waiting for ${kind} ${name}: ${what}; last seen: ${describeObject(last)}`);
     const path = await client.path(apiVersion, kind, namespace);
     const ac = new AbortController();
     const timer = setTimeout(() => ac.abort(), 5_000);

@@ -29,7 +29,7 @@ import { createHash } from "node:crypto";
 import { execFileSync } from "node:child_process";
 import type { AddressInfo } from "node:net";
 import { COMMUNITY, requireShared } from "../shared.js";
-import { clientAs, clusterKubeconfig, cond, grantClusterRole, waitFor } from "./harness.js";
+import { clientAs, clusterKubeconfig, cond, controllerLog, grantClusterRole, waitFor } from "./harness.js";
 
 const cluster = clusterKubeconfig();
 const missingTools = requireTools("docker-registry", "htpasswd", "openssl", "tar");
@@ -154,7 +154,7 @@ describe("RukPak on a real API server", { skip, concurrency: false }, () => {
       context: "admin",
       stateDir: join(tmp, "state"),
       pull: { useHttp: true, caFile: certs.ca },
-      log: () => {},
+      log: controllerLog("rukpak-controllers"),
     });
     // carol (group dev-team): may create Instances and Bundles and use every class, nothing else
     await grantClusterRole(admin, "test-dev-team", { group: "dev-team" }, [

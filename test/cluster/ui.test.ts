@@ -25,7 +25,7 @@ import { buildBundleImage, pushImage } from "../../src/image/index.js";
 import { requireTools, startDockerRegistry, type RunningRegistry } from "../image/servers.js";
 import { COMMUNITY, requireShared } from "../shared.js";
 import { launchBrowser, openPage, requireChromium, startServe, type Served } from "../ui/harness.js";
-import { clientAs, clusterKubeconfig, cond, grantClusterRole, waitFor } from "./harness.js";
+import { clientAs, clusterKubeconfig, cond, controllerLog, grantClusterRole, waitFor } from "./harness.js";
 
 declare const location: { hash: string };
 
@@ -68,7 +68,7 @@ describe("web UI cluster pages on a real API server", { skip, concurrency: false
       context: "admin",
       stateDir: join(tmp, "state"),
       pull: { useHttp: true },
-      log: () => {},
+      log: controllerLog("ui-controllers"),
     });
     await admin.apply({
       apiVersion: API_VERSION,

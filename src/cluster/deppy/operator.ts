@@ -197,10 +197,8 @@ export class OperatorController {
         ) {
           // The Instance's deletion may be seen before the Operator's (separate watches): ask the
           // API server, not the cache, before creating one again for an Operator being deleted.
-          if (!cur) {
-            const live = await this.client.tryGet<Operator>(OPERATOR_API_VERSION, "Operator", name);
-            if (!live || live.metadata.deletionTimestamp || live.metadata.uid !== op.metadata.uid) return;
-          }
+          if (!cur && !(await this.client.getLive(OPERATOR_API_VERSION, "Operator", name, { uid: op.metadata.uid })))
+            return;
           await this.client.apply<Instance>({
             apiVersion: RUKPAK_API_VERSION,
             kind: "Instance",
@@ -241,6 +239,9 @@ export class OperatorController {
         });
       } else {
         if (!cur || JSON.stringify(cur.spec) !== JSON.stringify(spec)) {
+          // as for the Instance above: no Input again for an Operator being deleted
+          if (!cur && !(await this.client.getLive(OPERATOR_API_VERSION, "Operator", name, { uid: op.metadata.uid })))
+            return;
           await this.client.apply<Input>({
             apiVersion: DEPPY_API_VERSION,
             kind: "Input",

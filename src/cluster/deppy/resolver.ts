@@ -501,27 +501,26 @@ export class DeppyController {
           (b) => b.package === g.constraints.map((c) => (c.value as { package?: string }).package).find(Boolean),
         )?.dependencyOf ?? [];
       const owner = inputs.find((i) => bundlesOf(rs, i.metadata.name).some((b) => parent.includes(b.name)));
-      if (byName.has(g.name)) continue;
+      // a generated Input is owned by the Input that needed it, and goes with it: none without a live owner
+      if (byName.has(g.name) || !owner) continue;
+      if (!(await this.client.getLive(DEPPY_API_VERSION, "Input", owner.metadata.name, { uid: owner.metadata.uid })))
+        continue;
       await this.client
         .create<Input>({
           apiVersion: DEPPY_API_VERSION,
           kind: "Input",
           metadata: {
             name: g.name,
-            labels: { [LABEL_GENERATED_FOR]: owner?.metadata.name ?? "" },
-            ...(owner
-              ? {
-                  ownerReferences: [
-                    {
-                      apiVersion: DEPPY_API_VERSION,
-                      kind: "Input",
-                      name: owner.metadata.name,
-                      uid: owner.metadata.uid!,
-                      blockOwnerDeletion: false,
-                    },
-                  ],
-                }
-              : {}),
+            labels: { [LABEL_GENERATED_FOR]: owner.metadata.name },
+            ownerReferences: [
+              {
+                apiVersion: DEPPY_API_VERSION,
+                kind: "Input",
+                name: owner.metadata.name,
+                uid: owner.metadata.uid!,
+                blockOwnerDeletion: false,
+              },
+            ],
           },
           spec: { inputClass: g.inputClass, constraints: g.constraints.map((c) => ({ type: c.type, value: c.value })) },
         })
@@ -654,6 +653,8 @@ export class DeppyController {
     const cls = this.classes.get(i.spec.inputClass || "subscription");
     if (cls?.parameters?.trace && rs.trace) data[TRACE_FILE] = rs.trace.join("\n") + "\n";
     const ns = this.opts.namespace;
+    // resolving took time and the Input may have gone meanwhile: nothing is written for a deleted Input
+    if (!(await this.client.getLive(DEPPY_API_VERSION, "Input", input, { uid: i.metadata.uid }))) return name;
     const existing = await this.client.tryGet<Bundle>(RUKPAK_API_VERSION, "Bundle", name);
     if (!existing) {
       await this.ensureNamespace();

@@ -259,9 +259,11 @@ export class ResolvesetProvisioner {
   }
 
   async reconcileInstance(name: string): Promise<void> {
-    let inst = this.instances.get(name);
-    if (!inst || inst.metadata.deletionTimestamp) return;
-    inst = (await this.client.tryGet<Instance>(RUKPAK_API_VERSION, "Instance", name)) ?? inst;
+    const cached = this.instances.get(name);
+    if (!cached || cached.metadata.deletionTimestamp) return;
+    // the cache may not have seen its deletion yet: a deleted resolveset makes nothing again
+    let inst = await this.client.getLive<Instance>(RUKPAK_API_VERSION, "Instance", name, { uid: cached.metadata.uid });
+    if (!inst) return;
     const gen = inst.metadata.generation ?? 0;
     const rsName = inst.spec.bundle.name;
     const rsBundle = this.bundles.get(rsName);
@@ -493,6 +495,9 @@ export class ResolvesetProvisioner {
         cur.spec.bundle.name !== bn ||
         (cur.metadata.ownerReferences ?? []).every((o) => o.uid !== owner.uid)
       ) {
+        // asked again right before writing: the steps above took time, and a package Instance made
+        // (or given this owner) for a resolveset being deleted would outlive it
+        if (!(await this.client.getLive(RUKPAK_API_VERSION, "Instance", name, { uid: owner.uid }))) return;
         const applied = await this.client.apply<Instance>({
           apiVersion: RUKPAK_API_VERSION,
           kind: "Instance",

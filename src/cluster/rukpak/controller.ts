@@ -371,9 +371,10 @@ export class RukpakController {
   }
 
   async reconcileInstance(name: string): Promise<void> {
-    let inst = this.instances.get(name);
-    if (!inst || inst.metadata.deletionTimestamp) return;
-    inst = (await this.client.tryGet<Instance>(API_VERSION, "Instance", name)) ?? inst;
+    const cached = this.instances.get(name);
+    if (!cached || cached.metadata.deletionTimestamp) return;
+    let inst = await this.client.getLive<Instance>(API_VERSION, "Instance", name, { uid: cached.metadata.uid });
+    if (!inst) return;
     const gen = inst.metadata.generation ?? 0;
     const bundleName = inst.spec.bundle.name;
 
@@ -617,8 +618,7 @@ export class RukpakController {
     // The cache may not have seen the Instance's deletion yet (a pivot or install that started just
     // before it): ask the API server before creating its objects, which would otherwise outlive it
     // until the garbage collector notices their owner is gone.
-    const live = await this.client.tryGet<Instance>(API_VERSION, "Instance", inst.metadata.name);
-    if (!live || live.metadata.deletionTimestamp || live.metadata.uid !== inst.metadata.uid) return;
+    if (!(await this.client.getLive(API_VERSION, "Instance", inst.metadata.name, { uid: inst.metadata.uid }))) return;
     try {
       await this.install(desired);
     } catch (e) {
