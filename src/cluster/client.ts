@@ -397,9 +397,11 @@ export class KubeClient {
       throw apiError(status, Buffer.concat(chunks).toString("utf8"), "WATCH", path);
     }
     let buf = "";
+    // decoded as a stream: a character split between two chunks stays one character
+    res.setEncoding("utf8");
     try {
       for await (const chunk of res) {
-        buf += (chunk as Buffer).toString("utf8");
+        buf += chunk as string;
         let nl: number;
         while ((nl = buf.indexOf("\n")) >= 0) {
           const line = buf.slice(0, nl).trim();
