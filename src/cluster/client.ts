@@ -305,13 +305,17 @@ export class KubeClient {
   async list<T extends KubeObject = KubeObject>(
     apiVersion: string,
     kind: string,
-    opts: { namespace?: string; labelSelector?: string; resourceVersion?: string } = {},
+    opts: { namespace?: string; labelSelector?: string; fieldSelector?: string; resourceVersion?: string } = {},
   ): Promise<{ items: T[]; resourceVersion: string }> {
     const r = await this.request<{ items: T[]; metadata: { resourceVersion: string } }>(
       "GET",
       await this.path(apiVersion, kind, opts.namespace),
       {
-        query: { labelSelector: opts.labelSelector, resourceVersion: opts.resourceVersion },
+        query: {
+          labelSelector: opts.labelSelector,
+          fieldSelector: opts.fieldSelector,
+          resourceVersion: opts.resourceVersion,
+        },
       },
     );
     for (const it of r.items) {

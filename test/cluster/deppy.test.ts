@@ -36,7 +36,7 @@ import {
 import { parseResolveset, RESOLVESET_FILE, resolvesetInstanceName } from "../../src/cluster/deppy/resolver.js";
 import { requireTools, startDockerRegistry, type RunningRegistry } from "../image/servers.js";
 import { COMMUNITY, requireShared } from "../shared.js";
-import { clientAs, clusterKubeconfig, cond, controllerLog, waitFor } from "./harness.js";
+import { clientAs, clusterKubeconfig, cond, controllerLog, waitFor, waitForEvent } from "./harness.js";
 
 const execFileAsync = promisify(execFile);
 const cluster = clusterKubeconfig();
@@ -160,18 +160,8 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
     await removeCRDs(crds);
   }
 
-  /** Waits for an Event about `name` with `reason` (Inputs are cluster-scoped: their Events are in namespace default; written after the status). */
-  async function eventFor(name: string, reason: string): Promise<KubeObject & { message: string }> {
-    for (let i = 0; i < 200; i++) {
-      const { items } = await admin.list<
-        KubeObject & { reason: string; message: string; involvedObject: { name: string } }
-      >("v1", "Event", { namespace: "default" });
-      const e = items.find((x) => x.involvedObject.name === name && x.reason === reason);
-      if (e) return e;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`no ${reason} Event about ${name} in namespace default`);
-  }
+  /** An Event about `name` with `reason` (Inputs are cluster-scoped: their Events are in namespace default; written after the status). */
+  const eventFor = (name: string, reason: string) => waitForEvent(admin, "default", name, reason);
 
   const resolvesetOf = async (input: string) => {
     const i = await waitFor<Input>(

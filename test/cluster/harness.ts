@@ -99,6 +99,55 @@ export async function waitFor<T extends KubeObject>(
   }
 }
 
+export interface KubeEvent extends KubeObject {
+  reason: string;
+  message: string;
+  type?: string;
+  involvedObject: { kind?: string; name: string; namespace?: string };
+}
+
+/**
+ * Waits for an Event in `namespace` about the object `name` with `reason` (listing, then watching
+ * with field selectors; the timeout only bounds a hung test).
+ */
+export async function waitForEvent(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+  reason: string,
+  timeoutMs = 180_000,
+): Promise<KubeEvent> {
+  const fieldSelector = `involvedObject.name=${name},reason=${reason}`;
+  const deadline = Date.now() + timeoutMs;
+  const path = await client.path("v1", "Event", namespace);
+  for (;;) {
+    const { items, resourceVersion } = await client.list<KubeEvent>("v1", "Event", { namespace, fieldSelector });
+    if (items.length > 0) return items[0];
+    if (Date.now() > deadline) throw new Error(`no ${reason} Event about ${name} in namespace ${namespace}`);
+    const ac = new AbortController();
+    const timer = setTimeout(() => ac.abort(), 5_000);
+    let found: KubeEvent | undefined;
+    try {
+      await client.watch(
+        path,
+        { fieldSelector, resourceVersion, timeoutSeconds: 5 },
+        (ev) => {
+          if (ev.type === "ADDED" || ev.type === "MODIFIED") {
+            found = ev.object as KubeEvent;
+            ac.abort();
+          }
+        },
+        ac.signal,
+      );
+    } catch {
+      // a watch error (e.g. 410): list again
+    } finally {
+      clearTimeout(timer);
+    }
+    if (found) return found;
+  }
+}
+
 export function cond(
   o: { status?: { conditions?: { type: string; status: string; reason: string; message: string }[] } } | undefined,
   type: string,
