@@ -7,7 +7,9 @@
 //   `parseGoYamlDocument(text, { strict: true })` is yaml.UnmarshalStrict (semver template: duplicate keys).
 // * YAML 1.2 (`yaml` package): `parseYaml12` (yaml12.ts) — only the community pipeline's
 //   release-config.yaml, which Python's ruamel.yaml reads, never opm; `stringifyYaml12` for the web UI's
-//   blob viewer (src/ui imports yaml12.ts directly, to keep the rest of src/yaml out of the browser bundle).
+//   blob viewer. Imported from yaml12.ts itself, not re-exported here: this index is loaded by every
+//   catalog command, and the `yaml` package is 72 modules (src/ui also keeps the rest of src/yaml out of
+//   the browser bundle that way).
 // * Comment-preserving editing (`yaml` package Document API): edit.ts — `template add-bundle`.
 // Writing: the go-yaml v2 emitter used by sigs.k8s.io/yaml JSONToYAML (opm's `-o yaml`), `toGoYaml`.
 export { toGoYaml, type JsonValue } from "./emit.js";
@@ -22,7 +24,6 @@ export {
   jsonFailure,
 } from "./stream.js";
 export { GoYamlError } from "./errors.js";
-export { parseYaml12, stringifyYaml12 } from "./yaml12.js";
 export { goKeyLess, sortGoKeys } from "./sort.js";
 export {
   resolvePlain,

@@ -14,7 +14,7 @@
  * merge: true                        # optional, not used here
  * ```
  */
-import { parseYaml12 } from "../../yaml/index.js";
+import { parseYaml12 } from "../../yaml/yaml12.js";
 
 export interface ReleaseConfigTemplate {
   templateName: string;
