@@ -401,7 +401,8 @@ describe("manifests", () => {
       () =>
         parseManifest(
           Buffer.from(
-            `{"schemaVersion":2,"mediaType":"${MEDIA_DOCKER_MANIFEST}","config":{"digest":"sha256:zz","size":1},"layers":[]}`,
+            `{"schemaVersion":2,"mediaType":"${MEDIA_DOCKER_MANIFEST}",` +
+              `"config":{"digest":"sha256:zz","size":1},"layers":[]}`,
           ),
           undefined,
           "x",
@@ -510,7 +511,9 @@ describe("build and classify", () => {
     assert.throws(
       () => classifyImage({ ref: "r", labels: { "operators.operatorframework.io.index.database.v1": "/db" } }),
       {
-        message: `render "r": sqlite-based index images are no longer supported, migrate to a file-based catalog: not allowed`,
+        message:
+          `render "r": sqlite-based index images are no longer ` +
+          `supported, migrate to a file-based catalog: not allowed`,
       },
     );
   });
@@ -525,7 +528,10 @@ describe("build and classify", () => {
 describe("catalog build configuration", () => {
   test("parses the documented shape and rejects bad ones", () => {
     const c = parseCatalogBuildConfig(
-      `name: community-operators\nrepo: quay.io/community-operators/catalog\ntag: latest\nreferences:\n- name: etcd-operator\n  image: quay.io/etcd-operator/index@sha256:5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03\n`,
+      `name: community-operators\nrepo: quay.io/community-operators/catalog\ntag: latest\n` +
+        `references:\n- name: etcd-operator\n` +
+        `  image: quay.io/etcd-operator/index@sha256:` +
+        `5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03\n`,
     );
     assert.equal(c.references[0].name, "etcd-operator");
     assert.throws(

@@ -71,7 +71,10 @@ describe("gRPC registry API (golden answers from opm v1.73.0's own server)", () 
     );
   });
 
-  /** One raw HTTP/2 request: `body` then END_STREAM; the response's headers and trailers merged (a trailers-only answer has none). */
+  /**
+   * One raw HTTP/2 request: `body` then END_STREAM; the response's
+   * headers and trailers merged (a trailers-only answer has none).
+   */
   function rawRequest(
     path: string,
     headers: Record<string, string>,

@@ -188,7 +188,9 @@ describe("catalogd HTTP API", () => {
         "GET",
         "/catalogs/Te_st/api/v1/all",
         400,
-        "invalid catalog name: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')\n",
+        "invalid catalog name: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric " +
+          "characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', " +
+          "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')\n",
       ],
       ["GET", "/catalogs/..%2Fetc/api/v1/all", 400, ""],
     ];

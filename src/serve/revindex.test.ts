@@ -289,13 +289,16 @@ describe("the index in a running server", () => {
     const dir = copyCatalog("killed");
     const cacheDir = join(tmp, "cache-killed");
     // the child writes the index but never finishes it: fsync (before the rename) hangs, then it is killed
+    const load =
+      `await CatalogRevision.load(${JSON.stringify(dir)}, ` +
+      `{ catalog: "k", serial: 1, cache: { dir: ${JSON.stringify(cacheDir)} } });`;
     const code = `
       import { open } from "node:fs/promises";
       import { CatalogRevision } from ${JSON.stringify(join(here, "revision.ts"))};
       const fh = await open(${JSON.stringify(join(tmp, "probe"))}, "w");
       Object.getPrototypeOf(fh).sync = () => { process.stdout.write("writing\\n"); return new Promise(() => {}); };
       await fh.close();
-      await CatalogRevision.load(${JSON.stringify(dir)}, { catalog: "k", serial: 1, cache: { dir: ${JSON.stringify(cacheDir)} } });
+      ${load}
     `;
     const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", code], {
       stdio: ["ignore", "pipe", "pipe"],

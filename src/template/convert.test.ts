@@ -26,10 +26,14 @@ function entryOrderFree(cfg: DeclarativeConfig): string {
 
 const SMALL = [
   `{"schema":"olm.package","name":"a","defaultChannel":"stable","description":"<b>A</b> & co"}`,
-  `{"schema":"olm.channel","package":"a","name":"stable","entries":[{"name":"a.v1.0.0"},{"name":"a.v1.1.0","replaces":"a.v1.0.0","skips":["a.v1.0.1"]}]}`,
-  `{"schema":"olm.bundle","package":"a","name":"a.v1.1.0","image":"quay.io/a/a:v1.1.0","properties":[{"type":"olm.package","value":{"packageName":"a","version":"1.1.0"}}]}`,
-  `{"schema":"olm.bundle","package":"a","name":"a.v1.0.0","image":"quay.io/a/a:v1.0.0","properties":[{"type":"olm.package","value":{"packageName":"a","version":"1.0.0"}}]}`,
-  `{"schema":"olm.deprecations","package":"a","entries":[{"reference":{"schema":"olm.bundle","name":"a.v1.0.0"},"message":"old"}]}`,
+  `{"schema":"olm.channel","package":"a","name":"stable","entries":[{"name":` +
+    `"a.v1.0.0"},{"name":"a.v1.1.0","replaces":"a.v1.0.0","skips":["a.v1.0.1"]}]}`,
+  `{"schema":"olm.bundle","package":"a","name":"a.v1.1.0","image":"quay.io/a/a:v1.1.0",` +
+    `"properties":[{"type":"olm.package","value":{"packageName":"a","version":"1.1.0"}}]}`,
+  `{"schema":"olm.bundle","package":"a","name":"a.v1.0.0","image":"quay.io/a/a:v1.0.0",` +
+    `"properties":[{"type":"olm.package","value":{"packageName":"a","version":"1.0.0"}}]}`,
+  `{"schema":"olm.deprecations","package":"a","entries":[{"reference":` +
+    `{"schema":"olm.bundle","name":"a.v1.0.0"},"message":"old"}]}`,
   `{"schema":"custom.thing","package":"a","z":1,"a":[true]}`,
   `{"schema":"custom.root","x":"y"}`,
 ].join("\n");
@@ -144,12 +148,16 @@ test("convert --to basic renders back to the catalog (small catalog, both format
 });
 
 const GRAPHABLE = [
-  `{"schema":"olm.package","name":"a","defaultChannel":"stable","icon":{"base64data":"PHN2Zy8+","mediatype":"image/svg+xml"}}`,
-  `{"schema":"olm.channel","package":"a","name":"stable","entries":[{"name":"a.v1.2.0","replaces":"a.v1.1.0","skips":["a.v1.1.1","a.v1.1.2"],"skipRange":">=1.1.0 <1.2.0"},{"name":"a.v1.1.0","replaces":"a.v1.0.0","skips":["a.v0.9.0"],"skipRange":"<1.0.0"}]}`,
+  `{"schema":"olm.package","name":"a","defaultChannel":"stable",` +
+    `"icon":{"base64data":"PHN2Zy8+","mediatype":"image/svg+xml"}}`,
+  `{"schema":"olm.channel","package":"a","name":"stable","entries":[{"name":"a.v1.2.0",` +
+    `"replaces":"a.v1.1.0","skips":["a.v1.1.1","a.v1.1.2"],"skipRange":">=1.1.0 ` +
+    `<1.2.0"},{"name":"a.v1.1.0","replaces":"a.v1.0.0","skips":["a.v0.9.0"],"skipRange":"<1.0.0"}]}`,
   `{"schema":"olm.channel","package":"a","name":"fast","entries":[{"name":"a.v1.2.0"}]}`,
   ...["1.1.0", "1.2.0"].map(
     (v) =>
-      `{"schema":"olm.bundle","package":"a","name":"a.v${v}","image":"quay.io/a/a:v${v}","properties":[{"type":"olm.package","value":{"packageName":"a","version":"${v}"}}]}`,
+      `{"schema":"olm.bundle","package":"a","name":"a.v${v}","image":"quay.io/a/a:v${v}",` +
+      `"properties":[{"type":"olm.package","value":{"packageName":"a","version":"${v}"}}]}`,
   ),
 ].join("\n");
 
@@ -181,7 +189,8 @@ test("convert --to graph: entries along the replaces chain, skipped names as tom
 
 test("convert --to graph refuses what a graph template cannot express, saying why", () => {
   const b = (v: string, pkg = "a"): string =>
-    `{"schema":"olm.bundle","package":"${pkg}","name":"${pkg}.v${v}","image":"quay.io/a/${pkg}:v${v}","properties":[{"type":"olm.package","value":{"packageName":"${pkg}","version":"${v}"}}]}`;
+    `{"schema":"olm.bundle","package":"${pkg}","name":"${pkg}.v${v}","image":"quay.io/a/${pkg}:v` +
+    `${v}","properties":[{"type":"olm.package","value":{"packageName":"${pkg}","version":"${v}"}}]}`;
   const pkg = `{"schema":"olm.package","name":"a","defaultChannel":"s"}`;
   const ch = (entries: string): string => `{"schema":"olm.channel","package":"a","name":"s","entries":${entries}}`;
   const refused = (why: string): string => `package "a" cannot be expressed as a graph template: ${why}`;
@@ -195,7 +204,8 @@ test("convert --to graph refuses what a graph template cannot express, saying wh
       [pkg, ch(`[{"name":"a.v1"},{"name":"a.v2"}]`)],
       "TEMPLATE_CONVERT_GRAPH",
       refused(
-        `channel "s" has 2 entries that replace no entry of the channel (a.v1, a.v2); a graph's entries form a single replaces chain`,
+        `channel "s" has 2 entries that replace no entry of the channel ` +
+          `(a.v1, a.v2); a graph's entries form a single replaces chain`,
       ),
     ],
     [
@@ -207,14 +217,16 @@ test("convert --to graph refuses what a graph template cannot express, saying wh
       [pkg, ch(`[{"name":"a.v1"},{"name":"a.v2","replaces":"a.v1","skips":["a.v1"]}]`)],
       "TEMPLATE_CONVERT_GRAPH",
       refused(
-        `channel "s": "a.v2" skips "a.v1", which is also an entry of the channel (only tombstones, which are not entries, can be skipped)`,
+        `channel "s": "a.v2" skips "a.v1", which is also an entry of the ` +
+          `channel (only tombstones, which are not entries, can be skipped)`,
       ),
     ],
     [
       [
         pkg,
         ch(
-          `[{"name":"a.v1"},{"name":"a.v2","replaces":"a.v1","skips":["x"]},{"name":"a.v3","replaces":"a.v2","skips":["x"]}]`,
+          `[{"name":"a.v1"},{"name":"a.v2","replaces":"a.v1","skips":` +
+            `["x"]},{"name":"a.v3","replaces":"a.v2","skips":["x"]}]`,
         ),
       ],
       "TEMPLATE_CONVERT_GRAPH",
@@ -246,7 +258,8 @@ test("convert --to graph refuses what a graph template cannot express, saying wh
     [
       [
         pkg,
-        `{"schema":"olm.channel","package":"a","name":"s","entries":[{"name":"a.v1"}],"properties":[{"type":"x","value":1}]}`,
+        `{"schema":"olm.channel","package":"a","name":"s","entries":` +
+          `[{"name":"a.v1"}],"properties":[{"type":"x","value":1}]}`,
       ],
       "TEMPLATE_CONVERT_GRAPH",
       refused(`channel "s" has properties, which a graph template does not carry`),
@@ -360,7 +373,8 @@ test("community catalogs: convert → render with --reuse gives back the catalog
     }
   }
   t.diagnostic(
-    `graph: ${graphExact} exact, ${graphReordered} equal up to the order of channel entries, ${files.length - graphExact - graphReordered} refused`,
+    `graph: ${graphExact} exact, ${graphReordered} equal up to the order of ` +
+      `channel entries, ${files.length - graphExact - graphReordered} refused`,
   );
   for (const [kind, list] of refusals) t.diagnostic(`  refused (${kind}): ${list.length}: ${list.join(", ")}`);
   assert.ok(graphExact + graphReordered > 0);

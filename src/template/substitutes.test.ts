@@ -92,7 +92,8 @@ test("renderTemplate routes olm.template.substitutes (type detected or given) an
     renderTemplate(JSON.stringify({ schema: "olm.template.basic" }), src, { type: "substitutes" }),
     (e: OpcatError) =>
       e.message ===
-      `rendering template: render: unable to parse template: template has unknown schema ("olm.template.basic"), should be "olm.template.substitutes"`,
+      `rendering template: render: unable to parse template: template has ` +
+        `unknown schema ("olm.template.basic"), should be "olm.template.substitutes"`,
   );
 });
 

@@ -147,7 +147,10 @@ test("graph: --skips naming no entry become tombstones before the new entry; liv
   assert.equal(p.validation, "rendered");
   assert.match(
     p.result as string,
-    /  - foo\.v0\.2\.0   # head\n  - foo\.v0\.2\.5\n  - foo\.v0\.2\.6\n  - foo\.v0\.3\.0\n  tombstones:\n  - foo\.v0\.2\.5\n  - foo\.v0\.2\.6\n- name: fast\n/,
+    new RegExp(
+      /  - foo\.v0\.2\.0   # head\n  - foo\.v0\.2\.5\n  - foo\.v0\.2\.6\n  - /.source +
+        /foo\.v0\.3\.0\n  tombstones:\n  - foo\.v0\.2\.5\n  - foo\.v0\.2\.6\n- name: fast\n/.source,
+    ),
   );
   const cfg = await renderGraphTemplate(p.result as string, source());
   assert.deepEqual(cfg.channels[0].entries?.at(-1), {
@@ -218,7 +221,8 @@ test("graph: a missing graph is created, the edges as its tail edges", async () 
   assert.equal(p.outcome, "added", JSON.stringify(p.problems));
   assert.ok(
     (p.result as string).endsWith(
-      "  entries: [foo.v0.1.0, foo.v0.2.0]\n- name: candidate\n  entries:\n  - foo.v0.3.0\n  tailEdges:\n    replaces: foo.v0.2.0\n    skips:\n    - foo.v0.1.0\n    skipRange: '<0.3.0'\n",
+      "  entries: [foo.v0.1.0, foo.v0.2.0]\n- name: candidate\n  entries:\n  - foo.v0.3.0\n" +
+        "  tailEdges:\n    replaces: foo.v0.2.0\n    skips:\n    - foo.v0.1.0\n    skipRange: '<0.3.0'\n",
     ),
     p.result,
   );
@@ -326,7 +330,8 @@ test("graph: an image discovered from bundles.repo is not added to bundles.image
   assert.ok(!discoveredImage({ repo: "quay.io/acme/foo-bundle", tagRegex: "^x" }, IMG("0.3.0")));
   assert.ok(!discoveredImage({ repo: "quay.io/acme/foo" }, IMG("0.3.0")));
   assert.ok(!discoveredImage({}, IMG("0.3.0")));
-  // The reused catalog answers foo 0.1.0–0.4.0; the range keeps 0.1.0–0.3.0, so the graph must name 0.3.0 to render.
+  // The reused catalog answers foo 0.1.0–0.4.0; the range keeps
+  // 0.1.0–0.3.0, so the graph must name 0.3.0 to render.
   const p = await plan(REPO, req(), source(true));
   assert.equal(p.outcome, "added", JSON.stringify(p.problems));
   assert.equal(p.validation, "rendered");
@@ -375,7 +380,8 @@ test("graph: JSON templates keep their style", async () => {
       .replace(`"${IMG("0.2.0")}"]`, `"${IMG("0.2.0")}", "${IMG("0.3.0")}"]`)
       .replace(
         `"foo.v0.2.0"\n            ]`,
-        `"foo.v0.2.0",\n                "foo.v0.3.0"\n            ],\n            "skipRanges": {\n                "foo.v0.3.0": "<0.3.0"\n            }`,
+        `"foo.v0.2.0",\n                "foo.v0.3.0"\n            ],\n` +
+          `            "skipRanges": {\n                "foo.v0.3.0": "<0.3.0"\n            }`,
       ),
   );
   assert.equal((await plan(q.result as string, req({ skipRange: "<0.3.0" }), source())).outcome, "already-present");
@@ -388,7 +394,10 @@ test("graph: the bundle's name already in a graph under another image is a confl
   assert.deepEqual(codes(structural), ["TEMPLATE_ADD_BUNDLE_CONFLICT"]);
   assert.match(
     structural.problems[0].message,
-    /already in the template \(an entry of graph "stable"\), but image ".*v0\.2\.0-rebuild" is neither in bundles\.images nor discovered/,
+    new RegExp(
+      /already in the template \(an entry of graph "stable"\), but image /.source +
+        /".*v0\.2\.0-rebuild" is neither in bundles\.images nor discovered/.source,
+    ),
   );
   const src = reuseSource(catalog([bundleBlob("foo", "0.2.0", other)]), { reuseTags: true });
   // In another graph too (the name is one bundle of the package, whatever the graph).
@@ -505,10 +514,12 @@ entries:
     again.templates.map((t) => t.outcome),
     ["already-present", "already-present", "already-present"],
   );
-  // 0.4.0 with a replaces that is not the graph's head: the graph template conflicts, the basic one is not written either.
+  // 0.4.0 with a replaces that is not the graph's head: the graph
+  // template conflicts, the basic one is not written either.
   writeFileSync(
     rc,
-    `catalog_templates:\n  - template_name: basic.yaml\n    channels: [stable]\n    replaces: foo.v0.3.0\n  - template_name: graph.yaml\n    channels: [stable]\n    replaces: foo.v0.2.0\n`,
+    `catalog_templates:\n  - template_name: basic.yaml\n    channels: [stable]\n    replaces: foo.v0.3.0\n` +
+      `  - template_name: graph.yaml\n    channels: [stable]\n    replaces: foo.v0.2.0\n`,
   );
   const beforeBasic = readFileSync(join(templates, "basic.yaml"), "utf8");
   const c = await addBundleFromReleaseConfig(rc, IMG("0.4.0"), { source: source(), templatesDir: templates });
@@ -726,7 +737,9 @@ test("property: add-bundle is idempotent through rendering (a source for every i
 // ---- CLI -----------------------------------------------------------------------------------
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
-const RUNNER = `import { run } from ${JSON.stringify(pathToFileURL(join(REPO_ROOT, "src", "cli", "main.ts")).href)};\nprocess.exitCode = await run(process.argv.slice(1));`;
+const RUNNER =
+  `import { run } from ${JSON.stringify(pathToFileURL(join(REPO_ROOT, "src", "cli", "main.ts")).href)};\n` +
+  `process.exitCode = await run(process.argv.slice(1));`;
 
 function opcat(args: string[]): { code: number; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", RUNNER, ...args], {

@@ -62,8 +62,8 @@ test("discoverTagImages errors name the field", async () => {
     [
       { repo: "quay.io/x/y" },
       undefined,
-      /^bundles\.repo: listing the tags of "quay\.io\/x\/y" needs registry access, which this bundle source does not provide$/
-        .source,
+      /^bundles\.repo: listing the tags of "quay\.io\/x\/y" needs registry access, /.source +
+        /which this bundle source does not provide$/.source,
       "usage",
     ],
   ];

@@ -87,7 +87,8 @@ test("opm's refusals: bundle directories, catalog images; errors are prefixed an
     src.render(dirs.get("1.0.0") ?? ""),
     (e: OpcatError) =>
       e.message ===
-      `render reference ${JSON.stringify(dirs.get("1.0.0"))}: cannot render bundle directory ${JSON.stringify(dirs.get("1.0.0"))}: not allowed`,
+      `render reference ${JSON.stringify(dirs.get("1.0.0"))}: cannot render ` +
+        `bundle directory ${JSON.stringify(dirs.get("1.0.0"))}: not allowed`,
   );
   await assert.rejects(
     src.render(catDir),
