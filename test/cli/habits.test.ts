@@ -67,7 +67,8 @@ test("opcat completion bash completes commands, subcommands and flags in a real 
       "bash",
       [
         "-c",
-        `source "$0"; COMP_WORDS=(${words.map((w) => `'${w}'`).join(" ")}); COMP_CWORD=${words.length - 1}; _opcat; printf '%s\\n' "\${COMPREPLY[@]}"`,
+        `source "$0"; COMP_WORDS=(${words.map((w) => `'${w}'`).join(" ")}); ` +
+          `COMP_CWORD=${words.length - 1}; _opcat; printf '%s\\n' "\${COMPREPLY[@]}"`,
         file,
       ],
       { encoding: "utf8" },
@@ -132,7 +133,8 @@ test("a registry that speaks plain HTTP, pulled over HTTPS, is named with what t
     assert.match(
       r.stderr,
       new RegExp(
-        `${reg.host.replace(/\./g, "\\.")} speaks plain HTTP, not HTTPS; use --use-http \\(or mark the registry insecure in registries\\.conf\\)`,
+        `${reg.host.replace(/\./g, "\\.")} speaks plain HTTP, not HTTPS; use ` +
+          `--use-http \\(or mark the registry insecure in registries\\.conf\\)`,
       ),
     );
     assert.doesNotMatch(r.stderr, /wrong version number/);
@@ -269,7 +271,8 @@ test("a read-only or full cache directory is an I/O error naming the path and th
     assert.match(
       r.stderr,
       new RegExp(
-        `^opcat: error\\[IO_ERROR\\]: mkdir ${ro}/cache/\\S+: EROFS: cannot create .*: ${ro} is on a read-only file system`,
+        `^opcat: error\\[IO_ERROR\\]: mkdir ${ro}/cache/\\S+: EROFS: ` +
+          `cannot create .*: ${ro} is on a read-only file system`,
       ),
     );
     assert.match(r.stderr, /hint: the file system is read-only: choose a writable location \(e\.g\. --cache-dir\)/);
@@ -390,7 +393,8 @@ test("a JSON catalog file with a UTF-8 byte order mark is read whole (opm drops 
   const blobs = [
     '{"schema":"olm.package","name":"a","defaultChannel":"s"}',
     '{"schema":"olm.channel","name":"s","package":"a","entries":[{"name":"a.v1"}]}',
-    '{"schema":"olm.bundle","name":"a.v1","package":"a","image":"x","properties":[{"type":"olm.package","value":{"packageName":"a","version":"1.0.0"}}]}',
+    '{"schema":"olm.bundle","name":"a.v1","package":"a","image":"x","properties":' +
+      '[{"type":"olm.package","value":{"packageName":"a","version":"1.0.0"}}]}',
   ];
   writeFileSync(join(dir, "catalog.json"), "\uFEFF" + blobs.join("\n") + "\n");
   const v = opcat(["validate", dir]);
@@ -433,7 +437,8 @@ test("a registry that accepts the connection and then sends nothing is given up 
     assert.match(
       r.stderr,
       new RegExp(
-        `reading manifest v1 in 127\\.0\\.0\\.1:${port}/stalled/catalog: gave up on 127\\.0\\.0\\.1:${port} after \\d+ attempts? within 3 s: no data from 127\\.0\\.0\\.1:${port} for 0\\.5 s \\(idle timeout\\)`,
+        `reading manifest v1 in 127\\.0\\.0\\.1:${port}/stalled/catalog: gave up on 127\\.0\\.0\\.1:${port} ` +
+          `after \\d+ attempts? within 3 s: no data from 127\\.0\\.0\\.1:${port} for 0\\.5 s \\(idle timeout\\)`,
       ),
     );
     assert.ok(sockets.length >= 1);

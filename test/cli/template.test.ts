@@ -35,12 +35,14 @@ writeFileSync(catalog, ["1.0.0", "1.0.1", "1.1.0"].map(bundle).join("\n") + "\n"
 const semver = join(dir, "semver.yaml");
 writeFileSync(
   semver,
-  "schema: olm.semver\nstable:\n  bundles:\n  - image: quay.io/a/a:1.0.0\n  - image: quay.io/a/a:1.0.1\n  - image: quay.io/a/a:1.1.0\n",
+  "schema: olm.semver\nstable:\n  bundles:\n  - image: quay.io/a/a:1.0.0\n" +
+    "  - image: quay.io/a/a:1.0.1\n  - image: quay.io/a/a:1.1.0\n",
 );
 const basic = join(dir, "basic.yaml");
 writeFileSync(
   basic,
-  "schema: olm.template.basic\nentries:\n- schema: olm.package\n  name: a\n- schema: olm.bundle\n  image: quay.io/a/a:1.0.0\n",
+  "schema: olm.template.basic\nentries:\n- schema: olm.package\n" +
+    "  name: a\n- schema: olm.bundle\n  image: quay.io/a/a:1.0.0\n",
 );
 
 test("template render: semver with --reuse, YAML output, type auto-detected", () => {
@@ -133,7 +135,10 @@ test("errors: unreachable images (exit 2; tags are pulled, not reused, without -
   assert.equal(bad.code, 1);
   assert.match(
     bad.stderr,
-    /rendering template: render: unable to read file: error unmarshaling JSON: while decoding JSON: json: unknown field "bogus"/,
+    new RegExp(
+      /rendering template: render: unable to read file: error /.source +
+        /unmarshaling JSON: while decoding JSON: json: unknown field "bogus"/.source,
+    ),
   );
   const missing = opcat(["template", "render", join(dir, "nope.yaml")]);
   assert.equal(missing.code, 2);
@@ -202,6 +207,9 @@ test("template render graph --offline: the seed 003 example without any registry
   assert.equal(bad.code, 2);
   assert.match(
     bad.stderr,
-    /invalid template type "nope", must be one of: \[basic semver substitutes\]\n  hint: opcat also renders: graph, composite/,
+    new RegExp(
+      /invalid template type "nope", must be one of: \[basic semver /.source +
+        /substitutes\]\n  hint: opcat also renders: graph, composite/.source,
+    ),
   );
 });

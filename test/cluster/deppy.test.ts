@@ -72,7 +72,10 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
     names[key] = renderBundleDirectory(dir).bundles[0].name;
   }
 
-  /** A catalog directory: packages with channels (entries in order, each replacing the one before) and the bundles' blobs. */
+  /**
+   * A catalog directory: packages with channels (entries in order,
+   * each replacing the one before) and the bundles' blobs.
+   */
   function writeCatalog(
     dir: string,
     pkgs: { name: string; defaultChannel: string; channels: Record<string, string[]> }[],
@@ -160,7 +163,10 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
     await removeCRDs(crds);
   }
 
-  /** An Event about `name` with `reason` (Inputs are cluster-scoped: their Events are in namespace default; written after the status). */
+  /**
+   * An Event about `name` with `reason` (Inputs are cluster-scoped: their
+   * Events are in namespace default; written after the status).
+   */
   const eventFor = (name: string, reason: string) => waitForEvent(admin, "default", name, reason);
 
   const resolvesetOf = async (input: string) => {
@@ -402,7 +408,8 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
         [TOPO, names.topo, "install"],
       ].sort(),
     );
-    // status.instances: the topology operator depends on the cluster operator's Instance, meeting its olm.package and olm.gvk constraints
+    // status.instances: the topology operator depends on the cluster
+    // operator's Instance, meeting its olm.package and olm.gvk constraints
     const topo = input.status?.instances?.find((x) => x.name === names.topo);
     assert.ok(topo, JSON.stringify(input.status));
     const dep = topo.dependencies?.find((d) => d.name === RABBIT);
@@ -427,7 +434,8 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
       (o) => cond(o, "Installed")?.status === "True",
       "Operator Installed",
     );
-    // components: Input, resolveset Instance, package Instances, Bundles, and the Deployments/CRDs/RBAC the bundles made
+    // components: Input, resolveset Instance, package Instances,
+    // Bundles, and the Deployments/CRDs/RBAC the bundles made
     const kinds = new Set(op!.status!.components!.refs!.map((r) => r.kind));
     for (const k of [
       "Input",
@@ -736,7 +744,8 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
       "the unrelated operator is installed",
     );
     assert.match((await eventFor("blocked", "ResolutionFailed")).message, /9\.9\.9/);
-    // an installed operator held below its channel head by its own version range: UpdateBlocked with the resolver's reason
+    // an installed operator held below its channel head by its own
+    // version range: UpdateBlocked with the resolver's reason
     await operator("rabbit", {
       inputClass: "subscription",
       catalog: { name: "community", package: RABBIT, channel: "stable" },
@@ -755,7 +764,8 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
     assert.match(
       cond(held, "UpdateBlocked")!.message,
       new RegExp(
-        `${RABBIT} stays at ${names.rabbit280.replace(/\./g, "\\.")} although ${names.rabbit290.replace(/\./g, "\\.")} is in channel stable: `,
+        `${RABBIT} stays at ${names.rabbit280.replace(/\./g, "\\.")} although ` +
+          `${names.rabbit290.replace(/\./g, "\\.")} is in channel stable: `,
       ),
     );
     assert.match((await eventFor("rabbit", "UpdateBlocked")).message, /stays at/);
@@ -775,7 +785,8 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
     await admin.mergePatch(RUKPAK, "Bundle", names.catfacts, {
       metadata: {
         annotations: {
-          "olm.properties": `${props}\n{"olm.gvk.required":{"group":"example.com","kind":"Grumbo","version":"v1alpha1"}}`,
+          "olm.properties":
+            `${props}\n` + `{"olm.gvk.required":{"group":"example.com","kind":"Grumbo","version":"v1alpha1"}}`,
         },
       },
     });
@@ -847,7 +858,9 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
         kind: "ConfigMap",
         metadata: { name: "chart", namespace: ns },
         data: {
-          "settings.yaml": `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: team-a-settings\n  namespace: ${ns}\ndata:\n  greeting: hello\n`,
+          "settings.yaml":
+            `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: team-a-settings\n` +
+            `  namespace: ${ns}\ndata:\n  greeting: hello\n`,
         },
       } as KubeObject);
       await carol.create({

@@ -105,7 +105,8 @@ describe("RukPak on a real API server", { skip, concurrency: false }, () => {
         .replace(/^(\s+)version: v1beta1$/gm, "$1version: v1beta2"),
     );
     images.rabbitBad = await push("rabbitmq-bundle:2.9.0-bad", bad);
-    // rabbitmq 2.9.0 whose CRD newly limits spec.replicas to 3: safe by the schema diff, unsafe for an existing cluster of 5
+    // rabbitmq 2.9.0 whose CRD newly limits spec.replicas to 3: safe by
+    // the schema diff, unsafe for an existing cluster of 5
     const strict = join(tmp, "rabbit-strict");
     cpSync(join(OPS, "rabbitmq-cluster-operator", "2.9.0"), strict, { recursive: true });
     const strictCrdFile = join(strict, "manifests", "crds.yaml");
@@ -136,7 +137,8 @@ describe("RukPak on a real API server", { skip, concurrency: false }, () => {
     const plain = join(tmp, "tarball", "manifests");
     writeFileSync(
       join(tmp, "obj.yaml"),
-      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-a-tarball\n  namespace: default\ndata:\n  source: https\n",
+      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-a-tarball\n" +
+        "  namespace: default\ndata:\n  source: https\n",
     );
     execFileSync("mkdir", ["-p", plain]);
     cpSync(join(tmp, "obj.yaml"), join(plain, "obj.yaml"));
@@ -253,7 +255,8 @@ describe("RukPak on a real API server", { skip, concurrency: false }, () => {
       leaf.checkHost(`kube-green-controller-manager-service.${ns}.svc`),
       `kube-green-controller-manager-service.${ns}.svc`,
     );
-    // another reconcile (a label change bumps nothing in spec, so touch the spec: a new watch namespace list equal to the default) keeps the same certificate
+    // another reconcile (a label change bumps nothing in spec, so touch the spec: a new
+    // watch namespace list equal to the default) keeps the same certificate
     const cur = await admin.get<Instance>(API_VERSION, "Instance", "kube-green");
     await admin.replace({ ...cur, spec: { ...cur.spec, watchNamespaces: [""] } });
     await waitFor<Instance>(
@@ -386,7 +389,10 @@ describe("RukPak on a real API server", { skip, concurrency: false }, () => {
     );
     assert.match(
       cond(inst, "Installed")?.message ?? "",
-      /existing custom object default\/big failed validation for new schema version v1beta1: spec\.replicas: 5 is more than the maximum 3/,
+      new RegExp(
+        /existing custom object default\/big failed validation for new /.source +
+          /schema version v1beta1: spec\.replicas: 5 is more than the maximum 3/.source,
+      ),
     );
     assert.equal(inst?.status?.activeBundle, "rabbitmq-2.9.0");
     await admin.delete("rabbitmq.com/v1beta1", "RabbitmqCluster", "big", "default");
@@ -606,7 +612,9 @@ describe("RukPak on a real API server", { skip, concurrency: false }, () => {
     } as unknown as KubeObject);
     await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: "plumbus" } } as unknown as KubeObject);
     const manifest =
-      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plumbus-settings\n  namespace: plumbus\ndata:\n  size: large\n---\napiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: plumbus\n  namespace: plumbus\n";
+      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plumbus-settings\n  namespace: plumbus\ndata:\n" +
+      "  size: large\n---\napiVersion: v1\nkind: ServiceAccount\n" +
+      "metadata:\n  name: plumbus\n  namespace: plumbus\n";
     await admin.apply({
       apiVersion: "v1",
       kind: "ConfigMap",

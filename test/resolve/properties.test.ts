@@ -1,4 +1,7 @@
-/** Random catalogs and inputs: every solution satisfies every constraint (independent checker), answers are deterministic, and a single failing input really has no solution (brute force). */
+/**
+ * Random catalogs and inputs: every solution satisfies every constraint (independent checker),
+ * answers are deterministic, and a single failing input really has no solution (brute force).
+ */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";

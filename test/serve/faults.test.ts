@@ -26,7 +26,10 @@ setFlagsFromString("--expose-gc");
 /** A full garbage collection, so that memory measurements count only what is retained. */
 const gc = runInNewContext("gc") as () => void;
 
-/** A valid catalog of `bundles` bundles of package foo, each carrying `fill` bytes of incompressible filler and the marker `v` everywhere. */
+/**
+ * A valid catalog of `bundles` bundles of package foo, each carrying `fill`
+ * bytes of incompressible filler and the marker `v` everywhere.
+ */
 function catalogText(v: string, bundles: number, fill: number): string {
   const out: string[] = [
     JSON.stringify({ schema: "olm.package", name: "foo", defaultChannel: "stable", description: `marker ${v}` }),
@@ -86,7 +89,10 @@ function wholeCatalog(body: Buffer, bundles: number): string {
   return marker;
 }
 
-/** Resolves once `cond()` holds, checked now and each time `emitter` emits `event` (no clock: a wait that never ends is caught by the runner's timeout). */
+/**
+ * Resolves once `cond()` holds, checked now and each time `emitter` emits `event`
+ * (no clock: a wait that never ends is caught by the runner's timeout).
+ */
 function when(emitter: EventEmitter, event: string, cond: () => boolean): Promise<void> {
   return new Promise((resolve) => {
     if (cond()) return resolve();
