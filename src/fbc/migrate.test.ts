@@ -221,18 +221,21 @@ describe("migrate (migrations_test.go)", () => {
     migrate(cfg, "none");
   });
 
-  it("builds the value from a YAML CSV object the way opm does (HTML-escaped CsvJSON, raw descriptor values kept)", () => {
-    const yaml = readFileSync(path.join(testdata, "yaml-csv.yaml"), "utf8");
-    const [expected] = JSON.parse(readFileSync(path.join(testdata, "yaml-csv.expected.json"), "utf8")) as Vector[];
-    const cfg = unmigratedCatalog();
-    const b = cfg.bundles[0];
-    b.properties = [...fooHeadProps(), bundleObject(yaml)];
-    assert.equal(bundleCsvJson(b), expected.csvJson);
-    migrate(cfg, "all");
-    assert.equal(b.properties.at(-1)?.type, "olm.csv.metadata");
-    assert.equal(b.properties.at(-1)?.value.text, expected.value);
-    assert.equal(b.properties.length, 5);
-  });
+  it(
+    "builds the value from a YAML CSV object the way opm " + "does (HTML-escaped CsvJSON, raw descriptor values kept)",
+    () => {
+      const yaml = readFileSync(path.join(testdata, "yaml-csv.yaml"), "utf8");
+      const [expected] = JSON.parse(readFileSync(path.join(testdata, "yaml-csv.expected.json"), "utf8")) as Vector[];
+      const cfg = unmigratedCatalog();
+      const b = cfg.bundles[0];
+      b.properties = [...fooHeadProps(), bundleObject(yaml)];
+      assert.equal(bundleCsvJson(b), expected.csvJson);
+      migrate(cfg, "all");
+      assert.equal(b.properties.at(-1)?.type, "olm.csv.metadata");
+      assert.equal(b.properties.at(-1)?.value.text, expected.value);
+      assert.equal(b.properties.length, 5);
+    },
+  );
 });
 
 // Arbitrary CSV metadata built from JSON-friendly values, and an independent model of the Go output.

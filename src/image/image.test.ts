@@ -546,31 +546,35 @@ describe("catalog build configuration", () => {
   });
 });
 
-test("leftover .tmp blobs of killed pulls are removed at the next pull into the same store; a running pull's are kept", async () => {
-  const { BlobStore, sweepStaleTemps } = await import("./store.js");
-  const { spawnSync } = await import("node:child_process");
-  const { mkdtempSync, readdirSync, writeFileSync, mkdirSync } = await import("node:fs");
-  const { tmpdir } = await import("node:os");
-  const { join } = await import("node:path");
-  const root = mkdtempSync(join(tmpdir(), "opcat-sweep-"));
-  const store = new BlobStore(root);
-  const dir = join(root, "blobs", "sha256");
-  mkdirSync(dir, { recursive: true });
-  // a pid that surely ended: a child that has exited
-  const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], {
-    encoding: "utf8",
-  }).stdout;
-  writeFileSync(join(dir, `${"a".repeat(64)}.tmp-${dead}-0123456789ab`), "partial");
-  writeFileSync(join(dir, `${"b".repeat(64)}.tmp-${process.ppid}-0123456789ab`), "another pull still running");
-  const data = Buffer.from("hello");
-  const digest = `sha256:${(await import("node:crypto")).createHash("sha256").update(data).digest("hex")}`;
-  await store.putStream(
-    digest,
-    (async function* () {
-      yield data;
-    })(),
-  );
-  const left = readdirSync(dir).sort();
-  assert.deepEqual(left, [`${"b".repeat(64)}.tmp-${process.ppid}-0123456789ab`, digest.slice(7)].sort());
-  assert.equal(sweepStaleTemps(join(root, "nothing-here")), 0);
-});
+test(
+  "leftover .tmp blobs of killed pulls are removed at the " +
+    "next pull into the same store; a running pull's are kept",
+  async () => {
+    const { BlobStore, sweepStaleTemps } = await import("./store.js");
+    const { spawnSync } = await import("node:child_process");
+    const { mkdtempSync, readdirSync, writeFileSync, mkdirSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const root = mkdtempSync(join(tmpdir(), "opcat-sweep-"));
+    const store = new BlobStore(root);
+    const dir = join(root, "blobs", "sha256");
+    mkdirSync(dir, { recursive: true });
+    // a pid that surely ended: a child that has exited
+    const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], {
+      encoding: "utf8",
+    }).stdout;
+    writeFileSync(join(dir, `${"a".repeat(64)}.tmp-${dead}-0123456789ab`), "partial");
+    writeFileSync(join(dir, `${"b".repeat(64)}.tmp-${process.ppid}-0123456789ab`), "another pull still running");
+    const data = Buffer.from("hello");
+    const digest = `sha256:${(await import("node:crypto")).createHash("sha256").update(data).digest("hex")}`;
+    await store.putStream(
+      digest,
+      (async function* () {
+        yield data;
+      })(),
+    );
+    const left = readdirSync(dir).sort();
+    assert.deepEqual(left, [`${"b".repeat(64)}.tmp-${process.ppid}-0123456789ab`, digest.slice(7)].sort());
+    assert.equal(sweepStaleTemps(join(root, "nothing-here")), 0);
+  },
+);

@@ -38,11 +38,14 @@ const SMALL = [
   `{"schema":"custom.root","x":"y"}`,
 ].join("\n");
 
-test("convert --to basic: opm's convert-template basic layout (sorted keys, four-space JSON, HTML escaped; --- YAML), blobs in opm's write order", () => {
-  const cfg = loadText(SMALL, "small.json").config;
-  assert.equal(
-    convertCatalog(cfg, { to: "basic" }),
-    `{
+test(
+  "convert --to basic: opm's convert-template basic layout (sorted keys, " +
+    "four-space JSON, HTML escaped; --- YAML), blobs in opm's write order",
+  () => {
+    const cfg = loadText(SMALL, "small.json").config;
+    assert.equal(
+      convertCatalog(cfg, { to: "basic" }),
+      `{
     "schema": "olm.template.basic",
     "entries": [
         {
@@ -104,37 +107,41 @@ test("convert --to basic: opm's convert-template basic layout (sorted keys, four
     ]
 }
 `,
-  );
-  const y = convertCatalog(cfg, { to: "basic", output: "yaml", package: "a" });
-  assert.ok(
-    y.startsWith(
-      "---\nentries:\n- defaultChannel: stable\n  description: <b>A</b> & co\n  name: a\n  schema: olm.package\n",
-    ),
-    y,
-  );
-  assert.ok(y.endsWith("schema: olm.template.basic\n\n"));
-  assert.ok(!y.includes("custom.root"), "--package leaves out package-less blobs");
-  assert.throws(
-    () => convertCatalog(cfg, { to: "basic", package: "b" }),
-    (e: unknown) =>
-      e instanceof OpcatError &&
-      e.code === "TEMPLATE_CONVERT_PACKAGE" &&
-      e.message === `package "b" not found in the catalog`,
-  );
-});
+    );
+    const y = convertCatalog(cfg, { to: "basic", output: "yaml", package: "a" });
+    assert.ok(
+      y.startsWith(
+        "---\nentries:\n- defaultChannel: stable\n  description: <b>A</b> & co\n  name: a\n  schema: olm.package\n",
+      ),
+      y,
+    );
+    assert.ok(y.endsWith("schema: olm.template.basic\n\n"));
+    assert.ok(!y.includes("custom.root"), "--package leaves out package-less blobs");
+    assert.throws(
+      () => convertCatalog(cfg, { to: "basic", package: "b" }),
+      (e: unknown) =>
+        e instanceof OpcatError &&
+        e.code === "TEMPLATE_CONVERT_PACKAGE" &&
+        e.message === `package "b" not found in the catalog`,
+    );
+  },
+);
 
-test("convert --to basic matches opm's converter (opm alpha convert-template basic, scripts/oracle/convert-basic)", () => {
-  const dir = join(dirname(fileURLToPath(import.meta.url)), "testdata", "graph");
-  const cfg = loadFile(join(dir, "convert-basic-input.json")).config;
-  assert.deepEqual(
-    Buffer.from(convertCatalog(cfg, { to: "basic" })),
-    readFileSync(join(dir, "convert-basic-expected.json")),
-  );
-  assert.deepEqual(
-    Buffer.from(convertCatalog(cfg, { to: "basic", output: "yaml" })),
-    readFileSync(join(dir, "convert-basic-expected.yaml")),
-  );
-});
+test(
+  "convert --to basic matches opm's converter (opm alpha " + "convert-template basic, scripts/oracle/convert-basic)",
+  () => {
+    const dir = join(dirname(fileURLToPath(import.meta.url)), "testdata", "graph");
+    const cfg = loadFile(join(dir, "convert-basic-input.json")).config;
+    assert.deepEqual(
+      Buffer.from(convertCatalog(cfg, { to: "basic" })),
+      readFileSync(join(dir, "convert-basic-expected.json")),
+    );
+    assert.deepEqual(
+      Buffer.from(convertCatalog(cfg, { to: "basic", output: "yaml" })),
+      readFileSync(join(dir, "convert-basic-expected.yaml")),
+    );
+  },
+);
 
 test("convert --to basic renders back to the catalog (small catalog, both formats)", async () => {
   const cfg = loadText(SMALL, "small.json").config;
@@ -161,31 +168,35 @@ const GRAPHABLE = [
   ),
 ].join("\n");
 
-test("convert --to graph: entries along the replaces chain, skipped names as tombstones, first entry's edges as tail edges, later skipRanges", async () => {
-  const text = GRAPHABLE;
-  const cfg = loadText(text, "c.json").config;
-  const t = catalogToGraphTemplate(cfg);
-  assert.deepEqual(t, {
-    schema: "olm.template.graph",
-    package: { name: "a", defaultChannel: "stable", icon: { base64data: "PHN2Zy8+", mediatype: "image/svg+xml" } },
-    bundles: { images: ["quay.io/a/a:v1.1.0", "quay.io/a/a:v1.2.0"] },
-    graphs: [
-      {
-        name: "stable",
-        entries: ["a.v1.1.0", "a.v1.1.1", "a.v1.1.2", "a.v1.2.0"],
-        tombstones: ["a.v1.1.1", "a.v1.1.2"],
-        tailEdges: { replaces: "a.v1.0.0", skips: ["a.v0.9.0"], skipRange: "<1.0.0" },
-        skipRanges: { "a.v1.2.0": ">=1.1.0 <1.2.0" },
-      },
-      { name: "fast", entries: ["a.v1.2.0"] },
-    ],
-  });
-  const back = await renderGraphTemplate(
-    convertCatalog(cfg, { to: "graph", output: "yaml" }),
-    reuseSource(cfg, { reuseTags: true }),
-  );
-  assert.equal(entryOrderFree(back), entryOrderFree(loadText(text, "c.json").config));
-});
+test(
+  "convert --to graph: entries along the replaces chain, skipped names " +
+    "as tombstones, first entry's edges as tail edges, later skipRanges",
+  async () => {
+    const text = GRAPHABLE;
+    const cfg = loadText(text, "c.json").config;
+    const t = catalogToGraphTemplate(cfg);
+    assert.deepEqual(t, {
+      schema: "olm.template.graph",
+      package: { name: "a", defaultChannel: "stable", icon: { base64data: "PHN2Zy8+", mediatype: "image/svg+xml" } },
+      bundles: { images: ["quay.io/a/a:v1.1.0", "quay.io/a/a:v1.2.0"] },
+      graphs: [
+        {
+          name: "stable",
+          entries: ["a.v1.1.0", "a.v1.1.1", "a.v1.1.2", "a.v1.2.0"],
+          tombstones: ["a.v1.1.1", "a.v1.1.2"],
+          tailEdges: { replaces: "a.v1.0.0", skips: ["a.v0.9.0"], skipRange: "<1.0.0" },
+          skipRanges: { "a.v1.2.0": ">=1.1.0 <1.2.0" },
+        },
+        { name: "fast", entries: ["a.v1.2.0"] },
+      ],
+    });
+    const back = await renderGraphTemplate(
+      convertCatalog(cfg, { to: "graph", output: "yaml" }),
+      reuseSource(cfg, { reuseTags: true }),
+    );
+    assert.equal(entryOrderFree(back), entryOrderFree(loadText(text, "c.json").config));
+  },
+);
 
 test("convert --to graph refuses what a graph template cannot express, saying why", () => {
   const b = (v: string, pkg = "a"): string =>
@@ -339,7 +350,8 @@ const REFUSAL_KINDS: [RegExp, string][] = [
   [/same image|no image|in no channel/, "bundle images"],
 ];
 
-test("community catalogs: convert → render with --reuse gives back the catalog (basic: all exactly; graph: what it can express)", {
+test("community catalogs: convert → render with --reuse gives back " +
+  "the catalog (basic: all exactly; graph: what it can express)", {
   skip: requireShared().skip,
 }, async (t) => {
   const files = [...catalogFiles("v4.16"), ...catalogFiles("v4.20")];

@@ -52,29 +52,33 @@ test("unavailableSource: a clear error, exit code 2", async () => {
   );
 });
 
-test("semver from a csv-metadata catalog: description from olm.csv.metadata, icon from the package of the default channel head", async () => {
-  const meta = ',{"type":"olm.csv.metadata","value":{"description":"Hello <b>","displayName":"A"}}';
-  const cat = loadText(
-    '{"schema":"olm.package","name":"a","defaultChannel":"stable-v1.0",' +
-      '"icon":{"base64data":"aGk=","mediatype":"image/png"}}\n' +
-      '{"schema":"olm.channel","name":"stable-v1.0","package":' +
-      '"a","entries":[{"name":"a.v1.0.0"},{"name":"a.v1.0.1"}]}\n' +
-      bundle("a.v1.0.0", "1.0.0", "r/a:1.0.0", meta) +
-      bundle("a.v1.0.1", "1.0.1", "r/a:1.0.1", meta),
-    "c.json",
-  ).config;
-  const src = reuseSource(cat, { reuseTags: true });
-  const one = await renderSemverTemplate("schema: olm.semver\nstable:\n  bundles:\n  - image: r/a:1.0.0\n", src);
-  assert.equal(one.packages[0].description, "Hello <b>");
-  assert.equal(one.packages[0].icon, undefined);
-  const two = await renderSemverTemplate(
-    "schema: olm.semver\nstable:\n  bundles:\n  - image: r/a:1.0.0\n  - image: r/a:1.0.1\n",
-    src,
-  );
-  const icon = two.packages[0].icon;
-  assert.equal(icon?.mediatype, "image/png");
-  assert.equal(Buffer.from(icon?.base64data ?? []).toString(), "hi");
-});
+test(
+  "semver from a csv-metadata catalog: description from " +
+    "olm.csv.metadata, icon from the package of the default channel head",
+  async () => {
+    const meta = ',{"type":"olm.csv.metadata","value":{"description":"Hello <b>","displayName":"A"}}';
+    const cat = loadText(
+      '{"schema":"olm.package","name":"a","defaultChannel":"stable-v1.0",' +
+        '"icon":{"base64data":"aGk=","mediatype":"image/png"}}\n' +
+        '{"schema":"olm.channel","name":"stable-v1.0","package":' +
+        '"a","entries":[{"name":"a.v1.0.0"},{"name":"a.v1.0.1"}]}\n' +
+        bundle("a.v1.0.0", "1.0.0", "r/a:1.0.0", meta) +
+        bundle("a.v1.0.1", "1.0.1", "r/a:1.0.1", meta),
+      "c.json",
+    ).config;
+    const src = reuseSource(cat, { reuseTags: true });
+    const one = await renderSemverTemplate("schema: olm.semver\nstable:\n  bundles:\n  - image: r/a:1.0.0\n", src);
+    assert.equal(one.packages[0].description, "Hello <b>");
+    assert.equal(one.packages[0].icon, undefined);
+    const two = await renderSemverTemplate(
+      "schema: olm.semver\nstable:\n  bundles:\n  - image: r/a:1.0.0\n  - image: r/a:1.0.1\n",
+      src,
+    );
+    const icon = two.packages[0].icon;
+    assert.equal(icon?.mediatype, "image/png");
+    assert.equal(Buffer.from(icon?.base64data ?? []).toString(), "hi");
+  },
+);
 
 // alpha/template/semver/semver_test.go TestGenerateChannels (major and minor), as (channel, entries) text.
 test("generateSemverChannels: opm's TestGenerateChannels vectors", () => {

@@ -468,39 +468,43 @@ test("same input, same output", () => {
   );
 });
 
-test("installed bundle's recorded properties (an edited olm.properties annotation) replace the catalog's: what it requires and provides", () => {
-  const installed = [{ package: "grumbo", bundle: "grumbo.v0.3.0" }];
-  const base = resolve({ catalogs: set1(), inputs: [sub("grumbo", "grumbo")], installed });
-  assert.equal(base.resolved, true);
-  // the user adds a requirement nothing provides: the installed bundle can no longer stay
-  const props: { type: string; value: JsonValue }[] = [
-    { type: "olm.package", value: { packageName: "grumbo", version: "0.3.0" } },
-    { type: "olm.gvk", value: { group: "manufacturing.how.theydoit.com", version: "v1alpha1", kind: "Grumbo" } },
-    { type: "olm.gvk.required", value: { group: "example.com", version: "v1", kind: "Missing" } },
-  ];
-  const edited = resolve({
-    catalogs: set1(),
-    inputs: [sub("grumbo", "grumbo")],
-    installed: [{ ...installed[0], properties: props }],
-  });
-  assert.equal(edited.resolved, false);
-  assert.match(cond(edited, "grumbo", "ResolutionFailed")?.message ?? "", /Missing/);
-  // the user removes the GVK the installed bundle provides: plumbus's dependency is met by an upgrade path only
-  const noGvk = resolve({
-    catalogs: set1(),
-    inputs: [sub("plumbus", "plumbus", { cls: "minimal-version", version: "2.0.0" })],
-    installed: [{ ...installed[0], properties: [props[0]] }],
-  });
-  assert.ok(
-    !noGvk.bundles.some((b) => b.name === "grumbo.v0.3.0" && b.action === "unchanged" && b.dependencyOf.length > 0),
-    JSON.stringify(noGvk.bundles),
-  );
-  // undecodable recorded properties: a warning, the catalog's view is used
-  const bad = resolve({
-    catalogs: set1(),
-    inputs: [sub("grumbo", "grumbo")],
-    installed: [{ ...installed[0], properties: [{ type: "olm.package", value: "not an object" }] }],
-  });
-  assert.equal(bad.resolved, true);
-  assert.match(bad.warnings.join("\n"), /recorded properties do not decode/);
-});
+test(
+  "installed bundle's recorded properties (an edited olm.properties " +
+    "annotation) replace the catalog's: what it requires and provides",
+  () => {
+    const installed = [{ package: "grumbo", bundle: "grumbo.v0.3.0" }];
+    const base = resolve({ catalogs: set1(), inputs: [sub("grumbo", "grumbo")], installed });
+    assert.equal(base.resolved, true);
+    // the user adds a requirement nothing provides: the installed bundle can no longer stay
+    const props: { type: string; value: JsonValue }[] = [
+      { type: "olm.package", value: { packageName: "grumbo", version: "0.3.0" } },
+      { type: "olm.gvk", value: { group: "manufacturing.how.theydoit.com", version: "v1alpha1", kind: "Grumbo" } },
+      { type: "olm.gvk.required", value: { group: "example.com", version: "v1", kind: "Missing" } },
+    ];
+    const edited = resolve({
+      catalogs: set1(),
+      inputs: [sub("grumbo", "grumbo")],
+      installed: [{ ...installed[0], properties: props }],
+    });
+    assert.equal(edited.resolved, false);
+    assert.match(cond(edited, "grumbo", "ResolutionFailed")?.message ?? "", /Missing/);
+    // the user removes the GVK the installed bundle provides: plumbus's dependency is met by an upgrade path only
+    const noGvk = resolve({
+      catalogs: set1(),
+      inputs: [sub("plumbus", "plumbus", { cls: "minimal-version", version: "2.0.0" })],
+      installed: [{ ...installed[0], properties: [props[0]] }],
+    });
+    assert.ok(
+      !noGvk.bundles.some((b) => b.name === "grumbo.v0.3.0" && b.action === "unchanged" && b.dependencyOf.length > 0),
+      JSON.stringify(noGvk.bundles),
+    );
+    // undecodable recorded properties: a warning, the catalog's view is used
+    const bad = resolve({
+      catalogs: set1(),
+      inputs: [sub("grumbo", "grumbo")],
+      installed: [{ ...installed[0], properties: [{ type: "olm.package", value: "not an object" }] }],
+    });
+    assert.equal(bad.resolved, true);
+    assert.match(bad.warnings.join("\n"), /recorded properties do not decode/);
+  },
+);

@@ -189,30 +189,34 @@ describe("templates rendered from bundle images in a local registry", { skip: mi
   }
 
   const communityCase = (pkg: string, template: string, catalogVersion: string, migrate: boolean): void => {
-    test(`community ${pkg}: catalog-templates/${template} renders the bundles of catalogs/${catalogVersion}${migrate ? " (migrated)" : ""}`, () => {
-      const r = render([
-        join(COMMUNITY, "operators", pkg, "catalog-templates", template),
-        ...(migrate ? ["--migrate-level", "bundle-object-to-csv-metadata"] : []),
-      ]);
-      assert.equal(r.code, 0, r.stderr);
-      const ours = loadText(r.stdout, "out.json").config;
-      const theirs = loadText(
-        readFileSync(join(COMMUNITY, "catalogs", catalogVersion, pkg, "catalog.yaml"), "utf8"),
-        "catalog.yaml",
-      ).config;
-      const a = byName(ours.bundles);
-      const b = byName(theirs.bundles);
-      assert.ok(a.size > 0);
-      for (const [n, text] of a) assert.equal(text, b.get(n), `bundle ${n}`);
-      // Package (description and icon from the head's CSV) and channels as the real opm renders them
-      // from the same images, where scripts/oracle/semver-community recorded that.
-      const opm = join(TESTDATA, "community-semver", `${pkg}.yaml`);
-      if (template === "semver.yaml" && existsSync(opm)) {
-        const none = { packages: [], channels: [], bundles: [], deprecations: [], others: [] };
-        const got = formatCatalog({ ...none, packages: ours.packages, channels: ours.channels }, "yaml");
-        assert.deepEqual(Buffer.from(got), readFileSync(opm), `${pkg}: package and channels as opm renders them`);
-      }
-    });
+    test(
+      `community ${pkg}: catalog-templates/${template} renders the ` +
+        `bundles of catalogs/${catalogVersion}${migrate ? " (migrated)" : ""}`,
+      () => {
+        const r = render([
+          join(COMMUNITY, "operators", pkg, "catalog-templates", template),
+          ...(migrate ? ["--migrate-level", "bundle-object-to-csv-metadata"] : []),
+        ]);
+        assert.equal(r.code, 0, r.stderr);
+        const ours = loadText(r.stdout, "out.json").config;
+        const theirs = loadText(
+          readFileSync(join(COMMUNITY, "catalogs", catalogVersion, pkg, "catalog.yaml"), "utf8"),
+          "catalog.yaml",
+        ).config;
+        const a = byName(ours.bundles);
+        const b = byName(theirs.bundles);
+        assert.ok(a.size > 0);
+        for (const [n, text] of a) assert.equal(text, b.get(n), `bundle ${n}`);
+        // Package (description and icon from the head's CSV) and channels as the real opm renders them
+        // from the same images, where scripts/oracle/semver-community recorded that.
+        const opm = join(TESTDATA, "community-semver", `${pkg}.yaml`);
+        if (template === "semver.yaml" && existsSync(opm)) {
+          const none = { packages: [], channels: [], bundles: [], deprecations: [], others: [] };
+          const got = formatCatalog({ ...none, packages: ours.packages, channels: ours.channels }, "yaml");
+          assert.deepEqual(Buffer.from(got), readFileSync(opm), `${pkg}: package and channels as opm renders them`);
+        }
+      },
+    );
   };
   communityCase("cat-facts-operator", "basic.yaml", "v4.20", true);
   communityCase("kairos-operator", "semver.yaml", "v4.16", false);

@@ -97,26 +97,32 @@ describe("web UI in Chromium on the community catalogs", { skip }, () => {
     assert.match(await page.evaluate(() => location.hash), /q=database&in=name/);
   });
 
-  test("package page: channels, default channel, description, bundles with properties and blob viewer with copy", async () => {
-    await page.goto(`${served.url}#/c/v4.20/p/project-quay`);
-    await page.locator("[data-testid=default-channel]", { hasText: "stable-3.17" }).waitFor();
-    const channels = page.locator("[data-testid=channels] tbody tr");
-    assert.equal(await channels.count(), 12);
-    assert.match((await channels.first().textContent()) ?? "", /stable-3\.17\s*default\s*quay-operator\.v3\.17\.4\s*5/);
-    await page.getByRole("tab", { name: "Bundles (152)" }).click();
-    await page.locator("[data-testid=bundles] tbody tr").nth(151).waitFor();
-    await page.getByRole("button", { name: "quay-operator.v3.17.4", exact: true }).click();
-    const detail = page.locator("[data-testid=bundle-detail]");
-    await detail.locator("h2", { hasText: "quay-operator.v3.17.4" }).waitFor();
-    assert.ok((await detail.locator("td.mono", { hasText: "olm.package" }).count()) >= 1);
-    await detail.getByRole("button", { name: "JSON" }).click();
-    await detail.locator(".blob-text", { hasText: '"schema": "olm.bundle"' }).waitFor();
-    const shown = (await detail.locator(".blob-text").textContent()) ?? "";
-    assert.equal((JSON.parse(shown) as { name: string }).name, "quay-operator.v3.17.4");
-    await detail.locator(".blob-bar").getByRole("button", { name: "Copy" }).click();
-    await detail.getByRole("status").filter({ hasText: "Copied" }).waitFor();
-    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), shown);
-  });
+  test(
+    "package page: channels, default channel, description, " + "bundles with properties and blob viewer with copy",
+    async () => {
+      await page.goto(`${served.url}#/c/v4.20/p/project-quay`);
+      await page.locator("[data-testid=default-channel]", { hasText: "stable-3.17" }).waitFor();
+      const channels = page.locator("[data-testid=channels] tbody tr");
+      assert.equal(await channels.count(), 12);
+      assert.match(
+        (await channels.first().textContent()) ?? "",
+        /stable-3\.17\s*default\s*quay-operator\.v3\.17\.4\s*5/,
+      );
+      await page.getByRole("tab", { name: "Bundles (152)" }).click();
+      await page.locator("[data-testid=bundles] tbody tr").nth(151).waitFor();
+      await page.getByRole("button", { name: "quay-operator.v3.17.4", exact: true }).click();
+      const detail = page.locator("[data-testid=bundle-detail]");
+      await detail.locator("h2", { hasText: "quay-operator.v3.17.4" }).waitFor();
+      assert.ok((await detail.locator("td.mono", { hasText: "olm.package" }).count()) >= 1);
+      await detail.getByRole("button", { name: "JSON" }).click();
+      await detail.locator(".blob-text", { hasText: '"schema": "olm.bundle"' }).waitFor();
+      const shown = (await detail.locator(".blob-text").textContent()) ?? "";
+      assert.equal((JSON.parse(shown) as { name: string }).name, "quay-operator.v3.17.4");
+      await detail.locator(".blob-bar").getByRole("button", { name: "Copy" }).click();
+      await detail.getByRole("status").filter({ hasText: "Copied" }).waitFor();
+      assert.equal(await page.evaluate(() => navigator.clipboard.readText()), shown);
+    },
+  );
 
   test("upgrade graph: laid out, edges of every kind, heads, click for details, keyboard", async () => {
     await page.goto(`${served.url}#/c/v4.20/p/infinispan?tab=graph&channel=stable`);

@@ -175,7 +175,8 @@ test("CRD upgrade safety names what would break", () => {
   );
 });
 
-test("webhooks: configurations, Services, certificate volumes and the certificate the provisioner provides (kube-green 0.7.1)", {
+test("webhooks: configurations, Services, certificate volumes and " +
+  "the certificate the provisioner provides (kube-green 0.7.1)", {
   skip: requireShared().skip,
 }, () => {
   const c = convertRegistryV1(readBundleDirectory(join(COMMUNITY, "operators", "kube-green", "0.7.1")));

@@ -83,36 +83,40 @@ test("seed 003's example renders to the seed's channel (v0.1.0 … v1.0.1) and v
   assert.equal(yaml(typed), read("seed-expected.yaml"));
 });
 
-test("seed 003 as printed: the double-quoted tagRegex is not YAML, and its v0.0.x entries without bundles do not validate", async () => {
-  const printed = read("seed-template.yaml").replace(`'^v\\d+\\.\\d+\\.\\d+$'`, `"^v\\d+\\.\\d+\\.\\d+$"`);
-  assert.notEqual(printed, read("seed-template.yaml"));
-  await rejectsWith(
-    renderGraphTemplate(printed, memSource([])),
-    "TEMPLATE_DECODE",
-    // go-yaml's text, checked with the oracle (scripts/oracle/yaml)
-    "decoding template: error converting YAML to JSON: yaml: line 10: found unknown escape character",
-  );
-  // The seed's printed channel: v0.0.1–v0.0.3 are channel entries, but no bundle is printed for them.
-  const reg = loadFile(join(DATA, "seed-bundles.yaml")).config;
-  const cfg = await renderGraphTemplate(read("seed-template.yaml"), memSource(reg.bundles), {});
-  const ch = cfg.channels[0];
-  assert.ok(ch.entries);
-  ch.entries.unshift(
-    { name: "example.v0.0.1", replaces: "", skips: [], skipRange: "" },
-    { name: "example.v0.0.2", replaces: "example.v0.0.1", skips: [], skipRange: "" },
-    { name: "example.v0.0.3", replaces: "example.v0.0.1", skips: ["example.v0.0.2"], skipRange: "" },
-  );
-  const problems = validateCatalog(cfg).problems.map((p) => p.message);
-  assert.ok(
-    problems.some((m) =>
-      m.includes(
-        `no olm.bundle blobs found in package "example" for olm.channel ` +
-          `entries [example.v0.0.1 example.v0.0.2 example.v0.0.3]`,
+test(
+  "seed 003 as printed: the double-quoted tagRegex is not " +
+    "YAML, and its v0.0.x entries without bundles do not validate",
+  async () => {
+    const printed = read("seed-template.yaml").replace(`'^v\\d+\\.\\d+\\.\\d+$'`, `"^v\\d+\\.\\d+\\.\\d+$"`);
+    assert.notEqual(printed, read("seed-template.yaml"));
+    await rejectsWith(
+      renderGraphTemplate(printed, memSource([])),
+      "TEMPLATE_DECODE",
+      // go-yaml's text, checked with the oracle (scripts/oracle/yaml)
+      "decoding template: error converting YAML to JSON: yaml: line 10: found unknown escape character",
+    );
+    // The seed's printed channel: v0.0.1–v0.0.3 are channel entries, but no bundle is printed for them.
+    const reg = loadFile(join(DATA, "seed-bundles.yaml")).config;
+    const cfg = await renderGraphTemplate(read("seed-template.yaml"), memSource(reg.bundles), {});
+    const ch = cfg.channels[0];
+    assert.ok(ch.entries);
+    ch.entries.unshift(
+      { name: "example.v0.0.1", replaces: "", skips: [], skipRange: "" },
+      { name: "example.v0.0.2", replaces: "example.v0.0.1", skips: [], skipRange: "" },
+      { name: "example.v0.0.3", replaces: "example.v0.0.1", skips: ["example.v0.0.2"], skipRange: "" },
+    );
+    const problems = validateCatalog(cfg).problems.map((p) => p.message);
+    assert.ok(
+      problems.some((m) =>
+        m.includes(
+          `no olm.bundle blobs found in package "example" for olm.channel ` +
+            `entries [example.v0.0.1 example.v0.0.2 example.v0.0.3]`,
+        ),
       ),
-    ),
-    problems.join("\n"),
-  );
-});
+      problems.join("\n"),
+    );
+  },
+);
 
 const PKG = "pkg";
 const POOL = Array.from({ length: 12 }, (_, i) => bundle(PKG, `0.${i}.0`));
@@ -130,32 +134,36 @@ function template(graphs: GraphDescription[], images: string[], extra: Partial<G
 
 const imagesOf = (names: string[]): string[] => POOL.filter((b) => names.includes(b.name)).map((b) => b.image);
 
-test("graph semantics: live entries chain by replaces, tombstones are skipped by the next live entry, trailing ones by the head", async () => {
-  const entries = [0, 1, 2, 3, 4, 5].map(nameOf);
-  const t = template(
-    [
-      {
-        name: "stable",
-        entries,
-        tombstones: [nameOf(0), nameOf(2), nameOf(5)],
-        tailEdges: { replaces: "pkg.v0.0.1", skips: ["pkg.v0.0.2"], skipRange: "<0.1.0" },
-        skipRanges: { [nameOf(4)]: "<0.4.0" },
-      },
-    ],
-    imagesOf(entries),
-  );
-  const cfg = await renderParsedGraphTemplate(t, memSource(POOL));
-  assert.deepEqual(cfg.channels[0].entries, [
-    { name: nameOf(1), replaces: "pkg.v0.0.1", skips: ["pkg.v0.0.2", nameOf(0)], skipRange: "<0.1.0" },
-    { name: nameOf(3), replaces: nameOf(1), skips: [nameOf(2)], skipRange: "" },
-    { name: nameOf(4), replaces: nameOf(3), skips: [nameOf(5)], skipRange: "<0.4.0" },
-  ]);
-  assert.deepEqual(
-    cfg.bundles.map((b) => b.name),
-    [1, 3, 4].map(nameOf),
-  );
-  assert.equal(cfg.packages[0].defaultChannel, "stable");
-});
+test(
+  "graph semantics: live entries chain by replaces, tombstones " +
+    "are skipped by the next live entry, trailing ones by the head",
+  async () => {
+    const entries = [0, 1, 2, 3, 4, 5].map(nameOf);
+    const t = template(
+      [
+        {
+          name: "stable",
+          entries,
+          tombstones: [nameOf(0), nameOf(2), nameOf(5)],
+          tailEdges: { replaces: "pkg.v0.0.1", skips: ["pkg.v0.0.2"], skipRange: "<0.1.0" },
+          skipRanges: { [nameOf(4)]: "<0.4.0" },
+        },
+      ],
+      imagesOf(entries),
+    );
+    const cfg = await renderParsedGraphTemplate(t, memSource(POOL));
+    assert.deepEqual(cfg.channels[0].entries, [
+      { name: nameOf(1), replaces: "pkg.v0.0.1", skips: ["pkg.v0.0.2", nameOf(0)], skipRange: "<0.1.0" },
+      { name: nameOf(3), replaces: nameOf(1), skips: [nameOf(2)], skipRange: "" },
+      { name: nameOf(4), replaces: nameOf(3), skips: [nameOf(5)], skipRange: "<0.4.0" },
+    ]);
+    assert.deepEqual(
+      cfg.bundles.map((b) => b.name),
+      [1, 3, 4].map(nameOf),
+    );
+    assert.equal(cfg.packages[0].defaultChannel, "stable");
+  },
+);
 
 test("graph template: the graphs list, package description and icon, default channel of a single graph", async () => {
   const text = [
