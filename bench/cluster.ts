@@ -107,7 +107,8 @@ async function main(): Promise<void> {
     await client.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "bench" } });
     const n = Number(process.env.BENCH_INSTANCES ?? 100);
     for (let i = 0; i < n; i++) {
-      const obj = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: obj-${i}\n  namespace: bench\ndata:\n  i: "${i}"\n`;
+      const obj =
+        `apiVersion: v1\nkind: ConfigMap\nmetadata:\n` + `  name: obj-${i}\n  namespace: bench\ndata:\n  i: "${i}"\n`;
       await client.create({
         apiVersion: "v1",
         kind: "ConfigMap",

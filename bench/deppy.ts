@@ -117,7 +117,8 @@ async function main(): Promise<void> {
     const total = performance.now() - t;
     rows.push([
       "Operator (one dependency, subscription) created → both packages Installed",
-      `${total.toFixed(0)} ms (${(approvedAt - t).toFixed(0)} ms to the approval request, ${(total - (approvedAt - t)).toFixed(0)} ms from approval to installed)`,
+      `${total.toFixed(0)} ms (${(approvedAt - t).toFixed(0)} ms to the approval ` +
+        `request, ${(total - (approvedAt - t)).toFixed(0)} ms from approval to installed)`,
     ]);
 
     t = performance.now();

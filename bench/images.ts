@@ -54,7 +54,8 @@ for (const d of dirs) {
 }
 let s = (performance.now() - t0) / 1000;
 console.log(
-  `render bundle directories: ${ok.length}/${dirs.length} bundles in ${s.toFixed(2)} s = ${(ok.length / s).toFixed(0)} bundles/s, ${(bytes / 1e6 / s).toFixed(1)} MB/s`,
+  `render bundle directories: ${ok.length}/${dirs.length} bundles in ${s.toFixed(2)} ` +
+    `s = ${(ok.length / s).toFixed(0)} bundles/s, ${(bytes / 1e6 / s).toFixed(1)} MB/s`,
 );
 
 const missing = requireTools("docker-registry");
@@ -77,13 +78,15 @@ if (missing) {
     await mapPool(refs, 4, (r) => renderReference(r.tag, { useHttp: true, cacheDir: cache }));
     s = (performance.now() - t0) / 1000;
     console.log(
-      `pull+unpack+render cold (by tag): ${refs.length} images in ${s.toFixed(2)} s = ${(refs.length / s).toFixed(1)} images/s`,
+      `pull+unpack+render cold (by tag): ${refs.length} images in ` +
+        `${s.toFixed(2)} s = ${(refs.length / s).toFixed(1)} images/s`,
     );
     t0 = performance.now();
     await mapPool(refs, 4, (r) => renderReference(r.digest, { useHttp: true, cacheDir: cache }));
     s = (performance.now() - t0) / 1000;
     console.log(
-      `render warm (by digest, cache only): ${refs.length} images in ${s.toFixed(2)} s = ${(refs.length / s).toFixed(1)} images/s`,
+      `render warm (by digest, cache only): ${refs.length} images in ` +
+        `${s.toFixed(2)} s = ${(refs.length / s).toFixed(1)} images/s`,
     );
   } finally {
     await reg.stop();

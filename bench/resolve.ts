@@ -33,7 +33,8 @@ function stats(name: string, f: (i: number) => void, runs: number): void {
   t.sort((a, b) => a - b);
   const q = (p: number) => t[Math.min(t.length - 1, Math.floor(p * t.length))].toFixed(1);
   console.log(
-    `${name.padEnd(52)} p50 ${q(0.5).padStart(7)} ms  p99 ${q(0.99).padStart(7)} ms  max ${t[t.length - 1].toFixed(1).padStart(7)} ms  first ${first.toFixed(1).padStart(7)} ms  (${runs} runs)`,
+    `${name.padEnd(52)} p50 ${q(0.5).padStart(7)} ms  p99 ${q(0.99).padStart(7)} ms  max ` +
+      `${t[t.length - 1].toFixed(1).padStart(7)} ms  first ${first.toFixed(1).padStart(7)} ms  (${runs} runs)`,
   );
 }
 
@@ -123,7 +124,8 @@ async function main(): Promise<void> {
   const v = validateCatalog(loadText(text, "gen.json").config);
   const set = new CatalogSet([{ name: "gen", model: v.model }]);
   console.log(
-    `generated: ${set.entities.length} bundles, 400 packages, load+validate+index ${(performance.now() - g0).toFixed(0)} ms`,
+    `generated: ${set.entities.length} bundles, 400 packages, ` +
+      `load+validate+index ${(performance.now() - g0).toFixed(0)} ms`,
   );
   sample();
   stats(

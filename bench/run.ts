@@ -5,8 +5,9 @@
  * fresh process; two "warm" rows time a second pass of the bare parse and of load + validate within
  * one process (the steady state). Results are printed as a Markdown table (paste into docs/benchmarks.md).
  * Then, each in its own process: bundle rendering and image pulls (bench/images.ts, needs Debian's
- * docker-registry), and the SAT solver (bench/sat.ts). `BENCH_ONLY=fbc|images|sat|resolve|templates|serve|cluster|deppy|vsopm|servestart|ui` runs one part
- * (serve: bench/serve.ts, load on `opcat serve` with wrk or autocannon in a separate process).
+ * docker-registry), and the SAT solver (bench/sat.ts).
+ * `BENCH_ONLY=fbc|images|sat|resolve|templates|serve|cluster|deppy|vsopm|servestart|ui` runs one part (serve:
+ * bench/serve.ts, load on `opcat serve` with wrk or autocannon in a separate process).
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";

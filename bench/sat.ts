@@ -142,7 +142,8 @@ const rows: [string, string][] = [];
   }
   rows.push([
     "random 3-SAT n=200 m=852 ×5",
-    `${times.map((t) => t.toFixed(0)).join(" / ")} ms, total cpu ${cpu.toFixed(0)} ms (${outcomes.map((o) => (o === 1 ? "SAT" : "UNSAT")).join(" ")})`,
+    `${times.map((t) => t.toFixed(0)).join(" / ")} ms, total cpu ${cpu.toFixed(0)} ` +
+      `ms (${outcomes.map((o) => (o === 1 ? "SAT" : "UNSAT")).join(" ")})`,
   ]);
 }
 for (const [p, h] of [
@@ -163,7 +164,8 @@ for (const [p, h] of [
   const what = "selected" in r ? `${r.selected.length} selected` : "unsat" in r ? `unsat (${r.unsat.length})` : r.error;
   rows.push([
     "OLM-shaped 1000 pkgs × 20 versions, 50 required",
-    `${ms.toFixed(0)} ms, cpu ${cpu.toFixed(0)} ms (${what}; ${vars.length} variables, input built in ${buildMs.toFixed(0)} ms)`,
+    `${ms.toFixed(0)} ms, cpu ${cpu.toFixed(0)} ms (${what}; ` +
+      `${vars.length} variables, input built in ${buildMs.toFixed(0)} ms)`,
   ]);
   const [ms2] = time(() => solve(vars));
   rows.push(["  same, second run (warm JIT)", `${ms2.toFixed(0)} ms, cpu ${lastCpuMs.toFixed(0)} ms`]);

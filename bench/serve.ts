@@ -120,10 +120,12 @@ async function runBench(): Promise<void> {
   };
   const mb = (n: number): string => `${(n / 1e6).toFixed(1)} MB`;
   console.log(
-    `catalog: ${mb(info.bytes)} JSONL (${mb(info.gzipBytes)} gzip), ${info.bundles} channel bundles, loaded in ${(info.loadMs / 1000).toFixed(2)} s, server RSS after load ${mb(info.rssAfterLoad)}`,
+    `catalog: ${mb(info.bytes)} JSONL (${mb(info.gzipBytes)} gzip), ${info.bundles} channel bundles, ` +
+      `loaded in ${(info.loadMs / 1000).toFixed(2)} s, server RSS after load ${mb(info.rssAfterLoad)}`,
   );
   console.log(
-    `each scenario: ${seconds} s, loopback; autocannon and gRPC scenarios: at most ${1000 * seconds} requests, ${connections} connections\n`,
+    `each scenario: ${seconds} s, loopback; autocannon and gRPC scenarios: ` +
+      `at most ${1000 * seconds} requests, ${connections} connections\n`,
   );
 
   const base = `http://127.0.0.1:${info.http}/catalogs/merged/api/v1`;
@@ -179,7 +181,8 @@ async function runBench(): Promise<void> {
     const t0 = performance.now();
     const firstStatus = await post("/api/v1/query", queryBody);
     console.log(
-      `resolver API: first query (builds the catalog set of the revision) ${(performance.now() - t0).toFixed(0)} ms, status ${firstStatus}`,
+      `resolver API: first query (builds the catalog set of the revision) ` +
+        `${(performance.now() - t0).toFixed(0)} ms, status ${firstStatus}`,
     );
     // The first packages need cert-manager or Tekton APIs that neither catalog has (409, correctly):
     // the resolve scenario uses the first package that resolves.
@@ -221,7 +224,8 @@ async function runBench(): Promise<void> {
       const script = join(tmp, `post-${path.split("/").pop()}.lua`);
       writeFileSync(
         script,
-        `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = [==[${JSON.stringify(body)}]==]\n`,
+        `wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n` +
+          `wrk.body = [==[${JSON.stringify(body)}]==]\n`,
       );
       const r = await runWrk(apiBase + path, 8, seconds, {}, script);
       rows.push([
@@ -269,7 +273,8 @@ async function runBench(): Promise<void> {
     if (samples.length > 0) {
       const [first, last, peak] = [samples[0], samples[samples.length - 1], Math.max(...samples)];
       console.log(
-        `server RSS over the soak: start ${(first / 1e6).toFixed(0)} MB, end ${(last / 1e6).toFixed(0)} MB, peak ${(peak / 1e6).toFixed(0)} MB (end − start ${((last - first) / 1e6).toFixed(1)} MB)`,
+        `server RSS over the soak: start ${(first / 1e6).toFixed(0)} MB, end ${(last / 1e6).toFixed(0)} ` +
+          `MB, peak ${(peak / 1e6).toFixed(0)} MB (end − start ${((last - first) / 1e6).toFixed(1)} MB)`,
       );
     }
   } else {

@@ -53,7 +53,8 @@ if (process.env[NETNS] === undefined) {
   );
   if (r.status === 0) process.exit(0);
   console.log(
-    `servestart: no private network namespace (unshare -n: ${r.error?.message ?? `exit ${r.status}`}); opm rows left out (opm listens on every interface)`,
+    `servestart: no private network namespace (unshare -n: ` +
+      `${r.error?.message ?? `exit ${r.status}`}); opm rows left out (opm listens on every interface)`,
   );
   process.env[NETNS] = "0";
 }
@@ -217,16 +218,19 @@ try {
   });
   const base = rows.find((r) => r.c === cases[0] && r.c.opm);
   console.log(
-    `serve start-up: ${catalog}, ${runs} paired runs, medians; node ${process.version}; ${isolated ? "private network namespace (loopback only)" : "no network namespace"}`,
+    `serve start-up: ${catalog}, ${runs} paired runs, medians; node ${process.version}; ` +
+      `${isolated ? "private network namespace (loopback only)" : "no network namespace"}`,
   );
   console.log(
-    "\n| start-up (until the first gRPC health check answers) | ready ms | range ms | peak RSS at ready MiB | peak RSS after ListBundles MiB | ListBundles bytes | ready / opm cached | RSS / opm cached |",
+    "\n| start-up (until the first gRPC health check answers) | ready ms | range ms | peak RSS at ready " +
+      "MiB | peak RSS after ListBundles MiB | ListBundles bytes | ready / opm cached | RSS / opm cached |",
   );
   console.log("|---|---:|---:|---:|---:|---:|---:|---:|");
   for (const r of rows) {
     const ratio = (a: number, b: number | undefined): string => (b ? (a / b).toFixed(2) : "–");
     console.log(
-      `| ${r.c.name} | ${r.ready.toFixed(0)} | ${r.min.toFixed(0)}–${r.max.toFixed(0)} | ${r.hwm.toFixed(0)} | ${r.after.toFixed(0)} | ${r.bytes} | ${ratio(r.ready, base?.ready)} | ${ratio(r.after, base?.after)} |`,
+      `| ${r.c.name} | ${r.ready.toFixed(0)} | ${r.min.toFixed(0)}–${r.max.toFixed(0)} | ${r.hwm.toFixed(0)} ` +
+        `| ${r.after.toFixed(0)} | ${r.bytes} | ${ratio(r.ready, base?.ready)} | ${ratio(r.after, base?.after)} |`,
     );
   }
   if (!opm) console.log("\n(set OPM=/path/to/opm for the opm rows)");

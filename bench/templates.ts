@@ -81,12 +81,15 @@ if (!existsSync(join(community, "operators"))) {
 } else {
   const list = pairs();
   console.log(
-    `${list.length} (template, catalog) pairs; each pass loads the committed catalog as the --reuse source, renders, migrates and writes YAML`,
+    `${list.length} (template, catalog) pairs; each pass loads the committed ` +
+      `catalog as the --reuse source, renders, migrates and writes YAML`,
   );
   for (const name of ["cold", "warm"]) {
     const r = await pass(list);
     console.log(
-      `${name.padEnd(5)} ${r.ms.toFixed(0).padStart(6)} ms  ${((list.length / r.ms) * 1000).toFixed(1).padStart(6)} templates/s  ${(r.bytes / 1e6 / (r.ms / 1000)).toFixed(1)} MB/s of output  (${r.ok} rendered)`,
+      `${name.padEnd(5)} ${r.ms.toFixed(0).padStart(6)} ms  ` +
+        `${((list.length / r.ms) * 1000).toFixed(1).padStart(6)} templates/s  ` +
+        `${(r.bytes / 1e6 / (r.ms / 1000)).toFixed(1)} MB/s of output  (${r.ok} rendered)`,
     );
   }
 }
@@ -112,7 +115,8 @@ if (missing) {
     client.close();
     console.log(`\n${N} bundle images built and pushed in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     const template = (refs: string[]): string =>
-      `schema: olm.semver\ngenerateMajorChannels: true\ngenerateMinorChannels: true\nstable:\n  bundles:\n${refs.map((r) => `  - image: ${r}\n`).join("")}`;
+      `schema: olm.semver\ngenerateMajorChannels: true\ngenerateMinorChannels: true\n` +
+      `stable:\n  bundles:\n${refs.map((r) => `  - image: ${r}\n`).join("")}`;
     const byTag = template(versions.map((v) => `${reg.host}/bench/benchop-bundle:v${v}`));
     const byDigest = template(digests); // pushImage returns the digest-pinned reference
     const cache = join(work, "cache");
@@ -125,7 +129,8 @@ if (missing) {
       const out = formatCatalog(cfg, "yaml");
       const ms = performance.now() - t0;
       console.log(
-        `${name.padEnd(50)} ${ms.toFixed(0).padStart(6)} ms  ${((N / ms) * 1000).toFixed(0).padStart(5)} bundles/s  (${cfg.bundles.length} bundles, ${cfg.channels.length} channels)`,
+        `${name.padEnd(50)} ${ms.toFixed(0).padStart(6)} ms  ${((N / ms) * 1000).toFixed(0).padStart(5)} ` +
+          `bundles/s  (${cfg.bundles.length} bundles, ${cfg.channels.length} channels)`,
       );
       return out;
     };

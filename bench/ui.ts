@@ -12,8 +12,9 @@
  * - the package page of the community package with the most bundles (channels table drawn) and its
  *   upgrade graph of all channels (laid out and drawn);
  * - a generated 300-bundle package (one channel: replaces chain, a skipped release in every ten,
- *   skipRange over the last five minors; two shorter channels): graph laid out, then the time per frame while zooming and panning
- *   (30 wheel and 30 arrow-key steps, each waited on until the next animation frame has painted).
+ *   skipRange over the last five minors; two shorter channels): graph laid out, then the time per
+ *   frame while zooming and panning (30 wheel and 30 arrow-key steps, each waited on until the next
+ *   animation frame has painted).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -167,7 +168,9 @@ try {
   console.log("|---|---:|---:|");
   for (const [label, first, med] of rows) console.log(`| ${label} | ${ms(first)} | ${ms(med)} |`);
   console.log(
-    `\n300-bundle graph (${nodes} nodes, ${edges} edges): zoom step median ${ms(median(wheel))} (max ${ms(Math.max(...wheel))}), pan step median ${ms(median(pan))} (max ${ms(Math.max(...pan))}), each until the next frame has painted.`,
+    `\n300-bundle graph (${nodes} nodes, ${edges} edges): zoom step median ` +
+      `${ms(median(wheel))} (max ${ms(Math.max(...wheel))}), pan step median ` +
+      `${ms(median(pan))} (max ${ms(Math.max(...pan))}), each until the next frame has painted.`,
   );
 } finally {
   await browser?.close();

@@ -56,7 +56,8 @@ const cases: { name: string; args: (tool: "opm" | "opcat") => string[]; compare?
 ];
 
 console.log(
-  `| opcat vs opm (${runs} paired runs, medians; CPU = user + system) | opcat CPU s | opm CPU s | CPU ratio | opcat RSS MiB | opm RSS MiB | same output |`,
+  `| opcat vs opm (${runs} paired runs, medians; CPU = user + system) | ` +
+    `opcat CPU s | opm CPU s | CPU ratio | opcat RSS MiB | opm RSS MiB | same output |`,
 );
 console.log("|---|---|---|---|---|---|---|");
 for (const c of cases) {
@@ -70,6 +71,7 @@ for (const c of cases) {
   const ca = median(a.map((x) => x.cpu));
   const cb = median(b.map((x) => x.cpu));
   console.log(
-    `| ${c.name} | ${ca.toFixed(2)} | ${cb.toFixed(2)} | ${(ca / cb).toFixed(2)} | ${median(a.map((x) => x.rss)).toFixed(0)} | ${median(b.map((x) => x.rss)).toFixed(0)} | ${same} |`,
+    `| ${c.name} | ${ca.toFixed(2)} | ${cb.toFixed(2)} | ${(ca / cb).toFixed(2)} | ` +
+      `${median(a.map((x) => x.rss)).toFixed(0)} | ${median(b.map((x) => x.rss)).toFixed(0)} | ${same} |`,
   );
 }

@@ -42,7 +42,8 @@ if (major < MIN_MAJOR) {
   const local = join(root, ".node", "node_modules", "node", "bin", "node");
   if (!existsSync(local)) {
     process.stderr.write(
-      `opcat: Node ${process.versions.node} is older than ${MIN_MAJOR}; installing ${NODE_SPEC} from the npm registry into .node/ …\n`,
+      `opcat: Node ${process.versions.node} is older than ${MIN_MAJOR}; ` +
+        `installing ${NODE_SPEC} from the npm registry into .node/ …\n`,
     );
     mkdirSync(join(root, ".node"), { recursive: true });
     execFileSync(

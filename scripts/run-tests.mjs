@@ -96,13 +96,17 @@ if (wantsCluster && !process.env.OPCAT_TEST_KUBECONFIG) {
   } else {
     clusterHome = undefined;
     process.stderr.write(
-      `run-tests: no test cluster (scripts/kube/cluster.sh start exited ${started.status}); cluster tests will ${process.env.CI === "true" ? "fail" : "skip"}\n`,
+      `run-tests: no test cluster (scripts/kube/cluster.sh start exited ${started.status}); ` +
+        `cluster tests will ${process.env.CI === "true" ? "fail" : "skip"}\n`,
     );
   }
 }
 /** n free TCP ports on 127.0.0.1 (asked of the kernel by a child process, since this script is synchronous). */
 function freePorts(n) {
-  const code = `const net=require("net");const out=[];let k=${n};const srv=[];for(let i=0;i<${n};i++){const s=net.createServer();srv.push(s);s.listen(0,"127.0.0.1",()=>{out.push(s.address().port);if(--k===0){console.log(out.join(" "));srv.forEach(x=>x.close())}})}`;
+  const code =
+    `const net=require("net");const out=[];let k=${n};const srv=[];for(let i=0;i<${n};i++){const ` +
+    `s=net.createServer();srv.push(s);s.listen(0,"127.0.0.1",()=>{out.push(s.address().port);` +
+    `if(--k===0){console.log(out.join(" "));srv.forEach(x=>x.close())}})}`;
   const r = spawnSync(process.execPath, ["-e", code], { encoding: "utf8" });
   return r.stdout.trim().split(" ").map(Number);
 }
@@ -131,7 +135,8 @@ function keepClusterLogs() {
     for (const l of notable) lines.push(`  ${f}: ${l.length > 300 ? `${l.slice(0, 300)}…` : l}`);
   }
   process.stdout.write(
-    `run-tests: the test cluster's logs are kept in ${to}${lines.length ? `; their last warnings and errors:\n${lines.join("\n")}` : ""}\n`,
+    `run-tests: the test cluster's logs are kept in ` +
+      `${to}${lines.length ? `; their last warnings and errors:\n${lines.join("\n")}` : ""}\n`,
   );
 }
 function stopCluster() {

@@ -60,7 +60,8 @@ try {
       await page
         .locator("textarea[name=template]")
         .fill(
-          `schema: olm.semver\ngenerateMajorChannels: true\ngenerateMinorChannels: false\nstable:\n  bundles:\n    - image: ${image}\n`,
+          `schema: olm.semver\ngenerateMajorChannels: true\n` +
+            `generateMinorChannels: false\nstable:\n  bundles:\n    - image: ${image}\n`,
         );
       await page.getByRole("button", { name: "Render" }).click();
       await page.locator("[data-testid=render-result] [role=status]").waitFor();

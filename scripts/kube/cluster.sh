@@ -3,7 +3,8 @@
 # built from the Go module proxy and run on 127.0.0.1 only. Recipe: ../shared/reference/kube-harness.md.
 #
 #   scripts/kube/cluster.sh build   build the binaries once per machine (cached, versioned)
-#   scripts/kube/cluster.sh start   PKI (once per KUBE_HOME), start etcd + apiserver (+ KCM); prints `export KUBECONFIG=…`
+#   scripts/kube/cluster.sh start   PKI (once per KUBE_HOME), start etcd + apiserver (+ KCM);
+#                                   prints `export KUBECONFIG=…`
 #   scripts/kube/cluster.sh stop    stop what start started
 #   scripts/kube/cluster.sh all     build + start
 #   scripts/kube/cluster.sh env     print the exports for a running cluster
@@ -12,7 +13,8 @@
 # Environment: KUBE_VERSION (default 1.35.4), OPCAT_KUBE_CACHE (binaries; default ~/.cache/opcat/kube),
 # KUBE_HOME (per-run state: PKI, etcd data, logs, kubeconfig; default ./.kube-test), WITH_KCM (1: also run
 # kube-controller-manager for namespace deletion and garbage collection), KUBE_PORT (default 26443),
-# ETCD_PORT (default 23790), PEER_PORT (default ETCD_PORT+10). Logs go to stderr and $KUBE_HOME/logs; stdout is only the export line.
+# ETCD_PORT (default 23790), PEER_PORT (default ETCD_PORT+10). Logs go to stderr and $KUBE_HOME/logs;
+# stdout is only the export line.
 set -euo pipefail
 
 KUBE_VERSION="${KUBE_VERSION:-1.35.4}"
@@ -36,10 +38,14 @@ build() {
     log "binaries for v$KUBE_VERSION already built in $BIN"
     return
   fi
-  command -v go >/dev/null || { log "error: Go is needed to build kube-apiserver and etcd (apt-get install golang, or Go >= 1.25)"; exit 2; }
+  command -v go >/dev/null || {
+    log "error: Go is needed to build kube-apiserver and etcd (apt-get install golang, or Go >= 1.25)"
+    exit 2
+  }
   local b="$CACHE/build"
   mkdir -p "$b" "$BIN"
-  log "building kube-apiserver, etcd, kubectl, kube-controller-manager v$KUBE_VERSION from the Go module proxy in $b (4–10 min on 2 cores) …"
+  log "building kube-apiserver, etcd, kubectl, kube-controller-manager v$KUBE_VERSION" \
+    "from the Go module proxy in $b (4–10 min on 2 cores) …"
   (
     cd "$b"
     export GOFLAGS=-mod=mod
@@ -84,7 +90,8 @@ pki() {
   log "making a throwaway CA, serving and client certificates, service-account keys in $PKI"
   (
     cd "$PKI"
-    openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=opcat-test-ca" -keyout ca.key -out ca.crt 2>/dev/null
+    openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=opcat-test-ca" \
+      -keyout ca.key -out ca.crt 2>/dev/null
     cat > san.cnf <<'EOT'
 [req]
 distinguished_name = dn
@@ -174,7 +181,8 @@ start() {
   echo $! > "$RUN/etcd.pid"
   wait_for etcd "http://127.0.0.1:$ETCD_PORT/health"
   start_apiserver
-  wait_for kube-apiserver "https://127.0.0.1:$KUBE_PORT/readyz" --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key"
+  wait_for kube-apiserver "https://127.0.0.1:$KUBE_PORT/readyz" \
+    --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key"
   kubeconfig
   local tries=0
   until "$BIN/kubectl" --kubeconfig "$KUBE_HOME/kubeconfig" get namespace default >/dev/null 2>&1; do
@@ -213,7 +221,8 @@ restart_apiserver() {
     kill -KILL "$pid" 2>/dev/null || true
   fi
   start_apiserver
-  wait_for kube-apiserver "https://127.0.0.1:$KUBE_PORT/readyz" --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key"
+  wait_for kube-apiserver "https://127.0.0.1:$KUBE_PORT/readyz" \
+    --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key"
   log "kube-apiserver restarted"
 }
 

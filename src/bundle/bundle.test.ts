@@ -51,7 +51,8 @@ function run(v: Vector): { ok: true; bundle: ReturnType<typeof renderBundle> } |
 }
 
 for (const v of vectors) {
-  const label = `${v.dir}${v.image ? ` image=${v.image}` : ""}${v.template ? ` template=${JSON.stringify(v.template)}` : ""}`;
+  const label =
+    `${v.dir}${v.image ? ` image=${v.image}` : ""}` + `${v.template ? ` template=${JSON.stringify(v.template)}` : ""}`;
   test(`opm oracle: ${label}${v.error ? " fails" : ""}`, () => {
     const r = run(v);
     if (v.error !== undefined) {

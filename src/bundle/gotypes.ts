@@ -70,11 +70,15 @@ export const GO_DEFINITION_KEY = goStruct("registry.DefinitionKey", [
   ["name", STR],
   ["version", STR],
 ]);
-/** The anonymous `struct{Owned, Required []*DefinitionKey}` of csv.GetCustomResourceDefintions / GetApiServiceDefinitions. */
+/**
+ * The anonymous `struct{Owned, Required []*DefinitionKey}` of
+ * csv.GetCustomResourceDefintions / GetApiServiceDefinitions.
+ */
 export const GO_OWNED_REQUIRED: GoStructType = {
   kind: "struct",
   goName:
-    'struct { Owned []*registry.DefinitionKey "json:\\"owned\\""; Required []*registry.DefinitionKey "json:\\"required\\"" }',
+    'struct { Owned []*registry.DefinitionKey "json:\\"owned\\""; ' +
+    'Required []*registry.DefinitionKey "json:\\"required\\"" }',
   shortName: "",
   fields: [
     { json: "owned", type: goSlice(goPtr(GO_DEFINITION_KEY)) },

@@ -555,7 +555,8 @@ export function readBundleDirectory(dir: string): RegistryBundle {
     if (gv.group !== CRD_GROUP) {
       throw fail(
         "BUNDLE_CRD_INVALID",
-        `error decoding ${gv.version} CRD: no kind "${CRD_KIND}" is registered for version "${o.apiVersion}" in scheme "pkg/registry/bundle.go:24"`,
+        `error decoding ${gv.version} CRD: no kind "${CRD_KIND}" is registered ` +
+          `for version "${o.apiVersion}" in scheme "pkg/registry/bundle.go:24"`,
         o.file,
       );
     }
@@ -609,9 +610,11 @@ export function readBundleDirectory(dir: string): RegistryBundle {
     if (!provided.has(apiKeyId(key))) {
       throw fail(
         "BUNDLE_MISSING_CRD",
-        `error checking provided apis in bundle ${name}: couldn't find ${apiKeyString(key)} in bundle. found: ${formatApiMap(providedApis)}`,
+        `error checking provided apis in bundle ${name}: couldn't find ` +
+          `${apiKeyString(key)} in bundle. found: ${formatApiMap(providedApis)}`,
         csv.file,
-        `spec.customresourcedefinitions.owned lists ${c.name} ${c.version} ${c.kind}, but no CustomResourceDefinition manifest in manifests/ provides it`,
+        `spec.customresourcedefinitions.owned lists ${c.name} ${c.version} ${c.kind}, ` +
+          `but no CustomResourceDefinition manifest in manifests/ provides it`,
       );
     }
   }

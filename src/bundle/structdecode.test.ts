@@ -144,45 +144,48 @@ test("structdecode vectors cover every type, with values and errors", () => {
 
 const CRDS = new Set(["crd.v1", "crd.v1beta1"]);
 
-test("CRDs: goDecode case-sensitive over the sorted object, as opm's UniversalDeserializer decodes them (Go vectors)", () => {
-  let compared = 0;
-  let failures = 0;
-  for (const v of vectors) {
-    if (!CRDS.has(v.type)) continue;
-    let value: JsonValue;
-    try {
-      value = JSON.parse(v.text) as JsonValue;
-    } catch {
-      continue; // opm never gets there: the manifest fails to decode first
+test(
+  "CRDs: goDecode case-sensitive over the sorted object, " + "as opm's UniversalDeserializer decodes them (Go vectors)",
+  () => {
+    let compared = 0;
+    let failures = 0;
+    for (const v of vectors) {
+      if (!CRDS.has(v.type)) continue;
+      let value: JsonValue;
+      try {
+        value = JSON.parse(v.text) as JsonValue;
+      } catch {
+        continue; // opm never gets there: the manifest fails to decode first
+      }
+      compared++;
+      const version = v.type === "crd.v1" ? "v1" : "v1beta1";
+      const r = goDecode(value, GO_CRD[version], { sortedKeys: true, caseSensitive: true });
+      let have: unknown;
+      if (!r.ok) have = { error: `error decoding ${version} CRD: ${r.error}` };
+      else {
+        const spec = (r.value as { spec: Record<string, unknown> }).spec;
+        const names = spec.names as Record<string, string>;
+        have = {
+          value: {
+            group: spec.group,
+            names: { kind: names.kind, plural: names.plural },
+            ...(spec.version ? { version: spec.version } : {}),
+            // the oracle appends each version to a nil slice: no versions print as null
+            versions: (spec.versions as unknown[] | null)?.length ? spec.versions : null,
+          },
+        };
+      }
+      const want = v.error !== undefined ? { error: v.error } : { value: v.value };
+      try {
+        assert.deepEqual(have, want);
+      } catch {
+        if (++failures <= 5) console.error(v.type, JSON.stringify(v.text), JSON.stringify(have), JSON.stringify(want));
+      }
     }
-    compared++;
-    const version = v.type === "crd.v1" ? "v1" : "v1beta1";
-    const r = goDecode(value, GO_CRD[version], { sortedKeys: true, caseSensitive: true });
-    let have: unknown;
-    if (!r.ok) have = { error: `error decoding ${version} CRD: ${r.error}` };
-    else {
-      const spec = (r.value as { spec: Record<string, unknown> }).spec;
-      const names = spec.names as Record<string, string>;
-      have = {
-        value: {
-          group: spec.group,
-          names: { kind: names.kind, plural: names.plural },
-          ...(spec.version ? { version: spec.version } : {}),
-          // the oracle appends each version to a nil slice: no versions print as null
-          versions: (spec.versions as unknown[] | null)?.length ? spec.versions : null,
-        },
-      };
-    }
-    const want = v.error !== undefined ? { error: v.error } : { value: v.value };
-    try {
-      assert.deepEqual(have, want);
-    } catch {
-      if (++failures <= 5) console.error(v.type, JSON.stringify(v.text), JSON.stringify(have), JSON.stringify(want));
-    }
-  }
-  assert.ok(compared > 250, `${compared}`);
-  assert.equal(failures, 0);
-});
+    assert.ok(compared > 250, `${compared}`);
+    assert.equal(failures, 0);
+  },
+);
 
 test("goUnmarshal gives json.Unmarshal's value or error, with UnmarshalTypeError.Offset (Go vectors)", () => {
   let failures = 0;

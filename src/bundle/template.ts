@@ -191,7 +191,8 @@ function parseAction(body: string, pos: number, src: string, err: (pos: number, 
   if (word !== undefined && !GO_BUILTINS.has(word) && !GO_KEYWORDS.has(word))
     throw err(pos, `function "${word}" not defined`);
   throw new TemplateError(
-    `template: ${NAME}:${lineOf(src, pos)}: unsupported template action {{${body}}} (opcat supports {{.Package}}, {{.Name}}, {{.Version}} and string literals)`,
+    `template: ${NAME}:${lineOf(src, pos)}: unsupported template action {{${body}}} ` +
+      `(opcat supports {{.Package}}, {{.Name}}, {{.Version}} and string literals)`,
   );
 }
 
@@ -202,7 +203,10 @@ function evalField(p: { field: string[]; pos: number; src: string }, data: Image
   const pos = p.pos + p.src.lastIndexOf(".");
   const at = (): string => {
     const lineStart = src.lastIndexOf("\n", pos - 1) + 1;
-    return `template: ${NAME}:${lineOf(src, pos)}:${utf8Len(src.slice(lineStart, pos))}: executing "${NAME}" at <${p.src}>`;
+    return (
+      `template: ${NAME}:${lineOf(src, pos)}:${utf8Len(src.slice(lineStart, pos))}: ` +
+      `executing "${NAME}" at <${p.src}>`
+    );
   };
   if (!(DATA_FIELDS as readonly string[]).includes(first))
     throw new TemplateError(`${at()}: can't evaluate field ${first} in type ${DATA_TYPE}`);

@@ -31,13 +31,17 @@ function durationFlag(v: string | undefined, flag: string): number | undefined {
   if (typeof d === "string" || !(d > 0))
     throw new OpcatError(
       "USAGE_TIMEOUT",
-      `invalid ${flag} ${JSON.stringify(v)}: ${typeof d === "string" ? d : "must be positive"} (a Go duration such as 30s or 2m)`,
+      `invalid ${flag} ${JSON.stringify(v)}: ` +
+        `${typeof d === "string" ? d : "must be positive"} (a Go duration such as 30s or 2m)`,
       { kind: "usage" },
     );
   return d;
 }
 
-/** Adds the image access flags to a command (opm's `--skip-tls-verify`, `--use-http`, deprecated `--skip-tls`, and opcat's own). */
+/**
+ * Adds the image access flags to a command (opm's `--skip-tls-verify`,
+ * `--use-http`, deprecated `--skip-tls`, and opcat's own).
+ */
 export function addImageAccessOptions(cmd: Command, doing = "while pulling bundles"): Command {
   return cmd
     .option("--skip-tls-verify", `skip TLS certificate verification for container image registries ${doing}`, false)
@@ -51,11 +55,13 @@ export function addImageAccessOptions(cmd: Command, doing = "while pulling bundl
     .option("--cache-dir <dir>", "image cache directory (default $OPCAT_CACHE_DIR or ~/.cache/opcat)")
     .option(
       "--authfile <file>",
-      "registry credentials file consulted first (default: $REGISTRY_AUTH_FILE, containers auth.json, ~/.docker/config.json)",
+      "registry credentials file consulted first (default: " +
+        "$REGISTRY_AUTH_FILE, containers auth.json, ~/.docker/config.json)",
     )
     .option(
       "--registries-conf <file>",
-      "containers registries.conf with mirrors and insecure registries (default: $CONTAINERS_REGISTRIES_CONF or the standard locations)",
+      "containers registries.conf with mirrors and insecure registries " +
+        "(default: $CONTAINERS_REGISTRIES_CONF or the standard locations)",
     )
     .option(
       "--timeout <duration>",

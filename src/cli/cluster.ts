@@ -96,7 +96,8 @@ export function registerClusterCommands(program: Command): void {
   cluster
     .command("manifests")
     .description(
-      "Print what running opcat in a cluster needs (CRDs, default ProvisionerClasses, RBAC, Deployment, Service); --local: only the APIs and classes",
+      "Print what running opcat in a cluster needs (CRDs, default ProvisionerClasses, " +
+        "RBAC, Deployment, Service); --local: only the APIs and classes",
     )
     .option(
       "--local",
@@ -114,7 +115,10 @@ export function registerClusterCommands(program: Command): void {
     cluster
       .command("run")
       .description(
-        "Run the controllers until interrupted: the RukPak provisioners (operator: registry+v1, plain) with their admission webhooks, ClusterCatalogs (pulled, polled and served over catalogd's HTTP API), Deppy (Inputs resolved continually into resolveset Bundles and Instances, Android approval) and the Operator API; from outside the cluster the webhooks are served on 127.0.0.1 and registered by URL",
+        "Run the controllers until interrupted: the RukPak provisioners (operator: registry+v1, plain) with " +
+          "their admission webhooks, ClusterCatalogs (pulled, polled and served over catalogd's HTTP API), " +
+          "Deppy (Inputs resolved continually into resolveset Bundles and Instances, Android approval) and the " +
+          "Operator API; from outside the cluster the webhooks are served on 127.0.0.1 and registered by URL",
       )
       .option("--state-dir <dir>", "where unpacked bundles and pulled images are kept (default: <cache dir>/cluster)")
       .option("--webhook-host <addr>", "address the webhook server listens on", "127.0.0.1")
@@ -221,7 +225,10 @@ function condText(i: Instance, type: string): string {
   return c ? `${c.status}${c.reason ? ` (${c.reason})` : ""}` : "-";
 }
 
-/** The objects the Instance's bundle becomes (unpacked here with the user's own access) and the permissions they grant. */
+/**
+ * The objects the Instance's bundle becomes (unpacked here with
+ * the user's own access) and the permissions they grant.
+ */
 async function preview(
   client: KubeClient,
   inst: Instance,
@@ -313,7 +320,8 @@ function registerInstanceCommands(inst: Command): void {
         .command("approve")
         .argument("<name>")
         .description(
-          "Approve an Instance that waits for approval (needs the `approve` verb on it); --show prints what it would create and grant first",
+          "Approve an Instance that waits for approval (needs the `approve` " +
+            "verb on it); --show prints what it would create and grant first",
         )
         .option("--show", "print the objects and permissions before approving", false)
         .option("--deny", "record a denial instead", false),

@@ -55,6 +55,9 @@ ${cases}
 }
 `;
   if (shell === "zsh")
-    return `# opcat completion for zsh: source <(opcat completion zsh)\nautoload -U +X bashcompinit && bashcompinit\n${body}complete -F _opcat opcat\n`;
+    return (
+      `# opcat completion for zsh: source <(opcat completion zsh)\n` +
+      `autoload -U +X bashcompinit && bashcompinit\n${body}complete -F _opcat opcat\n`
+    );
   return `# opcat completion for bash: source <(opcat completion bash)\n${body}complete -F _opcat opcat\n`;
 }

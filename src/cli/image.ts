@@ -35,7 +35,8 @@ function checkPushTarget(f: { tag?: string; push?: boolean }): void {
   if (f.push && f.tag?.startsWith("oci:")) {
     throw new OpcatError(
       "USAGE_PUSH_OCI",
-      `--push with --tag ${f.tag}: an oci: layout is written locally; drop --push, or give a registry reference to push to`,
+      `--push with --tag ${f.tag}: an oci: layout is written ` +
+        `locally; drop --push, or give a registry reference to push to`,
       { kind: "usage" },
     );
   }
@@ -48,7 +49,8 @@ export function registerImageCommands(program: Command): void {
     bundle
       .command("build")
       .description(
-        "Build a registry+v1 bundle image (/manifests, /metadata, annotations.yaml labels) into an OCI layout or a registry, reproducibly and without a container engine",
+        "Build a registry+v1 bundle image (/manifests, /metadata, annotations.yaml labels) " +
+          "into an OCI layout or a registry, reproducibly and without a container engine",
       )
       .argument("<bundle-dir>", "bundle directory with manifests/ and metadata/annotations.yaml")
       .requiredOption("-t, --tag <ref>", "oci:<dir>:<tag> for an OCI layout, or a registry reference with --push")
@@ -69,7 +71,9 @@ export function registerImageCommands(program: Command): void {
     catalog
       .command("build")
       .description(
-        "Build a catalog image (the catalog at /configs, label operators.operatorframework.io.index.configs.v1=/configs) into an OCI layout or a registry, reproducibly and without a container engine",
+        "Build a catalog image (the catalog at /configs, label " +
+          "operators.operatorframework.io.index.configs.v1=/configs) into an " +
+          "OCI layout or a registry, reproducibly and without a container engine",
       )
       .argument("<catalog-dir>", "File-Based Catalog directory")
       .requiredOption("-t, --tag <ref>", "oci:<dir>:<tag> for an OCI layout, or a registry reference with --push")
@@ -78,7 +82,9 @@ export function registerImageCommands(program: Command): void {
       .option("--no-validate", "build without validating the catalog first")
       .option(
         "--base-image <ref>",
-        "image to build on, as `opm generate dockerfile` + docker build do: its layers and config, ENTRYPOINT /bin/opm, CMD serve /configs --cache-dir=/tmp/cache (what OLM v0 runs as a CatalogSource); `scratch` for a content-only image",
+        "image to build on, as `opm generate dockerfile` + docker build do: its layers " +
+          "and config, ENTRYPOINT /bin/opm, CMD serve /configs --cache-dir=/tmp/cache " +
+          "(what OLM v0 runs as a CatalogSource); `scratch` for a content-only image",
         DEFAULT_OPM_IMAGE,
       ),
     "while pulling the base image and pushing the image",
@@ -108,7 +114,8 @@ export function registerImageCommands(program: Command): void {
     catalog
       .command("build-from-config")
       .description(
-        "Render every reference of a catalog configuration ({name, repo, tag, references: [{name, image}]}) into <name>/<reference>/, validate, build the catalog image and push it to <repo>:<tag>",
+        "Render every reference of a catalog configuration ({name, repo, tag, references: [{name, " +
+          "image}]}) into <name>/<reference>/, validate, build the catalog image and push it to <repo>:<tag>",
       )
       .argument("<config>", "catalog configuration file (YAML or JSON)")
       .option(
@@ -160,7 +167,8 @@ export function registerImageCommands(program: Command): void {
         });
         step.done();
         process.stderr.write(
-          `wrote ${r.files.length} file${r.files.length === 1 ? "" : "s"} to ${r.catalogDir} (${r.packages} packages, ${r.bundles} bundles)\n`,
+          `wrote ${r.files.length} file${r.files.length === 1 ? "" : "s"} to ` +
+            `${r.catalogDir} (${r.packages} packages, ${r.bundles} bundles)\n`,
         );
         if (r.image) process.stdout.write(r.image + "\n");
       } finally {
@@ -196,7 +204,8 @@ export function registerImageCommands(program: Command): void {
         if (f.binaryImage !== undefined && baseSet)
           throw new OpcatError(
             "USAGE_FLAGS",
-            "if any flags in the group [binary-image base-image] are set none of the others can be; [base-image binary-image] were all set",
+            "if any flags in the group [binary-image base-image] are set none " +
+              "of the others can be; [base-image binary-image] were all set",
             { kind: "usage" },
           );
         const base = f.binaryImage ?? f.baseImage;

@@ -109,18 +109,21 @@ Examples:
   const render = program
     .command("render")
     .description(
-      "Render catalogs and bundles (directories, files, - for stdin, OCI layouts, registry images) as one File-Based Catalog, byte-identical to `opm render`",
+      "Render catalogs and bundles (directories, files, - for stdin, OCI layouts, " +
+        "registry images) as one File-Based Catalog, byte-identical to `opm render`",
     )
     .argument(
       "<refs...>",
-      "catalog directories or files, - for standard input, registry+v1 bundle directories (manifests/ + metadata/), oci:<dir>[:tag] layouts, or catalog/bundle image references",
+      "catalog directories or files, - for standard input, registry+v1 bundle directories " +
+        "(manifests/ + metadata/), oci:<dir>[:tag] layouts, or catalog/bundle image references",
     )
     .addOption(outputOption(["json", "yaml"], "json"))
     .addOption(migrateLevelOption())
     .option("--migrate", "run all migrations (same as --migrate-level all)")
     .option(
       "--image-ref-template <tmpl>",
-      "for bundle directories: Go template for the bundle image ({{.Package}}, {{.Name}}, {{.Version}}), like opm's --alpha-image-ref-template",
+      "for bundle directories: Go template for the bundle image ({{.Package}}, " +
+        "{{.Name}}, {{.Version}}), like opm's --alpha-image-ref-template",
     )
     .addOption(new Option("--alpha-image-ref-template <tmpl>", "same as --image-ref-template (opm's name)").hideHelp());
   addImageAccessOptions(render).action(
@@ -137,7 +140,8 @@ Examples:
       if (opts.migrate && opts.migrateLevel)
         throw new OpcatError(
           "USAGE_FLAGS",
-          "if any flags in the group [migrate migrate-level] are set none of the others can be; [migrate migrate-level] were all set",
+          "if any flags in the group [migrate migrate-level] are set none " +
+            "of the others can be; [migrate migrate-level] were all set",
           { kind: "usage" },
         );
       const tmplText = opts.imageRefTemplate ?? opts.alphaImageRefTemplate;
@@ -177,7 +181,9 @@ Examples:
         } else if (!opts.quiet) {
           const c = res.config;
           process.stderr.write(
-            `${ref}: valid (${c.packages.length} packages, ${c.channels.length} channels, ${c.bundles.length} bundles, ${c.deprecations.length} deprecations, ${c.others.length} other blobs in ${res.files} files, ${formatBytes(res.bytes)})\n`,
+            `${ref}: valid (${c.packages.length} packages, ${c.channels.length} channels, ` +
+              `${c.bundles.length} bundles, ${c.deprecations.length} deprecations, ` +
+              `${c.others.length} other blobs in ${res.files} files, ${formatBytes(res.bytes)})\n`,
           );
         }
         return;

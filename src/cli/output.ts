@@ -38,7 +38,10 @@ export function reportProblems(problems: Problem[], format: ErrorFormat = "text"
   if (sorted.length > 1) process.stderr.write(`${sorted.length} problems\n`);
 }
 
-/** Turns any thrown value into a message on stderr and an exit code; never prints a stack trace unless OPCAT_DEBUG is set. */
+/**
+ * Turns any thrown value into a message on stderr and an exit code;
+ * never prints a stack trace unless OPCAT_DEBUG is set.
+ */
 const EXIT_IO = 2;
 const IO_HINTS: Record<string, string> = {
   ENOSPC: "the disk is full: free space or write elsewhere",
@@ -69,7 +72,8 @@ function explainMissing(sys: NodeJS.ErrnoException): NodeJS.ErrnoException {
     const why = a as NodeJS.ErrnoException;
     if (why.code !== "EROFS" && why.code !== "EACCES" && why.code !== "EPERM") return sys;
     const out = new Error(
-      `${why.code}: cannot create ${sys.path}: ${dir} is ${why.code === "EROFS" ? "on a read-only file system" : "not writable"}`,
+      `${why.code}: cannot create ${sys.path}: ${dir} is ` +
+        `${why.code === "EROFS" ? "on a read-only file system" : "not writable"}`,
     ) as NodeJS.ErrnoException;
     out.code = why.code;
     out.syscall = sys.syscall;
@@ -116,7 +120,8 @@ export function handleError(e: unknown, format: ErrorFormat = "text"): number {
       );
     else
       process.stderr.write(
-        `opcat: error[IO_ERROR]: ${what}: ${sys.code}: ${sys.message.replace(/^[A-Z]+: /, "")}\n${hint ? `  hint: ${hint}\n` : ""}`,
+        `opcat: error[IO_ERROR]: ${what}: ${sys.code}: ${sys.message.replace(/^[A-Z]+: /, "")}\n` +
+          `${hint ? `  hint: ${hint}\n` : ""}`,
       );
     return EXIT_IO;
   }

@@ -194,7 +194,8 @@ export function registerResolveCommands(program: Command): void {
       .description("List the catalog bundles matching an olm.constraint value (JSON) or a CEL rule over properties")
       .argument(
         "<constraint-or-cel>",
-        'e.g. \'{"gvk":{"group":"etcd.database.coreos.com","version":"v1beta2","kind":"EtcdCluster"}}\' or \'properties.exists(p, p.type == "olm.maxOpenShiftVersion")\'',
+        'e.g. \'{"gvk":{"group":"etcd.database.coreos.com","version":"v1beta2","kind":"EtcdCluster"}}\' ' +
+          "or 'properties.exists(p, p.type == \"olm.maxOpenShiftVersion\")'",
       )
       .option("--catalog <[name=]dir|image>", "a catalog to query (repeatable)", collect)
       .option("--priority <name=N>", "catalog priority (repeatable)", collect)
@@ -216,12 +217,14 @@ export function registerResolveCommands(program: Command): void {
   addImageAccessOptions(
     imagesCmd
       .description(
-        "List every image a resolveset or catalog needs (bundle images, relatedImages, and the images of olm.operand / olm.relatedimages entries), for mirroring",
+        "List every image a resolveset or catalog needs (bundle images, relatedImages, " +
+          "and the images of olm.operand / olm.relatedimages entries), for mirroring",
       )
       .option("--catalog <[name=]dir|image>", "a catalog whose bundles' images to list (repeatable)", collect)
       .option(
         "--package <name>",
-        "with --catalog: only these packages' bundles and the operand / related-image entries they can use (repeatable)",
+        "with --catalog: only these packages' bundles and the " +
+          "operand / related-image entries they can use (repeatable)",
         collect,
       )
       .option("--resolveset <file>", "a resolveset printed by opcat resolve (YAML or JSON)")

@@ -133,11 +133,14 @@ export function registerServeCommand(program: Command): void {
   });
   addImageAccessOptions(serve)
     .description(
-      "Serve catalogs over catalogd's HTTP API, a web UI (/) (/catalogs/<name>/api/v1/{all,metas}), the resolver API (POST /api/v1/{query,resolve}: bundles matching a constraint, dependency resolution of Inputs) and opm's gRPC registry API",
+      "Serve catalogs over catalogd's HTTP API, a web UI (/) (/catalogs/<name>/api/v1/{all,metas}), " +
+        "the resolver API (POST /api/v1/{query,resolve}: bundles matching a " +
+        "constraint, dependency resolution of Inputs) and opm's gRPC registry API",
     )
     .argument(
       "<catalogs...>",
-      "catalog directories or catalog images, each optionally named: [name=]<dir> or [name=]<image-ref> (default name: the directory's or repository's base name)",
+      "catalog directories or catalog images, each optionally named: [name=]<dir> or " +
+        "[name=]<image-ref> (default name: the directory's or repository's base name)",
     )
     .addOption(new Option("--http <host:port>", "HTTP listen address").default("127.0.0.1:8080"))
     .option("--no-http", "do not serve HTTP")
@@ -170,17 +173,20 @@ export function registerServeCommand(program: Command): void {
     .option("--no-resolver-api", "do not serve POST /api/v1/query and /api/v1/resolve")
     .option(
       "--ui",
-      "serve the web UI at http://<--http>/ (catalogs, packages, upgrade graphs, resolution, templates); the default with --http",
+      "serve the web UI at http://<--http>/ (catalogs, packages, " +
+        "upgrade graphs, resolution, templates); the default with --http",
     )
     .option("--no-ui", "do not serve the web UI")
     .option(
       "--kubeconfig <file>",
-      "web UI: show this cluster's Operators and Instances (read with this kubeconfig; approving and denying use the token each user gives in the page, never these credentials)",
+      "web UI: show this cluster's Operators and Instances (read with this kubeconfig; " +
+        "approving and denying use the token each user gives in the page, never these credentials)",
     )
     .option("--context <name>", "web UI: the kubeconfig context (default: its current context)")
     .option(
       "--poll-interval <duration>",
-      "for catalog images: re-resolve the reference this often (Go duration: 30s, 5m) and serve a new digest once it is loaded and valid",
+      "for catalog images: re-resolve the reference this often (Go " +
+        "duration: 30s, 5m) and serve a new digest once it is loaded and valid",
     )
     .option(
       "-p, --port <port>",
@@ -188,15 +194,21 @@ export function registerServeCommand(program: Command): void {
     )
     .option(
       "--cache-only",
-      "opm's flag: load and validate the catalogs, write their serve indexes (with --cache-dir), then exit without serving",
+      "opm's flag: load and validate the catalogs, write their " +
+        "serve indexes (with --cache-dir), then exit without serving",
     )
     .option(
       "--cache-enforce-integrity",
-      "opm's flag (needs --cache-dir): start only from serve indexes that match the catalogs' contents (SHA-256 of every file), failing when one is missing or stale instead of rebuilding it",
+      "opm's flag (needs --cache-dir): start only from serve indexes that match the catalogs' " +
+        "contents (SHA-256 of every file), failing when one is missing or stale instead of rebuilding it",
     )
     .addHelpText(
       "after",
-      "\nCatalog images (e.g. quay.io/org/my-index:v1, oci:<dir>:<tag>) are pulled with the image access flags; their configs directory is served.\nDigest-pinned references are not polled.\nWith --cache-dir, each catalog's revision index is also kept there (<dir>/serve-index/): a start whose catalog files are unchanged serves it without parsing them; a changed, corrupt or foreign index is rebuilt.",
+      "\nCatalog images (e.g. quay.io/org/my-index:v1, oci:<dir>:<tag>) are pulled with the image access " +
+        "flags; their configs directory is served.\nDigest-pinned references are not polled.\n" +
+        "With --cache-dir, each catalog's revision index is also kept there (<dir>/serve-index/): a start " +
+        "whose catalog files are unchanged serves it without parsing them; a changed, corrupt or foreign " +
+        "index is rebuilt.",
     )
     .action(async (args: string[], opts: ServeOpts) => {
       const catalogs = args.map(parseServeArg);
@@ -206,7 +218,8 @@ export function registerServeCommand(program: Command): void {
         if (typeof d === "string" || !(d > 0))
           throw new OpcatError(
             "USAGE_SERVE",
-            `invalid --poll-interval ${JSON.stringify(opts.pollInterval)}: ${typeof d === "string" ? d : "must be positive"}`,
+            `invalid --poll-interval ${JSON.stringify(opts.pollInterval)}: ` +
+              `${typeof d === "string" ? d : "must be positive"}`,
             { kind: "usage" },
           );
         if (!catalogs.some((c) => c.image))
@@ -401,7 +414,8 @@ export function registerServeCommand(program: Command): void {
         http: http ? `http://${http.address.address}:${http.address.port}/catalogs/<name>/api/v1/all` : null,
         ui:
           http && opts.ui !== false
-            ? `http://${http.address.address.includes(":") ? `[${http.address.address}]` : http.address.address}:${http.address.port}/`
+            ? `http://${http.address.address.includes(":") ? `[${http.address.address}]` : http.address.address}` +
+              `:${http.address.port}/`
             : null,
         resolver_api:
           http && opts.resolverApi

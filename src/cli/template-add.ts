@@ -221,7 +221,8 @@ export function registerAddBundleCommand(tmpl: Command): void {
   });
   cmd
     .description(
-      "Publish a bundle into a catalog template (basic, semver, graph or raw FBC) idempotently: adds what is missing, changes nothing when it is all there",
+      "Publish a bundle into a catalog template (basic, semver, graph or raw FBC) " +
+        "idempotently: adds what is missing, changes nothing when it is all there",
     )
     .argument("[template-file]", "the template to edit in place (YAML or JSON); omit with --release-config")
     .requiredOption("--image <ref>", "the bundle image reference to add")
@@ -299,7 +300,8 @@ Examples:
   opcat template add-bundle basic.yaml --image quay.io/acme/op-bundle@sha256:… --channel stable \\
       --replaces op.v1.0.0 --reuse catalog/ -o json
   opcat template add-bundle semver.yaml --image quay.io/acme/op-bundle:v1.1.0 --channel Fast --channel Stable
-  opcat template add-bundle --release-config operators/op/1.1.0/release-config.yaml --image … --reuse catalog/ --reuse-tags`,
+  opcat template add-bundle --release-config operators/op/1.1.0/release-config.yaml --image … ` +
+        "--reuse catalog/ --reuse-tags",
     )
     .action(async (file: string | undefined, opts: AddOpts) => {
       await runAdd(file, opts);

@@ -20,7 +20,8 @@ export function registerConvertCommand(tmpl: Command): void {
   tmpl
     .command("convert")
     .description(
-      "Convert a catalog (directory, file or - for standard input) into a basic or graph template that renders back to it",
+      "Convert a catalog (directory, file or - for standard input) " +
+        "into a basic or graph template that renders back to it",
     )
     .argument("<fbc>", "catalog directory, file, or - for standard input")
     .addOption(

@@ -146,7 +146,8 @@ async function fetchCatalogConfig(path: string): Promise<string> {
     if (scheme !== "http" && scheme !== "https") {
       throw new OpcatError(
         "IO_ERROR",
-        `fetching remote catalog config file ${goQuote(path)}: Get ${goQuote(path)}: unsupported protocol scheme ${goQuote(scheme)}`,
+        `fetching remote catalog config file ${goQuote(path)}: Get ` +
+          `${goQuote(path)}: unsupported protocol scheme ${goQuote(scheme)}`,
         { kind: "usage" },
       );
     }
@@ -207,7 +208,8 @@ async function runRender(args: string[], opts: RenderOpts): Promise<void> {
   if (type !== undefined && !T.ALL_TEMPLATE_TYPES.includes(type)) {
     // opm's text (its types); opcat's own types are named in a hint.
     const message = `invalid template type ${goQuote(type)}, must be one of: [${T.TEMPLATE_TYPES.join(" ")}]`;
-    const hint = `opcat also renders: ${[...T.ALL_TEMPLATE_TYPES.filter((t) => !T.TEMPLATE_TYPES.includes(t)), COMPOSITE].join(", ")}`;
+    const others = [...T.ALL_TEMPLATE_TYPES.filter((t) => !T.TEMPLATE_TYPES.includes(t)), COMPOSITE];
+    const hint = `opcat also renders: ${others.join(", ")}`;
     throw new OpcatError("TEMPLATE_TYPE", message, {
       kind: "usage",
       problems: [problem("TEMPLATE_TYPE", message, { hint })],
@@ -250,11 +252,13 @@ function addRenderCommand(cmd: Command): Command {
   return addImageAccessOptions(
     cmd
       .description(
-        "Render a catalog template (basic, semver, substitutes, composite) like `opm alpha render-template`; the type is detected from the schema when TYPE is omitted",
+        "Render a catalog template (basic, semver, substitutes, composite) like `opm " +
+          "alpha render-template`; the type is detected from the schema when TYPE is omitted",
       )
       .argument(
         "[args...]",
-        "[TYPE] [FILE]: TYPE is one of basic, semver, substitutes, or composite (which takes no FILE: see -f/-c); FILE is a template file or - for standard input (the default)",
+        "[TYPE] [FILE]: TYPE is one of basic, semver, substitutes, or composite (which takes " +
+          "no FILE: see -f/-c); FILE is a template file or - for standard input (the default)",
       )
       .addOption(
         new Option("-o, --output <format>", `output format (${OUTPUTS.join("|")}; composite: json|yaml)`)
@@ -281,7 +285,8 @@ function addRenderCommand(cmd: Command): Command {
       )
       .option(
         "--reuse <rendered-fbc>",
-        "answer bundle images from this already-rendered catalog (directory, file or -) before pulling them; only digest-pinned references unless --reuse-tags",
+        "answer bundle images from this already-rendered catalog (directory, file or " +
+          "-) before pulling them; only digest-pinned references unless --reuse-tags",
       )
       .option(
         "--reuse-tags",
@@ -290,18 +295,22 @@ function addRenderCommand(cmd: Command): Command {
       )
       .option(
         "--offline",
-        "with --reuse, never touch a registry: every reference (tags too) is answered from the reused catalog, and graph-template tags are listed from its images",
+        "with --reuse, never touch a registry: every reference (tags too) is answered " +
+          "from the reused catalog, and graph-template tags are listed from its images",
         false,
       )
       .addOption(
         new Option(
           "--semver-skips <mode>",
-          "semver (and the composite template's semver builder): what a Y-stream head skips: cumulative (today's opm: its own Y-stream and the earlier ones of the same major) or y-stream (only its own Y-stream, as in the examples of opm's docs before operator-registry #1065)",
+          "semver (and the composite template's semver builder): what a Y-stream head skips: cumulative " +
+            "(today's opm: its own Y-stream and the earlier ones of the same major) or y-stream " +
+            "(only its own Y-stream, as in the examples of opm's docs before operator-registry #1065)",
         ).default("cumulative"),
       )
       .option(
         "-f, --catalog-config <file|url>",
-        "composite: the catalog configuration (olm.composite.catalogs), a path or an http(s) URL (default catalogs.yaml)",
+        "composite: the catalog configuration (olm.composite.catalogs), " +
+          "a path or an http(s) URL (default catalogs.yaml)",
       )
       .option(
         "-c, --composite-config <file>",
@@ -319,7 +328,8 @@ function addRenderCommand(cmd: Command): Command {
       `
 Examples:
   opcat template render semver semver.yaml -o yaml                 # pulls the bundle images
-  opcat template render semver semver.yaml --reuse catalog/ -o yaml  # digest-pinned images from catalog/, the rest pulled
+  opcat template render semver semver.yaml --reuse catalog/ -o yaml  # digest-pinned images from catalog/, ` +
+        `the rest pulled
   opcat template render basic-template.yaml --reuse index.yaml --reuse-tags
   opcat template render graph graph.yaml --reuse catalog.yaml --offline  # no registry access at all
   opcat template render substitutes substitutes.yaml

@@ -138,7 +138,10 @@ export class KubeClient {
     return new KubeClient(loadKubeConfig(opts), { fieldManager: opts.fieldManager });
   }
 
-  /** The user this client authenticates as, e.g. for SelfSubjectReview (`/apis/authentication.k8s.io/v1/selfsubjectreviews`). */
+  /**
+   * The user this client authenticates as, e.g. for SelfSubjectReview
+   * (`/apis/authentication.k8s.io/v1/selfsubjectreviews`).
+   */
   async whoami(): Promise<{ username: string; groups: string[] }> {
     const r = await this.request<{ status: { userInfo: { username: string; groups?: string[] } } }>(
       "POST",
@@ -207,7 +210,10 @@ export class KubeClient {
     return (text ? JSON.parse(text) : undefined) as T;
   }
 
-  /** Discovery: where `apiVersion`/`kind` lives (cached; refreshed once when a kind is unknown, e.g. a CRD just created). */
+  /**
+   * Discovery: where `apiVersion`/`kind` lives (cached; refreshed
+   * once when a kind is unknown, e.g. a CRD just created).
+   */
   async resourceFor(apiVersion: string, kind: string): Promise<ResourceInfo> {
     const key = apiVersion;
     const load = () => {
@@ -235,7 +241,8 @@ export class KubeClient {
           throw new KubeApiError(
             404,
             "NotFound",
-            `required resource not found: the server has no API ${apiVersion} (for kind ${kind}); install the CRDs that provide it first`,
+            `required resource not found: the server has no API ${apiVersion} ` +
+              `(for kind ${kind}); install the CRDs that provide it first`,
           );
         throw e;
       });
@@ -358,7 +365,10 @@ export class KubeClient {
     });
   }
 
-  /** Replaces `obj` (optimistic concurrency through metadata.resourceVersion); `subresource: "status"` writes only the status. */
+  /**
+   * Replaces `obj` (optimistic concurrency through metadata.resourceVersion);
+   * `subresource: "status"` writes only the status.
+   */
   async replace<T extends KubeObject = KubeObject>(obj: T, opts: { subresource?: "status" } = {}): Promise<T> {
     const path = await this.path(obj.apiVersion, obj.kind, obj.metadata.namespace, obj.metadata.name, opts.subresource);
     return this.request<T>("PUT", path, { body: obj });
@@ -422,7 +432,8 @@ export class KubeClient {
     } catch (e) {
       if (signal?.aborted) return;
       if (e instanceof KubeApiError) throw e;
-      if ((e as NodeJS.ErrnoException).code === "ECONNRESET" || (e as Error).name === "AbortError") return; // stream ended
+      // the stream ended
+      if ((e as NodeJS.ErrnoException).code === "ECONNRESET" || (e as Error).name === "AbortError") return;
       throw e;
     }
   }

@@ -218,7 +218,8 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
       await controllers.stop();
       if (controllers.deppy)
         log(
-          `deppy: ${controllers.deppy.resolutions} resolutions, ${controllers.deppy.resolveMs.toFixed(0)} ms in the resolver`,
+          `deppy: ${controllers.deppy.resolutions} resolutions, ` +
+            `${controllers.deppy.resolveMs.toFixed(0)} ms in the resolver`,
         );
       log(
         `api requests: ${client.stats.total} (${Object.entries(client.stats.byVerb)

@@ -6,36 +6,39 @@ import { WorkQueue, Backoff } from "./queue.js";
 import { crdObject, obj, str, arr, enumOf } from "./schema.js";
 import { rukpakCrds } from "./rukpak/api.js";
 
-test("setCondition: lastTransitionTime changes only with the status; reason, message, generation update in place", () => {
-  let { conditions, changed } = setCondition(
-    [],
-    { type: "Ready", status: "False", reason: "A", message: "a", observedGeneration: 1 },
-    "2026-01-01T00:00:00Z",
-  );
-  assert.ok(changed);
-  ({ conditions, changed } = setCondition(
-    conditions,
-    { type: "Ready", status: "False", reason: "B", message: "b", observedGeneration: 2 },
-    "2026-01-02T00:00:00Z",
-  ));
-  assert.ok(changed);
-  assert.equal(conditions[0].lastTransitionTime, "2026-01-01T00:00:00Z");
-  assert.equal(conditions[0].reason, "B");
-  ({ conditions, changed } = setCondition(
-    conditions,
-    { type: "Ready", status: "False", reason: "B", message: "b", observedGeneration: 2 },
-    "2026-01-03T00:00:00Z",
-  ));
-  assert.ok(!changed);
-  ({ conditions } = setCondition(
-    conditions,
-    { type: "Ready", status: "True", reason: "C", message: "c" },
-    "2026-01-04T00:00:00Z",
-  ));
-  assert.equal(conditions[0].lastTransitionTime, "2026-01-04T00:00:00Z");
-  assert.equal(conditions[0].observedGeneration, 2, "kept when not given");
-  assert.equal(conditions.length, 1);
-});
+test(
+  "setCondition: lastTransitionTime changes only with " + "the status; reason, message, generation update in place",
+  () => {
+    let { conditions, changed } = setCondition(
+      [],
+      { type: "Ready", status: "False", reason: "A", message: "a", observedGeneration: 1 },
+      "2026-01-01T00:00:00Z",
+    );
+    assert.ok(changed);
+    ({ conditions, changed } = setCondition(
+      conditions,
+      { type: "Ready", status: "False", reason: "B", message: "b", observedGeneration: 2 },
+      "2026-01-02T00:00:00Z",
+    ));
+    assert.ok(changed);
+    assert.equal(conditions[0].lastTransitionTime, "2026-01-01T00:00:00Z");
+    assert.equal(conditions[0].reason, "B");
+    ({ conditions, changed } = setCondition(
+      conditions,
+      { type: "Ready", status: "False", reason: "B", message: "b", observedGeneration: 2 },
+      "2026-01-03T00:00:00Z",
+    ));
+    assert.ok(!changed);
+    ({ conditions } = setCondition(
+      conditions,
+      { type: "Ready", status: "True", reason: "C", message: "c" },
+      "2026-01-04T00:00:00Z",
+    ));
+    assert.equal(conditions[0].lastTransitionTime, "2026-01-04T00:00:00Z");
+    assert.equal(conditions[0].observedGeneration, 2, "kept when not given");
+    assert.equal(conditions.length, 1);
+  },
+);
 
 test("fast-check: setCondition keeps one condition per type and never mutates its input", () => {
   const cond = fc.record({
@@ -63,31 +66,35 @@ test("fast-check: setCondition keeps one condition per type and never mutates it
   );
 });
 
-test("WorkQueue: a key queued twice runs once; added while running, it runs again after; failures retry until success", async () => {
-  const q = new WorkQueue({ concurrency: 2, baseDelay: 1, maxDelay: 4 });
-  const runs: string[] = [];
-  let failuresLeft = 3;
-  let release!: () => void;
-  const gate = new Promise<void>((r) => (release = r));
-  const running = q.run(async (k) => {
-    runs.push(k);
-    if (k === "slow" && runs.filter((x) => x === "slow").length === 1) await gate;
-    if (k === "flaky" && failuresLeft-- > 0) throw new Error("not yet");
-  });
-  q.add("a");
-  q.add("a");
-  q.add("slow");
-  await new Promise((r) => setImmediate(r));
-  q.add("slow"); // while it runs
-  q.add("flaky");
-  release();
-  await q.idle();
-  q.stop();
-  await running;
-  assert.equal(runs.filter((x) => x === "a").length, 1);
-  assert.equal(runs.filter((x) => x === "slow").length, 2);
-  assert.equal(runs.filter((x) => x === "flaky").length, 4);
-});
+test(
+  "WorkQueue: a key queued twice runs once; added while " +
+    "running, it runs again after; failures retry until success",
+  async () => {
+    const q = new WorkQueue({ concurrency: 2, baseDelay: 1, maxDelay: 4 });
+    const runs: string[] = [];
+    let failuresLeft = 3;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const running = q.run(async (k) => {
+      runs.push(k);
+      if (k === "slow" && runs.filter((x) => x === "slow").length === 1) await gate;
+      if (k === "flaky" && failuresLeft-- > 0) throw new Error("not yet");
+    });
+    q.add("a");
+    q.add("a");
+    q.add("slow");
+    await new Promise((r) => setImmediate(r));
+    q.add("slow"); // while it runs
+    q.add("flaky");
+    release();
+    await q.idle();
+    q.stop();
+    await running;
+    assert.equal(runs.filter((x) => x === "a").length, 1);
+    assert.equal(runs.filter((x) => x === "slow").length, 2);
+    assert.equal(runs.filter((x) => x === "flaky").length, 4);
+  },
+);
 
 test("Backoff doubles up to its cap and resets", () => {
   const b = new Backoff(100, 1000);
@@ -96,21 +103,24 @@ test("Backoff doubles up to its cap and resets", () => {
   assert.equal(b.next(), 100);
 });
 
-test("schemas: one typed source gives structural CRD schemas (every property typed or preserving unknown fields)", () => {
-  const s = obj({ a: str(), b: arr(enumOf(["x", "y"] as const)) }, ["a"]);
-  assert.deepEqual(s.openapi, {
-    type: "object",
-    properties: { a: { type: "string" }, b: { type: "array", items: { type: "string", enum: ["x", "y"] } } },
-    required: ["a"],
-  });
-  const walk = (o: Record<string, unknown>, path: string): void => {
-    assert.ok(o.type || o["x-kubernetes-preserve-unknown-fields"], `${path} has a type`);
-    for (const [k, v] of Object.entries((o.properties as Record<string, Record<string, unknown>>) ?? {}))
-      walk(v, `${path}.${k}`);
-    if (o.items) walk(o.items as Record<string, unknown>, `${path}[]`);
-  };
-  for (const d of rukpakCrds) {
-    const crd = crdObject(d) as { spec: { versions: { schema: { openAPIV3Schema: Record<string, unknown> } }[] } };
-    walk(crd.spec.versions[0].schema.openAPIV3Schema, d.kind);
-  }
-});
+test(
+  "schemas: one typed source gives structural CRD schemas " + "(every property typed or preserving unknown fields)",
+  () => {
+    const s = obj({ a: str(), b: arr(enumOf(["x", "y"] as const)) }, ["a"]);
+    assert.deepEqual(s.openapi, {
+      type: "object",
+      properties: { a: { type: "string" }, b: { type: "array", items: { type: "string", enum: ["x", "y"] } } },
+      required: ["a"],
+    });
+    const walk = (o: Record<string, unknown>, path: string): void => {
+      assert.ok(o.type || o["x-kubernetes-preserve-unknown-fields"], `${path} has a type`);
+      for (const [k, v] of Object.entries((o.properties as Record<string, Record<string, unknown>>) ?? {}))
+        walk(v, `${path}.${k}`);
+      if (o.items) walk(o.items as Record<string, unknown>, `${path}[]`);
+    };
+    for (const d of rukpakCrds) {
+      const crd = crdObject(d) as { spec: { versions: { schema: { openAPIV3Schema: Record<string, unknown> } }[] } };
+      walk(crd.spec.versions[0].schema.openAPIV3Schema, d.kind);
+    }
+  },
+);

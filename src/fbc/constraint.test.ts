@@ -5,7 +5,8 @@ import { constraintKind, ConstraintParseError, MAX_CONSTRAINT_SIZE, parseConstra
 test("olm.constraint values parse into the typed model", () => {
   assert.deepEqual(
     parseConstraint(
-      '{"failureMessage":"needs etcd","gvk":{"group":"etcd.database.coreos.com","kind":"EtcdCluster","version":"v1beta2"}}',
+      '{"failureMessage":"needs etcd",' +
+        '"gvk":{"group":"etcd.database.coreos.com","kind":"EtcdCluster","version":"v1beta2"}}',
     ),
     {
       failureMessage: "needs etcd",
@@ -19,7 +20,8 @@ test("olm.constraint values parse into the typed model", () => {
     rule: 'properties.exists(p, p.type == "olm.test")',
   });
   const nested = parseConstraint(
-    '{"all":{"constraints":[{"gvk":{"group":"g","kind":"K","version":"v1"}},{"not":{"constraints":[{"package":{"packageName":"p","versionRange":"<1.0.0"}}]}}]}}',
+    '{"all":{"constraints":[{"gvk":{"group":"g","kind":"K","version":"v1"}},{"not":' +
+      '{"constraints":[{"package":{"packageName":"p","versionRange":"<1.0.0"}}]}}]}}',
   );
   assert.equal(nested.all?.constraints.length, 2);
   assert.deepEqual(nested.all?.constraints[1].not?.constraints[0].package, {
@@ -43,7 +45,8 @@ test("olm.constraint errors read like constraints.Parse", () => {
   assert.throws(
     () => parseConstraint('{"all":{"constraints":{}}}'),
     new ConstraintParseError(
-      "json: cannot unmarshal object into Go struct field CompoundConstraint.all.constraints of type []constraints.Constraint",
+      "json: cannot unmarshal object into Go struct field " +
+        "CompoundConstraint.all.constraints of type []constraints.Constraint",
     ),
   );
   assert.throws(

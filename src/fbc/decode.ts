@@ -330,7 +330,10 @@ function decodeField(v: JsonValue, kind: Kind, ctx: Ctx, current: unknown): unkn
   }
 }
 
-/** Why Node's decoder can stand in for Go's: see {@link decodeStdBase64Fast}. Bytes expected, or -1 if `data` cannot be valid. */
+/**
+ * Why Node's decoder can stand in for Go's: see {@link decodeStdBase64Fast}.
+ * Bytes expected, or -1 if `data` cannot be valid.
+ */
 function fastBase64Length(data: string): number {
   const n = data.length;
   if (n % 4 !== 0 || data.indexOf("-") !== -1 || data.indexOf("_") !== -1) return -1;

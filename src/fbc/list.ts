@@ -64,7 +64,8 @@ function bundlesTable(model: Model, packageName?: string): string {
   const rows = ["PACKAGE\tCHANNEL\tBUNDLE\tREPLACES\tSKIPS\tSKIP RANGE\tIMAGE\n"];
   for (const b of bundles) {
     rows.push(
-      `${b.package.name}\t${b.channel.name}\t${b.name}\t${b.replaces}\t${b.skips.join(",")}\t${b.skipRange}\t${b.image}\n`,
+      `${b.package.name}\t${b.channel.name}\t${b.name}\t${b.replaces}` +
+        `\t${b.skips.join(",")}\t${b.skipRange}\t${b.image}\n`,
     );
   }
   return rows.join("");

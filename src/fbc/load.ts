@@ -132,7 +132,9 @@ function addBlob(
     res.problems.push(
       problem("FBC_MISSING_SCHEMA", "object '' is missing root schema field", {
         loc,
-        hint: "this YAML document is empty (only comments or blank lines): remove it or its --- separator; if the file is not part of the catalog, exclude it with a .indexignore file",
+        hint:
+          "this YAML document is empty (only comments or blank lines): remove it or its --- " +
+          "separator; if the file is not part of the catalog, exclude it with a .indexignore file",
       }),
     );
     return;
@@ -337,7 +339,9 @@ export function loadFile(path: string, displayName = path, into?: LoadResult): L
     if (st.size > MAX_FILE_BYTES) {
       throw new OpcatError(
         "IO_FILE_TOO_LARGE",
-        `open ${path}: ${st.size} bytes is more than the ${MAX_FILE_BYTES / (1 << 20)} MiB opcat reads as one catalog file (real catalog files are far smaller); split it into one file per package (opcat migrate does)`,
+        `open ${path}: ${st.size} bytes is more than the ${MAX_FILE_BYTES / (1 << 20)} ` +
+          `MiB opcat reads as one catalog file (real catalog files are far ` +
+          `smaller); split it into one file per package (opcat migrate does)`,
         { kind: "io" },
       );
     }

@@ -145,7 +145,8 @@ export function renderMermaid(cfg: DeclarativeConfig, opts: MermaidOptions = {})
         const r = tryParseRange(ce.skipRange);
         if (r instanceof SemverError) {
           warnings.push(
-            `warning: ignoring invalid SkipRange for package/edge ${goQuote(c.package)}/${goQuote(ce.name)}: ${r.message}`,
+            `warning: ignoring invalid SkipRange for package/edge ` +
+              `${goQuote(c.package)}/${goQuote(ce.name)}: ${r.message}`,
           );
         } else {
           for (const e of fc.entries) {

@@ -24,7 +24,10 @@ interface Vector {
   csvJson?: string;
 }
 
-/** Golden vectors from the Go oracle in scripts/oracle/migrate (json.Unmarshal into v1alpha1.ClusterServiceVersion + property.MustBuildCSVMetadata). */
+/**
+ * Golden vectors from the Go oracle in scripts/oracle/migrate (json.Unmarshal
+ * into v1alpha1.ClusterServiceVersion + property.MustBuildCSVMetadata).
+ */
 const vectors = JSON.parse(readFileSync(path.join(testdata, "csv-metadata-vectors.json"), "utf8")) as Vector[];
 const vector = (name: string): Vector => {
   const v = vectors.find((x) => x.name === name);
@@ -102,7 +105,11 @@ describe("csvMetadataFromCsv: golden vectors from the Go oracle", () => {
 });
 
 // alpha/action/migrations/migrations_test.go
-const fooRawCsv = `{"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion", "metadata": {"name": "foo.v0.1.0"}, "spec": {"displayName": "Foo Operator", "customresourcedefinitions": {"owned": [{"group": "test.foo", "version": "v1", "kind": "Foo", "name": "foos.test.foo"}]}, "version": "0.1.0", "relatedImages": [{"name": "operator", "image": "test.registry/foo-operator/foo:v0.1.0"}]}}`;
+const fooRawCsv =
+  `{"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion", "metadata": {"name": ` +
+  `"foo.v0.1.0"}, "spec": {"displayName": "Foo Operator", "customresourcedefinitions": {"owned": ` +
+  `[{"group": "test.foo", "version": "v1", "kind": "Foo", "name": "foos.test.foo"}]}, "version": ` +
+  `"0.1.0", "relatedImages": [{"name": "operator", "image": "test.registry/foo-operator/foo:v0.1.0"}]}}`;
 const fooRawCrd = `---
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -155,7 +162,8 @@ describe("migrate (migrations_test.go)", () => {
       assert.deepEqual(propsText(cfg.bundles[0]), expectedMigrated);
       assert.equal(
         cfg.bundles[0].properties.at(-1)?.value.text,
-        '{"apiServiceDefinitions":{},"crdDescriptions":{"owned":[{"name":"foos.test.foo","version":"v1","kind":"Foo"}]},"displayName":"Foo Operator","provider":{}}',
+        '{"apiServiceDefinitions":{},"crdDescriptions":{"owned":[{"name":"foos.test.foo",' +
+          '"version":"v1","kind":"Foo"}]},"displayName":"Foo Operator","provider":{}}',
       );
       // Running it again changes nothing (the bundle has no CSV object left).
       migrate(cfg, level);
@@ -206,24 +214,28 @@ describe("migrate (migrations_test.go)", () => {
       (e: unknown) =>
         e instanceof OpcatError &&
         e.message ===
-          "migrate: json: cannot unmarshal number into Go struct field ClusterServiceVersionSpec.spec.version of type string",
+          "migrate: json: cannot unmarshal number into Go struct " +
+            "field ClusterServiceVersionSpec.spec.version of type string",
     );
     // none never decodes anything
     migrate(cfg, "none");
   });
 
-  it("builds the value from a YAML CSV object the way opm does (HTML-escaped CsvJSON, raw descriptor values kept)", () => {
-    const yaml = readFileSync(path.join(testdata, "yaml-csv.yaml"), "utf8");
-    const [expected] = JSON.parse(readFileSync(path.join(testdata, "yaml-csv.expected.json"), "utf8")) as Vector[];
-    const cfg = unmigratedCatalog();
-    const b = cfg.bundles[0];
-    b.properties = [...fooHeadProps(), bundleObject(yaml)];
-    assert.equal(bundleCsvJson(b), expected.csvJson);
-    migrate(cfg, "all");
-    assert.equal(b.properties.at(-1)?.type, "olm.csv.metadata");
-    assert.equal(b.properties.at(-1)?.value.text, expected.value);
-    assert.equal(b.properties.length, 5);
-  });
+  it(
+    "builds the value from a YAML CSV object the way opm " + "does (HTML-escaped CsvJSON, raw descriptor values kept)",
+    () => {
+      const yaml = readFileSync(path.join(testdata, "yaml-csv.yaml"), "utf8");
+      const [expected] = JSON.parse(readFileSync(path.join(testdata, "yaml-csv.expected.json"), "utf8")) as Vector[];
+      const cfg = unmigratedCatalog();
+      const b = cfg.bundles[0];
+      b.properties = [...fooHeadProps(), bundleObject(yaml)];
+      assert.equal(bundleCsvJson(b), expected.csvJson);
+      migrate(cfg, "all");
+      assert.equal(b.properties.at(-1)?.type, "olm.csv.metadata");
+      assert.equal(b.properties.at(-1)?.value.text, expected.value);
+      assert.equal(b.properties.length, 5);
+    },
+  );
 });
 
 // Arbitrary CSV metadata built from JSON-friendly values, and an independent model of the Go output.

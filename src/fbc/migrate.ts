@@ -718,7 +718,8 @@ function parseRfc3339Error(input: string): string | undefined {
   const avalue = Buffer.from(input, "utf8").toString("latin1");
   let value = avalue;
   const cannot = (valueElem: string, layoutElem: string): string =>
-    `parsing time ${timeQuote(avalue)} as ${timeQuote(RFC3339)}: cannot parse ${timeQuote(valueElem)} as ${timeQuote(layoutElem)}`;
+    `parsing time ${timeQuote(avalue)} as ${timeQuote(RFC3339)}: ` +
+    `cannot parse ${timeQuote(valueElem)} as ${timeQuote(layoutElem)}`;
   const message = (m: string): string => `parsing time ${timeQuote(avalue)}${m}`;
   const isDigit = (s: string, i: number): boolean => i < s.length && s.charCodeAt(i) >= 0x30 && s.charCodeAt(i) <= 0x39;
   // getnum: one or two digits (fixed: exactly two).

@@ -136,7 +136,9 @@ export function decodeOperandBlob(
   } else if (!NAME.test(name) || name.length > 253) {
     findings.push({
       code: "FBC_OPERAND_NAME_INVALID",
-      message: `${id}: invalid name: must be a lowercase RFC 1123 subdomain (lower case alphanumeric characters, '-' or '.', starting and ending with an alphanumeric character)`,
+      message:
+        `${id}: invalid name: must be a lowercase RFC 1123 subdomain (lower case alphanumeric ` +
+        `characters, '-' or '.', starting and ending with an alphanumeric character)`,
     });
   }
   const version = typeof value.version === "string" ? value.version : "";
@@ -170,7 +172,8 @@ export function decodeOperandBlob(
   if (!Array.isArray(list) || list.length === 0) {
     findings.push({
       code: "FBC_OPERAND_IMAGE_INVALID",
-      message: `${id}: ${listKey} must be a non-empty list, got ${Array.isArray(list) ? "an empty list" : kindOf(list)}`,
+      message:
+        `${id}: ${listKey} must be a non-empty list, got ` + `${Array.isArray(list) ? "an empty list" : kindOf(list)}`,
       hint: `list the entry's images as ${listKey}: [{name, image}]`,
     });
   } else {
@@ -298,18 +301,21 @@ export function operandProblems(others: readonly Meta[], bundles: readonly Bundl
     const { blob, findings } = decodeOperandBlob(m.schema, m.blob.value, m.loc);
     for (const f of findings) out.push(problem(f.code, f.message, { loc: m.loc, blob: blobRef, hint: f.hint }));
     if (!blob) continue;
-    const key = `${blob.schema}\0${blob.package}\0${blob.name}\0${(tryParseVersion(blob.version) as Version).toString()}`;
+    const key =
+      `${blob.schema}\0${blob.package}\0${blob.name}\0` + `${(tryParseVersion(blob.version) as Version).toString()}`;
     if (first.has(key)) {
       const at = first.get(key);
       out.push(
         problem(
           "FBC_OPERAND_DUPLICATE",
-          `duplicate ${blob.schema} ${goQuote(blob.name)} version ${goQuote(blob.version)}${blob.package ? ` for package ${goQuote(blob.package)}` : ""}`,
+          `duplicate ${blob.schema} ${goQuote(blob.name)} version ` +
+            `${goQuote(blob.version)}${blob.package ? ` for package ${goQuote(blob.package)}` : ""}`,
           {
             loc: m.loc,
             blob: blobRef,
             hint: at
-              ? `the entry is already defined at ${at.file}:${at.line}; give each version one blob (another catalog may redefine it)`
+              ? `the entry is already defined at ${at.file}:${at.line}; give ` +
+                `each version one blob (another catalog may redefine it)`
               : undefined,
           },
         ),

@@ -72,20 +72,24 @@ test("a stream cut inside a long string fails after the good values, with the li
   assert.equal(last.line, 4);
 });
 
-test("nesting budget: JSON deeper than encoding/json's 10000 levels is refused with Go's error at Go's offset (checked against opm); YAML deeper than go-yaml's too", () => {
-  const doc = (n: number) => `{"schema":"olm.package","name":"a","x":${"[".repeat(n)}${"]".repeat(n)}}\n`;
-  const ok = decodeStream(doc(9999));
-  assert.equal(ok.length, 1);
-  assert.equal(ok[0].kind, "blob");
-  for (const n of [10000, 50000]) {
-    const bad = decodeStream(doc(n));
-    assert.equal(bad[0].kind, "error");
-    assert.equal(
-      bad[0].kind === "error" && bad[0].message,
-      "json: offset 10039: invalid character '[' exceeded max depth",
-    );
-  }
-  const yaml = decodeStream(`schema: olm.package\nname: a\nx: ${"[".repeat(20000)}${"]".repeat(20000)}\n`);
-  assert.equal(yaml[0].kind, "error");
-  assert.match(yaml[0].kind === "error" ? yaml[0].message : "", /exceeded max depth of 10000/);
-});
+test(
+  "nesting budget: JSON deeper than encoding/json's 10000 levels is refused with " +
+    "Go's error at Go's offset (checked against opm); YAML deeper than go-yaml's too",
+  () => {
+    const doc = (n: number) => `{"schema":"olm.package","name":"a","x":${"[".repeat(n)}${"]".repeat(n)}}\n`;
+    const ok = decodeStream(doc(9999));
+    assert.equal(ok.length, 1);
+    assert.equal(ok[0].kind, "blob");
+    for (const n of [10000, 50000]) {
+      const bad = decodeStream(doc(n));
+      assert.equal(bad[0].kind, "error");
+      assert.equal(
+        bad[0].kind === "error" && bad[0].message,
+        "json: offset 10039: invalid character '[' exceeded max depth",
+      );
+    }
+    const yaml = decodeStream(`schema: olm.package\nname: a\nx: ${"[".repeat(20000)}${"]".repeat(20000)}\n`);
+    assert.equal(yaml[0].kind, "error");
+    assert.match(yaml[0].kind === "error" ? yaml[0].message : "", /exceeded max depth of 10000/);
+  },
+);

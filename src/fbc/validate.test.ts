@@ -66,7 +66,9 @@ test("package rules", () => {
     {
       code: "FBC_PACKAGE_INVALID_NAME",
       message:
-        "invalid package name \"Foo\": [a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')]",
+        'invalid package name "Foo": [a lowercase RFC 1123 label must consist of lower case ' +
+        "alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. " +
+        "'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')]",
       line: 1,
     },
   ]);
@@ -164,7 +166,8 @@ test("two heads, no head, cycles and stranded bundles", () => {
     {
       code: "FBC_CHANNEL_CYCLE",
       message:
-        'invalid package "a": invalid channel "stable": detected cycle in replaces chain of upgrade graph: a.v3 -> a.v2 -> a.v1 -> a.v3',
+        'invalid package "a": invalid channel "stable": detected cycle ' +
+        "in replaces chain of upgrade graph: a.v3 -> a.v2 -> a.v1 -> a.v3",
       line: 2,
     },
   ]);
@@ -218,7 +221,8 @@ test("bundle rules of ConvertToModel", () => {
     {
       code: "FBC_BUNDLE_PROPERTY_INVALID",
       message:
-        'parse properties for bundle "foo.v1": parse property[0] of type "olm.package": json: cannot unmarshal number into Go struct field Package.packageName of type string',
+        'parse properties for bundle "foo.v1": parse property[0] of type "olm.package": ' +
+        "json: cannot unmarshal number into Go struct field Package.packageName of type string",
       line: 3,
     },
   );
@@ -250,7 +254,8 @@ test("bundle rules of ConvertToModel", () => {
   assert.deepEqual(problems(cat(...base, bundle("foo", "foo.v1", "1.0.0", { image: "quay.io/Foo/bar:1" })))[0], {
     code: "FBC_BUNDLE_IMAGE_INVALID",
     message:
-      'package "foo" bundle "foo.v1" image: invalid image pull spec "quay.io/Foo/bar:1": invalid reference format: repository name must be lowercase',
+      'package "foo" bundle "foo.v1" image: invalid image pull spec ' +
+      '"quay.io/Foo/bar:1": invalid reference format: repository name must be lowercase',
     line: 3,
   });
   assert.deepEqual(
@@ -260,7 +265,8 @@ test("bundle rules of ConvertToModel", () => {
     {
       code: "FBC_BUNDLE_RELATED_IMAGE_INVALID",
       message:
-        'package "foo" bundle "foo.v1" relatedImages[0].image: invalid image pull spec "x@ssha256:abc": invalid reference format',
+        'package "foo" bundle "foo.v1" relatedImages[0].image: invalid ' +
+        'image pull spec "x@ssha256:abc": invalid reference format',
       line: 3,
     },
   );
@@ -314,7 +320,8 @@ test("release versions", () => {
     {
       code: "FBC_BUNDLE_RELEASE_INVALID",
       message:
-        'error parsing bundle "foo.v1" release version "bad..x": invalid release "bad..x": segment 1: Prerelease is empty',
+        'error parsing bundle "foo.v1" release version "bad..x": ' +
+        'invalid release "bad..x": segment 1: Prerelease is empty',
       line: 3,
     },
   );
@@ -330,13 +337,15 @@ test("release versions", () => {
       {
         code: "FBC_BUNDLE_BUILD_WITH_RELEASE",
         message:
-          'invalid package "foo": invalid channel "alpha": invalid bundle "foo.v0.1.0+alpha.1.0.0-0.0.1": cannot use build metadata in version with a release version',
+          'invalid package "foo": invalid channel "alpha": invalid bundle ' +
+          '"foo.v0.1.0+alpha.1.0.0-0.0.1": cannot use build metadata in version with a release version',
         line: 3,
       },
       {
         code: "FBC_BUNDLE_NAME_NOT_NORMALIZED",
         message:
-          'invalid package "foo": invalid channel "alpha": invalid bundle "foo.v0.1.0+alpha.1.0.0-0.0.1": name "foo.v0.1.0+alpha.1.0.0-0.0.1" does not match normalized name "foo-v0.1.0+alpha.1.0.0-0.0.1"',
+          'invalid package "foo": invalid channel "alpha": invalid bundle "foo.v0.1.0+alpha.1.0.0-0.0.1": ' +
+          'name "foo.v0.1.0+alpha.1.0.0-0.0.1" does not match normalized name "foo-v0.1.0+alpha.1.0.0-0.0.1"',
         line: 3,
       },
     ],
@@ -356,7 +365,8 @@ test("model bundle rules: bad skipRange, empty skip, missing image, duplicate ve
       {
         code: "FBC_BUNDLE_SKIPRANGE_INVALID",
         message:
-          'invalid package "foo": invalid channel "stable": invalid bundle "foo.v1": invalid skipRange ">v0.1.0": Could not parse Range ">v0.1.0": Could not parse comparator ">v" in ">v0.1.0"',
+          'invalid package "foo": invalid channel "stable": invalid bundle "foo.v1": invalid skipRange ' +
+          '">v0.1.0": Could not parse Range ">v0.1.0": Could not parse comparator ">v" in ">v0.1.0"',
         line: 2,
       },
     ],
@@ -470,7 +480,8 @@ test("deprecation rules", () => {
     {
       code: "FBC_DEPRECATION_UNKNOWN_SCHEMA",
       message:
-        'cannot deprecate object declcfg.PackageScopedReference{Schema:"olm.what", Name:"x"} referenced by entry 0 for package "foo": object schema unknown',
+        'cannot deprecate object declcfg.PackageScopedReference{Schema:"olm.what", ' +
+        'Name:"x"} referenced by entry 0 for package "foo": object schema unknown',
       line: 4,
     },
   ]);

@@ -53,7 +53,9 @@ export function dns1123LabelErrors(value: string): string[] {
     if (DNS1123_SUBDOMAIN.test(value)) errs.push("must not contain dots");
     else
       errs.push(
-        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters " +
+          "or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  " +
+          "or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
       );
   }
   return errs;
@@ -421,7 +423,8 @@ function convert(cfg: DeclarativeConfig, add: Add): Omit<ConversionResult, "prob
         default:
           add(
             "FBC_DEPRECATION_UNKNOWN_SCHEMA",
-            `cannot deprecate object ${refGoSyntax(ref)} referenced by entry ${j} for package ${q(d.package)}: object schema unknown`,
+            `cannot deprecate object ${refGoSyntax(ref)} referenced by ` +
+              `entry ${j} for package ${q(d.package)}: object schema unknown`,
             d.loc,
             blob,
             "reference.schema must be olm.package, olm.channel or olm.bundle",
@@ -505,7 +508,8 @@ function linkBundle(b: Bundle, st: BundleState): boolean {
   if (props.packages.length !== 1) {
     add(
       "FBC_BUNDLE_PACKAGE_PROPERTY_COUNT",
-      `package ${q(b.package)} bundle ${q(b.name)} must have exactly 1 "olm.package" property, found ${props.packages.length}`,
+      `package ${q(b.package)} bundle ${q(b.name)} must have exactly ` +
+        `1 "olm.package" property, found ${props.packages.length}`,
       b.loc,
       blob(),
       "give the bundle exactly one property {type: olm.package, value: {packageName, version}}",
@@ -543,7 +547,8 @@ function linkBundle(b: Bundle, st: BundleState): boolean {
     if (err !== undefined) {
       add(
         "FBC_BUNDLE_RELATED_IMAGE_INVALID",
-        `package ${q(b.package)} bundle ${q(b.name)} relatedImages[${i}].image: invalid image pull spec ${q(ri.image)}: ${err}`,
+        `package ${q(b.package)} bundle ${q(b.name)} relatedImages[${i}].image: ` +
+          `invalid image pull spec ${q(ri.image)}: ${err}`,
         b.loc,
         blob(),
       );

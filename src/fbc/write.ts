@@ -124,7 +124,9 @@ export function blobToCompactJson(blob: Blob): string {
       s += `,"image":${qs(b.image)}`;
       if (b.properties.length > 0) s += `,"properties":${propertiesJson(b.properties)}`;
       if (b.relatedImages.length > 0) {
-        s += `,"relatedImages":[${b.relatedImages.map((r) => `{"name":${qs(r.name)},"image":${qs(r.image)}}`).join(",")}]`;
+        s +=
+          `,"relatedImages":[` +
+          `${b.relatedImages.map((r) => `{"name":${qs(r.name)},"image":${qs(r.image)}}`).join(",")}]`;
       }
       return s + "}";
     }

@@ -34,15 +34,18 @@ test("goSortSlice orders equal elements exactly as Go's sort.Slice (300 vectors 
   );
 });
 
-test("sorting a sorted slice again changes nothing (opcat sorts related images at render and again when normalising)", () => {
-  for (const c of vectors.cases) {
-    const entries = c.in.map((img, j) => ({ name: String(j), image: vectors.images[img] }));
-    goSortSlice(entries, (a, b) => compareUtf8(a.image, b.image) < 0);
-    const once = entries.map((e) => e.name);
-    goSortSlice(entries, (a, b) => compareUtf8(a.image, b.image) < 0);
-    assert.deepEqual(
-      entries.map((e) => e.name),
-      once,
-    );
-  }
-});
+test(
+  "sorting a sorted slice again changes nothing (opcat " + "sorts related images at render and again when normalising)",
+  () => {
+    for (const c of vectors.cases) {
+      const entries = c.in.map((img, j) => ({ name: String(j), image: vectors.images[img] }));
+      goSortSlice(entries, (a, b) => compareUtf8(a.image, b.image) < 0);
+      const once = entries.map((e) => e.name);
+      goSortSlice(entries, (a, b) => compareUtf8(a.image, b.image) < 0);
+      assert.deepEqual(
+        entries.map((e) => e.name),
+        once,
+      );
+    }
+  },
+);

@@ -68,7 +68,10 @@ export interface GoField {
 
 /** What a custom UnmarshalJSON method can do while {@link goUnmarshal} runs. */
 export interface GoUnmarshalContext {
-  /** `json.Unmarshal(raw, &target)` inside the method: a type error aborts the outer decoding, with the outer context. */
+  /**
+   * `json.Unmarshal(raw, &target)` inside the method: a type error
+   * aborts the outer decoding, with the outer context.
+   */
   unmarshalInner(raw: string, type: GoType): unknown;
   /** unmarshalInner into a string (`""` for null). */
   unmarshalString(raw: string): string;
@@ -562,7 +565,10 @@ function coerceToString(v: JsonValue): JsonValue {
   return v;
 }
 
-/** goDecode's zero value of a type: "", false, 0, null (nil slice, map, pointer, []byte, custom, opaque struct), undefined (nil RawMessage), or a struct of zero fields. */
+/**
+ * goDecode's zero value of a type: "", false, 0, null (nil slice, map, pointer, []byte,
+ * custom, opaque struct), undefined (nil RawMessage), or a struct of zero fields.
+ */
 function goZero(t: GoType): unknown {
   switch (t.kind) {
     case "string":

@@ -5,7 +5,10 @@
 import { homedir } from "node:os";
 import { join } from "node:path";
 
-/** opm's checks on `--use-http`, `--skip-tls-verify` and the deprecated `--skip-tls`; returns the error text or undefined. */
+/**
+ * opm's checks on `--use-http`, `--skip-tls-verify` and the
+ * deprecated `--skip-tls`; returns the error text or undefined.
+ */
 export function checkTlsFlags(f: {
   useHttp?: boolean;
   skipTlsVerify?: boolean;

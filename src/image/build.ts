@@ -124,7 +124,10 @@ export function assembleImage(
   };
 }
 
-/** A catalog image: the directory at `/configs` and the label `operators.operatorframework.io.index.configs.v1=/configs`. */
+/**
+ * A catalog image: the directory at `/configs` and the label
+ * `operators.operatorframework.io.index.configs.v1=/configs`.
+ */
 export function buildCatalogImage(dir: string, opts: BuildOptions = {}): BuiltImage {
   let st;
   try {
@@ -240,7 +243,9 @@ export async function withBaseImage(
     if (!(e instanceof ImageError || e instanceof OpcatError)) throw e;
     throw new OpcatError(
       "BUILD_BASE_IMAGE",
-      `pulling the base image ${ref}: ${e.message} (use --base-image with an opm image you can reach, e.g. a mirror of quay.io/operator-framework/opm, or --base-image scratch for a content-only image that OLM v0 cannot run)`,
+      `pulling the base image ${ref}: ${e.message} (use --base-image with an ` +
+        `opm image you can reach, e.g. a mirror of quay.io/operator-framework/opm, ` +
+        `or --base-image scratch for a content-only image that OLM v0 cannot run)`,
       { kind: "io", cause: e },
     );
   }
@@ -271,7 +276,10 @@ export function writeToLayout(img: BuiltImage, ref: string): void {
   else writeDirectoryAtomic(lr.dir, write);
 }
 
-/** Pushes the image to a registry reference (normalised like docker: docker.io, library/, tag "latest"). Returns `name@digest`. */
+/**
+ * Pushes the image to a registry reference (normalised like docker:
+ * docker.io, library/, tag "latest"). Returns `name@digest`.
+ */
 export async function pushImage(
   img: BuiltImage,
   ref: string,
@@ -334,7 +342,8 @@ export async function outputImage(
   if (!opts.push) {
     throw new OpcatError(
       "USAGE_TAG",
-      `--tag ${JSON.stringify(tag)} is a registry reference: add --push to push it there, or write an OCI layout with --tag oci:<dir>:<tag>`,
+      `--tag ${JSON.stringify(tag)} is a registry reference: add --push ` +
+        `to push it there, or write an OCI layout with --tag oci:<dir>:<tag>`,
       { kind: "usage" },
     );
   }

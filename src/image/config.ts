@@ -67,7 +67,10 @@ export function parseCatalogBuildConfig(text: string, file = "catalog.yaml"): Ca
 }
 
 export interface BuildFromConfigOptions extends ResolveRenderRefOptions, BuildOptions {
-  /** Where the catalog directory `<name>/` is created (default: beside the configuration file). It must be absent or empty. */
+  /**
+   * Where the catalog directory `<name>/` is created (default: beside
+   * the configuration file). It must be absent or empty.
+   */
   outputDir?: string;
   /** File format of each reference's rendered catalog (default yaml: `index.yaml`). */
   format?: OutputFormat;

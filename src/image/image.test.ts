@@ -401,7 +401,8 @@ describe("manifests", () => {
       () =>
         parseManifest(
           Buffer.from(
-            `{"schemaVersion":2,"mediaType":"${MEDIA_DOCKER_MANIFEST}","config":{"digest":"sha256:zz","size":1},"layers":[]}`,
+            `{"schemaVersion":2,"mediaType":"${MEDIA_DOCKER_MANIFEST}",` +
+              `"config":{"digest":"sha256:zz","size":1},"layers":[]}`,
           ),
           undefined,
           "x",
@@ -510,7 +511,9 @@ describe("build and classify", () => {
     assert.throws(
       () => classifyImage({ ref: "r", labels: { "operators.operatorframework.io.index.database.v1": "/db" } }),
       {
-        message: `render "r": sqlite-based index images are no longer supported, migrate to a file-based catalog: not allowed`,
+        message:
+          `render "r": sqlite-based index images are no longer ` +
+          `supported, migrate to a file-based catalog: not allowed`,
       },
     );
   });
@@ -525,7 +528,10 @@ describe("build and classify", () => {
 describe("catalog build configuration", () => {
   test("parses the documented shape and rejects bad ones", () => {
     const c = parseCatalogBuildConfig(
-      `name: community-operators\nrepo: quay.io/community-operators/catalog\ntag: latest\nreferences:\n- name: etcd-operator\n  image: quay.io/etcd-operator/index@sha256:5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03\n`,
+      `name: community-operators\nrepo: quay.io/community-operators/catalog\ntag: latest\n` +
+        `references:\n- name: etcd-operator\n` +
+        `  image: quay.io/etcd-operator/index@sha256:` +
+        `5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03\n`,
     );
     assert.equal(c.references[0].name, "etcd-operator");
     assert.throws(
@@ -540,31 +546,35 @@ describe("catalog build configuration", () => {
   });
 });
 
-test("leftover .tmp blobs of killed pulls are removed at the next pull into the same store; a running pull's are kept", async () => {
-  const { BlobStore, sweepStaleTemps } = await import("./store.js");
-  const { spawnSync } = await import("node:child_process");
-  const { mkdtempSync, readdirSync, writeFileSync, mkdirSync } = await import("node:fs");
-  const { tmpdir } = await import("node:os");
-  const { join } = await import("node:path");
-  const root = mkdtempSync(join(tmpdir(), "opcat-sweep-"));
-  const store = new BlobStore(root);
-  const dir = join(root, "blobs", "sha256");
-  mkdirSync(dir, { recursive: true });
-  // a pid that surely ended: a child that has exited
-  const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], {
-    encoding: "utf8",
-  }).stdout;
-  writeFileSync(join(dir, `${"a".repeat(64)}.tmp-${dead}-0123456789ab`), "partial");
-  writeFileSync(join(dir, `${"b".repeat(64)}.tmp-${process.ppid}-0123456789ab`), "another pull still running");
-  const data = Buffer.from("hello");
-  const digest = `sha256:${(await import("node:crypto")).createHash("sha256").update(data).digest("hex")}`;
-  await store.putStream(
-    digest,
-    (async function* () {
-      yield data;
-    })(),
-  );
-  const left = readdirSync(dir).sort();
-  assert.deepEqual(left, [`${"b".repeat(64)}.tmp-${process.ppid}-0123456789ab`, digest.slice(7)].sort());
-  assert.equal(sweepStaleTemps(join(root, "nothing-here")), 0);
-});
+test(
+  "leftover .tmp blobs of killed pulls are removed at the " +
+    "next pull into the same store; a running pull's are kept",
+  async () => {
+    const { BlobStore, sweepStaleTemps } = await import("./store.js");
+    const { spawnSync } = await import("node:child_process");
+    const { mkdtempSync, readdirSync, writeFileSync, mkdirSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const root = mkdtempSync(join(tmpdir(), "opcat-sweep-"));
+    const store = new BlobStore(root);
+    const dir = join(root, "blobs", "sha256");
+    mkdirSync(dir, { recursive: true });
+    // a pid that surely ended: a child that has exited
+    const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], {
+      encoding: "utf8",
+    }).stdout;
+    writeFileSync(join(dir, `${"a".repeat(64)}.tmp-${dead}-0123456789ab`), "partial");
+    writeFileSync(join(dir, `${"b".repeat(64)}.tmp-${process.ppid}-0123456789ab`), "another pull still running");
+    const data = Buffer.from("hello");
+    const digest = `sha256:${(await import("node:crypto")).createHash("sha256").update(data).digest("hex")}`;
+    await store.putStream(
+      digest,
+      (async function* () {
+        yield data;
+      })(),
+    );
+    const left = readdirSync(dir).sort();
+    assert.deepEqual(left, [`${"b".repeat(64)}.tmp-${process.ppid}-0123456789ab`, digest.slice(7)].sort());
+    assert.equal(sweepStaleTemps(join(root, "nothing-here")), 0);
+  },
+);

@@ -192,7 +192,9 @@ export function selectPlatform(index: ImageIndex, platform: Platform, where: str
   if (!pick) {
     throw new ImageError(
       "IMAGE_NO_PLATFORM",
-      `${where}: choosing image instance: no image found in image index for architecture ${JSON.stringify(platform.architecture)}, variant ${JSON.stringify(platform.variant ?? "")}, OS ${JSON.stringify(platform.os)}`,
+      `${where}: choosing image instance: no image found in image index for architecture ` +
+        `${JSON.stringify(platform.architecture)}, variant ` +
+        `${JSON.stringify(platform.variant ?? "")}, OS ${JSON.stringify(platform.os)}`,
     );
   }
   return pick;

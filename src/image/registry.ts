@@ -397,7 +397,8 @@ export class RegistryClient {
         ) {
           throw new ImageError(
             "IMAGE_PLAIN_HTTP",
-            `${req.what}: ${t.host} speaks plain HTTP, not HTTPS; use --use-http (or mark the registry insecure in registries.conf)`,
+            `${req.what}: ${t.host} speaks plain HTTP, not HTTPS; use ` +
+              `--use-http (or mark the registry insecure in registries.conf)`,
             { cause: e },
           );
         }
@@ -515,7 +516,9 @@ export class RegistryClient {
   private timeoutError(t: RepoTarget, what: string, cause: unknown, attempts: number): ImageError {
     return new ImageError(
       "IMAGE_TIMEOUT",
-      `${what}: gave up on ${t.host} after ${attempts} attempt${attempts === 1 ? "" : "s"} within ${this.totalMs / 1000} s: ${errText(cause)} (--timeout sets the time for one pull or push of a manifest or blob, retries included; --idle-timeout how long a silent connection is waited for)`,
+      `${what}: gave up on ${t.host} after ${attempts} attempt${attempts === 1 ? "" : "s"} within ` +
+        `${this.totalMs / 1000} s: ${errText(cause)} (--timeout sets the time for one pull or push of a ` +
+        `manifest or blob, retries included; --idle-timeout how long a silent connection is waited for)`,
       { cause },
     );
   }

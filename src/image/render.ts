@@ -67,7 +67,8 @@ export function imageTypeError(ref: string, labels: Record<string, string>): Opc
   if (labels[LABEL_DATABASE] !== undefined) {
     return new OpcatError(
       "IMAGE_SQLITE_INDEX",
-      `render ${goQuote(ref)}: sqlite-based index images are no longer supported, migrate to a file-based catalog: not allowed`,
+      `render ${goQuote(ref)}: sqlite-based index images are no ` +
+        `longer supported, migrate to a file-based catalog: not allowed`,
       { kind: "invalid" },
     );
   }
@@ -79,7 +80,8 @@ export function imageTypeError(ref: string, labels: Record<string, string>): Opc
     );
   return new OpcatError(
     "IMAGE_TYPE_UNKNOWN",
-    `render ${goQuote(ref)}: image type could not be determined, found labels\n${keys.map((k) => `  ${k}=${labels[k]}`).join("\n")}`,
+    `render ${goQuote(ref)}: image type could not be determined, found labels\n` +
+      `${keys.map((k) => `  ${k}=${labels[k]}`).join("\n")}`,
     { kind: "invalid" },
   );
 }

@@ -135,7 +135,8 @@ export class BlobStore {
         if (limit !== undefined && n > limit) {
           throw new ImageError(
             "IMAGE_BLOB_TOO_LARGE",
-            `${opts.label ?? "blob " + digest}: more than ${limit} bytes${opts.size !== undefined ? " (the size its descriptor declares)" : ""}`,
+            `${opts.label ?? "blob " + digest}: more than ${limit} ` +
+              `bytes${opts.size !== undefined ? " (the size its descriptor declares)" : ""}`,
           );
         }
         h.update(c);

@@ -106,7 +106,9 @@ export function sortChannel(pkg: string, ch: ModelChannel): { chain: ModelBundle
   const heads = [...byName.values()].filter((b) => !replacedBy.has(b.name));
   if (heads.length === 0)
     return {
-      error: `no channel heads (entries not replaced by another entry) found in channel "${ch.name}" of package "${pkg}"`,
+      error:
+        `no channel heads (entries not replaced by another ` +
+        `entry) found in channel "${ch.name}" of package "${pkg}"`,
     };
   const chains: ModelBundle[][] = [];
   for (const head of heads) {
@@ -119,7 +121,9 @@ export function sortChannel(pkg: string, ch: ModelChannel): { chain: ModelBundle
       const next: ModelBundle | undefined = cur.replaces ? byName.get(cur.replaces) : undefined;
       if (next && visited.has(next.name)) {
         return {
-          error: `a cycle exists in the chain of replacement beginning with "${head.name}" in channel "${ch.name}" of package "${pkg}"`,
+          error:
+            `a cycle exists in the chain of replacement beginning with ` +
+            `"${head.name}" in channel "${ch.name}" of package "${pkg}"`,
         };
       }
       cur = next;
@@ -129,7 +133,10 @@ export function sortChannel(pkg: string, ch: ModelChannel): { chain: ModelBundle
   if (chains.length > 1) {
     const desc = chains.map((c) => `${c[0]?.name ?? ""}...${c[c.length - 1]?.name ?? ""}`).join(", ");
     return {
-      error: `a unique replacement chain within a channel is required to determine the relative order between channel entries, but ${chains.length} replacement chains were found in channel "${ch.name}" of package "${pkg}": ${desc}`,
+      error:
+        `a unique replacement chain within a channel is required to determine the ` +
+        `relative order between channel entries, but ${chains.length} replacement ` +
+        `chains were found in channel "${ch.name}" of package "${pkg}": ${desc}`,
     };
   }
   return { chain: chains[0] };
@@ -218,7 +225,10 @@ export class CatalogSet {
     return this.#entriesByName.get(`${schema}\0${name}`) ?? [];
   }
 
-  /** Bundles (in catalog order) whose `olm.operand.supported` covers an `olm.operand` entry's version and package scope. */
+  /**
+   * Bundles (in catalog order) whose `olm.operand.supported` covers
+   * an `olm.operand` entry's version and package scope.
+   */
   supportersOf(o: OperandEntry): readonly Entity[] {
     let l = this.#supportersOf.get(o);
     if (!l) {
@@ -496,7 +506,10 @@ export function operandRefs(e: Entity): OperandRefs {
   return r;
 }
 
-/** True when `e` may manage the operand entry: a supported range of that name holds its version, and its package scope allows `e`. */
+/**
+ * True when `e` may manage the operand entry: a supported range of that
+ * name holds its version, and its package scope allows `e`.
+ */
 export function supports(e: Entity, o: OperandEntry): boolean {
   if (o.package !== "" && o.package !== e.package) return false;
   for (const r of operandRefs(e).supported) if (r.name === o.name && r.range(o.version)) return true;

@@ -221,12 +221,16 @@ export function addDocument(doc: JsonValue, where: string, into: InputDocuments)
     }
     default:
       into.errors.push(
-        `${where}: unknown kind ${JSON.stringify(kind ?? null)} (expected Input, InputClass, Operator, Installed or Cluster)`,
+        `${where}: unknown kind ${JSON.stringify(kind ?? null)} ` +
+          `(expected Input, InputClass, Operator, Installed or Cluster)`,
       );
   }
 }
 
-/** Parses a YAML or JSON stream (as catalogs are read) of Input, InputClass, Operator, Installed and Cluster documents. */
+/**
+ * Parses a YAML or JSON stream (as catalogs are read) of Input,
+ * InputClass, Operator, Installed and Cluster documents.
+ */
 export function parseInputDocuments(text: string, file = "input", into?: InputDocuments): InputDocuments {
   const out: InputDocuments = into ?? { inputs: [], classes: [], installed: [], errors: [] };
   // the same YAML-or-JSON stream reader as catalogs (Go's YAML 1.1 semantics, go-yaml's alias limits)

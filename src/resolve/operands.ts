@@ -70,7 +70,9 @@ export function operandEntries(
     }
     const version = tryParseVersion(blob.version) as Version;
     const versionText = version.toString();
-    const id = `${blob.schema} ${blob.name} ${versionText}${blob.package ? ` for package ${blob.package}` : ""} (${catalog})`;
+    const id =
+      `${blob.schema} ${blob.name} ` +
+      `${versionText}${blob.package ? ` for package ${blob.package}` : ""} (${catalog})`;
     if (seen.has(id)) {
       warnings.push(
         `catalog ${catalog}: duplicate ${blob.schema} ${goQuote(blob.name)} version ${versionText} ignored`,

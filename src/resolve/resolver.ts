@@ -306,7 +306,8 @@ function overriddenEntity(op: InstalledOperator, base: Entity | undefined, warni
     parsed = parseProperties(props);
   } catch (e) {
     warnings.push(
-      `installed bundle ${op.bundle}: its recorded properties do not decode (${(e as Error).message}); the catalog's are used`,
+      `installed bundle ${op.bundle}: its recorded properties do ` +
+        `not decode (${(e as Error).message}); the catalog's are used`,
     );
     return base ?? virtualEntity(op);
   }
@@ -479,7 +480,10 @@ function buildUnits(
   return { units, forced, statusOf: inputStatus, statuses };
 }
 
-/** A bundle dependency (`olm.gvk.required`, `olm.package.required`, `olm.constraint`) and its candidates, preferred first. */
+/**
+ * A bundle dependency (`olm.gvk.required`, `olm.package.required`,
+ * `olm.constraint`) and its candidates, preferred first.
+ */
 interface DependencyCandidates {
   pred: Predicate;
   cands: Entity[];
@@ -701,7 +705,8 @@ function encodeGroup(
           cs.push(
             withMessage(
               dependency(...ids),
-              `input ${u.name} asks for operand ${r.name}${r.version ? ` in version range ${r.version}` : ""}, which ${c.id} manages only as ${listText(ids)}`,
+              `input ${u.name} asks for operand ${r.name}${r.version ? ` in version range ${r.version}` : ""}, ` +
+                `which ${c.id} manages only as ${listText(ids)}`,
             ),
           );
         });
@@ -716,7 +721,10 @@ function encodeGroup(
             dependency(...names),
             u.kind === "input"
               ? `input ${u.name} can be satisfied only by ${listText(names)}`
-              : `installed operator ${u.name} can only stay at ${u.candidates.find((c) => installed.get(u.name)?.entity === c)?.id ?? "?"} or move along its upgrade edges to ${listText(names.filter((n) => n !== installed.get(u.name)?.entity.id)) || "nothing"}`,
+              : `installed operator ${u.name} can only stay at ` +
+                  `${u.candidates.find((c) => installed.get(u.name)?.entity === c)?.id ?? "?"} ` +
+                  `or move along its upgrade edges to ` +
+                  `${listText(names.filter((n) => n !== installed.get(u.name)?.entity.id)) || "nothing"}`,
           );
     vars.push(
       variable(
@@ -772,12 +780,9 @@ function encodeGroup(
       if (ids.length === 0) {
         const schema = ref.type === PROPERTY_RELATED_IMAGE_BUNDLE ? SCHEMA_RELATED_IMAGES : SCHEMA_OPERAND;
         const have = set.operands(schema, ref.name).filter((o) => o.package === "" || o.package === e.package);
-        cs.push(
-          withMessage(
-            dependency(),
-            `${text}, but no ${schema} entry in the catalogs matches it${have.length > 0 ? ` (the catalogs have ${listText([...new Set(have.map((o) => o.versionText))])})` : ""}`,
-          ),
-        );
+        const versions = [...new Set(have.map((o) => o.versionText))];
+        const had = versions.length > 0 ? ` (the catalogs have ${listText(versions)})` : "";
+        cs.push(withMessage(dependency(), `${text}, but no ${schema} entry in the catalogs matches it${had}`));
       } else cs.push(withMessage(dependency(...ids), `${text}, satisfied only by ${listText(ids)}`));
     }
     vars.push(variable(e.id, ...cs));
@@ -793,7 +798,8 @@ function encodeGroup(
         ids.length === 0
           ? withMessage(
               dependency(),
-              `${o.id} needs an operator that manages it, but no bundle in the catalogs supports ${o.name} ${o.versionText} (olm.operand.supported)${o.package ? ` in package ${o.package}` : ""}`,
+              `${o.id} needs an operator that manages it, but no bundle in the catalogs supports ${o.name} ` +
+                `${o.versionText} (olm.operand.supported)${o.package ? ` in package ${o.package}` : ""}`,
             )
           : withMessage(
               dependency(...ids),
@@ -837,7 +843,8 @@ function uniquenessVariables(
           withMessage(mandatory(), `there can be only one ${entryText(o)}`),
           withMessage(
             atMost(1, ...ids),
-            `${listText(ids)} are the same operand version from different catalogs, and only one of them can be installed`,
+            `${listText(ids)} are the same operand version from ` +
+              `different catalogs, and only one of them can be installed`,
           ),
         ),
       );
@@ -1307,13 +1314,16 @@ function dependenciesMissing(e: Entity, deps: { pred: Predicate; cands: Entity[]
   const missing = deps.filter((d) => d.cands.length === 0).map((d) => d.pred.failureMessage ?? d.pred.text);
   const sat =
     met.length > 0
-      ? `${listText(met.map((d) => d.pred.text))} can be satisfied by ${listText([...new Set(met.flatMap((d) => d.cands.map((c) => c.name)))])}, but `
+      ? `${listText(met.map((d) => d.pred.text))} can be satisfied by ` +
+        `${listText([...new Set(met.flatMap((d) => d.cands.map((c) => c.name)))])}, but `
       : "";
   return {
     type: "DependenciesMissing",
     status: "True",
     reason: `Only ${met.length}/${deps.length} dependency constraints are met.`,
-    message: `${e.name} has the following constraints: ${texts.join("; ")}. ${sat}no bundle satisfies ${listText(missing)}`,
+    message:
+      `${e.name} has the following constraints: ${texts.join("; ")}. ` +
+      `${sat}no bundle satisfies ${listText(missing)}`,
   };
 }
 
@@ -1323,7 +1333,10 @@ function push<K, V>(m: Map<K, V[]>, k: K, v: V): void {
   else m.set(k, [v]);
 }
 
-/** Catalog priority, catalog name, default channel, package name, then channel order (or version ascending when minimal). */
+/**
+ * Catalog priority, catalog name, default channel, package name,
+ * then channel order (or version ascending when minimal).
+ */
 function preferenceOrder(
   channelRank: Map<Entity, number> | undefined,
   minimal: boolean,
@@ -1478,7 +1491,8 @@ function buildInputUnit(
       case "olm.rego":
         return fail(
           "UnsupportedConstraint",
-          `input ${input.name}: olm.rego constraints are not supported (opcat does not evaluate Rego); express the query as an olm.cel rule over properties`,
+          `input ${input.name}: olm.rego constraints are not supported (opcat does ` +
+            `not evaluate Rego); express the query as an olm.cel rule over properties`,
         );
       case "minKubeVersion":
       case "minOCPVersion": {
@@ -1543,7 +1557,10 @@ function buildInputUnit(
       const names = before.slice(0, 5).map((e) => e.name);
       return withEmpty(
         unit,
-        `input ${input.name} matches only ${listText(names)}${before.length > 5 ? ` and ${before.length - 5} more` : ""}, none of which is installed or upgrades from the installed ${listText(insts.map((i) => i.entity.name))} (replaces, skips or skipRange); use an InputClass with force to leave the upgrade graph`,
+        `input ${input.name} matches only ` +
+          `${listText(names)}${before.length > 5 ? ` and ${before.length - 5} more` : ""}, none of ` +
+          `which is installed or upgrades from the installed ${listText(insts.map((i) => i.entity.name))} ` +
+          `(replaces, skips or skipRange); use an InputClass with force to leave the upgrade graph`,
       );
     }
   }
@@ -1593,7 +1610,11 @@ function operandMismatch(
     const entries = set.operands(SCHEMA_OPERAND, r.name).filter((o) => !r.range || r.range(o.version));
     if (entries.length === 0) {
       const all = set.operands(SCHEMA_OPERAND, r.name);
-      return `input ${inputName} asks for ${reqText}, but the catalogs have no olm.operand entry ${r.name}${r.version ? ` in version range ${r.version}` : ""}${all.length > 0 ? ` (they have ${listText([...new Set(all.map((o) => o.versionText))])})` : ""}`;
+      return (
+        `input ${inputName} asks for ${reqText}, but the catalogs have no olm.operand ` +
+        `entry ${r.name}${r.version ? ` in version range ${r.version}` : ""}` +
+        `${all.length > 0 ? ` (they have ${listText([...new Set(all.map((o) => o.versionText))])})` : ""}`
+      );
     }
   }
   const shown = cands.slice(0, 3).map((e) => {
@@ -1602,7 +1623,11 @@ function operandMismatch(
       ? `${e.name} supports none of them`
       : `${e.name} supports ${listText(sup.map((x) => `${x.name} ${x.version}`))}`;
   });
-  return `input ${inputName} asks for ${reqText}, but none of its ${cands.length} candidate bundles supports ${reqs.length > 1 ? "all of them" : "it"} at a version the catalogs offer (olm.operand.supported): ${shown.join("; ")}${cands.length > 3 ? "; …" : ""}`;
+  return (
+    `input ${inputName} asks for ${reqText}, but none of its ${cands.length} candidate ` +
+    `bundles supports ${reqs.length > 1 ? "all of them" : "it"} at a version the catalogs ` +
+    `offer (olm.operand.supported): ${shown.join("; ")}${cands.length > 3 ? "; …" : ""}`
+  );
 }
 
 /** Operand entries in preference order: newest first (lowest first when minimal), catalog priority breaking ties. */

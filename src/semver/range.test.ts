@@ -84,7 +84,8 @@ test("documented error texts", () => {
   assert.equal(err("1.0.0 ||"), "Last element in range is '||'");
   assert.equal(
     err(">1.00.1"),
-    'Could not parse Range ">1.00.1": Could not parse version "1.00.1" in ">1.00.1": Minor number must not contain leading zeroes "00"',
+    'Could not parse Range ">1.00.1": Could not parse version "1.00.1" ' +
+      'in ">1.00.1": Minor number must not contain leading zeroes "00"',
   );
   assert.equal(err("~1.0.0"), 'Could not parse Range "~1.0.0": Could not parse comparator "~" in "~1.0.0"');
   assert.equal(

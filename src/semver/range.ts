@@ -228,13 +228,15 @@ export function tryParseRange(s: string): Range | SemverError {
       const op = opFromString(opStr);
       if (op === undefined) {
         return new SemverError(
-          `Could not parse Range ${goQuote(ap)}: Could not parse comparator ${goQuote(opStr)} in ${goQuote(opStr + vStr)}`,
+          `Could not parse Range ${goQuote(ap)}: Could not parse ` +
+            `comparator ${goQuote(opStr)} in ${goQuote(opStr + vStr)}`,
         );
       }
       const v = tryParseVersion(vStr);
       if (v instanceof SemverError) {
         return new SemverError(
-          `Could not parse Range ${goQuote(ap)}: Could not parse version ${goQuote(vStr)} in ${goQuote(opStr + vStr)}: ${v.message}`,
+          `Could not parse Range ${goQuote(ap)}: Could not parse version ` +
+            `${goQuote(vStr)} in ${goQuote(opStr + vStr)}: ${v.message}`,
         );
       }
       comps[i] = { op, v };

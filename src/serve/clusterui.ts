@@ -169,7 +169,8 @@ export class ClusterUi {
       throw new ClusterUiError(
         401,
         "SERVE_UI_NEED_TOKEN",
-        "approving acts with your own Kubernetes credentials: give your bearer token (e.g. `kubectl create token <service-account>` or `oc whoami -t`); the server does not approve with its own rights",
+        "approving acts with your own Kubernetes credentials: give your bearer token (e.g. `kubectl create " +
+          "token <service-account>` or `oc whoami -t`); the server does not approve with its own rights",
       );
     }
     const user = this.#asUser(m[1]);

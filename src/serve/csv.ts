@@ -153,10 +153,15 @@ export function synthesizeCsvJson(meta: JsonValue, ctx: CsvContext): string {
   field("installModes", "installModes", { slice: INSTALL_MODE }, true);
   spec += `,"cleanup":{"enabled":false}`;
   if (ctx.relatedImages.length > 0) {
-    spec += `,"relatedImages":[${ctx.relatedImages.map((r) => `{"name":${q(r.name)},"image":${q(r.image)}}`).join(",")}]`;
+    spec +=
+      `,"relatedImages":[` +
+      `${ctx.relatedImages.map((r) => `{"name":${q(r.name)},"image":${q(r.image)}}`).join(",")}]`;
   }
   spec += "}";
-  return `{"kind":"ClusterServiceVersion","apiVersion":"operators.coreos.com/v1alpha1","metadata":${md},"spec":${spec},"status":{"cleanup":{}}}`;
+  return (
+    `{"kind":"ClusterServiceVersion","apiVersion":"operators.coreos.com/v1alpha1",` +
+    `"metadata":${md},"spec":${spec},"status":{"cleanup":{}}}`
+  );
 }
 
 interface Encoded {

@@ -60,18 +60,25 @@ describe("gRPC registry API (golden answers from opm v1.73.0's own server)", () 
     });
   }
 
-  test("GetChannelEntriesThatReplace with an empty name answers the entries that replace nothing, as opm's server does", async () => {
-    const got = await callRpc(registry, defs, "api.Registry", "GetChannelEntriesThatReplace", { csvName: "" });
-    assert.equal(got.error, undefined);
-    const entries = got.responses as { bundleName: string; channelName: string; replaces?: string }[];
-    assert.ok(entries.length > 0);
-    assert.ok(
-      entries.every((e) => (e.replaces ?? "") === ""),
-      JSON.stringify(entries),
-    );
-  });
+  test(
+    "GetChannelEntriesThatReplace with an empty name answers " +
+      "the entries that replace nothing, as opm's server does",
+    async () => {
+      const got = await callRpc(registry, defs, "api.Registry", "GetChannelEntriesThatReplace", { csvName: "" });
+      assert.equal(got.error, undefined);
+      const entries = got.responses as { bundleName: string; channelName: string; replaces?: string }[];
+      assert.ok(entries.length > 0);
+      assert.ok(
+        entries.every((e) => (e.replaces ?? "") === ""),
+        JSON.stringify(entries),
+      );
+    },
+  );
 
-  /** One raw HTTP/2 request: `body` then END_STREAM; the response's headers and trailers merged (a trailers-only answer has none). */
+  /**
+   * One raw HTTP/2 request: `body` then END_STREAM; the response's
+   * headers and trailers merged (a trailers-only answer has none).
+   */
   function rawRequest(
     path: string,
     headers: Record<string, string>,
@@ -111,62 +118,70 @@ describe("gRPC registry API (golden answers from opm v1.73.0's own server)", () 
     message: decodeURIComponent(String(r.headers["grpc-message"])),
   });
 
-  test("a body that ends inside a message gets grpc-go's answers: `unexpected EOF` (Unknown for unary, Internal for streaming), `EOF` / cardinality violation without a whole message", async () => {
-    const ok = await rawRequest("/api.Registry/GetPackage", {}, frame(0, etcd));
-    assert.deepEqual(statusOf(ok), { http: 200, code: "0", message: "OK" });
-    assert.ok(ok.data.length > 5);
-    // The length prefix promises 100 bytes; 6 come, then END_STREAM.
-    assert.deepEqual(statusOf(await rawRequest("/api.Registry/GetPackage", {}, frame(0, etcd, 100))), {
-      http: 200,
-      code: "2",
-      message: "unexpected EOF",
-    });
-    assert.deepEqual(statusOf(await rawRequest("/api.Registry/ListBundles", {}, frame(0, Buffer.alloc(0), 100))), {
-      http: 200,
-      code: "13",
-      message: "unexpected EOF",
-    });
-    // No message, or part of a prefix: grpc-go reads io.EOF.
-    for (const body of [Buffer.alloc(0), Buffer.from([0, 0])]) {
-      assert.deepEqual(statusOf(await rawRequest("/api.Registry/GetPackage", {}, body)), {
+  test(
+    "a body that ends inside a message gets grpc-go's answers: `unexpected EOF` (Unknown for " +
+      "unary, Internal for streaming), `EOF` / cardinality violation without a whole message",
+    async () => {
+      const ok = await rawRequest("/api.Registry/GetPackage", {}, frame(0, etcd));
+      assert.deepEqual(statusOf(ok), { http: 200, code: "0", message: "OK" });
+      assert.ok(ok.data.length > 5);
+      // The length prefix promises 100 bytes; 6 come, then END_STREAM.
+      assert.deepEqual(statusOf(await rawRequest("/api.Registry/GetPackage", {}, frame(0, etcd, 100))), {
         http: 200,
         code: "2",
-        message: "EOF",
+        message: "unexpected EOF",
       });
-      assert.deepEqual(statusOf(await rawRequest("/api.Registry/ListPackages", {}, body)), {
+      assert.deepEqual(statusOf(await rawRequest("/api.Registry/ListBundles", {}, frame(0, Buffer.alloc(0), 100))), {
         http: 200,
         code: "13",
-        message: "cardinality violation: received no request message from non-client-streaming RPC",
+        message: "unexpected EOF",
       });
-    }
-    // A whole message followed by a stray partial one is served (grpc-go reads one message for a unary call).
-    assert.equal(
-      statusOf(await rawRequest("/api.Registry/GetPackage", {}, Buffer.concat([frame(0, etcd), Buffer.from([0, 0])])))
-        .code,
-      "0",
-    );
-  });
+      // No message, or part of a prefix: grpc-go reads io.EOF.
+      for (const body of [Buffer.alloc(0), Buffer.from([0, 0])]) {
+        assert.deepEqual(statusOf(await rawRequest("/api.Registry/GetPackage", {}, body)), {
+          http: 200,
+          code: "2",
+          message: "EOF",
+        });
+        assert.deepEqual(statusOf(await rawRequest("/api.Registry/ListPackages", {}, body)), {
+          http: 200,
+          code: "13",
+          message: "cardinality violation: received no request message from non-client-streaming RPC",
+        });
+      }
+      // A whole message followed by a stray partial one is served (grpc-go reads one message for a unary call).
+      assert.equal(
+        statusOf(await rawRequest("/api.Registry/GetPackage", {}, Buffer.concat([frame(0, etcd), Buffer.from([0, 0])])))
+          .code,
+        "0",
+      );
+    },
+  );
 
-  test("the compressed flag without a grpc-encoding (or with identity) is Internal, as grpc-go's checkRecvPayload; so is a flag other than 0 or 1", async () => {
-    const want = { http: 200, code: "13", message: "grpc: compressed flag set with identity or empty encoding" };
-    assert.deepEqual(statusOf(await rawRequest("/api.Registry/GetPackage", {}, frame(1, etcd))), want);
-    assert.deepEqual(
-      statusOf(await rawRequest("/api.Registry/GetPackage", { "grpc-encoding": "identity" }, frame(1, etcd))),
-      want,
-    );
-    assert.deepEqual(statusOf(await rawRequest("/api.Registry/ListBundles", {}, frame(1, Buffer.alloc(0)))), want);
-    assert.deepEqual(statusOf(await rawRequest("/api.Registry/GetPackage", {}, frame(2, etcd))), {
-      http: 200,
-      code: "13",
-      message: "grpc: received unexpected payload format 2",
-    });
-    // The flag is checked once the whole message is in: a truncated compressed message is still `unexpected EOF`.
-    assert.deepEqual(statusOf(await rawRequest("/api.Registry/GetPackage", {}, frame(1, etcd, 100))), {
-      http: 200,
-      code: "2",
-      message: "unexpected EOF",
-    });
-  });
+  test(
+    "the compressed flag without a grpc-encoding (or with identity) is " +
+      "Internal, as grpc-go's checkRecvPayload; so is a flag other than 0 or 1",
+    async () => {
+      const want = { http: 200, code: "13", message: "grpc: compressed flag set with identity or empty encoding" };
+      assert.deepEqual(statusOf(await rawRequest("/api.Registry/GetPackage", {}, frame(1, etcd))), want);
+      assert.deepEqual(
+        statusOf(await rawRequest("/api.Registry/GetPackage", { "grpc-encoding": "identity" }, frame(1, etcd))),
+        want,
+      );
+      assert.deepEqual(statusOf(await rawRequest("/api.Registry/ListBundles", {}, frame(1, Buffer.alloc(0)))), want);
+      assert.deepEqual(statusOf(await rawRequest("/api.Registry/GetPackage", {}, frame(2, etcd))), {
+        http: 200,
+        code: "13",
+        message: "grpc: received unexpected payload format 2",
+      });
+      // The flag is checked once the whole message is in: a truncated compressed message is still `unexpected EOF`.
+      assert.deepEqual(statusOf(await rawRequest("/api.Registry/GetPackage", {}, frame(1, etcd, 100))), {
+        http: 200,
+        code: "2",
+        message: "unexpected EOF",
+      });
+    },
+  );
 
   test("a content-type that is not application/grpc[+…|;…] gets grpc-go's HTTP 415 with InvalidArgument", async () => {
     for (const ct of ["text/plain", "application/grpcx", "application/json"]) {

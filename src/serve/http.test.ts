@@ -81,33 +81,36 @@ describe("catalogd HTTP API", () => {
     assert.equal(no.headers["content-encoding"], undefined);
   });
 
-  test("conditional requests: If-None-Match / If-Modified-Since → 304, If-Match / If-Unmodified-Since → 412", async () => {
-    const first = await httpGet(`${base}/catalogs/test/api/v1/all`);
-    const etag = String(first.headers["etag"]);
-    const lm = String(first.headers["last-modified"]);
-    const inm = await httpGet(`${base}/catalogs/test/api/v1/all`, { "if-none-match": `"other", ${etag}` });
-    assert.equal(inm.status, 304);
-    assert.equal(inm.body.length, 0);
-    assert.equal(inm.headers["etag"], etag);
-    assert.equal(inm.headers["content-type"], undefined);
-    assert.equal((await httpGet(`${base}/catalogs/test/api/v1/all`, { "if-none-match": "*" })).status, 304);
-    assert.equal((await httpGet(`${base}/catalogs/test/api/v1/all`, { "if-none-match": `"nope"` })).status, 200);
-    assert.equal((await httpGet(`${base}/catalogs/test/api/v1/all`, { "if-modified-since": lm })).status, 304);
-    const earlier = new Date(Date.parse(lm) - 1000).toUTCString();
-    assert.equal((await httpGet(`${base}/catalogs/test/api/v1/all`, { "if-modified-since": earlier })).status, 200);
-    // If-None-Match wins over If-Modified-Since.
-    assert.equal(
-      (await httpGet(`${base}/catalogs/test/api/v1/all`, { "if-none-match": `"nope"`, "if-modified-since": lm }))
-        .status,
-      200,
-    );
-    assert.equal((await httpGet(`${base}/catalogs/test/api/v1/all`, { "if-match": `"nope"` })).status, 412);
-    assert.equal((await httpGet(`${base}/catalogs/test/api/v1/all`, { "if-match": etag })).status, 200);
-    assert.equal((await httpGet(`${base}/catalogs/test/api/v1/all`, { "if-unmodified-since": earlier })).status, 412);
-    // metas answers carry Last-Modified and honour If-Modified-Since too.
-    const m = await httpGet(`${base}/catalogs/test/api/v1/metas?schema=olm.package`, { "if-modified-since": lm });
-    assert.equal(m.status, 304);
-  });
+  test(
+    "conditional requests: If-None-Match / If-Modified-Since " + "→ 304, If-Match / If-Unmodified-Since → 412",
+    async () => {
+      const first = await httpGet(`${base}/catalogs/test/api/v1/all`);
+      const etag = String(first.headers["etag"]);
+      const lm = String(first.headers["last-modified"]);
+      const inm = await httpGet(`${base}/catalogs/test/api/v1/all`, { "if-none-match": `"other", ${etag}` });
+      assert.equal(inm.status, 304);
+      assert.equal(inm.body.length, 0);
+      assert.equal(inm.headers["etag"], etag);
+      assert.equal(inm.headers["content-type"], undefined);
+      assert.equal((await httpGet(`${base}/catalogs/test/api/v1/all`, { "if-none-match": "*" })).status, 304);
+      assert.equal((await httpGet(`${base}/catalogs/test/api/v1/all`, { "if-none-match": `"nope"` })).status, 200);
+      assert.equal((await httpGet(`${base}/catalogs/test/api/v1/all`, { "if-modified-since": lm })).status, 304);
+      const earlier = new Date(Date.parse(lm) - 1000).toUTCString();
+      assert.equal((await httpGet(`${base}/catalogs/test/api/v1/all`, { "if-modified-since": earlier })).status, 200);
+      // If-None-Match wins over If-Modified-Since.
+      assert.equal(
+        (await httpGet(`${base}/catalogs/test/api/v1/all`, { "if-none-match": `"nope"`, "if-modified-since": lm }))
+          .status,
+        200,
+      );
+      assert.equal((await httpGet(`${base}/catalogs/test/api/v1/all`, { "if-match": `"nope"` })).status, 412);
+      assert.equal((await httpGet(`${base}/catalogs/test/api/v1/all`, { "if-match": etag })).status, 200);
+      assert.equal((await httpGet(`${base}/catalogs/test/api/v1/all`, { "if-unmodified-since": earlier })).status, 412);
+      // metas answers carry Last-Modified and honour If-Modified-Since too.
+      const m = await httpGet(`${base}/catalogs/test/api/v1/metas?schema=olm.package`, { "if-modified-since": lm });
+      assert.equal(m.status, 304);
+    },
+  );
 
   test("byte ranges on /all", async () => {
     const r = await httpGet(`${base}/catalogs/test/api/v1/all`, { range: "bytes=10-19" });
@@ -188,7 +191,9 @@ describe("catalogd HTTP API", () => {
         "GET",
         "/catalogs/Te_st/api/v1/all",
         400,
-        "invalid catalog name: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')\n",
+        "invalid catalog name: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric " +
+          "characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', " +
+          "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')\n",
       ],
       ["GET", "/catalogs/..%2Fetc/api/v1/all", 400, ""],
     ];

@@ -5,7 +5,8 @@
  *   GET|HEAD /catalogs/<name>/api/v1/all                       the whole catalog as JSON Lines
  *   GET|HEAD /catalogs/<name>/api/v1/metas?schema=&package=&name=   the matching lines
  *   GET /healthz, GET /readyz
- *   POST /api/v1/query, POST /api/v1/resolve                   seed 002's resolver API (resolveapi.ts; JSON errors under /api/)
+ *   POST /api/v1/query, POST /api/v1/resolve                   seed 002's resolver API (resolveapi.ts;
+ *                                                              JSON errors under /api/)
  *   GET /, /assets/*, /ui/api/*                                the web UI when enabled (uiapi.ts)
  *
  * Same paths, content type (`application/jsonl`), status codes and error bodies as catalogd, Go's
@@ -580,8 +581,10 @@ function etagWeakMatch(a: string, b: string): boolean {
 
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 const IMF = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\d{2}) ([A-Z][a-z]{2}) (\d{4}) (\d{2}):(\d{2}):(\d{2}) GMT$/;
-const RFC850 =
-  /^(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), (\d{2})-([A-Z][a-z]{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}) [A-Z]{3}$/;
+const RFC850 = new RegExp(
+  /^(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), /.source +
+    /(\d{2})-([A-Z][a-z]{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}) [A-Z]{3}$/.source,
+);
 const ANSIC = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ([A-Z][a-z]{2}) ([ \d]\d) (\d{2}):(\d{2}):(\d{2}) (\d{4})$/;
 
 /** Go's http.ParseTime (RFC 1123 with GMT, RFC 850, ANSI C), in ms since the epoch; undefined if invalid. */
@@ -687,7 +690,8 @@ export async function startHttpServer(store: CatalogStore, opts: HttpServeOption
     if (err.code === "HPE_HEADER_OVERFLOW" && socket.writable) {
       const body = "request head (request line and headers) larger than the 1 MiB limit\n";
       socket.end(
-        `HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+        `HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; charset=utf-8\r\n` +
+          `Connection: close\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
       );
       socket.on("data", () => {}); // drain what the client still sends, so that closing does not reset
       setTimeout(() => socket.destroy(), 5_000).unref();

@@ -5,7 +5,10 @@
 import { basename, resolve } from "node:path";
 import { parseLayoutRef } from "../image/store.js";
 
-/** The default catalog name of an image reference: the repository's base name (`quay.io/org/my-index:v1` → `my-index`). */
+/**
+ * The default catalog name of an image reference: the repository's
+ * base name (`quay.io/org/my-index:v1` → `my-index`).
+ */
 export function imageCatalogName(ref: string): string {
   const lr = parseLayoutRef(ref);
   if (lr) return basename(resolve(lr.dir));

@@ -170,7 +170,10 @@ export class ImageCatalog {
     throw new ImageError("IMAGE_NOT_FOUND", errors.join("; ") || `${this.ref}: no source to resolve from`);
   }
 
-  /** Pulls the image at `digest`, checks it is a catalog image and unpacks its catalog directory into a fresh private tree. */
+  /**
+   * Pulls the image at `digest`, checks it is a catalog image and
+   * unpacks its catalog directory into a fresh private tree.
+   */
   async #fetch(digest: string): Promise<string> {
     const t = this.#target;
     let img: PulledImage;
@@ -315,7 +318,10 @@ export class ImageCatalog {
     });
   }
 
-  /** Polls every `intervalMs` (default: the `pollIntervalMs` option) until {@link close}; a pinned reference is not polled (said by a `not-polled` event). */
+  /**
+   * Polls every `intervalMs` (default: the `pollIntervalMs` option) until
+   * {@link close}; a pinned reference is not polled (said by a `not-polled` event).
+   */
   startPolling(intervalMs = this.#opts.pollIntervalMs): void {
     if (intervalMs === undefined || this.#timer || this.#closed) return;
     if (this.pinned) {

@@ -581,7 +581,10 @@ export class RegistryIndex {
 }
 
 function notProvided(group: string, version: string, kind: string): string {
-  return `no channel entries found that provide group:${goQuote(group)} version:${goQuote(version)} kind:${goQuote(kind)}`;
+  return (
+    `no channel entries found that provide group:${goQuote(group)} ` +
+    `version:${goQuote(version)} kind:${goQuote(kind)}`
+  );
 }
 
 function gvkKey(g: string, v: string, k: string): string {
@@ -609,7 +612,10 @@ export function convertBundle(mb: ModelBundle, opts: { heavy?: boolean } = {}): 
   if (props.packages.length !== 1)
     return `parse properties: expected exactly 1 property of type "olm.package", found ${props.packages.length}`;
   if (props.csvMetadatas.length > 1)
-    return `parse properties: expected at most 1 property of type "olm.csv.metadata", found ${props.csvMetadatas.length}`;
+    return (
+      `parse properties: expected at most 1 property of type ` +
+      `"olm.csv.metadata", found ${props.csvMetadatas.length}`
+    );
   const src = mb.source;
   const heavy = opts.heavy !== false;
   let csvJson = src && heavy ? bundleCsvJson(src) : "";

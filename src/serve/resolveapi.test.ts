@@ -111,43 +111,46 @@ test("query answers the fields `opcat query -o json` prints, over every catalog 
   await store.close();
 });
 
-test("resolve: 200 with the resolveset, 409 with the explained failure, installed as one document or a list", async () => {
-  const store = await newStore({ main: join(root, "main") });
-  const api = new ResolverApi(store);
-  const ok = api.answer(RESOLVE_PATH, JSON.stringify({ inputs: [input("foo", [pkgVersion("foo", "<2.0.0")])] }));
-  assert.equal(ok.status, 200);
-  const rs = ok.body as { resolved: boolean; bundles: { name: string; catalog: string }[] };
-  assert.equal(rs.resolved, true);
-  assert.deepEqual(
-    rs.bundles.map((b) => b.name),
-    ["foo.v1.1.0"],
-  );
-  const no = api.answer(
-    RESOLVE_PATH,
-    JSON.stringify({ inputs: [input("foo", [pkgVersion("foo", ">=3.0.0")])], trace: true }),
-  );
-  assert.equal(no.status, 409);
-  const failed = no.body as {
-    resolved: boolean;
-    inputs: { name: string; conditions: { type: string; status: string; message: string }[] }[];
-  };
-  assert.equal(failed.resolved, false);
-  const cond = failed.inputs[0].conditions.find((c) => c.type === "ResolutionFailed" && c.status === "True");
-  assert.ok(cond && cond.message.length > 0, JSON.stringify(failed.inputs));
-  const installed = { kind: "Installed", operators: [{ package: "foo", bundle: "foo.v1.0.0" }] };
-  for (const inst of [installed, [installed]]) {
-    const up = api.answer(
-      RESOLVE_PATH,
-      JSON.stringify({
-        inputs: [input("foo", [{ type: "olm.catalog", value: { name: "main", package: "foo", channel: "stable" } }])],
-        installed: inst,
-      }),
+test(
+  "resolve: 200 with the resolveset, 409 with the " + "explained failure, installed as one document or a list",
+  async () => {
+    const store = await newStore({ main: join(root, "main") });
+    const api = new ResolverApi(store);
+    const ok = api.answer(RESOLVE_PATH, JSON.stringify({ inputs: [input("foo", [pkgVersion("foo", "<2.0.0")])] }));
+    assert.equal(ok.status, 200);
+    const rs = ok.body as { resolved: boolean; bundles: { name: string; catalog: string }[] };
+    assert.equal(rs.resolved, true);
+    assert.deepEqual(
+      rs.bundles.map((b) => b.name),
+      ["foo.v1.1.0"],
     );
-    assert.equal(up.status, 200, JSON.stringify(up.body));
-    assert.ok((up.body as { bundles: { name: string }[] }).bundles.some((b) => b.name.startsWith("foo.")));
-  }
-  await store.close();
-});
+    const no = api.answer(
+      RESOLVE_PATH,
+      JSON.stringify({ inputs: [input("foo", [pkgVersion("foo", ">=3.0.0")])], trace: true }),
+    );
+    assert.equal(no.status, 409);
+    const failed = no.body as {
+      resolved: boolean;
+      inputs: { name: string; conditions: { type: string; status: string; message: string }[] }[];
+    };
+    assert.equal(failed.resolved, false);
+    const cond = failed.inputs[0].conditions.find((c) => c.type === "ResolutionFailed" && c.status === "True");
+    assert.ok(cond && cond.message.length > 0, JSON.stringify(failed.inputs));
+    const installed = { kind: "Installed", operators: [{ package: "foo", bundle: "foo.v1.0.0" }] };
+    for (const inst of [installed, [installed]]) {
+      const up = api.answer(
+        RESOLVE_PATH,
+        JSON.stringify({
+          inputs: [input("foo", [{ type: "olm.catalog", value: { name: "main", package: "foo", channel: "stable" } }])],
+          installed: inst,
+        }),
+      );
+      assert.equal(up.status, 200, JSON.stringify(up.body));
+      assert.ok((up.body as { bundles: { name: string }[] }).bundles.some((b) => b.name.startsWith("foo.")));
+    }
+    await store.close();
+  },
+);
 
 test("answers equal what `opcat query`/`opcat resolve` compute from the catalog files (as JSON)", async () => {
   const dir = join(EXAMPLES, "catalog");

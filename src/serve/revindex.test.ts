@@ -130,113 +130,129 @@ describe("answers from a persisted index are those of a build from the files", (
     }
   });
 
-  test("gRPC: every request of the golden set answers the same (ListBundles included, with and without bundle paths)", async () => {
-    const requests = JSON.parse(readFileSync(join(here, "testdata", "grpc-golden.json"), "utf8")) as {
-      rpc: string;
-      req: object;
-      md?: Record<string, string>;
-    }[];
-    const registry = servers.map((s) => makeClient(defs, "api.Registry", `127.0.0.1:${s.grpc.port}`));
-    const experimental = servers.map((s) => makeClient(defs, "api.ExperimentalRegistry", `127.0.0.1:${s.grpc.port}`));
-    clients.push(...registry, ...experimental);
-    const rpcs = new Set<string>();
-    for (const g of requests) {
-      const service = g.rpc.startsWith("Experimental") ? "api.ExperimentalRegistry" : "api.Registry";
-      const [a, b] = await Promise.all(
-        [0, 1].map((i) =>
-          callRpc(service === "api.Registry" ? registry[i] : experimental[i], defs, service, g.rpc, g.req, g.md),
-        ),
-      );
-      assert.deepEqual(b.error, a.error, `${g.rpc} ${JSON.stringify(g.req)}`);
-      assert.deepEqual(
-        normalizeResponses(g.rpc, b.responses, true),
-        normalizeResponses(g.rpc, a.responses, true),
-        `${g.rpc} ${JSON.stringify(g.req)}`,
-      );
-      rpcs.add(g.rpc);
-    }
-    for (const m of Object.keys(defs["api.Registry"] as object)) assert.ok(rpcs.has(m), `golden set lacks ${m}`);
-  });
+  test(
+    "gRPC: every request of the golden set answers the same " + "(ListBundles included, with and without bundle paths)",
+    async () => {
+      const requests = JSON.parse(readFileSync(join(here, "testdata", "grpc-golden.json"), "utf8")) as {
+        rpc: string;
+        req: object;
+        md?: Record<string, string>;
+      }[];
+      const registry = servers.map((s) => makeClient(defs, "api.Registry", `127.0.0.1:${s.grpc.port}`));
+      const experimental = servers.map((s) => makeClient(defs, "api.ExperimentalRegistry", `127.0.0.1:${s.grpc.port}`));
+      clients.push(...registry, ...experimental);
+      const rpcs = new Set<string>();
+      for (const g of requests) {
+        const service = g.rpc.startsWith("Experimental") ? "api.ExperimentalRegistry" : "api.Registry";
+        const [a, b] = await Promise.all(
+          [0, 1].map((i) =>
+            callRpc(service === "api.Registry" ? registry[i] : experimental[i], defs, service, g.rpc, g.req, g.md),
+          ),
+        );
+        assert.deepEqual(b.error, a.error, `${g.rpc} ${JSON.stringify(g.req)}`);
+        assert.deepEqual(
+          normalizeResponses(g.rpc, b.responses, true),
+          normalizeResponses(g.rpc, a.responses, true),
+          `${g.rpc} ${JSON.stringify(g.req)}`,
+        );
+        rpcs.add(g.rpc);
+      }
+      for (const m of Object.keys(defs["api.Registry"] as object)) assert.ok(rpcs.has(m), `golden set lacks ${m}`);
+    },
+  );
 });
 
 describe("an index that does not match is never served", () => {
-  test("a changed file: rebuilt (the change served) and rewritten; touched but equal files: the index is used", async () => {
-    const dir = copyCatalog("changed");
-    const cacheDir = join(tmp, "cache-changed");
-    const first = await loadCached(dir, cacheDir);
-    assert.equal(first.rev?.origin, "catalog");
-    assert.equal(first.rev?.indexWritten, true);
-    // same bytes, new mtime: the stat signature differs, the content digest decides
-    const file = join(dir, readdirSync(dir).find((f) => statSync(join(dir, f)).isFile()) ?? "");
-    const t = new Date(Date.now() + 5000);
-    utimesSync(file, t, t);
-    const touched = await loadCached(dir, cacheDir);
-    assert.equal(touched.rev?.origin, "index");
-    assert.equal(touched.rev?.digest, first.rev?.digest);
-    // different content
-    appendFileSync(join(dir, "extra.json"), JSON.stringify({ schema: "example.extra", name: "added-later" }) + "\n");
-    const changed = await loadCached(dir, cacheDir);
-    assert.equal(changed.rev?.origin, "catalog");
-    assert.equal(changed.rev?.indexWritten, true);
-    assert.notEqual(changed.rev?.digest, first.rev?.digest);
-    assert.match(changed.rev?.jsonl.toString() ?? "", /added-later/);
-    assert.deepEqual(changed.warnings, []); // a stale index is routine, not a warning
-    const again = await loadCached(dir, cacheDir);
-    assert.equal(again.rev?.origin, "index");
-    assert.equal(again.rev?.digest, changed.rev?.digest);
-  });
+  test(
+    "a changed file: rebuilt (the change served) and " + "rewritten; touched but equal files: the index is used",
+    async () => {
+      const dir = copyCatalog("changed");
+      const cacheDir = join(tmp, "cache-changed");
+      const first = await loadCached(dir, cacheDir);
+      assert.equal(first.rev?.origin, "catalog");
+      assert.equal(first.rev?.indexWritten, true);
+      // same bytes, new mtime: the stat signature differs, the content digest decides
+      const file = join(dir, readdirSync(dir).find((f) => statSync(join(dir, f)).isFile()) ?? "");
+      const t = new Date(Date.now() + 5000);
+      utimesSync(file, t, t);
+      const touched = await loadCached(dir, cacheDir);
+      assert.equal(touched.rev?.origin, "index");
+      assert.equal(touched.rev?.digest, first.rev?.digest);
+      // different content
+      appendFileSync(join(dir, "extra.json"), JSON.stringify({ schema: "example.extra", name: "added-later" }) + "\n");
+      const changed = await loadCached(dir, cacheDir);
+      assert.equal(changed.rev?.origin, "catalog");
+      assert.equal(changed.rev?.indexWritten, true);
+      assert.notEqual(changed.rev?.digest, first.rev?.digest);
+      assert.match(changed.rev?.jsonl.toString() ?? "", /added-later/);
+      assert.deepEqual(changed.warnings, []); // a stale index is routine, not a warning
+      const again = await loadCached(dir, cacheDir);
+      assert.equal(again.rev?.origin, "index");
+      assert.equal(again.rev?.digest, changed.rev?.digest);
+    },
+  );
 
-  test("corrupt (a flipped byte in any section), truncated, extended or foreign indexes are rejected with a warning and rebuilt", async () => {
-    const dir = copyCatalog("corrupt");
-    const other = copyCatalog("other");
-    appendFileSync(join(other, "extra.json"), JSON.stringify({ schema: "example.extra", name: "x" }) + "\n");
-    const cacheDir = join(tmp, "cache-corrupt");
-    const good = await loadCached(dir, cacheDir);
-    assert.ok(good.rev?.indexWritten);
-    const path = theIndex(dir, cacheDir);
-    const pristine = readFileSync(path);
-    const otherCache = join(tmp, "cache-other");
-    await loadCached(other, otherCache);
-    const foreign = readFileSync(theIndex(other, otherCache));
-    const flip = (at: number): Buffer => {
-      const b = Buffer.from(pristine);
-      b[at] ^= 0x20;
-      return b;
-    };
-    const variants: [string, Buffer][] = [
-      ["magic", flip(0)],
-      ["header", flip(30)],
-      ["first body byte", flip(pristine.length - Math.floor(pristine.length / 2))],
-      ["last byte (bundle manifests)", flip(pristine.length - 1)],
-      ["truncated", pristine.subarray(0, pristine.length - 7)],
-      ["truncated to the header", pristine.subarray(0, 20)],
-      ["extended", Buffer.concat([pristine, Buffer.from("x")])],
-      ["empty", Buffer.alloc(0)],
-      ["another catalog's index", foreign],
-      ["not an index", Buffer.from("hello\n")],
-    ];
-    for (const [what, bytes] of variants) {
-      writeFileSync(path, bytes);
-      const r = await loadCached(dir, cacheDir);
-      assert.equal(r.rev?.origin, "catalog", what);
-      assert.equal(r.rev?.digest, good.rev?.digest, what);
-      assert.equal(r.warnings.length, 1, `${what}: ${JSON.stringify(r.warnings)}`);
-      assert.match(r.warnings[0], /serve index not used: .*; rebuilding it/, what);
-      assert.ok(readFileSync(path).equals(pristine) || (await loadCached(dir, cacheDir)).rev?.origin === "index", what);
-    }
-  });
+  test(
+    "corrupt (a flipped byte in any section), truncated, extended " +
+      "or foreign indexes are rejected with a warning and rebuilt",
+    async () => {
+      const dir = copyCatalog("corrupt");
+      const other = copyCatalog("other");
+      appendFileSync(join(other, "extra.json"), JSON.stringify({ schema: "example.extra", name: "x" }) + "\n");
+      const cacheDir = join(tmp, "cache-corrupt");
+      const good = await loadCached(dir, cacheDir);
+      assert.ok(good.rev?.indexWritten);
+      const path = theIndex(dir, cacheDir);
+      const pristine = readFileSync(path);
+      const otherCache = join(tmp, "cache-other");
+      await loadCached(other, otherCache);
+      const foreign = readFileSync(theIndex(other, otherCache));
+      const flip = (at: number): Buffer => {
+        const b = Buffer.from(pristine);
+        b[at] ^= 0x20;
+        return b;
+      };
+      const variants: [string, Buffer][] = [
+        ["magic", flip(0)],
+        ["header", flip(30)],
+        ["first body byte", flip(pristine.length - Math.floor(pristine.length / 2))],
+        ["last byte (bundle manifests)", flip(pristine.length - 1)],
+        ["truncated", pristine.subarray(0, pristine.length - 7)],
+        ["truncated to the header", pristine.subarray(0, 20)],
+        ["extended", Buffer.concat([pristine, Buffer.from("x")])],
+        ["empty", Buffer.alloc(0)],
+        ["another catalog's index", foreign],
+        ["not an index", Buffer.from("hello\n")],
+      ];
+      for (const [what, bytes] of variants) {
+        writeFileSync(path, bytes);
+        const r = await loadCached(dir, cacheDir);
+        assert.equal(r.rev?.origin, "catalog", what);
+        assert.equal(r.rev?.digest, good.rev?.digest, what);
+        assert.equal(r.warnings.length, 1, `${what}: ${JSON.stringify(r.warnings)}`);
+        assert.match(r.warnings[0], /serve index not used: .*; rebuilding it/, what);
+        assert.ok(
+          readFileSync(path).equals(pristine) || (await loadCached(dir, cacheDir)).rev?.origin === "index",
+          what,
+        );
+      }
+    },
+  );
 
-  test("--cache-enforce-integrity: a matching index is served, a missing or stale one is a failure (no rebuild)", async () => {
-    const dir = copyCatalog("enforce");
-    const cacheDir = join(tmp, "cache-enforce");
-    const missing = await loadCached(dir, cacheDir, true);
-    assert.match(missing.problems?.[0] ?? "", /integrity check failed: no index yet/);
-    await loadCached(dir, cacheDir);
-    assert.equal((await loadCached(dir, cacheDir, true)).rev?.origin, "index");
-    appendFileSync(join(dir, "extra.json"), JSON.stringify({ schema: "example.extra", name: "y" }) + "\n");
-    const stale = await loadCached(dir, cacheDir, true);
-    assert.match(stale.problems?.[0] ?? "", /integrity check failed: the catalog's files changed/);
-  });
+  test(
+    "--cache-enforce-integrity: a matching index is served, " + "a missing or stale one is a failure (no rebuild)",
+    async () => {
+      const dir = copyCatalog("enforce");
+      const cacheDir = join(tmp, "cache-enforce");
+      const missing = await loadCached(dir, cacheDir, true);
+      assert.match(missing.problems?.[0] ?? "", /integrity check failed: no index yet/);
+      await loadCached(dir, cacheDir);
+      assert.equal((await loadCached(dir, cacheDir, true)).rev?.origin, "index");
+      appendFileSync(join(dir, "extra.json"), JSON.stringify({ schema: "example.extra", name: "y" }) + "\n");
+      const stale = await loadCached(dir, cacheDir, true);
+      assert.match(stale.problems?.[0] ?? "", /integrity check failed: the catalog's files changed/);
+    },
+  );
 });
 
 describe("the index in a running server", () => {
@@ -285,53 +301,60 @@ describe("the index in a running server", () => {
     assert.match(r.warnings[0], /serve index not written to .*not-a-dir/);
   });
 
-  test("a writer killed while writing the index leaves no index visible, only a temporary file that is ignored and removed by the next write", async () => {
-    const dir = copyCatalog("killed");
-    const cacheDir = join(tmp, "cache-killed");
-    // the child writes the index but never finishes it: fsync (before the rename) hangs, then it is killed
-    const code = `
+  test(
+    "a writer killed while writing the index leaves no index visible, " +
+      "only a temporary file that is ignored and removed by the next write",
+    async () => {
+      const dir = copyCatalog("killed");
+      const cacheDir = join(tmp, "cache-killed");
+      // the child writes the index but never finishes it: fsync (before the rename) hangs, then it is killed
+      const load =
+        `await CatalogRevision.load(${JSON.stringify(dir)}, ` +
+        `{ catalog: "k", serial: 1, cache: { dir: ${JSON.stringify(cacheDir)} } });`;
+      const code = `
       import { open } from "node:fs/promises";
       import { CatalogRevision } from ${JSON.stringify(join(here, "revision.ts"))};
       const fh = await open(${JSON.stringify(join(tmp, "probe"))}, "w");
       Object.getPrototypeOf(fh).sync = () => { process.stdout.write("writing\\n"); return new Promise(() => {}); };
       await fh.close();
-      await CatalogRevision.load(${JSON.stringify(dir)}, { catalog: "k", serial: 1, cache: { dir: ${JSON.stringify(cacheDir)} } });
+      ${load}
     `;
-    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", code], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    let err = "";
-    child.stderr.on("data", (d: Buffer) => {
-      err += d.toString();
-    });
-    await new Promise<void>((resolve, reject) => {
-      child.stdout.on("data", (d: Buffer) => {
-        out += d.toString();
-        if (out.includes("writing")) resolve();
+      const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", code], {
+        stdio: ["ignore", "pipe", "pipe"],
       });
-      child.on("exit", (c) => reject(new Error(`the writer exited (${c}) before writing: ${err}`)));
-    });
-    child.kill("SIGKILL");
-    await once(child, "exit");
-    const files = readdirSync(join(cacheDir, "serve-index"));
-    assert.ok(
-      files.every((f) => !f.endsWith(".idx")),
-      JSON.stringify(files),
-    );
-    assert.ok(
-      files.some((f) => f.includes(".idx.tmp-")),
-      JSON.stringify(files),
-    );
-    const next = await loadCached(dir, cacheDir);
-    assert.equal(next.rev?.origin, "catalog");
-    assert.equal(next.rev?.indexWritten, true);
-    assert.deepEqual(next.warnings, []);
-    assert.equal((await loadCached(dir, cacheDir)).rev?.origin, "index");
-    // the dead writer's temporary file went with the next successful write
-    assert.deepEqual(
-      readdirSync(join(cacheDir, "serve-index")).filter((f) => f.includes(".tmp-")),
-      [],
-    );
-  });
+      let out = "";
+      let err = "";
+      child.stderr.on("data", (d: Buffer) => {
+        err += d.toString();
+      });
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.on("data", (d: Buffer) => {
+          out += d.toString();
+          if (out.includes("writing")) resolve();
+        });
+        child.on("exit", (c) => reject(new Error(`the writer exited (${c}) before writing: ${err}`)));
+      });
+      child.kill("SIGKILL");
+      await once(child, "exit");
+      const files = readdirSync(join(cacheDir, "serve-index"));
+      assert.ok(
+        files.every((f) => !f.endsWith(".idx")),
+        JSON.stringify(files),
+      );
+      assert.ok(
+        files.some((f) => f.includes(".idx.tmp-")),
+        JSON.stringify(files),
+      );
+      const next = await loadCached(dir, cacheDir);
+      assert.equal(next.rev?.origin, "catalog");
+      assert.equal(next.rev?.indexWritten, true);
+      assert.deepEqual(next.warnings, []);
+      assert.equal((await loadCached(dir, cacheDir)).rev?.origin, "index");
+      // the dead writer's temporary file went with the next successful write
+      assert.deepEqual(
+        readdirSync(join(cacheDir, "serve-index")).filter((f) => f.includes(".tmp-")),
+        [],
+      );
+    },
+  );
 });

@@ -75,7 +75,10 @@ export class CatalogRevision {
   readonly files: number;
   readonly bytes: number;
   readonly loadMs: number;
-  /** Where the revision came from: its persisted index, or the catalog's files (then `indexWritten` says whether an index was written). */
+  /**
+   * Where the revision came from: its persisted index, or the catalog's
+   * files (then `indexWritten` says whether an index was written).
+   */
   readonly origin: "index" | "catalog";
   readonly indexWritten: boolean;
   readonly #offsets: Float64Array;
@@ -201,7 +204,9 @@ export class CatalogRevision {
             ok: false,
             problems: [
               problem("SERVE_CACHE_INTEGRITY", `integrity check failed: ${found.message}`, {
-                hint: "build the index first (opcat serve <dir> --cache-dir <dir> --cache-only), or drop --cache-enforce-integrity",
+                hint:
+                  "build the index first (opcat serve <dir> --cache-dir " +
+                  "<dir> --cache-only), or drop --cache-enforce-integrity",
               }),
             ],
           };

@@ -235,7 +235,8 @@ describe("slow and vanishing clients", () => {
 
   test("a slow (non-reading) client does not delay others", async () => {
     const slow = await Promise.all([rawClient(), rawClient()]);
-    // the stalled clients hold their answers unread; these requests complete anyway (they would hang if a slow reader blocked the server)
+    // the stalled clients hold their answers unread; these requests complete
+    // anyway (they would hang if a slow reader blocked the server)
     for (let i = 0; i < 5; i++) {
       const r = await httpGet(`http://127.0.0.1:${srv.address.port}/catalogs/big/api/v1/metas?schema=olm.channel`);
       assert.equal(r.status, 200);

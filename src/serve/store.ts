@@ -95,7 +95,9 @@ export function dns1123SubdomainErrors(value: string): string[] {
   if (value.length > 253) errs.push("must be no more than 253 characters");
   if (!DNS1123_SUBDOMAIN.test(value)) {
     errs.push(
-      "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+      "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or " +
+        "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex " +
+        "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
     );
   }
   return errs;
@@ -240,7 +242,10 @@ export class CatalogStore {
     return { status: "loaded", catalog: e.name, revision: res.revision };
   }
 
-  /** Watches every catalog's source (except those added with `watch: false`) and reloads it (debounced) when files change. */
+  /**
+   * Watches every catalog's source (except those added with `watch:
+   * false`) and reloads it (debounced) when files change.
+   */
   watch(): void {
     for (const e of this.#entries.values()) {
       if (e.watcher || e.poll || !e.watchable) continue;

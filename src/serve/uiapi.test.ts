@@ -378,15 +378,18 @@ describe("web UI cluster pages: an API server that is not there", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test("listing answers 502 SERVE_UI_CLUSTER naming the API server; approving without a token is still refused first", async () => {
-    assert.deepEqual(await (await fetch(`${base}/config`)).json(), { cluster: true });
-    const r = await fetch(`${base}/cluster/instances`);
-    assert.equal(r.status, 502);
-    const body = (await r.json()) as { error: { code: string; message: string } };
-    assert.equal(body.error.code, "SERVE_UI_CLUSTER");
-    assert.match(body.error.message, /cannot reach the API server: .*127\.0\.0\.1:1/);
-    const a = await fetch(`${base}/cluster/instances/x/approve`, { method: "POST" });
-    assert.equal(a.status, 401);
-    assert.equal(((await a.json()) as { error: { code: string } }).error.code, "SERVE_UI_NEED_TOKEN");
-  });
+  test(
+    "listing answers 502 SERVE_UI_CLUSTER naming the API " + "server; approving without a token is still refused first",
+    async () => {
+      assert.deepEqual(await (await fetch(`${base}/config`)).json(), { cluster: true });
+      const r = await fetch(`${base}/cluster/instances`);
+      assert.equal(r.status, 502);
+      const body = (await r.json()) as { error: { code: string; message: string } };
+      assert.equal(body.error.code, "SERVE_UI_CLUSTER");
+      assert.match(body.error.message, /cannot reach the API server: .*127\.0\.0\.1:1/);
+      const a = await fetch(`${base}/cluster/instances/x/approve`, { method: "POST" });
+      assert.equal(a.status, 401);
+      assert.equal(((await a.json()) as { error: { code: string } }).error.code, "SERVE_UI_NEED_TOKEN");
+    },
+  );
 });

@@ -63,7 +63,8 @@ export const UI_API_PREFIX = "/ui/api/";
 
 /** The policy sent with every UI answer: nothing inline, nothing from elsewhere. */
 export const UI_CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src " +
+  "'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /** Icon media types served as-is (anything else is refused: a package icon is catalog data, not trusted). */
 const ICON_TYPES = new Set([
@@ -305,7 +306,10 @@ function packageDigests(rev: CatalogRevision): Map<string, string> {
   return out;
 }
 
-/** What `to` changed against `from`: packages added, removed, or whose blobs differ, with their bundle and edge changes. */
+/**
+ * What `to` changed against `from`: packages added, removed, or
+ * whose blobs differ, with their bundle and edge changes.
+ */
 export function catalogChanges(from: CatalogRevision, to: CatalogRevision): UiCatalogChanges {
   const d = derivedOf(to);
   if (d.changes?.from === from) return d.changes.value;
@@ -330,7 +334,10 @@ export function catalogChanges(from: CatalogRevision, to: CatalogRevision): UiCa
   return value;
 }
 
-/** The union of two graphs of a package, what only `after` has marked added and what only `before` has marked removed. */
+/**
+ * The union of two graphs of a package, what only `after` has
+ * marked added and what only `before` has marked removed.
+ */
 export function graphUnion(before: UiGraph | undefined, after: UiGraph | undefined): UiGraph {
   const base = after ?? before;
   if (!base) throw new Error("graphUnion needs a graph");
@@ -690,7 +697,8 @@ export class UiHandler {
       throw new UiError(
         404,
         "SERVE_UI_NOT_FOUND",
-        `no catalog ${JSON.stringify(parts[1])} is served${this.#store.names().includes(parts[1]) ? " (it has no valid content yet)" : ""}`,
+        `no catalog ${JSON.stringify(parts[1])} is ` +
+          `served${this.#store.names().includes(parts[1]) ? " (it has no valid content yet)" : ""}`,
       );
     if (parts.length === 3 && parts[2] === "packages") return sendJson(res, 200, packageList(rev));
     if (parts.length === 3 && parts[2] === "changes") {
@@ -699,7 +707,8 @@ export class UiHandler {
         throw new UiError(
           404,
           "SERVE_UI_NO_PREVIOUS",
-          `catalog ${JSON.stringify(rev.catalog)} has not been reloaded since the server started (or the server keeps no previous revision: the UI is off)`,
+          `catalog ${JSON.stringify(rev.catalog)} has not been reloaded since the ` +
+            `server started (or the server keeps no previous revision: the UI is off)`,
         );
       return sendJson(res, 200, catalogChanges(prev, rev));
     }
@@ -740,7 +749,8 @@ export class UiHandler {
         throw new UiError(
           415,
           "SERVE_UI_ICON_TYPE",
-          `package ${JSON.stringify(pkg)} has an icon of media type ${JSON.stringify(type)}, which is not an image type the UI shows`,
+          `package ${JSON.stringify(pkg)} has an icon of media type ` +
+            `${JSON.stringify(type)}, which is not an image type the UI shows`,
         );
       const body = Buffer.from(icon.base64data, "base64");
       securityHeaders(res);

@@ -115,10 +115,16 @@ writeFileSync(
     .join("\n"),
 );
 const script = join(contribDir, "gen.mjs");
+// the script's one long line
+const genBlobs =
+  'for (const b of [{ schema: "olm.package", name: pkg, defaultChannel: "stable" }, ' +
+  '{ schema: "olm.channel", package: pkg, name: "stable", entries: [{ name: pkg + ".v" + v }] }, ' +
+  '{ schema: "olm.bundle", name: pkg + ".v" + v, package: pkg, image: "quay.io/x/" + pkg + ":v" + v, ' +
+  'properties: [{ type: "olm.package", value: { packageName: pkg, version: v } }] }]) console.log(JSON.stringify(b));';
 writeFileSync(
   script,
   `const [pkg, v] = process.argv.slice(2);
-for (const b of [{ schema: "olm.package", name: pkg, defaultChannel: "stable" }, { schema: "olm.channel", package: pkg, name: "stable", entries: [{ name: pkg + ".v" + v }] }, { schema: "olm.bundle", name: pkg + ".v" + v, package: pkg, image: "quay.io/x/" + pkg + ":v" + v, properties: [{ type: "olm.package", value: { packageName: pkg, version: v } }] }]) console.log(JSON.stringify(b));
+${genBlobs}
 if (pkg === "fail") process.exit(3);
 `,
 );
@@ -224,7 +230,8 @@ test("the semver builder follows semverSkips (default cumulative, as today's opm
   // Three Y-streams of one major: the last head skips the earlier Y-streams only when cumulative.
   writeFileSync(
     join(contribDir, "templates", "semver-y.yaml"),
-    "schema: olm.semver\nGenerateMinorChannels: false\nstable:\n  bundles:\n  - image: quay.io/x/zeta:v1.0.0\n  - image: quay.io/x/zeta:v1.0.1\n  - image: quay.io/x/zeta:v1.1.0\n  - image: quay.io/x/zeta:v1.2.0\n",
+    "schema: olm.semver\nGenerateMinorChannels: false\nstable:\n  bundles:\n  - image: quay.io/x/zeta:v1.0.0\n" +
+      "  - image: quay.io/x/zeta:v1.0.1\n  - image: quay.io/x/zeta:v1.1.0\n  - image: quay.io/x/zeta:v1.2.0\n",
   );
   const text = readFileSync(join(contribDir, "templates", "semver-y.yaml"), "utf8");
   const outputs = new Map<string, string>();
@@ -296,25 +303,31 @@ test("opm's errors: schemas, catalog fields, builders, components", async () => 
   );
   assert.equal(
     await error({ catalogs: "schema: olm.composite.catalogs\ncatalogs: 3\n" }),
-    "unmarshalling catalog config: json: cannot unmarshal number into Go struct field CatalogConfig.Catalogs of type []composite.Catalog",
+    "unmarshalling catalog config: json: cannot unmarshal number into " +
+      "Go struct field CatalogConfig.Catalogs of type []composite.Catalog",
   );
   assert.equal(
     await error({
       catalogs:
-        "schema: olm.composite.catalogs\ncatalogs:\n- name: a\n  builders: [olm.builder.raw]\n- name: b\n  destination: {workingDir: ''}\n",
+        "schema: olm.composite.catalogs\ncatalogs:\n- name: a\n" +
+        "  builders: [olm.builder.raw]\n- name: b\n  destination: {workingDir: ''}\n",
     }),
-    "catalog configuration file field validation failed: \nCatalog a:\n  - destination.workingDir must not be an empty string\n\nCatalog b:\n  - destination.workingDir must not be an empty string\n",
+    "catalog configuration file field validation failed: \nCatalog a:\n" +
+      "  - destination.workingDir must not be an empty string\n\n" +
+      "Catalog b:\n  - destination.workingDir must not be an empty string\n",
   );
   assert.equal(
     await error({
       catalogs:
-        "schema: olm.composite.catalogs\ncatalogs:\n- name: a\n  destination: {workingDir: x}\n  builders: [olm.builder.nope]\n",
+        "schema: olm.composite.catalogs\ncatalogs:\n- name: a\n" +
+        "  destination: {workingDir: x}\n  builders: [olm.builder.nope]\n",
     }),
     `getting builder "olm.builder.nope" for catalog "a": unknown schema "olm.builder.nope"`,
   );
   assert.equal(
     await error({ contributions: contributions(component("v9", "p", "olm.builder.raw", {})) }),
-    `building component "v9": component does not exist in the catalog configuration. Available components are: [v4.16 v4.17]`,
+    `building component "v9": component does not exist in the ` +
+      `catalog configuration. Available components are: [v4.16 v4.17]`,
   );
   assert.equal(
     await error({ contributions: contributions(component("v4.17", "p", "olm.builder.raw", {})) }),
@@ -327,23 +340,29 @@ test("opm's errors: builder configurations, inputs, commands, validation", async
     error({ contributions: contributions(component(name, "p", schema, config)) });
   assert.equal(
     await one("olm.builder.basic", {}),
-    `building component "v4.16": basic template configuration is invalid: basic template config must have a non-empty input (templateDefinition.config.input),basic template config must have a non-empty output (templateDefinition.config.output)`,
+    `building component "v4.16": basic template configuration is invalid: basic template ` +
+      `config must have a non-empty input (templateDefinition.config.input),basic ` +
+      `template config must have a non-empty output (templateDefinition.config.output)`,
   );
   assert.equal(
     await one("olm.builder.raw", { input: "x" }),
-    `building component "v4.16": raw template configuration is invalid: raw template config must have a non-empty output (templateDefinition.config.output)`,
+    `building component "v4.16": raw template configuration is invalid: raw ` +
+      `template config must have a non-empty output (templateDefinition.config.output)`,
   );
   assert.equal(
     await one("olm.builder.custom", { output: "o" }),
-    `building component "v4.16": custom template configuration is invalid: custom template config must have a non-empty command (templateDefinition.config.command)`,
+    `building component "v4.16": custom template configuration is invalid: custom ` +
+      `template config must have a non-empty command (templateDefinition.config.command)`,
   );
   assert.equal(
     await one("olm.builder.semver", { input: "a", output: "b", extra: 1 }),
-    `building component "v4.16": unmarshalling semver template config: error unmarshaling JSON: while decoding JSON: json: unknown field "extra"`,
+    `building component "v4.16": unmarshalling semver template config: error ` +
+      `unmarshaling JSON: while decoding JSON: json: unknown field "extra"`,
   );
   assert.equal(
     await one("olm.builder.raw", { input: "missing.json", output: "o" }),
-    `building component "v4.16": error reading raw input file: open ${contribDir}/missing.json: no such file or directory (tried contribution-local path: "${contribDir}")`,
+    `building component "v4.16": error reading raw input file: open ${contribDir}/missing.json: ` +
+      `no such file or directory (tried contribution-local path: "${contribDir}")`,
   );
   assert.equal(
     await error({
@@ -376,7 +395,8 @@ test("opm's errors: builder configurations, inputs, commands, validation", async
   );
   assert.equal(
     await one("olm.builder.custom", { command: "no-such-command-opcat", output: "o" }),
-    `building component "v4.16": running command "no-such-command-opcat": exec: "no-such-command-opcat": executable file not found in $PATH: []`,
+    `building component "v4.16": running command "no-such-command-opcat": ` +
+      `exec: "no-such-command-opcat": executable file not found in $PATH: []`,
   );
   assert.equal(
     await one("olm.builder.custom", { command: "node", args: ["-e", "console.log('{')"], output: "o" }).then((m) =>

@@ -156,7 +156,10 @@ function fail(code: string, message: string, kind: ErrorKind = "invalid"): Opcat
   return new OpcatError(code, message, { kind });
 }
 
-/** The first document decoded leniently (YAMLOrJSONDecoder + json.Unmarshal), with `decoding <what>: ` / `unmarshalling <what>: ` errors. */
+/**
+ * The first document decoded leniently (YAMLOrJSONDecoder + json.Unmarshal),
+ * with `decoding <what>: ` / `unmarshalling <what>: ` errors.
+ */
 function decodeConfig(text: string, type: GoType, what: string): unknown {
   const doc = firstStreamDocument(text);
   if (doc.kind === "eof") throw fail("TEMPLATE_DECODE", `decoding ${what}: EOF`);
@@ -316,7 +319,8 @@ export async function renderCompositeTemplate(opts: CompositeOptions): Promise<C
     if (!cat) {
       throw fail(
         "TEMPLATE_COMPOSITE_COMPONENT",
-        `building component ${goQuote(c.Name)}: component does not exist in the catalog configuration. Available components are: [${[...builders.keys()].join(" ")}]`,
+        `building component ${goQuote(c.Name)}: component does not exist in the catalog ` +
+          `configuration. Available components are: [${[...builders.keys()].join(" ")}]`,
       );
     }
     const schema = c.Strategy.Template.Schema;
@@ -354,7 +358,8 @@ export async function renderCompositeTemplate(opts: CompositeOptions): Promise<C
         } catch (e2) {
           throw fail(
             "TEMPLATE_COMPOSITE_INPUT",
-            `error reading ${what}: ${goPathError("open", alt, e2)} (tried contribution-local path: ${goQuote(opts.contributionDir)})`,
+            `error reading ${what}: ${goPathError("open", alt, e2)} (tried ` +
+              `contribution-local path: ${goQuote(opts.contributionDir)})`,
             "io",
           );
         }
@@ -496,7 +501,8 @@ export async function renderCompositeTemplate(opts: CompositeOptions): Promise<C
     } catch (e) {
       throw fail(
         "TEMPLATE_COMPOSITE_VALIDATE",
-        `directory not found. validation path needs to be composed of BuilderConfig.WorkingDir+Component[].Destination.Path: ${goQuote(p)}: ${goPathError("stat", p, e)}`,
+        `directory not found. validation path needs to be composed of ` +
+          `BuilderConfig.WorkingDir+Component[].Destination.Path: ${goQuote(p)}: ${goPathError("stat", p, e)}`,
         "io",
       );
     }

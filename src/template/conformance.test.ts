@@ -78,7 +78,9 @@ const EXCEPTIONS: Record<string, Exception> = {
   "kubernaut-operator/semver.yaml → v4.20": {
     why: "template ahead of its catalog (1.5.1 published after v4.20 was rendered)",
     error:
-      'rendering template: render reference "quay.io/community-operator-pipeline-prod/kubernaut-operator:1.5.1": image not found in the reused catalog',
+      "rendering template: render reference " +
+      '"quay.io/community-operator-pipeline-prod/kubernaut-operator:1.5.1": ' +
+      "image not found in the reused catalog",
   },
   "kubevirt-wol/semver.yaml → v4.20": {
     why:
@@ -95,7 +97,8 @@ const EXCEPTIONS: Record<string, Exception> = {
   "openshift-integration-operator/semver.yaml → v4.20": {
     why:
       "rendered by opm v1.56 or older (edges from the v1.56 linker) and edited afterwards: the committed package has " +
-      "the head's icon but no description, which no opm writes from a semver template (v1.56 writes neither, #1933 both)",
+      "the head's icon but no description, which no opm writes " +
+      "from a semver template (v1.56 writes neither, #1933 both)",
     olderOpm: { drop: ["description"], linkV156: true },
   },
 };

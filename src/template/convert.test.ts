@@ -26,19 +26,26 @@ function entryOrderFree(cfg: DeclarativeConfig): string {
 
 const SMALL = [
   `{"schema":"olm.package","name":"a","defaultChannel":"stable","description":"<b>A</b> & co"}`,
-  `{"schema":"olm.channel","package":"a","name":"stable","entries":[{"name":"a.v1.0.0"},{"name":"a.v1.1.0","replaces":"a.v1.0.0","skips":["a.v1.0.1"]}]}`,
-  `{"schema":"olm.bundle","package":"a","name":"a.v1.1.0","image":"quay.io/a/a:v1.1.0","properties":[{"type":"olm.package","value":{"packageName":"a","version":"1.1.0"}}]}`,
-  `{"schema":"olm.bundle","package":"a","name":"a.v1.0.0","image":"quay.io/a/a:v1.0.0","properties":[{"type":"olm.package","value":{"packageName":"a","version":"1.0.0"}}]}`,
-  `{"schema":"olm.deprecations","package":"a","entries":[{"reference":{"schema":"olm.bundle","name":"a.v1.0.0"},"message":"old"}]}`,
+  `{"schema":"olm.channel","package":"a","name":"stable","entries":[{"name":` +
+    `"a.v1.0.0"},{"name":"a.v1.1.0","replaces":"a.v1.0.0","skips":["a.v1.0.1"]}]}`,
+  `{"schema":"olm.bundle","package":"a","name":"a.v1.1.0","image":"quay.io/a/a:v1.1.0",` +
+    `"properties":[{"type":"olm.package","value":{"packageName":"a","version":"1.1.0"}}]}`,
+  `{"schema":"olm.bundle","package":"a","name":"a.v1.0.0","image":"quay.io/a/a:v1.0.0",` +
+    `"properties":[{"type":"olm.package","value":{"packageName":"a","version":"1.0.0"}}]}`,
+  `{"schema":"olm.deprecations","package":"a","entries":[{"reference":` +
+    `{"schema":"olm.bundle","name":"a.v1.0.0"},"message":"old"}]}`,
   `{"schema":"custom.thing","package":"a","z":1,"a":[true]}`,
   `{"schema":"custom.root","x":"y"}`,
 ].join("\n");
 
-test("convert --to basic: opm's convert-template basic layout (sorted keys, four-space JSON, HTML escaped; --- YAML), blobs in opm's write order", () => {
-  const cfg = loadText(SMALL, "small.json").config;
-  assert.equal(
-    convertCatalog(cfg, { to: "basic" }),
-    `{
+test(
+  "convert --to basic: opm's convert-template basic layout (sorted keys, " +
+    "four-space JSON, HTML escaped; --- YAML), blobs in opm's write order",
+  () => {
+    const cfg = loadText(SMALL, "small.json").config;
+    assert.equal(
+      convertCatalog(cfg, { to: "basic" }),
+      `{
     "schema": "olm.template.basic",
     "entries": [
         {
@@ -100,37 +107,41 @@ test("convert --to basic: opm's convert-template basic layout (sorted keys, four
     ]
 }
 `,
-  );
-  const y = convertCatalog(cfg, { to: "basic", output: "yaml", package: "a" });
-  assert.ok(
-    y.startsWith(
-      "---\nentries:\n- defaultChannel: stable\n  description: <b>A</b> & co\n  name: a\n  schema: olm.package\n",
-    ),
-    y,
-  );
-  assert.ok(y.endsWith("schema: olm.template.basic\n\n"));
-  assert.ok(!y.includes("custom.root"), "--package leaves out package-less blobs");
-  assert.throws(
-    () => convertCatalog(cfg, { to: "basic", package: "b" }),
-    (e: unknown) =>
-      e instanceof OpcatError &&
-      e.code === "TEMPLATE_CONVERT_PACKAGE" &&
-      e.message === `package "b" not found in the catalog`,
-  );
-});
+    );
+    const y = convertCatalog(cfg, { to: "basic", output: "yaml", package: "a" });
+    assert.ok(
+      y.startsWith(
+        "---\nentries:\n- defaultChannel: stable\n  description: <b>A</b> & co\n  name: a\n  schema: olm.package\n",
+      ),
+      y,
+    );
+    assert.ok(y.endsWith("schema: olm.template.basic\n\n"));
+    assert.ok(!y.includes("custom.root"), "--package leaves out package-less blobs");
+    assert.throws(
+      () => convertCatalog(cfg, { to: "basic", package: "b" }),
+      (e: unknown) =>
+        e instanceof OpcatError &&
+        e.code === "TEMPLATE_CONVERT_PACKAGE" &&
+        e.message === `package "b" not found in the catalog`,
+    );
+  },
+);
 
-test("convert --to basic matches opm's converter (opm alpha convert-template basic, scripts/oracle/convert-basic)", () => {
-  const dir = join(dirname(fileURLToPath(import.meta.url)), "testdata", "graph");
-  const cfg = loadFile(join(dir, "convert-basic-input.json")).config;
-  assert.deepEqual(
-    Buffer.from(convertCatalog(cfg, { to: "basic" })),
-    readFileSync(join(dir, "convert-basic-expected.json")),
-  );
-  assert.deepEqual(
-    Buffer.from(convertCatalog(cfg, { to: "basic", output: "yaml" })),
-    readFileSync(join(dir, "convert-basic-expected.yaml")),
-  );
-});
+test(
+  "convert --to basic matches opm's converter (opm alpha " + "convert-template basic, scripts/oracle/convert-basic)",
+  () => {
+    const dir = join(dirname(fileURLToPath(import.meta.url)), "testdata", "graph");
+    const cfg = loadFile(join(dir, "convert-basic-input.json")).config;
+    assert.deepEqual(
+      Buffer.from(convertCatalog(cfg, { to: "basic" })),
+      readFileSync(join(dir, "convert-basic-expected.json")),
+    );
+    assert.deepEqual(
+      Buffer.from(convertCatalog(cfg, { to: "basic", output: "yaml" })),
+      readFileSync(join(dir, "convert-basic-expected.yaml")),
+    );
+  },
+);
 
 test("convert --to basic renders back to the catalog (small catalog, both formats)", async () => {
   const cfg = loadText(SMALL, "small.json").config;
@@ -144,44 +155,53 @@ test("convert --to basic renders back to the catalog (small catalog, both format
 });
 
 const GRAPHABLE = [
-  `{"schema":"olm.package","name":"a","defaultChannel":"stable","icon":{"base64data":"PHN2Zy8+","mediatype":"image/svg+xml"}}`,
-  `{"schema":"olm.channel","package":"a","name":"stable","entries":[{"name":"a.v1.2.0","replaces":"a.v1.1.0","skips":["a.v1.1.1","a.v1.1.2"],"skipRange":">=1.1.0 <1.2.0"},{"name":"a.v1.1.0","replaces":"a.v1.0.0","skips":["a.v0.9.0"],"skipRange":"<1.0.0"}]}`,
+  `{"schema":"olm.package","name":"a","defaultChannel":"stable",` +
+    `"icon":{"base64data":"PHN2Zy8+","mediatype":"image/svg+xml"}}`,
+  `{"schema":"olm.channel","package":"a","name":"stable","entries":[{"name":"a.v1.2.0",` +
+    `"replaces":"a.v1.1.0","skips":["a.v1.1.1","a.v1.1.2"],"skipRange":">=1.1.0 ` +
+    `<1.2.0"},{"name":"a.v1.1.0","replaces":"a.v1.0.0","skips":["a.v0.9.0"],"skipRange":"<1.0.0"}]}`,
   `{"schema":"olm.channel","package":"a","name":"fast","entries":[{"name":"a.v1.2.0"}]}`,
   ...["1.1.0", "1.2.0"].map(
     (v) =>
-      `{"schema":"olm.bundle","package":"a","name":"a.v${v}","image":"quay.io/a/a:v${v}","properties":[{"type":"olm.package","value":{"packageName":"a","version":"${v}"}}]}`,
+      `{"schema":"olm.bundle","package":"a","name":"a.v${v}","image":"quay.io/a/a:v${v}",` +
+      `"properties":[{"type":"olm.package","value":{"packageName":"a","version":"${v}"}}]}`,
   ),
 ].join("\n");
 
-test("convert --to graph: entries along the replaces chain, skipped names as tombstones, first entry's edges as tail edges, later skipRanges", async () => {
-  const text = GRAPHABLE;
-  const cfg = loadText(text, "c.json").config;
-  const t = catalogToGraphTemplate(cfg);
-  assert.deepEqual(t, {
-    schema: "olm.template.graph",
-    package: { name: "a", defaultChannel: "stable", icon: { base64data: "PHN2Zy8+", mediatype: "image/svg+xml" } },
-    bundles: { images: ["quay.io/a/a:v1.1.0", "quay.io/a/a:v1.2.0"] },
-    graphs: [
-      {
-        name: "stable",
-        entries: ["a.v1.1.0", "a.v1.1.1", "a.v1.1.2", "a.v1.2.0"],
-        tombstones: ["a.v1.1.1", "a.v1.1.2"],
-        tailEdges: { replaces: "a.v1.0.0", skips: ["a.v0.9.0"], skipRange: "<1.0.0" },
-        skipRanges: { "a.v1.2.0": ">=1.1.0 <1.2.0" },
-      },
-      { name: "fast", entries: ["a.v1.2.0"] },
-    ],
-  });
-  const back = await renderGraphTemplate(
-    convertCatalog(cfg, { to: "graph", output: "yaml" }),
-    reuseSource(cfg, { reuseTags: true }),
-  );
-  assert.equal(entryOrderFree(back), entryOrderFree(loadText(text, "c.json").config));
-});
+test(
+  "convert --to graph: entries along the replaces chain, skipped names " +
+    "as tombstones, first entry's edges as tail edges, later skipRanges",
+  async () => {
+    const text = GRAPHABLE;
+    const cfg = loadText(text, "c.json").config;
+    const t = catalogToGraphTemplate(cfg);
+    assert.deepEqual(t, {
+      schema: "olm.template.graph",
+      package: { name: "a", defaultChannel: "stable", icon: { base64data: "PHN2Zy8+", mediatype: "image/svg+xml" } },
+      bundles: { images: ["quay.io/a/a:v1.1.0", "quay.io/a/a:v1.2.0"] },
+      graphs: [
+        {
+          name: "stable",
+          entries: ["a.v1.1.0", "a.v1.1.1", "a.v1.1.2", "a.v1.2.0"],
+          tombstones: ["a.v1.1.1", "a.v1.1.2"],
+          tailEdges: { replaces: "a.v1.0.0", skips: ["a.v0.9.0"], skipRange: "<1.0.0" },
+          skipRanges: { "a.v1.2.0": ">=1.1.0 <1.2.0" },
+        },
+        { name: "fast", entries: ["a.v1.2.0"] },
+      ],
+    });
+    const back = await renderGraphTemplate(
+      convertCatalog(cfg, { to: "graph", output: "yaml" }),
+      reuseSource(cfg, { reuseTags: true }),
+    );
+    assert.equal(entryOrderFree(back), entryOrderFree(loadText(text, "c.json").config));
+  },
+);
 
 test("convert --to graph refuses what a graph template cannot express, saying why", () => {
   const b = (v: string, pkg = "a"): string =>
-    `{"schema":"olm.bundle","package":"${pkg}","name":"${pkg}.v${v}","image":"quay.io/a/${pkg}:v${v}","properties":[{"type":"olm.package","value":{"packageName":"${pkg}","version":"${v}"}}]}`;
+    `{"schema":"olm.bundle","package":"${pkg}","name":"${pkg}.v${v}","image":"quay.io/a/${pkg}:v` +
+    `${v}","properties":[{"type":"olm.package","value":{"packageName":"${pkg}","version":"${v}"}}]}`;
   const pkg = `{"schema":"olm.package","name":"a","defaultChannel":"s"}`;
   const ch = (entries: string): string => `{"schema":"olm.channel","package":"a","name":"s","entries":${entries}}`;
   const refused = (why: string): string => `package "a" cannot be expressed as a graph template: ${why}`;
@@ -195,7 +215,8 @@ test("convert --to graph refuses what a graph template cannot express, saying wh
       [pkg, ch(`[{"name":"a.v1"},{"name":"a.v2"}]`)],
       "TEMPLATE_CONVERT_GRAPH",
       refused(
-        `channel "s" has 2 entries that replace no entry of the channel (a.v1, a.v2); a graph's entries form a single replaces chain`,
+        `channel "s" has 2 entries that replace no entry of the channel ` +
+          `(a.v1, a.v2); a graph's entries form a single replaces chain`,
       ),
     ],
     [
@@ -207,14 +228,16 @@ test("convert --to graph refuses what a graph template cannot express, saying wh
       [pkg, ch(`[{"name":"a.v1"},{"name":"a.v2","replaces":"a.v1","skips":["a.v1"]}]`)],
       "TEMPLATE_CONVERT_GRAPH",
       refused(
-        `channel "s": "a.v2" skips "a.v1", which is also an entry of the channel (only tombstones, which are not entries, can be skipped)`,
+        `channel "s": "a.v2" skips "a.v1", which is also an entry of the ` +
+          `channel (only tombstones, which are not entries, can be skipped)`,
       ),
     ],
     [
       [
         pkg,
         ch(
-          `[{"name":"a.v1"},{"name":"a.v2","replaces":"a.v1","skips":["x"]},{"name":"a.v3","replaces":"a.v2","skips":["x"]}]`,
+          `[{"name":"a.v1"},{"name":"a.v2","replaces":"a.v1","skips":` +
+            `["x"]},{"name":"a.v3","replaces":"a.v2","skips":["x"]}]`,
         ),
       ],
       "TEMPLATE_CONVERT_GRAPH",
@@ -246,7 +269,8 @@ test("convert --to graph refuses what a graph template cannot express, saying wh
     [
       [
         pkg,
-        `{"schema":"olm.channel","package":"a","name":"s","entries":[{"name":"a.v1"}],"properties":[{"type":"x","value":1}]}`,
+        `{"schema":"olm.channel","package":"a","name":"s","entries":` +
+          `[{"name":"a.v1"}],"properties":[{"type":"x","value":1}]}`,
       ],
       "TEMPLATE_CONVERT_GRAPH",
       refused(`channel "s" has properties, which a graph template does not carry`),
@@ -326,7 +350,8 @@ const REFUSAL_KINDS: [RegExp, string][] = [
   [/same image|no image|in no channel/, "bundle images"],
 ];
 
-test("community catalogs: convert → render with --reuse gives back the catalog (basic: all exactly; graph: what it can express)", {
+test("community catalogs: convert → render with --reuse gives back " +
+  "the catalog (basic: all exactly; graph: what it can express)", {
   skip: requireShared().skip,
 }, async (t) => {
   const files = [...catalogFiles("v4.16"), ...catalogFiles("v4.20")];
@@ -360,7 +385,8 @@ test("community catalogs: convert → render with --reuse gives back the catalog
     }
   }
   t.diagnostic(
-    `graph: ${graphExact} exact, ${graphReordered} equal up to the order of channel entries, ${files.length - graphExact - graphReordered} refused`,
+    `graph: ${graphExact} exact, ${graphReordered} equal up to the order of ` +
+      `channel entries, ${files.length - graphExact - graphReordered} refused`,
   );
   for (const [kind, list] of refusals) t.diagnostic(`  refused (${kind}): ${list.length}: ${list.join(", ")}`);
   assert.ok(graphExact + graphReordered > 0);

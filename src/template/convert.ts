@@ -105,7 +105,10 @@ export function catalogToBasicTemplateJson(cfg: DeclarativeConfig, pkg?: string)
   return compact.replace(/[<>&]/g, (c) => HTML_ESCAPES[c]);
 }
 
-/** Writes template JSON as opm's converter does: json.MarshalIndent with four spaces plus a newline, or `---` + YAML plus a newline. */
+/**
+ * Writes template JSON as opm's converter does: json.MarshalIndent with
+ * four spaces plus a newline, or `---` + YAML plus a newline.
+ */
 function formatTemplateJson(compact: string, format: "json" | "yaml"): string {
   if (format === "json") return indentCompactJson(compact, "    ") + "\n";
   return "---\n" + toGoYaml(JSON.parse(compact) as JsonValue) + "\n";
@@ -127,7 +130,8 @@ function pickPackage(cfg: DeclarativeConfig, pkg: string | undefined): string {
   if (names.length === 0) throw packageError("the catalog has no package");
   if (names.length > 1)
     throw packageError(
-      `the catalog has ${names.length} packages (${names.join(", ")}); a graph template holds one: choose it with --package`,
+      `the catalog has ${names.length} packages (${names.join(", ")}); ` +
+        `a graph template holds one: choose it with --package`,
     );
   return names[0];
 }
@@ -148,7 +152,8 @@ function channelGraph(pkg: string, ch: Channel): GraphDescription {
     if (other !== undefined) {
       throw refuse(
         pkg,
-        `${where}: ${goQuote(other)} and ${goQuote(e.name)} both replace ${goQuote(e.replaces)} (a graph's entries form a single replaces chain)`,
+        `${where}: ${goQuote(other)} and ${goQuote(e.name)} both replace ` +
+          `${goQuote(e.replaces)} (a graph's entries form a single replaces chain)`,
       );
     }
     successor.set(e.replaces, e.name);
@@ -158,7 +163,8 @@ function channelGraph(pkg: string, ch: Channel): GraphDescription {
     const shown = roots.map((r) => r.name).sort(compareUtf8);
     throw refuse(
       pkg,
-      `${where} has ${roots.length} entries that replace no entry of the channel (${shown.join(", ")}); a graph's entries form a single replaces chain`,
+      `${where} has ${roots.length} entries that replace no entry of the channel ` +
+        `(${shown.join(", ")}); a graph's entries form a single replaces chain`,
     );
   }
   const chain = [roots[0]];
@@ -175,7 +181,8 @@ function channelGraph(pkg: string, ch: Channel): GraphDescription {
     if (byName.has(s))
       throw refuse(
         pkg,
-        `${where}: ${goQuote(first.name)} skips ${goQuote(s)}, which is also an entry of the channel (only names outside the graph can be skipped)`,
+        `${where}: ${goQuote(first.name)} skips ${goQuote(s)}, which is also ` +
+          `an entry of the channel (only names outside the graph can be skipped)`,
       );
   }
   const tailNames = new Set(first.skips);
@@ -190,18 +197,21 @@ function channelGraph(pkg: string, ch: Channel): GraphDescription {
       if (byName.has(s))
         throw refuse(
           pkg,
-          `${where}: ${goQuote(e.name)} skips ${goQuote(s)}, which is also an entry of the channel (only tombstones, which are not entries, can be skipped)`,
+          `${where}: ${goQuote(e.name)} skips ${goQuote(s)}, which is also an entry ` +
+            `of the channel (only tombstones, which are not entries, can be skipped)`,
         );
       if (tailNames.has(s))
         throw refuse(
           pkg,
-          `${where}: ${goQuote(s)} is named by the first entry ${goQuote(first.name)} and skipped by ${goQuote(e.name)}`,
+          `${where}: ${goQuote(s)} is named by the first entry ` +
+            `${goQuote(first.name)} and skipped by ${goQuote(e.name)}`,
         );
       const prev = skippedBy.get(s);
       if (prev !== undefined)
         throw refuse(
           pkg,
-          `${where}: ${goQuote(s)} is skipped by both ${goQuote(prev)} and ${goQuote(e.name)} (a tombstone is skipped by one entry)`,
+          `${where}: ${goQuote(s)} is skipped by both ${goQuote(prev)} ` +
+            `and ${goQuote(e.name)} (a tombstone is skipped by one entry)`,
         );
       skippedBy.set(s, e.name);
       entries.push(s);

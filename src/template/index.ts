@@ -87,11 +87,17 @@ export {
 } from "./composite.js";
 
 export interface RenderTemplateOptions {
-  /** `basic`, `semver`, `substitutes` or opcat's `graph`; when absent the type is detected from the first document's schema. */
+  /**
+   * `basic`, `semver`, `substitutes` or opcat's `graph`; when absent
+   * the type is detected from the first document's schema.
+   */
   type?: string;
   /** Lists repository tags for the graph template's `bundles.repo` (else the source's own `listTags`, if any). */
   tags?: TagLister;
-  /** Semver template: what a Y-stream head skips, `cumulative` (today's opm, the default) or `y-stream` (seed 000's printed examples). */
+  /**
+   * Semver template: what a Y-stream head skips, `cumulative` (today's opm,
+   * the default) or `y-stream` (seed 000's printed examples).
+   */
   semverSkips?: SemverSkips;
 }
 

@@ -16,12 +16,13 @@ const read = (f: string): string => readFileSync(new URL(f, dir), "utf8");
 const fixture = loadText(read("testoperator.catalog.yaml"), "testoperator.catalog.yaml");
 
 const img = (v: string): string => `  - Image: quay.io/foo/olm:testoperator.v${v}`;
+const CANDIDATE = ["0.1.0", "0.1.1", "0.1.2", "0.1.3", "0.2.0", "0.2.1", "0.2.2", "0.3.0", "1.0.0", "1.0.1", "1.1.0"];
 const template = (major: boolean, minor: boolean): string => `Schema: olm.semver
 GenerateMajorChannels: ${major}
 GenerateMinorChannels: ${minor}
 Candidate:
   Bundles:
-${["0.1.0", "0.1.1", "0.1.2", "0.1.3", "0.2.0", "0.2.1", "0.2.2", "0.3.0", "1.0.0", "1.0.1", "1.1.0"].map(img).join("\n")}
+${CANDIDATE.map(img).join("\n")}
 Fast:
   Bundles:
 ${["0.2.1", "0.2.2", "0.3.0", "1.0.1", "1.1.0"].map(img).join("\n")}

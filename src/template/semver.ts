@@ -110,7 +110,8 @@ export function parseSemverTemplate(text: string): SemverTemplate {
       if (!(pref === "minor" ? sv.generateMinorChannels : sv.generateMajorChannels)) {
         throw readErr(
           "TEMPLATE_PREFERENCE",
-          `schema attribute mismatch: DefaultChannelTypePreference set to '${pref}' doesn't make sense if not generating ${pref}-version channels`,
+          `schema attribute mismatch: DefaultChannelTypePreference set to ` +
+            `'${pref}' doesn't make sense if not generating ${pref}-version channels`,
         );
       }
       break;
@@ -202,7 +203,10 @@ function buildMetadataConflicts(entries: Map<string, Version>): string | undefin
     } else seen.add(stripped);
   }
   if (errs.length === 0) return undefined;
-  return `encountered bundle versions which differ only by build metadata, which cannot be ordered: ${errs.length === 1 ? errs[0] : `[${errs.join(", ")}]`}`;
+  return (
+    `encountered bundle versions which differ only by build metadata, which ` +
+    `cannot be ordered: ${errs.length === 1 ? errs[0] : `[${errs.join(", ")}]`}`
+  );
 }
 
 /** The high-water channel comparison (highwaterChannel.gt). */

@@ -92,7 +92,8 @@ test("renderTemplate routes olm.template.substitutes (type detected or given) an
     renderTemplate(JSON.stringify({ schema: "olm.template.basic" }), src, { type: "substitutes" }),
     (e: OpcatError) =>
       e.message ===
-      `rendering template: render: unable to parse template: template has unknown schema ("olm.template.basic"), should be "olm.template.substitutes"`,
+      `rendering template: render: unable to parse template: template has ` +
+        `unknown schema ("olm.template.basic"), should be "olm.template.substitutes"`,
   );
 });
 
@@ -128,52 +129,57 @@ function linear(n: number, skipsOf: (i: number) => number[]): string {
   return JSON.stringify(blobs);
 }
 
-test("property: substituting any bundle of a valid linear graph keeps it valid, drops the base from every edge but the substitute's, and keeps the head unless the head is substituted", async () => {
-  await fc.assert(
-    fc.asyncProperty(
-      fc
-        .integer({ min: 2, max: 8 })
-        .chain((n) =>
-          fc.tuple(
-            fc.constant(n),
-            fc.integer({ min: 0, max: n - 1 }),
-            fc.array(fc.array(fc.nat({ max: n }), { maxLength: 3 }), { minLength: n, maxLength: n }),
+test(
+  "property: substituting any bundle of a valid linear graph keeps it valid, drops the base " +
+    "from every edge but the substitute's, and keeps the head unless the head is substituted",
+  async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc
+          .integer({ min: 2, max: 8 })
+          .chain((n) =>
+            fc.tuple(
+              fc.constant(n),
+              fc.integer({ min: 0, max: n - 1 }),
+              fc.array(fc.array(fc.nat({ max: n }), { maxLength: 3 }), { minLength: n, maxLength: n }),
+            ),
           ),
-        ),
-      async ([n, k, skips]) => {
-        const entries = JSON.parse(linear(n, (i) => skips[i])) as JsonValue[];
-        // Skips can strand bundles: only valid graphs are of interest.
-        fc.pre(
-          validateCatalog(loadText(entries.map((e) => JSON.stringify(e)).join("\n"), "-").config).problems.length === 0,
-        );
-        const template = JSON.stringify({
-          schema: "olm.template.substitutes",
-          entries,
-          substitutions: [{ name: "quay.io/a/a:sub", base: `a.v1.${k}.0` }],
-        });
-        const sub = {
-          schema: "olm.bundle",
-          name: `a.v1.${k}.1`,
-          package: "a",
-          image: "quay.io/a/a:sub",
-          properties: [{ type: "olm.package", value: { packageName: "a", version: `1.${k}.1` } }],
-        };
-        const cfg = await renderSubstitutesTemplate(template, mapSource({ "quay.io/a/a:sub": sub }));
-        assert.equal(validateCatalog(cfg).problems.length, 0);
-        const ch = cfg.channels[0];
-        const entriesOut = ch.entries ?? [];
-        assert.equal(entriesOut.length, n + 1);
-        const base = `a.v1.${k}.0`;
-        for (const e of entriesOut.slice(0, n)) {
-          assert.notEqual(e.replaces, base);
-          if (e.name === base) assert.deepEqual([e.replaces, e.skips.length, e.skipRange], ["", 0, ""]);
-        }
-        const last = entriesOut[n];
-        assert.equal(last.name, `a.v1.${k}.1`);
-        assert.ok(last.skips.includes(base));
-        assert.equal(last.replaces, k > 0 ? `a.v1.${k - 1}.0` : "");
-      },
-    ),
-    { numRuns: 60 },
-  );
-});
+        async ([n, k, skips]) => {
+          const entries = JSON.parse(linear(n, (i) => skips[i])) as JsonValue[];
+          // Skips can strand bundles: only valid graphs are of interest.
+          fc.pre(
+            validateCatalog(loadText(entries.map((e) => JSON.stringify(e)).join("\n"), "-").config).problems.length ===
+              0,
+          );
+          const template = JSON.stringify({
+            schema: "olm.template.substitutes",
+            entries,
+            substitutions: [{ name: "quay.io/a/a:sub", base: `a.v1.${k}.0` }],
+          });
+          const sub = {
+            schema: "olm.bundle",
+            name: `a.v1.${k}.1`,
+            package: "a",
+            image: "quay.io/a/a:sub",
+            properties: [{ type: "olm.package", value: { packageName: "a", version: `1.${k}.1` } }],
+          };
+          const cfg = await renderSubstitutesTemplate(template, mapSource({ "quay.io/a/a:sub": sub }));
+          assert.equal(validateCatalog(cfg).problems.length, 0);
+          const ch = cfg.channels[0];
+          const entriesOut = ch.entries ?? [];
+          assert.equal(entriesOut.length, n + 1);
+          const base = `a.v1.${k}.0`;
+          for (const e of entriesOut.slice(0, n)) {
+            assert.notEqual(e.replaces, base);
+            if (e.name === base) assert.deepEqual([e.replaces, e.skips.length, e.skipRange], ["", 0, ""]);
+          }
+          const last = entriesOut[n];
+          assert.equal(last.name, `a.v1.${k}.1`);
+          assert.ok(last.skips.includes(base));
+          assert.equal(last.replaces, k > 0 ? `a.v1.${k - 1}.0` : "");
+        },
+      ),
+      { numRuns: 60 },
+    );
+  },
+);

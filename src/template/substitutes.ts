@@ -91,7 +91,10 @@ function compareVersionRelease(a: VersionRelease, b: VersionRelease): number {
   return a.version.compare(b.version) || compareRelease(a.release, b.release);
 }
 
-/** The `olm.substitutesFor` annotation of a manifest object (Go's CSV GetSubstitutesFor), or undefined when it does not decode. */
+/**
+ * The `olm.substitutesFor` annotation of a manifest object (Go's CSV
+ * GetSubstitutesFor), or undefined when it does not decode.
+ */
 function substitutesForOf(obj: JsonValue): string | undefined {
   if (obj === null || typeof obj !== "object" || Array.isArray(obj)) return undefined;
   const meta = obj.metadata;
@@ -158,7 +161,10 @@ function versionRelease(b: RenderedBundle): VersionRelease | string {
     const pkg = r.value as { version: string; release: string };
     const v = tryParseVersion(pkg.version);
     if (v instanceof SemverError)
-      return `invalid semver version ${goQuote(pkg.version)} in "olm.package" property for bundle ${goQuote(b.name)}: ${v.message}`;
+      return (
+        `invalid semver version ${goQuote(pkg.version)} in "olm.package" ` +
+        `property for bundle ${goQuote(b.name)}: ${v.message}`
+      );
     const rel = parseRelease(pkg.release);
     if (typeof rel === "string")
       return `invalid release ${goQuote(pkg.release)} in "olm.package" property for bundle ${goQuote(b.name)}: ${rel}`;
@@ -287,7 +293,8 @@ export async function renderSubstitutesTemplate(text: string, src: BundleSource)
     if (prior !== undefined) {
       throw fail(
         "TEMPLATE_SUBSTITUTION_REUSED",
-        `render: cannot reuse the same substitution ${goQuote(s.name)} for different bases (${goQuote(prior)} and ${goQuote(s.base)})`,
+        `render: cannot reuse the same substitution ${goQuote(s.name)} ` +
+          `for different bases (${goQuote(prior)} and ${goQuote(s.base)})`,
       );
     }
     seenNames.set(s.name, s.base);

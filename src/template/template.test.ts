@@ -16,7 +16,8 @@ import { goFoldEqual } from "../gojson/unicode.js";
 const formatFloat32G = (f: number): string => goFormatFloatG(f, 32);
 
 const bundle = (name: string, version: string, image: string, extra = ""): string =>
-  `{"schema":"olm.bundle","name":"${name}","package":"a","image":"${image}","properties":[{"type":"olm.package","value":{"packageName":"a","version":"${version}"}}${extra}]}\n`;
+  `{"schema":"olm.bundle","name":"${name}","package":"a","image":"${image}","properties":` +
+  `[{"type":"olm.package","value":{"packageName":"a","version":"${version}"}}${extra}]}\n`;
 
 test("reuseSource: digest references only, unless reuseTags", async () => {
   const digest = "quay.io/a/b@sha256:" + "0".repeat(64);
@@ -51,27 +52,33 @@ test("unavailableSource: a clear error, exit code 2", async () => {
   );
 });
 
-test("semver from a csv-metadata catalog: description from olm.csv.metadata, icon from the package of the default channel head", async () => {
-  const meta = ',{"type":"olm.csv.metadata","value":{"description":"Hello <b>","displayName":"A"}}';
-  const cat = loadText(
-    '{"schema":"olm.package","name":"a","defaultChannel":"stable-v1.0","icon":{"base64data":"aGk=","mediatype":"image/png"}}\n' +
-      '{"schema":"olm.channel","name":"stable-v1.0","package":"a","entries":[{"name":"a.v1.0.0"},{"name":"a.v1.0.1"}]}\n' +
-      bundle("a.v1.0.0", "1.0.0", "r/a:1.0.0", meta) +
-      bundle("a.v1.0.1", "1.0.1", "r/a:1.0.1", meta),
-    "c.json",
-  ).config;
-  const src = reuseSource(cat, { reuseTags: true });
-  const one = await renderSemverTemplate("schema: olm.semver\nstable:\n  bundles:\n  - image: r/a:1.0.0\n", src);
-  assert.equal(one.packages[0].description, "Hello <b>");
-  assert.equal(one.packages[0].icon, undefined);
-  const two = await renderSemverTemplate(
-    "schema: olm.semver\nstable:\n  bundles:\n  - image: r/a:1.0.0\n  - image: r/a:1.0.1\n",
-    src,
-  );
-  const icon = two.packages[0].icon;
-  assert.equal(icon?.mediatype, "image/png");
-  assert.equal(Buffer.from(icon?.base64data ?? []).toString(), "hi");
-});
+test(
+  "semver from a csv-metadata catalog: description from " +
+    "olm.csv.metadata, icon from the package of the default channel head",
+  async () => {
+    const meta = ',{"type":"olm.csv.metadata","value":{"description":"Hello <b>","displayName":"A"}}';
+    const cat = loadText(
+      '{"schema":"olm.package","name":"a","defaultChannel":"stable-v1.0",' +
+        '"icon":{"base64data":"aGk=","mediatype":"image/png"}}\n' +
+        '{"schema":"olm.channel","name":"stable-v1.0","package":' +
+        '"a","entries":[{"name":"a.v1.0.0"},{"name":"a.v1.0.1"}]}\n' +
+        bundle("a.v1.0.0", "1.0.0", "r/a:1.0.0", meta) +
+        bundle("a.v1.0.1", "1.0.1", "r/a:1.0.1", meta),
+      "c.json",
+    ).config;
+    const src = reuseSource(cat, { reuseTags: true });
+    const one = await renderSemverTemplate("schema: olm.semver\nstable:\n  bundles:\n  - image: r/a:1.0.0\n", src);
+    assert.equal(one.packages[0].description, "Hello <b>");
+    assert.equal(one.packages[0].icon, undefined);
+    const two = await renderSemverTemplate(
+      "schema: olm.semver\nstable:\n  bundles:\n  - image: r/a:1.0.0\n  - image: r/a:1.0.1\n",
+      src,
+    );
+    const icon = two.packages[0].icon;
+    assert.equal(icon?.mediatype, "image/png");
+    assert.equal(Buffer.from(icon?.base64data ?? []).toString(), "hi");
+  },
+);
 
 // alpha/template/semver/semver_test.go TestGenerateChannels (major and minor), as (channel, entries) text.
 test("generateSemverChannels: opm's TestGenerateChannels vectors", () => {
@@ -119,7 +126,9 @@ test("generateSemverChannels: opm's TestGenerateChannels vectors", () => {
     show(major.channels),
     [
       "stable-v0: a-v0.1.0; a-v0.1.1 s=[a-v0.1.0]",
-      "stable-v1: a-v1.1.0; a-v1.2.1 r=a-v1.1.0; a-v1.3.1-alpha; a-v1.3.1-beta; a-v1.3.1 r=a-v1.2.1 s=[a-v1.1.0,a-v1.3.1-alpha,a-v1.3.1-beta]; a-v1.4.1-beta1; a-v1.4.1-beta2; a-v1.4.1 r=a-v1.3.1 s=[a-v1.1.0,a-v1.2.1,a-v1.3.1-alpha,a-v1.3.1-beta,a-v1.4.1-beta1,a-v1.4.1-beta2]",
+      "stable-v1: a-v1.1.0; a-v1.2.1 r=a-v1.1.0; a-v1.3.1-alpha; a-v1.3.1-beta; a-v1.3.1 r=a-v1.2.1 " +
+        "s=[a-v1.1.0,a-v1.3.1-alpha,a-v1.3.1-beta]; a-v1.4.1-beta1; a-v1.4.1-beta2; a-v1.4.1 " +
+        "r=a-v1.3.1 s=[a-v1.1.0,a-v1.2.1,a-v1.3.1-alpha,a-v1.3.1-beta,a-v1.4.1-beta1,a-v1.4.1-beta2]",
       "stable-v2: a-v2.1.0; a-v2.1.1 s=[a-v2.1.0]; a-v2.3.1; a-v2.3.2 r=a-v2.1.1 s=[a-v2.1.0,a-v2.3.1]",
       "stable-v3: a-v3.1.0; a-v3.1.1 s=[a-v3.1.0]",
     ].join("\n"),
@@ -186,7 +195,8 @@ test("property: semver output is a valid catalog whose every channel has one hea
             assert.ok(!target.has(entries[entries.length - 1].name));
           }
         }
-        // y-stream mode: same channels, same replaces, skips a subset of the cumulative ones, each in the head's own X.Y
+        // y-stream mode: same channels, same replaces, skips a subset
+        // of the cumulative ones, each in the head's own X.Y
         assert.deepEqual(ystream.packages, cumulative.packages);
         assert.deepEqual(
           ystream.channels.map((c) => c.name),

@@ -56,7 +56,9 @@ export const api = {
    */
   graph: (c: string, p: string, channel: string | null, hide = "", compare = false) =>
     getJson<UiGraph>(
-      `/ui/api/catalogs/${enc(c)}/packages/${enc(p)}/graph?layout=1${channel === null ? "" : `&channel=${enc(channel)}`}${hide ? `&hide=${enc(hide)}` : ""}${compare ? "&compare=previous" : ""}`,
+      `/ui/api/catalogs/${enc(c)}/packages/${enc(p)}/graph?layout=1` +
+        `${channel === null ? "" : `&channel=${enc(channel)}`}` +
+        `${hide ? `&hide=${enc(hide)}` : ""}${compare ? "&compare=previous" : ""}`,
     ),
   cluster: () => getJson<UiClusterInfo>("/ui/api/cluster"),
   operators: () => getJson<UiOperator[]>("/ui/api/cluster/operators"),

@@ -1,4 +1,7 @@
-/** The upgrade graph: laid out by the server (elkjs, src/serve/graphlayout.ts), drawn as SVG, zoom/pan, details, upgrade paths, SVG and Mermaid export. */
+/**
+ * The upgrade graph: laid out by the server (elkjs, src/serve/graphlayout.ts),
+ * drawn as SVG, zoom/pan, details, upgrade paths, SVG and Mermaid export.
+ */
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { UiGraph, UiGraphEdge } from "../serve/uitypes.js";
 import { api } from "./api.js";
@@ -279,7 +282,10 @@ function Graph({
               class={`edge ${e.kind}${on ? " on-path" : ""}${e.change ? ` change-${e.change}` : ""}`}
               marker-end="url(#arrow)"
             >
-              <title>{`${e.from} → ${e.to} (${e.kind}${e.label ? ` ${e.label}` : ""}; ${e.channels.join(", ")})${e.change ? `, ${e.change} by the last reload` : ""}`}</title>
+              <title>
+                {`${e.from} → ${e.to} (${e.kind}${e.label ? ` ${e.label}` : ""}; ` +
+                  `${e.channels.join(", ")})${e.change ? `, ${e.change} by the last reload` : ""}`}
+              </title>
             </path>
           );
         })}
@@ -308,7 +314,10 @@ function Graph({
               transform={`translate(${p.x},${p.y})`}
               tabindex={0}
               role="button"
-              aria-label={`${n.name}${n.version ? ` version ${n.version}` : ""}${isHead ? ", head" : ""}${n.deprecated ? ", deprecated" : ""}${n.change ? `, ${n.change} by the last reload` : ""}`}
+              aria-label={
+                `${n.name}${n.version ? ` version ${n.version}` : ""}${isHead ? ", head" : ""}` +
+                `${n.deprecated ? ", deprecated" : ""}${n.change ? `, ${n.change} by the last reload` : ""}`
+              }
               data-node={n.name}
               onClick={() => qRef.current({ node: n.name })}
               onKeyDown={(e) => {
@@ -426,7 +435,8 @@ function Graph({
           <div class="paths" role="status" data-testid="range">
             {ranged.names.size === 0
               ? `Version range ${range}: no bundle of this graph is in it.`
-              : `Version range ${range}: ${ranged.names.size} of ${g.nodes.filter((n) => n.version).length} bundles are in it (outlined).`}{" "}
+              : `Version range ${range}: ${ranged.names.size} of ` +
+                `${g.nodes.filter((n) => n.version).length} bundles are in it (outlined).`}{" "}
             <button type="button" class="small" onClick={() => q({ range: undefined })}>
               Clear
             </button>
@@ -443,7 +453,10 @@ function Graph({
           ref={viewportRef}
           class="graph"
           role="img"
-          aria-label={`upgrade graph of ${g.package}${channel ? `, channel ${channel}` : ""}: ${g.nodes.length} bundles, ${shownEdges.length} edges`}
+          aria-label={
+            `upgrade graph of ${g.package}${channel ? `, channel ${channel}` : ""}: ` +
+            `${g.nodes.length} bundles, ${shownEdges.length} edges`
+          }
           data-testid="graph"
           tabIndex={0}
           onWheel={(e) => {
@@ -550,7 +563,10 @@ function Graph({
               Upgrade paths from here
             </button>{" "}
             <a
-              href={`#/c/${encodeURIComponent(catalog)}/p/${encodeURIComponent(g.package)}?tab=bundles&bundle=${encodeURIComponent(sel.name)}`}
+              href={
+                `#/c/${encodeURIComponent(catalog)}/p/${encodeURIComponent(g.package)}` +
+                `?tab=bundles&bundle=${encodeURIComponent(sel.name)}`
+              }
             >
               Bundle details
             </a>{" "}
@@ -593,13 +609,21 @@ function Graph({
   );
 }
 
-const EXPORT_STYLE = `
-.edge{fill:none;stroke:#555;stroke-width:1.4}.edge.skips{stroke-dasharray:6 4;stroke:#7a4fb5}.edge.skipRange{stroke-dasharray:2 3;stroke:#2b7a78}
-.arrowhead{fill:#555}.node rect{fill:#fff;stroke:#333;stroke-width:1.2}.node.head rect{stroke:#1a7f37;stroke-width:3}
-.node.deprecated rect{fill:#e8960f}.node.missing rect{stroke-dasharray:4 3}.node.on-path rect{fill:#fff3b0}.edge.on-path{stroke:#d4a000;stroke-width:3}
-.edge.change-added{stroke:#1a7f37;stroke-width:2.5}.edge.change-removed{stroke:#a40e26;stroke-width:2;stroke-dasharray:5 4}
-.node.change-added rect{stroke:#1a7f37;stroke-width:3}.node.change-removed rect{stroke:#a40e26;stroke-width:2;stroke-dasharray:5 4}
-text{font-family:system-ui,sans-serif;text-anchor:middle;fill:#111}.ver{font-size:12px;font-weight:600}.nm{font-size:10px}`;
+const EXPORT_STYLE = [
+  "",
+  ".edge{fill:none;stroke:#555;stroke-width:1.4}.edge.skips{stroke-dasharray:6 4;stroke:#7a4fb5}" +
+    ".edge.skipRange{stroke-dasharray:2 3;stroke:#2b7a78}",
+  ".arrowhead{fill:#555}.node rect{fill:#fff;stroke:#333;stroke-width:1.2}" +
+    ".node.head rect{stroke:#1a7f37;stroke-width:3}",
+  ".node.deprecated rect{fill:#e8960f}.node.missing rect{stroke-dasharray:4 3}.node.on-path rect{fill:#fff3b0}" +
+    ".edge.on-path{stroke:#d4a000;stroke-width:3}",
+  ".edge.change-added{stroke:#1a7f37;stroke-width:2.5}" +
+    ".edge.change-removed{stroke:#a40e26;stroke-width:2;stroke-dasharray:5 4}",
+  ".node.change-added rect{stroke:#1a7f37;stroke-width:3}" +
+    ".node.change-removed rect{stroke:#a40e26;stroke-width:2;stroke-dasharray:5 4}",
+  "text{font-family:system-ui,sans-serif;text-anchor:middle;fill:#111}.ver{font-size:12px;font-weight:600}" +
+    ".nm{font-size:10px}",
+].join("\n");
 
 /** The drawn graph as a standalone SVG document (its own styles, the whole graph at scale 1). */
 export function exportSvg(svg: SVGSVGElement | null): string {

@@ -1,4 +1,7 @@
-/** Resolution: an Input (package, channel, version range, CEL) and installed operators → the resolver API's resolveset. */
+/**
+ * Resolution: an Input (package, channel, version range, CEL) and
+ * installed operators → the resolver API's resolveset.
+ */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api } from "./api.js";
 import { href, replaceHash } from "./router.js";

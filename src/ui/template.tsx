@@ -1,4 +1,7 @@
-/** Templates: paste or upload a basic/semver/graph template, render it with the catalog as the reuse source, see the result. */
+/**
+ * Templates: paste or upload a basic/semver/graph template, render it
+ * with the catalog as the reuse source, see the result.
+ */
 import { useState } from "preact/hooks";
 import type { UiErrorBody, UiRenderAnswer } from "../serve/uitypes.js";
 import { api } from "./api.js";

@@ -43,7 +43,8 @@ test("toGoYaml matches sigs.k8s.io/yaml JSONToYAML on the oracle vectors", () =>
       failures++;
       if (report.length < 5)
         report.push(
-          `${JSON.stringify(v.in).slice(0, 200)}\n  go: ${JSON.stringify(v.out ?? v.err)}\n  ts: ${JSON.stringify(out ?? err)}`,
+          `${JSON.stringify(v.in).slice(0, 200)}\n` +
+            `  go: ${JSON.stringify(v.out ?? v.err)}\n  ts: ${JSON.stringify(out ?? err)}`,
         );
     }
   }
@@ -93,7 +94,8 @@ test("long plain text is folded at 80 columns, keys over 128 bytes use the compl
     "etcd is a distributed key value store that provides a reliable way to store data across a cluster of machines";
   assert.equal(
     toGoYaml({ long: words }),
-    "long: etcd is a distributed key value store that provides a reliable way to store\n  data across a cluster of machines\n",
+    "long: etcd is a distributed key value store that provides a reliable way to store\n" +
+      "  data across a cluster of machines\n",
   );
   const k = "k".repeat(129);
   assert.equal(toGoYaml({ [k]: 1 }), `? ${k}\n: 1\n`);

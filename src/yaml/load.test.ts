@@ -233,20 +233,24 @@ function bomb(levels: number): string {
   return s + "schema: olm.package\nname: x\n";
 }
 
-test("go-yaml v2's alias limit: alias bombs are refused with its message, small aliasing is kept (levels checked against opm)", () => {
-  // opm (go-yaml v2) accepts 3 levels and refuses 4 to 9 with "document contains excessive aliasing"
-  const three = parseGoYamlDocument(bomb(3)) as { c: unknown[][] };
-  assert.equal(three.c.length, 9);
-  for (const levels of [4, 5, 6, 7, 9]) {
-    assert.throws(
-      () => parseGoYamlDocument(bomb(levels)),
-      (e: unknown) =>
-        e instanceof GoYamlError &&
-        e.message === "error converting YAML to JSON: yaml: document contains excessive aliasing",
-      `levels ${levels}`,
-    );
-  }
-  // many aliases of a small node within a large document are fine (under 99% of the decode operations)
-  const many = "x: &x 1\n" + Array.from({ length: 2000 }, (_, i) => `k${i}: *x`).join("\n") + "\n";
-  assert.equal((parseGoYamlDocument(many) as Record<string, number>).k1999, 1);
-});
+test(
+  "go-yaml v2's alias limit: alias bombs are refused with its " +
+    "message, small aliasing is kept (levels checked against opm)",
+  () => {
+    // opm (go-yaml v2) accepts 3 levels and refuses 4 to 9 with "document contains excessive aliasing"
+    const three = parseGoYamlDocument(bomb(3)) as { c: unknown[][] };
+    assert.equal(three.c.length, 9);
+    for (const levels of [4, 5, 6, 7, 9]) {
+      assert.throws(
+        () => parseGoYamlDocument(bomb(levels)),
+        (e: unknown) =>
+          e instanceof GoYamlError &&
+          e.message === "error converting YAML to JSON: yaml: document contains excessive aliasing",
+        `levels ${levels}`,
+      );
+    }
+    // many aliases of a small node within a large document are fine (under 99% of the decode operations)
+    const many = "x: &x 1\n" + Array.from({ length: 2000 }, (_, i) => `k${i}: *x`).join("\n") + "\n";
+    assert.equal((parseGoYamlDocument(many) as Record<string, number>).k1999, 1);
+  },
+);

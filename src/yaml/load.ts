@@ -206,7 +206,10 @@ function goSharpV(v: JsonValue | undefined, s?: GoScalar): string {
   return typeof v === "string" ? goQuote(v) : String(v);
 }
 
-/** Characters strconv.Quote writes as they are: unicode.IsPrint (letters, marks, numbers, punctuation, symbols, ' '). */
+/**
+ * Characters strconv.Quote writes as they are: unicode.IsPrint
+ * (letters, marks, numbers, punctuation, symbols, ' ').
+ */
 const GO_PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
 
 /** strconv.Quote, as %#v prints a string. */
@@ -566,10 +569,13 @@ class Composer {
       case "float":
         return formatFloat32Key(s.v);
       case "null":
-        this.convertError ??= `unsupported map key of type: %!s(<nil>), key: <nil>, value: ${v === null ? "<nil>" : goSharpV(v)}`;
+        this.convertError ??=
+          `unsupported map key of type: %!s(<nil>), key: ` + `<nil>, value: ${v === null ? "<nil>" : goSharpV(v)}`;
         return "";
       case "uint64":
-        this.convertError ??= `unsupported map key of type: uint64, key: ${goSharpV(null, s)}, value: ${v === null ? "<nil>" : goSharpV(v)}`;
+        this.convertError ??=
+          `unsupported map key of type: uint64, key: ${goSharpV(null, s)}, ` +
+          `value: ${v === null ? "<nil>" : goSharpV(v)}`;
         return s.dec;
     }
   }

@@ -82,8 +82,8 @@ interface SeparatorError {
 /**
  * YAMLReader.Read in a loop over `text` from offset `from` (a line start, on line `firstLine`):
  * each document's text (lines ending in `\n`), the line it starts on and whether its first line is
- * a separator kept in it (`opened`) go to `emit`, which may return false to stop. Returns the bad separator that ended the stream, if any (the document being
- * gathered then is lost, as in Go).
+ * a separator kept in it (`opened`) go to `emit`, which may return false to stop. Returns the bad
+ * separator that ended the stream, if any (the document being gathered then is lost, as in Go).
  */
 function forEachYamlDocument(
   text: string,

@@ -67,17 +67,27 @@ test("render: a broken bundle fails with opm's message, the file named, exit 1",
     ["err-no-csv", /render reference ".*err-no-csv": no csv in bundle/],
     [
       "err-csv-version-number",
-      /err-csv-version-number\/manifests\/widget\.clusterserviceversion\.yaml: error\[BUNDLE_CSV_VERSION\]: render reference ".*": failed to derive properties: json: cannot unmarshal number into Go value of type string/,
+      new RegExp(
+        /err-csv-version-number\/manifests\/widget\.clusterserviceversion\.yaml: /.source +
+          /error\[BUNDLE_CSV_VERSION\]: render reference ".*": failed to derive /.source +
+          /properties: json: cannot unmarshal number into Go value of type string/.source,
+      ),
     ],
     ["err-missing-crd", /couldn't find example\.com\/v1beta2\/Sprocket \(sprockets\) in bundle\. found: map\[/],
     [
       "err-no-annotations",
-      /err-no-annotations\/metadata: error\[BUNDLE_NO_ANNOTATIONS\]: render reference ".*": Could not find annotations file/,
+      new RegExp(
+        /err-no-annotations\/metadata: error\[BUNDLE_NO_ANNOTATIONS\]: /.source +
+          /render reference ".*": Could not find annotations file/.source,
+      ),
     ],
     ["err-broken-csv-yaml", /warning\[BUNDLE_FILE_SKIPPED\]: failed to decode: error converting YAML to JSON/],
     [
       "err-wrong-folder",
-      /err-wrong-folder\/manifests: error\[BUNDLE_DIR_UNREADABLE\]: render reference ".*": open \.: no such file or directory/,
+      new RegExp(
+        /err-wrong-folder\/manifests: error\[BUNDLE_DIR_UNREADABLE\]: /.source +
+          /render reference ".*": open \.: no such file or directory/.source,
+      ),
     ],
   ];
   for (const [name, re] of cases) {
@@ -97,6 +107,10 @@ test("render: an invalid template is a usage error (exit 2) before anything is r
   assert.equal(e.code, 1);
   assert.match(
     e.stderr,
-    /failed templating image reference from bundle for ".*valid": template: image-ref-template:1:2: executing "image-ref-template" at <\.Foo>: can't evaluate field Foo in type action\.imageReferenceTemplateData/,
+    new RegExp(
+      /failed templating image reference from bundle for ".*valid": template: /.source +
+        /image-ref-template:1:2: executing "image-ref-template" at <\.Foo>: /.source +
+        /can't evaluate field Foo in type action\.imageReferenceTemplateData/.source,
+    ),
   );
 });

@@ -67,7 +67,8 @@ test("opcat completion bash completes commands, subcommands and flags in a real 
       "bash",
       [
         "-c",
-        `source "$0"; COMP_WORDS=(${words.map((w) => `'${w}'`).join(" ")}); COMP_CWORD=${words.length - 1}; _opcat; printf '%s\\n' "\${COMPREPLY[@]}"`,
+        `source "$0"; COMP_WORDS=(${words.map((w) => `'${w}'`).join(" ")}); ` +
+          `COMP_CWORD=${words.length - 1}; _opcat; printf '%s\\n' "\${COMPREPLY[@]}"`,
         file,
       ],
       { encoding: "utf8" },
@@ -89,25 +90,32 @@ test("opcat completion bash completes commands, subcommands and flags in a real 
   assert.equal(opcat(["completion", "tcsh"]).code, 2);
 });
 
-test("non-regular files: a FIFO inside a catalog directory and /dev/zero, /dev/urandom as references are refused with a located error, never read", () => {
-  const dir = mkdtempSync(join(tmpdir(), "opcat-fifo-"));
-  writeFileSync(join(dir, "catalog.json"), '{"schema":"olm.package","name":"p"}\n');
-  const made = spawnSync("mkfifo", [join(dir, "pipe")]);
-  assert.equal(made.status, 0, "mkfifo");
-  for (const cmd of ["validate", "render", "render-graph"]) {
-    const r = spawnSync(process.execPath, [BIN, cmd, dir], { encoding: "utf8", timeout: 60_000 });
-    assert.notEqual(r.signal, "SIGTERM", `${cmd} blocked on the FIFO`);
-    assert.equal(r.status, 1, `${cmd}: ${r.stderr}`);
-    assert.match(r.stderr, /^pipe: error\[IO_NOT_REGULAR\]: open pipe: not a regular file but a named pipe \(FIFO\)/m);
-  }
-  for (const dev of ["/dev/zero", "/dev/urandom"]) {
-    for (const cmd of ["validate", "render"]) {
-      const r = spawnSync(process.execPath, [BIN, cmd, dev], { encoding: "utf8", timeout: 60_000 });
-      assert.equal(r.status, 2, `${cmd} ${dev}: ${r.stderr}`);
-      assert.match(r.stderr, new RegExp(`open ${dev}: not a regular file but a character device`));
+test(
+  "non-regular files: a FIFO inside a catalog directory and /dev/zero, " +
+    "/dev/urandom as references are refused with a located error, never read",
+  () => {
+    const dir = mkdtempSync(join(tmpdir(), "opcat-fifo-"));
+    writeFileSync(join(dir, "catalog.json"), '{"schema":"olm.package","name":"p"}\n');
+    const made = spawnSync("mkfifo", [join(dir, "pipe")]);
+    assert.equal(made.status, 0, "mkfifo");
+    for (const cmd of ["validate", "render", "render-graph"]) {
+      const r = spawnSync(process.execPath, [BIN, cmd, dir], { encoding: "utf8", timeout: 60_000 });
+      assert.notEqual(r.signal, "SIGTERM", `${cmd} blocked on the FIFO`);
+      assert.equal(r.status, 1, `${cmd}: ${r.stderr}`);
+      assert.match(
+        r.stderr,
+        /^pipe: error\[IO_NOT_REGULAR\]: open pipe: not a regular file but a named pipe \(FIFO\)/m,
+      );
     }
-  }
-});
+    for (const dev of ["/dev/zero", "/dev/urandom"]) {
+      for (const cmd of ["validate", "render"]) {
+        const r = spawnSync(process.execPath, [BIN, cmd, dev], { encoding: "utf8", timeout: 60_000 });
+        assert.equal(r.status, 2, `${cmd} ${dev}: ${r.stderr}`);
+        assert.match(r.stderr, new RegExp(`open ${dev}: not a regular file but a character device`));
+      }
+    }
+  },
+);
 
 test("--authfile naming a missing file is an error, not silently ignored", () => {
   const r = opcat(["render", EXAMPLE, "--authfile", "/nonexistent/auth.json"]);
@@ -116,30 +124,35 @@ test("--authfile naming a missing file is an error, not silently ignored", () =>
   assert.match(r.stderr, /--authfile \/nonexistent\/auth\.json: no such file/);
 });
 
-test("a registry that speaks plain HTTP, pulled over HTTPS, is named with what to do (not OpenSSL's 'wrong version number')", async () => {
-  const { startDockerRegistry } = await import("../image/servers.js");
-  const reg = await startDockerRegistry(mkdtempSync(join(tmpdir(), "opcat-plain-registry-")));
-  try {
-    const r = await new Promise<{ code: number; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [BIN, "image", "inspect", `${reg.host}/x/y:1`], {
-        stdio: ["ignore", "ignore", "pipe"],
+test(
+  "a registry that speaks plain HTTP, pulled over HTTPS, is " +
+    "named with what to do (not OpenSSL's 'wrong version number')",
+  async () => {
+    const { startDockerRegistry } = await import("../image/servers.js");
+    const reg = await startDockerRegistry(mkdtempSync(join(tmpdir(), "opcat-plain-registry-")));
+    try {
+      const r = await new Promise<{ code: number; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, [BIN, "image", "inspect", `${reg.host}/x/y:1`], {
+          stdio: ["ignore", "ignore", "pipe"],
+        });
+        let stderr = "";
+        child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+        child.on("close", (code) => resolve({ code: code ?? -1, stderr }));
       });
-      let stderr = "";
-      child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
-      child.on("close", (code) => resolve({ code: code ?? -1, stderr }));
-    });
-    assert.equal(r.code, 2);
-    assert.match(
-      r.stderr,
-      new RegExp(
-        `${reg.host.replace(/\./g, "\\.")} speaks plain HTTP, not HTTPS; use --use-http \\(or mark the registry insecure in registries\\.conf\\)`,
-      ),
-    );
-    assert.doesNotMatch(r.stderr, /wrong version number/);
-  } finally {
-    await reg.stop();
-  }
-});
+      assert.equal(r.code, 2);
+      assert.match(
+        r.stderr,
+        new RegExp(
+          `${reg.host.replace(/\./g, "\\.")} speaks plain HTTP, not HTTPS; use ` +
+            `--use-http \\(or mark the registry insecure in registries\\.conf\\)`,
+        ),
+      );
+      assert.doesNotMatch(r.stderr, /wrong version number/);
+    } finally {
+      await reg.stop();
+    }
+  },
+);
 
 test("--push with an oci: tag is a usage error; without --push the layout is written", () => {
   const dir = mkdtempSync(join(tmpdir(), "opcat-push-oci-"));
@@ -174,27 +187,31 @@ test("list -o json: the rows of the table as objects", () => {
   assert.equal(opcat(["list", "packages", EXAMPLE, "-o", "yaml"]).code, 2);
 });
 
-test("an alias bomb (billion laughs) is refused quickly by validate, render and template render with go-yaml's message", () => {
-  const dir = mkdtempSync(join(tmpdir(), "opcat-bomb-"));
-  const n = "abcdefghij";
-  let doc = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n';
-  for (let k = 1; k < 9; k++)
-    doc += `${n[k]}: &${n[k]} [${Array(9)
-      .fill(`*${n[k - 1]}`)
-      .join(",")}]\n`;
-  writeFileSync(join(dir, "catalog.yaml"), doc + "schema: olm.package\nname: x\n");
-  writeFileSync(join(dir, "template.yaml"), doc + "schema: olm.template.basic\nentries: []\n");
-  for (const args of [
-    ["validate", dir],
-    ["render", join(dir, "catalog.yaml")],
-    ["template", "render", join(dir, "template.yaml")],
-  ]) {
-    const r = opcat(args);
-    assert.notEqual(r.code, 0, args.join(" "));
-    assert.ok(r.code === 1 || r.code === 2, `${args.join(" ")}: exit ${r.code}`);
-    assert.match(r.stderr, /document contains excessive aliasing/, args.join(" "));
-  }
-});
+test(
+  "an alias bomb (billion laughs) is refused quickly by " +
+    "validate, render and template render with go-yaml's message",
+  () => {
+    const dir = mkdtempSync(join(tmpdir(), "opcat-bomb-"));
+    const n = "abcdefghij";
+    let doc = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n';
+    for (let k = 1; k < 9; k++)
+      doc += `${n[k]}: &${n[k]} [${Array(9)
+        .fill(`*${n[k - 1]}`)
+        .join(",")}]\n`;
+    writeFileSync(join(dir, "catalog.yaml"), doc + "schema: olm.package\nname: x\n");
+    writeFileSync(join(dir, "template.yaml"), doc + "schema: olm.template.basic\nentries: []\n");
+    for (const args of [
+      ["validate", dir],
+      ["render", join(dir, "catalog.yaml")],
+      ["template", "render", join(dir, "template.yaml")],
+    ]) {
+      const r = opcat(args);
+      assert.notEqual(r.code, 0, args.join(" "));
+      assert.ok(r.code === 1 || r.code === 2, `${args.join(" ")}: exit ${r.code}`);
+      assert.match(r.stderr, /document contains excessive aliasing/, args.join(" "));
+    }
+  },
+);
 
 test("a file that is one huge line is quoted as a short excerpt in errors, not whole (opm echoes all of it)", () => {
   const dir = mkdtempSync(join(tmpdir(), "opcat-huge-"));
@@ -215,29 +232,33 @@ test("a file that is one huge line is quoted as a short excerpt in errors, not w
   }
 });
 
-test("output that cannot be written (standard output on a full device) is an I/O error, exit 2, without a stack trace; a closed pipe ends quietly", async () => {
-  const full = spawnSync(process.execPath, [BIN, "render", join(COMMUNITY, "catalogs", "v4.20")], {
-    encoding: "utf8",
-    stdio: ["ignore", openSync("/dev/full", "w"), "pipe"],
-  });
-  assert.equal(full.status, 2, full.stderr);
-  assert.match(
-    full.stderr,
-    /^opcat: error\[IO_WRITE\]: writing standard output \(\/dev\/full\): ENOSPC: no space left on device/,
-  );
-  assert.doesNotMatch(full.stderr, /\n\s+at /);
-  // a reader that stops early: exit 0, nothing on stderr
-  const child = spawn(process.execPath, [BIN, "render", join(COMMUNITY, "catalogs", "v4.20")], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let err = "";
-  child.stderr.on("data", (d: Buffer) => (err += d.toString()));
-  await new Promise<void>((r) => child.stdout.once("data", () => r()));
-  child.stdout.destroy();
-  const code = await new Promise<number | null>((r) => child.once("exit", r));
-  assert.equal(code, 0);
-  assert.equal(err, "");
-});
+test(
+  "output that cannot be written (standard output on a full device) is an " +
+    "I/O error, exit 2, without a stack trace; a closed pipe ends quietly",
+  async () => {
+    const full = spawnSync(process.execPath, [BIN, "render", join(COMMUNITY, "catalogs", "v4.20")], {
+      encoding: "utf8",
+      stdio: ["ignore", openSync("/dev/full", "w"), "pipe"],
+    });
+    assert.equal(full.status, 2, full.stderr);
+    assert.match(
+      full.stderr,
+      /^opcat: error\[IO_WRITE\]: writing standard output \(\/dev\/full\): ENOSPC: no space left on device/,
+    );
+    assert.doesNotMatch(full.stderr, /\n\s+at /);
+    // a reader that stops early: exit 0, nothing on stderr
+    const child = spawn(process.execPath, [BIN, "render", join(COMMUNITY, "catalogs", "v4.20")], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let err = "";
+    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    await new Promise<void>((r) => child.stdout.once("data", () => r()));
+    child.stdout.destroy();
+    const code = await new Promise<number | null>((r) => child.once("exit", r));
+    assert.equal(code, 0);
+    assert.equal(err, "");
+  },
+);
 
 test("an operating-system refusal is an I/O error with the path (exit 2), not an internal error", () => {
   const dir = mkdtempSync(join(tmpdir(), "opcat-enotdir-"));
@@ -250,7 +271,8 @@ test("an operating-system refusal is an I/O error with the path (exit 2), not an
   assert.match(r.stderr, /hint: a path component is a file where a directory is expected/);
 });
 
-test("a read-only or full cache directory is an I/O error naming the path and the cause (exit 2), not ENOENT or a path-less write", {
+test("a read-only or full cache directory is an I/O error naming the " +
+  "path and the cause (exit 2), not ENOENT or a path-less write", {
   skip: process.getuid?.() === 0 ? false : "needs root to mount small tmpfs file systems",
 }, () => {
   const dir = mkdtempSync(join(tmpdir(), "opcat-cache-"));
@@ -269,7 +291,8 @@ test("a read-only or full cache directory is an I/O error naming the path and th
     assert.match(
       r.stderr,
       new RegExp(
-        `^opcat: error\\[IO_ERROR\\]: mkdir ${ro}/cache/\\S+: EROFS: cannot create .*: ${ro} is on a read-only file system`,
+        `^opcat: error\\[IO_ERROR\\]: mkdir ${ro}/cache/\\S+: EROFS: ` +
+          `cannot create .*: ${ro} is on a read-only file system`,
       ),
     );
     assert.match(r.stderr, /hint: the file system is read-only: choose a writable location \(e\.g\. --cache-dir\)/);
@@ -361,36 +384,41 @@ test("migrate onto a full disk leaves nothing behind (written to a temporary sib
   }
 });
 
-test("opm serve's flags: --cache-only builds the serve index and exits, --cache-enforce-integrity needs a matching one, -p takes a port", () => {
-  const cacheDir = mkdtempSync(join(tmpdir(), "opcat-serve-cache-"));
-  // as opm: no index yet and --cache-enforce-integrity is a failure, not a rebuild
-  const missing = opcat(["serve", EXAMPLE, "--cache-only", "--cache-dir", cacheDir, "--cache-enforce-integrity"]);
-  assert.equal(missing.code, 1, missing.stderr);
-  assert.match(missing.stderr, /integrity check failed: no index yet/);
-  const build = opcat(["serve", EXAMPLE, "--cache-only", "--cache-dir", cacheDir]);
-  assert.equal(build.code, 0, build.stderr);
-  assert.match(build.stderr, /"index":"written"/);
-  const ok = opcat(["serve", EXAMPLE, "--cache-only", "--cache-dir", cacheDir, "--cache-enforce-integrity"]);
-  assert.equal(ok.code, 0, ok.stderr);
-  assert.match(ok.stderr, /"index":"read"/);
-  assert.match(ok.stderr, /--cache-only: the catalogs load and are valid; serve indexes are up to date/);
-  const noDir = opcat(["serve", EXAMPLE, "--cache-only", "--cache-enforce-integrity"]);
-  assert.equal(noDir.code, 2);
-  assert.match(noDir.stderr, /--cache-dir must be specified with --cache-enforce-integrity/);
-  const bad = opcat(["serve", EXAMPLE, "-p", "notaport"]);
-  assert.equal(bad.code, 2);
-  assert.match(bad.stderr, /invalid --port "notaport": expected a port number/);
-  const none = opcat(["serve", EXAMPLE, "-p", "50051", "--no-grpc"]);
-  assert.equal(none.code, 2);
-  assert.match(none.stderr, /--port \(gRPC\) and --no-grpc exclude each other/);
-});
+test(
+  "opm serve's flags: --cache-only builds the serve index and exits, " +
+    "--cache-enforce-integrity needs a matching one, -p takes a port",
+  () => {
+    const cacheDir = mkdtempSync(join(tmpdir(), "opcat-serve-cache-"));
+    // as opm: no index yet and --cache-enforce-integrity is a failure, not a rebuild
+    const missing = opcat(["serve", EXAMPLE, "--cache-only", "--cache-dir", cacheDir, "--cache-enforce-integrity"]);
+    assert.equal(missing.code, 1, missing.stderr);
+    assert.match(missing.stderr, /integrity check failed: no index yet/);
+    const build = opcat(["serve", EXAMPLE, "--cache-only", "--cache-dir", cacheDir]);
+    assert.equal(build.code, 0, build.stderr);
+    assert.match(build.stderr, /"index":"written"/);
+    const ok = opcat(["serve", EXAMPLE, "--cache-only", "--cache-dir", cacheDir, "--cache-enforce-integrity"]);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(ok.stderr, /"index":"read"/);
+    assert.match(ok.stderr, /--cache-only: the catalogs load and are valid; serve indexes are up to date/);
+    const noDir = opcat(["serve", EXAMPLE, "--cache-only", "--cache-enforce-integrity"]);
+    assert.equal(noDir.code, 2);
+    assert.match(noDir.stderr, /--cache-dir must be specified with --cache-enforce-integrity/);
+    const bad = opcat(["serve", EXAMPLE, "-p", "notaport"]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /invalid --port "notaport": expected a port number/);
+    const none = opcat(["serve", EXAMPLE, "-p", "50051", "--no-grpc"]);
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, /--port \(gRPC\) and --no-grpc exclude each other/);
+  },
+);
 
 test("a JSON catalog file with a UTF-8 byte order mark is read whole (opm drops every blob but the first)", () => {
   const dir = mkdtempSync(join(tmpdir(), "opcat-bom-"));
   const blobs = [
     '{"schema":"olm.package","name":"a","defaultChannel":"s"}',
     '{"schema":"olm.channel","name":"s","package":"a","entries":[{"name":"a.v1"}]}',
-    '{"schema":"olm.bundle","name":"a.v1","package":"a","image":"x","properties":[{"type":"olm.package","value":{"packageName":"a","version":"1.0.0"}}]}',
+    '{"schema":"olm.bundle","name":"a.v1","package":"a","image":"x","properties":' +
+      '[{"type":"olm.package","value":{"packageName":"a","version":"1.0.0"}}]}',
   ];
   writeFileSync(join(dir, "catalog.json"), "\uFEFF" + blobs.join("\n") + "\n");
   const v = opcat(["validate", dir]);
@@ -400,73 +428,85 @@ test("a JSON catalog file with a UTF-8 byte order mark is read whole (opm drops 
   assert.equal((r.stdout.match(/"schema"/g) ?? []).length, 3);
 });
 
-test("a registry that accepts the connection and then sends nothing is given up on within --timeout, naming it and what was awaited (exit 2)", async () => {
-  const { createServer } = await import("node:net");
-  const sockets: import("node:net").Socket[] = [];
-  const server = createServer((c) => {
-    sockets.push(c);
-    c.on("data", () => {}); // reads the request, never answers
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  const port = (server.address() as import("node:net").AddressInfo).port;
-  try {
-    const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      const child = spawn(
-        process.execPath,
-        [
-          BIN,
-          "render",
-          `127.0.0.1:${port}/stalled/catalog:v1`,
-          "--use-http",
-          "--timeout",
-          "3s",
-          "--idle-timeout",
-          "500ms",
-        ],
-        { stdio: ["ignore", "ignore", "pipe"] },
-      );
-      let stderr = "";
-      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-      child.once("exit", (code) => resolve({ code, stderr }));
+test(
+  "a registry that accepts the connection and then sends nothing is " +
+    "given up on within --timeout, naming it and what was awaited (exit 2)",
+  async () => {
+    const { createServer } = await import("node:net");
+    const sockets: import("node:net").Socket[] = [];
+    const server = createServer((c) => {
+      sockets.push(c);
+      c.on("data", () => {}); // reads the request, never answers
     });
-    assert.equal(r.code, 2, r.stderr);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+    const port = (server.address() as import("node:net").AddressInfo).port;
+    try {
+      const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn(
+          process.execPath,
+          [
+            BIN,
+            "render",
+            `127.0.0.1:${port}/stalled/catalog:v1`,
+            "--use-http",
+            "--timeout",
+            "3s",
+            "--idle-timeout",
+            "500ms",
+          ],
+          { stdio: ["ignore", "ignore", "pipe"] },
+        );
+        let stderr = "";
+        child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+        child.once("exit", (code) => resolve({ code, stderr }));
+      });
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(
+        r.stderr,
+        new RegExp(
+          `reading manifest v1 in 127\\.0\\.0\\.1:${port}/stalled/catalog: gave up on 127\\.0\\.0\\.1:${port} ` +
+            `after \\d+ attempts? within 3 s: no data from 127\\.0\\.0\\.1:${port} for 0\\.5 s \\(idle timeout\\)`,
+        ),
+      );
+      assert.ok(sockets.length >= 1);
+      const bad = opcat(["render", `127.0.0.1:${port}/x:y`, "--timeout", "soon"]);
+      assert.equal(bad.code, 2);
+      assert.match(bad.stderr, /invalid --timeout "soon"/);
+    } finally {
+      for (const s of sockets) s.destroy();
+      server.close();
+    }
+  },
+);
+
+test(
+  "a catalog file over the 256 MiB budget is refused before it " +
+    "is read, with a located error (a sparse file: no disk used)",
+  () => {
+    const dir = mkdtempSync(join(tmpdir(), "opcat-big-"));
+    const f = join(dir, "catalog.json");
+    writeFileSync(f, "");
+    truncateSync(f, 300 * (1 << 20));
+    const v = opcat(["validate", dir]);
+    assert.equal(v.code, 1, v.stderr);
     assert.match(
-      r.stderr,
-      new RegExp(
-        `reading manifest v1 in 127\\.0\\.0\\.1:${port}/stalled/catalog: gave up on 127\\.0\\.0\\.1:${port} after \\d+ attempts? within 3 s: no data from 127\\.0\\.0\\.1:${port} for 0\\.5 s \\(idle timeout\\)`,
-      ),
+      v.stderr,
+      /^catalog\.json: error\[IO_FILE_TOO_LARGE\]: open catalog\.json: 314572800 bytes is more than the 256 MiB/,
     );
-    assert.ok(sockets.length >= 1);
-    const bad = opcat(["render", `127.0.0.1:${port}/x:y`, "--timeout", "soon"]);
-    assert.equal(bad.code, 2);
-    assert.match(bad.stderr, /invalid --timeout "soon"/);
-  } finally {
-    for (const s of sockets) s.destroy();
-    server.close();
-  }
-});
+    const r = opcat(["render", f]);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /IO_FILE_TOO_LARGE|is more than the 256 MiB/);
+  },
+);
 
-test("a catalog file over the 256 MiB budget is refused before it is read, with a located error (a sparse file: no disk used)", () => {
-  const dir = mkdtempSync(join(tmpdir(), "opcat-big-"));
-  const f = join(dir, "catalog.json");
-  writeFileSync(f, "");
-  truncateSync(f, 300 * (1 << 20));
-  const v = opcat(["validate", dir]);
-  assert.equal(v.code, 1, v.stderr);
-  assert.match(
-    v.stderr,
-    /^catalog\.json: error\[IO_FILE_TOO_LARGE\]: open catalog\.json: 314572800 bytes is more than the 256 MiB/,
-  );
-  const r = opcat(["render", f]);
-  assert.equal(r.code, 2);
-  assert.match(r.stderr, /IO_FILE_TOO_LARGE|is more than the 256 MiB/);
-});
-
-test("serve --kubeconfig naming a missing file, or --context without it, is a usage error before anything is served", () => {
-  const missing = opcat(["serve", EXAMPLE, "--kubeconfig", "/nonexistent/kubeconfig"]);
-  assert.equal(missing.code, 2, missing.stderr);
-  assert.match(missing.stderr, /--kubeconfig "\/nonexistent\/kubeconfig": no such file/);
-  const ctx = opcat(["serve", EXAMPLE, "--context", "admin"]);
-  assert.equal(ctx.code, 2, ctx.stderr);
-  assert.match(ctx.stderr, /--context needs --kubeconfig/);
-});
+test(
+  "serve --kubeconfig naming a missing file, or --context " + "without it, is a usage error before anything is served",
+  () => {
+    const missing = opcat(["serve", EXAMPLE, "--kubeconfig", "/nonexistent/kubeconfig"]);
+    assert.equal(missing.code, 2, missing.stderr);
+    assert.match(missing.stderr, /--kubeconfig "\/nonexistent\/kubeconfig": no such file/);
+    const ctx = opcat(["serve", EXAMPLE, "--context", "admin"]);
+    assert.equal(ctx.code, 2, ctx.stderr);
+    assert.match(ctx.stderr, /--context needs --kubeconfig/);
+  },
+);

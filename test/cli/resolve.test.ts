@@ -36,12 +36,14 @@ test("resolve: a subscription pulls in its package dependency (exit 0)", () => {
   assert.equal(etcd.dependencies[0].name, "cache-operator.v1.1.1");
 });
 
-test("resolve: an unsatisfiable input exits 1 and explains itself in a sentence; unrelated inputs still resolve", () => {
-  const dir = mkdtempSync(join(tmpdir(), "opcat-resolve-"));
-  const input = join(dir, "input.yaml");
-  writeFileSync(
-    input,
-    `kind: Input
+test(
+  "resolve: an unsatisfiable input exits 1 and explains " + "itself in a sentence; unrelated inputs still resolve",
+  () => {
+    const dir = mkdtempSync(join(tmpdir(), "opcat-resolve-"));
+    const input = join(dir, "input.yaml");
+    writeFileSync(
+      input,
+      `kind: Input
 metadata: {name: etcd}
 spec:
   constraints:
@@ -55,16 +57,17 @@ spec:
   - type: olm.packageVersion
     value: {package: cache-operator, version: "3.0.0"}
 `,
-  );
-  const r = opcat(["resolve", "--catalog", CATALOG, "--input", input, "-o", "json"]);
-  assert.equal(r.code, 1);
-  const rs = JSON.parse(r.stdout);
-  const failed = rs.inputs.find((i: { name: string }) => i.name === "future-cache");
-  assert.equal(failed.conditions[0].reason, "ConstraintsNotSatisfiable");
-  assert.match(failed.conditions[0].message, /no operators found with version 3\.0\.0 in package cache-operator/);
-  assert.deepEqual(rs.inputs.find((i: { name: string }) => i.name === "etcd").conditions, []);
-  assert.match(r.stderr, /input future-cache: ResolutionFailed/);
-});
+    );
+    const r = opcat(["resolve", "--catalog", CATALOG, "--input", input, "-o", "json"]);
+    assert.equal(r.code, 1);
+    const rs = JSON.parse(r.stdout);
+    const failed = rs.inputs.find((i: { name: string }) => i.name === "future-cache");
+    assert.equal(failed.conditions[0].reason, "ConstraintsNotSatisfiable");
+    assert.match(failed.conditions[0].message, /no operators found with version 3\.0\.0 in package cache-operator/);
+    assert.deepEqual(rs.inputs.find((i: { name: string }) => i.name === "etcd").conditions, []);
+    assert.match(r.stderr, /input future-cache: ResolutionFailed/);
+  },
+);
 
 test("resolve: usage errors exit 2; query and images list what the catalog offers", () => {
   assert.equal(opcat(["resolve", "--input", join(REPO_ROOT, "examples", "resolve", "input.yaml")]).code, 2);

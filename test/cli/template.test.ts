@@ -35,12 +35,14 @@ writeFileSync(catalog, ["1.0.0", "1.0.1", "1.1.0"].map(bundle).join("\n") + "\n"
 const semver = join(dir, "semver.yaml");
 writeFileSync(
   semver,
-  "schema: olm.semver\nstable:\n  bundles:\n  - image: quay.io/a/a:1.0.0\n  - image: quay.io/a/a:1.0.1\n  - image: quay.io/a/a:1.1.0\n",
+  "schema: olm.semver\nstable:\n  bundles:\n  - image: quay.io/a/a:1.0.0\n" +
+    "  - image: quay.io/a/a:1.0.1\n  - image: quay.io/a/a:1.1.0\n",
 );
 const basic = join(dir, "basic.yaml");
 writeFileSync(
   basic,
-  "schema: olm.template.basic\nentries:\n- schema: olm.package\n  name: a\n- schema: olm.bundle\n  image: quay.io/a/a:1.0.0\n",
+  "schema: olm.template.basic\nentries:\n- schema: olm.package\n" +
+    "  name: a\n- schema: olm.bundle\n  image: quay.io/a/a:1.0.0\n",
 );
 
 test("template render: semver with --reuse, YAML output, type auto-detected", () => {
@@ -50,25 +52,29 @@ test("template render: semver with --reuse, YAML output, type auto-detected", ()
   assert.match(r.stdout, /- name: a\.v1\.1\.0\n  replaces: a\.v1\.0\.1\n  skips:\n  - a\.v1\.0\.0\n/);
 });
 
-test("template render --semver-skips y-stream: a Y-stream head skips only its own Y-stream (seed 000); bad values are usage errors", () => {
-  const r = opcat([
-    "template",
-    "render",
-    semver,
-    "--reuse",
-    catalog,
-    "--reuse-tags",
-    "-o",
-    "yaml",
-    "--semver-skips",
-    "y-stream",
-  ]);
-  assert.equal(r.code, 0, r.stderr);
-  assert.match(r.stdout, /- name: a\.v1\.1\.0\n  replaces: a\.v1\.0\.1\nname: stable-v1\.1\n/);
-  const bad = opcat(["template", "render", semver, "--semver-skips", "none"]);
-  assert.equal(bad.code, 2);
-  assert.match(bad.stderr, /invalid --semver-skips value "none", expected \(cumulative\|y-stream\)/);
-});
+test(
+  "template render --semver-skips y-stream: a Y-stream head skips " +
+    "only its own Y-stream (seed 000); bad values are usage errors",
+  () => {
+    const r = opcat([
+      "template",
+      "render",
+      semver,
+      "--reuse",
+      catalog,
+      "--reuse-tags",
+      "-o",
+      "yaml",
+      "--semver-skips",
+      "y-stream",
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /- name: a\.v1\.1\.0\n  replaces: a\.v1\.0\.1\nname: stable-v1\.1\n/);
+    const bad = opcat(["template", "render", semver, "--semver-skips", "none"]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /invalid --semver-skips value "none", expected \(cumulative\|y-stream\)/);
+  },
+);
 
 test("render-template / render-veneer aliases, TYPE argument and stdin", () => {
   const a = opcat(
@@ -92,53 +98,60 @@ test("mermaid output", () => {
 const closedConf = join(dir, "registries.conf");
 writeFileSync(closedConf, `[[registry]]\nprefix = "quay.io/a"\nlocation = "127.0.0.1:1/a"\ninsecure = true\n`);
 
-test("errors: unreachable images (exit 2; tags are pulled, not reused, without --reuse-tags), bad type, bad output, template errors (exit 1)", () => {
-  const pull = opcat([
-    "template",
-    "render",
-    semver,
-    "--registries-conf",
-    closedConf,
-    "--cache-dir",
-    join(dir, "cache"),
-  ]);
-  assert.equal(pull.code, 2);
-  assert.match(
-    pull.stderr,
-    /rendering template: render reference "quay\.io\/a\/a:1\.0\.0": failed to pull image "quay\.io\/a\/a:1\.0\.0": /,
-  );
-  const tag = opcat([
-    "template",
-    "render",
-    semver,
-    "--reuse",
-    catalog,
-    "--registries-conf",
-    closedConf,
-    "--cache-dir",
-    join(dir, "cache"),
-  ]);
-  assert.equal(tag.code, 2);
-  assert.match(tag.stderr, /failed to pull image "quay\.io\/a\/a:1\.0\.0"/);
-  const tls = opcat(["template", "render", semver, "--use-http", "--skip-tls-verify"]);
-  assert.equal(tls.code, 2);
-  assert.match(tls.stderr, /invalid flag combination: --use-http and --skip-tls-verify cannot both be true/);
-  const type = opcat(["template", "render", "foo", semver]);
-  assert.equal(type.code, 2);
-  assert.match(type.stderr, /invalid template type "foo", must be one of: \[basic semver substitutes\]/);
-  const out = opcat(["template", "render", semver, "-o", "xml"]);
-  assert.equal(out.code, 2);
-  assert.match(out.stderr, /invalid --output value "xml", expected \(json\|yaml\|mermaid\)/);
-  const bad = opcat(["template", "render", "-"], "schema: olm.semver\nbogus: 1\n");
-  assert.equal(bad.code, 1);
-  assert.match(
-    bad.stderr,
-    /rendering template: render: unable to read file: error unmarshaling JSON: while decoding JSON: json: unknown field "bogus"/,
-  );
-  const missing = opcat(["template", "render", join(dir, "nope.yaml")]);
-  assert.equal(missing.code, 2);
-  assert.match(missing.stderr, /unable to open ".*nope\.yaml"/);
-});
+test(
+  "errors: unreachable images (exit 2; tags are pulled, not reused, " +
+    "without --reuse-tags), bad type, bad output, template errors (exit 1)",
+  () => {
+    const pull = opcat([
+      "template",
+      "render",
+      semver,
+      "--registries-conf",
+      closedConf,
+      "--cache-dir",
+      join(dir, "cache"),
+    ]);
+    assert.equal(pull.code, 2);
+    assert.match(
+      pull.stderr,
+      /rendering template: render reference "quay\.io\/a\/a:1\.0\.0": failed to pull image "quay\.io\/a\/a:1\.0\.0": /,
+    );
+    const tag = opcat([
+      "template",
+      "render",
+      semver,
+      "--reuse",
+      catalog,
+      "--registries-conf",
+      closedConf,
+      "--cache-dir",
+      join(dir, "cache"),
+    ]);
+    assert.equal(tag.code, 2);
+    assert.match(tag.stderr, /failed to pull image "quay\.io\/a\/a:1\.0\.0"/);
+    const tls = opcat(["template", "render", semver, "--use-http", "--skip-tls-verify"]);
+    assert.equal(tls.code, 2);
+    assert.match(tls.stderr, /invalid flag combination: --use-http and --skip-tls-verify cannot both be true/);
+    const type = opcat(["template", "render", "foo", semver]);
+    assert.equal(type.code, 2);
+    assert.match(type.stderr, /invalid template type "foo", must be one of: \[basic semver substitutes\]/);
+    const out = opcat(["template", "render", semver, "-o", "xml"]);
+    assert.equal(out.code, 2);
+    assert.match(out.stderr, /invalid --output value "xml", expected \(json\|yaml\|mermaid\)/);
+    const bad = opcat(["template", "render", "-"], "schema: olm.semver\nbogus: 1\n");
+    assert.equal(bad.code, 1);
+    assert.match(
+      bad.stderr,
+      new RegExp(
+        /rendering template: render: unable to read file: error /.source +
+          /unmarshaling JSON: while decoding JSON: json: unknown field "bogus"/.source,
+      ),
+    );
+    const missing = opcat(["template", "render", join(dir, "nope.yaml")]);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /unable to open ".*nope\.yaml"/);
+  },
+);
 
 test("--help documents the command", () => {
   const r = opcat(["template", "render", "--help"]);
@@ -170,38 +183,47 @@ test("composite: usage errors", () => {
   assert.match(bool.stderr, /invalid argument "maybe" for "--validate" flag/);
 });
 
-test("template render graph --offline: the seed 003 example without any registry; unknown types name opcat's own", () => {
-  const g = join(REPO_ROOT, "src", "template", "testdata", "graph");
-  const r = opcat([
-    "template",
-    "render",
-    "graph",
-    join(g, "seed-template.yaml"),
-    "--reuse",
-    join(g, "seed-bundles.yaml"),
-    "--offline",
-    "-o",
-    "yaml",
-  ]);
-  assert.equal(r.code, 0, r.stderr);
-  assert.match(r.stdout, /- name: example\.v1\.0\.1\n  replaces: example\.v0\.3\.2\n  skips:\n  - example\.v1\.0\.0\n/);
-  const auto = opcat([
-    "render-template",
-    join(g, "seed-template.yaml"),
-    "--reuse",
-    join(g, "seed-bundles.yaml"),
-    "--offline",
-    "-o",
-    "yaml",
-  ]);
-  assert.equal(auto.stdout, r.stdout);
-  const needsReuse = opcat(["template", "render", "graph", join(g, "seed-template.yaml"), "--offline"]);
-  assert.equal(needsReuse.code, 2);
-  assert.match(needsReuse.stderr, /--offline needs --reuse/);
-  const bad = opcat(["template", "render", "nope", basic]);
-  assert.equal(bad.code, 2);
-  assert.match(
-    bad.stderr,
-    /invalid template type "nope", must be one of: \[basic semver substitutes\]\n  hint: opcat also renders: graph, composite/,
-  );
-});
+test(
+  "template render graph --offline: the seed 003 example " + "without any registry; unknown types name opcat's own",
+  () => {
+    const g = join(REPO_ROOT, "src", "template", "testdata", "graph");
+    const r = opcat([
+      "template",
+      "render",
+      "graph",
+      join(g, "seed-template.yaml"),
+      "--reuse",
+      join(g, "seed-bundles.yaml"),
+      "--offline",
+      "-o",
+      "yaml",
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(
+      r.stdout,
+      /- name: example\.v1\.0\.1\n  replaces: example\.v0\.3\.2\n  skips:\n  - example\.v1\.0\.0\n/,
+    );
+    const auto = opcat([
+      "render-template",
+      join(g, "seed-template.yaml"),
+      "--reuse",
+      join(g, "seed-bundles.yaml"),
+      "--offline",
+      "-o",
+      "yaml",
+    ]);
+    assert.equal(auto.stdout, r.stdout);
+    const needsReuse = opcat(["template", "render", "graph", join(g, "seed-template.yaml"), "--offline"]);
+    assert.equal(needsReuse.code, 2);
+    assert.match(needsReuse.stderr, /--offline needs --reuse/);
+    const bad = opcat(["template", "render", "nope", basic]);
+    assert.equal(bad.code, 2);
+    assert.match(
+      bad.stderr,
+      new RegExp(
+        /invalid template type "nope", must be one of: \[basic semver /.source +
+          /substitutes\]\n  hint: opcat also renders: graph, composite/.source,
+      ),
+    );
+  },
+);

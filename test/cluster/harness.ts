@@ -12,7 +12,8 @@ export function clusterKubeconfig(): { kubeconfig: string; skip: false } | { ski
   const kc = process.env.OPCAT_TEST_KUBECONFIG;
   if (kc) return { kubeconfig: kc, skip: false };
   const why =
-    "no test cluster (scripts/run-tests.mjs starts one with scripts/kube/cluster.sh when its binaries are built: scripts/kube/cluster.sh build)";
+    "no test cluster (scripts/run-tests.mjs starts one with scripts/kube/cluster.sh " +
+    "when its binaries are built: scripts/kube/cluster.sh build)";
   if (process.env.CI === "true") throw new Error(`CI=true: ${why}`);
   return { skip: why };
 }
@@ -30,7 +31,10 @@ export function controllerLog(name: string): (m: string) => void {
   return (m) => appendFileSync(file, `${new Date().toISOString()} ${m}\n`);
 }
 
-/** What a timeout message shows of an object: who owns it, when it was made, whether it is being deleted, its status. */
+/**
+ * What a timeout message shows of an object: who owns it, when it
+ * was made, whether it is being deleted, its status.
+ */
 function describeObject(o: KubeObject | undefined): string {
   if (!o) return "null";
   const m = o.metadata;
@@ -155,7 +159,10 @@ export function cond(
   return o?.status?.conditions?.find((c) => c.type === type);
 }
 
-/** Grants `rules` cluster-wide to a user or a group: a ClusterRole and its binding, both named `name` (applied: may be redone). */
+/**
+ * Grants `rules` cluster-wide to a user or a group: a ClusterRole and
+ * its binding, both named `name` (applied: may be redone).
+ */
 export async function grantClusterRole(
   admin: KubeClient,
   name: string,

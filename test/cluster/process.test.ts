@@ -134,65 +134,68 @@ describe("opcat cluster run as a process", { skip, concurrency: false }, () => {
     if (tmp) rmSync(tmp, { recursive: true, force: true });
   });
 
-  test("SIGKILL during an install, then a restart: the install converges with no duplicate or orphaned objects", async () => {
-    const state = join(tmp, "state");
-    const first = startController(kubeconfig, state);
-    procs.push(first);
-    await first.waitLog(/controllers started/);
-    await admin.apply({
-      apiVersion: API_VERSION,
-      kind: "ProvisionerClass",
-      metadata: { name: "proc-allow" },
-      provisioner: OPERATOR_PROVISIONER,
-      parameters: { approval: "AllowAll" },
-    } as unknown as KubeObject);
-    await admin.create({
-      apiVersion: API_VERSION,
-      kind: "Instance",
-      metadata: { name: "koku" },
-      spec: {
-        selector: { matchLabels: { subscription: "koku" } },
-        bundle: { name: "koku-4.4.1", spec: { class: "proc-allow", refs: [ref] } },
-      },
-    } as unknown as KubeObject);
-    // kill as soon as the controller has started working on it (the Bundle it creates exists)
-    await waitFor(admin, API_VERSION, "Bundle", "koku-4.4.1", (b) => b !== undefined, "created by the controller");
-    await stop(first, "SIGKILL");
-    const second = startController(kubeconfig, state);
-    procs.push(second);
-    const inst = await waitFor<Instance>(
-      admin,
-      API_VERSION,
-      "Instance",
-      "koku",
-      (o) => cond(o, "Installed")?.status === "True",
-      "Installed after the restart",
-    );
-    const expected = convertRegistryV1(readBundleDirectory(join(OPS, "koku-metrics-operator", "4.4.1")));
-    assert.equal(inst?.status?.objects?.length, expected.objects.length);
-    // every object exactly once, none left over: list each kind by the Instance's label
-    for (const kind of new Set(expected.objects.map((o) => `${o.apiVersion}|${o.kind}`))) {
-      const [apiVersion, k] = kind.split("|");
-      const { items } = await admin.list(apiVersion, k, { labelSelector: `${LABEL_INSTANCE}=koku` });
-      const want = expected.objects
-        .filter((o) => o.apiVersion === apiVersion && o.kind === k)
-        .map((o) => `${o.metadata.namespace ?? ""}/${o.metadata.name}`)
-        .sort();
-      assert.deepEqual(
-        items.map((o) => `${o.metadata.namespace ?? ""}/${o.metadata.name}`).sort(),
-        want,
-        `${k} objects`,
+  test(
+    "SIGKILL during an install, then a restart: the " + "install converges with no duplicate or orphaned objects",
+    async () => {
+      const state = join(tmp, "state");
+      const first = startController(kubeconfig, state);
+      procs.push(first);
+      await first.waitLog(/controllers started/);
+      await admin.apply({
+        apiVersion: API_VERSION,
+        kind: "ProvisionerClass",
+        metadata: { name: "proc-allow" },
+        provisioner: OPERATOR_PROVISIONER,
+        parameters: { approval: "AllowAll" },
+      } as unknown as KubeObject);
+      await admin.create({
+        apiVersion: API_VERSION,
+        kind: "Instance",
+        metadata: { name: "koku" },
+        spec: {
+          selector: { matchLabels: { subscription: "koku" } },
+          bundle: { name: "koku-4.4.1", spec: { class: "proc-allow", refs: [ref] } },
+        },
+      } as unknown as KubeObject);
+      // kill as soon as the controller has started working on it (the Bundle it creates exists)
+      await waitFor(admin, API_VERSION, "Bundle", "koku-4.4.1", (b) => b !== undefined, "created by the controller");
+      await stop(first, "SIGKILL");
+      const second = startController(kubeconfig, state);
+      procs.push(second);
+      const inst = await waitFor<Instance>(
+        admin,
+        API_VERSION,
+        "Instance",
+        "koku",
+        (o) => cond(o, "Installed")?.status === "True",
+        "Installed after the restart",
       );
-    }
-    const { items: bundles } = await admin.list<Bundle>(API_VERSION, "Bundle", {
-      labelSelector: `${LABEL_INSTANCE}=koku`,
-    });
-    assert.deepEqual(
-      bundles.map((b) => b.metadata.name),
-      ["koku-4.4.1"],
-    );
-    await stop(second);
-  });
+      const expected = convertRegistryV1(readBundleDirectory(join(OPS, "koku-metrics-operator", "4.4.1")));
+      assert.equal(inst?.status?.objects?.length, expected.objects.length);
+      // every object exactly once, none left over: list each kind by the Instance's label
+      for (const kind of new Set(expected.objects.map((o) => `${o.apiVersion}|${o.kind}`))) {
+        const [apiVersion, k] = kind.split("|");
+        const { items } = await admin.list(apiVersion, k, { labelSelector: `${LABEL_INSTANCE}=koku` });
+        const want = expected.objects
+          .filter((o) => o.apiVersion === apiVersion && o.kind === k)
+          .map((o) => `${o.metadata.namespace ?? ""}/${o.metadata.name}`)
+          .sort();
+        assert.deepEqual(
+          items.map((o) => `${o.metadata.namespace ?? ""}/${o.metadata.name}`).sort(),
+          want,
+          `${k} objects`,
+        );
+      }
+      const { items: bundles } = await admin.list<Bundle>(API_VERSION, "Bundle", {
+        labelSelector: `${LABEL_INSTANCE}=koku`,
+      });
+      assert.deepEqual(
+        bundles.map((b) => b.metadata.name),
+        ["koku-4.4.1"],
+      );
+      await stop(second);
+    },
+  );
 
   test("kubectl instance approve (the plugin, via the real kubectl) is refused for a user without the approve verb", {
     skip: spawnSync(KUBECTL, ["version", "--client"]).status !== 0 && "kubectl not built",
@@ -230,69 +233,73 @@ describe("opcat cluster run as a process", { skip, concurrency: false }, () => {
     await stop(ctl);
   });
 
-  test("the API server restarted: informers resume (watching again, or listing again when their version is gone) and installs go on", async () => {
-    const ctl = startController(kubeconfig, join(tmp, "state3"));
-    procs.push(ctl);
-    await ctl.waitLog(/controllers started/);
-    const seen: string[] = [];
-    const informer = new Informer(admin, API_VERSION, "ProvisionerClass");
-    let sawAfterRestart: () => void = () => undefined;
-    const afterRestart = new Promise<void>((resolve) => (sawAfterRestart = resolve));
-    informer.on((ev, o) => {
-      seen.push(`${ev}:${o.metadata.name}`);
-      if (ev === "add" && o.metadata.name === "after-restart") sawAfterRestart();
-    });
-    await informer.start();
-    try {
-      const env = {
-        ...process.env,
-        ...(JSON.parse(process.env.OPCAT_TEST_KUBE_ENV ?? "{}") as Record<string, string>),
-      };
-      const r = spawnSync("bash", [join(REPO_ROOT, "scripts", "kube", "cluster.sh"), "restart-apiserver"], {
-        env,
-        encoding: "utf8",
+  test(
+    "the API server restarted: informers resume (watching again, or " +
+      "listing again when their version is gone) and installs go on",
+    async () => {
+      const ctl = startController(kubeconfig, join(tmp, "state3"));
+      procs.push(ctl);
+      await ctl.waitLog(/controllers started/);
+      const seen: string[] = [];
+      const informer = new Informer(admin, API_VERSION, "ProvisionerClass");
+      let sawAfterRestart: () => void = () => undefined;
+      const afterRestart = new Promise<void>((resolve) => (sawAfterRestart = resolve));
+      informer.on((ev, o) => {
+        seen.push(`${ev}:${o.metadata.name}`);
+        if (ev === "add" && o.metadata.name === "after-restart") sawAfterRestart();
       });
-      assert.equal(r.status, 0, r.stderr);
-      await admin.apply({
+      await informer.start();
+      try {
+        const env = {
+          ...process.env,
+          ...(JSON.parse(process.env.OPCAT_TEST_KUBE_ENV ?? "{}") as Record<string, string>),
+        };
+        const r = spawnSync("bash", [join(REPO_ROOT, "scripts", "kube", "cluster.sh"), "restart-apiserver"], {
+          env,
+          encoding: "utf8",
+        });
+        assert.equal(r.status, 0, r.stderr);
+        await admin.apply({
+          apiVersion: API_VERSION,
+          kind: "ProvisionerClass",
+          metadata: { name: "after-restart" },
+          provisioner: OPERATOR_PROVISIONER,
+          parameters: { approval: "AllowAll" },
+        } as unknown as KubeObject);
+        // The informer's own add event (a guard timer only turns a hang into a message).
+        let guard: NodeJS.Timeout | undefined;
+        await Promise.race([
+          afterRestart,
+          new Promise<never>((_res, reject) => {
+            guard = setTimeout(
+              () => reject(new Error(`the informer saw no event after the restart: ${seen.join(", ")}`)),
+              120_000,
+            );
+          }),
+        ]).finally(() => clearTimeout(guard));
+      } finally {
+        informer.stop();
+      }
+      await admin.create({
         apiVersion: API_VERSION,
-        kind: "ProvisionerClass",
-        metadata: { name: "after-restart" },
-        provisioner: OPERATOR_PROVISIONER,
-        parameters: { approval: "AllowAll" },
+        kind: "Instance",
+        metadata: { name: "apicurio" },
+        spec: {
+          selector: { matchLabels: { subscription: "apicurio" } },
+          bundle: { name: "apicurio-3.3.1", spec: { class: "after-restart", refs: [ref2] } },
+        },
       } as unknown as KubeObject);
-      // The informer's own add event (a guard timer only turns a hang into a message).
-      let guard: NodeJS.Timeout | undefined;
-      await Promise.race([
-        afterRestart,
-        new Promise<never>((_res, reject) => {
-          guard = setTimeout(
-            () => reject(new Error(`the informer saw no event after the restart: ${seen.join(", ")}`)),
-            120_000,
-          );
-        }),
-      ]).finally(() => clearTimeout(guard));
-    } finally {
-      informer.stop();
-    }
-    await admin.create({
-      apiVersion: API_VERSION,
-      kind: "Instance",
-      metadata: { name: "apicurio" },
-      spec: {
-        selector: { matchLabels: { subscription: "apicurio" } },
-        bundle: { name: "apicurio-3.3.1", spec: { class: "after-restart", refs: [ref2] } },
-      },
-    } as unknown as KubeObject);
-    await waitFor<Instance>(
-      admin,
-      API_VERSION,
-      "Instance",
-      "apicurio",
-      (o) => cond(o, "Installed")?.status === "True",
-      "Installed after the API server restart",
-    );
-    await stop(ctl);
-  });
+      await waitFor<Instance>(
+        admin,
+        API_VERSION,
+        "Instance",
+        "apicurio",
+        (o) => cond(o, "Installed")?.status === "True",
+        "Installed after the API server restart",
+      );
+      await stop(ctl);
+    },
+  );
 
   test("an informer resuming from a resourceVersion the server no longer has gets 410 Gone and lists again", {
     timeout: 120_000,
@@ -358,38 +365,46 @@ describe("opcat cluster run as a process", { skip, concurrency: false }, () => {
     }
   });
 
-  test("opcat instance describe shows the conditions, the objects the bundle creates and the permissions it grants", () => {
-    const r = spawnSync(
-      process.execPath,
-      [
-        join(REPO_ROOT, "bin", "opcat"),
-        "instance",
-        "describe",
-        "koku",
-        "--kubeconfig",
-        kubeconfig,
-        "--context",
-        "admin",
-        "--use-http",
-        "--cache-dir",
-        join(tmp, "describe-cache"),
-      ],
-      { encoding: "utf8" },
-    );
-    assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stdout, /^Bundle:\s+koku-4\.4\.1$/m);
-    assert.match(r.stdout, /^  Installed=True InstallationSucceeded: Instantiated bundle koku-4\.4\.1 successfully$/m);
-    assert.match(r.stdout, /^  Unpacked=True UnpackSuccessful: /m);
-    const expected = convertRegistryV1(readBundleDirectory(join(OPS, "koku-metrics-operator", "4.4.1")));
-    assert.match(r.stdout, new RegExp(`^Would create \\(${expected.objects.length} objects\\):$`, "m"));
-    for (const o of expected.objects)
-      assert.ok(
-        r.stdout.includes(`  ${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata.name}\n`),
-        `${o.kind} ${o.metadata.name} listed`,
+  test(
+    "opcat instance describe shows the conditions, the " + "objects the bundle creates and the permissions it grants",
+    () => {
+      const r = spawnSync(
+        process.execPath,
+        [
+          join(REPO_ROOT, "bin", "opcat"),
+          "instance",
+          "describe",
+          "koku",
+          "--kubeconfig",
+          kubeconfig,
+          "--context",
+          "admin",
+          "--use-http",
+          "--cache-dir",
+          join(tmp, "describe-cache"),
+        ],
+        { encoding: "utf8" },
       );
-    assert.match(r.stdout, /^Permissions granted \(\d+ rules\):$/m);
-    assert.match(r.stdout, / cluster-wide for koku-metrics-operator\//);
-  });
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout, /^Bundle:\s+koku-4\.4\.1$/m);
+      assert.match(
+        r.stdout,
+        /^  Installed=True InstallationSucceeded: Instantiated bundle koku-4\.4\.1 successfully$/m,
+      );
+      assert.match(r.stdout, /^  Unpacked=True UnpackSuccessful: /m);
+      const expected = convertRegistryV1(readBundleDirectory(join(OPS, "koku-metrics-operator", "4.4.1")));
+      assert.match(r.stdout, new RegExp(`^Would create \\(${expected.objects.length} objects\\):$`, "m"));
+      for (const o of expected.objects)
+        assert.ok(
+          r.stdout.includes(
+            `  ${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata.name}\n`,
+          ),
+          `${o.kind} ${o.metadata.name} listed`,
+        );
+      assert.match(r.stdout, /^Permissions granted \(\d+ rules\):$/m);
+      assert.match(r.stdout, / cluster-wide for koku-metrics-operator\//);
+    },
+  );
 
   test("leader election: of two processes only one acts; when it is killed the other takes over", async () => {
     const a = startController(kubeconfig, join(tmp, "state-a"), [

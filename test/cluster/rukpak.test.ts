@@ -105,7 +105,8 @@ describe("RukPak on a real API server", { skip, concurrency: false }, () => {
         .replace(/^(\s+)version: v1beta1$/gm, "$1version: v1beta2"),
     );
     images.rabbitBad = await push("rabbitmq-bundle:2.9.0-bad", bad);
-    // rabbitmq 2.9.0 whose CRD newly limits spec.replicas to 3: safe by the schema diff, unsafe for an existing cluster of 5
+    // rabbitmq 2.9.0 whose CRD newly limits spec.replicas to 3: safe by
+    // the schema diff, unsafe for an existing cluster of 5
     const strict = join(tmp, "rabbit-strict");
     cpSync(join(OPS, "rabbitmq-cluster-operator", "2.9.0"), strict, { recursive: true });
     const strictCrdFile = join(strict, "manifests", "crds.yaml");
@@ -136,7 +137,8 @@ describe("RukPak on a real API server", { skip, concurrency: false }, () => {
     const plain = join(tmp, "tarball", "manifests");
     writeFileSync(
       join(tmp, "obj.yaml"),
-      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-a-tarball\n  namespace: default\ndata:\n  source: https\n",
+      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-a-tarball\n" +
+        "  namespace: default\ndata:\n  source: https\n",
     );
     execFileSync("mkdir", ["-p", plain]);
     cpSync(join(tmp, "obj.yaml"), join(plain, "obj.yaml"));
@@ -181,140 +183,151 @@ describe("RukPak on a real API server", { skip, concurrency: false }, () => {
     if (tmp) rmSync(tmp, { recursive: true, force: true });
   });
 
-  test("AllowAll: an Instance installs rabbitmq-cluster-operator 2.8.0 with every object of the conversion rules", async () => {
-    await klass("test-allow", "AllowAll");
-    await admin.create(instance("rabbitmq", "rabbitmq-2.8.0", images.rabbit280, "test-allow", "rabbitmq"));
-    const inst = await waitFor<Instance>(
-      admin,
-      API_VERSION,
-      "Instance",
-      "rabbitmq",
-      installed("rabbitmq-2.8.0"),
-      "Installed",
-    );
-    assert.equal(cond(inst, "Approved")?.reason, "AllowAll");
-    const expected = convertRegistryV1(readBundleDirectory(join(OPS, "rabbitmq-cluster-operator", "2.8.0")));
-    assert.equal(inst?.status?.installNamespace, expected.installNamespace);
-    assert.equal(inst?.status?.objects?.length, expected.objects.length);
-    for (const want of expected.objects) {
-      const got = await admin.get(want.apiVersion, want.kind, want.metadata.name, want.metadata.namespace);
-      assert.equal(got.metadata.labels?.[LABEL_INSTANCE], "rabbitmq", `${want.kind} ${want.metadata.name} labelled`);
-      assert.equal(
-        got.metadata.ownerReferences?.[0]?.uid,
-        inst?.metadata.uid,
-        `${want.kind} ${want.metadata.name} owned by the Instance`,
+  test(
+    "AllowAll: an Instance installs rabbitmq-cluster-operator " + "2.8.0 with every object of the conversion rules",
+    async () => {
+      await klass("test-allow", "AllowAll");
+      await admin.create(instance("rabbitmq", "rabbitmq-2.8.0", images.rabbit280, "test-allow", "rabbitmq"));
+      const inst = await waitFor<Instance>(
+        admin,
+        API_VERSION,
+        "Instance",
+        "rabbitmq",
+        installed("rabbitmq-2.8.0"),
+        "Installed",
       );
-      if (want.kind === "ClusterRole" || want.kind === "Role") assert.deepEqual(got.rules, want.rules);
-      if (want.kind === "Deployment") {
-        const ann = (got.spec as { template: { metadata: { annotations: Record<string, string> } } }).template.metadata
-          .annotations;
-        assert.equal(ann["olm.targetNamespaces"], "");
-        assert.equal(ann["olm.operatorNamespace"], expected.installNamespace);
-        assert.equal((got.spec as { revisionHistoryLimit: number }).revisionHistoryLimit, 1);
+      assert.equal(cond(inst, "Approved")?.reason, "AllowAll");
+      const expected = convertRegistryV1(readBundleDirectory(join(OPS, "rabbitmq-cluster-operator", "2.8.0")));
+      assert.equal(inst?.status?.installNamespace, expected.installNamespace);
+      assert.equal(inst?.status?.objects?.length, expected.objects.length);
+      for (const want of expected.objects) {
+        const got = await admin.get(want.apiVersion, want.kind, want.metadata.name, want.metadata.namespace);
+        assert.equal(got.metadata.labels?.[LABEL_INSTANCE], "rabbitmq", `${want.kind} ${want.metadata.name} labelled`);
+        assert.equal(
+          got.metadata.ownerReferences?.[0]?.uid,
+          inst?.metadata.uid,
+          `${want.kind} ${want.metadata.name} owned by the Instance`,
+        );
+        if (want.kind === "ClusterRole" || want.kind === "Role") assert.deepEqual(got.rules, want.rules);
+        if (want.kind === "Deployment") {
+          const ann = (got.spec as { template: { metadata: { annotations: Record<string, string> } } }).template
+            .metadata.annotations;
+          assert.equal(ann["olm.targetNamespaces"], "");
+          assert.equal(ann["olm.operatorNamespace"], expected.installNamespace);
+          assert.equal((got.spec as { revisionHistoryLimit: number }).revisionHistoryLimit, 1);
+        }
       }
-    }
-    const bundle = await admin.get<Bundle>(API_VERSION, "Bundle", "rabbitmq-2.8.0");
-    assert.equal(bundle.status?.unpacked, "Done");
-    assert.equal(bundle.status?.format, "registry+v1");
-    assert.match(bundle.status?.resolvedRefs?.[0] ?? "", /@sha256:[0-9a-f]{64}$/);
-    assert.ok(bundle.status?.objects?.some((o) => o.startsWith("/objects/ClusterServiceVersion/")));
-  });
+      const bundle = await admin.get<Bundle>(API_VERSION, "Bundle", "rabbitmq-2.8.0");
+      assert.equal(bundle.status?.unpacked, "Done");
+      assert.equal(bundle.status?.format, "registry+v1");
+      assert.match(bundle.status?.resolvedRefs?.[0] ?? "", /@sha256:[0-9a-f]{64}$/);
+      assert.ok(bundle.status?.objects?.some((o) => o.startsWith("/objects/ClusterServiceVersion/")));
+    },
+  );
 
-  test("a bundle with an admission webhook: Service, certificate Secret and webhook configuration with its CA; the certificate is kept across reconciles", async () => {
-    await admin.create(instance("kube-green", "kube-green-0.7.1", images.kubegreen, "test-allow", "kube-green"));
-    const inst = await waitFor<Instance>(
-      admin,
-      API_VERSION,
-      "Instance",
-      "kube-green",
-      installed("kube-green-0.7.1"),
-      "Installed",
-    );
-    const ns = inst?.status?.installNamespace ?? "";
-    const secret = await admin.get<KubeObject & { type: string; data: Record<string, string> }>(
-      "v1",
-      "Secret",
-      "kube-green-controller-manager-service-cert",
-      ns,
-    );
-    assert.equal(secret.type, "kubernetes.io/tls");
-    const hook = await admin.get<
-      KubeObject & { webhooks: { clientConfig: { caBundle: string; service: { name: string } } }[] }
-    >("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", "vsleepinfo.kb.io");
-    assert.equal(hook.webhooks[0].clientConfig.caBundle, secret.data["ca.crt"], "caBundle is the Secret's CA");
-    assert.equal(hook.webhooks[0].clientConfig.service.name, "kube-green-controller-manager-service");
-    assert.ok(await admin.tryGet("v1", "Service", "kube-green-controller-manager-service", ns));
-    // the certificate verifies against the CA for the Service's DNS name
-    const { X509Certificate } = await import("node:crypto");
-    const ca = new X509Certificate(Buffer.from(secret.data["ca.crt"], "base64"));
-    const leaf = new X509Certificate(Buffer.from(secret.data["tls.crt"], "base64"));
-    assert.ok(leaf.verify(ca.publicKey));
-    assert.equal(
-      leaf.checkHost(`kube-green-controller-manager-service.${ns}.svc`),
-      `kube-green-controller-manager-service.${ns}.svc`,
-    );
-    // another reconcile (a label change bumps nothing in spec, so touch the spec: a new watch namespace list equal to the default) keeps the same certificate
-    const cur = await admin.get<Instance>(API_VERSION, "Instance", "kube-green");
-    await admin.replace({ ...cur, spec: { ...cur.spec, watchNamespaces: [""] } });
-    await waitFor<Instance>(
-      admin,
-      API_VERSION,
-      "Instance",
-      "kube-green",
-      installed("kube-green-0.7.1"),
-      "Installed again",
-    );
-    const again = await admin.get<KubeObject & { data: Record<string, string> }>(
-      "v1",
-      "Secret",
-      "kube-green-controller-manager-service-cert",
-      ns,
-    );
-    assert.equal(again.data["tls.crt"], secret.data["tls.crt"]);
-  });
-
-  test("pivot: the Instance moves to 2.9.0, objects only 2.8.0 had are pruned, the old Bundle is Replaced", async () => {
-    const cur = await admin.get<Instance>(API_VERSION, "Instance", "rabbitmq");
-    await admin.replace({
-      ...cur,
-      spec: {
-        ...cur.spec,
-        bundle: { name: "rabbitmq-2.9.0", spec: { class: "test-allow", refs: [images.rabbit290] } },
-      },
-    });
-    const inst = await waitFor<Instance>(
-      admin,
-      API_VERSION,
-      "Instance",
-      "rabbitmq",
-      installed("rabbitmq-2.9.0"),
-      "Installed 2.9.0",
-    );
-    const before = convertRegistryV1(readBundleDirectory(join(OPS, "rabbitmq-cluster-operator", "2.8.0")));
-    const after = convertRegistryV1(readBundleDirectory(join(OPS, "rabbitmq-cluster-operator", "2.9.0")));
-    const key = (o: KubeObject) => `${o.kind}/${o.metadata.namespace ?? ""}/${o.metadata.name}`;
-    const kept = new Set(after.objects.map(key));
-    const gone = before.objects.filter((o) => !kept.has(key(o)));
-    assert.ok(gone.length > 0, "2.8.0 and 2.9.0 differ in generated RBAC names");
-    for (const o of gone)
-      assert.equal(
-        await admin.tryGet(o.apiVersion, o.kind, o.metadata.name, o.metadata.namespace),
-        undefined,
-        `${key(o)} pruned`,
+  test(
+    "a bundle with an admission webhook: Service, certificate Secret and " +
+      "webhook configuration with its CA; the certificate is kept across reconciles",
+    async () => {
+      await admin.create(instance("kube-green", "kube-green-0.7.1", images.kubegreen, "test-allow", "kube-green"));
+      const inst = await waitFor<Instance>(
+        admin,
+        API_VERSION,
+        "Instance",
+        "kube-green",
+        installed("kube-green-0.7.1"),
+        "Installed",
       );
-    for (const o of after.objects)
-      assert.ok(await admin.tryGet(o.apiVersion, o.kind, o.metadata.name, o.metadata.namespace), `${key(o)} present`);
-    assert.equal(inst?.status?.objects?.length, after.objects.length);
-    const old = await waitFor<Bundle>(
-      admin,
-      API_VERSION,
-      "Bundle",
-      "rabbitmq-2.8.0",
-      (b) => cond(b, "Replaced")?.status === "True",
-      "Replaced",
-    );
-    assert.match(cond(old, "Replaced")?.message ?? "", /replaced by rabbitmq-2\.9\.0/);
-  });
+      const ns = inst?.status?.installNamespace ?? "";
+      const secret = await admin.get<KubeObject & { type: string; data: Record<string, string> }>(
+        "v1",
+        "Secret",
+        "kube-green-controller-manager-service-cert",
+        ns,
+      );
+      assert.equal(secret.type, "kubernetes.io/tls");
+      const hook = await admin.get<
+        KubeObject & { webhooks: { clientConfig: { caBundle: string; service: { name: string } } }[] }
+      >("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", "vsleepinfo.kb.io");
+      assert.equal(hook.webhooks[0].clientConfig.caBundle, secret.data["ca.crt"], "caBundle is the Secret's CA");
+      assert.equal(hook.webhooks[0].clientConfig.service.name, "kube-green-controller-manager-service");
+      assert.ok(await admin.tryGet("v1", "Service", "kube-green-controller-manager-service", ns));
+      // the certificate verifies against the CA for the Service's DNS name
+      const { X509Certificate } = await import("node:crypto");
+      const ca = new X509Certificate(Buffer.from(secret.data["ca.crt"], "base64"));
+      const leaf = new X509Certificate(Buffer.from(secret.data["tls.crt"], "base64"));
+      assert.ok(leaf.verify(ca.publicKey));
+      assert.equal(
+        leaf.checkHost(`kube-green-controller-manager-service.${ns}.svc`),
+        `kube-green-controller-manager-service.${ns}.svc`,
+      );
+      // another reconcile (a label change bumps nothing in spec, so touch the spec: a new
+      // watch namespace list equal to the default) keeps the same certificate
+      const cur = await admin.get<Instance>(API_VERSION, "Instance", "kube-green");
+      await admin.replace({ ...cur, spec: { ...cur.spec, watchNamespaces: [""] } });
+      await waitFor<Instance>(
+        admin,
+        API_VERSION,
+        "Instance",
+        "kube-green",
+        installed("kube-green-0.7.1"),
+        "Installed again",
+      );
+      const again = await admin.get<KubeObject & { data: Record<string, string> }>(
+        "v1",
+        "Secret",
+        "kube-green-controller-manager-service-cert",
+        ns,
+      );
+      assert.equal(again.data["tls.crt"], secret.data["tls.crt"]);
+    },
+  );
+
+  test(
+    "pivot: the Instance moves to 2.9.0, objects only " + "2.8.0 had are pruned, the old Bundle is Replaced",
+    async () => {
+      const cur = await admin.get<Instance>(API_VERSION, "Instance", "rabbitmq");
+      await admin.replace({
+        ...cur,
+        spec: {
+          ...cur.spec,
+          bundle: { name: "rabbitmq-2.9.0", spec: { class: "test-allow", refs: [images.rabbit290] } },
+        },
+      });
+      const inst = await waitFor<Instance>(
+        admin,
+        API_VERSION,
+        "Instance",
+        "rabbitmq",
+        installed("rabbitmq-2.9.0"),
+        "Installed 2.9.0",
+      );
+      const before = convertRegistryV1(readBundleDirectory(join(OPS, "rabbitmq-cluster-operator", "2.8.0")));
+      const after = convertRegistryV1(readBundleDirectory(join(OPS, "rabbitmq-cluster-operator", "2.9.0")));
+      const key = (o: KubeObject) => `${o.kind}/${o.metadata.namespace ?? ""}/${o.metadata.name}`;
+      const kept = new Set(after.objects.map(key));
+      const gone = before.objects.filter((o) => !kept.has(key(o)));
+      assert.ok(gone.length > 0, "2.8.0 and 2.9.0 differ in generated RBAC names");
+      for (const o of gone)
+        assert.equal(
+          await admin.tryGet(o.apiVersion, o.kind, o.metadata.name, o.metadata.namespace),
+          undefined,
+          `${key(o)} pruned`,
+        );
+      for (const o of after.objects)
+        assert.ok(await admin.tryGet(o.apiVersion, o.kind, o.metadata.name, o.metadata.namespace), `${key(o)} present`);
+      assert.equal(inst?.status?.objects?.length, after.objects.length);
+      const old = await waitFor<Bundle>(
+        admin,
+        API_VERSION,
+        "Bundle",
+        "rabbitmq-2.8.0",
+        (b) => cond(b, "Replaced")?.status === "True",
+        "Replaced",
+      );
+      assert.match(cond(old, "Replaced")?.message ?? "", /replaced by rabbitmq-2\.9\.0/);
+    },
+  );
 
   test("a CRD change that removes a stored version is refused; 2.9.0 keeps running", async () => {
     const cur = await admin.get<Instance>(API_VERSION, "Instance", "rabbitmq");
@@ -354,101 +367,118 @@ describe("RukPak on a real API server", { skip, concurrency: false }, () => {
     );
   });
 
-  test("a CRD change that would make existing custom resources invalid is refused, naming the object and the field", async () => {
-    await admin.create({
-      apiVersion: "rabbitmq.com/v1beta1",
-      kind: "RabbitmqCluster",
-      metadata: { name: "big", namespace: "default" },
-      spec: { replicas: 5 },
-    } as unknown as KubeObject);
-    const cur = await admin.get<Instance>(API_VERSION, "Instance", "rabbitmq");
-    await admin.replace({
-      ...cur,
-      spec: {
-        ...cur.spec,
-        bundle: { name: "rabbitmq-2.9.0-strict", spec: { class: "test-allow", refs: [images.rabbitStrict] } },
-      },
-    });
-    const inst = await waitFor<Instance>(
-      admin,
-      API_VERSION,
-      "Instance",
-      "rabbitmq",
-      (o) => {
-        const c = o?.status?.conditions?.find((x) => x.type === "Installed");
-        return (
-          c?.reason === "UnsafeCRDUpgrade" &&
-          c.observedGeneration === o?.metadata.generation &&
-          o?.spec.bundle.name === "rabbitmq-2.9.0-strict"
-        );
-      },
-      "UnsafeCRDUpgrade for the strict bundle",
-    );
-    assert.match(
-      cond(inst, "Installed")?.message ?? "",
-      /existing custom object default\/big failed validation for new schema version v1beta1: spec\.replicas: 5 is more than the maximum 3/,
-    );
-    assert.equal(inst?.status?.activeBundle, "rabbitmq-2.9.0");
-    await admin.delete("rabbitmq.com/v1beta1", "RabbitmqCluster", "big", "default");
-  });
-
-  test("single owner: a second Instance of the same operator is refused, naming the Instance that manages the objects", async () => {
-    await admin.create(
-      instance("rabbitmq-again", "rabbitmq-2.9.0-again", images.rabbit290, "test-allow", "rabbitmq-again"),
-    );
-    const inst = await waitFor<Instance>(
-      admin,
-      API_VERSION,
-      "Instance",
-      "rabbitmq-again",
-      (o) => cond(o, "Installed")?.reason === "ObjectCollision",
-      "ObjectCollision",
-    );
-    assert.match(
-      cond(inst, "Installed")?.message ?? "",
-      /CustomResourceDefinition "rabbitmqclusters\.rabbitmq\.com" is managed by Instance rabbitmq/,
-    );
-    const crd = await admin.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", "rabbitmqclusters.rabbitmq.com");
-    assert.equal(crd.metadata.labels?.[LABEL_INSTANCE], "rabbitmq", "still managed by the first Instance");
-  });
-
-  test("DenyAll waits for approval; approving without the approve verb is refused; an admin's approval installs", async () => {
-    await klass("test-deny", "DenyAll");
-    await admin.create(instance("catfacts", "cat-facts-1.1.0", images.catfacts, "test-deny", "catfacts"));
-    const waiting = await waitFor<Instance>(
-      admin,
-      API_VERSION,
-      "Instance",
-      "catfacts",
-      (o) => cond(o, "Approved")?.reason === "AwaitingApproval",
-      "AwaitingApproval",
-    );
-    assert.equal(cond(waiting, "Approved")?.status, "False");
-    assert.equal(cond(waiting, "Installed"), undefined, "nothing installed before approval");
-    const carol = clientAs(kubeconfig, "carol");
-    try {
-      await assert.rejects(
-        approveInstance(carol, "catfacts"),
-        (e: unknown) =>
-          e instanceof KubeApiError &&
-          e.status === 403 &&
-          /may not change the Approved condition.*"approve" verb/.test(e.message),
+  test(
+    "a CRD change that would make existing custom resources " + "invalid is refused, naming the object and the field",
+    async () => {
+      await admin.create({
+        apiVersion: "rabbitmq.com/v1beta1",
+        kind: "RabbitmqCluster",
+        metadata: { name: "big", namespace: "default" },
+        spec: { replicas: 5 },
+      } as unknown as KubeObject);
+      const cur = await admin.get<Instance>(API_VERSION, "Instance", "rabbitmq");
+      await admin.replace({
+        ...cur,
+        spec: {
+          ...cur.spec,
+          bundle: { name: "rabbitmq-2.9.0-strict", spec: { class: "test-allow", refs: [images.rabbitStrict] } },
+        },
+      });
+      const inst = await waitFor<Instance>(
+        admin,
+        API_VERSION,
+        "Instance",
+        "rabbitmq",
+        (o) => {
+          const c = o?.status?.conditions?.find((x) => x.type === "Installed");
+          return (
+            c?.reason === "UnsafeCRDUpgrade" &&
+            c.observedGeneration === o?.metadata.generation &&
+            o?.spec.bundle.name === "rabbitmq-2.9.0-strict"
+          );
+        },
+        "UnsafeCRDUpgrade for the strict bundle",
       );
-    } finally {
-      carol.close();
-    }
-    await approveInstance(admin, "catfacts");
-    const inst = await waitFor<Instance>(
-      admin,
-      API_VERSION,
-      "Instance",
-      "catfacts",
-      installed("cat-facts-1.1.0"),
-      "Installed",
-    );
-    assert.equal(cond(inst, "Approved")?.reason, "ApprovedByUser");
-    assert.match(cond(inst, "Approved")?.message ?? "", /opcat-admin/);
-  });
+      assert.match(
+        cond(inst, "Installed")?.message ?? "",
+        new RegExp(
+          /existing custom object default\/big failed validation for new /.source +
+            /schema version v1beta1: spec\.replicas: 5 is more than the maximum 3/.source,
+        ),
+      );
+      assert.equal(inst?.status?.activeBundle, "rabbitmq-2.9.0");
+      await admin.delete("rabbitmq.com/v1beta1", "RabbitmqCluster", "big", "default");
+    },
+  );
+
+  test(
+    "single owner: a second Instance of the same operator is " +
+      "refused, naming the Instance that manages the objects",
+    async () => {
+      await admin.create(
+        instance("rabbitmq-again", "rabbitmq-2.9.0-again", images.rabbit290, "test-allow", "rabbitmq-again"),
+      );
+      const inst = await waitFor<Instance>(
+        admin,
+        API_VERSION,
+        "Instance",
+        "rabbitmq-again",
+        (o) => cond(o, "Installed")?.reason === "ObjectCollision",
+        "ObjectCollision",
+      );
+      assert.match(
+        cond(inst, "Installed")?.message ?? "",
+        /CustomResourceDefinition "rabbitmqclusters\.rabbitmq\.com" is managed by Instance rabbitmq/,
+      );
+      const crd = await admin.get(
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        "rabbitmqclusters.rabbitmq.com",
+      );
+      assert.equal(crd.metadata.labels?.[LABEL_INSTANCE], "rabbitmq", "still managed by the first Instance");
+    },
+  );
+
+  test(
+    "DenyAll waits for approval; approving without the " + "approve verb is refused; an admin's approval installs",
+    async () => {
+      await klass("test-deny", "DenyAll");
+      await admin.create(instance("catfacts", "cat-facts-1.1.0", images.catfacts, "test-deny", "catfacts"));
+      const waiting = await waitFor<Instance>(
+        admin,
+        API_VERSION,
+        "Instance",
+        "catfacts",
+        (o) => cond(o, "Approved")?.reason === "AwaitingApproval",
+        "AwaitingApproval",
+      );
+      assert.equal(cond(waiting, "Approved")?.status, "False");
+      assert.equal(cond(waiting, "Installed"), undefined, "nothing installed before approval");
+      const carol = clientAs(kubeconfig, "carol");
+      try {
+        await assert.rejects(
+          approveInstance(carol, "catfacts"),
+          (e: unknown) =>
+            e instanceof KubeApiError &&
+            e.status === 403 &&
+            /may not change the Approved condition.*"approve" verb/.test(e.message),
+        );
+      } finally {
+        carol.close();
+      }
+      await approveInstance(admin, "catfacts");
+      const inst = await waitFor<Instance>(
+        admin,
+        API_VERSION,
+        "Instance",
+        "catfacts",
+        installed("cat-facts-1.1.0"),
+        "Installed",
+      );
+      assert.equal(cond(inst, "Approved")?.reason, "ApprovedByUser");
+      assert.match(cond(inst, "Approved")?.message ?? "", /opcat-admin/);
+    },
+  );
 
   test("a user without `use` on a class cannot create a Bundle naming it", async () => {
     const bob = clientAs(kubeconfig, "bob");
@@ -540,116 +570,130 @@ describe("RukPak on a real API server", { skip, concurrency: false }, () => {
     assert.equal(cond(done, "Unpacked")?.reason, "UnpackSuccessful");
   });
 
-  test("deleting a Bundle removes its unpacked content from the provisioner's store (finalizer), unless another Bundle shares it", async () => {
-    // shared: missing-image holds the same content as cat-facts-1.1.0
-    const shared = await admin.get<Bundle>(API_VERSION, "Bundle", "missing-image");
-    assert.ok(shared.metadata.finalizers?.includes("rukpak.io/delete-cached-content"));
-    const sharedDir = join(tmp, "state", "bundles", (shared.status?.digest ?? "").replace(":", "-"));
-    assert.equal(
-      shared.status?.digest,
-      (await admin.get<Bundle>(API_VERSION, "Bundle", "cat-facts-1.1.0")).status?.digest,
-    );
-    await admin.delete(API_VERSION, "Bundle", "missing-image");
-    await waitFor<Bundle>(admin, API_VERSION, "Bundle", "missing-image", (o) => o === undefined, "deleted");
-    assert.ok(existsSync(sharedDir), "content another Bundle uses is kept");
-    // its own content: a plain bundle from a ConfigMap nobody else uses
-    await admin.apply({
-      apiVersion: "v1",
-      kind: "Namespace",
-      metadata: { name: "finalizer-test" },
-    } as unknown as KubeObject);
-    await admin.apply({
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      metadata: { name: "only-here", namespace: "finalizer-test" },
-      data: { "x.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: unique-content-9731\n" },
-    } as unknown as KubeObject);
-    await admin.apply({
-      apiVersion: API_VERSION,
-      kind: "ProvisionerClass",
-      metadata: { name: "test-plain" },
-      provisioner: "rukpak.io/plain",
-      parameters: { approval: "AllowAll" },
-    } as unknown as KubeObject);
-    await admin.create({
-      apiVersion: API_VERSION,
-      kind: "Bundle",
-      metadata: { name: "only-here" },
-      spec: {
-        class: "test-plain",
-        refs: ["file://c"],
-        volumeMounts: [{ mountPath: "/c/manifests", configMap: { name: "only-here", namespace: "finalizer-test" } }],
-      },
-    } as unknown as KubeObject);
-    const b = await waitFor<Bundle>(
-      admin,
-      API_VERSION,
-      "Bundle",
-      "only-here",
-      (o) => o?.status?.unpacked === "Done",
-      "Done",
-    );
-    const dir = join(tmp, "state", "bundles", (b?.status?.digest ?? "").replace(":", "-"));
-    assert.ok(existsSync(dir), `${dir} holds the content`);
-    await admin.delete(API_VERSION, "Bundle", "only-here");
-    await waitFor<Bundle>(admin, API_VERSION, "Bundle", "only-here", (o) => o === undefined, "deleted");
-    assert.ok(!existsSync(dir), "content removed");
-  });
+  test(
+    "deleting a Bundle removes its unpacked content from the " +
+      "provisioner's store (finalizer), unless another Bundle shares it",
+    async () => {
+      // shared: missing-image holds the same content as cat-facts-1.1.0
+      const shared = await admin.get<Bundle>(API_VERSION, "Bundle", "missing-image");
+      assert.ok(shared.metadata.finalizers?.includes("rukpak.io/delete-cached-content"));
+      const sharedDir = join(tmp, "state", "bundles", (shared.status?.digest ?? "").replace(":", "-"));
+      assert.equal(
+        shared.status?.digest,
+        (await admin.get<Bundle>(API_VERSION, "Bundle", "cat-facts-1.1.0")).status?.digest,
+      );
+      await admin.delete(API_VERSION, "Bundle", "missing-image");
+      await waitFor<Bundle>(admin, API_VERSION, "Bundle", "missing-image", (o) => o === undefined, "deleted");
+      assert.ok(existsSync(sharedDir), "content another Bundle uses is kept");
+      // its own content: a plain bundle from a ConfigMap nobody else uses
+      await admin.apply({
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name: "finalizer-test" },
+      } as unknown as KubeObject);
+      await admin.apply({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "only-here", namespace: "finalizer-test" },
+        data: { "x.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: unique-content-9731\n" },
+      } as unknown as KubeObject);
+      await admin.apply({
+        apiVersion: API_VERSION,
+        kind: "ProvisionerClass",
+        metadata: { name: "test-plain" },
+        provisioner: "rukpak.io/plain",
+        parameters: { approval: "AllowAll" },
+      } as unknown as KubeObject);
+      await admin.create({
+        apiVersion: API_VERSION,
+        kind: "Bundle",
+        metadata: { name: "only-here" },
+        spec: {
+          class: "test-plain",
+          refs: ["file://c"],
+          volumeMounts: [{ mountPath: "/c/manifests", configMap: { name: "only-here", namespace: "finalizer-test" } }],
+        },
+      } as unknown as KubeObject);
+      const b = await waitFor<Bundle>(
+        admin,
+        API_VERSION,
+        "Bundle",
+        "only-here",
+        (o) => o?.status?.unpacked === "Done",
+        "Done",
+      );
+      const dir = join(tmp, "state", "bundles", (b?.status?.digest ?? "").replace(":", "-"));
+      assert.ok(existsSync(dir), `${dir} holds the content`);
+      await admin.delete(API_VERSION, "Bundle", "only-here");
+      await waitFor<Bundle>(admin, API_VERSION, "Bundle", "only-here", (o) => o === undefined, "deleted");
+      assert.ok(!existsSync(dir), "content removed");
+    },
+  );
 
-  test("plain provisioner: a bundle of manifests from a ConfigMap (file:// ref, volumeMounts as in seed 002) is installed", async () => {
-    await admin.apply({
-      apiVersion: API_VERSION,
-      kind: "ProvisionerClass",
-      metadata: { name: "test-plain" },
-      provisioner: "rukpak.io/plain",
-      parameters: { approval: "AllowAll" },
-    } as unknown as KubeObject);
-    await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: "plumbus" } } as unknown as KubeObject);
-    const manifest =
-      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plumbus-settings\n  namespace: plumbus\ndata:\n  size: large\n---\napiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: plumbus\n  namespace: plumbus\n";
-    await admin.apply({
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      metadata: { name: "local", namespace: "plumbus" },
-      data: { "objects.yaml": manifest },
-    } as unknown as KubeObject);
-    await admin.create({
-      apiVersion: API_VERSION,
-      kind: "Instance",
-      metadata: { name: "plumbus" },
-      spec: {
-        selector: { matchLabels: { subscription: "plumbus" } },
-        bundle: {
-          name: "plumbus-operator.v0.9.3",
-          spec: {
-            class: "test-plain",
-            refs: ["file://content"],
-            volumeMounts: [{ mountPath: "/content/manifests", configMap: { name: "local", namespace: "plumbus" } }],
+  test(
+    "plain provisioner: a bundle of manifests from a ConfigMap " +
+      "(file:// ref, volumeMounts as in seed 002) is installed",
+    async () => {
+      await admin.apply({
+        apiVersion: API_VERSION,
+        kind: "ProvisionerClass",
+        metadata: { name: "test-plain" },
+        provisioner: "rukpak.io/plain",
+        parameters: { approval: "AllowAll" },
+      } as unknown as KubeObject);
+      await admin.apply({
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name: "plumbus" },
+      } as unknown as KubeObject);
+      const manifest =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plumbus-settings\n  namespace: plumbus\ndata:\n" +
+        "  size: large\n---\napiVersion: v1\nkind: ServiceAccount\n" +
+        "metadata:\n  name: plumbus\n  namespace: plumbus\n";
+      await admin.apply({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "local", namespace: "plumbus" },
+        data: { "objects.yaml": manifest },
+      } as unknown as KubeObject);
+      await admin.create({
+        apiVersion: API_VERSION,
+        kind: "Instance",
+        metadata: { name: "plumbus" },
+        spec: {
+          selector: { matchLabels: { subscription: "plumbus" } },
+          bundle: {
+            name: "plumbus-operator.v0.9.3",
+            spec: {
+              class: "test-plain",
+              refs: ["file://content"],
+              volumeMounts: [{ mountPath: "/content/manifests", configMap: { name: "local", namespace: "plumbus" } }],
+            },
           },
         },
-      },
-    } as unknown as KubeObject);
-    const inst = await waitFor<Instance>(
-      admin,
-      API_VERSION,
-      "Instance",
-      "plumbus",
-      installed("plumbus-operator.v0.9.3"),
-      "Installed",
-    );
-    assert.deepEqual(
-      inst?.status?.objects?.map((o) => `${o.kind}/${o.name}`),
-      ["ConfigMap/plumbus-settings", "ServiceAccount/plumbus"],
-    );
-    const cm = await admin.get("v1", "ConfigMap", "plumbus-settings", "plumbus");
-    assert.deepEqual(cm.data, { size: "large" });
-    const b = await admin.get<Bundle>(API_VERSION, "Bundle", "plumbus-operator.v0.9.3");
-    assert.equal(b.status?.format, "plain");
-    assert.deepEqual(b.status?.objects, [
-      "/objects/ConfigMap/plumbus/plumbus-settings",
-      "/objects/ServiceAccount/plumbus/plumbus",
-    ]);
-  });
+      } as unknown as KubeObject);
+      const inst = await waitFor<Instance>(
+        admin,
+        API_VERSION,
+        "Instance",
+        "plumbus",
+        installed("plumbus-operator.v0.9.3"),
+        "Installed",
+      );
+      assert.deepEqual(
+        inst?.status?.objects?.map((o) => `${o.kind}/${o.name}`),
+        ["ConfigMap/plumbus-settings", "ServiceAccount/plumbus"],
+      );
+      const cm = await admin.get("v1", "ConfigMap", "plumbus-settings", "plumbus");
+      assert.deepEqual(cm.data, { size: "large" });
+      const b = await admin.get<Bundle>(API_VERSION, "Bundle", "plumbus-operator.v0.9.3");
+      assert.equal(b.status?.format, "plain");
+      assert.deepEqual(b.status?.objects, [
+        "/objects/ConfigMap/plumbus/plumbus-settings",
+        "/objects/ServiceAccount/plumbus/plumbus",
+      ]);
+    },
+  );
 
   test("docker:// from a registry with authentication: refused without a pull secret, unpacked with one", async () => {
     const ref = `docker://${privateRegistry.host}/private/dell-bundle:1.9.1`;

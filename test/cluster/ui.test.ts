@@ -141,14 +141,17 @@ describe("web UI cluster pages on a real API server", { skip, concurrency: false
     assert.match((await row.textContent()) ?? "", /False \(AwaitingApproval\)/);
   });
 
-  test("the review page shows the permissions approving grants, as `instance approve --show` computes them", async () => {
-    await page.goto(`${served.url}#/cluster/instances/ui-catfacts`);
-    const grants = page.locator("[data-testid=grants] li");
-    await grants.first().waitFor();
-    const want = grantedRules(convertRegistryV1(readBundleDirectory(BUNDLE)).objects).map(formatRule);
-    assert.ok(want.length > 0);
-    assert.deepEqual(await grants.allTextContents(), want);
-  });
+  test(
+    "the review page shows the permissions approving " + "grants, as `instance approve --show` computes them",
+    async () => {
+      await page.goto(`${served.url}#/cluster/instances/ui-catfacts`);
+      const grants = page.locator("[data-testid=grants] li");
+      await grants.first().waitFor();
+      const want = grantedRules(convertRegistryV1(readBundleDirectory(BUNDLE)).objects).map(formatRule);
+      assert.ok(want.length > 0);
+      assert.deepEqual(await grants.allTextContents(), want);
+    },
+  );
 
   test("approving needs the user's own token; bob's is refused without the approve verb, then accepted", async () => {
     await page.goto(`${served.url}#/cluster/instances/ui-catfacts`);

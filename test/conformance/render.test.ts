@@ -25,7 +25,10 @@ function firstDifference(a: Buffer, b: Buffer): string {
   const y = b.toString("utf8").split("\n");
   let i = 0;
   while (i < x.length && x[i] === y[i]) i++;
-  return `line ${i + 1}:\n  got:  ${JSON.stringify(x[i]?.slice(0, 160))}\n  want: ${JSON.stringify(y[i]?.slice(0, 160))}`;
+  return (
+    `line ${i + 1}:\n  got:  ${JSON.stringify(x[i]?.slice(0, 160))}\n` +
+    `  want: ${JSON.stringify(y[i]?.slice(0, 160))}`
+  );
 }
 
 for (const version of ["v4.16", "v4.20"]) {
@@ -76,7 +79,8 @@ for (const version of ["v4.16", "v4.20"]) {
     const v = validateCatalog(res.config);
     assert.deepEqual(v.problems, []);
     console.log(
-      `# ${version}: ${res.files} files, ${res.config.packages.length} packages, ${res.config.bundles.length} bundles valid`,
+      `# ${version}: ${res.files} files, ${res.config.packages.length} ` +
+        `packages, ${res.config.bundles.length} bundles valid`,
     );
   });
 }

@@ -118,22 +118,25 @@ describe("plain docker-registry + skopeo", { skip: missing ?? false }, () => {
     assert.equal(norm(fromLayout), norm(fromDir));
   });
 
-  test("skopeo pushes an OCI layout opcat built; opcat pulls and renders the bundle with the reference as image", async () => {
-    const b = buildBundleImage(join(BUNDLES, "json"));
-    writeToLayout(b, `oci:${work}/our-layout:bundle`);
-    skopeo([
-      "copy",
-      "--dest-tls-verify=false",
-      `oci:${work}/our-layout:bundle`,
-      `docker://${reg.host}/other/bundle:v2`,
-    ]);
-    const ref = `${reg.host}/other/bundle:v2`;
-    const got = await renderReference(ref, { useHttp: true, cacheDir: cache });
-    assert.equal(norm(got), norm(renderBundleDirectory(join(BUNDLES, "json"), { image: ref })));
-    const r = await resolveRenderRef(ref, { useHttp: true, cacheDir: cache });
-    assert.equal(r.kind, "bundle-image");
-    assert.equal(r.digest, b.manifestDigest);
-  });
+  test(
+    "skopeo pushes an OCI layout opcat built; opcat pulls " + "and renders the bundle with the reference as image",
+    async () => {
+      const b = buildBundleImage(join(BUNDLES, "json"));
+      writeToLayout(b, `oci:${work}/our-layout:bundle`);
+      skopeo([
+        "copy",
+        "--dest-tls-verify=false",
+        `oci:${work}/our-layout:bundle`,
+        `docker://${reg.host}/other/bundle:v2`,
+      ]);
+      const ref = `${reg.host}/other/bundle:v2`;
+      const got = await renderReference(ref, { useHttp: true, cacheDir: cache });
+      assert.equal(norm(got), norm(renderBundleDirectory(join(BUNDLES, "json"), { image: ref })));
+      const r = await resolveRenderRef(ref, { useHttp: true, cacheDir: cache });
+      assert.equal(r.kind, "bundle-image");
+      assert.equal(r.digest, b.manifestDigest);
+    },
+  );
 
   test("opm's rule: an image of the wrong kind for the command is refused", async () => {
     await assert.rejects(
@@ -168,93 +171,97 @@ describe("plain docker-registry + skopeo", { skip: missing ?? false }, () => {
     assert.match(both.stderr, /invalid flag combination: --use-http and --skip-tls-verify cannot both be true/);
   });
 
-  test("catalog build on a base image: its layers and config with opm's ENTRYPOINT and CMD, and /configs still reads back", async () => {
-    // a stand-in for opm's image (quay.io is not reachable here): one layer with /bin/opm, a label
-    const base = assembleImage(
-      [
-        { path: "bin", type: "dir" },
-        { path: "bin/opm", type: "file", data: Buffer.from('#!/bin/sh\necho opm "$@"\n'), mode: 0o755 },
-      ],
-      { "org.opencontainers.image.title": "opm stand-in" },
-    );
-    // pushing reports its progress (blobs and bytes; shown as a line on a terminal)
-    const seen: { ref: string; blobsDone: number; blobs: number; bytes: number; total: number }[] = [];
-    await pushImage(base, `${reg.host}/base/opm:v1`, { useHttp: true, onProgress: (p) => seen.push({ ...p }) });
-    assert.deepEqual(
-      seen.map((p) => p.blobsDone),
-      [0, 1, 2],
-    );
-    assert.deepEqual(seen.at(-1), {
-      ref: `${reg.host}/base/opm:v1`,
-      blobsDone: 2,
-      blobs: 2,
-      bytes: base.layer.length + base.config.length,
-      total: base.layer.length + base.config.length,
-    });
-    const built = cli([
-      "catalog",
-      "build",
-      CATALOG,
-      "--tag",
-      `${reg.host}/cli/based:v1`,
-      "--push",
-      "--use-http",
-      "--base-image",
-      `${reg.host}/base/opm:v1`,
-    ]);
-    assert.equal(built.status, 0, built.stderr);
-    const cfg = JSON.parse(
-      skopeo(["inspect", "--config", "--tls-verify=false", `docker://${reg.host}/cli/based:v1`]),
-    ) as {
-      config: { Entrypoint: string[]; Cmd: string[]; Labels: Record<string, string> };
-      rootfs: { diff_ids: string[] };
-      history: unknown[];
-    };
-    assert.deepEqual(cfg.config.Entrypoint, ["/bin/opm"]);
-    assert.deepEqual(cfg.config.Cmd, ["serve", "/configs", "--cache-dir=/tmp/cache"]);
-    assert.equal(cfg.config.Labels["operators.operatorframework.io.index.configs.v1"], "/configs");
-    assert.equal(cfg.config.Labels["org.opencontainers.image.title"], "opm stand-in", "the base's labels are kept");
-    assert.deepEqual(cfg.rootfs.diff_ids, [base.diffId, buildCatalogImage(CATALOG).diffId]);
-    assert.equal(cfg.history.length, 2);
-    const info = JSON.parse(skopeo(["inspect", "--tls-verify=false", `docker://${reg.host}/cli/based:v1`])) as {
-      Layers: string[];
-    };
-    assert.deepEqual(info.Layers, [base.layerDigest, buildCatalogImage(CATALOG).layerDigest]);
-    // the catalog still renders from the image, and into an OCI layout the same image is written
-    assert.equal(
-      norm(await renderReference(`${reg.host}/cli/based:v1`, { useHttp: true, cacheDir: cache })),
-      norm(await renderReference(CATALOG)),
-    );
-    const layout = cli([
-      "catalog",
-      "build",
-      CATALOG,
-      "--tag",
-      `oci:${work}/based-layout:v1`,
-      "--use-http",
-      "--base-image",
-      `${reg.host}/base/opm:v1`,
-    ]);
-    assert.equal(layout.status, 0, layout.stderr);
-    assert.equal(
-      layout.stdout.trim().split("@")[1],
-      built.stdout.trim().split("@")[1],
-      "the same digest in a layout as in the registry",
-    );
-    // a base that cannot be pulled says what to do
-    const bad = cli([
-      "catalog",
-      "build",
-      CATALOG,
-      "--tag",
-      `oci:${work}/x:v1`,
-      "--use-http",
-      "--base-image",
-      `${reg.host}/base/missing:v1`,
-    ]);
-    assert.equal(bad.status, 2);
-    assert.match(bad.stderr, /pulling the base image .*base\/missing:v1: .*404 Not Found.*--base-image scratch/s);
-  });
+  test(
+    "catalog build on a base image: its layers and config with " +
+      "opm's ENTRYPOINT and CMD, and /configs still reads back",
+    async () => {
+      // a stand-in for opm's image (quay.io is not reachable here): one layer with /bin/opm, a label
+      const base = assembleImage(
+        [
+          { path: "bin", type: "dir" },
+          { path: "bin/opm", type: "file", data: Buffer.from('#!/bin/sh\necho opm "$@"\n'), mode: 0o755 },
+        ],
+        { "org.opencontainers.image.title": "opm stand-in" },
+      );
+      // pushing reports its progress (blobs and bytes; shown as a line on a terminal)
+      const seen: { ref: string; blobsDone: number; blobs: number; bytes: number; total: number }[] = [];
+      await pushImage(base, `${reg.host}/base/opm:v1`, { useHttp: true, onProgress: (p) => seen.push({ ...p }) });
+      assert.deepEqual(
+        seen.map((p) => p.blobsDone),
+        [0, 1, 2],
+      );
+      assert.deepEqual(seen.at(-1), {
+        ref: `${reg.host}/base/opm:v1`,
+        blobsDone: 2,
+        blobs: 2,
+        bytes: base.layer.length + base.config.length,
+        total: base.layer.length + base.config.length,
+      });
+      const built = cli([
+        "catalog",
+        "build",
+        CATALOG,
+        "--tag",
+        `${reg.host}/cli/based:v1`,
+        "--push",
+        "--use-http",
+        "--base-image",
+        `${reg.host}/base/opm:v1`,
+      ]);
+      assert.equal(built.status, 0, built.stderr);
+      const cfg = JSON.parse(
+        skopeo(["inspect", "--config", "--tls-verify=false", `docker://${reg.host}/cli/based:v1`]),
+      ) as {
+        config: { Entrypoint: string[]; Cmd: string[]; Labels: Record<string, string> };
+        rootfs: { diff_ids: string[] };
+        history: unknown[];
+      };
+      assert.deepEqual(cfg.config.Entrypoint, ["/bin/opm"]);
+      assert.deepEqual(cfg.config.Cmd, ["serve", "/configs", "--cache-dir=/tmp/cache"]);
+      assert.equal(cfg.config.Labels["operators.operatorframework.io.index.configs.v1"], "/configs");
+      assert.equal(cfg.config.Labels["org.opencontainers.image.title"], "opm stand-in", "the base's labels are kept");
+      assert.deepEqual(cfg.rootfs.diff_ids, [base.diffId, buildCatalogImage(CATALOG).diffId]);
+      assert.equal(cfg.history.length, 2);
+      const info = JSON.parse(skopeo(["inspect", "--tls-verify=false", `docker://${reg.host}/cli/based:v1`])) as {
+        Layers: string[];
+      };
+      assert.deepEqual(info.Layers, [base.layerDigest, buildCatalogImage(CATALOG).layerDigest]);
+      // the catalog still renders from the image, and into an OCI layout the same image is written
+      assert.equal(
+        norm(await renderReference(`${reg.host}/cli/based:v1`, { useHttp: true, cacheDir: cache })),
+        norm(await renderReference(CATALOG)),
+      );
+      const layout = cli([
+        "catalog",
+        "build",
+        CATALOG,
+        "--tag",
+        `oci:${work}/based-layout:v1`,
+        "--use-http",
+        "--base-image",
+        `${reg.host}/base/opm:v1`,
+      ]);
+      assert.equal(layout.status, 0, layout.stderr);
+      assert.equal(
+        layout.stdout.trim().split("@")[1],
+        built.stdout.trim().split("@")[1],
+        "the same digest in a layout as in the registry",
+      );
+      // a base that cannot be pulled says what to do
+      const bad = cli([
+        "catalog",
+        "build",
+        CATALOG,
+        "--tag",
+        `oci:${work}/x:v1`,
+        "--use-http",
+        "--base-image",
+        `${reg.host}/base/missing:v1`,
+      ]);
+      assert.equal(bad.status, 2);
+      assert.match(bad.stderr, /pulling the base image .*base\/missing:v1: .*404 Not Found.*--base-image scratch/s);
+    },
+  );
 
   test("build-from-config: render each reference, validate, build, push", async () => {
     const cat = buildCatalogImage(CATALOG);
@@ -263,7 +270,8 @@ describe("plain docker-registry + skopeo", { skip: missing ?? false }, () => {
     mkdirSync(dir, { recursive: true });
     writeFileSync(
       join(dir, "catalog.yaml"),
-      `name: my-catalog\nrepo: ${reg.host}/built/catalog\ntag: latest\nreferences:\n- name: example\n  image: ${reg.host}/src/catalog@${cat.manifestDigest}\n`,
+      `name: my-catalog\nrepo: ${reg.host}/built/catalog\ntag: latest\nreferences:\n` +
+        `- name: example\n  image: ${reg.host}/src/catalog@${cat.manifestDigest}\n`,
     );
     const r = await buildFromConfig(join(dir, "catalog.yaml"), { useHttp: true, cacheDir: cache, push: true });
     assert.deepEqual(readdirSync(join(dir, "my-catalog")), ["example"]);
@@ -312,42 +320,46 @@ describe("TLS + htpasswd docker-registry", { skip: missing ?? false }, () => {
   });
   after(async () => reg?.stop());
 
-  test("push with credentials from REGISTRY_AUTH_FILE and the CA; skopeo reads it back with the same CA and credentials", async () => {
-    const cat = buildCatalogImage(CATALOG);
-    await pushImage(cat, `${reg.host}/secure/catalog:v1`, {
-      caFile: certs.ca,
-      env: { HOME: work, REGISTRY_AUTH_FILE: authFile },
-    });
-    const info = JSON.parse(
+  test(
+    "push with credentials from REGISTRY_AUTH_FILE and the " +
+      "CA; skopeo reads it back with the same CA and credentials",
+    async () => {
+      const cat = buildCatalogImage(CATALOG);
+      await pushImage(cat, `${reg.host}/secure/catalog:v1`, {
+        caFile: certs.ca,
+        env: { HOME: work, REGISTRY_AUTH_FILE: authFile },
+      });
+      const info = JSON.parse(
+        skopeo([
+          "inspect",
+          "--cert-dir",
+          certs.certDir,
+          "--creds",
+          "opcat:s3cret",
+          `docker://${reg.host}/secure/catalog:v1`,
+        ]),
+      ) as { Digest: string };
+      assert.equal(info.Digest, cat.manifestDigest);
       skopeo([
-        "inspect",
-        "--cert-dir",
+        "copy",
+        "--src-cert-dir",
         certs.certDir,
-        "--creds",
+        "--src-creds",
         "opcat:s3cret",
         `docker://${reg.host}/secure/catalog:v1`,
-      ]),
-    ) as { Digest: string };
-    assert.equal(info.Digest, cat.manifestDigest);
-    skopeo([
-      "copy",
-      "--src-cert-dir",
-      certs.certDir,
-      "--src-creds",
-      "opcat:s3cret",
-      `docker://${reg.host}/secure/catalog:v1`,
-      `oci:${work}/tls-layout:x`,
-    ]);
-    const r = await renderReference(`${reg.host}/secure/catalog:v1`, {
-      caFile: certs.ca,
-      env: { HOME: work, REGISTRY_AUTH_FILE: authFile },
-      cacheDir: join(work, "cache-tls"),
-    });
-    assert.equal(
-      norm(r),
-      norm(await renderReference(`oci:${work}/tls-layout:x`, { cacheDir: join(work, "cache-tls") })),
-    );
-  });
+        `oci:${work}/tls-layout:x`,
+      ]);
+      const r = await renderReference(`${reg.host}/secure/catalog:v1`, {
+        caFile: certs.ca,
+        env: { HOME: work, REGISTRY_AUTH_FILE: authFile },
+        cacheDir: join(work, "cache-tls"),
+      });
+      assert.equal(
+        norm(r),
+        norm(await renderReference(`oci:${work}/tls-layout:x`, { cacheDir: join(work, "cache-tls") })),
+      );
+    },
+  );
 
   test("401 without credentials is a clear error and leaves nothing in the cache", async () => {
     const cache = join(work, "cache-401");
@@ -447,7 +459,10 @@ describe("faults and auth flows (a misbehaving registry on 127.0.0.1)", () => {
     assert.ok(err instanceof ImageError && err.code === "IMAGE_DIGEST_MISMATCH", String(err));
     assert.match(
       err.message,
-      /^render reference ".*": failed to pull image ".*": pulling blob sha256:[0-9a-f]+ from .*: digest mismatch: expected sha256:[0-9a-f]+, got sha256:[0-9a-f]+$/,
+      new RegExp(
+        /^render reference ".*": failed to pull image ".*": pulling blob sha256:[0-9a-f]+ /.source +
+          /from .*: digest mismatch: expected sha256:[0-9a-f]+, got sha256:[0-9a-f]+$/.source,
+      ),
     );
     isClean(cache);
     const img = buildCatalogImage(big);
@@ -512,7 +527,8 @@ describe("faults and auth flows (a misbehaving registry on 127.0.0.1)", () => {
     const fake = await startFakeRegistry(layout, "fake/catalog", "v1", digest, "ok");
     try {
       const conf = parseRegistriesConf(
-        `[[registry]]\nprefix = "quay.io/operatorhubio"\n[[registry.mirror]]\nlocation = "${fake.host}/fake"\ninsecure = true\n`,
+        `[[registry]]\nprefix = "quay.io/operatorhubio"\n[[registry.mirror]]\n` +
+          `location = "${fake.host}/fake"\ninsecure = true\n`,
       );
       const r = await renderReference(`quay.io/operatorhubio/catalog@${digest}`, {
         registriesConf: { registries: conf, files: [] },

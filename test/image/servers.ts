@@ -72,7 +72,8 @@ export function makeCerts(dir: string): { ca: string; cert: string; key: string;
   );
   writeFileSync(
     join(dir, "ext.cnf"),
-    "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
+    "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n" +
+      "keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
   );
   run(
     "openssl",

@@ -10,7 +10,9 @@ import { REPO_ROOT } from "../shared.js";
 const EX = join(REPO_ROOT, "examples", "resolve", "operands");
 
 function opcat(args: string[]): { code: number; stdout: string; stderr: string } {
-  const script = `const m = await import(${JSON.stringify(join(REPO_ROOT, "src", "cli", "main.ts"))}); process.exitCode = await m.run(${JSON.stringify(args)});`;
+  const script =
+    `const m = await import(${JSON.stringify(join(REPO_ROOT, "src", "cli", "main.ts"))}); ` +
+    `process.exitCode = await m.run(${JSON.stringify(args)});`;
   const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
     cwd: REPO_ROOT,
     encoding: "utf8",
@@ -86,7 +88,10 @@ test("an invalid olm.operand blob fails validation with its code and location (e
   // YAML reads an unquoted 3.1 as a number.
   assert.match(
     v.stderr + v.stdout,
-    /catalog\.yaml:1: error\[FBC_OPERAND_VERSION_INVALID\]: olm\.operand "etcd": version must be a string, got a number/,
+    new RegExp(
+      /catalog\.yaml:1: error\[FBC_OPERAND_VERSION_INVALID\]: /.source +
+        /olm\.operand "etcd": version must be a string, got a number/.source,
+    ),
   );
   const r = opcat(["resolve", "--catalog", dir, "--input", join(EX, "input.yaml")]);
   assert.equal(r.code, 1);

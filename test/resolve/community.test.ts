@@ -24,7 +24,8 @@ async function load(): Promise<CatalogSet> {
 }
 
 test(
-  "subscribing to every package chooses the default channel's head of the preferred catalog, with a closed dependency set",
+  "subscribing to every package chooses the default channel's " +
+    "head of the preferred catalog, with a closed dependency set",
   opts,
   async () => {
     const set = await load();

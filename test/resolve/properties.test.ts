@@ -1,4 +1,7 @@
-/** Random catalogs and inputs: every solution satisfies every constraint (independent checker), answers are deterministic, and a single failing input really has no solution (brute force). */
+/**
+ * Random catalogs and inputs: every solution satisfies every constraint (independent checker),
+ * answers are deterministic, and a single failing input really has no solution (brute force).
+ */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
@@ -303,25 +306,28 @@ test("operand variables: every solution satisfies every seed 004 constraint; det
   );
 });
 
-test("operand variables: a single input that fails really has no solution (brute force over bundles and entries)", () => {
-  fc.assert(
-    fc.property(opSpecArb, (spec) => {
-      const one = { ...spec, inputs: spec.inputs.slice(0, 1) };
-      const { set, inputs } = opRequest(one);
-      const rs = resolve({ catalogs: set, inputs });
-      if (rs.resolved) return;
-      const names = one.pkgs.flatMap((p) => p.bundles.map((b) => b.name));
-      const keys = one.entries.map(entryKey);
-      const n = names.length + keys.length;
-      for (let mask = 0; mask < 1 << n; mask++) {
-        const bundles = new Set(names.filter((_, i) => mask & (1 << i)));
-        const entries = new Set(keys.filter((_, i) => mask & (1 << (names.length + i))));
-        assert.ok(
-          !opValid(one, bundles, entries, one.inputs),
-          `resolver failed but {${[...bundles, ...entries].join(", ")}} is a solution`,
-        );
-      }
-    }),
-    { numRuns: 150 },
-  );
-});
+test(
+  "operand variables: a single input that fails really " + "has no solution (brute force over bundles and entries)",
+  () => {
+    fc.assert(
+      fc.property(opSpecArb, (spec) => {
+        const one = { ...spec, inputs: spec.inputs.slice(0, 1) };
+        const { set, inputs } = opRequest(one);
+        const rs = resolve({ catalogs: set, inputs });
+        if (rs.resolved) return;
+        const names = one.pkgs.flatMap((p) => p.bundles.map((b) => b.name));
+        const keys = one.entries.map(entryKey);
+        const n = names.length + keys.length;
+        for (let mask = 0; mask < 1 << n; mask++) {
+          const bundles = new Set(names.filter((_, i) => mask & (1 << i)));
+          const entries = new Set(keys.filter((_, i) => mask & (1 << (names.length + i))));
+          assert.ok(
+            !opValid(one, bundles, entries, one.inputs),
+            `resolver failed but {${[...bundles, ...entries].join(", ")}} is a solution`,
+          );
+        }
+      }),
+      { numRuns: 150 },
+    );
+  },
+);

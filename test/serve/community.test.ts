@@ -81,55 +81,58 @@ describe("community catalog v4.16 end to end", { skip: present ? false : `${cata
     }
   });
 
-  test("operatorhub.io importer walk: ListPackages → GetPackage → GetBundleForChannel → GetBundle along replaces", async () => {
-    const listed = await callRpc(client, defs, "api.Registry", "ListBundles", {});
-    const replaces = new Map<string, string>();
-    for (const b of listed.responses as {
-      packageName: string;
-      channelName: string;
-      csvName: string;
-      replaces: string;
-    }[]) {
-      replaces.set(`${b.packageName}/${b.channelName}/${b.csvName}`, b.replaces);
-    }
-    const pkgs = (await callRpc(client, defs, "api.Registry", "ListPackages", {})).responses as { name: string }[];
-    assert.ok(pkgs.length > 0);
-    let bundles = 0;
-    for (const { name } of pkgs) {
-      const pkg = (await callRpc(client, defs, "api.Registry", "GetPackage", { name })).responses[0] as {
-        channels: { name: string; csvName: string }[];
-        defaultChannelName: string;
-      };
-      assert.ok(pkg.channels.some((c) => c.name === pkg.defaultChannelName));
-      for (const ch of pkg.channels) {
-        const head = (
-          await callRpc(client, defs, "api.Registry", "GetBundleForChannel", { pkgName: name, channelName: ch.name })
-        ).responses[0] as { csvName: string };
-        assert.equal(head.csvName, ch.csvName);
-        const seen = new Set<string>();
-        let csv = head.csvName;
-        while (csv && !seen.has(csv)) {
-          seen.add(csv);
-          const b = await callRpc(client, defs, "api.Registry", "GetBundle", {
-            pkgName: name,
-            channelName: ch.name,
-            csvName: csv,
-          });
-          const key = `${name}/${ch.name}/${csv}`;
-          if (!replaces.has(key)) {
-            // The chain may point at a bundle that is not in the channel (pruned history): opm answers "not found".
-            assert.match(String(b.error?.message), /not found$/);
-            break;
+  test(
+    "operatorhub.io importer walk: ListPackages → GetPackage " + "→ GetBundleForChannel → GetBundle along replaces",
+    async () => {
+      const listed = await callRpc(client, defs, "api.Registry", "ListBundles", {});
+      const replaces = new Map<string, string>();
+      for (const b of listed.responses as {
+        packageName: string;
+        channelName: string;
+        csvName: string;
+        replaces: string;
+      }[]) {
+        replaces.set(`${b.packageName}/${b.channelName}/${b.csvName}`, b.replaces);
+      }
+      const pkgs = (await callRpc(client, defs, "api.Registry", "ListPackages", {})).responses as { name: string }[];
+      assert.ok(pkgs.length > 0);
+      let bundles = 0;
+      for (const { name } of pkgs) {
+        const pkg = (await callRpc(client, defs, "api.Registry", "GetPackage", { name })).responses[0] as {
+          channels: { name: string; csvName: string }[];
+          defaultChannelName: string;
+        };
+        assert.ok(pkg.channels.some((c) => c.name === pkg.defaultChannelName));
+        for (const ch of pkg.channels) {
+          const head = (
+            await callRpc(client, defs, "api.Registry", "GetBundleForChannel", { pkgName: name, channelName: ch.name })
+          ).responses[0] as { csvName: string };
+          assert.equal(head.csvName, ch.csvName);
+          const seen = new Set<string>();
+          let csv = head.csvName;
+          while (csv && !seen.has(csv)) {
+            seen.add(csv);
+            const b = await callRpc(client, defs, "api.Registry", "GetBundle", {
+              pkgName: name,
+              channelName: ch.name,
+              csvName: csv,
+            });
+            const key = `${name}/${ch.name}/${csv}`;
+            if (!replaces.has(key)) {
+              // The chain may point at a bundle that is not in the channel (pruned history): opm answers "not found".
+              assert.match(String(b.error?.message), /not found$/);
+              break;
+            }
+            assert.equal(b.error, undefined);
+            const bundle = b.responses[0] as { csvName: string; csvJson: string; replaces: string };
+            assert.equal(bundle.csvName, csv);
+            assert.equal(bundle.replaces, "");
+            bundles++;
+            csv = replaces.get(key) ?? "";
           }
-          assert.equal(b.error, undefined);
-          const bundle = b.responses[0] as { csvName: string; csvJson: string; replaces: string };
-          assert.equal(bundle.csvName, csv);
-          assert.equal(bundle.replaces, "");
-          bundles++;
-          csv = replaces.get(key) ?? "";
         }
       }
-    }
-    assert.ok(bundles > 0);
-  });
+      assert.ok(bundles > 0);
+    },
+  );
 });

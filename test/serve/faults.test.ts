@@ -26,7 +26,10 @@ setFlagsFromString("--expose-gc");
 /** A full garbage collection, so that memory measurements count only what is retained. */
 const gc = runInNewContext("gc") as () => void;
 
-/** A valid catalog of `bundles` bundles of package foo, each carrying `fill` bytes of incompressible filler and the marker `v` everywhere. */
+/**
+ * A valid catalog of `bundles` bundles of package foo, each carrying `fill`
+ * bytes of incompressible filler and the marker `v` everywhere.
+ */
 function catalogText(v: string, bundles: number, fill: number): string {
   const out: string[] = [
     JSON.stringify({ schema: "olm.package", name: "foo", defaultChannel: "stable", description: `marker ${v}` }),
@@ -86,7 +89,10 @@ function wholeCatalog(body: Buffer, bundles: number): string {
   return marker;
 }
 
-/** Resolves once `cond()` holds, checked now and each time `emitter` emits `event` (no clock: a wait that never ends is caught by the runner's timeout). */
+/**
+ * Resolves once `cond()` holds, checked now and each time `emitter` emits `event`
+ * (no clock: a wait that never ends is caught by the runner's timeout).
+ */
 function when(emitter: EventEmitter, event: string, cond: () => boolean): Promise<void> {
   return new Promise((resolve) => {
     if (cond()) return resolve();
@@ -202,145 +208,156 @@ describe("serve faults", () => {
     }
   });
 
-  test("--watch reload to an invalid catalog: the old content and ETag stay, the failure is reported, a fix is picked up", async () => {
-    const dir = join(tmp, "invalid");
-    const stage = join(tmp, "stage");
-    writeAtomically(dir, stage, catalogText("A", 3, 64));
-    const ev = new Events();
-    const store = new CatalogStore({ watchDebounceMs: 20, onEvent: ev.on });
-    await store.add("invalid", dir);
-    const srv = await startHttpServer(store, { port: 0 });
-    const url = `http://127.0.0.1:${srv.address.port}/catalogs/invalid/api/v1/all`;
-    store.watch();
-    try {
-      const before = await httpGet(url, { "accept-encoding": "identity" });
-      const failed = ev.next((e) => e.status === "failed");
-      writeAtomically(
-        dir,
-        stage,
-        JSON.stringify({ schema: "olm.package", name: "foo", defaultChannel: "nope" }) + "\n",
-      );
-      const f = await failed;
-      assert.ok(f.status === "failed" && f.serving?.etag === before.headers.etag);
-      assert.match(f.status === "failed" ? f.problems.map((p) => p.message).join("\n") : "", /invalid package "foo"/);
-      const during = await httpGet(url, { "accept-encoding": "identity" });
-      assert.equal(during.headers.etag, before.headers.etag);
-      assert.deepEqual(during.body, before.body);
-      assert.equal(
-        (await httpGet(`http://127.0.0.1:${srv.address.port}/readyz`)).status,
-        200,
-        "still ready: a revision is served",
-      );
-      // Unparsable content is refused the same way.
-      const failed2 = ev.next((e) => e.status === "failed");
-      writeAtomically(dir, stage, "{ not json\n");
-      await failed2;
-      assert.equal((await httpGet(url, { "accept-encoding": "identity" })).headers.etag, before.headers.etag);
-      const loaded = ev.next((e) => e.status === "loaded");
-      writeAtomically(dir, stage, catalogText("B", 3, 64));
-      await loaded;
-      const fixed = await httpGet(url, { "accept-encoding": "identity" });
-      assert.notEqual(fixed.headers.etag, before.headers.etag);
-      assert.equal(wholeCatalog(fixed.body, 3), "B");
-      assert.equal(store.lastError("invalid"), undefined);
-    } finally {
-      await srv.close(1000);
-      await store.close();
-    }
-  });
+  test(
+    "--watch reload to an invalid catalog: the old content " +
+      "and ETag stay, the failure is reported, a fix is picked up",
+    async () => {
+      const dir = join(tmp, "invalid");
+      const stage = join(tmp, "stage");
+      writeAtomically(dir, stage, catalogText("A", 3, 64));
+      const ev = new Events();
+      const store = new CatalogStore({ watchDebounceMs: 20, onEvent: ev.on });
+      await store.add("invalid", dir);
+      const srv = await startHttpServer(store, { port: 0 });
+      const url = `http://127.0.0.1:${srv.address.port}/catalogs/invalid/api/v1/all`;
+      store.watch();
+      try {
+        const before = await httpGet(url, { "accept-encoding": "identity" });
+        const failed = ev.next((e) => e.status === "failed");
+        writeAtomically(
+          dir,
+          stage,
+          JSON.stringify({ schema: "olm.package", name: "foo", defaultChannel: "nope" }) + "\n",
+        );
+        const f = await failed;
+        assert.ok(f.status === "failed" && f.serving?.etag === before.headers.etag);
+        assert.match(f.status === "failed" ? f.problems.map((p) => p.message).join("\n") : "", /invalid package "foo"/);
+        const during = await httpGet(url, { "accept-encoding": "identity" });
+        assert.equal(during.headers.etag, before.headers.etag);
+        assert.deepEqual(during.body, before.body);
+        assert.equal(
+          (await httpGet(`http://127.0.0.1:${srv.address.port}/readyz`)).status,
+          200,
+          "still ready: a revision is served",
+        );
+        // Unparsable content is refused the same way.
+        const failed2 = ev.next((e) => e.status === "failed");
+        writeAtomically(dir, stage, "{ not json\n");
+        await failed2;
+        assert.equal((await httpGet(url, { "accept-encoding": "identity" })).headers.etag, before.headers.etag);
+        const loaded = ev.next((e) => e.status === "loaded");
+        writeAtomically(dir, stage, catalogText("B", 3, 64));
+        await loaded;
+        const fixed = await httpGet(url, { "accept-encoding": "identity" });
+        assert.notEqual(fixed.headers.etag, before.headers.etag);
+        assert.equal(wholeCatalog(fixed.body, 3), "B");
+        assert.equal(store.lastError("invalid"), undefined);
+      } finally {
+        await srv.close(1000);
+        await store.close();
+      }
+    },
+  );
 
-  test("--watch swaps under many concurrent requests: every answer is one whole revision matching its ETag", async () => {
-    const dir = join(tmp, "race");
-    const stage = join(tmp, "stage");
-    const bundles = 200;
-    const texts = ["A", "B", "C"].map((v) => catalogText(v, bundles, 4096));
-    writeAtomically(dir, stage, texts[0]);
-    const ev = new Events();
-    const store = new CatalogStore({ watchDebounceMs: 10, onEvent: ev.on });
-    await store.add("race", dir);
-    const srv = await startHttpServer(store, { port: 0 });
-    const url = `http://127.0.0.1:${srv.address.port}/catalogs/race/api/v1/all`;
-    store.watch();
-    const markers = new Set<string>();
-    const etags = new Map<string, string>(); // identity ETag → marker
-    let answers = 0;
-    let stop = false;
-    try {
-      const swapper = (async () => {
-        for (let i = 1; i <= 9; i++) {
-          const loaded = ev.next(
-            (e) => e.status === "loaded" && wholeCatalog(e.revision.jsonl, bundles) === "ABC"[i % 3],
-          );
-          writeAtomically(dir, stage, texts[i % 3]);
-          await loaded;
-        }
-        stop = true;
-      })();
-      const check = (body: Buffer, etag: string, gzip: boolean): string => {
-        const plain = gzip ? gunzipSync(body) : body;
-        const tag = etagOf(plain);
-        assert.equal(etag, gzip ? `${tag.slice(0, -1)}-gzip"` : tag, "the ETag is the hash of this very body");
-        const m = wholeCatalog(plain, bundles);
-        const prev = etags.get(tag);
-        if (prev !== undefined) assert.equal(prev, m);
-        etags.set(tag, m);
-        markers.add(m);
-        answers++;
-        return m;
-      };
-      const plainClient = async (): Promise<void> => {
-        while (!stop) {
-          const r = await httpGet(url, { "accept-encoding": "identity" });
-          assert.equal(r.status, 200);
-          assert.equal(Number(r.headers["content-length"]), r.body.length);
-          check(r.body, String(r.headers.etag), false);
-        }
-      };
-      const gzipClient = async (): Promise<void> => {
-        while (!stop) {
-          const r = await httpGet(url, { "accept-encoding": "gzip" });
-          assert.equal(r.status, 200);
-          assert.equal(r.headers["content-encoding"], "gzip");
-          check(r.body, String(r.headers.etag), true);
-        }
-      };
-      // A download resumed with If-Range: a 206 only from the same revision, else the whole new one.
-      const resumingClient = async (): Promise<void> => {
-        while (!stop) {
-          const first = await httpGet(url, { "accept-encoding": "identity" });
-          check(first.body, String(first.headers.etag), false);
-          const half = Math.floor(first.body.length / 2);
-          const rest = await httpGet(url, {
-            "accept-encoding": "identity",
-            range: `bytes=${half}-`,
-            "if-range": String(first.headers.etag),
-          });
-          if (rest.status === 206) {
-            assert.equal(rest.headers.etag, first.headers.etag);
-            assert.deepEqual(Buffer.concat([first.body.subarray(0, half), rest.body]), first.body);
-          } else {
-            assert.equal(rest.status, 200);
-            assert.notEqual(rest.headers.etag, first.headers.etag);
-            check(rest.body, String(rest.headers.etag), false);
+  test(
+    "--watch swaps under many concurrent requests: " + "every answer is one whole revision matching its ETag",
+    async () => {
+      const dir = join(tmp, "race");
+      const stage = join(tmp, "stage");
+      const bundles = 200;
+      const texts = ["A", "B", "C"].map((v) => catalogText(v, bundles, 4096));
+      writeAtomically(dir, stage, texts[0]);
+      const ev = new Events();
+      const store = new CatalogStore({ watchDebounceMs: 10, onEvent: ev.on });
+      await store.add("race", dir);
+      const srv = await startHttpServer(store, { port: 0 });
+      const url = `http://127.0.0.1:${srv.address.port}/catalogs/race/api/v1/all`;
+      store.watch();
+      const markers = new Set<string>();
+      const etags = new Map<string, string>(); // identity ETag → marker
+      let answers = 0;
+      let stop = false;
+      try {
+        const swapper = (async () => {
+          for (let i = 1; i <= 9; i++) {
+            const loaded = ev.next(
+              (e) => e.status === "loaded" && wholeCatalog(e.revision.jsonl, bundles) === "ABC"[i % 3],
+            );
+            writeAtomically(dir, stage, texts[i % 3]);
+            await loaded;
           }
-        }
-      };
-      await Promise.all([
-        swapper,
-        ...Array.from({ length: 8 }, plainClient),
-        ...Array.from({ length: 4 }, gzipClient),
-        ...Array.from({ length: 4 }, resumingClient),
-      ]);
-      assert.ok(answers > 16, `${answers} answers`);
-      assert.ok(markers.size >= 2, `answers from ${markers.size} revision(s)`);
-      assert.ok(ev.seen.filter((e) => e.status === "loaded").length >= 10);
-      assert.equal(ev.seen.filter((e) => e.status === "failed").length, 0, "an atomic rewrite never loads half a file");
-    } finally {
-      stop = true;
-      await srv.close(1000);
-      await store.close();
-    }
-  });
+          stop = true;
+        })();
+        const check = (body: Buffer, etag: string, gzip: boolean): string => {
+          const plain = gzip ? gunzipSync(body) : body;
+          const tag = etagOf(plain);
+          assert.equal(etag, gzip ? `${tag.slice(0, -1)}-gzip"` : tag, "the ETag is the hash of this very body");
+          const m = wholeCatalog(plain, bundles);
+          const prev = etags.get(tag);
+          if (prev !== undefined) assert.equal(prev, m);
+          etags.set(tag, m);
+          markers.add(m);
+          answers++;
+          return m;
+        };
+        const plainClient = async (): Promise<void> => {
+          while (!stop) {
+            const r = await httpGet(url, { "accept-encoding": "identity" });
+            assert.equal(r.status, 200);
+            assert.equal(Number(r.headers["content-length"]), r.body.length);
+            check(r.body, String(r.headers.etag), false);
+          }
+        };
+        const gzipClient = async (): Promise<void> => {
+          while (!stop) {
+            const r = await httpGet(url, { "accept-encoding": "gzip" });
+            assert.equal(r.status, 200);
+            assert.equal(r.headers["content-encoding"], "gzip");
+            check(r.body, String(r.headers.etag), true);
+          }
+        };
+        // A download resumed with If-Range: a 206 only from the same revision, else the whole new one.
+        const resumingClient = async (): Promise<void> => {
+          while (!stop) {
+            const first = await httpGet(url, { "accept-encoding": "identity" });
+            check(first.body, String(first.headers.etag), false);
+            const half = Math.floor(first.body.length / 2);
+            const rest = await httpGet(url, {
+              "accept-encoding": "identity",
+              range: `bytes=${half}-`,
+              "if-range": String(first.headers.etag),
+            });
+            if (rest.status === 206) {
+              assert.equal(rest.headers.etag, first.headers.etag);
+              assert.deepEqual(Buffer.concat([first.body.subarray(0, half), rest.body]), first.body);
+            } else {
+              assert.equal(rest.status, 200);
+              assert.notEqual(rest.headers.etag, first.headers.etag);
+              check(rest.body, String(rest.headers.etag), false);
+            }
+          }
+        };
+        await Promise.all([
+          swapper,
+          ...Array.from({ length: 8 }, plainClient),
+          ...Array.from({ length: 4 }, gzipClient),
+          ...Array.from({ length: 4 }, resumingClient),
+        ]);
+        assert.ok(answers > 16, `${answers} answers`);
+        assert.ok(markers.size >= 2, `answers from ${markers.size} revision(s)`);
+        assert.ok(ev.seen.filter((e) => e.status === "loaded").length >= 10);
+        assert.equal(
+          ev.seen.filter((e) => e.status === "failed").length,
+          0,
+          "an atomic rewrite never loads half a file",
+        );
+      } finally {
+        stop = true;
+        await srv.close(1000);
+        await store.close();
+      }
+    },
+  );
 
   describe("slow readers get backpressure, not a buffered body", () => {
     let store: CatalogStore;

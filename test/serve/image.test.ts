@@ -56,11 +56,16 @@ function bundleDir(root: string): string {
   mkdirSync(join(dir, "metadata"), { recursive: true });
   writeFileSync(
     join(dir, "manifests", "foo.clusterserviceversion.yaml"),
-    "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: foo.v1.0.0\nspec:\n  version: 1.0.0\n",
+    "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\n" +
+      "metadata:\n  name: foo.v1.0.0\nspec:\n  version: 1.0.0\n",
   );
   writeFileSync(
     join(dir, "metadata", "annotations.yaml"),
-    "annotations:\n  operators.operatorframework.io.bundle.package.v1: foo\n  operators.operatorframework.io.bundle.channels.v1: stable\n  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n  operators.operatorframework.io.bundle.manifests.v1: manifests/\n  operators.operatorframework.io.bundle.metadata.v1: metadata/\n",
+    "annotations:\n  operators.operatorframework.io.bundle.package.v1: foo\n" +
+      "  operators.operatorframework.io.bundle.channels.v1: stable\n" +
+      "  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n" +
+      "  operators.operatorframework.io.bundle.manifests.v1: manifests/\n" +
+      "  operators.operatorframework.io.bundle.metadata.v1: metadata/\n",
   );
   return dir;
 }

@@ -103,32 +103,36 @@ test("query: an olm.constraint value and a CEL rule", async () => {
   assert.equal(errorCode(bad), "RESOLVE_QUERY_INVALID");
 });
 
-test("resolve: the seed 002 example input resolves with its dependency; an impossible input is a 409 with the explanation", async () => {
-  const ok = await post(base, "/api/v1/resolve", { inputs: inputDocs });
-  assert.equal(ok.status, 200, JSON.stringify(ok.json));
-  const rs = ok.json as { resolved: boolean; bundles: { package: string }[] };
-  assert.equal(rs.resolved, true);
-  assert.deepEqual([...new Set(rs.bundles.map((b) => b.package))].sort(), ["cache-operator", "etcd-example"]);
-  const impossible = await post(base, "/api/v1/resolve", {
-    inputs: [
-      {
-        apiVersion: "deppy.io/v1",
-        kind: "Input",
-        metadata: { name: "x" },
-        spec: {
-          constraints: [{ type: "olm.packageVersion", value: { package: "cache-operator", version: ">=9.0.0" } }],
+test(
+  "resolve: the seed 002 example input resolves with its " +
+    "dependency; an impossible input is a 409 with the explanation",
+  async () => {
+    const ok = await post(base, "/api/v1/resolve", { inputs: inputDocs });
+    assert.equal(ok.status, 200, JSON.stringify(ok.json));
+    const rs = ok.json as { resolved: boolean; bundles: { package: string }[] };
+    assert.equal(rs.resolved, true);
+    assert.deepEqual([...new Set(rs.bundles.map((b) => b.package))].sort(), ["cache-operator", "etcd-example"]);
+    const impossible = await post(base, "/api/v1/resolve", {
+      inputs: [
+        {
+          apiVersion: "deppy.io/v1",
+          kind: "Input",
+          metadata: { name: "x" },
+          spec: {
+            constraints: [{ type: "olm.packageVersion", value: { package: "cache-operator", version: ">=9.0.0" } }],
+          },
         },
-      },
-    ],
-  });
-  assert.equal(impossible.status, 409);
-  const failed = impossible.json as {
-    resolved: boolean;
-    inputs: { conditions: { status: string; message: string }[] }[];
-  };
-  assert.equal(failed.resolved, false);
-  assert.ok(failed.inputs[0].conditions.some((c) => c.status === "True" && c.message.length > 0));
-});
+      ],
+    });
+    assert.equal(impossible.status, 409);
+    const failed = impossible.json as {
+      resolved: boolean;
+      inputs: { conditions: { status: string; message: string }[] }[];
+    };
+    assert.equal(failed.resolved, false);
+    assert.ok(failed.inputs[0].conditions.some((c) => c.status === "True" && c.message.length > 0));
+  },
+);
 
 test("errors: method, content type, JSON, fields, unknown catalog, size limit", async () => {
   const get = await call(base, "/api/v1/resolve", undefined, { method: "GET" });

@@ -35,7 +35,8 @@ function catalog(dir: string, marker: string): void {
   );
 }
 
-test("serve --watch follows a swapped symlink, a directory removed and copied again, and one moved away and recreated", {
+test("serve --watch follows a swapped symlink, a directory " +
+  "removed and copied again, and one moved away and recreated", {
   timeout: 120_000,
 }, async () => {
   const tmp = mkdtempSync(join(tmpdir(), "opcat-watch-"));

@@ -9,7 +9,9 @@ import { pathToFileURL } from "node:url";
 import { REPO_ROOT } from "../shared.js";
 
 // The CLI from source (through tsx), so that the test does not depend on a fresh dist/.
-const RUNNER = `import { run } from ${JSON.stringify(pathToFileURL(join(REPO_ROOT, "src", "cli", "main.ts")).href)};\nprocess.exitCode = await run(process.argv.slice(1));`;
+const RUNNER =
+  `import { run } from ${JSON.stringify(pathToFileURL(join(REPO_ROOT, "src", "cli", "main.ts")).href)};\n` +
+  `process.exitCode = await run(process.argv.slice(1));`;
 
 function opcat(args: string[]): { code: number; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", RUNNER, ...args], {
@@ -205,7 +207,8 @@ test("add-bundle: --release-config applies every listed template; --help documen
   const rc = join(dir, "foo", "0.2.0", "release-config.yaml");
   writeFileSync(
     rc,
-    "catalog_templates:\n  - template_name: basic.yaml\n    channels: [stable]\n    replaces: foo.v0.1.0\n  - template_name: semver.yaml\n    channels: [Fast, Stable]\n",
+    "catalog_templates:\n  - template_name: basic.yaml\n    channels: [stable]\n" +
+      "    replaces: foo.v0.1.0\n  - template_name: semver.yaml\n    channels: [Fast, Stable]\n",
   );
   const r = opcat([
     "template",

@@ -305,7 +305,9 @@ const EXCEPTIONS: Record<string, { result: ReplayCase["result"]; why: string }> 
   },
   "dell-csm-operator@1.11.3": {
     result: "failed",
-    why: "with the release config's replaces v1.10.1 the channel strands bundles: conflict (the committed entry replaces v1.10.2)",
+    why:
+      "with the release config's replaces v1.10.1 the channel strands " +
+      "bundles: conflict (the committed entry replaces v1.10.2)",
   },
   "multi-nic-cni-operator@1.2.6": {
     result: "different",
@@ -317,7 +319,9 @@ const EXCEPTIONS: Record<string, { result: ReplayCase["result"]; why: string }> 
   },
   "multi-nic-cni-operator@1.2.8": {
     result: "failed",
-    why: "the committed alpha entries were re-linked after publication: the release config's edges leave two heads (and so does the inverse edit)",
+    why:
+      "the committed alpha entries were re-linked after publication: the " +
+      "release config's edges leave two heads (and so does the inverse edit)",
   },
   "multicluster-global-hub-operator@1.6.0": {
     result: "different",
@@ -325,7 +329,9 @@ const EXCEPTIONS: Record<string, { result: ReplayCase["result"]; why: string }> 
   },
   "visionone-containersecurity@0.0.2": {
     result: "different",
-    why: "the committed stable entry has no replaces (edited after publication); the release config says replaces v0.0.1",
+    why:
+      "the committed stable entry has no replaces (edited after " +
+      "publication); the release config says replaces v0.0.1",
   },
   "rabbitmq-messaging-topology-operator@1.18.3": {
     result: "no-image",

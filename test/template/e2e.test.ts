@@ -136,7 +136,8 @@ describe("templates rendered from bundle images in a local registry", { skip: mi
       ["foo", "community-operator-pipeline-prod"]
         .map(
           (ns) =>
-            `[[registry]]\nprefix = "quay.io/${ns}"\nlocation = "127.0.0.1:${closed}/${ns}"\ninsecure = true\n[[registry.mirror]]\nlocation = "${reg.host}/${ns}"\ninsecure = true\n`,
+            `[[registry]]\nprefix = "quay.io/${ns}"\nlocation = "127.0.0.1:${closed}/${ns}"\n` +
+            `insecure = true\n[[registry.mirror]]\nlocation = "${reg.host}/${ns}"\ninsecure = true\n`,
         )
         .join("\n"),
     );
@@ -188,30 +189,34 @@ describe("templates rendered from bundle images in a local registry", { skip: mi
   }
 
   const communityCase = (pkg: string, template: string, catalogVersion: string, migrate: boolean): void => {
-    test(`community ${pkg}: catalog-templates/${template} renders the bundles of catalogs/${catalogVersion}${migrate ? " (migrated)" : ""}`, () => {
-      const r = render([
-        join(COMMUNITY, "operators", pkg, "catalog-templates", template),
-        ...(migrate ? ["--migrate-level", "bundle-object-to-csv-metadata"] : []),
-      ]);
-      assert.equal(r.code, 0, r.stderr);
-      const ours = loadText(r.stdout, "out.json").config;
-      const theirs = loadText(
-        readFileSync(join(COMMUNITY, "catalogs", catalogVersion, pkg, "catalog.yaml"), "utf8"),
-        "catalog.yaml",
-      ).config;
-      const a = byName(ours.bundles);
-      const b = byName(theirs.bundles);
-      assert.ok(a.size > 0);
-      for (const [n, text] of a) assert.equal(text, b.get(n), `bundle ${n}`);
-      // Package (description and icon from the head's CSV) and channels as the real opm renders them
-      // from the same images, where scripts/oracle/semver-community recorded that.
-      const opm = join(TESTDATA, "community-semver", `${pkg}.yaml`);
-      if (template === "semver.yaml" && existsSync(opm)) {
-        const none = { packages: [], channels: [], bundles: [], deprecations: [], others: [] };
-        const got = formatCatalog({ ...none, packages: ours.packages, channels: ours.channels }, "yaml");
-        assert.deepEqual(Buffer.from(got), readFileSync(opm), `${pkg}: package and channels as opm renders them`);
-      }
-    });
+    test(
+      `community ${pkg}: catalog-templates/${template} renders the ` +
+        `bundles of catalogs/${catalogVersion}${migrate ? " (migrated)" : ""}`,
+      () => {
+        const r = render([
+          join(COMMUNITY, "operators", pkg, "catalog-templates", template),
+          ...(migrate ? ["--migrate-level", "bundle-object-to-csv-metadata"] : []),
+        ]);
+        assert.equal(r.code, 0, r.stderr);
+        const ours = loadText(r.stdout, "out.json").config;
+        const theirs = loadText(
+          readFileSync(join(COMMUNITY, "catalogs", catalogVersion, pkg, "catalog.yaml"), "utf8"),
+          "catalog.yaml",
+        ).config;
+        const a = byName(ours.bundles);
+        const b = byName(theirs.bundles);
+        assert.ok(a.size > 0);
+        for (const [n, text] of a) assert.equal(text, b.get(n), `bundle ${n}`);
+        // Package (description and icon from the head's CSV) and channels as the real opm renders them
+        // from the same images, where scripts/oracle/semver-community recorded that.
+        const opm = join(TESTDATA, "community-semver", `${pkg}.yaml`);
+        if (template === "semver.yaml" && existsSync(opm)) {
+          const none = { packages: [], channels: [], bundles: [], deprecations: [], others: [] };
+          const got = formatCatalog({ ...none, packages: ours.packages, channels: ours.channels }, "yaml");
+          assert.deepEqual(Buffer.from(got), readFileSync(opm), `${pkg}: package and channels as opm renders them`);
+        }
+      },
+    );
   };
   communityCase("cat-facts-operator", "basic.yaml", "v4.20", true);
   communityCase("kairos-operator", "semver.yaml", "v4.16", false);
@@ -222,7 +227,8 @@ describe("templates rendered from bundle images in a local registry", { skip: mi
     const img = `${reg.host}/foo/olm:testoperator.v1.0.0`;
     const r = opcat(
       ["render-template", "basic", "-", "--use-http", "--cache-dir", join(work, "cache-direct")],
-      `schema: olm.template.basic\nentries:\n- schema: olm.bundle\n  image: ${img}\n- schema: olm.bundle\n  image: ${img}\n`,
+      `schema: olm.template.basic\nentries:\n- schema: olm.bundle\n` +
+        `  image: ${img}\n- schema: olm.bundle\n  image: ${img}\n`,
     );
     assert.equal(r.code, 0, r.stderr);
     const blobs = r.stdout
@@ -286,11 +292,20 @@ describe("templates rendered from bundle images in a local registry", { skip: mi
     const dir = mkdtempSync(join(work, "composite-"));
     writeFileSync(
       join(dir, "catalogs.yaml"),
-      `schema: olm.composite.catalogs\ncatalogs:\n- name: v4.16\n  destination:\n    workingDir: ${dir}/out/v4.16\n  builders: [olm.builder.basic, olm.builder.semver]\n- name: v4.17\n  destination:\n    workingDir: ${dir}/out/v4.17\n  builders: [olm.builder.raw, olm.builder.custom]\n`,
+      `schema: olm.composite.catalogs\ncatalogs:\n- name: v4.16\n  destination:\n` +
+        `    workingDir: ${dir}/out/v4.16\n  builders: [olm.builder.basic, olm.builder.semver]\n- name: v4.17\n` +
+        `  destination:\n    workingDir: ${dir}/out/v4.17\n  builders: [olm.builder.raw, olm.builder.custom]\n`,
     );
     mkdirSync(join(dir, "contrib"));
     writeFileSync(join(dir, "contrib", "semver.yaml"), seedTemplate(false, true));
     const catFacts = join(COMMUNITY, "operators", "cat-facts-operator", "catalog-templates", "basic.yaml");
+    const catFactsCatalog = join(COMMUNITY, "catalogs", "v4.20", "cat-facts-operator", "catalog.yaml");
+    // the custom builder's script (node -e), in the YAML as one double-quoted string
+    const echoScript =
+      "for (const b of [{schema:'olm.package',name:'echo',defaultChannel:'a'}," +
+      "{schema:'olm.channel',package:'echo',name:'a',entries:[{name:'echo.v1.0.0'}]}," +
+      "{schema:'olm.bundle',name:'echo.v1.0.0',package:'echo',image:'quay.io/x/echo:1'," +
+      "properties:[{type:'olm.package',value:{packageName:'echo',version:'1.0.0'}}]}]) console.log(JSON.stringify(b))";
     writeFileSync(
       join(dir, "contrib", "composite.yaml"),
       `schema: olm.composite
@@ -303,7 +318,7 @@ components:
   strategy: {name: basic, template: {schema: olm.builder.basic, config: {input: ${catFacts}, output: catalog.yaml}}}
 - name: v4.17
   destination: {path: cat-facts-operator}
-  strategy: {name: raw, template: {schema: olm.builder.raw, config: {input: ${join(COMMUNITY, "catalogs", "v4.20", "cat-facts-operator", "catalog.yaml")}, output: catalog.json}}}
+  strategy: {name: raw, template: {schema: olm.builder.raw, config: {input: ${catFactsCatalog}, output: catalog.json}}}
 - name: v4.17
   destination: {path: echo}
   strategy:
@@ -312,7 +327,7 @@ components:
       schema: olm.builder.custom
       config:
         command: node
-        args: ["-e", "for (const b of [{schema:'olm.package',name:'echo',defaultChannel:'a'},{schema:'olm.channel',package:'echo',name:'a',entries:[{name:'echo.v1.0.0'}]},{schema:'olm.bundle',name:'echo.v1.0.0',package:'echo',image:'quay.io/x/echo:1',properties:[{type:'olm.package',value:{packageName:'echo',version:'1.0.0'}}]}]) console.log(JSON.stringify(b))"]
+        args: ["-e", "${echoScript}"]
         output: catalog.json
 `,
     );
@@ -343,13 +358,18 @@ components:
     );
     writeFileSync(
       join(dir, "contrib", "bad.yaml"),
-      `schema: olm.composite\ncomponents:\n- name: v4.17\n  destination: {path: bad}\n  strategy: {name: raw, template: {schema: olm.builder.raw, config: {input: bad.json, output: catalog.json}}}\n`,
+      `schema: olm.composite\ncomponents:\n- name: v4.17\n  destination: {path: bad}\n` +
+        `  strategy: {name: raw, template: {schema: olm.builder.raw, ` +
+        `config: {input: bad.json, output: catalog.json}}}\n`,
     );
     const bad = render(["composite", "-f", join(dir, "catalogs.yaml"), "-c", join(dir, "contrib", "bad.yaml")]);
     assert.equal(bad.code, 1);
     assert.match(
       bad.stderr,
-      /rendering the composite template: validating component "v4\.17": validation failure in path ".*\/out\/v4\.17\/bad": /,
+      new RegExp(
+        /rendering the composite template: validating component /.source +
+          /"v4\.17": validation failure in path ".*\/out\/v4\.17\/bad": /.source,
+      ),
     );
     const skip = render([
       "composite",

@@ -13,7 +13,10 @@ const add = (name, text) => cases.push({ name, csv: text });
 
 add(
   "migrations_test fooRawCsv",
-  `{"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion", "metadata": {"name": "foo.v0.1.0"}, "spec": {"displayName": "Foo Operator", "customresourcedefinitions": {"owned": [{"group": "test.foo", "version": "v1", "kind": "Foo", "name": "foos.test.foo"}]}, "version": "0.1.0", "relatedImages": [{"name": "operator", "image": "test.registry/foo-operator/foo:v0.1.0"}]}}`,
+  `{"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion", "metadata": {"name": ` +
+    `"foo.v0.1.0"}, "spec": {"displayName": "Foo Operator", "customresourcedefinitions": {"owned": ` +
+    `[{"group": "test.foo", "version": "v1", "kind": "Foo", "name": "foos.test.foo"}]}, "version": ` +
+    `"0.1.0", "relatedImages": [{"name": "operator", "image": "test.registry/foo-operator/foo:v0.1.0"}]}}`,
 );
 add("empty object", `{}`);
 add(
@@ -140,37 +143,46 @@ add(
 );
 add(
   "raw value whitespace and escapes kept",
-  `{"spec":{"customresourcedefinitions":{"owned":[{"name":"a","specDescriptors":[{"path":"p","value": { "b" : "\\u003c\\u00e9" ,  "a" : [ 1 , 2.50 , -0 , 1E3 ] } }]}]}}}`,
+  `{"spec":{"customresourcedefinitions":{"owned":[{"name":"a","specDescriptors":[{"path":"p","value": ` +
+    `{ "b" : "\\u003c\\u00e9" ,  "a" : [ 1 , 2.50 , -0 , 1E3 ] } }]}]}}}`,
 );
 add(
   "case-insensitive keys",
-  `{"SPEC":{"DisplayName":"D","customResourceDefinitions":{"OWNED":[{"NAME":"n","Version":"v1","KIND":"K","X-Descriptors":["nope"],"SpecDescriptors":[{"PATH":"p","X-DESCRIPTORS":["x"],"VALUE":1}]}]},"Provider":{"URL":"u"}},"METADATA":{"Annotations":{"A":"b"}}}`,
+  `{"SPEC":{"DisplayName":"D","customResourceDefinitions":{"OWNED":[{"NAME":"n","Version":` +
+    `"v1","KIND":"K","X-Descriptors":["nope"],"SpecDescriptors":[{"PATH":"p","X-DESCRIPTORS":` +
+    `["x"],"VALUE":1}]}]},"Provider":{"URL":"u"}},"METADATA":{"Annotations":{"A":"b"}}}`,
 );
 add(
   "long s and kelvin fold",
-  `{"\u017fpec":{"displayName":"LongS","installModes":[{"type":"T","\u017fupported":true}]},"metadata":{"labels":{"\u212a":"kelvin"}}}`,
+  `{"\u017fpec":{"displayName":"LongS","installModes":[{"type":"T",` +
+    `"\u017fupported":true}]},"metadata":{"labels":{"\u212a":"kelvin"}}}`,
 );
 add("exact name wins over folded", `{"spec":{"displayName":"exact","DISPLAYNAME":"folded"}}`);
 add(
   "duplicate keys: last wins, maps merge",
-  `{"metadata":{"annotations":{"a":"1","b":"2"},"annotations":{"b":"3","c":"4"}},"spec":{"displayName":"one","displayName":"two","keywords":["a","b","c"],"keywords":["x"]}}`,
+  `{"metadata":{"annotations":{"a":"1","b":"2"},"annotations":{"b":"3","c":"4"}},"spec":` +
+    `{"displayName":"one","displayName":"two","keywords":["a","b","c"],"keywords":["x"]}}`,
 );
 add(
   "duplicate slices decode into old elements",
-  `{"spec":{"installModes":[{"type":"A","supported":true},{"type":"B","supported":true}],"installModes":[{"type":"C"}],"installModes":[{"type":"D"},{}]}}`,
+  `{"spec":{"installModes":[{"type":"A","supported":true},{"type":"B","supported":` +
+    `true}],"installModes":[{"type":"C"}],"installModes":[{"type":"D"},{}]}}`,
 );
 add(
   "duplicate slices: empty array drops capacity",
-  `{"spec":{"installModes":[{"type":"A","supported":true},{"type":"B","supported":true}],"installModes":[],"installModes":[{"type":"D"},{}]}}`,
+  `{"spec":{"installModes":[{"type":"A","supported":true},{"type":"B",` +
+    `"supported":true}],"installModes":[],"installModes":[{"type":"D"},{}]}}`,
 );
 add(
   "duplicate struct merges",
-  `{"spec":{"provider":{"name":"n"},"provider":{"url":"u"},"customresourcedefinitions":{"owned":[{"name":"x"}]},"customresourcedefinitions":{"required":[{"name":"y"}]}}}`,
+  `{"spec":{"provider":{"name":"n"},"provider":{"url":"u"},"customresourcedefinitions":` +
+    `{"owned":[{"name":"x"}]},"customresourcedefinitions":{"required":[{"name":"y"}]}}}`,
 );
 add("null slice element reused", `{"spec":{"maintainers":[{"name":"a"},{"name":"b"}],"maintainers":[null,null,null]}}`);
 add(
   "nulls everywhere",
-  `{"metadata":null,"spec":{"displayName":null,"keywords":null,"provider":null,"installModes":[null],"nativeAPIs":null,"customresourcedefinitions":{"owned":null},"apiservicedefinitions":null},"status":null}`,
+  `{"metadata":null,"spec":{"displayName":null,"keywords":null,"provider":null,"installModes":[null],` +
+    `"nativeAPIs":null,"customresourcedefinitions":{"owned":null},"apiservicedefinitions":null},"status":null}`,
 );
 add("null map value", `{"metadata":{"annotations":{"a":null,"b":"x"},"labels":{}}}`);
 add(
@@ -179,7 +191,8 @@ add(
 );
 add(
   "unknown fields ignored",
-  `{"unknown":{"deep":[1,{"x":"}"}]},"spec":{"foo":"bar","displayName":"x","install":{"strategy":"deployment","spec":{"deployments":[{"name":"d","x":{"containers":"not checked"}}]}}}}`,
+  `{"unknown":{"deep":[1,{"x":"}"}]},"spec":{"foo":"bar","displayName":"x","install":{"strategy":` +
+    `"deployment","spec":{"deployments":[{"name":"d","x":{"containers":"not checked"}}]}}}}`,
 );
 add("version tolerant", csv({ version: "v1.2" }));
 add("version with spaces", csv({ version: " 1.2.3 " }));
@@ -317,6 +330,7 @@ add("syntax: bad literal", `{"spec":{"displayName":tru}}`);
 add("whitespace around", ` \n {"spec" : { "displayName" : "ws" } } \n`);
 add(
   "string escapes in keys and values",
-  `{"metadata":{"annotations":{"k\\u0065y":"v\\/\\b\\f\\n\\r\\t\\u0001\\ud83d\\ude00\\ud800"}},"spec":{"display\\u004eame":"esc"}}`,
+  `{"metadata":{"annotations":{"k\\u0065y":` +
+    `"v\\/\\b\\f\\n\\r\\t\\u0001\\ud83d\\ude00\\ud800"}},"spec":{"display\\u004eame":"esc"}}`,
 );
 console.log(JSON.stringify(cases));

@@ -109,8 +109,10 @@ TAGS=containers_image_openpgp
 [ "$CGO_ENABLED" = 1 ] && TAGS=json1,$TAGS
 status "go build (CGO_ENABLED=$CGO_ENABLED, tags=$TAGS, $OPM_VERSION)"
 mkdir -p "$(dirname "$OUT")"
+OPM_LDFLAGS="-s -w -X '$PKG/cmd/opm/version.gitCommit=$GIT_COMMIT'"
+OPM_LDFLAGS+=" -X '$PKG/cmd/opm/version.opmVersion=$OPM_VERSION' -X '$PKG/cmd/opm/version.buildDate=$BUILD_DATE'"
 nice -n 10 go build -mod=mod -trimpath -tags "$TAGS" \
-  -ldflags "-s -w -X '$PKG/cmd/opm/version.gitCommit=$GIT_COMMIT' -X '$PKG/cmd/opm/version.opmVersion=$OPM_VERSION' -X '$PKG/cmd/opm/version.buildDate=$BUILD_DATE'" \
+  -ldflags "$OPM_LDFLAGS" \
   -o "$OUT" ./cmd/opm
 
 status "done: $OUT"

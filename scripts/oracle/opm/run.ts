@@ -88,7 +88,10 @@ function unquoteGo(q: string): string {
   return Buffer.from(bytes).toString("utf8");
 }
 
-/** Runs a command; throws when it does not exit 0. stdout and stderr are inherited unless `opts.stdio` says otherwise. */
+/**
+ * Runs a command; throws when it does not exit 0. stdout and
+ * stderr are inherited unless `opts.stdio` says otherwise.
+ */
 export function runChecked(cmd: string, args: string[], opts: Parameters<typeof spawnSync>[2] = {}): Buffer {
   const r = spawnSync(cmd, args, { stdio: ["ignore", "pipe", "inherit"], maxBuffer: 1 << 30, ...opts });
   if (r.error) throw r.error;

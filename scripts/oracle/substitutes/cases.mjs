@@ -180,7 +180,13 @@ add(
 add("empty template", "schema: olm.template.substitutes\n");
 add(
   "yaml template with case-insensitive keys",
-  "Schema: olm.template.substitutes\nEntries:\n- schema: olm.package\n  name: a\n  defaultChannel: stable\n- schema: olm.channel\n  package: a\n  name: stable\n  entries:\n  - name: a.v1.0.0\n  - name: a.v1.1.0\n    replaces: a.v1.0.0\n- schema: olm.bundle\n  name: a.v1.0.0\n  package: a\n  image: quay.io/org/a:a.v1.0.0\n  properties:\n  - type: olm.package\n    value: {packageName: a, version: 1.0.0}\n- schema: olm.bundle\n  name: a.v1.1.0\n  package: a\n  image: quay.io/org/a:a.v1.1.0\n  properties:\n  - type: olm.package\n    value: {packageName: a, version: 1.1.0}\nSubstitutions:\n- Name: quay.io/org/a:v1.1.1\n  Base: a.v1.1.0\n",
+  "Schema: olm.template.substitutes\nEntries:\n- schema: olm.package\n  name: a\n  defaultChannel: stable\n" +
+    "- schema: olm.channel\n  package: a\n  name: stable\n  entries:\n  - name: a.v1.0.0\n  - name: a.v1.1.0\n" +
+    "    replaces: a.v1.0.0\n- schema: olm.bundle\n  name: a.v1.0.0\n  package: a\n" +
+    "  image: quay.io/org/a:a.v1.0.0\n  properties:\n  - type: olm.package\n" +
+    "    value: {packageName: a, version: 1.0.0}\n- schema: olm.bundle\n  name: a.v1.1.0\n  package: a\n" +
+    "  image: quay.io/org/a:a.v1.1.0\n  properties:\n  - type: olm.package\n" +
+    "    value: {packageName: a, version: 1.1.0}\nSubstitutions:\n- Name: quay.io/org/a:v1.1.1\n  Base: a.v1.1.0\n",
 );
 add(
   "substitute of the channel head",

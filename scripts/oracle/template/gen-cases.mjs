@@ -144,7 +144,8 @@ add(
 );
 add(
   "basic: upper-case keys",
-  "Schema: olm.template.basic\nEntries:\n- Schema: olm.bundle\n  Image: docker.io/example-operator-bundle:0.2.0\n- SCHEMA: olm.package\n  NAME: e\n",
+  "Schema: olm.template.basic\nEntries:\n- Schema: olm.bundle\n" +
+    "  Image: docker.io/example-operator-bundle:0.2.0\n- SCHEMA: olm.package\n  NAME: e\n",
 );
 add(
   "basic: bundle with package",
@@ -161,12 +162,14 @@ add(
 add("basic: bundle without image", "schema: olm.template.basic\nentries:\n- schema: olm.bundle\n  name: a\n");
 add(
   "basic: bundle with unknown field",
-  "schema: olm.template.basic\nentries:\n- schema: olm.bundle\n  image: docker.io/example-operator-bundle:0.2.0\n  foo: bar\n",
+  "schema: olm.template.basic\nentries:\n- schema: olm.bundle\n" +
+    "  image: docker.io/example-operator-bundle:0.2.0\n  foo: bar\n",
 );
 add("basic: unknown image", "schema: olm.template.basic\nentries:\n- schema: olm.bundle\n  image: r/missing\n");
 add(
   "basic: first bad bundle wins over later ones",
-  "schema: olm.template.basic\nentries:\n- schema: olm.bundle\n  image: r/missing\n- schema: olm.bundle\n  image: r/x\n  package: p\n",
+  "schema: olm.template.basic\nentries:\n- schema: olm.bundle\n" +
+    "  image: r/missing\n- schema: olm.bundle\n  image: r/x\n  package: p\n",
 );
 add("basic: entries not a list", "schema: olm.template.basic\nentries: 5\n", "basic");
 add("basic: entry is a string", "schema: olm.template.basic\nentries: [x]\n");
@@ -223,7 +226,8 @@ add("semver: prefer major without major channels", sv(false, true, "major"));
 add("semver: unknown preference", sv(false, true, "foo"));
 add(
   "semver: lower-case keys, explicit type",
-  `schema: olm.semver\ngenerateMajorChannels: true\nstable:\n  bundles:\n  - image: ${img("1.0.0")}\n  - image: ${img("1.0.1")}\n`,
+  `schema: olm.semver\ngenerateMajorChannels: true\nstable:\n` +
+    `  bundles:\n  - image: ${img("1.0.0")}\n  - image: ${img("1.0.1")}\n`,
   "semver",
 );
 add(
@@ -244,7 +248,8 @@ add("semver: unknown field inside channel", `schema: olm.semver\nstable:\n  thin
 add("semver: quoted bool", 'schema: olm.semver\ngenerateMajorChannels: "yes"\n');
 add(
   "semver: YAML 1.1 bool",
-  `schema: olm.semver\ngenerateMajorChannels: yes\ngenerateMinorChannels: off\nstable:\n  bundles:\n  - image: ${img("1.0.0")}\n`,
+  `schema: olm.semver\ngenerateMajorChannels: yes\ngenerateMinorChannels: off\n` +
+    `stable:\n  bundles:\n  - image: ${img("1.0.0")}\n`,
 );
 add("semver: channel is a number", "schema: olm.semver\ncandidate: 5\n");
 add("semver: bundles is a number", "schema: olm.semver\ncandidate:\n  bundles: 5\n");
@@ -276,7 +281,8 @@ add(
 );
 add(
   "semver: other package across archetypes",
-  `schema: olm.semver\ncandidate:\n  bundles:\n  - image: ${img("1.0.0")}\nstable:\n  bundles:\n  - image: r/other:1.0.0\n`,
+  `schema: olm.semver\ncandidate:\n  bundles:\n  - image: ${img("1.0.0")}\n` +
+    `stable:\n  bundles:\n  - image: r/other:1.0.0\n`,
 );
 add(
   "semver: same image twice in one archetype",
@@ -296,7 +302,8 @@ const pAll = ["0.9.0", "0.10.0", "0.10.1-rc.1", "0.10.1", "0.11.0", "1.0.0-alpha
   .join("\n");
 add(
   "semver: byte-order skips, prereleases, both kinds",
-  `schema: olm.semver\ngenerateMajorChannels: true\ngenerateMinorChannels: true\ncandidate:\n  bundles:\n${pAll}\nfast:\n  bundles:\n  - image: r/p:0.10.0\n  - image: r/p:0.9.0\n`,
+  `schema: olm.semver\ngenerateMajorChannels: true\ngenerateMinorChannels: true\ncandidate:\n` +
+    `  bundles:\n${pAll}\nfast:\n  bundles:\n  - image: r/p:0.10.0\n  - image: r/p:0.9.0\n`,
 );
 add(
   "semver: byte-order skips, major",
@@ -308,11 +315,13 @@ add(
 );
 add(
   "semver: preference breaks exact ties only",
-  "schema: olm.semver\ngenerateMajorChannels: true\ngenerateMinorChannels: true\ndefaultChannelTypePreference: major\nstable:\n  bundles:\n  - image: r/m:3.1.0\n  - image: r/m:3.2.0\n",
+  "schema: olm.semver\ngenerateMajorChannels: true\ngenerateMinorChannels: true\n" +
+    "defaultChannelTypePreference: major\nstable:\n  bundles:\n  - image: r/m:3.1.0\n  - image: r/m:3.2.0\n",
 );
 add(
   "semver: preference major with a single minor",
-  "schema: olm.semver\ngenerateMajorChannels: true\ngenerateMinorChannels: true\ndefaultChannelTypePreference: major\nstable:\n  bundles:\n  - image: r/m:3.1.0\n",
+  "schema: olm.semver\ngenerateMajorChannels: true\ngenerateMinorChannels: true\n" +
+    "defaultChannelTypePreference: major\nstable:\n  bundles:\n  - image: r/m:3.1.0\n",
 );
 add("semver: image coerced from number", "schema: olm.semver\nstable:\n  bundles:\n  - image: 5\n");
 add("semver: ſchema folds to schema", "ſchema: olm.semver\nstable:\n  bundles:\n  - image: 5\n", "semver");

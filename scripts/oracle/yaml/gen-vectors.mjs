@@ -659,5 +659,6 @@ const fuzz = fuzzDocs.map((d, i) => ({
 writeFileSync(join(outDir, "load-fuzz.json"), JSON.stringify(fuzz) + "\n");
 
 console.log(
-  `emit vectors: ${emit.length} (${emit.filter((e) => e.err).length} errors); load vectors: ${load.length} (${load.filter((e) => e.err).length} errors)`,
+  `emit vectors: ${emit.length} (${emit.filter((e) => e.err).length} errors); ` +
+    `load vectors: ${load.length} (${load.filter((e) => e.err).length} errors)`,
 );

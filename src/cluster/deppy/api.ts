@@ -45,7 +45,10 @@ export const LABEL_PACKAGE = "deppy.io/package";
 export const LABEL_RESOLVESET = "deppy.io/resolveset";
 export const LABEL_GENERATED_FOR = "deppy.io/generated-for";
 export const ANNOTATION_VERSION = "deppy.io/version";
-/** The bundle's name in its catalog (the Bundle object may carry a suffix when two catalogs ship different images under one name). */
+/**
+ * The bundle's name in its catalog (the Bundle object may carry a suffix
+ * when two catalogs ship different images under one name).
+ */
 export const ANNOTATION_BUNDLE = "deppy.io/bundle";
 export const ANNOTATION_CATALOG = "deppy.io/catalog";
 export const ANNOTATION_CHANNEL = "deppy.io/channel";
@@ -143,7 +146,8 @@ export const inputSpecSchema = obj(
     inputClass: str({ description: "the InputClass (default subscription)" }),
     constraints: arr(constraintSchema, {
       description:
-        "olm.catalog {name, namespace?, package, channel?}, olm.packageVersion {package, version}, olm.name, olm.cel, olm.operand",
+        "olm.catalog {name, namespace?, package, channel?}, " +
+        "olm.packageVersion {package, version}, olm.name, olm.cel, olm.operand",
     }),
   },
   [],
@@ -318,7 +322,10 @@ export function defaultInputClasses(next?: { kube?: string; ocp?: string }): Inp
   ];
 }
 
-/** The default resolveset ProvisionerClass (seed 002: approval Android; olm.bundle entries become olm.bundle Bundles). */
+/**
+ * The default resolveset ProvisionerClass (seed 002: approval
+ * Android; olm.bundle entries become olm.bundle Bundles).
+ */
 export function resolvesetProvisionerClass(): ProvisionerClass {
   return {
     apiVersion: RUKPAK_API_VERSION,
@@ -396,7 +403,8 @@ export const operatorCrd: CrdDefinition = {
   categories: ["olm"],
   scope: "Cluster",
   description:
-    "Install an operator from a catalog (through an Input) or directly from a bundle, and see its components and updates.",
+    "Install an operator from a catalog (through an Input) or " +
+    "directly from a bundle, and see its components and updates.",
   fields: { spec: operatorSpecSchema.openapi, status: operatorStatusSchema.openapi },
   required: ["spec"],
   printerColumns: [

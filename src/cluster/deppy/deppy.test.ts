@@ -102,21 +102,25 @@ const arbRule = fc.record({
   serviceAccount: fc.constant("ns/sa"),
 });
 
-test("android (property): a rule set never adds to itself or to a superset; the new permissions are exactly the atoms not covered", () => {
-  fc.assert(
-    fc.property(fc.array(arbRule, { maxLength: 4 }), fc.array(arbRule, { maxLength: 4 }), (a, b) => {
-      const ga = a as GrantedRule[];
-      const gb = b as GrantedRule[];
-      assert.deepEqual(newPermissions(ga, ga), []);
-      assert.deepEqual(newPermissions([...ga, ...gb], gb), []);
-      const fresh = newPermissions(ga, gb);
-      for (const r of gb)
-        for (const at of atomsOf(r)) if (ga.some((x) => covers(x, at))) assert.ok(!fresh.includes(formatAtom(at)));
-      // adding what is new to the current set leaves nothing new
-      return newPermissions([...ga, ...gb], [...gb, ...ga]).length === 0;
-    }),
-  );
-});
+test(
+  "android (property): a rule set never adds to itself or to a " +
+    "superset; the new permissions are exactly the atoms not covered",
+  () => {
+    fc.assert(
+      fc.property(fc.array(arbRule, { maxLength: 4 }), fc.array(arbRule, { maxLength: 4 }), (a, b) => {
+        const ga = a as GrantedRule[];
+        const gb = b as GrantedRule[];
+        assert.deepEqual(newPermissions(ga, ga), []);
+        assert.deepEqual(newPermissions([...ga, ...gb], gb), []);
+        const fresh = newPermissions(ga, gb);
+        for (const r of gb)
+          for (const at of atomsOf(r)) if (ga.some((x) => covers(x, at))) assert.ok(!fresh.includes(formatAtom(at)));
+        // adding what is new to the current set leaves nothing new
+        return newPermissions([...ga, ...gb], [...gb, ...ga]).length === 0;
+      }),
+    );
+  },
+);
 
 test("resolveset content and the olm.properties annotation round-trip", () => {
   const props: { type: string; value: JsonValue }[] = [
@@ -212,24 +216,27 @@ test("default InputClasses: the seed's five, dry-run-next at the next minor rele
   assert.equal(cs[0].parameters?.generateInputsForDependencies, true);
 });
 
-test("opcat cluster manifests carry the Deppy and Operator CRDs, the resolveset class and the default InputClasses", async () => {
-  const { clusterManifests } = await import("../manifests.js");
-  for (const local of [true, false]) {
-    const objs = clusterManifests({ local });
-    const crds = objs
-      .filter((o) => o.kind === "CustomResourceDefinition")
-      .map((o) => o.metadata.name)
-      .sort();
-    assert.deepEqual(crds, [
-      "bundles.rukpak.io",
-      "clustercatalogs.olm.operatorframework.io",
-      "inputclasses.deppy.io",
-      "inputs.deppy.io",
-      "instances.rukpak.io",
-      "operators.operators.coreos.com",
-      "provisionerclasses.rukpak.io",
-    ]);
-    assert.ok(objs.some((o) => o.kind === "ProvisionerClass" && o.metadata.name === "deppy.resolveset"));
-    assert.equal(objs.filter((o) => o.kind === "InputClass").length, 5);
-  }
-});
+test(
+  "opcat cluster manifests carry the Deppy and Operator " + "CRDs, the resolveset class and the default InputClasses",
+  async () => {
+    const { clusterManifests } = await import("../manifests.js");
+    for (const local of [true, false]) {
+      const objs = clusterManifests({ local });
+      const crds = objs
+        .filter((o) => o.kind === "CustomResourceDefinition")
+        .map((o) => o.metadata.name)
+        .sort();
+      assert.deepEqual(crds, [
+        "bundles.rukpak.io",
+        "clustercatalogs.olm.operatorframework.io",
+        "inputclasses.deppy.io",
+        "inputs.deppy.io",
+        "instances.rukpak.io",
+        "operators.operators.coreos.com",
+        "provisionerclasses.rukpak.io",
+      ]);
+      assert.ok(objs.some((o) => o.kind === "ProvisionerClass" && o.metadata.name === "deppy.resolveset"));
+      assert.equal(objs.filter((o) => o.kind === "InputClass").length, 5);
+    }
+  },
+);

@@ -277,7 +277,10 @@ export class DeppyController {
     return set;
   }
 
-  /** Installed operators: the package Instances the resolveset provisioner made, with their Bundles' recorded properties. */
+  /**
+   * Installed operators: the package Instances the resolveset
+   * provisioner made, with their Bundles' recorded properties.
+   */
   installed(): { ops: InstalledOperator[]; problems: Map<string, string> } {
     const ops: InstalledOperator[] = [];
     const problems = new Map<string, string>();
@@ -301,7 +304,8 @@ export class DeppyController {
         if (typeof props === "string")
           problems.set(
             active,
-            `the olm.properties annotation of Bundle ${active} does not parse (${props}); the catalog's properties are used`,
+            `the olm.properties annotation of Bundle ${active} does ` +
+              `not parse (${props}); the catalog's properties are used`,
           );
         else op.properties = props;
       }
@@ -341,7 +345,9 @@ export class DeppyController {
               type: "OpenShiftVersionChecked",
               status: "False",
               reason: "NoClusterVersion",
-              message: `InputClass ${c.metadata.name} constrains the OpenShift version (${val}) but this cluster has no ClusterVersion (config.openshift.io/v1), so it cannot be checked; it is ignored`,
+              message:
+                `InputClass ${c.metadata.name} constrains the OpenShift version (${val}) but this cluster ` +
+                `has no ClusterVersion (config.openshift.io/v1), so it cannot be checked; it is ignored`,
             });
             continue;
           }
@@ -572,7 +578,8 @@ export class DeppyController {
         .find((s) => s.name === me.name)
         ?.conditions.find((c) => c.type === "ResolutionFailed" && c.status === "True");
       out.push(
-        `${b.package} stays at ${b.name} although ${newest} is in channel ${b.channel}: ${f ? f.message : "a more preferred solution keeps it"}`,
+        `${b.package} stays at ${b.name} although ${newest} is in channel ` +
+          `${b.channel}: ${f ? f.message : "a more preferred solution keeps it"}`,
       );
     }
     return out;
@@ -619,7 +626,10 @@ export class DeppyController {
     }
   }
 
-  /** Writes the resolveset ConfigMap and Bundle (named by content) and, unless a dry run, the resolveset Instance. Returns the Bundle's name. */
+  /**
+   * Writes the resolveset ConfigMap and Bundle (named by content) and, unless
+   * a dry run, the resolveset Instance. Returns the Bundle's name.
+   */
   private async writeResolveset(i: Input, bundles: ResolvedBundle[], dryRun: boolean, rs: ResolveSet): Promise<string> {
     const input = i.metadata.name;
     const entries: ResolvesetEntry[] = bundles.map((b) => ({

@@ -53,7 +53,10 @@ export interface ResolvesetOptions {
   log?: (msg: string) => void;
 }
 
-/** Which ProvisionerClass an entry's Bundle gets: `matchBundle` (`.schema == <schema>` selectors) first, then `matchSchema`. */
+/**
+ * Which ProvisionerClass an entry's Bundle gets: `matchBundle`
+ * (`.schema == <schema>` selectors) first, then `matchSchema`.
+ */
 export function classForEntry(pc: ProvisionerClass, e: { schema: string }): string | undefined {
   const p = pc.parameters ?? {};
   for (const m of (p.matchBundle as { selector?: string; class?: string }[] | undefined) ?? []) {
@@ -189,7 +192,9 @@ export class ResolvesetProvisioner {
     const r = await this.entriesOf(b);
     let status: BundleStatus;
     if ("entries" in r) {
-      const msg = `Successfully unpacked the resolveset (${r.entries.length} ${r.entries.length === 1 ? "entry" : "entries"})`;
+      const msg =
+        `Successfully unpacked the resolveset (${r.entries.length} ` +
+        `${r.entries.length === 1 ? "entry" : "entries"})`;
       status = {
         ...b.status,
         unpacked: "Done",
@@ -362,7 +367,9 @@ export class ResolvesetProvisioner {
       entryBundles.push({ e, b });
     }
     if (unmatched.length > 0) {
-      const msg = `no ProvisionerClass for ${unmatched.join(", ")}: add a matchBundle or matchSchema entry to ProvisionerClass ${pc.metadata.name}`;
+      const msg =
+        `no ProvisionerClass for ${unmatched.join(", ")}: add a matchBundle ` +
+        `or matchSchema entry to ProvisionerClass ${pc.metadata.name}`;
       await this.setStatus(inst, (s) => ({
         ...s,
         conditions: this.conds(inst!, { type: "Installed", status: "False", reason: "NoMatchingClass", message: msg }),
@@ -401,7 +408,9 @@ export class ResolvesetProvisioner {
       type: "Unpacked",
       status: "True",
       reason: "UnpackSuccessful",
-      message: `unpacked ${entryBundles.length} bundle${entryBundles.length === 1 ? "" : "s"}: ${entryBundles.map((x) => x.e.name).join(", ")}`,
+      message:
+        `unpacked ${entryBundles.length} bundle${entryBundles.length === 1 ? "" : "s"}: ` +
+        `${entryBundles.map((x) => x.e.name).join(", ")}`,
     };
 
     // 2. approval, per generation
@@ -437,17 +446,22 @@ export class ResolvesetProvisioner {
             unknown.push(e.name);
             continue;
           }
-          for (const p of newPermissions(current, next))
-            permissions.push(
-              `${e.name}${activeName && activeName !== b?.metadata.name ? ` (replacing ${activeName})` : activeName ? "" : " (new install)"}: ${p}`,
-            );
+          const change =
+            activeName && activeName !== b?.metadata.name
+              ? ` (replacing ${activeName})`
+              : activeName
+                ? ""
+                : " (new install)";
+          for (const p of newPermissions(current, next)) permissions.push(`${e.name}${change}: ${p}`);
         }
         if (unknown.length > 0)
           c = {
             type: "Approved",
             status: "False",
             reason: "PermissionsUnknown",
-            message: `the permissions of ${unknown.join(", ")} could not be read; approve with kubectl instance approve ${name}`,
+            message:
+              `the permissions of ${unknown.join(", ")} could not be ` +
+              `read; approve with kubectl instance approve ${name}`,
           };
         else if (permissions.length === 0)
           c = {
@@ -461,7 +475,11 @@ export class ResolvesetProvisioner {
             type: "Approved",
             status: "False",
             reason: "NewPermissions",
-            message: `${permissions.length} new permission${permissions.length === 1 ? "" : "s"} (approval: Android); review with kubectl instance approve --show ${name}: ${permissions.slice(0, 10).join("; ")}${permissions.length > 10 ? `; and ${permissions.length - 10} more` : ""}`,
+            message:
+              `${permissions.length} new permission${permissions.length === 1 ? "" : "s"} (approval: ` +
+              `Android); review with kubectl instance approve --show ${name}: ` +
+              `${permissions.slice(0, 10).join("; ")}` +
+              `${permissions.length > 10 ? `; and ${permissions.length - 10} more` : ""}`,
           };
       }
       approved = c.status === "True";

@@ -32,7 +32,10 @@ export const LABEL_INSTANCE = "rukpak.io/instance";
 export const LABEL_BUNDLE = "rukpak.io/bundle";
 export const LABEL_MANAGED_BY = "app.kubernetes.io/managed-by";
 export const MANAGED_BY = "opcat";
-/** The identity of the user who created or last changed the spec of a Bundle/Instance (JSON {username, groups}); written by the admission webhook only. */
+/**
+ * The identity of the user who created or last changed the spec of a
+ * Bundle/Instance (JSON {username, groups}); written by the admission webhook only.
+ */
 export const ANNOTATION_REQUESTER = "rukpak.io/requester";
 /** On Bundles: the provisioner removes the unpacked content from its store before the Bundle goes. */
 export const FINALIZER_CONTENT = "rukpak.io/delete-cached-content";
@@ -71,7 +74,8 @@ export const bundleSpecSchema = obj(
     refs: arr(str({ pattern: "^(docker://|file://|https://).+" }), {
       minItems: 1,
       description:
-        "where the content is: docker://<image> (pulled by the provisioner), file://<path> (from volumeMounts), https://<url> (a .tar.gz; needs a digest)",
+        "where the content is: docker://<image> (pulled by the provisioner), " +
+        "file://<path> (from volumeMounts), https://<url> (a .tar.gz; needs a digest)",
     }),
     volumeMounts: arr(volumeMountSchema),
     pullSecrets: arr(obj({ name: str(), namespace: str() }, ["name", "namespace"]), {
@@ -150,7 +154,8 @@ export const provisionerClassCrd: CrdDefinition = {
   categories: ["rukpak"],
   scope: "Cluster",
   description:
-    "A configuration of a provisioner (like a StorageClass): objects naming it are handled by the provisioner with its id.",
+    "A configuration of a provisioner (like a StorageClass): " +
+    "objects naming it are handled by the provisioner with its id.",
   fields: Object.fromEntries(Object.entries(provisionerClassFields).map(([k, v]) => [k, v.openapi])),
   required: ["provisioner"],
   status: false,
@@ -170,7 +175,8 @@ export const bundleCrd: CrdDefinition = {
   categories: ["rukpak"],
   scope: "Cluster",
   description:
-    "Content that needs to be made available on the cluster (an image, files from ConfigMaps, a tarball), unpacked by its class's provisioner.",
+    "Content that needs to be made available on the cluster (an image, " +
+    "files from ConfigMaps, a tarball), unpacked by its class's provisioner.",
   fields: { spec: bundleSpecSchema.openapi, status: bundleStatusSchema.openapi },
   required: ["spec"],
   printerColumns: [

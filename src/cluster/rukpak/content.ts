@@ -29,7 +29,10 @@ export interface UnpackedContent {
   objects: string[];
 }
 
-/** A failure to unpack; `reason` is a CamelCase condition reason, `retryable` false for content that will never unpack. */
+/**
+ * A failure to unpack; `reason` is a CamelCase condition reason,
+ * `retryable` false for content that will never unpack.
+ */
 export class UnpackError extends Error {
   constructor(
     readonly reason: string,
@@ -211,7 +214,10 @@ export async function unpackBundle(spec: BundleSpec, opts: ContentOptions): Prom
   }
 }
 
-/** GET an https URL (CA certificates from the image access options trusted besides the system's), at most 1 GiB, 60 s idle. */
+/**
+ * GET an https URL (CA certificates from the image access options
+ * trusted besides the system's), at most 1 GiB, 60 s idle.
+ */
 function httpsGet(url: string, caFile: string | readonly string[] | undefined): Promise<Buffer> {
   const files = caFile === undefined ? [] : typeof caFile === "string" ? [caFile] : [...caFile];
   const ca = files.length > 0 ? [...tls.rootCertificates, ...files.map((f) => readFileSync(f, "utf8"))] : undefined;

@@ -518,7 +518,8 @@ export class RukpakController {
             status: "False",
             reason: "RequesterUnknown",
             message:
-              "the creator of this Instance is not recorded (the admission webhook was not running); approve it with kubectl instance approve",
+              "the creator of this Instance is not recorded (the admission " +
+              "webhook was not running); approve it with kubectl instance approve",
           };
         } else {
           const missing = await missingPermissions(this.client, who, desired.objects);
@@ -534,7 +535,9 @@ export class RukpakController {
                   type: "Approved",
                   status: "False",
                   reason: "InsufficientPermissions",
-                  message: `${who.username} may not ${missing.slice(0, 20).map(describeCheck).join("; ")}${missing.length > 20 ? `; and ${missing.length - 20} more` : ""}`,
+                  message:
+                    `${who.username} may not ${missing.slice(0, 20).map(describeCheck).join("; ")}` +
+                    `${missing.length > 20 ? `; and ${missing.length - 20} more` : ""}`,
                 };
         }
       }
@@ -596,11 +599,16 @@ export class RukpakController {
       const owner = cur?.metadata.labels?.[LABEL_INSTANCE];
       if (owner && owner !== name)
         collisions.push(
-          `${o.kind} ${JSON.stringify(o.metadata.name)}${o.metadata.namespace ? ` in namespace ${o.metadata.namespace}` : ""} is managed by Instance ${owner}`,
+          `${o.kind} ${JSON.stringify(o.metadata.name)}` +
+            `${o.metadata.namespace ? ` in namespace ${o.metadata.namespace}` : ""} ` +
+            `is managed by Instance ${owner}`,
         );
     }
     if (collisions.length > 0) {
-      const msg = `${collisions.slice(0, 10).join("; ")}${collisions.length > 10 ? `; and ${collisions.length - 10} more` : ""}: an object has one owner; remove the other Instance first`;
+      const msg =
+        `${collisions.slice(0, 10).join("; ")}` +
+        `${collisions.length > 10 ? `; and ${collisions.length - 10} more` : ""}: ` +
+        `an object has one owner; remove the other Instance first`;
       await this.setInstanceStatus(inst, (s) => ({
         ...s,
         conditions: this.conds(inst!, unpackedOk, {
@@ -685,7 +693,10 @@ export class RukpakController {
       );
   }
 
-  /** Applies the objects: namespace first, CRDs (waiting until Established), then the rest; a dry run of everything first. */
+  /**
+   * Applies the objects: namespace first, CRDs (waiting until
+   * Established), then the rest; a dry run of everything first.
+   */
   private async install(desired: DesiredContent): Promise<void> {
     if (desired.installNamespace) {
       const ns = await this.client.tryGet("v1", "Namespace", desired.installNamespace);

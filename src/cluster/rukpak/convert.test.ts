@@ -175,7 +175,8 @@ test("CRD upgrade safety names what would break", () => {
   );
 });
 
-test("webhooks: configurations, Services, certificate volumes and the certificate the provisioner provides (kube-green 0.7.1)", {
+test("webhooks: configurations, Services, certificate volumes and " +
+  "the certificate the provisioner provides (kube-green 0.7.1)", {
   skip: requireShared().skip,
 }, () => {
   const c = convertRegistryV1(readBundleDirectory(join(COMMUNITY, "operators", "kube-green", "0.7.1")));
@@ -263,6 +264,7 @@ test("existing custom resources are checked against the new schema of their vers
     },
   ];
   assert.deepEqual(existingObjectProblems(crd([{ name: "v1", schema: s2 }], []), "v1", objs), [
-    'validating upgrade for CRD "things.example.com": existing custom object n/big failed validation for new schema version v1: spec.size: 5 is more than the maximum 3; spec.mode: "b" is not one of "a"',
+    'validating upgrade for CRD "things.example.com": existing custom object n/big failed validation ' +
+      'for new schema version v1: spec.size: 5 is more than the maximum 3; spec.mode: "b" is not one of "a"',
   ]);
 });

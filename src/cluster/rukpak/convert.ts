@@ -69,7 +69,8 @@ const NAMESPACED_KINDS = new Set([
   "PodDisruptionBudget",
   "NetworkPolicy",
 ]);
-// VerticalPodAutoscaler is namespaced but OLM lists it as cluster-scoped: its namespace is not rewritten (upstream quirk kept).
+// VerticalPodAutoscaler is namespaced but OLM lists it as
+// cluster-scoped: its namespace is not rewritten (upstream quirk kept).
 const CLUSTER_KINDS = new Set([
   "CustomResourceDefinition",
   "ClusterRole",
@@ -194,7 +195,8 @@ export function convertRegistryV1(b: RegistryBundle, opts: ConvertOptions = {}):
   );
   if (!["AllNamespaces", "SingleNamespace", "OwnNamespace"].some((m) => supported.has(m))) {
     errors.push(
-      "unsupported bundle: bundle must support at least one of [AllNamespaces SingleNamespace OwnNamespace] install modes",
+      "unsupported bundle: bundle must support at least one of " +
+        "[AllNamespaces SingleNamespace OwnNamespace] install modes",
     );
   }
   const targets = targetNamespaces(supported, installNs, opts.watchNamespaces);
@@ -211,7 +213,8 @@ export function convertRegistryV1(b: RegistryBundle, opts: ConvertOptions = {}):
     seenDeps.add(name);
     if (!DNS1123_SUBDOMAIN.test(name) || name.length > 253)
       errors.push(
-        `invalid deployment name '${name}': a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.'`,
+        `invalid deployment name '${name}': a lowercase RFC 1123 subdomain ` +
+          `must consist of lower case alphanumeric characters, '-' or '.'`,
       );
   }
   const crds = b.objects.filter((o) => o.kind === "CustomResourceDefinition");
@@ -246,7 +249,8 @@ export function convertRegistryV1(b: RegistryBundle, opts: ConvertOptions = {}):
       errors.push(`webhook of type '${type}' has invalid name '${name}': a lowercase RFC 1123 subdomain is required`);
     if (!depNames.has(String(w.deploymentName ?? "")))
       errors.push(
-        `webhook of type '${type}' with name '${name}' references non-existent deployment '${String(w.deploymentName ?? "")}'`,
+        `webhook of type '${type}' with name '${name}' references ` +
+          `non-existent deployment '${String(w.deploymentName ?? "")}'`,
       );
     for (const r of arrAt(w, "rules").filter(isObj)) {
       for (const g of arrAt(r, "apiGroups").map(String)) {
@@ -258,7 +262,8 @@ export function convertRegistryV1(b: RegistryBundle, opts: ConvertOptions = {}):
           for (const res of arrAt(r, "resources").map(String)) {
             if (res === "*" || res === "validatingwebhookconfigurations" || res === "mutatingwebhookconfigurations")
               errors.push(
-                `webhook "${name}" contains forbidden rule: admission webhook rules cannot reference API group "${g}" resource "${res}"`,
+                `webhook "${name}" contains forbidden rule: admission webhook ` +
+                  `rules cannot reference API group "${g}" resource "${res}"`,
               );
           }
         }
@@ -268,7 +273,9 @@ export function convertRegistryV1(b: RegistryBundle, opts: ConvertOptions = {}):
       const only = supported.size === 1 && supported.has("AllNamespaces");
       if (!only)
         errors.push(
-          `bundle contains conversion webhook "${name}" and supports install modes [${[...supported].join(" ")}] - conversion webhooks are only supported for bundles that only support AllNamespaces install mode`,
+          `bundle contains conversion webhook "${name}" and supports install modes ` +
+            `[${[...supported].join(" ")}] - conversion webhooks are only ` +
+            `supported for bundles that only support AllNamespaces install mode`,
         );
       const owned = new Set(
         arrAt(spec, "customresourcedefinitions", "owned")
@@ -280,13 +287,15 @@ export function convertRegistryV1(b: RegistryBundle, opts: ConvertOptions = {}):
           errors.push(`conversion webhook "${name}" references custom resource definition '${c}' not owned by bundle`);
         if (convertedCrds.has(c))
           errors.push(
-            `conversion webhooks "${convertedCrds.get(c)}" and "${name}" reference the same custom resource definition '${c}'`,
+            `conversion webhooks "${convertedCrds.get(c)}" and "${name}" ` +
+              `reference the same custom resource definition '${c}'`,
           );
         convertedCrds.set(c, name);
         const crdObj = crds.find((x) => strAt(x.object, "metadata", "name") === c);
         if (crdObj && objAt(crdObj.object, "spec")?.preserveUnknownFields === true)
           errors.push(
-            `custom resource definition '${c}' must have .spec.preserveUnknownFields set to false to let API Server call webhook to do the conversion`,
+            `custom resource definition '${c}' must have .spec.preserveUnknownFields ` +
+              `set to false to let API Server call webhook to do the conversion`,
           );
       }
     }
@@ -334,7 +343,8 @@ export function convertRegistryV1(b: RegistryBundle, opts: ConvertOptions = {}):
       }
     }
   }
-  // 3. clusterPermissions (and, in AllNamespaces mode, permissions with namespace discovery) → ClusterRole + ClusterRoleBinding
+  // 3. clusterPermissions (and, in AllNamespaces mode, permissions with
+  // namespace discovery) → ClusterRole + ClusterRoleBinding
   const cluster = [...clusterPerms];
   if (allNamespaces) {
     for (const p of perms)
@@ -491,7 +501,10 @@ export function convertRegistryV1(b: RegistryBundle, opts: ConvertOptions = {}):
   };
 }
 
-/** The serving certificate volumes operator-controller mounts into webhook deployments (replacing user volumes of the same names or paths). */
+/**
+ * The serving certificate volumes operator-controller mounts into webhook
+ * deployments (replacing user volumes of the same names or paths).
+ */
 function addCertVolumes(podSpec: JsonObj, secret: string): void {
   const mounts = [
     {

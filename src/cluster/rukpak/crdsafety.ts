@@ -64,7 +64,8 @@ export function crdUpgradeProblems(existing: KubeObject, desired: KubeObject): s
   const removedStored = (a.status?.storedVersions ?? []).filter((v) => !newVersions.has(v));
   if (removedStored.length > 0)
     out.push(
-      `NoStoredVersionRemoved: stored version${removedStored.length > 1 ? "s" : ""} ${removedStored.map((v) => JSON.stringify(v)).join(", ")} removed`,
+      `NoStoredVersionRemoved: stored version${removedStored.length > 1 ? "s" : ""} ` +
+        `${removedStored.map((v) => JSON.stringify(v)).join(", ")} removed`,
     );
   for (const v of a.spec.versions ?? []) {
     const n = newVersions.get(v.name);
@@ -156,11 +157,13 @@ export function existingObjectProblems(desired: KubeObject, version: string, obj
     validateAgainst(schema as ValueSchema, rest, "", found);
     if (found.length > 0) {
       const id = `${o.metadata.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata.name}`;
+      const problems = found
+        .slice(0, 5)
+        .map((f) => f.replace(/^\./, ""))
+        .join("; ");
       out.push(
-        `validating upgrade for CRD ${JSON.stringify(d.metadata.name)}: existing custom object ${id} failed validation for new schema version ${version}: ${found
-          .slice(0, 5)
-          .map((f) => f.replace(/^\./, ""))
-          .join("; ")}`,
+        `validating upgrade for CRD ${JSON.stringify(d.metadata.name)}: existing custom object ${id} ` +
+          `failed validation for new schema version ${version}: ${problems}`,
       );
     }
   }

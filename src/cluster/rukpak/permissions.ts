@@ -22,7 +22,10 @@ export interface AccessCheck {
 
 export function describeCheck(c: AccessCheck): string {
   const res = c.group ? `${c.resource}.${c.group}` : c.resource;
-  return `${c.verb} ${res}${c.name ? ` ${JSON.stringify(c.name)}` : ""}${c.namespace ? ` in namespace ${c.namespace}` : " (cluster-wide)"}`;
+  return (
+    `${c.verb} ${res}${c.name ? ` ${JSON.stringify(c.name)}` : ""}` +
+    `${c.namespace ? ` in namespace ${c.namespace}` : " (cluster-wide)"}`
+  );
 }
 
 /** One SubjectAccessReview as `user`; true when allowed. */
@@ -139,6 +142,11 @@ export function grantedRules(objects: readonly KubeObject[]): GrantedRule[] {
 export function formatRule(r: GrantedRule): string {
   const what = r.nonResourceURLs?.length
     ? `non-resource URLs ${r.nonResourceURLs.join(",")}`
-    : `${r.resources.join(",")}${r.apiGroups.some((g) => g !== "") ? ` (groups ${r.apiGroups.map((g) => g || '""').join(",")})` : ""}${r.resourceNames?.length ? ` named ${r.resourceNames.join(",")}` : ""}`;
-  return `${r.verbs.join(",")} on ${what} ${r.scope === "cluster" ? "cluster-wide" : `in namespace ${r.scope}`} for ${r.serviceAccount}`;
+    : `${r.resources.join(",")}` +
+      `${r.apiGroups.some((g) => g !== "") ? ` (groups ${r.apiGroups.map((g) => g || '""').join(",")})` : ""}` +
+      `${r.resourceNames?.length ? ` named ${r.resourceNames.join(",")}` : ""}`;
+  return (
+    `${r.verbs.join(",")} on ${what} ` +
+    `${r.scope === "cluster" ? "cluster-wide" : `in namespace ${r.scope}`} for ${r.serviceAccount}`
+  );
 }

@@ -113,7 +113,8 @@ export class AdmissionHandler {
     if (ok) return { uid: req.uid, allowed: true };
     return deny(
       req.uid,
-      `${req.userInfo.username} may not use ProvisionerClass ${JSON.stringify(cls)}: creating or changing a ${obj.kind} that names it needs the "use" verb on provisionerclasses.${GROUP}/${cls}`,
+      `${req.userInfo.username} may not use ProvisionerClass ${JSON.stringify(cls)}: creating or ` +
+        `changing a ${obj.kind} that names it needs the "use" verb on provisionerclasses.${GROUP}/${cls}`,
     );
   }
 
@@ -134,7 +135,8 @@ export class AdmissionHandler {
     if (ok) return { uid: req.uid, allowed: true };
     return deny(
       req.uid,
-      `${req.userInfo.username} may not change the Approved condition of Instance ${JSON.stringify(name)}: that needs the "approve" verb on instances.${GROUP}/${name}`,
+      `${req.userInfo.username} may not change the Approved condition of Instance ` +
+        `${JSON.stringify(name)}: that needs the "approve" verb on instances.${GROUP}/${name}`,
     );
   }
 

@@ -84,7 +84,8 @@ test("basic: the entry and the bundle are appended; comments and quoting are kep
     p.result,
     BASIC.replace(
       "    replaces: foo.v0.1.0\n",
-      "    replaces: foo.v0.1.0\n  - name: foo.v0.3.0\n    replaces: foo.v0.2.0\n    skips:\n    - foo.v0.1.0\n    skipRange: '>=0.1.0 <0.3.0'\n",
+      "    replaces: foo.v0.1.0\n  - name: foo.v0.3.0\n    replaces: foo.v0.2.0\n" +
+        "    skips:\n    - foo.v0.1.0\n    skipRange: '>=0.1.0 <0.3.0'\n",
     ).replace('v0.2.0"\n', 'v0.2.0"\n- schema: olm.bundle\n  image: quay.io/acme/foo-bundle:v0.3.0\n'),
   );
   assert.deepEqual(
@@ -286,13 +287,16 @@ test("semver: images go to each named archetype (any letter case), created in th
   assert.ok(edges.problems.some((x) => x.code === "TEMPLATE_ADD_EDGES_IGNORED"));
   // Lower-case templates, null and missing lists, indented sequences.
   const lower =
-    "schema: olm.semver\ncandidate:\n  bundles:\nfast: {}\nstable:\n  bundles:\n    - image: quay.io/acme/foo-bundle:v0.1.0\n";
+    "schema: olm.semver\ncandidate:\n  bundles:\nfast: {}\nstable:\n" +
+    "  bundles:\n    - image: quay.io/acme/foo-bundle:v0.1.0\n";
   const q = await planAddBundle(lower, "t", { image: IMG("0.2.0"), channels: ["Candidate", "Stable"] });
   assert.equal(q.outcome, "added", JSON.stringify(q.problems));
   assert.equal(q.validation, "structural");
   assert.equal(
     q.result,
-    "schema: olm.semver\ncandidate:\n  bundles:\n    - image: quay.io/acme/foo-bundle:v0.2.0\nfast: {}\nstable:\n  bundles:\n    - image: quay.io/acme/foo-bundle:v0.1.0\n    - image: quay.io/acme/foo-bundle:v0.2.0\n",
+    "schema: olm.semver\ncandidate:\n  bundles:\n    - image: quay.io/acme/foo-bundle:v0.2.0\nfast: {}\n" +
+      "stable:\n  bundles:\n    - image: quay.io/acme/foo-bundle:v0.1.0\n" +
+      "    - image: quay.io/acme/foo-bundle:v0.2.0\n",
   );
   // A source that cannot render the image: unreachable.
   const unreachable = await planAddBundle(
@@ -384,7 +388,10 @@ test("raw FBC: the rendered bundle blob is appended and the channel entry added 
   );
   assert.match(
     j.result ?? "",
-    / {8}\{\n {12}"name": "foo\.v0\.1\.0"\n {8}\},\n {8}\{\n {12}"name": "foo\.v0\.2\.0",\n {12}"replaces": "foo\.v0\.1\.0"\n {8}\}/,
+    new RegExp(
+      / {8}\{\n {12}"name": "foo\.v0\.1\.0"\n {8}\},\n {8}\{\n {12}/.source +
+        /"name": "foo\.v0\.2\.0",\n {12}"replaces": "foo\.v0\.1\.0"\n {8}\}/.source,
+    ),
   );
 
   // A raw FBC needs the rendered bundle; a name carried by another image is a conflict.
@@ -421,15 +428,22 @@ test("JSON basic templates keep their indentation (2, 4, tab) or stay compact", 
 
 test("edits inside flow sequences, empty lists and missing keys", async () => {
   const t =
-    "schema: olm.template.basic\nentries:\n- {schema: olm.package, name: foo, defaultChannel: stable}\n- schema: olm.channel\n  name: stable\n  package: foo\n  entries: []\n- schema: olm.channel\n  name: fast\n  package: foo\n";
+    "schema: olm.template.basic\nentries:\n- {schema: olm.package, name: foo, defaultChannel: stable}\n" +
+    "- schema: olm.channel\n  name: stable\n  package: foo\n" +
+    "  entries: []\n- schema: olm.channel\n  name: fast\n  package: foo\n";
   const p = await planAddBundle(t, "t", req("0.1.0", { channels: ["stable", "fast"] }), { source: source() });
   assert.equal(p.outcome, "added", JSON.stringify(p.problems));
   assert.equal(
     p.result,
-    "schema: olm.template.basic\nentries:\n- {schema: olm.package, name: foo, defaultChannel: stable}\n- schema: olm.channel\n  name: stable\n  package: foo\n  entries:\n  - name: foo.v0.1.0\n- schema: olm.channel\n  name: fast\n  package: foo\n  entries:\n  - name: foo.v0.1.0\n- schema: olm.bundle\n  image: quay.io/acme/foo-bundle:v0.1.0\n",
+    "schema: olm.template.basic\nentries:\n- {schema: olm.package, name: foo, defaultChannel: stable}\n" +
+      "- schema: olm.channel\n  name: stable\n  package: foo\n  entries:\n  - name: foo.v0.1.0\n" +
+      "- schema: olm.channel\n  name: fast\n  package: foo\n  entries:\n" +
+      "  - name: foo.v0.1.0\n- schema: olm.bundle\n  image: quay.io/acme/foo-bundle:v0.1.0\n",
   );
   const flow =
-    "schema: olm.template.basic\nentries: [{schema: olm.package, name: foo, defaultChannel: stable}, {schema: olm.channel, name: stable, package: foo, entries: [{name: foo.v0.1.0}]}, {schema: olm.bundle, image: 'quay.io/acme/foo-bundle:v0.1.0'}]\n";
+    "schema: olm.template.basic\nentries: [{schema: olm.package, name: foo, defaultChannel: " +
+    "stable}, {schema: olm.channel, name: stable, package: foo, entries: [{name: " +
+    "foo.v0.1.0}]}, {schema: olm.bundle, image: 'quay.io/acme/foo-bundle:v0.1.0'}]\n";
   const f = await planAddBundle(flow, "t", req("0.2.0", { replaces: "foo.v0.1.0" }), { source: source() });
   assert.equal(f.outcome, "added", JSON.stringify(f.problems));
   assert.deepEqual((parse(f.result ?? "") as { entries: unknown[] }).entries.slice(1), [
@@ -446,7 +460,10 @@ test("edits inside flow sequences, empty lists and missing keys", async () => {
 
 test("style: ruamel-wrapped long values are wrapped the same way; YAML scalars are quoted when needed", async () => {
   const long = "quay.io/community-operator-pipeline-prod/some-long-operator-name-here:1.2.3";
-  const t = `schema: olm.template.basic\nentries:\n- schema: olm.package\n  name: foo\n  defaultChannel: stable\n- schema: olm.channel\n  name: stable\n  package: foo\n  entries:\n  - name: foo.v0.1.0\n- schema: olm.bundle\n  image: \n    ${long}-old\n`;
+  const t =
+    `schema: olm.template.basic\nentries:\n- schema: olm.package\n  name: foo\n` +
+    `  defaultChannel: stable\n- schema: olm.channel\n  name: stable\n  package: foo\n` +
+    `  entries:\n  - name: foo.v0.1.0\n- schema: olm.bundle\n  image: \n    ${long}-old\n`;
   const p = await planAddBundle(t, "t", {
     image: long,
     channels: ["stable"],
@@ -620,7 +637,9 @@ test("release config: every listed template, all or nothing, an outcome per temp
   const rc = join(root, "foo", "0.3.0", "release-config.yaml");
   writeFileSync(
     rc,
-    "---\ncatalog_templates:\n  - template_name: v4.16.yaml\n    channels: [stable]\n    replaces: foo.v0.2.0\n  - template_name: v4.17.yaml\n    channels: [stable]\n    replaces: foo.v0.2.0\n  - template_name: semver.yaml\n    channels: [Fast, Stable]\n",
+    "---\ncatalog_templates:\n  - template_name: v4.16.yaml\n    channels: [stable]\n" +
+      "    replaces: foo.v0.2.0\n  - template_name: v4.17.yaml\n    channels: [stable]\n" +
+      "    replaces: foo.v0.2.0\n  - template_name: semver.yaml\n    channels: [Fast, Stable]\n",
   );
   const r = await addBundleFromReleaseConfig(rc, IMG("0.3.0"), { source: source() });
   assert.equal(r.outcome, "added", JSON.stringify(r.templates.map((t) => t.problems)));
@@ -644,7 +663,8 @@ test("release config: every listed template, all or nothing, an outcome per temp
   const rc2 = join(root, "foo", "0.3.0", "rc2.yaml");
   writeFileSync(
     rc2,
-    "catalog_templates:\n  - template_name: v4.16.yaml\n    channels: [stable]\n    replaces: foo.v0.3.0\n  - template_name: missing.yaml\n    channels: [stable]\n",
+    "catalog_templates:\n  - template_name: v4.16.yaml\n    channels: [stable]\n" +
+      "    replaces: foo.v0.3.0\n  - template_name: missing.yaml\n    channels: [stable]\n",
   );
   const before = readFileSync(join(templates, "v4.16.yaml"), "utf8");
   const bad = await addBundleFromReleaseConfig(rc2, IMG("0.4.0"), { source: source(), templatesDir: templates });
@@ -665,7 +685,8 @@ test("release config: every listed template, all or nothing, an outcome per temp
 test("release config parsing follows the pipeline's schema", () => {
   assert.deepEqual(
     parseReleaseConfig(
-      "catalog_templates:\n- template_name: a.yaml\n  channels: [x, y]\n  skips: [s]\n  skipRange: '<1.0.0'\n  defaultChannel: y\nmerge: false\n",
+      "catalog_templates:\n- template_name: a.yaml\n  channels: [x, y]\n" +
+        "  skips: [s]\n  skipRange: '<1.0.0'\n  defaultChannel: y\nmerge: false\n",
     ),
     {
       catalogTemplates: [

@@ -167,7 +167,8 @@ function overlay(
           if (!lister?.listTags)
             throw new OpcatError(
               "TEMPLATE_GRAPH_TAGS",
-              `bundles.repo: listing the tags of ${goQuote(repo)} needs a tag lister, which this bundle source does not provide`,
+              `bundles.repo: listing the tags of ${goQuote(repo)} needs ` +
+                `a tag lister, which this bundle source does not provide`,
               { kind: "io" },
             );
           const tags = await lister.listTags(repo);
@@ -230,7 +231,10 @@ function failed(
   };
 }
 
-/** Renders and validates; returns the error problems (empty when valid), or undefined when images could not be rendered. */
+/**
+ * Renders and validates; returns the error problems (empty when
+ * valid), or undefined when images could not be rendered.
+ */
 async function renderAndValidate(
   kind: AddBundleKind,
   text: string,
@@ -292,7 +296,8 @@ function carriedElsewhere(
       out.push(
         problem(
           "TEMPLATE_ADD_BUNDLE_CONFLICT",
-          `version ${version} of package ${goQuote(pkg)} is already in the template as bundle ${goQuote(b.name)} (image ${goQuote(b.image)})`,
+          `version ${version} of package ${goQuote(pkg)} is already in the ` +
+            `template as bundle ${goQuote(b.name)} (image ${goQuote(b.image)})`,
         ),
       );
     }
@@ -324,7 +329,8 @@ export async function planAddBundle(
     c.fail(
       "invalid-input",
       "TEMPLATE_ADD_UNKNOWN_KIND",
-      `${template}: the first document has no schema; expected a template (olm.template.basic, olm.semver, olm.template.graph) or FBC blobs (olm.*)`,
+      `${template}: the first document has no schema; expected a template ` +
+        `(olm.template.basic, olm.semver, olm.template.graph) or FBC blobs (olm.*)`,
     );
     return failed(template, req, c);
   }
@@ -334,7 +340,8 @@ export async function planAddBundle(
     c.fail(
       "invalid-input",
       "TEMPLATE_ADD_UNKNOWN_KIND",
-      `${template}: add-bundle cannot edit documents with schema ${goQuote(schema)}; supported: ${kinds.map((k) => k.name).join(", ")}`,
+      `${template}: add-bundle cannot edit documents with schema ` +
+        `${goQuote(schema)}; supported: ${kinds.map((k) => k.name).join(", ")}`,
     );
     return failed(template, req, c);
   }
@@ -370,7 +377,8 @@ export async function planAddBundle(
     c.fail(
       "invalid-input",
       "TEMPLATE_ADD_NAME_MISMATCH",
-      `--name ${goQuote(req.name)} does not match the name of the bundle image ${goQuote(req.image)}: ${goQuote(bundle.name)}`,
+      `--name ${goQuote(req.name)} does not match the name of the ` +
+        `bundle image ${goQuote(req.image)}: ${goQuote(bundle.name)}`,
     );
     return failed(template, req, c, kind.name, info);
   }
@@ -444,7 +452,8 @@ export async function planAddBundle(
     validation = "structural";
     c.warn(
       "TEMPLATE_ADD_NOT_RENDERED",
-      "the edited template could not be rendered (some of its images could not be rendered): only its structure was checked",
+      "the edited template could not be rendered (some of its " +
+        "images could not be rendered): only its structure was checked",
     );
   } else {
     const clash =
@@ -540,7 +549,10 @@ function stageFile(path: string, text: string): string {
   return tmp;
 }
 
-/** Writes several files all-or-nothing as far as the file system allows: every temporary file first, then the renames. */
+/**
+ * Writes several files all-or-nothing as far as the file system
+ * allows: every temporary file first, then the renames.
+ */
 function writeAll(
   files: { path: string; text: string }[],
   ops: { rename?: (from: string, to: string) => void } = {},
@@ -579,7 +591,10 @@ function writeFailure(plans: AddBundlePlan[], e: unknown): void {
   }
 }
 
-/** Adds a bundle to one template file (see {@link planAddBundle}); writes it unless the outcome is a failure or `dryRun`. */
+/**
+ * Adds a bundle to one template file (see {@link planAddBundle});
+ * writes it unless the outcome is a failure or `dryRun`.
+ */
 export async function addBundleToFile(
   path: string,
   req: AddBundleRequest,
@@ -612,7 +627,10 @@ export interface ReleaseConfigReport {
 }
 
 export interface ReleaseConfigOptions extends AddBundleFileOptions {
-  /** The package's `catalog-templates` directory (default: `../catalog-templates` from the release config's directory). */
+  /**
+   * The package's `catalog-templates` directory (default:
+   * `../catalog-templates` from the release config's directory).
+   */
   templatesDir?: string;
   /** The bundle's name, when the image cannot be rendered. */
   name?: string;

@@ -219,9 +219,11 @@ function detectStyle(text: string, docs: SourceDoc[], json: boolean): FileStyle 
       for (const it of n.items) visit(sd, it, depth + 1);
     }
   };
-  // Only documents parsed already (the ones the edit touches, and the first): a large catalog is not parsed for its style.
+  // Only documents parsed already (the ones the edit touches, and the
+  // first): a large catalog is not parsed for its style.
   for (const d of docs) if (d === docs[0] || d.parsed) visit(d, d.doc.contents, 0);
-  // Without evidence, sequences are level with their key, as go-yaml (opm) and ruamel.yaml (the community pipeline) write them.
+  // Without evidence, sequences are level with their key, as go-yaml
+  // (opm) and ruamel.yaml (the community pipeline) write them.
   return { json, indentSeq: indentSeq ?? false, unit: unit ?? "  ", wrap: WRAPPED_VALUE.test(text) ? 80 : 0 };
 }
 

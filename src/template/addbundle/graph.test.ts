@@ -90,40 +90,43 @@ test("graph kind: registered with the built-in kinds, for both schemas", () => {
   assert.ok(!GRAPH_KIND.matches("olm.template.basic"));
 });
 
-test("graph: added to the graph's end and to bundles.images, rendered and validated; then already-present", async () => {
-  const p = await plan(GRAPH, req({ replaces: "foo.v0.2.0" }));
-  assert.equal(p.outcome, "added", JSON.stringify(p.problems));
-  assert.equal(p.kind, "graph");
-  assert.equal(p.validation, "rendered");
-  assert.deepEqual(p.problems, []);
-  assert.equal(
-    p.result,
-    GRAPH.replace("  - foo.v0.2.0   # head\n", "  - foo.v0.2.0   # head\n  - foo.v0.3.0\n").replace(
-      "  - quay.io/acme/foo-bundle:v0.2.0\n",
-      "  - quay.io/acme/foo-bundle:v0.2.0\n  - quay.io/acme/foo-bundle:v0.3.0\n",
-    ),
-  );
-  assert.deepEqual(
-    p.changes.map((c) => [c.path, c.value]),
-    [
-      ["/graphs/0/entries/-", "foo.v0.3.0"],
-      ["/bundles/images/-", IMG("0.3.0")],
-    ],
-  );
-  const cfg = await renderGraphTemplate(p.result as string, source());
-  assert.deepEqual(cfg.channels.find((c) => c.name === "stable")?.entries?.at(-1), {
-    name: "foo.v0.3.0",
-    replaces: "foo.v0.2.0",
-    skips: [],
-    skipRange: "",
-  });
-  const again = await plan(p.result as string, req({ replaces: "foo.v0.2.0" }));
-  assert.equal(again.outcome, "already-present");
-  assert.deepEqual(again.changes, []);
-  // Without --replaces the new entry replaces the head all the same.
-  assert.equal((await plan(GRAPH, req())).result, p.result);
-  assert.equal((await plan(p.result as string, req())).outcome, "already-present");
-});
+test(
+  "graph: added to the graph's end and to bundles.images, " + "rendered and validated; then already-present",
+  async () => {
+    const p = await plan(GRAPH, req({ replaces: "foo.v0.2.0" }));
+    assert.equal(p.outcome, "added", JSON.stringify(p.problems));
+    assert.equal(p.kind, "graph");
+    assert.equal(p.validation, "rendered");
+    assert.deepEqual(p.problems, []);
+    assert.equal(
+      p.result,
+      GRAPH.replace("  - foo.v0.2.0   # head\n", "  - foo.v0.2.0   # head\n  - foo.v0.3.0\n").replace(
+        "  - quay.io/acme/foo-bundle:v0.2.0\n",
+        "  - quay.io/acme/foo-bundle:v0.2.0\n  - quay.io/acme/foo-bundle:v0.3.0\n",
+      ),
+    );
+    assert.deepEqual(
+      p.changes.map((c) => [c.path, c.value]),
+      [
+        ["/graphs/0/entries/-", "foo.v0.3.0"],
+        ["/bundles/images/-", IMG("0.3.0")],
+      ],
+    );
+    const cfg = await renderGraphTemplate(p.result as string, source());
+    assert.deepEqual(cfg.channels.find((c) => c.name === "stable")?.entries?.at(-1), {
+      name: "foo.v0.3.0",
+      replaces: "foo.v0.2.0",
+      skips: [],
+      skipRange: "",
+    });
+    const again = await plan(p.result as string, req({ replaces: "foo.v0.2.0" }));
+    assert.equal(again.outcome, "already-present");
+    assert.deepEqual(again.changes, []);
+    // Without --replaces the new entry replaces the head all the same.
+    assert.equal((await plan(GRAPH, req())).result, p.result);
+    assert.equal((await plan(p.result as string, req())).outcome, "already-present");
+  },
+);
 
 test("graph: several channels, flow entries, one image", async () => {
   const p = await plan(GRAPH, req({ channels: ["fast", "stable", "fast"] }));
@@ -141,50 +144,60 @@ test("graph: --replaces other than the head is a conflict naming the head", asyn
   assert.equal(p.result, undefined);
 });
 
-test("graph: --skips naming no entry become tombstones before the new entry; live entries cannot be skipped", async () => {
-  const p = await plan(GRAPH, req({ skips: ["foo.v0.2.5", "foo.v0.2.6", "foo.v0.2.5"] }));
-  assert.equal(p.outcome, "added", JSON.stringify(p.problems));
-  assert.equal(p.validation, "rendered");
-  assert.match(
-    p.result as string,
-    /  - foo\.v0\.2\.0   # head\n  - foo\.v0\.2\.5\n  - foo\.v0\.2\.6\n  - foo\.v0\.3\.0\n  tombstones:\n  - foo\.v0\.2\.5\n  - foo\.v0\.2\.6\n- name: fast\n/,
-  );
-  const cfg = await renderGraphTemplate(p.result as string, source());
-  assert.deepEqual(cfg.channels[0].entries?.at(-1), {
-    name: "foo.v0.3.0",
-    replaces: "foo.v0.2.0",
-    skips: ["foo.v0.2.5", "foo.v0.2.6"],
-    skipRange: "",
-  });
-  assert.equal((await plan(p.result as string, req({ skips: ["foo.v0.2.6"] }))).outcome, "already-present");
-  // An existing tombstone list is appended to.
-  const q = await plan(p.result as string, req({ image: IMG("0.4.0"), skips: ["foo.v0.3.5"] }));
-  assert.equal(q.outcome, "added", JSON.stringify(q.problems));
-  assert.match(q.result as string, /  tombstones:\n  - foo\.v0\.2\.5\n  - foo\.v0\.2\.6\n  - foo\.v0\.3\.5\n/);
+test(
+  "graph: --skips naming no entry become tombstones " + "before the new entry; live entries cannot be skipped",
+  async () => {
+    const p = await plan(GRAPH, req({ skips: ["foo.v0.2.5", "foo.v0.2.6", "foo.v0.2.5"] }));
+    assert.equal(p.outcome, "added", JSON.stringify(p.problems));
+    assert.equal(p.validation, "rendered");
+    assert.match(
+      p.result as string,
+      new RegExp(
+        /  - foo\.v0\.2\.0   # head\n  - foo\.v0\.2\.5\n  - foo\.v0\.2\.6\n  - /.source +
+          /foo\.v0\.3\.0\n  tombstones:\n  - foo\.v0\.2\.5\n  - foo\.v0\.2\.6\n- name: fast\n/.source,
+      ),
+    );
+    const cfg = await renderGraphTemplate(p.result as string, source());
+    assert.deepEqual(cfg.channels[0].entries?.at(-1), {
+      name: "foo.v0.3.0",
+      replaces: "foo.v0.2.0",
+      skips: ["foo.v0.2.5", "foo.v0.2.6"],
+      skipRange: "",
+    });
+    assert.equal((await plan(p.result as string, req({ skips: ["foo.v0.2.6"] }))).outcome, "already-present");
+    // An existing tombstone list is appended to.
+    const q = await plan(p.result as string, req({ image: IMG("0.4.0"), skips: ["foo.v0.3.5"] }));
+    assert.equal(q.outcome, "added", JSON.stringify(q.problems));
+    assert.match(q.result as string, /  tombstones:\n  - foo\.v0\.2\.5\n  - foo\.v0\.2\.6\n  - foo\.v0\.3\.5\n/);
 
-  const live = await plan(GRAPH, req({ skips: ["foo.v0.1.0"] }));
-  assert.equal(live.outcome, "conflict");
-  assert.deepEqual(codes(live), ["TEMPLATE_ADD_GRAPH_SKIPS"]);
-  assert.match(live.problems[0].message, /would break the chain/);
-  const self = await plan(GRAPH, req({ skips: ["foo.v0.3.0"] }));
-  assert.equal(self.outcome, "invalid-input");
-});
+    const live = await plan(GRAPH, req({ skips: ["foo.v0.1.0"] }));
+    assert.equal(live.outcome, "conflict");
+    assert.deepEqual(codes(live), ["TEMPLATE_ADD_GRAPH_SKIPS"]);
+    assert.match(live.problems[0].message, /would break the chain/);
+    const self = await plan(GRAPH, req({ skips: ["foo.v0.3.0"] }));
+    assert.equal(self.outcome, "invalid-input");
+  },
+);
 
-test("graph: a skip named by tailEdges, or a tombstone an earlier entry skips, is a conflict; trailing tombstones are skipped already", async () => {
-  const t = GRAPH.replace(
-    "  - foo.v0.2.0   # head\n",
-    "  - foo.v0.2.0   # head\n  - foo.v0.2.9\n  tombstones: [foo.v0.2.9]\n  tailEdges: {replaces: foo.v0.0.1}\n",
-  );
-  const trailing = await plan(t, req({ skips: ["foo.v0.2.9"] }));
-  assert.equal(trailing.outcome, "added", JSON.stringify(trailing.problems));
-  assert.match(trailing.result as string, /  - foo\.v0\.2\.9\n  - foo\.v0\.3\.0\n  tombstones: \[foo\.v0\.2\.9\]\n/);
-  const tail = await plan(t, req({ skips: ["foo.v0.0.1"] }));
-  assert.equal(tail.outcome, "conflict");
-  assert.match(tail.problems[0].message, /named by the graph's tailEdges/);
-  const earlier = await plan(trailing.result as string, req({ image: IMG("0.4.0"), skips: ["foo.v0.2.9"] }));
-  assert.equal(earlier.outcome, "conflict");
-  assert.match(earlier.problems[0].message, /a tombstone an earlier entry skips/);
-});
+test(
+  "graph: a skip named by tailEdges, or a tombstone an earlier entry " +
+    "skips, is a conflict; trailing tombstones are skipped already",
+  async () => {
+    const t = GRAPH.replace(
+      "  - foo.v0.2.0   # head\n",
+      "  - foo.v0.2.0   # head\n  - foo.v0.2.9\n  tombstones: [foo.v0.2.9]\n  tailEdges: {replaces: foo.v0.0.1}\n",
+    );
+    const trailing = await plan(t, req({ skips: ["foo.v0.2.9"] }));
+    assert.equal(trailing.outcome, "added", JSON.stringify(trailing.problems));
+    assert.match(trailing.result as string, /  - foo\.v0\.2\.9\n  - foo\.v0\.3\.0\n  tombstones: \[foo\.v0\.2\.9\]\n/);
+    const tail = await plan(t, req({ skips: ["foo.v0.0.1"] }));
+    assert.equal(tail.outcome, "conflict");
+    assert.match(tail.problems[0].message, /named by the graph's tailEdges/);
+    const earlier = await plan(trailing.result as string, req({ image: IMG("0.4.0"), skips: ["foo.v0.2.9"] }));
+    assert.equal(earlier.outcome, "conflict");
+    assert.match(earlier.problems[0].message, /a tombstone an earlier entry skips/);
+  },
+);
 
 test("graph: --skip-range goes to skipRanges (created, or appended to)", async () => {
   const p = await plan(GRAPH, req({ skipRange: ">=0.1.0 <0.3.0" }));
@@ -218,7 +231,8 @@ test("graph: a missing graph is created, the edges as its tail edges", async () 
   assert.equal(p.outcome, "added", JSON.stringify(p.problems));
   assert.ok(
     (p.result as string).endsWith(
-      "  entries: [foo.v0.1.0, foo.v0.2.0]\n- name: candidate\n  entries:\n  - foo.v0.3.0\n  tailEdges:\n    replaces: foo.v0.2.0\n    skips:\n    - foo.v0.1.0\n    skipRange: '<0.3.0'\n",
+      "  entries: [foo.v0.1.0, foo.v0.2.0]\n- name: candidate\n  entries:\n  - foo.v0.3.0\n" +
+        "  tailEdges:\n    replaces: foo.v0.2.0\n    skips:\n    - foo.v0.1.0\n    skipRange: '<0.3.0'\n",
     ),
     p.result,
   );
@@ -266,28 +280,31 @@ test("graph: present elsewhere than the head, or as a tombstone, is a conflict",
   assert.equal((await plan(GRAPH, req({ image: IMG("0.2.0"), replaces: "foo.v0.1.0" }))).outcome, "already-present");
 });
 
-test("graph: invalid input — another package, a single graph-description and another channel, an invalid template", async () => {
-  const bar = await plan(GRAPH, req({ image: IMG("bar") }));
-  assert.equal(bar.outcome, "invalid-input");
-  assert.deepEqual(codes(bar), ["TEMPLATE_ADD_GRAPH_PACKAGE"]);
-  const single = GRAPH.replace(
-    /graphs:\n[\s\S]*$/,
-    "graph-description:\n  name: stable\n  entries: [foo.v0.1.0, foo.v0.2.0]\n",
-  );
-  const other = await plan(single, req({ channels: ["fast"] }));
-  assert.equal(other.outcome, "invalid-input");
-  assert.deepEqual(codes(other), ["TEMPLATE_ADD_STRUCTURE"]);
-  const ok = await plan(single, req());
-  assert.equal(ok.outcome, "added", JSON.stringify(ok.problems));
-  assert.match(
-    ok.result as string,
-    /graph-description:\n  name: stable\n  entries: \[foo\.v0\.1\.0, foo\.v0\.2\.0, "foo\.v0\.3\.0"\]\n$/,
-  );
-  assert.equal(ok.changes[0].path, "/graph-description/entries/-");
-  const broken = await plan(GRAPH.replace("  - foo.v0.2.0   # head\n", "  - foo.v0.1.0\n"), req());
-  assert.equal(broken.outcome, "invalid-input");
-  assert.deepEqual(codes(broken), ["TEMPLATE_GRAPH_INVALID"]);
-});
+test(
+  "graph: invalid input — another package, a single " + "graph-description and another channel, an invalid template",
+  async () => {
+    const bar = await plan(GRAPH, req({ image: IMG("bar") }));
+    assert.equal(bar.outcome, "invalid-input");
+    assert.deepEqual(codes(bar), ["TEMPLATE_ADD_GRAPH_PACKAGE"]);
+    const single = GRAPH.replace(
+      /graphs:\n[\s\S]*$/,
+      "graph-description:\n  name: stable\n  entries: [foo.v0.1.0, foo.v0.2.0]\n",
+    );
+    const other = await plan(single, req({ channels: ["fast"] }));
+    assert.equal(other.outcome, "invalid-input");
+    assert.deepEqual(codes(other), ["TEMPLATE_ADD_STRUCTURE"]);
+    const ok = await plan(single, req());
+    assert.equal(ok.outcome, "added", JSON.stringify(ok.problems));
+    assert.match(
+      ok.result as string,
+      /graph-description:\n  name: stable\n  entries: \[foo\.v0\.1\.0, foo\.v0\.2\.0, "foo\.v0\.3\.0"\]\n$/,
+    );
+    assert.equal(ok.changes[0].path, "/graph-description/entries/-");
+    const broken = await plan(GRAPH.replace("  - foo.v0.2.0   # head\n", "  - foo.v0.1.0\n"), req());
+    assert.equal(broken.outcome, "invalid-input");
+    assert.deepEqual(codes(broken), ["TEMPLATE_GRAPH_INVALID"]);
+  },
+);
 
 test("graph: unreachable image without --name; structural check with --name and no source", async () => {
   const u = await plan(GRAPH, req({ image: IMG("9.9.9") }));
@@ -320,30 +337,38 @@ graphs:
   entries: [foo.v0.1.0, foo.v0.2.0]
 `;
 
-test("graph: an image discovered from bundles.repo is not added to bundles.images (and the report says so)", async () => {
-  assert.ok(discoveredImage({ repo: "quay.io/acme/foo-bundle", tagRegex: "^v", semverRange: "<0.4.0" }, IMG("0.3.0")));
-  assert.ok(!discoveredImage({ repo: "quay.io/acme/foo-bundle", tagRegex: "^v", semverRange: "<0.4.0" }, IMG("0.4.0")));
-  assert.ok(!discoveredImage({ repo: "quay.io/acme/foo-bundle", tagRegex: "^x" }, IMG("0.3.0")));
-  assert.ok(!discoveredImage({ repo: "quay.io/acme/foo" }, IMG("0.3.0")));
-  assert.ok(!discoveredImage({}, IMG("0.3.0")));
-  // The reused catalog answers foo 0.1.0–0.4.0; the range keeps 0.1.0–0.3.0, so the graph must name 0.3.0 to render.
-  const p = await plan(REPO, req(), source(true));
-  assert.equal(p.outcome, "added", JSON.stringify(p.problems));
-  assert.equal(p.validation, "rendered");
-  assert.deepEqual(codes(p), ["TEMPLATE_ADD_GRAPH_DISCOVERED"]);
-  assert.equal(p.result, REPO.replace("foo.v0.2.0]", 'foo.v0.2.0, "foo.v0.3.0"]'));
-  // Without a tag lister: checked structurally.
-  const s = await plan(REPO, req(), source(false));
-  assert.equal(s.outcome, "added");
-  assert.equal(s.validation, "structural");
-  // Not discovered (out of the range): appended to a new bundles.images.
-  const q = await plan(p.result as string, req({ image: IMG("0.4.0") }), source(true));
-  assert.equal(q.outcome, "added", JSON.stringify(q.problems));
-  assert.match(
-    q.result as string,
-    /  semverRange: '<0\.4\.0'\n  images:\n  - quay\.io\/acme\/foo-bundle:v0\.4\.0\ngraphs:/,
-  );
-});
+test(
+  "graph: an image discovered from bundles.repo is " + "not added to bundles.images (and the report says so)",
+  async () => {
+    assert.ok(
+      discoveredImage({ repo: "quay.io/acme/foo-bundle", tagRegex: "^v", semverRange: "<0.4.0" }, IMG("0.3.0")),
+    );
+    assert.ok(
+      !discoveredImage({ repo: "quay.io/acme/foo-bundle", tagRegex: "^v", semverRange: "<0.4.0" }, IMG("0.4.0")),
+    );
+    assert.ok(!discoveredImage({ repo: "quay.io/acme/foo-bundle", tagRegex: "^x" }, IMG("0.3.0")));
+    assert.ok(!discoveredImage({ repo: "quay.io/acme/foo" }, IMG("0.3.0")));
+    assert.ok(!discoveredImage({}, IMG("0.3.0")));
+    // The reused catalog answers foo 0.1.0–0.4.0; the range keeps
+    // 0.1.0–0.3.0, so the graph must name 0.3.0 to render.
+    const p = await plan(REPO, req(), source(true));
+    assert.equal(p.outcome, "added", JSON.stringify(p.problems));
+    assert.equal(p.validation, "rendered");
+    assert.deepEqual(codes(p), ["TEMPLATE_ADD_GRAPH_DISCOVERED"]);
+    assert.equal(p.result, REPO.replace("foo.v0.2.0]", 'foo.v0.2.0, "foo.v0.3.0"]'));
+    // Without a tag lister: checked structurally.
+    const s = await plan(REPO, req(), source(false));
+    assert.equal(s.outcome, "added");
+    assert.equal(s.validation, "structural");
+    // Not discovered (out of the range): appended to a new bundles.images.
+    const q = await plan(p.result as string, req({ image: IMG("0.4.0") }), source(true));
+    assert.equal(q.outcome, "added", JSON.stringify(q.problems));
+    assert.match(
+      q.result as string,
+      /  semverRange: '<0\.4\.0'\n  images:\n  - quay\.io\/acme\/foo-bundle:v0\.4\.0\ngraphs:/,
+    );
+  },
+);
 
 test("graph: JSON templates keep their style", async () => {
   const json = `{
@@ -375,7 +400,8 @@ test("graph: JSON templates keep their style", async () => {
       .replace(`"${IMG("0.2.0")}"]`, `"${IMG("0.2.0")}", "${IMG("0.3.0")}"]`)
       .replace(
         `"foo.v0.2.0"\n            ]`,
-        `"foo.v0.2.0",\n                "foo.v0.3.0"\n            ],\n            "skipRanges": {\n                "foo.v0.3.0": "<0.3.0"\n            }`,
+        `"foo.v0.2.0",\n                "foo.v0.3.0"\n            ],\n` +
+          `            "skipRanges": {\n                "foo.v0.3.0": "<0.3.0"\n            }`,
       ),
   );
   assert.equal((await plan(q.result as string, req({ skipRange: "<0.3.0" }), source())).outcome, "already-present");
@@ -388,7 +414,10 @@ test("graph: the bundle's name already in a graph under another image is a confl
   assert.deepEqual(codes(structural), ["TEMPLATE_ADD_BUNDLE_CONFLICT"]);
   assert.match(
     structural.problems[0].message,
-    /already in the template \(an entry of graph "stable"\), but image ".*v0\.2\.0-rebuild" is neither in bundles\.images nor discovered/,
+    new RegExp(
+      /already in the template \(an entry of graph "stable"\), but image /.source +
+        /".*v0\.2\.0-rebuild" is neither in bundles\.images nor discovered/.source,
+    ),
   );
   const src = reuseSource(catalog([bundleBlob("foo", "0.2.0", other)]), { reuseTags: true });
   // In another graph too (the name is one bundle of the package, whatever the graph).
@@ -408,44 +437,55 @@ test("graph: tagInRepo is the tag of <repo>:<tag> as written", () => {
   assert.equal(tagInRepo("", ":v1"), undefined);
 });
 
-test("graph: a discovered image the reused catalog does not know yet (pulled) is validated with its tag listed", async () => {
-  // The reused catalog has 0.1.0 and 0.2.0 (its tags are all the lister knows); 0.3.0 comes from another source.
-  const old = loadText(["0.1.0", "0.2.0"].map((v) => bundleBlob("foo", v, IMG(v))).join("\n"), "old").config;
-  const pulled = reuseSource(loadText(bundleBlob("foo", "0.3.0", IMG("0.3.0")), "pulled").config, { reuseTags: true });
-  const src = Object.assign(fallbackSource(reuseSource(old, { reuseTags: true }), pulled), catalogTagLister(old));
-  const t = REPO.replace("  semverRange: '<0.4.0'\n", "");
-  const p = await plan(t, req(), src);
-  assert.equal(p.outcome, "added", JSON.stringify(p.problems));
-  assert.equal(p.validation, "rendered");
-  assert.deepEqual(codes(p), ["TEMPLATE_ADD_GRAPH_DISCOVERED"]);
-  const cfg = await renderGraphTemplate(p.result as string, src, {
-    tags: { listTags: () => Promise.resolve(["v0.1.0", "v0.2.0", "v0.3.0"]) },
-  });
-  assert.deepEqual(
-    cfg.bundles.map((b) => b.image),
-    [IMG("0.1.0"), IMG("0.2.0"), IMG("0.3.0")],
-  );
-});
+test(
+  "graph: a discovered image the reused catalog does " + "not know yet (pulled) is validated with its tag listed",
+  async () => {
+    // The reused catalog has 0.1.0 and 0.2.0 (its tags are all the lister knows); 0.3.0 comes from another source.
+    const old = loadText(["0.1.0", "0.2.0"].map((v) => bundleBlob("foo", v, IMG(v))).join("\n"), "old").config;
+    const pulled = reuseSource(loadText(bundleBlob("foo", "0.3.0", IMG("0.3.0")), "pulled").config, {
+      reuseTags: true,
+    });
+    const src = Object.assign(fallbackSource(reuseSource(old, { reuseTags: true }), pulled), catalogTagLister(old));
+    const t = REPO.replace("  semverRange: '<0.4.0'\n", "");
+    const p = await plan(t, req(), src);
+    assert.equal(p.outcome, "added", JSON.stringify(p.problems));
+    assert.equal(p.validation, "rendered");
+    assert.deepEqual(codes(p), ["TEMPLATE_ADD_GRAPH_DISCOVERED"]);
+    const cfg = await renderGraphTemplate(p.result as string, src, {
+      tags: { listTags: () => Promise.resolve(["v0.1.0", "v0.2.0", "v0.3.0"]) },
+    });
+    assert.deepEqual(
+      cfg.bundles.map((b) => b.image),
+      [IMG("0.1.0"), IMG("0.2.0"), IMG("0.3.0")],
+    );
+  },
+);
 
-test("graph: a discovered image making the catalog invalid is a conflict, not blamed on the template before the edit", async () => {
-  // foo.v0.3.0 carries version 0.2.0; the lister knows its tag (as a registry does once it is pushed).
-  const all = catalog().bundles.filter((b) => b.name !== "foo.v0.3.0" && b.name !== "foo.v0.4.0");
-  const cfg = loadText(
-    [...all.map((b) => JSON.stringify(b)), bundleBlob("foo", "0.2.0", IMG("0.3.0"), "foo.v0.3.0")].join("\n"),
-    "dup",
-  ).config;
-  const src = Object.assign(reuseSource(cfg, { reuseTags: true }), catalogTagLister(cfg));
-  const p = await plan(REPO, req(), src);
-  assert.equal(p.outcome, "conflict");
-  assert.deepEqual(codes(p), ["TEMPLATE_ADD_GRAPH_DISCOVERED", "TEMPLATE_GRAPH_RESULT_INVALID"]);
-  assert.match(p.problems[1].message, /^adding the bundle would make the catalog invalid: .*duplicate versions/);
-});
+test(
+  "graph: a discovered image making the catalog invalid is " + "a conflict, not blamed on the template before the edit",
+  async () => {
+    // foo.v0.3.0 carries version 0.2.0; the lister knows its tag (as a registry does once it is pushed).
+    const all = catalog().bundles.filter((b) => b.name !== "foo.v0.3.0" && b.name !== "foo.v0.4.0");
+    const cfg = loadText(
+      [...all.map((b) => JSON.stringify(b)), bundleBlob("foo", "0.2.0", IMG("0.3.0"), "foo.v0.3.0")].join("\n"),
+      "dup",
+    ).config;
+    const src = Object.assign(reuseSource(cfg, { reuseTags: true }), catalogTagLister(cfg));
+    const p = await plan(REPO, req(), src);
+    assert.equal(p.outcome, "conflict");
+    assert.deepEqual(codes(p), ["TEMPLATE_ADD_GRAPH_DISCOVERED", "TEMPLATE_GRAPH_RESULT_INVALID"]);
+    assert.match(p.problems[1].message, /^adding the bundle would make the catalog invalid: .*duplicate versions/);
+  },
+);
 
-test("graph: --release-config applies every listed template through the kind (one graph template twice, a basic one); a conflict writes nothing", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "opcat-ab-graph-rc-"));
-  const templates = join(dir, "catalog-templates");
-  mkdirSync(templates);
-  const basic = `schema: olm.template.basic
+test(
+  "graph: --release-config applies every listed template through the kind " +
+    "(one graph template twice, a basic one); a conflict writes nothing",
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), "opcat-ab-graph-rc-"));
+    const templates = join(dir, "catalog-templates");
+    mkdirSync(templates);
+    const basic = `schema: olm.template.basic
 entries:
 - schema: olm.package
   name: foo
@@ -458,12 +498,12 @@ entries:
 - schema: olm.bundle
   image: ${IMG("0.2.0")}
 `;
-  writeFileSync(join(templates, "graph.yaml"), GRAPH);
-  writeFileSync(join(templates, "basic.yaml"), basic);
-  const rc = join(dir, "release-config.yaml");
-  writeFileSync(
-    rc,
-    `catalog_templates:
+    writeFileSync(join(templates, "graph.yaml"), GRAPH);
+    writeFileSync(join(templates, "basic.yaml"), basic);
+    const rc = join(dir, "release-config.yaml");
+    writeFileSync(
+      rc,
+      `catalog_templates:
   - template_name: graph.yaml
     channels: [stable]
     replaces: foo.v0.2.0
@@ -474,55 +514,58 @@ entries:
     channels: [stable]
     replaces: foo.v0.2.0
 `,
-  );
-  const r = await addBundleFromReleaseConfig(rc, IMG("0.3.0"), { source: source(), templatesDir: templates });
-  assert.equal(r.outcome, "added", JSON.stringify(r.templates.map((t) => t.problems)));
-  assert.deepEqual(
-    r.templates.map((t) => [t.kind, t.outcome, t.validation]),
-    [
-      ["graph", "added", "rendered"],
-      ["graph", "added", "rendered"],
-      ["basic", "added", "rendered"],
-    ],
-  );
-  assert.equal(r.written, true);
-  const g = readFileSync(join(templates, "graph.yaml"), "utf8");
-  assert.equal(
-    g,
-    GRAPH.replace(
-      "  - foo.v0.2.0   # head\n",
-      "  - foo.v0.2.0   # head\n  - foo.v0.3.0\n  skipRanges:\n    foo.v0.3.0: '<0.3.0'\n",
-    )
-      .replace(
-        "  - quay.io/acme/foo-bundle:v0.2.0\n",
-        "  - quay.io/acme/foo-bundle:v0.2.0\n  - quay.io/acme/foo-bundle:v0.3.0\n",
+    );
+    const r = await addBundleFromReleaseConfig(rc, IMG("0.3.0"), { source: source(), templatesDir: templates });
+    assert.equal(r.outcome, "added", JSON.stringify(r.templates.map((t) => t.problems)));
+    assert.deepEqual(
+      r.templates.map((t) => [t.kind, t.outcome, t.validation]),
+      [
+        ["graph", "added", "rendered"],
+        ["graph", "added", "rendered"],
+        ["basic", "added", "rendered"],
+      ],
+    );
+    assert.equal(r.written, true);
+    const g = readFileSync(join(templates, "graph.yaml"), "utf8");
+    assert.equal(
+      g,
+      GRAPH.replace(
+        "  - foo.v0.2.0   # head\n",
+        "  - foo.v0.2.0   # head\n  - foo.v0.3.0\n  skipRanges:\n    foo.v0.3.0: '<0.3.0'\n",
       )
-      .replace("foo.v0.2.0]\n", 'foo.v0.2.0, "foo.v0.3.0"]\n- name: candidate\n  entries:\n  - foo.v0.3.0\n'),
-  );
-  const again = await addBundleFromReleaseConfig(rc, IMG("0.3.0"), { source: source(), templatesDir: templates });
-  assert.equal(again.outcome, "already-present");
-  assert.deepEqual(
-    again.templates.map((t) => t.outcome),
-    ["already-present", "already-present", "already-present"],
-  );
-  // 0.4.0 with a replaces that is not the graph's head: the graph template conflicts, the basic one is not written either.
-  writeFileSync(
-    rc,
-    `catalog_templates:\n  - template_name: basic.yaml\n    channels: [stable]\n    replaces: foo.v0.3.0\n  - template_name: graph.yaml\n    channels: [stable]\n    replaces: foo.v0.2.0\n`,
-  );
-  const beforeBasic = readFileSync(join(templates, "basic.yaml"), "utf8");
-  const c = await addBundleFromReleaseConfig(rc, IMG("0.4.0"), { source: source(), templatesDir: templates });
-  assert.equal(c.outcome, "conflict");
-  assert.deepEqual(
-    c.templates.map((t) => t.outcome),
-    ["added", "conflict"],
-  );
-  assert.deepEqual(codes(c.templates[1]), ["TEMPLATE_ADD_GRAPH_REPLACES"]);
-  assert.equal(c.written, false);
-  assert.equal(readFileSync(join(templates, "basic.yaml"), "utf8"), beforeBasic);
-  assert.equal(readFileSync(join(templates, "graph.yaml"), "utf8"), g);
-  rmSync(dir, { recursive: true, force: true });
-});
+        .replace(
+          "  - quay.io/acme/foo-bundle:v0.2.0\n",
+          "  - quay.io/acme/foo-bundle:v0.2.0\n  - quay.io/acme/foo-bundle:v0.3.0\n",
+        )
+        .replace("foo.v0.2.0]\n", 'foo.v0.2.0, "foo.v0.3.0"]\n- name: candidate\n  entries:\n  - foo.v0.3.0\n'),
+    );
+    const again = await addBundleFromReleaseConfig(rc, IMG("0.3.0"), { source: source(), templatesDir: templates });
+    assert.equal(again.outcome, "already-present");
+    assert.deepEqual(
+      again.templates.map((t) => t.outcome),
+      ["already-present", "already-present", "already-present"],
+    );
+    // 0.4.0 with a replaces that is not the graph's head: the graph
+    // template conflicts, the basic one is not written either.
+    writeFileSync(
+      rc,
+      `catalog_templates:\n  - template_name: basic.yaml\n    channels: [stable]\n    replaces: foo.v0.3.0\n` +
+        `  - template_name: graph.yaml\n    channels: [stable]\n    replaces: foo.v0.2.0\n`,
+    );
+    const beforeBasic = readFileSync(join(templates, "basic.yaml"), "utf8");
+    const c = await addBundleFromReleaseConfig(rc, IMG("0.4.0"), { source: source(), templatesDir: templates });
+    assert.equal(c.outcome, "conflict");
+    assert.deepEqual(
+      c.templates.map((t) => t.outcome),
+      ["added", "conflict"],
+    );
+    assert.deepEqual(codes(c.templates[1]), ["TEMPLATE_ADD_GRAPH_REPLACES"]);
+    assert.equal(c.written, false);
+    assert.equal(readFileSync(join(templates, "basic.yaml"), "utf8"), beforeBasic);
+    assert.equal(readFileSync(join(templates, "graph.yaml"), "utf8"), g);
+    rmSync(dir, { recursive: true, force: true });
+  },
+);
 
 // ---- properties ----------------------------------------------------------------------------
 
@@ -646,63 +689,66 @@ function subsequence(small: string, big: string): boolean {
   return j === small.length;
 }
 
-test("property: the text edit, parsed, equals addBundleToGraph on the parsed original; adding twice is adding once", async () => {
-  const outcomes = new Map<string, number>();
-  await fc.assert(
-    fc.asyncProperty(templateArb, requestArb, async (gen, r) => {
-      const request = toRequest(r, gen);
-      const p = await planAddBundle(gen.text, "g.yaml", request);
-      outcomes.set(p.outcome, (outcomes.get(p.outcome) ?? 0) + 1);
-      const original = parseGraphTemplate(gen.text);
-      let want: unknown;
-      let error: unknown;
-      try {
-        want = expected(original, request);
-      } catch (e) {
-        error = e;
-      }
-      if (p.outcome === "added") {
-        assert.equal(error, undefined, `addBundleToGraph refused what add-bundle added: ${String(error)}`);
-        assert.deepEqual(graphTemplateValue(parseGraphTemplate(p.result as string)), want);
-        // Only insertions: the original text survives in order (comments and formatting included).
-        assert.ok(subsequence(gen.text, p.result as string));
-        if (!gen.text.includes("[")) {
-          const lines = (p.result as string).split("\n");
-          let k = 0;
-          for (const l of gen.text.split("\n")) {
-            while (k < lines.length && lines[k] !== l) k++;
-            assert.ok(k < lines.length, `line lost: ${l}`);
-            k++;
+test(
+  "property: the text edit, parsed, equals addBundleToGraph " + "on the parsed original; adding twice is adding once",
+  async () => {
+    const outcomes = new Map<string, number>();
+    await fc.assert(
+      fc.asyncProperty(templateArb, requestArb, async (gen, r) => {
+        const request = toRequest(r, gen);
+        const p = await planAddBundle(gen.text, "g.yaml", request);
+        outcomes.set(p.outcome, (outcomes.get(p.outcome) ?? 0) + 1);
+        const original = parseGraphTemplate(gen.text);
+        let want: unknown;
+        let error: unknown;
+        try {
+          want = expected(original, request);
+        } catch (e) {
+          error = e;
+        }
+        if (p.outcome === "added") {
+          assert.equal(error, undefined, `addBundleToGraph refused what add-bundle added: ${String(error)}`);
+          assert.deepEqual(graphTemplateValue(parseGraphTemplate(p.result as string)), want);
+          // Only insertions: the original text survives in order (comments and formatting included).
+          assert.ok(subsequence(gen.text, p.result as string));
+          if (!gen.text.includes("[")) {
+            const lines = (p.result as string).split("\n");
+            let k = 0;
+            for (const l of gen.text.split("\n")) {
+              while (k < lines.length && lines[k] !== l) k++;
+              assert.ok(k < lines.length, `line lost: ${l}`);
+              k++;
+            }
           }
-        }
-        const again = await planAddBundle(p.result as string, "g.yaml", request);
-        assert.equal(again.outcome, "already-present", JSON.stringify(again.problems));
-      } else if (p.outcome === "already-present") {
-        assert.deepEqual(want, graphTemplateValue(original));
-      } else if (p.outcome === "conflict") {
-        // Stricter than addBundleToGraph only where the chain is positional: an earlier live entry.
-        if (error === undefined) {
+          const again = await planAddBundle(p.result as string, "g.yaml", request);
+          assert.equal(again.outcome, "already-present", JSON.stringify(again.problems));
+        } else if (p.outcome === "already-present") {
+          assert.deepEqual(want, graphTemplateValue(original));
+        } else if (p.outcome === "conflict") {
+          // Stricter than addBundleToGraph only where the chain is positional: an earlier live entry.
+          if (error === undefined) {
+            const name = request.name as string;
+            const earlier = original.graphs.some(
+              (g) =>
+                request.channels.includes(g.name) &&
+                g.entries.includes(name) &&
+                g.entries.filter((e) => !(g.tombstones ?? []).includes(e)).at(-1) !== name,
+            );
+            assert.ok(earlier, `conflict that addBundleToGraph accepts: ${JSON.stringify(p.problems)}`);
+          }
+        } else {
+          assert.equal(p.outcome, "invalid-input");
           const name = request.name as string;
-          const earlier = original.graphs.some(
-            (g) =>
-              request.channels.includes(g.name) &&
-              g.entries.includes(name) &&
-              g.entries.filter((e) => !(g.tombstones ?? []).includes(e)).at(-1) !== name,
-          );
-          assert.ok(earlier, `conflict that addBundleToGraph accepts: ${JSON.stringify(p.problems)}`);
+          assert.ok(request.replaces === name || (request.skips ?? []).includes(name), JSON.stringify(p.problems));
         }
-      } else {
-        assert.equal(p.outcome, "invalid-input");
-        const name = request.name as string;
-        assert.ok(request.replaces === name || (request.skips ?? []).includes(name), JSON.stringify(p.problems));
-      }
-    }),
-    { numRuns: 300 },
-  );
-  assert.ok((outcomes.get("added") ?? 0) > 30, JSON.stringify([...outcomes]));
-  assert.ok((outcomes.get("conflict") ?? 0) > 10, JSON.stringify([...outcomes]));
-  assert.ok((outcomes.get("already-present") ?? 0) > 0, JSON.stringify([...outcomes]));
-});
+      }),
+      { numRuns: 300 },
+    );
+    assert.ok((outcomes.get("added") ?? 0) > 30, JSON.stringify([...outcomes]));
+    assert.ok((outcomes.get("conflict") ?? 0) > 10, JSON.stringify([...outcomes]));
+    assert.ok((outcomes.get("already-present") ?? 0) > 0, JSON.stringify([...outcomes]));
+  },
+);
 
 test("property: add-bundle is idempotent through rendering (a source for every image)", async () => {
   const cfg = loadText(
@@ -726,7 +772,9 @@ test("property: add-bundle is idempotent through rendering (a source for every i
 // ---- CLI -----------------------------------------------------------------------------------
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
-const RUNNER = `import { run } from ${JSON.stringify(pathToFileURL(join(REPO_ROOT, "src", "cli", "main.ts")).href)};\nprocess.exitCode = await run(process.argv.slice(1));`;
+const RUNNER =
+  `import { run } from ${JSON.stringify(pathToFileURL(join(REPO_ROOT, "src", "cli", "main.ts")).href)};\n` +
+  `process.exitCode = await run(process.argv.slice(1));`;
 
 function opcat(args: string[]): { code: number; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", RUNNER, ...args], {
@@ -737,69 +785,73 @@ function opcat(args: string[]): { code: number; stdout: string; stderr: string }
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
-test("CLI: template add-bundle edits a graph template (tags from the reused catalog), then already-present, then a conflict (5)", () => {
-  const dir = mkdtempSync(join(tmpdir(), "opcat-ab-graph-"));
-  const tmpl = join(dir, "graph.yaml");
-  const cat = join(dir, "catalog.json");
-  writeFileSync(tmpl, REPO);
-  writeFileSync(cat, ["0.1.0", "0.2.0", "0.3.0"].map((v) => bundleBlob("foo", v, IMG(v))).join("\n") + "\n");
-  const args = [
-    "template",
-    "add-bundle",
-    tmpl,
-    "--image",
-    IMG("0.3.0"),
-    "--channel",
-    "stable",
-    "--replaces",
-    "foo.v0.2.0",
-    "--reuse",
-    cat,
-    "--reuse-tags",
-    "-o",
-    "json",
-  ];
-  const r = opcat(args);
-  assert.equal(r.code, 0, r.stderr);
-  const report = JSON.parse(r.stdout) as {
-    outcome: string;
-    kind: string;
-    validation: string;
-    written: boolean;
-    problems: { code: string }[];
-    changes: { path: string }[];
-  };
-  assert.equal(report.outcome, "added");
-  assert.equal(report.kind, "graph");
-  assert.equal(report.validation, "rendered");
-  assert.equal(report.written, true);
-  assert.deepEqual(
-    report.problems.map((p) => p.code),
-    ["TEMPLATE_ADD_GRAPH_DISCOVERED"],
-  );
-  assert.deepEqual(
-    report.changes.map((c) => c.path),
-    ["/graphs/0/entries/-"],
-  );
-  assert.equal(readFileSync(tmpl, "utf8"), REPO.replace("foo.v0.2.0]", 'foo.v0.2.0, "foo.v0.3.0"]'));
-  const again = opcat(args);
-  assert.equal(again.code, 0, again.stderr);
-  assert.equal((JSON.parse(again.stdout) as { outcome: string }).outcome, "already-present");
-  const conflict = opcat([
-    "template",
-    "add-bundle",
-    tmpl,
-    "--image",
-    IMG("0.2.0"),
-    "--channel",
-    "stable",
-    "--reuse",
-    cat,
-    "--reuse-tags",
-  ]);
-  assert.equal(conflict.code, 5, conflict.stderr);
-  assert.match(conflict.stderr, /TEMPLATE_ADD_GRAPH_POSITION/);
-});
+test(
+  "CLI: template add-bundle edits a graph template (tags from " +
+    "the reused catalog), then already-present, then a conflict (5)",
+  () => {
+    const dir = mkdtempSync(join(tmpdir(), "opcat-ab-graph-"));
+    const tmpl = join(dir, "graph.yaml");
+    const cat = join(dir, "catalog.json");
+    writeFileSync(tmpl, REPO);
+    writeFileSync(cat, ["0.1.0", "0.2.0", "0.3.0"].map((v) => bundleBlob("foo", v, IMG(v))).join("\n") + "\n");
+    const args = [
+      "template",
+      "add-bundle",
+      tmpl,
+      "--image",
+      IMG("0.3.0"),
+      "--channel",
+      "stable",
+      "--replaces",
+      "foo.v0.2.0",
+      "--reuse",
+      cat,
+      "--reuse-tags",
+      "-o",
+      "json",
+    ];
+    const r = opcat(args);
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout) as {
+      outcome: string;
+      kind: string;
+      validation: string;
+      written: boolean;
+      problems: { code: string }[];
+      changes: { path: string }[];
+    };
+    assert.equal(report.outcome, "added");
+    assert.equal(report.kind, "graph");
+    assert.equal(report.validation, "rendered");
+    assert.equal(report.written, true);
+    assert.deepEqual(
+      report.problems.map((p) => p.code),
+      ["TEMPLATE_ADD_GRAPH_DISCOVERED"],
+    );
+    assert.deepEqual(
+      report.changes.map((c) => c.path),
+      ["/graphs/0/entries/-"],
+    );
+    assert.equal(readFileSync(tmpl, "utf8"), REPO.replace("foo.v0.2.0]", 'foo.v0.2.0, "foo.v0.3.0"]'));
+    const again = opcat(args);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal((JSON.parse(again.stdout) as { outcome: string }).outcome, "already-present");
+    const conflict = opcat([
+      "template",
+      "add-bundle",
+      tmpl,
+      "--image",
+      IMG("0.2.0"),
+      "--channel",
+      "stable",
+      "--reuse",
+      cat,
+      "--reuse-tags",
+    ]);
+    assert.equal(conflict.code, 5, conflict.stderr);
+    assert.match(conflict.stderr, /TEMPLATE_ADD_GRAPH_POSITION/);
+  },
+);
 
 // ---- against a registry ---------------------------------------------------------------------
 
@@ -823,10 +875,13 @@ describe("CLI: add-bundle --pull lists bundles.repo tags from the registry (dock
     rmSync(work, { recursive: true, force: true });
   });
 
-  test("the pulled bundle is added to its graph, discovered from the repo, and the result rendered; then already-present", () => {
-    const repo = `${reg.host}/acme/foo-bundle`;
-    const tmpl = join(work, "graph.yaml");
-    const text = `# pulled from ${repo}
+  test(
+    "the pulled bundle is added to its graph, discovered from " +
+      "the repo, and the result rendered; then already-present",
+    () => {
+      const repo = `${reg.host}/acme/foo-bundle`;
+      const tmpl = join(work, "graph.yaml");
+      const text = `# pulled from ${repo}
 schema: olm.template.graph
 package: {name: foo, defaultChannel: stable}
 bundles:
@@ -838,64 +893,65 @@ graphs:
   - foo.v0.1.0
   - foo.v0.2.0
 `;
-    writeFileSync(tmpl, text);
-    const args = [
-      "template",
-      "add-bundle",
-      tmpl,
-      "--image",
-      `${repo}:v0.3.0`,
-      "--channel",
-      "stable",
-      "--pull",
-      "--use-http",
-      "--cache-dir",
-      join(work, "cache"),
-      "--registries-conf",
-      join(work, "registries.conf"),
-      "-o",
-      "json",
-    ];
-    const r = opcat(args);
-    assert.equal(r.code, 0, r.stderr);
-    const report = JSON.parse(r.stdout) as {
-      outcome: string;
-      validation: string;
-      bundle: { name: string };
-      problems: { code: string }[];
-    };
-    assert.equal(report.outcome, "added", r.stdout);
-    assert.equal(report.validation, "rendered");
-    assert.equal(report.bundle.name, "foo.v0.3.0");
-    assert.deepEqual(
-      report.problems.map((p) => p.code),
-      ["TEMPLATE_ADD_GRAPH_DISCOVERED"],
-    );
-    assert.equal(readFileSync(tmpl, "utf8"), text + "  - foo.v0.3.0\n");
-    const again = opcat(args);
-    assert.equal(again.code, 0, again.stderr);
-    assert.equal((JSON.parse(again.stdout) as { outcome: string }).outcome, "already-present");
-    // A bundle the registry has, under another image spelling, carrying a name the graph has: a conflict.
-    writeFileSync(
-      tmpl,
-      text.replace(
-        `  repo: ${repo}   # every v* tag\n  tagRegex: '^v'\n`,
-        `  images: [${repo}:v0.1.0, ${repo}:v0.2.0]\n`,
-      ),
-    );
-    const c = opcat([
-      "template",
-      "add-bundle",
-      tmpl,
-      "--image",
-      `${repo}:v0.2.0-x`,
-      "--name",
-      "foo.v0.2.0",
-      "--channel",
-      "stable",
-      "-o",
-      "json",
-    ]);
-    assert.equal(c.code, 5, c.stdout);
-  });
+      writeFileSync(tmpl, text);
+      const args = [
+        "template",
+        "add-bundle",
+        tmpl,
+        "--image",
+        `${repo}:v0.3.0`,
+        "--channel",
+        "stable",
+        "--pull",
+        "--use-http",
+        "--cache-dir",
+        join(work, "cache"),
+        "--registries-conf",
+        join(work, "registries.conf"),
+        "-o",
+        "json",
+      ];
+      const r = opcat(args);
+      assert.equal(r.code, 0, r.stderr);
+      const report = JSON.parse(r.stdout) as {
+        outcome: string;
+        validation: string;
+        bundle: { name: string };
+        problems: { code: string }[];
+      };
+      assert.equal(report.outcome, "added", r.stdout);
+      assert.equal(report.validation, "rendered");
+      assert.equal(report.bundle.name, "foo.v0.3.0");
+      assert.deepEqual(
+        report.problems.map((p) => p.code),
+        ["TEMPLATE_ADD_GRAPH_DISCOVERED"],
+      );
+      assert.equal(readFileSync(tmpl, "utf8"), text + "  - foo.v0.3.0\n");
+      const again = opcat(args);
+      assert.equal(again.code, 0, again.stderr);
+      assert.equal((JSON.parse(again.stdout) as { outcome: string }).outcome, "already-present");
+      // A bundle the registry has, under another image spelling, carrying a name the graph has: a conflict.
+      writeFileSync(
+        tmpl,
+        text.replace(
+          `  repo: ${repo}   # every v* tag\n  tagRegex: '^v'\n`,
+          `  images: [${repo}:v0.1.0, ${repo}:v0.2.0]\n`,
+        ),
+      );
+      const c = opcat([
+        "template",
+        "add-bundle",
+        tmpl,
+        "--image",
+        `${repo}:v0.2.0-x`,
+        "--name",
+        "foo.v0.2.0",
+        "--channel",
+        "stable",
+        "-o",
+        "json",
+      ]);
+      assert.equal(c.code, 5, c.stdout);
+    },
+  );
 });

@@ -45,7 +45,10 @@ export function tagInRepo(repo: string, image: string): string | undefined {
   return TAG.test(tag) ? tag : undefined;
 }
 
-/** Whether `image` is one `bundles.repo` discovery would yield: `<repo>:<tag>` with a tag passing tagRegex and semverRange. */
+/**
+ * Whether `image` is one `bundles.repo` discovery would yield:
+ * `<repo>:<tag>` with a tag passing tagRegex and semverRange.
+ */
 export function discoveredImage(bundles: GraphBundleSources, image: string): boolean {
   const repo = bundles.repo;
   const tag = repo ? tagInRepo(repo, image) : undefined;
@@ -145,7 +148,9 @@ function planExisting(
       ctx.fail(
         "conflict",
         "TEMPLATE_ADD_GRAPH_POSITION",
-        `bundle ${goQuote(name)} is already an entry of graph ${goQuote(g.name)}, but not its head ${goQuote(head)}: the graph is one replaces chain in list order, and the bundle cannot be added again at its end`,
+        `bundle ${goQuote(name)} is already an entry of graph ${goQuote(g.name)}, but not its head ` +
+          `${goQuote(head)}: the graph is one replaces chain in list ` +
+          `order, and the bundle cannot be added again at its end`,
         "publish a newer bundle instead, or edit the graph's entries by hand",
       );
       return undefined;
@@ -160,7 +165,9 @@ function planExisting(
       ctx.fail(
         "conflict",
         "TEMPLATE_ADD_EDGE_CONFLICT",
-        `graph ${goQuote(g.name)} already has ${goQuote(name)} as its head with ${describeEdges(have.replaces, have.skips, have.skipRange)}; requested ${describeEdges(req.replaces ?? "", skips, req.skipRange ?? "")}`,
+        `graph ${goQuote(g.name)} already has ${goQuote(name)} as its head with ` +
+          `${describeEdges(have.replaces, have.skips, have.skipRange)}; requested ` +
+          `${describeEdges(req.replaces ?? "", skips, req.skipRange ?? "")}`,
         "edit the graph by hand, or publish with the edges it already has",
       );
     }
@@ -170,7 +177,8 @@ function planExisting(
     ctx.fail(
       "conflict",
       "TEMPLATE_ADD_GRAPH_REPLACES",
-      `${goQuote(name)} cannot replace ${goQuote(req.replaces)} in graph ${goQuote(g.name)}: a new entry replaces the graph's head ${goQuote(head)}`,
+      `${goQuote(name)} cannot replace ${goQuote(req.replaces)} in graph ` +
+        `${goQuote(g.name)}: a new entry replaces the graph's head ${goQuote(head)}`,
       `omit --replaces, or give --replaces ${head}`,
     );
     return undefined;
@@ -207,13 +215,19 @@ function planExisting(
   return ok ? { ...where, graph: g, tombstones } : undefined;
 }
 
-/** Applies an existing graph's edits: nested collections first, then new keys of the graph (same insertion point, right order). */
+/**
+ * Applies an existing graph's edits: nested collections first, then
+ * new keys of the graph (same insertion point, right order).
+ */
 function applyExisting(ctx: AddBundleContext, ge: GraphEdit, name: string): void {
   const { sd, node, pointer, graph } = ge;
   const req = ctx.request;
   const entries = findKey(node, "entries")?.value as YAMLSeq<unknown>;
   const entriesPtr = `${pointer}/${pointerToken(keyName(findKey(node, "entries") as Pair<unknown, unknown>))}`;
-  const desc = `added ${goQuote(name)} to graph ${goQuote(graph.name)} (replaces its head${ge.tombstones.length > 0 ? `, skips [${ge.tombstones.map(goQuote).join(", ")}]` : ""}${req.skipRange ? `, skipRange ${goQuote(req.skipRange)}` : ""})`;
+  const desc =
+    `added ${goQuote(name)} to graph ${goQuote(graph.name)} (replaces its ` +
+    `head${ge.tombstones.length > 0 ? `, skips [${ge.tombstones.map(goQuote).join(", ")}]` : ""}` +
+    `${req.skipRange ? `, skipRange ${goQuote(req.skipRange)}` : ""})`;
   for (const s of ge.tombstones) {
     ctx.edits.appendToSeq(sd, entries, s);
     ctx.change(
@@ -300,7 +314,8 @@ export const GRAPH_KIND: AddBundleKind = {
       ctx.fail(
         "invalid-input",
         "TEMPLATE_ADD_GRAPH_PACKAGE",
-        `bundle ${goQuote(name)} (image ${goQuote(req.image)}) belongs to package ${goQuote(ctx.bundle.package)}, not to the template's package ${goQuote(t.package.name)}`,
+        `bundle ${goQuote(name)} (image ${goQuote(req.image)}) belongs to package ` +
+          `${goQuote(ctx.bundle.package)}, not to the template's package ${goQuote(t.package.name)}`,
       );
       return;
     }
@@ -318,7 +333,9 @@ export const GRAPH_KIND: AddBundleKind = {
         ctx.fail(
           "conflict",
           "TEMPLATE_ADD_BUNDLE_CONFLICT",
-          `bundle ${goQuote(name)} is already in the template (an entry of graph ${goQuote(holder.name)}), but image ${goQuote(img)} is neither in bundles.images nor discovered from bundles.repo: another image carries it`,
+          `bundle ${goQuote(name)} is already in the template (an entry of graph ` +
+            `${goQuote(holder.name)}), but image ${goQuote(img)} is neither in ` +
+            `bundles.images nor discovered from bundles.repo: another image carries it`,
           "publish the bundle with the image the template has, or replace that image by hand",
         );
         return;
@@ -345,7 +362,8 @@ export const GRAPH_KIND: AddBundleKind = {
           ctx.fail(
             "invalid-input",
             "TEMPLATE_ADD_STRUCTURE",
-            `the template describes one graph (graph-description ${goQuote(t.graphs[0].name)}); channel ${goQuote(ch)} needs a graphs list`,
+            `the template describes one graph (graph-description ` +
+              `${goQuote(t.graphs[0].name)}); channel ${goQuote(ch)} needs a graphs list`,
             "turn graph-description into graphs: [ … ] to add channels",
           );
           continue;
@@ -373,7 +391,8 @@ export const GRAPH_KIND: AddBundleKind = {
     if (discoveredImage(t.bundles, img)) {
       ctx.warn(
         "TEMPLATE_ADD_GRAPH_DISCOVERED",
-        `image ${goQuote(img)} is discovered from bundles.repo (its tag passes tagRegex and semverRange): not added to bundles.images`,
+        `image ${goQuote(img)} is discovered from bundles.repo (its tag ` +
+          `passes tagRegex and semverRange): not added to bundles.images`,
       );
       return;
     }

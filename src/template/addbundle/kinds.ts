@@ -112,7 +112,8 @@ function planChannelEntries(
         ctx.fail(
           "conflict",
           "TEMPLATE_ADD_REPLACES_MISSING",
-          `${goQuote(name)} cannot replace ${goQuote(req.replaces)} in new channel ${goQuote(ch)}: no channel of the template has an entry ${goQuote(req.replaces)}`,
+          `${goQuote(name)} cannot replace ${goQuote(req.replaces)} in new channel ` +
+            `${goQuote(ch)}: no channel of the template has an entry ${goQuote(req.replaces)}`,
           "publish the replaced bundle first, or correct replaces",
         );
         continue;
@@ -126,7 +127,8 @@ function planChannelEntries(
         ctx.fail(
           "invalid-input",
           "TEMPLATE_ADD_NO_PACKAGE",
-          `channel ${goQuote(ch)} does not exist and the package to create it in is not known (render the image, or keep exactly one olm.package in the template)`,
+          `channel ${goQuote(ch)} does not exist and the package to create it in is ` +
+            `not known (render the image, or keep exactly one olm.package in the template)`,
         );
         continue;
       }
@@ -151,7 +153,9 @@ function planChannelEntries(
         ctx.fail(
           "conflict",
           "TEMPLATE_ADD_EDGE_CONFLICT",
-          `channel ${goQuote(ch)} already has an entry for ${goQuote(name)} with ${describeEdges(replaces, skips, skipRange)}; requested ${describeEdges(req.replaces ?? "", req.skips ?? [], req.skipRange ?? "")}`,
+          `channel ${goQuote(ch)} already has an entry for ${goQuote(name)} with ` +
+            `${describeEdges(replaces, skips, skipRange)}; requested ` +
+            `${describeEdges(req.replaces ?? "", req.skips ?? [], req.skipRange ?? "")}`,
           "edit the entry by hand, or publish with the edges it already has",
         );
       }
@@ -164,17 +168,21 @@ function planChannelEntries(
         ctx.fail(
           "conflict",
           "TEMPLATE_ADD_REPLACES_MISSING",
-          `${goQuote(name)} cannot replace ${goQuote(req.replaces)} in channel ${goQuote(ch)}: no channel of the template has an entry ${goQuote(req.replaces)}`,
+          `${goQuote(name)} cannot replace ${goQuote(req.replaces)} in channel ` +
+            `${goQuote(ch)}: no channel of the template has an entry ${goQuote(req.replaces)}`,
           "publish the replaced bundle first, or correct replaces",
         );
         continue;
       }
       ctx.warn(
         "TEMPLATE_ADD_REPLACES_OTHER_CHANNEL",
-        `channel ${goQuote(ch)} has no entry ${goQuote(req.replaces)}: ${goQuote(name)} replaces a bundle of another channel`,
+        `channel ${goQuote(ch)} has no entry ${goQuote(req.replaces)}: ` +
+          `${goQuote(name)} replaces a bundle of another channel`,
       );
     }
-    const desc = `added ${goQuote(name)} to channel ${goQuote(ch)} (${describeEdges(req.replaces ?? "", req.skips ?? [], req.skipRange ?? "")})`;
+    const desc =
+      `added ${goQuote(name)} to channel ${goQuote(ch)} ` +
+      `(${describeEdges(req.replaces ?? "", req.skips ?? [], req.skipRange ?? "")})`;
     if (ep === undefined) {
       ctx.edits.addToMap(sd, node, "entries", [entry]);
       ctx.change(`${pointer}/entries`, [entry], desc);

@@ -91,7 +91,8 @@ export function parseReleaseConfig(text: string): ReleaseConfig | { problems: st
     if (item.skips !== undefined) t.skips = stringList(item.skips, `${at}.skips`, problems);
     if (t.defaultChannel !== undefined && channels && !channels.includes(t.defaultChannel)) {
       problems.push(
-        `defaultChannel '${t.defaultChannel}' not found in '${t.templateName}'. Available channels: [${channels.map((c) => `'${c}'`).join(", ")}]`,
+        `defaultChannel '${t.defaultChannel}' not found in '${t.templateName}'. ` +
+          `Available channels: [${channels.map((c) => `'${c}'`).join(", ")}]`,
       );
     }
     out.push(t);

@@ -16,27 +16,41 @@ import { catalogTagLister, compileTagRegex, discoverTagImages, registryTagLister
 
 const lister = (tags: string[]): TagLister => ({ listTags: () => Promise.resolve([...tags]) });
 
-test("discoverTagImages: regex and range filter, tags that are not versions left out under a range, version order", async () => {
-  const tags = ["v0.0.3", "v0.1.0", "v0.10.0", "v0.9.1", "latest", "v1.0.0-rc.1", "v1.0.0", "1.2", "v0.2.0", "v0.2.0"];
-  const repo = "quay.io/example-inc/example-bundle";
-  assert.deepEqual(
-    await discoverTagImages({ repo, tagRegex: "^v\\d+\\.\\d+\\.\\d+$", semverRange: ">=0.1.x" }, lister(tags)),
-    [`${repo}:v0.1.0`, `${repo}:v0.2.0`, `${repo}:v0.9.1`, `${repo}:v0.10.0`, `${repo}:v1.0.0`],
-  );
-  // No range: every tag matching the regex, versions first (in version order), then the rest by bytes.
-  assert.deepEqual(
-    (await discoverTagImages({ repo, tagRegex: "^(v1|l|1)" }, lister(tags))).map((i) => i.slice(repo.length + 1)),
-    ["v1.0.0-rc.1", "v1.0.0", "1.2", "latest"],
-  );
-  // A range alone: tags parsed leniently (1.2 is 1.2.0); pre-releases are below their release.
-  assert.deepEqual(
-    (await discoverTagImages({ repo, semverRange: ">=1.0.0-0 <2.0.0" }, lister(tags))).map((i) =>
-      i.slice(repo.length + 1),
-    ),
-    ["v1.0.0-rc.1", "v1.0.0", "1.2"],
-  );
-  assert.deepEqual(await discoverTagImages({}, undefined), []);
-});
+test(
+  "discoverTagImages: regex and range filter, tags that " + "are not versions left out under a range, version order",
+  async () => {
+    const tags = [
+      "v0.0.3",
+      "v0.1.0",
+      "v0.10.0",
+      "v0.9.1",
+      "latest",
+      "v1.0.0-rc.1",
+      "v1.0.0",
+      "1.2",
+      "v0.2.0",
+      "v0.2.0",
+    ];
+    const repo = "quay.io/example-inc/example-bundle";
+    assert.deepEqual(
+      await discoverTagImages({ repo, tagRegex: "^v\\d+\\.\\d+\\.\\d+$", semverRange: ">=0.1.x" }, lister(tags)),
+      [`${repo}:v0.1.0`, `${repo}:v0.2.0`, `${repo}:v0.9.1`, `${repo}:v0.10.0`, `${repo}:v1.0.0`],
+    );
+    // No range: every tag matching the regex, versions first (in version order), then the rest by bytes.
+    assert.deepEqual(
+      (await discoverTagImages({ repo, tagRegex: "^(v1|l|1)" }, lister(tags))).map((i) => i.slice(repo.length + 1)),
+      ["v1.0.0-rc.1", "v1.0.0", "1.2", "latest"],
+    );
+    // A range alone: tags parsed leniently (1.2 is 1.2.0); pre-releases are below their release.
+    assert.deepEqual(
+      (await discoverTagImages({ repo, semverRange: ">=1.0.0-0 <2.0.0" }, lister(tags))).map((i) =>
+        i.slice(repo.length + 1),
+      ),
+      ["v1.0.0-rc.1", "v1.0.0", "1.2"],
+    );
+    assert.deepEqual(await discoverTagImages({}, undefined), []);
+  },
+);
 
 test("discoverTagImages errors name the field", async () => {
   const cases: [Parameters<typeof discoverTagImages>[0], TagLister | undefined, string, string][] = [
@@ -62,8 +76,8 @@ test("discoverTagImages errors name the field", async () => {
     [
       { repo: "quay.io/x/y" },
       undefined,
-      /^bundles\.repo: listing the tags of "quay\.io\/x\/y" needs registry access, which this bundle source does not provide$/
-        .source,
+      /^bundles\.repo: listing the tags of "quay\.io\/x\/y" needs registry access, /.source +
+        /which this bundle source does not provide$/.source,
       "usage",
     ],
   ];
@@ -80,35 +94,38 @@ test("discoverTagImages errors name the field", async () => {
   assert.ok(compileTagRegex("^v\\d+$").test("v12"));
 });
 
-test("property: discovered images are exactly the listed tags the filters keep, each once, in a stable order", async () => {
-  const tag = fc.oneof(
-    fc.tuple(fc.nat(3), fc.nat(12), fc.nat(3)).map(([a, b, c]) => `v${a}.${b}.${c}`),
-    fc.constantFrom("latest", "main", "v1", "1.2", "v2.0.0-rc.1"),
-  );
-  await fc.assert(
-    fc.asyncProperty(
-      fc.array(tag, { maxLength: 30 }),
-      fc.constantFrom("", "^v", "\\.0$"),
-      fc.constantFrom("", ">=0.5.0", "<1.0.0 || >=2.0.0"),
-      async (tags, re, range) => {
-        const repo = "r.example/op";
-        const got = await discoverTagImages(
-          { repo, tagRegex: re || undefined, semverRange: range || undefined },
-          lister(tags),
-        );
-        assert.equal(new Set(got).size, got.length);
-        const shuffled = await discoverTagImages(
-          { repo, tagRegex: re || undefined, semverRange: range || undefined },
-          lister([...tags].reverse()),
-        );
-        assert.deepEqual(shuffled, got);
-        for (const img of got) assert.ok(tags.includes(img.slice(repo.length + 1)));
-        if (re) for (const img of got) assert.match(img.slice(repo.length + 1), new RegExp(re));
-      },
-    ),
-    { numRuns: 200 },
-  );
-});
+test(
+  "property: discovered images are exactly the listed " + "tags the filters keep, each once, in a stable order",
+  async () => {
+    const tag = fc.oneof(
+      fc.tuple(fc.nat(3), fc.nat(12), fc.nat(3)).map(([a, b, c]) => `v${a}.${b}.${c}`),
+      fc.constantFrom("latest", "main", "v1", "1.2", "v2.0.0-rc.1"),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(tag, { maxLength: 30 }),
+        fc.constantFrom("", "^v", "\\.0$"),
+        fc.constantFrom("", ">=0.5.0", "<1.0.0 || >=2.0.0"),
+        async (tags, re, range) => {
+          const repo = "r.example/op";
+          const got = await discoverTagImages(
+            { repo, tagRegex: re || undefined, semverRange: range || undefined },
+            lister(tags),
+          );
+          assert.equal(new Set(got).size, got.length);
+          const shuffled = await discoverTagImages(
+            { repo, tagRegex: re || undefined, semverRange: range || undefined },
+            lister([...tags].reverse()),
+          );
+          assert.deepEqual(shuffled, got);
+          for (const img of got) assert.ok(tags.includes(img.slice(repo.length + 1)));
+          if (re) for (const img of got) assert.match(img.slice(repo.length + 1), new RegExp(re));
+        },
+      ),
+      { numRuns: 200 },
+    );
+  },
+);
 
 test("catalogTagLister: the tags of the catalog's bundle images in the repository, by normalised name", async () => {
   const b = (image: string): Bundle => ({
@@ -161,89 +178,101 @@ describe("tags/list against docker-registry", { skip: missing ?? false }, () => 
     rmSync(work, { recursive: true, force: true });
   });
 
-  test("listTags of a real registry (Debian's docker-registry answers in one page whatever n is); registryTagLister and discovery on top", async () => {
+  test(
+    "listTags of a real registry (Debian's docker-registry answers in " +
+      "one page whatever n is); registryTagLister and discovery on top",
+    async () => {
+      const client = new RegistryClient({ useHttp: true, retries: 0 });
+      try {
+        const target = client.sourcesFor(`${reg.host}/ops/widget-bundle`, false)[0];
+        const all = await client.listTags(target);
+        assert.deepEqual([...all].sort(), [...tags].sort());
+        for (const n of [1, 2, 3, 100]) assert.deepEqual(await client.listTags(target, n), all, `page size ${n}`);
+        const l = registryTagLister(client, 2);
+        assert.deepEqual(await l.listTags(`${reg.host}/ops/widget-bundle`), all);
+        assert.deepEqual(
+          await discoverTagImages(
+            { repo: `${reg.host}/ops/widget-bundle`, tagRegex: "^v", semverRange: ">=0.1.0 <1.0.0" },
+            l,
+          ),
+          [
+            `${reg.host}/ops/widget-bundle:v0.1.0`,
+            `${reg.host}/ops/widget-bundle:v0.2.0`,
+            `${reg.host}/ops/widget-bundle:v0.10.0`,
+            `${reg.host}/ops/widget-bundle:v1.0.0-rc.1`,
+          ],
+        );
+        await assert.rejects(
+          l.listTags(`${reg.host}/ops/absent`),
+          (e: unknown) => e instanceof OpcatError && /listing tags of .*ops\/absent: 404/.test(e.message),
+        );
+      } finally {
+        client.close();
+      }
+    },
+  );
+});
+
+test(
+  "listTags: pages linked by Link headers (relative " + "and absolute), empty and null tag lists, bad bodies",
+  async () => {
+    const pages: Record<string, { tags: string[] | null; next?: string }> = {
+      "/v2/o/r/tags/list?n=2": { tags: ["a", "b"], next: '</v2/o/r/tags/list?n=2&last=b>; rel="next"' },
+      "/v2/o/r/tags/list?n=2&last=b": { tags: ["c", "d"], next: "ABS" },
+      "/v2/o/r/tags/list?n=2&last=d": { tags: [], next: "<v2/o/r/tags/list?last=e>; rel=next" },
+      "/v2/o/r/tags/list?last=e": { tags: null },
+      "/v2/o/bad/tags/list": { tags: [1 as unknown as string] },
+    };
+    const seen: string[] = [];
+    let port = 0;
+    const server: Server = createServer((req, res) => {
+      seen.push(req.url ?? "");
+      if (req.url === "/v2/o/junk/tags/list") {
+        res.writeHead(200, { "Content-Type": "application/json" }).end("{not json");
+        return;
+      }
+      const page = pages[req.url ?? ""];
+      if (!page) {
+        res
+          .writeHead(404, { "Content-Type": "application/json" })
+          .end(
+            JSON.stringify({ errors: [{ code: "NAME_UNKNOWN", message: "repository name not known to registry" }] }),
+          );
+        return;
+      }
+      const headers: Record<string, string> = { "Content-Type": "application/json" };
+      if (page.next)
+        headers.Link =
+          page.next === "ABS" ? `<http://127.0.0.1:${port}/v2/o/r/tags/list?n=2&last=d>; rel="next"` : page.next;
+      res.writeHead(200, headers).end(JSON.stringify({ name: "o/r", tags: page.tags }));
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    port = (server.address() as { port: number }).port;
     const client = new RegistryClient({ useHttp: true, retries: 0 });
     try {
-      const target = client.sourcesFor(`${reg.host}/ops/widget-bundle`, false)[0];
-      const all = await client.listTags(target);
-      assert.deepEqual([...all].sort(), [...tags].sort());
-      for (const n of [1, 2, 3, 100]) assert.deepEqual(await client.listTags(target, n), all, `page size ${n}`);
-      const l = registryTagLister(client, 2);
-      assert.deepEqual(await l.listTags(`${reg.host}/ops/widget-bundle`), all);
-      assert.deepEqual(
-        await discoverTagImages(
-          { repo: `${reg.host}/ops/widget-bundle`, tagRegex: "^v", semverRange: ">=0.1.0 <1.0.0" },
-          l,
-        ),
-        [
-          `${reg.host}/ops/widget-bundle:v0.1.0`,
-          `${reg.host}/ops/widget-bundle:v0.2.0`,
-          `${reg.host}/ops/widget-bundle:v0.10.0`,
-          `${reg.host}/ops/widget-bundle:v1.0.0-rc.1`,
-        ],
+      const t = { host: `127.0.0.1:${port}`, repo: "o/r", insecure: false };
+      assert.deepEqual(await client.listTags(t, 2), ["a", "b", "c", "d"]);
+      assert.deepEqual(seen, [
+        "/v2/o/r/tags/list?n=2",
+        "/v2/o/r/tags/list?n=2&last=b",
+        "/v2/o/r/tags/list?n=2&last=d",
+        "/v2/o/r/tags/list?last=e",
+      ]);
+      await assert.rejects(
+        client.listTags({ ...t, repo: "o/bad" }),
+        /invalid tag list: "tags" is not a list of strings/,
       );
       await assert.rejects(
-        l.listTags(`${reg.host}/ops/absent`),
-        (e: unknown) => e instanceof OpcatError && /listing tags of .*ops\/absent: 404/.test(e.message),
+        client.listTags({ ...t, repo: "o/junk" }),
+        /listing tags of 127\.0\.0\.1:\d+\/o\/junk: invalid tag list/,
+      );
+      await assert.rejects(
+        client.listTags({ ...t, repo: "o/none" }),
+        (e: unknown) => e instanceof OpcatError && e.code !== "" && /404/.test(e.message),
       );
     } finally {
       client.close();
+      await new Promise<void>((r) => server.close(() => r()));
     }
-  });
-});
-
-test("listTags: pages linked by Link headers (relative and absolute), empty and null tag lists, bad bodies", async () => {
-  const pages: Record<string, { tags: string[] | null; next?: string }> = {
-    "/v2/o/r/tags/list?n=2": { tags: ["a", "b"], next: '</v2/o/r/tags/list?n=2&last=b>; rel="next"' },
-    "/v2/o/r/tags/list?n=2&last=b": { tags: ["c", "d"], next: "ABS" },
-    "/v2/o/r/tags/list?n=2&last=d": { tags: [], next: "<v2/o/r/tags/list?last=e>; rel=next" },
-    "/v2/o/r/tags/list?last=e": { tags: null },
-    "/v2/o/bad/tags/list": { tags: [1 as unknown as string] },
-  };
-  const seen: string[] = [];
-  let port = 0;
-  const server: Server = createServer((req, res) => {
-    seen.push(req.url ?? "");
-    if (req.url === "/v2/o/junk/tags/list") {
-      res.writeHead(200, { "Content-Type": "application/json" }).end("{not json");
-      return;
-    }
-    const page = pages[req.url ?? ""];
-    if (!page) {
-      res
-        .writeHead(404, { "Content-Type": "application/json" })
-        .end(JSON.stringify({ errors: [{ code: "NAME_UNKNOWN", message: "repository name not known to registry" }] }));
-      return;
-    }
-    const headers: Record<string, string> = { "Content-Type": "application/json" };
-    if (page.next)
-      headers.Link =
-        page.next === "ABS" ? `<http://127.0.0.1:${port}/v2/o/r/tags/list?n=2&last=d>; rel="next"` : page.next;
-    res.writeHead(200, headers).end(JSON.stringify({ name: "o/r", tags: page.tags }));
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  port = (server.address() as { port: number }).port;
-  const client = new RegistryClient({ useHttp: true, retries: 0 });
-  try {
-    const t = { host: `127.0.0.1:${port}`, repo: "o/r", insecure: false };
-    assert.deepEqual(await client.listTags(t, 2), ["a", "b", "c", "d"]);
-    assert.deepEqual(seen, [
-      "/v2/o/r/tags/list?n=2",
-      "/v2/o/r/tags/list?n=2&last=b",
-      "/v2/o/r/tags/list?n=2&last=d",
-      "/v2/o/r/tags/list?last=e",
-    ]);
-    await assert.rejects(client.listTags({ ...t, repo: "o/bad" }), /invalid tag list: "tags" is not a list of strings/);
-    await assert.rejects(
-      client.listTags({ ...t, repo: "o/junk" }),
-      /listing tags of 127\.0\.0\.1:\d+\/o\/junk: invalid tag list/,
-    );
-    await assert.rejects(
-      client.listTags({ ...t, repo: "o/none" }),
-      (e: unknown) => e instanceof OpcatError && e.code !== "" && /404/.test(e.message),
-    );
-  } finally {
-    client.close();
-    await new Promise<void>((r) => server.close(() => r()));
-  }
-});
+  },
+);

@@ -83,35 +83,40 @@ test("seed 003's example renders to the seed's channel (v0.1.0 … v1.0.1) and v
   assert.equal(yaml(typed), read("seed-expected.yaml"));
 });
 
-test("seed 003 as printed: the double-quoted tagRegex is not YAML, and its v0.0.x entries without bundles do not validate", async () => {
-  const printed = read("seed-template.yaml").replace(`'^v\\d+\\.\\d+\\.\\d+$'`, `"^v\\d+\\.\\d+\\.\\d+$"`);
-  assert.notEqual(printed, read("seed-template.yaml"));
-  await rejectsWith(
-    renderGraphTemplate(printed, memSource([])),
-    "TEMPLATE_DECODE",
-    // go-yaml's text, checked with the oracle (scripts/oracle/yaml)
-    "decoding template: error converting YAML to JSON: yaml: line 10: found unknown escape character",
-  );
-  // The seed's printed channel: v0.0.1–v0.0.3 are channel entries, but no bundle is printed for them.
-  const reg = loadFile(join(DATA, "seed-bundles.yaml")).config;
-  const cfg = await renderGraphTemplate(read("seed-template.yaml"), memSource(reg.bundles), {});
-  const ch = cfg.channels[0];
-  assert.ok(ch.entries);
-  ch.entries.unshift(
-    { name: "example.v0.0.1", replaces: "", skips: [], skipRange: "" },
-    { name: "example.v0.0.2", replaces: "example.v0.0.1", skips: [], skipRange: "" },
-    { name: "example.v0.0.3", replaces: "example.v0.0.1", skips: ["example.v0.0.2"], skipRange: "" },
-  );
-  const problems = validateCatalog(cfg).problems.map((p) => p.message);
-  assert.ok(
-    problems.some((m) =>
-      m.includes(
-        `no olm.bundle blobs found in package "example" for olm.channel entries [example.v0.0.1 example.v0.0.2 example.v0.0.3]`,
+test(
+  "seed 003 as printed: the double-quoted tagRegex is not " +
+    "YAML, and its v0.0.x entries without bundles do not validate",
+  async () => {
+    const printed = read("seed-template.yaml").replace(`'^v\\d+\\.\\d+\\.\\d+$'`, `"^v\\d+\\.\\d+\\.\\d+$"`);
+    assert.notEqual(printed, read("seed-template.yaml"));
+    await rejectsWith(
+      renderGraphTemplate(printed, memSource([])),
+      "TEMPLATE_DECODE",
+      // go-yaml's text, checked with the oracle (scripts/oracle/yaml)
+      "decoding template: error converting YAML to JSON: yaml: line 10: found unknown escape character",
+    );
+    // The seed's printed channel: v0.0.1–v0.0.3 are channel entries, but no bundle is printed for them.
+    const reg = loadFile(join(DATA, "seed-bundles.yaml")).config;
+    const cfg = await renderGraphTemplate(read("seed-template.yaml"), memSource(reg.bundles), {});
+    const ch = cfg.channels[0];
+    assert.ok(ch.entries);
+    ch.entries.unshift(
+      { name: "example.v0.0.1", replaces: "", skips: [], skipRange: "" },
+      { name: "example.v0.0.2", replaces: "example.v0.0.1", skips: [], skipRange: "" },
+      { name: "example.v0.0.3", replaces: "example.v0.0.1", skips: ["example.v0.0.2"], skipRange: "" },
+    );
+    const problems = validateCatalog(cfg).problems.map((p) => p.message);
+    assert.ok(
+      problems.some((m) =>
+        m.includes(
+          `no olm.bundle blobs found in package "example" for olm.channel ` +
+            `entries [example.v0.0.1 example.v0.0.2 example.v0.0.3]`,
+        ),
       ),
-    ),
-    problems.join("\n"),
-  );
-});
+      problems.join("\n"),
+    );
+  },
+);
 
 const PKG = "pkg";
 const POOL = Array.from({ length: 12 }, (_, i) => bundle(PKG, `0.${i}.0`));
@@ -129,32 +134,36 @@ function template(graphs: GraphDescription[], images: string[], extra: Partial<G
 
 const imagesOf = (names: string[]): string[] => POOL.filter((b) => names.includes(b.name)).map((b) => b.image);
 
-test("graph semantics: live entries chain by replaces, tombstones are skipped by the next live entry, trailing ones by the head", async () => {
-  const entries = [0, 1, 2, 3, 4, 5].map(nameOf);
-  const t = template(
-    [
-      {
-        name: "stable",
-        entries,
-        tombstones: [nameOf(0), nameOf(2), nameOf(5)],
-        tailEdges: { replaces: "pkg.v0.0.1", skips: ["pkg.v0.0.2"], skipRange: "<0.1.0" },
-        skipRanges: { [nameOf(4)]: "<0.4.0" },
-      },
-    ],
-    imagesOf(entries),
-  );
-  const cfg = await renderParsedGraphTemplate(t, memSource(POOL));
-  assert.deepEqual(cfg.channels[0].entries, [
-    { name: nameOf(1), replaces: "pkg.v0.0.1", skips: ["pkg.v0.0.2", nameOf(0)], skipRange: "<0.1.0" },
-    { name: nameOf(3), replaces: nameOf(1), skips: [nameOf(2)], skipRange: "" },
-    { name: nameOf(4), replaces: nameOf(3), skips: [nameOf(5)], skipRange: "<0.4.0" },
-  ]);
-  assert.deepEqual(
-    cfg.bundles.map((b) => b.name),
-    [1, 3, 4].map(nameOf),
-  );
-  assert.equal(cfg.packages[0].defaultChannel, "stable");
-});
+test(
+  "graph semantics: live entries chain by replaces, tombstones " +
+    "are skipped by the next live entry, trailing ones by the head",
+  async () => {
+    const entries = [0, 1, 2, 3, 4, 5].map(nameOf);
+    const t = template(
+      [
+        {
+          name: "stable",
+          entries,
+          tombstones: [nameOf(0), nameOf(2), nameOf(5)],
+          tailEdges: { replaces: "pkg.v0.0.1", skips: ["pkg.v0.0.2"], skipRange: "<0.1.0" },
+          skipRanges: { [nameOf(4)]: "<0.4.0" },
+        },
+      ],
+      imagesOf(entries),
+    );
+    const cfg = await renderParsedGraphTemplate(t, memSource(POOL));
+    assert.deepEqual(cfg.channels[0].entries, [
+      { name: nameOf(1), replaces: "pkg.v0.0.1", skips: ["pkg.v0.0.2", nameOf(0)], skipRange: "<0.1.0" },
+      { name: nameOf(3), replaces: nameOf(1), skips: [nameOf(2)], skipRange: "" },
+      { name: nameOf(4), replaces: nameOf(3), skips: [nameOf(5)], skipRange: "<0.4.0" },
+    ]);
+    assert.deepEqual(
+      cfg.bundles.map((b) => b.name),
+      [1, 3, 4].map(nameOf),
+    );
+    assert.equal(cfg.packages[0].defaultChannel, "stable");
+  },
+);
 
 test("graph template: the graphs list, package description and icon, default channel of a single graph", async () => {
   const text = [
@@ -179,7 +188,8 @@ test("graph template: the graphs list, package description and icon, default cha
 test("graph template errors name the field", async () => {
   const src = memSource(POOL);
   const base = (g: string, more = ""): string =>
-    `schema: olm.template.graph\npackage: {name: pkg, defaultChannel: stable}\nbundles: {images: [reg.example/pkg-bundle:v0.0.0, reg.example/pkg-bundle:v0.1.0]}\n${more}graphs:\n${g}`;
+    `schema: olm.template.graph\npackage: {name: pkg, defaultChannel: stable}\n` +
+    `bundles: {images: [reg.example/pkg-bundle:v0.0.0, reg.example/pkg-bundle:v0.1.0]}\n${more}graphs:\n${g}`;
   const cases: [string, string, string | RegExp][] = [
     [
       "schema: olm.template.basic\n",
@@ -258,12 +268,14 @@ test("graph template errors name the field", async () => {
     [
       base("- name: stable\n  entries: [pkg.v0.0.0, pkg.v0.1.0]\n  tailEdges: {replaces: pkg.v0.1.0}\n"),
       "TEMPLATE_GRAPH_INVALID",
-      `graphs[0].tailEdges.replaces: "pkg.v0.1.0" is an entry of the graph; tail edges name bundles before its first entry`,
+      `graphs[0].tailEdges.replaces: "pkg.v0.1.0" is an entry of ` +
+        `the graph; tail edges name bundles before its first entry`,
     ],
     [
       base("- name: stable\n  entries: [pkg.v0.1.0]\n  tailEdges: {skips: [a, pkg.v0.1.0]}\n"),
       "TEMPLATE_GRAPH_INVALID",
-      `graphs[0].tailEdges.skips[1]: "pkg.v0.1.0" is an entry of the graph; tail edges name bundles before its first entry`,
+      `graphs[0].tailEdges.skips[1]: "pkg.v0.1.0" is an entry of ` +
+        `the graph; tail edges name bundles before its first entry`,
     ],
     [
       base("- name: stable\n  entries: [pkg.v0.1.0]\n  tailEdges: {skips: [a, a]}\n"),
@@ -273,7 +285,8 @@ test("graph template errors name the field", async () => {
     [
       base("- name: stable\n  entries: [pkg.v0.1.0]\n  tailEdges: {skipRange: '>v0.1.0'}\n"),
       "TEMPLATE_GRAPH_INVALID",
-      `graphs[0].tailEdges.skipRange: invalid skipRange ">v0.1.0": Could not parse Range ">v0.1.0": Could not parse comparator ">v" in ">v0.1.0"`,
+      `graphs[0].tailEdges.skipRange: invalid skipRange ">v0.1.0": Could not ` +
+        `parse Range ">v0.1.0": Could not parse comparator ">v" in ">v0.1.0"`,
     ],
     [
       base("- name: stable\n  entries: [pkg.v0.0.0, pkg.v0.1.0]\n  skipRanges: {pkg.v0.2.0: '<1.0.0'}\n"),
@@ -282,17 +295,20 @@ test("graph template errors name the field", async () => {
     ],
     [
       base(
-        "- name: stable\n  entries: [pkg.v0.0.0, pkg.v0.1.0]\n  tombstones: [pkg.v0.0.0]\n  skipRanges: {pkg.v0.0.0: '<1.0.0'}\n",
+        "- name: stable\n  entries: [pkg.v0.0.0, pkg.v0.1.0]\n" +
+          "  tombstones: [pkg.v0.0.0]\n  skipRanges: {pkg.v0.0.0: '<1.0.0'}\n",
       ),
       "TEMPLATE_GRAPH_INVALID",
       `graphs[0].skipRanges["pkg.v0.0.0"]: "pkg.v0.0.0" is a tombstone; only installable entries have a skipRange`,
     ],
     [
       base(
-        "- name: stable\n  entries: [pkg.v0.0.0, pkg.v0.1.0]\n  tailEdges: {skipRange: '<0.0.0'}\n  skipRanges: {pkg.v0.0.0: '<1.0.0'}\n",
+        "- name: stable\n  entries: [pkg.v0.0.0, pkg.v0.1.0]\n" +
+          "  tailEdges: {skipRange: '<0.0.0'}\n  skipRanges: {pkg.v0.0.0: '<1.0.0'}\n",
       ),
       "TEMPLATE_GRAPH_INVALID",
-      `graphs[0].skipRanges["pkg.v0.0.0"]: "pkg.v0.0.0" is the first installable entry, whose skipRange is already given as tailEdges.skipRange`,
+      `graphs[0].skipRanges["pkg.v0.0.0"]: "pkg.v0.0.0" is the first ` +
+        `installable entry, whose skipRange is already given as tailEdges.skipRange`,
     ],
     [
       base("- name: stable\n  entries: [pkg.v0.0.0, pkg.v0.1.0]\n  skipRanges: {pkg.v0.1.0: 'nope'}\n"),
@@ -332,12 +348,14 @@ test("graph template errors name the field", async () => {
     [
       base("- name: stable\n  entries: [pkg.v0.0.0]\n"),
       "TEMPLATE_GRAPH_BUNDLE",
-      `bundle "pkg.v0.1.0" (image "reg.example/pkg-bundle:v0.1.0") is not named by any graph's entries, tombstones or tail edges; add it to a graph or remove its image`,
+      `bundle "pkg.v0.1.0" (image "reg.example/pkg-bundle:v0.1.0") is not named by any ` +
+        `graph's entries, tombstones or tail edges; add it to a graph or remove its image`,
     ],
     [
       base("- name: stable\n  entries: [pkg.v0.0.0, pkg.v0.1.0, pkg.v0.2.0]\n"),
       "TEMPLATE_GRAPH_BUNDLE",
-      `graphs[0].entries[2]: no image renders bundle "pkg.v0.2.0" (bundles come from bundles.images and the tags of bundles.repo)`,
+      `graphs[0].entries[2]: no image renders bundle "pkg.v0.2.0" ` +
+        `(bundles come from bundles.images and the tags of bundles.repo)`,
     ],
     [
       "schema: olm.template.graph\npackage: {name: pkg}\nbundles: {tagRegex: x}\ngraphs: [{name: a, entries: [x]}]\n",
@@ -359,7 +377,8 @@ test("graph template errors name the field", async () => {
       other,
     ),
     "TEMPLATE_GRAPH_BUNDLE",
-    `bundle "other.v1.0.0" (image "reg.example/other-bundle:v1.0.0") belongs to package "other", not to the template's package "pkg"`,
+    `bundle "other.v1.0.0" (image "reg.example/other-bundle:v1.0.0") ` +
+      `belongs to package "other", not to the template's package "pkg"`,
   );
   await rejectsWith(
     renderParsedGraphTemplate(
@@ -370,7 +389,8 @@ test("graph template errors name the field", async () => {
       other,
     ),
     "TEMPLATE_GRAPH_BUNDLE",
-    `bundle "pkg.v0.0.0" is rendered from two images: "reg.example/pkg-bundle:v0.0.0" and "reg.example/pkg-bundle@sha256:${"a".repeat(64)}"`,
+    `bundle "pkg.v0.0.0" is rendered from two images: "reg.example/pkg-bundle:v0.0.0" ` +
+      `and "reg.example/pkg-bundle@sha256:${"a".repeat(64)}"`,
   );
   // Bundles that make the catalog invalid by themselves (two names, one version).
   const twins = memSource([POOL[0], { ...bundle(PKG, "0.0.0", "reg.example/pkg-bundle:twin"), name: "pkg.twin" }]);
@@ -397,7 +417,9 @@ test("bundles.repo: tags discovered, filtered by tagRegex and semverRange, rende
     { ...bundle(PKG, "9.9.9", "reg.example/pkg-bundle:latest"), name: "pkg.latest" },
   ]);
   const text = (range: string): string =>
-    `schema: olm.template.graph\npackage: {name: pkg}\nbundles: {repo: reg.example/pkg-bundle, tagRegex: '^v\\d', semverRange: '${range}'}\ngraph-description: {name: s, entries: [pkg.v0.10.0, pkg.v0.11.0, pkg.v1.0.0]}\n`;
+    `schema: olm.template.graph\npackage: {name: pkg}\nbundles: {repo: reg.example/pkg-bundle, tagRegex: ` +
+    `'^v\\d', semverRange: '${range}'}\n` +
+    `graph-description: {name: s, entries: [pkg.v0.10.0, pkg.v0.11.0, pkg.v1.0.0]}\n`;
   const cfg = await renderGraphTemplate(text(">=0.10.0"), src);
   assert.deepEqual(
     cfg.bundles.map((b) => b.name),
@@ -411,7 +433,8 @@ test("bundles.repo: tags discovered, filtered by tagRegex and semverRange, rende
   await rejectsWith(
     renderGraphTemplate(text(">=0.10.0"), { render: src.render }),
     "TEMPLATE_GRAPH_TAGS",
-    `bundles.repo: listing the tags of "reg.example/pkg-bundle" needs registry access, which this bundle source does not provide`,
+    `bundles.repo: listing the tags of "reg.example/pkg-bundle" ` +
+      `needs registry access, which this bundle source does not provide`,
   );
 });
 
@@ -514,7 +537,10 @@ test("property: a well-formed graph template renders a valid catalog with the do
   );
 });
 
-/** Random templates that may break any rule: rendering either validates or fails with a graph error naming the field. */
+/**
+ * Random templates that may break any rule: rendering either
+ * validates or fails with a graph error naming the field.
+ */
 const anyTemplate: fc.Arbitrary<GraphTemplate> = fc
   .record({
     graphs: fc
@@ -724,19 +750,23 @@ test("addBundleToGraph: appends to the named graph and the images, idempotently"
   const errs: [Parameters<typeof addBundleToGraph>[1], string][] = [
     [
       { bundleName: nameOf(4), image: "x", channel: "stable", replaces: nameOf(1) },
-      `bundle "pkg.v0.4.0" cannot replace "pkg.v0.1.0": a new entry of graph "stable" replaces its last installable entry "pkg.v0.3.0"`,
+      `bundle "pkg.v0.4.0" cannot replace "pkg.v0.1.0": a new entry of ` +
+        `graph "stable" replaces its last installable entry "pkg.v0.3.0"`,
     ],
     [
       { bundleName: nameOf(4), image: "x", channel: "stable", skips: [nameOf(2)] },
-      `bundle "pkg.v0.4.0" cannot skip "pkg.v0.2.0": it is an entry of graph "stable" before its last installable entry`,
+      `bundle "pkg.v0.4.0" cannot skip "pkg.v0.2.0": it is an ` +
+        `entry of graph "stable" before its last installable entry`,
     ],
     [
       { bundleName: nameOf(3), image: "x", channel: "stable", replaces: nameOf(0) },
-      `bundle "pkg.v0.3.0" is already an entry of graph "stable", with other edges (replaces "pkg.v0.1.0", skips [pkg.v0.2.0], skipRange "")`,
+      `bundle "pkg.v0.3.0" is already an entry of graph "stable", with ` +
+        `other edges (replaces "pkg.v0.1.0", skips [pkg.v0.2.0], skipRange "")`,
     ],
     [
       { bundleName: nameOf(3), image: "x", channel: "stable", skipRange: "<1.0.0" },
-      `bundle "pkg.v0.3.0" is already an entry of graph "stable", with other edges (replaces "pkg.v0.1.0", skips [pkg.v0.2.0], skipRange "")`,
+      `bundle "pkg.v0.3.0" is already an entry of graph "stable", with ` +
+        `other edges (replaces "pkg.v0.1.0", skips [pkg.v0.2.0], skipRange "")`,
     ],
     [{ bundleName: nameOf(2), image: "x", channel: "stable" }, `bundle "pkg.v0.2.0" is a tombstone of graph "stable"`],
   ];

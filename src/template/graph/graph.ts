@@ -397,7 +397,8 @@ export function buildGraphCatalog(t: GraphTemplate, rendered: ReadonlyMap<string
   for (const [image, b] of rendered) {
     if (b.package !== pkg) {
       throw bundleError(
-        `bundle ${goQuote(b.name)} (image ${goQuote(image)}) belongs to package ${goQuote(b.package)}, not to the template's package ${goQuote(pkg)}`,
+        `bundle ${goQuote(b.name)} (image ${goQuote(image)}) belongs to package ` +
+          `${goQuote(b.package)}, not to the template's package ${goQuote(pkg)}`,
       );
     }
     const prev = byName.get(b.name);
@@ -417,7 +418,8 @@ export function buildGraphCatalog(t: GraphTemplate, rendered: ReadonlyMap<string
       live.add(e);
       if (!byName.has(e)) {
         throw bundleError(
-          `${graphPath(t, gi)}.entries[${i}]: no image renders bundle ${goQuote(e)} (bundles come from bundles.images and the tags of bundles.repo)`,
+          `${graphPath(t, gi)}.entries[${i}]: no image renders bundle ${goQuote(e)} ` +
+            `(bundles come from bundles.images and the tags of bundles.repo)`,
         );
       }
     });
@@ -428,7 +430,8 @@ export function buildGraphCatalog(t: GraphTemplate, rendered: ReadonlyMap<string
   for (const [name, { b, image }] of byName) {
     if (!named.has(name)) {
       throw bundleError(
-        `bundle ${goQuote(name)} (image ${goQuote(image)}) is not named by any graph's entries, tombstones or tail edges; add it to a graph or remove its image`,
+        `bundle ${goQuote(name)} (image ${goQuote(image)}) is not named by any graph's ` +
+          `entries, tombstones or tail edges; add it to a graph or remove its image`,
       );
     }
     if (live.has(name)) bundles.push(b);
@@ -512,7 +515,10 @@ export interface AddBundleToGraph {
   image: string;
   /** The graph (channel) to append to; created (with this bundle as first entry) when absent. */
   channel: string;
-  /** Must be the graph's last live entry (what the new entry replaces anyway) or, for a new graph, becomes tailEdges.replaces. */
+  /**
+   * Must be the graph's last live entry (what the new entry replaces
+   * anyway) or, for a new graph, becomes tailEdges.replaces.
+   */
   replaces?: string;
   /** Names that are not entries yet become tombstones right before the new entry; for a new graph, tailEdges.skips. */
   skips?: string[];
@@ -542,7 +548,8 @@ export function addBundleToGraph(doc: GraphTemplate, add: AddBundleToGraph): Gra
   if (gi < 0) {
     if (t.singleGraph)
       throw addError(
-        `the template describes one graph (graph-description ${goQuote(t.graphs[0]?.name ?? "")}); use graphs to add channel ${goQuote(add.channel)}`,
+        `the template describes one graph (graph-description ` +
+          `${goQuote(t.graphs[0]?.name ?? "")}); use graphs to add channel ${goQuote(add.channel)}`,
       );
     const tail: GraphTailEdges = {};
     if (add.replaces) tail.replaces = add.replaces;
@@ -567,7 +574,9 @@ export function addBundleToGraph(doc: GraphTemplate, add: AddBundleToGraph): Gra
       (add.skips ?? []).some((x) => !e.skips.includes(x));
     if (differs)
       throw addError(
-        `bundle ${goQuote(add.bundleName)} is already an entry of graph ${goQuote(g.name)}, with other edges (replaces ${goQuote(e?.replaces ?? "")}, skips [${(e?.skips ?? []).join(", ")}], skipRange ${goQuote(e?.skipRange ?? "")})`,
+        `bundle ${goQuote(add.bundleName)} is already an entry of graph ${goQuote(g.name)}, ` +
+          `with other edges (replaces ${goQuote(e?.replaces ?? "")}, skips ` +
+          `[${(e?.skips ?? []).join(", ")}], skipRange ${goQuote(e?.skipRange ?? "")})`,
       );
     addImage();
     return t;
@@ -575,7 +584,8 @@ export function addBundleToGraph(doc: GraphTemplate, add: AddBundleToGraph): Gra
   const lastLive = [...g.entries].reverse().find((e) => !tomb.has(e));
   if (add.replaces && add.replaces !== lastLive) {
     throw addError(
-      `bundle ${goQuote(add.bundleName)} cannot replace ${goQuote(add.replaces)}: a new entry of graph ${goQuote(g.name)} replaces its last installable entry ${goQuote(lastLive ?? "")}`,
+      `bundle ${goQuote(add.bundleName)} cannot replace ${goQuote(add.replaces)}: a new entry of ` +
+        `graph ${goQuote(g.name)} replaces its last installable entry ${goQuote(lastLive ?? "")}`,
     );
   }
   const lastLiveIndex = lastLive === undefined ? -1 : g.entries.lastIndexOf(lastLive);
@@ -585,7 +595,8 @@ export function addBundleToGraph(doc: GraphTemplate, add: AddBundleToGraph): Gra
     if (trailing.has(s)) continue; // already a tombstone the new entry skips
     if (g.entries.includes(s))
       throw addError(
-        `bundle ${goQuote(add.bundleName)} cannot skip ${goQuote(s)}: it is an entry of graph ${goQuote(g.name)} before its last installable entry`,
+        `bundle ${goQuote(add.bundleName)} cannot skip ${goQuote(s)}: it is an ` +
+          `entry of graph ${goQuote(g.name)} before its last installable entry`,
       );
     if (!newTombs.includes(s)) newTombs.push(s);
   }

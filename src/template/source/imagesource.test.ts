@@ -87,7 +87,8 @@ test("opm's refusals: bundle directories, catalog images; errors are prefixed an
     src.render(dirs.get("1.0.0") ?? ""),
     (e: OpcatError) =>
       e.message ===
-      `render reference ${JSON.stringify(dirs.get("1.0.0"))}: cannot render bundle directory ${JSON.stringify(dirs.get("1.0.0"))}: not allowed`,
+      `render reference ${JSON.stringify(dirs.get("1.0.0"))}: cannot render ` +
+        `bundle directory ${JSON.stringify(dirs.get("1.0.0"))}: not allowed`,
   );
   await assert.rejects(
     src.render(catDir),
@@ -121,65 +122,72 @@ test("renderedSource runs the migrations per reference and keeps the CSV for the
   assert.equal(cfg.packages[0].description, "demo 2.0.0");
 });
 
-test("fallbackSource: --reuse answers what it can (digest-pinned, or tags with reuseTags); the rest is pulled", async () => {
-  const pulled: string[] = [];
-  const pull: BundleSource = {
-    render: (image) => {
-      pulled.push(image);
-      return Promise.resolve({
+test(
+  "fallbackSource: --reuse answers what it can " + "(digest-pinned, or tags with reuseTags); the rest is pulled",
+  async () => {
+    const pulled: string[] = [];
+    const pull: BundleSource = {
+      render: (image) => {
+        pulled.push(image);
+        return Promise.resolve({
+          schema: "olm.bundle",
+          name: `pulled:${image}`,
+          package: "p",
+          image,
+          properties: [],
+          relatedImages: [],
+        });
+      },
+    };
+    const digest = "quay.io/a/a@sha256:" + "a".repeat(64);
+    const reused = {
+      packages: [],
+      channels: [],
+      deprecations: [],
+      others: [],
+      bundles: [digest, "quay.io/a/a:tag"].map((image) => ({
         schema: "olm.bundle",
-        name: `pulled:${image}`,
+        name: `reused:${image}`,
         package: "p",
         image,
         properties: [],
         relatedImages: [],
-      });
-    },
-  };
-  const digest = "quay.io/a/a@sha256:" + "a".repeat(64);
-  const reused = {
-    packages: [],
-    channels: [],
-    deprecations: [],
-    others: [],
-    bundles: [digest, "quay.io/a/a:tag"].map((image) => ({
-      schema: "olm.bundle",
-      name: `reused:${image}`,
-      package: "p",
-      image,
-      properties: [],
-      relatedImages: [],
-    })),
-  };
-  const chain = fallbackSource(reuseSource(reused), pull);
-  assert.equal((await chain.render(digest)).name, `reused:${digest}`);
-  assert.equal((await chain.render("quay.io/a/a:tag")).name, "pulled:quay.io/a/a:tag");
-  assert.equal((await chain.render("quay.io/b/b@sha256:" + "b".repeat(64))).name.startsWith("pulled:"), true);
-  const withTags = fallbackSource(reuseSource(reused, { reuseTags: true }), pull);
-  assert.equal((await withTags.render("quay.io/a/a:tag")).name, "reused:quay.io/a/a:tag");
-  // Other errors of the primary are final.
-  const broken: BundleSource = {
-    render: () => Promise.reject(new OpcatError("MIGRATE", "migrate: bad", { kind: "invalid" })),
-  };
-  await assert.rejects(fallbackSource(broken, pull).render(digest), /migrate: bad/);
-});
+      })),
+    };
+    const chain = fallbackSource(reuseSource(reused), pull);
+    assert.equal((await chain.render(digest)).name, `reused:${digest}`);
+    assert.equal((await chain.render("quay.io/a/a:tag")).name, "pulled:quay.io/a/a:tag");
+    assert.equal((await chain.render("quay.io/b/b@sha256:" + "b".repeat(64))).name.startsWith("pulled:"), true);
+    const withTags = fallbackSource(reuseSource(reused, { reuseTags: true }), pull);
+    assert.equal((await withTags.render("quay.io/a/a:tag")).name, "reused:quay.io/a/a:tag");
+    // Other errors of the primary are final.
+    const broken: BundleSource = {
+      render: () => Promise.reject(new OpcatError("MIGRATE", "migrate: bad", { kind: "invalid" })),
+    };
+    await assert.rejects(fallbackSource(broken, pull).render(digest), /migrate: bad/);
+  },
+);
 
-test("property: whatever the order and repetition of requests, the source renders each reference once and answers in request order", async () => {
-  await fc.assert(
-    fc.asyncProperty(
-      fc.array(fc.constantFrom(...versions), { minLength: 1, maxLength: 12 }),
-      fc.integer({ min: 1, max: 4 }),
-      async (req, parallel) => {
-        let starts = 0;
-        const src = imageSource({ cacheDir, parallel, onImage: (e) => void (e.state === "start" && starts++) });
-        const got = await Promise.all(req.map((v) => src.render(ref(v))));
-        assert.deepEqual(
-          got.map((b) => b.name),
-          req.map((v) => `demo.v${v}`),
-        );
-        assert.equal(starts, new Set(req).size);
-      },
-    ),
-    { numRuns: 15 },
-  );
-});
+test(
+  "property: whatever the order and repetition of requests, the " +
+    "source renders each reference once and answers in request order",
+  async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.constantFrom(...versions), { minLength: 1, maxLength: 12 }),
+        fc.integer({ min: 1, max: 4 }),
+        async (req, parallel) => {
+          let starts = 0;
+          const src = imageSource({ cacheDir, parallel, onImage: (e) => void (e.state === "start" && starts++) });
+          const got = await Promise.all(req.map((v) => src.render(ref(v))));
+          assert.deepEqual(
+            got.map((b) => b.name),
+            req.map((v) => `demo.v${v}`),
+          );
+          assert.equal(starts, new Set(req).size);
+        },
+      ),
+      { numRuns: 15 },
+    );
+  },
+);

@@ -58,7 +58,8 @@ export function reuseSource(rendered: DeclarativeConfig, opts: ReuseOptions = {}
         return Promise.reject(
           new OpcatError(
             "TEMPLATE_REUSE_TAG",
-            `render reference ${goQuote(image)}: only digest-pinned references (…@sha256:…) can be reused from a rendered catalog; a tag may have moved since it was rendered`,
+            `render reference ${goQuote(image)}: only digest-pinned references (…@sha256:…) ` +
+              `can be reused from a rendered catalog; a tag may have moved since it was rendered`,
             { kind: "usage" },
           ),
         );

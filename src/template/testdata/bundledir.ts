@@ -6,7 +6,12 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** Writes a minimal registry+v1 bundle directory for `<pkg>.v<version>` (CSV `description` optional); returns `dir`. */
-export function writeBundleDir(dir: string, pkg: string, version: string, extra: { description?: string } = {}): string {
+export function writeBundleDir(
+  dir: string,
+  pkg: string,
+  version: string,
+  extra: { description?: string } = {},
+): string {
   mkdirSync(join(dir, "manifests"), { recursive: true });
   mkdirSync(join(dir, "metadata"), { recursive: true });
   const name = `${pkg}.v${version}`;
@@ -39,7 +44,11 @@ export function writeBundleDir(dir: string, pkg: string, version: string, extra:
   );
   writeFileSync(
     join(dir, "metadata", "annotations.yaml"),
-    `annotations:\n  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n  operators.operatorframework.io.bundle.manifests.v1: manifests/\n  operators.operatorframework.io.bundle.metadata.v1: metadata/\n  operators.operatorframework.io.bundle.package.v1: ${pkg}\n  operators.operatorframework.io.bundle.channels.v1: stable\n`,
+    `annotations:\n  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n` +
+      `  operators.operatorframework.io.bundle.manifests.v1: manifests/\n` +
+      `  operators.operatorframework.io.bundle.metadata.v1: metadata/\n` +
+      `  operators.operatorframework.io.bundle.package.v1: ${pkg}\n` +
+      `  operators.operatorframework.io.bundle.channels.v1: stable\n`,
   );
   return dir;
 }

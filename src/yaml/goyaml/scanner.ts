@@ -173,7 +173,10 @@ function is_uri_char(c: number): boolean {
   return false;
 }
 
-/** readerc.go's allowed range: #x9 | #xA | #xD | [#x20-#x7E] | #x85 | [#xA0-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF]. */
+/**
+ * readerc.go's allowed range: #x9 | #xA | #xD | [#x20-#x7E] | #x85 |
+ * [#xA0-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF].
+ */
 function allowed(cp: number): boolean {
   return (
     cp === 0x09 ||
@@ -303,7 +306,10 @@ export class Scanner {
 
   // ---- readerc.go (slow path)
 
-  /** if parser.unread < length && !yaml_parser_update_buffer(parser, length) — call only when pos + length > thresh. */
+  /**
+   * if parser.unread < length && !yaml_parser_update_buffer(parser,
+   * length) — call only when pos + length > thresh.
+   */
   private update_buffer(length: number): void {
     if (!this.slow) return;
     let unread = this.chars(this.pos, this.decEnd) + this.nuls;

@@ -45,8 +45,13 @@ export function generateMermaidCases(): MermaidCase[] {
   };
   const text = (blobs: unknown[]): string => blobs.map((b) => JSON.stringify(b)).join("\n") + "\n";
 
-  const VERS = ["0.0.1", "0.1.0", "0.1.0-rc.1", "0.2.0", "1.0.0", "1.0.0-alpha", "1.0.0+build", "1.2.3", "2.0.0", "0.1.0", "1.0.0"];
-  const RANGES = ["<0.1.0", "<0.2.0", ">=0.1.0 <1.0.0", "<1.0.0 || >=2.0.0", ">=0.0.1", "1.x", "<=1.0.0", "!1.0.0", "bad range", ">=a", "<1.0", "", "", "", "", "> 0.1.0", ">=0.1.0-0 <0.2.0"];
+  const VERS = [
+    "0.0.1", "0.1.0", "0.1.0-rc.1", "0.2.0", "1.0.0", "1.0.0-alpha", "1.0.0+build", "1.2.3", "2.0.0", "0.1.0", "1.0.0",
+  ];
+  const RANGES = [
+    "<0.1.0", "<0.2.0", ">=0.1.0 <1.0.0", "<1.0.0 || >=2.0.0", ">=0.0.1", "1.x", "<=1.0.0", "!1.0.0", "bad range",
+    ">=a", "<1.0", "", "", "", "", "> 0.1.0", ">=0.1.0-0 <0.2.0",
+  ];
   const PKGS = ["anakin", "boba", "c3po", "dooku", "ewok", "pkg.ü", 'q"uote'];
   const CHANS = ["stable", "beta", "alpha", "fast", "candidate", "stable-v1", "é", "x"];
 
@@ -68,7 +73,9 @@ export function generateMermaidCases(): MermaidCase[] {
         const name = rnd() < 0.05 && allBundles.length > 0 ? pick(allBundles).name : `${pkg}.v${v}-${b}`;
         bnames.push(name);
         if (rnd() < 0.08) continue; // an entry without a bundle blob
-        const props: { type: string; value: unknown }[] = [{ type: "olm.package", value: { packageName: pkg, version: v } }];
+        const props: { type: string; value: unknown }[] = [
+          { type: "olm.package", value: { packageName: pkg, version: v } },
+        ];
         if (rnd() < 0.2) props.push({ type: "olm.gvk", value: { group: "g", kind: "K", version: "v1" } });
         const bb: BundleBlob = { schema: "olm.bundle", name, package: pkg, image: `img/${name}`, properties: props };
         blobs.push(bb as unknown as Blob);
@@ -105,7 +112,8 @@ export function generateMermaidCases(): MermaidCase[] {
         const entries: Blob[] = [];
         if (rnd() < 0.3) entries.push({ reference: { schema: "olm.package" }, message: "m" });
         if (rnd() < 0.5) entries.push({ reference: { schema: "olm.channel", name: pick(CHANS) }, message: "m" });
-        for (const b of allBundles) if (rnd() < 0.15) entries.push({ reference: { schema: "olm.bundle", name: b.name }, message: "m" });
+        for (const b of allBundles)
+          if (rnd() < 0.15) entries.push({ reference: { schema: "olm.bundle", name: b.name }, message: "m" });
         blobs.push({ schema: "olm.deprecations", package: pkg, entries });
       }
     }
@@ -113,7 +121,9 @@ export function generateMermaidCases(): MermaidCase[] {
     const o = rnd();
     const bundleNames = allBundles.map((b) => b.name);
     if (o < 0.3 && allBundles.length > 0) {
-      const inChannels = channels.flatMap((ch) => (ch.entries ?? []).map((e) => e.name)).filter((n) => bundleNames.includes(n));
+      const inChannels = channels
+        .flatMap((ch) => (ch.entries ?? []).map((e) => e.name))
+        .filter((n) => bundleNames.includes(n));
       c.minEdge = pick(rnd() < 0.8 && inChannels.length > 0 ? inChannels : bundleNames);
     } else if (o < 0.33) c.minEdge = "nope";
     if (rnd() < 0.3) c.packageName = rnd() < 0.9 ? pick(pkgNames) : "nopkg";
@@ -122,7 +132,8 @@ export function generateMermaidCases(): MermaidCase[] {
     const er = rnd();
     if (allBundles.length > 0) {
       if (er < 0.03) (pick(allBundles).properties[0].value as { version: string }).version = "1.0";
-      else if (er < 0.06) pick(allBundles).properties.push({ type: "olm.package", value: { packageName: "x", version: "1.0.0" } });
+      else if (er < 0.06)
+        pick(allBundles).properties.push({ type: "olm.package", value: { packageName: "x", version: "1.0.0" } });
       else if (er < 0.08) pick(allBundles).properties[0].value = "str";
       else if (er < 0.09) pick(allBundles).properties = [];
     }
@@ -140,20 +151,38 @@ export function generateMermaidCases(): MermaidCase[] {
       const names = [`${pkg}.a`, `${pkg}.b`, `${pkg}.c`];
       const vs = ["1.0.0", "1.0.0", "0.5.0"];
       names.forEach((nm, k) =>
-        blobs.push({ schema: "olm.bundle", name: nm, package: pkg, image: "i", properties: [{ type: "olm.package", value: { packageName: pkg, version: vs[k] } }] }),
+        blobs.push({
+          schema: "olm.bundle",
+          name: nm,
+          package: pkg,
+          image: "i",
+          properties: [{ type: "olm.package", value: { packageName: pkg, version: vs[k] } }],
+        }),
       );
       for (const cn of ["stable", "beta", n % 2 ? "alpha" : "stable2"].slice(0, 1 + (p % 3))) {
         chans.push({
           schema: "olm.channel",
           package: pkg,
           name: cn,
-          entries: [{ name: names[0], skips: [names[2]] }, { name: names[1], replaces: names[2], skipRange: "<1.0.0" }, { name: names[2] }],
+          entries: [
+            { name: names[0], skips: [names[2]] },
+            { name: names[1], replaces: names[2], skipRange: "<1.0.0" },
+            { name: names[2] },
+          ],
         });
       }
-      blobs.push({ schema: "olm.deprecations", package: pkg, entries: [{ reference: { schema: "olm.package" }, message: "m" }] });
+      blobs.push({
+        schema: "olm.deprecations",
+        package: pkg,
+        entries: [{ reference: { schema: "olm.package" }, message: "m" }],
+      });
     }
     blobs.push(...shuffle(chans));
-    blobs.push({ schema: "olm.deprecations", package: "zz", entries: [{ reference: { schema: "olm.channel", name: "beta" }, message: "m" }] });
+    blobs.push({
+      schema: "olm.deprecations",
+      package: "zz",
+      entries: [{ reference: { schema: "olm.channel", name: "beta" }, message: "m" }],
+    });
     cases.push({ name: `pdq-channels-${n}`, catalog: text(blobs), drawV0Semantics: true });
   }
 
@@ -163,7 +192,13 @@ export function generateMermaidCases(): MermaidCase[] {
     const entries: Entry[] = [];
     for (let k = 0; k < n; k++) {
       const name = `p.e${k}`;
-      blobs.push({ schema: "olm.bundle", name, package: "p", image: "i", properties: [{ type: "olm.package", value: { packageName: "p", version: pick(["1.0.0", "2.0.0", "3.0.0"]) } }] });
+      blobs.push({
+        schema: "olm.bundle",
+        name,
+        package: "p",
+        image: "i",
+        properties: [{ type: "olm.package", value: { packageName: "p", version: pick(["1.0.0", "2.0.0", "3.0.0"]) } }],
+      });
       entries.push(k % 7 === 0 ? { name, skips: [`p.e${(k + 3) % n}`] } : { name, replaces: `p.e${(k + 1) % n}` });
     }
     blobs.push({ schema: "olm.channel", package: "p", name: "c", entries });
