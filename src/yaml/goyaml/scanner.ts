@@ -193,6 +193,9 @@ function allowed(cp: number): boolean {
  */
 const SPECIAL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]/;
 
+/** Tests set `fast` to false to compare the fast paths (scan_literal_block_lines) with the general code. */
+export const scannerFastPaths = { fast: true };
+
 /** `\n` followed by 1 to n spaces, by n (scan_block_scalar's fast path). */
 const indentRes: RegExp[] = [];
 function indentRe(n: number): RegExp {
@@ -1313,7 +1316,7 @@ export class Scanner {
     let trailing_breaks = "";
     trailing_breaks = this.scan_block_scalar_breaks(indent, startLine);
     indent = this.block_indent;
-    if (literal && this.thresh === Infinity && this.astral === undefined && this.lfOnly) {
+    if (literal && this.thresh === Infinity && this.astral === undefined && this.lfOnly && scannerFastPaths.fast) {
       return this.scan_literal_block_lines(indent, startLine, chomping, trailing_breaks);
     }
     this.cache(1);
