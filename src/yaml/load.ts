@@ -311,19 +311,40 @@ interface NodeResult {
   log?: StrictLog;
 }
 
-/** An open collection of Composer.node(): a sequence (arr) or a mapping (keys, vals, key: the pending key). */
-interface Frame {
-  before: number;
+/**
+ * The Go type of a scalar that is a string equal to its JSON value (the common case): Composer.scalar
+ * returns this shared object instead of allocating `{ t: "str", v }`; {@link goScalarOf} makes the real one.
+ */
+const STR_SELF: GoScalar = { t: "str", v: "" };
+
+const NULL_SCALAR: GoScalar = { t: "null" };
+const TRUE_SCALAR: GoScalar = { t: "bool", v: true };
+const FALSE_SCALAR: GoScalar = { t: "bool", v: false };
+
+function goScalarOf(s: GoScalar | undefined, value: JsonValue): GoScalar | undefined {
+  return s === STR_SELF ? { t: "str", v: value as string } : s;
+}
+
+/**
+ * An open collection of Composer.node(): a sequence (arr) or a mapping (keys, vals, and the pending key
+ * when hasKey). Mapping frames are reused (with their keys/vals arrays) once their object is built.
+ */
+class Frame {
+  before = 0;
   /** 0-based line of the collection's start (go-yaml's node.line). */
-  line: number;
+  line = 0;
   /** Strict mode: the Go-typed keys already set in this mapping, and the collection's log. */
-  seen?: Set<string>;
-  log?: StrictLog;
-  anchor: Anchor | undefined;
-  arr?: JsonValue[];
-  keys?: string[];
-  vals?: JsonValue[];
-  key: NodeResult | undefined;
+  seen: Set<string> | undefined = undefined;
+  log: StrictLog | undefined = undefined;
+  anchor: Anchor | undefined = undefined;
+  arr: JsonValue[] | undefined = undefined;
+  keys: string[] | undefined = undefined;
+  vals: JsonValue[] | undefined = undefined;
+  /** The pending key (a mapping between a key and its value): its value, Go type (STR_SELF allowed) and log. */
+  isMap = false;
+  hasKey = false;
+  keyValue: JsonValue = null;
+  keyScalar: GoScalar | undefined = undefined;
 }
 
 class Composer {
@@ -374,34 +395,80 @@ class Composer {
     if (this.aliasCount / d > allowed) throw new Fail("yaml: document contains excessive aliasing");
   }
 
+  /** Mapping and sequence frames no longer open (see Frame). */
+  private readonly framePool: Frame[] = [];
+  /** The JSON value of the scalar that scalar() decoded last. */
+  private scalarValue: JsonValue = null;
+
+  private openFrame(before: number, line: number, anchor: Anchor | undefined, isMap: boolean): Frame {
+    const f = this.framePool.pop() ?? new Frame();
+    f.before = before;
+    f.line = line;
+    f.anchor = anchor;
+    if (isMap) {
+      f.keys ??= [];
+      f.vals ??= [];
+    } else {
+      f.arr = [];
+    }
+    f.isMap = isMap;
+    return f;
+  }
+
+  private releaseFrame(f: Frame): void {
+    f.seen = undefined;
+    f.log = undefined;
+    f.anchor = undefined;
+    f.arr = undefined;
+    if (f.keys !== undefined) f.keys.length = 0;
+    if (f.vals !== undefined) f.vals.length = 0;
+    f.hasKey = false;
+    f.keyValue = null;
+    f.keyScalar = undefined;
+    if (this.framePool.length < 64) this.framePool.push(f);
+  }
+
   /**
    * Decodes the next node (decode.go's unmarshal for an interface{} target); returns its JSON value and, for
    * scalars, the Go-typed scalar. Iterative (an explicit stack of open collections), so that nesting is
    * limited by go-yaml's own limits (10000 flow levels, 10000 indentation levels), not by the JS stack;
-   * only a merge value is decoded by a nested call.
+   * only a merge value is decoded by a nested call. The node just decoded is kept in locals (value, scalar,
+   * isMap, log) rather than in an object per node.
    */
   private node(): NodeResult {
     const ev = this.events;
     const stack: Frame[] = [];
     for (;;) {
-      let res: NodeResult | undefined;
+      let done = false;
+      let value: JsonValue = null;
+      /** Go type of a scalar (STR_SELF: a string, `value`); undefined for collections. */
+      let scalar: GoScalar | undefined;
+      let isMap = false;
+      let log: StrictLog | undefined;
       let resLine = 0;
       const top = stack.length > 0 ? stack[stack.length - 1] : undefined;
       if (top !== undefined) {
         const next = ev[this.i];
-        if (top.keys === undefined) {
+        if (!top.isMap) {
           if (next.typ === yaml_SEQUENCE_END_EVENT) {
             this.i++;
             stack.pop();
-            res = this.finish(top, top.arr as JsonValue[], false);
+            value = top.arr as JsonValue[];
+            log = this.finish(top, value);
             resLine = top.line;
+            this.releaseFrame(top);
+            done = true;
           }
-        } else if (top.key === undefined) {
+        } else if (!top.hasKey) {
           if (next.typ === yaml_MAPPING_END_EVENT) {
             this.i++;
             stack.pop();
-            res = this.finish(top, buildObject(top.keys, top.vals as JsonValue[]), true);
+            value = buildObject(top.keys as string[], top.vals as JsonValue[]);
+            log = this.finish(top, value);
+            isMap = true;
             resLine = top.line;
+            this.releaseFrame(top);
+            done = true;
           } else if (next.typ === yaml_SCALAR_EVENT && next.value === "<<" && (next.implicit || next.tag === T_MERGE)) {
             // isMerge: a scalar `<<` that is implicit (plain, untagged or tagged `!`) or tagged !!merge;
             // decode.go's mapping() does not decode the key node
@@ -420,7 +487,7 @@ class Composer {
           }
         }
       }
-      if (res === undefined) {
+      if (!done) {
         const e = ev[this.i++];
         resLine = e.line;
         const before = this.decodeCount;
@@ -428,13 +495,16 @@ class Composer {
         this.checkAliasing();
         switch (e.typ) {
           case yaml_SCALAR_EVENT: {
-            res = this.scalar(e);
+            // a mapping key becomes a property name (V8 copies it): it needs no copy of its own
+            const isKey = top?.isMap === true && !top.hasKey && e.anchor.length === 0;
+            scalar = this.scalar(e, !isKey);
+            value = this.scalarValue;
             if (e.anchor.length > 0) {
               this.anchors.set(e.anchor, {
                 done: true,
                 size: this.decodeCount - before,
-                value: res.value,
-                scalar: res.scalar,
+                value,
+                scalar: goScalarOf(scalar, value),
                 isMap: false,
               });
             }
@@ -449,22 +519,21 @@ class Composer {
             this.decodeCount += a.size;
             this.aliasCount += a.size;
             this.checkAliasing();
-            res = { value: clone(a.value), scalar: a.scalar, isMap: a.isMap, log: a.log };
+            value = clone(a.value);
+            scalar = a.scalar;
+            isMap = a.isMap;
+            log = a.log;
             break;
           }
           case yaml_SEQUENCE_START_EVENT:
           case yaml_MAPPING_START_EVENT: {
-            const isMap = e.typ === yaml_MAPPING_START_EVENT;
+            const m = e.typ === yaml_MAPPING_START_EVENT;
             let anchor: Anchor | undefined;
             if (e.anchor.length > 0) {
-              anchor = { done: false, size: 0, value: null, isMap };
+              anchor = { done: false, size: 0, value: null, isMap: m };
               this.anchors.set(e.anchor, anchor);
             }
-            stack.push(
-              isMap
-                ? { before, line: e.line, anchor, keys: [], vals: [], key: undefined }
-                : { before, line: e.line, anchor, arr: [], key: undefined },
-            );
+            stack.push(this.openFrame(before, e.line, anchor, m));
             continue;
           }
           default:
@@ -472,48 +541,53 @@ class Composer {
         }
       }
       const parent = stack.length > 0 ? stack[stack.length - 1] : undefined;
-      if (parent === undefined) return res;
+      if (parent === undefined) {
+        const res: NodeResult = { value, scalar: goScalarOf(scalar, value), isMap };
+        if (log !== undefined) res.log = log;
+        return res;
+      }
       // strict mode: the errors of a decoded value come before its parent's setMapIndex
-      if (res.log !== undefined) appendMessages((parent.log ??= []), res.log);
-      if (parent.keys === undefined) {
-        (parent.arr as JsonValue[]).push(res.value);
-      } else if (parent.key === undefined) {
-        if (res.isMap || (res.scalar === undefined && Array.isArray(res.value)))
-          throw new Fail(`yaml: invalid map key: ${goSharpV(res.value)}`);
-        parent.key = res;
+      if (log !== undefined) appendMessages((parent.log ??= []), log);
+      if (!parent.isMap) {
+        (parent.arr as JsonValue[]).push(value);
+      } else if (!parent.hasKey) {
+        if (isMap || (scalar === undefined && Array.isArray(value)))
+          throw new Fail(`yaml: invalid map key: ${goSharpV(value)}`);
+        parent.hasKey = true;
+        parent.keyValue = value;
+        parent.keyScalar = scalar;
       } else if (this.strict) {
-        const entry = this.strictEntry(parent.key, resLine);
+        const entry = this.strictEntry(goScalarOf(parent.keyScalar, parent.keyValue), resLine);
         if (entry !== undefined && !this.setOnce(parent, entry)) {
-          parent.key = undefined; // setMapIndex in strict mode: the first value stays
+          parent.hasKey = false; // setMapIndex in strict mode: the first value stays
           continue;
         }
-        const k = this.keyString(parent.key.scalar, parent.key.value, res.value);
+        const k = this.keyString(parent.keyScalar, parent.keyValue, value);
         if (entry !== undefined) entry.key = k;
-        parent.keys.push(k);
-        (parent.vals as JsonValue[]).push(res.value);
-        parent.key = undefined;
+        (parent.keys as string[]).push(k);
+        (parent.vals as JsonValue[]).push(value);
+        parent.hasKey = false;
       } else {
-        parent.keys.push(this.keyString(parent.key.scalar, parent.key.value, res.value));
-        (parent.vals as JsonValue[]).push(res.value);
-        parent.key = undefined;
+        (parent.keys as string[]).push(this.keyString(parent.keyScalar, parent.keyValue, value));
+        (parent.vals as JsonValue[]).push(value);
+        parent.hasKey = false;
       }
     }
   }
 
-  /** A collection is complete: its anchor gets its value and size. */
-  private finish(f: Frame, value: JsonValue, isMap: boolean): NodeResult {
+  /** A collection is complete: its anchor gets its value and size. Returns its log (strict mode). */
+  private finish(f: Frame, value: JsonValue): StrictLog | undefined {
     if (f.anchor !== undefined) {
       f.anchor.value = value;
       f.anchor.size = this.decodeCount - f.before;
       f.anchor.done = true;
       if (this.strict) f.anchor.log = f.log ?? [];
     }
-    return this.strict ? { value, isMap, log: f.log ?? [] } : { value, isMap };
+    return this.strict ? (f.log ?? []) : undefined;
   }
 
   /** Strict mode: the Go-typed identity of a key whose value starts on `valueLine` (undefined: never equal). */
-  private strictEntry(key: NodeResult, valueLine: number): StrictEntry | undefined {
-    const s = key.scalar;
+  private strictEntry(s: GoScalar | undefined, valueLine: number): StrictEntry | undefined {
     if (s === undefined) return undefined;
     let id: string;
     let shown: string;
@@ -559,6 +633,7 @@ class Composer {
   /** convertToJSONableObject's key conversion. */
   private keyString(s: GoScalar | undefined, kv: JsonValue, v: JsonValue): string {
     if (s === undefined) return typeof kv === "string" ? kv : String(kv);
+    if (s === STR_SELF) return kv as string;
     switch (s.t) {
       case "str":
         return s.v;
@@ -646,28 +721,30 @@ class Composer {
     }
   }
 
-  private scalar(e: YamlEvent): { value: JsonValue; scalar: GoScalar; isMap: false } {
-    const text = ownCopy(e.value);
+  /**
+   * Decodes a scalar event: its value goes to scalarValue, its Go type is returned (STR_SELF: the value is
+   * the scalar's text). `own`: the text, when it is the value, is copied (see ownCopy).
+   */
+  private scalar(e: YamlEvent, own: boolean): GoScalar {
+    const text = e.value;
     const tag = e.tag;
     // decode.go scalar(): an untagged non-plain scalar is a string, anything else is resolved
-    const s: GoScalar = tag === "" && !e.implicit ? { t: "str", v: text } : this.resolve(text, tag);
-    let value: JsonValue;
+    const s: GoScalar = tag === "" && !e.implicit ? STR_SELF : this.resolve(text, tag);
     switch (s.t) {
       case "null":
-        value = null;
+        this.scalarValue = null;
         break;
       case "str":
-      case "bool":
-        value = s.v;
+        this.scalarValue = s === STR_SELF ? (own ? ownCopy(text) : text) : s.v;
         break;
       case "float":
         if (!Number.isFinite(s.v)) this.nonFinite = true;
-        value = s.v;
+        this.scalarValue = s.v;
         break;
       default:
-        value = s.v;
+        this.scalarValue = s.v;
     }
-    return { value, scalar: s, isMap: false };
+    return s;
   }
 
   /** go-yaml v2 resolve(tag, in) followed by decoder.scalar's conversions for an interface{} target. */
@@ -687,20 +764,20 @@ class Composer {
         return { t: "str", v: goBytesToString(b) };
       }
       default:
-        return { t: "str", v: text };
+        return STR_SELF;
     }
-    if (tag === T_STR) return { t: "str", v: text };
+    if (tag === T_STR) return STR_SELF;
     const r = resolvePlain(text);
     let rtag: string;
     let out: GoScalar;
     switch (r.kind) {
       case "null":
         rtag = T_NULL;
-        out = { t: "null" };
+        out = NULL_SCALAR;
         break;
       case "bool":
         rtag = T_BOOL;
-        out = { t: "bool", v: r.value as boolean };
+        out = r.value === true ? TRUE_SCALAR : FALSE_SCALAR;
         break;
       case "int":
         rtag = T_INT;
@@ -717,11 +794,11 @@ class Composer {
         // Decoded into interface{} as the original string.
         if (tag === "" || tag === T_TIMESTAMP) {
           rtag = T_TIMESTAMP;
-          out = { t: "str", v: text };
+          out = STR_SELF;
           break;
         }
         rtag = T_STR;
-        out = { t: "str", v: text };
+        out = STR_SELF;
         break;
       case "merge":
         rtag = T_MERGE;
@@ -729,7 +806,7 @@ class Composer {
         break;
       default:
         rtag = T_STR;
-        out = { t: "str", v: text };
+        out = STR_SELF;
     }
     if (tag === "" || tag === rtag) return out;
     if (tag === T_FLOAT && out.t === "int") return { t: "float", v: out.v };

@@ -190,8 +190,25 @@ function allowed(cp: number): boolean {
   );
 }
 
-/** Characters that need the reader emulation (not allowed, or U+FEFF), or surrogates (column counting). */
-const SPECIAL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufeff\ufffe\uffff]/;
+/**
+ * Characters that need the reader emulation (not allowed, or U+FEFF), surrogates (column counting), and the
+ * line breaks other than LF (which the fast path of scan_block_scalar does not handle): one pass over the text.
+ */
+const SPECIAL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]/;
+
+/** Tests set `fast` to false to compare the fast paths (scan_literal_block_lines) with the general code. */
+export const scannerFastPaths = { fast: true };
+
+/** `\n` followed by 1 to n spaces, by n (scan_block_scalar's fast path). */
+const indentRes: RegExp[] = [];
+function indentRe(n: number): RegExp {
+  let re = indentRes[n];
+  if (re === undefined) {
+    re = new RegExp(`\n {1,${n}}`, "g");
+    if (n < 256) indentRes[n] = re;
+  }
+  return re;
+}
 
 const NUL_PAD = "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0";
 
@@ -212,6 +229,8 @@ export class Scanner {
   /** A cache(n) request with pos + n > thresh must look at the reader. */
   private thresh = Infinity;
   private slow = false;
+  /** The text has no CR, NEL, LS or PS: every line break is LF (or the text is read by the slow path). */
+  private lfOnly = true;
   /** Index of the first character of the reader's buffer (is_bom looks there); -1 when unused. */
   private bufStart = -1;
   private decEnd = 0;
@@ -266,13 +285,15 @@ export class Scanner {
     }
   }
 
-  /** Finds surrogate pairs and whether the reader must be emulated. */
+  /** Finds surrogate pairs, line breaks other than LF, and whether the reader must be emulated. */
   private prepareSlowPath(text: string, from: number): void {
     const astral: number[] = [];
     let slow = false;
     for (let i = from; i < text.length; i++) {
       const c = text.charCodeAt(i);
-      if (c >= 0xd800 && c <= 0xdbff) {
+      if (c === 0x0d || c === 0x85 || c === 0x2028 || c === 0x2029) {
+        this.lfOnly = false;
+      } else if (c >= 0xd800 && c <= 0xdbff) {
         const d = text.charCodeAt(i + 1);
         if (d >= 0xdc00 && d <= 0xdfff) {
           astral.push(i);
@@ -1301,6 +1322,9 @@ export class Scanner {
     let trailing_breaks = "";
     trailing_breaks = this.scan_block_scalar_breaks(indent, startLine);
     indent = this.block_indent;
+    if (literal && this.thresh === Infinity && this.astral === undefined && this.lfOnly && scannerFastPaths.fast) {
+      return this.scan_literal_block_lines(indent, startLine, chomping, trailing_breaks);
+    }
     this.cache(1);
     let leading_blank = false;
     let trailing_blank = false;
@@ -1343,6 +1367,74 @@ export class Scanner {
     const token = this.new_token(yaml_SCALAR_TOKEN, startLine);
     token.value = s;
     token.style = literal ? yaml_LITERAL_SCALAR_STYLE : yaml_FOLDED_SCALAR_STYLE;
+    return token;
+  }
+
+  /**
+   * The loop of yaml_parser_scan_block_scalar for a literal scalar, when the whole text is in memory
+   * (no reader emulation), every character is one column and every line break is LF: the same lines are
+   * consumed and the same errors raised, but the content lines are found with indexOf and the value is
+   * one slice of the text with each line's indentation removed (`\n` and up to `indent` spaces become
+   * `\n`: blank lines have at most `indent` spaces, content lines keep the spaces beyond it).
+   */
+  private scan_literal_block_lines(indent: number, startLine: number, chomping: number, breaks: string): Token {
+    const src = this.src;
+    const len = this.len;
+    const first = this.pos;
+    let last = first; // the end of the last content line
+    let leading_break = "";
+    let trailing = 0; // blank lines after the last content line
+    let p = this.pos;
+    while (p - this.lineStart === indent && p < len) {
+      // Consume the current line (no NUL in the text: the padding has no LF either).
+      let e = src.indexOf("\n", p);
+      if (e < 0) e = len;
+      last = e;
+      trailing = 0;
+      if (e >= len) {
+        p = len;
+        leading_break = "";
+        break;
+      }
+      leading_break = "\n";
+      p = e + 1;
+      this.line++;
+      this.lineStart = p;
+      // Eat the following indentation spaces and line breaks (scan_block_scalar_breaks).
+      for (;;) {
+        const lim = p + indent;
+        while (p < lim && src.charCodeAt(p) === 0x20) p++;
+        const c = src.charCodeAt(p);
+        if (p < lim && c === 0x09) {
+          this.pos = p;
+          throw this.scanner_error(
+            "while scanning a block scalar",
+            startLine,
+            "found a tab character where an indentation space is expected",
+          );
+        }
+        if (c !== 0x0a) break;
+        trailing++;
+        p++;
+        this.line++;
+        this.lineStart = p;
+      }
+    }
+    this.pos = p;
+    let s: string;
+    if (last === first && p === first) {
+      // No content line: the leading breaks are the trailing ones.
+      s = chomping === 1 ? breaks : "";
+    } else {
+      s = breaks;
+      if (last > first) s += src.slice(first, last).replace(indentRe(indent), "\n");
+      // Chomp the tail.
+      if (chomping !== -1) s += leading_break;
+      if (chomping === 1 && trailing > 0) s += "\n".repeat(trailing);
+    }
+    const token = this.new_token(yaml_SCALAR_TOKEN, startLine);
+    token.value = s;
+    token.style = yaml_LITERAL_SCALAR_STYLE;
     return token;
   }
 
