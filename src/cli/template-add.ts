@@ -1,15 +1,12 @@
 /**
  * `opcat template add-bundle`: publishes a bundle into a catalog template (basic, semver, graph or
  * raw FBC), idempotently, with an outcome per template and an exit code per outcome. A thin layer over
- * src/template/addbundle/addbundle.ts.
+ * src/action/template.ts (addBundleAction), which composes the bundle source for src/template/addbundle.
  */
 import { type Command, Option } from "commander";
 import { OpcatError } from "../fbc/errors.js";
+import type * as ALib from "../action/template.js";
 import type { AddBundleOutcome, AddBundlePlan, ReleaseConfigReport } from "../template/addbundle/addbundle.js";
-import type * as ABLib from "../template/addbundle/addbundle.js";
-import type * as ILib from "../image/index.js";
-import type { BundleSource, TagLister } from "../template/index.js";
-import type * as TLib from "../template/index.js";
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
 import { loadOnAction } from "./lazy.js";
 import { problemToJson } from "./output.js";
@@ -44,47 +41,12 @@ export const ADD_BUNDLE_EXIT_CODES: Readonly<Record<AddBundleOutcome, number>> =
 });
 
 // Loaded when add-bundle runs (see loadOnAction below).
-let AB: typeof ABLib;
-let I: typeof ILib;
-let T: typeof TLib;
+let A: typeof ALib;
 
 const collect = (v: string, prev: string[]): string[] => [...prev, v];
 
 function usage(message: string): OpcatError {
   return new OpcatError("USAGE_FLAGS", message, { kind: "usage" });
-}
-
-/**
- * Bundle images: answered from --reuse catalogs, then (with --pull) pulled and rendered like `opm
- * render`. Graph templates list the tags of `bundles.repo` from the registry with --pull, else from
- * the reused catalogs' images (as `template render --offline` does). `close` releases the registry client.
- */
-async function sourceFrom(
-  opts: AddOpts,
-): Promise<{ source: (BundleSource & Partial<TagLister>) | undefined; close: () => void }> {
-  let src: BundleSource | undefined;
-  let tags: TagLister | undefined;
-  let client: InstanceType<typeof I.RegistryClient> | undefined;
-  if (opts.reuse.length > 0) {
-    const cfg = await (await import("../action/catalog.js")).openCatalogs(opts.reuse, { local: true });
-    src = T.reuseSource(cfg, { reuseTags: opts.reuseTags });
-    tags = T.catalogTagLister(cfg);
-  }
-  if (opts.pull) {
-    const access = await imageAccessFrom(opts);
-    client = new I.RegistryClient(access);
-    const pull = T.imageSource({ ...access, client });
-    src = src ? T.fallbackSource(src, pull) : pull;
-    tags = T.registryTagLister(client);
-  }
-  const close = (): void => client?.close();
-  if (!src) return { source: undefined, close };
-  const rendered = T.renderedSource(src);
-  const lister = tags;
-  return {
-    source: lister ? Object.assign(rendered, { listTags: (repo: string) => lister.listTags(repo) }) : rendered,
-    close,
-  };
 }
 
 function planJson(p: AddBundlePlan, dryRun: boolean): Record<string, unknown> {
@@ -150,27 +112,20 @@ async function runAdd(file: string | undefined, opts: AddOpts): Promise<void> {
     if (opts.channel.length === 0) throw usage("at least one --channel is required");
   }
   if (opts.reuseTags && opts.reuse.length === 0) throw usage("--reuse-tags needs --reuse");
-  const { source, close } = await sourceFrom(opts);
-  try {
-    await addWith(file, opts, source);
-  } finally {
-    close();
-  }
-}
-
-/** Runs the add (one template, or a release config) with the bundle source built. */
-async function addWith(
-  file: string | undefined,
-  opts: AddOpts,
-  source: (BundleSource & Partial<TagLister>) | undefined,
-): Promise<void> {
   const dryRun = opts.dryRun === true;
+  // Images come from the --reuse catalogs, then (with --pull) from registries; the image-access flags
+  // are checked once the catalogs are open.
+  const source: ALib.AddBundleSourceOptions = {
+    reuse: opts.reuse,
+    reuseTags: opts.reuseTags,
+    pull: opts.pull ? () => imageAccessFrom(opts) : undefined,
+    dryRun,
+  };
   if (opts.releaseConfig !== undefined) {
-    const r: ReleaseConfigReport = await AB.addBundleFromReleaseConfig(opts.releaseConfig, opts.image, {
-      source,
+    const r: ReleaseConfigReport = await A.addBundleFromReleaseConfigAction(opts.releaseConfig, opts.image, {
+      ...source,
       name: opts.name,
       templatesDir: opts.templatesDir,
-      dryRun,
     });
     if (opts.output === "json") {
       const o = {
@@ -192,7 +147,7 @@ async function addWith(
     process.exitCode = ADD_BUNDLE_EXIT_CODES[r.outcome];
     return;
   }
-  const plan = await AB.addBundleToFile(
+  const plan = await A.addBundleAction(
     file as string,
     {
       image: opts.image,
@@ -202,7 +157,7 @@ async function addWith(
       skipRange: opts.skipRange,
       name: opts.name,
     },
-    { source, dryRun },
+    source,
   );
   if (opts.output === "json") process.stdout.write(JSON.stringify(planJson(plan, dryRun), null, 2) + "\n");
   else printPlan(plan, dryRun);
@@ -213,11 +168,7 @@ async function addWith(
 export function registerAddBundleCommand(tmpl: Command): void {
   const cmd = tmpl.command("add-bundle");
   loadOnAction([cmd], async () => {
-    [AB, I, T] = await Promise.all([
-      import("../template/addbundle/addbundle.js"),
-      import("../image/index.js"),
-      import("../template/index.js"),
-    ]);
+    A = await import("../action/template.js");
   });
   cmd
     .description(

@@ -59,9 +59,9 @@ Examples:
 chain starts, entries skipping entries, deprecations, custom blobs) with an error saying why.`,
     )
     .action(async (fbc: string, opts: ConvertOpts) => {
-      const { openCatalogs } = await import("../action/catalog.js");
-      const { convertCatalog } = await import("../template/convert.js");
-      const cfg = await openCatalogs([fbc], { local: true });
-      process.stdout.write(convertCatalog(cfg, { to: opts.to, output: opts.output, package: opts.package }));
+      const { convertTemplateAction } = await import("../action/template.js");
+      process.stdout.write(
+        await convertTemplateAction(fbc, { to: opts.to, output: opts.output, package: opts.package }),
+      );
     });
 }

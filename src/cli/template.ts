@@ -2,34 +2,29 @@
  * `opcat template render` (aliases `render-template`, `render-veneer`): renders a basic, semver or
  * substitutes catalog template like `opm alpha render-template`, and the composite template like
  * opm's former `opm alpha render-template composite`. Bundle images are pulled and rendered
- * (`--reuse` answers them from an already-rendered catalog first).
+ * (`--reuse` answers them from an already-rendered catalog first). Flags → src/action/template.ts → print.
  */
-import { readFileSync } from "node:fs";
-import { dirname, resolve } from "node:path";
 import { type Command, Option } from "commander";
-import type * as ALib from "../action/catalog.js";
+import type * as ALib from "../action/template.js";
+import type { TemplateProgress } from "../action/template.js";
 import { OpcatError, problem } from "../fbc/errors.js";
 import type * as MLib from "../fbc/mermaid.js";
 import { migrationHelpText, validateMigrationLevel } from "../fbc/migrations.js";
 import type { DeclarativeConfig } from "../fbc/types.js";
 import type * as WLib from "../fbc/write.js";
 import { goQuote } from "../gojson/fmt.js";
-import type { PullOptions } from "../image/index.js";
-import type * as ILib from "../image/index.js";
-import type { SemverSkips, BundleSource } from "../template/index.js";
+import type { SemverSkips } from "../template/index.js";
 import type * as TLib from "../template/index.js";
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
 import { formatBytes, Progress } from "./output.js";
 import { registerConvertCommand } from "./template-convert.js";
 import { registerAddBundleCommand } from "./template-add.js";
 import { loadOnAction } from "./lazy.js";
-import { goPathError } from "../gojson/goerrno.js";
 
 // Loaded when a template render runs (see loadOnAction below).
 let A: typeof ALib;
 let M: typeof MLib;
 let W: typeof WLib;
-let I: typeof ILib;
 let T: typeof TLib;
 
 const OUTPUTS = ["json", "yaml", "mermaid"];
@@ -49,38 +44,13 @@ interface RenderOpts extends ImageAccessFlags {
 /** The template type handled by opcat's CLI itself (opm registered it as its own subcommand). */
 const COMPOSITE = "composite";
 
-/**
- * The bundle source of a render: images pulled (at most 4 at once, progress on a terminal), after
- * the --reuse catalog when given, with opm's per-reference normalisation and migrations.
- */
-async function bundleSource(
-  opts: RenderOpts,
-  access: PullOptions,
-  progress: Progress,
-  migrateLevel?: string,
-): Promise<BundleSource & { reused?: DeclarativeConfig }> {
-  let pulled = 0;
-  let total = 0;
-  const pull = T.imageSource({
-    ...access,
-    onProgress: (p) =>
-      progress.update(`${pulled}/${total} images; ${p.ref}: ${formatBytes(p.bytes)}/${formatBytes(p.total)}`),
-    onImage: (e) => {
-      pulled = e.done;
-      total = Math.max(total, e.total);
-      progress.update(`${e.done}/${total} images; ${e.ref}`);
-    },
-  });
-  let src: BundleSource = pull;
-  let reused: DeclarativeConfig | undefined;
-  if (opts.reuse !== undefined) {
-    reused = await A.openCatalogs([opts.reuse], { local: true });
-    // --offline: the reused catalog answers every reference, tags included; nothing is pulled.
-    src = opts.offline
-      ? T.reuseSource(reused, { reuseTags: true })
-      : T.fallbackSource(T.reuseSource(reused, { reuseTags: opts.reuseTags }), pull);
-  }
-  return Object.assign(T.renderedSource(src, { migrateLevel }), { reused });
+/** The progress line of a render's image pulls (on a terminal). */
+function progressLine(progress: Progress): (p: TemplateProgress) => void {
+  return (p) =>
+    progress.update(
+      `${p.done}/${p.total} images; ${p.ref}` +
+        (p.bytes ? `: ${formatBytes(p.bytes.done)}/${formatBytes(p.bytes.total)}` : ""),
+    );
 }
 
 async function runComposite(args: string[], opts: RenderOpts): Promise<void> {
@@ -97,92 +67,24 @@ async function runComposite(args: string[], opts: RenderOpts): Promise<void> {
     throw new OpcatError("USAGE_FLAGS", "--migrate-level is not supported by the composite template", {
       kind: "usage",
     });
-  const compositeFile = opts.compositeConfig ?? "composite.yaml";
-  const catalogFile = opts.catalogConfig ?? "catalogs.yaml";
   const progress = new Progress("pulling");
-  const access = await imageAccessFrom(opts);
-  const client = new I.RegistryClient(access);
   try {
-    const source = await bundleSource(opts, { ...access, client }, progress);
-    let contributions: string;
-    try {
-      contributions = readFileSync(compositeFile, "utf8");
-    } catch (e) {
-      throw new OpcatError(
-        "IO_ERROR",
-        `opening composite config file ${goQuote(compositeFile)}: ${goPathError("open", compositeFile, e)}`,
-        { kind: "usage" },
-      );
-    }
-    const catalogs = await fetchCatalogConfig(catalogFile);
-    try {
-      await T.renderCompositeTemplate({
-        catalogs,
-        contributions,
-        contributionDir: resolve(dirname(compositeFile)),
+    const pull = await imageAccessFrom(opts);
+    await A.renderCompositeAction(
+      { catalogConfig: opts.catalogConfig, compositeConfig: opts.compositeConfig },
+      {
+        pull,
+        reuse: opts.reuse,
+        reuseTags: opts.reuseTags,
+        offline: opts.offline,
+        onProgress: progressLine(progress),
         output: opts.output,
         validate: opts.validate,
-        source,
         semverSkips: opts.semverSkips,
-      });
-    } catch (e) {
-      if (e instanceof OpcatError)
-        throw new OpcatError(e.code, `rendering the composite template: ${e.message}`, {
-          kind: e.kind,
-          cause: e,
-        });
-      throw e;
-    }
+      },
+    );
   } finally {
-    client.close();
     progress.done();
-  }
-}
-
-/** opm's FetchCatalogConfig: a local path (relative or absolute), or a URL fetched with GET (status not checked). */
-async function fetchCatalogConfig(path: string): Promise<string> {
-  if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(path) && !path.startsWith("/")) {
-    const scheme = path.slice(0, path.indexOf(":")).toLowerCase();
-    if (scheme !== "http" && scheme !== "https") {
-      throw new OpcatError(
-        "IO_ERROR",
-        `fetching remote catalog config file ${goQuote(path)}: Get ` +
-          `${goQuote(path)}: unsupported protocol scheme ${goQuote(scheme)}`,
-        { kind: "usage" },
-      );
-    }
-    try {
-      const r = await fetch(path);
-      return await r.text();
-    } catch (e) {
-      throw new OpcatError(
-        "IO_ERROR",
-        `fetching remote catalog config file ${goQuote(path)}: Get ${goQuote(path)}: ${(e as Error).message}`,
-        { kind: "usage", cause: e },
-      );
-    }
-  }
-  try {
-    return readFileSync(path, "utf8");
-  } catch (e) {
-    throw new OpcatError("IO_ERROR", `opening catalog config file ${goQuote(path)}: ${goPathError("open", path, e)}`, {
-      kind: "usage",
-    });
-  }
-}
-
-async function readInput(file: string): Promise<string> {
-  if (file === "-") {
-    const chunks: Buffer[] = [];
-    for await (const c of process.stdin) chunks.push(typeof c === "string" ? Buffer.from(c) : (c as Buffer));
-    return Buffer.concat(chunks).toString("utf8");
-  }
-  try {
-    return readFileSync(file, "utf8");
-  } catch (e) {
-    throw new OpcatError("IO_ERROR", `unable to open ${goQuote(file)}: ${goPathError("open", file, e)}`, {
-      kind: "usage",
-    });
   }
 }
 
@@ -216,17 +118,22 @@ async function runRender(args: string[], opts: RenderOpts): Promise<void> {
     });
   }
   const progress = new Progress("pulling");
-  const access = await imageAccessFrom(opts);
-  const client = new I.RegistryClient(access);
-  let cfg;
+  let cfg: DeclarativeConfig;
   try {
-    const src = await bundleSource(opts, { ...access, client }, progress, opts.migrateLevel);
-    const text = await readInput(file);
-    // The graph template lists `bundles.repo` tags from the registry (offline: from the reused catalog's images).
-    const tags = opts.offline && src.reused ? T.catalogTagLister(src.reused) : T.registryTagLister(client);
-    cfg = await T.renderTemplate(text, src, { type, tags, semverSkips: opts.semverSkips });
+    const pull = await imageAccessFrom(opts);
+    cfg = await A.renderTemplateAction(
+      { type, file },
+      {
+        pull,
+        reuse: opts.reuse,
+        reuseTags: opts.reuseTags,
+        offline: opts.offline,
+        onProgress: progressLine(progress),
+        migrateLevel: opts.migrateLevel,
+        semverSkips: opts.semverSkips,
+      },
+    );
   } finally {
-    client.close();
     progress.done();
   }
   if (opts.output === "mermaid") {
@@ -368,11 +275,10 @@ export function registerTemplateCommands(program: Command): void {
   registerAddBundleCommand(tmpl);
   const alias = addRenderCommand(program.command("render-template").alias("render-veneer"));
   loadOnAction([render, alias], async () => {
-    [A, M, W, I, T] = await Promise.all([
-      import("../action/catalog.js"),
+    [A, M, W, T] = await Promise.all([
+      import("../action/template.js"),
       import("../fbc/mermaid.js"),
       import("../fbc/write.js"),
-      import("../image/index.js"),
       import("../template/index.js"),
     ]);
   });
