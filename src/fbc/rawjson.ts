@@ -45,6 +45,14 @@ export class RawJson {
     return this.#text;
   }
 
+  /**
+   * The compact JSON text, like `text`, but not kept when it has to be encoded: for writers that use
+   * each value's text once (render's output), so that a written catalog does not hold both forms.
+   */
+  get textOnce(): string {
+    return this.#text ?? encodeSortedCompact(this.#value as JsonValue);
+  }
+
   /** The parsed value. Throws a SyntaxError for a missing value. */
   get value(): JsonValue {
     if (!this.#parsed) {

@@ -77,7 +77,7 @@ function propertiesJson(props: Property[]): string {
   let s = "[";
   for (let i = 0; i < props.length; i++) {
     if (i > 0) s += ",";
-    s += `{"type":${qs(props[i].type)},"value":${props[i].value.isMissing ? "null" : props[i].value.text}}`;
+    s += `{"type":${qs(props[i].type)},"value":${props[i].value.isMissing ? "null" : props[i].value.textOnce}}`;
   }
   return s + "]";
 }
@@ -149,7 +149,7 @@ export function blobToCompactJson(blob: Blob): string {
       return s + "}";
     }
     case "other":
-      return blob.v.blob.text;
+      return blob.v.blob.textOnce;
   }
 }
 
