@@ -290,13 +290,14 @@ function decodeYaml(
     jsonError = undefined;
     return replaced;
   };
+  const strings = new Map<string, string>();
   const sep = forEachYamlDocument(text, from, firstLine, (doc, docLine, opened) => {
     // opcat's catalog convention: a document that is only its opening separator line is no blob
     // (Go decodes it as an empty value), and a blob's line is its first line after the separator.
     if (opened && doc.indexOf("\n") === doc.length - 1) return true;
     let item: StreamItem;
     try {
-      const value = parseGoYamlDocument(doc);
+      const value = parseGoYamlDocument(doc, { strings });
       item = { kind: "blob", value, line: opened ? docLine + 1 : docLine, index: index++, yaml: true };
     } catch (e) {
       item = failed({
