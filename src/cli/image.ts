@@ -1,19 +1,18 @@
 /**
  * Image commands: `bundle build`, `catalog build`, `catalog build-from-config`, `generate dockerfile`
  * and `image inspect`, plus the image access flags (`--use-http`, `--skip-tls-verify`, `--ca-file`,
- * `--cache-dir`, `--authfile`, `--registries-conf`) shared with `render`.
+ * `--cache-dir`, `--authfile`, `--registries-conf`) shared with `render`. Flags → src/action/image.ts → print.
  */
-import { existsSync, statSync, writeFileSync } from "node:fs";
-import { basename, dirname, join, normalize } from "node:path";
+import { normalize } from "node:path";
 import { type Command, Option } from "commander";
 import { OpcatError } from "../fbc/errors.js";
 import type { OutputFormat } from "../fbc/write.js";
-import { DEFAULT_OPM_IMAGE, generateDockerfile, parseExtraLabels } from "../image/dockerfile.js";
+import { DEFAULT_OPM_IMAGE, parseExtraLabels } from "../image/dockerfile.js";
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
 import { Progress } from "./output.js";
 
-/** The image library, loaded when an image command runs. */
-const imageLib = () => import("../image/index.js");
+/** The image actions, loaded when an image command runs. */
+const actions = () => import("../action/image.js");
 
 function labelsFrom(values: string[] | undefined): Record<string, string> {
   const l = parseExtraLabels(values ?? []);
@@ -28,18 +27,6 @@ interface BuildFlags extends ImageAccessFlags {
   push?: boolean;
   extraLabels?: string[];
   validate?: boolean;
-}
-
-/** `--push` names a registry; an `oci:` layout is written without it (pushing there would be a no-op nobody meant). */
-function checkPushTarget(f: { tag?: string; push?: boolean }): void {
-  if (f.push && f.tag?.startsWith("oci:")) {
-    throw new OpcatError(
-      "USAGE_PUSH_OCI",
-      `--push with --tag ${f.tag}: an oci: layout is written ` +
-        `locally; drop --push, or give a registry reference to push to`,
-      { kind: "usage" },
-    );
-  }
 }
 
 /** Registers the image commands on the program. */
@@ -59,10 +46,12 @@ export function registerImageCommands(program: Command): void {
     "while pushing the image",
   ).action(async (dir: string, f: BuildFlags) => {
     const labels = labelsFrom(f.extraLabels);
-    const { buildBundleImage, outputImage } = await imageLib();
-    const img = buildBundleImage(dir, { labels });
-    checkPushTarget(f);
-    const where = await outputImage(img, f.tag, { ...(await imageAccessFrom(f, "pushing")), push: f.push });
+    const where = await (await actions()).buildBundleImageAction(dir, {
+      tag: f.tag,
+      push: f.push,
+      labels,
+      pull: () => imageAccessFrom(f, "pushing"),
+    });
     process.stdout.write(where + "\n");
   });
 
@@ -90,23 +79,14 @@ export function registerImageCommands(program: Command): void {
     "while pulling the base image and pushing the image",
   ).action(async (dir: string, f: BuildFlags & { baseImage: string }) => {
     const labels = labelsFrom(f.extraLabels);
-    const { buildCatalogImage, outputImage, withBaseImage } = await imageLib();
-    if (f.validate !== false && existsSync(dir) && statSync(dir).isDirectory()) {
-      const { loadDirectory } = await import("../fbc/load.js");
-      const { validateCatalog } = await import("../fbc/validate.js");
-      const res = loadDirectory(dir);
-      const problems = [...res.problems];
-      if (problems.length === 0) problems.push(...validateCatalog(res.config).problems);
-      const errors = problems.filter((p) => p.severity === "error");
-      if (errors.length > 0) throw new OpcatError(errors[0].code, errors[0].message, { problems, kind: "invalid" });
-    }
-    checkPushTarget(f);
-    const access = await imageAccessFrom(f, "pushing");
-    const img = await withBaseImage(buildCatalogImage(dir, { labels }), f.baseImage, {
-      ...access,
-      onProgress: undefined,
+    const where = await (await actions()).buildCatalogImageAction(dir, {
+      tag: f.tag,
+      push: f.push,
+      labels,
+      validate: f.validate,
+      baseImage: f.baseImage,
+      pull: () => imageAccessFrom(f, "pushing"),
     });
-    const where = await outputImage(img, f.tag, { ...access, push: f.push });
     process.stdout.write(where + "\n");
   });
 
@@ -152,10 +132,8 @@ export function registerImageCommands(program: Command): void {
       const labels = labelsFrom(f.extraLabels);
       const step = new Progress("build-from-config");
       try {
-        checkPushTarget(f);
-        const { buildFromConfig } = await imageLib();
-        const r = await buildFromConfig(file, {
-          ...(await imageAccessFrom(f)),
+        const r = await (await actions()).buildFromConfigAction(file, {
+          pull: () => imageAccessFrom(f),
           outputDir: f.outputDir,
           format: f.output,
           tag: f.tag,
@@ -193,7 +171,7 @@ export function registerImageCommands(program: Command): void {
       collect,
     )
     .action(
-      (
+      async (
         arg: string,
         f: { binaryImage?: string; baseImage: string; builderImage: string; extraLabels?: string[] },
         cmd: Command,
@@ -214,29 +192,7 @@ export function registerImageCommands(program: Command): void {
           throw new OpcatError("USAGE_FLAGS", `invalid builder image: "scratch"`, { kind: "usage" });
         if (f.binaryImage !== undefined && !builderSet) builder = base;
         const labels = labelsFrom(f.extraLabels);
-        const indexName = basename(fromDir);
-        const out = join(dirname(fromDir), `${indexName}.Dockerfile`);
-        if (existsSync(out))
-          throw new OpcatError("IO_ERROR", `path ${JSON.stringify(out)}: file already exists`, {
-            kind: "usage",
-          });
-        let st;
-        try {
-          st = statSync(fromDir);
-        } catch (e) {
-          throw new OpcatError("IO_ERROR", `stat ${fromDir}: no such file or directory`, {
-            kind: "usage",
-            cause: e,
-          });
-        }
-        if (!st.isDirectory())
-          throw new OpcatError("IO_ERROR", `provided root path ${JSON.stringify(fromDir)} is not a directory`, {
-            kind: "usage",
-          });
-        writeFileSync(
-          out,
-          generateDockerfile({ baseImage: base, builderImage: builder, indexDir: indexName, extraLabels: labels }),
-        );
+        (await actions()).generateDockerfileAction(fromDir, { baseImage: base, builderImage: builder, labels });
       },
     );
 
@@ -249,14 +205,7 @@ export function registerImageCommands(program: Command): void {
       )
       .argument("<ref>", "registry image reference or oci:<dir>[:tag]"),
   ).action(async (ref: string, f: ImageAccessFlags) => {
-    const img = await (await imageLib()).getImage(ref, await imageAccessFrom(f));
-    const out = {
-      ref,
-      digest: img.digest,
-      mediaType: img.manifest.mediaType,
-      labels: img.labels,
-      layers: img.manifest.layers.map((l) => ({ digest: l.digest, size: l.size, mediaType: l.mediaType })),
-    };
+    const out = await (await actions()).inspectImageAction(ref, () => imageAccessFrom(f));
     process.stdout.write(JSON.stringify(out, null, 2) + "\n");
   });
 }
