@@ -1,28 +1,26 @@
 /**
  * `opcat serve [name=]<catalog-dir> …`: serves catalogs over catalogd's HTTP API and opm's gRPC
  * registry API until SIGINT/SIGTERM, then shuts down gracefully (running requests finish).
+ * Flags → src/action/serve.ts (startServeAction, buildServeCacheAction) → JSON log lines on stderr.
  */
 import { existsSync } from "node:fs";
 import { type Command, Option } from "commander";
 import { OpcatError } from "../fbc/errors.js";
 import { parseGoDuration } from "../gojson/duration.js";
 import { parsePriorities } from "./resolve.js";
-import type { GrpcServerHandle, HttpServerHandle, StoreEvent } from "../serve/index.js";
-import type * as SLib from "../serve/store.js";
+import type { StoreEvent } from "../serve/index.js";
+import type { ImageSourceEvent } from "../serve/imagesource.js";
+import type * as ALib from "../action/serve.js";
+import type { ServeEvent } from "../action/serve.js";
 import { reportProblems } from "./output.js";
-import type { ImageCatalog, ImageSourceEvent } from "../serve/imagesource.js";
-import type * as ISLib from "../serve/imagesource.js";
-import type * as IALib from "../serve/imageargs.js";
-
-/** The resolver API's default request body limit (serve/resolveapi.ts; not imported: the servers load on use). */
-// Loaded when serve runs (see loadOnAction below).
-let S: typeof SLib;
-let IS: typeof ISLib;
-let IA: typeof IALib;
-
-const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
 import { loadOnAction } from "./lazy.js";
+
+// The serve action (with the store and the catalog argument rules): loaded when serve runs (loadOnAction below).
+let A: typeof ALib;
+
+/** The resolver API's default request body limit (serve/resolveapi.ts; not imported: the servers load on use). */
+const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
 
 interface ServeOpts extends ImageAccessFlags {
   pollInterval?: string;
@@ -52,17 +50,6 @@ export function parseListenAddress(s: string, flag: string): { host: string; por
       kind: "usage",
     });
   return { host: m[1] ?? (m[2] || "127.0.0.1"), port };
-}
-
-/** A catalog argument: `[name=]<dir>` or `[name=]<image-ref>` (see isImageArgument). */
-function parseServeArg(arg: string): { name: string; source: string; image: boolean } {
-  const eq = arg.indexOf("=");
-  const named = eq > 0 && !arg.slice(0, eq).includes("/") && !arg.slice(0, eq).includes(":");
-  if (IA.isImageArgument(named ? arg.slice(eq + 1) : arg, existsSync)) {
-    const { name, ref } = IA.parseImageCatalogArg(arg);
-    return { name, source: ref, image: true };
-  }
-  return { ...S.parseCatalogArg(arg), image: false };
 }
 
 function reportImageEvent(e: ImageSourceEvent): void {
@@ -125,11 +112,17 @@ function reportEvent(e: StoreEvent): void {
   }
 }
 
+function reportServeEvent(e: ServeEvent): void {
+  if (e.source === "store") reportEvent(e.event);
+  else if (e.source === "image") reportImageEvent(e.event);
+  else log({ level: "warn", msg: e.warning });
+}
+
 /** Registers `serve` on the program. */
 export function registerServeCommand(program: Command): void {
   const serve = program.command("serve");
   loadOnAction([serve], async () => {
-    [S, IA] = await Promise.all([import("../serve/store.js"), import("../serve/imageargs.js")]);
+    A = await import("../action/serve.js");
   });
   addImageAccessOptions(serve)
     .description(
@@ -211,7 +204,7 @@ export function registerServeCommand(program: Command): void {
         "index is rebuilt.",
     )
     .action(async (args: string[], opts: ServeOpts) => {
-      const catalogs = args.map(parseServeArg);
+      const catalogs = args.map(A.parseServeCatalogArg);
       let pollMs: number | undefined;
       if (opts.pollInterval !== undefined) {
         const d = parseGoDuration(opts.pollInterval);
@@ -228,12 +221,9 @@ export function registerServeCommand(program: Command): void {
           });
         pollMs = d;
       }
-      // the image client loads only when a catalog is an image
-      if (catalogs.some((c) => c.image)) IS = await import("../serve/imagesource.js");
       const pull = catalogs.some((c) => c.image)
         ? { ...(await imageAccessFrom(opts)), onProgress: undefined }
         : undefined;
-      const images: ImageCatalog[] = [];
       if (opts.ui === true && opts.http === false)
         throw new OpcatError("USAGE_SERVE", "--ui needs the HTTP server: drop --no-http", { kind: "usage" });
       if ((opts.kubeconfig !== undefined || opts.context !== undefined) && (opts.ui === false || opts.http === false)) {
@@ -311,117 +301,47 @@ export function registerServeCommand(program: Command): void {
         throw new OpcatError("USAGE_SERVE", "--cache-dir must be specified with --cache-enforce-integrity", {
           kind: "usage",
         });
-      // with --cache-dir, each catalog directory's revision index is kept there (src/serve/revindex.ts)
       const cache =
         opts.cacheDir !== undefined
-          ? {
-              dir: opts.cacheDir,
-              enforceIntegrity: opts.cacheEnforceIntegrity === true,
-              onWarning: (message: string) => log({ level: "warn", msg: message }),
-            }
+          ? { dir: opts.cacheDir, enforceIntegrity: opts.cacheEnforceIntegrity === true }
           : undefined;
-      // the HTTP and gRPC servers (grpc-js, protobufjs) load when serve runs, not for every command
-      const [{ CatalogStore }, { startGrpcServer }, { startHttpServer }] = await Promise.all([
-        import("../serve/store.js"),
-        import("../serve/grpc.js"),
-        import("../serve/http.js"),
-      ]);
-      // the web UI shows what the last reload changed: the replaced revision is kept until the next one
-      const store = new CatalogStore({
-        checkMetaKeys: grpcAddr !== undefined,
-        onEvent: reportEvent,
-        keepPrevious: httpAddr !== undefined && opts.ui !== false,
-        cache,
-      });
-      let failed = false;
-      for (const c of catalogs) {
-        let out;
-        if (c.image) {
-          try {
-            const added = await IS.addImageCatalog(store, c.name, c.source, {
-              ...pull,
-              pollIntervalMs: pollMs,
-              onEvent: reportImageEvent,
-            });
-            images.push(added.catalog);
-            out = added.outcome;
-          } catch (e) {
-            await Promise.all(images.map((i) => i.close()));
-            throw e;
-          }
-        } else {
-          try {
-            out = await store.add(c.name, c.source);
-          } catch (e) {
-            await Promise.all(images.map((i) => i.close()));
-            throw new OpcatError("USAGE_SERVE", (e as Error).message, { kind: "usage" });
-          }
-        }
-        if (out.status === "failed") failed = true;
-      }
-      // Like opm serve, refuse to start with invalid content unless --watch or --poll-interval may fix it later.
-      if (failed && !opts.watch && pollMs === undefined) {
-        await Promise.all(images.map((i) => i.close()));
-        throw new OpcatError("SERVE_INVALID_CATALOG", "a catalog is invalid (see above); nothing served", {
-          kind: "invalid",
-          problems: [],
-        });
-      }
+      const loading = { catalogs, pull, pollIntervalMs: pollMs, watch: opts.watch, cache, onEvent: reportServeEvent };
       if (opts.cacheOnly) {
         // like opm: the serve cache (with --cache-dir: one index per catalog) is built, then exit
-        await Promise.all(images.map((i) => i.close()));
-        await store.close();
-        if (failed)
-          throw new OpcatError("SERVE_INVALID_CATALOG", "a catalog is invalid (see above)", {
-            kind: "invalid",
-            problems: [],
-          });
+        const built = await A.buildServeCacheAction({ ...loading, checkMetaKeys: grpcAddr !== undefined });
         log({
           level: "info",
           msg:
             cache === undefined
               ? "--cache-only: the catalogs load and are valid; without --cache-dir no serve index is kept"
               : "--cache-only: the catalogs load and are valid; serve indexes are up to date",
-          catalogs: store.names(),
+          catalogs: built.catalogs,
           ...(cache !== undefined ? { cache_dir: cache.dir } : {}),
         });
         return;
       }
-      const accessLog = opts.accessLog ? (line: string) => void process.stderr.write(line + "\n") : undefined;
-      let http: HttpServerHandle | undefined;
-      let grpc: GrpcServerHandle | undefined;
-      try {
-        if (httpAddr)
-          http = await startHttpServer(store, {
-            ...httpAddr,
-            accessLog,
-            resolver: opts.resolverApi ? { priorities, maxRequestBytes } : false,
-            ui: opts.ui === false ? false : { maxRequestBytes, cluster },
-          });
-        if (grpcAddr) grpc = await startGrpcServer(store, { ...grpcAddr, catalog: opts.grpcCatalog, accessLog });
-      } catch (e) {
-        await http?.close(0);
-        await Promise.all(images.map((i) => i.close()));
-        await store.close();
-        throw new OpcatError("SERVE_LISTEN", `cannot listen: ${(e as Error).message}`, { kind: "usage" });
-      }
-      if (opts.watch) store.watch();
-      for (const i of images) i.startPolling();
+      const served = await A.startServeAction({
+        ...loading,
+        http: httpAddr,
+        grpc: grpcAddr,
+        grpcCatalog: opts.grpcCatalog,
+        accessLog: opts.accessLog ? (line: string) => void process.stderr.write(line + "\n") : undefined,
+        resolver: opts.resolverApi ? { priorities, maxRequestBytes } : false,
+        ui: opts.ui === false ? false : { maxRequestBytes, cluster },
+      });
+      const http = served.addresses.http;
+      const grpc = served.addresses.grpc;
       log({
         level: "info",
         msg: "serving",
-        catalogs: store.names(),
-        http: http ? `http://${http.address.address}:${http.address.port}/catalogs/<name>/api/v1/all` : null,
+        catalogs: served.catalogs,
+        http: http ? `http://${http.address}:${http.port}/catalogs/<name>/api/v1/all` : null,
         ui:
           http && opts.ui !== false
-            ? `http://${http.address.address.includes(":") ? `[${http.address.address}]` : http.address.address}` +
-              `:${http.address.port}/`
+            ? `http://${http.address.includes(":") ? `[${http.address}]` : http.address}:${http.port}/`
             : null,
-        resolver_api:
-          http && opts.resolverApi
-            ? `http://${http.address.address}:${http.address.port}/api/v1/{query,resolve}`
-            : null,
-        grpc: grpc ? `${grpcAddr?.host}:${grpc.port}` : null,
+        resolver_api: http && opts.resolverApi ? `http://${http.address}:${http.port}/api/v1/{query,resolve}` : null,
+        grpc: grpc ? `${grpc.host}:${grpc.port}` : null,
         watch: Boolean(opts.watch),
         ...(pollMs !== undefined ? { poll_interval_ms: pollMs } : {}),
       });
@@ -433,7 +353,7 @@ export function registerServeCommand(program: Command): void {
         process.once("SIGINT", () => stop("SIGINT"));
         process.once("SIGTERM", () => stop("SIGTERM"));
       });
-      await Promise.all([http?.close(grace), grpc?.close(grace), ...images.map((i) => i.close()), store.close()]);
+      await served.close(grace);
       log({ level: "info", msg: "stopped" });
     });
 }
