@@ -7,7 +7,6 @@ import { existsSync } from "node:fs";
 import { type Command, Option } from "commander";
 import { OpcatError } from "../fbc/errors.js";
 import { parseGoDuration } from "../gojson/duration.js";
-import { parsePriorities } from "./resolve.js";
 import type { StoreEvent } from "../serve/index.js";
 import type { ImageSourceEvent } from "../serve/imagesource.js";
 import type * as ALib from "../action/serve.js";
@@ -270,7 +269,7 @@ export function registerServeCommand(program: Command): void {
         });
       }
       const grpcAddr = opts.grpc === false ? undefined : parseListenAddress(opts.grpc, "--grpc");
-      const priorities = parsePriorities(opts.priority ?? []);
+      const priorities = (await import("../action/resolve.js")).parsePriorities(opts.priority ?? []);
       for (const n of priorities.keys()) {
         if (!catalogs.some((c) => c.name === n))
           throw new OpcatError("USAGE_PRIORITY", `--priority names catalog ${JSON.stringify(n)}, which is not served`, {
