@@ -30,3 +30,28 @@ export function catalogFiles(version: string): { pkg: string; file: string }[] {
     .map((pkg) => ({ pkg, file: join(dir, pkg, "catalog.yaml") }))
     .filter((f) => existsSync(f.file));
 }
+
+/**
+ * Runs `fn` with standard output and error captured and returns the text written to them: how the
+ * action tests check that an action prints nothing. Binary chunks are the test runner's own reports
+ * (serialized to standard output while `fn` awaits) and are passed on.
+ */
+export async function silent<T>(fn: () => Promise<T>): Promise<{ value: T; written: string }> {
+  const out = process.stdout.write;
+  const err = process.stderr.write;
+  let written = "";
+  const capture = (orig: typeof process.stdout.write, stream: NodeJS.WriteStream) =>
+    ((chunk: string | Uint8Array, ...rest: never[]): boolean => {
+      if (typeof chunk !== "string") return orig.call(stream, chunk, ...rest);
+      written += chunk;
+      return true;
+    }) as typeof process.stdout.write;
+  process.stdout.write = capture(out, process.stdout);
+  process.stderr.write = capture(err, process.stderr);
+  try {
+    return { value: await fn(), written };
+  } finally {
+    process.stdout.write = out;
+    process.stderr.write = err;
+  }
+}

@@ -12,31 +12,13 @@ import {
   generateDockerfileAction,
   inspectImageAction,
 } from "./image.js";
+import { silent } from "../../test/shared.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const BUNDLE = join(ROOT, "src", "bundle", "testdata", "bundles", "json");
 const CATALOG = join(ROOT, "examples", "catalog");
 const work = mkdtempSync(join(tmpdir(), "opcat-action-image-"));
 after(() => rmSync(work, { recursive: true, force: true }));
-
-/** Runs `fn` with standard output and error captured; returns what was written to them. */
-async function silent<T>(fn: () => Promise<T>): Promise<{ value: T; written: string }> {
-  const out = process.stdout.write;
-  const err = process.stderr.write;
-  let written = "";
-  const capture = ((chunk: string | Uint8Array): boolean => {
-    written += String(chunk);
-    return true;
-  }) as typeof process.stdout.write;
-  process.stdout.write = capture;
-  process.stderr.write = capture;
-  try {
-    return { value: await fn(), written };
-  } finally {
-    process.stdout.write = out;
-    process.stderr.write = err;
-  }
-}
 
 test("buildBundleImageAction: a bundle directory into an OCI layout, read back by inspectImageAction", async () => {
   const layout = `oci:${join(work, "bundle")}:v1`;

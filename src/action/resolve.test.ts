@@ -5,29 +5,11 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { OpcatError } from "../fbc/errors.js";
 import { imagesAction, parseCatalogFlag, queryAction, resolveAction } from "./resolve.js";
+import { silent } from "../../test/shared.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const CATALOG = join(ROOT, "examples", "catalog");
 const INPUT = join(ROOT, "examples", "resolve", "input.yaml");
-
-/** Runs `fn` with standard output and error captured; returns what was written to them. */
-async function silent<T>(fn: () => Promise<T>): Promise<{ value: T; written: string }> {
-  const out = process.stdout.write;
-  const err = process.stderr.write;
-  let written = "";
-  const capture = ((chunk: string | Uint8Array): boolean => {
-    written += String(chunk);
-    return true;
-  }) as typeof process.stdout.write;
-  process.stdout.write = capture;
-  process.stderr.write = capture;
-  try {
-    return { value: await fn(), written };
-  } finally {
-    process.stdout.write = out;
-    process.stderr.write = err;
-  }
-}
 
 test("parseCatalogFlag: name=ref, or the last path segment as the name", () => {
   assert.deepEqual(parseCatalogFlag("prod=quay.io/x/cat:v1"), { name: "prod", ref: "quay.io/x/cat:v1" });

@@ -6,33 +6,10 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { OpcatError } from "../fbc/errors.js";
 import { buildServeCacheAction, parseServeCatalogArg, type ServeEvent, startServeAction } from "./serve.js";
+import { silent } from "../../test/shared.js";
 
 const TESTDATA = join(dirname(fileURLToPath(import.meta.url)), "..", "serve", "testdata");
 const CATALOG = join(TESTDATA, "catalog");
-
-/**
- * Runs `fn` with standard output and error captured; returns the text written to them. Binary chunks
- * are the test runner's own reports (serialized to standard output while `fn` awaits): passed on.
- */
-async function silent<T>(fn: () => Promise<T>): Promise<{ value: T; written: string }> {
-  const out = process.stdout.write;
-  const err = process.stderr.write;
-  let written = "";
-  const capture = (orig: typeof process.stdout.write, stream: NodeJS.WriteStream) =>
-    ((chunk: string | Uint8Array, ...rest: never[]): boolean => {
-      if (typeof chunk !== "string") return orig.call(stream, chunk, ...rest);
-      written += chunk;
-      return true;
-    }) as typeof process.stdout.write;
-  process.stdout.write = capture(out, process.stdout);
-  process.stderr.write = capture(err, process.stderr);
-  try {
-    return { value: await fn(), written };
-  } finally {
-    process.stdout.write = out;
-    process.stderr.write = err;
-  }
-}
 
 test("startServeAction: serves a catalog over HTTP and gRPC on loopback, closes, prints nothing", async () => {
   const events: ServeEvent[] = [];

@@ -10,28 +10,10 @@ import { normalizeForRender } from "../fbc/render.js";
 import type { DeclarativeConfig } from "../fbc/types.js";
 import { formatCatalog } from "../fbc/write.js";
 import { convertTemplateAction, renderTemplateAction, type TemplateProgress } from "./template.js";
+import { silent } from "../../test/shared.js";
 
 const GRAPH = join(dirname(fileURLToPath(import.meta.url)), "..", "template", "testdata", "graph");
 const yaml = (cfg: DeclarativeConfig): string => formatCatalog(normalizeForRender(cfg), "yaml");
-
-/** Runs `fn` with standard output and error captured; returns what was written to them. */
-async function silent<T>(fn: () => Promise<T>): Promise<{ value: T; written: string }> {
-  const out = process.stdout.write;
-  const err = process.stderr.write;
-  let written = "";
-  const capture = ((chunk: string | Uint8Array): boolean => {
-    written += String(chunk);
-    return true;
-  }) as typeof process.stdout.write;
-  process.stdout.write = capture;
-  process.stderr.write = capture;
-  try {
-    return { value: await fn(), written };
-  } finally {
-    process.stdout.write = out;
-    process.stderr.write = err;
-  }
-}
 
 test("renderTemplateAction: a basic template (type detected) renders back to its catalog, offline", async () => {
   const progress: TemplateProgress[] = [];
