@@ -663,10 +663,19 @@ export class DeppyController {
     const cls = this.classes.get(i.spec.inputClass || "subscription");
     if (cls?.parameters?.trace && rs.trace) data[TRACE_FILE] = rs.trace.join("\n") + "\n";
     const ns = this.opts.namespace;
-    // resolving took time and the Input may have gone meanwhile: nothing is written for a deleted Input
-    if (!(await this.client.getLive(DEPPY_API_VERSION, "Input", input, { uid: i.metadata.uid }))) return name;
     const existing = await this.client.tryGet<Bundle>(RUKPAK_API_VERSION, "Bundle", name);
-    if (!existing) {
+    const instName = resolvesetInstanceName(input);
+    const cur = dryRun ? undefined : await this.client.tryGet<Instance>(RUKPAK_API_VERSION, "Instance", instName);
+    const writeBundle = !existing;
+    const writeInstance = !dryRun && cur?.spec.bundle.name !== name;
+    // resolving took time and the Input may have gone meanwhile: nothing is written for a deleted Input
+    // (asked only when something is to be written: a steady state costs no extra request)
+    if (
+      (writeBundle || writeInstance) &&
+      !(await this.client.getLive(DEPPY_API_VERSION, "Input", input, { uid: i.metadata.uid }))
+    )
+      return name;
+    if (writeBundle) {
       await this.ensureNamespace();
       await this.client.apply({
         apiVersion: "v1",
@@ -687,17 +696,13 @@ export class DeppyController {
         })
         .catch((e) => (isConflict(e) ? undefined : Promise.reject(e)));
     }
-    const instName = resolvesetInstanceName(input);
-    if (!dryRun) {
-      const cur = await this.client.tryGet<Instance>(RUKPAK_API_VERSION, "Instance", instName);
-      if (cur?.spec.bundle.name !== name) {
-        await this.client.apply<Instance>({
-          apiVersion: RUKPAK_API_VERSION,
-          kind: "Instance",
-          metadata: { name: instName, labels: { [LABEL_INPUT]: input }, ownerReferences: [owner] },
-          spec: { selector: { matchLabels: { [LABEL_INPUT]: input } }, bundle: { name } },
-        });
-      }
+    if (writeInstance) {
+      await this.client.apply<Instance>({
+        apiVersion: RUKPAK_API_VERSION,
+        kind: "Instance",
+        metadata: { name: instName, labels: { [LABEL_INPUT]: input }, ownerReferences: [owner] },
+        spec: { selector: { matchLabels: { [LABEL_INPUT]: input } }, bundle: { name } },
+      });
     }
     // older resolvesets of this Input that nothing points at any more
     const active = (await this.client.tryGet<Instance>(RUKPAK_API_VERSION, "Instance", instName))?.status?.activeBundle;
