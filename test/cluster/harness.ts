@@ -59,39 +59,33 @@ export function clientAs(kubeconfig: string, context: string): KubeClient {
 }
 
 /**
- * Waits until `pred` holds for the object (watching it; the timeout only bounds a hung test and is
- * no performance threshold). Resolves with the object.
+ * The one wait of the cluster tests: reads, and while `holds` is false watches `path` (with
+ * `fieldSelector`, from the version read) until an event passes `wakes`, then reads again. The timeout
+ * only bounds a hung test and is no performance threshold.
  */
-export async function waitFor<T extends KubeObject>(
+async function readWatchUntil<T>(
   client: KubeClient,
-  apiVersion: string,
-  kind: string,
-  name: string,
-  pred: (o: T | undefined) => boolean,
-  what: string,
-  timeoutMs = 180_000,
-  namespace?: string,
-): Promise<T | undefined> {
+  path: string,
+  fieldSelector: string,
+  read: () => Promise<{ value: T; resourceVersion: string }>,
+  holds: (v: T) => boolean,
+  wakes: (ev: { type: string; object: unknown }) => boolean,
+  timeoutMs: number,
+  timedOut: (last: T) => Error,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
-  let last: T | undefined;
   for (;;) {
-    last = await client.tryGet<T>(apiVersion, kind, name, namespace);
-    if (pred(last)) return last;
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${kind} ${name}: ${what}; last seen: ${describeObject(last)}`);
-    const path = await client.path(apiVersion, kind, namespace);
+    const { value, resourceVersion } = await read();
+    if (holds(value)) return value;
+    if (Date.now() > deadline) throw timedOut(value);
     const ac = new AbortController();
     const timer = setTimeout(() => ac.abort(), 5_000);
     try {
       await client.watch(
         path,
-        {
-          fieldSelector: `metadata.name=${name}`,
-          resourceVersion: last?.metadata.resourceVersion ?? "0",
-          timeoutSeconds: 5,
-        },
+        { fieldSelector, resourceVersion, timeoutSeconds: 5 },
         (ev) => {
-          if (ev.type !== "BOOKMARK" && pred(ev.type === "DELETED" ? undefined : (ev.object as T))) ac.abort();
+          if (wakes(ev)) ac.abort();
         },
         ac.signal,
       );
@@ -103,6 +97,32 @@ export async function waitFor<T extends KubeObject>(
   }
 }
 
+/** Waits until `pred` holds for the object (watching it). Resolves with the object. */
+export async function waitFor<T extends KubeObject>(
+  client: KubeClient,
+  apiVersion: string,
+  kind: string,
+  name: string,
+  pred: (o: T | undefined) => boolean,
+  what: string,
+  timeoutMs = 180_000,
+  namespace?: string,
+): Promise<T | undefined> {
+  return readWatchUntil<T | undefined>(
+    client,
+    await client.path(apiVersion, kind, namespace),
+    `metadata.name=${name}`,
+    async () => {
+      const o = await client.tryGet<T>(apiVersion, kind, name, namespace);
+      return { value: o, resourceVersion: o?.metadata.resourceVersion ?? "0" };
+    },
+    pred,
+    (ev) => ev.type !== "BOOKMARK" && pred(ev.type === "DELETED" ? undefined : (ev.object as T)),
+    timeoutMs,
+    (last) => new Error(`timed out waiting for ${kind} ${name}: ${what}; last seen: ${describeObject(last)}`),
+  );
+}
+
 export interface KubeEvent extends KubeObject {
   reason: string;
   message: string;
@@ -110,10 +130,7 @@ export interface KubeEvent extends KubeObject {
   involvedObject: { kind?: string; name: string; namespace?: string };
 }
 
-/**
- * Waits for an Event in `namespace` about the object `name` with `reason` (listing, then watching
- * with field selectors; the timeout only bounds a hung test).
- */
+/** Waits for an Event in `namespace` about the object `name` with `reason` (field selectors on both). */
 export async function waitForEvent(
   client: KubeClient,
   namespace: string,
@@ -122,34 +139,20 @@ export async function waitForEvent(
   timeoutMs = 180_000,
 ): Promise<KubeEvent> {
   const fieldSelector = `involvedObject.name=${name},reason=${reason}`;
-  const deadline = Date.now() + timeoutMs;
-  const path = await client.path("v1", "Event", namespace);
-  for (;;) {
-    const { items, resourceVersion } = await client.list<KubeEvent>("v1", "Event", { namespace, fieldSelector });
-    if (items.length > 0) return items[0];
-    if (Date.now() > deadline) throw new Error(`no ${reason} Event about ${name} in namespace ${namespace}`);
-    const ac = new AbortController();
-    const timer = setTimeout(() => ac.abort(), 5_000);
-    let found: KubeEvent | undefined;
-    try {
-      await client.watch(
-        path,
-        { fieldSelector, resourceVersion, timeoutSeconds: 5 },
-        (ev) => {
-          if (ev.type === "ADDED" || ev.type === "MODIFIED") {
-            found = ev.object as KubeEvent;
-            ac.abort();
-          }
-        },
-        ac.signal,
-      );
-    } catch {
-      // a watch error (e.g. 410): list again
-    } finally {
-      clearTimeout(timer);
-    }
-    if (found) return found;
-  }
+  const found = await readWatchUntil<KubeEvent | undefined>(
+    client,
+    await client.path("v1", "Event", namespace),
+    fieldSelector,
+    async () => {
+      const { items, resourceVersion } = await client.list<KubeEvent>("v1", "Event", { namespace, fieldSelector });
+      return { value: items[0], resourceVersion };
+    },
+    (e) => e !== undefined,
+    (ev) => ev.type === "ADDED" || ev.type === "MODIFIED",
+    timeoutMs,
+    () => new Error(`no ${reason} Event about ${name} in namespace ${namespace}`),
+  );
+  return found as KubeEvent;
 }
 
 export function cond(
