@@ -13,18 +13,10 @@ import { basename, dirname, join } from "node:path";
 import { OpcatError } from "../fbc/errors.js";
 import type { OutputFormat } from "../fbc/write.js";
 import { generateDockerfile } from "../image/dockerfile.js";
-import type { BuildFromConfigResult, PullOptions } from "../image/index.js";
+import type { BuildFromConfigResult } from "../image/index.js";
+import { accessOf, type ImageAccess } from "./access.js";
 
 const imageLib = () => import("../image/index.js");
-
-/**
- * Image access for an action that may pull or push: the options, or a function giving them, called
- * once the image is built (so that a bad input is reported before the access flags are checked).
- */
-export type ImageAccess = PullOptions | (() => Promise<PullOptions>);
-
-const accessOf = async (a: ImageAccess | undefined): Promise<PullOptions> =>
-  typeof a === "function" ? await a() : (a ?? {});
 
 /** Where a built image goes. */
 export interface ImageTarget {

@@ -13,7 +13,7 @@ import { basename } from "node:path";
 import { OpcatError } from "../fbc/errors.js";
 import { goErrnoText } from "../gojson/goerrno.js";
 import type { CatalogSet, ImageUse, NamedCatalog, QueryMatch, ResolveSet } from "../resolve/index.js";
-import type { ImageAccess } from "./image.js";
+import { accessOf, type ImageAccess } from "./access.js";
 
 const resolveLib = () => import("../resolve/index.js");
 
@@ -62,7 +62,7 @@ async function loadCatalogSet(o: CatalogSetOptions): Promise<CatalogSet> {
         `--priority names catalog ${JSON.stringify(n)}, which no --catalog defines`,
         { kind: "usage" },
       );
-  const access = typeof o.pull === "function" ? await o.pull() : (o.pull ?? {});
+  const access = await accessOf(o.pull);
   const seen = new Set<string>();
   const named: NamedCatalog[] = [];
   for (const r of refs) {

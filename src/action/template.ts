@@ -26,6 +26,7 @@ import type {
   SemverSkips,
   TagLister,
 } from "../template/index.js";
+import { accessOf, type ImageAccess } from "./access.js";
 import { openCatalogs } from "./catalog.js";
 
 const libraries = () => Promise.all([import("../template/index.js"), import("../image/index.js")]);
@@ -267,7 +268,7 @@ export interface AddBundleSourceOptions {
    * Pull and render images after the `reuse` catalogs (`--pull`): the image access, or a function
    * giving it, called once the `reuse` catalogs are open. Without it nothing is pulled.
    */
-  pull?: PullOptions | (() => Promise<PullOptions>);
+  pull?: ImageAccess;
   /** Plan only: report (with the diff) and write nothing. */
   dryRun?: boolean;
 }
@@ -290,7 +291,7 @@ async function addBundleSource(
     tags = T.catalogTagLister(cfg);
   }
   if (opts.pull) {
-    const access = typeof opts.pull === "function" ? await opts.pull() : opts.pull;
+    const access = await accessOf(opts.pull);
     client = new I.RegistryClient(access);
     const pull = T.imageSource({ ...access, client });
     src = src ? T.fallbackSource(src, pull) : pull;

@@ -1,0 +1,11 @@
+/**
+ * Image access as the actions take it: the options, or a function giving them, called when the
+ * action first needs them (so that a bad input is reported before the access flags are checked, in
+ * the order the commands always reported them).
+ */
+import type { PullOptions } from "../image/index.js";
+
+export type ImageAccess = PullOptions | (() => Promise<PullOptions>);
+
+export const accessOf = async (a: ImageAccess | undefined): Promise<PullOptions> =>
+  typeof a === "function" ? await a() : (a ?? {});
