@@ -20,12 +20,26 @@ export function now(date = new Date()): string {
   return date.toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 
-/** Returns a new list with `c` set (does not mutate `conds`); `changed` says whether anything differs. */
+/** metav1.Condition's limit on `message` (the API server refuses a longer one). */
+export const MAX_CONDITION_MESSAGE = 32768;
+
+/** A message cut to fit a condition, saying how much was left out. */
+export function fitMessage(message: string, max = MAX_CONDITION_MESSAGE): string {
+  if (message.length <= max) return message;
+  const tail = ` … (${message.length} characters; the rest left out)`;
+  return message.slice(0, max - tail.length) + tail;
+}
+
+/**
+ * Returns a new list with `c` set (does not mutate `conds`); `changed` says whether anything differs.
+ * A message too long for a condition is cut (a status write with it would be refused, forever).
+ */
 export function setCondition(
   conds: readonly Condition[] | undefined,
-  c: NewCondition,
+  input: NewCondition,
   at = now(),
 ): { conditions: Condition[]; changed: boolean } {
+  const c = input.message.length > MAX_CONDITION_MESSAGE ? { ...input, message: fitMessage(input.message) } : input;
   const list = [...(conds ?? [])];
   const i = list.findIndex((x) => x.type === c.type);
   if (i < 0) {

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { setCondition, type Condition } from "./conditions.js";
+import { MAX_CONDITION_MESSAGE, setCondition, type Condition } from "./conditions.js";
 import { WorkQueue, Backoff } from "./queue.js";
 import { crdObject, obj, str, arr, enumOf } from "./schema.js";
 import { rukpakCrds } from "./rukpak/api.js";
@@ -37,6 +37,19 @@ test(
     assert.equal(conditions[0].lastTransitionTime, "2026-01-04T00:00:00Z");
     assert.equal(conditions[0].observedGeneration, 2, "kept when not given");
     assert.equal(conditions.length, 1);
+  },
+);
+
+test(
+  "setCondition: a message longer than metav1.Condition allows is cut to fit, saying so " +
+    "(a resolution explained in 40,000 characters must not make every status write fail)",
+  () => {
+    const long = "x".repeat(40_000);
+    const { conditions } = setCondition([], { type: "Resolved", status: "False", reason: "R", message: long });
+    assert.equal(conditions[0].message.length, MAX_CONDITION_MESSAGE);
+    assert.match(conditions[0].message, /… \(40000 characters; the rest left out\)$/);
+    const short = setCondition([], { type: "Resolved", status: "False", reason: "R", message: "fits" });
+    assert.equal(short.conditions[0].message, "fits");
   },
 );
 
