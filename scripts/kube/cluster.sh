@@ -191,7 +191,7 @@ start() {
   done
   if [ "$WITH_KCM" = 1 ]; then
     "$BIN/kube-controller-manager" --kubeconfig "$KUBE_HOME/kubeconfig" \
-      --controllers namespace-controller,garbage-collector-controller \
+      --controllers namespace-controller,garbage-collector-controller,clusterrole-aggregation-controller \
       --leader-elect=false --secure-port 0 --use-service-account-credentials=false \
       > "$LOGS/kcm.log" 2>&1 &
     echo $! > "$RUN/kcm.pid"

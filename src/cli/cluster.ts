@@ -56,6 +56,8 @@ async function connect(f: KubeFlags): Promise<KubeClient> {
 
 /** API errors as opcat errors: refusals (403/422/409) are exit 1 with the server's message, the rest exit 2. */
 function apiFailure(e: unknown, what: string): never {
+  if (e instanceof Error && e.name === "ApprovalError")
+    throw new OpcatError("CLUSTER_APPROVAL", `${what}: ${e.message}`, { kind: "invalid" });
   if (e instanceof Error && e.name === "KubeApiError") {
     const k = e as Error & { status: number; reason: string };
     const invalid = k.status === 403 || k.status === 422 || k.status === 409 || k.status === 404;
@@ -124,16 +126,22 @@ export function registerClusterCommands(program: Command): void {
       .option("--webhook-host <addr>", "address the webhook server listens on", "127.0.0.1")
       .option("--webhook-port <port>", "port of the webhook server (0: any free port)", "0")
       .option("--webhook-service <ns/name:port>", "in a cluster: register the webhooks through this Service")
-      .option("--no-webhooks", "do not serve or register the admission webhooks")
+      .option(
+        "--no-webhooks",
+        "do not serve or register the admission webhooks (no requester can then be verified: every Instance " +
+          "waits for kubectl instance approve)",
+      )
       .option("--webhook-name <name>", "name of the webhook configurations", "opcat-rukpak")
       .option("--no-install", "do not apply the CRDs and default ProvisionerClasses at start")
       .option("--leader-elect-namespace <ns>", "elect a leader on a Lease in this namespace (for several replicas)")
       .option("--no-deppy", "run only the RukPak provisioners (no ClusterCatalogs, Inputs or Operators)")
       .option(
         "--namespace <ns>",
-        "namespace for resolveset ConfigMaps and Events about cluster-scoped objects",
+        "the controllers' namespace: the signing key, install records, resolveset ConfigMaps (grant users " +
+          "nothing there)",
         "opcat-system",
       )
+      .option("--resolution-budget <seconds>", "the time one resolution may take in its worker thread", "60")
       .option("--catalog-host <addr>", "address the ClusterCatalog HTTP server listens on", "127.0.0.1")
       .option("--catalog-port <port>", "port of the ClusterCatalog HTTP server (0: any free port)", "0"),
   );
@@ -153,8 +161,16 @@ export function registerClusterCommands(program: Command): void {
           namespace: string;
           catalogHost: string;
           catalogPort: string;
+          resolutionBudget: string;
         },
     ) => {
+      const budget = Number(o.resolutionBudget);
+      if (!(budget > 0))
+        throw new OpcatError(
+          "USAGE_RESOLUTION_BUDGET",
+          `--resolution-budget ${o.resolutionBudget}: expected a positive number of seconds`,
+          { kind: "usage" },
+        );
       let service: { namespace: string; name: string; port: number } | undefined;
       if (o.webhookService) {
         const m = /^([^/]+)\/([^:]+):(\d+)$/.exec(o.webhookService);
@@ -195,6 +211,7 @@ export function registerClusterCommands(program: Command): void {
         namespace: o.namespace,
         catalogHost: o.catalogHost,
         catalogPort,
+        resolutionBudgetMs: budget * 1000,
       }).catch((e) => apiFailure(e, "starting the controllers"));
       await new Promise<void>((resolve) => {
         const stop = () => resolve();
@@ -233,7 +250,7 @@ async function preview(
   client: KubeClient,
   inst: Instance,
   flags: ImageAccessFlags,
-): Promise<{ objects: KubeObject[]; error?: string }> {
+): Promise<import("../cluster/rukpak/preview.js").InstancePreview> {
   const { previewInstance } = await import("../cluster/rukpak/preview.js");
   return previewInstance(client, inst, await imageAccessFrom(flags));
 }
@@ -304,7 +321,7 @@ function registerInstanceCommands(inst: Command): void {
         out.push(`Would create (${p.objects.length} objects):`);
         for (const x of p.objects)
           out.push(`  ${x.kind} ${x.metadata.namespace ? `${x.metadata.namespace}/` : ""}${x.metadata.name}`);
-        const rules = PM.grantedRules(p.objects);
+        const rules = p.rules;
         out.push(`Permissions granted (${rules.length} rules):`);
         for (const r of rules) out.push(`  ${PM.formatRule(r)}`);
       }
@@ -329,6 +346,7 @@ function registerInstanceCommands(inst: Command): void {
   ).action(async (name: string, o: KubeFlags & ImageAccessFlags & { show: boolean; deny: boolean }) => {
     const client = await connect(o);
     try {
+      let reviewed: string | undefined;
       if (o.show) {
         const i = await client
           .get<Instance>(RA.API_VERSION, "Instance", name)
@@ -340,10 +358,13 @@ function registerInstanceCommands(inst: Command): void {
         } else {
           const p = await preview(client, i, o);
           if (p.error) process.stdout.write(`cannot show the content: ${p.error}\n`);
-          else for (const r of PM.grantedRules(p.objects)) process.stdout.write(`grants: ${PM.formatRule(r)}\n`);
+          else {
+            for (const r of p.rules) process.stdout.write(`grants: ${PM.formatRule(r)}\n`);
+            reviewed = p.digest;
+          }
         }
       }
-      const done = await AP.approveInstance(client, name, { deny: o.deny }).catch((e) =>
+      const done = await AP.approveInstance(client, name, { deny: o.deny, digest: reviewed }).catch((e) =>
         apiFailure(e, `${o.deny ? "denying" : "approving"} Instance ${name}`),
       );
       process.stdout.write(

@@ -116,22 +116,51 @@ export class KubeClient {
   private readonly tls: Promise<https.RequestOptions>;
   private readonly agent: https.Agent | http.Agent;
   private discovery = new Map<string, Promise<Map<string, ResourceInfo>>>();
+  /** Impersonation headers (`Impersonate-User`, …) sent with every request of this client. */
+  private readonly extraHeaders: Record<string, string>;
+  private readonly owned: boolean;
 
-  constructor(config: KubeConfig, opts: { fieldManager?: string } = {}) {
+  constructor(
+    config: KubeConfig,
+    opts: { fieldManager?: string } = {},
+    shared?: { client: KubeClient; headers: Record<string, string> },
+  ) {
     this.config = config;
     const cluster = config.getCurrentCluster();
     if (!cluster) throw new Error("the kubeconfig has no current cluster");
     this.server = new URL(cluster.server);
     this.fieldManager = opts.fieldManager ?? "opcat";
-    this.agent =
-      this.server.protocol === "https:"
+    this.extraHeaders = shared?.headers ?? {};
+    this.owned = !shared;
+    this.agent = shared
+      ? shared.client.agent
+      : this.server.protocol === "https:"
         ? new https.Agent({ keepAlive: true, maxSockets: 32 })
         : new http.Agent({ keepAlive: true, maxSockets: 32 });
-    this.tls = (async () => {
-      const o: https.RequestOptions = {};
-      await config.applyToHTTPSOptions(o);
-      return o;
-    })();
+    this.tls = shared
+      ? shared.client.tls
+      : (async () => {
+          const o: https.RequestOptions = {};
+          await config.applyToHTTPSOptions(o);
+          return o;
+        })();
+    if (shared) this.discovery = shared.client.discovery;
+  }
+
+  /**
+   * A client acting as `user` through the API server's impersonation (the caller needs the
+   * `impersonate` verb): every request is authorised, admitted and audited as that user, so that a
+   * dry run tells exactly what the user could do. Shares this client's connections and discovery.
+   */
+  impersonating(user: { username: string; groups?: string[]; uid?: string; extra?: Record<string, string[]> }) {
+    const headers: Record<string, string> = { "Impersonate-User": user.username };
+    // several values of one header: Node joins an array with ", ", which the API server splits again
+    const groups = (user.groups ?? []).filter((g) => g !== "system:authenticated");
+    const h = headers as Record<string, string | string[]>;
+    if (groups.length > 0) h["Impersonate-Group"] = groups;
+    if (user.uid) headers["Impersonate-Uid"] = user.uid;
+    for (const [k, vs] of Object.entries(user.extra ?? {})) h[`Impersonate-Extra-${encodeURIComponent(k)}`] = vs;
+    return new KubeClient(this.config, { fieldManager: this.fieldManager }, { client: this, headers });
   }
 
   static connect(opts: ConnectOptions = {}): KubeClient {
@@ -154,7 +183,7 @@ export class KubeClient {
   }
 
   close(): void {
-    this.agent.destroy();
+    if (this.owned) this.agent.destroy();
   }
 
   private async open(method: string, path: string, opts: RequestOptions): Promise<http.IncomingMessage> {
@@ -166,6 +195,7 @@ export class KubeClient {
     const headers: Record<string, string> = {
       Accept: "application/json",
       ...((tls.headers as Record<string, string>) ?? {}),
+      ...this.extraHeaders,
     };
     if (body !== undefined) {
       headers["Content-Type"] = opts.contentType ?? "application/json";
@@ -339,13 +369,17 @@ export class KubeClient {
   /** Server-side apply of `obj` (or of its `status` with `subresource: "status"`) as this client's field manager. */
   async apply<T extends KubeObject = KubeObject>(
     obj: T,
-    opts: { force?: boolean; subresource?: "status"; dryRun?: boolean } = {},
+    opts: { force?: boolean; subresource?: "status"; dryRun?: boolean; fieldManager?: string } = {},
   ): Promise<T> {
     const path = await this.path(obj.apiVersion, obj.kind, obj.metadata.namespace, obj.metadata.name, opts.subresource);
     return this.request<T>("PATCH", path, {
       body: obj,
       contentType: "application/apply-patch+yaml",
-      query: { fieldManager: this.fieldManager, force: opts.force ?? true, dryRun: opts.dryRun ? "All" : undefined },
+      query: {
+        fieldManager: opts.fieldManager ?? this.fieldManager,
+        force: opts.force ?? true,
+        dryRun: opts.dryRun ? "All" : undefined,
+      },
     });
   }
 

@@ -22,12 +22,14 @@ import {
   AdmissionHandler,
   registerWebhooks,
   serveWebhooks,
-  unregisterWebhooks,
+  WEBHOOK_CONFIG_NAME,
   type WebhookServer,
   type WebhookTarget,
 } from "./rukpak/webhook.js";
 import type { PullOptions } from "../image/index.js";
 import { defaultCacheDir } from "../image/index.js";
+import { loadSigningKey } from "./rukpak/trust.js";
+import { DEFAULT_NAMESPACE } from "./names.js";
 
 export interface RunOptions extends ConnectOptions {
   /** Content store and image cache root (default: <opcat cache>/cluster). */
@@ -56,6 +58,8 @@ export interface RunOptions extends ConnectOptions {
   /** Where the ClusterCatalog HTTP server listens (default 127.0.0.1, a free port). */
   catalogHost?: string;
   catalogPort?: number;
+  /** The time one resolution may take in its worker thread (default 60 s). */
+  resolutionBudgetMs?: number;
   log?: (msg: string) => void;
 }
 
@@ -150,9 +154,12 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
   const log = opts.log ?? ((m: string) => process.stderr.write(`${new Date().toISOString()} ${m}\n`));
   const client = KubeClient.connect(opts);
   const stateDir = opts.stateDir ?? join(defaultCacheDir(), "cluster");
+  const namespace = opts.namespace ?? DEFAULT_NAMESPACE;
   if (opts.installApis !== false) await installApis(client, { deppy: opts.deppy });
+  // the key that signs requesters and approvals: shared by every replica, readable by opcat only
+  const key = await loadSigningKey(client, namespace);
+  const self = (await client.whoami()).username;
   let webhook: WebhookServer | undefined;
-  let webhookUrl: string | undefined;
   if (opts.webhooks !== false) {
     const host = opts.webhookHost ?? "127.0.0.1";
     const svc = opts.webhookService;
@@ -163,14 +170,24 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
       ...(opts.webhookHosts ?? []),
     ];
     const certs = makeServingCerts(hosts);
-    webhook = await serveWebhooks(new AdmissionHandler(client), certs, host, opts.webhookPort ?? 0);
+    webhook = await serveWebhooks(new AdmissionHandler(client, key), certs, host, opts.webhookPort ?? 0);
     const target: WebhookTarget = svc ? { service: svc } : { url: `https://${hosts[0]}:${webhook.port}` };
     await registerWebhooks(client, target, certs.caCert, opts.webhookName);
-    if ("url" in target) webhookUrl = target.url;
     log(`webhooks served on ${host}:${webhook.port}`);
   }
   const pull = { cacheDir: join(stateDir, "images"), ...opts.pull };
-  const controller = new RukpakController({ client, stateDir: join(stateDir, "bundles"), pull, log });
+  const crdNames = [...rukpakCrdObjects(), ...deppyCrdObjects()].map((c) => c.metadata.name);
+  const controller = new RukpakController({
+    client,
+    stateDir: join(stateDir, "bundles"),
+    pull,
+    log,
+    key,
+    self,
+    namespace,
+    protectedCrds: crdNames,
+    protectedNames: [opts.webhookName ?? WEBHOOK_CONFIG_NAME, "opcat-rukpak", "rukpak-approver", "rukpak-class-user"],
+  });
   let controllers = new ControllerSet(controller);
   if (opts.deppy !== false) {
     const catalogs = new CatalogController({
@@ -181,8 +198,16 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
       port: opts.catalogPort,
       log,
     });
-    const deppy = new DeppyController({ client, catalogs, namespace: opts.namespace ?? "opcat-system", log });
-    const resolvesets = new ResolvesetProvisioner({ client, bundleStore: join(stateDir, "bundles"), log });
+    const deppy = new DeppyController({
+      client,
+      catalogs,
+      namespace,
+      log,
+      key,
+      self,
+      resolutionBudgetMs: opts.resolutionBudgetMs,
+    });
+    const resolvesets = new ResolvesetProvisioner({ client, bundleStore: join(stateDir, "bundles"), log, key, self });
     const operators = new OperatorController({ client, deppy, log });
     controllers = new ControllerSet(controller, catalogs, deppy, resolvesets, operators);
   }
@@ -226,10 +251,8 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
           .map(([v, n]) => `${v} ${n}`)
           .join(", ")})`,
       );
-      if (webhookUrl)
-        await unregisterWebhooks(client, webhookUrl, opts.webhookName).catch((e) =>
-          log(`removing the webhook registration: ${(e as Error).message}`),
-        );
+      // the webhook configurations stay: they fail closed, so that while no controller serves them
+      // nobody creates or changes Bundles and Instances unseen (docs/security.md)
       await webhook?.close();
       client.close();
     },

@@ -1007,6 +1007,13 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
 
   test("fault: two controllers with leader election — only the leader resolves", async () => {
     await running!.stop();
+    // a stopped controller leaves its webhook configurations (they fail closed): an admin replacing
+    // the controllers removes the old registration
+    const unregister = async (name: string) => {
+      for (const kind of ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"])
+        await admin.delete("admissionregistration.k8s.io/v1", kind, name);
+    };
+    await unregister("opcat-rukpak");
     const lease = "kube-system";
     const a = await runControllers({
       kubeconfig,
@@ -1040,6 +1047,8 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
     } finally {
       await a.stop();
       await b.stop();
+      await unregister("opcat-a");
+      await unregister("opcat-b");
       running = await runControllers({
         kubeconfig,
         context: "admin",

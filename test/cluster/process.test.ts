@@ -406,6 +406,119 @@ describe("opcat cluster run as a process", { skip, concurrency: false }, () => {
     },
   );
 
+  test(
+    "attack 12: SIGKILL mid-pivot, then a new target: nothing the interrupted pivot applied is orphaned, " +
+      "and Installed is not True while a pivot is half applied",
+    async () => {
+      const ns = "pivot-kill";
+      await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } } as KubeObject);
+      await admin.apply({
+        apiVersion: API_VERSION,
+        kind: "ProvisionerClass",
+        metadata: { name: "proc-plain" },
+        provisioner: "rukpak.io/plain",
+        parameters: { approval: "AllowAll" },
+      } as unknown as KubeObject);
+      const objects = (prefix: string, n: number) =>
+        Array.from(
+          { length: n },
+          (_, i) =>
+            `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${prefix}-${i}\n  namespace: ${ns}\n` +
+            `  labels: {pivot-object: "${prefix}"}\ndata:\n  i: "${i}"\n`,
+        ).join("---\n");
+      for (const [name, n] of [
+        ["a", 5],
+        ["b", 600],
+        ["c", 5],
+      ] as const)
+        await admin.apply({
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: { name: `src-${name}`, namespace: ns },
+          data: { "objects.yaml": objects(name, n) },
+        } as unknown as KubeObject);
+      const bundle = (name: string) => ({
+        name: `pivot-${name}`,
+        spec: {
+          class: "proc-plain",
+          refs: ["file://content"],
+          volumeMounts: [{ mountPath: "/content/manifests", configMap: { name: `src-${name}`, namespace: ns } }],
+        },
+      });
+      const count = async (prefix: string) =>
+        (await admin.list("v1", "ConfigMap", { namespace: ns, labelSelector: `pivot-object=${prefix}` })).items.length;
+      const state = join(tmp, "state-pivot");
+      const first = startController(kubeconfig, state);
+      procs.push(first);
+      await first.waitLog(/controllers started/);
+      await admin.create({
+        apiVersion: API_VERSION,
+        kind: "Instance",
+        metadata: { name: "pivot" },
+        spec: { selector: { matchLabels: { pivot: "yes" } }, bundle: bundle("a") },
+      } as unknown as KubeObject);
+      await waitFor<Instance>(
+        admin,
+        API_VERSION,
+        "Instance",
+        "pivot",
+        (o) => cond(o, "Installed")?.status === "True" && o?.status?.activeBundle === "pivot-a",
+        "Installed pivot-a",
+      );
+      // the pivot to b: killed once some of its 600 objects exist
+      const informer = new Informer(admin, "v1", "ConfigMap", { namespace: ns, labelSelector: "pivot-object=b" });
+      let seen = 0;
+      const some = new Promise<void>((res) =>
+        informer.on((ev) => {
+          if (ev === "add" && ++seen === 50) res();
+        }),
+      );
+      await informer.start();
+      try {
+        await admin.mergePatch(API_VERSION, "Instance", "pivot", { spec: { bundle: bundle("b") } });
+        await some;
+        await stop(first, "SIGKILL");
+      } finally {
+        informer.stop();
+      }
+      const b = await count("b");
+      assert.ok(b > 0 && b < 600, `killed mid-pivot (${b} of 600 applied)`);
+      const half = await admin.get<Instance>(API_VERSION, "Instance", "pivot");
+      assert.notEqual(cond(half, "Installed")?.status, "True", "not Installed while half applied");
+      // while no controller runs, an admin (webhooks removed) points the Instance at c
+      for (const kind of ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"])
+        await admin.delete("admissionregistration.k8s.io/v1", kind, "opcat-rukpak");
+      await admin.mergePatch(API_VERSION, "Instance", "pivot", { spec: { bundle: bundle("c") } });
+      const second = startController(kubeconfig, state);
+      procs.push(second);
+      await second.waitLog(/controllers started/);
+      // changed without the webhook: its requester cannot be verified, so an admin approves it
+      await waitFor<Instance>(
+        admin,
+        API_VERSION,
+        "Instance",
+        "pivot",
+        (o) => cond(o, "Approved")?.reason === "RequesterUnverified",
+        "RequesterUnverified",
+      );
+      const { approveInstance } = await import("../../src/cluster/rukpak/approve.js");
+      await approveInstance(admin, "pivot");
+      await waitFor<Instance>(
+        admin,
+        API_VERSION,
+        "Instance",
+        "pivot",
+        (o) => cond(o, "Installed")?.status === "True" && o?.status?.activeBundle === "pivot-c",
+        "Installed pivot-c",
+      );
+      assert.equal(await count("a"), 0, "a pruned");
+      assert.equal(await count("b"), 0, "what the interrupted pivot applied is pruned too");
+      assert.equal(await count("c"), 5);
+      await admin.delete(API_VERSION, "Instance", "pivot");
+      await stop(second);
+    },
+  );
+
   test("leader election: of two processes only one acts; when it is killed the other takes over", async () => {
     const a = startController(kubeconfig, join(tmp, "state-a"), [
       "--leader-elect-namespace",

@@ -20,20 +20,18 @@ import { EventRecorder } from "../events.js";
 import { Informer } from "../informer.js";
 import { WorkQueue } from "../queue.js";
 import { API_VERSION as RUKPAK_API_VERSION, type Bundle, type Instance } from "../rukpak/api.js";
-import {
-  CatalogSet,
-  resolve,
-  type Input as ResolverInput,
-  type InputClass as ResolverClass,
-  type InstalledOperator,
-  type InstalledStatus,
-  type ResolveSet,
-  type ResolvedBundle,
+import type {
+  Input as ResolverInput,
+  InputClass as ResolverClass,
+  InstalledOperator,
+  InstalledStatus,
+  ResolveSet,
+  ResolvedBundle,
 } from "../../resolve/index.js";
 import type { JsonValue } from "../../fbc/types.js";
-import { loadText } from "../../fbc/load.js";
-import { validateCatalog } from "../../fbc/validate.js";
-import type { CatalogController, ServedCatalog } from "./catalogs.js";
+import { sameJson, verifiedRequester, type SigningKey } from "../rukpak/trust.js";
+import { ResolutionBudgetError, ResolverRunner, type RunnerCatalog } from "./resolverunner.js";
+import type { CatalogController } from "./catalogs.js";
 import {
   ANNOTATION_BUNDLE,
   ANNOTATION_CATALOG,
@@ -59,6 +57,12 @@ export interface DeppyOptions {
   /** Namespace of the resolveset ConfigMaps and of Events about cluster-scoped objects. */
   namespace: string;
   log?: (msg: string) => void;
+  /** With `self`: objects of the resolver's names that the controllers did not make are refused. */
+  key?: SigningKey;
+  /** The controllers' own user name. */
+  self?: string;
+  /** The time one resolution may take in its worker thread (default 60 s). */
+  resolutionBudgetMs?: number;
 }
 
 /** The content file of a resolveset Bundle. */
@@ -160,11 +164,8 @@ export class DeppyController {
   private readonly log: (m: string) => void;
   private running: Promise<unknown> | undefined;
   private versions: ClusterVersions | undefined;
-  private setCache: { key: string; set: CatalogSet } | undefined;
-  private readonly parts = new WeakMap<
-    object,
-    { model: ReturnType<typeof validateCatalog>["model"]; others: ReturnType<typeof loadText>["config"]["others"] }
-  >();
+  /** Resolutions run in a worker thread within a budget (created at start, stopped at stop). */
+  private runner: ResolverRunner | undefined;
 
   constructor(private readonly opts: DeppyOptions) {
     this.client = opts.client;
@@ -225,6 +226,7 @@ export class DeppyController {
       this.packageInstances.start(),
       this.packageBundles.start(),
     ]);
+    this.runner = new ResolverRunner({ budgetMs: this.opts.resolutionBudgetMs });
     this.running = this.queue.run(() => this.reconcile());
     this.queue.add("resolve");
   }
@@ -235,6 +237,7 @@ export class DeppyController {
     this.packageInstances.stop();
     this.packageBundles.stop();
     this.queue.stop();
+    await this.runner?.close();
     await this.running;
   }
 
@@ -257,24 +260,11 @@ export class DeppyController {
     return this.versions;
   }
 
-  /** The catalog set over what the ClusterCatalogs serve (rebuilt only when a revision or priority changes). */
-  catalogSet(): CatalogSet {
-    const served: ServedCatalog[] = this.opts.catalogs.servedCatalogs();
-    const key = served.map((s) => `${s.name}\0${s.priority}\0${s.revision.digest}`).join("\n");
-    if (this.setCache?.key === key) return this.setCache.set;
-    const set = new CatalogSet(
-      served.map((s) => {
-        let p = this.parts.get(s.revision);
-        if (!p) {
-          const loaded = loadText(s.revision.jsonl.toString("utf8"), `${s.name}.jsonl`);
-          p = { model: validateCatalog(loaded.config).model, others: loaded.config.others };
-          this.parts.set(s.revision, p);
-        }
-        return { name: s.name, priority: s.priority, model: p.model, others: p.others };
-      }),
-    );
-    this.setCache = { key, set };
-    return set;
+  /** What the ClusterCatalogs serve, for the resolver's worker (content sent once per revision). */
+  servedCatalogs(): (RunnerCatalog & { jsonl: Uint8Array })[] {
+    return this.opts.catalogs
+      .servedCatalogs()
+      .map((s) => ({ name: s.name, priority: s.priority, digest: s.revision.digest, jsonl: s.revision.jsonl }));
   }
 
   /**
@@ -319,7 +309,7 @@ export class DeppyController {
     if (!this.opts.catalogs.settled()) return;
     const inputs = this.inputs.list().filter((i) => !i.metadata.deletionTimestamp);
     const versions = await this.clusterVersions();
-    const set = this.catalogSet();
+    const served = this.servedCatalogs();
     const { ops, problems } = this.installed();
 
     // classes, with the cluster's versions applied to their constraints
@@ -403,13 +393,33 @@ export class DeppyController {
     }
 
     const t0 = performance.now();
-    const rs = resolve({
-      catalogs: set,
-      inputs: rinputs,
-      classes,
-      installed: ops,
-      cluster: { kubernetesVersion: versions.kube, openshiftVersion: versions.ocp },
-    });
+    let rs: ResolveSet;
+    try {
+      rs = await this.runner!.resolve(served, {
+        inputs: rinputs,
+        classes,
+        installed: ops,
+        cluster: { kubernetesVersion: versions.kube, openshiftVersion: versions.ocp },
+      });
+    } catch (e) {
+      if (!(e instanceof ResolutionBudgetError)) throw e;
+      // not retried: the next change of an Input, class, catalog or installed bundle resolves again
+      this.resolveMs += performance.now() - t0;
+      for (const i of inputs) {
+        const c = {
+          type: "ResolutionFailed",
+          status: "True" as const,
+          reason: "ResolutionBudgetExceeded",
+          message: e.message,
+        };
+        await this.writeStatus(i, { instances: [] }, [
+          c,
+          { type: "Resolved", status: "False", reason: c.reason, message: c.message },
+        ]);
+        this.events.emit(i, "Warning", c.reason, c.message, (err) => this.log(`event: ${(err as Error).message}`));
+      }
+      return;
+    }
     this.resolveMs += performance.now() - t0;
     this.resolutions++;
     this.lastInstalled.clear();
@@ -485,7 +495,7 @@ export class DeppyController {
             : `resolved to ${describe(mine)}`,
         });
       }
-      const blocked = await this.blockedUpdates(i, rs, set, rinputs, classes, ops, versions);
+      const blocked = await this.blockedUpdates(i, rs, served, rinputs, classes, ops, versions);
       for (const b of blocked) {
         conds.push({ type: "UpdateBlocked", status: "True", reason: "UpdateBlocked", message: b });
         this.events.emit(i, "Warning", "UpdateBlocked", b, (e) => this.log(`event: ${(e as Error).message}`));
@@ -543,7 +553,7 @@ export class DeppyController {
   private async blockedUpdates(
     i: Input,
     rs: ResolveSet,
-    set: CatalogSet,
+    served: (RunnerCatalog & { jsonl: Uint8Array })[],
     rinputs: ResolverInput[],
     classes: ResolverClass[],
     ops: InstalledOperator[],
@@ -564,8 +574,7 @@ export class DeppyController {
       if (!newest || newest === b.name) continue;
       const me = rinputs.find((x) => x.name === i.metadata.name);
       if (!me) continue;
-      const probe = resolve({
-        catalogs: set,
+      const probe = await this.runner!.resolve(served, {
         inputs: [
           ...rinputs.filter((x) => x !== me),
           { ...me, constraints: [...me.constraints, { type: "olm.name", value: newest }] },
@@ -663,9 +672,19 @@ export class DeppyController {
     const cls = this.classes.get(i.spec.inputClass || "subscription");
     if (cls?.parameters?.trace && rs.trace) data[TRACE_FILE] = rs.trace.join("\n") + "\n";
     const ns = this.opts.namespace;
+    const spec = {
+      class: RESOLVESET_CLASS,
+      refs: [`file://content/${RESOLVESET_FILE}`],
+      volumeMounts: [{ mountPath: "/content", configMap: { name, namespace: ns } }],
+    };
     const existing = await this.client.tryGet<Bundle>(RUKPAK_API_VERSION, "Bundle", name);
     const instName = resolvesetInstanceName(input);
     const cur = dryRun ? undefined : await this.client.tryGet<Instance>(RUKPAK_API_VERSION, "Instance", instName);
+    // the names are predictable: a Bundle or Instance someone else made under them is never used
+    if (existing && !(this.madeBySelf(existing) && sameJson(existing.spec, spec)))
+      throw new Error(`Bundle ${name} exists and was not made by opcat for Input ${input}; delete it`);
+    if (cur && !this.madeBySelf(cur))
+      throw new Error(`Instance ${instName} exists and was not made by opcat for Input ${input}; delete it`);
     const writeBundle = !existing;
     const writeInstance = !dryRun && cur?.spec.bundle.name !== name;
     // resolving took time and the Input may have gone meanwhile: nothing is written for a deleted Input
@@ -688,11 +707,7 @@ export class DeppyController {
           apiVersion: RUKPAK_API_VERSION,
           kind: "Bundle",
           metadata: { name, labels, ownerReferences: [owner] },
-          spec: {
-            class: RESOLVESET_CLASS,
-            refs: [`file://content/${RESOLVESET_FILE}`],
-            volumeMounts: [{ mountPath: "/content", configMap: { name, namespace: ns } }],
-          },
+          spec,
         })
         .catch((e) => (isConflict(e) ? undefined : Promise.reject(e)));
     }
@@ -715,6 +730,12 @@ export class DeppyController {
       await this.client.delete("v1", "ConfigMap", b.metadata.name, ns).catch(() => false);
     }
     return name;
+  }
+
+  /** True when the controllers made `o` (or when no identity is configured to tell). */
+  private madeBySelf(o: KubeObject): boolean {
+    if (!this.opts.key || !this.opts.self) return true;
+    return verifiedRequester(this.opts.key, o)?.username === this.opts.self;
   }
 
   private nsReady = false;

@@ -28,7 +28,17 @@ import {
 } from "../rukpak/api.js";
 import { contentExists } from "../rukpak/content.js";
 import { convertRegistryV1 } from "../rukpak/convert.js";
-import { grantedRules, type GrantedRule } from "../rukpak/permissions.js";
+import { canI, grantedRulesInCluster, type GrantedRule } from "../rukpak/permissions.js";
+import {
+  approvalCondition,
+  approvalMismatch,
+  sameJson,
+  signApproval,
+  verifiedRequester,
+  type ApprovalRecord,
+  type ApprovalSubject,
+  type SigningKey,
+} from "../rukpak/trust.js";
 import { newPermissions } from "./android.js";
 import {
   ANNOTATION_BUNDLE,
@@ -51,6 +61,10 @@ export interface ResolvesetOptions {
   /** The RukPak content store (where the operator provisioner unpacks registry+v1 bundles). */
   bundleStore: string;
   log?: (msg: string) => void;
+  /** Verifies requester signatures and signs approvals (rukpak/trust.ts). */
+  key: SigningKey;
+  /** The controllers' own user name: Bundles and Instances they made carry it as signed requester. */
+  self: string;
 }
 
 /**
@@ -158,6 +172,26 @@ export class ResolvesetProvisioner {
       const mount = m.mountPath.replace(/\/+$/, "");
       if (!path.startsWith(mount + "/")) continue;
       const key = path.slice(mount.length + 1);
+      if (!this.madeBySelf(b)) {
+        // read as whoever made the Bundle: never a ConfigMap that user may not read themselves
+        const who = verifiedRequester(this.opts.key, b);
+        const may =
+          who !== undefined &&
+          (await canI(this.client, who, {
+            verb: "get",
+            group: "",
+            resource: "configmaps",
+            namespace: m.configMap.namespace,
+            name: m.configMap.name,
+          }));
+        if (!may)
+          return {
+            reason: "ConfigMapNotReadable",
+            message:
+              `ConfigMap ${m.configMap.namespace}/${m.configMap.name} cannot be read for ` +
+              `${who?.username ?? "an unverified requester"} (it does not exist or they may not get it)`,
+          };
+      }
       const cm = await this.client.tryGet<KubeObject & { data?: Record<string, string> }>(
         "v1",
         "ConfigMap",
@@ -233,16 +267,27 @@ export class ResolvesetProvisioner {
   }
 
   /** The RBAC rules a registry+v1 Bundle grants, from the operator provisioner's content store. */
-  private rulesOf(b: Bundle | undefined): GrantedRule[] | undefined {
+  /**
+   * The complete grant of a registry+v1 Bundle: the rules of the roles it ships and of the existing
+   * roles its bindings reference (a binding to `cluster-admin` grants everything).
+   */
+  private async rulesOf(b: Bundle | undefined): Promise<GrantedRule[] | undefined> {
     if (b?.status?.unpacked !== "Done" || !b.status.digest) return undefined;
     const dir = contentExists(this.opts.bundleStore, b.status.digest);
     if (!dir) return undefined;
     if (b.status.format !== "registry+v1") return [];
+    let objects: KubeObject[];
     try {
-      return grantedRules(convertRegistryV1(readBundleDirectory(dir), {}).objects);
+      objects = convertRegistryV1(readBundleDirectory(dir), {}).objects;
     } catch {
       return undefined;
     }
+    return grantedRulesInCluster(this.client, objects);
+  }
+
+  /** True when the controllers made `o` (its signed requester is their own identity). */
+  private madeBySelf(o: KubeObject): boolean {
+    return verifiedRequester(this.opts.key, o)?.username === this.opts.self;
   }
 
   private async setStatus(
@@ -297,6 +342,7 @@ export class ResolvesetProvisioner {
     // 1. one Bundle per entry (unpacking is harmless, and Android approval needs the content)
     const entryBundles: { e: ResolvesetEntry; b: Bundle | undefined }[] = [];
     const unmatched: string[] = [];
+    const squatted: string[] = [];
     for (const e of r.entries) {
       const cls = classForEntry(pc, e);
       if (!cls) {
@@ -309,6 +355,7 @@ export class ResolvesetProvisioner {
           .list()
           .find(
             (x) =>
+              this.madeBySelf(x) &&
               x.metadata.labels?.[LABEL_PACKAGE] === e.package &&
               (x.metadata.annotations?.[ANNOTATION_BUNDLE] ?? x.metadata.name) === e.name,
           );
@@ -317,12 +364,21 @@ export class ResolvesetProvisioner {
         continue;
       }
       const ref = e.image.includes("://") ? e.image : `docker://${e.image}`;
-      // one Bundle per bundle name; the same name from another catalog with another image gets its own
+      // one Bundle per bundle name; the same name from another catalog with another image gets its own.
+      // Only a Bundle the controllers made with exactly this spec is taken: one someone else made
+      // under that name (other refs, mounts, secrets) is never adopted
+      const mine = (x: Bundle | undefined) =>
+        x !== undefined && this.madeBySelf(x) && sameJson(x.spec, { class: cls, refs: [ref] });
+      const hashed = `${e.name}-${createHash("sha256").update(ref).digest("hex").slice(0, 8)}`;
       let bname = e.name;
       let b = this.bundles.get(bname) ?? (await this.client.tryGet<Bundle>(RUKPAK_API_VERSION, "Bundle", bname));
-      if (b && b.spec.refs[0] !== ref) {
-        bname = `${e.name}-${createHash("sha256").update(ref).digest("hex").slice(0, 8)}`;
+      if (b && !mine(b)) {
+        bname = hashed;
         b = this.bundles.get(bname) ?? (await this.client.tryGet<Bundle>(RUKPAK_API_VERSION, "Bundle", bname));
+        if (b && !mine(b)) {
+          squatted.push(`${e.name} (Bundles ${e.name} and ${hashed} exist and were not made by opcat for it)`);
+          continue;
+        }
       }
       const rsOwner = {
         apiVersion: RUKPAK_API_VERSION,
@@ -360,11 +416,24 @@ export class ResolvesetProvisioner {
             },
             spec: { class: cls, refs: [ref] },
           })
-          .catch(async (err) =>
-            isConflict(err) ? this.client.get<Bundle>(RUKPAK_API_VERSION, "Bundle", bname) : Promise.reject(err),
-          );
+          .catch(async (err) => {
+            if (!isConflict(err)) return Promise.reject(err);
+            const made = await this.client.get<Bundle>(RUKPAK_API_VERSION, "Bundle", bname);
+            if (!mine(made)) throw new Error(`Bundle ${bname} was made meanwhile by someone else`);
+            return made;
+          });
       }
       entryBundles.push({ e, b });
+    }
+    if (squatted.length > 0) {
+      const msg = `${squatted.join(", ")}: delete those Bundles or ask their owner to`;
+      await this.setStatus(inst, (s) => ({
+        ...s,
+        conditions: this.conds(inst!, { type: "Installed", status: "False", reason: "BundleConflict", message: msg }),
+        observedGeneration: gen,
+      }));
+      this.events.emit(inst, "Warning", "BundleConflict", msg);
+      return;
     }
     if (unmatched.length > 0) {
       const msg =
@@ -413,14 +482,27 @@ export class ResolvesetProvisioner {
         `${entryBundles.map((x) => x.e.name).join(", ")}`,
     };
 
-    // 2. approval, per generation
-    const approvedCond = findCondition(inst.status?.conditions, "Approved");
-    let approved = approvedCond?.status === "True" && approvedCond.observedGeneration === gen;
-    if (!approved) {
+    // 2. approval: a signed decision naming this generation, the resolveset Bundle and its content
+    const subject: ApprovalSubject = {
+      instanceUid: inst.metadata.uid!,
+      generation: gen,
+      bundle: { name: rsName, uid: rsBundle.metadata.uid!, generation: rsBundle.metadata.generation ?? 0 },
+      digest: rsBundle.status?.digest ?? r.digest,
+    };
+    const recorded = inst.status?.approval;
+    const mismatch = approvalMismatch(this.opts.key, recorded, subject);
+    if (mismatch !== undefined) {
       const policy = resolvesetApprovalOf(pc);
       let c: NewCondition;
       let permissions: string[] | undefined;
-      if (policy === "AllowAll")
+      if (recorded && mismatch.startsWith("denied by "))
+        c = {
+          type: "Approved",
+          status: "False",
+          reason: "DeniedByUser",
+          message: `${mismatch}; approve it with kubectl instance approve ${name}`,
+        };
+      else if (policy === "AllowAll")
         c = {
           type: "Approved",
           status: "True",
@@ -438,10 +520,10 @@ export class ResolvesetProvisioner {
         permissions = [];
         const unknown: string[] = [];
         for (const { e, b } of entryBundles) {
-          const next = this.rulesOf(b);
+          const next = await this.rulesOf(b);
           const pkgInst = this.instances.get(e.package);
           const activeName = pkgInst?.status?.activeBundle;
-          const current = activeName ? this.rulesOf(this.bundles.get(activeName)) : [];
+          const current = activeName ? await this.rulesOf(this.bundles.get(activeName)) : [];
           if (!next || !current) {
             unknown.push(e.name);
             continue;
@@ -482,17 +564,31 @@ export class ResolvesetProvisioner {
               `${permissions.length > 10 ? `; and ${permissions.length - 10} more` : ""}`,
           };
       }
-      approved = c.status === "True";
+      const approval: ApprovalRecord | undefined =
+        c.status === "True"
+          ? signApproval(this.opts.key, subject.instanceUid, {
+              decision: "Approved",
+              reason: c.reason,
+              by: c.reason === "AllowAll" ? `ProvisionerClass ${pc.metadata.name}` : "Android (no new permissions)",
+              generation: gen,
+              bundle: subject.bundle,
+              digest: subject.digest,
+            })
+          : undefined;
       inst = await this.setStatus(inst, (s) => ({
         ...s,
         ...(permissions ? { permissions } : {}),
+        ...(approval ? { approval } : {}),
         conditions: this.conds(inst!, unpacked, c),
         observedGeneration: gen,
       }));
-      if (!approved) {
+      if (!approval) {
         this.events.emit(inst, "Normal", c.reason, c.message);
         return;
       }
+    } else if (findCondition(inst.status?.conditions, "Approved")?.status !== "True") {
+      const c = approvalCondition(recorded!);
+      inst = await this.setStatus(inst, (s) => ({ ...s, conditions: this.conds(inst!, unpacked, c) }));
     }
 
     // 3. one Instance per package
@@ -507,7 +603,13 @@ export class ResolvesetProvisioner {
     for (const { e, b } of entryBundles) {
       const bn = b?.metadata.name ?? e.name;
       const cur = await this.client.tryGet<Instance>(RUKPAK_API_VERSION, "Instance", e.package);
+      if (cur && !this.madeBySelf(cur)) {
+        // an Instance of that name made (or changed) by someone else is never taken over
+        notReady.push(`${e.package} (Instance ${e.package} exists and was not made by opcat: delete it first)`);
+        continue;
+      }
       const owners = [...(cur?.metadata.ownerReferences ?? []).filter((o) => o.uid !== owner.uid), owner];
+      let applied = cur;
       if (
         !cur ||
         cur.spec.bundle.name !== bn ||
@@ -516,7 +618,7 @@ export class ResolvesetProvisioner {
         // asked again right before writing: the steps above took time, and a package Instance made
         // (or given this owner) for a resolveset being deleted would outlive it
         if (!(await this.client.getLive(RUKPAK_API_VERSION, "Instance", name, { uid: owner.uid }))) return;
-        const applied = await this.client.apply<Instance>({
+        applied = await this.client.apply<Instance>({
           apiVersion: RUKPAK_API_VERSION,
           kind: "Instance",
           metadata: {
@@ -526,10 +628,26 @@ export class ResolvesetProvisioner {
           },
           spec: { selector: { matchLabels: { [LABEL_PACKAGE]: e.package } }, bundle: { name: bn } },
         });
-        // approved through the resolveset: the package Instance needs no second review
+      }
+      // approved through the resolveset: the package Instance needs no second review; the approval
+      // names its generation, the entry's Bundle and that Bundle's content
+      if (applied && b?.metadata.uid && b.status?.digest) {
         const g = applied.metadata.generation ?? 0;
-        const ac = findCondition(applied.status?.conditions, "Approved");
-        if (!(ac?.status === "True" && ac.observedGeneration === g)) {
+        const want: ApprovalSubject = {
+          instanceUid: applied.metadata.uid!,
+          generation: g,
+          bundle: { name: bn, uid: b.metadata.uid, generation: b.metadata.generation ?? 0 },
+          digest: b.status.digest,
+        };
+        if (approvalMismatch(this.opts.key, applied.status?.approval, want) !== undefined) {
+          const approval = signApproval(this.opts.key, want.instanceUid, {
+            decision: "Approved",
+            reason: "ResolvesetApproved",
+            by: `resolveset ${rsName} (Instance ${name})`,
+            generation: g,
+            bundle: want.bundle,
+            digest: want.digest,
+          });
           const conditions = setCondition(applied.status?.conditions, {
             type: "Approved",
             status: "True",
@@ -539,7 +657,7 @@ export class ResolvesetProvisioner {
           }).conditions;
           await this.client
             .replace<Instance>(
-              { ...applied, status: { ...(applied.status ?? {}), conditions } },
+              { ...applied, status: { ...(applied.status ?? {}), approval, conditions } },
               { subresource: "status" },
             )
             .catch((err) => (isConflict(err) ? undefined : Promise.reject(err)));

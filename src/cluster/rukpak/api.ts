@@ -5,6 +5,7 @@
  */
 import type { KubeObject } from "../client.js";
 import type { Condition } from "../conditions.js";
+import type { ApprovalRecord } from "./trust.js";
 import {
   arr,
   conditionsSchema,
@@ -140,6 +141,18 @@ export const instanceStatusSchema = obj({
   }),
   installNamespace: str(),
   objects: arr(objectRefSchema),
+  approval: obj(
+    {
+      decision: enumOf(["Approved", "Denied"] as const),
+      reason: str(),
+      by: str(),
+      generation: int(),
+      bundle: obj({ name: str(), uid: str(), generation: int() }, ["name", "uid", "generation"]),
+      digest: str(),
+      signature: str(),
+    },
+    ["decision", "generation", "bundle", "digest"],
+  ),
   conditions: conditionsSchema,
   observedGeneration: int(),
 });
@@ -239,6 +252,8 @@ export interface InstanceStatus {
   permissions?: string[];
   installNamespace?: string;
   objects?: ObjectRef[];
+  /** The signed approval decision (see trust.ts): names the generation, the Bundle and the content. */
+  approval?: ApprovalRecord;
   conditions?: Condition[];
   observedGeneration?: number;
 }

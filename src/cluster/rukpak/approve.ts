@@ -1,21 +1,54 @@
 /**
  * Approving an Instance (`kubectl instance approve`, `opcat instance approve`): the user's own
- * credentials write the `Approved` condition for the Instance's current generation; the admission
- * webhook refuses it unless the user has the `approve` verb on that Instance.
+ * credentials write a decision in `status.approval` naming the Instance generation, its Bundle (uid
+ * and generation) and the digest of the Bundle's unpacked content, so that exactly that content is
+ * installed and any change asks again. The admission webhook refuses it unless the user has the
+ * `approve` verb on that Instance, and signs it for them (`by` is the user the API server saw).
  */
 import type { KubeClient } from "../client.js";
 import { setCondition } from "../conditions.js";
-import { API_VERSION, type Instance } from "./api.js";
+import { API_VERSION, type Bundle, type Instance } from "./api.js";
+import type { ApprovalRecord } from "./trust.js";
+
+export class ApprovalError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ApprovalError";
+  }
+}
 
 export async function approveInstance(
   client: KubeClient,
   name: string,
-  opts: { deny?: boolean } = {},
+  opts: {
+    deny?: boolean /** The content digest the user reviewed (`--show`); refused when it differs. */;
+    digest?: string;
+  } = {},
 ): Promise<Instance> {
   const who = await client.whoami().catch(() => ({ username: "unknown user", groups: [] }));
   for (let attempt = 0; ; attempt++) {
     const inst = await client.get<Instance>(API_VERSION, "Instance", name);
     const gen = inst.metadata.generation ?? 0;
+    const bundle = await client.tryGet<Bundle>(API_VERSION, "Bundle", inst.spec.bundle.name);
+    const digest = bundle?.status?.digest;
+    if (!bundle || !digest || bundle.status?.observedGeneration !== bundle.metadata.generation)
+      throw new ApprovalError(
+        `Bundle ${inst.spec.bundle.name} of Instance ${name} is not unpacked yet: ` +
+          "an approval names the unpacked content; try again once it is",
+      );
+    if (opts.digest && opts.digest !== digest)
+      throw new ApprovalError(
+        `the content you reviewed (${opts.digest}) is not what Bundle ${bundle.metadata.name} holds ` +
+          `(${digest}): review it again`,
+      );
+    const approval: ApprovalRecord = {
+      decision: opts.deny ? "Denied" : "Approved",
+      reason: opts.deny ? "DeniedByUser" : "ApprovedByUser",
+      by: who.username,
+      generation: gen,
+      bundle: { name: bundle.metadata.name, uid: bundle.metadata.uid!, generation: bundle.metadata.generation ?? 0 },
+      digest,
+    };
     const c = opts.deny
       ? {
           type: "Approved",
@@ -34,7 +67,7 @@ export async function approveInstance(
     const { conditions } = setCondition(inst.status?.conditions, c);
     try {
       return await client.replace<Instance>(
-        { ...inst, status: { ...(inst.status ?? {}), conditions } },
+        { ...inst, status: { ...(inst.status ?? {}), approval, conditions } },
         { subresource: "status" },
       );
     } catch (e) {

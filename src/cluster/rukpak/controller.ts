@@ -13,6 +13,7 @@ import { EventRecorder } from "../events.js";
 import { Informer } from "../informer.js";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "../finalizers.js";
 import { rmSync } from "node:fs";
+import { createHash } from "node:crypto";
 import { WorkQueue } from "../queue.js";
 import { readBundleDirectory } from "../../bundle/index.js";
 import type { PullOptions } from "../../image/index.js";
@@ -20,6 +21,7 @@ import {
   ANNOTATION_REQUESTER,
   API_VERSION,
   FINALIZER_CONTENT,
+  GROUP,
   LABEL_BUNDLE,
   LABEL_INSTANCE,
   LABEL_MANAGED_BY,
@@ -31,14 +33,29 @@ import {
   type BundleStatus,
   type Instance,
   type InstanceStatus,
-  type ObjectRef,
   type ProvisionerClass,
+  rukpakCrdObjects,
 } from "./api.js";
 import { contentExists, readPlainObjects, UnpackError, unpackBundle } from "./content.js";
 import { caBundlePlaceholder, ConvertError, convertRegistryV1, type CertificateRequest } from "./convert.js";
 import { makeServingCerts } from "../certs.js";
 import { crdUpgradeProblems, existingObjectProblems } from "./crdsafety.js";
-import { describeCheck, missingPermissions, type Requester } from "./permissions.js";
+import { canI, describeObject, dryRunAs, type Requester } from "./permissions.js";
+import { refKey, refOf, RecordStore, type InstallRecord } from "./record.js";
+import {
+  approvalCondition,
+  approvalMismatch,
+  protectedReason,
+  sameJson,
+  signApproval,
+  verifiedRequester,
+  type ApprovalRecord,
+  type ApprovalSubject,
+  type ProtectedSet,
+  type SigningKey,
+} from "./trust.js";
+import { WEBHOOK_CONFIG_NAME } from "./webhook.js";
+import { DEFAULT_NAMESPACE } from "../names.js";
 
 export interface ProvisionerOptions {
   client: KubeClient;
@@ -50,6 +67,16 @@ export interface ProvisionerOptions {
   provisioners?: string[];
   log?: (msg: string) => void;
   concurrency?: number;
+  /** Verifies requester signatures and signs approvals (trust.ts); one key per installation. */
+  key: SigningKey;
+  /** The controllers' own user name (objects they made carry it as their signed requester). */
+  self?: string;
+  /** The controllers' namespace: install records live there, and nothing in it is ever installed. */
+  namespace?: string;
+  /** Names of opcat's CRDs (default: the rukpak.io ones; never part of a bundle). */
+  protectedCrds?: string[];
+  /** Names of opcat's own webhook configurations and cluster RBAC (never touched by a bundle). */
+  protectedNames?: string[];
 }
 
 export interface DesiredContent {
@@ -72,18 +99,6 @@ function labelsMatch(selector: Instance["spec"]["selector"], labels: Record<stri
     if (e.operator === "NotIn" && has && (e.values ?? []).includes(l[e.key])) return false;
   }
   return Object.keys(selector.matchLabels ?? {}).length + (selector.matchExpressions?.length ?? 0) > 0;
-}
-
-function refOf(o: KubeObject): ObjectRef {
-  return {
-    apiVersion: o.apiVersion,
-    kind: o.kind,
-    name: o.metadata.name,
-    ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
-  };
-}
-function refKey(r: ObjectRef): string {
-  return `${r.apiVersion}/${r.kind}/${r.namespace ?? ""}/${r.name}`;
 }
 
 /** Replaces placeholder strings anywhere in a JSON value. */
@@ -111,6 +126,17 @@ export function approvalOf(pc: ProvisionerClass | undefined): Approval {
   return a === "AllowAll" || a === "DenyAll" || a === "UserPermission" ? a : APPROVAL_DEFAULT;
 }
 
+/** `a; b; c; and N more` of a list of problems. */
+export function listed(items: readonly string[], max = 10): string {
+  return `${items.slice(0, max).join("; ")}${items.length > max ? `; and ${items.length - max} more` : ""}`;
+}
+
+/** The field manager of an Instance's objects (one per Instance, never the controllers' own). */
+export function fieldManagerFor(instance: string): string {
+  const m = `rukpak-instance-${instance}`;
+  return m.length <= 128 ? m : `rukpak-instance-${createHash("sha256").update(instance).digest("hex").slice(0, 32)}`;
+}
+
 export class RukpakController {
   readonly classes: Informer<ProvisionerClass>;
   readonly bundles: Informer<Bundle>;
@@ -122,9 +148,22 @@ export class RukpakController {
   private readonly provisioners: Set<string>;
   private readonly log: (m: string) => void;
   private running: Promise<unknown> | undefined;
+  private readonly key: SigningKey;
+  private readonly records: RecordStore;
+  private readonly protectedSet: ProtectedSet;
 
   constructor(private readonly opts: ProvisionerOptions) {
     this.client = opts.client;
+    this.key = opts.key;
+    const namespace = opts.namespace ?? DEFAULT_NAMESPACE;
+    this.records = new RecordStore(this.client, namespace);
+    this.protectedSet = {
+      namespace,
+      crds: new Set(opts.protectedCrds ?? rukpakCrdObjects().map((c) => c.metadata.name)),
+      clusterNames: new Set(
+        opts.protectedNames ?? [WEBHOOK_CONFIG_NAME, "opcat-rukpak", "rukpak-approver", "rukpak-class-user"],
+      ),
+    };
     this.provisioners = new Set(opts.provisioners ?? [OPERATOR_PROVISIONER, PLAIN_PROVISIONER]);
     this.log = opts.log ?? (() => {});
     const onError = (e: unknown) => this.log(`watch: ${(e as Error).message}`);
@@ -370,6 +409,77 @@ export class RukpakController {
     return list;
   }
 
+  /** Ends a reconcile with conditions (and an Event when `event` says so). */
+  private async stopWith(inst: Instance, event: "Normal" | "Warning" | undefined, ...cs: NewCondition[]) {
+    const gen = inst.metadata.generation ?? 0;
+    const out = await this.setInstanceStatus(inst, (s) => ({
+      ...s,
+      conditions: this.conds(inst, ...cs),
+      observedGeneration: gen,
+    }));
+    const last = cs[cs.length - 1];
+    if (event && last) this.events.emit(out, event, last.reason, last.message);
+    return out;
+  }
+
+  /** True when this controller made `o` (its signed requester is the controllers' own identity). */
+  madeBySelf(o: KubeObject): boolean {
+    const self = this.opts.self;
+    return self !== undefined && this.opts.key !== undefined && verifiedRequester(this.opts.key, o)?.username === self;
+  }
+
+  /** The Bundle an Instance names; made from its embedded spec when given (and only then). */
+  private async bundleFor(inst: Instance): Promise<{ bundle?: Bundle; stop?: NewCondition }> {
+    const name = inst.metadata.name;
+    const bundleName = inst.spec.bundle.name;
+    let bundle = this.bundles.get(bundleName) ?? (await this.client.tryGet<Bundle>(API_VERSION, "Bundle", bundleName));
+    const embedded = inst.spec.bundle.spec;
+    if (!embedded) {
+      if (bundle) return { bundle };
+      return {
+        stop: {
+          type: "Unpacked",
+          status: "False",
+          reason: "BundleNotFound",
+          message: `Bundle ${bundleName} not found`,
+        },
+      };
+    }
+    if (!bundle) {
+      bundle = await this.client.create<Bundle>({
+        apiVersion: API_VERSION,
+        kind: "Bundle",
+        metadata: {
+          name: bundleName,
+          labels: { ...(inst.spec.selector?.matchLabels ?? {}), [LABEL_INSTANCE]: name },
+          ownerReferences: [
+            { apiVersion: API_VERSION, kind: "Instance", name, uid: inst.metadata.uid!, blockOwnerDeletion: false },
+          ],
+        },
+        spec: embedded,
+      });
+      return { bundle };
+    }
+    // a Bundle of that name must be the one made from this spec for this Instance: someone else's
+    // Bundle (same name, other refs, mounts or secrets) is a conflict, never a match
+    const mine =
+      (bundle.metadata.ownerReferences ?? []).some((o) => o.uid === inst.metadata.uid) &&
+      (this.opts.key === undefined || this.madeBySelf(bundle));
+    const same = sameJson(bundle.spec, { ...bundle.spec, ...embedded });
+    if (mine && same) return { bundle };
+    return {
+      stop: {
+        type: "Installed",
+        status: "False",
+        reason: "BundleSpecConflict",
+        message: mine
+          ? `Bundle ${bundleName} exists with another spec; name a new Bundle to pivot`
+          : `Bundle ${bundleName} exists and was not made from this Instance's spec; ` +
+            `name a Bundle that does not exist yet`,
+      },
+    };
+  }
+
   async reconcileInstance(name: string): Promise<void> {
     const cached = this.instances.get(name);
     if (!cached || cached.metadata.deletionTimestamp) return;
@@ -377,74 +487,32 @@ export class RukpakController {
     if (!inst) return;
     const gen = inst.metadata.generation ?? 0;
     const bundleName = inst.spec.bundle.name;
+    if (inst.spec.bundle.spec && !this.ours(inst.spec.bundle.spec.class)) return;
 
-    // the desired Bundle: created from the embedded spec when given
-    let bundle = this.bundles.get(bundleName) ?? (await this.client.tryGet<Bundle>(API_VERSION, "Bundle", bundleName));
-    if (inst.spec.bundle.spec) {
-      if (!this.ours(inst.spec.bundle.spec.class)) return;
-      if (!bundle) {
-        bundle = await this.client.create<Bundle>({
-          apiVersion: API_VERSION,
-          kind: "Bundle",
-          metadata: {
-            name: bundleName,
-            labels: { ...(inst.spec.selector?.matchLabels ?? {}), [LABEL_INSTANCE]: name },
-            ownerReferences: [
-              { apiVersion: API_VERSION, kind: "Instance", name, uid: inst.metadata.uid!, blockOwnerDeletion: false },
-            ],
-            ...(inst.metadata.annotations?.[ANNOTATION_REQUESTER]
-              ? { annotations: { [ANNOTATION_REQUESTER]: inst.metadata.annotations[ANNOTATION_REQUESTER] } }
-              : {}),
-          },
-          spec: inst.spec.bundle.spec,
-        });
-      } else if (JSON.stringify(bundle.spec) !== JSON.stringify({ ...bundle.spec, ...inst.spec.bundle.spec })) {
-        await this.setInstanceStatus(inst, (s) => ({
-          ...s,
-          conditions: this.conds(inst!, {
-            type: "Installed",
-            status: "False",
-            reason: "BundleSpecConflict",
-            message: `Bundle ${bundleName} exists with another spec; name a new Bundle to pivot`,
-          }),
-          observedGeneration: gen,
-        }));
-        return;
-      }
-    }
-    if (!bundle) {
-      await this.setInstanceStatus(inst, (s) => ({
-        ...s,
-        conditions: this.conds(inst!, {
-          type: "Unpacked",
-          status: "False",
-          reason: "BundleNotFound",
-          message: `Bundle ${bundleName} not found`,
-        }),
-        observedGeneration: gen,
-      }));
+    // 1. the Bundle, unpacked
+    const found = await this.bundleFor(inst);
+    if (found.stop) {
+      await this.stopWith(inst, undefined, found.stop);
       return;
     }
+    const bundle = found.bundle!;
     const pc = this.ours(bundle.spec.class);
     if (!pc) return;
     const bst = bundle.status;
-    if (bst?.unpacked !== "Done" || bst.observedGeneration !== bundle.metadata.generation) {
+    if (bst?.unpacked !== "Done" || bst.observedGeneration !== bundle.metadata.generation || !bst.digest) {
       const failed = bst?.unpacked === "Failed";
-      await this.setInstanceStatus(inst, (s) => ({
-        ...s,
-        conditions: this.conds(inst!, {
-          type: "Unpacked",
-          status: "False",
-          reason: failed ? "UnpackFailed" : "UnpackPending",
-          message: failed
-            ? `Failed to unpack the ${bundleName} Bundle: ${bst?.message ?? ""}`
-            : `Waiting for the ${bundleName} Bundle to be unpacked`,
-        }),
-        observedGeneration: gen,
-      }));
+      await this.stopWith(inst, undefined, {
+        type: "Unpacked",
+        status: "False",
+        reason: failed ? "UnpackFailed" : "UnpackPending",
+        message: failed
+          ? `Failed to unpack the ${bundleName} Bundle: ${bst?.message ?? ""}`
+          : `Waiting for the ${bundleName} Bundle to be unpacked`,
+      });
       return;
     }
 
+    // 2. what it becomes
     let desired: DesiredContent;
     try {
       desired = await this.desiredContent(bundle, inst);
@@ -455,21 +523,18 @@ export class RukpakController {
         return;
       }
       const msg = e instanceof ConvertError ? e.errors.join("; ") : (e as Error).message;
-      await this.setInstanceStatus(inst, (s) => ({
-        ...s,
-        conditions: this.conds(
-          inst!,
-          {
-            type: "Unpacked",
-            status: "True",
-            reason: "UnpackSuccessful",
-            message: `Successfully unpacked the ${bundleName} Bundle`,
-          },
-          { type: "Installed", status: "False", reason: "InvalidBundle", message: msg },
-        ),
-        observedGeneration: gen,
-      }));
-      this.events.emit(inst, "Warning", "InvalidBundle", msg);
+      const unpacked = {
+        type: "Unpacked",
+        status: "True" as const,
+        reason: "UnpackSuccessful",
+        message: `Successfully unpacked the ${bundleName} Bundle`,
+      };
+      await this.stopWith(inst, "Warning", unpacked, {
+        type: "Installed",
+        status: "False",
+        reason: "InvalidBundle",
+        message: msg,
+      });
       return;
     }
     const unpackedOk: NewCondition = {
@@ -490,72 +555,331 @@ export class RukpakController {
       o.metadata = { ...o.metadata, labels: { ...(o.metadata.labels ?? {}), ...labels }, ownerReferences: [owner] };
     }
 
-    // approval, per generation of the Instance
-    const approvedCond = findCondition(inst.status?.conditions, "Approved");
-    let approved = approvedCond?.status === "True" && approvedCond.observedGeneration === gen;
-    if (!approved) {
-      const policy = approvalOf(pc);
-      let c: NewCondition;
-      if (policy === "AllowAll") {
-        c = {
-          type: "Approved",
-          status: "True",
-          reason: "AllowAll",
-          message: `approved by ProvisionerClass ${pc.metadata.name} (approval: AllowAll)`,
-        };
-      } else if (policy === "DenyAll") {
-        c = {
-          type: "Approved",
-          status: "False",
-          reason: "AwaitingApproval",
-          message: `waiting for approval of bundle ${bundleName}: kubectl instance approve ${name}`,
-        };
-      } else {
-        const who = requesterOf(inst);
-        if (!who) {
-          c = {
-            type: "Approved",
-            status: "False",
-            reason: "RequesterUnknown",
-            message:
-              "the creator of this Instance is not recorded (the admission " +
-              "webhook was not running); approve it with kubectl instance approve",
-          };
-        } else {
-          const missing = await missingPermissions(this.client, who, desired.objects);
-          c =
-            missing.length === 0
-              ? {
-                  type: "Approved",
-                  status: "True",
-                  reason: "UserPermission",
-                  message: `${who.username} may create every object of bundle ${bundleName}`,
-                }
-              : {
-                  type: "Approved",
-                  status: "False",
-                  reason: "InsufficientPermissions",
-                  message:
-                    `${who.username} may not ${missing.slice(0, 20).map(describeCheck).join("; ")}` +
-                    `${missing.length > 20 ? `; and ${missing.length - 20} more` : ""}`,
-                };
-        }
-      }
-      approved = c.status === "True";
-      inst = await this.setInstanceStatus(inst, (s) => ({
-        ...s,
-        conditions: this.conds(inst!, unpackedOk, c),
-        observedGeneration: gen,
-      }));
-      if (!approved) {
-        this.events.emit(inst, "Normal", c.reason, c.message);
-        return;
-      }
+    // 3. opcat's own objects are never part of a bundle
+    const forbidden = desired.objects.map((o) => protectedReason(this.protectedSet, o)).filter((x) => x !== undefined);
+    if (forbidden.length > 0) {
+      await this.stopWith(inst, "Warning", unpackedOk, {
+        type: "Installed",
+        status: "False",
+        reason: "ProtectedObject",
+        message: `${listed(forbidden)}: a bundle may not create, change or delete opcat's own objects`,
+      });
+      return;
     }
 
-    // CRD upgrade safety, before anything changes
+    // 4. approval: a signed decision naming this generation, this Bundle and this content
+    const subject: ApprovalSubject = {
+      instanceUid: inst.metadata.uid!,
+      generation: gen,
+      bundle: { name: bundleName, uid: bundle.metadata.uid!, generation: bundle.metadata.generation ?? 0 },
+      digest: bst.digest,
+    };
+    const recorded = inst.status?.approval;
+    const mismatch = approvalMismatch(this.key, recorded, subject);
+    let approvedCond: NewCondition;
+    if (mismatch === undefined) {
+      approvedCond = approvalCondition(recorded!);
+    } else {
+      const decided = await this.decide(inst, bundle, pc, desired, subject, recorded, mismatch);
+      if (!decided.approval) {
+        inst = await this.setInstanceStatus(inst, (s) => ({
+          ...s,
+          conditions: this.conds(inst!, unpackedOk, decided.condition),
+          observedGeneration: gen,
+        }));
+        this.events.emit(inst, "Normal", decided.condition.reason, decided.condition.message);
+        return;
+      }
+      approvedCond = decided.condition;
+      inst = await this.setInstanceStatus(inst, (s) => ({
+        ...s,
+        approval: decided.approval,
+        conditions: this.conds(inst!, unpackedOk, approvedCond),
+        observedGeneration: gen,
+      }));
+    }
+
+    // 5. CRD upgrade safety, before anything changes
+    const unsafe = await this.unsafeCrdChanges(desired.objects);
+    if (unsafe.length > 0) {
+      await this.stopWith(inst, "Warning", unpackedOk, approvedCond, {
+        type: "Installed",
+        status: "False",
+        reason: "UnsafeCRDUpgrade",
+        message: unsafe.join("\n"),
+      });
+      return;
+    }
+
+    // 6. never adopt: an object that exists and is not this Instance's (by the controller's own
+    // record) is a collision
+    let { record, version } = await this.records.read(inst);
+    const collisions = await this.collisions(inst, record, desired.objects);
+    if (collisions.length > 0) {
+      await this.stopWith(inst, "Warning", unpackedOk, approvedCond, {
+        type: "Installed",
+        status: "False",
+        reason: "ObjectCollision",
+        message: `${listed(collisions)}: an object has one owner, and opcat never adopts an object it did not create`,
+      });
+      return;
+    }
+
+    // The cache may not have seen the Instance's deletion yet (a pivot or install that started just
+    // before it): ask the API server before creating its objects, which would otherwise outlive it
+    // until the garbage collector notices their owner is gone.
+    if (!(await this.client.getLive(API_VERSION, "Instance", inst.metadata.name, { uid: inst.metadata.uid }))) return;
+
+    // 7. the pivot, as a transaction: the target set is recorded before anything is applied
+    const target = desired.objects.map(refOf);
+    const before = [...(record?.applied ?? []), ...(record?.pending ?? [])];
+    record = {
+      instance: name,
+      uid: inst.metadata.uid!,
+      applied: record?.applied ?? [],
+      pending: target,
+      bundle: bundleName,
+      digest: bst.digest,
+      namespaces: record?.namespaces ?? [],
+    };
+    version = await this.records.write(inst, record, version);
+    const previous = inst.status?.activeBundle;
+    if (findCondition(inst.status?.conditions, "Installed")?.status === "True" && previous !== bundleName)
+      inst = await this.setInstanceStatus(inst, (s) => ({
+        ...s,
+        conditions: this.conds(inst!, unpackedOk, approvedCond, {
+          type: "Installed",
+          status: "False",
+          reason: "Upgrading",
+          message: `applying bundle ${bundleName} (from ${previous})`,
+        }),
+      }));
+    try {
+      const made = await this.install(desired, fieldManagerFor(name), record.namespaces ?? []);
+      if (made.length > 0) {
+        record = { ...record, namespaces: [...(record.namespaces ?? []), ...made] };
+        version = await this.records.write(inst, record, version);
+      }
+    } catch (e) {
+      const msg = e instanceof KubeApiError ? `${e.reason}: ${e.message}` : (e as Error).message;
+      await this.setInstanceStatus(inst, (s) => ({
+        ...s,
+        conditions: this.conds(inst!, {
+          type: "Installed",
+          status: "False",
+          reason: s.activeBundle && s.activeBundle !== bundleName ? "UpgradeFailed" : "InstallFailed",
+          message: msg,
+        }),
+        observedGeneration: gen,
+      })).catch(() => undefined);
+      this.events.emit(inst, "Warning", "InstallFailed", msg);
+      throw e;
+    }
+
+    // 8. prune what the new bundle no longer has: only objects in the record, and only while they
+    // still name this Instance as their owner
+    const keep = new Set(target.map(refKey));
+    const pruned = new Set<string>();
+    for (const r of before) {
+      const k = refKey(r);
+      if (keep.has(k) || pruned.has(k)) continue;
+      pruned.add(k);
+      const live = await this.client.tryGet(r.apiVersion, r.kind, r.name, r.namespace).catch(() => undefined);
+      if (!live || !(live.metadata.ownerReferences ?? []).some((o) => o.uid === inst!.metadata.uid)) continue;
+      await this.client
+        .delete(r.apiVersion, r.kind, r.name, r.namespace)
+        .catch((e) => (isNotFound(e) ? false : Promise.reject(e)));
+    }
+    record = { ...record, applied: target, pending: undefined };
+    await this.records.write(inst, record, version);
+
+    // older bundles this Instance pivoted from
+    for (const b of this.bundles.list()) {
+      if (b.metadata.name === bundleName || !labelsMatch(inst.spec.selector, b.metadata.labels)) continue;
+      if (findCondition(b.status?.conditions, "Replaced")?.status === "True") continue;
+      const fresh = await this.client.tryGet<Bundle>(API_VERSION, "Bundle", b.metadata.name);
+      if (!fresh) continue;
+      const c = setCondition(fresh.status?.conditions, {
+        type: "Replaced",
+        status: "True",
+        reason: "Replaced",
+        message: `replaced by ${bundleName} in instance ${name}`,
+      });
+      await this.writeBundleStatus(fresh, { ...(fresh.status ?? {}), conditions: c.conditions }).catch((e) =>
+        isConflict(e) ? undefined : Promise.reject(e),
+      );
+    }
+    const msg = `Instantiated bundle ${bundleName} successfully`;
+    await this.setInstanceStatus(inst, (s) => ({
+      ...s,
+      activeBundle: bundleName,
+      ...(desired.installNamespace ? { installNamespace: desired.installNamespace } : {}),
+      objects: target,
+      conditions: this.conds(inst!, unpackedOk, approvedCond, {
+        type: "Installed",
+        status: "True",
+        reason: "InstallationSucceeded",
+        message: msg,
+      }),
+      observedGeneration: gen,
+    }));
+    if (previous !== bundleName)
+      this.events.emit(
+        inst,
+        "Normal",
+        previous ? "Upgraded" : "Installed",
+        previous ? `${msg} (from ${previous})` : msg,
+      );
+  }
+
+  /**
+   * A new decision by the class's policy when no recorded approval names this generation, Bundle and
+   * content: a signed approval, or the condition saying what the Instance waits for.
+   */
+  private async decide(
+    inst: Instance,
+    bundle: Bundle,
+    pc: ProvisionerClass,
+    desired: DesiredContent,
+    subject: ApprovalSubject,
+    recorded: ApprovalRecord | undefined,
+    mismatch: string,
+  ): Promise<{ approval?: ApprovalRecord; condition: NewCondition }> {
+    const name = inst.metadata.name;
+    const bundleName = bundle.metadata.name;
+    const waiting = (reason: string, message: string) => ({
+      condition: { type: "Approved", status: "False" as const, reason, message },
+    });
+    // a denial of exactly this content stands until something changes
+    if (recorded && mismatch.startsWith("denied by "))
+      return waiting(
+        "DeniedByUser",
+        `${mismatch}; change the Instance or approve it: kubectl instance approve ${name}`,
+      );
+    const approve = (reason: string, by: string, message: string) => ({
+      approval: signApproval(this.key, subject.instanceUid, {
+        decision: "Approved",
+        reason,
+        by,
+        generation: subject.generation,
+        bundle: subject.bundle,
+        digest: subject.digest,
+      }),
+      condition: { type: "Approved", status: "True" as const, reason, message },
+    });
+    const policy = approvalOf(pc);
+    if (policy === "DenyAll")
+      return waiting(
+        "AwaitingApproval",
+        `waiting for approval of bundle ${bundleName}: kubectl instance approve ${name}` +
+          (recorded ? ` (${mismatch})` : ""),
+      );
+    // who asked: the Instance's creator, and whoever last shaped a Bundle the controller did not make
+    const who = verifiedRequester(this.key, inst);
+    if (!who)
+      return waiting(
+        "RequesterUnverified",
+        "who created or last changed this Instance cannot be verified (written while opcat's admission " +
+          `webhook was not serving, or the record was altered); approve it with kubectl instance approve ${name}`,
+      );
+    const requesters = [who];
+    if (!this.madeBySelf(bundle)) {
+      const shaper = verifiedRequester(this.key, bundle);
+      if (!shaper)
+        return waiting(
+          "RequesterUnverified",
+          `who created or last changed Bundle ${bundleName} cannot be verified; ` +
+            `approve it with kubectl instance approve ${name}`,
+        );
+      if (shaper.username !== who.username) requesters.push(shaper);
+    }
+    // the class: the Instance may name a Bundle made later, so `use` is checked here as well
+    for (const r of requesters)
+      if (
+        !(await canI(this.client, r, {
+          verb: "use",
+          group: GROUP,
+          resource: "provisionerclasses",
+          name: pc.metadata.name,
+        }))
+      )
+        return waiting(
+          "ClassNotPermitted",
+          `${r.username} may not use ProvisionerClass ${JSON.stringify(pc.metadata.name)} ` +
+            `(the "use" verb on provisionerclasses.${GROUP})`,
+        );
+    if (policy === "AllowAll")
+      return approve(
+        "AllowAll",
+        `ProvisionerClass ${pc.metadata.name}`,
+        `approved by ProvisionerClass ${pc.metadata.name} (approval: AllowAll)`,
+      );
+    // UserPermission: the API server judges, as each requester, a dry run of every object
+    const refusals: string[] = [];
+    for (const r of requesters) {
+      const ns = await this.namespacesFor(inst, desired, r);
+      for (const x of ns.refused) refusals.push(`${r.username} may not create Namespace ${JSON.stringify(x)}`);
+      if (ns.refused.length > 0) continue;
+      for (const x of await dryRunAs(this.client, r, desired.objects, fieldManagerFor(name)))
+        refusals.push(`${r.username} may not make ${x.object}: ${x.message}`);
+    }
+    if (refusals.length === 0)
+      return approve(
+        "UserPermission",
+        requesters.map((r) => r.username).join(", "),
+        `${requesters.map((r) => r.username).join(" and ")} may create every object of bundle ${bundleName}`,
+      );
+    return waiting("InsufficientPermissions", listed(refusals, 20));
+  }
+
+  /**
+   * The namespaces the objects need that do not exist: each is created by the controller when the
+   * requester may create it (a dry run as the requester), so that the dry run of what goes in it can
+   * be judged; those the requester may not create are returned.
+   */
+  private async namespacesFor(inst: Instance, desired: DesiredContent, r: Requester): Promise<{ refused: string[] }> {
+    const made: string[] = [];
+    const needed = new Set<string>();
+    if (desired.installNamespace) needed.add(desired.installNamespace);
+    for (const o of desired.objects) if (o.metadata.namespace) needed.add(o.metadata.namespace);
+    const refused: string[] = [];
+    for (const ns of needed) {
+      if (await this.client.tryGet("v1", "Namespace", ns)) continue;
+      const nsObj = { apiVersion: "v1", kind: "Namespace", metadata: { name: ns } };
+      const ok = await this.client
+        .impersonating(r)
+        .request("POST", "/api/v1/namespaces", { body: nsObj, query: { dryRun: "All" } })
+        .then(
+          () => true,
+          () => false,
+        );
+      if (!ok) refused.push(ns);
+      else {
+        await this.client.create(nsObj).catch((e) => (isConflict(e) ? undefined : Promise.reject(e)));
+        made.push(ns);
+      }
+    }
+    if (made.length > 0) {
+      const { record, version } = await this.records.read(inst);
+      await this.records.write(
+        inst,
+        {
+          instance: inst.metadata.name,
+          uid: inst.metadata.uid!,
+          applied: record?.applied ?? [],
+          ...(record?.pending ? { pending: record.pending } : {}),
+          namespaces: [...(record?.namespaces ?? []), ...made],
+        },
+        version,
+      );
+    }
+    return { refused };
+  }
+
+  /** CRD changes that would break stored versions, fields or existing custom resources. */
+  private async unsafeCrdChanges(objects: readonly KubeObject[]): Promise<string[]> {
     const unsafe: string[] = [];
-    for (const o of desired.objects) {
+    for (const o of objects) {
       if (o.kind !== "CustomResourceDefinition") continue;
       const existing = await this.client.tryGet<
         KubeObject & {
@@ -574,150 +898,76 @@ export class RukpakController {
         unsafe.push(...existingObjectProblems(o, v.name, items));
       }
     }
-    if (unsafe.length > 0) {
-      const msg = unsafe.join("\n");
-      await this.setInstanceStatus(inst, (s) => ({
-        ...s,
-        conditions: this.conds(inst!, unpackedOk, {
-          type: "Installed",
-          status: "False",
-          reason: "UnsafeCRDUpgrade",
-          message: msg,
-        }),
-        observedGeneration: gen,
-      }));
-      this.events.emit(inst, "Warning", "UnsafeCRDUpgrade", msg);
-      return;
-    }
-
-    // single owner: an object another Instance manages is never taken over
-    const collisions: string[] = [];
-    for (const o of desired.objects) {
-      const cur = await this.client
-        .tryGet(o.apiVersion, o.kind, o.metadata.name, o.metadata.namespace)
-        .catch(() => undefined);
-      const owner = cur?.metadata.labels?.[LABEL_INSTANCE];
-      if (owner && owner !== name)
-        collisions.push(
-          `${o.kind} ${JSON.stringify(o.metadata.name)}` +
-            `${o.metadata.namespace ? ` in namespace ${o.metadata.namespace}` : ""} ` +
-            `is managed by Instance ${owner}`,
-        );
-    }
-    if (collisions.length > 0) {
-      const msg =
-        `${collisions.slice(0, 10).join("; ")}` +
-        `${collisions.length > 10 ? `; and ${collisions.length - 10} more` : ""}: ` +
-        `an object has one owner; remove the other Instance first`;
-      await this.setInstanceStatus(inst, (s) => ({
-        ...s,
-        conditions: this.conds(inst!, unpackedOk, {
-          type: "Installed",
-          status: "False",
-          reason: "ObjectCollision",
-          message: msg,
-        }),
-        observedGeneration: gen,
-      }));
-      this.events.emit(inst, "Warning", "ObjectCollision", msg);
-      return;
-    }
-
-    // The cache may not have seen the Instance's deletion yet (a pivot or install that started just
-    // before it): ask the API server before creating its objects, which would otherwise outlive it
-    // until the garbage collector notices their owner is gone.
-    if (!(await this.client.getLive(API_VERSION, "Instance", inst.metadata.name, { uid: inst.metadata.uid }))) return;
-    try {
-      await this.install(desired);
-    } catch (e) {
-      const msg = e instanceof KubeApiError ? `${e.reason}: ${e.message}` : (e as Error).message;
-      await this.setInstanceStatus(inst, (s) => ({
-        ...s,
-        conditions: this.conds(inst!, {
-          type: "Installed",
-          status: "False",
-          reason: s.activeBundle && s.activeBundle !== bundleName ? "UpgradeFailed" : "InstallFailed",
-          message: msg,
-        }),
-        observedGeneration: gen,
-      })).catch(() => undefined);
-      this.events.emit(inst, "Warning", "InstallFailed", msg);
-      throw e;
-    }
-
-    // prune what the new bundle no longer has
-    const keep = new Set(desired.objects.map((o) => refKey(refOf(o))));
-    for (const r of inst.status?.objects ?? []) {
-      if (!keep.has(refKey(r)))
-        await this.client
-          .delete(r.apiVersion, r.kind, r.name, r.namespace)
-          .catch((e) => (isNotFound(e) ? false : Promise.reject(e)));
-    }
-    // older bundles this Instance pivoted from
-    for (const b of this.bundles.list()) {
-      if (b.metadata.name === bundleName || !labelsMatch(inst.spec.selector, b.metadata.labels)) continue;
-      if (findCondition(b.status?.conditions, "Replaced")?.status === "True") continue;
-      const fresh = await this.client.tryGet<Bundle>(API_VERSION, "Bundle", b.metadata.name);
-      if (!fresh) continue;
-      const c = setCondition(fresh.status?.conditions, {
-        type: "Replaced",
-        status: "True",
-        reason: "Replaced",
-        message: `replaced by ${bundleName} in instance ${name}`,
-      });
-      await this.writeBundleStatus(fresh, { ...(fresh.status ?? {}), conditions: c.conditions }).catch((e) =>
-        isConflict(e) ? undefined : Promise.reject(e),
-      );
-    }
-    const previous = inst.status?.activeBundle;
-    const msg = `Instantiated bundle ${bundleName} successfully`;
-    await this.setInstanceStatus(inst, (s) => ({
-      ...s,
-      activeBundle: bundleName,
-      ...(desired.installNamespace ? { installNamespace: desired.installNamespace } : {}),
-      objects: desired.objects.map(refOf),
-      conditions: this.conds(inst!, unpackedOk, {
-        type: "Installed",
-        status: "True",
-        reason: "InstallationSucceeded",
-        message: msg,
-      }),
-      observedGeneration: gen,
-    }));
-    if (previous !== bundleName)
-      this.events.emit(
-        inst,
-        "Normal",
-        previous ? "Upgraded" : "Installed",
-        previous ? `${msg} (from ${previous})` : msg,
-      );
+    return unsafe;
   }
 
   /**
-   * Applies the objects: namespace first, CRDs (waiting until
-   * Established), then the rest; a dry run of everything first.
+   * Objects of the bundle that exist and are not this Instance's. This Instance's are those in its
+   * record (applied, or pending from an interrupted pivot) that still name it as their owner, and
+   * namespaces the controller created for it; before a record exists (an Instance installed by an
+   * older opcat), objects labelled with it and owned by it.
    */
-  private async install(desired: DesiredContent): Promise<void> {
-    if (desired.installNamespace) {
-      const ns = await this.client.tryGet("v1", "Namespace", desired.installNamespace);
-      if (!ns)
-        await this.client
-          .create({ apiVersion: "v1", kind: "Namespace", metadata: { name: desired.installNamespace } })
-          .catch((e) => (isConflict(e) ? undefined : Promise.reject(e)));
+  private async collisions(inst: Instance, record: InstallRecord | undefined, objects: readonly KubeObject[]) {
+    const name = inst.metadata.name;
+    const recorded = new Set([...(record?.applied ?? []), ...(record?.pending ?? [])].map(refKey));
+    const out: string[] = [];
+    for (const o of objects) {
+      const cur = await this.client
+        .tryGet(o.apiVersion, o.kind, o.metadata.name, o.metadata.namespace)
+        .catch(() => undefined);
+      if (!cur) continue;
+      const ownedByUs = (cur.metadata.ownerReferences ?? []).some((x) => x.uid === inst.metadata.uid);
+      const where = describeObject(o);
+      if (o.kind === "Namespace" && record?.namespaces?.includes(o.metadata.name)) continue;
+      if (ownedByUs && (recorded.has(refKey(refOf(o))) || (!record && cur.metadata.labels?.[LABEL_INSTANCE] === name)))
+        continue;
+      const other = cur.metadata.labels?.[LABEL_INSTANCE];
+      out.push(
+        other && other !== name
+          ? `${where} is managed by Instance ${other}`
+          : `${where} exists and is not managed by Instance ${name}`,
+      );
+    }
+    return out;
+  }
+
+  /**
+   * Applies the objects (as the Instance's own field manager): missing namespaces first (returned:
+   * the ones made here), CRDs (waiting until Established), then the rest; a dry run of everything
+   * first, so that a bundle that cannot be applied changes nothing.
+   */
+  private async install(desired: DesiredContent, fieldManager: string, known: readonly string[]): Promise<string[]> {
+    const made: string[] = [];
+    const needed = new Set<string>();
+    if (desired.installNamespace) needed.add(desired.installNamespace);
+    for (const o of desired.objects) if (o.metadata.namespace) needed.add(o.metadata.namespace);
+    const shipped = new Set(desired.objects.filter((o) => o.kind === "Namespace").map((o) => o.metadata.name));
+    for (const ns of needed) {
+      if (await this.client.tryGet("v1", "Namespace", ns)) continue;
+      if (shipped.has(ns)) {
+        await this.client.apply(desired.objects.find((o) => o.kind === "Namespace" && o.metadata.name === ns)!, {
+          fieldManager,
+        });
+        continue;
+      }
+      await this.client
+        .create({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } })
+        .catch((e) => (isConflict(e) ? undefined : Promise.reject(e)));
+      if (!known.includes(ns)) made.push(ns);
     }
     const crds = desired.objects.filter((o) => o.kind === "CustomResourceDefinition");
     const rest = desired.objects.filter((o) => o.kind !== "CustomResourceDefinition");
     const ownKinds = new Set(
       crds.map((c) => `${(c.spec as { group: string }).group}/${(c.spec as { names: { kind: string } }).names.kind}`),
     );
-    // dry run: a bundle that cannot be applied changes nothing
     for (const o of desired.objects) {
       if (ownKinds.has(`${o.apiVersion.split("/")[0]}/${o.kind}`)) continue;
-      await this.client.apply(o, { dryRun: true });
+      await this.client.apply(o, { dryRun: true, fieldManager });
     }
-    for (const c of crds) await this.client.apply(c);
+    for (const c of crds) await this.client.apply(c, { fieldManager });
     for (const c of crds) await this.waitEstablished(c.metadata.name);
-    for (const o of rest) await this.client.apply(o);
+    for (const o of rest) await this.client.apply(o, { fieldManager });
+    return made;
   }
 
   private async waitEstablished(name: string): Promise<void> {

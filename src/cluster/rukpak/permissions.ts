@@ -150,3 +150,110 @@ export function formatRule(r: GrantedRule): string {
     `${r.scope === "cluster" ? "cluster-wide" : `in namespace ${r.scope}`} for ${r.serviceAccount}`
   );
 }
+
+/** One object the requester could not create or change, with the API server's own answer. */
+export interface DryRunRefusal {
+  object: string;
+  message: string;
+}
+
+/** `Kind "name"` or `Kind "name" in namespace ns`. */
+export function describeObject(o: KubeObject): string {
+  const where = o.metadata.namespace ? ` in namespace ${o.metadata.namespace}` : "";
+  return `${o.kind} ${JSON.stringify(o.metadata.name)}${where}`;
+}
+
+/**
+ * Asks the API server whether `user` could make every object themselves: a create (or, for an object
+ * that exists, a server-side apply) with `dryRun=All` per object, impersonating the user (name, groups,
+ * uid, extra), so that RBAC — the
+ * escalation and bind rules for Roles and bindings included — and every admission plugin judge
+ * exactly as they would for the user. Objects of kinds that the same set defines (CRDs not yet
+ * installed) cannot be tried; creating their CRD is tried instead.
+ */
+export async function dryRunAs(
+  client: KubeClient,
+  user: Requester,
+  objects: readonly KubeObject[],
+  fieldManager: string,
+): Promise<DryRunRefusal[]> {
+  const as = client.impersonating(user);
+  const defined = new Set(
+    objects
+      .filter((o) => o.kind === "CustomResourceDefinition")
+      .map((c) => {
+        const spec = c.spec as { group?: string; names?: { kind?: string } };
+        return `${spec.group}/${spec.names?.kind}`;
+      }),
+  );
+  const out: DryRunRefusal[] = [];
+  for (const o of objects) {
+    if (defined.has(`${o.apiVersion.split("/")[0]}/${o.kind}`)) continue;
+    try {
+      // what the user would do: create what does not exist, change (apply) what does
+      const exists = await client
+        .tryGet(o.apiVersion, o.kind, o.metadata.name, o.metadata.namespace)
+        .catch(() => undefined);
+      if (exists) await as.apply(o, { dryRun: true, fieldManager });
+      else
+        await as.request("POST", await as.path(o.apiVersion, o.kind, o.metadata.namespace), {
+          body: o,
+          query: { dryRun: "All", fieldManager },
+        });
+    } catch (e) {
+      const status = (e as { status?: number }).status;
+      if (status === undefined) throw e;
+      out.push({ object: describeObject(o), message: (e as Error).message });
+    }
+  }
+  return out;
+}
+
+/**
+ * Existing Roles and ClusterRoles that bindings among `objects` reference and that `objects` do not
+ * ship (a binding to `cluster-admin` grants what cluster-admin has): their rules as the API server
+ * has them (an aggregated ClusterRole's aggregated rules included).
+ */
+export async function referencedRoles(client: KubeClient, objects: readonly KubeObject[]): Promise<KubeObject[]> {
+  const shipped = new Set(
+    objects
+      .filter((o) => o.kind === "Role" || o.kind === "ClusterRole")
+      .map((o) => `${o.kind}/${o.kind === "Role" ? (o.metadata.namespace ?? "") : ""}/${o.metadata.name}`),
+  );
+  const out = new Map<string, KubeObject>();
+  for (const o of objects) {
+    if (o.kind !== "RoleBinding" && o.kind !== "ClusterRoleBinding") continue;
+    const ref = o.roleRef as { kind?: string; name?: string } | undefined;
+    if (!ref?.kind || !ref.name) continue;
+    const ns = ref.kind === "Role" ? (o.metadata.namespace ?? "") : "";
+    const k = `${ref.kind}/${ns}/${ref.name}`;
+    if (shipped.has(k) || out.has(k)) continue;
+    const role = await client
+      .tryGet("rbac.authorization.k8s.io/v1", ref.kind, ref.name, ref.kind === "Role" ? ns : undefined)
+      .catch(() => undefined);
+    // a role that does not exist yet grants nothing now, but may later: shown as unknown by the caller
+    out.set(
+      k,
+      role ?? {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: ref.kind,
+        metadata: { name: ref.name, ...(ns ? { namespace: ns } : {}) },
+        rules: [{ verbs: ["*"], apiGroups: ["*"], resources: ["*"] }],
+      },
+    );
+  }
+  return [...out.values()];
+}
+
+/**
+ * The complete grant of `objects`: the rules of the roles they ship and of the existing roles their
+ * bindings reference (a binding to a role that does not exist yet counts as granting everything,
+ * since whoever makes that role later decides what it grants).
+ */
+export async function grantedRulesInCluster(
+  client: KubeClient,
+  objects: readonly KubeObject[],
+): Promise<GrantedRule[]> {
+  const existing = await referencedRoles(client, objects);
+  return grantedRules([...existing, ...objects]);
+}

@@ -10,11 +10,17 @@ import type { KubeClient, KubeObject } from "../client.js";
 import { API_VERSION, type Bundle, type Instance } from "./api.js";
 import { readPlainObjects, unpackBundle } from "./content.js";
 import { convertRegistryV1, ConvertError } from "./convert.js";
-import { grantedRules, type GrantedRule } from "./permissions.js";
+import { grantedRulesInCluster, type GrantedRule } from "./permissions.js";
 
 export interface InstancePreview {
   objects: KubeObject[];
+  /**
+   * The complete grant: rules of the roles the bundle ships and of the existing roles its bindings
+   * reference (what Android approval compares).
+   */
   rules: GrantedRule[];
+  /** The digest of the content read (what an approval after this review names). */
+  digest?: string;
   /** Why the content could not be read (the objects and rules are then empty). */
   error?: string;
 }
@@ -37,7 +43,7 @@ export async function previewInstance(client: KubeClient, inst: Instance, pull: 
             watchNamespaces: inst.spec.watchNamespaces,
           }).objects
         : readPlainObjects(c.dir);
-    return { objects, rules: grantedRules(objects) };
+    return { objects, rules: await grantedRulesInCluster(client, objects), digest: c.digest };
   } catch (e) {
     return { objects: [], rules: [], error: e instanceof ConvertError ? e.errors.join("; ") : (e as Error).message };
   }

@@ -1,12 +1,16 @@
 /**
  * RukPak's admission webhooks (seed 002), served by the controller process over TLS:
  * - `/mutate`: records who created a Bundle/Instance or last changed its spec in the
- *   `rukpak.io/requester` annotation (the API server keeps no creator; a user cannot forge it,
- *   the webhook always overwrites it);
+ *   `rukpak.io/requester` annotation, signed over (kind, name, spec, requester) with the controllers'
+ *   key in `rukpak.io/requester-signature` (the API server keeps no creator; a user cannot forge it,
+ *   the webhook always overwrites it, and a copy on another spec does not verify);
+ * - `/mutate-status`: signs a changed `status.approval` of an Instance for the user who wrote it;
  * - `/validate`: a Bundle or Instance naming a ProvisionerClass is refused unless the user has
  *   the `use` verb on that ProvisionerClass (a SubjectAccessReview);
- * - `/validate-approval`: a change of an Instance's `Approved` condition is refused unless the
- *   user has the `approve` verb on that Instance.
+ * - `/validate-approval`: a change of an Instance's `Approved` condition or `status.approval` is
+ *   refused unless the user has the `approve` verb on that Instance.
+ * The configurations fail closed (`failurePolicy: Fail`) and are never removed by a stopping
+ * controller: while no controller serves them, nobody can create or change Bundles and Instances.
  * `registerWebhooks` writes the Mutating/ValidatingWebhookConfigurations, by URL (a controller
  * outside the cluster, e.g. on 127.0.0.1) or by Service (in the cluster), with the CA as caBundle.
  */
@@ -16,6 +20,14 @@ import type { KubeClient, KubeObject } from "../client.js";
 import type { ServingCerts } from "../certs.js";
 import { ANNOTATION_REQUESTER, API_VERSION, GROUP, type Bundle, type Instance } from "./api.js";
 import { canI, type Requester } from "./permissions.js";
+import {
+  ANNOTATION_REQUESTER_SIGNATURE,
+  approvalParts,
+  requesterParts,
+  signApproval,
+  type ApprovalRecord,
+  type SigningKey,
+} from "./trust.js";
 
 interface AdmissionRequest {
   uid: string;
@@ -55,7 +67,10 @@ function jsonPointer(s: string): string {
 }
 
 export class AdmissionHandler {
-  constructor(private readonly client: KubeClient) {}
+  constructor(
+    private readonly client: KubeClient,
+    private readonly key: SigningKey,
+  ) {}
 
   /** The ProvisionerClass an object names (an Instance without an embedded spec names its Bundle's class). */
   private async classOf(obj: KubeObject): Promise<string | undefined> {
@@ -71,26 +86,72 @@ export class AdmissionHandler {
     const obj = req.object;
     if (!obj || (req.operation !== "CREATE" && req.operation !== "UPDATE")) return { uid: req.uid, allowed: true };
     const old = req.oldObject;
+    const spec = (obj as { spec?: unknown }).spec;
     const specChanged =
       req.operation === "CREATE" ||
-      JSON.stringify((old as { spec?: unknown } | undefined)?.spec) !==
-        JSON.stringify((obj as { spec?: unknown }).spec);
-    const value = specChanged
-      ? JSON.stringify(requester(req.userInfo))
-      : old?.metadata.annotations?.[ANNOTATION_REQUESTER];
-    const current = obj.metadata.annotations?.[ANNOTATION_REQUESTER];
-    if (value === current) return { uid: req.uid, allowed: true };
+      JSON.stringify((old as { spec?: unknown } | undefined)?.spec) !== JSON.stringify(spec);
+    // the requester and its signature over (kind, name, spec, requester): written here only, kept
+    // as they were while the spec does not change, whatever the request says
+    let value: string | undefined;
+    let signature: string | undefined;
+    if (specChanged) {
+      value = JSON.stringify(requester(req.userInfo));
+      signature = this.key.sign(requesterParts(obj.kind, obj.metadata.name ?? "", spec, value));
+    } else {
+      value = old?.metadata.annotations?.[ANNOTATION_REQUESTER];
+      signature = old?.metadata.annotations?.[ANNOTATION_REQUESTER_SIGNATURE];
+    }
     const ops: unknown[] = [];
-    if (!obj.metadata.annotations) ops.push({ op: "add", path: "/metadata/annotations", value: {} });
-    const path = `/metadata/annotations/${jsonPointer(ANNOTATION_REQUESTER)}`;
-    ops.push(
-      value === undefined ? { op: "remove", path } : { op: current === undefined ? "add" : "replace", path, value },
-    );
+    let annotations = obj.metadata.annotations;
+    for (const [name, want] of [
+      [ANNOTATION_REQUESTER, value],
+      [ANNOTATION_REQUESTER_SIGNATURE, signature],
+    ] as const) {
+      const current = annotations?.[name];
+      if (want === current) continue;
+      if (!annotations) {
+        ops.push({ op: "add", path: "/metadata/annotations", value: {} });
+        annotations = {};
+      }
+      const path = `/metadata/annotations/${jsonPointer(name)}`;
+      ops.push(
+        want === undefined
+          ? { op: "remove", path }
+          : { op: current === undefined ? "add" : "replace", path, value: want },
+      );
+    }
+    if (ops.length === 0) return { uid: req.uid, allowed: true };
     return {
       uid: req.uid,
       allowed: true,
       patchType: "JSONPatch",
       patch: Buffer.from(JSON.stringify(ops)).toString("base64"),
+    };
+  }
+
+  /**
+   * `instances/status`: a changed `status.approval` is signed here for the user who wrote it (the
+   * validating webhook then requires the `approve` verb of that user); one the controllers signed
+   * themselves is kept as it is.
+   */
+  async mutateStatus(req: AdmissionRequest): Promise<AdmissionResponse> {
+    const obj = req.object as Instance | undefined;
+    if (!obj || req.operation !== "UPDATE") return { uid: req.uid, allowed: true };
+    const oldA = (req.oldObject as Instance | undefined)?.status?.approval as ApprovalRecord | undefined;
+    const newA = obj.status?.approval as ApprovalRecord | undefined;
+    if (!newA || JSON.stringify(oldA) === JSON.stringify(newA)) return { uid: req.uid, allowed: true };
+    const uid = obj.metadata.uid ?? "";
+    if (this.key.verify(approvalParts(uid, newA), newA.signature)) return { uid: req.uid, allowed: true };
+    if (newA.decision !== "Approved" && newA.decision !== "Denied")
+      return deny(req.uid, `status.approval.decision must be Approved or Denied`, 400);
+    const signed = signApproval(this.key, uid, { ...newA, by: req.userInfo.username });
+    return {
+      uid: req.uid,
+      allowed: true,
+      patchType: "JSONPatch",
+      patch: Buffer.from(JSON.stringify([{ op: "replace", path: "/status/approval", value: signed }])).toString(
+        "base64",
+      ),
     };
   }
 
@@ -122,7 +183,8 @@ export class AdmissionHandler {
     if (req.operation !== "UPDATE" || !req.object) return { uid: req.uid, allowed: true };
     const approved = (o: KubeObject | undefined) => {
       const c = ((o as Instance | undefined)?.status?.conditions ?? []).find((x) => x.type === "Approved");
-      return c ? JSON.stringify([c.status, c.reason, c.message, c.observedGeneration ?? null]) : "";
+      const a = (o as Instance | undefined)?.status?.approval;
+      return JSON.stringify([c ? [c.status, c.reason, c.message, c.observedGeneration ?? null] : null, a ?? null]);
     };
     if (approved(req.oldObject) === approved(req.object)) return { uid: req.uid, allowed: true };
     const name = req.object.metadata.name;
@@ -149,6 +211,7 @@ export class AdmissionHandler {
     let response: AdmissionResponse;
     try {
       if (path === "/mutate") response = await this.mutate(req);
+      else if (path === "/mutate-status") response = await this.mutateStatus(req);
       else if (path === "/validate") response = await this.validate(req);
       else if (path === "/validate-approval") response = await this.validateApproval(req);
       else response = deny(req.uid, `no webhook at ${path}`, 404);
@@ -200,7 +263,14 @@ export async function serveWebhooks(
   });
   return {
     port: (server.address() as AddressInfo).port,
-    close: () => new Promise<void>((r) => server.close(() => r())),
+    // the API server keeps connections to a webhook alive: close the idle ones, or close() waits for them
+    close: () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeIdleConnections();
+        // an answer in flight gets a moment; then the kept-alive sockets go too
+        setTimeout(() => server.closeAllConnections(), 2000).unref();
+      }),
   };
 }
 
@@ -249,6 +319,21 @@ export function webhookConfigurations(
           reinvocationPolicy: "Never",
           ...common,
         },
+        {
+          name: "approval.instances.rukpak.io",
+          clientConfig: clientConfig(target, "/mutate-status", caBundle),
+          rules: [
+            {
+              apiGroups: [GROUP],
+              apiVersions: ["v1"],
+              operations: ["UPDATE"],
+              resources: ["instances/status"],
+              scope: "*",
+            },
+          ],
+          reinvocationPolicy: "Never",
+          ...common,
+        },
       ],
     },
     {
@@ -288,21 +373,4 @@ export async function registerWebhooks(
   name = WEBHOOK_CONFIG_NAME,
 ): Promise<void> {
   for (const o of webhookConfigurations(target, caBundle, name)) await client.apply(o);
-}
-
-/**
- * Removes webhook configurations registered by URL that still point at `url` (a controller run
- * from outside the cluster does this when it stops, so that a stopped laptop process does not
- * leave every Bundle/Instance write failing on an unreachable webhook).
- */
-export async function unregisterWebhooks(client: KubeClient, url: string, name = WEBHOOK_CONFIG_NAME): Promise<void> {
-  for (const kind of ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"]) {
-    const cur = await client.tryGet<KubeObject & { webhooks?: { clientConfig?: { url?: string } }[] }>(
-      "admissionregistration.k8s.io/v1",
-      kind,
-      name,
-    );
-    if (cur && (cur.webhooks ?? []).every((w) => w.clientConfig?.url?.startsWith(url)))
-      await client.delete("admissionregistration.k8s.io/v1", kind, name);
-  }
 }

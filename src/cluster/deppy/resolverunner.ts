@@ -1,0 +1,159 @@
+/**
+ * Runs Deppy's resolutions in a worker thread (resolveworker.ts), one at a time, each within a
+ * budget: the controllers' event loop (admission webhooks, watches, the other controllers) keeps
+ * answering while a large catalog is resolved, and a resolution that runs out of its budget has the
+ * worker stopped (a fresh one takes the next) and fails with {@link ResolutionBudgetError}. A catalog
+ * revision's content is sent to the worker once; the worker keeps its model until it is no longer served.
+ */
+import { Worker } from "node:worker_threads";
+import type { ResolveRequest, ResolveSet } from "../../resolve/index.js";
+
+/** A resolution request without its catalogs (the runner sends those by revision). */
+export type RunnerResolveRequest = Omit<ResolveRequest, "catalogs">;
+
+export interface RunnerCatalog {
+  name: string;
+  priority: number;
+  digest: string;
+  /** The revision's content as JSON lines, sent only when the worker does not hold it yet. */
+  jsonl?: Uint8Array;
+}
+
+export interface RunnerRequest {
+  id: number;
+  catalogs: RunnerCatalog[];
+  request: RunnerResolveRequest;
+}
+
+/** From the worker: the catalogs are loaded (the budget starts), the answer, or a failure. */
+export type RunnerReply =
+  | { id: number; ready: true }
+  | { id: number; result: ResolveSet }
+  | { id: number; error: string };
+
+/** A resolution that needed more than its budget (the worker was stopped). */
+export class ResolutionBudgetError extends Error {
+  constructor(readonly budgetMs: number) {
+    super(
+      `the resolution needed more than its budget of ${budgetMs / 1000}s and was stopped; ` +
+        "narrow the Inputs' constraints or the catalogs, or raise --resolution-budget",
+    );
+    this.name = "ResolutionBudgetError";
+  }
+}
+
+export const DEFAULT_RESOLUTION_BUDGET_MS = 60_000;
+
+interface Job {
+  req: RunnerRequest;
+  resolve: (r: ResolveSet) => void;
+  reject: (e: Error) => void;
+  timer?: NodeJS.Timeout;
+}
+
+export class ResolverRunner {
+  readonly #budgetMs: number;
+  #worker: Worker | undefined;
+  /** Digests the current worker holds. */
+  #sent = new Set<string>();
+  #queue: Job[] = [];
+  #current: Job | undefined;
+  #next = 1;
+  #closed = false;
+
+  constructor(opts: { budgetMs?: number } = {}) {
+    this.#budgetMs = opts.budgetMs ?? DEFAULT_RESOLUTION_BUDGET_MS;
+  }
+
+  /** Resolves `request` over `catalogs` (each with its content) in the worker, within the budget. */
+  resolve(
+    catalogs: readonly (Omit<RunnerCatalog, "jsonl"> & { jsonl: Uint8Array })[],
+    request: RunnerResolveRequest,
+  ): Promise<ResolveSet> {
+    if (this.#closed) return Promise.reject(new Error("the resolver is stopped"));
+    return new Promise<ResolveSet>((resolve, reject) => {
+      const req: RunnerRequest = { id: this.#next++, catalogs: catalogs.map((c) => ({ ...c })), request };
+      this.#queue.push({ req, resolve, reject });
+      this.#pump();
+    });
+  }
+
+  #pump(): void {
+    if (this.#current || this.#closed) return;
+    const job = this.#queue.shift();
+    if (!job) return;
+    this.#current = job;
+    const w = this.#start();
+    // content only for revisions the worker does not hold
+    const catalogs = job.req.catalogs.map((c) => {
+      if (this.#sent.has(c.digest)) return { name: c.name, priority: c.priority, digest: c.digest };
+      this.#sent.add(c.digest);
+      return c;
+    });
+    this.#sent = new Set(catalogs.map((c) => c.digest));
+    w.postMessage({ ...job.req, catalogs });
+  }
+
+  #start(): Worker {
+    if (this.#worker) return this.#worker;
+    // the compiled worker beside this module (dist), or the source under tsx (tests)
+    const ext = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
+    const w = new Worker(new URL(`./resolveworker${ext}`, import.meta.url));
+    w.unref();
+    this.#sent = new Set();
+    w.on("message", (m: RunnerReply) => {
+      const job = this.#current;
+      if (!job || job.req.id !== m.id) return;
+      if ("ready" in m) {
+        job.timer = setTimeout(() => this.#overBudget(job), this.#budgetMs);
+        return;
+      }
+      clearTimeout(job.timer);
+      this.#current = undefined;
+      if ("result" in m) job.resolve(m.result);
+      else job.reject(new Error(m.error));
+      this.#pump();
+    });
+    w.on("error", (e) => this.#lost(e));
+    w.on("exit", (code) => {
+      if (this.#worker === w) this.#lost(new Error(`the resolver's worker exited (${code})`));
+    });
+    this.#worker = w;
+    return w;
+  }
+
+  #overBudget(job: Job): void {
+    if (this.#current !== job) return;
+    const w = this.#worker;
+    this.#worker = undefined;
+    this.#current = undefined;
+    void w?.terminate();
+    job.reject(new ResolutionBudgetError(this.#budgetMs));
+    this.#pump();
+  }
+
+  #lost(e: Error): void {
+    this.#worker = undefined;
+    const job = this.#current;
+    this.#current = undefined;
+    if (job) {
+      clearTimeout(job.timer);
+      job.reject(e);
+    }
+    this.#pump();
+  }
+
+  /** Stops the worker; pending resolutions fail. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const w = this.#worker;
+    this.#worker = undefined;
+    const err = new Error("the resolver is stopped");
+    for (const j of [...(this.#current ? [this.#current] : []), ...this.#queue.splice(0)]) {
+      clearTimeout(j.timer);
+      j.reject(err);
+    }
+    this.#current = undefined;
+    await w?.terminate();
+  }
+}

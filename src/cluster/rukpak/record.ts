@@ -1,0 +1,94 @@
+/**
+ * The controller's own record of what an Instance installed: a ConfigMap in the controllers'
+ * namespace (no user role grants writes there), owned by the Instance so that it goes with it. It is
+ * the only source of what to prune and of which existing objects are the Instance's: nothing a user
+ * writes (status, labels) steers deletion or adoption. A pivot is a transaction: the target set is
+ * recorded as `pending` before anything is applied, so that a process killed half-way finishes (or
+ * prunes) the same set on its next pass.
+ */
+import { isNotFound, type KubeClient, type KubeObject } from "../client.js";
+import { API_VERSION, type Instance, type ObjectRef } from "./api.js";
+
+export interface InstallRecord {
+  instance: string;
+  uid: string;
+  /** Objects applied by completed installs (and still there). */
+  applied: ObjectRef[];
+  /** The target set of a pivot in progress (applied or about to be). */
+  pending?: ObjectRef[];
+  /** The Bundle and content digest of `pending` / the last completed install. */
+  bundle?: string;
+  digest?: string;
+  /** Namespaces the controller created for this Instance. */
+  namespaces?: string[];
+}
+
+type RecordMap = KubeObject & { data?: Record<string, string> };
+
+export function recordName(uid: string): string {
+  return `rukpak-instance-${uid}`;
+}
+
+export function refKey(r: ObjectRef): string {
+  return `${r.apiVersion}/${r.kind}/${r.namespace ?? ""}/${r.name}`;
+}
+
+export function refOf(o: KubeObject): ObjectRef {
+  return {
+    apiVersion: o.apiVersion,
+    kind: o.kind,
+    name: o.metadata.name,
+    ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
+  };
+}
+
+export class RecordStore {
+  constructor(
+    private readonly client: KubeClient,
+    readonly namespace: string,
+  ) {}
+
+  async read(inst: Instance): Promise<{ record: InstallRecord | undefined; version?: string }> {
+    const cm = await this.client.tryGet<RecordMap>("v1", "ConfigMap", recordName(inst.metadata.uid!), this.namespace);
+    if (!cm?.data?.["record.json"]) return { record: undefined };
+    try {
+      const r = JSON.parse(cm.data["record.json"]) as InstallRecord;
+      if (r.uid !== inst.metadata.uid || !Array.isArray(r.applied)) return { record: undefined };
+      return { record: r, version: cm.metadata.resourceVersion };
+    } catch {
+      return { record: undefined };
+    }
+  }
+
+  /** Writes the record (optimistic concurrency on `version`; creates it when there was none). */
+  async write(inst: Instance, record: InstallRecord, version: string | undefined): Promise<string | undefined> {
+    const body: RecordMap = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: {
+        name: recordName(inst.metadata.uid!),
+        namespace: this.namespace,
+        labels: { "app.kubernetes.io/part-of": "opcat", "rukpak.io/record-of": inst.metadata.uid! },
+        annotations: { "rukpak.io/instance": inst.metadata.name },
+        ownerReferences: [
+          {
+            apiVersion: API_VERSION,
+            kind: "Instance",
+            name: inst.metadata.name,
+            uid: inst.metadata.uid!,
+            blockOwnerDeletion: false,
+          },
+        ],
+        ...(version ? { resourceVersion: version } : {}),
+      },
+      data: { "record.json": JSON.stringify(record) },
+    };
+    // a conflict (another writer, or a record made meanwhile) fails the reconcile, which reads again
+    const create = () =>
+      this.client.create<RecordMap>({ ...body, metadata: { ...body.metadata, resourceVersion: undefined } });
+    const out = version
+      ? await this.client.replace<RecordMap>(body).catch((e) => (isNotFound(e) ? create() : Promise.reject(e)))
+      : await create();
+    return out.metadata.resourceVersion;
+  }
+}

@@ -1,0 +1,234 @@
+/**
+ * What the controllers trust, and how they prove it (docs/security.md):
+ * - a **signing key** only the controllers can read (a Secret in their namespace, made once and shared
+ *   by every replica);
+ * - **requester signatures**: the admission webhook records who created or last changed the spec of a
+ *   Bundle/Instance and signs (kind, name, spec, requester) with that key; an annotation written by
+ *   anyone else, or copied onto another spec, does not verify;
+ * - **approval records** (`status.approval`): a decision signed over the Instance's uid and generation,
+ *   the Bundle's uid and generation and the digest of the unpacked content, so that what is installed
+ *   is exactly what was approved, and any change of any of them needs a new approval;
+ * - **protected objects**: opcat's own APIs, webhook configurations, namespace and RBAC, which no
+ *   bundle may create, change or delete.
+ */
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { isConflict, type KubeClient, type KubeObject } from "../client.js";
+import type { Requester } from "./permissions.js";
+import type { NewCondition } from "../conditions.js";
+
+export const SIGNING_KEY_SECRET = "opcat-signing-key";
+export const ANNOTATION_REQUESTER_SIGNATURE = "rukpak.io/requester-signature";
+
+/** The HMAC key of this controller installation. */
+export class SigningKey {
+  constructor(private readonly key: Buffer) {}
+
+  sign(parts: readonly unknown[]): string {
+    return createHmac("sha256", this.key).update(JSON.stringify(parts)).digest("base64url");
+  }
+
+  verify(parts: readonly unknown[], signature: string | undefined): boolean {
+    if (!signature) return false;
+    const want = Buffer.from(this.sign(parts));
+    const got = Buffer.from(signature);
+    return want.length === got.length && timingSafeEqual(want, got);
+  }
+}
+
+/**
+ * The key from the Secret `opcat-signing-key` in `namespace`, made (32 random bytes) when missing; a
+ * replica that loses the race to make it reads the winner's.
+ */
+export async function loadSigningKey(client: KubeClient, namespace: string): Promise<SigningKey> {
+  type Secret = KubeObject & { data?: Record<string, string> };
+  const read = async () => {
+    const s = await client.tryGet<Secret>("v1", "Secret", SIGNING_KEY_SECRET, namespace);
+    const k = s?.data?.key ? Buffer.from(s.data.key, "base64") : undefined;
+    return k && k.length >= 32 ? new SigningKey(k) : undefined;
+  };
+  const found = await read();
+  if (found) return found;
+  if (!(await client.tryGet("v1", "Namespace", namespace)))
+    await client
+      .create({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } })
+      .catch((e) => (isConflict(e) ? undefined : Promise.reject(e)));
+  const key = randomBytes(32);
+  try {
+    await client.create<Secret>({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: {
+        name: SIGNING_KEY_SECRET,
+        namespace,
+        labels: { "app.kubernetes.io/part-of": "opcat" },
+        annotations: { "rukpak.io/purpose": "signs requester identities and approvals; readable by opcat only" },
+      },
+      type: "Opaque",
+      data: { key: key.toString("base64") },
+    });
+    return new SigningKey(key);
+  } catch (e) {
+    if (!isConflict(e)) throw e;
+    const k = await read();
+    if (!k) throw new Error(`Secret ${namespace}/${SIGNING_KEY_SECRET} exists without a usable key`);
+    return k;
+  }
+}
+
+/** JSON with every object's keys sorted (the API server returns objects' keys sorted; a request may not). */
+export function canonicalJson(v: unknown): string {
+  return JSON.stringify(v ?? null, (_k, x: unknown) =>
+    x && typeof x === "object" && !Array.isArray(x)
+      ? Object.fromEntries(
+          Object.entries(x as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
+      : x,
+  );
+}
+
+/** Deep equality of JSON values, whatever the order of their keys. */
+export function sameJson(a: unknown, b: unknown): boolean {
+  return canonicalJson(a) === canonicalJson(b);
+}
+
+export function specHash(spec: unknown): string {
+  return createHash("sha256").update(canonicalJson(spec)).digest("hex");
+}
+
+/** The signed fields of a requester annotation. */
+export function requesterParts(kind: string, name: string, spec: unknown, requester: string): unknown[] {
+  return ["requester/v1", kind, name, specHash(spec), requester];
+}
+
+/**
+ * The requester of a Bundle or Instance when its signature verifies for the object's current spec;
+ * undefined otherwise (written without the webhook, forged, copied, or the spec changed since).
+ */
+export function verifiedRequester(key: SigningKey, o: KubeObject): Requester | undefined {
+  const raw = o.metadata.annotations?.["rukpak.io/requester"];
+  const sig = o.metadata.annotations?.[ANNOTATION_REQUESTER_SIGNATURE];
+  if (!raw || !sig) return undefined;
+  if (!key.verify(requesterParts(o.kind, o.metadata.name, (o as { spec?: unknown }).spec, raw), sig)) return undefined;
+  try {
+    const r = JSON.parse(raw) as Requester;
+    return typeof r.username === "string" ? r : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What an approval decides about, and who decided. */
+export interface ApprovalRecord {
+  decision: "Approved" | "Denied";
+  /** The condition reason shown (AllowAll, UserPermission, ApprovedByUser, ResolvesetApproved, …). */
+  reason?: string;
+  /** Who decided: a user (`kubectl instance approve`) or the policy that approved automatically. */
+  by: string;
+  /** The Instance generation the decision is for. */
+  generation: number;
+  bundle: { name: string; uid: string; generation: number };
+  /** The digest of the unpacked content (the Bundle's `status.digest` when it was decided). */
+  digest: string;
+  signature?: string;
+}
+
+export function approvalParts(instanceUid: string, a: ApprovalRecord): unknown[] {
+  return [
+    "approval/v1",
+    instanceUid,
+    a.decision,
+    a.reason ?? "",
+    a.by,
+    a.generation,
+    a.bundle.name,
+    a.bundle.uid,
+    a.bundle.generation,
+    a.digest,
+  ];
+}
+
+export function signApproval(key: SigningKey, instanceUid: string, a: ApprovalRecord): ApprovalRecord {
+  const { signature: _, ...rest } = a;
+  return { ...rest, signature: key.sign(approvalParts(instanceUid, rest)) };
+}
+
+/** The fields an approval is compared on (what it names), without who decided or the signature. */
+export interface ApprovalSubject {
+  instanceUid: string;
+  generation: number;
+  bundle: { name: string; uid: string; generation: number };
+  digest: string;
+}
+
+/**
+ * Why `a` does not approve `subject` (undefined: it does): not signed by this installation, a
+ * denial, or naming another generation, Bundle or content.
+ */
+export function approvalMismatch(
+  key: SigningKey,
+  a: ApprovalRecord | undefined,
+  s: ApprovalSubject,
+): string | undefined {
+  if (!a) return "no approval recorded";
+  if (!key.verify(approvalParts(s.instanceUid, a), a.signature)) return "the recorded approval is not signed by opcat";
+  if (a.generation !== s.generation) return `the approval is for generation ${a.generation}, not ${s.generation}`;
+  if (a.bundle.name !== s.bundle.name || a.bundle.uid !== s.bundle.uid)
+    return `the approval is for another Bundle (${a.bundle.name})`;
+  if (a.bundle.generation !== s.bundle.generation)
+    return (
+      `Bundle ${s.bundle.name} changed since it was approved ` +
+      `(generation ${a.bundle.generation} → ${s.bundle.generation})`
+    );
+  if (a.digest !== s.digest) return `the content changed since it was approved (${a.digest} → ${s.digest})`;
+  if (a.decision !== "Approved") return `denied by ${a.by}`;
+  return undefined;
+}
+
+/** opcat's own objects, which no bundle may touch. */
+export interface ProtectedSet {
+  /** The controllers' namespace (everything in it is protected, and the Namespace itself). */
+  namespace: string;
+  /** CRD names opcat serves. */
+  crds: ReadonlySet<string>;
+  /** Names of cluster-scoped RBAC objects and webhook configurations of opcat. */
+  clusterNames: ReadonlySet<string>;
+}
+
+const PROTECTED_CLUSTER_KINDS = new Set([
+  "ClusterRole",
+  "ClusterRoleBinding",
+  "MutatingWebhookConfiguration",
+  "ValidatingWebhookConfiguration",
+  "ValidatingAdmissionPolicy",
+  "ValidatingAdmissionPolicyBinding",
+  "MutatingAdmissionPolicy",
+  "MutatingAdmissionPolicyBinding",
+]);
+
+/** Why a bundle may not contain `o` (undefined: it may). */
+export function protectedReason(p: ProtectedSet, o: KubeObject): string | undefined {
+  const what = `${o.kind} ${JSON.stringify(o.metadata.name)}`;
+  if (o.kind === "Namespace" && o.metadata.name === p.namespace) return `${what} is opcat's own namespace`;
+  if (o.metadata.namespace === p.namespace) return `${what} is in opcat's own namespace ${p.namespace}`;
+  if (o.kind === "CustomResourceDefinition" && p.crds.has(o.metadata.name)) return `${what} is one of opcat's APIs`;
+  if (PROTECTED_CLUSTER_KINDS.has(o.kind) && p.clusterNames.has(o.metadata.name))
+    return `${what} is part of opcat's own installation`;
+  // an APIService routes a whole API group (opcat's included) to a Service of the bundle's choosing
+  if (o.kind === "APIService") return `a bundle may not contain APIServices`;
+  return undefined;
+}
+
+/** The Approved condition a recorded approval shows. */
+export function approvalCondition(a: ApprovalRecord): NewCondition {
+  const reason = a.reason ?? (a.decision === "Approved" ? "ApprovedByUser" : "DeniedByUser");
+  if (a.decision !== "Approved") return { type: "Approved", status: "False", reason, message: `denied by ${a.by}` };
+  const message =
+    reason === "ApprovedByUser"
+      ? `approved by ${a.by} for bundle ${a.bundle.name}`
+      : reason === "UserPermission"
+        ? `${a.by.split(", ").join(" and ")} may create every object of bundle ${a.bundle.name}`
+        : reason === "AllowAll"
+          ? `approved by ${a.by} (approval: AllowAll)`
+          : `approved by ${a.by}`;
+  return { type: "Approved", status: "True", reason, message };
+}

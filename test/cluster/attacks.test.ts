@@ -1,0 +1,539 @@
+/**
+ * The trust model on a real API server (docs/security.md): each test is an attack that got through
+ * an earlier opcat, by users holding only the roles docs/cluster.md tells admins to grant — a tenant
+ * (carol, group dev-team: create Instances and Bundles, `use` on some classes, admin of namespace
+ * team-a) and an approver (alice: `rukpak-approver`) — and must now fail without harm.
+ */
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { KubeApiError, type KubeClient, type KubeObject } from "../../src/cluster/client.js";
+import { API_VERSION, type Bundle, type Instance } from "../../src/cluster/rukpak/api.js";
+import { approveInstance } from "../../src/cluster/rukpak/approve.js";
+import { grantedRulesInCluster } from "../../src/cluster/rukpak/permissions.js";
+import { newPermissions } from "../../src/cluster/deppy/android.js";
+import { clusterManifests } from "../../src/cluster/manifests.js";
+import { runControllers, type RunningControllers } from "../../src/cluster/run.js";
+import { clientAs, clusterKubeconfig, cond, controllerLog, grantClusterRole, waitFor } from "./harness.js";
+
+const cluster = clusterKubeconfig();
+const NS = "team-a";
+
+describe("attacks on the trust model (real API server)", { skip: cluster.skip, concurrency: false }, () => {
+  let kubeconfig = "";
+  let admin: KubeClient;
+  let carol: KubeClient;
+  let alice: KubeClient;
+  let running: RunningControllers | undefined;
+  let tmp = "";
+
+  const start = async () => {
+    running = await runControllers({
+      kubeconfig,
+      context: "admin",
+      stateDir: join(tmp, "state"),
+      deppy: false,
+      log: controllerLog("attack-controllers"),
+    });
+  };
+
+  /** A ConfigMap in team-a holding `manifests` (YAML), for a plain Bundle to mount. */
+  async function content(name: string, manifests: string): Promise<void> {
+    await admin.apply({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: `src-${name}`, namespace: NS },
+      data: { "objects.yaml": manifests },
+    } as unknown as KubeObject);
+  }
+
+  function plainSpec(cls: string, cm: string) {
+    return {
+      class: cls,
+      refs: ["file://content"],
+      volumeMounts: [{ mountPath: "/content/manifests", configMap: { name: `src-${cm}`, namespace: NS } }],
+    };
+  }
+
+  function instance(name: string, bundle: string, spec?: ReturnType<typeof plainSpec>): Instance {
+    return {
+      apiVersion: API_VERSION,
+      kind: "Instance",
+      metadata: { name },
+      spec: { selector: { matchLabels: { attack: name } }, bundle: { name: bundle, ...(spec ? { spec } : {}) } },
+    };
+  }
+
+  const installed = (bundle: string) => (o: Instance | undefined) =>
+    cond(o, "Installed")?.status === "True" &&
+    o?.status?.activeBundle === bundle &&
+    o.status.observedGeneration === o.metadata.generation;
+
+  const crbToClusterAdmin = (name: string, user: string) =>
+    "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n" +
+    `  name: ${name}\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n` +
+    `  name: cluster-admin\nsubjects:\n- apiGroup: rbac.authorization.k8s.io\n  kind: User\n  name: ${user}\n`;
+
+  const configMap = (name: string, ns: string, data: string) =>
+    `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${ns}\ndata:\n  v: "${data}"\n`;
+
+  async function carolIsClusterAdmin(): Promise<boolean> {
+    const r = await admin.request<{ status?: { allowed?: boolean } }>(
+      "POST",
+      "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+      {
+        body: {
+          apiVersion: "authorization.k8s.io/v1",
+          kind: "SubjectAccessReview",
+          spec: {
+            user: "carol",
+            groups: ["dev-team", "system:authenticated"],
+            resourceAttributes: { verb: "delete", group: "", resource: "secrets", namespace: "kube-system" },
+          },
+        },
+      },
+    );
+    return r.status?.allowed === true;
+  }
+
+  async function klass(name: string, approval: string): Promise<void> {
+    await admin.apply({
+      apiVersion: API_VERSION,
+      kind: "ProvisionerClass",
+      metadata: { name },
+      provisioner: "rukpak.io/plain",
+      parameters: { approval },
+    } as unknown as KubeObject);
+  }
+
+  before(async () => {
+    if (cluster.skip !== false) return;
+    kubeconfig = cluster.kubeconfig;
+    admin = clientAs(kubeconfig, "admin");
+    carol = clientAs(kubeconfig, "carol");
+    alice = clientAs(kubeconfig, "alice");
+    tmp = mkdtempSync(join(tmpdir(), "opcat-attacks-"));
+    await start();
+    // the documented user roles, and the bindings an admin would make
+    for (const o of clusterManifests({ local: true }).filter((x) => x.kind === "ClusterRole")) await admin.apply(o);
+    await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: NS } } as unknown as KubeObject);
+    await admin.apply({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name: "dev-team-admin", namespace: NS },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "admin" },
+      subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "dev-team" }],
+    } as unknown as KubeObject);
+    // the tenant: Instances and Bundles, `use` on two classes (not atk-allow), and creating
+    // ClusterRoleBindings (which Kubernetes limits to roles she holds)
+    await grantClusterRole(admin, "atk-tenant", { group: "dev-team" }, [
+      {
+        apiGroups: ["rukpak.io"],
+        resources: ["instances", "bundles"],
+        verbs: ["get", "list", "watch", "create", "update", "patch"],
+      },
+      { apiGroups: ["rukpak.io"], resources: ["provisionerclasses"], verbs: ["get", "list"] },
+      {
+        apiGroups: ["rukpak.io"],
+        resources: ["provisionerclasses"],
+        resourceNames: ["atk-user", "atk-deny"],
+        verbs: ["use"],
+      },
+      {
+        apiGroups: ["rbac.authorization.k8s.io"],
+        resources: ["clusterrolebindings"],
+        verbs: ["get", "create", "patch"],
+      },
+    ]);
+    await admin.apply({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: "atk-approver" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "rukpak-approver" },
+      subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "alice" }],
+    } as unknown as KubeObject);
+    await klass("atk-allow", "AllowAll");
+    await klass("atk-user", "UserPermission");
+    await klass("atk-deny", "DenyAll");
+    assert.equal(await carolIsClusterAdmin(), false, "carol starts with few rights");
+  });
+
+  after(async () => {
+    await running?.stop();
+    carol?.close();
+    alice?.close();
+    admin?.close();
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  });
+
+  test("attack 1: objects an approver adds to status.objects are never deleted by the controller", async () => {
+    await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: "atk1-victim" } } as KubeObject);
+    await admin.apply({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "atk1-victim", namespace: "kube-system" },
+      data: { keep: "me" },
+    } as unknown as KubeObject);
+    await content("atk1-a", configMap("atk1-a", NS, "a"));
+    await content("atk1-b", configMap("atk1-b", NS, "b"));
+    await admin.create(instance("atk1", "atk1-a", plainSpec("atk-allow", "atk1-a")));
+    const inst = await waitFor<Instance>(admin, API_VERSION, "Instance", "atk1", installed("atk1-a"), "Installed");
+    // alice may write instances/status (rukpak-approver): she lists victims as installed objects
+    await alice.replace<Instance>(
+      {
+        ...inst!,
+        status: {
+          ...inst!.status,
+          objects: [
+            ...(inst!.status?.objects ?? []),
+            { apiVersion: "v1", kind: "ConfigMap", name: "atk1-victim", namespace: "kube-system" },
+            { apiVersion: "v1", kind: "Namespace", name: "atk1-victim" },
+          ],
+        },
+      },
+      { subresource: "status" },
+    );
+    // a pivot prunes what the new bundle no longer has
+    await admin.mergePatch(API_VERSION, "Instance", "atk1", {
+      spec: { bundle: { name: "atk1-b", spec: plainSpec("atk-allow", "atk1-b") } },
+    });
+    await waitFor<Instance>(admin, API_VERSION, "Instance", "atk1", installed("atk1-b"), "pivoted to atk1-b");
+    assert.ok(await admin.tryGet("v1", "ConfigMap", "atk1-victim", "kube-system"), "the kube-system ConfigMap stays");
+    const ns = await admin.tryGet("v1", "Namespace", "atk1-victim");
+    assert.ok(ns && !ns.metadata.deletionTimestamp, "the Namespace stays");
+    // what the old bundle installed is pruned (from the controller's own record)
+    assert.equal(await admin.tryGet("v1", "ConfigMap", "atk1-a", NS), undefined, "atk1-a is pruned");
+    assert.ok(await admin.tryGet("v1", "ConfigMap", "atk1-b", NS), "atk1-b is installed");
+    await admin.delete(API_VERSION, "Instance", "atk1");
+  });
+
+  test("attack 2: a Bundle changed after its approval is not installed under that approval", async () => {
+    await content("atk2-good", configMap("atk2-good", NS, "good"));
+    await content("atk2-evil", crbToClusterAdmin("atk2-carol-admin", "carol"));
+    // the tenant makes the Bundle; an admin approves an Instance naming it (DenyAll: every change reviewed)
+    await carol.create({
+      apiVersion: API_VERSION,
+      kind: "Bundle",
+      metadata: { name: "atk2-bundle", labels: { attack: "atk2" } },
+      spec: plainSpec("atk-deny", "atk2-good"),
+    } as unknown as KubeObject);
+    await admin.create(instance("atk2", "atk2-bundle"));
+    await waitFor<Instance>(
+      admin,
+      API_VERSION,
+      "Instance",
+      "atk2",
+      (o) => cond(o, "Approved")?.reason === "AwaitingApproval",
+      "AwaitingApproval",
+    );
+    await approveInstance(admin, "atk2");
+    await waitFor<Instance>(admin, API_VERSION, "Instance", "atk2", installed("atk2-bundle"), "Installed");
+    // the tenant now points the approved Bundle at other content
+    await carol.mergePatch(API_VERSION, "Bundle", "atk2-bundle", { spec: plainSpec("atk-deny", "atk2-evil") });
+    const waiting = await waitFor<Instance>(
+      admin,
+      API_VERSION,
+      "Instance",
+      "atk2",
+      (o) => cond(o, "Approved")?.status === "False",
+      "the changed Bundle waits for a new approval",
+    );
+    assert.match(cond(waiting, "Approved")?.message ?? "", /changed since it was approved|content changed/);
+    assert.equal(
+      await admin.tryGet("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "atk2-carol-admin"),
+      undefined,
+    );
+    assert.equal(await carolIsClusterAdmin(), false);
+    await admin.delete(API_VERSION, "Instance", "atk2");
+    await admin.delete(API_VERSION, "Bundle", "atk2-bundle");
+  });
+
+  test("attack 3: UserPermission never grants what the API server would refuse the requester", async () => {
+    await content("atk3", crbToClusterAdmin("atk3-carol-admin", "carol"));
+    // carol may create ClusterRoleBindings, but Kubernetes refuses her one to a role she does not hold
+    await assert.rejects(
+      carol.create({
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRoleBinding",
+        metadata: { name: "atk3-direct" },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+        subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "carol" }],
+      } as unknown as KubeObject),
+      (e: unknown) => e instanceof KubeApiError && e.status === 403,
+    );
+    await carol.create(instance("atk3", "atk3-bundle", plainSpec("atk-user", "atk3")));
+    const denied = await waitFor<Instance>(
+      admin,
+      API_VERSION,
+      "Instance",
+      "atk3",
+      (o) => cond(o, "Approved")?.reason === "InsufficientPermissions",
+      "InsufficientPermissions",
+    );
+    assert.match(cond(denied, "Approved")?.message ?? "", /carol may not make ClusterRoleBinding "atk3-carol-admin"/);
+    assert.match(cond(denied, "Approved")?.message ?? "", /escalat|forbidden/i);
+    assert.equal(
+      await admin.tryGet("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "atk3-carol-admin"),
+      undefined,
+    );
+    assert.equal(await carolIsClusterAdmin(), false);
+    await admin.delete(API_VERSION, "Instance", "atk3");
+  });
+
+  test("attack 4: the grant of a binding to an existing role (cluster-admin) is counted", async () => {
+    const objects = [
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRoleBinding",
+        metadata: { name: "operator-admin" },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+        subjects: [{ kind: "ServiceAccount", name: "op", namespace: "op-system" }],
+      },
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "RoleBinding",
+        metadata: { name: "operator-edit", namespace: "op-system" },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "edit" },
+        subjects: [{ kind: "ServiceAccount", name: "op", namespace: "op-system" }],
+      },
+    ] as unknown as KubeObject[];
+    const rules = await grantedRulesInCluster(admin, objects);
+    const added = newPermissions([], rules);
+    assert.ok(
+      added.some((p) => /^\* \*\.\* cluster-wide$/.test(p)),
+      added.join("\n"),
+    );
+    assert.ok(rules.some((r) => r.scope === "cluster" && r.verbs.includes("*") && r.resources.includes("*")));
+    // `edit` is an aggregated ClusterRole: its aggregated rules count, in the binding's namespace
+    assert.ok(rules.some((r) => r.scope === "op-system" && r.resources.includes("deployments")));
+    // nothing new only when the installed grant already covers it
+    assert.deepEqual(newPermissions(rules, rules), []);
+  });
+
+  test("attack 5: a Bundle someone else made under the name an Instance asks for is not adopted", async () => {
+    await content("atk5", configMap("atk5", NS, "mine"));
+    // the tenant squats the name with the same class, ref and mount, plus a field the Instance leaves out
+    await carol.create({
+      apiVersion: API_VERSION,
+      kind: "Bundle",
+      metadata: { name: "atk5-bundle" },
+      spec: { ...plainSpec("atk-user", "atk5"), pullSecrets: [{ name: "registry", namespace: "kube-system" }] },
+    } as unknown as KubeObject);
+    await admin.create(instance("atk5", "atk5-bundle", plainSpec("atk-user", "atk5")));
+    const inst = await waitFor<Instance>(
+      admin,
+      API_VERSION,
+      "Instance",
+      "atk5",
+      (o) => cond(o, "Installed") !== undefined,
+      "an Installed condition",
+    );
+    assert.equal(cond(inst, "Installed")?.reason, "BundleSpecConflict");
+    assert.match(cond(inst, "Installed")?.message ?? "", /was not made from this Instance's spec/);
+    assert.equal(await admin.tryGet("v1", "ConfigMap", "atk5", NS), undefined, "nothing installed");
+    await admin.delete(API_VERSION, "Instance", "atk5");
+    await admin.delete(API_VERSION, "Bundle", "atk5-bundle");
+  });
+
+  test("attack 6: a bundle never takes over objects it did not create, opcat's own least of all", async () => {
+    const before = await admin.get<KubeObject & { webhooks?: unknown[] }>(
+      "admissionregistration.k8s.io/v1",
+      "ValidatingWebhookConfiguration",
+      "opcat-rukpak",
+    );
+    await content(
+      "atk6-webhooks",
+      "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\n" +
+        "metadata:\n  name: opcat-rukpak\nwebhooks: []\n",
+    );
+    await admin.create(instance("atk6-webhooks", "atk6-webhooks", plainSpec("atk-allow", "atk6-webhooks")));
+    const refused = await waitFor<Instance>(
+      admin,
+      API_VERSION,
+      "Instance",
+      "atk6-webhooks",
+      (o) => cond(o, "Installed")?.reason === "ProtectedObject",
+      "ProtectedObject",
+    );
+    assert.match(cond(refused, "Installed")?.message ?? "", /opcat's own installation/);
+    const after = await admin.get<KubeObject & { webhooks?: unknown[] }>(
+      "admissionregistration.k8s.io/v1",
+      "ValidatingWebhookConfiguration",
+      "opcat-rukpak",
+    );
+    assert.equal(after.webhooks?.length, before.webhooks?.length);
+
+    const crd = await admin.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", "instances.rukpak.io");
+    await content(
+      "atk6-crd",
+      JSON.stringify({
+        apiVersion: crd.apiVersion,
+        kind: crd.kind,
+        metadata: { name: crd.metadata.name },
+        spec: crd.spec,
+      }),
+    );
+    await admin.create(instance("atk6-crd", "atk6-crd", plainSpec("atk-allow", "atk6-crd")));
+    await waitFor<Instance>(
+      admin,
+      API_VERSION,
+      "Instance",
+      "atk6-crd",
+      (o) => cond(o, "Installed")?.reason === "ProtectedObject",
+      "ProtectedObject",
+    );
+    const crdAfter = await admin.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", "instances.rukpak.io");
+    assert.equal(crdAfter.metadata.ownerReferences, undefined, "opcat's CRD is owned by no Instance");
+
+    // objects nobody manages: a kube-system ConfigMap and a Namespace are collisions, not adopted
+    await admin.apply({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "atk6-victim", namespace: "kube-system" },
+      data: { v: "original" },
+    } as unknown as KubeObject);
+    await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: "atk6-ns" } } as KubeObject);
+    await content(
+      "atk6-adopt",
+      `${configMap("atk6-victim", "kube-system", "overwritten")}---\n` +
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: atk6-ns\n",
+    );
+    await admin.create(instance("atk6-adopt", "atk6-adopt", plainSpec("atk-allow", "atk6-adopt")));
+    const collided = await waitFor<Instance>(
+      admin,
+      API_VERSION,
+      "Instance",
+      "atk6-adopt",
+      (o) => cond(o, "Installed")?.reason === "ObjectCollision",
+      "ObjectCollision",
+    );
+    assert.match(cond(collided, "Installed")?.message ?? "", /ConfigMap "atk6-victim" in namespace kube-system exists/);
+    assert.match(cond(collided, "Installed")?.message ?? "", /Namespace "atk6-ns" exists/);
+    const victim = await admin.get<KubeObject & { data?: Record<string, string> }>(
+      "v1",
+      "ConfigMap",
+      "atk6-victim",
+      "kube-system",
+    );
+    assert.deepEqual(victim.data, { v: "original" });
+    assert.equal(victim.metadata.ownerReferences, undefined);
+    for (const n of ["atk6-webhooks", "atk6-crd", "atk6-adopt"]) await admin.delete(API_VERSION, "Instance", n);
+  });
+
+  test(
+    "attack 7: no window without webhooks: they stay after the controllers stop, and requesters or " +
+      "approvals written without them are not trusted",
+    async () => {
+      await running!.stop();
+      running = undefined;
+      // stopped controllers leave the webhook configurations: writes fail closed
+      await assert.rejects(
+        carol.create(instance("atk7-closed", "atk7-closed", plainSpec("atk-user", "atk7"))),
+        (e: unknown) => e instanceof KubeApiError && e.status >= 500,
+      );
+      // before the first start (no configurations at all): a forged requester, a forged approval
+      for (const kind of ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"])
+        await admin.delete("admissionregistration.k8s.io/v1", kind, "opcat-rukpak");
+      await content("atk7", crbToClusterAdmin("atk7-carol-admin", "carol"));
+      const forged = instance("atk7-forged", "atk7-forged", plainSpec("atk-user", "atk7"));
+      forged.metadata.annotations = {
+        "rukpak.io/requester": JSON.stringify({ username: "opcat-admin", groups: ["system:masters"] }),
+        "rukpak.io/requester-signature": "forged",
+      };
+      await carol.create(forged);
+      const selfApproved = await carol.create(
+        instance("atk7-approved", "atk7-approved", plainSpec("atk-deny", "atk7")),
+      );
+      // alice (rukpak-approver) may write instances/status: she writes an approval herself
+      await alice.replace<Instance>(
+        {
+          ...selfApproved,
+          status: {
+            approval: {
+              decision: "Approved",
+              reason: "ApprovedByUser",
+              by: "opcat-admin",
+              generation: 1,
+              bundle: { name: "atk7-approved", uid: "x", generation: 1 },
+              digest: "sha256:x",
+              signature: "forged",
+            },
+            conditions: [
+              {
+                type: "Approved",
+                status: "True",
+                reason: "ApprovedByUser",
+                message: "approved by opcat-admin",
+                observedGeneration: 1,
+                lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+              },
+            ],
+          },
+        } as Instance,
+        { subresource: "status" },
+      );
+      await start();
+      const unverified = await waitFor<Instance>(
+        admin,
+        API_VERSION,
+        "Instance",
+        "atk7-forged",
+        (o) => cond(o, "Approved")?.reason === "RequesterUnverified",
+        "RequesterUnverified",
+      );
+      assert.match(cond(unverified, "Approved")?.message ?? "", /cannot be verified/);
+      const notApproved = await waitFor<Instance>(
+        admin,
+        API_VERSION,
+        "Instance",
+        "atk7-approved",
+        (o) => cond(o, "Approved")?.reason === "AwaitingApproval",
+        "AwaitingApproval",
+      );
+      assert.match(cond(notApproved, "Approved")?.message ?? "", /not signed by opcat/);
+      assert.equal(
+        await admin.tryGet("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "atk7-carol-admin"),
+        undefined,
+      );
+      assert.equal(await carolIsClusterAdmin(), false);
+      for (const n of ["atk7-forged", "atk7-approved"]) await admin.delete(API_VERSION, "Instance", n);
+    },
+  );
+
+  test("attack 12: an Instance naming a Bundle made later gets no class its creator may not use", async () => {
+    await content("atk12", configMap("atk12", NS, "x"));
+    // carol has no `use` on atk-allow; the Bundle does not exist yet, so admission cannot tell
+    await carol.create(instance("atk12", "atk12-later"));
+    await admin.create({
+      apiVersion: API_VERSION,
+      kind: "Bundle",
+      metadata: { name: "atk12-later" },
+      spec: plainSpec("atk-allow", "atk12"),
+    } as unknown as KubeObject);
+    const inst = await waitFor<Instance>(
+      admin,
+      API_VERSION,
+      "Instance",
+      "atk12",
+      (o) => cond(o, "Approved")?.reason === "ClassNotPermitted",
+      "ClassNotPermitted",
+    );
+    assert.match(cond(inst, "Approved")?.message ?? "", /carol may not use ProvisionerClass "atk-allow"/);
+    assert.equal(cond(inst, "Installed"), undefined);
+    await admin.delete(API_VERSION, "Instance", "atk12");
+    await admin.delete(API_VERSION, "Bundle", "atk12-later");
+  });
+
+  test("the admin's own installs still work: UserPermission approves an admin's plain bundle", async () => {
+    await content("atk-ok", configMap("atk-ok", NS, "ok"));
+    await admin.create(instance("atk-ok", "atk-ok", plainSpec("atk-user", "atk-ok")));
+    const inst = await waitFor<Instance>(admin, API_VERSION, "Instance", "atk-ok", installed("atk-ok"), "Installed");
+    assert.equal(cond(inst, "Approved")?.reason, "UserPermission");
+    assert.ok(inst?.status?.approval?.signature, "the approval is signed");
+    const b = await admin.get<Bundle>(API_VERSION, "Bundle", "atk-ok");
+    assert.equal(inst?.status?.approval?.digest, b.status?.digest);
+    await admin.delete(API_VERSION, "Instance", "atk-ok");
+  });
+});
