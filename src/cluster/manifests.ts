@@ -1,13 +1,15 @@
 /**
  * What `opcat cluster manifests` prints: everything needed to run opcat's controllers in a cluster
- * (namespace, CRDs, default ProvisionerClasses, RBAC, Deployment, Service), or with `local` only the
- * APIs and default classes (for `opcat cluster run` outside the cluster). The webhook
- * configurations are written by the controller at start, with the CA it makes.
+ * (namespace, CRDs, default ProvisionerClasses, RBAC, Deployment, Service, the webhook configurations),
+ * or with `local` only the APIs and default classes (for `opcat cluster run` outside the cluster). The
+ * webhook configurations come without a CA: they fail closed from the moment they are applied, until
+ * the controller starts and writes the CA it made.
  */
 import type { KubeObject } from "./client.js";
 import { DEFAULT_IMAGE, DEFAULT_NAMESPACE } from "./names.js";
 import { defaultProvisionerClasses, GROUP, rukpakCrdObjects } from "./rukpak/api.js";
 import { defaultInputClasses, deppyCrdObjects, resolvesetProvisionerClass } from "./deppy/api.js";
+import { webhookConfigurations } from "./rukpak/webhook.js";
 
 export interface ManifestOptions {
   local?: boolean;
@@ -34,6 +36,8 @@ export function clusterManifests(opts: ManifestOptions = {}): KubeObject[] {
       rules: [
         { apiGroups: [GROUP], resources: ["instances"], verbs: ["get", "list", "watch", "approve"] },
         { apiGroups: [GROUP], resources: ["instances/status"], verbs: ["get", "update", "patch"] },
+        // an approval names the Bundle and its content digest
+        { apiGroups: [GROUP], resources: ["bundles"], verbs: ["get", "list", "watch"] },
       ],
     },
     {
@@ -108,5 +112,6 @@ export function clusterManifests(opts: ManifestOptions = {}): KubeObject[] {
         ports: [{ name: "webhook", port: 443, targetPort: 9443 }],
       },
     },
+    ...webhookConfigurations({ service: { namespace: ns, name: "opcat-rukpak-webhook", port: 443 } }, ""),
   ];
 }

@@ -191,6 +191,9 @@ export class ClusterUi {
 /** The status and code a cluster failure is answered with. */
 export function clusterFailure(e: unknown): ClusterUiError {
   if (e instanceof ClusterUiError) return e;
+  // the approval cannot name the content yet (the Bundle is not unpacked): try again later
+  if (e instanceof Error && e.name === "ApprovalError")
+    return new ClusterUiError(409, "SERVE_UI_CLUSTER_APPROVAL", e.message);
   if (e instanceof KubeApiError) {
     const status =
       e.status === 401 || e.status === 403 || e.status === 404 || e.status === 409 || e.status === 422 ? e.status : 502;

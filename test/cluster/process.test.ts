@@ -211,6 +211,7 @@ describe("opcat cluster run as a process", { skip, concurrency: false }, () => {
       rules: [
         { apiGroups: ["rukpak.io"], resources: ["instances"], verbs: ["get", "list"] },
         { apiGroups: ["rukpak.io"], resources: ["instances/status"], verbs: ["get", "update", "patch"] },
+        { apiGroups: ["rukpak.io"], resources: ["bundles"], verbs: ["get"] },
       ],
     } as unknown as KubeObject);
     await admin.apply({

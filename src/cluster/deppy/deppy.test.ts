@@ -237,6 +237,17 @@ test(
       ]);
       assert.ok(objs.some((o) => o.kind === "ProvisionerClass" && o.metadata.name === "deppy.resolveset"));
       assert.equal(objs.filter((o) => o.kind === "InputClass").length, 5);
+      // in the cluster, the webhooks exist (and fail closed) from the moment the manifests are applied
+      const hooks = objs.filter((o) => o.kind.endsWith("WebhookConfiguration"));
+      assert.deepEqual(
+        hooks.map((o) => o.kind),
+        local ? [] : ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"],
+      );
+      for (const h of hooks)
+        for (const w of h.webhooks as { failurePolicy: string; clientConfig: Record<string, unknown> }[]) {
+          assert.equal(w.failurePolicy, "Fail");
+          assert.deepEqual(Object.keys(w.clientConfig), ["service"], "no CA until a controller makes one");
+        }
     }
   },
 );

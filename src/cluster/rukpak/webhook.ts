@@ -277,9 +277,11 @@ export async function serveWebhooks(
 export type WebhookTarget = { url: string } | { service: { namespace: string; name: string; port: number } };
 
 function clientConfig(target: WebhookTarget, path: string, caBundle: string): Record<string, unknown> {
-  const ca = Buffer.from(caBundle).toString("base64");
-  if ("url" in target) return { url: `${target.url.replace(/\/$/, "")}${path}`, caBundle: ca };
-  return { service: { ...target.service, path }, caBundle: ca };
+  // no CA yet (the manifests, before a controller made one): the API server cannot verify the
+  // webhook's certificate, so every call fails, and the webhooks fail closed until a controller starts
+  const ca = caBundle ? { caBundle: Buffer.from(caBundle).toString("base64") } : {};
+  if ("url" in target) return { url: `${target.url.replace(/\/$/, "")}${path}`, ...ca };
+  return { service: { ...target.service, path }, ...ca };
 }
 
 export const WEBHOOK_CONFIG_NAME = "opcat-rukpak";
