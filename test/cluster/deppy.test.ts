@@ -950,53 +950,56 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
     },
   );
 
-  test("attack 5: a Bundle a tenant made under a resolveset entry's name is not adopted by an admin's install", async () => {
-    await admin.apply({
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "ClusterRole",
-      metadata: { name: "test-deppy-squatter" },
-      rules: [
-        { apiGroups: ["rukpak.io"], resources: ["bundles"], verbs: ["get", "list", "create"] },
-        { apiGroups: ["rukpak.io"], resources: ["provisionerclasses"], verbs: ["get", "use"] },
-      ],
-    } as unknown as KubeObject);
-    await admin.apply({
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "ClusterRoleBinding",
-      metadata: { name: "test-deppy-squatter" },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "test-deppy-squatter" },
-      subjects: [{ kind: "User", apiGroup: "rbac.authorization.k8s.io", name: "bob" }],
-    } as unknown as KubeObject);
-    // the name, class and image the resolveset will ask for, plus a mount of the tenant's choosing
-    const squat = names.kubegreen;
-    const bob = clientAs(kubeconfig, "bob");
-    try {
-      await bob.create({
-        apiVersion: RUKPAK,
-        kind: "Bundle",
-        metadata: { name: squat, labels: { [LABEL_PACKAGE]: KUBEGREEN } },
-        spec: {
-          class: "olm.bundle",
-          refs: [`docker://${images.kubegreen}`],
-          volumeMounts: [{ mountPath: "/extra", configMap: { name: "anything", namespace: "default" } }],
-        },
+  test(
+    "attack 5: a Bundle a tenant made under a resolveset entry's name is not adopted by " + "an admin's install",
+    async () => {
+      await admin.apply({
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRole",
+        metadata: { name: "test-deppy-squatter" },
+        rules: [
+          { apiGroups: ["rukpak.io"], resources: ["bundles"], verbs: ["get", "list", "create"] },
+          { apiGroups: ["rukpak.io"], resources: ["provisionerclasses"], verbs: ["get", "use"] },
+        ],
       } as unknown as KubeObject);
-    } finally {
-      bob.close();
-    }
-    await operator("squatted", { catalog: { name: "community", package: KUBEGREEN } });
-    await approveWhenAsked("squatted");
-    const inst = await waitFor<Instance>(admin, RUKPAK, "Instance", KUBEGREEN, installedAt(squat), "installed");
-    assert.notEqual(inst?.spec.bundle.name, squat, "the tenant's Bundle is not the one installed");
-    const theirs = await admin.get<Bundle>(RUKPAK, "Bundle", squat);
-    assert.deepEqual(
-      (theirs.metadata.ownerReferences ?? []).map((o) => o.kind),
-      [],
-      "nothing of the install took the tenant's Bundle over",
-    );
-    await removeOperator("squatted", [KUBEGREEN]);
-    await admin.delete(RUKPAK, "Bundle", squat);
-  });
+      await admin.apply({
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRoleBinding",
+        metadata: { name: "test-deppy-squatter" },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "test-deppy-squatter" },
+        subjects: [{ kind: "User", apiGroup: "rbac.authorization.k8s.io", name: "bob" }],
+      } as unknown as KubeObject);
+      // the name, class and image the resolveset will ask for, plus a mount of the tenant's choosing
+      const squat = names.kubegreen;
+      const bob = clientAs(kubeconfig, "bob");
+      try {
+        await bob.create({
+          apiVersion: RUKPAK,
+          kind: "Bundle",
+          metadata: { name: squat, labels: { [LABEL_PACKAGE]: KUBEGREEN } },
+          spec: {
+            class: "olm.bundle",
+            refs: [`docker://${images.kubegreen}`],
+            volumeMounts: [{ mountPath: "/extra", configMap: { name: "anything", namespace: "default" } }],
+          },
+        } as unknown as KubeObject);
+      } finally {
+        bob.close();
+      }
+      await operator("squatted", { catalog: { name: "community", package: KUBEGREEN } });
+      await approveWhenAsked("squatted");
+      const inst = await waitFor<Instance>(admin, RUKPAK, "Instance", KUBEGREEN, installedAt(squat), "installed");
+      assert.notEqual(inst?.spec.bundle.name, squat, "the tenant's Bundle is not the one installed");
+      const theirs = await admin.get<Bundle>(RUKPAK, "Bundle", squat);
+      assert.deepEqual(
+        (theirs.metadata.ownerReferences ?? []).map((o) => o.kind),
+        [],
+        "nothing of the install took the tenant's Bundle over",
+      );
+      await removeOperator("squatted", [KUBEGREEN]);
+      await admin.delete(RUKPAK, "Bundle", squat);
+    },
+  );
 
   test(
     "fault: a catalog image replaced by an invalid one " + "— the old content keeps serving, the status says why",
