@@ -10,6 +10,7 @@ import { DEFAULT_IMAGE, DEFAULT_NAMESPACE } from "./names.js";
 import { defaultProvisionerClasses, GROUP, rukpakCrdObjects } from "./rukpak/api.js";
 import { defaultInputClasses, deppyCrdObjects, resolvesetProvisionerClass } from "./deppy/api.js";
 import { webhookConfigurations } from "./rukpak/webhook.js";
+import { olmCrdObjects } from "./olm/api.js";
 
 export interface ManifestOptions {
   local?: boolean;
@@ -24,6 +25,7 @@ export function clusterManifests(opts: ManifestOptions = {}): KubeObject[] {
   const apis: KubeObject[] = [
     ...rukpakCrdObjects(),
     ...deppyCrdObjects(),
+    ...olmCrdObjects(),
     ...defaultProvisionerClasses(),
     resolvesetProvisionerClass(),
     ...defaultInputClasses(),

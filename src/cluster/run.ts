@@ -30,6 +30,7 @@ import type { PullOptions } from "../image/index.js";
 import { defaultCacheDir } from "../image/index.js";
 import { loadSigningKey } from "./rukpak/trust.js";
 import { DEFAULT_NAMESPACE } from "./names.js";
+import { olmCrdObjects } from "./olm/api.js";
 
 export interface RunOptions extends ConnectOptions {
   /** Content store and image cache root (default: <opcat cache>/cluster). */
@@ -127,7 +128,7 @@ export function nextMinor(v: string | undefined): string | undefined {
  * and the deppy.resolveset class), waiting until the CRDs are Established.
  */
 export async function installApis(client: KubeClient, opts: { deppy?: boolean } = {}): Promise<void> {
-  const crds = [...rukpakCrdObjects(), ...(opts.deppy === false ? [] : deppyCrdObjects())];
+  const crds = [...rukpakCrdObjects(), ...(opts.deppy === false ? [] : [...deppyCrdObjects(), ...olmCrdObjects()])];
   for (const c of crds) await client.apply(c);
   await waitForCrds(
     client,
@@ -176,7 +177,7 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
     log(`webhooks served on ${host}:${webhook.port}`);
   }
   const pull = { cacheDir: join(stateDir, "images"), ...opts.pull };
-  const crdNames = [...rukpakCrdObjects(), ...deppyCrdObjects()].map((c) => c.metadata.name);
+  const crdNames = [...rukpakCrdObjects(), ...deppyCrdObjects(), ...olmCrdObjects()].map((c) => c.metadata.name);
   const controller = new RukpakController({
     client,
     stateDir: join(stateDir, "bundles"),

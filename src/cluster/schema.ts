@@ -19,10 +19,13 @@ export interface OpenApi {
   minItems?: number;
   maxItems?: number;
   minimum?: number;
+  maximum?: number;
+  minProperties?: number;
   default?: unknown;
   "x-kubernetes-preserve-unknown-fields"?: boolean;
   "x-kubernetes-list-type"?: "map" | "set" | "atomic";
   "x-kubernetes-list-map-keys"?: string[];
+  "x-kubernetes-map-type"?: "atomic" | "granular";
   "x-kubernetes-validations"?: { rule: string; message: string }[];
 }
 

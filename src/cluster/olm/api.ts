@@ -1,0 +1,290 @@
+/**
+ * operator-controller's `ClusterExtension` (`olm.operatorframework.io/v1`, cluster-scoped) as
+ * operator-controller v1.11 serves it: the same fields, validations (CEL rules included), defaults
+ * and printer columns as its experimental CRD, so that existing YAML applies unchanged, and its field
+ * descriptions (descriptions.ts) so that `kubectl explain` reads the same. Declared once as a typed
+ * schema (../schema.ts), from which the CRD and the TypeScript types come.
+ * `scripts/oracle/olmv1-api/gen.ts --check` compares the CRD with upstream's.
+ */
+import type { KubeObject } from "../client.js";
+import type { Condition } from "../conditions.js";
+import {
+  arr,
+  crdObject,
+  enumOf,
+  freeform,
+  int,
+  map,
+  obj,
+  str,
+  type CrdDefinition,
+  type Infer,
+  type OpenApi,
+} from "../schema.js";
+import { clusterExtensionDescriptions } from "./descriptions.js";
+
+export const OLM_GROUP = "olm.operatorframework.io";
+export const OLM_API_VERSION = `${OLM_GROUP}/v1`;
+
+/** Labels operator-controller puts on every object it installs (and opcat too). */
+export const LABEL_OWNER_KIND = "olm.operatorframework.io/owner-kind";
+export const LABEL_OWNER_NAME = "olm.operatorframework.io/owner-name";
+
+const DNS1123_SUBDOMAIN =
+  String.raw`self.matches("^[a-z0-9]([-a-z0-9]*[a-z0-9])?` + String.raw`(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")`;
+const DNS1123_SUBDOMAIN_MESSAGE =
+  "must be a valid DNS1123 subdomain. It must contain only lowercase alphanumeric characters, hyphens (-) " +
+  "or periods (.), start and end with an alphanumeric character, and be no longer than 253 characters";
+
+/** Upstream's rule for `version` (a Masterminds range), as its CRD has it (quirks included). */
+const VERSION_PART =
+  String.raw`(v?(0|[1-9]\\d*|[x|X|\\*])(\\.(0|[1-9]\\d*|x|X|\\*]))?(\\.(0|[1-9]\\d*|x|X|\\*))?` +
+  String.raw`(-([0-9A-Za-z\\-]+(\\.[0-9A-Za-z\\-]+)*))?(\\+([0-9A-Za-z\\-]+(\\.[0-9A-Za-z\\-]+)*))?)`;
+const VERSION_PART_2 =
+  String.raw`(v?(0|[1-9]\\d*|x|X|\\*])(\\.(0|[1-9]\\d*|x|X|\\*))?(\\.(0|[1-9]\\d*|x|X|\\*]))?` +
+  String.raw`(-([0-9A-Za-z\\-]+(\\.[0-9A-Za-z\\-]+)*))?(\\+([0-9A-Za-z\\-]+(\\.[0-9A-Za-z\\-]+)*))?)`;
+const OPS = String.raw`(=||!=|>|<|>=|=>|<=|=<|~|~>|\\^)`;
+export const VERSION_RULE =
+  String.raw`self.matches("^(\\s*` +
+  OPS +
+  String.raw`\\s*` +
+  VERSION_PART +
+  String.raw`\\s*)((?:\\s+|,\\s*|\\s*\\|\\|\\s*)` +
+  OPS +
+  String.raw`\\s*` +
+  VERSION_PART_2 +
+  String.raw`\\s*)*$")`;
+
+const BUNDLE_VERSION_RULE =
+  String.raw`self.matches("^([0-9]+)(\\.[0-9]+)?(\\.[0-9]+)?(-([-0-9A-Za-z]+(\\.[-0-9A-Za-z]+)*))?` +
+  String.raw`(\\+([-0-9A-Za-z]+(-\\.[-0-9A-Za-z]+)*))?")`;
+const RELEASE_RULE =
+  String.raw`self.matches("^$|^(0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)` +
+  String.raw`(\\.(0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*))*$")`;
+
+/** metav1.Condition exactly as controller-gen writes it. */
+export const upstreamConditionSchema = obj(
+  {
+    lastTransitionTime: str({ format: "date-time" }),
+    message: str({ maxLength: 32768 }),
+    observedGeneration: int({ format: "int64", minimum: 0 }),
+    reason: str({ maxLength: 1024, minLength: 1, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
+    status: enumOf(["True", "False", "Unknown"] as const),
+    type: str({
+      maxLength: 316,
+      pattern:
+        "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?" +
+        "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$",
+    }),
+  },
+  ["lastTransitionTime", "message", "reason", "status", "type"],
+);
+export const upstreamConditionsSchema = arr(upstreamConditionSchema, {
+  "x-kubernetes-list-map-keys": ["type"],
+  "x-kubernetes-list-type": "map",
+});
+
+/** metav1.LabelSelector exactly as controller-gen writes it. */
+export const upstreamLabelSelectorSchema = obj(
+  {
+    matchExpressions: arr(
+      obj({ key: str(), operator: str(), values: arr(str(), { "x-kubernetes-list-type": "atomic" }) }, [
+        "key",
+        "operator",
+      ]),
+      { "x-kubernetes-list-type": "atomic" },
+    ),
+    matchLabels: map(str()),
+  },
+  [],
+  { "x-kubernetes-map-type": "atomic" },
+);
+
+export const upgradeConstraintPolicies = ["CatalogProvided", "SelfCertified"] as const;
+export type UpgradeConstraintPolicy = (typeof upgradeConstraintPolicies)[number];
+
+export const catalogFilterSchema = obj(
+  {
+    channels: arr(
+      str({
+        maxLength: 253,
+        "x-kubernetes-validations": [
+          { message: "channels entries must be valid DNS1123 subdomains", rule: DNS1123_SUBDOMAIN },
+        ],
+      }),
+      { maxItems: 256 },
+    ),
+    packageName: str({
+      maxLength: 253,
+      "x-kubernetes-validations": [
+        { message: "packageName is immutable", rule: "self == oldSelf" },
+        { message: `packageName ${DNS1123_SUBDOMAIN_MESSAGE}`, rule: DNS1123_SUBDOMAIN },
+      ],
+    }),
+    selector: upstreamLabelSelectorSchema,
+    upgradeConstraintPolicy: enumOf(upgradeConstraintPolicies, { default: "CatalogProvided" }),
+    version: str({
+      maxLength: 64,
+      "x-kubernetes-validations": [{ message: "invalid version expression", rule: VERSION_RULE }],
+    }),
+  },
+  ["packageName"],
+);
+
+/** `inline`: any JSON object with at least one property. */
+const inlineConfig = freeform({ minProperties: 1 });
+
+export const clusterExtensionSpecSchema = obj(
+  {
+    config: obj({ configType: enumOf(["Inline"] as const), inline: inlineConfig }, ["configType"], {
+      "x-kubernetes-validations": [
+        {
+          message: "inline is required when configType is Inline, and forbidden otherwise",
+          rule: "has(self.configType) && self.configType == 'Inline' ?has(self.inline) : !has(self.inline)",
+        },
+      ],
+    }),
+    install: obj(
+      {
+        preflight: obj(
+          {
+            crdUpgradeSafety: obj({ enforcement: enumOf(["None", "Strict"] as const) }, ["enforcement"]),
+          },
+          ["crdUpgradeSafety"],
+          {
+            "x-kubernetes-validations": [
+              {
+                message: "at least one of [crdUpgradeSafety] are required when preflight is specified",
+                rule: "has(self.crdUpgradeSafety)",
+              },
+            ],
+          },
+        ),
+      },
+      [],
+      {
+        "x-kubernetes-validations": [
+          {
+            message: "at least one of [preflight] are required when install is specified",
+            rule: "has(self.preflight)",
+          },
+        ],
+      },
+    ),
+    namespace: str({
+      maxLength: 63,
+      "x-kubernetes-validations": [
+        { message: "namespace is immutable", rule: "self == oldSelf" },
+        { message: "namespace must be a valid DNS1123 label", rule: 'self.matches("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")' },
+      ],
+    }),
+    progressDeadlineMinutes: int({ format: "int32", maximum: 720, minimum: 10 }),
+    serviceAccount: obj(
+      {
+        name: str({
+          maxLength: 253,
+          minLength: 1,
+          "x-kubernetes-validations": [
+            { message: "name is immutable once set but may be cleared", rule: "self == oldSelf" },
+            { message: `name ${DNS1123_SUBDOMAIN_MESSAGE}`, rule: DNS1123_SUBDOMAIN },
+          ],
+        }),
+      },
+      [],
+      { minProperties: 1 },
+    ),
+    source: obj({ catalog: catalogFilterSchema, sourceType: enumOf(["Catalog"] as const) }, ["sourceType"], {
+      "x-kubernetes-validations": [
+        {
+          message: "catalog is required when sourceType is Catalog, and forbidden otherwise",
+          rule: "has(self.sourceType) && self.sourceType == 'Catalog' ? has(self.catalog) : !has(self.catalog)",
+        },
+      ],
+    }),
+  },
+  ["namespace", "source"],
+);
+export type ClusterExtensionSpec = Infer<typeof clusterExtensionSpecSchema>;
+
+export const bundleMetadataSchema = obj(
+  {
+    name: str({
+      "x-kubernetes-validations": [{ message: `packageName ${DNS1123_SUBDOMAIN_MESSAGE}`, rule: DNS1123_SUBDOMAIN }],
+    }),
+    release: str({
+      maxLength: 20,
+      "x-kubernetes-validations": [
+        {
+          message:
+            "release must be empty or consist of dot-separated identifiers " +
+            "(numeric without leading zeros, or alphanumeric)",
+          rule: RELEASE_RULE,
+        },
+      ],
+    }),
+    version: str({
+      "x-kubernetes-validations": [{ message: "version must be well-formed semver", rule: BUNDLE_VERSION_RULE }],
+    }),
+  },
+  ["name", "version"],
+);
+export type BundleMetadata = Infer<typeof bundleMetadataSchema>;
+
+export const clusterExtensionStatusSchema = obj({
+  activeRevisions: arr(obj({ conditions: upstreamConditionsSchema, name: str() }, ["name"]), {
+    "x-kubernetes-list-map-keys": ["name"],
+    "x-kubernetes-list-type": "map",
+  }),
+  conditions: upstreamConditionsSchema,
+  install: obj({ bundle: bundleMetadataSchema }, ["bundle"]),
+});
+
+export const clusterExtensionCrd: CrdDefinition = {
+  group: OLM_GROUP,
+  version: "v1",
+  kind: "ClusterExtension",
+  plural: "clusterextensions",
+  singular: "clusterextension",
+  scope: "Cluster",
+  description: clusterExtensionDescriptions[""] ?? "",
+  fields: { spec: clusterExtensionSpecSchema.openapi, status: clusterExtensionStatusSchema.openapi },
+  printerColumns: [
+    { name: "Installed Bundle", type: "string", jsonPath: ".status.install.bundle.name" },
+    { name: "Version", type: "string", jsonPath: ".status.install.bundle.version" },
+    { name: "Installed", type: "string", jsonPath: ".status.conditions[?(@.type=='Installed')].status" },
+    { name: "Progressing", type: "string", jsonPath: ".status.conditions[?(@.type=='Progressing')].status" },
+  ],
+};
+
+/** Sets `description` on every field of `schema` that `texts` has one for (keyed by field path). */
+export function describe(schema: OpenApi, texts: Record<string, string>, path = ""): void {
+  const d = texts[path];
+  if (d !== undefined) schema.description = d;
+  for (const [k, v] of Object.entries(schema.properties ?? {})) describe(v, texts, path ? `${path}.${k}` : k);
+  if (schema.items) describe(schema.items, texts, `${path}[]`);
+}
+
+/** A CRD object with upstream's descriptions on every field (a copy: the schemas are shared). */
+export function describedCrd(d: CrdDefinition, texts: Record<string, string>): KubeObject {
+  const crd = JSON.parse(JSON.stringify(crdObject(d))) as {
+    spec: { versions: { schema: { openAPIV3Schema: OpenApi } }[] };
+  };
+  for (const v of crd.spec.versions) describe(v.schema.openAPIV3Schema, texts);
+  return crd as unknown as KubeObject;
+}
+
+/** The CRDs of operator-controller's API that opcat adds (ClusterCatalog lives in ../deppy/api.ts). */
+export function olmCrdObjects(): KubeObject[] {
+  return [describedCrd(clusterExtensionCrd, clusterExtensionDescriptions)];
+}
+
+export interface ClusterExtensionStatus {
+  conditions?: Condition[];
+  install?: { bundle: BundleMetadata };
+  activeRevisions?: { name: string; conditions?: Condition[] }[];
+}
+
+export interface ClusterExtension extends KubeObject {
+  spec: ClusterExtensionSpec;
+  status?: ClusterExtensionStatus;
+}
