@@ -10,7 +10,8 @@ import { DEFAULT_IMAGE, DEFAULT_NAMESPACE } from "./names.js";
 import { defaultProvisionerClasses, GROUP, rukpakCrdObjects } from "./rukpak/api.js";
 import { defaultInputClasses, deppyCrdObjects, resolvesetProvisionerClass } from "./deppy/api.js";
 import { webhookConfigurations } from "./rukpak/webhook.js";
-import { olmCrdObjects } from "./olm/api.js";
+import { olmAdmissionPolicies, olmCrdObjects } from "./olm/api.js";
+import { clusterExtensionProvisionerClass } from "./olm/extension.js";
 
 export interface ManifestOptions {
   local?: boolean;
@@ -28,6 +29,8 @@ export function clusterManifests(opts: ManifestOptions = {}): KubeObject[] {
     ...olmCrdObjects(),
     ...defaultProvisionerClasses(),
     resolvesetProvisionerClass(),
+    clusterExtensionProvisionerClass(),
+    ...olmAdmissionPolicies(),
     ...defaultInputClasses(),
   ];
   const userRoles: KubeObject[] = [

@@ -30,7 +30,8 @@ import type { PullOptions } from "../image/index.js";
 import { defaultCacheDir } from "../image/index.js";
 import { loadSigningKey } from "./rukpak/trust.js";
 import { DEFAULT_NAMESPACE } from "./names.js";
-import { olmCrdObjects } from "./olm/api.js";
+import { olmAdmissionPolicies, olmCrdObjects } from "./olm/api.js";
+import { clusterExtensionProvisionerClass, ExtensionController } from "./olm/extension.js";
 
 export interface RunOptions extends ConnectOptions {
   /** Content store and image cache root (default: <opcat cache>/cluster). */
@@ -72,6 +73,7 @@ export class ControllerSet {
     readonly deppy?: DeppyController,
     readonly resolvesets?: ResolvesetProvisioner,
     readonly operators?: OperatorController,
+    readonly extensions?: ExtensionController,
   ) {}
 
   async start(): Promise<void> {
@@ -80,9 +82,11 @@ export class ControllerSet {
     await this.resolvesets?.start();
     await this.deppy?.start();
     await this.operators?.start();
+    await this.extensions?.start();
   }
 
   async stop(): Promise<void> {
+    await this.extensions?.stop();
     await this.operators?.stop();
     await this.deppy?.stop();
     await this.resolvesets?.stop();
@@ -137,6 +141,8 @@ export async function installApis(client: KubeClient, opts: { deppy?: boolean } 
   for (const pc of defaultProvisionerClasses()) await client.apply(pc);
   if (opts.deppy === false) return;
   await client.apply(resolvesetProvisionerClass());
+  await client.apply(clusterExtensionProvisionerClass());
+  for (const p of olmAdmissionPolicies()) await client.apply(p);
   const v = await client
     .request<{ gitVersion?: string }>("GET", "/version")
     .catch(() => ({}) as { gitVersion?: string });
@@ -187,7 +193,13 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
     self,
     namespace,
     protectedCrds: crdNames,
-    protectedNames: [opts.webhookName ?? WEBHOOK_CONFIG_NAME, "opcat-rukpak", "rukpak-approver", "rukpak-class-user"],
+    protectedNames: [
+      opts.webhookName ?? WEBHOOK_CONFIG_NAME,
+      "opcat-rukpak",
+      "rukpak-approver",
+      "rukpak-class-user",
+      "clusterextension-serviceaccount-deprecated",
+    ],
   });
   let controllers = new ControllerSet(controller);
   if (opts.deppy !== false) {
@@ -210,7 +222,8 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
     });
     const resolvesets = new ResolvesetProvisioner({ client, bundleStore: join(stateDir, "bundles"), log, key, self });
     const operators = new OperatorController({ client, deppy, log });
-    controllers = new ControllerSet(controller, catalogs, deppy, resolvesets, operators);
+    const extensions = new ExtensionController({ client, catalogs, key, log });
+    controllers = new ControllerSet(controller, catalogs, deppy, resolvesets, operators, extensions);
   }
   let elector: LeaderElector | undefined;
   if (opts.leaderElectionNamespace) {

@@ -278,6 +278,51 @@ export function olmCrdObjects(): KubeObject[] {
   return [describedCrd(clusterExtensionCrd, clusterExtensionDescriptions)];
 }
 
+/**
+ * operator-controller's admission policy: a ClusterExtension naming a service account is accepted
+ * with a warning (the field is deprecated and ignored).
+ */
+export function olmAdmissionPolicies(): KubeObject[] {
+  const name = "clusterextension-serviceaccount-deprecated";
+  const labels = { "app.kubernetes.io/part-of": "opcat" };
+  return [
+    {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingAdmissionPolicy",
+      metadata: { name, labels },
+      spec: {
+        failurePolicy: "Ignore",
+        matchConstraints: {
+          resourceRules: [
+            {
+              apiGroups: [OLM_GROUP],
+              apiVersions: ["v1"],
+              operations: ["CREATE", "UPDATE"],
+              resources: ["clusterextensions"],
+            },
+          ],
+        },
+        validations: [
+          {
+            expression:
+              "!has(object.spec.serviceAccount) || !has(object.spec.serviceAccount.name) || " +
+              "object.spec.serviceAccount.name == ''",
+            message:
+              "spec.serviceAccount is deprecated, ignored, and will be removed in a future release. " +
+              "The operator-controller's cluster-admin service account is used for all cluster interactions.",
+          },
+        ],
+      },
+    } as KubeObject,
+    {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingAdmissionPolicyBinding",
+      metadata: { name, labels },
+      spec: { policyName: name, validationActions: ["Warn"] },
+    } as KubeObject,
+  ];
+}
+
 export interface ClusterExtensionStatus {
   conditions?: Condition[];
   install?: { bundle: BundleMetadata };

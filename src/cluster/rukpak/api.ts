@@ -129,6 +129,9 @@ export const instanceSpecSchema = obj(
       description: "namespace for the operator (default: the CSV's suggested namespace, else <package>-system)",
     }),
     watchNamespaces: arr(str(), { description: 'target namespaces ([] or [""]: all namespaces)' }),
+    crdUpgradeSafety: enumOf(["Strict", "None"] as const, {
+      description: "Strict (default): unsafe CRD changes are refused; None: the check is skipped (data may be lost)",
+    }),
   },
   ["bundle"],
 );

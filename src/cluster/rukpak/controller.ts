@@ -110,6 +110,13 @@ function fillPlaceholders(v: unknown, values: Map<string, string>): unknown {
   return v;
 }
 
+/** operator-controller's owner labels on an Instance, which every object it installs carries too. */
+const OWNER_LABELS = ["olm.operatorframework.io/owner-kind", "olm.operatorframework.io/owner-name"];
+function ownerLabels(inst: Instance): Record<string, string> {
+  const l = inst.metadata.labels ?? {};
+  return Object.fromEntries(OWNER_LABELS.filter((k) => l[k] !== undefined).map((k) => [k, l[k]]));
+}
+
 export function requesterOf(o: KubeObject): Requester | undefined {
   const raw = o.metadata.annotations?.[ANNOTATION_REQUESTER];
   if (!raw) return undefined;
@@ -543,7 +550,12 @@ export class RukpakController {
       reason: "UnpackSuccessful",
       message: `Successfully unpacked the ${bundleName} Bundle`,
     };
-    const labels = { [LABEL_INSTANCE]: name, [LABEL_BUNDLE]: bundleName, [LABEL_MANAGED_BY]: MANAGED_BY };
+    const labels = {
+      ...ownerLabels(inst),
+      [LABEL_INSTANCE]: name,
+      [LABEL_BUNDLE]: bundleName,
+      [LABEL_MANAGED_BY]: MANAGED_BY,
+    };
     const owner = {
       apiVersion: API_VERSION,
       kind: "Instance",
@@ -599,8 +611,8 @@ export class RukpakController {
       }));
     }
 
-    // 5. CRD upgrade safety, before anything changes
-    const unsafe = await this.unsafeCrdChanges(desired.objects);
+    // 5. CRD upgrade safety, before anything changes (unless the Instance says None)
+    const unsafe = inst.spec.crdUpgradeSafety === "None" ? [] : await this.unsafeCrdChanges(desired.objects);
     if (unsafe.length > 0) {
       await this.stopWith(inst, "Warning", unpackedOk, approvedCond, {
         type: "Installed",

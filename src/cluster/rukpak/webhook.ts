@@ -1,6 +1,6 @@
 /**
  * RukPak's admission webhooks (seed 002), served by the controller process over TLS:
- * - `/mutate`: records who created a Bundle/Instance or last changed its spec in the
+ * - `/mutate`: records who created a Bundle/Instance/ClusterExtension or last changed its spec in the
  *   `rukpak.io/requester` annotation, signed over (kind, name, spec, requester) with the controllers'
  *   key in `rukpak.io/requester-signature` (the API server keeps no creator; a user cannot forge it,
  *   the webhook always overwrites it, and a copy on another spec does not verify);
@@ -318,6 +318,22 @@ export function webhookConfigurations(
           name: "requester.rukpak.io",
           clientConfig: clientConfig(target, "/mutate", caBundle),
           rules: objRules,
+          reinvocationPolicy: "Never",
+          ...common,
+        },
+        {
+          // ClusterExtensions install as their author: the controller needs her, proven (security.md)
+          name: "requester.clusterextensions.olm.operatorframework.io",
+          clientConfig: clientConfig(target, "/mutate", caBundle),
+          rules: [
+            {
+              apiGroups: ["olm.operatorframework.io"],
+              apiVersions: ["v1"],
+              operations: ["CREATE", "UPDATE"],
+              resources: ["clusterextensions"],
+              scope: "*",
+            },
+          ],
           reinvocationPolicy: "Never",
           ...common,
         },

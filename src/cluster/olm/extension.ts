@@ -1,0 +1,619 @@
+/**
+ * The ClusterExtension controller: operator-controller's API on opcat's machinery. Each
+ * ClusterExtension is resolved against the served ClusterCatalogs (resolve.ts) and installed as one
+ * RukPak `Instance` (`clusterextension-<name>`, class `olm.clusterextension`, owned by the
+ * ClusterExtension) that embeds the chosen bundle image; the RukPak provisioner unpacks, converts,
+ * checks CRD upgrade safety, asks for approval, applies and pivots. The Instance is written
+ * **as the ClusterExtension's author** (the requester the admission webhook recorded and signed on
+ * the ClusterExtension), through the API server's impersonation: the webhook then records that user
+ * as the Instance's requester, so `use` on the class and UserPermission judge her, never the
+ * controller (docs/security.md). The Instance's conditions become the ClusterExtension's
+ * `Installed` / `Progressing`; the catalog's `olm.deprecations` its deprecation conditions.
+ *
+ * One entry: `reconcile(name)`, made of small named steps.
+ */
+import { createHash } from "node:crypto";
+import { isConflict, type KubeClient, type KubeObject } from "../client.js";
+import { findCondition, setCondition, type Condition, type NewCondition } from "../conditions.js";
+import { Informer } from "../informer.js";
+import { WorkQueue } from "../queue.js";
+import { API_VERSION as RUKPAK_API_VERSION, type Instance, type ProvisionerClass } from "../rukpak/api.js";
+import type { Requester } from "../rukpak/permissions.js";
+import { verifiedRequester, type SigningKey } from "../rukpak/trust.js";
+import type { CatalogController } from "../deppy/catalogs.js";
+import type { ClusterCatalog } from "../deppy/api.js";
+import {
+  LABEL_OWNER_KIND,
+  LABEL_OWNER_NAME,
+  OLM_API_VERSION,
+  type ClusterExtension,
+  type ClusterExtensionStatus,
+} from "./api.js";
+import {
+  resolveBundle,
+  ResolutionError,
+  type CatalogPackage,
+  type FbcBundle,
+  type FbcChannel,
+  type FbcDeprecation,
+  type InstalledBundle,
+  type Resolved,
+} from "./resolve.js";
+
+/** The ProvisionerClass of ClusterExtensions' Instances (registry+v1, approval UserPermission). */
+export const CLUSTER_EXTENSION_CLASS = "olm.clusterextension";
+/** catalogd's label naming a catalog (matched by selectors even where no webhook stamped it). */
+export const LABEL_CATALOG_NAME = "olm.operatorframework.io/metadata.name";
+/** Upstream's revision annotations, on the Instance. */
+export const ANNOTATION_BUNDLE_NAME = "olm.operatorframework.io/bundle-name";
+export const ANNOTATION_BUNDLE_VERSION = "olm.operatorframework.io/bundle-version";
+export const ANNOTATION_PACKAGE_NAME = "olm.operatorframework.io/package-name";
+export const ANNOTATION_BUNDLE_REFERENCE = "olm.operatorframework.io/bundle-reference";
+/** When the Instance's current spec was written (progressDeadlineMinutes counts from it). */
+export const ANNOTATION_ROLLOUT_STARTED = "olm.operatorframework.io/rollout-started";
+
+export function clusterExtensionProvisionerClass(): ProvisionerClass {
+  return {
+    apiVersion: RUKPAK_API_VERSION,
+    kind: "ProvisionerClass",
+    metadata: { name: CLUSTER_EXTENSION_CLASS },
+    provisioner: "operators.coreos.com/operators",
+    parameters: { approval: "UserPermission", maxObjectSize: "10mb" },
+  };
+}
+
+/** The Instance of a ClusterExtension. */
+export function instanceNameFor(ext: string): string {
+  const n = `clusterextension-${ext}`;
+  return n.length <= 253 ? n : `clusterextension-${createHash("sha256").update(ext).digest("hex").slice(0, 40)}`;
+}
+
+/** The Bundle object of a catalog bundle for one ClusterExtension (a DNS subdomain). */
+export function bundleObjectName(ext: string, bundle: string, image: string): string {
+  const base =
+    bundle
+      .toLowerCase()
+      .replace(/[^a-z0-9.-]/g, "-")
+      .replace(/^[^a-z0-9]+/, "")
+      .slice(0, 200)
+      .replace(/[^a-z0-9]+$/, "") || "bundle";
+  return `${base}-${createHash("sha256").update(`${ext}\0${image}`).digest("hex").slice(0, 10)}`;
+}
+
+type Selector = NonNullable<NonNullable<ClusterExtension["spec"]["source"]["catalog"]>["selector"]>;
+
+/** metav1.LabelSelector semantics (an empty or absent selector selects everything). */
+export function selects(sel: Selector | undefined, labels: Record<string, string>): boolean {
+  for (const [k, v] of Object.entries(sel?.matchLabels ?? {})) if (labels[k] !== v) return false;
+  for (const e of sel?.matchExpressions ?? []) {
+    const has = e.key in labels;
+    const vals = e.values ?? [];
+    if (e.operator === "In" && !(has && vals.includes(labels[e.key]))) return false;
+    if (e.operator === "NotIn" && has && vals.includes(labels[e.key])) return false;
+    if (e.operator === "Exists" && !has) return false;
+    if (e.operator === "DoesNotExist" && has) return false;
+  }
+  return true;
+}
+
+export interface ExtensionControllerOptions {
+  client: KubeClient;
+  catalogs: CatalogController;
+  key: SigningKey;
+  log?: (msg: string) => void;
+}
+
+/** What one pass decided, written to status at the end. */
+interface Outcome {
+  conditions: NewCondition[];
+  install?: { bundle: { name: string; version: string } } | null;
+  requeueAfter?: number;
+}
+
+const DEPRECATION_TYPES = ["Deprecated", "PackageDeprecated", "ChannelDeprecated", "BundleDeprecated"];
+
+export class ExtensionController {
+  readonly extensions: Informer<ClusterExtension>;
+  readonly instances: Informer<Instance>;
+  readonly namespaces: Informer<KubeObject>;
+  readonly queue: WorkQueue;
+  private readonly client: KubeClient;
+  private readonly log: (m: string) => void;
+  private running: Promise<unknown> | undefined;
+
+  constructor(private readonly opts: ExtensionControllerOptions) {
+    this.client = opts.client;
+    this.log = opts.log ?? (() => {});
+    const onError = (e: unknown) => this.log(`clusterextension watch: ${(e as Error).message}`);
+    this.extensions = new Informer<ClusterExtension>(this.client, OLM_API_VERSION, "ClusterExtension", { onError });
+    this.instances = new Informer<Instance>(this.client, RUKPAK_API_VERSION, "Instance", { onError });
+    this.namespaces = new Informer<KubeObject>(this.client, "v1", "Namespace", { onError });
+    this.queue = new WorkQueue({
+      concurrency: 2,
+      baseDelay: 500,
+      maxDelay: 30_000,
+      onError: (k, e, n) => this.log(`clusterextension ${k}: attempt ${n} failed: ${(e as Error).message}`),
+    });
+    this.extensions.on((ev, o, old) => {
+      if (ev === "update" && old?.metadata.generation === o.metadata.generation) return;
+      this.queue.add(o.metadata.name);
+    });
+    this.instances.on((_, i) => {
+      const owner = i.metadata.labels?.[LABEL_OWNER_NAME];
+      if (i.metadata.labels?.[LABEL_OWNER_KIND] === "ClusterExtension" && owner) this.queue.add(owner);
+    });
+    this.namespaces.on((_, ns) => {
+      for (const e of this.extensions.list())
+        if (e.spec.namespace === ns.metadata.name) this.queue.add(e.metadata.name);
+    });
+    opts.catalogs.onChange(() => this.requeueAll());
+  }
+
+  private requeueAll(): void {
+    for (const e of this.extensions.list()) this.queue.add(e.metadata.name);
+  }
+
+  async start(): Promise<void> {
+    await Promise.all([this.extensions.start(), this.instances.start(), this.namespaces.start()]);
+    this.running = this.queue.run((k) => this.reconcile(k));
+  }
+
+  async stop(): Promise<void> {
+    this.extensions.stop();
+    this.instances.stop();
+    this.namespaces.stop();
+    this.queue.stop();
+    await this.running;
+  }
+
+  async reconcile(name: string): Promise<{ requeueAfter?: number } | void> {
+    const ext = this.extensions.get(name);
+    if (!ext || ext.metadata.deletionTimestamp) return; // the Instance goes with it (owner reference)
+    // resolving before every catalog was tried would see installed bundles' catalogs as missing
+    if (!this.opts.catalogs.settled()) return { requeueAfter: 1000 };
+    const out = await this.reconcileSteps(ext);
+    await this.writeStatus(ext, out);
+    return out.requeueAfter ? { requeueAfter: out.requeueAfter } : undefined;
+  }
+
+  private async reconcileSteps(ext: ClusterExtension): Promise<Outcome> {
+    const inst = this.instances.get(instanceNameFor(ext.metadata.name));
+    const conflict = this.instanceConflict(ext, inst);
+    if (conflict) return conflict;
+    const installed = this.installedBundle(ext, inst);
+    const requester = this.requesterOf(ext);
+    if ("blocked" in requester) return this.withInstalled(ext, installed, requester.blocked);
+    const invalid = this.invalidConfiguration(ext);
+    if (invalid) return this.withInstalled(ext, installed, invalid);
+    const resolution = this.resolve(ext, installed);
+    const deprecation = this.deprecationConditions(ext, installed?.name ?? "", resolution);
+    if ("error" in resolution) return this.withInstalled(ext, installed, resolution.error, deprecation);
+    if (!this.namespaceExists(ext))
+      return this.withInstalled(
+        ext,
+        installed,
+        this.retrying(`failed to install: namespaces ${JSON.stringify(ext.spec.namespace)} not found`),
+        deprecation,
+      );
+    const current = await this.ensureInstance(ext, inst, resolution.resolved, requester.requester);
+    if (!current) return { conditions: [] };
+    return this.fromInstance(ext, current, resolution.resolved, installed, deprecation);
+  }
+
+  // ---------------------------------------------------------------- steps
+
+  /** An Instance of that name that this ClusterExtension does not own is never taken over. */
+  private instanceConflict(ext: ClusterExtension, inst: Instance | undefined): Outcome | undefined {
+    if (!inst || (inst.metadata.ownerReferences ?? []).some((r) => r.uid === ext.metadata.uid)) return undefined;
+    return {
+      conditions: [
+        this.blocked(
+          `Instance ${inst.metadata.name} exists and does not belong to this ClusterExtension; ` +
+            "opcat never takes over an object it did not create",
+        ),
+        { type: "Installed", status: "False", reason: "Failed", message: "No bundle installed" },
+      ],
+      install: null,
+    };
+  }
+
+  /**
+   * What is installed: the bundle the Instance has active when its spec is in effect, else what the
+   * status recorded last (during a pivot the previous bundle keeps running).
+   */
+  private installedBundle(ext: ClusterExtension, inst: Instance | undefined): InstalledBundle | undefined {
+    if (!inst) return undefined;
+    const a = inst.metadata.annotations ?? {};
+    if (
+      findCondition(inst.status?.conditions, "Installed")?.status === "True" &&
+      inst.status?.activeBundle === inst.spec.bundle.name &&
+      a[ANNOTATION_BUNDLE_NAME] &&
+      a[ANNOTATION_BUNDLE_VERSION]
+    )
+      return { name: a[ANNOTATION_BUNDLE_NAME], version: a[ANNOTATION_BUNDLE_VERSION] };
+    const recorded = ext.status?.install?.bundle;
+    return recorded && inst.status?.activeBundle ? { name: recorded.name, version: recorded.version } : undefined;
+  }
+
+  /** The ClusterExtension's author, as the admission webhook recorded and signed it. */
+  private requesterOf(ext: ClusterExtension): { requester: Requester } | { blocked: NewCondition } {
+    const r = verifiedRequester(this.opts.key, ext);
+    if (r) return { requester: r };
+    return {
+      blocked: this.blocked(
+        "who created or last changed this ClusterExtension cannot be verified (written while opcat's admission " +
+          "webhook was not serving, or the record was altered): apply it again",
+      ),
+    };
+  }
+
+  /** config.inline: opcat knows `watchNamespace` (registry+v1's only configuration). */
+  private invalidConfiguration(ext: ClusterExtension): NewCondition | undefined {
+    const inline = ext.spec.config?.inline ?? {};
+    const unknown = Object.keys(inline).filter((k) => k !== "watchNamespace");
+    const wn = inline.watchNamespace;
+    const problem =
+      unknown.length > 0
+        ? `unknown field${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => JSON.stringify(k)).join(", ")}`
+        : wn !== undefined && typeof wn !== "string"
+          ? "watchNamespace must be a string"
+          : undefined;
+    if (!problem) return undefined;
+    return {
+      type: "Progressing",
+      status: "False",
+      reason: "InvalidConfiguration",
+      message: `invalid ClusterExtension configuration: ${problem}`,
+    };
+  }
+
+  /** The package as each selected, available catalog serves it. */
+  private catalogPackages(ext: ClusterExtension): CatalogPackage[] {
+    const c = ext.spec.source.catalog!;
+    const out: CatalogPackage[] = [];
+    for (const s of this.opts.catalogs.servedCatalogs()) {
+      const cc = this.opts.catalogs.catalogs.get(s.name);
+      if (!cc || (cc.spec as { availabilityMode?: string }).availabilityMode === "Unavailable") continue;
+      if (!selects(c.selector, { ...(cc.metadata.labels ?? {}), [LABEL_CATALOG_NAME]: cc.metadata.name })) continue;
+      const pkg: CatalogPackage = {
+        catalog: s.name,
+        priority: s.priority,
+        channels: [],
+        bundles: [],
+        deprecations: [],
+      };
+      for (const i of s.revision.query("", c.packageName, "") ?? []) {
+        const blob = JSON.parse(s.revision.line(i).toString("utf8")) as { schema?: string };
+        if (blob.schema === "olm.channel") pkg.channels.push(blob as FbcChannel);
+        else if (blob.schema === "olm.bundle") pkg.bundles.push(blob as FbcBundle);
+        else if (blob.schema === "olm.deprecations") pkg.deprecations.push(blob as FbcDeprecation);
+      }
+      out.push(pkg);
+    }
+    return out;
+  }
+
+  /** Whether a ClusterCatalog matching the selector exists (upstream's CheckCatalogsExist). */
+  private catalogsExist(ext: ClusterExtension): boolean {
+    const sel = ext.spec.source.catalog?.selector;
+    return this.opts.catalogs.catalogs
+      .list()
+      .some(
+        (cc: ClusterCatalog) =>
+          !cc.metadata.deletionTimestamp &&
+          selects(sel, { ...(cc.metadata.labels ?? {}), [LABEL_CATALOG_NAME]: cc.metadata.name }),
+      );
+  }
+
+  /**
+   * Resolution with upstream's handling of failures: nothing installed → Retrying; a version asked for
+   * that differs from the installed one → Retrying; catalogs that match exist → Retrying; none left →
+   * the installed bundle stays (so that deleting a catalog never uninstalls anything).
+   */
+  private resolve(
+    ext: ClusterExtension,
+    installed: InstalledBundle | undefined,
+  ): { resolved: Resolved } | { error: NewCondition; hasCatalogData?: false } {
+    const c = ext.spec.source.catalog!;
+    try {
+      return {
+        resolved: resolveBundle(
+          {
+            packageName: c.packageName,
+            version: c.version,
+            channels: c.channels,
+            upgradeConstraintPolicy: c.upgradeConstraintPolicy,
+            installed,
+          },
+          this.catalogPackages(ext),
+        ),
+      };
+    } catch (e) {
+      if (!(e instanceof ResolutionError)) throw e;
+      const err = e.message;
+      if (!installed) return { error: this.retrying(err) };
+      if (c.version && c.version !== installed.version)
+        return {
+          error: this.retrying(
+            `unable to upgrade to version ${c.version}: ${err} (currently installed: ${installed.version})`,
+          ),
+        };
+      if (this.catalogsExist(ext)) return { error: this.retrying(err) };
+      return {
+        error: {
+          type: "Progressing",
+          status: "True",
+          reason: "Succeeded",
+          message: "Desired state reached",
+        },
+      };
+    }
+  }
+
+  /** Upstream's SetDeprecationStatus. */
+  private deprecationConditions(
+    ext: ClusterExtension,
+    installedName: string,
+    r: { resolved: Resolved } | { error: NewCondition },
+  ): NewCondition[] {
+    const unknown = "deprecation status unknown: catalog data unavailable";
+    if (!("resolved" in r))
+      return [
+        { type: "Deprecated", status: "Unknown", reason: "DeprecationStatusUnknown", message: unknown },
+        { type: "PackageDeprecated", status: "Unknown", reason: "DeprecationStatusUnknown", message: unknown },
+        { type: "ChannelDeprecated", status: "Unknown", reason: "DeprecationStatusUnknown", message: unknown },
+        installedName
+          ? { type: "BundleDeprecated", status: "Unknown", reason: "DeprecationStatusUnknown", message: unknown }
+          : { type: "BundleDeprecated", status: "Unknown", reason: "Absent", message: "no bundle installed yet" },
+      ];
+    const channels = new Set(ext.spec.source.catalog?.channels ?? []);
+    const pkg: string[] = [];
+    const ch: string[] = [];
+    const bundle: string[] = [];
+    for (const e of r.resolved.deprecation?.entries ?? []) {
+      if (!e.message) continue;
+      if (e.reference.schema === "olm.package") pkg.push(e.message);
+      else if (e.reference.schema === "olm.channel" && (channels.size === 0 || channels.has(e.reference.name ?? "")))
+        ch.push(e.message);
+      else if (e.reference.schema === "olm.bundle" && installedName && e.reference.name === installedName)
+        bundle.push(e.message);
+    }
+    const all = [...pkg, ...ch, ...bundle];
+    const one = (type: string, msgs: string[], none: string): NewCondition =>
+      msgs.length > 0
+        ? { type, status: "True", reason: "Deprecated", message: msgs.join("\n") }
+        : { type, status: "False", reason: "NotDeprecated", message: none };
+    return [
+      one("Deprecated", all, "not deprecated"),
+      one("PackageDeprecated", pkg, "package not deprecated"),
+      one("ChannelDeprecated", ch, "channel not deprecated"),
+      installedName
+        ? one("BundleDeprecated", bundle, "bundle not deprecated")
+        : { type: "BundleDeprecated", status: "Unknown", reason: "Absent", message: "no bundle installed yet" },
+    ];
+  }
+
+  private namespaceExists(ext: ClusterExtension): boolean {
+    return this.namespaces.get(ext.spec.namespace) !== undefined;
+  }
+
+  /** The Instance this ClusterExtension needs now. */
+  desiredInstance(ext: ClusterExtension, r: Resolved, started: string): Instance {
+    const name = ext.metadata.name;
+    const image = r.bundle.image ?? "";
+    const labels = { [LABEL_OWNER_KIND]: "ClusterExtension", [LABEL_OWNER_NAME]: name };
+    const wn = ext.spec.config?.inline?.watchNamespace;
+    const enforcement = ext.spec.install?.preflight?.crdUpgradeSafety?.enforcement;
+    return {
+      apiVersion: RUKPAK_API_VERSION,
+      kind: "Instance",
+      metadata: {
+        name: instanceNameFor(name),
+        labels,
+        annotations: {
+          [ANNOTATION_BUNDLE_NAME]: r.bundle.name,
+          [ANNOTATION_BUNDLE_VERSION]: r.version,
+          [ANNOTATION_PACKAGE_NAME]: r.bundle.package,
+          [ANNOTATION_BUNDLE_REFERENCE]: image,
+          [ANNOTATION_ROLLOUT_STARTED]: started,
+        },
+        ownerReferences: [
+          { apiVersion: OLM_API_VERSION, kind: "ClusterExtension", name, uid: ext.metadata.uid!, controller: true },
+        ],
+      },
+      spec: {
+        selector: { matchLabels: labels },
+        bundle: {
+          name: bundleObjectName(name, r.bundle.name, image),
+          spec: { class: CLUSTER_EXTENSION_CLASS, refs: [`docker://${image}`] },
+        },
+        installNamespace: ext.spec.namespace,
+        ...(typeof wn === "string" ? { watchNamespaces: [wn] } : {}),
+        ...(enforcement === "None" ? { crdUpgradeSafety: "None" as const } : {}),
+      },
+    };
+  }
+
+  /**
+   * Creates or updates the Instance **as the ClusterExtension's author** (impersonation), so that
+   * the webhook records her as its requester and approval judges her. Unchanged: nothing is written.
+   */
+  private async ensureInstance(
+    ext: ClusterExtension,
+    cur: Instance | undefined,
+    r: Resolved,
+    requester: Requester,
+  ): Promise<Instance | undefined> {
+    const curStarted = cur?.metadata.annotations?.[ANNOTATION_ROLLOUT_STARTED] ?? "";
+    const want = this.desiredInstance(ext, r, curStarted);
+    const same =
+      cur &&
+      JSON.stringify(cur.spec) === JSON.stringify({ ...cur.spec, ...want.spec }) &&
+      Object.keys(cur.spec).every((k) => k in want.spec) &&
+      Object.entries(want.metadata.annotations ?? {}).every(([k, v]) => cur.metadata.annotations?.[k] === v);
+    if (same) return cur;
+    // the ClusterExtension may be going (its Instance's deletion can be seen first): ask the API server
+    if (!(await this.client.getLive(OLM_API_VERSION, "ClusterExtension", ext.metadata.name, { uid: ext.metadata.uid })))
+      return undefined;
+    want.metadata.annotations![ANNOTATION_ROLLOUT_STARTED] = new Date().toISOString();
+    const as = this.client.impersonating(requester);
+    if (!cur) return as.create<Instance>(want);
+    // keep what others wrote on the Instance (finalizers, other labels); the spec is ours
+    return as.replace<Instance>({
+      ...cur,
+      metadata: {
+        ...cur.metadata,
+        labels: { ...(cur.metadata.labels ?? {}), ...want.metadata.labels },
+        annotations: { ...(cur.metadata.annotations ?? {}), ...want.metadata.annotations },
+      },
+      spec: want.spec,
+    });
+  }
+
+  /** The ClusterExtension's conditions from its Instance's. */
+  private fromInstance(
+    ext: ClusterExtension,
+    inst: Instance,
+    r: Resolved,
+    installed: InstalledBundle | undefined,
+    deprecation: NewCondition[],
+  ): Outcome {
+    const gen = inst.metadata.generation ?? 0;
+    const ic = findCondition(inst.status?.conditions, "Installed");
+    const done =
+      ic?.status === "True" &&
+      inst.status?.activeBundle === inst.spec.bundle.name &&
+      inst.status?.observedGeneration === gen &&
+      inst.spec.bundle.name === bundleObjectName(ext.metadata.name, r.bundle.name, r.bundle.image ?? "");
+    if (done) {
+      // the bundle deprecation is about the bundle now installed
+      const dep = this.deprecationConditions(ext, r.bundle.name, { resolved: r });
+      return {
+        conditions: [
+          {
+            type: "Installed",
+            status: "True",
+            reason: "Succeeded",
+            message: `Installed bundle ${r.bundle.image} successfully`,
+          },
+          { type: "Progressing", status: "True", reason: "Succeeded", message: "Desired state reached" },
+          ...dep,
+        ],
+        install: { bundle: { name: r.bundle.name, version: r.version } },
+      };
+    }
+    const progressing = this.progressingFromInstance(inst);
+    const deadline = this.pastDeadline(ext, inst);
+    return {
+      ...this.withInstalled(ext, installed, deadline.condition ?? progressing, deprecation),
+      ...(deadline.requeueAfter ? { requeueAfter: deadline.requeueAfter } : {}),
+    };
+  }
+
+  /** Progressing while the Instance is not there yet: approval, unpacking, safety, collisions. */
+  private progressingFromInstance(inst: Instance): NewCondition {
+    const cs = inst.status?.conditions;
+    const stale = (c: Condition | undefined) =>
+      !c || (c.observedGeneration !== undefined && c.observedGeneration !== inst.metadata.generation);
+    const approved = findCondition(cs, "Approved");
+    const unpacked = findCondition(cs, "Unpacked");
+    const installed = findCondition(cs, "Installed");
+    const who = `Instance ${inst.metadata.name}`;
+    if (!stale(unpacked) && unpacked!.status === "False")
+      return this.retrying(`${who}: ${unpacked!.reason}: ${unpacked!.message}`);
+    if (!stale(approved) && approved!.status === "False")
+      return this.retrying(
+        `${who} waits for approval (${approved!.reason}): ${approved!.message}; ` +
+          `kubectl instance approve ${inst.metadata.name}`,
+      );
+    if (!stale(installed) && installed!.status === "False" && installed!.reason !== "Upgrading")
+      return this.retrying(`${who}: ${installed!.reason}: ${installed!.message}`);
+    return {
+      type: "Progressing",
+      status: "True",
+      reason: "RollingOut",
+      message: `${who} is installing bundle ${inst.metadata.annotations?.[ANNOTATION_BUNDLE_NAME] ?? ""}`.trim(),
+    };
+  }
+
+  /** progressDeadlineMinutes: counted from when the Instance's current spec was written. */
+  private pastDeadline(ext: ClusterExtension, inst: Instance): { condition?: NewCondition; requeueAfter?: number } {
+    const minutes = ext.spec.progressDeadlineMinutes;
+    const started = Date.parse(inst.metadata.annotations?.[ANNOTATION_ROLLOUT_STARTED] ?? "");
+    if (!minutes || Number.isNaN(started)) return {};
+    const left = started + minutes * 60_000 - Date.now();
+    if (left > 0) return { requeueAfter: left };
+    return {
+      condition: {
+        type: "Progressing",
+        status: "False",
+        reason: "ProgressDeadlineExceeded",
+        message: `installation has not completed within ${minutes} minutes (progressDeadlineMinutes)`,
+      },
+    };
+  }
+
+  /** `Installed` from what is installed (upstream's setInstalledStatusFromRevisionStates), plus `progressing`. */
+  private withInstalled(
+    ext: ClusterExtension,
+    installed: InstalledBundle | undefined,
+    progressing: NewCondition,
+    deprecation: NewCondition[] = [],
+  ): Outcome {
+    const installedCond: NewCondition = installed
+      ? {
+          type: "Installed",
+          status: "True",
+          reason: "Succeeded",
+          message: `Installed bundle ${this.installedImage(ext, installed)} successfully`,
+        }
+      : { type: "Installed", status: "False", reason: "Failed", message: "No bundle installed" };
+    return {
+      conditions: [installedCond, progressing, ...deprecation],
+      install: installed ? { bundle: { name: installed.name, version: installed.version } } : null,
+    };
+  }
+
+  /** The image of the installed bundle: the Instance's when it names that bundle, else what status said. */
+  private installedImage(ext: ClusterExtension, installed: InstalledBundle): string {
+    const a = this.instances.get(instanceNameFor(ext.metadata.name))?.metadata.annotations ?? {};
+    if (a[ANNOTATION_BUNDLE_NAME] === installed.name && a[ANNOTATION_BUNDLE_REFERENCE])
+      return a[ANNOTATION_BUNDLE_REFERENCE];
+    const prev = ext.status?.conditions?.find((c) => c.type === "Installed" && c.status === "True");
+    return (prev && /^Installed bundle (.*) successfully$/.exec(prev.message)?.[1]) ?? "";
+  }
+
+  private retrying(message: string): NewCondition {
+    return { type: "Progressing", status: "True", reason: "Retrying", message };
+  }
+
+  private blocked(message: string): NewCondition {
+    return { type: "Progressing", status: "False", reason: "Blocked", message };
+  }
+
+  /** Writes conditions and status.install (conflicts retried on a fresh read). */
+  private async writeStatus(ext: ClusterExtension, out: Outcome): Promise<void> {
+    if (out.conditions.length === 0) return;
+    const name = ext.metadata.name;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const fresh = await this.client.tryGet<ClusterExtension>(OLM_API_VERSION, "ClusterExtension", name);
+      if (!fresh || fresh.metadata.uid !== ext.metadata.uid) return;
+      const gen = fresh.metadata.generation ?? 0;
+      let list = fresh.status?.conditions ?? [];
+      for (const c of out.conditions) list = setCondition(list, { observedGeneration: gen, ...c }).conditions;
+      // deprecation conditions are always present once known
+      const types = new Set([...out.conditions.map((c) => c.type), ...DEPRECATION_TYPES]);
+      list = list.filter((c) => types.has(c.type));
+      const status: ClusterExtensionStatus = { ...(fresh.status ?? {}), conditions: list };
+      if (out.install === null) delete status.install;
+      else if (out.install) status.install = out.install;
+      if (JSON.stringify(status) === JSON.stringify(fresh.status ?? {})) return;
+      try {
+        await this.client.replace<ClusterExtension>({ ...fresh, status }, { subresource: "status" });
+        return;
+      } catch (e) {
+        if (!isConflict(e)) throw e;
+      }
+    }
+  }
+}
