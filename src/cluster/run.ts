@@ -222,7 +222,13 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
     });
     const resolvesets = new ResolvesetProvisioner({ client, bundleStore: join(stateDir, "bundles"), log, key, self });
     const operators = new OperatorController({ client, deppy, log });
-    const extensions = new ExtensionController({ client, catalogs, key, log });
+    const extensions = new ExtensionController({
+      client,
+      catalogs,
+      key,
+      log,
+      resync: (i) => controller.instanceQueue.add(i),
+    });
     controllers = new ControllerSet(controller, catalogs, deppy, resolvesets, operators, extensions);
   }
   let elector: LeaderElector | undefined;

@@ -100,8 +100,26 @@ export interface ExtensionControllerOptions {
   client: KubeClient;
   catalogs: CatalogController;
   key: SigningKey;
+  /** Asks the RukPak provisioner to reconcile an Instance again (it re-applies every object). */
+  resync?: (instance: string) => void;
   log?: (msg: string) => void;
 }
+
+/** The kinds whose installed objects are restored when deleted (watched by the owner-kind label). */
+export const RESTORED_KINDS: [string, string][] = [
+  ["apps/v1", "Deployment"],
+  ["v1", "ServiceAccount"],
+  ["v1", "Service"],
+  ["v1", "ConfigMap"],
+  ["v1", "Secret"],
+  ["rbac.authorization.k8s.io/v1", "ClusterRole"],
+  ["rbac.authorization.k8s.io/v1", "ClusterRoleBinding"],
+  ["rbac.authorization.k8s.io/v1", "Role"],
+  ["rbac.authorization.k8s.io/v1", "RoleBinding"],
+  ["apiextensions.k8s.io/v1", "CustomResourceDefinition"],
+  ["admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"],
+  ["admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"],
+];
 
 /** What one pass decided, written to status at the end. */
 interface Outcome {
@@ -116,6 +134,8 @@ export class ExtensionController {
   readonly extensions: Informer<ClusterExtension>;
   readonly instances: Informer<Instance>;
   readonly namespaces: Informer<KubeObject>;
+  /** Installed objects of the RESTORED_KINDS, by the owner-kind label. */
+  readonly owned: Informer<KubeObject>[];
   readonly queue: WorkQueue;
   private readonly client: KubeClient;
   private readonly log: (m: string) => void;
@@ -147,6 +167,18 @@ export class ExtensionController {
         if (e.spec.namespace === ns.metadata.name) this.queue.add(e.metadata.name);
     });
     opts.catalogs.onChange(() => this.requeueAll());
+    // a deleted installed object is made again: the provisioner re-applies the Instance's objects
+    this.owned = RESTORED_KINDS.map(([apiVersion, kind]) =>
+      new Informer<KubeObject>(this.client, apiVersion, kind, {
+        onError,
+        labelSelector: `${LABEL_OWNER_KIND}=ClusterExtension`,
+      }).on((ev, o) => {
+        const owner = o.metadata.labels?.[LABEL_OWNER_NAME];
+        const ext = owner ? this.extensions.get(owner) : undefined;
+        if (ev === "delete" && ext && !ext.metadata.deletionTimestamp)
+          opts.resync?.(instanceNameFor(ext.metadata.name));
+      }),
+    );
   }
 
   private requeueAll(): void {
@@ -154,7 +186,12 @@ export class ExtensionController {
   }
 
   async start(): Promise<void> {
-    await Promise.all([this.extensions.start(), this.instances.start(), this.namespaces.start()]);
+    await Promise.all([
+      this.extensions.start(),
+      this.instances.start(),
+      this.namespaces.start(),
+      ...this.owned.map((i) => i.start()),
+    ]);
     this.running = this.queue.run((k) => this.reconcile(k));
   }
 
@@ -162,6 +199,7 @@ export class ExtensionController {
     this.extensions.stop();
     this.instances.stop();
     this.namespaces.stop();
+    for (const i of this.owned) i.stop();
     this.queue.stop();
     await this.running;
   }

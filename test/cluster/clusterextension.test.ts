@@ -1,0 +1,474 @@
+/**
+ * operator-controller's ClusterExtension on a real API server, as its users write it: catalogs of a
+ * small registry+v1 package (`tiny`, built here, pushed by opcat to a real docker-registry on
+ * 127.0.0.1) served by the catalog controller; ClusterExtensions resolved by the extension controller
+ * and installed through a RukPak Instance by the operator provisioner; all controllers in this
+ * process with their admission webhooks registered by URL.
+ *
+ * Catalogs: `main` (label team=a): stable 1.0.0 → 1.1.0 → 1.2.0; fast 1.2.0 → 2.0.0 → 3.0.0 → 4.0.0
+ * (4.0.0 drops a CRD field: unsafe). `other` (team=b): stable 1.0.0 → 1.5.0. `depr` (team=d):
+ * stable 1.0.0 → 1.1.0 with the package, channel stable and bundle 1.0.0 deprecated.
+ */
+import { after, afterEach, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildBundleImage, buildCatalogImage, pushImage } from "../../src/image/index.js";
+import { renderBundleDirectory } from "../../src/bundle/index.js";
+import { formatCatalog } from "../../src/fbc/write.js";
+import type { KubeClient, KubeObject } from "../../src/cluster/client.js";
+import { API_VERSION as RUKPAK, ANNOTATION_REQUESTER, type Instance } from "../../src/cluster/rukpak/api.js";
+import { approveInstance } from "../../src/cluster/rukpak/approve.js";
+import { runControllers, type RunningControllers } from "../../src/cluster/run.js";
+import { CATALOG_API_VERSION, type ClusterCatalog } from "../../src/cluster/deppy/api.js";
+import { OLM_API_VERSION, type ClusterExtension } from "../../src/cluster/olm/api.js";
+import { instanceNameFor } from "../../src/cluster/olm/extension.js";
+import { requireTools, startDockerRegistry, type RunningRegistry } from "../image/servers.js";
+import { clientAs, clusterKubeconfig, cond, controllerLog, grantClusterRole, waitFor } from "./harness.js";
+
+const cluster = clusterKubeconfig();
+const missingTools = requireTools("docker-registry");
+const skip = cluster.skip || missingTools;
+const log = controllerLog("clusterextension-controllers");
+const NS = "tiny-system";
+const CRD = "widgets.tiny.example.com";
+
+/** A registry+v1 bundle of package `tiny` (one Deployment, one CRD); `dropColor`: the CRD loses a field. */
+function writeBundle(dir: string, version: string, dropColor = false): void {
+  mkdirSync(join(dir, "manifests"), { recursive: true });
+  mkdirSync(join(dir, "metadata"), { recursive: true });
+  const props: Record<string, unknown> = { size: { type: "integer" } };
+  if (!dropColor) props.color = { type: "string" };
+  writeFileSync(
+    join(dir, "manifests", "crd.yaml"),
+    JSON.stringify({
+      apiVersion: "apiextensions.k8s.io/v1",
+      kind: "CustomResourceDefinition",
+      metadata: { name: CRD },
+      spec: {
+        group: "tiny.example.com",
+        names: { kind: "Widget", listKind: "WidgetList", plural: "widgets", singular: "widget" },
+        scope: "Namespaced",
+        versions: [
+          {
+            name: "v1",
+            served: true,
+            storage: true,
+            schema: {
+              openAPIV3Schema: {
+                type: "object",
+                properties: { spec: { type: "object", properties: props } },
+              },
+            },
+          },
+        ],
+      },
+    }),
+  );
+  writeFileSync(
+    join(dir, "manifests", "tiny.clusterserviceversion.yaml"),
+    JSON.stringify({
+      apiVersion: "operators.coreos.com/v1alpha1",
+      kind: "ClusterServiceVersion",
+      metadata: { name: `tiny.v${version}`, annotations: { "olm.properties": "[]" } },
+      spec: {
+        displayName: "tiny",
+        version,
+        installModes: [
+          { type: "OwnNamespace", supported: true },
+          { type: "SingleNamespace", supported: true },
+          { type: "MultiNamespace", supported: false },
+          { type: "AllNamespaces", supported: true },
+        ],
+        customresourcedefinitions: { owned: [{ name: CRD, version: "v1", kind: "Widget" }] },
+        install: {
+          strategy: "deployment",
+          spec: {
+            clusterPermissions: [
+              {
+                serviceAccountName: "tiny",
+                rules: [{ apiGroups: ["tiny.example.com"], resources: ["widgets"], verbs: ["get", "list", "watch"] }],
+              },
+            ],
+            deployments: [
+              {
+                name: "tiny-controller",
+                spec: {
+                  replicas: 1,
+                  selector: { matchLabels: { app: "tiny" } },
+                  template: {
+                    metadata: { labels: { app: "tiny" } },
+                    spec: {
+                      serviceAccountName: "tiny",
+                      containers: [{ name: "manager", image: `example.com/tiny:v${version}` }],
+                    },
+                  },
+                },
+              },
+            ],
+          },
+        },
+      },
+    }),
+  );
+  writeFileSync(
+    join(dir, "metadata", "annotations.yaml"),
+    "annotations:\n" +
+      "  operators.operatorframework.io.bundle.mediatype.v1: registry+v1\n" +
+      "  operators.operatorframework.io.bundle.manifests.v1: manifests/\n" +
+      "  operators.operatorframework.io.bundle.metadata.v1: metadata/\n" +
+      "  operators.operatorframework.io.bundle.package.v1: tiny\n" +
+      "  operators.operatorframework.io.bundle.channels.v1: stable\n",
+  );
+}
+
+describe("ClusterExtension on a real API server (operator-controller's API)", { skip, concurrency: false }, () => {
+  let kubeconfig = "";
+  let admin: KubeClient;
+  let registry: RunningRegistry;
+  let running: RunningControllers | undefined;
+  let tmp = "";
+  const dirs: Record<string, string> = {};
+  const images: Record<string, string> = {};
+
+  /** A catalog directory of package tiny: channels as ordered versions, each replacing the one before. */
+  function writeCatalog(
+    dir: string,
+    channels: Record<string, string[]>,
+    deprecations?: { reference: { schema: string; name?: string }; message: string }[],
+  ): void {
+    mkdirSync(dir, { recursive: true });
+    const blobs: unknown[] = [{ schema: "olm.package", name: "tiny", defaultChannel: "stable" }];
+    for (const [ch, vs] of Object.entries(channels))
+      blobs.push({
+        schema: "olm.channel",
+        name: ch,
+        package: "tiny",
+        entries: vs.map((v, i) => ({ name: `tiny.v${v}`, ...(i > 0 ? { replaces: `tiny.v${vs[i - 1]}` } : {}) })),
+      });
+    if (deprecations) blobs.push({ schema: "olm.deprecations", package: "tiny", entries: deprecations });
+    let text = blobs.map((b) => JSON.stringify(b)).join("\n") + "\n";
+    for (const v of [...new Set(Object.values(channels).flat())])
+      text += formatCatalog(renderBundleDirectory(dirs[v], { image: images[v] }), "json");
+    writeFileSync(join(dir, "tiny.json"), text);
+  }
+
+  async function catalog(name: string, tag: string, team: string, pollIntervalMinutes?: number): Promise<void> {
+    await admin.apply({
+      apiVersion: CATALOG_API_VERSION,
+      kind: "ClusterCatalog",
+      metadata: { name, labels: { team } },
+      spec: {
+        source: {
+          type: "Image",
+          image: { ref: `${registry.host}/catalogs/${tag}`, ...(pollIntervalMinutes ? { pollIntervalMinutes } : {}) },
+        },
+      },
+    } as ClusterCatalog);
+    await waitFor<ClusterCatalog>(
+      admin,
+      CATALOG_API_VERSION,
+      "ClusterCatalog",
+      name,
+      (o) => cond(o, "Serving")?.status === "True",
+      "Serving",
+    );
+  }
+
+  function extension(name: string, catalogSpec: Record<string, unknown>, extra: Record<string, unknown> = {}) {
+    return {
+      apiVersion: OLM_API_VERSION,
+      kind: "ClusterExtension",
+      metadata: { name },
+      spec: {
+        namespace: NS,
+        source: { sourceType: "Catalog", catalog: { packageName: "tiny", ...catalogSpec } },
+        ...extra,
+      },
+    } as unknown as ClusterExtension;
+  }
+
+  const progressedAt = (o: ClusterExtension | undefined) =>
+    o?.status?.conditions?.find((c) => c.type === "Progressing")?.observedGeneration;
+
+  /** Waits until the extension reports `version` installed for its current generation. */
+  const installedVersion = (name: string, version: string) =>
+    waitFor<ClusterExtension>(
+      admin,
+      OLM_API_VERSION,
+      "ClusterExtension",
+      name,
+      (o) =>
+        cond(o, "Installed")?.status === "True" &&
+        o?.status?.install?.bundle.version === version &&
+        cond(o, "Progressing")?.reason === "Succeeded" &&
+        progressedAt(o) === o?.metadata.generation,
+      `installed ${version}`,
+    );
+
+  const progressing = (name: string, reason: string, match: (m: string) => boolean, what: string) =>
+    waitFor<ClusterExtension>(
+      admin,
+      OLM_API_VERSION,
+      "ClusterExtension",
+      name,
+      (o) =>
+        cond(o, "Progressing")?.reason === reason &&
+        match(cond(o, "Progressing")?.message ?? "") &&
+        progressedAt(o) === o?.metadata.generation,
+      what,
+    );
+
+  async function patchCatalogSpec(name: string, catalogSpec: Record<string, unknown>, extra = {}): Promise<void> {
+    await admin.mergePatch(OLM_API_VERSION, "ClusterExtension", name, {
+      spec: { source: { catalog: catalogSpec }, ...extra },
+    });
+  }
+
+  /** Deletes every ClusterExtension and waits until what they installed is gone. */
+  async function removeAll(): Promise<void> {
+    for (const e of (await admin.list<ClusterExtension>(OLM_API_VERSION, "ClusterExtension")).items) {
+      await admin.delete(OLM_API_VERSION, "ClusterExtension", e.metadata.name).catch(() => false);
+      await waitFor(admin, OLM_API_VERSION, "ClusterExtension", e.metadata.name, (o) => o === undefined, "gone");
+      await waitFor(admin, RUKPAK, "Instance", instanceNameFor(e.metadata.name), (o) => o === undefined, "gone");
+    }
+    await waitFor(admin, "apiextensions.k8s.io/v1", "CustomResourceDefinition", CRD, (o) => o === undefined, "gone");
+  }
+
+  before(async () => {
+    if (cluster.skip !== false) return;
+    kubeconfig = cluster.kubeconfig;
+    admin = clientAs(kubeconfig, "admin");
+    tmp = mkdtempSync(join(tmpdir(), "opcat-clusterext-"));
+    registry = await startDockerRegistry(join(tmp, "registry"));
+    for (const v of ["1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.5.0", "2.0.0", "3.0.0", "4.0.0"]) {
+      dirs[v] = join(tmp, "bundles", v);
+      writeBundle(dirs[v], v, v === "4.0.0");
+      images[v] = `${registry.host}/tiny-bundle:v${v}`;
+      await pushImage(buildBundleImage(dirs[v]), images[v], { useHttp: true });
+    }
+    const main = { stable: ["1.0.0", "1.1.0", "1.2.0"], fast: ["1.2.0", "2.0.0", "3.0.0", "4.0.0"] };
+    writeCatalog(join(tmp, "main"), main);
+    writeCatalog(join(tmp, "main2"), { ...main, stable: [...main.stable, "1.3.0"] });
+    writeCatalog(join(tmp, "other"), { stable: ["1.0.0", "1.5.0"] });
+    writeCatalog(join(tmp, "depr"), { stable: ["1.0.0", "1.1.0"] }, [
+      { reference: { schema: "olm.package" }, message: "tiny is deprecated" },
+      { reference: { schema: "olm.channel", name: "stable" }, message: "stable is deprecated" },
+      { reference: { schema: "olm.bundle", name: "tiny.v1.0.0" }, message: "tiny 1.0.0 is deprecated" },
+    ]);
+    for (const c of ["main", "other", "depr"])
+      await pushImage(buildCatalogImage(join(tmp, c)), `${registry.host}/catalogs/${c}:v1`, { useHttp: true });
+    running = await runControllers({
+      kubeconfig,
+      context: "admin",
+      stateDir: join(tmp, "state"),
+      pull: { useHttp: true },
+      namespace: "opcat-clusterext-test",
+      log,
+    });
+    await removeAll();
+    await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: NS } } as KubeObject);
+    await catalog("main", "main:v1", "a", 60);
+    await catalog("other", "other:v1", "b");
+    await catalog("depr", "depr:v1", "d");
+  });
+
+  afterEach(async () => {
+    if (cluster.skip === false && admin) await removeAll();
+  });
+
+  after(async () => {
+    try {
+      if (admin && running) await removeAll();
+    } finally {
+      for (const c of ["main", "other", "depr"])
+        await admin?.delete(CATALOG_API_VERSION, "ClusterCatalog", c).catch(() => false);
+      await admin?.delete("v1", "Namespace", "tiny-late").catch(() => false);
+      await running?.stop();
+      await registry?.stop();
+      admin?.close();
+      if (tmp) rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+
+  test("the latest version; owner labels; a deleted object is restored; uninstall", async () => {
+    await admin.apply(extension("tiny", { selector: { matchLabels: { team: "a" } } }));
+    const ext = await installedVersion("tiny", "4.0.0");
+    assert.equal(ext?.status?.install?.bundle.name, "tiny.v4.0.0");
+    assert.equal(cond(ext, "Installed")?.message, `Installed bundle ${images["4.0.0"]} successfully`);
+    assert.equal(cond(ext, "Progressing")?.message, "Desired state reached");
+    for (const t of ["Deprecated", "PackageDeprecated", "ChannelDeprecated", "BundleDeprecated"])
+      assert.equal(cond(ext, t)?.status, "False", t);
+    // the objects it installed carry operator-controller's owner labels
+    const dep = await admin.get("apps/v1", "Deployment", "tiny-controller", NS);
+    assert.equal(dep.metadata.labels?.["olm.operatorframework.io/owner-kind"], "ClusterExtension");
+    assert.equal(dep.metadata.labels?.["olm.operatorframework.io/owner-name"], "tiny");
+    // a deleted installed object is made again
+    const uid = dep.metadata.uid;
+    await admin.delete("apps/v1", "Deployment", "tiny-controller", NS);
+    await waitFor(
+      admin,
+      "apps/v1",
+      "Deployment",
+      "tiny-controller",
+      (o) => !!o && o.metadata.uid !== uid,
+      "restored",
+      180_000,
+      NS,
+    );
+    // uninstall
+    await admin.delete(OLM_API_VERSION, "ClusterExtension", "tiny");
+    await waitFor(admin, "apiextensions.k8s.io/v1", "CustomResourceDefinition", CRD, (o) => o === undefined, "gone");
+    await waitFor(admin, "apps/v1", "Deployment", "tiny-controller", (o) => o === undefined, "gone", 180_000, NS);
+  });
+
+  test("a pin never upgrades; a non-successor is refused with upstream's message; SelfCertified allows it", async () => {
+    await admin.apply(extension("tiny", { selector: { matchLabels: { team: "a" } }, version: "1.0.0" }));
+    await installedVersion("tiny", "1.0.0");
+    await patchCatalogSpec("tiny", { version: "3.0.0" });
+    const refused = await progressing("tiny", "Retrying", (m) => m.startsWith("unable to upgrade"), "refused");
+    assert.equal(
+      cond(refused, "Progressing")?.message,
+      'unable to upgrade to version 3.0.0: error upgrading from currently installed version "1.0.0": ' +
+        'no bundles found for package "tiny" matching version "3.0.0" (currently installed: 1.0.0)',
+    );
+    assert.equal(refused?.status?.install?.bundle.version, "1.0.0");
+    assert.equal(cond(refused, "Installed")?.status, "True");
+    await patchCatalogSpec("tiny", { upgradeConstraintPolicy: "SelfCertified" });
+    await installedVersion("tiny", "3.0.0");
+  });
+
+  test("a version range and channels: the highest version within both", async () => {
+    await admin.apply(
+      extension("tiny", {
+        selector: { matchLabels: { team: "a" } },
+        version: ">=1.0.0, <2.0.0",
+        channels: ["stable"],
+      }),
+    );
+    const ext = await installedVersion("tiny", "1.2.0");
+    assert.equal(ext?.status?.install?.bundle.name, "tiny.v1.2.0");
+    // channel fast from 1.2.0: 2.0.0 is its successor; the range ~2 allows it
+    await patchCatalogSpec("tiny", { version: "~2", channels: ["fast"] });
+    await installedVersion("tiny", "2.0.0");
+  });
+
+  test("crdUpgradeSafety: an unsafe CRD change is refused under Strict and applied under None", async () => {
+    await admin.apply(extension("tiny", { selector: { matchLabels: { team: "a" } }, version: "3.0.0" }));
+    await installedVersion("tiny", "3.0.0");
+    await patchCatalogSpec("tiny", { version: "4.0.0" });
+    const refused = await progressing("tiny", "Retrying", (m) => m.includes("UnsafeCRDUpgrade"), "unsafe");
+    assert.match(cond(refused, "Progressing")?.message ?? "", /widgets\.tiny\.example\.com/);
+    assert.equal(refused?.status?.install?.bundle.version, "3.0.0");
+    await admin.mergePatch(OLM_API_VERSION, "ClusterExtension", "tiny", {
+      spec: { install: { preflight: { crdUpgradeSafety: { enforcement: "None" } } } },
+    });
+    await installedVersion("tiny", "4.0.0");
+  });
+
+  test("a selector picks among catalogs; two catalogs at the same priority is upstream's error", async () => {
+    await admin.apply(extension("tiny", { selector: { matchLabels: { team: "b" } }, channels: ["stable"] }));
+    await installedVersion("tiny", "1.5.0");
+    await removeAll();
+    await admin.apply(
+      extension("tiny", {
+        selector: { matchExpressions: [{ key: "team", operator: "In", values: ["a", "b"] }] },
+        channels: ["stable"],
+      }),
+    );
+    const ext = await progressing("tiny", "Retrying", (m) => m.includes("multiple catalogs"), "ambiguous");
+    assert.equal(
+      cond(ext, "Progressing")?.message,
+      'found bundles for package "tiny" in channels [stable] in multiple catalogs with the same priority [main other]',
+    );
+    assert.equal(cond(ext, "Installed")?.status, "False");
+    assert.equal(cond(ext, "Installed")?.message, "No bundle installed");
+  });
+
+  test("deprecation conditions from the catalog's olm.deprecations", async () => {
+    await admin.apply(
+      extension("tiny", { selector: { matchLabels: { team: "d" } }, version: "1.0.0", channels: ["stable"] }),
+    );
+    const ext = await installedVersion("tiny", "1.0.0");
+    const c = (t: string) => [cond(ext, t)?.status, cond(ext, t)?.reason, cond(ext, t)?.message];
+    assert.deepEqual(c("PackageDeprecated"), ["True", "Deprecated", "tiny is deprecated"]);
+    assert.deepEqual(c("ChannelDeprecated"), ["True", "Deprecated", "stable is deprecated"]);
+    assert.deepEqual(c("BundleDeprecated"), ["True", "Deprecated", "tiny 1.0.0 is deprecated"]);
+    assert.deepEqual(c("Deprecated"), [
+      "True",
+      "Deprecated",
+      "tiny is deprecated\nstable is deprecated\ntiny 1.0.0 is deprecated",
+    ]);
+  });
+
+  test("an install into a namespace that does not exist yet completes once it appears", async () => {
+    const late = extension("late", { selector: { matchLabels: { team: "a" } }, version: "1.0.0" });
+    late.spec.namespace = "tiny-late";
+    await admin.apply(late);
+    const waiting = await progressing("late", "Retrying", (m) => m.includes("not found"), "namespace missing");
+    assert.equal(cond(waiting, "Progressing")?.message, 'failed to install: namespaces "tiny-late" not found');
+    assert.equal(cond(waiting, "Installed")?.status, "False");
+    await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: "tiny-late" } } as KubeObject);
+    await installedVersion("late", "1.0.0");
+  });
+
+  test("a tenant's ClusterExtension is judged by her rights: it waits for approval instead of installing", async () => {
+    // carol may write ClusterExtensions and Instances and use the class, nothing cluster-wide besides
+    await grantClusterRole(admin, "clusterext-tenant", { group: "dev-team" }, [
+      {
+        apiGroups: ["olm.operatorframework.io"],
+        resources: ["clusterextensions"],
+        verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
+      },
+      { apiGroups: ["rukpak.io"], resources: ["instances"], verbs: ["get", "list", "watch", "create", "update"] },
+      { apiGroups: ["rukpak.io"], resources: ["provisionerclasses"], verbs: ["get", "use"] },
+    ]);
+    const carol = clientAs(kubeconfig, "carol");
+    try {
+      await carol.create(extension("carols", { selector: { matchLabels: { team: "a" } }, version: "1.0.0" }));
+      const waiting = await progressing("carols", "Retrying", (m) => m.includes("waits for approval"), "approval");
+      assert.match(cond(waiting, "Progressing")?.message ?? "", /InsufficientPermissions/);
+      const inst = await admin.get<Instance>(RUKPAK, "Instance", instanceNameFor("carols"));
+      assert.equal(JSON.parse(inst.metadata.annotations?.[ANNOTATION_REQUESTER] ?? "{}").username, "carol");
+      assert.equal(await admin.tryGet("apiextensions.k8s.io/v1", "CustomResourceDefinition", CRD), undefined);
+      // an approver's decision installs it
+      await approveInstance(admin, instanceNameFor("carols"));
+      await installedVersion("carols", "1.0.0");
+    } finally {
+      carol.close();
+      await admin.delete("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "clusterext-tenant").catch(() => false);
+      await admin.delete("rbac.authorization.k8s.io/v1", "ClusterRole", "clusterext-tenant").catch(() => false);
+    }
+  });
+
+  test("a new catalog digest upgrades within the constraints; a deleted catalog leaves the install", async () => {
+    await admin.apply(extension("tiny", { selector: { matchLabels: { team: "a" } }, channels: ["stable"] }));
+    await installedVersion("tiny", "1.2.0");
+    // the same tag, new content (1.3.0 replaces 1.2.0); a spec change makes the catalog poll now
+    await pushImage(buildCatalogImage(join(tmp, "main2")), `${registry.host}/catalogs/main:v1`, { useHttp: true });
+    await admin.mergePatch(CATALOG_API_VERSION, "ClusterCatalog", "main", {
+      spec: { source: { image: { pollIntervalMinutes: 59 } } },
+    });
+    await installedVersion("tiny", "1.3.0");
+    // the catalog goes: nothing is uninstalled, and deprecation is unknown
+    await admin.delete(CATALOG_API_VERSION, "ClusterCatalog", "main");
+    await waitFor(admin, CATALOG_API_VERSION, "ClusterCatalog", "main", (o) => o === undefined, "gone");
+    const ext = await waitFor<ClusterExtension>(
+      admin,
+      OLM_API_VERSION,
+      "ClusterExtension",
+      "tiny",
+      (o) => cond(o, "Deprecated")?.status === "Unknown",
+      "deprecation unknown",
+    );
+    assert.equal(cond(ext, "Installed")?.status, "True");
+    assert.equal(ext?.status?.install?.bundle.version, "1.3.0");
+    assert.deepEqual(
+      [cond(ext, "Progressing")?.reason, cond(ext, "Progressing")?.message],
+      ["Succeeded", "Desired state reached"],
+    );
+    assert.equal(cond(ext, "BundleDeprecated")?.reason, "DeprecationStatusUnknown");
+    assert.ok(await admin.tryGet("apps/v1", "Deployment", "tiny-controller", NS));
+  });
+});
