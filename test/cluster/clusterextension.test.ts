@@ -323,7 +323,7 @@ describe("ClusterExtension on a real API server (operator-controller's API)", { 
     await waitFor(admin, "apps/v1", "Deployment", "tiny-controller", (o) => o === undefined, "gone", 180_000, NS);
   });
 
-  test("a pin never upgrades; a non-successor is refused with upstream's message; SelfCertified allows it", async () => {
+  test("a pin never upgrades; a non-successor is refused with upstream's message; SelfCertified may", async () => {
     await admin.apply(extension("tiny", { selector: { matchLabels: { team: "a" } }, version: "1.0.0" }));
     await installedVersion("tiny", "1.0.0");
     await patchCatalogSpec("tiny", { version: "3.0.0" });
