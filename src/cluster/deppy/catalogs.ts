@@ -187,6 +187,24 @@ export class CatalogController {
     }
   }
 
+  /** availabilityMode Unavailable (catalogd's): nothing served, no finalizer, the status says so. */
+  private async unavailable(cc: ClusterCatalog): Promise<void> {
+    const name = cc.metadata.name;
+    const cur = this.served.get(name);
+    if (cur) {
+      this.served.delete(name);
+      await cur.catalog.close();
+      await this.store.remove(name);
+      this.changed();
+    }
+    if (hasFinalizer(cc, FINALIZER)) await removeFinalizer(this.opts.client, cc, FINALIZER);
+    const message = "Catalog availability mode is set to Unavailable";
+    await this.setStatus(cc, [
+      { type: "Progressing", status: "True", reason: "Succeeded", message },
+      { type: "Serving", status: "False", reason: "UserSpecifiedUnavailable", message },
+    ]);
+  }
+
   private async reconcileOnce(name: string): Promise<void> {
     const cc = this.catalogs.get(name);
     const cur = this.served.get(name);
@@ -200,11 +218,12 @@ export class CatalogController {
       if (cc && hasFinalizer(cc, FINALIZER)) await removeFinalizer(this.opts.client, cc, FINALIZER);
       return;
     }
+    if (cc.spec.availabilityMode === "Unavailable") return this.unavailable(cc);
+    const image = cc.spec.source.image;
+    if (!image) return; // the CRD requires it for type Image, the only type
     if (!hasFinalizer(cc, FINALIZER)) await addFinalizer(this.opts.client, cc, FINALIZER);
-    const ref = cc.spec.source.image.ref;
-    const pollMs = cc.spec.source.image.pollIntervalMinutes
-      ? cc.spec.source.image.pollIntervalMinutes * 60_000
-      : undefined;
+    const ref = image.ref;
+    const pollMs = image.pollIntervalMinutes ? image.pollIntervalMinutes * 60_000 : undefined;
     const gen = cc.metadata.generation ?? 0;
     if (cur && cur.ref === ref && cur.generation !== gen) {
       // the spec changed (interval, priority, anything): poll now, and follow the new interval
@@ -258,7 +277,7 @@ export class CatalogController {
           type: "Serving",
           status: "True",
           reason: "Available",
-          message: `serving ${digest ?? ref} at ${base}/api/v1/all`,
+          message: "Serving desired content from resolved source",
         },
       ];
       if (problems?.length) {
