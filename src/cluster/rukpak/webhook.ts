@@ -4,6 +4,7 @@
  *   `rukpak.io/requester` annotation, signed over (kind, name, spec, requester) with the controllers'
  *   key in `rukpak.io/requester-signature` (the API server keeps no creator; a user cannot forge it,
  *   the webhook always overwrites it, and a copy on another spec does not verify);
+ * - `/mutate-catalog`: stamps catalogd's `olm.operatorframework.io/metadata.name` label on ClusterCatalogs;
  * - `/mutate-status`: signs a changed `status.approval` of an Instance for the user who wrote it;
  * - `/validate`: a Bundle or Instance naming a ProvisionerClass is refused unless the user has
  *   the `use` verb on that ProvisionerClass (a SubjectAccessReview);
@@ -130,6 +131,27 @@ export class AdmissionHandler {
   }
 
   /**
+   * ClusterCatalogs: catalogd's defaulting webhook, the label `olm.operatorframework.io/metadata.name`
+   * set to the catalog's name (so that a ClusterExtension's selector can name one catalog).
+   */
+  mutateCatalog(req: AdmissionRequest): AdmissionResponse {
+    const obj = req.object;
+    if (!obj || (req.operation !== "CREATE" && req.operation !== "UPDATE")) return { uid: req.uid, allowed: true };
+    const name = obj.metadata.name || req.name || "";
+    const label = "olm.operatorframework.io/metadata.name";
+    if (obj.metadata.labels?.[label] === name) return { uid: req.uid, allowed: true };
+    const ops: unknown[] = [];
+    if (!obj.metadata.labels) ops.push({ op: "add", path: "/metadata/labels", value: {} });
+    ops.push({ op: "add", path: `/metadata/labels/${jsonPointer(label)}`, value: name });
+    return {
+      uid: req.uid,
+      allowed: true,
+      patchType: "JSONPatch",
+      patch: Buffer.from(JSON.stringify(ops)).toString("base64"),
+    };
+  }
+
+  /**
    * `instances/status`: a changed `status.approval` is signed here for the user who wrote it (the
    * validating webhook then requires the `approve` verb of that user); one the controllers signed
    * themselves is kept as it is.
@@ -212,6 +234,7 @@ export class AdmissionHandler {
     try {
       if (path === "/mutate") response = await this.mutate(req);
       else if (path === "/mutate-status") response = await this.mutateStatus(req);
+      else if (path === "/mutate-catalog") response = this.mutateCatalog(req);
       else if (path === "/validate") response = await this.validate(req);
       else if (path === "/validate-approval") response = await this.validateApproval(req);
       else response = deny(req.uid, `no webhook at ${path}`, 404);
@@ -331,6 +354,21 @@ export function webhookConfigurations(
               apiVersions: ["v1"],
               operations: ["CREATE", "UPDATE"],
               resources: ["clusterextensions"],
+              scope: "*",
+            },
+          ],
+          reinvocationPolicy: "Never",
+          ...common,
+        },
+        {
+          name: "metadata-name.clustercatalogs.olm.operatorframework.io",
+          clientConfig: clientConfig(target, "/mutate-catalog", caBundle),
+          rules: [
+            {
+              apiGroups: ["olm.operatorframework.io"],
+              apiVersions: ["v1"],
+              operations: ["CREATE", "UPDATE"],
+              resources: ["clustercatalogs"],
               scope: "*",
             },
           ],
