@@ -442,6 +442,55 @@ describe("ClusterExtension on a real API server (operator-controller's API)", { 
     }
   });
 
+  test("ClusterCatalogs as catalogd serves them: the name label, availabilityMode, validations", async () => {
+    const main = await admin.get<ClusterCatalog>(CATALOG_API_VERSION, "ClusterCatalog", "main");
+    assert.equal(main.metadata.labels?.["olm.operatorframework.io/metadata.name"], "main");
+    assert.equal(cond(main, "Serving")?.message, "Serving desired content from resolved source");
+    // a selector naming one catalog by that label
+    await admin.apply(
+      extension("tiny", {
+        selector: { matchLabels: { "olm.operatorframework.io/metadata.name": "other" } },
+        channels: ["stable"],
+      }),
+    );
+    await installedVersion("tiny", "1.5.0");
+    // availabilityMode Unavailable: not served
+    await admin.mergePatch(CATALOG_API_VERSION, "ClusterCatalog", "depr", {
+      spec: { availabilityMode: "Unavailable" },
+    });
+    const off = await waitFor<ClusterCatalog>(
+      admin,
+      CATALOG_API_VERSION,
+      "ClusterCatalog",
+      "depr",
+      (o) => cond(o, "Serving")?.reason === "UserSpecifiedUnavailable",
+      "unavailable",
+    );
+    assert.equal(cond(off, "Serving")?.status, "False");
+    assert.equal(cond(off, "Serving")?.message, "Catalog availability mode is set to Unavailable");
+    const base = off?.status?.urls?.base ?? "";
+    assert.equal((await fetch(`${base}/api/v1/all`)).status, 404);
+    await admin.mergePatch(CATALOG_API_VERSION, "ClusterCatalog", "depr", { spec: { availabilityMode: "Available" } });
+    await waitFor<ClusterCatalog>(
+      admin,
+      CATALOG_API_VERSION,
+      "ClusterCatalog",
+      "depr",
+      (o) => cond(o, "Serving")?.status === "True",
+      "serving again",
+    );
+    // catalogd's validation of image references, with its message
+    await assert.rejects(
+      admin.apply({
+        apiVersion: CATALOG_API_VERSION,
+        kind: "ClusterCatalog",
+        metadata: { name: "untagged" },
+        spec: { source: { type: "Image", image: { ref: "quay.io/example/catalog" } } },
+      } as ClusterCatalog),
+      /must end with a digest or a tag/,
+    );
+  });
+
   test("a new catalog digest upgrades within the constraints; a deleted catalog leaves the install", async () => {
     await admin.apply(extension("tiny", { selector: { matchLabels: { team: "a" } }, channels: ["stable"] }));
     await installedVersion("tiny", "1.2.0");
