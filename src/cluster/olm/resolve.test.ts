@@ -105,3 +105,13 @@ test("deprecated bundles sort last, within a catalog and across catalogs", () =>
   const r = resolveBundle({ packageName: "pkg" }, [onlyDeprecated, other]);
   assert.deepEqual([r.catalog, r.bundle.name], ["b", "pkg.v1.0.0"]);
 });
+
+test("a bundle with dependencies is refused with upstream's message", () => {
+  const c = catalog("a", 0, ["1.0.0"]);
+  c.bundles[0].properties!.push({ type: "olm.gvk.required", value: { group: "x", kind: "Y", version: "v1" } });
+  fails(
+    () => resolveBundle({ packageName: "pkg" }, [c]),
+    'validating bundle "pkg.v1.0.0": bundle "pkg.v1.0.0" has a dependency declared via property ' +
+      '"olm.gvk.required" which is currently not supported',
+  );
+});

@@ -62,7 +62,15 @@ export interface ResolveRequest {
   channels?: string[];
   upgradeConstraintPolicy?: "CatalogProvided" | "SelfCertified";
   installed?: InstalledBundle;
+  /**
+   * Refuse a resolved bundle that declares dependencies (upstream's NoDependencyValidation; default
+   * true). opcat's ClusterExtension does not resolve dependencies (its Operator/Input API does).
+   */
+  refuseDependencies?: boolean;
 }
+
+/** The properties upstream refuses on a resolved bundle. */
+const DEPENDENCY_PROPERTIES = new Set(["olm.package.required", "olm.gvk.required", "olm.constraint"]);
 
 export interface Resolved {
   bundle: FbcBundle;
@@ -230,6 +238,14 @@ export function resolveBundle(req: ResolveRequest, catalogs: readonly CatalogPac
     throw new ResolutionError(msg.trim());
   }
   const f = found[0];
+  if (req.refuseDependencies !== false) {
+    const dep = (f.bundle.properties ?? []).find((p) => DEPENDENCY_PROPERTIES.has(p.type));
+    if (dep)
+      throw new ResolutionError(
+        `validating bundle ${goQuote(f.bundle.name)}: bundle ${goQuote(f.bundle.name)} has a dependency declared ` +
+          `via property ${goQuote(dep.type)} which is currently not supported`,
+      );
+  }
   // the deprecations of the catalog the bundle comes from (upstream returns the last catalog walked)
   return { bundle: f.bundle, version: statusVersion(f.vr), catalog: f.catalog, deprecation: f.dep };
 }
