@@ -229,6 +229,7 @@ test(
       assert.deepEqual(crds, [
         "bundles.rukpak.io",
         "clustercatalogs.olm.operatorframework.io",
+        "clusterextensions.olm.operatorframework.io",
         "inputclasses.deppy.io",
         "inputs.deppy.io",
         "instances.rukpak.io",
