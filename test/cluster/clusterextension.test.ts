@@ -323,6 +323,35 @@ describe("ClusterExtension on a real API server (operator-controller's API)", { 
     await waitFor(admin, "apps/v1", "Deployment", "tiny-controller", (o) => o === undefined, "gone", 180_000, NS);
   });
 
+  test("the API server validates ClusterExtensions with upstream's rules and messages", async () => {
+    const bad = (catalogSpec: Record<string, unknown>, extra: Record<string, unknown>, message: RegExp) =>
+      assert.rejects(admin.create(extension("bad", catalogSpec, extra)), message);
+    await bad({ version: "latest" }, {}, /invalid version expression/);
+    await bad({ channels: ["Stable_1"] }, {}, /channels entries must be valid DNS1123 subdomains/);
+    await bad({ upgradeConstraintPolicy: "Sometimes" }, {}, /Unsupported value: "Sometimes"/);
+    await bad({}, { install: {} }, /at least one of \[preflight\] are required when install is specified/);
+    await bad({}, { progressDeadlineMinutes: 5 }, /should be greater than or equal to 10/);
+    await bad({}, { config: { configType: "Inline" } }, /inline is required when configType is Inline/);
+    // accepted as upstream: the deprecated serviceAccount, the default policy; packageName is immutable
+    await admin.create(
+      extension(
+        "tiny",
+        { selector: { matchLabels: { team: "a" } }, version: "1.0.0" },
+        {
+          serviceAccount: { name: "installer" },
+        },
+      ),
+    );
+    const ext = await installedVersion("tiny", "1.0.0");
+    assert.equal(ext?.spec.source.catalog?.upgradeConstraintPolicy, "CatalogProvided");
+    await assert.rejects(
+      admin.mergePatch(OLM_API_VERSION, "ClusterExtension", "tiny", {
+        spec: { source: { catalog: { packageName: "other" } } },
+      }),
+      /packageName is immutable/,
+    );
+  });
+
   test("a pin never upgrades; a non-successor is refused with upstream's message; SelfCertified may", async () => {
     await admin.apply(extension("tiny", { selector: { matchLabels: { team: "a" } }, version: "1.0.0" }));
     await installedVersion("tiny", "1.0.0");
