@@ -23,7 +23,7 @@ import { approveInstance } from "../../src/cluster/rukpak/approve.js";
 import { runControllers, type RunningControllers } from "../../src/cluster/run.js";
 import { CATALOG_API_VERSION, type ClusterCatalog } from "../../src/cluster/deppy/api.js";
 import { OLM_API_VERSION, type ClusterExtension } from "../../src/cluster/olm/api.js";
-import { instanceNameFor } from "../../src/cluster/olm/extension.js";
+import { ANNOTATION_ROLLOUT_STARTED, instanceNameFor } from "../../src/cluster/olm/extension.js";
 import { requireTools, startDockerRegistry, type RunningRegistry } from "../image/servers.js";
 import { clientAs, clusterKubeconfig, cond, controllerLog, grantClusterRole, waitFor } from "./harness.js";
 
@@ -442,7 +442,7 @@ describe("ClusterExtension on a real API server (operator-controller's API)", { 
     await installedVersion("late", "1.0.0");
   });
 
-  test("a tenant's ClusterExtension is judged by her rights: it waits for approval instead of installing", async () => {
+  test("a tenant's ClusterExtension waits for approval (her rights are judged); progressDeadlineMinutes", async () => {
     // carol may write ClusterExtensions and Instances and use the class, nothing cluster-wide besides
     await grantClusterRole(admin, "clusterext-tenant", { group: "dev-team" }, [
       {
@@ -455,12 +455,31 @@ describe("ClusterExtension on a real API server (operator-controller's API)", { 
     ]);
     const carol = clientAs(kubeconfig, "carol");
     try {
-      await carol.create(extension("carols", { selector: { matchLabels: { team: "a" } }, version: "1.0.0" }));
+      await carol.create(
+        extension(
+          "carols",
+          { selector: { matchLabels: { team: "a" } }, version: "1.0.0" },
+          { progressDeadlineMinutes: 10 },
+        ),
+      );
       const waiting = await progressing("carols", "Retrying", (m) => m.includes("waits for approval"), "approval");
       assert.match(cond(waiting, "Progressing")?.message ?? "", /InsufficientPermissions/);
       const inst = await admin.get<Instance>(RUKPAK, "Instance", instanceNameFor("carols"));
       assert.equal(JSON.parse(inst.metadata.annotations?.[ANNOTATION_REQUESTER] ?? "{}").username, "carol");
       assert.equal(await admin.tryGet("apiextensions.k8s.io/v1", "CustomResourceDefinition", CRD), undefined);
+      // progressDeadlineMinutes: counted from when the Instance's spec was written (moved two hours back here)
+      await admin.mergePatch(RUKPAK, "Instance", instanceNameFor("carols"), {
+        metadata: { annotations: { [ANNOTATION_ROLLOUT_STARTED]: new Date(Date.now() - 7_200_000).toISOString() } },
+      });
+      const late = await waitFor<ClusterExtension>(
+        admin,
+        OLM_API_VERSION,
+        "ClusterExtension",
+        "carols",
+        (o) => cond(o, "Progressing")?.reason === "ProgressDeadlineExceeded",
+        "deadline exceeded",
+      );
+      assert.equal(cond(late, "Progressing")?.status, "False");
       // an approver's decision installs it
       await approveInstance(admin, instanceNameFor("carols"));
       await installedVersion("carols", "1.0.0");
