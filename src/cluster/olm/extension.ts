@@ -19,7 +19,7 @@ import { Informer } from "../informer.js";
 import { WorkQueue } from "../queue.js";
 import { API_VERSION as RUKPAK_API_VERSION, type Instance, type ProvisionerClass } from "../rukpak/api.js";
 import type { Requester } from "../rukpak/permissions.js";
-import { verifiedRequester, type SigningKey } from "../rukpak/trust.js";
+import { sameJson, verifiedRequester, type SigningKey } from "../rukpak/trust.js";
 import type { CatalogController } from "../deppy/catalogs.js";
 import type { ClusterCatalog } from "../deppy/api.js";
 import {
@@ -484,10 +484,11 @@ export class ExtensionController {
   ): Promise<Instance | undefined> {
     const curStarted = cur?.metadata.annotations?.[ANNOTATION_ROLLOUT_STARTED] ?? "";
     const want = this.desiredInstance(ext, r, curStarted);
+    // compared whatever the order of keys (a rewrite would restart the progress deadline)
     const same =
       cur &&
-      JSON.stringify(cur.spec) === JSON.stringify({ ...cur.spec, ...want.spec }) &&
-      Object.keys(cur.spec).every((k) => k in want.spec) &&
+      sameJson(cur.spec, want.spec) &&
+      Object.entries(want.metadata.labels ?? {}).every(([k, v]) => cur.metadata.labels?.[k] === v) &&
       Object.entries(want.metadata.annotations ?? {}).every(([k, v]) => cur.metadata.annotations?.[k] === v);
     if (same) return cur;
     // the ClusterExtension may be going (its Instance's deletion can be seen first): ask the API server
