@@ -490,6 +490,27 @@ describe("ClusterExtension on a real API server (operator-controller's API)", { 
     }
   });
 
+  test("an author who may not write Instances is told so, and nothing is installed", async () => {
+    await grantClusterRole(admin, "clusterext-writer", { user: "bob" }, [
+      {
+        apiGroups: ["olm.operatorframework.io"],
+        resources: ["clusterextensions"],
+        verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
+      },
+    ]);
+    const bob = clientAs(kubeconfig, "bob");
+    try {
+      await bob.create(extension("bobs", { selector: { matchLabels: { team: "a" } }, version: "1.0.0" }));
+      const refused = await progressing("bobs", "Retrying", (m) => m.includes("may not write Instance"), "refused");
+      assert.match(cond(refused, "Progressing")?.message ?? "", /^bob may not write Instance clusterextension-bobs/);
+      assert.equal(await admin.tryGet(RUKPAK, "Instance", instanceNameFor("bobs")), undefined);
+    } finally {
+      bob.close();
+      await admin.delete("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "clusterext-writer").catch(() => false);
+      await admin.delete("rbac.authorization.k8s.io/v1", "ClusterRole", "clusterext-writer").catch(() => false);
+    }
+  });
+
   test("ClusterCatalogs as catalogd serves them: the name label, availabilityMode, validations", async () => {
     const main = await admin.get<ClusterCatalog>(CATALOG_API_VERSION, "ClusterCatalog", "main");
     assert.equal(main.metadata.labels?.["olm.operatorframework.io/metadata.name"], "main");

@@ -13,7 +13,7 @@
  * One entry: `reconcile(name)`, made of small named steps.
  */
 import { createHash } from "node:crypto";
-import { isConflict, type KubeClient, type KubeObject } from "../client.js";
+import { isConflict, KubeApiError, type KubeClient, type KubeObject } from "../client.js";
 import { findCondition, setCondition, type Condition, type NewCondition } from "../conditions.js";
 import { Informer } from "../informer.js";
 import { WorkQueue } from "../queue.js";
@@ -233,7 +233,25 @@ export class ExtensionController {
         this.retrying(`failed to install: namespaces ${JSON.stringify(ext.spec.namespace)} not found`),
         deprecation,
       );
-    const current = await this.ensureInstance(ext, inst, resolution.resolved, requester.requester);
+    let current: Instance | undefined;
+    try {
+      current = await this.ensureInstance(ext, inst, resolution.resolved, requester.requester);
+    } catch (e) {
+      // the author may not write the Instance (RBAC, or `use` on the class): she is told, and it is retried
+      if (!(e instanceof KubeApiError) || e.status !== 403) throw e;
+      return {
+        ...this.withInstalled(
+          ext,
+          installed,
+          this.retrying(
+            `${requester.requester.username} may not write Instance ${instanceNameFor(ext.metadata.name)}, ` +
+              `through which a ClusterExtension installs: ${e.message}`,
+          ),
+          deprecation,
+        ),
+        requeueAfter: 30_000,
+      };
+    }
     if (!current) return { conditions: [] };
     return this.fromInstance(ext, current, resolution.resolved, installed, deprecation);
   }
