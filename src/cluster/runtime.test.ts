@@ -137,3 +137,33 @@ test(
     }
   },
 );
+
+test("runSteps: steps run in order until one stops; a stop's conditions land on the working status", async () => {
+  const { runSteps } = await import("./runtime/steps.js");
+  const ran: string[] = [];
+  const state = { generation: 3, status: {} as { conditions?: Condition[] }, seen: 0 };
+  const out = await runSteps(
+    [
+      { name: "a", run: (s) => void ((s.seen = 1), ran.push("a")) },
+      {
+        name: "b",
+        run: () => {
+          ran.push("b");
+          return {
+            stop: true as const,
+            conditions: [{ type: "Installed", status: "False" as const, reason: "Waiting", message: "w" }],
+          };
+        },
+      },
+      { name: "c", run: () => void ran.push("c") },
+    ],
+    state,
+  );
+  assert.deepEqual(ran, ["a", "b"]);
+  assert.equal(out.stoppedAt, "b");
+  assert.equal(state.status.conditions?.[0].reason, "Waiting");
+  assert.equal(state.status.conditions?.[0].observedGeneration, 3);
+  const again = await runSteps([{ name: "x", run: () => ({ requeueAfter: 5000 }) }], state);
+  assert.deepEqual(again, { stoppedAt: "x", requeueAfter: 5000 });
+  assert.deepEqual(await runSteps([{ name: "y", run: () => undefined }], state), {});
+});

@@ -32,7 +32,7 @@ describe("attacks on the trust model (real API server)", { skip: cluster.skip, c
   const start = async () => {
     running = await runControllers({
       kubeconfig,
-      context: "admin",
+      context: "controller",
       stateDir: join(tmp, "state"),
       deppy: false,
       log: controllerLog("attack-controllers"),
@@ -161,6 +161,13 @@ describe("attacks on the trust model (real API server)", { skip: cluster.skip, c
   });
 
   after(async () => {
+    // the rights granted here must not leak into the next test file (same cluster)
+    for (const [kind, name] of [
+      ["ClusterRoleBinding", "atk-approver"],
+      ["ClusterRoleBinding", "atk-tenant"],
+      ["ClusterRole", "atk-tenant"],
+    ])
+      await admin?.delete("rbac.authorization.k8s.io/v1", kind, name).catch(() => false);
     await running?.stop();
     carol?.close();
     alice?.close();

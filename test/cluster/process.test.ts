@@ -52,7 +52,7 @@ function startController(kubeconfig: string, stateDir: string, extra: string[] =
       "--kubeconfig",
       kubeconfig,
       "--context",
-      "admin",
+      "controller",
       "--state-dir",
       stateDir,
       "--use-http",

@@ -54,7 +54,7 @@ import {
   type ProtectedSet,
   type SigningKey,
 } from "./trust.js";
-import { WEBHOOK_CONFIG_NAME } from "./webhook.js";
+import { DELEGATING_KINDS, WEBHOOK_CONFIG_NAME } from "./webhook.js";
 import { DEFAULT_NAMESPACE } from "../names.js";
 
 export interface ProvisionerOptions {
@@ -584,6 +584,7 @@ export class RukpakController {
       if (!decided.approval) {
         inst = await this.setInstanceStatus(inst, (s) => ({
           ...s,
+          contentDigest: subject.digest,
           conditions: this.conds(inst!, unpackedOk, decided.condition),
           observedGeneration: gen,
         }));
@@ -774,8 +775,9 @@ export class RukpakController {
         `waiting for approval of bundle ${bundleName}: kubectl instance approve ${name}` +
           (recorded ? ` (${mismatch})` : ""),
       );
-    // who asked: the Instance's creator, and whoever last shaped a Bundle the controller did not make
-    const who = verifiedRequester(this.key, inst);
+    // who asked: the Instance's creator (for an Instance the controllers made for an Operator or a
+    // ClusterExtension, that object's creator), and whoever last shaped a Bundle they did not make
+    const who = await this.requesterOf(inst);
     if (!who)
       return waiting(
         "RequesterUnverified",
@@ -830,6 +832,25 @@ export class RukpakController {
         `${requesters.map((r) => r.username).join(" and ")} may create every object of bundle ${bundleName}`,
       );
     return waiting("InsufficientPermissions", listed(refusals, 20));
+  }
+
+  /**
+   * Whom an Instance is judged as: its verified requester, or, when the controllers made it for an
+   * owner of a delegating kind (Operator, ClusterExtension), that owner's verified requester. An
+   * Instance the controllers made for no such owner has no requester (it waits for an approval).
+   */
+  private async requesterOf(inst: Instance): Promise<Requester | undefined> {
+    const who = verifiedRequester(this.key, inst);
+    if (!who || !this.madeBySelf(inst)) return who;
+    // never the controllers' own rights
+    for (const ref of inst.metadata.ownerReferences ?? []) {
+      const k = DELEGATING_KINDS.find((d) => d.kind === ref.kind && `${d.group}/${d.version}` === ref.apiVersion);
+      if (!k) continue;
+      const owner = await this.client.getLive(ref.apiVersion, ref.kind, ref.name, { uid: ref.uid });
+      const theirs = owner ? verifiedRequester(this.key, owner) : undefined;
+      return theirs?.username === this.opts.self ? undefined : theirs;
+    }
+    return undefined;
   }
 
   /**
