@@ -34,7 +34,7 @@ import {
   type ObjectRef,
   type ProvisionerClass,
 } from "./api.js";
-import { contentExists, readPlainObjects, UnpackError, unpackBundle } from "./content.js";
+import { contentExists, limitsOf, readPlainObjects, UnpackError, unpackBundle, type ContentLimits } from "./content.js";
 import { caBundlePlaceholder, ConvertError, convertRegistryV1, type CertificateRequest } from "./convert.js";
 import { makeServingCerts } from "../certs.js";
 import { crdUpgradeProblems, existingObjectProblems } from "./crdsafety.js";
@@ -49,7 +49,10 @@ export interface ProvisionerOptions {
   /** Provisioner ids handled (default both). */
   provisioners?: string[];
   log?: (msg: string) => void;
+  /** Bundles unpacked at once (default 4); at most `concurrency - 1` of them from one host. */
   concurrency?: number;
+  /** Limits for every class (a class's parameters win). */
+  limits?: ContentLimits;
 }
 
 export interface DesiredContent {
@@ -122,6 +125,15 @@ export class RukpakController {
   private readonly provisioners: Set<string>;
   private readonly log: (m: string) => void;
   private running: Promise<unknown> | undefined;
+  /** Unpacks running: the Bundle's key → its abort controller and the hosts it fetches from. */
+  private readonly unpacking = new Map<string, { ac: AbortController; hosts: string[] }>();
+  /** Bundles waiting for a free slot of a host they fetch from. */
+  private readonly waitingForHost = new Set<string>();
+  /** Bundles this process has tried to unpack (a Failed one is tried once more after a restart). */
+  private readonly tried = new Set<string>();
+  /** The generation of each Bundle whose outcome is final here: unpacked (with its digest) or failed for good. */
+  private readonly settled = new Map<string, { gen: number; digest?: string }>();
+  private readonly perHost: number;
 
   constructor(private readonly opts: ProvisionerOptions) {
     this.client = opts.client;
@@ -150,8 +162,21 @@ export class RukpakController {
       for (const b of this.bundles.list()) if (b.spec.class === pc.metadata.name) this.bundleQueue.add(b.metadata.name);
       for (const i of this.instances.list()) this.instanceQueue.add(i.metadata.name);
     });
-    this.bundles.on((_, b) => {
-      this.bundleQueue.add(b.metadata.name);
+    this.perHost = Math.max(1, (opts.concurrency ?? 4) - 1);
+    this.bundles.on((ev, b, old) => {
+      const key = b.metadata.name;
+      if (ev === "delete" || b.metadata.deletionTimestamp) {
+        // nothing more for it: stop its unpack, forget its retries (a deletion still removes the finalizer)
+        this.unpacking.get(key)?.ac.abort(new UnpackError("Aborted", "the Bundle is being deleted", false));
+        this.bundleQueue.drop(key);
+        this.tried.delete(key);
+        this.settled.delete(key);
+        if (ev !== "delete") this.bundleQueue.add(key);
+      } else if (old && old.metadata.generation !== b.metadata.generation) {
+        // a new spec: the old one's unpack and backoff are moot
+        this.unpacking.get(key)?.ac.abort(new UnpackError("Aborted", "the Bundle's spec changed", false));
+        this.bundleQueue.retryNow(key);
+      } else this.bundleQueue.add(key);
       for (const i of this.instances.list())
         if (i.spec.bundle.name === b.metadata.name || labelsMatch(i.spec.selector, b.metadata.labels))
           this.instanceQueue.add(i.metadata.name);
@@ -189,6 +214,38 @@ export class RukpakController {
     return this.client.replace<Bundle>({ ...b, status }, { subresource: "status" });
   }
 
+  /** Where a ref is fetched from ("" for none: file:// reads ConfigMaps). */
+  private static hostOf(ref: string): string {
+    if (ref.startsWith("docker://")) return ref.slice("docker://".length).split("/")[0];
+    if (ref.startsWith("https://")) return new URL(ref).host;
+    return "";
+  }
+
+  /** Takes a slot of every host the refs fetch from, or none and false (the Bundle waits for one). */
+  private takeHostSlots(name: string, ac: AbortController, refs: string[]): boolean {
+    const hosts = [...new Set(refs.map((r) => RukpakController.hostOf(r)).filter((h) => h !== ""))];
+    const busy = (h: string) => [...this.unpacking.values()].filter((u) => u.hosts.includes(h)).length;
+    if (hosts.some((h) => busy(h) >= this.perHost)) {
+      this.waitingForHost.add(name);
+      return false;
+    }
+    this.unpacking.set(name, { ac, hosts });
+    return true;
+  }
+
+  private releaseHostSlots(name: string): void {
+    if (!this.unpacking.delete(name)) return;
+    for (const k of [...this.waitingForHost]) {
+      this.waitingForHost.delete(k);
+      this.bundleQueue.add(k);
+    }
+  }
+
+  /**
+   * Unpacks a Bundle once per generation: `InProgress` is written when a generation is first seen,
+   * then `Done` or `Failed`. A failure that may pass is retried with the queue's backoff without
+   * writing anything until the outcome changes; one that cannot pass stays until the spec changes.
+   */
   async reconcileBundle(name: string): Promise<void> {
     let b = this.bundles.get(name);
     if (!b) return;
@@ -217,7 +274,12 @@ export class RukpakController {
       contentExists(this.opts.stateDir, st.digest)
     )
       return;
-    if (st.unpacked !== "InProgress" || st.observedGeneration !== gen) {
+    const done = this.settled.get(name);
+    if (done?.gen === gen && (!done.digest || contentExists(this.opts.stateDir, done.digest))) return;
+    // a failure of this generation: retried only by the backoff (or once after a restart)
+    const failedBefore = st.unpacked === "Failed" && st.observedGeneration === gen;
+    if (failedBefore && this.bundleQueue.failuresOf(name) === 0 && this.tried.has(name)) return;
+    if (!failedBefore && (st.unpacked !== "InProgress" || st.observedGeneration !== gen)) {
       const c = setCondition(st.conditions, {
         type: "Unpacked",
         status: "False",
@@ -225,7 +287,7 @@ export class RukpakController {
         message: "unpacking the bundle's content",
         observedGeneration: gen,
       });
-      await this.writeBundleStatus(b, {
+      b = await this.writeBundleStatus(b, {
         ...st,
         unpacked: "InProgress",
         reason: "Unpacking",
@@ -234,56 +296,77 @@ export class RukpakController {
         observedGeneration: gen,
       });
     }
-    const fresh = (await this.client.tryGet<Bundle>(API_VERSION, "Bundle", name)) ?? b;
-    const fst = fresh.status ?? {};
+    const ac = new AbortController();
+    if (!this.takeHostSlots(name, ac, b.spec.refs)) return; // queued again when a slot frees
+    this.tried.add(name);
+    const pc = this.ours(b.spec.class);
+    const { limits, problems } = limitsOf(pc?.parameters);
+    if (problems.length > 0) this.log(`ProvisionerClass ${pc?.metadata.name}: ${problems.join("; ")}`);
+    let outcome: { status: BundleStatus; event: ["Normal" | "Warning", string, string] } | undefined;
+    let retry: UnpackError | undefined;
     try {
       const content = await unpackBundle(b.spec, {
         root: this.opts.stateDir,
         pull: this.opts.pull,
         client: this.client,
+        requester: requesterOf(b),
+        limits: { ...this.opts.limits, ...limits },
+        signal: ac.signal,
       });
       const type = b.spec.refs[0].split("://")[0];
       const msg = `Successfully unpacked the ${type} Bundle (${content.format}, ${content.objects.length} objects)`;
-      const c = setCondition(fst.conditions, {
-        type: "Unpacked",
-        status: "True",
-        reason: "UnpackSuccessful",
-        message: msg,
-        observedGeneration: gen,
-      });
-      await this.writeBundleStatus(fresh, {
-        ...fst,
-        unpacked: "Done",
-        reason: "UnpackSuccessful",
-        message: msg,
-        digest: content.digest,
-        resolvedRefs: content.resolvedRefs,
-        format: content.format,
-        objects: content.objects,
-        conditions: c.conditions,
-        observedGeneration: gen,
-      });
-      this.events.emit(fresh, "Normal", "Unpacked", msg);
+      outcome = {
+        status: {
+          unpacked: "Done",
+          reason: "UnpackSuccessful",
+          message: msg,
+          digest: content.digest,
+          resolvedRefs: content.resolvedRefs,
+          format: content.format,
+          objects: content.objects,
+        },
+        event: ["Normal", "Unpacked", msg],
+      };
     } catch (e) {
       if (!(e instanceof UnpackError)) throw e;
+      if (e.reason === "Aborted") return; // deleted or changed: the next pass deals with that
+      outcome = {
+        status: { unpacked: "Failed", reason: e.reason, message: e.message },
+        event: ["Warning", e.reason, e.message],
+      };
+      if (e.retryable) retry = e;
+    } finally {
+      this.releaseHostSlots(name);
+    }
+    const cur = this.bundles.get(name) ?? b;
+    if (cur.metadata.deletionTimestamp || (cur.metadata.generation ?? 0) !== gen) return;
+    if (outcome.status.unpacked === "Done" || !retry) this.settled.set(name, { gen, digest: outcome.status.digest });
+    const was = cur.status ?? {};
+    const same =
+      was.unpacked === outcome.status.unpacked &&
+      was.reason === outcome.status.reason &&
+      was.message === outcome.status.message &&
+      was.digest === (outcome.status.digest ?? was.digest) &&
+      was.observedGeneration === gen;
+    if (!same) {
+      const fresh = (await this.client.tryGet<Bundle>(API_VERSION, "Bundle", name)) ?? cur;
+      const fst = fresh.status ?? {};
       const c = setCondition(fst.conditions, {
         type: "Unpacked",
-        status: "False",
-        reason: e.reason,
-        message: e.message,
+        status: outcome.status.unpacked === "Done" ? "True" : "False",
+        reason: outcome.status.reason!,
+        message: outcome.status.message!,
         observedGeneration: gen,
       });
       await this.writeBundleStatus(fresh, {
         ...fst,
-        unpacked: "Failed",
-        reason: e.reason,
-        message: e.message,
+        ...outcome.status,
         conditions: c.conditions,
         observedGeneration: gen,
       });
-      this.events.emit(fresh, "Warning", e.reason, e.message);
-      if (e.retryable) throw e; // retried with backoff
+      this.events.emit(fresh, ...outcome.event);
     }
+    if (retry) throw retry; // retried with backoff, nothing written while the outcome stays the same
   }
 
   // ---------------------------------------------------------------- Instances
