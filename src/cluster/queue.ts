@@ -62,8 +62,8 @@ export class WorkQueue {
   private stopped = false;
   private idleWaiters: (() => void)[] = [];
   private readonly concurrency: number;
-  private readonly baseDelay: number;
-  private readonly maxDelay: number;
+  readonly baseDelay: number;
+  readonly maxDelay: number;
   /** Reconciles run, for benchmarks and tests. */
   processed = 0;
 
