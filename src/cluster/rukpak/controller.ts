@@ -158,8 +158,18 @@ export class RukpakController {
       maxDelay: 30_000,
     });
     this.events = new EventRecorder(this.client, "opcat-rukpak");
-    this.classes.on((_, pc) => {
-      for (const b of this.bundles.list()) if (b.spec.class === pc.metadata.name) this.bundleQueue.add(b.metadata.name);
+    this.classes.on((ev, pc, old) => {
+      const changed = ev === "update" && JSON.stringify(old?.parameters) !== JSON.stringify(pc.parameters);
+      for (const b of this.bundles.list()) {
+        if (b.spec.class !== pc.metadata.name) continue;
+        if (!changed) this.bundleQueue.add(b.metadata.name);
+        else {
+          // new limits: a Bundle that failed for good may pass now
+          this.settled.delete(b.metadata.name);
+          this.tried.delete(b.metadata.name);
+          this.bundleQueue.retryNow(b.metadata.name);
+        }
+      }
       for (const i of this.instances.list()) this.instanceQueue.add(i.metadata.name);
     });
     this.perHost = Math.max(1, (opts.concurrency ?? 4) - 1);
