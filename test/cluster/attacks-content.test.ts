@@ -51,13 +51,13 @@ describe("issue 24 attacks on the content path and the work loops", { skip, conc
   let kubeconfig = "";
   let admin: KubeClient;
   let alice: KubeClient;
+  let carol: KubeClient;
   let registry: RunningRegistry;
   let privateRegistry: RunningRegistry;
   let https: HttpsServer;
   let httpsBase = "";
-  let stall: TcpServer;
-  let stallHost = "";
-  const stallSockets = { open: 0, closed: 0 };
+  /** Registries that accept connections and never answer, each with its count of sockets. */
+  const stalls: { server: TcpServer; host: string; open: number; closed: number }[] = [];
   let running: RunningControllers;
   let tmp = "";
   let hostDir = "";
@@ -100,6 +100,7 @@ describe("issue 24 attacks on the content path and the work loops", { skip, conc
     kubeconfig = cluster.kubeconfig;
     admin = clientAs(kubeconfig, "admin");
     alice = clientAs(kubeconfig, "alice");
+    carol = clientAs(kubeconfig, "carol");
     tmp = mkdtempSync(join(tmpdir(), "opcat-attacks-"));
     registry = await startDockerRegistry(join(tmp, "registry"));
     goodImage = `${registry.host}/cat-facts-bundle:1.1.0`;
@@ -134,23 +135,25 @@ describe("issue 24 attacks on the content path and the work loops", { skip, conc
     });
     await new Promise<void>((r) => https.listen(0, "127.0.0.1", () => r()));
     httpsBase = `https://127.0.0.1:${(https.address() as AddressInfo).port}`;
-    // a registry that accepts connections and never answers
-    const sockets = new Set<Socket>();
-    stall = createTcpServer((s) => {
-      sockets.add(s);
-      stallSockets.open++;
-      s.on("close", () => {
-        stallSockets.open--;
-        stallSockets.closed++;
-        sockets.delete(s);
+    for (let i = 0; i < 3; i++) {
+      const sockets = new Set<Socket>();
+      const server = createTcpServer((sock) => {
+        sockets.add(sock);
+        st.open++;
+        sock.on("close", () => {
+          st.open--;
+          st.closed++;
+          sockets.delete(sock);
+        });
+        sock.on("error", () => undefined);
       });
-      s.on("error", () => undefined);
-    });
-    stall.on("close", () => {
-      for (const s of sockets) s.destroy();
-    });
-    await new Promise<void>((r) => stall.listen(0, "127.0.0.1", () => r()));
-    stallHost = `127.0.0.1:${(stall.address() as AddressInfo).port}`;
+      server.on("close", () => {
+        for (const sock of sockets) sock.destroy();
+      });
+      await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+      const st = { server, host: `127.0.0.1:${(server.address() as AddressInfo).port}`, open: 0, closed: 0 };
+      stalls.push(st);
+    }
     running = await runControllers({
       kubeconfig,
       context: "admin",
@@ -171,11 +174,13 @@ describe("issue 24 attacks on the content path and the work loops", { skip, conc
         provisioner,
         parameters,
       } as unknown as KubeObject);
-    // alice may make Bundles of every class and read ConfigMaps in her own namespace, nothing else
-    await grantClusterRole(admin, "test-attacks-alice", { user: "alice" }, [
+    // alice and carol may make Bundles of every class; alice may read ConfigMaps in her own namespace
+    const bundleRules = [
       { apiGroups: ["rukpak.io"], resources: ["bundles"], verbs: ["get", "list", "watch", "create", "delete"] },
       { apiGroups: ["rukpak.io"], resources: ["provisionerclasses"], verbs: ["get", "list", "use"] },
-    ]);
+    ];
+    await grantClusterRole(admin, "test-attacks-alice", { user: "alice" }, bundleRules);
+    await grantClusterRole(admin, "test-attacks-carol", { user: "carol" }, bundleRules);
     for (const ns of ["attack-alice", "attack-victim"])
       await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } } as unknown as KubeObject);
     await admin.apply({
@@ -230,14 +235,16 @@ describe("issue 24 attacks on the content path and the work loops", { skip, conc
         await admin?.delete(API_VERSION, "ProvisionerClass", c).catch(() => false);
       for (const ns of ["attack-alice", "attack-victim"]) await admin?.delete("v1", "Namespace", ns).catch(() => false);
       for (const k of ["ClusterRole", "ClusterRoleBinding"])
-        await admin?.delete("rbac.authorization.k8s.io/v1", k, "test-attacks-alice").catch(() => false);
+        for (const n of ["test-attacks-alice", "test-attacks-carol"])
+          await admin?.delete("rbac.authorization.k8s.io/v1", k, n).catch(() => false);
     } finally {
       await running?.stop();
       await registry?.stop();
       await privateRegistry?.stop();
       https?.closeAllConnections();
       https?.close();
-      stall?.close();
+      for (const st of stalls) st.server.close();
+      carol?.close();
       admin?.close();
       alice?.close();
       if (tmp) rmSync(tmp, { recursive: true, force: true });
@@ -511,35 +518,63 @@ describe("issue 24 attacks on the content path and the work loops", { skip, conc
     },
   );
 
-  test(
-    "9: refs to a stalling registry block every unpack worker — " + "another registry's Bundle is unpacked meanwhile",
-    async () => {
-      for (let i = 1; i <= 4; i++)
-        await bundle(alice, `attack-stalled-${i}`, {
-          class: "attack-olm",
-          refs: [`docker://${stallHost}/stall/b:${i}`],
-        });
-      // every worker the stalling registry may have is busy with it
+  /**
+   * Four Bundles of `users` (in turn) from the stalling `hosts` (in turn), then an admin's Bundle from
+   * the working registry: it is unpacked while every stalled pull still waits.
+   */
+  async function stalledThenOther(prefix: string, users: KubeClient[], hosts: (typeof stalls)[number][]) {
+    const closedBefore = hosts.map((h) => h.closed);
+    for (let i = 1; i <= 4; i++)
+      await bundle(users[i % users.length], `${prefix}-${i}`, {
+        class: "attack-olm",
+        refs: [`docker://${hosts[i % hosts.length].host}/stall/b:${i}`],
+      });
+    for (let i = 1; i <= 4; i++)
       await waitFor<Bundle>(
         admin,
         API_VERSION,
         "Bundle",
-        "attack-stalled-4",
+        `${prefix}-${i}`,
         (o) => o?.status?.unpacked === "InProgress",
         "InProgress",
       );
-      const closedBefore = stallSockets.closed;
-      await bundle(admin, "attack-not-stalled", { class: "attack-olm", refs: [`docker://${goodImage}`] });
-      const b = await outcome("attack-not-stalled");
-      assert.equal(b?.status?.unpacked, "Done", b?.status?.message);
-      assert.ok(stallSockets.open >= 1, "the stalled pulls still wait");
-      assert.equal(stallSockets.closed, closedBefore, "no stalled pull had to give up first");
-      for (let i = 1; i <= 4; i++) await admin.delete(API_VERSION, "Bundle", `attack-stalled-${i}`);
+    await bundle(admin, `${prefix}-other`, { class: "attack-olm", refs: [`docker://${goodImage}`] });
+    const b = await outcome(`${prefix}-other`);
+    assert.equal(b?.status?.unpacked, "Done", b?.status?.message);
+    assert.ok(
+      hosts.every((h) => h.open >= 1),
+      "the stalled pulls still wait",
+    );
+    assert.deepEqual(
+      hosts.map((h) => h.closed),
+      closedBefore,
+      "no stalled pull had to give up first",
+    );
+    for (let i = 1; i <= 4; i++) await admin.delete(API_VERSION, "Bundle", `${prefix}-${i}`);
+  }
+
+  test(
+    "9: refs to a stalling registry block every unpack worker — " + "another registry's Bundle is unpacked meanwhile",
+    async () => {
+      // two users, one registry: the registry's limit
+      await stalledThenOther("attack-stalled", [alice, carol], [stalls[0]]);
+    },
+  );
+
+  test(
+    "9: one user's refs to stalling registries block every unpack worker — " +
+      "another user's Bundle is unpacked meanwhile",
+    async () => {
+      // one user, two registries: the user's limit
+      await stalledThenOther("attack-stalled-user", [alice], [stalls[1], stalls[2]]);
     },
   );
 
   test("9: no time limit per pull — a class's pullTimeout ends a stalled pull as Failed (PullTimeout)", async () => {
-    await bundle(admin, "attack-pull-timeout", { class: "attack-quick", refs: [`docker://${stallHost}/stall/t:1`] });
+    await bundle(admin, "attack-pull-timeout", {
+      class: "attack-quick",
+      refs: [`docker://${stalls[0].host}/stall/t:1`],
+    });
     const b = await outcome("attack-pull-timeout");
     assert.equal(b?.status?.unpacked, "Failed");
     assert.equal(b?.status?.reason, "PullTimeout", b?.status?.message);

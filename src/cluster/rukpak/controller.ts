@@ -49,7 +49,7 @@ export interface ProvisionerOptions {
   /** Provisioner ids handled (default both). */
   provisioners?: string[];
   log?: (msg: string) => void;
-  /** Bundles unpacked at once (default 4); at most `concurrency - 1` of them from one host. */
+  /** Bundles unpacked at once (default 4); at most `concurrency - 1` of them from one host or one requester. */
   concurrency?: number;
   /** Limits for every class (a class's parameters win). */
   limits?: ContentLimits;
@@ -125,15 +125,15 @@ export class RukpakController {
   private readonly provisioners: Set<string>;
   private readonly log: (m: string) => void;
   private running: Promise<unknown> | undefined;
-  /** Unpacks running: the Bundle's key → its abort controller and the hosts it fetches from. */
-  private readonly unpacking = new Map<string, { ac: AbortController; hosts: string[] }>();
-  /** Bundles waiting for a free slot of a host they fetch from. */
-  private readonly waitingForHost = new Set<string>();
+  /** Unpacks running: the Bundle's key → its abort controller and the slots (hosts, requester) it holds. */
+  private readonly unpacking = new Map<string, { ac: AbortController; slots: string[] }>();
+  /** Bundles waiting for a free slot of a host they fetch from or of their requester. */
+  private readonly waitingForSlot = new Set<string>();
   /** Bundles this process has tried to unpack (a Failed one is tried once more after a restart). */
   private readonly tried = new Set<string>();
   /** The generation of each Bundle whose outcome is final here: unpacked (with its digest) or failed for good. */
   private readonly settled = new Map<string, { gen: number; digest?: string }>();
-  private readonly perHost: number;
+  private readonly perSlot: number;
 
   constructor(private readonly opts: ProvisionerOptions) {
     this.client = opts.client;
@@ -172,7 +172,7 @@ export class RukpakController {
       }
       for (const i of this.instances.list()) this.instanceQueue.add(i.metadata.name);
     });
-    this.perHost = Math.max(1, (opts.concurrency ?? 4) - 1);
+    this.perSlot = Math.max(1, (opts.concurrency ?? 4) - 1);
     this.bundles.on((ev, b, old) => {
       const key = b.metadata.name;
       if (ev === "delete" || b.metadata.deletionTimestamp) {
@@ -231,22 +231,30 @@ export class RukpakController {
     return "";
   }
 
-  /** Takes a slot of every host the refs fetch from, or none and false (the Bundle waits for one). */
-  private takeHostSlots(name: string, ac: AbortController, refs: string[]): boolean {
-    const hosts = [...new Set(refs.map((r) => RukpakController.hostOf(r)).filter((h) => h !== ""))];
-    const busy = (h: string) => [...this.unpacking.values()].filter((u) => u.hosts.includes(h)).length;
-    if (hosts.some((h) => busy(h) >= this.perHost)) {
-      this.waitingForHost.add(name);
+  /**
+   * Takes a slot of every host the refs fetch from and of the requester, or none and false (the Bundle
+   * waits): neither one host nor one user ever holds every worker.
+   */
+  private takeSlots(b: Bundle, ac: AbortController): boolean {
+    const name = b.metadata.name;
+    const hosts = [...new Set(b.spec.refs.map((r) => RukpakController.hostOf(r)).filter((h) => h !== ""))];
+    const slots = [
+      ...hosts.map((h) => `host ${h}`),
+      ...(hosts.length > 0 ? [`user ${requesterOf(b)?.username ?? ""}`] : []),
+    ];
+    const busy = (k: string) => [...this.unpacking.values()].filter((u) => u.slots.includes(k)).length;
+    if (slots.some((k) => busy(k) >= this.perSlot)) {
+      this.waitingForSlot.add(name);
       return false;
     }
-    this.unpacking.set(name, { ac, hosts });
+    this.unpacking.set(name, { ac, slots });
     return true;
   }
 
-  private releaseHostSlots(name: string): void {
+  private releaseSlots(name: string): void {
     if (!this.unpacking.delete(name)) return;
-    for (const k of [...this.waitingForHost]) {
-      this.waitingForHost.delete(k);
+    for (const k of [...this.waitingForSlot]) {
+      this.waitingForSlot.delete(k);
       this.bundleQueue.add(k);
     }
   }
@@ -307,7 +315,7 @@ export class RukpakController {
       });
     }
     const ac = new AbortController();
-    if (!this.takeHostSlots(name, ac, b.spec.refs)) return; // queued again when a slot frees
+    if (!this.takeSlots(b, ac)) return; // queued again when a slot frees
     this.tried.add(name);
     const pc = this.ours(b.spec.class);
     const { limits, problems } = limitsOf(pc?.parameters);
@@ -346,7 +354,7 @@ export class RukpakController {
       };
       if (e.retryable) retry = e;
     } finally {
-      this.releaseHostSlots(name);
+      this.releaseSlots(name);
     }
     const cur = this.bundles.get(name) ?? b;
     if (cur.metadata.deletionTimestamp || (cur.metadata.generation ?? 0) !== gen) return;
