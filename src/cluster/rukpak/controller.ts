@@ -297,7 +297,8 @@ export class RukpakController {
     // a failure of this generation: retried only by the backoff (or once after a restart)
     const failedBefore = st.unpacked === "Failed" && st.observedGeneration === gen;
     if (failedBefore && this.bundleQueue.failuresOf(name) === 0 && this.tried.has(name)) return;
-    if (!failedBefore && (st.unpacked !== "InProgress" || st.observedGeneration !== gen)) {
+    const startsNow = !failedBefore && (st.unpacked !== "InProgress" || st.observedGeneration !== gen);
+    if (startsNow) {
       const c = setCondition(st.conditions, {
         type: "Unpacked",
         status: "False",
@@ -360,7 +361,9 @@ export class RukpakController {
     if (cur.metadata.deletionTimestamp || (cur.metadata.generation ?? 0) !== gen) return;
     if (outcome.status.unpacked === "Done" || !retry) this.settled.set(name, { gen, digest: outcome.status.digest });
     const was = cur.status ?? {};
+    // (the cache may not hold this pass's InProgress yet: then the outcome is written whatever it shows)
     const same =
+      !startsNow &&
       was.unpacked === outcome.status.unpacked &&
       was.reason === outcome.status.reason &&
       was.message === outcome.status.message &&
