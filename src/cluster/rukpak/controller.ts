@@ -36,7 +36,7 @@ import {
   type ProvisionerClass,
   rukpakCrdObjects,
 } from "./api.js";
-import { contentExists, readPlainObjects, UnpackError, unpackBundle } from "./content.js";
+import { contentExists, limitsOf, readPlainObjects, UnpackError, unpackBundle, type ContentLimits } from "./content.js";
 import { caBundlePlaceholder, ConvertError, convertRegistryV1, type CertificateRequest } from "./convert.js";
 import { makeServingCerts } from "../certs.js";
 import { crdUpgradeProblems, existingObjectProblems } from "./crdsafety.js";
@@ -66,6 +66,7 @@ export interface ProvisionerOptions {
   /** Provisioner ids handled (default both). */
   provisioners?: string[];
   log?: (msg: string) => void;
+  /** Bundles unpacked at once (default 4); at most `concurrency - 1` of them from one host or one requester. */
   concurrency?: number;
   /** Verifies requester signatures and signs approvals (trust.ts); one key per installation. */
   key: SigningKey;
@@ -77,6 +78,8 @@ export interface ProvisionerOptions {
   protectedCrds?: string[];
   /** Names of opcat's own webhook configurations and cluster RBAC (never touched by a bundle). */
   protectedNames?: string[];
+  /** Limits for every class (a class's parameters win). */
+  limits?: ContentLimits;
 }
 
 export interface DesiredContent {
@@ -110,6 +113,7 @@ function fillPlaceholders(v: unknown, values: Map<string, string>): unknown {
   return v;
 }
 
+/** The requester an annotation names, unverified (for display only: trust.ts verifies it). */
 export function requesterOf(o: KubeObject): Requester | undefined {
   const raw = o.metadata.annotations?.[ANNOTATION_REQUESTER];
   if (!raw) return undefined;
@@ -151,6 +155,15 @@ export class RukpakController {
   private readonly key: SigningKey;
   private readonly records: RecordStore;
   private readonly protectedSet: ProtectedSet;
+  /** Unpacks running: the Bundle's key → its abort controller and the slots (hosts, requester) it holds. */
+  private readonly unpacking = new Map<string, { ac: AbortController; slots: string[] }>();
+  /** Bundles waiting for a free slot of a host they fetch from or of their requester. */
+  private readonly waitingForSlot = new Set<string>();
+  /** Bundles this process has tried to unpack (a Failed one is tried once more after a restart). */
+  private readonly tried = new Set<string>();
+  /** The generation of each Bundle whose outcome is final here: unpacked (with its digest) or failed for good. */
+  private readonly settled = new Map<string, { gen: number; digest?: string }>();
+  private readonly perSlot: number;
 
   constructor(private readonly opts: ProvisionerOptions) {
     this.client = opts.client;
@@ -185,12 +198,35 @@ export class RukpakController {
       maxDelay: 30_000,
     });
     this.events = new EventRecorder(this.client, "opcat-rukpak");
-    this.classes.on((_, pc) => {
-      for (const b of this.bundles.list()) if (b.spec.class === pc.metadata.name) this.bundleQueue.add(b.metadata.name);
+    this.classes.on((ev, pc, old) => {
+      const changed = ev === "update" && JSON.stringify(old?.parameters) !== JSON.stringify(pc.parameters);
+      for (const b of this.bundles.list()) {
+        if (b.spec.class !== pc.metadata.name) continue;
+        if (!changed) this.bundleQueue.add(b.metadata.name);
+        else {
+          // new limits: a Bundle that failed for good may pass now
+          this.settled.delete(b.metadata.name);
+          this.tried.delete(b.metadata.name);
+          this.bundleQueue.retryNow(b.metadata.name);
+        }
+      }
       for (const i of this.instances.list()) this.instanceQueue.add(i.metadata.name);
     });
-    this.bundles.on((_, b) => {
-      this.bundleQueue.add(b.metadata.name);
+    this.perSlot = Math.max(1, (opts.concurrency ?? 4) - 1);
+    this.bundles.on((ev, b, old) => {
+      const key = b.metadata.name;
+      if (ev === "delete" || b.metadata.deletionTimestamp) {
+        // nothing more for it: stop its unpack, forget its retries (a deletion still removes the finalizer)
+        this.unpacking.get(key)?.ac.abort(new UnpackError("Aborted", "the Bundle is being deleted", false));
+        this.bundleQueue.drop(key);
+        this.tried.delete(key);
+        this.settled.delete(key);
+        if (ev !== "delete") this.bundleQueue.add(key);
+      } else if (old && old.metadata.generation !== b.metadata.generation) {
+        // a new spec: the old one's unpack and backoff are moot
+        this.unpacking.get(key)?.ac.abort(new UnpackError("Aborted", "the Bundle's spec changed", false));
+        this.bundleQueue.retryNow(key);
+      } else this.bundleQueue.add(key);
       for (const i of this.instances.list())
         if (i.spec.bundle.name === b.metadata.name || labelsMatch(i.spec.selector, b.metadata.labels))
           this.instanceQueue.add(i.metadata.name);
@@ -228,6 +264,46 @@ export class RukpakController {
     return this.client.replace<Bundle>({ ...b, status }, { subresource: "status" });
   }
 
+  /** Where a ref is fetched from ("" for none: file:// reads ConfigMaps). */
+  private static hostOf(ref: string): string {
+    if (ref.startsWith("docker://")) return ref.slice("docker://".length).split("/")[0];
+    if (ref.startsWith("https://")) return new URL(ref).host;
+    return "";
+  }
+
+  /**
+   * Takes a slot of every host the refs fetch from and of the requester, or none and false (the Bundle
+   * waits): neither one host nor one user ever holds every worker.
+   */
+  private takeSlots(b: Bundle, ac: AbortController, requester: Requester | undefined): boolean {
+    const name = b.metadata.name;
+    const hosts = [...new Set(b.spec.refs.map((r) => RukpakController.hostOf(r)).filter((h) => h !== ""))];
+    const slots = [
+      ...hosts.map((h) => `host ${h}`),
+      ...(hosts.length > 0 ? [`user ${requester?.username ?? ""}`] : []),
+    ];
+    const busy = (k: string) => [...this.unpacking.values()].filter((u) => u.slots.includes(k)).length;
+    if (slots.some((k) => busy(k) >= this.perSlot)) {
+      this.waitingForSlot.add(name);
+      return false;
+    }
+    this.unpacking.set(name, { ac, slots });
+    return true;
+  }
+
+  private releaseSlots(name: string): void {
+    if (!this.unpacking.delete(name)) return;
+    for (const k of [...this.waitingForSlot]) {
+      this.waitingForSlot.delete(k);
+      this.bundleQueue.add(k);
+    }
+  }
+
+  /**
+   * Unpacks a Bundle once per generation: `InProgress` is written when a generation is first seen,
+   * then `Done` or `Failed`. A failure that may pass is retried with the queue's backoff without
+   * writing anything until the outcome changes; one that cannot pass stays until the spec changes.
+   */
   async reconcileBundle(name: string): Promise<void> {
     let b = this.bundles.get(name);
     if (!b) return;
@@ -256,7 +332,13 @@ export class RukpakController {
       contentExists(this.opts.stateDir, st.digest)
     )
       return;
-    if (st.unpacked !== "InProgress" || st.observedGeneration !== gen) {
+    const done = this.settled.get(name);
+    if (done?.gen === gen && (!done.digest || contentExists(this.opts.stateDir, done.digest))) return;
+    // a failure of this generation: retried only by the backoff (or once after a restart)
+    const failedBefore = st.unpacked === "Failed" && st.observedGeneration === gen;
+    if (failedBefore && this.bundleQueue.failuresOf(name) === 0 && this.tried.has(name)) return;
+    const startsNow = !failedBefore && (st.unpacked !== "InProgress" || st.observedGeneration !== gen);
+    if (startsNow) {
       const c = setCondition(st.conditions, {
         type: "Unpacked",
         status: "False",
@@ -264,7 +346,7 @@ export class RukpakController {
         message: "unpacking the bundle's content",
         observedGeneration: gen,
       });
-      await this.writeBundleStatus(b, {
+      b = await this.writeBundleStatus(b, {
         ...st,
         unpacked: "InProgress",
         reason: "Unpacking",
@@ -273,56 +355,80 @@ export class RukpakController {
         observedGeneration: gen,
       });
     }
-    const fresh = (await this.client.tryGet<Bundle>(API_VERSION, "Bundle", name)) ?? b;
-    const fst = fresh.status ?? {};
+    const ac = new AbortController();
+    const requester = await this.contentRequesterOf(b);
+    if (!this.takeSlots(b, ac, requester)) return; // queued again when a slot frees
+    this.tried.add(name);
+    const pc = this.ours(b.spec.class);
+    const { limits, problems } = limitsOf(pc?.parameters);
+    if (problems.length > 0) this.log(`ProvisionerClass ${pc?.metadata.name}: ${problems.join("; ")}`);
+    let outcome: { status: BundleStatus; event: ["Normal" | "Warning", string, string] } | undefined;
+    let retry: UnpackError | undefined;
     try {
       const content = await unpackBundle(b.spec, {
         root: this.opts.stateDir,
         pull: this.opts.pull,
         client: this.client,
+        requester,
+        limits: { ...this.opts.limits, ...limits },
+        signal: ac.signal,
       });
       const type = b.spec.refs[0].split("://")[0];
       const msg = `Successfully unpacked the ${type} Bundle (${content.format}, ${content.objects.length} objects)`;
-      const c = setCondition(fst.conditions, {
-        type: "Unpacked",
-        status: "True",
-        reason: "UnpackSuccessful",
-        message: msg,
-        observedGeneration: gen,
-      });
-      await this.writeBundleStatus(fresh, {
-        ...fst,
-        unpacked: "Done",
-        reason: "UnpackSuccessful",
-        message: msg,
-        digest: content.digest,
-        resolvedRefs: content.resolvedRefs,
-        format: content.format,
-        objects: content.objects,
-        conditions: c.conditions,
-        observedGeneration: gen,
-      });
-      this.events.emit(fresh, "Normal", "Unpacked", msg);
+      outcome = {
+        status: {
+          unpacked: "Done",
+          reason: "UnpackSuccessful",
+          message: msg,
+          digest: content.digest,
+          resolvedRefs: content.resolvedRefs,
+          format: content.format,
+          objects: content.objects,
+        },
+        event: ["Normal", "Unpacked", msg],
+      };
     } catch (e) {
       if (!(e instanceof UnpackError)) throw e;
+      if (e.reason === "Aborted") return; // deleted or changed: the next pass deals with that
+      outcome = {
+        status: { unpacked: "Failed", reason: e.reason, message: e.message },
+        event: ["Warning", e.reason, e.message],
+      };
+      if (e.retryable) retry = e;
+    } finally {
+      this.releaseSlots(name);
+    }
+    const cur = this.bundles.get(name) ?? b;
+    if (cur.metadata.deletionTimestamp || (cur.metadata.generation ?? 0) !== gen) return;
+    if (outcome.status.unpacked === "Done" || !retry) this.settled.set(name, { gen, digest: outcome.status.digest });
+    const was = cur.status ?? {};
+    // (the cache may not hold this pass's InProgress yet: then the outcome is written whatever it shows)
+    const same =
+      !startsNow &&
+      was.unpacked === outcome.status.unpacked &&
+      was.reason === outcome.status.reason &&
+      was.message === outcome.status.message &&
+      was.digest === (outcome.status.digest ?? was.digest) &&
+      was.observedGeneration === gen;
+    if (!same) {
+      const fresh = (await this.client.tryGet<Bundle>(API_VERSION, "Bundle", name)) ?? cur;
+      const fst = fresh.status ?? {};
       const c = setCondition(fst.conditions, {
         type: "Unpacked",
-        status: "False",
-        reason: e.reason,
-        message: e.message,
+        status: outcome.status.unpacked === "Done" ? "True" : "False",
+        reason: outcome.status.reason!,
+        message: outcome.status.message!,
         observedGeneration: gen,
       });
       await this.writeBundleStatus(fresh, {
         ...fst,
-        unpacked: "Failed",
-        reason: e.reason,
-        message: e.message,
+        ...outcome.status,
         conditions: c.conditions,
         observedGeneration: gen,
       });
-      this.events.emit(fresh, "Warning", e.reason, e.message);
-      if (e.retryable) throw e; // retried with backoff
+      this.events.emit(fresh, ...outcome.event);
     }
+    if (retry) throw retry; // retried with backoff, nothing written while the outcome stays the same
   }
 
   // ---------------------------------------------------------------- Instances
@@ -832,6 +938,22 @@ export class RukpakController {
         `${requesters.map((r) => r.username).join(" and ")} may create every object of bundle ${bundleName}`,
       );
     return waiting("InsufficientPermissions", listed(refusals, 20));
+  }
+
+  /**
+   * Whose rights a Bundle's content (ConfigMaps, pull Secrets) is read with: its verified requester;
+   * for a Bundle the controllers made from an Instance's embedded spec, whom that Instance is judged
+   * as. Never the controllers' own rights, and never an unverified annotation.
+   */
+  private async contentRequesterOf(b: Bundle): Promise<Requester | undefined> {
+    const who = verifiedRequester(this.key, b);
+    if (!who || !this.madeBySelf(b)) return who;
+    for (const ref of b.metadata.ownerReferences ?? []) {
+      if (ref.kind !== "Instance" || ref.apiVersion !== API_VERSION) continue;
+      const inst = this.instances.get(ref.name);
+      if (inst?.metadata.uid === ref.uid) return this.requesterOf(inst);
+    }
+    return undefined;
   }
 
   /**
