@@ -328,6 +328,15 @@ export function registerServeCommand(program: Command): void {
         resolver: opts.resolverApi ? { priorities, maxRequestBytes } : false,
         ui: opts.ui === false ? false : { maxRequestBytes, cluster },
       });
+      // Listening for signals before saying "serving": whoever waits for that line may send one at once.
+      const stopped = new Promise<void>((resolve) => {
+        const stop = (sig: string): void => {
+          log({ level: "info", msg: "shutting down", signal: sig });
+          resolve();
+        };
+        process.once("SIGINT", () => stop("SIGINT"));
+        process.once("SIGTERM", () => stop("SIGTERM"));
+      });
       const http = served.addresses.http;
       const grpc = served.addresses.grpc;
       log({
@@ -344,14 +353,7 @@ export function registerServeCommand(program: Command): void {
         watch: Boolean(opts.watch),
         ...(pollMs !== undefined ? { poll_interval_ms: pollMs } : {}),
       });
-      await new Promise<void>((resolve) => {
-        const stop = (sig: string): void => {
-          log({ level: "info", msg: "shutting down", signal: sig });
-          resolve();
-        };
-        process.once("SIGINT", () => stop("SIGINT"));
-        process.once("SIGTERM", () => stop("SIGTERM"));
-      });
+      await stopped;
       await served.close(grace);
       log({ level: "info", msg: "stopped" });
     });
