@@ -31,6 +31,7 @@ interface ServeOpts extends ImageAccessFlags {
   shutdownGrace: string;
   priority?: string[];
   maxRequestBytes: string;
+  resolverBudget: string;
   resolverApi: boolean;
   port?: string;
   cacheOnly?: boolean;
@@ -162,6 +163,13 @@ export function registerServeCommand(program: Command): void {
         String(DEFAULT_MAX_REQUEST_BYTES),
       ),
     )
+    .addOption(
+      new Option(
+        "--resolver-budget <duration>",
+        "how long one resolver API request may compute (Go duration); it runs off the server's event loop " +
+          "and is stopped with a 422 beyond that",
+      ).default("10s"),
+    )
     .option("--no-resolver-api", "do not serve POST /api/v1/query and /api/v1/resolve")
     .option(
       "--ui",
@@ -283,6 +291,14 @@ export function registerServeCommand(program: Command): void {
           `invalid --max-request-bytes ${JSON.stringify(opts.maxRequestBytes)}: expected a positive integer`,
           { kind: "usage" },
         );
+      const budgetMs = parseGoDuration(opts.resolverBudget);
+      if (typeof budgetMs === "string" || !(budgetMs > 0))
+        throw new OpcatError(
+          "USAGE_SERVE",
+          `invalid --resolver-budget ${JSON.stringify(opts.resolverBudget)}: ` +
+            `${typeof budgetMs === "string" ? budgetMs : "must be positive"}`,
+          { kind: "usage" },
+        );
       const grace = Number(opts.shutdownGrace) * 1000;
       if (!(grace >= 0))
         throw new OpcatError("USAGE_SERVE", `invalid --shutdown-grace ${JSON.stringify(opts.shutdownGrace)}`, {
@@ -325,7 +341,8 @@ export function registerServeCommand(program: Command): void {
         grpc: grpcAddr,
         grpcCatalog: opts.grpcCatalog,
         accessLog: opts.accessLog ? (line: string) => void process.stderr.write(line + "\n") : undefined,
-        resolver: opts.resolverApi ? { priorities, maxRequestBytes } : false,
+        errorLog: (entry) => log({ ...entry }),
+        resolver: opts.resolverApi ? { priorities, maxRequestBytes, budgetMs } : false,
         ui: opts.ui === false ? false : { maxRequestBytes, cluster },
       });
       // Listening for signals before saying "serving": whoever waits for that line may send one at once.
