@@ -3,11 +3,11 @@
  * library, prints the result on stdout and problems on stderr, and exits 0 (success), 1 (invalid
  * catalog or other invalid content), 2 (usage or I/O error) or 3 (internal error).
  */
-import { readFileSync } from "node:fs";
 import { Argument, Command, CommanderError, Option } from "commander";
 import type { ImageRefTemplate } from "../bundle/index.js";
 import { OpcatError } from "../fbc/errors.js";
 import { migrationHelpText, validateMigrationLevel } from "../fbc/migrations.js";
+import type { ReadOptions } from "../fbc/readfile.js";
 import type { DeclarativeConfig } from "../fbc/types.js";
 import type { OutputFormat } from "../fbc/write.js";
 import type { PullOptions } from "../image/index.js";
@@ -30,6 +30,9 @@ import {
   type ErrorFormat,
 } from "./output.js";
 import { goErrnoText } from "../gojson/goerrno.js";
+
+/** The largest icon `init -i` reads (catalog icons are small PNG or SVG images, base64 in the package blob). */
+const MAX_ICON_BYTES = 1 << 20;
 
 // Each command loads the library it needs when it runs (dynamic imports below), so that starting
 // opcat, `--help` and `--version` cost only the command definitions.
@@ -296,20 +299,27 @@ Examples:
         name: string,
         opts: { defaultChannel?: string; description?: string; icon?: string; output: OutputFormat },
       ) => {
-        const read = (f: string): Buffer => {
+        const { readInputFileSync } = await import("../fbc/readfile.js");
+        // refused without reading: FIFOs and devices (/dev/zero never ends); an icon is at most 1 MiB
+        const read = (f: string, opts: ReadOptions): Buffer => {
           try {
-            return readFileSync(f);
+            return readInputFileSync(f, opts);
           } catch (e) {
+            if (e instanceof OpcatError) throw e;
             throw new OpcatError("IO_ERROR", `open ${f}: ${goErrnoText(e)}`, { kind: "usage" });
           }
         };
+        const iconOpts = { what: "icon", maxBytes: MAX_ICON_BYTES, tooLargeHint: "icons are small PNG or SVG images" };
         const { initPackage } = await import("../fbc/init.js");
         const { emptyConfig } = await import("../fbc/types.js");
         const pkg = initPackage({
           name,
           defaultChannel: opts.defaultChannel,
-          description: opts.description !== undefined ? read(opts.description).toString("utf8") : undefined,
-          icon: opts.icon !== undefined ? new Uint8Array(read(opts.icon)) : undefined,
+          description:
+            opts.description !== undefined
+              ? read(opts.description, { what: "description" }).toString("utf8")
+              : undefined,
+          icon: opts.icon !== undefined ? new Uint8Array(read(opts.icon, iconOpts)) : undefined,
         });
         process.stdout.write((await fbcWrite()).formatCatalog({ ...emptyConfig(), packages: [pkg] }, opts.output));
       },

@@ -117,6 +117,61 @@ test(
   },
 );
 
+test("non-regular files as serve content, template inputs, --reuse, Inputs, init -i/-d: refused, never read", () => {
+  const dir = mkdtempSync(join(tmpdir(), "opcat-fifo-inputs-"));
+  const cat = join(dir, "catalog");
+  mkdirSync(cat);
+  writeFileSync(join(cat, "catalog.json"), readFileSync(join(EXAMPLE, "etcd-example", "catalog.yaml")));
+  assert.equal(spawnSync("mkfifo", [join(cat, "pipe.yaml")]).status, 0, "mkfifo");
+  assert.equal(spawnSync("mkfifo", [join(dir, "pipe")]).status, 0, "mkfifo");
+  const pipe = join(dir, "pipe");
+  const template = join(dir, "basic.yaml");
+  writeFileSync(template, "schema: olm.template.basic\nentries: []\n");
+  // serve: refused at start-up with the located problem (it used to block forever, saying nothing)
+  const serve = spawnSync(process.execPath, [BIN, "serve", cat, "--http", "127.0.0.1:0", "--no-grpc"], {
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  assert.notEqual(serve.signal, "SIGTERM", "serve blocked on the FIFO");
+  assert.equal(serve.status, 1, serve.stderr);
+  assert.match(
+    serve.stderr,
+    /^pipe\.yaml: error\[IO_NOT_REGULAR\]: open pipe\.yaml: not a regular file but a named pipe/m,
+  );
+  const cases: [string[], RegExp][] = [
+    [["template", "render", pipe], /templates are read from regular files only/],
+    [["template", "render", "basic", pipe], /templates are read from regular files only/],
+    [["template", "render", "basic", template, "--reuse", pipe], /catalogs are read from regular files/],
+    [["resolve", "--catalog", EXAMPLE, "--input", pipe], /not a regular file but a named pipe/],
+    [["init", "a", "-i", pipe], /icons are read from regular files only/],
+    [["init", "a", "-i", "/dev/zero"], /open \/dev\/zero: not a regular file but a character device/],
+    [["init", "a", "-d", "/dev/urandom"], /open \/dev\/urandom: not a regular file but a character device/],
+  ];
+  for (const [args, re] of cases) {
+    const r = spawnSync(process.execPath, [BIN, ...args], { encoding: "utf8", timeout: 60_000 });
+    assert.notEqual(r.signal, "SIGTERM", `${args.join(" ")} blocked`);
+    assert.equal(r.status, 2, `${args.join(" ")}: ${r.stderr}`);
+    assert.match(r.stderr, /IO_NOT_REGULAR|not a regular file/, args.join(" "));
+    assert.match(r.stderr, re, args.join(" "));
+    assert.equal(r.stdout, "");
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("init -i: an icon over 1 MiB is refused before it is read whole (IO_FILE_TOO_LARGE, exit 2)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "opcat-icon-"));
+  const icon = join(dir, "icon.png");
+  // a real PNG signature, then 2 MiB
+  writeFileSync(icon, Buffer.concat([Buffer.from("89504e470d0a1a0a", "hex"), Buffer.alloc(2 << 20)]));
+  const r = opcat(["init", "a", "-i", icon]);
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, /icon\.png: 2097160 bytes is more than the 1 MiB opcat reads as one icon/);
+  assert.equal(r.stdout, "");
+  writeFileSync(icon, Buffer.concat([Buffer.from("89504e470d0a1a0a", "hex"), Buffer.alloc(1000)]));
+  assert.equal(opcat(["init", "a", "-i", icon]).code, 0);
+  rmSync(dir, { recursive: true, force: true });
+});
+
 test("--authfile naming a missing file is an error, not silently ignored", () => {
   const r = opcat(["render", EXAMPLE, "--authfile", "/nonexistent/auth.json"]);
   assert.equal(r.code, 2);

@@ -15,9 +15,10 @@
  * interface and the registry.
  */
 import { randomBytes } from "node:crypto";
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, openSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { OpcatError, problem, type Problem } from "../../fbc/errors.js";
+import { readInputTextSync } from "../../fbc/readfile.js";
 import { parseProperties } from "../../fbc/properties.js";
 import { validateCatalog } from "../../fbc/validate.js";
 import type { DeclarativeConfig } from "../../fbc/types.js";
@@ -480,9 +481,9 @@ export async function planAddBundle(
 /** Reads a file's text; an unreadable file is an `invalid-input` plan. */
 function readTemplate(path: string, req: AddBundleRequest): string | AddBundlePlan {
   try {
-    return readFileSync(path, "utf8");
+    return readInputTextSync(path, { what: "template" });
   } catch (e) {
-    const why = goErrnoText(e);
+    const why = e instanceof OpcatError ? e.message.replace(/^open \S+: /, "") : goErrnoText(e);
     return {
       outcome: "invalid-input",
       template: path,
@@ -657,9 +658,10 @@ export async function addBundleFromReleaseConfig(
   };
   let text: string;
   try {
-    text = readFileSync(releaseConfigPath, "utf8");
+    text = readInputTextSync(releaseConfigPath, { what: "release config" });
   } catch (e) {
-    report.problems.push(problem("TEMPLATE_ADD_RELEASE_CONFIG", `open ${releaseConfigPath}: ${goErrnoText(e)}`));
+    const why = e instanceof OpcatError ? e.message.replace(/^open \S+: /, "") : goErrnoText(e);
+    report.problems.push(problem("TEMPLATE_ADD_RELEASE_CONFIG", `open ${releaseConfigPath}: ${why}`));
     report.outcome = "invalid-input";
     return report;
   }
