@@ -23,6 +23,7 @@ import {
 } from "./decode.js";
 import { OpcatError, problem, type Problem } from "./errors.js";
 import { openInputSync, readInputTextSync, refuseSpecial, type ReadOptions } from "./readfile.js";
+import { isOpcatTemp } from "./tempname.js";
 import { RawJson } from "./rawjson.js";
 import { notAnObjectMessage } from "./stream.js";
 import {
@@ -371,6 +372,8 @@ export function listCatalogFiles(root: string): string[] {
     for (const name of names) {
       const r = rel ? `${rel}/${name}` : name;
       const st = lstatSync(join(abs, name));
+      // opcat's own temporary files (a write killed before its rename) are never content
+      if (isOpcatTemp(name, st.isDirectory())) continue;
       if (st.isDirectory()) walk(r);
       else if (name === INDEX_IGNORE) {
         ignoreFiles.push({ dir: rel, content: readInputTextSync(join(abs, name), { what: ".indexignore file" }) });

@@ -19,6 +19,7 @@ import { closeSync, fsyncSync, openSync, renameSync, statSync, unlinkSync, write
 import { basename, dirname, join } from "node:path";
 import { OpcatError, problem, type Problem } from "../../fbc/errors.js";
 import { readInputTextSync } from "../../fbc/readfile.js";
+import { stagedName, sweepStaged } from "../../fbc/tempname.js";
 import { parseProperties } from "../../fbc/properties.js";
 import { validateCatalog } from "../../fbc/validate.js";
 import type { DeclarativeConfig } from "../../fbc/types.js";
@@ -531,7 +532,9 @@ function stageFile(path: string, text: string): string {
   } catch {
     // a new file
   }
-  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+  // what an earlier run killed before its rename left behind (never read as content: fbc/tempname.ts)
+  sweepStaged(path);
+  const tmp = stagedName(path, randomBytes(4).toString("hex"));
   const fd = openSync(tmp, "wx", mode);
   try {
     writeSync(fd, text);
