@@ -23,6 +23,7 @@ import {
   EXIT_INVALID,
   EXIT_USAGE,
   formatBytes,
+  guardOutputStreams,
   handleError,
   Progress,
   problemToJson,
@@ -399,6 +400,7 @@ export function rewriteOpmAlpha(argv: string[]): string[] {
 
 /** Runs the CLI with `argv` (without the node and script entries) and returns the exit code. */
 export async function run(argv: string[]): Promise<number> {
+  guardOutputStreams();
   argv = rewriteOpmAlpha(argv);
   const program = buildProgram();
   const errFormat: ErrorFormat =

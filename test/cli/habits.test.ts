@@ -356,7 +356,7 @@ test("a read-only or full cache directory is an I/O error naming the " +
     assert.equal(f.code, 2, f.stderr);
     assert.match(
       f.stderr,
-      new RegExp(`^opcat: error\\[IO_ERROR\\]: write ${full}/\\S+: ENOSPC: no space left on device`),
+      new RegExp(`^opcat: error\\[IO_WRITE\\]: write ${full}/\\S+: ENOSPC: no space left on device`),
     );
     assert.match(f.stderr, /hint: the disk is full/);
   } finally {
@@ -428,7 +428,8 @@ test("migrate onto a full disk leaves nothing behind (written to a temporary sib
   try {
     const r = opcat(["migrate", join(COMMUNITY, "catalogs", "v4.20"), join(dir, "out")]);
     assert.equal(r.code, 2, r.stderr);
-    assert.match(r.stderr, /^opcat: error\[IO_ERROR\]: write .*out: ENOSPC: no space left on device/);
+    assert.match(r.stderr, /^opcat: error\[IO_WRITE\]: write .*out: ENOSPC: no space left on device/);
+    assert.match(r.stderr, /hint: the disk is full: free space or write elsewhere; the output is incomplete/);
     assert.deepEqual(readdirSync(dir), [], "no partial output, no temporary directory");
     // and with room it writes the whole catalog
     const ok = opcat(["migrate", EXAMPLE, join(dir, "small")]);

@@ -20,6 +20,7 @@ import { basename, dirname, join } from "node:path";
 import { OpcatError, problem, type Problem } from "../../fbc/errors.js";
 import { readInputTextSync } from "../../fbc/readfile.js";
 import { stagedName, sweepStaged } from "../../fbc/tempname.js";
+import { writeAllSync } from "../../fbc/writeall.js";
 import { parseProperties } from "../../fbc/properties.js";
 import { validateCatalog } from "../../fbc/validate.js";
 import type { DeclarativeConfig } from "../../fbc/types.js";
@@ -537,7 +538,8 @@ function stageFile(path: string, text: string): string {
   const tmp = stagedName(path, randomBytes(4).toString("hex"));
   const fd = openSync(tmp, "wx", mode);
   try {
-    writeSync(fd, text);
+    // every byte or an error: a short write on a nearly full disk must not be renamed into place
+    writeAllSync(fd, text);
     fsyncSync(fd);
   } catch (e) {
     closeSync(fd);
