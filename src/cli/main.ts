@@ -22,6 +22,7 @@ import { registerTemplateCommands } from "./template.js";
 import {
   EXIT_INVALID,
   EXIT_USAGE,
+  count,
   formatBytes,
   guardOutputStreams,
   handleError,
@@ -185,9 +186,9 @@ Examples:
         } else if (!opts.quiet) {
           const c = res.config;
           process.stderr.write(
-            `${ref}: valid (${c.packages.length} packages, ${c.channels.length} channels, ` +
-              `${c.bundles.length} bundles, ${c.deprecations.length} deprecations, ` +
-              `${c.others.length} other blobs in ${res.files} files, ${formatBytes(res.bytes)})\n`,
+            `${ref}: valid (${count(c.packages.length, "package")}, ${count(c.channels.length, "channel")}, ` +
+              `${count(c.bundles.length, "bundle")}, ${count(c.deprecations.length, "deprecation")}, ` +
+              `${count(c.others.length, "other blob")} in ${count(res.files, "file")}, ${formatBytes(res.bytes)})\n`,
           );
         }
         return;

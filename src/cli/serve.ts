@@ -86,7 +86,9 @@ function reportEvent(e: StoreEvent): void {
         revision: e.revision.serial,
         blobs: e.revision.blobCount,
         bytes: e.revision.jsonl.length,
-        bundles: e.revision.registry.bundleCount,
+        // bundles as validate and the web UI count them; channel_entries: (package, channel, bundle) triples
+        bundles: e.revision.query("olm.bundle", "", "")?.length ?? 0,
+        channel_entries: e.revision.registry.bundleCount,
         load_ms: Math.round(e.revision.loadMs),
         index: e.revision.origin === "index" ? "read" : e.revision.indexWritten ? "written" : "none",
       });

@@ -61,7 +61,12 @@ const CHUNK = 64 * 1024;
 const RESOLVER_PREFIX = "/api/";
 const UI_API = "/ui/api/";
 const isUiPath = (p: string): boolean =>
-  p.startsWith(UI_API) || p === "/" || p === "/index.html" || p.startsWith("/assets/") || p === "/favicon.svg";
+  p.startsWith(UI_API) ||
+  p === "/" ||
+  p === "/index.html" ||
+  p.startsWith("/assets/") ||
+  p === "/favicon.svg" ||
+  p === "/favicon.ico";
 
 /**
  * A handler whose module loads on its first request (the resolver pulls in CEL and the resolver, the

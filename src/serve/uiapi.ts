@@ -602,6 +602,14 @@ export class UiHandler {
       });
       return true;
     }
+    if (path === "/favicon.ico") {
+      // the page declares its icon (an SVG under /assets/); browsers that still ask for this get "none"
+      if (method !== "GET" && method !== "HEAD") return false;
+      res.setHeader("Cache-Control", "public, max-age=86400");
+      res.writeHead(204);
+      res.end();
+      return true;
+    }
     const file =
       path === "/" || path === "/index.html"
         ? "index.html"
