@@ -9,7 +9,7 @@
  * The template and image libraries are imported when an action runs, so that importing this module
  * (and `template convert`, which needs neither) stays cheap.
  */
-import { readInputTextSync } from "../fbc/readfile.js";
+import { readInputStream, readInputTextSync } from "../fbc/readfile.js";
 import { dirname, resolve } from "node:path";
 import { OpcatError } from "../fbc/errors.js";
 import type { DeclarativeConfig } from "../fbc/types.js";
@@ -113,11 +113,8 @@ async function bundleSource(
 async function readTemplate(input: TemplateInput): Promise<string> {
   if (input.text !== undefined) return input.text;
   const file = input.file ?? "-";
-  if (file === "-") {
-    const chunks: Buffer[] = [];
-    for await (const c of process.stdin) chunks.push(typeof c === "string" ? Buffer.from(c) : (c as Buffer));
-    return Buffer.concat(chunks).toString("utf8");
-  }
+  if (file === "-")
+    return (await readInputStream(process.stdin, "standard input", { what: "template" })).toString("utf8");
   try {
     return readInputTextSync(file, { what: "template" });
   } catch (e) {

@@ -22,7 +22,7 @@ import {
   decodePackage,
 } from "./decode.js";
 import { OpcatError, problem, type Problem } from "./errors.js";
-import { openInputSync, readInputTextSync, refuseSpecial, type ReadOptions } from "./readfile.js";
+import { openInputSync, readInputStream, readInputTextSync, refuseSpecial, type ReadOptions } from "./readfile.js";
 import { isOpcatTemp } from "./tempname.js";
 import { RawJson } from "./rawjson.js";
 import { notAnObjectMessage } from "./stream.js";
@@ -423,9 +423,8 @@ export function loadDirectory(root: string, opts: LoadOptions = {}): LoadResult 
 
 /** Reads all of standard input (or another stream) and loads it as one catalog stream. */
 export async function loadStream(stream: NodeJS.ReadableStream, name = "-"): Promise<LoadResult> {
-  const chunks: Buffer[] = [];
-  for await (const c of stream) chunks.push(typeof c === "string" ? Buffer.from(c) : (c as Buffer));
-  return loadText(Buffer.concat(chunks).toString("utf8"), name);
+  const text = (await readInputStream(stream, name === "-" ? "standard input" : name, CATALOG_FILE)).toString("utf8");
+  return loadText(text, name);
 }
 
 /**

@@ -120,6 +120,27 @@ function readAll(fd: number, path: string, opts: ReadOptions, size = 0): Buffer 
   return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total);
 }
 
+/**
+ * Reads a stream (standard input) whole, failing once it passes the budget (`cat /dev/zero | opcat
+ * render -` would otherwise grow until memory ends).
+ */
+export async function readInputStream(
+  stream: NodeJS.ReadableStream,
+  name: string,
+  opts: ReadOptions = {},
+): Promise<Buffer> {
+  const max = opts.maxBytes ?? MAX_FILE_BYTES;
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const c of stream) {
+    const b = typeof c === "string" ? Buffer.from(c) : (c as Buffer);
+    total += b.length;
+    if (total > max) throw tooLarge(name, undefined, opts);
+    chunks.push(b);
+  }
+  return Buffer.concat(chunks, total);
+}
+
 /** The asynchronous readInputFileSync (used while serving, so that reading never holds the event loop). */
 export async function readInputFile(path: string, opts: ReadOptions = {}): Promise<Buffer> {
   const fh = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);

@@ -158,6 +158,18 @@ test("non-regular files as serve content, template inputs, --reuse, Inputs, init
   rmSync(dir, { recursive: true, force: true });
 });
 
+test("standard input that never ends (/dev/zero) is cut at the 256 MiB budget: IO_FILE_TOO_LARGE, exit 2", () => {
+  for (const args of [
+    ["render", "-"],
+    ["template", "render", "-"],
+  ]) {
+    const zero = openSync("/dev/zero", "r");
+    const r = spawnSync(process.execPath, [BIN, ...args], { stdio: [zero, "pipe", "pipe"], encoding: "utf8" });
+    assert.equal(r.status, 2, `${args.join(" ")}: ${r.stderr}`);
+    assert.match(r.stderr, /open standard input: more than the 256 MiB opcat reads as one/);
+  }
+});
+
 test("init -i: an icon over 1 MiB is refused before it is read whole (IO_FILE_TOO_LARGE, exit 2)", () => {
   const dir = mkdtempSync(join(tmpdir(), "opcat-icon-"));
   const icon = join(dir, "icon.png");
