@@ -14,7 +14,13 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { COMMUNITY, REPO_ROOT } from "../shared.js";
+import { COMMUNITY, REPO_ROOT, requireShared } from "../shared.js";
+
+/** Skips (with the reason) without root, or without the real catalogs in ../shared (a failure under CI=true). */
+function rootAndShared(): { skip: false | string } {
+  if (process.getuid?.() !== 0) return { skip: "needs root to mount a small tmpfs" };
+  return requireShared();
+}
 
 const BIN = join(REPO_ROOT, "bin", "opcat");
 const EXAMPLE = join(REPO_ROOT, "examples", "catalog");
@@ -221,7 +227,7 @@ test(
   },
 );
 
-test("--push with an oci: tag is a usage error; without --push the layout is written", () => {
+test("--push with an oci: tag is a usage error; without --push the layout is written", requireShared(), () => {
   const dir = mkdtempSync(join(tmpdir(), "opcat-push-oci-"));
   const bundle = join(COMMUNITY, "operators", "kube-green", "0.7.1");
   const bad = opcat(["bundle", "build", bundle, "-t", `oci:${dir}/layout:1`, "--push"]);
@@ -302,6 +308,7 @@ test("a file that is one huge line is quoted as a short excerpt in errors, not w
 test(
   "output that cannot be written (standard output on a full device) is an " +
     "I/O error, exit 2, without a stack trace; a closed pipe ends quietly",
+  requireShared(),
   async () => {
     const full = spawnSync(process.execPath, [BIN, "render", join(COMMUNITY, "catalogs", "v4.20")], {
       encoding: "utf8",
@@ -378,79 +385,83 @@ test("a read-only or full cache directory is an I/O error naming the " +
   }
 });
 
-test("catalog build onto a full disk: a new OCI layout is not left half-written, an existing one keeps its tags", {
-  skip: process.getuid?.() === 0 ? false : "needs root to mount a small tmpfs",
-}, () => {
-  const dir = mkdtempSync(join(tmpdir(), "opcat-full-layout-"));
-  spawnSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir]);
-  const v420 = join(COMMUNITY, "catalogs", "v4.20");
-  try {
-    const r = opcat([
-      "catalog",
-      "build",
-      v420,
-      "-t",
-      `oci:${join(dir, "new")}:v1`,
-      "--base-image",
-      "scratch",
-      "--no-validate",
-    ]);
-    assert.equal(r.code, 2, r.stderr);
-    assert.match(r.stderr, /ENOSPC: no space left on device/);
-    assert.deepEqual(readdirSync(dir), [], "nothing left: no layout, no temporary directory");
-    // an existing layout (here: a small one that fits) keeps its index when a bigger build fails
-    const small = mkdtempSync(join(tmpdir(), "opcat-small-"));
-    writeFileSync(join(small, "c.json"), JSON.stringify({ schema: "olm.package", name: "p" }));
-    const ok = opcat([
-      "catalog",
-      "build",
-      small,
-      "-t",
-      `oci:${join(dir, "old")}:v1`,
-      "--base-image",
-      "scratch",
-      "--no-validate",
-    ]);
-    assert.equal(ok.code, 0, ok.stderr);
-    const index = readFileSync(join(dir, "old", "index.json"), "utf8");
-    const big = opcat([
-      "catalog",
-      "build",
-      v420,
-      "-t",
-      `oci:${join(dir, "old")}:v2`,
-      "--base-image",
-      "scratch",
-      "--no-validate",
-    ]);
-    assert.equal(big.code, 2, big.stderr);
-    assert.equal(readFileSync(join(dir, "old", "index.json"), "utf8"), index, "the layout's index is as it was");
-    rmSync(small, { recursive: true, force: true });
-  } finally {
-    spawnSync("umount", [dir]);
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+test(
+  "catalog build onto a full disk: a new OCI layout is not left half-written, an existing one keeps its tags",
+  rootAndShared(),
+  () => {
+    const dir = mkdtempSync(join(tmpdir(), "opcat-full-layout-"));
+    spawnSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir]);
+    const v420 = join(COMMUNITY, "catalogs", "v4.20");
+    try {
+      const r = opcat([
+        "catalog",
+        "build",
+        v420,
+        "-t",
+        `oci:${join(dir, "new")}:v1`,
+        "--base-image",
+        "scratch",
+        "--no-validate",
+      ]);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, /ENOSPC: no space left on device/);
+      assert.deepEqual(readdirSync(dir), [], "nothing left: no layout, no temporary directory");
+      // an existing layout (here: a small one that fits) keeps its index when a bigger build fails
+      const small = mkdtempSync(join(tmpdir(), "opcat-small-"));
+      writeFileSync(join(small, "c.json"), JSON.stringify({ schema: "olm.package", name: "p" }));
+      const ok = opcat([
+        "catalog",
+        "build",
+        small,
+        "-t",
+        `oci:${join(dir, "old")}:v1`,
+        "--base-image",
+        "scratch",
+        "--no-validate",
+      ]);
+      assert.equal(ok.code, 0, ok.stderr);
+      const index = readFileSync(join(dir, "old", "index.json"), "utf8");
+      const big = opcat([
+        "catalog",
+        "build",
+        v420,
+        "-t",
+        `oci:${join(dir, "old")}:v2`,
+        "--base-image",
+        "scratch",
+        "--no-validate",
+      ]);
+      assert.equal(big.code, 2, big.stderr);
+      assert.equal(readFileSync(join(dir, "old", "index.json"), "utf8"), index, "the layout's index is as it was");
+      rmSync(small, { recursive: true, force: true });
+    } finally {
+      spawnSync("umount", [dir]);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
 
-test("migrate onto a full disk leaves nothing behind (written to a temporary sibling, renamed into place)", {
-  skip: process.getuid?.() === 0 ? false : "needs root to mount a small tmpfs",
-}, () => {
-  const dir = mkdtempSync(join(tmpdir(), "opcat-full-"));
-  spawnSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir]);
-  try {
-    const r = opcat(["migrate", join(COMMUNITY, "catalogs", "v4.20"), join(dir, "out")]);
-    assert.equal(r.code, 2, r.stderr);
-    assert.match(r.stderr, /^opcat: error\[IO_WRITE\]: write .*out: ENOSPC: no space left on device/);
-    assert.match(r.stderr, /hint: the disk is full: free space or write elsewhere; the output is incomplete/);
-    assert.deepEqual(readdirSync(dir), [], "no partial output, no temporary directory");
-    // and with room it writes the whole catalog
-    const ok = opcat(["migrate", EXAMPLE, join(dir, "small")]);
-    assert.equal(ok.code, 0, ok.stderr);
-    assert.deepEqual(readdirSync(join(dir, "small")).sort(), ["cache-operator", "etcd-example"]);
-  } finally {
-    spawnSync("umount", [dir]);
-  }
-});
+test(
+  "migrate onto a full disk leaves nothing behind (written to a temporary sibling, renamed into place)",
+  rootAndShared(),
+  () => {
+    const dir = mkdtempSync(join(tmpdir(), "opcat-full-"));
+    spawnSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir]);
+    try {
+      const r = opcat(["migrate", join(COMMUNITY, "catalogs", "v4.20"), join(dir, "out")]);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, /^opcat: error\[IO_WRITE\]: write .*out: ENOSPC: no space left on device/);
+      assert.match(r.stderr, /hint: the disk is full: free space or write elsewhere; the output is incomplete/);
+      assert.deepEqual(readdirSync(dir), [], "no partial output, no temporary directory");
+      // and with room it writes the whole catalog
+      const ok = opcat(["migrate", EXAMPLE, join(dir, "small")]);
+      assert.equal(ok.code, 0, ok.stderr);
+      assert.deepEqual(readdirSync(join(dir, "small")).sort(), ["cache-operator", "etcd-example"]);
+    } finally {
+      spawnSync("umount", [dir]);
+    }
+  },
+);
 
 test(
   "opm serve's flags: --cache-only builds the serve index and exits, " +
