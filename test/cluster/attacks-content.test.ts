@@ -156,7 +156,7 @@ describe("issue 24 attacks on the content path and the work loops", { skip, conc
     }
     running = await runControllers({
       kubeconfig,
-      context: "admin",
+      context: "controller",
       stateDir: join(tmp, "state"),
       pull: { useHttp: true, caFile: certs.ca },
       log: controllerLog("attacks-content-controllers"),

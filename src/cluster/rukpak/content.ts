@@ -348,7 +348,9 @@ async function readAsRequester<T extends KubeObject>(
     new UnpackError(
       reason,
       who === undefined
-        ? `${kind} ${namespace}/${name} cannot be read: the Bundle has no recorded requester`
+        ? `${kind} ${namespace}/${name} cannot be read: who asked for this Bundle cannot be verified ` +
+            "(it or its Instance was written while opcat's admission webhook was not serving); " +
+            "change its spec again to have the requester recorded"
         : `${kind} ${namespace}/${name} cannot be read by ${who} (it does not exist or ${who} may not get it)`,
       false,
     );

@@ -231,7 +231,19 @@ export class RukpakController {
         if (i.spec.bundle.name === b.metadata.name || labelsMatch(i.spec.selector, b.metadata.labels))
           this.instanceQueue.add(i.metadata.name);
     });
-    this.instances.on((_, i) => this.instanceQueue.add(i.metadata.name));
+    this.instances.on((ev, i, old) => {
+      this.instanceQueue.add(i.metadata.name);
+      // a changed Instance may now have a verifiable requester: its Bundle's content is read again
+      // (whose rights it is read with comes from the Instance), also after a final refusal
+      if (ev === "update" && old && old.metadata.generation !== i.metadata.generation) {
+        const b = this.bundles.get(i.spec.bundle.name);
+        if (b?.status?.unpacked === "Failed") {
+          this.settled.delete(b.metadata.name);
+          this.tried.delete(b.metadata.name);
+          this.bundleQueue.retryNow(b.metadata.name);
+        }
+      }
+    });
   }
 
   /** Starts the informers and the workers; resolves once the caches are filled. */
@@ -300,6 +312,49 @@ export class RukpakController {
   }
 
   /**
+   * A Bundle another replica (or an earlier run with another state directory) unpacked: its content
+   * is fetched again from the refs pinned when it was unpacked (images by digest, not a tag that may
+   * have moved), and kept only when its digest is the recorded one, so that every replica installs
+   * exactly what was approved. True when restored; otherwise a full unpack follows (a new digest,
+   * which no approval names).
+   */
+  private async restorePinned(b: Bundle, gen: number): Promise<boolean> {
+    const st = b.status ?? {};
+    if (st.unpacked !== "Done" || st.observedGeneration !== gen || !st.digest) return false;
+    if (contentExists(this.opts.stateDir, st.digest)) return false;
+    const pinned = st.resolvedRefs ?? [];
+    if (
+      pinned.length !== b.spec.refs.length ||
+      pinned.some((r, i) => r.split("://")[0] !== b.spec.refs[i].split("://")[0])
+    )
+      return false;
+    const { limits } = limitsOf(this.ours(b.spec.class)?.parameters);
+    try {
+      const content = await unpackBundle(
+        { ...b.spec, refs: pinned },
+        {
+          root: this.opts.stateDir,
+          pull: this.opts.pull,
+          client: this.client,
+          requester: await this.contentRequesterOf(b),
+          limits: { ...this.opts.limits, ...limits },
+        },
+      );
+      if (content.digest !== st.digest) {
+        this.log(`bundle ${b.metadata.name}: the pinned refs now give ${content.digest}, not ${st.digest}`);
+        return false;
+      }
+    } catch (e) {
+      this.log(`bundle ${b.metadata.name}: restoring from the pinned refs: ${(e as Error).message}`);
+      return false;
+    }
+    this.settled.set(b.metadata.name, { gen, digest: st.digest });
+    for (const i of this.instances.list())
+      if (i.spec.bundle.name === b.metadata.name) this.instanceQueue.add(i.metadata.name);
+    return true;
+  }
+
+  /**
    * Unpacks a Bundle once per generation: `InProgress` is written when a generation is first seen,
    * then `Done` or `Failed`. A failure that may pass is retried with the queue's backoff without
    * writing anything until the outcome changes; one that cannot pass stays until the spec changes.
@@ -334,6 +389,7 @@ export class RukpakController {
       return;
     const done = this.settled.get(name);
     if (done?.gen === gen && (!done.digest || contentExists(this.opts.stateDir, done.digest))) return;
+    if (await this.restorePinned(b, gen)) return;
     // a failure of this generation: retried only by the backoff (or once after a restart)
     const failedBefore = st.unpacked === "Failed" && st.observedGeneration === gen;
     if (failedBefore && this.bundleQueue.failuresOf(name) === 0 && this.tried.has(name)) return;
@@ -624,8 +680,9 @@ export class RukpakController {
       desired = await this.desiredContent(bundle, inst);
     } catch (e) {
       if (e instanceof UnpackError && e.reason === "ContentMissing") {
-        // unpacked by another provisioner process: unpack here too, then come back
-        await this.writeBundleStatus(bundle, { ...bst, unpacked: "InProgress", observedGeneration: -1 });
+        // unpacked by another provisioner process: restored here from its pinned refs (or unpacked
+        // again), after which the Bundle's reconcile enqueues this Instance
+        this.bundleQueue.add(bundle.metadata.name);
         return;
       }
       const msg = e instanceof ConvertError ? e.errors.join("; ") : (e as Error).message;
@@ -947,8 +1004,10 @@ export class RukpakController {
    */
   private async contentRequesterOf(b: Bundle): Promise<Requester | undefined> {
     const who = verifiedRequester(this.key, b);
-    if (!who || !this.madeBySelf(b)) return who;
-    for (const ref of b.metadata.ownerReferences ?? []) {
+    const owners = b.metadata.ownerReferences ?? [];
+    // no owner: made by a user (who may be the controllers' own identity, e.g. `cluster run` on a laptop)
+    if (!who || !this.madeBySelf(b) || owners.length === 0) return who;
+    for (const ref of owners) {
       if (ref.kind !== "Instance" || ref.apiVersion !== API_VERSION) continue;
       const inst = this.instances.get(ref.name);
       if (inst?.metadata.uid === ref.uid) return this.requesterOf(inst);
@@ -959,13 +1018,16 @@ export class RukpakController {
   /**
    * Whom an Instance is judged as: its verified requester, or, when the controllers made it for an
    * owner of a delegating kind (Operator, ClusterExtension), that owner's verified requester. An
-   * Instance the controllers made for no such owner has no requester (it waits for an approval).
+   * Instance the controllers made for another owner (a resolveset's package Instance) has no
+   * requester: it waits for an approval.
    */
   private async requesterOf(inst: Instance): Promise<Requester | undefined> {
     const who = verifiedRequester(this.key, inst);
-    if (!who || !this.madeBySelf(inst)) return who;
-    // never the controllers' own rights
-    for (const ref of inst.metadata.ownerReferences ?? []) {
+    const owners = inst.metadata.ownerReferences ?? [];
+    // no owner: made by a user (who may be the controllers' own identity, e.g. `cluster run` on a laptop);
+    // made by the controllers for something: never judged with the controllers' own rights
+    if (!who || !this.madeBySelf(inst) || owners.length === 0) return who;
+    for (const ref of owners) {
       const k = DELEGATING_KINDS.find((d) => d.kind === ref.kind && `${d.group}/${d.version}` === ref.apiVersion);
       if (!k) continue;
       const owner = await this.client.getLive(ref.apiVersion, ref.kind, ref.name, { uid: ref.uid });
