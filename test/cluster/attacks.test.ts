@@ -509,10 +509,12 @@ describe("attacks on the trust model (real API server)", { skip: cluster.skip, c
         API_VERSION,
         "Instance",
         "atk7-approved",
-        (o) => cond(o, "Approved")?.reason === "AwaitingApproval",
-        "AwaitingApproval",
+        (o) => cond(o, "Approved")?.reason === "ApprovalNotSigned",
+        "ApprovalNotSigned",
       );
+      assert.equal(cond(notApproved, "Approved")?.status, "False");
       assert.match(cond(notApproved, "Approved")?.message ?? "", /not signed by opcat/);
+      assert.equal(notApproved?.status?.approval, undefined, "the forged approval is removed");
       assert.equal(
         await admin.tryGet("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "atk7-carol-admin"),
         undefined,

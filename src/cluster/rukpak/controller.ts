@@ -45,6 +45,7 @@ import { refKey, refOf, RecordStore, type InstallRecord } from "./record.js";
 import {
   approvalCondition,
   approvalMismatch,
+  approvalParts,
   protectedReason,
   sameJson,
   signApproval,
@@ -584,6 +585,29 @@ export class RukpakController {
     return out;
   }
 
+  /**
+   * An approval record that opcat did not sign (written while no webhook served) is removed, and the
+   * Approved condition says so: the status never shows an approval nobody gave.
+   */
+  private async dropForgedApproval(inst: Instance): Promise<Instance> {
+    const a = inst.status?.approval;
+    if (!a || this.key.verify(approvalParts(inst.metadata.uid!, a), a.signature)) return inst;
+    return this.setInstanceStatus(inst, (s) => {
+      const { approval: _, ...rest } = s;
+      return {
+        ...rest,
+        conditions: this.conds(inst, {
+          type: "Approved",
+          status: "False",
+          reason: "ApprovalNotSigned",
+          message:
+            "the recorded approval is not signed by opcat (written while its admission webhook was not " +
+            `serving?) and is ignored; approve with kubectl instance approve ${inst.metadata.name}`,
+        }),
+      };
+    });
+  }
+
   /** True when this controller made `o` (its signed requester is the controllers' own identity). */
   madeBySelf(o: KubeObject): boolean {
     const self = this.opts.self;
@@ -650,6 +674,7 @@ export class RukpakController {
     const gen = inst.metadata.generation ?? 0;
     const bundleName = inst.spec.bundle.name;
     if (inst.spec.bundle.spec && !this.ours(inst.spec.bundle.spec.class)) return;
+    inst = await this.dropForgedApproval(inst);
 
     // 1. the Bundle, unpacked
     const found = await this.bundleFor(inst);
