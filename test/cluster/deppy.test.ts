@@ -1126,6 +1126,70 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
     await removeOperator("restart", [CATFACTS]);
   });
 
+  test(
+    "attack 11: an Input whose CEL rule never ends runs out of its budget in the worker, while admission " +
+      "and the other controllers keep answering",
+    async () => {
+      await running!.stop();
+      running = await runControllers({
+        kubeconfig,
+        context: "controller",
+        stateDir: join(tmp, "state"),
+        pull: { useHttp: true },
+        namespace: NS,
+        log,
+        resolutionBudgetMs: 5_000,
+      });
+      try {
+        const list = `[${Array.from({ length: 300 }, (_, i) => i).join(",")}]`;
+        await admin.apply({
+          apiVersion: DEPPY_API_VERSION,
+          kind: "Input",
+          metadata: { name: "hostile" },
+          spec: {
+            constraints: [
+              {
+                type: "olm.cel",
+                value: { rule: `${list}.all(a, ${list}.all(b, ${list}.all(c, a + b + c >= 0)))` },
+              },
+            ],
+          },
+        } as unknown as KubeObject);
+        // the resolution has started (a wait, not a measurement)
+        while (!running.controllers.deppy!.resolving) await new Promise((r) => setTimeout(r, 20));
+        // admission (served on the controllers' event loop) answers meanwhile
+        await admin.create({
+          apiVersion: RUKPAK,
+          kind: "Bundle",
+          metadata: { name: "during-a-long-resolution" },
+          spec: { class: "olm.bundle", refs: [`docker://${images.kubegreen}`] },
+        } as unknown as KubeObject);
+        assert.ok(running.controllers.deppy!.resolving, "the hostile resolution was still running");
+        const input = await waitFor<Input>(
+          admin,
+          DEPPY_API_VERSION,
+          "Input",
+          "hostile",
+          (o) => cond(o, "ResolutionFailed")?.reason === "ResolutionBudgetExceeded",
+          "ResolutionBudgetExceeded",
+        );
+        assert.match(cond(input, "ResolutionFailed")?.message ?? "", /more than its budget of 5s/);
+      } finally {
+        await admin.delete(DEPPY_API_VERSION, "Input", "hostile");
+        await admin.delete(RUKPAK, "Bundle", "during-a-long-resolution");
+        await running!.stop();
+        running = await runControllers({
+          kubeconfig,
+          context: "controller",
+          stateDir: join(tmp, "state"),
+          pull: { useHttp: true },
+          namespace: NS,
+          log,
+        });
+      }
+    },
+  );
+
   test("fault: two controllers with leader election — only the leader resolves", async () => {
     await running!.stop();
     // a stopped controller leaves its webhook configurations (they fail closed): an admin replacing
