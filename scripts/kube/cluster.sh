@@ -83,7 +83,20 @@ EOT
   log "built into $BIN"
 }
 
+# a client certificate `$1.crt`/`$1.key` for subject `$2`, in the current directory (the PKI)
+client() {
+  local name="$1" subj="$2"
+  openssl req -newkey rsa:2048 -nodes -subj "$subj" -keyout "$name.key" -out "$name.csr" 2>/dev/null
+  printf 'extendedKeyUsage = clientAuth\n' > client.cnf
+  openssl x509 -req -in "$name.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 \
+    -extfile client.cnf -out "$name.crt" 2>/dev/null
+}
+
 pki() {
+  # added later than the others: made for a PKI of an earlier version too
+  if [ -f "$PKI/.done" ] && [ ! -f "$PKI/controller.crt" ]; then
+    (cd "$PKI" && client controller "/O=system:masters/CN=opcat-controller")
+  fi
   [ -f "$PKI/.done" ] && return
   command -v openssl >/dev/null || { log "error: openssl is needed"; exit 2; }
   mkdir -p "$PKI"
@@ -104,17 +117,12 @@ EOT
     openssl req -newkey rsa:2048 -nodes -subj "/CN=kube-apiserver" -keyout apiserver.key -out apiserver.csr 2>/dev/null
     openssl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 \
       -extfile san.cnf -extensions ext -out apiserver.crt 2>/dev/null
-    # client identities: admin (system:masters), alice and carol (certificates, no rights), bob (token, no rights)
-    client() {
-      local name="$1" subj="$2"
-      openssl req -newkey rsa:2048 -nodes -subj "$subj" -keyout "$name.key" -out "$name.csr" 2>/dev/null
-      printf 'extendedKeyUsage = clientAuth\n' > client.cnf
-      openssl x509 -req -in "$name.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 \
-        -extfile client.cnf -out "$name.crt" 2>/dev/null
-    }
+    # client identities: admin (system:masters), alice and carol (certificates, no rights), bob (token, no rights);
+    # the controllers run as their own identity (controller, system:masters), never as a user of the tests
     client admin "/O=system:masters/CN=opcat-admin"
     client alice "/CN=alice"
     client carol "/O=dev-team/CN=carol"
+    client controller "/O=system:masters/CN=opcat-controller"
     openssl genrsa -out sa.key 2048 2>/dev/null
     openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
     echo "$(openssl rand -hex 16),bob,bob-uid" > tokens.csv
@@ -134,14 +142,14 @@ kubeconfig() {
     echo "- name: opcat-test"
     echo "  cluster: {server: \"$server\", certificate-authority-data: \"$(b64 "$PKI/ca.crt")\"}"
     echo "users:"
-    for u in admin alice carol; do
+    for u in admin alice carol controller; do
       echo "- name: $u"
       echo "  user: {client-certificate-data: \"$(b64 "$PKI/$u.crt")\", client-key-data: \"$(b64 "$PKI/$u.key")\"}"
     done
     echo "- name: bob"
     echo "  user: {token: \"$token\"}"
     echo "contexts:"
-    for u in admin alice bob carol; do
+    for u in admin alice bob carol controller; do
       echo "- name: $u"
       echo "  context: {cluster: opcat-test, user: $u}"
     done
@@ -196,7 +204,7 @@ start() {
       > "$LOGS/kcm.log" 2>&1 &
     echo $! > "$RUN/kcm.pid"
   fi
-  log "up: https://127.0.0.1:$KUBE_PORT (contexts admin, alice, bob, carol; logs in $LOGS)"
+  log "up: https://127.0.0.1:$KUBE_PORT (contexts admin, alice, bob, carol, controller; logs in $LOGS)"
   echo "export KUBECONFIG=$KUBE_HOME/kubeconfig"
 }
 

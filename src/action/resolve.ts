@@ -8,7 +8,7 @@
  * The resolver, the YAML reader and the catalog loader are imported when an action runs, so that
  * importing this module stays cheap.
  */
-import { readFileSync } from "node:fs";
+import { readInputTextSync } from "../fbc/readfile.js";
 import { basename } from "node:path";
 import { OpcatError } from "../fbc/errors.js";
 import { goErrnoText } from "../gojson/goerrno.js";
@@ -86,8 +86,9 @@ async function loadCatalogSet(o: CatalogSetOptions): Promise<CatalogSet> {
 /** A file's text (`-` for standard input); unreadable files fail with kind `usage`. */
 function readText(path: string, what: string): string {
   try {
-    return readFileSync(path === "-" ? 0 : path, "utf8");
+    return readInputTextSync(path === "-" ? 0 : path, { what });
   } catch (e) {
+    if (e instanceof OpcatError) throw e;
     throw new OpcatError("IO_ERROR", `read ${what} ${path}: ${goErrnoText(e)}`, { kind: "usage" });
   }
 }

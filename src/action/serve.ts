@@ -70,6 +70,8 @@ export interface ServeActionOptions extends ServeCatalogOptions {
   ui: UiOptions | false;
   /** Called with one JSON line per request. */
   accessLog?: (line: string) => void;
+  /** Called with one entry per HTTP 500 answer, with the error behind it. */
+  errorLog?: (entry: Record<string, unknown>) => void;
 }
 
 /** A running serve. */
@@ -183,6 +185,7 @@ export async function startServeAction(opts: ServeActionOptions): Promise<ServeH
       http = await startHttpServer(store, {
         ...opts.http,
         accessLog: opts.accessLog,
+        errorLog: opts.errorLog,
         resolver: opts.resolver,
         ui: opts.ui,
       });

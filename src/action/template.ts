@@ -9,7 +9,7 @@
  * The template and image libraries are imported when an action runs, so that importing this module
  * (and `template convert`, which needs neither) stays cheap.
  */
-import { readFileSync } from "node:fs";
+import { readInputStream, readInputTextSync } from "../fbc/readfile.js";
 import { dirname, resolve } from "node:path";
 import { OpcatError } from "../fbc/errors.js";
 import type { DeclarativeConfig } from "../fbc/types.js";
@@ -113,14 +113,12 @@ async function bundleSource(
 async function readTemplate(input: TemplateInput): Promise<string> {
   if (input.text !== undefined) return input.text;
   const file = input.file ?? "-";
-  if (file === "-") {
-    const chunks: Buffer[] = [];
-    for await (const c of process.stdin) chunks.push(typeof c === "string" ? Buffer.from(c) : (c as Buffer));
-    return Buffer.concat(chunks).toString("utf8");
-  }
+  if (file === "-")
+    return (await readInputStream(process.stdin, "standard input", { what: "template" })).toString("utf8");
   try {
-    return readFileSync(file, "utf8");
+    return readInputTextSync(file, { what: "template" });
   } catch (e) {
+    if (e instanceof OpcatError) throw e;
     throw new OpcatError("IO_ERROR", `unable to open ${goQuote(file)}: ${goPathError("open", file, e)}`, {
       kind: "usage",
     });
@@ -190,8 +188,9 @@ async function fetchCatalogConfig(path: string): Promise<string> {
     }
   }
   try {
-    return readFileSync(path, "utf8");
+    return readInputTextSync(path, { what: "catalog config file" });
   } catch (e) {
+    if (e instanceof OpcatError) throw e;
     throw new OpcatError("IO_ERROR", `opening catalog config file ${goQuote(path)}: ${goPathError("open", path, e)}`, {
       kind: "usage",
     });
@@ -216,8 +215,9 @@ export async function renderCompositeAction(
     const source = await bundleSource(libs, client, opts);
     let contributions: string;
     try {
-      contributions = readFileSync(compositeFile, "utf8");
+      contributions = readInputTextSync(compositeFile, { what: "composite config file" });
     } catch (e) {
+      if (e instanceof OpcatError) throw e;
       throw new OpcatError(
         "IO_ERROR",
         `opening composite config file ${goQuote(compositeFile)}: ${goPathError("open", compositeFile, e)}`,

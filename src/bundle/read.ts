@@ -4,11 +4,12 @@
  * derived from them. Every failure is an {@link OpcatError} carrying opm's message and the file
  * concerned; files opm skips with a warning are listed in {@link RegistryBundle.warnings}.
  */
-import { readdirSync, readFileSync, statSync, type Dirent } from "node:fs";
+import { readdirSync, statSync, type Dirent } from "node:fs";
 import { join } from "node:path";
 import { goFloatV } from "../gojson/float.js";
 import { compareUtf8, indentCompactJson, quoteGoString } from "../gojson/encode.js";
 import { OpcatError, problem, type Problem } from "../fbc/errors.js";
+import { readInputTextSync } from "../fbc/readfile.js";
 import type { JsonObject, JsonValue } from "../fbc/types.js";
 import {
   decodeFirstDocument,
@@ -191,8 +192,10 @@ function decodeInto<T>(res: DecodeResult, decode: (n: GoNode) => Decoded<T>): De
 
 function readText(path: string): string | undefined {
   try {
-    return readFileSync(path, "utf8");
-  } catch {
+    // a FIFO or a device in a bundle directory is refused (IO_NOT_REGULAR), never read
+    return readInputTextSync(path, { what: "bundle file" });
+  } catch (e) {
+    if (e instanceof OpcatError) throw e;
     return undefined;
   }
 }

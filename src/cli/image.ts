@@ -9,7 +9,7 @@ import { OpcatError } from "../fbc/errors.js";
 import type { OutputFormat } from "../fbc/write.js";
 import { DEFAULT_OPM_IMAGE, parseExtraLabels } from "../image/dockerfile.js";
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
-import { Progress } from "./output.js";
+import { count, Progress } from "./output.js";
 
 /** The image actions, loaded when an image command runs. */
 const actions = () => import("../action/image.js");
@@ -145,8 +145,8 @@ export function registerImageCommands(program: Command): void {
         });
         step.done();
         process.stderr.write(
-          `wrote ${r.files.length} file${r.files.length === 1 ? "" : "s"} to ` +
-            `${r.catalogDir} (${r.packages} packages, ${r.bundles} bundles)\n`,
+          `wrote ${count(r.files.length, "file")} to ` +
+            `${r.catalogDir} (${count(r.packages, "package")}, ${count(r.bundles, "bundle")})\n`,
         );
         if (r.image) process.stdout.write(r.image + "\n");
       } finally {

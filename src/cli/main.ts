@@ -3,11 +3,11 @@
  * library, prints the result on stdout and problems on stderr, and exits 0 (success), 1 (invalid
  * catalog or other invalid content), 2 (usage or I/O error) or 3 (internal error).
  */
-import { readFileSync } from "node:fs";
 import { Argument, Command, CommanderError, Option } from "commander";
 import type { ImageRefTemplate } from "../bundle/index.js";
 import { OpcatError } from "../fbc/errors.js";
 import { migrationHelpText, validateMigrationLevel } from "../fbc/migrations.js";
+import type { ReadOptions } from "../fbc/readfile.js";
 import type { DeclarativeConfig } from "../fbc/types.js";
 import type { OutputFormat } from "../fbc/write.js";
 import type { PullOptions } from "../image/index.js";
@@ -22,7 +22,9 @@ import { registerTemplateCommands } from "./template.js";
 import {
   EXIT_INVALID,
   EXIT_USAGE,
+  count,
   formatBytes,
+  guardOutputStreams,
   handleError,
   Progress,
   problemToJson,
@@ -30,6 +32,9 @@ import {
   type ErrorFormat,
 } from "./output.js";
 import { goErrnoText } from "../gojson/goerrno.js";
+
+/** The largest icon `init -i` reads (catalog icons are small PNG or SVG images, base64 in the package blob). */
+const MAX_ICON_BYTES = 1 << 20;
 
 // Each command loads the library it needs when it runs (dynamic imports below), so that starting
 // opcat, `--help` and `--version` cost only the command definitions.
@@ -181,9 +186,9 @@ Examples:
         } else if (!opts.quiet) {
           const c = res.config;
           process.stderr.write(
-            `${ref}: valid (${c.packages.length} packages, ${c.channels.length} channels, ` +
-              `${c.bundles.length} bundles, ${c.deprecations.length} deprecations, ` +
-              `${c.others.length} other blobs in ${res.files} files, ${formatBytes(res.bytes)})\n`,
+            `${ref}: valid (${count(c.packages.length, "package")}, ${count(c.channels.length, "channel")}, ` +
+              `${count(c.bundles.length, "bundle")}, ${count(c.deprecations.length, "deprecation")}, ` +
+              `${count(c.others.length, "other blob")} in ${count(res.files, "file")}, ${formatBytes(res.bytes)})\n`,
           );
         }
         return;
@@ -296,20 +301,27 @@ Examples:
         name: string,
         opts: { defaultChannel?: string; description?: string; icon?: string; output: OutputFormat },
       ) => {
-        const read = (f: string): Buffer => {
+        const { readInputFileSync } = await import("../fbc/readfile.js");
+        // refused without reading: FIFOs and devices (/dev/zero never ends); an icon is at most 1 MiB
+        const read = (f: string, opts: ReadOptions): Buffer => {
           try {
-            return readFileSync(f);
+            return readInputFileSync(f, opts);
           } catch (e) {
+            if (e instanceof OpcatError) throw e;
             throw new OpcatError("IO_ERROR", `open ${f}: ${goErrnoText(e)}`, { kind: "usage" });
           }
         };
+        const iconOpts = { what: "icon", maxBytes: MAX_ICON_BYTES, tooLargeHint: "icons are small PNG or SVG images" };
         const { initPackage } = await import("../fbc/init.js");
         const { emptyConfig } = await import("../fbc/types.js");
         const pkg = initPackage({
           name,
           defaultChannel: opts.defaultChannel,
-          description: opts.description !== undefined ? read(opts.description).toString("utf8") : undefined,
-          icon: opts.icon !== undefined ? new Uint8Array(read(opts.icon)) : undefined,
+          description:
+            opts.description !== undefined
+              ? read(opts.description, { what: "description" }).toString("utf8")
+              : undefined,
+          icon: opts.icon !== undefined ? new Uint8Array(read(opts.icon, iconOpts)) : undefined,
         });
         process.stdout.write((await fbcWrite()).formatCatalog({ ...emptyConfig(), packages: [pkg] }, opts.output));
       },
@@ -389,6 +401,7 @@ export function rewriteOpmAlpha(argv: string[]): string[] {
 
 /** Runs the CLI with `argv` (without the node and script entries) and returns the exit code. */
 export async function run(argv: string[]): Promise<number> {
+  guardOutputStreams();
   argv = rewriteOpmAlpha(argv);
   const program = buildProgram();
   const errFormat: ErrorFormat =

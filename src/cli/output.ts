@@ -2,9 +2,10 @@
  * CLI plumbing shared by the commands: printing problems, exit codes, and a progress line on a
  * terminal while a long load runs.
  */
-import { accessSync, constants, existsSync } from "node:fs";
+import { accessSync, constants, existsSync, fstatSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { compareProblems, type ErrorKind, formatProblem, OpcatError, type Problem } from "../fbc/errors.js";
+import { writeAllSync } from "../fbc/writeall.js";
 
 /** Exit codes: 0 success, 1 invalid input content (catalog, template…), 2 usage or I/O error, 3 internal error. */
 export const EXIT_OK = 0;
@@ -18,6 +19,37 @@ export function exitCodeFor(kind: ErrorKind): number {
 }
 
 export type ErrorFormat = "text" | "json" | "yaml";
+
+type WriteHook = (chunk: Buffer | string, encoding: BufferEncoding, cb: (e?: Error | null) => void) => void;
+const guarded = new WeakSet<object>();
+
+/**
+ * Standard output and error redirected to a regular file write every byte or fail: Node's stream
+ * for a file drops the rest of a short write, so a nearly full disk gave a truncated file and exit 0.
+ * A failed write is the stream's error, which bin/opcat reports (IO_WRITE, exit 2, "the output is
+ * incomplete"). Pipes and terminals are left as they are (their streams finish partial writes).
+ */
+export function guardOutputStreams(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    const fd = (stream as { fd?: unknown }).fd;
+    if (typeof fd !== "number" || stream.isTTY || guarded.has(stream)) continue;
+    try {
+      if (!fstatSync(fd).isFile()) continue;
+    } catch {
+      continue;
+    }
+    guarded.add(stream);
+    (stream as unknown as { _write: WriteHook })._write = (chunk, encoding, cb) => {
+      try {
+        writeAllSync(fd, typeof chunk === "string" ? Buffer.from(chunk, encoding) : chunk);
+      } catch (e) {
+        cb(e as Error);
+        return;
+      }
+      cb();
+    };
+  }
+}
 
 export function problemToJson(p: Problem): Record<string, unknown> {
   const o: Record<string, unknown> = { code: p.code, severity: p.severity, message: p.message };
@@ -43,6 +75,9 @@ export function reportProblems(problems: Problem[], format: ErrorFormat = "text"
  * never prints a stack trace unless OPCAT_DEBUG is set.
  */
 const EXIT_IO = 2;
+/** Errors that only a write (or a file's growth) meets. */
+const WRITE_ERRNOS = new Set(["ENOSPC", "EDQUOT", "EFBIG"]);
+
 const IO_HINTS: Record<string, string> = {
   ENOSPC: "the disk is full: free space or write elsewhere",
   EDQUOT: "the disk quota is exhausted: free space or write elsewhere",
@@ -109,18 +144,26 @@ export function handleError(e: unknown, format: ErrorFormat = "text"): number {
     // the operating system refused (a full disk, a read-only or missing directory, a file where a
     // directory is expected): an I/O error the user can act on, not a bug
     const what = sys.path ? `${sys.syscall} ${sys.path}` : sys.syscall;
-    const hint = sys.code ? IO_HINTS[sys.code] : undefined;
+    // a write the file system refused (a full disk, a quota, an I/O error while writing): what was
+    // being written is incomplete
+    const writing = sys.syscall === "write" || WRITE_ERRNOS.has(sys.code ?? "");
+    const code = writing ? "IO_WRITE" : "IO_ERROR";
+    const base = sys.code ? IO_HINTS[sys.code] : undefined;
+    const hint = writing ? `${base ?? "free space on the target or write elsewhere"}; the output is incomplete` : base;
     if (format === "json")
       process.stderr.write(
         JSON.stringify(
-          { error: { code: "IO_ERROR", message: `${what}: ${sys.message}`, errno: sys.code, exitCode: EXIT_IO } },
+          {
+            error: { code, message: `${what}: ${sys.message}`, errno: sys.code, exitCode: EXIT_IO },
+            ...(hint ? { hint } : {}),
+          },
           null,
           2,
         ) + "\n",
       );
     else
       process.stderr.write(
-        `opcat: error[IO_ERROR]: ${what}: ${sys.code}: ${sys.message.replace(/^[A-Z]+: /, "")}\n` +
+        `opcat: error[${code}]: ${what}: ${sys.code}: ${sys.message.replace(/^[A-Z]+: /, "")}\n` +
           `${hint ? `  hint: ${hint}\n` : ""}`,
       );
     return EXIT_IO;
@@ -155,6 +198,11 @@ export class Progress {
   done(): void {
     if (this.shown) process.stderr.write("\r\x1b[2K");
   }
+}
+
+/** `1 package`, `2 packages`, `0 packages`. */
+export function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
 }
 
 export function formatBytes(n: number): string {

@@ -31,6 +31,7 @@ interface ServeOpts extends ImageAccessFlags {
   shutdownGrace: string;
   priority?: string[];
   maxRequestBytes: string;
+  resolverBudget: string;
   resolverApi: boolean;
   port?: string;
   cacheOnly?: boolean;
@@ -85,7 +86,9 @@ function reportEvent(e: StoreEvent): void {
         revision: e.revision.serial,
         blobs: e.revision.blobCount,
         bytes: e.revision.jsonl.length,
-        bundles: e.revision.registry.bundleCount,
+        // bundles as validate and the web UI count them; channel_entries: (package, channel, bundle) triples
+        bundles: e.revision.query("olm.bundle", "", "")?.length ?? 0,
+        channel_entries: e.revision.registry.bundleCount,
         load_ms: Math.round(e.revision.loadMs),
         index: e.revision.origin === "index" ? "read" : e.revision.indexWritten ? "written" : "none",
       });
@@ -161,6 +164,13 @@ export function registerServeCommand(program: Command): void {
       new Option("--max-request-bytes <n>", "largest request body the resolver API accepts (413 above)").default(
         String(DEFAULT_MAX_REQUEST_BYTES),
       ),
+    )
+    .addOption(
+      new Option(
+        "--resolver-budget <duration>",
+        "how long one resolver API request may compute (Go duration); it runs off the server's event loop " +
+          "and is stopped with a 422 beyond that",
+      ).default("10s"),
     )
     .option("--no-resolver-api", "do not serve POST /api/v1/query and /api/v1/resolve")
     .option(
@@ -283,6 +293,14 @@ export function registerServeCommand(program: Command): void {
           `invalid --max-request-bytes ${JSON.stringify(opts.maxRequestBytes)}: expected a positive integer`,
           { kind: "usage" },
         );
+      const budgetMs = parseGoDuration(opts.resolverBudget);
+      if (typeof budgetMs === "string" || !(budgetMs > 0))
+        throw new OpcatError(
+          "USAGE_SERVE",
+          `invalid --resolver-budget ${JSON.stringify(opts.resolverBudget)}: ` +
+            `${typeof budgetMs === "string" ? budgetMs : "must be positive"}`,
+          { kind: "usage" },
+        );
       const grace = Number(opts.shutdownGrace) * 1000;
       if (!(grace >= 0))
         throw new OpcatError("USAGE_SERVE", `invalid --shutdown-grace ${JSON.stringify(opts.shutdownGrace)}`, {
@@ -325,8 +343,18 @@ export function registerServeCommand(program: Command): void {
         grpc: grpcAddr,
         grpcCatalog: opts.grpcCatalog,
         accessLog: opts.accessLog ? (line: string) => void process.stderr.write(line + "\n") : undefined,
-        resolver: opts.resolverApi ? { priorities, maxRequestBytes } : false,
+        errorLog: (entry) => log({ ...entry }),
+        resolver: opts.resolverApi ? { priorities, maxRequestBytes, budgetMs } : false,
         ui: opts.ui === false ? false : { maxRequestBytes, cluster },
+      });
+      // Listening for signals before saying "serving": whoever waits for that line may send one at once.
+      const stopped = new Promise<void>((resolve) => {
+        const stop = (sig: string): void => {
+          log({ level: "info", msg: "shutting down", signal: sig });
+          resolve();
+        };
+        process.once("SIGINT", () => stop("SIGINT"));
+        process.once("SIGTERM", () => stop("SIGTERM"));
       });
       const http = served.addresses.http;
       const grpc = served.addresses.grpc;
@@ -344,14 +372,7 @@ export function registerServeCommand(program: Command): void {
         watch: Boolean(opts.watch),
         ...(pollMs !== undefined ? { poll_interval_ms: pollMs } : {}),
       });
-      await new Promise<void>((resolve) => {
-        const stop = (sig: string): void => {
-          log({ level: "info", msg: "shutting down", signal: sig });
-          resolve();
-        };
-        process.once("SIGINT", () => stop("SIGINT"));
-        process.once("SIGTERM", () => stop("SIGTERM"));
-      });
+      await stopped;
       await served.close(grace);
       log({ level: "info", msg: "stopped" });
     });

@@ -57,6 +57,9 @@ export class KubeApiError extends Error {
 export function isNotFound(e: unknown): boolean {
   return e instanceof KubeApiError && e.status === 404;
 }
+export function isForbidden(e: unknown): boolean {
+  return e instanceof KubeApiError && e.status === 403;
+}
 export function isConflict(e: unknown): boolean {
   return e instanceof KubeApiError && e.status === 409;
 }
@@ -113,6 +116,8 @@ export class KubeClient {
   readonly server: URL;
   readonly fieldManager: string;
   readonly stats: RequestStats = { total: 0, byVerb: {} };
+  /** Told of every request sent (method, path with query, body): for tests that count requests per object. */
+  readonly requestListeners = new Set<(method: string, path: string, body: string | undefined) => void>();
   private readonly tls: Promise<https.RequestOptions>;
   private readonly agent: https.Agent | http.Agent;
   private discovery = new Map<string, Promise<Map<string, ResourceInfo>>>();
@@ -203,6 +208,7 @@ export class KubeClient {
     }
     this.stats.total++;
     this.stats.byVerb[method] = (this.stats.byVerb[method] ?? 0) + 1;
+    for (const l of this.requestListeners) l(method, url.pathname + url.search, body);
     const mod = url.protocol === "https:" ? https : http;
     return await new Promise<http.IncomingMessage>((resolve, reject) => {
       const req = mod.request(url, { ...tls, method, headers, agent: this.agent, signal: opts.signal }, resolve);

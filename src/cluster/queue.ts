@@ -1,7 +1,10 @@
 /**
  * A controller work queue: keys, not objects. A key added while it waits is queued once; a key
  * added while it is being processed is processed again afterwards (never twice at once); a failed
- * key is retried with a per-key exponential backoff until it succeeds or is forgotten.
+ * key is retried with a per-key exponential backoff until it succeeds or is forgotten. While a failed
+ * key waits for its retry, adding it again (an informer event, often the failed pass's own status
+ * write) does not run it sooner: only {@link WorkQueue.retryNow} (a spec change) or
+ * {@link WorkQueue.drop} (a deletion) cut the backoff short.
  */
 
 /** Exponential backoff: `base` doubling up to `max`. */
@@ -53,12 +56,14 @@ export class WorkQueue {
   private dirty = new Set<string>();
   private failures = new Map<string, number>();
   private timers = new Map<string, NodeJS.Timeout>();
+  /** Failed keys waiting for their backoff retry (their timer is in `timers`). */
+  private backingOff = new Set<string>();
   private wake: (() => void) | undefined;
   private stopped = false;
   private idleWaiters: (() => void)[] = [];
   private readonly concurrency: number;
-  private readonly baseDelay: number;
-  private readonly maxDelay: number;
+  readonly baseDelay: number;
+  readonly maxDelay: number;
   /** Reconciles run, for benchmarks and tests. */
   processed = 0;
 
@@ -70,6 +75,8 @@ export class WorkQueue {
 
   add(key: string): void {
     if (this.stopped) return;
+    // a failed key waits for its retry: its timer adds it
+    if (this.backingOff.has(key)) return;
     if (this.processing.has(key)) {
       this.dirty.add(key);
       return;
@@ -83,27 +90,73 @@ export class WorkQueue {
   /** Adds the key after `ms` (replacing an earlier pending delayed add of it). */
   addAfter(key: string, ms: number): void {
     if (this.stopped) return;
+    this.schedule(key, ms, false);
+  }
+
+  private schedule(key: string, ms: number, backoff: boolean): void {
     const t = this.timers.get(key);
     if (t) clearTimeout(t);
+    if (backoff) this.backingOff.add(key);
+    else this.backingOff.delete(key);
     this.timers.set(
       key,
       setTimeout(() => {
         this.timers.delete(key);
+        this.backingOff.delete(key);
         this.add(key);
+        if (this.isIdle()) for (const w of this.idleWaiters.splice(0)) w();
       }, ms),
     );
   }
 
-  /** Adds the key after its next backoff delay. */
-  addRateLimited(key: string): number {
+  /** The next backoff delay of a key (counting this failure). */
+  private nextDelay(key: string): number {
     const n = this.failures.get(key) ?? 0;
     this.failures.set(key, n + 1);
-    const d = Math.min(this.maxDelay, this.baseDelay * 2 ** n);
-    this.addAfter(key, d);
+    return Math.min(this.maxDelay, this.baseDelay * 2 ** n);
+  }
+
+  /** Adds the key after its next backoff delay; until then, {@link add} does not run it sooner. */
+  addRateLimited(key: string): number {
+    if (this.stopped) return 0;
+    const d = this.nextDelay(key);
+    this.schedule(key, d, true);
     return d;
   }
 
+  /** Forgets the key's failures (its next failure waits the first delay again). */
   forget(key: string): void {
+    this.failures.delete(key);
+  }
+
+  /** Failures of a key since its last success (0 when it is not failing). */
+  failuresOf(key: string): number {
+    return this.failures.get(key) ?? 0;
+  }
+
+  /** True while a failed key waits for its retry. */
+  isBackingOff(key: string): boolean {
+    return this.backingOff.has(key);
+  }
+
+  /** Cuts a failed key's backoff short (its object changed): forgets its failures and adds it now. */
+  retryNow(key: string): void {
+    this.cancel(key);
+    this.add(key);
+  }
+
+  /** Forgets a key (its object is gone): no pending retry, no failures. A running pass is not stopped. */
+  drop(key: string): void {
+    this.cancel(key);
+    this.dirty.delete(key);
+    if (this.isIdle()) for (const w of this.idleWaiters.splice(0)) w();
+  }
+
+  private cancel(key: string): void {
+    const t = this.timers.get(key);
+    if (t) clearTimeout(t);
+    this.timers.delete(key);
+    this.backingOff.delete(key);
     this.failures.delete(key);
   }
 
@@ -125,6 +178,7 @@ export class WorkQueue {
     this.stopped = true;
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
+    this.backingOff.clear();
     this.wake?.();
   }
 
@@ -162,6 +216,7 @@ export class WorkQueue {
       } finally {
         this.processed++;
         this.processing.delete(key);
+        // added while it ran: again now, unless it failed (then its backoff retry covers it)
         if (this.dirty.delete(key)) this.add(key);
         if (this.isIdle()) for (const w of this.idleWaiters.splice(0)) w();
       }

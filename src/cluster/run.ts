@@ -13,6 +13,7 @@ import { findCondition, type Condition } from "./conditions.js";
 import { LeaderElector } from "./leader.js";
 import { defaultProvisionerClasses, rukpakCrdObjects } from "./rukpak/api.js";
 import { RukpakController } from "./rukpak/controller.js";
+import type { ContentLimits } from "./rukpak/content.js";
 import { defaultInputClasses, deppyCrdObjects, resolvesetProvisionerClass } from "./deppy/api.js";
 import { CatalogController } from "./deppy/catalogs.js";
 import { DeppyController } from "./deppy/resolver.js";
@@ -37,6 +38,8 @@ export interface RunOptions extends ConnectOptions {
   /** Content store and image cache root (default: <opcat cache>/cluster). */
   stateDir?: string;
   pull?: PullOptions;
+  /** Bounds of unpacking Bundles for every class (a ProvisionerClass's parameters win; docs/cluster.md). */
+  limits?: ContentLimits;
   /** Apply the CRDs and default ProvisionerClasses at start (default true). */
   installApis?: boolean;
   /** Serve and register the admission webhooks (default true). */
@@ -200,6 +203,7 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
       "rukpak-class-user",
       "clusterextension-serviceaccount-deprecated",
     ],
+    limits: opts.limits,
   });
   let controllers = new ControllerSet(controller);
   if (opts.deppy !== false) {

@@ -109,6 +109,48 @@ test(
   },
 );
 
+test(
+  "WorkQueue: a failing key is not run again before its backoff, however often it is added " +
+    "(also by its own pass); retryNow cuts the backoff short, drop forgets it",
+  async () => {
+    // a backoff no test waits out: every run below is one the queue started at once
+    const q = new WorkQueue({ concurrency: 2, baseDelay: 3_600_000, maxDelay: 3_600_000 });
+    let runs = 0;
+    const ticks = async (n: number) => {
+      for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+    };
+    const running = q.run(async (k) => {
+      runs++;
+      q.add(k); // what a status write's watch event does while the pass runs
+      await ticks(1);
+      q.add(k);
+      throw new Error("broken");
+    });
+    q.add("broken");
+    await ticks(20);
+    for (let i = 0; i < 100; i++) {
+      q.add("broken");
+      await ticks(1);
+    }
+    assert.equal(runs, 1, "added 102 times while failing, run once");
+    assert.ok(q.isBackingOff("broken"));
+    assert.equal(q.failuresOf("broken"), 1);
+    q.retryNow("broken"); // its spec changed
+    await ticks(20);
+    assert.equal(runs, 2);
+    assert.equal(q.failuresOf("broken"), 1, "retryNow starts the backoff over");
+    q.drop("broken"); // deleted
+    assert.ok(!q.isBackingOff("broken"));
+    await q.idle();
+    assert.equal(runs, 2, "nothing retried after drop");
+    q.add("broken"); // made again
+    await ticks(20);
+    assert.equal(runs, 3);
+    q.stop();
+    await running;
+  },
+);
+
 test("Backoff doubles up to its cap and resets", () => {
   const b = new Backoff(100, 1000);
   assert.deepEqual([b.next(), b.next(), b.next(), b.next(), b.next()], [100, 200, 400, 800, 1000]);
@@ -137,3 +179,33 @@ test(
     }
   },
 );
+
+test("runSteps: steps run in order until one stops; a stop's conditions land on the working status", async () => {
+  const { runSteps } = await import("./runtime/steps.js");
+  const ran: string[] = [];
+  const state = { generation: 3, status: {} as { conditions?: Condition[] }, seen: 0 };
+  const out = await runSteps(
+    [
+      { name: "a", run: (s) => void ((s.seen = 1), ran.push("a")) },
+      {
+        name: "b",
+        run: () => {
+          ran.push("b");
+          return {
+            stop: true as const,
+            conditions: [{ type: "Installed", status: "False" as const, reason: "Waiting", message: "w" }],
+          };
+        },
+      },
+      { name: "c", run: () => void ran.push("c") },
+    ],
+    state,
+  );
+  assert.deepEqual(ran, ["a", "b"]);
+  assert.equal(out.stoppedAt, "b");
+  assert.equal(state.status.conditions?.[0].reason, "Waiting");
+  assert.equal(state.status.conditions?.[0].observedGeneration, 3);
+  const again = await runSteps([{ name: "x", run: () => ({ requeueAfter: 5000 }) }], state);
+  assert.deepEqual(again, { stoppedAt: "x", requeueAfter: 5000 });
+  assert.deepEqual(await runSteps([{ name: "y", run: () => undefined }], state), {});
+});

@@ -5,7 +5,7 @@
  * does not stop at the first bad blob: every problem is reported, with its file and line.
  */
 import { goQuote, goT, goV } from "../gojson/fmt.js";
-import { lstatSync, readdirSync, readFileSync, statSync, type Stats } from "node:fs";
+import { closeSync, lstatSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { buildIgnoreMatcher } from "../ignore/index.js";
 import { encodeSortedCompact } from "../gojson/encode.js";
@@ -22,6 +22,8 @@ import {
   decodePackage,
 } from "./decode.js";
 import { OpcatError, problem, type Problem } from "./errors.js";
+import { openInputSync, readInputStream, readInputTextSync, refuseSpecial, type ReadOptions } from "./readfile.js";
+import { isOpcatTemp } from "./tempname.js";
 import { RawJson } from "./rawjson.js";
 import { notAnObjectMessage } from "./stream.js";
 import {
@@ -325,7 +327,7 @@ function checkBundleObjects(b: Bundle): void {
 }
 
 /** The size budget of one catalog file: JavaScript strings end near 512 Mi characters. */
-export const MAX_FILE_BYTES = 256 * (1 << 20);
+export { MAX_FILE_BYTES } from "./readfile.js";
 
 /** Loads one file. */
 export function loadFile(path: string, displayName = path, into?: LoadResult): LoadResult {
@@ -334,18 +336,12 @@ export function loadFile(path: string, displayName = path, into?: LoadResult): L
   // until the next GC: peak RSS rose by up to 0.6× the input (measured 2026-11-22), so not that.
   let text: string;
   try {
-    const st = statSync(path);
-    notRegular(path, st);
-    if (st.size > MAX_FILE_BYTES) {
-      throw new OpcatError(
-        "IO_FILE_TOO_LARGE",
-        `open ${path}: ${st.size} bytes is more than the ${MAX_FILE_BYTES / (1 << 20)} ` +
-          `MiB opcat reads as one catalog file (real catalog files are far ` +
-          `smaller); split it into one file per package (opcat migrate does)`,
-        { kind: "io" },
-      );
+    const { fd } = openInputSync(path, CATALOG_FILE);
+    try {
+      text = readFileSync(fd, "utf8");
+    } finally {
+      closeSync(fd);
     }
-    text = readFileSync(path, "utf8");
   } catch (e) {
     if (e instanceof OpcatError) throw e;
     throw ioError(path, e);
@@ -353,27 +349,12 @@ export function loadFile(path: string, displayName = path, into?: LoadResult): L
   return loadText(text, displayName, into);
 }
 
-/**
- * Refuses what is not a regular file: a FIFO would block the read forever (opm hangs there), a device
- * such as /dev/zero or /dev/urandom never ends.
- */
-function notRegular(path: string, st: Stats): void {
-  if (st.isFile() || st.isDirectory()) return; // a directory fails the read as opm reports it ("is a directory")
-  const kind = st.isFIFO()
-    ? "named pipe (FIFO)"
-    : st.isCharacterDevice()
-      ? "character device"
-      : st.isBlockDevice()
-        ? "block device"
-        : st.isSocket()
-          ? "socket"
-          : "special file";
-  throw new OpcatError(
-    "IO_NOT_REGULAR",
-    `open ${path}: not a regular file but a ${kind}; catalogs are read from regular files and directories only`,
-    { kind: "io" },
-  );
-}
+/** How a catalog file is read: a FIFO would block forever (opm hangs there), a device never ends. */
+export const CATALOG_FILE: ReadOptions = {
+  what: "catalog file",
+  regularOnly: "catalogs are read from regular files and directories only",
+  tooLargeHint: "split it into one file per package (opcat migrate does)",
+};
 
 function ioError(path: string, e: unknown): OpcatError {
   const err = e as NodeJS.ErrnoException;
@@ -391,9 +372,11 @@ export function listCatalogFiles(root: string): string[] {
     for (const name of names) {
       const r = rel ? `${rel}/${name}` : name;
       const st = lstatSync(join(abs, name));
+      // opcat's own temporary files (a write killed before its rename) are never content
+      if (isOpcatTemp(name, st.isDirectory())) continue;
       if (st.isDirectory()) walk(r);
       else if (name === INDEX_IGNORE) {
-        ignoreFiles.push({ dir: rel, content: readFileSync(join(abs, name), "utf8") });
+        ignoreFiles.push({ dir: rel, content: readInputTextSync(join(abs, name), { what: ".indexignore file" }) });
       } else files.push(r);
     }
   };
@@ -440,9 +423,8 @@ export function loadDirectory(root: string, opts: LoadOptions = {}): LoadResult 
 
 /** Reads all of standard input (or another stream) and loads it as one catalog stream. */
 export async function loadStream(stream: NodeJS.ReadableStream, name = "-"): Promise<LoadResult> {
-  const chunks: Buffer[] = [];
-  for await (const c of stream) chunks.push(typeof c === "string" ? Buffer.from(c) : (c as Buffer));
-  return loadText(Buffer.concat(chunks).toString("utf8"), name);
+  const text = (await readInputStream(stream, name === "-" ? "standard input" : name, CATALOG_FILE)).toString("utf8");
+  return loadText(text, name);
 }
 
 /**
@@ -462,7 +444,7 @@ export async function loadCatalog(ref: string, opts: LoadOptions = {}): Promise<
     });
   }
   if (st.isDirectory()) return loadDirectory(ref, opts);
-  notRegular(ref, st);
+  refuseSpecial(ref, st, CATALOG_FILE);
   const res = loadFile(ref, ref);
   opts.onFile?.(ref, res.files, res.bytes);
   return res;

@@ -131,6 +131,23 @@ function bool(v: JsonValue | undefined, def: boolean): boolean {
   return typeof v === "boolean" ? v : def;
 }
 
+/** Where each Input (or Operator) name of a document set was defined first: names must be unique. */
+const inputOrigins = new WeakMap<InputDocuments, Map<string, string>>();
+
+function addInput(into: InputDocuments, input: Input, where: string, kind: string): void {
+  let seen = inputOrigins.get(into);
+  if (!seen) inputOrigins.set(into, (seen = new Map()));
+  const first = seen.get(input.name);
+  if (first !== undefined && input.name !== "") {
+    into.errors.push(
+      `${where}: ${kind} ${input.name}: the name is already used by ${first}; Input and Operator names must be unique`,
+    );
+    return;
+  }
+  seen.set(input.name, `${where} (${kind} ${input.name})`);
+  into.inputs.push(input);
+}
+
 /** Reads one parsed document into `into`. */
 export function addDocument(doc: JsonValue, where: string, into: InputDocuments): void {
   if (doc === null || doc === undefined) return;
@@ -149,11 +166,12 @@ export function addDocument(doc: JsonValue, where: string, into: InputDocuments)
   switch (kind) {
     case "Input": {
       if (!name) into.errors.push(`${where}: Input without metadata.name`);
-      into.inputs.push({
+      const input: Input = {
         name,
         inputClass: str(spec.inputClass) ?? "subscription",
         constraints: constraintsFrom(spec.constraints, `${where}: Input ${name}`, into.errors),
-      });
+      };
+      addInput(into, input, where, "Input");
       return;
     }
     case "Operator": {
@@ -164,7 +182,7 @@ export function addDocument(doc: JsonValue, where: string, into: InputDocuments)
       if (spec.version !== undefined && spec.version !== null)
         cs.push({ type: "olm.packageVersion", value: { package: pkg ?? name, version: str(spec.version) ?? "" } });
       cs.push(...constraintsFrom(spec.constraints, `${where}: Operator ${name}`, into.errors));
-      into.inputs.push({ name, inputClass: str(spec.inputClass) ?? "subscription", constraints: cs });
+      addInput(into, { name, inputClass: str(spec.inputClass) ?? "subscription", constraints: cs }, where, "Operator");
       return;
     }
     case "InputClass": {

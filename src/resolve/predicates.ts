@@ -3,7 +3,8 @@
  * `olm.gvk.required`, `olm.package.required` (blang ranges) and `olm.constraint` (`cel` with OLM's
  * `semver_compare`, `gvk`, `package`, `all`, `any`, `not`, `failureMessage`). Texts are OLM's.
  */
-import { Environment } from "@marcbachmann/cel-js";
+import { Environment, type ASTNode } from "@marcbachmann/cel-js";
+import { RE2JS } from "re2js";
 import { parseConstraint, type Constraint } from "../fbc/constraint.js";
 import type { JsonValue } from "../fbc/types.js";
 import { SemverError, tryParseRange, tryParseTolerant, type Range } from "../semver/index.js";
@@ -37,15 +38,57 @@ function env(): Environment {
         const vb = tryParseTolerant(String(b));
         if (vb instanceof SemverError) throw new Error(`Invalid version: ${String(b)}`);
         return BigInt(va.compare(vb));
-      });
+      })
+      .registerFunction(`string.${RE2_MATCHES}(string): bool`, re2Matches);
   }
   return celEnv;
+}
+
+/**
+ * CEL's `matches` as cel-go has it: Go's regexp (RE2 syntax, linear time in the input, no
+ * backreferences or lookarounds, `\z`), searching anywhere in the string. cel-js's own `matches`
+ * uses the JavaScript engine's backtracking RegExp, where `"aaa…!".matches("^(a+)+$")` takes
+ * exponential time; every `matches` call of a rule is renamed to this function before evaluation.
+ */
+const RE2_MATCHES = "opcat_matches_re2";
+const re2Cache = new Map<string, RE2JS | Error>();
+
+function re2Matches(s: string, pattern: string): boolean {
+  let re = re2Cache.get(pattern);
+  if (!re) {
+    try {
+      re = RE2JS.compile(pattern);
+    } catch (e) {
+      re = new Error(`invalid regular expression ${JSON.stringify(pattern)}: ${(e as Error).message}`);
+    }
+    if (re2Cache.size >= 256) re2Cache.delete(re2Cache.keys().next().value as string);
+    re2Cache.set(pattern, re);
+  }
+  if (re instanceof Error) throw re;
+  return re.test(s);
+}
+
+/** Points every `<string>.matches(<string>)` call of a parsed rule at {@link re2Matches}. */
+function useRe2(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const n of node) useRe2(n);
+    return;
+  }
+  if (node === null || typeof node !== "object" || !("op" in node) || !("args" in node)) return;
+  const ast = node as ASTNode;
+  if (ast.op === "rcall") {
+    const args = ast.args as [string, ASTNode, ASTNode[]];
+    if (args[0] === "matches" && args[2].length === 1) args[0] = RE2_MATCHES;
+  }
+  if (ast.op !== "value" && ast.op !== "id") useRe2(ast.args);
 }
 
 /** A compiled CEL rule over `properties`, or the compile error (OLM's texts where it has one). */
 export type CelProgram = { readonly test: (e: Entity) => boolean } | { readonly error: string };
 
+/** Compiled rules, the most recently compiled last (bounded: a server compiles whatever its clients send). */
 const celCache = new Map<string, CelProgram>();
+const CEL_CACHE_MAX = 1024;
 const celProps = new WeakMap<Entity, { type: string; value: unknown }[]>();
 
 function propertiesOf(e: Entity): { type: string; value: unknown }[] {
@@ -68,12 +111,14 @@ function propertiesOf(e: Entity): { type: string; value: unknown }[] {
 export function compileCel(rule: string): CelProgram {
   let p = celCache.get(rule);
   if (p) return p;
+  // type-checked as written, so that errors name `matches`; evaluated with matches in RE2 semantics
   const checked = env().check(rule);
   if (!checked.valid)
     p = { error: `cel compile error: ${String(checked.error?.message ?? "invalid expression").split("\n")[0]}` };
   else if (checked.type !== "bool") p = { error: "cel expressions must have type Bool" };
   else {
     const fn = env().parse(rule);
+    useRe2(fn.ast);
     p = {
       test: (e: Entity): boolean => {
         try {
@@ -84,6 +129,7 @@ export function compileCel(rule: string): CelProgram {
       },
     };
   }
+  if (celCache.size >= CEL_CACHE_MAX) celCache.delete(celCache.keys().next().value as string);
   celCache.set(rule, p);
   return p;
 }

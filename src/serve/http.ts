@@ -43,6 +43,8 @@ export interface HttpServeOptions {
   resolver?: ResolverApiOptions | false;
   /** The web UI (GET /, /assets/*, /ui/api/*; uiapi.ts): its options, or false/absent to leave it out. */
   ui?: UiOptions | false;
+  /** Receives one entry per 500 answer with the error behind it (the client only reads "internal error"). */
+  errorLog?: (entry: Record<string, unknown>) => void;
 }
 
 /** A running HTTP server. */
@@ -59,7 +61,12 @@ const CHUNK = 64 * 1024;
 const RESOLVER_PREFIX = "/api/";
 const UI_API = "/ui/api/";
 const isUiPath = (p: string): boolean =>
-  p.startsWith(UI_API) || p === "/" || p === "/index.html" || p.startsWith("/assets/") || p === "/favicon.svg";
+  p.startsWith(UI_API) ||
+  p === "/" ||
+  p === "/index.html" ||
+  p.startsWith("/assets/") ||
+  p === "/favicon.svg" ||
+  p === "/favicon.ico";
 
 /**
  * A handler whose module loads on its first request (the resolver pulls in CEL and the resolver, the
@@ -92,20 +99,39 @@ interface ReqCtx {
   encoding?: string;
 }
 
+/** The request handler (usable with any node:http server); `close` stops the resolver API's worker. */
+export type CatalogHandler = ((req: IncomingMessage, res: ServerResponse) => void) & { close(): Promise<void> };
+
 /** The request handler (usable with any node:http server). */
 export function createCatalogHandler(
   store: CatalogStore,
-  opts: Pick<HttpServeOptions, "accessLog" | "gzipMinSize" | "resolver" | "ui"> = {},
-): (req: IncomingMessage, res: ServerResponse) => void {
+  opts: Pick<HttpServeOptions, "accessLog" | "gzipMinSize" | "resolver" | "ui" | "errorLog"> = {},
+): CatalogHandler {
   const gzipMin = opts.gzipMinSize ?? 1400;
+  const errorLog = opts.errorLog;
   const resolverOpts = opts.resolver;
   const api =
     resolverOpts === false
       ? undefined
-      : new Lazy(async () => new (await import("./resolveapi.js")).ResolverApi(store, resolverOpts ?? {}));
+      : new Lazy(
+          async () => new (await import("./resolveapi.js")).ResolverApi(store, { errorLog, ...(resolverOpts ?? {}) }),
+        );
   const uiOpts = opts.ui;
-  const ui = uiOpts ? new Lazy(async () => new (await import("./uiapi.js")).UiHandler(store, uiOpts)) : undefined;
-  return (req, res) => {
+  const ui = uiOpts
+    ? new Lazy(async () => new (await import("./uiapi.js")).UiHandler(store, { errorLog, ...uiOpts }))
+    : undefined;
+  const internal = (req: IncomingMessage, res: ServerResponse, ctx: ReqCtx, e: unknown): void => {
+    errorLog?.({
+      level: "error",
+      msg: "internal error",
+      method: req.method ?? "",
+      path: req.url ?? "",
+      error: e instanceof Error ? (e.stack ?? e.message) : String(e),
+    });
+    if (!res.headersSent) textError(res, ctx, 500, "500 Internal Server Error");
+    else res.destroy(e instanceof Error ? e : undefined);
+  };
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const started = process.hrtime.bigint();
     const ctx: ReqCtx = { bytes: 0 };
     if (opts.accessLog) {
@@ -130,12 +156,16 @@ export function createCatalogHandler(
       });
     }
     try {
-      route(store, req, res, ctx, gzipMin, api, ui);
+      route(store, req, res, ctx, gzipMin, api, ui, internal);
     } catch (e) {
-      if (!res.headersSent) textError(res, ctx, 500, "500 Internal Server Error");
-      else res.destroy(e as Error);
+      internal(req, res, ctx, e);
     }
   };
+  return Object.assign(handler, {
+    close: async (): Promise<void> => {
+      await api?.value?.close();
+    },
+  });
 }
 
 function route(
@@ -146,6 +176,7 @@ function route(
   gzipMin: number,
   api: Lazy<ResolverApi> | undefined,
   ui: Lazy<UiHandler> | undefined,
+  internal: (req: IncomingMessage, res: ServerResponse, ctx: ReqCtx, e: unknown) => void,
 ): void {
   const url = req.url ?? "/";
   const qi = url.indexOf("?");
@@ -159,13 +190,12 @@ function route(
     void (pending as Lazy<unknown>).load().then(
       () => {
         try {
-          route(store, req, res, ctx, gzipMin, api, ui);
+          route(store, req, res, ctx, gzipMin, api, ui, internal);
         } catch (e) {
-          if (!res.headersSent) textError(res, ctx, 500, "500 Internal Server Error");
-          else res.destroy(e as Error);
+          internal(req, res, ctx, e);
         }
       },
-      () => textError(res, ctx, 500, "500 Internal Server Error"),
+      (e: unknown) => internal(req, res, ctx, e),
     );
     return;
   }
@@ -682,7 +712,8 @@ function hashKey(s: string): string {
 /** Starts the HTTP server. */
 export async function startHttpServer(store: CatalogStore, opts: HttpServeOptions = {}): Promise<HttpServerHandle> {
   // request heads up to 1 MiB, as Go's net/http (DefaultMaxHeaderBytes) that catalogd uses; Node answers 431 beyond
-  const server = createServer({ keepAliveTimeout: 5000, maxHeaderSize: 1 << 20 }, createCatalogHandler(store, opts));
+  const handler = createCatalogHandler(store, opts);
+  const server = createServer({ keepAliveTimeout: 5000, maxHeaderSize: 1 << 20 }, handler);
   server.timeout = opts.idleTimeoutMs ?? 300_000;
   // A head over the limit gets a readable 431 (Node's default answer is followed by a reset that can
   // swallow it while the client is still sending): answer, stop reading into memory, close gracefully.
@@ -710,7 +741,9 @@ export async function startHttpServer(store: CatalogStore, opts: HttpServeOption
   return {
     server,
     address,
-    close(graceMs = 10_000) {
+    async close(graceMs = 10_000) {
+      // a request computing in the resolver's worker is stopped (503), not waited for
+      await handler.close();
       return new Promise<void>((resolve) => {
         const timer = setTimeout(() => server.closeAllConnections(), graceMs);
         timer.unref();

@@ -18,9 +18,19 @@
  * Errors are JSON `{"error": {"code", "message", "problems"?}}`: 400 (bad JSON, bad or unknown
  * fields, bad query, bad documents or constraints), 404 (unknown catalog, or another path under
  * /api/), 405 (not POST), 413 (body over the limit: reading stops there), 415 (not
- * application/json), 503 (no catalog has valid content yet), 500 (a bug: no details leak).
+ * application/json), 422 (the request ran out of its budget), 503 (no catalog has valid content yet,
+ * too many requests waiting, or the server is stopping), 500 (a bug: no details leak to the client;
+ * the cause goes to the error log).
+ *
+ * Over HTTP, requests are answered in a worker thread (resolveworker.ts) running the same `answer`,
+ * one at a time, each within a budget (`budgetMs`, `--resolver-budget`): CEL rules and resolutions
+ * can burn CPU, and the server's event loop must stay free for other requests and for SIGTERM. A
+ * request over its budget has the worker terminated (a fresh one takes the next request). The worker
+ * keeps its own copy of each served revision's lines, sent once per revision, and derives the
+ * resolver's model from them before a request's budget starts.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { Worker } from "node:worker_threads";
 import { loadText } from "../fbc/load.js";
 import { validateCatalog } from "../fbc/validate.js";
 import {
@@ -34,7 +44,6 @@ import {
 import { addDocument } from "../resolve/inputs.js";
 import type { JsonValue } from "../fbc/types.js";
 import type { CatalogRevision } from "./revision.js";
-import type { CatalogStore } from "./store.js";
 
 export const QUERY_PATH = "/api/v1/query";
 export const RESOLVE_PATH = "/api/v1/resolve";
@@ -46,9 +55,25 @@ export interface ResolverApiOptions {
   priorities?: ReadonlyMap<string, number>;
   /** Largest accepted request body in bytes (default 1 MiB). */
   maxRequestBytes?: number;
+  /** How long one request may compute over HTTP, in ms (default 10 s); then it is stopped with a 422. */
+  budgetMs?: number;
+  /** Receives one entry per 500 answer, with what is needed to find the cause (never sent to the client). */
+  errorLog?: (entry: Record<string, unknown>) => void;
 }
 
 export const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
+export const DEFAULT_BUDGET_MS = 10_000;
+/** Requests waiting for the worker beyond the running one; more are answered 503 at once. */
+const MAX_WAITING = 64;
+
+/** What the resolver reads of a served revision (a CatalogRevision has it). */
+export type ResolverRevision = Pick<CatalogRevision, "catalog" | "serial" | "jsonl">;
+
+/** The served catalogs, by name in registration order, with their current revisions (a CatalogStore is one). */
+export interface RevisionSource {
+  names(): string[];
+  get(name: string): ResolverRevision | undefined;
+}
 
 /** One entry of an error's `problems`. */
 export interface ApiProblem {
@@ -66,6 +91,8 @@ export interface ApiAnswer {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
+  /** For a 500: the error behind it, with its stack (for the error log, not for the client). */
+  cause?: string;
 }
 
 class ApiError extends Error {
@@ -83,9 +110,10 @@ const QUERY_FIELDS = new Set(["query", "catalogs"]);
 const RESOLVE_FIELDS = new Set(["inputs", "installed", "cluster", "trace", "catalogs"]);
 
 /** What the resolver needs of one revision, derived once from its content. */
-const resolverParts = new WeakMap<CatalogRevision, Pick<NamedCatalog, "model" | "others">>();
+const resolverParts = new WeakMap<ResolverRevision, Pick<NamedCatalog, "model" | "others">>();
 
-function partsOf(rev: CatalogRevision): Pick<NamedCatalog, "model" | "others"> {
+/** Derives (once) the resolver's model of a revision. */
+export function partsOf(rev: ResolverRevision): Pick<NamedCatalog, "model" | "others"> {
   let p = resolverParts.get(rev);
   if (!p) {
     // The revision's JSON lines are a valid catalog (it was validated before it was served).
@@ -99,17 +127,39 @@ function partsOf(rev: CatalogRevision): Pick<NamedCatalog, "model" | "others"> {
 
 /** The resolver endpoints of `opcat serve`; `handle` answers their paths and returns false for others. */
 export class ResolverApi {
-  readonly #store: CatalogStore;
+  readonly #store: RevisionSource;
   readonly #priorities: ReadonlyMap<string, number>;
   readonly #maxBytes: number;
+  readonly #budgetMs: number;
+  readonly #errorLog: ((entry: Record<string, unknown>) => void) | undefined;
   /** Catalog sets by revision combination; combinations holding a replaced revision are dropped. */
-  readonly #sets = new Map<string, { revs: CatalogRevision[]; set: CatalogSet }>();
+  readonly #sets = new Map<string, { revs: ResolverRevision[]; set: CatalogSet }>();
   #builds = 0;
+  #runner: WorkerRunner | undefined;
+  #closed = false;
 
-  constructor(store: CatalogStore, opts: ResolverApiOptions = {}) {
+  constructor(store: RevisionSource, opts: ResolverApiOptions = {}) {
     this.#store = store;
     this.#priorities = opts.priorities ?? new Map();
     this.#maxBytes = opts.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
+    this.#budgetMs = opts.budgetMs ?? DEFAULT_BUDGET_MS;
+    this.#errorLog = opts.errorLog;
+  }
+
+  /**
+   * Answers like `answer`, in the worker thread and within the budget: a 422 when the request needs
+   * longer, a 503 when too many wait or the API is closed.
+   */
+  answerInWorker(path: string, body: string): Promise<ApiAnswer> {
+    if (this.#closed) return Promise.resolve(errorAnswer(stopping()));
+    this.#runner ??= new WorkerRunner(this.#store, this.#priorities, this.#budgetMs);
+    return this.#runner.run(path, body);
+  }
+
+  /** Stops the worker: a running request and the waiting ones are answered 503. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#runner?.close();
   }
 
   /** How many catalog sets were built so far (each combination of revisions is built once). */
@@ -124,6 +174,8 @@ export class ResolverApi {
   handle(req: IncomingMessage, res: ServerResponse, path: string, ctx?: { bytes: number }): boolean {
     if (!path.startsWith(API_PREFIX)) return false;
     void this.#serve(req, path).then((a) => {
+      if (a.status >= 500 && a.cause !== undefined)
+        this.#errorLog?.({ level: "error", msg: "internal error", method: req.method, path, error: a.cause });
       if (res.destroyed) return;
       if (res.headersSent) return void res.destroy();
       const body = Buffer.from(JSON.stringify(a.body) + "\n");
@@ -162,7 +214,7 @@ export class ResolverApi {
           `the request body must be JSON (Content-Type: application/json), got ${JSON.stringify(type)}`,
         );
       const body = await readBody(req, this.#maxBytes);
-      return this.answer(path, body);
+      return await this.answerInWorker(path, body);
     } catch (e) {
       return errorAnswer(e);
     }
@@ -249,7 +301,7 @@ export class ResolverApi {
       wanted = all.filter((n) => names.includes(n));
     }
     if (wanted.length === 0) throw new ApiError(503, "SERVE_API_NOT_READY", "no catalog has valid content yet");
-    const revs: CatalogRevision[] = [];
+    const revs: ResolverRevision[] = [];
     for (const n of wanted) {
       const rev = this.#store.get(n);
       if (!rev) throw new ApiError(503, "SERVE_API_NOT_READY", `catalog ${JSON.stringify(n)} has no valid content yet`);
@@ -358,7 +410,163 @@ function errorAnswer(e: unknown): ApiAnswer {
   const headers: Record<string, string> = {};
   if (err.status === 405) headers.Allow = "POST";
   if (err.status === 413) headers.Connection = "close";
-  return { status: err.status, body, headers };
+  if (err.status === 503 && err.code === "SERVE_API_BUSY") headers["Retry-After"] = "1";
+  const answer: ApiAnswer = { status: err.status, body, headers };
+  if (!(e instanceof ApiError)) answer.cause = e instanceof Error ? (e.stack ?? e.message) : String(e);
+  return answer;
+}
+
+function stopping(): ApiError {
+  return new ApiError(503, "SERVE_API_STOPPING", "the server is stopping");
+}
+
+/** A message to the worker: a request, with the revisions it does not have yet. */
+export interface WorkerRequest {
+  path: string;
+  body: string;
+  /** Every served catalog in registration order, with the serial of its current revision (null: none). */
+  catalogs: [string, number | null][];
+  /** Revisions the worker has not been sent before. */
+  revisions: { catalog: string; serial: number; jsonl: Uint8Array }[];
+}
+
+/** A message from the worker: the catalogs are ready (the budget starts), or the answer. */
+export type WorkerReply = { ready: true } | { answer: ApiAnswer };
+
+interface Job {
+  path: string;
+  body: string;
+  done(a: ApiAnswer): void;
+}
+
+/** Runs requests in one worker thread, one at a time, each within the budget. */
+class WorkerRunner {
+  readonly #source: RevisionSource;
+  readonly #priorities: ReadonlyMap<string, number>;
+  readonly #budgetMs: number;
+  #worker: Worker | undefined;
+  /** The serial of each catalog's revision the current worker has. */
+  #sent = new Map<string, number>();
+  #running: { job: Job; timer?: NodeJS.Timeout } | undefined;
+  readonly #waiting: Job[] = [];
+  #closed = false;
+
+  constructor(source: RevisionSource, priorities: ReadonlyMap<string, number>, budgetMs: number) {
+    this.#source = source;
+    this.#priorities = priorities;
+    this.#budgetMs = budgetMs;
+  }
+
+  run(path: string, body: string): Promise<ApiAnswer> {
+    if (this.#closed) return Promise.resolve(errorAnswer(stopping()));
+    if (this.#waiting.length >= MAX_WAITING)
+      return Promise.resolve(
+        errorAnswer(new ApiError(503, "SERVE_API_BUSY", "too many resolver requests are waiting; try again later")),
+      );
+    return new Promise((done) => {
+      this.#waiting.push({ path, body, done });
+      this.#next();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const j of this.#waiting.splice(0)) j.done(errorAnswer(stopping()));
+    await this.#stop(errorAnswer(stopping()));
+  }
+
+  #start(): Worker {
+    if (this.#worker) return this.#worker;
+    // the compiled worker beside this module (dist/serve), or the source under tsx (tests)
+    const ext = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
+    const w = new Worker(new URL(`./resolveworker${ext}`, import.meta.url), {
+      workerData: { priorities: [...this.#priorities] },
+    });
+    w.on("message", (m: WorkerReply) => {
+      const r = this.#running;
+      if (!r || w !== this.#worker) return;
+      if ("ready" in m) {
+        r.timer = setTimeout(() => void this.#overBudget(), this.#budgetMs);
+        return;
+      }
+      clearTimeout(r.timer);
+      this.#running = undefined;
+      r.job.done(m.answer);
+      this.#next();
+    });
+    const fail = (e: Error): void => {
+      if (w !== this.#worker) return;
+      this.#worker = undefined;
+      this.#sent.clear();
+      const r = this.#running;
+      this.#running = undefined;
+      if (r) {
+        clearTimeout(r.timer);
+        r.job.done(errorAnswer(e));
+      }
+      this.#next();
+    };
+    w.on("error", fail);
+    w.on("exit", (code) => fail(new Error(`the resolver worker exited (code ${code})`)));
+    this.#worker = w;
+    this.#sent.clear();
+    return w;
+  }
+
+  #next(): void {
+    if (this.#running || this.#closed) return;
+    const job = this.#waiting.shift();
+    if (!job) {
+      this.#worker?.unref();
+      return;
+    }
+    const w = this.#start();
+    w.ref();
+    const catalogs: WorkerRequest["catalogs"] = [];
+    const revisions: WorkerRequest["revisions"] = [];
+    for (const name of this.#source.names()) {
+      const rev = this.#source.get(name);
+      catalogs.push([name, rev ? rev.serial : null]);
+      if (rev && this.#sent.get(name) !== rev.serial) {
+        // a view of a larger buffer would be copied whole: send just its bytes
+        const jsonl = rev.jsonl.byteLength === rev.jsonl.buffer.byteLength ? rev.jsonl : Uint8Array.from(rev.jsonl);
+        revisions.push({ catalog: name, serial: rev.serial, jsonl });
+        this.#sent.set(name, rev.serial);
+      }
+    }
+    this.#running = { job };
+    const msg: WorkerRequest = { path: job.path, body: job.body, catalogs, revisions };
+    w.postMessage(msg);
+  }
+
+  async #overBudget(): Promise<void> {
+    const secs = this.#budgetMs / 1000;
+    await this.#stop(
+      errorAnswer(
+        new ApiError(
+          422,
+          "SERVE_API_BUDGET",
+          `the request needed more than its budget of ${secs}s (--resolver-budget) and was stopped: ` +
+            "simplify the query or the Inputs",
+        ),
+      ),
+    );
+    this.#next();
+  }
+
+  /** Terminates the worker; the running request (if any) gets `answer`. */
+  async #stop(answer: ApiAnswer): Promise<void> {
+    const w = this.#worker;
+    const r = this.#running;
+    this.#worker = undefined;
+    this.#running = undefined;
+    this.#sent.clear();
+    if (r) {
+      clearTimeout(r.timer);
+      r.job.done(answer);
+    }
+    if (w) await w.terminate();
+  }
 }
 
 /** Reads the body as UTF-8; rejects with a 413 as soon as more than `max` bytes are announced or arrive. */

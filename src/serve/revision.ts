@@ -6,14 +6,15 @@
  * before anyone can see it, so readers never observe a half-loaded catalog.
  */
 import { createHash } from "node:crypto";
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import { gzip as gzipCb, constants as zconst } from "node:zlib";
 import { promisify } from "node:util";
 import { encodeSortedCompact } from "../gojson/encode.js";
-import { problem, type Problem } from "../fbc/errors.js";
-import { listCatalogFiles, loadText, type BlobMeta, type LoadResult } from "../fbc/load.js";
+import { OpcatError, problem, type Problem } from "../fbc/errors.js";
+import { readInputFile } from "../fbc/readfile.js";
+import { CATALOG_FILE, listCatalogFiles, loadText, type BlobMeta, type LoadResult } from "../fbc/load.js";
 import { emptyConfig } from "../fbc/types.js";
 import { validateCatalog } from "../fbc/validate.js";
 import { RegistryIndex } from "./registry.js";
@@ -226,6 +227,7 @@ export class CatalogRevision {
         files = [basename(source)];
       }
     } catch (e) {
+      if (e instanceof OpcatError) return { ok: false, problems: [problem(e.code, e.message)] };
       const err = e as NodeJS.ErrnoException;
       const why = goErrnoText(err);
       return {
@@ -248,14 +250,12 @@ export class CatalogRevision {
     for (const f of files) {
       let buf: Buffer;
       try {
-        buf = await readFile(join(root, f));
+        // a FIFO, a device or a socket is refused without blocking on it (IO_NOT_REGULAR), as validate does
+        buf = await readInputFile(join(root, f), CATALOG_FILE);
       } catch (e) {
-        const err = e as NodeJS.ErrnoException;
-        res.problems.push(
-          problem("IO_ERROR", `open ${f}: ${goErrnoText(err)}`, {
-            loc: { file: f, line: 0, index: 0 },
-          }),
-        );
+        const loc = { file: f, line: 0, index: 0 };
+        if (e instanceof OpcatError) res.problems.push(problem(e.code, e.message.replace(join(root, f), f), { loc }));
+        else res.problems.push(problem("IO_ERROR", `open ${f}: ${goErrnoText(e as NodeJS.ErrnoException)}`, { loc }));
         continue;
       }
       const text = buf.toString("utf8");

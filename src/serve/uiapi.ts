@@ -95,6 +95,8 @@ export interface UiOptions {
   assetsDir?: string;
   /** Largest template accepted by POST /ui/api/render-template, in bytes (default 1 MiB). */
   maxRequestBytes?: number;
+  /** Receives one entry per 500 answer with the error behind it (the client only reads "internal error"). */
+  errorLog?: (entry: Record<string, unknown>) => void;
 }
 
 /** dist/ui, found from this module in both src/serve (tests) and dist/serve (the package). */
@@ -559,6 +561,7 @@ export class UiHandler {
   readonly #layouter = new GraphLayouter();
   #warmed = false;
   readonly #clusterOpts: ClusterUiOptions | undefined;
+  readonly #errorLog: ((entry: Record<string, unknown>) => void) | undefined;
   // the Kubernetes client loads with the first cluster request, not with serve
   #cluster:
     | Promise<{ ui: ClusterUi; failure: (e: unknown) => { status: number; code: string; message: string } }>
@@ -569,6 +572,7 @@ export class UiHandler {
     this.#dir = opts.assetsDir ?? defaultUiAssetsDir();
     this.#max = opts.maxRequestBytes ?? 1024 * 1024;
     this.#clusterOpts = opts.cluster;
+    this.#errorLog = opts.errorLog;
   }
 
   /** Whether the built UI is present (`npm run build` writes it). */
@@ -586,9 +590,24 @@ export class UiHandler {
       }
       this.#api(req, res, method, path.slice(UI_API_PREFIX.length), new URLSearchParams(query)).catch((e: unknown) => {
         if (e instanceof UiError) return sendJson(res, e.status, { error: { code: e.code, message: e.message } });
+        this.#errorLog?.({
+          level: "error",
+          msg: "internal error",
+          method,
+          path,
+          error: e instanceof Error ? (e.stack ?? e.message) : String(e),
+        });
         if (!res.headersSent) sendJson(res, 500, { error: { code: "SERVE_UI_INTERNAL", message: "internal error" } });
         else res.destroy();
       });
+      return true;
+    }
+    if (path === "/favicon.ico") {
+      // the page declares its icon (an SVG under /assets/); browsers that still ask for this get "none"
+      if (method !== "GET" && method !== "HEAD") return false;
+      res.setHeader("Cache-Control", "public, max-age=86400");
+      res.writeHead(204);
+      res.end();
       return true;
     }
     const file =

@@ -6,9 +6,10 @@
  * `<workingDir>/<destination.path>/<output>`), optionally validated per component directory.
  */
 import { execFile } from "node:child_process";
-import { accessSync, constants, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { accessSync, constants, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { delimiter, dirname, isAbsolute, join, posix, resolve } from "node:path";
 import { type ErrorKind, OpcatError } from "../fbc/errors.js";
+import { readInputTextSync } from "../fbc/readfile.js";
 import { loadDirectory, loadText } from "../fbc/load.js";
 import type { Bundle, DeclarativeConfig } from "../fbc/types.js";
 import { validateCatalog } from "../fbc/validate.js";
@@ -349,13 +350,15 @@ export async function renderCompositeTemplate(opts: CompositeOptions): Promise<C
   /** Opens a builder input: as given, then (only when missing) relative to the contribution's directory. */
   function readInput(input: string, what: string): string {
     try {
-      return readFileSync(at(input), "utf8");
+      return readInputTextSync(at(input), { what });
     } catch (e) {
+      if (e instanceof OpcatError) throw e;
       if ((e as NodeJS.ErrnoException).code === "ENOENT" && opts.contributionDir !== "") {
         const alt = posix.join(opts.contributionDir, input);
         try {
-          return readFileSync(at(alt), "utf8");
+          return readInputTextSync(at(alt), { what });
         } catch (e2) {
+          if (e2 instanceof OpcatError) throw e2;
           throw fail(
             "TEMPLATE_COMPOSITE_INPUT",
             `error reading ${what}: ${goPathError("open", alt, e2)} (tried ` +

@@ -14,7 +14,13 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { COMMUNITY, REPO_ROOT } from "../shared.js";
+import { COMMUNITY, REPO_ROOT, requireShared } from "../shared.js";
+
+/** Skips (with the reason) without root, or without the real catalogs in ../shared (a failure under CI=true). */
+function rootAndShared(): { skip: false | string } {
+  if (process.getuid?.() !== 0) return { skip: "needs root to mount a small tmpfs" };
+  return requireShared();
+}
 
 const BIN = join(REPO_ROOT, "bin", "opcat");
 const EXAMPLE = join(REPO_ROOT, "examples", "catalog");
@@ -117,6 +123,73 @@ test(
   },
 );
 
+test("non-regular files as serve content, template inputs, --reuse, Inputs, init -i/-d: refused, never read", () => {
+  const dir = mkdtempSync(join(tmpdir(), "opcat-fifo-inputs-"));
+  const cat = join(dir, "catalog");
+  mkdirSync(cat);
+  writeFileSync(join(cat, "catalog.json"), readFileSync(join(EXAMPLE, "etcd-example", "catalog.yaml")));
+  assert.equal(spawnSync("mkfifo", [join(cat, "pipe.yaml")]).status, 0, "mkfifo");
+  assert.equal(spawnSync("mkfifo", [join(dir, "pipe")]).status, 0, "mkfifo");
+  const pipe = join(dir, "pipe");
+  const template = join(dir, "basic.yaml");
+  writeFileSync(template, "schema: olm.template.basic\nentries: []\n");
+  // serve: refused at start-up with the located problem (it used to block forever, saying nothing)
+  const serve = spawnSync(process.execPath, [BIN, "serve", cat, "--http", "127.0.0.1:0", "--no-grpc"], {
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  assert.notEqual(serve.signal, "SIGTERM", "serve blocked on the FIFO");
+  assert.equal(serve.status, 1, serve.stderr);
+  assert.match(
+    serve.stderr,
+    /^pipe\.yaml: error\[IO_NOT_REGULAR\]: open pipe\.yaml: not a regular file but a named pipe/m,
+  );
+  const cases: [string[], RegExp][] = [
+    [["template", "render", pipe], /templates are read from regular files only/],
+    [["template", "render", "basic", pipe], /templates are read from regular files only/],
+    [["template", "render", "basic", template, "--reuse", pipe], /catalogs are read from regular files/],
+    [["resolve", "--catalog", EXAMPLE, "--input", pipe], /not a regular file but a named pipe/],
+    [["init", "a", "-i", pipe], /icons are read from regular files only/],
+    [["init", "a", "-i", "/dev/zero"], /open \/dev\/zero: not a regular file but a character device/],
+    [["init", "a", "-d", "/dev/urandom"], /open \/dev\/urandom: not a regular file but a character device/],
+  ];
+  for (const [args, re] of cases) {
+    const r = spawnSync(process.execPath, [BIN, ...args], { encoding: "utf8", timeout: 60_000 });
+    assert.notEqual(r.signal, "SIGTERM", `${args.join(" ")} blocked`);
+    assert.equal(r.status, 2, `${args.join(" ")}: ${r.stderr}`);
+    assert.match(r.stderr, /IO_NOT_REGULAR|not a regular file/, args.join(" "));
+    assert.match(r.stderr, re, args.join(" "));
+    assert.equal(r.stdout, "");
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("standard input that never ends (/dev/zero) is cut at the 256 MiB budget: IO_FILE_TOO_LARGE, exit 2", () => {
+  for (const args of [
+    ["render", "-"],
+    ["template", "render", "-"],
+  ]) {
+    const zero = openSync("/dev/zero", "r");
+    const r = spawnSync(process.execPath, [BIN, ...args], { stdio: [zero, "pipe", "pipe"], encoding: "utf8" });
+    assert.equal(r.status, 2, `${args.join(" ")}: ${r.stderr}`);
+    assert.match(r.stderr, /open standard input: more than the 256 MiB opcat reads as one/);
+  }
+});
+
+test("init -i: an icon over 1 MiB is refused before it is read whole (IO_FILE_TOO_LARGE, exit 2)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "opcat-icon-"));
+  const icon = join(dir, "icon.png");
+  // a real PNG signature, then 2 MiB
+  writeFileSync(icon, Buffer.concat([Buffer.from("89504e470d0a1a0a", "hex"), Buffer.alloc(2 << 20)]));
+  const r = opcat(["init", "a", "-i", icon]);
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, /icon\.png: 2097160 bytes is more than the 1 MiB opcat reads as one icon/);
+  assert.equal(r.stdout, "");
+  writeFileSync(icon, Buffer.concat([Buffer.from("89504e470d0a1a0a", "hex"), Buffer.alloc(1000)]));
+  assert.equal(opcat(["init", "a", "-i", icon]).code, 0);
+  rmSync(dir, { recursive: true, force: true });
+});
+
 test("--authfile naming a missing file is an error, not silently ignored", () => {
   const r = opcat(["render", EXAMPLE, "--authfile", "/nonexistent/auth.json"]);
   assert.equal(r.code, 2);
@@ -154,7 +227,7 @@ test(
   },
 );
 
-test("--push with an oci: tag is a usage error; without --push the layout is written", () => {
+test("--push with an oci: tag is a usage error; without --push the layout is written", requireShared(), () => {
   const dir = mkdtempSync(join(tmpdir(), "opcat-push-oci-"));
   const bundle = join(COMMUNITY, "operators", "kube-green", "0.7.1");
   const bad = opcat(["bundle", "build", bundle, "-t", `oci:${dir}/layout:1`, "--push"]);
@@ -235,6 +308,7 @@ test("a file that is one huge line is quoted as a short excerpt in errors, not w
 test(
   "output that cannot be written (standard output on a full device) is an " +
     "I/O error, exit 2, without a stack trace; a closed pipe ends quietly",
+  requireShared(),
   async () => {
     const full = spawnSync(process.execPath, [BIN, "render", join(COMMUNITY, "catalogs", "v4.20")], {
       encoding: "utf8",
@@ -301,7 +375,7 @@ test("a read-only or full cache directory is an I/O error naming the " +
     assert.equal(f.code, 2, f.stderr);
     assert.match(
       f.stderr,
-      new RegExp(`^opcat: error\\[IO_ERROR\\]: write ${full}/\\S+: ENOSPC: no space left on device`),
+      new RegExp(`^opcat: error\\[IO_WRITE\\]: write ${full}/\\S+: ENOSPC: no space left on device`),
     );
     assert.match(f.stderr, /hint: the disk is full/);
   } finally {
@@ -311,78 +385,83 @@ test("a read-only or full cache directory is an I/O error naming the " +
   }
 });
 
-test("catalog build onto a full disk: a new OCI layout is not left half-written, an existing one keeps its tags", {
-  skip: process.getuid?.() === 0 ? false : "needs root to mount a small tmpfs",
-}, () => {
-  const dir = mkdtempSync(join(tmpdir(), "opcat-full-layout-"));
-  spawnSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir]);
-  const v420 = join(COMMUNITY, "catalogs", "v4.20");
-  try {
-    const r = opcat([
-      "catalog",
-      "build",
-      v420,
-      "-t",
-      `oci:${join(dir, "new")}:v1`,
-      "--base-image",
-      "scratch",
-      "--no-validate",
-    ]);
-    assert.equal(r.code, 2, r.stderr);
-    assert.match(r.stderr, /ENOSPC: no space left on device/);
-    assert.deepEqual(readdirSync(dir), [], "nothing left: no layout, no temporary directory");
-    // an existing layout (here: a small one that fits) keeps its index when a bigger build fails
-    const small = mkdtempSync(join(tmpdir(), "opcat-small-"));
-    writeFileSync(join(small, "c.json"), JSON.stringify({ schema: "olm.package", name: "p" }));
-    const ok = opcat([
-      "catalog",
-      "build",
-      small,
-      "-t",
-      `oci:${join(dir, "old")}:v1`,
-      "--base-image",
-      "scratch",
-      "--no-validate",
-    ]);
-    assert.equal(ok.code, 0, ok.stderr);
-    const index = readFileSync(join(dir, "old", "index.json"), "utf8");
-    const big = opcat([
-      "catalog",
-      "build",
-      v420,
-      "-t",
-      `oci:${join(dir, "old")}:v2`,
-      "--base-image",
-      "scratch",
-      "--no-validate",
-    ]);
-    assert.equal(big.code, 2, big.stderr);
-    assert.equal(readFileSync(join(dir, "old", "index.json"), "utf8"), index, "the layout's index is as it was");
-    rmSync(small, { recursive: true, force: true });
-  } finally {
-    spawnSync("umount", [dir]);
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+test(
+  "catalog build onto a full disk: a new OCI layout is not left half-written, an existing one keeps its tags",
+  rootAndShared(),
+  () => {
+    const dir = mkdtempSync(join(tmpdir(), "opcat-full-layout-"));
+    spawnSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir]);
+    const v420 = join(COMMUNITY, "catalogs", "v4.20");
+    try {
+      const r = opcat([
+        "catalog",
+        "build",
+        v420,
+        "-t",
+        `oci:${join(dir, "new")}:v1`,
+        "--base-image",
+        "scratch",
+        "--no-validate",
+      ]);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, /ENOSPC: no space left on device/);
+      assert.deepEqual(readdirSync(dir), [], "nothing left: no layout, no temporary directory");
+      // an existing layout (here: a small one that fits) keeps its index when a bigger build fails
+      const small = mkdtempSync(join(tmpdir(), "opcat-small-"));
+      writeFileSync(join(small, "c.json"), JSON.stringify({ schema: "olm.package", name: "p" }));
+      const ok = opcat([
+        "catalog",
+        "build",
+        small,
+        "-t",
+        `oci:${join(dir, "old")}:v1`,
+        "--base-image",
+        "scratch",
+        "--no-validate",
+      ]);
+      assert.equal(ok.code, 0, ok.stderr);
+      const index = readFileSync(join(dir, "old", "index.json"), "utf8");
+      const big = opcat([
+        "catalog",
+        "build",
+        v420,
+        "-t",
+        `oci:${join(dir, "old")}:v2`,
+        "--base-image",
+        "scratch",
+        "--no-validate",
+      ]);
+      assert.equal(big.code, 2, big.stderr);
+      assert.equal(readFileSync(join(dir, "old", "index.json"), "utf8"), index, "the layout's index is as it was");
+      rmSync(small, { recursive: true, force: true });
+    } finally {
+      spawnSync("umount", [dir]);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
 
-test("migrate onto a full disk leaves nothing behind (written to a temporary sibling, renamed into place)", {
-  skip: process.getuid?.() === 0 ? false : "needs root to mount a small tmpfs",
-}, () => {
-  const dir = mkdtempSync(join(tmpdir(), "opcat-full-"));
-  spawnSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir]);
-  try {
-    const r = opcat(["migrate", join(COMMUNITY, "catalogs", "v4.20"), join(dir, "out")]);
-    assert.equal(r.code, 2, r.stderr);
-    assert.match(r.stderr, /^opcat: error\[IO_ERROR\]: write .*out: ENOSPC: no space left on device/);
-    assert.deepEqual(readdirSync(dir), [], "no partial output, no temporary directory");
-    // and with room it writes the whole catalog
-    const ok = opcat(["migrate", EXAMPLE, join(dir, "small")]);
-    assert.equal(ok.code, 0, ok.stderr);
-    assert.deepEqual(readdirSync(join(dir, "small")).sort(), ["cache-operator", "etcd-example"]);
-  } finally {
-    spawnSync("umount", [dir]);
-  }
-});
+test(
+  "migrate onto a full disk leaves nothing behind (written to a temporary sibling, renamed into place)",
+  rootAndShared(),
+  () => {
+    const dir = mkdtempSync(join(tmpdir(), "opcat-full-"));
+    spawnSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir]);
+    try {
+      const r = opcat(["migrate", join(COMMUNITY, "catalogs", "v4.20"), join(dir, "out")]);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, /^opcat: error\[IO_WRITE\]: write .*out: ENOSPC: no space left on device/);
+      assert.match(r.stderr, /hint: the disk is full: free space or write elsewhere; the output is incomplete/);
+      assert.deepEqual(readdirSync(dir), [], "no partial output, no temporary directory");
+      // and with room it writes the whole catalog
+      const ok = opcat(["migrate", EXAMPLE, join(dir, "small")]);
+      assert.equal(ok.code, 0, ok.stderr);
+      assert.deepEqual(readdirSync(join(dir, "small")).sort(), ["cache-operator", "etcd-example"]);
+    } finally {
+      spawnSync("umount", [dir]);
+    }
+  },
+);
 
 test(
   "opm serve's flags: --cache-only builds the serve index and exits, " +

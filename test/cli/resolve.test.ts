@@ -86,3 +86,15 @@ test("resolve: usage errors exit 2; query and images list what the catalog offer
   assert.equal(imgs.code, 0, imgs.stderr);
   assert.match(imgs.stdout, /^quay\.io\/example\/etcd:v3\.5\.9$/m);
 });
+
+test("resolve: two Inputs with the same name are invalid input (exit 1) naming both documents", () => {
+  const dir = mkdtempSync(join(tmpdir(), "opcat-dup-input-"));
+  const input = (channel: string): string =>
+    "kind: Input\nmetadata: {name: etcd}\nspec:\n  constraints:\n  - type: olm.catalog\n" +
+    `    value: {package: etcd-example, channel: ${channel}}\n`;
+  writeFileSync(join(dir, "input.yaml"), `${input("stable")}---\n${input("fast")}`);
+  const r = opcat(["resolve", "--catalog", CATALOG, "--input", join(dir, "input.yaml")]);
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, /input\.yaml document 2: Input etcd: the name is already used by \S+input\.yaml document 1/);
+  assert.doesNotMatch(r.stderr, /internal error/);
+});

@@ -15,11 +15,15 @@ import { approveInstance } from "../../src/cluster/rukpak/approve.js";
 import { grantedRulesInCluster } from "../../src/cluster/rukpak/permissions.js";
 import { newPermissions } from "../../src/cluster/deppy/android.js";
 import { clusterManifests } from "../../src/cluster/manifests.js";
+import { buildBundleImage, pushImage } from "../../src/image/index.js";
+import { requireTools, startDockerRegistry, type RunningRegistry } from "../image/servers.js";
+import { COMMUNITY, requireShared } from "../shared.js";
 import { runControllers, type RunningControllers } from "../../src/cluster/run.js";
 import { clientAs, clusterKubeconfig, cond, controllerLog, grantClusterRole, waitFor } from "./harness.js";
 
 const cluster = clusterKubeconfig();
 const NS = "team-a";
+const registryMissing = requireTools("docker-registry") || requireShared().skip;
 
 describe("attacks on the trust model (real API server)", { skip: cluster.skip, concurrency: false }, () => {
   let kubeconfig = "";
@@ -28,12 +32,15 @@ describe("attacks on the trust model (real API server)", { skip: cluster.skip, c
   let alice: KubeClient;
   let running: RunningControllers | undefined;
   let tmp = "";
+  let registry: RunningRegistry | undefined;
+  let stateDir = "";
 
   const start = async () => {
     running = await runControllers({
       kubeconfig,
-      context: "admin",
-      stateDir: join(tmp, "state"),
+      context: "controller",
+      stateDir,
+      pull: { useHttp: true },
       deppy: false,
       log: controllerLog("attack-controllers"),
     });
@@ -115,6 +122,7 @@ describe("attacks on the trust model (real API server)", { skip: cluster.skip, c
     carol = clientAs(kubeconfig, "carol");
     alice = clientAs(kubeconfig, "alice");
     tmp = mkdtempSync(join(tmpdir(), "opcat-attacks-"));
+    stateDir = join(tmp, "state");
     await start();
     // the documented user roles, and the bindings an admin would make
     for (const o of clusterManifests({ local: true }).filter((x) => x.kind === "ClusterRole")) await admin.apply(o);
@@ -161,7 +169,15 @@ describe("attacks on the trust model (real API server)", { skip: cluster.skip, c
   });
 
   after(async () => {
+    // the rights granted here must not leak into the next test file (same cluster)
+    for (const [kind, name] of [
+      ["ClusterRoleBinding", "atk-approver"],
+      ["ClusterRoleBinding", "atk-tenant"],
+      ["ClusterRole", "atk-tenant"],
+    ])
+      await admin?.delete("rbac.authorization.k8s.io/v1", kind, name).catch(() => false);
     await running?.stop();
+    await registry?.stop();
     carol?.close();
     alice?.close();
     admin?.close();
@@ -475,24 +491,30 @@ describe("attacks on the trust model (real API server)", { skip: cluster.skip, c
         { subresource: "status" },
       );
       await start();
+      // its content (a ConfigMap) is not even read: nobody verifiable asked for it
       const unverified = await waitFor<Instance>(
         admin,
         API_VERSION,
         "Instance",
         "atk7-forged",
-        (o) => cond(o, "Approved")?.reason === "RequesterUnverified",
-        "RequesterUnverified",
+        (o) => cond(o, "Unpacked")?.reason === "UnpackFailed" || cond(o, "Approved")?.reason === "RequesterUnverified",
+        "refused",
       );
-      assert.match(cond(unverified, "Approved")?.message ?? "", /cannot be verified/);
+      assert.match(
+        `${cond(unverified, "Unpacked")?.message} ${cond(unverified, "Approved")?.message}`,
+        /cannot be verified/,
+      );
       const notApproved = await waitFor<Instance>(
         admin,
         API_VERSION,
         "Instance",
         "atk7-approved",
-        (o) => cond(o, "Approved")?.reason === "AwaitingApproval",
-        "AwaitingApproval",
+        (o) => cond(o, "Approved")?.reason === "ApprovalNotSigned",
+        "ApprovalNotSigned",
       );
+      assert.equal(cond(notApproved, "Approved")?.status, "False");
       assert.match(cond(notApproved, "Approved")?.message ?? "", /not signed by opcat/);
+      assert.equal(notApproved?.status?.approval, undefined, "the forged approval is removed");
       assert.equal(
         await admin.tryGet("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "atk7-carol-admin"),
         undefined,
@@ -524,6 +546,70 @@ describe("attacks on the trust model (real API server)", { skip: cluster.skip, c
     assert.equal(cond(inst, "Installed"), undefined);
     await admin.delete(API_VERSION, "Instance", "atk12");
     await admin.delete(API_VERSION, "Bundle", "atk12-later");
+  });
+
+  test("attack 2: a tag re-pushed and a replica with an empty state directory install exactly the approved " +
+    "content (from the pinned digest), never the new one", { skip: registryMissing }, async () => {
+    registry = await startDockerRegistry(join(tmp, "registry"));
+    const ref = `${registry.host}/atk2b-bundle:v1`;
+    const OPS = join(COMMUNITY, "operators");
+    await pushImage(buildBundleImage(join(OPS, "cat-facts-operator", "1.1.0")), ref, { useHttp: true });
+    await admin.apply({
+      apiVersion: API_VERSION,
+      kind: "ProvisionerClass",
+      metadata: { name: "atk-deny-op" },
+      provisioner: "operators.coreos.com/operators",
+      parameters: { approval: "DenyAll" },
+    } as unknown as KubeObject);
+    await admin.create({
+      apiVersion: API_VERSION,
+      kind: "Instance",
+      metadata: { name: "atk2b" },
+      spec: {
+        selector: { matchLabels: { attack: "atk2b" } },
+        bundle: { name: "atk2b-1", spec: { class: "atk-deny-op", refs: [`docker://${ref}`] } },
+      },
+    } as unknown as Instance);
+    await waitFor<Instance>(
+      admin,
+      API_VERSION,
+      "Instance",
+      "atk2b",
+      (o) => cond(o, "Approved")?.reason === "AwaitingApproval",
+      "AwaitingApproval",
+    );
+    await approveInstance(admin, "atk2b");
+    const inst = await waitFor<Instance>(admin, API_VERSION, "Instance", "atk2b", installed("atk2b-1"), "Installed");
+    const approvedDigest = inst!.status!.approval!.digest;
+    // the same tag now holds another operator; a new replica starts with nothing unpacked
+    await pushImage(buildBundleImage(join(OPS, "kube-green", "0.7.1")), ref, { useHttp: true });
+    const record = `rukpak-instance-${inst!.metadata.uid}`;
+    const before = await admin.get("v1", "ConfigMap", record, "opcat-system");
+    await running!.stop();
+    stateDir = join(tmp, "state-replica");
+    await start();
+    // its install pass rewrites the record
+    await waitFor(
+      admin,
+      "v1",
+      "ConfigMap",
+      record,
+      (o) => o !== undefined && o.metadata.resourceVersion !== before.metadata.resourceVersion,
+      "the new replica's install pass",
+      180_000,
+      "opcat-system",
+    );
+    const now = await admin.get<Instance>(API_VERSION, "Instance", "atk2b");
+    assert.equal(cond(now, "Installed")?.status, "True");
+    assert.equal(now.status?.approval?.digest, approvedDigest, "still the approved content");
+    const b = await admin.get<Bundle>(API_VERSION, "Bundle", "atk2b-1");
+    assert.equal(b.status?.digest, approvedDigest);
+    assert.equal(
+      await admin.tryGet("apiextensions.k8s.io/v1", "CustomResourceDefinition", "sleepinfos.kube-green.com"),
+      undefined,
+      "nothing of the re-pushed tag's content",
+    );
+    await admin.delete(API_VERSION, "Instance", "atk2b");
   });
 
   test("the admin's own installs still work: UserPermission approves an admin's plain bundle", async () => {

@@ -267,7 +267,7 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
 
     running = await runControllers({
       kubeconfig,
-      context: "admin",
+      context: "controller",
       stateDir: join(tmp, "state"),
       pull: { useHttp: true },
       namespace: NS,
@@ -998,8 +998,78 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
       );
       await removeOperator("squatted", [KUBEGREEN]);
       await admin.delete(RUKPAK, "Bundle", squat);
+      for (const kind of ["ClusterRoleBinding", "ClusterRole"])
+        await admin.delete("rbac.authorization.k8s.io/v1", kind, "test-deppy-squatter");
     },
   );
+
+  test("attack: an Operator's spec.bundle is judged as the Operator's creator, never as the controllers", async () => {
+    const ns = "atk-operator";
+    if (!(await admin.tryGet("v1", "Namespace", ns)))
+      await admin.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
+    await admin.apply({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "evil", namespace: ns },
+      data: {
+        "crb.yaml":
+          "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: atk-op-carol\n" +
+          "roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: cluster-admin\n" +
+          "subjects:\n- apiGroup: rbac.authorization.k8s.io\n  kind: User\n  name: carol\n",
+      },
+    } as unknown as KubeObject);
+    await admin.apply({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: "test-atk-operator" },
+      rules: [
+        { apiGroups: ["operators.coreos.com"], resources: ["operators"], verbs: ["get", "create"] },
+        { apiGroups: ["rukpak.io"], resources: ["provisionerclasses"], verbs: ["get", "use"] },
+        { apiGroups: [""], resources: ["configmaps"], verbs: ["get"] },
+      ],
+    } as unknown as KubeObject);
+    await admin.apply({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: "test-atk-operator" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "test-atk-operator" },
+      subjects: [{ kind: "User", apiGroup: "rbac.authorization.k8s.io", name: "carol" }],
+    } as unknown as KubeObject);
+    const carol = clientAs(kubeconfig, "carol");
+    try {
+      await carol.create({
+        apiVersion: OPERATOR_API_VERSION,
+        kind: "Operator",
+        metadata: { name: "atk-op" },
+        spec: {
+          bundle: {
+            name: "atk-op-1",
+            spec: {
+              class: "plain",
+              refs: ["file://content"],
+              volumeMounts: [{ mountPath: "/content/manifests", configMap: { name: "evil", namespace: ns } }],
+            },
+          },
+        },
+      } as unknown as KubeObject);
+    } finally {
+      carol.close();
+    }
+    const inst = await waitFor<Instance>(
+      admin,
+      RUKPAK,
+      "Instance",
+      "atk-op",
+      (o) => cond(o, "Approved")?.reason === "InsufficientPermissions",
+      "InsufficientPermissions",
+    );
+    assert.match(cond(inst, "Approved")?.message ?? "", /^carol may not make ClusterRoleBinding "atk-op-carol"/);
+    assert.equal(await admin.tryGet("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "atk-op-carol"), undefined);
+    await admin.delete(OPERATOR_API_VERSION, "Operator", "atk-op");
+    await waitFor(admin, RUKPAK, "Instance", "atk-op", (o) => o === undefined, "Instance gone");
+    for (const kind of ["ClusterRoleBinding", "ClusterRole"])
+      await admin.delete("rbac.authorization.k8s.io/v1", kind, "test-atk-operator");
+  });
 
   test(
     "fault: a catalog image replaced by an invalid one " + "— the old content keeps serving, the status says why",
@@ -1038,7 +1108,7 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
     await running!.stop();
     running = await runControllers({
       kubeconfig,
-      context: "admin",
+      context: "controller",
       stateDir: join(tmp, "state"),
       pull: { useHttp: true },
       namespace: NS,
@@ -1056,6 +1126,70 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
     await removeOperator("restart", [CATFACTS]);
   });
 
+  test(
+    "attack 11: an Input whose CEL rule never ends runs out of its budget in the worker, while admission " +
+      "and the other controllers keep answering",
+    async () => {
+      await running!.stop();
+      running = await runControllers({
+        kubeconfig,
+        context: "controller",
+        stateDir: join(tmp, "state"),
+        pull: { useHttp: true },
+        namespace: NS,
+        log,
+        resolutionBudgetMs: 5_000,
+      });
+      try {
+        const list = `[${Array.from({ length: 300 }, (_, i) => i).join(",")}]`;
+        await admin.apply({
+          apiVersion: DEPPY_API_VERSION,
+          kind: "Input",
+          metadata: { name: "hostile" },
+          spec: {
+            constraints: [
+              {
+                type: "olm.cel",
+                value: { rule: `${list}.all(a, ${list}.all(b, ${list}.all(c, a + b + c >= 0)))` },
+              },
+            ],
+          },
+        } as unknown as KubeObject);
+        // the resolution has started (a wait, not a measurement)
+        while (!running.controllers.deppy!.resolving) await new Promise((r) => setTimeout(r, 20));
+        // admission (served on the controllers' event loop) answers meanwhile
+        await admin.create({
+          apiVersion: RUKPAK,
+          kind: "Bundle",
+          metadata: { name: "during-a-long-resolution" },
+          spec: { class: "olm.bundle", refs: [`docker://${images.kubegreen}`] },
+        } as unknown as KubeObject);
+        assert.ok(running.controllers.deppy!.resolving, "the hostile resolution was still running");
+        const input = await waitFor<Input>(
+          admin,
+          DEPPY_API_VERSION,
+          "Input",
+          "hostile",
+          (o) => cond(o, "ResolutionFailed")?.reason === "ResolutionBudgetExceeded",
+          "ResolutionBudgetExceeded",
+        );
+        assert.match(cond(input, "ResolutionFailed")?.message ?? "", /more than its budget of 5s/);
+      } finally {
+        await admin.delete(DEPPY_API_VERSION, "Input", "hostile");
+        await admin.delete(RUKPAK, "Bundle", "during-a-long-resolution");
+        await running!.stop();
+        running = await runControllers({
+          kubeconfig,
+          context: "controller",
+          stateDir: join(tmp, "state"),
+          pull: { useHttp: true },
+          namespace: NS,
+          log,
+        });
+      }
+    },
+  );
+
   test("fault: two controllers with leader election — only the leader resolves", async () => {
     await running!.stop();
     // a stopped controller leaves its webhook configurations (they fail closed): an admin replacing
@@ -1068,7 +1202,7 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
     const lease = "kube-system";
     const a = await runControllers({
       kubeconfig,
-      context: "admin",
+      context: "controller",
       stateDir: join(tmp, "state-a"),
       pull: { useHttp: true },
       namespace: NS,
@@ -1079,7 +1213,7 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
     });
     const b = await runControllers({
       kubeconfig,
-      context: "admin",
+      context: "controller",
       stateDir: join(tmp, "state-b"),
       pull: { useHttp: true },
       namespace: NS,
@@ -1102,7 +1236,7 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
       await unregister("opcat-b");
       running = await runControllers({
         kubeconfig,
-        context: "admin",
+        context: "controller",
         stateDir: join(tmp, "state"),
         pull: { useHttp: true },
         namespace: NS,

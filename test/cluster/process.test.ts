@@ -52,7 +52,7 @@ function startController(kubeconfig: string, stateDir: string, extra: string[] =
       "--kubeconfig",
       kubeconfig,
       "--context",
-      "admin",
+      "controller",
       "--state-dir",
       stateDir,
       "--use-http",
@@ -493,17 +493,19 @@ describe("opcat cluster run as a process", { skip, concurrency: false }, () => {
       const second = startController(kubeconfig, state);
       procs.push(second);
       await second.waitLog(/controllers started/);
-      // changed without the webhook: its requester cannot be verified, so an admin approves it
+      // changed without the webhook: nobody verifiable asked for c, so its content is not read
       await waitFor<Instance>(
         admin,
         API_VERSION,
         "Instance",
         "pivot",
-        (o) => cond(o, "Approved")?.reason === "RequesterUnverified",
-        "RequesterUnverified",
+        (o) => /cannot be verified/.test(cond(o, "Unpacked")?.message ?? ""),
+        "c refused until its requester is recorded",
       );
-      const { approveInstance } = await import("../../src/cluster/rukpak/approve.js");
-      await approveInstance(admin, "pivot");
+      // the admin changes the spec again with the webhook serving: recorded and signed, c installs
+      await admin.mergePatch(API_VERSION, "Instance", "pivot", {
+        spec: { selector: { matchLabels: { pivot: "yes", recorded: "yes" } } },
+      });
       await waitFor<Instance>(
         admin,
         API_VERSION,

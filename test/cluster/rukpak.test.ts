@@ -153,7 +153,7 @@ describe("RukPak on a real API server", { skip, concurrency: false }, () => {
     images.tarballDigest = `sha256:${createHash("sha256").update(tgz).digest("hex")}`;
     running = await runControllers({
       kubeconfig,
-      context: "admin",
+      context: "controller",
       stateDir: join(tmp, "state"),
       pull: { useHttp: true, caFile: certs.ca },
       log: controllerLog("rukpak-controllers"),

@@ -65,7 +65,7 @@ describe("web UI cluster pages on a real API server", { skip, concurrency: false
     await pushImage(buildBundleImage(BUNDLE), ref, { useHttp: true });
     running = await runControllers({
       kubeconfig,
-      context: "admin",
+      context: "controller",
       stateDir: join(tmp, "state"),
       pull: { useHttp: true },
       log: controllerLog("ui-controllers"),

@@ -236,16 +236,47 @@ export class CatalogController {
       await cur.catalog.poll();
     }
     if (cur && cur.ref !== ref) {
-      // a new source: load it beside the old one, swap on success
+      // a new source: tried on its own first; the old content stays served until the new one serves
+      const trial = new CatalogStore();
+      let trialCatalog: ImageCatalog | undefined;
+      try {
+        trialCatalog = (
+          await addImageCatalog(trial, name, ref, {
+            ...this.opts.pull,
+            workDir: join(this.opts.stateDir, "trial"),
+            cacheDir: this.opts.pull?.cacheDir ?? join(this.opts.stateDir, "images"),
+          })
+        ).catalog;
+        const problems = trial.lastError(name);
+        if (!trial.get(name))
+          throw new Error(
+            `${ref} is not a valid catalog: ${(problems ?? [])
+              .slice(0, 5)
+              .map((p) => p.message)
+              .join("; ")}`,
+          );
+      } catch (e) {
+        const msg =
+          `the new ref ${ref} cannot be served; ${cur.ref} (${cur.catalog.digest ?? "as pulled"}) stays ` +
+          `served: ${(e as Error).message}`;
+        if (this.queue.failuresOf(name) === 0) this.events.emit(cc, "Warning", "PullFailed", msg);
+        await this.setStatus(cc, [{ type: "Progressing", status: "True", reason: "Retrying", message: msg }]);
+        throw e; // retried with backoff
+      } finally {
+        await trialCatalog?.close();
+        await trial.close();
+      }
       this.served.delete(name);
       await cur.catalog.close();
       await this.store.remove(name);
     }
     let s = this.served.get(name);
     if (!s) {
-      await this.setStatus(cc, [
-        { type: "Progressing", status: "True", reason: "Retrying", message: `pulling ${ref}` },
-      ]);
+      // the first attempt says what it does; retries leave the failure's status as it is until the outcome changes
+      if (this.queue.failuresOf(name) === 0)
+        await this.setStatus(cc, [
+          { type: "Progressing", status: "True", reason: "Retrying", message: `pulling ${ref}` },
+        ]);
       try {
         const { catalog } = await addImageCatalog(this.store, name, ref, {
           ...this.opts.pull,
@@ -263,7 +294,7 @@ export class CatalogController {
           { type: "Progressing", status: "True", reason: "Retrying", message: msg },
           { type: "Serving", status: "False", reason: "Unavailable", message: `nothing is served: ${msg}` },
         ]);
-        this.events.emit(cc, "Warning", "PullFailed", msg);
+        if (this.queue.failuresOf(name) === 0) this.events.emit(cc, "Warning", "PullFailed", msg);
         throw e; // retried with backoff
       }
     }

@@ -10,9 +10,9 @@
  */
 import { isConflict, type KubeClient } from "../client.js";
 import { findCondition, setCondition, type Condition, type NewCondition } from "../conditions.js";
-import { EventRecorder } from "../events.js";
-import { Informer } from "../informer.js";
-import { WorkQueue } from "../queue.js";
+import type { EventRecorder } from "../events.js";
+import type { Informer } from "../informer.js";
+import { defineController, type Controller } from "../runtime/controller.js";
 import { API_VERSION as RUKPAK_API_VERSION, type Bundle, type Instance } from "../rukpak/api.js";
 import type { InstalledStatus } from "../../resolve/index.js";
 import {
@@ -79,54 +79,79 @@ function pinned(v: string | undefined): boolean {
 }
 
 export class OperatorController {
+  /** Built on the controller runtime: Operators, and the Inputs, Instances and Bundles they make. */
+  readonly controller: Controller<Operator>;
   readonly operators: Informer<Operator>;
   readonly inputs: Informer<Input>;
   readonly instances: Informer<Instance>;
   readonly bundles: Informer<Bundle>;
-  readonly queue: WorkQueue;
   readonly events: EventRecorder;
   private readonly client: KubeClient;
   private readonly log: (m: string) => void;
-  private running: Promise<unknown> | undefined;
 
   constructor(private readonly opts: OperatorControllerOptions) {
     this.client = opts.client;
     this.log = opts.log ?? (() => {});
-    const onError = (e: unknown) => this.log(`operator watch: ${(e as Error).message}`);
-    this.operators = new Informer<Operator>(this.client, OPERATOR_API_VERSION, "Operator", { onError });
-    this.inputs = new Informer<Input>(this.client, DEPPY_API_VERSION, "Input", { onError });
-    this.instances = new Informer<Instance>(this.client, RUKPAK_API_VERSION, "Instance", { onError });
-    this.bundles = new Informer<Bundle>(this.client, RUKPAK_API_VERSION, "Bundle", { onError });
-    this.queue = new WorkQueue({
-      concurrency: 4,
-      baseDelay: 300,
-      maxDelay: 30_000,
-      onError: (k, e, n) => this.log(`operator ${k}: attempt ${n} failed: ${(e as Error).message}`),
-    });
-    this.events = new EventRecorder(this.client, "opcat-operators");
-    this.operators.on((ev, o, old) => {
-      if (ev === "update" && old?.metadata.generation === o.metadata.generation) return;
-      this.queue.add(o.metadata.name);
-    });
-    this.inputs.on((_, i) => this.queue.add(i.metadata.name));
-    const byPackage = (pkg: string | undefined) => {
-      if (!pkg) return;
-      for (const o of this.operators.list()) if (this.packagesOf(o).includes(pkg)) this.queue.add(o.metadata.name);
-    };
-    this.instances.on((_, i) => {
-      for (const o of this.operators.list())
-        if (i.metadata.name === o.metadata.name || i.metadata.name === resolvesetInstanceName(o.metadata.name))
-          this.queue.add(o.metadata.name);
-      byPackage(i.metadata.labels?.[LABEL_PACKAGE]);
-    });
-    this.bundles.on((_, b) => {
-      byPackage(b.metadata.labels?.[LABEL_PACKAGE]);
-      for (const [k] of Object.entries(b.metadata.labels ?? {}))
-        if (k.startsWith("operators.coreos.com/")) this.queue.add(k.slice("operators.coreos.com/".length));
-    });
+    const all = () => this.operators.list().map((o) => o.metadata.name);
+    const byPackage = (pkg: string | undefined) =>
+      pkg
+        ? this.operators
+            .list()
+            .filter((o) => this.packagesOf(o).includes(pkg))
+            .map((o) => o.metadata.name)
+        : [];
+    this.controller = defineController<Operator>(
+      this.client,
+      {
+        name: "operators",
+        for: {
+          apiVersion: OPERATOR_API_VERSION,
+          kind: "Operator",
+          // its own status writes do not enqueue it
+          filter: (ev, o, old) => !(ev === "update" && old?.metadata.generation === o.metadata.generation),
+        },
+        watches: [
+          { apiVersion: DEPPY_API_VERSION, kind: "Input", map: (i) => [i.metadata.name] },
+          {
+            apiVersion: RUKPAK_API_VERSION,
+            kind: "Instance",
+            map: (i) => [
+              ...all().filter((n) => i.metadata.name === n || i.metadata.name === resolvesetInstanceName(n)),
+              ...byPackage(i.metadata.labels?.[LABEL_PACKAGE]),
+            ],
+          },
+          {
+            apiVersion: RUKPAK_API_VERSION,
+            kind: "Bundle",
+            map: (b) => [
+              ...byPackage(b.metadata.labels?.[LABEL_PACKAGE]),
+              ...Object.keys(b.metadata.labels ?? {})
+                .filter((k) => k.startsWith("operators.coreos.com/"))
+                .map((k) => k.slice("operators.coreos.com/".length)),
+            ],
+          },
+        ],
+        concurrency: 4,
+        baseDelayMs: 300,
+        maxDelayMs: 30_000,
+        reconcile: async (key) => {
+          await this.reconcile(key);
+        },
+      },
+      this.log,
+    );
+    this.operators = this.controller.primary;
+    this.inputs = this.controller.cacheOf<Input>(DEPPY_API_VERSION, "Input");
+    this.instances = this.controller.cacheOf<Instance>(RUKPAK_API_VERSION, "Instance");
+    this.bundles = this.controller.cacheOf<Bundle>(RUKPAK_API_VERSION, "Bundle");
+    this.events = this.controller.events;
     opts.deppy.onResolved(() => {
-      for (const o of this.operators.list()) this.queue.add(o.metadata.name);
+      for (const n of all()) this.controller.queue.add(n);
     });
+  }
+
+  get queue() {
+    return this.controller.queue;
   }
 
   /** The packages an Operator installed: its own and, from its Input's status, its dependencies. */
@@ -140,17 +165,11 @@ export class OperatorController {
   }
 
   async start(): Promise<void> {
-    await Promise.all([this.operators.start(), this.inputs.start(), this.instances.start(), this.bundles.start()]);
-    this.running = this.queue.run((k) => this.reconcile(k));
+    await this.controller.start();
   }
 
   async stop(): Promise<void> {
-    this.operators.stop();
-    this.inputs.stop();
-    this.instances.stop();
-    this.bundles.stop();
-    this.queue.stop();
-    await this.running;
+    await this.controller.stop();
   }
 
   async reconcile(name: string): Promise<void> {

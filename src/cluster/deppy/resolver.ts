@@ -214,6 +214,11 @@ export class DeppyController {
     opts.catalogs.onChange(again);
   }
 
+  /** True while a resolution runs (in its worker thread). */
+  get resolving(): boolean {
+    return this.runner?.busy ?? false;
+  }
+
   /** Called after every resolution. */
   onResolved(fn: () => void): void {
     this.resolvedListeners.push(fn);

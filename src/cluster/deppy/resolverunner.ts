@@ -65,6 +65,11 @@ export class ResolverRunner {
     this.#budgetMs = opts.budgetMs ?? DEFAULT_RESOLUTION_BUDGET_MS;
   }
 
+  /** True while a resolution runs in the worker. */
+  get busy(): boolean {
+    return this.#current !== undefined;
+  }
+
   /** Resolves `request` over `catalogs` (each with its content) in the worker, within the budget. */
   resolve(
     catalogs: readonly (Omit<RunnerCatalog, "jsonl"> & { jsonl: Uint8Array })[],

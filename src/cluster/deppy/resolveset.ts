@@ -487,7 +487,20 @@ export class ResolvesetProvisioner {
       instanceUid: inst.metadata.uid!,
       generation: gen,
       bundle: { name: rsName, uid: rsBundle.metadata.uid!, generation: rsBundle.metadata.generation ?? 0 },
-      digest: rsBundle.status?.digest ?? r.digest,
+      // the resolveset and every entry's content: a moved tag under an entry asks again
+      digest: `sha256:${createHash("sha256")
+        .update(
+          JSON.stringify([
+            rsBundle.status?.digest ?? r.digest,
+            ...entryBundles.map(({ b }) => [
+              b?.metadata.name,
+              b?.metadata.uid,
+              b?.metadata.generation,
+              b?.status?.digest,
+            ]),
+          ]),
+        )
+        .digest("hex")}`,
     };
     const recorded = inst.status?.approval;
     const mismatch = approvalMismatch(this.opts.key, recorded, subject);
@@ -578,7 +591,7 @@ export class ResolvesetProvisioner {
       inst = await this.setStatus(inst, (s) => ({
         ...s,
         ...(permissions ? { permissions } : {}),
-        ...(approval ? { approval } : {}),
+        ...(approval ? { approval } : { contentDigest: subject.digest }),
         conditions: this.conds(inst!, unpacked, c),
         observedGeneration: gen,
       }));

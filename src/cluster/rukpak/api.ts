@@ -144,6 +144,7 @@ export const instanceStatusSchema = obj({
   }),
   installNamespace: str(),
   objects: arr(objectRefSchema),
+  contentDigest: str({ description: "the content digest an approval of the current generation must name" }),
   approval: obj(
     {
       decision: enumOf(["Approved", "Denied"] as const),
@@ -255,6 +256,8 @@ export interface InstanceStatus {
   permissions?: string[];
   installNamespace?: string;
   objects?: ObjectRef[];
+  /** The content digest an approval must name (written by the controller while the Instance waits). */
+  contentDigest?: string;
   /** The signed approval decision (see trust.ts): names the generation, the Bundle and the content. */
   approval?: ApprovalRecord;
   conditions?: Condition[];

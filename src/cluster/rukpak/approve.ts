@@ -41,13 +41,15 @@ export async function approveInstance(
         `the content you reviewed (${opts.digest}) is not what Bundle ${bundle.metadata.name} holds ` +
           `(${digest}): review it again`,
       );
+    // what the controller asks an approval to name (for a resolveset: its entries' content too)
+    const named = inst.status?.contentDigest ?? digest;
     const approval: ApprovalRecord = {
       decision: opts.deny ? "Denied" : "Approved",
       reason: opts.deny ? "DeniedByUser" : "ApprovedByUser",
       by: who.username,
       generation: gen,
       bundle: { name: bundle.metadata.name, uid: bundle.metadata.uid!, generation: bundle.metadata.generation ?? 0 },
-      digest,
+      digest: named,
     };
     const c = opts.deny
       ? {

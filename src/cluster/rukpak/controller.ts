@@ -36,7 +36,7 @@ import {
   type ProvisionerClass,
   rukpakCrdObjects,
 } from "./api.js";
-import { contentExists, readPlainObjects, UnpackError, unpackBundle } from "./content.js";
+import { contentExists, limitsOf, readPlainObjects, UnpackError, unpackBundle, type ContentLimits } from "./content.js";
 import { caBundlePlaceholder, ConvertError, convertRegistryV1, type CertificateRequest } from "./convert.js";
 import { makeServingCerts } from "../certs.js";
 import { crdUpgradeProblems, existingObjectProblems } from "./crdsafety.js";
@@ -45,6 +45,7 @@ import { refKey, refOf, RecordStore, type InstallRecord } from "./record.js";
 import {
   approvalCondition,
   approvalMismatch,
+  approvalParts,
   protectedReason,
   sameJson,
   signApproval,
@@ -54,7 +55,7 @@ import {
   type ProtectedSet,
   type SigningKey,
 } from "./trust.js";
-import { WEBHOOK_CONFIG_NAME } from "./webhook.js";
+import { DELEGATING_KINDS, WEBHOOK_CONFIG_NAME } from "./webhook.js";
 import { DEFAULT_NAMESPACE } from "../names.js";
 
 export interface ProvisionerOptions {
@@ -66,6 +67,7 @@ export interface ProvisionerOptions {
   /** Provisioner ids handled (default both). */
   provisioners?: string[];
   log?: (msg: string) => void;
+  /** Bundles unpacked at once (default 4); at most `concurrency - 1` of them from one host or one requester. */
   concurrency?: number;
   /** Verifies requester signatures and signs approvals (trust.ts); one key per installation. */
   key: SigningKey;
@@ -77,6 +79,8 @@ export interface ProvisionerOptions {
   protectedCrds?: string[];
   /** Names of opcat's own webhook configurations and cluster RBAC (never touched by a bundle). */
   protectedNames?: string[];
+  /** Limits for every class (a class's parameters win). */
+  limits?: ContentLimits;
 }
 
 export interface DesiredContent {
@@ -117,6 +121,7 @@ function ownerLabels(inst: Instance): Record<string, string> {
   return Object.fromEntries(OWNER_LABELS.filter((k) => l[k] !== undefined).map((k) => [k, l[k]]));
 }
 
+/** The requester an annotation names, unverified (for display only: trust.ts verifies it). */
 export function requesterOf(o: KubeObject): Requester | undefined {
   const raw = o.metadata.annotations?.[ANNOTATION_REQUESTER];
   if (!raw) return undefined;
@@ -158,6 +163,15 @@ export class RukpakController {
   private readonly key: SigningKey;
   private readonly records: RecordStore;
   private readonly protectedSet: ProtectedSet;
+  /** Unpacks running: the Bundle's key → its abort controller and the slots (hosts, requester) it holds. */
+  private readonly unpacking = new Map<string, { ac: AbortController; slots: string[] }>();
+  /** Bundles waiting for a free slot of a host they fetch from or of their requester. */
+  private readonly waitingForSlot = new Set<string>();
+  /** Bundles this process has tried to unpack (a Failed one is tried once more after a restart). */
+  private readonly tried = new Set<string>();
+  /** The generation of each Bundle whose outcome is final here: unpacked (with its digest) or failed for good. */
+  private readonly settled = new Map<string, { gen: number; digest?: string }>();
+  private readonly perSlot: number;
 
   constructor(private readonly opts: ProvisionerOptions) {
     this.client = opts.client;
@@ -192,17 +206,52 @@ export class RukpakController {
       maxDelay: 30_000,
     });
     this.events = new EventRecorder(this.client, "opcat-rukpak");
-    this.classes.on((_, pc) => {
-      for (const b of this.bundles.list()) if (b.spec.class === pc.metadata.name) this.bundleQueue.add(b.metadata.name);
+    this.classes.on((ev, pc, old) => {
+      const changed = ev === "update" && JSON.stringify(old?.parameters) !== JSON.stringify(pc.parameters);
+      for (const b of this.bundles.list()) {
+        if (b.spec.class !== pc.metadata.name) continue;
+        if (!changed) this.bundleQueue.add(b.metadata.name);
+        else {
+          // new limits: a Bundle that failed for good may pass now
+          this.settled.delete(b.metadata.name);
+          this.tried.delete(b.metadata.name);
+          this.bundleQueue.retryNow(b.metadata.name);
+        }
+      }
       for (const i of this.instances.list()) this.instanceQueue.add(i.metadata.name);
     });
-    this.bundles.on((_, b) => {
-      this.bundleQueue.add(b.metadata.name);
+    this.perSlot = Math.max(1, (opts.concurrency ?? 4) - 1);
+    this.bundles.on((ev, b, old) => {
+      const key = b.metadata.name;
+      if (ev === "delete" || b.metadata.deletionTimestamp) {
+        // nothing more for it: stop its unpack, forget its retries (a deletion still removes the finalizer)
+        this.unpacking.get(key)?.ac.abort(new UnpackError("Aborted", "the Bundle is being deleted", false));
+        this.bundleQueue.drop(key);
+        this.tried.delete(key);
+        this.settled.delete(key);
+        if (ev !== "delete") this.bundleQueue.add(key);
+      } else if (old && old.metadata.generation !== b.metadata.generation) {
+        // a new spec: the old one's unpack and backoff are moot
+        this.unpacking.get(key)?.ac.abort(new UnpackError("Aborted", "the Bundle's spec changed", false));
+        this.bundleQueue.retryNow(key);
+      } else this.bundleQueue.add(key);
       for (const i of this.instances.list())
         if (i.spec.bundle.name === b.metadata.name || labelsMatch(i.spec.selector, b.metadata.labels))
           this.instanceQueue.add(i.metadata.name);
     });
-    this.instances.on((_, i) => this.instanceQueue.add(i.metadata.name));
+    this.instances.on((ev, i, old) => {
+      this.instanceQueue.add(i.metadata.name);
+      // a changed Instance may now have a verifiable requester: its Bundle's content is read again
+      // (whose rights it is read with comes from the Instance), also after a final refusal
+      if (ev === "update" && old && old.metadata.generation !== i.metadata.generation) {
+        const b = this.bundles.get(i.spec.bundle.name);
+        if (b?.status?.unpacked === "Failed") {
+          this.settled.delete(b.metadata.name);
+          this.tried.delete(b.metadata.name);
+          this.bundleQueue.retryNow(b.metadata.name);
+        }
+      }
+    });
   }
 
   /** Starts the informers and the workers; resolves once the caches are filled. */
@@ -235,6 +284,89 @@ export class RukpakController {
     return this.client.replace<Bundle>({ ...b, status }, { subresource: "status" });
   }
 
+  /** Where a ref is fetched from ("" for none: file:// reads ConfigMaps). */
+  private static hostOf(ref: string): string {
+    if (ref.startsWith("docker://")) return ref.slice("docker://".length).split("/")[0];
+    if (ref.startsWith("https://")) return new URL(ref).host;
+    return "";
+  }
+
+  /**
+   * Takes a slot of every host the refs fetch from and of the requester, or none and false (the Bundle
+   * waits): neither one host nor one user ever holds every worker.
+   */
+  private takeSlots(b: Bundle, ac: AbortController, requester: Requester | undefined): boolean {
+    const name = b.metadata.name;
+    const hosts = [...new Set(b.spec.refs.map((r) => RukpakController.hostOf(r)).filter((h) => h !== ""))];
+    const slots = [
+      ...hosts.map((h) => `host ${h}`),
+      ...(hosts.length > 0 ? [`user ${requester?.username ?? ""}`] : []),
+    ];
+    const busy = (k: string) => [...this.unpacking.values()].filter((u) => u.slots.includes(k)).length;
+    if (slots.some((k) => busy(k) >= this.perSlot)) {
+      this.waitingForSlot.add(name);
+      return false;
+    }
+    this.unpacking.set(name, { ac, slots });
+    return true;
+  }
+
+  private releaseSlots(name: string): void {
+    if (!this.unpacking.delete(name)) return;
+    for (const k of [...this.waitingForSlot]) {
+      this.waitingForSlot.delete(k);
+      this.bundleQueue.add(k);
+    }
+  }
+
+  /**
+   * A Bundle another replica (or an earlier run with another state directory) unpacked: its content
+   * is fetched again from the refs pinned when it was unpacked (images by digest, not a tag that may
+   * have moved), and kept only when its digest is the recorded one, so that every replica installs
+   * exactly what was approved. True when restored; otherwise a full unpack follows (a new digest,
+   * which no approval names).
+   */
+  private async restorePinned(b: Bundle, gen: number): Promise<boolean> {
+    const st = b.status ?? {};
+    if (st.unpacked !== "Done" || st.observedGeneration !== gen || !st.digest) return false;
+    if (contentExists(this.opts.stateDir, st.digest)) return false;
+    const pinned = st.resolvedRefs ?? [];
+    if (
+      pinned.length !== b.spec.refs.length ||
+      pinned.some((r, i) => r.split("://")[0] !== b.spec.refs[i].split("://")[0])
+    )
+      return false;
+    const { limits } = limitsOf(this.ours(b.spec.class)?.parameters);
+    try {
+      const content = await unpackBundle(
+        { ...b.spec, refs: pinned },
+        {
+          root: this.opts.stateDir,
+          pull: this.opts.pull,
+          client: this.client,
+          requester: await this.contentRequesterOf(b),
+          limits: { ...this.opts.limits, ...limits },
+        },
+      );
+      if (content.digest !== st.digest) {
+        this.log(`bundle ${b.metadata.name}: the pinned refs now give ${content.digest}, not ${st.digest}`);
+        return false;
+      }
+    } catch (e) {
+      this.log(`bundle ${b.metadata.name}: restoring from the pinned refs: ${(e as Error).message}`);
+      return false;
+    }
+    this.settled.set(b.metadata.name, { gen, digest: st.digest });
+    for (const i of this.instances.list())
+      if (i.spec.bundle.name === b.metadata.name) this.instanceQueue.add(i.metadata.name);
+    return true;
+  }
+
+  /**
+   * Unpacks a Bundle once per generation: `InProgress` is written when a generation is first seen,
+   * then `Done` or `Failed`. A failure that may pass is retried with the queue's backoff without
+   * writing anything until the outcome changes; one that cannot pass stays until the spec changes.
+   */
   async reconcileBundle(name: string): Promise<void> {
     let b = this.bundles.get(name);
     if (!b) return;
@@ -263,7 +395,14 @@ export class RukpakController {
       contentExists(this.opts.stateDir, st.digest)
     )
       return;
-    if (st.unpacked !== "InProgress" || st.observedGeneration !== gen) {
+    const done = this.settled.get(name);
+    if (done?.gen === gen && (!done.digest || contentExists(this.opts.stateDir, done.digest))) return;
+    if (await this.restorePinned(b, gen)) return;
+    // a failure of this generation: retried only by the backoff (or once after a restart)
+    const failedBefore = st.unpacked === "Failed" && st.observedGeneration === gen;
+    if (failedBefore && this.bundleQueue.failuresOf(name) === 0 && this.tried.has(name)) return;
+    const startsNow = !failedBefore && (st.unpacked !== "InProgress" || st.observedGeneration !== gen);
+    if (startsNow) {
       const c = setCondition(st.conditions, {
         type: "Unpacked",
         status: "False",
@@ -271,7 +410,7 @@ export class RukpakController {
         message: "unpacking the bundle's content",
         observedGeneration: gen,
       });
-      await this.writeBundleStatus(b, {
+      b = await this.writeBundleStatus(b, {
         ...st,
         unpacked: "InProgress",
         reason: "Unpacking",
@@ -280,56 +419,80 @@ export class RukpakController {
         observedGeneration: gen,
       });
     }
-    const fresh = (await this.client.tryGet<Bundle>(API_VERSION, "Bundle", name)) ?? b;
-    const fst = fresh.status ?? {};
+    const ac = new AbortController();
+    const requester = await this.contentRequesterOf(b);
+    if (!this.takeSlots(b, ac, requester)) return; // queued again when a slot frees
+    this.tried.add(name);
+    const pc = this.ours(b.spec.class);
+    const { limits, problems } = limitsOf(pc?.parameters);
+    if (problems.length > 0) this.log(`ProvisionerClass ${pc?.metadata.name}: ${problems.join("; ")}`);
+    let outcome: { status: BundleStatus; event: ["Normal" | "Warning", string, string] } | undefined;
+    let retry: UnpackError | undefined;
     try {
       const content = await unpackBundle(b.spec, {
         root: this.opts.stateDir,
         pull: this.opts.pull,
         client: this.client,
+        requester,
+        limits: { ...this.opts.limits, ...limits },
+        signal: ac.signal,
       });
       const type = b.spec.refs[0].split("://")[0];
       const msg = `Successfully unpacked the ${type} Bundle (${content.format}, ${content.objects.length} objects)`;
-      const c = setCondition(fst.conditions, {
-        type: "Unpacked",
-        status: "True",
-        reason: "UnpackSuccessful",
-        message: msg,
-        observedGeneration: gen,
-      });
-      await this.writeBundleStatus(fresh, {
-        ...fst,
-        unpacked: "Done",
-        reason: "UnpackSuccessful",
-        message: msg,
-        digest: content.digest,
-        resolvedRefs: content.resolvedRefs,
-        format: content.format,
-        objects: content.objects,
-        conditions: c.conditions,
-        observedGeneration: gen,
-      });
-      this.events.emit(fresh, "Normal", "Unpacked", msg);
+      outcome = {
+        status: {
+          unpacked: "Done",
+          reason: "UnpackSuccessful",
+          message: msg,
+          digest: content.digest,
+          resolvedRefs: content.resolvedRefs,
+          format: content.format,
+          objects: content.objects,
+        },
+        event: ["Normal", "Unpacked", msg],
+      };
     } catch (e) {
       if (!(e instanceof UnpackError)) throw e;
+      if (e.reason === "Aborted") return; // deleted or changed: the next pass deals with that
+      outcome = {
+        status: { unpacked: "Failed", reason: e.reason, message: e.message },
+        event: ["Warning", e.reason, e.message],
+      };
+      if (e.retryable) retry = e;
+    } finally {
+      this.releaseSlots(name);
+    }
+    const cur = this.bundles.get(name) ?? b;
+    if (cur.metadata.deletionTimestamp || (cur.metadata.generation ?? 0) !== gen) return;
+    if (outcome.status.unpacked === "Done" || !retry) this.settled.set(name, { gen, digest: outcome.status.digest });
+    const was = cur.status ?? {};
+    // (the cache may not hold this pass's InProgress yet: then the outcome is written whatever it shows)
+    const same =
+      !startsNow &&
+      was.unpacked === outcome.status.unpacked &&
+      was.reason === outcome.status.reason &&
+      was.message === outcome.status.message &&
+      was.digest === (outcome.status.digest ?? was.digest) &&
+      was.observedGeneration === gen;
+    if (!same) {
+      const fresh = (await this.client.tryGet<Bundle>(API_VERSION, "Bundle", name)) ?? cur;
+      const fst = fresh.status ?? {};
       const c = setCondition(fst.conditions, {
         type: "Unpacked",
-        status: "False",
-        reason: e.reason,
-        message: e.message,
+        status: outcome.status.unpacked === "Done" ? "True" : "False",
+        reason: outcome.status.reason!,
+        message: outcome.status.message!,
         observedGeneration: gen,
       });
       await this.writeBundleStatus(fresh, {
         ...fst,
-        unpacked: "Failed",
-        reason: e.reason,
-        message: e.message,
+        ...outcome.status,
         conditions: c.conditions,
         observedGeneration: gen,
       });
-      this.events.emit(fresh, "Warning", e.reason, e.message);
-      if (e.retryable) throw e; // retried with backoff
+      this.events.emit(fresh, ...outcome.event);
     }
+    if (retry) throw retry; // retried with backoff, nothing written while the outcome stays the same
   }
 
   // ---------------------------------------------------------------- Instances
@@ -429,6 +592,29 @@ export class RukpakController {
     return out;
   }
 
+  /**
+   * An approval record that opcat did not sign (written while no webhook served) is removed, and the
+   * Approved condition says so: the status never shows an approval nobody gave.
+   */
+  private async dropForgedApproval(inst: Instance): Promise<Instance> {
+    const a = inst.status?.approval;
+    if (!a || this.key.verify(approvalParts(inst.metadata.uid!, a), a.signature)) return inst;
+    return this.setInstanceStatus(inst, (s) => {
+      const { approval: _, ...rest } = s;
+      return {
+        ...rest,
+        conditions: this.conds(inst, {
+          type: "Approved",
+          status: "False",
+          reason: "ApprovalNotSigned",
+          message:
+            "the recorded approval is not signed by opcat (written while its admission webhook was not " +
+            `serving?) and is ignored; approve with kubectl instance approve ${inst.metadata.name}`,
+        }),
+      };
+    });
+  }
+
   /** True when this controller made `o` (its signed requester is the controllers' own identity). */
   madeBySelf(o: KubeObject): boolean {
     const self = this.opts.self;
@@ -495,6 +681,7 @@ export class RukpakController {
     const gen = inst.metadata.generation ?? 0;
     const bundleName = inst.spec.bundle.name;
     if (inst.spec.bundle.spec && !this.ours(inst.spec.bundle.spec.class)) return;
+    inst = await this.dropForgedApproval(inst);
 
     // 1. the Bundle, unpacked
     const found = await this.bundleFor(inst);
@@ -525,8 +712,9 @@ export class RukpakController {
       desired = await this.desiredContent(bundle, inst);
     } catch (e) {
       if (e instanceof UnpackError && e.reason === "ContentMissing") {
-        // unpacked by another provisioner process: unpack here too, then come back
-        await this.writeBundleStatus(bundle, { ...bst, unpacked: "InProgress", observedGeneration: -1 });
+        // unpacked by another provisioner process: restored here from its pinned refs (or unpacked
+        // again), after which the Bundle's reconcile enqueues this Instance
+        this.bundleQueue.add(bundle.metadata.name);
         return;
       }
       const msg = e instanceof ConvertError ? e.errors.join("; ") : (e as Error).message;
@@ -596,6 +784,7 @@ export class RukpakController {
       if (!decided.approval) {
         inst = await this.setInstanceStatus(inst, (s) => ({
           ...s,
+          contentDigest: subject.digest,
           conditions: this.conds(inst!, unpackedOk, decided.condition),
           observedGeneration: gen,
         }));
@@ -786,8 +975,9 @@ export class RukpakController {
         `waiting for approval of bundle ${bundleName}: kubectl instance approve ${name}` +
           (recorded ? ` (${mismatch})` : ""),
       );
-    // who asked: the Instance's creator, and whoever last shaped a Bundle the controller did not make
-    const who = verifiedRequester(this.key, inst);
+    // who asked: the Instance's creator (for an Instance the controllers made for an Operator or a
+    // ClusterExtension, that object's creator), and whoever last shaped a Bundle they did not make
+    const who = await this.requesterOf(inst);
     if (!who)
       return waiting(
         "RequesterUnverified",
@@ -842,6 +1032,46 @@ export class RukpakController {
         `${requesters.map((r) => r.username).join(" and ")} may create every object of bundle ${bundleName}`,
       );
     return waiting("InsufficientPermissions", listed(refusals, 20));
+  }
+
+  /**
+   * Whose rights a Bundle's content (ConfigMaps, pull Secrets) is read with: its verified requester;
+   * for a Bundle the controllers made from an Instance's embedded spec, whom that Instance is judged
+   * as. Never the controllers' own rights, and never an unverified annotation.
+   */
+  private async contentRequesterOf(b: Bundle): Promise<Requester | undefined> {
+    const who = verifiedRequester(this.key, b);
+    const owners = b.metadata.ownerReferences ?? [];
+    // no owner: made by a user (who may be the controllers' own identity, e.g. `cluster run` on a laptop)
+    if (!who || !this.madeBySelf(b) || owners.length === 0) return who;
+    for (const ref of owners) {
+      if (ref.kind !== "Instance" || ref.apiVersion !== API_VERSION) continue;
+      const inst = this.instances.get(ref.name);
+      if (inst?.metadata.uid === ref.uid) return this.requesterOf(inst);
+    }
+    return undefined;
+  }
+
+  /**
+   * Whom an Instance is judged as: its verified requester, or, when the controllers made it for an
+   * owner of a delegating kind (Operator, ClusterExtension), that owner's verified requester. An
+   * Instance the controllers made for another owner (a resolveset's package Instance) has no
+   * requester: it waits for an approval.
+   */
+  private async requesterOf(inst: Instance): Promise<Requester | undefined> {
+    const who = verifiedRequester(this.key, inst);
+    const owners = inst.metadata.ownerReferences ?? [];
+    // no owner: made by a user (who may be the controllers' own identity, e.g. `cluster run` on a laptop);
+    // made by the controllers for something: never judged with the controllers' own rights
+    if (!who || !this.madeBySelf(inst) || owners.length === 0) return who;
+    for (const ref of owners) {
+      const k = DELEGATING_KINDS.find((d) => d.kind === ref.kind && `${d.group}/${d.version}` === ref.apiVersion);
+      if (!k) continue;
+      const owner = await this.client.getLive(ref.apiVersion, ref.kind, ref.name, { uid: ref.uid });
+      const theirs = owner ? verifiedRequester(this.key, owner) : undefined;
+      return theirs?.username === this.opts.self ? undefined : theirs;
+    }
+    return undefined;
   }
 
   /**

@@ -35,6 +35,7 @@ export async function previewInstance(client: KubeClient, inst: Instance, pull: 
       root: join(pull.cacheDir ?? defaultCacheDir(), "cluster-preview"),
       pull,
       client,
+      clientIsRequester: true,
     });
     const objects =
       c.format === "registry+v1"

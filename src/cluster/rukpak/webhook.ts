@@ -76,6 +76,7 @@ export class AdmissionHandler {
   /** The ProvisionerClass an object names (an Instance without an embedded spec names its Bundle's class). */
   private async classOf(obj: KubeObject): Promise<string | undefined> {
     if (obj.kind === "Bundle") return (obj as Bundle).spec?.class;
+    if (obj.kind !== "Instance" && obj.kind !== "Operator") return undefined;
     const i = obj as Instance;
     if (i.spec?.bundle?.spec?.class) return i.spec.bundle.spec.class;
     if (!i.spec?.bundle?.name) return undefined;
@@ -309,6 +310,16 @@ function clientConfig(target: WebhookTarget, path: string, caBundle: string): Re
 
 export const WEBHOOK_CONFIG_NAME = "opcat-rukpak";
 
+/**
+ * Kinds (besides Bundles and Instances) whose objects the controllers turn into Instances: the
+ * webhook records and signs their requester, and an Instance the controllers made for one is judged
+ * as that requester (never as the controllers themselves).
+ */
+export const DELEGATING_KINDS = [
+  { group: "operators.coreos.com", version: "v1", resource: "operators", kind: "Operator" },
+  { group: "olm.operatorframework.io", version: "v1", resource: "clusterextensions", kind: "ClusterExtension" },
+];
+
 /** The webhook configurations for `target` with `caBundle` (PEM), named `name`. */
 export function webhookConfigurations(
   target: WebhookTarget,
@@ -330,6 +341,14 @@ export function webhookConfigurations(
       resources: ["bundles", "instances"],
       scope: "*",
     },
+    // objects the controllers make Instances for: their requester is whom those Instances are judged as
+    ...DELEGATING_KINDS.map((k) => ({
+      apiGroups: [k.group],
+      apiVersions: [k.version],
+      operations: ["CREATE", "UPDATE"],
+      resources: [k.resource],
+      scope: "*",
+    })),
   ];
   return [
     {

@@ -15,9 +15,12 @@
  * interface and the registry.
  */
 import { randomBytes } from "node:crypto";
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, openSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { OpcatError, problem, type Problem } from "../../fbc/errors.js";
+import { readInputTextSync } from "../../fbc/readfile.js";
+import { stagedName, sweepStaged } from "../../fbc/tempname.js";
+import { writeAllSync } from "../../fbc/writeall.js";
 import { parseProperties } from "../../fbc/properties.js";
 import { validateCatalog } from "../../fbc/validate.js";
 import type { DeclarativeConfig } from "../../fbc/types.js";
@@ -480,9 +483,9 @@ export async function planAddBundle(
 /** Reads a file's text; an unreadable file is an `invalid-input` plan. */
 function readTemplate(path: string, req: AddBundleRequest): string | AddBundlePlan {
   try {
-    return readFileSync(path, "utf8");
+    return readInputTextSync(path, { what: "template" });
   } catch (e) {
-    const why = goErrnoText(e);
+    const why = e instanceof OpcatError ? e.message.replace(/^open \S+: /, "") : goErrnoText(e);
     return {
       outcome: "invalid-input",
       template: path,
@@ -530,10 +533,13 @@ function stageFile(path: string, text: string): string {
   } catch {
     // a new file
   }
-  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+  // what an earlier run killed before its rename left behind (never read as content: fbc/tempname.ts)
+  sweepStaged(path);
+  const tmp = stagedName(path, randomBytes(4).toString("hex"));
   const fd = openSync(tmp, "wx", mode);
   try {
-    writeSync(fd, text);
+    // every byte or an error: a short write on a nearly full disk must not be renamed into place
+    writeAllSync(fd, text);
     fsyncSync(fd);
   } catch (e) {
     closeSync(fd);
@@ -657,9 +663,10 @@ export async function addBundleFromReleaseConfig(
   };
   let text: string;
   try {
-    text = readFileSync(releaseConfigPath, "utf8");
+    text = readInputTextSync(releaseConfigPath, { what: "release config" });
   } catch (e) {
-    report.problems.push(problem("TEMPLATE_ADD_RELEASE_CONFIG", `open ${releaseConfigPath}: ${goErrnoText(e)}`));
+    const why = e instanceof OpcatError ? e.message.replace(/^open \S+: /, "") : goErrnoText(e);
+    report.problems.push(problem("TEMPLATE_ADD_RELEASE_CONFIG", `open ${releaseConfigPath}: ${why}`));
     report.outcome = "invalid-input";
     return report;
   }

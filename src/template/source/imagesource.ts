@@ -11,6 +11,7 @@ import { normalizeForRender } from "../../fbc/render.js";
 import type { Bundle } from "../../fbc/types.js";
 import { renderReference, type PullOptions } from "../../image/index.js";
 import { copyRenderedBundle, type BundleSource, type RenderedBundle } from "./source.js";
+import { REUSABLE_TAGS } from "./reuse.js";
 
 /** Options of {@link imageSource}. */
 export interface ImageSourceOptions extends PullOptions {
@@ -107,11 +108,28 @@ const MISS_CODES = new Set(["TEMPLATE_REUSE_TAG", "TEMPLATE_REUSE_NOT_FOUND", "I
  * image, or a tag reference reuse does not trust); any other error of the primary is final.
  * `prefetch` prefetches through the fallback what the primary misses.
  */
+/**
+ * The fallback's failure for a tag reference that the reused catalog has: says that `--reuse-tags`
+ * takes it from there (a disconnected user otherwise only reads "getaddrinfo ENOTFOUND quay.io").
+ */
+function withReuseTagsHint(primary: Error, failure: unknown): unknown {
+  if (!REUSABLE_TAGS.has(primary) || !(failure instanceof OpcatError)) return failure;
+  return new OpcatError(
+    failure.code,
+    `${failure.message}; the reused catalog has this tag reference: add --reuse-tags to take it from there ` +
+      "(a tag may have moved since the catalog was rendered)",
+    { kind: failure.kind, cause: failure },
+  );
+}
+
 export function fallbackSource(primary: BundleSource, fallback: BundleSource): BundleSource {
   const isMiss = (e: unknown): boolean => e instanceof OpcatError && MISS_CODES.has(e.code);
   return {
     render: (image: string): Promise<RenderedBundle> =>
-      primary.render(image).catch((e: unknown) => (isMiss(e) ? fallback.render(image) : Promise.reject(e))),
+      primary.render(image).catch((e: unknown) => {
+        if (!isMiss(e)) return Promise.reject(e);
+        return fallback.render(image).catch((f: unknown) => Promise.reject(withReuseTagsHint(e as Error, f)));
+      }),
     prefetch: (images: readonly string[]): void => {
       primary.prefetch?.(images);
       for (const i of images) {

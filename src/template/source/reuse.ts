@@ -37,6 +37,9 @@ function isDigestPinned(image: string): boolean {
  * Errors (OpcatError, exit code 2): an image that is not in the catalog, or a tag reference
  * without `reuseTags`.
  */
+/** TEMPLATE_REUSE_TAG errors for a tag reference the reused catalog has (answered with --reuse-tags). */
+export const REUSABLE_TAGS = new WeakSet<Error>();
+
 export function reuseSource(rendered: DeclarativeConfig, opts: ReuseOptions = {}): BundleSource {
   const byImage = new Map<string, Bundle>();
   for (const b of rendered.bundles) if (!byImage.has(b.image)) byImage.set(b.image, b);
@@ -55,14 +58,15 @@ export function reuseSource(rendered: DeclarativeConfig, opts: ReuseOptions = {}
   return {
     render(image: string): Promise<RenderedBundle> {
       if (!opts.reuseTags && !isDigestPinned(image)) {
-        return Promise.reject(
-          new OpcatError(
-            "TEMPLATE_REUSE_TAG",
-            `render reference ${goQuote(image)}: only digest-pinned references (…@sha256:…) ` +
-              `can be reused from a rendered catalog; a tag may have moved since it was rendered`,
-            { kind: "usage" },
-          ),
+        const e = new OpcatError(
+          "TEMPLATE_REUSE_TAG",
+          `render reference ${goQuote(image)}: only digest-pinned references (…@sha256:…) ` +
+            `can be reused from a rendered catalog; a tag may have moved since it was rendered`,
+          { kind: "usage" },
         );
+        // a source tried after this one (pulling) says so when it fails too: --reuse-tags would have answered
+        if (byImage.has(image)) REUSABLE_TAGS.add(e);
+        return Promise.reject(e);
       }
       const b = byImage.get(image);
       if (!b) {

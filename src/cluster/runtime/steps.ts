@@ -1,0 +1,59 @@
+/**
+ * Reconciles as a list of named steps over a working copy of the status (after operator-controller's
+ * ReconcileSteps): each step reads what earlier steps found, may change the working status, and
+ * returns continue (nothing), requeue-after, or stop with conditions. The runner writes the status
+ * once, at the end, and only when it changed; a step that must persist something before the next
+ * one acts (an approval, a pivot's target set) calls `commit`.
+ */
+import { setCondition, type Condition, type NewCondition } from "../conditions.js";
+
+export type StepOutcome =
+  | void
+  | { requeueAfter: number }
+  | {
+      stop: true;
+      conditions?: NewCondition[];
+      event?: { type: "Normal" | "Warning"; reason: string; message: string };
+    };
+
+export interface Step<S> {
+  name: string;
+  run(state: S): Promise<StepOutcome> | StepOutcome;
+}
+
+export interface StatusCopy {
+  conditions?: Condition[];
+  observedGeneration?: number;
+}
+
+/** Sets conditions on a working status (observedGeneration from `generation`). */
+export function withConditions<T extends StatusCopy>(status: T, generation: number, cs: readonly NewCondition[]): T {
+  let list = status.conditions ?? [];
+  for (const c of cs) list = setCondition(list, { observedGeneration: generation, ...c }).conditions;
+  return { ...status, conditions: list };
+}
+
+export interface StepsResult {
+  /** The step that stopped the run, if any. */
+  stoppedAt?: string;
+  requeueAfter?: number;
+  event?: { type: "Normal" | "Warning"; reason: string; message: string };
+}
+
+/**
+ * Runs `steps` in order until one stops or asks to be requeued; a stop's conditions are set on
+ * `state.status` (through `setStatus`).
+ */
+export async function runSteps<S extends { generation: number; status: StatusCopy }>(
+  steps: readonly Step<S>[],
+  state: S,
+): Promise<StepsResult> {
+  for (const step of steps) {
+    const out = await step.run(state);
+    if (!out) continue;
+    if ("requeueAfter" in out) return { stoppedAt: step.name, requeueAfter: out.requeueAfter };
+    if (out.conditions) state.status = withConditions(state.status, state.generation, out.conditions);
+    return { stoppedAt: step.name, ...(out.event ? { event: out.event } : {}) };
+  }
+  return {};
+}
