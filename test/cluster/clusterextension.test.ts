@@ -261,7 +261,8 @@ describe("ClusterExtension on a real API server (operator-controller's API)", { 
       await pushImage(buildCatalogImage(join(tmp, c)), `${registry.host}/catalogs/${c}:v1`, { useHttp: true });
     running = await runControllers({
       kubeconfig,
-      context: "admin",
+      // the controllers' own identity, never a user's: an Instance they write is never judged as them
+      context: "controller",
       stateDir: join(tmp, "state"),
       pull: { useHttp: true },
       namespace: "opcat-clusterext-test",
@@ -304,6 +305,11 @@ describe("ClusterExtension on a real API server (operator-controller's API)", { 
     const dep = await admin.get("apps/v1", "Deployment", "tiny-controller", NS);
     assert.equal(dep.metadata.labels?.["olm.operatorframework.io/owner-kind"], "ClusterExtension");
     assert.equal(dep.metadata.labels?.["olm.operatorframework.io/owner-name"], "tiny");
+    // the Instance was written as the extension's author, never as the controllers
+    const inst = await admin.get<Instance>(RUKPAK, "Instance", instanceNameFor("tiny"));
+    const author = JSON.parse(inst.metadata.annotations?.[ANNOTATION_REQUESTER] ?? "{}").username;
+    assert.equal(author, (await admin.whoami()).username);
+    assert.notEqual(author, (await running!.client.whoami()).username);
     // a deleted installed object is made again
     const uid = dep.metadata.uid;
     await admin.delete("apps/v1", "Deployment", "tiny-controller", NS);

@@ -364,22 +364,6 @@ export function webhookConfigurations(
           ...common,
         },
         {
-          // ClusterExtensions install as their author: the controller needs her, proven (security.md)
-          name: "requester.clusterextensions.olm.operatorframework.io",
-          clientConfig: clientConfig(target, "/mutate", caBundle),
-          rules: [
-            {
-              apiGroups: ["olm.operatorframework.io"],
-              apiVersions: ["v1"],
-              operations: ["CREATE", "UPDATE"],
-              resources: ["clusterextensions"],
-              scope: "*",
-            },
-          ],
-          reinvocationPolicy: "Never",
-          ...common,
-        },
-        {
           name: "metadata-name.clustercatalogs.olm.operatorframework.io",
           clientConfig: clientConfig(target, "/mutate-catalog", caBundle),
           rules: [
