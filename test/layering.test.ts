@@ -28,7 +28,7 @@ function importsOf(dir: string): { file: string; target: string }[] {
   return out;
 }
 
-for (const leaf of ["gojson", "reference"]) {
+for (const leaf of ["gojson", "reference", "errors"]) {
   test(`src/${leaf} imports only itself and node: built-ins`, () => {
     const outside = importsOf(leaf).filter((i) => !i.target.startsWith(`${leaf}/`) && !i.target.startsWith("node:"));
     assert.deepEqual(outside, []);

@@ -4,7 +4,7 @@
  * shares. The CLI, `serve` and templates call these; they print nothing and choose no exit code:
  * failures are OpcatErrors whose `kind` the caller maps.
  */
-import { OpcatError, type Problem } from "../fbc/errors.js";
+import { OpcatError, type Problem } from "../errors/index.js";
 import type { LoadOptions } from "../fbc/load.js";
 import { emptyConfig, mergeConfigs, type DeclarativeConfig } from "../fbc/types.js";
 import type { ValidationResult } from "../fbc/validate.js";

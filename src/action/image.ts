@@ -10,7 +10,7 @@
  */
 import { existsSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import type { OutputFormat } from "../fbc/write.js";
 import { generateDockerfile } from "../image/dockerfile.js";
 import type { BuildFromConfigResult } from "../image/index.js";

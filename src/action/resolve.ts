@@ -10,7 +10,7 @@
  */
 import { readInputTextSync } from "../fbc/readfile.js";
 import { basename } from "node:path";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import { goErrnoText } from "../gojson/goerrno.js";
 import type { CatalogSet, ImageUse, NamedCatalog, QueryMatch, ResolveSet } from "../resolve/index.js";
 import { accessOf, type ImageAccess } from "./access.js";

@@ -9,7 +9,7 @@
  * runs); the servers (grpc-js, protobufjs) and the image client load when an action needs them.
  */
 import { existsSync } from "node:fs";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import type { PullOptions } from "../image/index.js";
 import type { HttpServerHandle } from "../serve/http.js";
 import type { GrpcServerHandle } from "../serve/grpc.js";

@@ -11,7 +11,7 @@
  */
 import { readInputStream, readInputTextSync } from "../fbc/readfile.js";
 import { dirname, resolve } from "node:path";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import type { DeclarativeConfig } from "../fbc/types.js";
 import { goQuote } from "../gojson/fmt.js";
 import { goPathError } from "../gojson/goerrno.js";

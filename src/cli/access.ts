@@ -5,7 +5,7 @@
  */
 import { statSync } from "node:fs";
 import { type Command, Option } from "commander";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import { parseGoDuration } from "../gojson/duration.js";
 import { checkTlsFlags, defaultCacheDir } from "../image/access.js";
 import type { PullOptions, PullProgress } from "../image/index.js";

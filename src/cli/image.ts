@@ -5,7 +5,7 @@
  */
 import { normalize } from "node:path";
 import { type Command, Option } from "commander";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import type { OutputFormat } from "../fbc/write.js";
 import { DEFAULT_OPM_IMAGE, parseExtraLabels } from "../image/dockerfile.js";
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";

@@ -5,7 +5,7 @@
  */
 import { Argument, Command, CommanderError, Option } from "commander";
 import type { ImageRefTemplate } from "../bundle/index.js";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import { migrationHelpText, validateMigrationLevel } from "../fbc/migrations.js";
 import type { ReadOptions } from "../fbc/readfile.js";
 import type { DeclarativeConfig } from "../fbc/types.js";

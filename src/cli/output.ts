@@ -4,7 +4,7 @@
  */
 import { accessSync, constants, existsSync, fstatSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { compareProblems, type ErrorKind, formatProblem, OpcatError, type Problem } from "../fbc/errors.js";
+import { compareProblems, type ErrorKind, formatProblem, OpcatError, type Problem } from "../errors/index.js";
 import { writeAllSync } from "../fbc/writeall.js";
 
 /** Exit codes: 0 success, 1 invalid input content (catalog, template…), 2 usage or I/O error, 3 internal error. */

@@ -4,7 +4,7 @@
  * Exit codes: 0 resolved, 1 not resolvable (or invalid catalog/input content), 2 usage or I/O error.
  */
 import { type Command, Option } from "commander";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import type * as ALib from "../action/resolve.js";
 import type { ImageUse } from "../resolve/index.js";
 import type { JsonValue } from "../yaml/index.js";

@@ -5,7 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import { type Command, Option } from "commander";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import { parseGoDuration } from "../gojson/duration.js";
 import type { StoreEvent } from "../serve/index.js";
 import type { ImageSourceEvent } from "../serve/imagesource.js";

@@ -7,7 +7,7 @@
 import { type Command, Option } from "commander";
 import type * as ALib from "../action/template.js";
 import type { TemplateProgress } from "../action/template.js";
-import { OpcatError, problem } from "../fbc/errors.js";
+import { OpcatError, problem } from "../errors/index.js";
 import type * as MLib from "../fbc/mermaid.js";
 import { migrationHelpText, validateMigrationLevel } from "../fbc/migrations.js";
 import type { DeclarativeConfig } from "../fbc/types.js";

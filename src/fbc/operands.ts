@@ -19,7 +19,7 @@
  * ```
  */
 import { goQuote } from "../gojson/fmt.js";
-import { problem, type Problem } from "./errors.js";
+import { problem, type Problem } from "../errors/index.js";
 import {
   PROPERTY_OPERAND_REQUIRED,
   PROPERTY_OPERAND_SUPPORTED,

@@ -14,7 +14,7 @@ import {
   tryParseVersion,
   type PRVersion,
 } from "../semver/index.js";
-import { compareProblems, problem, type Problem } from "./errors.js";
+import { compareProblems, problem, type Problem } from "../errors/index.js";
 import {
   byteCompare,
   channelHead,

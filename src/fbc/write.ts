@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmdirSync,
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { compareUtf8, indentCompactJson, quoteGoString } from "../gojson/encode.js";
 import { toGoYaml } from "../yaml/index.js";
-import { OpcatError } from "./errors.js";
+import { OpcatError } from "../errors/index.js";
 import type {
   Bundle,
   Channel,

@@ -8,7 +8,7 @@ import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from "
 import { join } from "node:path";
 import { gzipSync, constants as zc } from "node:zlib";
 import { readBundleDirectory } from "../bundle/index.js";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import { writeDirectoryAtomic } from "../fbc/write.js";
 import { parseGoYamlDocument } from "../yaml/index.js";
 import { ImageError, sha256Digest } from "./errors.js";

@@ -6,7 +6,7 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import { loadDirectory } from "../fbc/load.js";
 import { normalizeForRender } from "../fbc/render.js";
 import { emptyConfig, mergeConfigs } from "../fbc/types.js";

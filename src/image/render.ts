@@ -7,7 +7,7 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { isBundleDirectory, renderBundleDirectory, type RenderBundleOptions } from "../bundle/index.js";
-import { OpcatError, type Problem } from "../fbc/errors.js";
+import { OpcatError, type Problem } from "../errors/index.js";
 import { loadCatalog, type LoadOptions } from "../fbc/load.js";
 import type { DeclarativeConfig } from "../fbc/types.js";
 import { goQuote } from "../gojson/fmt.js";

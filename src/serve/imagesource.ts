@@ -10,7 +10,7 @@
  */
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { OpcatError, type Problem } from "../fbc/errors.js";
+import { OpcatError, type Problem } from "../errors/index.js";
 import { parseGoDuration } from "../gojson/duration.js";
 import { goQuote } from "../gojson/fmt.js";
 

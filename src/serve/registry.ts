@@ -9,7 +9,7 @@
 import { compareUtf8, quoteGoString } from "../gojson/encode.js";
 import { decodePropertyValue } from "../fbc/decode.js";
 import { goQuote } from "../gojson/fmt.js";
-import { problem, type Problem } from "../fbc/errors.js";
+import { problem, type Problem } from "../errors/index.js";
 import { channelHead, type Model, type ModelBundle } from "../fbc/model.js";
 import { bundleCsvJson, bundleObjects } from "../fbc/objects.js";
 import {

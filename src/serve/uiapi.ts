@@ -30,7 +30,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { extname, join, normalize, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import { loadText } from "../fbc/load.js";
 import { renderMermaid } from "../fbc/mermaid.js";
 import { catalogValues } from "../fbc/write.js";

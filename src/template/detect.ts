@@ -2,7 +2,7 @@
  * Template types and schema auto-detection (operator-registry alpha/template/registry.go and
  * schema.go): the schema of the first document picks the template.
  */
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import { firstStreamDocument } from "./document.js";
 import { goDecode, type GoType } from "../gojson/structdecode.js";
 

@@ -4,7 +4,7 @@
  * (`olm.semver`). Bundle images are resolved by a BundleSource; `reuseSource` answers them from an
  * already-rendered catalog (`--reuse`).
  */
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import { goQuote } from "../gojson/fmt.js";
 import type { DeclarativeConfig } from "../fbc/types.js";
 import { renderBasicTemplate } from "./basic.js";

@@ -4,7 +4,7 @@
  * (minor) channels with replaces/skips edges, a default channel and, from the default channel's
  * head bundle, the package description and icon.
  */
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import { bundleCsvJson } from "../fbc/objects.js";
 import { parseProperties, PropertyParseError } from "../fbc/properties.js";
 import { decodeStdBase64 } from "../fbc/decode.js";

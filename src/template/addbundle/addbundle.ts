@@ -17,7 +17,7 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, fsyncSync, openSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { OpcatError, problem, type Problem } from "../../fbc/errors.js";
+import { OpcatError, problem, type Problem } from "../../errors/index.js";
 import { readInputTextSync } from "../../fbc/readfile.js";
 import { stagedName, sweepStaged } from "../../fbc/tempname.js";
 import { writeAllSync } from "../../fbc/writeall.js";

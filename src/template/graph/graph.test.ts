@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
-import { OpcatError } from "../../fbc/errors.js";
+import { OpcatError } from "../../errors/index.js";
 import { loadFile, loadText } from "../../fbc/load.js";
 import { RawJson } from "../../fbc/rawjson.js";
 import { normalizeForRender } from "../../fbc/render.js";

@@ -13,7 +13,7 @@
  * last live entry by the last live entry (the head). Tombstones are neither channel entries nor
  * emitted bundles. A bundle is emitted when it is a live entry of at least one graph.
  */
-import { OpcatError } from "../../fbc/errors.js";
+import { OpcatError } from "../../errors/index.js";
 import { decodeStdBase64 } from "../../fbc/decode.js";
 import { dns1123LabelErrors, validateCatalog } from "../../fbc/validate.js";
 import {

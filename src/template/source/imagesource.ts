@@ -5,7 +5,7 @@
  * properties, related images sorted, migrations). Sources compose: `--reuse` answers what it can
  * and the rest is pulled.
  */
-import { OpcatError } from "../../fbc/errors.js";
+import { OpcatError } from "../../errors/index.js";
 import { bundleCsvJson } from "../../fbc/objects.js";
 import { normalizeForRender } from "../../fbc/render.js";
 import type { Bundle } from "../../fbc/types.js";

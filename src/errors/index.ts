@@ -2,7 +2,15 @@
  * Errors as values: every problem opcat reports about a catalog carries a stable machine code, the
  * message (opm's wording at its core), where it was found and, where we can say it, what to do.
  */
-import type { Location } from "./types.js";
+/** Where a blob came from (src/fbc/types.ts re-exports it). */
+export interface Location {
+  /** Path of the file relative to the catalog root (slash-separated), or `-` for standard input. */
+  readonly file: string;
+  /** 1-based line of the first line of the blob (the start of its YAML document or JSON object). */
+  readonly line: number;
+  /** 0-based position of the blob in its file's stream of blobs. */
+  readonly index: number;
+}
 
 export type Severity = "error" | "warning";
 
