@@ -1,4 +1,5 @@
-// The leaves of the module graph import nothing from the rest of opcat (docs/architecture.md).
+// The layers of opcat (docs/architecture.md): leaves import nothing from the rest of it, each layer only
+// what lies below it.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
@@ -47,4 +48,13 @@ test("only src/yaml imports a YAML library (js-yaml, yaml): one decoder per purp
     .filter((i) => i.target === "js-yaml" || i.target === "yaml")
     .filter((i) => !i.file.startsWith("yaml/"));
   assert.deepEqual(outside, []);
+});
+
+test("src/image is a transport: no catalog loading, validation, rendering or writing, no actions", () => {
+  // index.ts is the package's `opcat/image` entry: it re-exports what moved to src/action, unchanged API.
+  const allowed = new Set(["fbc/writeall.js", "bundle/read.js"]);
+  const bad = importsOf("image")
+    .filter((i) => i.file !== "image/index.ts")
+    .filter((i) => /^(fbc|bundle|action|template|serve|cluster|resolve)\//.test(i.target) && !allowed.has(i.target));
+  assert.deepEqual(bad, []);
 });

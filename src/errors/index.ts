@@ -68,6 +68,15 @@ export function formatProblem(p: Problem): string {
   return s;
 }
 
+/** A problem as `-o json` reports it: code, severity, message, then location, blob and hint when set. */
+export function problemToJson(p: Problem): Record<string, unknown> {
+  const o: Record<string, unknown> = { code: p.code, severity: p.severity, message: p.message };
+  if (p.loc) o.location = { file: p.loc.file, line: p.loc.line, index: p.loc.index };
+  if (p.blob) o.blob = p.blob;
+  if (p.hint) o.hint = p.hint;
+  return o;
+}
+
 /** Deterministic order: by file, line, stream index, then code and message. */
 export function compareProblems(a: Problem, b: Problem): number {
   const fa = a.loc?.file ?? "\uffff";
