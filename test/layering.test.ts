@@ -58,3 +58,13 @@ test("src/image is a transport: no catalog loading, validation, rendering or wri
     .filter((i) => /^(fbc|bundle|action|template|serve|cluster|resolve)\//.test(i.target) && !allowed.has(i.target));
   assert.deepEqual(bad, []);
 });
+
+test("src/serve is the catalog server only: it imports nothing of the web layer, the controllers or above", () => {
+  const bad = importsOf("serve").filter((i) => /^(web|cluster|action|cli|ui)\//.test(i.target));
+  assert.deepEqual(bad, []);
+});
+
+test("neither the catalog server nor the controllers import the web layer (src/web)", () => {
+  const bad = [...importsOf("serve"), ...importsOf("cluster")].filter((i) => i.target.startsWith("web/"));
+  assert.deepEqual(bad, []);
+});

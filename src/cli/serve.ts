@@ -18,7 +18,7 @@ import { loadOnAction } from "./lazy.js";
 // The serve action (with the store and the catalog argument rules): loaded when serve runs (loadOnAction below).
 let A: typeof ALib;
 
-/** The resolver API's default request body limit (serve/resolveapi.ts; not imported: the servers load on use). */
+/** The resolver API's default request body limit (web/resolveapi.ts; not imported: the servers load on use). */
 const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
 
 interface ServeOpts extends ImageAccessFlags {
