@@ -63,29 +63,8 @@ function loadingProgress(): LoadProgress {
   };
 }
 
-export function buildProgram(): Command {
-  const program = new Command("opcat")
-    .description(
-      "Operator catalogs in one tool: load, validate, render and graph File-Based Catalogs (compatible with opm).",
-    )
-    .version(VERSION, "--version", "print the opcat version")
-    .showHelpAfterError("(run with --help for usage)")
-    .configureHelp({ sortSubcommands: false })
-    .addHelpText(
-      "after",
-      `
-A <ref> is a catalog directory (every file not excluded by .indexignore is read), a JSON/YAML file, or - for stdin.
-
-Exit codes: 0 success, 1 invalid content (catalog problems), 2 usage or I/O error, 3 internal error.
-Problems are printed as "file:line: error[CODE]: message"; -o json gives machine-readable reports.
-
-Examples:
-  opcat validate catalog/
-  opcat render catalog/ -o yaml > index.yaml
-  opcat render-graph catalog/ -p my-operator`,
-    )
-    .exitOverride();
-
+/** `render`: catalogs and bundles as one File-Based Catalog, byte-identical to opm. */
+function registerRender(program: Command): void {
   const render = program
     .command("render")
     .description(
@@ -137,7 +116,10 @@ Examples:
       );
     },
   );
+}
 
+/** `validate`: every rule of `opm validate`, all problems at once. */
+function registerValidate(program: Command): void {
   program
     .command("validate")
     .description(
@@ -176,7 +158,10 @@ Examples:
       process.stdout.write(await A.validationReport(validated, opts.output));
       if (!passed) process.exitCode = EXIT_INVALID;
     });
+}
 
+/** `render-graph`: the upgrade graph as Mermaid. */
+function registerRenderGraph(program: Command): void {
   const renderGraph = program
     .command("render-graph")
     .description("Print the upgrade graph of a catalog as a Mermaid flowchart, identical to `opm alpha render-graph`")
@@ -203,7 +188,10 @@ Examples:
       process.stdout.write(text);
     },
   );
+}
 
+/** `list packages|channels|bundles`. */
+function registerList(program: Command): void {
   const list = program
     .command("list")
     .description("List the packages, channels or bundles of a catalog (like `opm alpha list`)");
@@ -227,7 +215,10 @@ Examples:
   listCmd("packages", "List packages with display name and default channel");
   listCmd("channels", "List channels with their head bundle");
   listCmd("bundles", "List bundles per channel with their upgrade edges and image");
+}
 
+/** `init`: a new olm.package blob. */
+function registerInit(program: Command): void {
   program
     .command("init")
     .description("Print an olm.package blob for a new package (like `opm init`)")
@@ -244,7 +235,10 @@ Examples:
         process.stdout.write(await (await actions()).initAction(name, opts));
       },
     );
+}
 
+/** `migrate`: one file per package into an empty directory. */
+function registerMigrate(program: Command): void {
   const migrateCmd = program
     .command("migrate")
     .description("Render a catalog and write it as one file per package into an empty directory (like `opm migrate`)")
@@ -263,6 +257,37 @@ Examples:
       process.stderr.write(`wrote ${files.length} file${files.length === 1 ? "" : "s"} to ${out}\n`);
     },
   );
+}
+
+export function buildProgram(): Command {
+  const program = new Command("opcat")
+    .description(
+      "Operator catalogs in one tool: load, validate, render and graph File-Based Catalogs (compatible with opm).",
+    )
+    .version(VERSION, "--version", "print the opcat version")
+    .showHelpAfterError("(run with --help for usage)")
+    .configureHelp({ sortSubcommands: false })
+    .addHelpText(
+      "after",
+      `
+A <ref> is a catalog directory (every file not excluded by .indexignore is read), a JSON/YAML file, or - for stdin.
+
+Exit codes: 0 success, 1 invalid content (catalog problems), 2 usage or I/O error, 3 internal error.
+Problems are printed as "file:line: error[CODE]: message"; -o json gives machine-readable reports.
+
+Examples:
+  opcat validate catalog/
+  opcat render catalog/ -o yaml > index.yaml
+  opcat render-graph catalog/ -p my-operator`,
+    )
+    .exitOverride();
+
+  registerRender(program);
+  registerValidate(program);
+  registerRenderGraph(program);
+  registerList(program);
+  registerInit(program);
+  registerMigrate(program);
 
   registerTemplateCommands(program);
   registerImageCommands(program);
