@@ -1,5 +1,5 @@
 /**
- * `opcat resolve`, `opcat query` and `opcat images`: seed 002's resolver API on the command line.
+ * `opcat resolve`, `opcat query` and `opcat images`: the resolver (docs/cluster.md) on the command line.
  * Flags → src/action/resolve.ts (resolveAction, queryAction, imagesAction) → print.
  * Exit codes: 0 resolved, 1 not resolvable (or invalid catalog/input content), 2 usage or I/O error.
  */

@@ -96,7 +96,7 @@ export interface RenderTemplateOptions {
   tags?: TagLister;
   /**
    * Semver template: what a Y-stream head skips, `cumulative` (today's opm,
-   * the default) or `y-stream` (seed 000's printed examples).
+   * the default) or `y-stream` (the examples of docs/templates.md#semver).
    */
   semverSkips?: SemverSkips;
 }

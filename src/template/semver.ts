@@ -28,7 +28,7 @@ const KIND_PRIORITY: Record<StreamKind, number> = { "": 0, major: 1, minor: 2 };
 /**
  * What a Y-stream head skips. `cumulative` is today's opm (operator-registry #1065, v1.27.0 on):
  * the other entries of its own Y-stream and every entry of the earlier Y-streams of the same
- * major. `y-stream`: only the other entries of its own Y-stream, as the examples printed in seed 000
+ * major. `y-stream`: only the other entries of its own Y-stream, as the examples of docs/templates.md#semver
  * (opm's docs before #1065) show; replaces edges are the same in both modes.
  */
 export type SemverSkips = "cumulative" | "y-stream";

@@ -1,5 +1,5 @@
 /**
- * The resolver API over the served catalogs (seed 002's "Resolver API", [cluster.md](../../docs/cluster.md)):
+ * The resolver API over the served catalogs (Deppy's "Resolver API", docs/cluster.md):
  *
  *   POST /api/v1/query    {"query": "<olm.constraint JSON or CEL>", "catalogs"?: [names]}
  *                         → 200 {"bundles": [...]}            (what `opcat query -o json` prints)

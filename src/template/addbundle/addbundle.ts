@@ -1,5 +1,6 @@
 /**
- * `add-bundle`: publishing a new bundle into a catalog template, idempotently (seed 003).
+ * `add-bundle`: publishing a new bundle into a catalog template, idempotently
+ * (docs/templates.md#publishing-a-bundle-add-bundle).
  *
  * The result is the template itself — declarative, nothing imperative is recorded: the bundle's
  * image is added where the template kind keeps bundles, and a channel entry with the requested
