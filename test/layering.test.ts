@@ -134,14 +134,12 @@ const CLI_ALLOWED = [
   /^fbc\/writeall\.js$/,
 ];
 /**
- * Modules of the library the CLI still loads itself, file by file (the work left of issue 26):
- * `template render`'s output writers and type lists, `resolve`'s YAML printer, registries.conf for the
- * access flags, and the cluster commands (src/cli/cluster.ts, being moved to actions by its owners).
+ * Modules of the library the CLI still loads itself, file by file (the work left): `template render`'s
+ * output writers and type lists, and the cluster commands (src/cli/cluster.ts, being moved to actions by
+ * its owners).
  */
 const CLI_LEFT: Record<string, RegExp[]> = {
   "cli/template.ts": [/^fbc\/mermaid\.js$/, /^fbc\/write\.js$/, /^template\/index\.js$/],
-  "cli/resolve.ts": [/^yaml\/index\.js$/],
-  "cli/access.ts": [/^image\/registries\.js$/],
   "cli/cluster.ts": [/^cluster\//, /^yaml\/index\.js$/, /^image\/index\.js$/],
 };
 
