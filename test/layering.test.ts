@@ -134,12 +134,10 @@ const CLI_ALLOWED = [
   /^fbc\/writeall\.js$/,
 ];
 /**
- * Modules of the library the CLI still loads itself, file by file (the work left): `template render`'s
- * output writers and type lists, and the cluster commands (src/cli/cluster.ts, being moved to actions by
- * its owners).
+ * Modules of the library the CLI still loads itself, file by file (the work left): the cluster commands
+ * (src/cli/cluster.ts, being moved to actions by its owners).
  */
 const CLI_LEFT: Record<string, RegExp[]> = {
-  "cli/template.ts": [/^fbc\/mermaid\.js$/, /^fbc\/write\.js$/, /^template\/index\.js$/],
   "cli/cluster.ts": [/^cluster\//, /^yaml\/index\.js$/, /^image\/index\.js$/],
 };
 
