@@ -40,12 +40,9 @@ const KNOWN = new Map([
   ["src/cluster/deppy/resolver.ts:reconcile", 240],
   ["src/cli/cluster.ts:registerClusterCommands", 156],
   ["src/ui/graph.tsx:Graph", 447],
-  ["src/cli/serve.ts:registerServeCommand", 256],
-  ["src/cli/serve.ts:(callback of addImageAccessOptions(serve) .descriptio)", 164],
   ["src/template/composite.ts:renderCompositeTemplate", 250],
   ["src/resolve/sat/deppy.ts:solveWith", 236],
   ["src/resolve/resolver.ts:buildInputUnit", 233],
-  ["src/cli/image.ts:registerImageCommands", 179],
   ["src/template/addbundle/addbundle.ts:planAddBundle", 165],
   ["src/serve/revision.ts:load", 159],
 ]);
@@ -123,6 +120,14 @@ for (const f of found) {
   console.log(
     `${f.file}:${f.line}: ${f.name} is ${f.lines} lines${known !== undefined ? ` (listed at ${known})` : ""}`,
   );
+}
+// a listed function that is no longer over the limit is taken off the list (checked on the whole of src)
+if (paths.length === 0) {
+  for (const key of KNOWN.keys()) {
+    if (found.some((f) => `${f.file}:${f.name}` === key)) continue;
+    bad++;
+    console.log(`${key} is no longer over ${MAX_LINES} lines: take it off KNOWN in scripts/check-functions.mjs`);
+  }
 }
 if (bad > 0) {
   console.error(`check-functions: ${bad} function${bad === 1 ? "" : "s"} over ${MAX_LINES} lines`);
