@@ -33,9 +33,11 @@ else await runBench();
 async function runServer(dir: string): Promise<void> {
   // The compiled server (what `opcat serve` runs); BENCH_SRC=1 measures the sources under tsx.
   const lib = process.env.BENCH_SRC ? "../src/serve/index.ts" : "../dist/serve/index.js";
+  const web = process.env.BENCH_SRC ? "../src/web/index.ts" : "../dist/web/index.js";
   const { CatalogStore, startHttpServer, startGrpcServer } = (await import(
     new URL(lib, import.meta.url).href
   )) as typeof import("../src/serve/index.js");
+  const { webMounts } = (await import(new URL(web, import.meta.url).href)) as typeof import("../src/web/index.js");
   const store = new CatalogStore();
   const t0 = performance.now();
   const out = await store.add("merged", dir);
@@ -44,7 +46,7 @@ async function runServer(dir: string): Promise<void> {
       `catalog did not load: ${JSON.stringify(out.status === "failed" ? out.problems.slice(0, 3) : out)}`,
     );
   const loadMs = performance.now() - t0;
-  const http = await startHttpServer(store, { port: 0 });
+  const http = await startHttpServer(store, { port: 0, mounts: webMounts(store) });
   const grpc = await startGrpcServer(store, { port: 0 });
   const rev = store.get("merged");
   process.stdout.write(

@@ -18,7 +18,7 @@ export {
   compareProblems,
   type Problem,
   type Severity,
-} from "./fbc/errors.js";
+} from "./errors/index.js";
 export {
   loadCatalog,
   loadCatalogOrThrow,

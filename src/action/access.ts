@@ -9,3 +9,10 @@ export type ImageAccess = PullOptions | (() => Promise<PullOptions>);
 
 export const accessOf = async (a: ImageAccess | undefined): Promise<PullOptions> =>
   typeof a === "function" ? await a() : (a ?? {});
+
+/** A containers registries.conf (`--registries-conf`), read and checked; the reader loads on use. */
+export async function readRegistriesConf(
+  path: string,
+): Promise<ReturnType<typeof import("../image/registries.js").loadRegistriesConf>> {
+  return (await import("../image/registries.js")).loadRegistriesConf({ path });
+}

@@ -1,10 +1,10 @@
 /**
  * Catalog actions, shaped like opm's alpha/action: opening the references a command names (through
- * the one opener, image/render's `openReference`), merging them, and the checks every command
+ * the one opener, reference.ts's `openReference`), merging them, and the checks every command
  * shares. The CLI, `serve` and templates call these; they print nothing and choose no exit code:
  * failures are OpcatErrors whose `kind` the caller maps.
  */
-import { OpcatError, type Problem } from "../fbc/errors.js";
+import { OpcatError, type Problem } from "../errors/index.js";
 import type { LoadOptions } from "../fbc/load.js";
 import { emptyConfig, mergeConfigs, type DeclarativeConfig } from "../fbc/types.js";
 import type { ValidationResult } from "../fbc/validate.js";
@@ -18,7 +18,7 @@ import {
   type OpenedReference,
   type OpenReferenceOptions,
   type RenderRefKind,
-} from "../image/render.js";
+} from "./reference.js";
 
 /** Every kind of reference a command can read catalogs from (bundles excluded). */
 export const CATALOG_KINDS: readonly RenderRefKind[] = ["catalog-dir", "catalog-file", "stdin", "catalog-image"];

@@ -10,10 +10,10 @@
  */
 import { existsSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import type { OutputFormat } from "../fbc/write.js";
 import { generateDockerfile } from "../image/dockerfile.js";
-import type { BuildFromConfigResult } from "../image/index.js";
+import type { BuildFromConfigResult } from "./buildconfig.js";
 import { accessOf, type ImageAccess } from "./access.js";
 
 const imageLib = () => import("../image/index.js");
@@ -102,7 +102,7 @@ export async function buildFromConfigAction(
   opts: BuildFromConfigActionOptions = {},
 ): Promise<BuildFromConfigResult> {
   checkPushTarget(opts);
-  const { buildFromConfig } = await imageLib();
+  const { buildFromConfig } = await import("./buildconfig.js");
   return buildFromConfig(file, {
     ...(await accessOf(opts.pull)),
     outputDir: opts.outputDir,

@@ -3,7 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import { imagesAction, parseCatalogFlag, queryAction, resolveAction } from "./resolve.js";
 import { silent } from "../../test/shared.js";
 

@@ -10,9 +10,10 @@
  */
 import { readInputTextSync } from "../fbc/readfile.js";
 import { basename } from "node:path";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import { goErrnoText } from "../gojson/goerrno.js";
 import type { CatalogSet, ImageUse, NamedCatalog, QueryMatch, ResolveSet } from "../resolve/index.js";
+import type { JsonValue } from "../gojson/value.js";
 import { accessOf, type ImageAccess } from "./access.js";
 
 const resolveLib = () => import("../resolve/index.js");
@@ -186,4 +187,10 @@ export async function imagesAction(o: ImagesActionOptions): Promise<ImageUse[]> 
     });
   }
   return R.catalogImages(await loadCatalogSet(o), { packages: o.packages });
+}
+
+/** A resolveset or query matches as `-o json` (indented, a newline after) or `-o yaml` prints them. */
+export async function formatResult(value: unknown, format: "json" | "yaml"): Promise<string> {
+  if (format === "json") return JSON.stringify(value, null, 2) + "\n";
+  return (await import("../yaml/index.js")).toGoYaml(JSON.parse(JSON.stringify(value)) as JsonValue);
 }

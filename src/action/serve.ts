@@ -9,12 +9,12 @@
  * runs); the servers (grpc-js, protobufjs) and the image client load when an action needs them.
  */
 import { existsSync } from "node:fs";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import type { PullOptions } from "../image/index.js";
 import type { HttpServerHandle } from "../serve/http.js";
 import type { GrpcServerHandle } from "../serve/grpc.js";
-import type { ResolverApiOptions } from "../serve/resolveapi.js";
-import type { UiOptions } from "../serve/uiapi.js";
+import type { ResolverApiOptions } from "../web/resolveapi.js";
+import type { UiOptions } from "../web/uiapi.js";
 import type { ImageCatalog, ImageSourceEvent } from "../serve/imagesource.js";
 import { isImageArgument, parseImageCatalogArg } from "../serve/imageargs.js";
 import { CatalogStore, parseCatalogArg, type StoreEvent } from "../serve/store.js";
@@ -169,9 +169,10 @@ export async function buildServeCacheAction(opts: ServeCacheOptions): Promise<{ 
 /** `serve`: loads the catalogs, starts the servers, watching and polling; returns once serving. */
 export async function startServeAction(opts: ServeActionOptions): Promise<ServeHandle> {
   // the HTTP and gRPC servers (grpc-js, protobufjs) load when serve runs, not for every command
-  const [{ startGrpcServer }, { startHttpServer }] = await Promise.all([
+  const [{ startGrpcServer }, { startHttpServer }, { webMounts }] = await Promise.all([
     import("../serve/grpc.js"),
     import("../serve/http.js"),
+    import("../web/mount.js"),
   ]);
   const { store, images } = await loadCatalogs(
     opts,
@@ -186,8 +187,7 @@ export async function startServeAction(opts: ServeActionOptions): Promise<ServeH
         ...opts.http,
         accessLog: opts.accessLog,
         errorLog: opts.errorLog,
-        resolver: opts.resolver,
-        ui: opts.ui,
+        mounts: webMounts(store, { resolver: opts.resolver, ui: opts.ui, errorLog: opts.errorLog }),
       });
     if (opts.grpc)
       grpc = await startGrpcServer(store, { ...opts.grpc, catalog: opts.grpcCatalog, accessLog: opts.accessLog });

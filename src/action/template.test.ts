@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import { loadFile } from "../fbc/load.js";
 import { normalizeForRender } from "../fbc/render.js";
 import type { DeclarativeConfig } from "../fbc/types.js";

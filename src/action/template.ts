@@ -11,7 +11,7 @@
  */
 import { readInputStream, readInputTextSync } from "../fbc/readfile.js";
 import { dirname, resolve } from "node:path";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import type { DeclarativeConfig } from "../fbc/types.js";
 import { goQuote } from "../gojson/fmt.js";
 import { goPathError } from "../gojson/goerrno.js";
@@ -344,4 +344,38 @@ export async function addBundleFromReleaseConfigAction(
   } finally {
     close();
   }
+}
+
+/** What `template render`'s arguments and flags are checked against, from the template library. */
+export interface TemplateFlagValues {
+  /** Every type name a template may be given as (aliases included). */
+  allTypes: readonly string[];
+  /** The type names listed in messages. */
+  types: readonly string[];
+  /** The `--semver-skips` modes. */
+  semverSkips: readonly SemverSkips[];
+}
+
+export async function templateFlagValues(): Promise<TemplateFlagValues> {
+  const T = await import("../template/index.js");
+  return { allTypes: T.ALL_TEMPLATE_TYPES, types: T.TEMPLATE_TYPES, semverSkips: T.SEMVER_SKIPS };
+}
+
+/**
+ * A rendered catalog as `template render -o` prints it: JSON or YAML as opm writes them, or the Mermaid
+ * graph with v0 semantics (its warnings to `warn`, before the graph).
+ */
+export async function writeRenderedCatalog(
+  cfg: DeclarativeConfig,
+  output: "json" | "yaml" | "mermaid",
+  out: NodeJS.WritableStream,
+  warn: (warning: string) => void,
+): Promise<void> {
+  if (output === "mermaid") {
+    const { text, warnings } = (await import("../fbc/mermaid.js")).renderMermaid(cfg, { drawV0Semantics: true });
+    for (const w of warnings) warn(w);
+    out.write(text);
+    return;
+  }
+  await (await import("../fbc/write.js")).writeCatalog(cfg, output, out);
 }

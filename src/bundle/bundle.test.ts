@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import { compileImageRefTemplate, readBundleDirectory, renderBundle, renderBundleDirectory } from "./index.js";
 import { formatCatalog } from "../fbc/write.js";
 

@@ -14,7 +14,7 @@ import { normalizeForRender } from "../fbc/render.js";
 import { emptyConfig, type Bundle } from "../fbc/types.js";
 import { formatCatalog } from "../fbc/write.js";
 import { readBundleDirectory, renderBundle, type RegistryBundle } from "./index.js";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const SHARED = process.env.OPCAT_SHARED ?? resolve(REPO, "..", "shared");

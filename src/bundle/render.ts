@@ -6,7 +6,7 @@
 import { compareUtf8 } from "../gojson/encode.js";
 import { goSortSlice } from "../gojson/sort.js";
 import { findJsonValueEnd } from "../gojson/scan.js";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import { RawJson } from "../fbc/rawjson.js";
 import { PROPERTY_BUNDLE_OBJECT, PROPERTY_CSV_METADATA } from "../fbc/properties.js";
 import { SCHEMA_BUNDLE, type Bundle, type Property, type RelatedImage } from "../fbc/types.js";

@@ -5,7 +5,8 @@
  */
 import { statSync } from "node:fs";
 import { type Command, Option } from "commander";
-import { OpcatError } from "../fbc/errors.js";
+import { readRegistriesConf } from "../action/access.js";
+import { OpcatError } from "../errors/index.js";
 import { parseGoDuration } from "../gojson/duration.js";
 import { checkTlsFlags, defaultCacheDir } from "../image/access.js";
 import type { PullOptions, PullProgress } from "../image/index.js";
@@ -98,9 +99,7 @@ export async function imageAccessFrom(f: ImageAccessFlags, label = "pulling"): P
     caFile: f.caFile,
     cacheDir: f.cacheDir ?? defaultCacheDir(),
     authFile: f.authfile,
-    registriesConf: f.registriesConf
-      ? (await import("../image/registries.js")).loadRegistriesConf({ path: f.registriesConf })
-      : undefined,
+    registriesConf: f.registriesConf ? await readRegistriesConf(f.registriesConf) : undefined,
     totalTimeoutMs: durationFlag(f.timeout, "--timeout"),
     timeoutMs: durationFlag(f.idleTimeout, "--idle-timeout"),
     onProgress: (p: PullProgress) =>

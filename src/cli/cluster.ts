@@ -16,7 +16,7 @@ import type * as PMLib from "../cluster/rukpak/permissions.js";
 // The Kubernetes client (@kubernetes/client-node) and the controllers take most of a second to load:
 // loaded when a cluster command runs, not for every opcat command.
 const kube = () => import("../cluster/client.js");
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import type { JsonValue } from "../yaml/index.js";
 import type * as YLib from "../yaml/index.js";
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";

@@ -5,7 +5,7 @@
  */
 import { normalize } from "node:path";
 import { type Command, Option } from "commander";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import type { OutputFormat } from "../fbc/write.js";
 import { DEFAULT_OPM_IMAGE, parseExtraLabels } from "../image/dockerfile.js";
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
@@ -29,8 +29,8 @@ interface BuildFlags extends ImageAccessFlags {
   validate?: boolean;
 }
 
-/** Registers the image commands on the program. */
-export function registerImageCommands(program: Command): void {
+/** `bundle build`. */
+function registerBundleCommands(program: Command): void {
   const bundle = program.command("bundle").description("Bundle images");
   addImageAccessOptions(
     bundle
@@ -54,7 +54,10 @@ export function registerImageCommands(program: Command): void {
     });
     process.stdout.write(where + "\n");
   });
+}
 
+/** `catalog build` and `catalog build-from-config`. */
+function registerCatalogCommands(program: Command): void {
   const catalog = program.command("catalog").description("Catalog images");
   addImageAccessOptions(
     catalog
@@ -154,7 +157,10 @@ export function registerImageCommands(program: Command): void {
       }
     },
   );
+}
 
+/** `generate dockerfile`. */
+function registerGenerateCommands(program: Command): void {
   const generate = program
     .command("generate")
     .description("Generate artifacts for File-Based Catalogs (like `opm generate`)");
@@ -195,7 +201,10 @@ export function registerImageCommands(program: Command): void {
         (await actions()).generateDockerfileAction(fromDir, { baseImage: base, builderImage: builder, labels });
       },
     );
+}
 
+/** `image inspect`. */
+function registerImageInspect(program: Command): void {
   const image = program.command("image").description("Container images");
   addImageAccessOptions(
     image
@@ -208,4 +217,12 @@ export function registerImageCommands(program: Command): void {
     const out = await (await actions()).inspectImageAction(ref, () => imageAccessFrom(f));
     process.stdout.write(JSON.stringify(out, null, 2) + "\n");
   });
+}
+
+/** Registers the image commands on the program. */
+export function registerImageCommands(program: Command): void {
+  registerBundleCommands(program);
+  registerCatalogCommands(program);
+  registerGenerateCommands(program);
+  registerImageInspect(program);
 }

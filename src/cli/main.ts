@@ -4,13 +4,9 @@
  * catalog or other invalid content), 2 (usage or I/O error) or 3 (internal error).
  */
 import { Argument, Command, CommanderError, Option } from "commander";
-import type { ImageRefTemplate } from "../bundle/index.js";
-import { OpcatError } from "../fbc/errors.js";
+import type { ListKind, LoadProgress, OutputFormat } from "../action/fbc.js";
+import { OpcatError } from "../errors/index.js";
 import { migrationHelpText, validateMigrationLevel } from "../fbc/migrations.js";
-import type { ReadOptions } from "../fbc/readfile.js";
-import type { DeclarativeConfig } from "../fbc/types.js";
-import type { OutputFormat } from "../fbc/write.js";
-import type { PullOptions } from "../image/index.js";
 import { VERSION } from "../version.js";
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
 import { completionScript } from "./completion.js";
@@ -27,21 +23,13 @@ import {
   guardOutputStreams,
   handleError,
   Progress,
-  problemToJson,
   reportProblems,
   type ErrorFormat,
 } from "./output.js";
-import { goErrnoText } from "../gojson/goerrno.js";
 
-/** The largest icon `init -i` reads (catalog icons are small PNG or SVG images, base64 in the package blob). */
-const MAX_ICON_BYTES = 1 << 20;
-
-// Each command loads the library it needs when it runs (dynamic imports below), so that starting
-// opcat, `--help` and `--version` cost only the command definitions.
-const catalogActions = () => import("../action/catalog.js");
-const fbcWrite = () => import("../fbc/write.js");
-const fbcRender = () => import("../fbc/render.js");
-const fbcValidate = () => import("../fbc/validate.js");
+// Each command loads its action when it runs (src/action/fbc.ts, which loads the library it needs),
+// so that starting opcat, `--help` and `--version` cost only the command definitions.
+const actions = () => import("../action/fbc.js");
 
 function outputOption(formats: string[], def: string): Option {
   return new Option("-o, --output <format>", `output format (${formats.join("|")})`).default(def).argParser((v) => {
@@ -66,51 +54,17 @@ function migrateLevelOption(): Option {
   });
 }
 
-/**
- * Opens every reference (catalogs; with `render`'s options also bundles, prefixing errors as opm's
- * render does) with a progress line on a terminal; all problems fail together (exit 1).
- */
-async function openWithProgress(
-  refs: string[],
-  access: PullOptions,
-  render?: { imageRefTemplate?: ImageRefTemplate },
-): Promise<DeclarativeConfig> {
-  const { openCatalogs, CATALOG_KINDS } = await catalogActions();
+/** The loading line on a terminal, as `render`, `render-graph`, `list` and `migrate` show it. */
+function loadingProgress(): LoadProgress {
   const progress = new Progress("loading");
-  try {
-    return await openCatalogs(refs, {
-      ...access,
-      ...(render ? { imageRefTemplate: render.imageRefTemplate, prefixErrors: true } : { allow: CATALOG_KINDS }),
-      onLoad: (ref, f, n, bytes) => progress.update(`${ref}: ${n} files, ${formatBytes(bytes)} (${f})`),
-    });
-  } finally {
-    progress.done();
-  }
+  return {
+    update: (ref, f, n, bytes) => progress.update(`${ref}: ${n} files, ${formatBytes(bytes)} (${f})`),
+    done: () => progress.done(),
+  };
 }
 
-export function buildProgram(): Command {
-  const program = new Command("opcat")
-    .description(
-      "Operator catalogs in one tool: load, validate, render and graph File-Based Catalogs (compatible with opm).",
-    )
-    .version(VERSION, "--version", "print the opcat version")
-    .showHelpAfterError("(run with --help for usage)")
-    .configureHelp({ sortSubcommands: false })
-    .addHelpText(
-      "after",
-      `
-A <ref> is a catalog directory (every file not excluded by .indexignore is read), a JSON/YAML file, or - for stdin.
-
-Exit codes: 0 success, 1 invalid content (catalog problems), 2 usage or I/O error, 3 internal error.
-Problems are printed as "file:line: error[CODE]: message"; -o json gives machine-readable reports.
-
-Examples:
-  opcat validate catalog/
-  opcat render catalog/ -o yaml > index.yaml
-  opcat render-graph catalog/ -p my-operator`,
-    )
-    .exitOverride();
-
+/** `render`: catalogs and bundles as one File-Based Catalog, byte-identical to opm. */
+function registerRender(program: Command): void {
   const render = program
     .command("render")
     .description(
@@ -149,15 +103,23 @@ Examples:
             "of the others can be; [migrate migrate-level] were all set",
           { kind: "usage" },
         );
-      const tmplText = opts.imageRefTemplate ?? opts.alphaImageRefTemplate;
-      const { compileImageRefTemplate } = await import("../bundle/render.js");
-      const imageRefTemplate = tmplText ? compileImageRefTemplate(tmplText) : undefined;
-      const cfg = await openWithProgress(refs, await imageAccessFrom(opts), { imageRefTemplate });
-      (await fbcRender()).normalizeForRender(cfg, { migrateLevel: opts.migrate ? "all" : opts.migrateLevel });
-      await (await fbcWrite()).writeCatalog(cfg, opts.output, process.stdout);
+      await (await actions()).renderAction(
+        refs,
+        {
+          output: opts.output,
+          migrateLevel: opts.migrate ? "all" : opts.migrateLevel,
+          imageRefTemplate: opts.imageRefTemplate ?? opts.alphaImageRefTemplate,
+          access: () => imageAccessFrom(opts),
+          progress: loadingProgress,
+        },
+        process.stdout,
+      );
     },
   );
+}
 
+/** `validate`: every rule of `opm validate`, all problems at once. */
+function registerValidate(program: Command): void {
   program
     .command("validate")
     .description(
@@ -167,17 +129,17 @@ Examples:
     .addOption(outputOption(["text", "json", "yaml"], "text"))
     .option("-q, --quiet", "print nothing on success (like opm)")
     .action(async (ref: string, opts: { output: "text" | "json" | "yaml"; quiet?: boolean }) => {
-      const { validateReference } = await catalogActions();
+      const A = await actions();
       const progress = new Progress(`loading ${ref}`);
-      let res: Awaited<ReturnType<typeof validateReference>>["opened"];
-      let problems;
+      let validated: Awaited<ReturnType<typeof A.validateAction>>;
       try {
-        ({ opened: res, problems } = await validateReference(ref, {
+        validated = await A.validateAction(ref, {
           onFile: (f, n, bytes) => progress.update(`${n} files, ${formatBytes(bytes)} (${f})`),
-        }));
+        });
       } finally {
         progress.done();
       }
+      const { opened: res, problems } = validated;
       const passed = problems.length === 0;
       if (opts.output === "text") {
         if (!passed) {
@@ -193,25 +155,13 @@ Examples:
         }
         return;
       }
-      const report: Record<string, unknown> = { passed };
-      if (!passed) report.error = { message: problems.map((p) => p.message).join("\n") };
-      report.problems = problems.map(problemToJson);
-      report.summary = {
-        files: res.files,
-        bytes: res.bytes,
-        packages: res.config.packages.length,
-        channels: res.config.channels.length,
-        bundles: res.config.bundles.length,
-        problems: problems.length,
-      };
-      process.stdout.write(
-        opts.output === "json"
-          ? JSON.stringify(report, null, 2) + "\n"
-          : (await import("../yaml/index.js")).toGoYaml(JSON.parse(JSON.stringify(report))) + "\n",
-      );
+      process.stdout.write(await A.validationReport(validated, opts.output));
       if (!passed) process.exitCode = EXIT_INVALID;
     });
+}
 
+/** `render-graph`: the upgrade graph as Mermaid. */
+function registerRenderGraph(program: Command): void {
   const renderGraph = program
     .command("render-graph")
     .description("Print the upgrade graph of a catalog as a Mermaid flowchart, identical to `opm alpha render-graph`")
@@ -227,42 +177,25 @@ Examples:
       ref: string,
       opts: ImageAccessFlags & { minimumEdge?: string; packageName?: string; drawV0Semantics: boolean },
     ) => {
-      const cfg = await openWithProgress([ref], await imageAccessFrom(opts));
-      if (
-        opts.packageName !== undefined &&
-        !cfg.packages.some((p) => p.name === opts.packageName) &&
-        !cfg.bundles.some((b) => b.package === opts.packageName)
-      ) {
-        const known = [...new Set(cfg.packages.map((p) => p.name))].sort();
-        const list =
-          known.length > 10
-            ? `${known.slice(0, 10).join(", ")} and ${known.length - 10} more`
-            : known.join(", ") || "none";
-        throw new OpcatError(
-          "GRAPH_UNKNOWN_PACKAGE",
-          `package ${JSON.stringify(opts.packageName)} is not in ${ref} (packages: ${list})`,
-          { kind: "usage" },
-        );
-      }
-      const { renderMermaid } = await import("../fbc/mermaid.js");
-      const { text, warnings } = renderMermaid(cfg, {
+      const { text, warnings } = await (await actions()).renderGraphAction(ref, {
         minimumEdge: opts.minimumEdge,
         packageName: opts.packageName,
         drawV0Semantics: opts.drawV0Semantics,
+        access: () => imageAccessFrom(opts),
+        progress: loadingProgress,
       });
       for (const w of warnings) process.stderr.write(w.endsWith("\n") ? w : w + "\n");
       process.stdout.write(text);
     },
   );
+}
 
+/** `list packages|channels|bundles`. */
+function registerList(program: Command): void {
   const list = program
     .command("list")
     .description("List the packages, channels or bundles of a catalog (like `opm alpha list`)");
-  const listCmd = (
-    name: string,
-    desc: string,
-    fn: (list: typeof import("../fbc/list.js"), model: import("../fbc/model.js").Model, pkg?: string) => string,
-  ): void => {
+  const listCmd = (name: ListKind, desc: string): void => {
     const cmd = list
       .command(name)
       .description(desc)
@@ -271,23 +204,21 @@ Examples:
     cmd.addOption(outputOption(["text", "json"], "text"));
     addImageAccessOptions(cmd).action(
       async (ref: string, pkg: string | undefined, opts: ImageAccessFlags & { output: string }) => {
-        const cfg = await openWithProgress([ref], await imageAccessFrom(opts));
-        const v = (await fbcValidate()).validateCatalog(cfg);
-        if (v.problems.length > 0) throw (await catalogActions()).invalidCatalog(v.problems);
-        const which = name === "packages" ? undefined : pkg;
-        const lists = await import("../fbc/list.js");
-        if (opts.output === "json")
-          process.stdout.write(
-            JSON.stringify(lists.listJson(name as "packages" | "channels" | "bundles", v.model, which), null, 2) + "\n",
-          );
-        else process.stdout.write(fn(lists, v.model, which));
+        const output = opts.output as "text" | "json";
+        const access = () => imageAccessFrom(opts);
+        process.stdout.write(
+          await (await actions()).listAction(name, ref, pkg, { output, access, progress: loadingProgress }),
+        );
       },
     );
   };
-  listCmd("packages", "List packages with display name and default channel", (l, m) => l.listPackages(m));
-  listCmd("channels", "List channels with their head bundle", (l, m, p) => l.listChannels(m, p));
-  listCmd("bundles", "List bundles per channel with their upgrade edges and image", (l, m, p) => l.listBundles(m, p));
+  listCmd("packages", "List packages with display name and default channel");
+  listCmd("channels", "List channels with their head bundle");
+  listCmd("bundles", "List bundles per channel with their upgrade edges and image");
+}
 
+/** `init`: a new olm.package blob. */
+function registerInit(program: Command): void {
   program
     .command("init")
     .description("Print an olm.package blob for a new package (like `opm init`)")
@@ -301,32 +232,13 @@ Examples:
         name: string,
         opts: { defaultChannel?: string; description?: string; icon?: string; output: OutputFormat },
       ) => {
-        const { readInputFileSync } = await import("../fbc/readfile.js");
-        // refused without reading: FIFOs and devices (/dev/zero never ends); an icon is at most 1 MiB
-        const read = (f: string, opts: ReadOptions): Buffer => {
-          try {
-            return readInputFileSync(f, opts);
-          } catch (e) {
-            if (e instanceof OpcatError) throw e;
-            throw new OpcatError("IO_ERROR", `open ${f}: ${goErrnoText(e)}`, { kind: "usage" });
-          }
-        };
-        const iconOpts = { what: "icon", maxBytes: MAX_ICON_BYTES, tooLargeHint: "icons are small PNG or SVG images" };
-        const { initPackage } = await import("../fbc/init.js");
-        const { emptyConfig } = await import("../fbc/types.js");
-        const pkg = initPackage({
-          name,
-          defaultChannel: opts.defaultChannel,
-          description:
-            opts.description !== undefined
-              ? read(opts.description, { what: "description" }).toString("utf8")
-              : undefined,
-          icon: opts.icon !== undefined ? new Uint8Array(read(opts.icon, iconOpts)) : undefined,
-        });
-        process.stdout.write((await fbcWrite()).formatCatalog({ ...emptyConfig(), packages: [pkg] }, opts.output));
+        process.stdout.write(await (await actions()).initAction(name, opts));
       },
     );
+}
 
+/** `migrate`: one file per package into an empty directory. */
+function registerMigrate(program: Command): void {
   const migrateCmd = program
     .command("migrate")
     .description("Render a catalog and write it as one file per package into an empty directory (like `opm migrate`)")
@@ -336,17 +248,46 @@ Examples:
     .addOption(migrateLevelOption());
   addImageAccessOptions(migrateCmd).action(
     async (ref: string, out: string, opts: ImageAccessFlags & { output: OutputFormat; migrateLevel?: string }) => {
-      const { isEmptyOrMissingDir, writeCatalogDirectory } = await fbcWrite();
-      if (!isEmptyOrMissingDir(out))
-        throw new OpcatError("MIGRATE_OUTPUT_NOT_EMPTY", `output dir ${JSON.stringify(out)} must be empty`, {
-          kind: "usage",
-        });
-      const cfg = await openWithProgress([ref], await imageAccessFrom(opts));
-      (await fbcRender()).normalizeForRender(cfg, { migrateLevel: opts.migrateLevel });
-      const files = writeCatalogDirectory(cfg, out, opts.output);
+      const files = await (await actions()).migrateAction(ref, out, {
+        output: opts.output,
+        migrateLevel: opts.migrateLevel,
+        access: () => imageAccessFrom(opts),
+        progress: loadingProgress,
+      });
       process.stderr.write(`wrote ${files.length} file${files.length === 1 ? "" : "s"} to ${out}\n`);
     },
   );
+}
+
+export function buildProgram(): Command {
+  const program = new Command("opcat")
+    .description(
+      "Operator catalogs in one tool: load, validate, render and graph File-Based Catalogs (compatible with opm).",
+    )
+    .version(VERSION, "--version", "print the opcat version")
+    .showHelpAfterError("(run with --help for usage)")
+    .configureHelp({ sortSubcommands: false })
+    .addHelpText(
+      "after",
+      `
+A <ref> is a catalog directory (every file not excluded by .indexignore is read), a JSON/YAML file, or - for stdin.
+
+Exit codes: 0 success, 1 invalid content (catalog problems), 2 usage or I/O error, 3 internal error.
+Problems are printed as "file:line: error[CODE]: message"; -o json gives machine-readable reports.
+
+Examples:
+  opcat validate catalog/
+  opcat render catalog/ -o yaml > index.yaml
+  opcat render-graph catalog/ -p my-operator`,
+    )
+    .exitOverride();
+
+  registerRender(program);
+  registerValidate(program);
+  registerRenderGraph(program);
+  registerList(program);
+  registerInit(program);
+  registerMigrate(program);
 
   registerTemplateCommands(program);
   registerImageCommands(program);

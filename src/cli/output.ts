@@ -4,7 +4,16 @@
  */
 import { accessSync, constants, existsSync, fstatSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { compareProblems, type ErrorKind, formatProblem, OpcatError, type Problem } from "../fbc/errors.js";
+import {
+  compareProblems,
+  type ErrorKind,
+  formatProblem,
+  OpcatError,
+  type Problem,
+  problemToJson,
+} from "../errors/index.js";
+
+export { problemToJson };
 import { writeAllSync } from "../fbc/writeall.js";
 
 /** Exit codes: 0 success, 1 invalid input content (catalog, template…), 2 usage or I/O error, 3 internal error. */
@@ -49,14 +58,6 @@ export function guardOutputStreams(): void {
       cb();
     };
   }
-}
-
-export function problemToJson(p: Problem): Record<string, unknown> {
-  const o: Record<string, unknown> = { code: p.code, severity: p.severity, message: p.message };
-  if (p.loc) o.location = { file: p.loc.file, line: p.loc.line, index: p.loc.index };
-  if (p.blob) o.blob = p.blob;
-  if (p.hint) o.hint = p.hint;
-  return o;
 }
 
 /** Writes problems to stderr, one per line (text) or as one JSON document. */

@@ -1,21 +1,18 @@
 /**
- * `opcat resolve`, `opcat query` and `opcat images`: seed 002's resolver API on the command line.
+ * `opcat resolve`, `opcat query` and `opcat images`: the resolver (docs/cluster.md) on the command line.
  * Flags → src/action/resolve.ts (resolveAction, queryAction, imagesAction) → print.
  * Exit codes: 0 resolved, 1 not resolvable (or invalid catalog/input content), 2 usage or I/O error.
  */
 import { type Command, Option } from "commander";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import type * as ALib from "../action/resolve.js";
 import type { ImageUse } from "../resolve/index.js";
-import type { JsonValue } from "../yaml/index.js";
-import type * as YLib from "../yaml/index.js";
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
 import { loadOnAction } from "./lazy.js";
 import { EXIT_INVALID } from "./output.js";
 
 // Loaded when resolve, query or images runs (see loadOnAction below).
 let A: typeof ALib;
-let Y: typeof YLib;
 
 const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
 
@@ -43,12 +40,8 @@ const catalogOptions = (o: CatalogFlags): ALib.CatalogSetOptions => ({
   pull: () => imageAccessFrom(o),
 });
 
-function print(value: unknown, format: string): void {
-  process.stdout.write(
-    format === "json"
-      ? JSON.stringify(value, null, 2) + "\n"
-      : Y.toGoYaml(JSON.parse(JSON.stringify(value)) as JsonValue),
-  );
+async function print(value: unknown, format: string): Promise<void> {
+  process.stdout.write(await A.formatResult(value, format === "json" ? "json" : "yaml"));
 }
 
 function printImages(list: ImageUse[], format: string): void {
@@ -62,7 +55,7 @@ export function registerResolveCommands(program: Command): void {
   const queryCmd = program.command("query");
   const imagesCmd = program.command("images");
   loadOnAction([resolveCmd, queryCmd, imagesCmd], async () => {
-    [A, Y] = await Promise.all([import("../action/resolve.js"), import("../yaml/index.js")]);
+    A = await import("../action/resolve.js");
   });
   addImageAccessOptions(
     resolveCmd
@@ -107,7 +100,7 @@ export function registerResolveCommands(program: Command): void {
         openshiftVersion: o.openshiftVersion,
         trace: o.trace,
       });
-      print(rs, o.output);
+      await print(rs, o.output);
       for (const s of rs.inputs)
         for (const c of s.conditions)
           if (c.status === "True") process.stderr.write(`input ${s.name}: ${c.type}: ${c.message}\n`);
@@ -131,7 +124,7 @@ export function registerResolveCommands(program: Command): void {
     if (o.output === "text")
       for (const m of matches)
         process.stdout.write(`${m.catalog}\t${m.package}\t${m.name}\t${m.version}\t${m.image}\n`);
-    else print(matches, o.output);
+    else await print(matches, o.output);
   });
 
   addImageAccessOptions(

@@ -5,7 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import { type Command, Option } from "commander";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import { parseGoDuration } from "../gojson/duration.js";
 import type { StoreEvent } from "../serve/index.js";
 import type { ImageSourceEvent } from "../serve/imagesource.js";
@@ -18,7 +18,7 @@ import { loadOnAction } from "./lazy.js";
 // The serve action (with the store and the catalog argument rules): loaded when serve runs (loadOnAction below).
 let A: typeof ALib;
 
-/** The resolver API's default request body limit (serve/resolveapi.ts; not imported: the servers load on use). */
+/** The resolver API's default request body limit (web/resolveapi.ts; not imported: the servers load on use). */
 const DEFAULT_MAX_REQUEST_BYTES = 1024 * 1024;
 
 interface ServeOpts extends ImageAccessFlags {
@@ -213,167 +213,179 @@ export function registerServeCommand(program: Command): void {
         "index is rebuilt.",
     )
     .action(async (args: string[], opts: ServeOpts) => {
-      const catalogs = args.map(A.parseServeCatalogArg);
-      let pollMs: number | undefined;
-      if (opts.pollInterval !== undefined) {
-        const d = parseGoDuration(opts.pollInterval);
-        if (typeof d === "string" || !(d > 0))
-          throw new OpcatError(
-            "USAGE_SERVE",
-            `invalid --poll-interval ${JSON.stringify(opts.pollInterval)}: ` +
-              `${typeof d === "string" ? d : "must be positive"}`,
-            { kind: "usage" },
-          );
-        if (!catalogs.some((c) => c.image))
-          throw new OpcatError("USAGE_SERVE", "--poll-interval applies to catalog images, and none was given", {
-            kind: "usage",
-          });
-        pollMs = d;
-      }
-      const pull = catalogs.some((c) => c.image)
-        ? { ...(await imageAccessFrom(opts)), onProgress: undefined }
-        : undefined;
-      if (opts.ui === true && opts.http === false)
-        throw new OpcatError("USAGE_SERVE", "--ui needs the HTTP server: drop --no-http", { kind: "usage" });
-      if ((opts.kubeconfig !== undefined || opts.context !== undefined) && (opts.ui === false || opts.http === false)) {
-        throw new OpcatError(
-          "USAGE_SERVE",
-          "--kubeconfig and --context are for the web UI's cluster pages: drop --no-ui/--no-http",
-          { kind: "usage" },
-        );
-      }
-      if (opts.context !== undefined && opts.kubeconfig === undefined)
-        throw new OpcatError("USAGE_SERVE", "--context needs --kubeconfig", { kind: "usage" });
-      if (opts.kubeconfig !== undefined && !existsSync(opts.kubeconfig))
-        throw new OpcatError("USAGE_SERVE", `--kubeconfig ${JSON.stringify(opts.kubeconfig)}: no such file`, {
-          kind: "usage",
-        });
-      const cluster =
-        opts.kubeconfig !== undefined
-          ? {
-              kubeconfig: opts.kubeconfig,
-              context: opts.context,
-              pull: { ...(await imageAccessFrom(opts)), onProgress: undefined },
-            }
-          : undefined;
-      if (opts.http === false && opts.grpc === false)
-        throw new OpcatError("USAGE_SERVE", "nothing to serve: both --no-http and --no-grpc were given", {
-          kind: "usage",
-        });
-      const httpAddr = opts.http === false ? undefined : parseListenAddress(opts.http, "--http");
-      if (opts.port !== undefined) {
-        if (!/^\d+$/.test(opts.port) || Number(opts.port) > 65535)
-          throw new OpcatError("USAGE_SERVE", `invalid --port ${JSON.stringify(opts.port)}: expected a port number`, {
-            kind: "usage",
-          });
-        if (opts.grpc === false)
-          throw new OpcatError("USAGE_SERVE", "--port (gRPC) and --no-grpc exclude each other", {
-            kind: "usage",
-          });
-        // opm listens on ":<port>", every interface; say so, since opcat's own default is loopback only
-        opts.grpc = `0.0.0.0:${opts.port}`;
-        log({
-          level: "info",
-          msg: "gRPC on all interfaces as opm's -p asks; use --grpc 127.0.0.1:<port> for loopback only",
-          port: Number(opts.port),
-        });
-      }
-      const grpcAddr = opts.grpc === false ? undefined : parseListenAddress(opts.grpc, "--grpc");
-      const priorities = (await import("../action/resolve.js")).parsePriorities(opts.priority ?? []);
-      for (const n of priorities.keys()) {
-        if (!catalogs.some((c) => c.name === n))
-          throw new OpcatError("USAGE_PRIORITY", `--priority names catalog ${JSON.stringify(n)}, which is not served`, {
-            kind: "usage",
-          });
-      }
-      const maxRequestBytes = Number(opts.maxRequestBytes);
-      if (!Number.isSafeInteger(maxRequestBytes) || maxRequestBytes < 1)
-        throw new OpcatError(
-          "USAGE_SERVE",
-          `invalid --max-request-bytes ${JSON.stringify(opts.maxRequestBytes)}: expected a positive integer`,
-          { kind: "usage" },
-        );
-      const budgetMs = parseGoDuration(opts.resolverBudget);
-      if (typeof budgetMs === "string" || !(budgetMs > 0))
-        throw new OpcatError(
-          "USAGE_SERVE",
-          `invalid --resolver-budget ${JSON.stringify(opts.resolverBudget)}: ` +
-            `${typeof budgetMs === "string" ? budgetMs : "must be positive"}`,
-          { kind: "usage" },
-        );
-      const grace = Number(opts.shutdownGrace) * 1000;
-      if (!(grace >= 0))
-        throw new OpcatError("USAGE_SERVE", `invalid --shutdown-grace ${JSON.stringify(opts.shutdownGrace)}`, {
-          kind: "usage",
-        });
-      if (opts.grpcCatalog !== undefined && !catalogs.some((c) => c.name === opts.grpcCatalog)) {
-        throw new OpcatError(
-          "USAGE_SERVE",
-          `--grpc-catalog ${JSON.stringify(opts.grpcCatalog)} is not one of the served catalogs`,
-          { kind: "usage" },
-        );
-      }
-
-      if (opts.cacheEnforceIntegrity && opts.cacheDir === undefined)
-        throw new OpcatError("USAGE_SERVE", "--cache-dir must be specified with --cache-enforce-integrity", {
-          kind: "usage",
-        });
-      const cache =
-        opts.cacheDir !== undefined
-          ? { dir: opts.cacheDir, enforceIntegrity: opts.cacheEnforceIntegrity === true }
-          : undefined;
-      const loading = { catalogs, pull, pollIntervalMs: pollMs, watch: opts.watch, cache, onEvent: reportServeEvent };
-      if (opts.cacheOnly) {
-        // like opm: the serve cache (with --cache-dir: one index per catalog) is built, then exit
-        const built = await A.buildServeCacheAction({ ...loading, checkMetaKeys: grpcAddr !== undefined });
-        log({
-          level: "info",
-          msg:
-            cache === undefined
-              ? "--cache-only: the catalogs load and are valid; without --cache-dir no serve index is kept"
-              : "--cache-only: the catalogs load and are valid; serve indexes are up to date",
-          catalogs: built.catalogs,
-          ...(cache !== undefined ? { cache_dir: cache.dir } : {}),
-        });
-        return;
-      }
-      const served = await A.startServeAction({
-        ...loading,
-        http: httpAddr,
-        grpc: grpcAddr,
-        grpcCatalog: opts.grpcCatalog,
-        accessLog: opts.accessLog ? (line: string) => void process.stderr.write(line + "\n") : undefined,
-        errorLog: (entry) => log({ ...entry }),
-        resolver: opts.resolverApi ? { priorities, maxRequestBytes, budgetMs } : false,
-        ui: opts.ui === false ? false : { maxRequestBytes, cluster },
-      });
-      // Listening for signals before saying "serving": whoever waits for that line may send one at once.
-      const stopped = new Promise<void>((resolve) => {
-        const stop = (sig: string): void => {
-          log({ level: "info", msg: "shutting down", signal: sig });
-          resolve();
-        };
-        process.once("SIGINT", () => stop("SIGINT"));
-        process.once("SIGTERM", () => stop("SIGTERM"));
-      });
-      const http = served.addresses.http;
-      const grpc = served.addresses.grpc;
-      log({
-        level: "info",
-        msg: "serving",
-        catalogs: served.catalogs,
-        http: http ? `http://${http.address}:${http.port}/catalogs/<name>/api/v1/all` : null,
-        ui:
-          http && opts.ui !== false
-            ? `http://${http.address.includes(":") ? `[${http.address}]` : http.address}:${http.port}/`
-            : null,
-        resolver_api: http && opts.resolverApi ? `http://${http.address}:${http.port}/api/v1/{query,resolve}` : null,
-        grpc: grpc ? `${grpc.host}:${grpc.port}` : null,
-        watch: Boolean(opts.watch),
-        ...(pollMs !== undefined ? { poll_interval_ms: pollMs } : {}),
-      });
-      await stopped;
-      await served.close(grace);
-      log({ level: "info", msg: "stopped" });
+      await runServe(await serveRequest(args, opts), opts);
     });
+}
+
+/** What `serve`'s arguments and flags ask for, checked in the order the command always checked them. */
+type ServeRequest = Awaited<ReturnType<typeof serveRequest>>;
+
+async function serveRequest(args: string[], opts: ServeOpts) {
+  const catalogs = args.map(A.parseServeCatalogArg);
+  let pollMs: number | undefined;
+  if (opts.pollInterval !== undefined) {
+    const d = parseGoDuration(opts.pollInterval);
+    if (typeof d === "string" || !(d > 0))
+      throw new OpcatError(
+        "USAGE_SERVE",
+        `invalid --poll-interval ${JSON.stringify(opts.pollInterval)}: ` +
+          `${typeof d === "string" ? d : "must be positive"}`,
+        { kind: "usage" },
+      );
+    if (!catalogs.some((c) => c.image))
+      throw new OpcatError("USAGE_SERVE", "--poll-interval applies to catalog images, and none was given", {
+        kind: "usage",
+      });
+    pollMs = d;
+  }
+  const pull = catalogs.some((c) => c.image) ? { ...(await imageAccessFrom(opts)), onProgress: undefined } : undefined;
+  if (opts.ui === true && opts.http === false)
+    throw new OpcatError("USAGE_SERVE", "--ui needs the HTTP server: drop --no-http", { kind: "usage" });
+  if ((opts.kubeconfig !== undefined || opts.context !== undefined) && (opts.ui === false || opts.http === false)) {
+    throw new OpcatError(
+      "USAGE_SERVE",
+      "--kubeconfig and --context are for the web UI's cluster pages: drop --no-ui/--no-http",
+      { kind: "usage" },
+    );
+  }
+  if (opts.context !== undefined && opts.kubeconfig === undefined)
+    throw new OpcatError("USAGE_SERVE", "--context needs --kubeconfig", { kind: "usage" });
+  if (opts.kubeconfig !== undefined && !existsSync(opts.kubeconfig))
+    throw new OpcatError("USAGE_SERVE", `--kubeconfig ${JSON.stringify(opts.kubeconfig)}: no such file`, {
+      kind: "usage",
+    });
+  const cluster =
+    opts.kubeconfig !== undefined
+      ? {
+          kubeconfig: opts.kubeconfig,
+          context: opts.context,
+          pull: { ...(await imageAccessFrom(opts)), onProgress: undefined },
+        }
+      : undefined;
+  if (opts.http === false && opts.grpc === false)
+    throw new OpcatError("USAGE_SERVE", "nothing to serve: both --no-http and --no-grpc were given", {
+      kind: "usage",
+    });
+  const httpAddr = opts.http === false ? undefined : parseListenAddress(opts.http, "--http");
+  if (opts.port !== undefined) {
+    if (!/^\d+$/.test(opts.port) || Number(opts.port) > 65535)
+      throw new OpcatError("USAGE_SERVE", `invalid --port ${JSON.stringify(opts.port)}: expected a port number`, {
+        kind: "usage",
+      });
+    if (opts.grpc === false)
+      throw new OpcatError("USAGE_SERVE", "--port (gRPC) and --no-grpc exclude each other", {
+        kind: "usage",
+      });
+    // opm listens on ":<port>", every interface; say so, since opcat's own default is loopback only
+    opts.grpc = `0.0.0.0:${opts.port}`;
+    log({
+      level: "info",
+      msg: "gRPC on all interfaces as opm's -p asks; use --grpc 127.0.0.1:<port> for loopback only",
+      port: Number(opts.port),
+    });
+  }
+  const grpcAddr = opts.grpc === false ? undefined : parseListenAddress(opts.grpc, "--grpc");
+  const priorities = (await import("../action/resolve.js")).parsePriorities(opts.priority ?? []);
+  for (const n of priorities.keys()) {
+    if (!catalogs.some((c) => c.name === n))
+      throw new OpcatError("USAGE_PRIORITY", `--priority names catalog ${JSON.stringify(n)}, which is not served`, {
+        kind: "usage",
+      });
+  }
+  const maxRequestBytes = Number(opts.maxRequestBytes);
+  if (!Number.isSafeInteger(maxRequestBytes) || maxRequestBytes < 1)
+    throw new OpcatError(
+      "USAGE_SERVE",
+      `invalid --max-request-bytes ${JSON.stringify(opts.maxRequestBytes)}: expected a positive integer`,
+      { kind: "usage" },
+    );
+  const budgetMs = parseGoDuration(opts.resolverBudget);
+  if (typeof budgetMs === "string" || !(budgetMs > 0))
+    throw new OpcatError(
+      "USAGE_SERVE",
+      `invalid --resolver-budget ${JSON.stringify(opts.resolverBudget)}: ` +
+        `${typeof budgetMs === "string" ? budgetMs : "must be positive"}`,
+      { kind: "usage" },
+    );
+  const grace = Number(opts.shutdownGrace) * 1000;
+  if (!(grace >= 0))
+    throw new OpcatError("USAGE_SERVE", `invalid --shutdown-grace ${JSON.stringify(opts.shutdownGrace)}`, {
+      kind: "usage",
+    });
+  if (opts.grpcCatalog !== undefined && !catalogs.some((c) => c.name === opts.grpcCatalog)) {
+    throw new OpcatError(
+      "USAGE_SERVE",
+      `--grpc-catalog ${JSON.stringify(opts.grpcCatalog)} is not one of the served catalogs`,
+      { kind: "usage" },
+    );
+  }
+
+  if (opts.cacheEnforceIntegrity && opts.cacheDir === undefined)
+    throw new OpcatError("USAGE_SERVE", "--cache-dir must be specified with --cache-enforce-integrity", {
+      kind: "usage",
+    });
+  const cache =
+    opts.cacheDir !== undefined
+      ? { dir: opts.cacheDir, enforceIntegrity: opts.cacheEnforceIntegrity === true }
+      : undefined;
+  return { catalogs, pollMs, pull, cluster, httpAddr, grpcAddr, priorities, maxRequestBytes, budgetMs, grace, cache };
+}
+
+/** Serves what `r` asks for (or, with --cache-only, builds the serve cache) until SIGINT or SIGTERM. */
+async function runServe(r: ServeRequest, opts: ServeOpts): Promise<void> {
+  const { catalogs, pollMs, pull, cluster, httpAddr, grpcAddr, priorities, maxRequestBytes, budgetMs, grace, cache } =
+    r;
+  const loading = { catalogs, pull, pollIntervalMs: pollMs, watch: opts.watch, cache, onEvent: reportServeEvent };
+  if (opts.cacheOnly) {
+    // like opm: the serve cache (with --cache-dir: one index per catalog) is built, then exit
+    const built = await A.buildServeCacheAction({ ...loading, checkMetaKeys: grpcAddr !== undefined });
+    log({
+      level: "info",
+      msg:
+        cache === undefined
+          ? "--cache-only: the catalogs load and are valid; without --cache-dir no serve index is kept"
+          : "--cache-only: the catalogs load and are valid; serve indexes are up to date",
+      catalogs: built.catalogs,
+      ...(cache !== undefined ? { cache_dir: cache.dir } : {}),
+    });
+    return;
+  }
+  const served = await A.startServeAction({
+    ...loading,
+    http: httpAddr,
+    grpc: grpcAddr,
+    grpcCatalog: opts.grpcCatalog,
+    accessLog: opts.accessLog ? (line: string) => void process.stderr.write(line + "\n") : undefined,
+    errorLog: (entry) => log({ ...entry }),
+    resolver: opts.resolverApi ? { priorities, maxRequestBytes, budgetMs } : false,
+    ui: opts.ui === false ? false : { maxRequestBytes, cluster },
+  });
+  // Listening for signals before saying "serving": whoever waits for that line may send one at once.
+  const stopped = new Promise<void>((resolve) => {
+    const stop = (sig: string): void => {
+      log({ level: "info", msg: "shutting down", signal: sig });
+      resolve();
+    };
+    process.once("SIGINT", () => stop("SIGINT"));
+    process.once("SIGTERM", () => stop("SIGTERM"));
+  });
+  const http = served.addresses.http;
+  const grpc = served.addresses.grpc;
+  log({
+    level: "info",
+    msg: "serving",
+    catalogs: served.catalogs,
+    http: http ? `http://${http.address}:${http.port}/catalogs/<name>/api/v1/all` : null,
+    ui:
+      http && opts.ui !== false
+        ? `http://${http.address.includes(":") ? `[${http.address}]` : http.address}:${http.port}/`
+        : null,
+    resolver_api: http && opts.resolverApi ? `http://${http.address}:${http.port}/api/v1/{query,resolve}` : null,
+    grpc: grpc ? `${grpc.host}:${grpc.port}` : null,
+    watch: Boolean(opts.watch),
+    ...(pollMs !== undefined ? { poll_interval_ms: pollMs } : {}),
+  });
+  await stopped;
+  await served.close(grace);
+  log({ level: "info", msg: "stopped" });
 }

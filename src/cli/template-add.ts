@@ -4,7 +4,7 @@
  * src/action/template.ts (addBundleAction), which composes the bundle source for src/template/addbundle.
  */
 import { type Command, Option } from "commander";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import type * as ALib from "../action/template.js";
 import type { AddBundleOutcome, AddBundlePlan, ReleaseConfigReport } from "../template/addbundle/addbundle.js";
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";

@@ -3,7 +3,7 @@
  * `opm alpha convert-template basic`) or as a graph template, either of which renders back to it.
  */
 import { type Command, Option } from "commander";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import type { ConvertTarget } from "../template/convert.js";
 
 const TARGETS = ["basic", "graph"];

@@ -7,14 +7,11 @@
 import { type Command, Option } from "commander";
 import type * as ALib from "../action/template.js";
 import type { TemplateProgress } from "../action/template.js";
-import { OpcatError, problem } from "../fbc/errors.js";
-import type * as MLib from "../fbc/mermaid.js";
+import { OpcatError, problem } from "../errors/index.js";
 import { migrationHelpText, validateMigrationLevel } from "../fbc/migrations.js";
 import type { DeclarativeConfig } from "../fbc/types.js";
-import type * as WLib from "../fbc/write.js";
 import { goQuote } from "../gojson/fmt.js";
 import type { SemverSkips } from "../template/index.js";
-import type * as TLib from "../template/index.js";
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
 import { formatBytes, Progress } from "./output.js";
 import { registerConvertCommand } from "./template-convert.js";
@@ -23,9 +20,7 @@ import { loadOnAction } from "./lazy.js";
 
 // Loaded when a template render runs (see loadOnAction below).
 let A: typeof ALib;
-let M: typeof MLib;
-let W: typeof WLib;
-let T: typeof TLib;
+let T: ALib.TemplateFlagValues;
 
 const OUTPUTS = ["json", "yaml", "mermaid"];
 
@@ -98,7 +93,7 @@ async function runRender(args: string[], opts: RenderOpts): Promise<void> {
   let type: string | undefined;
   let file = "-";
   if (args.length === 1) {
-    if (T.ALL_TEMPLATE_TYPES.includes(args[0])) type = args[0];
+    if (T.allTypes.includes(args[0])) type = args[0];
     else file = args[0];
   } else if (args.length === 2) {
     [type, file] = args;
@@ -107,10 +102,10 @@ async function runRender(args: string[], opts: RenderOpts): Promise<void> {
       kind: "usage",
     });
   }
-  if (type !== undefined && !T.ALL_TEMPLATE_TYPES.includes(type)) {
+  if (type !== undefined && !T.allTypes.includes(type)) {
     // opm's text (its types); opcat's own types are named in a hint.
-    const message = `invalid template type ${goQuote(type)}, must be one of: [${T.TEMPLATE_TYPES.join(" ")}]`;
-    const others = [...T.ALL_TEMPLATE_TYPES.filter((t) => !T.TEMPLATE_TYPES.includes(t)), COMPOSITE];
+    const message = `invalid template type ${goQuote(type)}, must be one of: [${T.types.join(" ")}]`;
+    const others = [...T.allTypes.filter((t) => !T.types.includes(t)), COMPOSITE];
     const hint = `opcat also renders: ${others.join(", ")}`;
     throw new OpcatError("TEMPLATE_TYPE", message, {
       kind: "usage",
@@ -136,13 +131,9 @@ async function runRender(args: string[], opts: RenderOpts): Promise<void> {
   } finally {
     progress.done();
   }
-  if (opts.output === "mermaid") {
-    const { text: graph, warnings } = M.renderMermaid(cfg, { drawV0Semantics: true });
-    for (const w of warnings) process.stderr.write(w.endsWith("\n") ? w : w + "\n");
-    process.stdout.write(graph);
-    return;
-  }
-  await W.writeCatalog(cfg, opts.output as "json" | "yaml", process.stdout);
+  await A.writeRenderedCatalog(cfg, opts.output as "json" | "yaml" | "mermaid", process.stdout, (w) =>
+    process.stderr.write(w.endsWith("\n") ? w : w + "\n"),
+  );
 }
 
 function parseBool(v: string): boolean {
@@ -253,10 +244,10 @@ check it with \`opcat validate\`.`,
         throw new OpcatError("USAGE_FLAGS", "--reuse-tags needs --reuse", { kind: "usage" });
       if (opts.offline && opts.reuse === undefined)
         throw new OpcatError("USAGE_FLAGS", "--offline needs --reuse", { kind: "usage" });
-      if (!(T.SEMVER_SKIPS as readonly string[]).includes(opts.semverSkips ?? "cumulative"))
+      if (!(T.semverSkips as readonly string[]).includes(opts.semverSkips ?? "cumulative"))
         throw new OpcatError(
           "USAGE_FLAGS",
-          `invalid --semver-skips value ${JSON.stringify(opts.semverSkips)}, expected (${T.SEMVER_SKIPS.join("|")})`,
+          `invalid --semver-skips value ${JSON.stringify(opts.semverSkips)}, expected (${T.semverSkips.join("|")})`,
           { kind: "usage" },
         );
       await runRender(args, opts);
@@ -275,11 +266,7 @@ export function registerTemplateCommands(program: Command): void {
   registerAddBundleCommand(tmpl);
   const alias = addRenderCommand(program.command("render-template").alias("render-veneer"));
   loadOnAction([render, alias], async () => {
-    [A, M, W, T] = await Promise.all([
-      import("../action/template.js"),
-      import("../fbc/mermaid.js"),
-      import("../fbc/write.js"),
-      import("../template/index.js"),
-    ]);
+    A = await import("../action/template.js");
+    T = await A.templateFlagValues();
   });
 }

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
-import { OpcatError } from "./errors.js";
+import { OpcatError } from "../errors/index.js";
 import { detectMimeType, initPackage, isImage } from "./init.js";
 import { emptyConfig } from "./types.js";
 import { formatCatalog } from "./write.js";

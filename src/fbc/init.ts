@@ -4,7 +4,7 @@
  * SVG matcher (github.com/h2non/go-is-svg) that opm's alpha/model registers in front of all others.
  */
 import { goQuote } from "../gojson/fmt.js";
-import { OpcatError } from "./errors.js";
+import { OpcatError } from "../errors/index.js";
 import { SCHEMA_PACKAGE, type Package } from "./types.js";
 
 export interface InitOptions {

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
-import { OpcatError } from "./errors.js";
+import { OpcatError } from "../errors/index.js";
 import { csvDisplayName, listBundles, listChannels, listPackages, tabwriterFormat } from "./list.js";
 import { loadCatalog, loadText } from "./load.js";
 import type { Model } from "./model.js";

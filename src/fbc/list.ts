@@ -6,7 +6,7 @@
 import { goQuote } from "../gojson/fmt.js";
 import { foldFieldName, goFoldEqual } from "../gojson/unicode.js";
 import { SemverError, tryParsePRVersion, tryParseTolerant } from "../semver/index.js";
-import { OpcatError } from "./errors.js";
+import { OpcatError } from "../errors/index.js";
 import {
   byteCompare,
   channelHead,

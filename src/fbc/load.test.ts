@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { listCatalogFiles, loadCatalog, loadText } from "./load.js";
-import { OpcatError } from "./errors.js";
+import { OpcatError } from "../errors/index.js";
 
 const pkg = (name: string) => `{"schema":"olm.package","name":"${name}","defaultChannel":"stable"}`;
 

@@ -21,7 +21,7 @@ import {
   decodeDeprecation,
   decodePackage,
 } from "./decode.js";
-import { OpcatError, problem, type Problem } from "./errors.js";
+import { OpcatError, problem, type Problem } from "../errors/index.js";
 import { openInputSync, readInputStream, readInputTextSync, refuseSpecial, type ReadOptions } from "./readfile.js";
 import { isOpcatTemp } from "./tempname.js";
 import { RawJson } from "./rawjson.js";

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
-import { OpcatError } from "./errors.js";
+import { OpcatError } from "../errors/index.js";
 import { loadText } from "./load.js";
 import { goSortSlice, renderMermaid } from "./mermaid.js";
 import { generateMermaidCases } from "./testdata/mermaid/cases.js";

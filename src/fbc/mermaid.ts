@@ -7,7 +7,7 @@ import { compareUtf8 } from "../gojson/encode.js";
 import { goSortSlice } from "../gojson/sort.js";
 import { goQuote } from "../gojson/fmt.js";
 import { SemverError, SemverPanic, tryParseRange, tryParseVersion, Version, type Range } from "../semver/index.js";
-import { OpcatError } from "./errors.js";
+import { OpcatError } from "../errors/index.js";
 import { parseProperties, PropertyParseError, PROPERTY_PACKAGE } from "./properties.js";
 import {
   SCHEMA_BUNDLE,

@@ -4,7 +4,7 @@ import path from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
-import { OpcatError } from "./errors.js";
+import { OpcatError } from "../errors/index.js";
 import { loadCatalog } from "./load.js";
 import { csvMetadataFromCsv, migrate, MIGRATION_LEVELS, migrationHelpText, validateMigrationLevel } from "./migrate.js";
 import { bundleCsvJson } from "./objects.js";

@@ -14,7 +14,7 @@
 import { compareUtf8, quoteGoString } from "../gojson/encode.js";
 import { findJsonValueEnd } from "../gojson/scan.js";
 import { SemverError, tryParsePRVersion, tryParseTolerant } from "../semver/index.js";
-import { OpcatError } from "./errors.js";
+import { OpcatError } from "../errors/index.js";
 import { bundleCsvJson, invalidateBundleObjects } from "./objects.js";
 import { PROPERTY_BUNDLE_OBJECT, PROPERTY_CSV_METADATA } from "./properties.js";
 import { MIGRATION_LEVELS, validateMigrationLevel, type MigrationLevel } from "./migrations.js";

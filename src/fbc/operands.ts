@@ -1,5 +1,5 @@
 /**
- * Operand versioning (seed 004): the catalog schemas `olm.operand` and `olm.relatedimages`, and the
+ * Operand versioning (docs/operands.md): the catalog schemas `olm.operand` and `olm.relatedimages`, and the
  * bundle properties `olm.operand.supported`, `olm.operand.required` and `olm.relatedImageBundle`,
  * as typed values with strict decoding.
  *
@@ -19,7 +19,7 @@
  * ```
  */
 import { goQuote } from "../gojson/fmt.js";
-import { problem, type Problem } from "./errors.js";
+import { problem, type Problem } from "../errors/index.js";
 import {
   PROPERTY_OPERAND_REQUIRED,
   PROPERTY_OPERAND_SUPPORTED,
@@ -33,7 +33,7 @@ import { SemverError, SemverPanic, tryParseRange, tryParseVersion, type Range, t
 export const SCHEMA_OPERAND = "olm.operand";
 export const SCHEMA_RELATED_IMAGES = "olm.relatedimages";
 
-/** The seed 004 property types that take part in resolution. */
+/** The operand property types that take part in resolution. */
 export const OPERAND_PROPERTY_TYPES: readonly string[] = [
   PROPERTY_OPERAND_SUPPORTED,
   PROPERTY_OPERAND_REQUIRED,
@@ -59,7 +59,7 @@ export interface OperandBlob {
   loc?: Location;
 }
 
-/** A decoded seed 004 bundle property with its parsed range. */
+/** A decoded operand bundle property with its parsed range. */
 export interface OperandReference extends OperandReferenceProperty {
   type: string;
   range: Range;
@@ -236,7 +236,7 @@ function propWhere(b: Pick<Bundle, "package" | "name">, i: number, type: string)
 }
 
 /**
- * Decodes one seed 004 property value: exactly `{name, version}`, a non-empty name and a blang
+ * Decodes one operand property value: exactly `{name, version}`, a non-empty name and a blang
  * range (an exact version is the range `=version`). The reference or the finding.
  */
 export function decodeOperandReference(p: Property): OperandReference | Finding {
@@ -272,7 +272,7 @@ export function decodeOperandReference(p: Property): OperandReference | Finding 
 
 const OPERAND_PROPERTY_TYPE_SET: ReadonlySet<string> = new Set(OPERAND_PROPERTY_TYPES);
 
-/** The decoded seed 004 properties of a bundle; undecodable ones are left out (validation reports them). */
+/** The decoded operand properties of a bundle; undecodable ones are left out (validation reports them). */
 export function operandReferencesOf(props: readonly Property[]): OperandReference[] {
   const out: OperandReference[] = [];
   for (const p of props) {
@@ -284,9 +284,9 @@ export function operandReferencesOf(props: readonly Property[]): OperandReferenc
 }
 
 /**
- * The opcat extension checks of a catalog's seed 004 content: every `olm.operand` and
+ * The opcat extension checks of a catalog's operand content: every `olm.operand` and
  * `olm.relatedimages` blob (strict decoding, one entry per schema, package, name and version) and
- * every seed 004 property of every bundle. Problems carry the blob's location.
+ * every operand property of every bundle. Problems carry the blob's location.
  */
 export function operandProblems(others: readonly Meta[], bundles: readonly Bundle[]): Problem[] {
   const out: Problem[] = [];

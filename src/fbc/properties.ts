@@ -16,7 +16,7 @@ export const PROPERTY_BUNDLE_OBJECT = "olm.bundle.object";
 export const PROPERTY_CSV_METADATA = "olm.csv.metadata";
 export const PROPERTY_CONSTRAINT = "olm.constraint";
 export const PROPERTY_CHANNEL = "olm.channel";
-/** Seed 004 (operand versioning, an opcat extension; opm keeps these as unknown properties). */
+/** Operand versioning (docs/operands.md, an opcat extension; opm keeps these as unknown properties). */
 export const PROPERTY_OPERAND_SUPPORTED = "olm.operand.supported";
 export const PROPERTY_OPERAND_REQUIRED = "olm.operand.required";
 export const PROPERTY_RELATED_IMAGE_BUNDLE = "olm.relatedImageBundle";
@@ -38,7 +38,7 @@ export interface GVKProperty {
 
 /**
  * The value of `olm.operand.supported`, `olm.operand.required` and `olm.relatedImageBundle`
- * (seed 004): an operand or related-image entry name and a blang version range. Decoded and
+ * (docs/operands.md): an operand or related-image entry name and a blang version range. Decoded and
  * checked by src/fbc/operands.ts; {@link parseProperties} keeps these in `others`, as opm does.
  */
 export interface OperandReferenceProperty {

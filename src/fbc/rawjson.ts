@@ -6,7 +6,7 @@
  * are never written out.
  */
 import { encodeSortedCompact } from "../gojson/encode.js";
-import type { JsonValue } from "./types.js";
+import type { JsonValue } from "../gojson/value.js";
 
 export class RawJson {
   #text: string | undefined;

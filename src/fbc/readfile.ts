@@ -6,7 +6,7 @@
  */
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
 import { open } from "node:fs/promises";
-import { OpcatError } from "./errors.js";
+import { OpcatError } from "../errors/index.js";
 
 /** The budget of one input file: JavaScript strings end near 512 Mi characters; real inputs are far smaller. */
 export const MAX_FILE_BYTES = 256 * (1 << 20);

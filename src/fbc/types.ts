@@ -15,15 +15,10 @@ import type { JsonObject, JsonValue } from "../gojson/value.js";
 
 export type { JsonObject, JsonValue };
 
-/** Where a blob came from. */
-export interface Location {
-  /** Path of the file relative to the catalog root (slash-separated), or `-` for standard input. */
-  readonly file: string;
-  /** 1-based line of the first line of the blob (the start of its YAML document or JSON object). */
-  readonly line: number;
-  /** 0-based position of the blob in its file's stream of blobs. */
-  readonly index: number;
-}
+/** Where a blob came from (declared in the leaf src/errors, with the problems that point at it). */
+import type { Location } from "../errors/index.js";
+
+export type { Location };
 
 /** A bundle, package or channel property: `{type, value}` with the value kept as raw JSON like opm does. */
 export interface Property {

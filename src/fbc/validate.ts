@@ -14,7 +14,7 @@ import {
   tryParseVersion,
   type PRVersion,
 } from "../semver/index.js";
-import { compareProblems, problem, type Problem } from "./errors.js";
+import { compareProblems, problem, type Problem } from "../errors/index.js";
 import {
   byteCompare,
   channelHead,
@@ -88,14 +88,14 @@ const NONE = Object.freeze([]) as unknown as never[];
 
 /**
  * Validates a loaded catalog: {@link convertToModel}, then {@link validateModel} on the model, then
- * opcat's checks of seed 004's operand blobs and properties. Never throws for bad content.
+ * opcat's checks of the operand blobs (docs/operands.md) and properties. Never throws for bad content.
  */
 export function validateCatalog(cfg: DeclarativeConfig): ValidationResult {
   const problems: Problem[] = [];
   const add = adder(problems);
   const conversion = convert(cfg, add);
   checkModel(conversion.model, add, conversion.rejectedDefaultChannels, conversion.rejectedChannelPackages);
-  // opcat extension (seed 004, docs/operands.md): olm.operand / olm.relatedimages blobs and the
+  // opcat extension (docs/operands.md): olm.operand / olm.relatedimages blobs and the
   // olm.operand.* / olm.relatedImageBundle bundle properties; opm does not look inside them.
   problems.push(...operandProblems(cfg.others, cfg.bundles));
   problems.sort(compareProblems);

@@ -5,11 +5,14 @@
  * four spaces; YAML is each object's JSON converted by go-yaml v2, each prefixed with `---`.
  */
 import { goQuote } from "../gojson/fmt.js";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
-import { basename, dirname, join, relative, resolve } from "node:path";
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
 import { compareUtf8, indentCompactJson, quoteGoString } from "../gojson/encode.js";
 import { toGoYaml } from "../yaml/index.js";
-import { OpcatError } from "./errors.js";
+import { OpcatError } from "../errors/index.js";
+import { writeDirectoryAtomic } from "./writeall.js";
+
+export { writeDirectoryAtomic };
 import type {
   Bundle,
   Channel,
@@ -223,29 +226,6 @@ export function writeCatalogDirectory(cfg: DeclarativeConfig, dir: string, forma
   return writeDirectoryAtomic(dir, (tmp) =>
     writeCatalogFiles(cfg, tmp, format).map((f) => join(dir, relative(tmp, f))),
   );
-}
-
-/**
- * Fills a temporary sibling of `dir` with `fill` and renames it into place: a failed run (a full
- * disk) leaves the old state (nothing, or the empty directory `dir`), never partial files. Errors
- * name the path the user asked for, not the temporary one.
- */
-export function writeDirectoryAtomic<T>(dir: string, fill: (tmp: string) => T): T {
-  const parent = dirname(resolve(dir));
-  mkdirSync(parent, { recursive: true });
-  const tmp = mkdtempSync(join(parent, `.${basename(resolve(dir))}.tmp-`));
-  try {
-    const out = fill(tmp);
-    if (existsSync(dir)) rmdirSync(dir); // empty (checked by the caller): rename cannot replace a non-empty one
-    renameSync(tmp, dir);
-    return out;
-  } catch (e) {
-    rmSync(tmp, { recursive: true, force: true });
-    const err = e as NodeJS.ErrnoException;
-    if (typeof err.path === "string") err.path = join(dir, relative(tmp, err.path));
-    else if (err.syscall === "write") err.path = dir;
-    throw e;
-  }
 }
 
 function writeCatalogFiles(cfg: DeclarativeConfig, dir: string, format: OutputFormat): string[] {

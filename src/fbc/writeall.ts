@@ -1,9 +1,12 @@
 /**
  * Writing every byte or failing: `fs.writeSync` returns how much it wrote, and on a nearly full disk
  * that is less than asked (the next write fails with ENOSPC). A writer that ignores the count leaves
- * a truncated file and reports success; this one writes the rest, so the failure surfaces.
+ * a truncated file and reports success; this one writes the rest, so the failure surfaces. And a
+ * directory written whole or not at all (`writeDirectoryAtomic`). Imports only node: built-ins, so
+ * that src/image writes image layouts without loading the catalog writers.
  */
-import { writeSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, renameSync, rmdirSync, rmSync, writeSync } from "node:fs";
+import { basename, dirname, join, relative, resolve } from "node:path";
 
 /** Writes all of `data` to `fd` at its current position; throws the system's error (ENOSPC, EIO…). */
 export function writeAllSync(fd: number, data: string | Uint8Array): void {
@@ -18,5 +21,28 @@ export function writeAllSync(fd: number, data: string | Uint8Array): void {
       throw e;
     }
     off += n;
+  }
+}
+
+/**
+ * Fills a temporary sibling of `dir` with `fill` and renames it into place: a failed run (a full
+ * disk) leaves the old state (nothing, or the empty directory `dir`), never partial files. Errors
+ * name the path the user asked for, not the temporary one.
+ */
+export function writeDirectoryAtomic<T>(dir: string, fill: (tmp: string) => T): T {
+  const parent = dirname(resolve(dir));
+  mkdirSync(parent, { recursive: true });
+  const tmp = mkdtempSync(join(parent, `.${basename(resolve(dir))}.tmp-`));
+  try {
+    const out = fill(tmp);
+    if (existsSync(dir)) rmdirSync(dir); // empty (checked by the caller): rename cannot replace a non-empty one
+    renameSync(tmp, dir);
+    return out;
+  } catch (e) {
+    rmSync(tmp, { recursive: true, force: true });
+    const err = e as NodeJS.ErrnoException;
+    if (typeof err.path === "string") err.path = join(dir, relative(tmp, err.path));
+    else if (err.syscall === "write") err.path = dir;
+    throw e;
   }
 }

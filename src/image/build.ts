@@ -7,9 +7,9 @@
 import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync, constants as zc } from "node:zlib";
-import { readBundleDirectory } from "../bundle/index.js";
-import { OpcatError } from "../fbc/errors.js";
-import { writeDirectoryAtomic } from "../fbc/write.js";
+import { readBundleDirectory } from "../bundle/read.js";
+import { OpcatError } from "../errors/index.js";
+import { writeDirectoryAtomic } from "../fbc/writeall.js";
 import { parseGoYamlDocument } from "../yaml/index.js";
 import { ImageError, sha256Digest } from "./errors.js";
 import {
@@ -25,7 +25,7 @@ import {
 } from "./manifest.js";
 import { parseNormalizedNamed, ImageReferenceError } from "./reference.js";
 import { RegistryClient, type RegistryOptions } from "./registry.js";
-import { LABEL_CONFIGS } from "./render.js";
+import { LABEL_CONFIGS } from "./labels.js";
 import { BlobStore, parseLayoutRef, tagInLayout } from "./store.js";
 import { getImage, type PullOptions, type PullProgress } from "./pull.js";
 import { writeTar, type TarInput } from "./tar.js";

@@ -3,7 +3,7 @@
  * `IMAGE_*` code and kind "io" unless said otherwise.
  */
 import { createHash, type Hash } from "node:crypto";
-import { type ErrorKind, OpcatError } from "../fbc/errors.js";
+import { type ErrorKind, OpcatError } from "../errors/index.js";
 
 /** An image problem (pull, push, unpack, layout, registry): `code` is stable, `message` says what and where. */
 export class ImageError extends OpcatError {

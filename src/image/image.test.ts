@@ -28,8 +28,9 @@ import { BlobStore, parseLayoutRef } from "./store.js";
 import { generateDockerfile, parseExtraLabels } from "./dockerfile.js";
 import { buildBundleImage, buildCatalogImage, writeToLayout } from "./build.js";
 import { openLayoutImage, unpackImage } from "./pull.js";
-import { classifyImage, resolveRenderRef } from "./render.js";
-import { parseCatalogBuildConfig } from "./config.js";
+import { parseCatalogBuildConfig } from "../action/buildconfig.js";
+import { resolveRenderRef } from "../action/reference.js";
+import { classifyImage } from "./classify.js";
 import { ImageError, sha256Digest } from "./errors.js";
 
 const here = new URL(".", import.meta.url).pathname;

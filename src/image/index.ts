@@ -43,17 +43,17 @@ export {
   type PullProgress,
   type PulledImage,
 } from "./pull.js";
+export { LABEL_BUNDLE_PACKAGE, LABEL_CONFIGS, LABEL_DATABASE } from "./labels.js";
+export { classifyImage } from "./classify.js";
+// The public entry keeps what moved to src/action (opening references, the catalog recipe): the
+// package's `opcat/image` API is unchanged; no module of src/image imports them.
 export {
-  LABEL_BUNDLE_PACKAGE,
-  LABEL_CONFIGS,
-  LABEL_DATABASE,
-  classifyImage,
   renderReference,
   resolveRenderRef,
   type RenderRefKind,
   type ResolvedRenderRef,
   type ResolveRenderRefOptions,
-} from "./render.js";
+} from "../action/reference.js";
 export {
   assembleImage,
   buildBundleImage,
@@ -76,4 +76,4 @@ export {
   type BuildFromConfigOptions,
   type BuildFromConfigResult,
   type CatalogBuildConfig,
-} from "./config.js";
+} from "../action/buildconfig.js";

@@ -28,7 +28,7 @@ export interface NamedCatalog {
   priority?: number;
   /**
    * The catalog's blobs of other schemas (`DeclarativeConfig.others`): its `olm.operand` and
-   * `olm.relatedimages` blobs become operand entries (seed 004); other schemas are ignored.
+   * `olm.relatedimages` blobs become operand entries (docs/operands.md); other schemas are ignored.
    */
   others?: readonly Meta[];
 }
@@ -177,7 +177,7 @@ export class CatalogSet {
   readonly #channelOrders = new Map<string, Entity[]>();
   readonly #defaultChannel = new Map<string, string>();
   readonly #byId = new Map<string, Entity>();
-  /** Operand and related-image entries (seed 004) of every catalog, in catalog order. */
+  /** Operand and related-image entries (docs/operands.md) of every catalog, in catalog order. */
   readonly operandEntries: OperandEntry[] = [];
   readonly #entriesByName = new Map<string, OperandEntry[]>();
   readonly #supporters = new Map<string, Entity[]>();
@@ -470,7 +470,7 @@ export function tolerant(s: string): Version | undefined {
   return v instanceof SemverError ? undefined : v;
 }
 
-/** A bundle's seed 004 properties, decoded (undecodable ones left out; validation reports them). */
+/** A bundle's operand properties (docs/operands.md), decoded (undecodable ones left out; validation reports them). */
 export interface OperandRefs {
   /** `olm.operand.supported`: operand versions the operator can manage. */
   readonly supported: readonly OperandReference[];

@@ -1,5 +1,5 @@
 /**
- * Dependency resolution over File-Based Catalogs (seed 002's Deppy): catalogs with priorities,
+ * Dependency resolution over File-Based Catalogs (Deppy's, docs/cluster.md): catalogs with priorities,
  * Inputs and InputClasses, installed operators and a described cluster → a resolveset.
  */
 export {

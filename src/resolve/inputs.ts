@@ -1,6 +1,6 @@
 /**
- * Resolver inputs in the shapes of the Deppy strawman (seed 002): `Input` (constraints
- * `olm.catalog`, `olm.packageVersion`, `olm.name`, `olm.cel`, `olm.rego`, and seed 004's
+ * Resolver inputs in the shapes of the Deppy strawman (docs/cluster.md): `Input` (constraints
+ * `olm.catalog`, `olm.packageVersion`, `olm.name`, `olm.cel`, `olm.rego`, and docs/operands.md's
  * `olm.operand` `{name, version?}`: an operand version the Input's operator must manage), `InputClass`
  * (`force`, `generateInputsForDependencies`, `dryRun`, `trace`, class constraints), the porcelain
  * `Operator`, and the installed operators and cluster description.
@@ -59,7 +59,7 @@ export interface InstalledOperator {
   /** Keep it up to date even without an Input (an Input generated for a dependency). */
   subscribed?: boolean;
   /**
-   * The installed bundle's properties as the cluster records them (seed 002: the `olm.properties`
+   * The installed bundle's properties as the cluster records them (docs/cluster.md: the `olm.properties`
    * annotation of its Bundle, which a user may edit). When given they replace the catalog's
    * properties of that bundle: what it provides and requires is read from them.
    */

@@ -1,5 +1,5 @@
 /**
- * Operand versioning (seed 004) as the resolver sees it: the `olm.operand` / `olm.relatedimages`
+ * Operand versioning (docs/operands.md) as the resolver sees it: the `olm.operand` / `olm.relatedimages`
  * entries of a catalog as SAT candidates. Decoding and validation of the blobs and of the bundle
  * properties live in the FBC core (src/fbc/operands.ts) and are re-exported here.
  */

@@ -1,5 +1,5 @@
 /**
- * Resolver queries (seed 002's "Queries": a constraint or a CEL rule → matching catalog bundles)
+ * Resolver queries (the resolver API's queries, docs/cluster.md: a constraint or a CEL rule → matching catalog bundles)
  * and the image list a resolveset or catalog needs.
  */
 import { parseConstraint } from "../fbc/constraint.js";
@@ -50,7 +50,7 @@ export interface ImageUse {
   image: string;
   /**
    * Each use: a bundle's image (`name` is `bundle`) or related image (`name` is the related
-   * image's name), or an image of an operand / related-image entry (seed 004: `schema` and
+   * image's name), or an image of an operand / related-image entry (docs/operands.md: `schema` and
    * `entry` — `<name> <version>` — are set, `bundle` is "" and `package` is the entry's scope).
    */
   uses: { bundle: string; package: string; name: string; schema?: string; entry?: string }[];
@@ -96,7 +96,7 @@ function addEntry(
 
 /**
  * Every image a resolveset needs, sorted by image: its bundles' images and relatedImages, and the
- * images of its operand and related-image entries (seed 004).
+ * images of its operand and related-image entries (docs/operands.md).
  */
 export function resolveSetImages(rs: Pick<ResolveSet, "bundles"> & { operands?: ResolveSet["operands"] }): ImageUse[] {
   const m = new Map<string, ImageUse>();

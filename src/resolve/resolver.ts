@@ -1,8 +1,8 @@
 /**
- * The resolver: Inputs (seed 002) plus installed operators over a {@link CatalogSet}, encoded for
+ * The resolver: Inputs (docs/cluster.md) plus installed operators over a {@link CatalogSet}, encoded for
  * the SAT layer and answered as a resolveset.
  *
- * Encoding (OLM v0's, with seed 002's vocabulary):
+ * Encoding (OLM v0's, with Deppy's vocabulary: docs/cluster.md):
  * - one variable per Input (`input <name>`): mandatory, depends on its candidates in preference
  *   order (catalog priority, default channel, channel head first down the replacement chain; an
  *   installed bundle last, "stay where you are");
@@ -15,7 +15,7 @@
  * - at most one bundle per package and one provider per GVK;
  * - installed packages may only move along upgrade edges (replaces, skips, skipRange) or stay,
  *   unless the Input's class has `force`;
- * - seed 004 (docs/operands.md): one variable per reachable `olm.operand` / `olm.relatedimages`
+ * - operand versioning (docs/operands.md): one variable per reachable `olm.operand` / `olm.relatedimages`
  *   entry; a bundle depends on an entry per `olm.operand.required` / `olm.relatedImageBundle`
  *   (newest first), an operand entry on a bundle that supports it (`olm.operand.supported`), an
  *   Input with `olm.operand` constraints on "input via bundle" variables that tie the operand to
@@ -101,7 +101,7 @@ export interface InstanceStatus {
   catalog: string;
   satisfies: InstanceReference[];
   dependencies: InstanceReference[];
-  /** Operand / related-image entries installed for this instance (seed 004); absent when none. */
+  /** Operand / related-image entries installed for this instance (docs/operands.md); absent when none. */
   operands?: OperandInstanceReference[];
   conditions: Condition[];
 }
@@ -117,7 +117,7 @@ export interface OperandInstanceReference {
 
 /**
  * An operand (`olm.operand`) or related-image (`olm.relatedimages`) entry of the resolveset
- * (seed 004): installed beside the bundles that need it, with its images.
+ * (docs/operands.md): installed beside the bundles that need it, with its images.
  */
 export interface ResolvedOperand {
   schema: OperandEntry["schema"];
@@ -180,7 +180,7 @@ export interface InstalledStatus {
   conditions: Condition[];
 }
 
-/** The answer: seed 002's resolveset with per-Input status. */
+/** The answer: the resolveset (docs/cluster.md) with per-Input status. */
 export interface ResolveSet {
   apiVersion: "deppy.io/v1";
   kind: "ResolveSet";
@@ -189,7 +189,7 @@ export interface ResolveSet {
   /** True when every Input is a dry run (no Instance would be created). */
   dryRun: boolean;
   bundles: ResolvedBundle[];
-  /** Operand and related-image entries chosen (seed 004), by schema, name and version. */
+  /** Operand and related-image entries chosen (docs/operands.md), by schema, name and version. */
   operands: ResolvedOperand[];
   inputs: InputStatus[];
   /** Inputs for dependencies, for classes with `generateInputsForDependencies`. */
@@ -212,7 +212,7 @@ interface Unit {
   failure?: { reason: string; message: string };
   input?: Input;
   force: boolean;
-  /** `olm.operand` input constraints (seed 004). */
+  /** `olm.operand` input constraints (docs/operands.md). */
   operandRequests: OperandRequest[];
   /** With operand requests: per candidate, per request, the entries it may use, preferred first. */
   operandChoices?: Map<Entity, OperandEntry[][]>;
@@ -489,7 +489,7 @@ interface DependencyCandidates {
   cands: Entity[];
 }
 
-/** A required operand or related-image entry (seed 004) and its candidates, preferred first. */
+/** A required operand or related-image entry (docs/operands.md) and its candidates, preferred first. */
 interface RequiredEntryCandidates {
   ref: OperandReference;
   cands: OperandEntry[];
@@ -537,7 +537,7 @@ class Candidates {
     return l;
   }
 
-  /** Seed 004: the entries the bundle requires (`olm.operand.required`, `olm.relatedImageBundle`). */
+  /** Operands (docs/operands.md): the entries the bundle requires (`olm.operand.required`, `olm.relatedImageBundle`) */
   required(e: Entity): RequiredEntryCandidates[] {
     let l = this.reqCands.get(e);
     if (l) return l;
@@ -558,7 +558,7 @@ class Candidates {
     return l;
   }
 
-  /** Seed 004: the bundles that may manage an `olm.operand` entry (`olm.operand.supported`). */
+  /** Operands (docs/operands.md): the bundles that may manage an `olm.operand` entry (`olm.operand.supported`). */
   supporters(o: OperandEntry): Entity[] {
     let l = this.supCands.get(o);
     if (l) return l;
@@ -887,7 +887,7 @@ interface Edge {
   meets: JsonValue;
 }
 
-/** Seed 004: an entry required by a bundle or requested by a unit (through its bundle). */
+/** Operands (docs/operands.md): an entry required by a bundle or requested by a unit (through its bundle). */
 interface EntryUse {
   entry: OperandEntry;
   by?: Entity;
@@ -1150,7 +1150,7 @@ function groupDryRun(gUnits: readonly Unit[]): boolean {
   return gUnits.some((u) => u.kind === "input") && gUnits.every((u) => u.kind !== "input" || u.params.dryRun);
 }
 
-/** Seed 004: the operand and related-image entries of the resolveset, by schema, name and version. */
+/** Operands (docs/operands.md): the operand and related-image entries of the resolveset, by schema, name, version. */
 function assembleOperands(
   set: CatalogSet,
   forced: Units["forced"],
@@ -1460,7 +1460,7 @@ function buildInputUnit(
         break;
       }
       case "olm.operand": {
-        // seed 004: {name, version?}: the Input's operator must manage this operand, and an
+        // docs/operands.md: {name, version?}: the Input's operator must manage this operand, and an
         // olm.operand entry in the range is installed with it.
         const o = obj(v);
         const n = o ? sv(o.name) : sv(v);

@@ -5,9 +5,10 @@
  *   GET|HEAD /catalogs/<name>/api/v1/all                       the whole catalog as JSON Lines
  *   GET|HEAD /catalogs/<name>/api/v1/metas?schema=&package=&name=   the matching lines
  *   GET /healthz, GET /readyz
- *   POST /api/v1/query, POST /api/v1/resolve                   seed 002's resolver API (resolveapi.ts;
- *                                                              JSON errors under /api/)
- *   GET /, /assets/*, /ui/api/*                                the web UI when enabled (uiapi.ts)
+ *   anything a mount claims                                   the handlers mounted beside it: `opcat serve`
+ *                                                              mounts the web layer's resolver API (POST
+ *                                                              /api/v1/query, /api/v1/resolve) and UI (GET /,
+ *                                                              /assets/*, /ui/api/*): src/web/mount.ts
  *
  * Same paths, content type (`application/jsonl`), status codes and error bodies as catalogd, Go's
  * conditional-request rules (Last-Modified / If-Modified-Since / If-Unmodified-Since, plus strong
@@ -23,8 +24,6 @@ import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGzip, gzip as gzipCb } from "node:zlib";
-import type { ResolverApi, ResolverApiOptions } from "./resolveapi.js";
-import type { UiHandler, UiOptions } from "./uiapi.js";
 import type { CatalogRevision } from "./revision.js";
 import { dns1123SubdomainErrors, type CatalogStore } from "./store.js";
 
@@ -39,10 +38,16 @@ export interface HttpServeOptions {
   idleTimeoutMs?: number;
   /** Bodies of at least this many bytes are gzip-encoded for clients that accept it. Default 1400. */
   gzipMinSize?: number;
-  /** The resolver API (POST /api/v1/query, /api/v1/resolve): its options, or false to leave it out. Default on. */
-  resolver?: ResolverApiOptions | false;
-  /** The web UI (GET /, /assets/*, /ui/api/*; uiapi.ts): its options, or false/absent to leave it out. */
-  ui?: UiOptions | false;
+  /**
+   * Handlers answered beside the catalog API, tried in order (the serve action mounts the web layer's
+   * resolver API and UI: src/web/mount.ts). None by default: the catalog server alone.
+   */
+  mounts?: readonly HttpMount[];
+  /**
+   * The catalog server has no resolver API of its own (it is a mount): `false` is accepted, as callers
+   * that turned it off before pass it, and changes nothing.
+   */
+  resolver?: false;
   /** Receives one entry per 500 answer with the error behind it (the client only reads "internal error"). */
   errorLog?: (entry: Record<string, unknown>) => void;
 }
@@ -56,17 +61,20 @@ export interface HttpServerHandle {
   close(graceMs?: number): Promise<void>;
 }
 
+/** A handler answered beside the catalog API; its module loads with the first request it claims. */
+export interface HttpMount {
+  /** Whether the handler answers `path` (before it is loaded: decides when it loads). */
+  claims(path: string): boolean;
+  load(): Promise<MountedHandler>;
+}
+
+/** A loaded mount: answers a request and says whether it did; `close` on shutdown. */
+export interface MountedHandler {
+  handle(req: IncomingMessage, res: ServerResponse, path: string, query: string, ctx: { bytes: number }): boolean;
+  close?(): Promise<void>;
+}
+
 const CHUNK = 64 * 1024;
-/** Paths the resolver API answers (resolveapi.ts API_PREFIX) and the web UI serves (uiapi.ts handle). */
-const RESOLVER_PREFIX = "/api/";
-const UI_API = "/ui/api/";
-const isUiPath = (p: string): boolean =>
-  p.startsWith(UI_API) ||
-  p === "/" ||
-  p === "/index.html" ||
-  p.startsWith("/assets/") ||
-  p === "/favicon.svg" ||
-  p === "/favicon.ico";
 
 /**
  * A handler whose module loads on its first request (the resolver pulls in CEL and the resolver, the
@@ -105,21 +113,14 @@ export type CatalogHandler = ((req: IncomingMessage, res: ServerResponse) => voi
 /** The request handler (usable with any node:http server). */
 export function createCatalogHandler(
   store: CatalogStore,
-  opts: Pick<HttpServeOptions, "accessLog" | "gzipMinSize" | "resolver" | "ui" | "errorLog"> = {},
+  opts: Pick<HttpServeOptions, "accessLog" | "gzipMinSize" | "mounts" | "resolver" | "errorLog"> = {},
 ): CatalogHandler {
   const gzipMin = opts.gzipMinSize ?? 1400;
   const errorLog = opts.errorLog;
-  const resolverOpts = opts.resolver;
-  const api =
-    resolverOpts === false
-      ? undefined
-      : new Lazy(
-          async () => new (await import("./resolveapi.js")).ResolverApi(store, { errorLog, ...(resolverOpts ?? {}) }),
-        );
-  const uiOpts = opts.ui;
-  const ui = uiOpts
-    ? new Lazy(async () => new (await import("./uiapi.js")).UiHandler(store, { errorLog, ...uiOpts }))
-    : undefined;
+  const mounts: Mounted[] = (opts.mounts ?? []).map((m) => ({
+    claims: (p) => m.claims(p),
+    handler: new Lazy(() => m.load()),
+  }));
   const internal = (req: IncomingMessage, res: ServerResponse, ctx: ReqCtx, e: unknown): void => {
     errorLog?.({
       level: "error",
@@ -156,16 +157,21 @@ export function createCatalogHandler(
       });
     }
     try {
-      route(store, req, res, ctx, gzipMin, api, ui, internal);
+      route(store, req, res, ctx, gzipMin, mounts, internal);
     } catch (e) {
       internal(req, res, ctx, e);
     }
   };
   return Object.assign(handler, {
     close: async (): Promise<void> => {
-      await api?.value?.close();
+      for (const m of mounts) await m.handler.value?.close?.();
     },
   });
+}
+
+interface Mounted {
+  claims(path: string): boolean;
+  handler: Lazy<MountedHandler>;
 }
 
 function route(
@@ -174,8 +180,7 @@ function route(
   res: ServerResponse,
   ctx: ReqCtx,
   gzipMin: number,
-  api: Lazy<ResolverApi> | undefined,
-  ui: Lazy<UiHandler> | undefined,
+  mounts: readonly Mounted[],
   internal: (req: IncomingMessage, res: ServerResponse, ctx: ReqCtx, e: unknown) => void,
 ): void {
   const url = req.url ?? "/";
@@ -183,14 +188,13 @@ function route(
   const path = qi < 0 ? url : url.slice(0, qi);
   const query = qi < 0 ? "" : url.slice(qi + 1);
   const method = req.method ?? "GET";
-  const pending =
-    api && !api.value && path.startsWith(RESOLVER_PREFIX) ? api : ui && !ui.value && isUiPath(path) ? ui : undefined;
+  const pending = mounts.find((m) => !m.handler.value && m.claims(path))?.handler;
   if (pending) {
     // load the handler's module, then route again (the request body waits unread meanwhile)
-    void (pending as Lazy<unknown>).load().then(
+    void pending.load().then(
       () => {
         try {
-          route(store, req, res, ctx, gzipMin, api, ui, internal);
+          route(store, req, res, ctx, gzipMin, mounts, internal);
         } catch (e) {
           internal(req, res, ctx, e);
         }
@@ -199,8 +203,7 @@ function route(
     );
     return;
   }
-  if (api?.value?.handle(req, res, path, ctx)) return;
-  if (ui?.value?.handle(req, res, path, query)) return;
+  for (const m of mounts) if (m.handler.value?.handle(req, res, path, query, ctx)) return;
 
   if (path === "/healthz" || path === "/readyz") {
     if (method !== "GET" && method !== "HEAD") return textError(res, ctx, 405, "Method Not Allowed", "GET, HEAD");

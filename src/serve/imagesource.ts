@@ -10,7 +10,7 @@
  */
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { OpcatError, type Problem } from "../fbc/errors.js";
+import { OpcatError, type Problem } from "../errors/index.js";
 import { parseGoDuration } from "../gojson/duration.js";
 import { goQuote } from "../gojson/fmt.js";
 
@@ -22,7 +22,7 @@ import { defaultCacheDir } from "../image/access.js";
 import { getImage, parseImageRef, unpackImage, type PullOptions, type PulledImage } from "../image/pull.js";
 import type { ImageReference } from "../reference/reference.js";
 import { RegistryClient } from "../image/registry.js";
-import { classifyImage } from "../image/render.js";
+import { classifyImage } from "../image/classify.js";
 import { parseLayoutRef, resolveLayoutRef, type LayoutRef } from "../image/store.js";
 import { cleanEntryPath } from "../image/unpack.js";
 import { dns1123SubdomainErrors, type CatalogStore, type ReloadOutcome } from "./store.js";

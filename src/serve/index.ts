@@ -1,6 +1,7 @@
 /**
  * Serving catalogs: catalogd's HTTP content API and opm's gRPC registry API over named catalogs
- * that reload atomically.
+ * that reload atomically. The resolver API and the web UI are the web layer's (`opcat/web`,
+ * src/web), mounted beside the catalog API by `opcat serve`.
  */
 export {
   CatalogStore,
@@ -21,7 +22,14 @@ export {
   type ImageSourceEvent,
 } from "./imagesource.js";
 export { CatalogRevision, type LoadRevisionOptions, type LoadRevisionResult } from "./revision.js";
-export { createCatalogHandler, startHttpServer, type HttpServeOptions, type HttpServerHandle } from "./http.js";
+export {
+  createCatalogHandler,
+  startHttpServer,
+  type HttpMount,
+  type HttpServeOptions,
+  type HttpServerHandle,
+  type MountedHandler,
+} from "./http.js";
 export {
   CATALOG_METADATA_KEY,
   createGrpcServer,
@@ -43,24 +51,3 @@ export {
 } from "./registry.js";
 export { decodeApiBundle } from "./pb.js";
 export { synthesizeCsvJson, type CsvContext } from "./csv.js";
-export {
-  ResolverApi,
-  DEFAULT_MAX_REQUEST_BYTES,
-  QUERY_PATH,
-  RESOLVE_PATH,
-  type ApiAnswer,
-  type ApiErrorBody,
-  type ApiProblem,
-  type ResolverApiOptions,
-} from "./resolveapi.js";
-export {
-  UiHandler,
-  UI_CSP,
-  UI_API_PREFIX,
-  defaultUiAssetsDir,
-  packageList,
-  packageDetail,
-  packageMermaid,
-  type UiOptions,
-} from "./uiapi.js";
-export type * from "./uitypes.js";

@@ -5,7 +5,7 @@
  * this form, cut into the parts its answers combine (see registry.ts), so that answers are bytes
  * that can be kept in a file and sent as they are.
  */
-import type { ApiBundle, ApiDeprecation, ApiGroupVersionKind, ApiKeyValue } from "./registry.js";
+import type { ApiBundle, ApiDeprecation, ApiGroupVersionKind, ApiKeyValue } from "./apitypes.js";
 
 /** Collects protobuf fields; `finish` writes them into one buffer. */
 class Writer {

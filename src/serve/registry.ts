@@ -9,7 +9,7 @@
 import { compareUtf8, quoteGoString } from "../gojson/encode.js";
 import { decodePropertyValue } from "../fbc/decode.js";
 import { goQuote } from "../gojson/fmt.js";
-import { problem, type Problem } from "../fbc/errors.js";
+import { problem, type Problem } from "../errors/index.js";
 import { channelHead, type Model, type ModelBundle } from "../fbc/model.js";
 import { bundleCsvJson, bundleObjects } from "../fbc/objects.js";
 import {
@@ -22,6 +22,15 @@ import {
 } from "../fbc/properties.js";
 import type { JsonObject, Meta } from "../fbc/types.js";
 import { synthesizeCsvJson } from "./csv.js";
+import type {
+  ApiBundle,
+  ApiChannel,
+  ApiChannelEntry,
+  ApiDeprecation,
+  ApiGroupVersionKind,
+  ApiKeyValue,
+  ApiPackage,
+} from "./apitypes.js";
 import { encodeBundleParts } from "./pb.js";
 
 /** gRPC status codes used by the registry: what a plain Go error becomes, and InvalidArgument. */
@@ -36,58 +45,15 @@ export interface RpcError {
 
 export type RpcResult<T> = { ok: true; value: T } | { ok: false; error: RpcError };
 
-export interface ApiDeprecation {
-  message: string;
-}
-export interface ApiGroupVersionKind {
-  group: string;
-  version: string;
-  kind: string;
-  plural: string;
-}
-export interface ApiKeyValue {
-  type: string;
-  value: string;
-}
-
-/** `api.Bundle` as plain data, field names as in the proto. */
-export interface ApiBundle {
-  csvName: string;
-  packageName: string;
-  channelName: string;
-  csvJson: string;
-  object: string[];
-  bundlePath: string;
-  providedApis: ApiGroupVersionKind[];
-  requiredApis: ApiGroupVersionKind[];
-  version: string;
-  skipRange: string;
-  dependencies: ApiKeyValue[];
-  properties: ApiKeyValue[];
-  replaces: string;
-  skips: string[];
-  deprecation: ApiDeprecation | null;
-}
-
-export interface ApiChannel {
-  name: string;
-  csvName: string;
-  deprecation: ApiDeprecation | null;
-}
-
-export interface ApiPackage {
-  name: string;
-  channels: ApiChannel[];
-  defaultChannelName: string;
-  deprecation: ApiDeprecation | null;
-}
-
-export interface ApiChannelEntry {
-  packageName: string;
-  channelName: string;
-  bundleName: string;
-  replaces: string;
-}
+export type {
+  ApiBundle,
+  ApiChannel,
+  ApiChannelEntry,
+  ApiDeprecation,
+  ApiGroupVersionKind,
+  ApiKeyValue,
+  ApiPackage,
+} from "./apitypes.js";
 
 interface IdxBundle {
   readonly pkg: string;

@@ -5,7 +5,7 @@
  */
 import { readdirSync, realpathSync, statSync, watch, type FSWatcher } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import type { Problem } from "../fbc/errors.js";
+import type { Problem } from "../errors/index.js";
 import { CatalogRevision, type RevisionCacheOptions } from "./revision.js";
 import { treeEntries } from "./revindex.js";
 

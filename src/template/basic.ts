@@ -2,7 +2,7 @@
  * The basic template (`olm.template.basic`, operator-registry alpha/template/basic/basic.go): FBC
  * blobs whose `olm.bundle` entries name only an image; each is replaced by the rendered bundle.
  */
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import { loadText } from "../fbc/load.js";
 import { notAnObjectMessage } from "../fbc/stream.js";
 import { encodeSortedCompact } from "../gojson/encode.js";

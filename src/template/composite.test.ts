@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import { loadText } from "../fbc/load.js";
 import type { Bundle } from "../fbc/types.js";
 import { renderCompositeTemplate, type CompositeOptions } from "./composite.js";

@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import { loadText } from "../fbc/load.js";
 import { packageProperty } from "../fbc/properties.js";
 import { normalizeForRender } from "../fbc/render.js";

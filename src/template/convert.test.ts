@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import { loadFile, loadText } from "../fbc/load.js";
 import { normalizeForRender } from "../fbc/render.js";
 import type { DeclarativeConfig } from "../fbc/types.js";

@@ -10,7 +10,7 @@
  *   `skipRanges`. Catalogs whose graphs the
  *   template cannot express are refused (TEMPLATE_CONVERT_GRAPH) instead of converted lossily.
  */
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import { blobToCompactJson } from "../fbc/write.js";
 import type { Bundle, Channel, DeclarativeConfig, Deprecation, JsonValue, Meta, Package } from "../fbc/types.js";
 import { compareUtf8, encodeSortedCompact, indentCompactJson, quoteGoString } from "../gojson/encode.js";

@@ -2,16 +2,16 @@
  * Template types and schema auto-detection (operator-registry alpha/template/registry.go and
  * schema.go): the schema of the first document picks the template.
  */
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import { firstStreamDocument } from "./document.js";
 import { goDecode, type GoType } from "../gojson/structdecode.js";
 
 export const SCHEMA_BASIC = "olm.template.basic";
 export const SCHEMA_SEMVER = "olm.semver";
 export const SCHEMA_SUBSTITUTES = "olm.template.substitutes";
-/** opcat's graph template (seed 003's "comprehensive template"; not in opm). */
+/** opcat's graph template (the "comprehensive template", docs/templates.md#graph-template; not in opm). */
 export const SCHEMA_GRAPH = "olm.template.graph";
-/** The schema of seed 003's sketch, read as the graph template. */
+/** The schema of its first sketch, read as the graph template. */
 export const SCHEMA_GRAPH_ALIAS = "olm.template.goodstuff";
 
 /** Registered template schemas, as opm registers them. */

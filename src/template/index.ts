@@ -4,7 +4,7 @@
  * (`olm.semver`). Bundle images are resolved by a BundleSource; `reuseSource` answers them from an
  * already-rendered catalog (`--reuse`).
  */
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import { goQuote } from "../gojson/fmt.js";
 import type { DeclarativeConfig } from "../fbc/types.js";
 import { renderBasicTemplate } from "./basic.js";
@@ -96,7 +96,7 @@ export interface RenderTemplateOptions {
   tags?: TagLister;
   /**
    * Semver template: what a Y-stream head skips, `cumulative` (today's opm,
-   * the default) or `y-stream` (seed 000's printed examples).
+   * the default) or `y-stream` (the examples of docs/templates.md#semver).
    */
   semverSkips?: SemverSkips;
 }

@@ -52,15 +52,15 @@ for (const [name, major, minor, file] of [
 }
 
 /**
- * Seed 000 printed the output of opm v1.26.x and earlier (before operator-registry #1065): with
- * `edges: "legacy"` it is reproduced exactly, bundles aside; today's linking differs from it only
- * in skips lists.
+ * The semver examples (docs/templates.md#semver) print the output of opm v1.26.x and earlier
+ * (before operator-registry #1065): with `edges: "legacy"` it is reproduced exactly, bundles aside;
+ * today's linking differs from it only in skips lists.
  */
 for (const [name, major, minor, file] of [
   ["major channels only", true, false, "seed-major.yaml"],
   ["minor channels only", false, true, "seed-minor.yaml"],
 ] as const) {
-  test(`seed 000 example, y-stream skips: ${name}`, async () => {
+  test(`semver example, y-stream skips: ${name}`, async () => {
     const cfg = await renderSemverTemplate(template(major, minor), reuseSource(fixture.config, { reuseTags: true }), {
       skips: "y-stream",
     });
@@ -69,7 +69,7 @@ for (const [name, major, minor, file] of [
     assert.deepEqual(validateCatalog(cfg).problems, []);
   });
 
-  test(`seed 000 example (${name}): today's linking differs from it only in skips lists`, async () => {
+  test(`semver example (${name}): today's linking differs from it only in skips lists`, async () => {
     const cfg = await renderSemverTemplate(template(major, minor), reuseSource(fixture.config, { reuseTags: true }));
     const noSkips = (lines: string[]): string[] => lines.filter((l) => l !== "skips:" && !/^- testoperator\./.test(l));
     const ours = withoutBundles(formatCatalog({ ...cfg, bundles: [] }, "yaml"));

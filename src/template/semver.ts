@@ -4,7 +4,7 @@
  * (minor) channels with replaces/skips edges, a default channel and, from the default channel's
  * head bundle, the package description and icon.
  */
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import { bundleCsvJson } from "../fbc/objects.js";
 import { parseProperties, PropertyParseError } from "../fbc/properties.js";
 import { decodeStdBase64 } from "../fbc/decode.js";
@@ -28,7 +28,7 @@ const KIND_PRIORITY: Record<StreamKind, number> = { "": 0, major: 1, minor: 2 };
 /**
  * What a Y-stream head skips. `cumulative` is today's opm (operator-registry #1065, v1.27.0 on):
  * the other entries of its own Y-stream and every entry of the earlier Y-streams of the same
- * major. `y-stream`: only the other entries of its own Y-stream, as the examples printed in seed 000
+ * major. `y-stream`: only the other entries of its own Y-stream, as the examples of docs/templates.md#semver
  * (opm's docs before #1065) show; replaces edges are the same in both modes.
  */
 export type SemverSkips = "cumulative" | "y-stream";

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import { loadText } from "../fbc/load.js";
 import { validateCatalog } from "../fbc/validate.js";
 import { formatCatalog } from "../fbc/write.js";

@@ -4,7 +4,7 @@
  * `{name: <substitute bundle image>, base: <name of the bundle it replaces>}`; each substitute takes
  * the base's place in every channel's upgrade graph, without the `olm.substitutesFor` annotation.
  */
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import { bundleCsvJson } from "../fbc/objects.js";
 import { PROPERTY_BUNDLE_OBJECT, PROPERTY_CSV_METADATA } from "../fbc/properties.js";
 import { parseRelease, validateCatalog } from "../fbc/validate.js";

@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import type { OpcatError } from "../fbc/errors.js";
+import type { OpcatError } from "../errors/index.js";
 import { loadText } from "../fbc/load.js";
 import { validateCatalog } from "../fbc/validate.js";
 import { formatCatalog } from "../fbc/write.js";

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { loadText } from "../fbc/load.js";
 import { formatCatalog } from "../fbc/write.js";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import { renderTemplate, reuseSource } from "./index.js";
 
 interface Case {

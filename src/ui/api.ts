@@ -12,7 +12,7 @@ import type {
   UiPackageList,
   UiRenderAnswer,
   UiRenderRequest,
-} from "../serve/uitypes.js";
+} from "../web/uitypes.js";
 
 export class ApiFailure extends Error {
   constructor(

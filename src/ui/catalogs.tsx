@@ -1,6 +1,6 @@
 /** The catalog list and a catalog's package list with search. */
 import { useMemo } from "preact/hooks";
-import type { UiPackageSummary } from "../serve/uitypes.js";
+import type { UiPackageSummary } from "../web/uitypes.js";
 import { api } from "./api.js";
 import { href, replaceHash } from "./router.js";
 import { Show, useLoad } from "./util.js";

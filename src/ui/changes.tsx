@@ -1,5 +1,5 @@
 /** What the last reload of a catalog changed (e.g. after `serve --watch` picked up an edit), package by package. */
-import type { UiPackageChange } from "../serve/uitypes.js";
+import type { UiPackageChange } from "../web/uitypes.js";
 import { api } from "./api.js";
 import { href } from "./router.js";
 import { Show, useLoad } from "./util.js";

@@ -4,7 +4,7 @@
  * approve/deny buttons, which act with the user's own token (never the server's credentials).
  */
 import { useState } from "preact/hooks";
-import type { UiCondition, UiInstance } from "../serve/uitypes.js";
+import type { UiCondition, UiInstance } from "../web/uitypes.js";
 import { api } from "./api.js";
 import { href } from "./router.js";
 import { ErrorBox, Show, useLoad } from "./util.js";

@@ -1,9 +1,9 @@
 /**
- * The upgrade graph: laid out by the server (elkjs, src/serve/graphlayout.ts),
+ * The upgrade graph: laid out by the server (elkjs, src/web/graphlayout.ts),
  * drawn as SVG, zoom/pan, details, upgrade paths, SVG and Mermaid export.
  */
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
-import type { UiGraph, UiGraphEdge } from "../serve/uitypes.js";
+import type { UiGraph, UiGraphEdge } from "../web/uitypes.js";
 import { api } from "./api.js";
 import { upgradePaths } from "./paths.js";
 import { packageVersionMatcher, SemverError, tryParseVersion } from "../semver/index.js";

@@ -1,6 +1,6 @@
 /** A package: overview (channels, deprecations, description), bundles (properties, images, blobs), upgrade graph. */
 import { useMemo } from "preact/hooks";
-import type { UiBlob, UiPackageDetail } from "../serve/uitypes.js";
+import type { UiBlob, UiPackageDetail } from "../web/uitypes.js";
 import { api } from "./api.js";
 import { GraphView } from "./graph.js";
 import { href, replaceHash } from "./router.js";

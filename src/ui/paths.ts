@@ -2,7 +2,7 @@
  * Upgrade paths in a graph: from a bundle, every bundle and edge on some path to the channel
  * head(s), with the fewest hops to each (what `render-graph --minimum-edge` shows as text).
  */
-import type { UiGraphEdge } from "../serve/uitypes.js";
+import type { UiGraphEdge } from "../web/uitypes.js";
 
 export interface PathHighlight {
   from: string;

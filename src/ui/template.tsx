@@ -3,7 +3,7 @@
  * with the catalog as the reuse source, see the result.
  */
 import { useState } from "preact/hooks";
-import type { UiErrorBody, UiRenderAnswer } from "../serve/uitypes.js";
+import type { UiErrorBody, UiRenderAnswer } from "../web/uitypes.js";
 import { api } from "./api.js";
 import { BlobView, CopyButton, ErrorBox, useLoad } from "./util.js";
 

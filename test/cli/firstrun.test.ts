@@ -10,6 +10,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CatalogStore, startHttpServer } from "../../src/serve/index.js";
+import { webMounts } from "../../src/web/index.js";
 import { REPO_ROOT } from "../shared.js";
 
 /** A Node older than 22 on this machine (Debian's /usr/bin/node is 20 on ours), or undefined. */
@@ -132,7 +133,7 @@ test("validate's summary counts in English; serve's log counts bundles as valida
 test("the web UI declares its icon, which is served; /favicon.ico is not a 404", async () => {
   const store = new CatalogStore();
   await store.add("catalog", join(REPO_ROOT, "examples", "catalog"));
-  const srv = await startHttpServer(store, { port: 0, ui: {} });
+  const srv = await startHttpServer(store, { port: 0, mounts: webMounts(store, { ui: {} }) });
   const base = `http://127.0.0.1:${srv.address.port}`;
   try {
     const page = await (await fetch(`${base}/`)).text();

@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { formatProblem } from "../../src/fbc/errors.js";
+import { formatProblem } from "../../src/errors/index.js";
 import { loadText } from "../../src/fbc/load.js";
 import { validateCatalog } from "../../src/fbc/validate.js";
 import { formatCatalog } from "../../src/fbc/write.js";

@@ -9,6 +9,7 @@ import { spawn } from "node:child_process";
 import { request } from "node:http";
 import { join } from "node:path";
 import { CatalogStore, startHttpServer } from "../../src/serve/index.js";
+import { webMounts } from "../../src/web/index.js";
 import { REPO_ROOT } from "../shared.js";
 import { httpGet } from "./helpers.js";
 
@@ -69,7 +70,7 @@ test(
     const errors: Record<string, unknown>[] = [];
     const server = await startHttpServer(store, {
       port: 0,
-      resolver: { budgetMs: 3_600_000 },
+      mounts: webMounts(store, { resolver: { budgetMs: 3_600_000 }, errorLog: (e) => errors.push(e) }),
       errorLog: (e) => errors.push(e),
     });
     const base = `http://127.0.0.1:${server.address.port}`;
@@ -113,7 +114,7 @@ test(
 test("a request over its budget is stopped with 422 SERVE_API_BUDGET; the next one is answered", HANG, async () => {
   const store = new CatalogStore();
   await store.add("catalog", EXAMPLE);
-  const server = await startHttpServer(store, { port: 0, resolver: { budgetMs: 3_000 } });
+  const server = await startHttpServer(store, { port: 0, mounts: webMounts(store, { resolver: { budgetMs: 3_000 } }) });
   const base = `http://127.0.0.1:${server.address.port}`;
   try {
     const a = await post(base, "/api/v1/query", { query: ENDLESS });
@@ -132,7 +133,7 @@ test("a request over its budget is stopped with 422 SERVE_API_BUDGET; the next o
 test("two Inputs with the same name: 400 naming both documents", async () => {
   const store = new CatalogStore();
   await store.add("catalog", EXAMPLE);
-  const server = await startHttpServer(store, { port: 0 });
+  const server = await startHttpServer(store, { port: 0, mounts: webMounts(store) });
   const base = `http://127.0.0.1:${server.address.port}`;
   const input = (channel: string) => ({
     kind: "Input",

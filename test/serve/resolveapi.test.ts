@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadAll } from "js-yaml";
 import { CatalogStore, startHttpServer, type HttpServerHandle } from "../../src/serve/index.js";
+import { webMounts } from "../../src/web/index.js";
 import { REPO_ROOT } from "../shared.js";
 
 interface Answer {
@@ -69,7 +70,7 @@ before(async () => {
   assert.equal(out.status, "loaded");
   server = await startHttpServer(store, {
     port: 0,
-    resolver: { maxRequestBytes: 64 * 1024 },
+    mounts: webMounts(store, { resolver: { maxRequestBytes: 64 * 1024 } }),
     accessLog: (l) => {
       accessLines.push(l);
       accessLogged.emit("line");
@@ -304,7 +305,7 @@ test("503 from a server whose only catalog has no valid content", async () => {
   writeFileSync(join(bad, "catalog.json"), "{broken\n");
   const s = new CatalogStore();
   assert.equal((await s.add("broken", bad)).status, "failed");
-  const h = await startHttpServer(s, { port: 0 });
+  const h = await startHttpServer(s, { port: 0, mounts: webMounts(s) });
   try {
     const a = await post(`http://127.0.0.1:${h.address.port}`, "/api/v1/query", { query: "true" });
     assert.equal(a.status, 503);

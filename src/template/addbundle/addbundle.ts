@@ -1,5 +1,6 @@
 /**
- * `add-bundle`: publishing a new bundle into a catalog template, idempotently (seed 003).
+ * `add-bundle`: publishing a new bundle into a catalog template, idempotently
+ * (docs/templates.md#publishing-a-bundle-add-bundle).
  *
  * The result is the template itself — declarative, nothing imperative is recorded: the bundle's
  * image is added where the template kind keeps bundles, and a channel entry with the requested
@@ -17,7 +18,7 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, fsyncSync, openSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { OpcatError, problem, type Problem } from "../../fbc/errors.js";
+import { OpcatError, problem, type Problem } from "../../errors/index.js";
 import { readInputTextSync } from "../../fbc/readfile.js";
 import { stagedName, sweepStaged } from "../../fbc/tempname.js";
 import { writeAllSync } from "../../fbc/writeall.js";

@@ -15,7 +15,7 @@
  * (another image carries it).
  */
 import { isMap, isScalar, isSeq, type Node, type Pair, type YAMLMap, type YAMLSeq } from "../../yaml/edit.js";
-import { OpcatError } from "../../fbc/errors.js";
+import { OpcatError } from "../../errors/index.js";
 import { goQuote } from "../../gojson/fmt.js";
 import { SemverPanic, tryParseRange, tryParseTolerant } from "../../semver/index.js";
 import { findKey, pointerToken, type EditValue, type SourceDoc } from "./edit.js";

@@ -12,7 +12,7 @@
  * - graph (`olm.template.graph`): see graph.ts.
  */
 import { isMap, isScalar, isSeq, type Node, type YAMLMap, type YAMLSeq } from "../../yaml/edit.js";
-import { OpcatError } from "../../fbc/errors.js";
+import { OpcatError } from "../../errors/index.js";
 import { loadText } from "../../fbc/load.js";
 import {
   SCHEMA_BUNDLE,

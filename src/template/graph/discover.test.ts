@@ -5,7 +5,7 @@ import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
-import { OpcatError } from "../../fbc/errors.js";
+import { OpcatError } from "../../errors/index.js";
 import { RawJson } from "../../fbc/rawjson.js";
 import type { Bundle, DeclarativeConfig } from "../../fbc/types.js";
 import { buildBundleImage, pushImage } from "../../image/build.js";

@@ -4,7 +4,7 @@
  * `bundles.semverRange` (a blang range). Tags come from a TagLister: a registry
  * (`GET /v2/<name>/tags/list`), or an already-rendered catalog (the tags of its bundle images).
  */
-import { type ErrorKind, OpcatError } from "../../fbc/errors.js";
+import { type ErrorKind, OpcatError } from "../../errors/index.js";
 import type { DeclarativeConfig } from "../../fbc/types.js";
 import { compareUtf8 } from "../../gojson/encode.js";
 import { goQuote } from "../../gojson/fmt.js";

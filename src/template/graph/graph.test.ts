@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
-import { OpcatError } from "../../fbc/errors.js";
+import { OpcatError } from "../../errors/index.js";
 import { loadFile, loadText } from "../../fbc/load.js";
 import { RawJson } from "../../fbc/rawjson.js";
 import { normalizeForRender } from "../../fbc/render.js";
@@ -70,7 +70,7 @@ async function rejectsWith(p: Promise<unknown>, code: string, message: string | 
   });
 }
 
-test("seed 003's example renders to the seed's channel (v0.1.0 … v1.0.1) and validates", async () => {
+test("the graph template example (docs/templates.md) renders to its channel (v0.1.0 … v1.0.1), valid", async () => {
   const reg = loadFile(join(DATA, "seed-bundles.yaml")).config;
   const src = reuseSource(reg, { reuseTags: true });
   const cfg = await renderGraphTemplate(read("seed-template.yaml"), src, { tags: catalogTagLister(reg) });
@@ -84,7 +84,7 @@ test("seed 003's example renders to the seed's channel (v0.1.0 … v1.0.1) and v
 });
 
 test(
-  "seed 003 as printed: the double-quoted tagRegex is not " +
+  "the example as first printed: the double-quoted tagRegex is not " +
     "YAML, and its v0.0.x entries without bundles do not validate",
   async () => {
     const printed = read("seed-template.yaml").replace(`'^v\\d+\\.\\d+\\.\\d+$'`, `"^v\\d+\\.\\d+\\.\\d+$"`);

@@ -1,8 +1,9 @@
 /**
- * The graph template (`olm.template.graph`, alias `olm.template.goodstuff`): seed 003's
- * "comprehensive template". One document names the package, where its bundles come from (explicit
- * images and/or the tags of a repository, filtered by a regex and a semver range) and one or more
- * channels as ordered lists of bundle names with tombstones and tail edges. The semantics
+ * The graph template (`olm.template.graph`, alias `olm.template.goodstuff`;
+ * docs/templates.md#graph-template): the "comprehensive template". One document names the package,
+ * where its bundles come from (explicit images and/or the tags of a repository, filtered by a regex
+ * and a semver range) and one or more channels as ordered lists of bundle names with tombstones and
+ * tail edges. The semantics
  * (docs/templates.md#graph-template) guarantee a valid catalog or a precise error naming the field.
  *
  * Channel of a graph with entries E and tombstones T: the live entries L0, L1, … (E without T, in
@@ -13,7 +14,7 @@
  * last live entry by the last live entry (the head). Tombstones are neither channel entries nor
  * emitted bundles. A bundle is emitted when it is a live entry of at least one graph.
  */
-import { OpcatError } from "../../fbc/errors.js";
+import { OpcatError } from "../../errors/index.js";
 import { decodeStdBase64 } from "../../fbc/decode.js";
 import { dns1123LabelErrors, validateCatalog } from "../../fbc/validate.js";
 import {

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { renderBundleDirectory } from "../../bundle/index.js";
-import { OpcatError } from "../../fbc/errors.js";
+import { OpcatError } from "../../errors/index.js";
 import { normalizeForRender } from "../../fbc/render.js";
 import type { DeclarativeConfig } from "../../fbc/types.js";
 import { formatCatalog } from "../../fbc/write.js";

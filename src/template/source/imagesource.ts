@@ -5,11 +5,12 @@
  * properties, related images sorted, migrations). Sources compose: `--reuse` answers what it can
  * and the rest is pulled.
  */
-import { OpcatError } from "../../fbc/errors.js";
+import { OpcatError } from "../../errors/index.js";
 import { bundleCsvJson } from "../../fbc/objects.js";
 import { normalizeForRender } from "../../fbc/render.js";
 import type { Bundle } from "../../fbc/types.js";
-import { renderReference, type PullOptions } from "../../image/index.js";
+import { renderReference } from "../../action/reference.js";
+import type { PullOptions } from "../../image/index.js";
 import { copyRenderedBundle, type BundleSource, type RenderedBundle } from "./source.js";
 import { REUSABLE_TAGS } from "./reuse.js";
 

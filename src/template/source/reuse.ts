@@ -2,7 +2,7 @@
  * `--reuse`: answering a template's bundle images from a catalog opm already rendered, instead of
  * pulling and rendering the images again.
  */
-import { OpcatError } from "../../fbc/errors.js";
+import { OpcatError } from "../../errors/index.js";
 import { bundleCsvJson } from "../../fbc/objects.js";
 import { PROPERTY_CSV_METADATA } from "../../fbc/properties.js";
 import { goQuote } from "../../gojson/fmt.js";

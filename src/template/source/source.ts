@@ -2,7 +2,7 @@
  * Where templates get their bundles from: a BundleSource turns an image reference into the
  * rendered `olm.bundle` (opm renders the image; opcat can answer from an already-rendered catalog).
  */
-import { OpcatError } from "../../fbc/errors.js";
+import { OpcatError } from "../../errors/index.js";
 import { goQuote } from "../../gojson/fmt.js";
 import type { Bundle } from "../../fbc/types.js";
 

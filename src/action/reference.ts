@@ -7,15 +7,13 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { isBundleDirectory, renderBundleDirectory, type RenderBundleOptions } from "../bundle/index.js";
-import { OpcatError, type Problem } from "../fbc/errors.js";
+import { OpcatError, type Problem } from "../errors/index.js";
 import { loadCatalog, type LoadOptions } from "../fbc/load.js";
 import type { DeclarativeConfig } from "../fbc/types.js";
 import { goQuote } from "../gojson/fmt.js";
-import { ImageError } from "./errors.js";
-import { LABEL_BUNDLE_PACKAGE, LABEL_CONFIGS, LABEL_DATABASE } from "./labels.js";
-import type { PullOptions, PulledImage } from "./pull.js";
-
-export { LABEL_BUNDLE_PACKAGE, LABEL_CONFIGS, LABEL_DATABASE };
+import { classifyImage } from "../image/classify.js";
+import { ImageError } from "../image/errors.js";
+import type { PullOptions, PulledImage } from "../image/pull.js";
 
 export type RenderRefKind = "stdin" | "catalog-file" | "catalog-dir" | "bundle-dir" | "catalog-image" | "bundle-image";
 
@@ -61,41 +59,6 @@ function check(kind: RenderRefKind, ref: string, allow: readonly RenderRefKind[]
   }
 }
 
-/** opm's error for an image that is neither a catalog nor a bundle image. */
-export function imageTypeError(ref: string, labels: Record<string, string>): OpcatError {
-  const keys = Object.keys(labels).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  if (labels[LABEL_DATABASE] !== undefined) {
-    return new OpcatError(
-      "IMAGE_SQLITE_INDEX",
-      `render ${goQuote(ref)}: sqlite-based index images are no ` +
-        `longer supported, migrate to a file-based catalog: not allowed`,
-      { kind: "invalid" },
-    );
-  }
-  if (keys.length === 0)
-    return new OpcatError(
-      "IMAGE_TYPE_UNKNOWN",
-      `render ${goQuote(ref)}: image type could not be determined: image has no labels`,
-      { kind: "invalid" },
-    );
-  return new OpcatError(
-    "IMAGE_TYPE_UNKNOWN",
-    `render ${goQuote(ref)}: image type could not be determined, found labels\n` +
-      `${keys.map((k) => `  ${k}=${labels[k]}`).join("\n")}`,
-    { kind: "invalid" },
-  );
-}
-
-/** Classifies a pulled image by its labels: catalog (configs label) first, then bundle (package label). */
-export function classifyImage(
-  img: Pick<PulledImage, "ref" | "labels">,
-): { kind: "catalog-image"; configsDir: string } | { kind: "bundle-image" } {
-  const cfg = img.labels[LABEL_CONFIGS];
-  if (cfg !== undefined) return { kind: "catalog-image", configsDir: cfg };
-  if (img.labels[LABEL_BUNDLE_PACKAGE] !== undefined) return { kind: "bundle-image" };
-  throw imageTypeError(img.ref, img.labels);
-}
-
 function rewrap(e: unknown, prefix: string): never {
   if (e instanceof ImageError)
     throw new ImageError(e.code, `${prefix}: ${e.message}`, { status: e.status, cause: e, kind: e.kind });
@@ -130,8 +93,8 @@ export async function resolveRenderRef(ref: string, opts: ResolveRenderRefOption
   }
   // The registry client and the unpacker load only when a reference is an image.
   const [{ getImage, unpackImage }, { cleanEntryPath }] = await Promise.all([
-    import("./pull.js"),
-    import("./unpack.js"),
+    import("../image/pull.js"),
+    import("../image/unpack.js"),
   ]);
   let img: PulledImage;
   try {

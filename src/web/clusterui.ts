@@ -25,22 +25,12 @@ import { approveInstance } from "../cluster/rukpak/approve.js";
 import { formatRule } from "../cluster/rukpak/permissions.js";
 import { previewInstance } from "../cluster/rukpak/preview.js";
 import type { PullOptions } from "../image/index.js";
+import { HttpError } from "./http.js";
 import type { UiClusterInfo, UiInstance, UiInstanceDetail, UiOperator } from "./uitypes.js";
 
 export interface ClusterUiOptions extends ConnectOptions {
   /** Image access for unpacking an Instance's bundle to show what it would create. */
   pull?: PullOptions;
-}
-
-/** An error with the HTTP status and stable code the UI API answers with. */
-export class ClusterUiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 function instanceRow(i: Instance): UiInstance {
@@ -110,7 +100,7 @@ export class ClusterUi {
   #asUser(token: string): KubeClient {
     // the cluster (server, CA) of the kubeconfig the reader already loaded; none of its credentials
     const cluster = this.#reader().config.getCurrentCluster();
-    if (!cluster) throw new ClusterUiError(500, "SERVE_UI_CLUSTER", "the kubeconfig has no current cluster");
+    if (!cluster) throw new HttpError(500, "SERVE_UI_CLUSTER", "the kubeconfig has no current cluster");
     const kc = new KubeConfig();
     kc.loadFromOptions({
       clusters: [cluster],
@@ -162,11 +152,11 @@ export class ClusterUi {
       origin !== `http://${req.headers.host ?? ""}` &&
       origin !== `https://${req.headers.host ?? ""}`
     ) {
-      throw new ClusterUiError(403, "SERVE_UI_ORIGIN", `requests from ${origin} are not accepted`);
+      throw new HttpError(403, "SERVE_UI_ORIGIN", `requests from ${origin} are not accepted`);
     }
     const m = /^Bearer\s+(\S+)$/.exec(String(req.headers.authorization ?? ""));
     if (!m) {
-      throw new ClusterUiError(
+      throw new HttpError(
         401,
         "SERVE_UI_NEED_TOKEN",
         "approving acts with your own Kubernetes credentials: give your bearer token (e.g. `kubectl create " +
@@ -189,19 +179,19 @@ export class ClusterUi {
 }
 
 /** The status and code a cluster failure is answered with. */
-export function clusterFailure(e: unknown): ClusterUiError {
-  if (e instanceof ClusterUiError) return e;
+export function clusterFailure(e: unknown): HttpError {
+  if (e instanceof HttpError) return e;
   // the approval cannot name the content yet (the Bundle is not unpacked): try again later
   if (e instanceof Error && e.name === "ApprovalError")
-    return new ClusterUiError(409, "SERVE_UI_CLUSTER_APPROVAL", e.message);
+    return new HttpError(409, "SERVE_UI_CLUSTER_APPROVAL", e.message);
   if (e instanceof KubeApiError) {
     const status =
       e.status === 401 || e.status === 403 || e.status === 404 || e.status === 409 || e.status === 422 ? e.status : 502;
-    return new ClusterUiError(
+    return new HttpError(
       status,
       `SERVE_UI_CLUSTER_${e.reason ? e.reason.replace(/[^A-Za-z]/g, "").toUpperCase() || "ERROR" : "ERROR"}`,
       `the API server answered ${e.status}: ${e.message}`,
     );
   }
-  return new ClusterUiError(502, "SERVE_UI_CLUSTER", `cannot reach the API server: ${(e as Error).message}`);
+  return new HttpError(502, "SERVE_UI_CLUSTER", `cannot reach the API server: ${(e as Error).message}`);
 }

@@ -1,5 +1,5 @@
 /**
- * Seed 002's "Resolver API" over the served catalogs:
+ * The resolver API over the served catalogs (Deppy's "Resolver API", docs/cluster.md):
  *
  *   POST /api/v1/query    {"query": "<olm.constraint JSON or CEL>", "catalogs"?: [names]}
  *                         → 200 {"bundles": [...]}            (what `opcat query -o json` prints)
@@ -43,7 +43,8 @@ import {
 } from "../resolve/index.js";
 import { addDocument } from "../resolve/inputs.js";
 import type { JsonValue } from "../fbc/types.js";
-import type { CatalogRevision } from "./revision.js";
+import type { CatalogRevision } from "../serve/revision.js";
+import { HttpError, readBody } from "./http.js";
 
 export const QUERY_PATH = "/api/v1/query";
 export const RESOLVE_PATH = "/api/v1/resolve";
@@ -93,17 +94,6 @@ export interface ApiAnswer {
   headers?: Record<string, string>;
   /** For a 500: the error behind it, with its stack (for the error log, not for the client). */
   cause?: string;
-}
-
-class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly problems?: ApiProblem[],
-  ) {
-    super(message);
-  }
 }
 
 const QUERY_FIELDS = new Set(["query", "catalogs"]);
@@ -195,25 +185,25 @@ export class ResolverApi {
   async #serve(req: IncomingMessage, path: string): Promise<ApiAnswer> {
     try {
       if (path !== QUERY_PATH && path !== RESOLVE_PATH)
-        throw new ApiError(
+        throw new HttpError(
           404,
           "SERVE_API_NOT_FOUND",
           `no resolver API at ${path}: use POST ${QUERY_PATH} or POST ${RESOLVE_PATH}`,
         );
       if (req.method !== "POST")
-        throw new ApiError(
+        throw new HttpError(
           405,
           "SERVE_API_METHOD",
           `${req.method ?? ""} is not allowed on ${path}: use POST with a JSON body`,
         );
       const type = (req.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase();
       if (type !== "application/json")
-        throw new ApiError(
+        throw new HttpError(
           415,
           "SERVE_API_CONTENT_TYPE",
           `the request body must be JSON (Content-Type: application/json), got ${JSON.stringify(type)}`,
         );
-      const body = await readBody(req, this.#maxBytes);
+      const body = await readBody(req, this.#maxBytes, () => tooLarge(this.#maxBytes));
       return await this.answerInWorker(path, body);
     } catch (e) {
       return errorAnswer(e);
@@ -230,15 +220,15 @@ export class ResolverApi {
       try {
         parsed = JSON.parse(body);
       } catch (e) {
-        throw new ApiError(400, "SERVE_API_BAD_JSON", `the request body is not JSON: ${(e as Error).message}`);
+        throw new HttpError(400, "SERVE_API_BAD_JSON", `the request body is not JSON: ${(e as Error).message}`);
       }
       if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed))
-        throw new ApiError(400, "SERVE_API_BAD_REQUEST", "the request body must be a JSON object");
+        throw new HttpError(400, "SERVE_API_BAD_REQUEST", "the request body must be a JSON object");
       const obj = parsed as Record<string, unknown>;
       const allowed = path === QUERY_PATH ? QUERY_FIELDS : RESOLVE_FIELDS;
       for (const k of Object.keys(obj)) {
         if (!allowed.has(k))
-          throw new ApiError(
+          throw new HttpError(
             400,
             "SERVE_API_BAD_REQUEST",
             `unknown field ${JSON.stringify(k)} (expected ${[...allowed].join(", ")})`,
@@ -247,7 +237,7 @@ export class ResolverApi {
       const names = catalogNames(obj.catalogs);
       if (path === QUERY_PATH) {
         if (typeof obj.query !== "string" || obj.query.trim() === "")
-          throw new ApiError(
+          throw new HttpError(
             400,
             "SERVE_API_BAD_REQUEST",
             '"query" must be a non-empty string: an olm.constraint value as JSON text, or a CEL rule',
@@ -257,7 +247,7 @@ export class ResolverApi {
         try {
           bundles = query(set, obj.query);
         } catch (e) {
-          throw new ApiError(400, "RESOLVE_QUERY_INVALID", `invalid query: ${(e as Error).message}`);
+          throw new HttpError(400, "RESOLVE_QUERY_INVALID", `invalid query: ${(e as Error).message}`);
         }
         return { status: 200, body: { bundles } };
       }
@@ -273,7 +263,7 @@ export class ResolverApi {
       });
       const invalid = invalidConstraints(rs);
       if (invalid.length > 0)
-        throw new ApiError(400, "RESOLVE_INPUT_INVALID", invalid.map((p) => p.message).join("\n"), invalid);
+        throw new HttpError(400, "RESOLVE_INPUT_INVALID", invalid.map((p) => p.message).join("\n"), invalid);
       return { status: rs.resolved ? 200 : 409, body: rs };
     } catch (e) {
       return errorAnswer(e);
@@ -282,7 +272,7 @@ export class ResolverApi {
 
   /**
    * The catalog set over the named catalogs' current revisions (undefined: every catalog with
-   * content), in registration order. Built once per combination of revisions; throws an ApiError
+   * content), in registration order. Built once per combination of revisions; throws an HttpError
    * (404 unknown name, 503 no content yet).
    */
   catalogSet(names?: readonly string[]): CatalogSet {
@@ -292,7 +282,7 @@ export class ResolverApi {
     else {
       for (const n of names) {
         if (!all.includes(n))
-          throw new ApiError(
+          throw new HttpError(
             404,
             "SERVE_API_UNKNOWN_CATALOG",
             `unknown catalog ${JSON.stringify(n)}; served: ${all.join(", ")}`,
@@ -300,11 +290,12 @@ export class ResolverApi {
       }
       wanted = all.filter((n) => names.includes(n));
     }
-    if (wanted.length === 0) throw new ApiError(503, "SERVE_API_NOT_READY", "no catalog has valid content yet");
+    if (wanted.length === 0) throw new HttpError(503, "SERVE_API_NOT_READY", "no catalog has valid content yet");
     const revs: ResolverRevision[] = [];
     for (const n of wanted) {
       const rev = this.#store.get(n);
-      if (!rev) throw new ApiError(503, "SERVE_API_NOT_READY", `catalog ${JSON.stringify(n)} has no valid content yet`);
+      if (!rev)
+        throw new HttpError(503, "SERVE_API_NOT_READY", `catalog ${JSON.stringify(n)} has no valid content yet`);
       revs.push(rev);
     }
     const key = revs.map((r) => `${r.catalog}@${r.serial}`).join(",");
@@ -324,9 +315,9 @@ export class ResolverApi {
 function catalogNames(v: unknown): string[] | undefined {
   if (v === undefined) return undefined;
   if (!Array.isArray(v) || !v.every((n) => typeof n === "string"))
-    throw new ApiError(400, "SERVE_API_BAD_REQUEST", '"catalogs" must be a list of catalog names');
+    throw new HttpError(400, "SERVE_API_BAD_REQUEST", '"catalogs" must be a list of catalog names');
   if (v.length === 0)
-    throw new ApiError(400, "SERVE_API_BAD_REQUEST", '"catalogs" is empty: leave it out to use every served catalog');
+    throw new HttpError(400, "SERVE_API_BAD_REQUEST", '"catalogs" is empty: leave it out to use every served catalog');
   return v as string[];
 }
 
@@ -334,7 +325,7 @@ function catalogNames(v: unknown): string[] | undefined {
 function resolveDocuments(obj: Record<string, unknown>): InputDocuments {
   const docs: InputDocuments = { inputs: [], classes: [], installed: [], errors: [] };
   if (!Array.isArray(obj.inputs))
-    throw new ApiError(
+    throw new HttpError(
       400,
       "SERVE_API_BAD_REQUEST",
       '"inputs" must be a list of documents (Input, InputClass, Operator)',
@@ -349,7 +340,7 @@ function resolveDocuments(obj: Record<string, unknown>): InputDocuments {
     if (Array.isArray(obj.installed)) obj.installed.forEach((d, i) => add(d, `installed[${i}]`));
     else if (obj.installed !== null && typeof obj.installed === "object") add(obj.installed, "installed");
     else
-      throw new ApiError(
+      throw new HttpError(
         400,
         "SERVE_API_BAD_REQUEST",
         '"installed" must be an Installed document or a list of documents',
@@ -358,7 +349,7 @@ function resolveDocuments(obj: Record<string, unknown>): InputDocuments {
   if (obj.cluster !== undefined) {
     const c = obj.cluster as Record<string, unknown> | null;
     if (c === null || typeof c !== "object" || Array.isArray(c))
-      throw new ApiError(
+      throw new HttpError(
         400,
         "SERVE_API_BAD_REQUEST",
         '"cluster" must be an object {kubernetesVersion?, openshiftVersion?}',
@@ -366,20 +357,21 @@ function resolveDocuments(obj: Record<string, unknown>): InputDocuments {
     const cluster = { ...docs.cluster };
     for (const k of Object.keys(c)) {
       if (k !== "kubernetesVersion" && k !== "openshiftVersion")
-        throw new ApiError(
+        throw new HttpError(
           400,
           "SERVE_API_BAD_REQUEST",
           `unknown field "cluster.${k}" (expected kubernetesVersion, openshiftVersion)`,
         );
-      if (typeof c[k] !== "string") throw new ApiError(400, "SERVE_API_BAD_REQUEST", `"cluster.${k}" must be a string`);
+      if (typeof c[k] !== "string")
+        throw new HttpError(400, "SERVE_API_BAD_REQUEST", `"cluster.${k}" must be a string`);
       cluster[k] = c[k] as string;
     }
     docs.cluster = cluster;
   }
   if (obj.trace !== undefined && typeof obj.trace !== "boolean")
-    throw new ApiError(400, "SERVE_API_BAD_REQUEST", '"trace" must be a boolean');
+    throw new HttpError(400, "SERVE_API_BAD_REQUEST", '"trace" must be a boolean');
   if (docs.errors.length > 0) {
-    throw new ApiError(
+    throw new HttpError(
       400,
       "RESOLVE_INPUT_INVALID",
       docs.errors.join("\n"),
@@ -387,7 +379,7 @@ function resolveDocuments(obj: Record<string, unknown>): InputDocuments {
     );
   }
   if (docs.inputs.length === 0)
-    throw new ApiError(400, "RESOLVE_INPUT_INVALID", "the request defines no Input or Operator");
+    throw new HttpError(400, "RESOLVE_INPUT_INVALID", "the request defines no Input or Operator");
   return docs;
 }
 
@@ -403,7 +395,7 @@ function invalidConstraints(rs: ResolveSet): ApiProblem[] {
 }
 
 function errorAnswer(e: unknown): ApiAnswer {
-  const err = e instanceof ApiError ? e : new ApiError(500, "SERVE_INTERNAL", "internal error");
+  const err = e instanceof HttpError ? e : new HttpError(500, "SERVE_INTERNAL", "internal error");
   const body: ApiErrorBody = {
     error: { code: err.code, message: err.message, ...(err.problems ? { problems: err.problems } : {}) },
   };
@@ -412,12 +404,12 @@ function errorAnswer(e: unknown): ApiAnswer {
   if (err.status === 413) headers.Connection = "close";
   if (err.status === 503 && err.code === "SERVE_API_BUSY") headers["Retry-After"] = "1";
   const answer: ApiAnswer = { status: err.status, body, headers };
-  if (!(e instanceof ApiError)) answer.cause = e instanceof Error ? (e.stack ?? e.message) : String(e);
+  if (!(e instanceof HttpError)) answer.cause = e instanceof Error ? (e.stack ?? e.message) : String(e);
   return answer;
 }
 
-function stopping(): ApiError {
-  return new ApiError(503, "SERVE_API_STOPPING", "the server is stopping");
+function stopping(): HttpError {
+  return new HttpError(503, "SERVE_API_STOPPING", "the server is stopping");
 }
 
 /** A message to the worker: a request, with the revisions it does not have yet. */
@@ -461,7 +453,7 @@ class WorkerRunner {
     if (this.#closed) return Promise.resolve(errorAnswer(stopping()));
     if (this.#waiting.length >= MAX_WAITING)
       return Promise.resolve(
-        errorAnswer(new ApiError(503, "SERVE_API_BUSY", "too many resolver requests are waiting; try again later")),
+        errorAnswer(new HttpError(503, "SERVE_API_BUSY", "too many resolver requests are waiting; try again later")),
       );
     return new Promise((done) => {
       this.#waiting.push({ path, body, done });
@@ -543,7 +535,7 @@ class WorkerRunner {
     const secs = this.#budgetMs / 1000;
     await this.#stop(
       errorAnswer(
-        new ApiError(
+        new HttpError(
           422,
           "SERVE_API_BUDGET",
           `the request needed more than its budget of ${secs}s (--resolver-budget) and was stopped: ` +
@@ -569,30 +561,10 @@ class WorkerRunner {
   }
 }
 
-/** Reads the body as UTF-8; rejects with a 413 as soon as more than `max` bytes are announced or arrive. */
-function readBody(req: IncomingMessage, max: number): Promise<string> {
-  const declared = Number(req.headers["content-length"] ?? NaN);
-  if (declared > max) return Promise.reject(tooLarge(max));
-  return new Promise((resolveBody, reject) => {
-    const chunks: Buffer[] = [];
-    let n = 0;
-    const onData = (c: Buffer): void => {
-      n += c.length;
-      if (n > max) {
-        req.off("data", onData);
-        req.pause();
-        chunks.length = 0;
-        reject(tooLarge(max));
-        return;
-      }
-      chunks.push(c);
-    };
-    req.on("data", onData);
-    req.on("end", () => resolveBody(Buffer.concat(chunks, n).toString("utf8")));
-    req.on("error", reject);
-  });
-}
-
-function tooLarge(max: number): ApiError {
-  return new ApiError(413, "SERVE_API_TOO_LARGE", `the request body is larger than ${max} bytes (--max-request-bytes)`);
+function tooLarge(max: number): HttpError {
+  return new HttpError(
+    413,
+    "SERVE_API_TOO_LARGE",
+    `the request body is larger than ${max} bytes (--max-request-bytes)`,
+  );
 }

@@ -6,16 +6,16 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { OpcatError } from "../fbc/errors.js";
+import { OpcatError } from "../errors/index.js";
 import { loadDirectory } from "../fbc/load.js";
 import { normalizeForRender } from "../fbc/render.js";
 import { emptyConfig, mergeConfigs } from "../fbc/types.js";
 import { validateCatalog } from "../fbc/validate.js";
 import { formatCatalog, isEmptyOrMissingDir, type OutputFormat } from "../fbc/write.js";
 import { parseGoYamlDocument } from "../yaml/index.js";
-import { buildCatalogImage, outputImage, withBaseImage, type BuildOptions } from "./build.js";
-import { mapPool, RegistryClient } from "./registry.js";
-import { renderReference, type ResolveRenderRefOptions } from "./render.js";
+import { buildCatalogImage, outputImage, withBaseImage, type BuildOptions } from "../image/build.js";
+import { mapPool, RegistryClient } from "../image/registry.js";
+import { renderReference, type ResolveRenderRefOptions } from "./reference.js";
 import { goErrnoText } from "../gojson/goerrno.js";
 
 export interface CatalogBuildConfig {

@@ -6,11 +6,10 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadDirectory } from "../fbc/load.js";
 import { renderMermaid } from "../fbc/mermaid.js";
+import { CatalogStore, startHttpServer, type HttpServerHandle } from "../serve/index.js";
 import {
-  CatalogStore,
-  startHttpServer,
   UI_CSP,
-  type HttpServerHandle,
+  webMounts,
   type UiCatalogChanges,
   type UiGraph,
   type UiPackageDetail,
@@ -19,7 +18,7 @@ import {
 } from "./index.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const catalogDir = join(here, "testdata", "catalog");
+const catalogDir = join(here, "..", "serve", "testdata", "catalog");
 
 describe("web UI routes of opcat serve", () => {
   const store = new CatalogStore();
@@ -34,7 +33,7 @@ describe("web UI routes of opcat serve", () => {
     );
     writeFileSync(join(assets, "assets", "app.js"), "console.log(1)\n".repeat(200));
     assert.equal((await store.add("test", catalogDir)).status, "loaded");
-    srv = await startHttpServer(store, { port: 0, ui: { assetsDir: assets } });
+    srv = await startHttpServer(store, { port: 0, mounts: webMounts(store, { ui: { assetsDir: assets } }) });
     base = `http://127.0.0.1:${srv.address.port}`;
   });
   after(async () => {
@@ -227,7 +226,7 @@ describe("web UI routes of opcat serve", () => {
   });
 
   test("without ui the paths are not served; a missing build says how to make it", async () => {
-    const off = await startHttpServer(store, { port: 0 });
+    const off = await startHttpServer(store, { port: 0, mounts: webMounts(store) });
     try {
       assert.equal((await fetch(`http://127.0.0.1:${off.address.port}/`)).status, 404);
       assert.equal((await fetch(`http://127.0.0.1:${off.address.port}/ui/api/catalogs`)).status, 404);
@@ -235,7 +234,7 @@ describe("web UI routes of opcat serve", () => {
       await off.close();
     }
     const empty = mkdtempSync(join(tmpdir(), "opcat-ui-none-"));
-    const nobuild = await startHttpServer(store, { port: 0, ui: { assetsDir: empty } });
+    const nobuild = await startHttpServer(store, { port: 0, mounts: webMounts(store, { ui: { assetsDir: empty } }) });
     try {
       const r = await fetch(`http://127.0.0.1:${nobuild.address.port}/`);
       assert.equal(r.status, 404);
@@ -281,7 +280,7 @@ describe("web UI: what the last reload changed", () => {
       bundle("gone", "1"),
     ]);
     assert.equal((await store.add("c", dir)).status, "loaded");
-    srv = await startHttpServer(store, { port: 0, ui: { assetsDir: dir } });
+    srv = await startHttpServer(store, { port: 0, mounts: webMounts(store, { ui: { assetsDir: dir } }) });
     base = `http://127.0.0.1:${srv.address.port}/ui/api/catalogs`;
   });
   after(async () => {
@@ -369,7 +368,10 @@ describe("web UI cluster pages: an API server that is not there", () => {
       ].join("\n"),
     );
     assert.equal((await store.add("test", catalogDir)).status, "loaded");
-    srv = await startHttpServer(store, { port: 0, ui: { assetsDir: dir, cluster: { kubeconfig } } });
+    srv = await startHttpServer(store, {
+      port: 0,
+      mounts: webMounts(store, { ui: { assetsDir: dir, cluster: { kubeconfig } } }),
+    });
     base = `http://127.0.0.1:${srv.address.port}/ui/api`;
   });
   after(async () => {

@@ -2,7 +2,15 @@
  * Errors as values: every problem opcat reports about a catalog carries a stable machine code, the
  * message (opm's wording at its core), where it was found and, where we can say it, what to do.
  */
-import type { Location } from "./types.js";
+/** Where a blob came from (src/fbc/types.ts re-exports it). */
+export interface Location {
+  /** Path of the file relative to the catalog root (slash-separated), or `-` for standard input. */
+  readonly file: string;
+  /** 1-based line of the first line of the blob (the start of its YAML document or JSON object). */
+  readonly line: number;
+  /** 0-based position of the blob in its file's stream of blobs. */
+  readonly index: number;
+}
 
 export type Severity = "error" | "warning";
 
@@ -58,6 +66,15 @@ export function formatProblem(p: Problem): string {
   let s = `${where ? where + ": " : ""}${p.severity}[${p.code}]: ${p.message}`;
   if (p.hint) s += `\n  hint: ${p.hint}`;
   return s;
+}
+
+/** A problem as `-o json` reports it: code, severity, message, then location, blob and hint when set. */
+export function problemToJson(p: Problem): Record<string, unknown> {
+  const o: Record<string, unknown> = { code: p.code, severity: p.severity, message: p.message };
+  if (p.loc) o.location = { file: p.loc.file, line: p.loc.line, index: p.loc.index };
+  if (p.blob) o.blob = p.blob;
+  if (p.hint) o.hint = p.hint;
+  return o;
 }
 
 /** Deterministic order: by file, line, stream index, then code and message. */

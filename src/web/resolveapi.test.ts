@@ -9,7 +9,7 @@ import { loadCatalog } from "../fbc/load.js";
 import { validateCatalog } from "../fbc/validate.js";
 import { CatalogSet, parseInputDocuments, query, resolve } from "../resolve/index.js";
 import { QUERY_PATH, RESOLVE_PATH, ResolverApi, type ApiErrorBody } from "./resolveapi.js";
-import { CatalogStore } from "./store.js";
+import { CatalogStore } from "../serve/store.js";
 import { decodeStream } from "../yaml/index.js";
 
 let root: string;
