@@ -29,7 +29,7 @@ import type {
   ResolvedBundle,
 } from "../../resolve/index.js";
 import type { JsonValue } from "../../fbc/types.js";
-import { sameJson, verifiedRequester, type SigningKey } from "../rukpak/trust.js";
+import { madeBy, sameJson, type SigningKey } from "../rukpak/trust.js";
 import { ResolutionBudgetError, ResolverRunner, type RunnerCatalog } from "./resolverunner.js";
 import type { CatalogController } from "./catalogs.js";
 import {
@@ -740,7 +740,7 @@ export class DeppyController {
   /** True when the controllers made `o` (or when no identity is configured to tell). */
   private madeBySelf(o: KubeObject): boolean {
     if (!this.opts.key || !this.opts.self) return true;
-    return verifiedRequester(this.opts.key, o)?.username === this.opts.self;
+    return madeBy(this.opts.key, this.opts.self, o);
   }
 
   private nsReady = false;

@@ -32,6 +32,7 @@ import { canI, grantedRulesInCluster, type GrantedRule } from "../rukpak/permiss
 import {
   approvalCondition,
   approvalMismatch,
+  madeBy,
   sameJson,
   signApproval,
   verifiedRequester,
@@ -287,7 +288,7 @@ export class ResolvesetProvisioner {
 
   /** True when the controllers made `o` (its signed requester is their own identity). */
   private madeBySelf(o: KubeObject): boolean {
-    return verifiedRequester(this.opts.key, o)?.username === this.opts.self;
+    return madeBy(this.opts.key, this.opts.self, o);
   }
 
   private async setStatus(

@@ -46,6 +46,7 @@ import {
   approvalCondition,
   approvalMismatch,
   approvalParts,
+  madeBy,
   protectedReason,
   sameJson,
   signApproval,
@@ -136,6 +137,14 @@ export function requesterOf(o: KubeObject): Requester | undefined {
 export function approvalOf(pc: ProvisionerClass | undefined): Approval {
   const a = pc?.parameters?.approval;
   return a === "AllowAll" || a === "DenyAll" || a === "UserPermission" ? a : APPROVAL_DEFAULT;
+}
+
+/** The namespaces the objects need: the install namespace and every object's. */
+function neededNamespaces(desired: DesiredContent): Set<string> {
+  const needed = new Set<string>();
+  if (desired.installNamespace) needed.add(desired.installNamespace);
+  for (const o of desired.objects) if (o.metadata.namespace) needed.add(o.metadata.namespace);
+  return needed;
 }
 
 /** `a; b; c; and N more` of a list of problems. */
@@ -617,8 +626,7 @@ export class RukpakController {
 
   /** True when this controller made `o` (its signed requester is the controllers' own identity). */
   madeBySelf(o: KubeObject): boolean {
-    const self = this.opts.self;
-    return self !== undefined && this.opts.key !== undefined && verifiedRequester(this.opts.key, o)?.username === self;
+    return madeBy(this.key, this.opts.self, o);
   }
 
   /** The Bundle an Instance names; made from its embedded spec when given (and only then). */
@@ -656,8 +664,7 @@ export class RukpakController {
     // a Bundle of that name must be the one made from this spec for this Instance: someone else's
     // Bundle (same name, other refs, mounts or secrets) is a conflict, never a match
     const mine =
-      (bundle.metadata.ownerReferences ?? []).some((o) => o.uid === inst.metadata.uid) &&
-      (this.opts.key === undefined || this.madeBySelf(bundle));
+      (bundle.metadata.ownerReferences ?? []).some((o) => o.uid === inst.metadata.uid) && this.madeBySelf(bundle);
     const same = sameJson(bundle.spec, { ...bundle.spec, ...embedded });
     if (mine && same) return { bundle };
     return {
@@ -1081,9 +1088,7 @@ export class RukpakController {
    */
   private async namespacesFor(inst: Instance, desired: DesiredContent, r: Requester): Promise<{ refused: string[] }> {
     const made: string[] = [];
-    const needed = new Set<string>();
-    if (desired.installNamespace) needed.add(desired.installNamespace);
-    for (const o of desired.objects) if (o.metadata.namespace) needed.add(o.metadata.namespace);
+    const needed = neededNamespaces(desired);
     const refused: string[] = [];
     for (const ns of needed) {
       if (await this.client.tryGet("v1", "Namespace", ns)) continue;
@@ -1180,9 +1185,7 @@ export class RukpakController {
    */
   private async install(desired: DesiredContent, fieldManager: string, known: readonly string[]): Promise<string[]> {
     const made: string[] = [];
-    const needed = new Set<string>();
-    if (desired.installNamespace) needed.add(desired.installNamespace);
-    for (const o of desired.objects) if (o.metadata.namespace) needed.add(o.metadata.namespace);
+    const needed = neededNamespaces(desired);
     const shipped = new Set(desired.objects.filter((o) => o.kind === "Namespace").map((o) => o.metadata.name));
     for (const ns of needed) {
       if (await this.client.tryGet("v1", "Namespace", ns)) continue;

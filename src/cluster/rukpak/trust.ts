@@ -117,6 +117,14 @@ export function verifiedRequester(key: SigningKey, o: KubeObject): Requester | u
   }
 }
 
+/**
+ * True when the controllers made `o`: its signed requester is their own identity `self` (false when
+ * `self` is not known).
+ */
+export function madeBy(key: SigningKey, self: string | undefined, o: KubeObject): boolean {
+  return self !== undefined && verifiedRequester(key, o)?.username === self;
+}
+
 /** What an approval decides about, and who decided. */
 export interface ApprovalRecord {
   decision: "Approved" | "Denied";
