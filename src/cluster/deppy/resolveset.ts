@@ -669,12 +669,12 @@ export class ResolvesetProvisioner {
             message: `approved with resolveset ${rsName} (Instance ${name})`,
             observedGeneration: g,
           }).conditions;
-          await this.client
-            .replace<Instance>(
-              { ...applied, status: { ...(applied.status ?? {}), approval, conditions } },
-              { subresource: "status" },
-            )
-            .catch((err) => (isConflict(err) ? undefined : Promise.reject(err)));
+          // a conflict (the operator provisioner wrote this Instance's status meanwhile) fails the pass,
+          // which is retried with backoff: swallowed, no later event on that Instance might bring it back
+          await this.client.replace<Instance>(
+            { ...applied, status: { ...(applied.status ?? {}), approval, conditions } },
+            { subresource: "status" },
+          );
         }
       }
       const now = await this.client.tryGet<Instance>(RUKPAK_API_VERSION, "Instance", e.package);
