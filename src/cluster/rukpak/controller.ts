@@ -28,13 +28,13 @@ import {
 } from "./api.js";
 import { bundleSteps, reconcileBundle, UnpackSlots, type BundleState } from "./bundle.js";
 import type { ContentLimits } from "./content.js";
-import { labelsMatch, type RukpakContext } from "./context.js";
+import { labelsMatch, madeBySelf, type RukpakContext } from "./context.js";
 import { desiredContent, instanceSteps, reconcileInstance, type InstanceState } from "./instance.js";
 import { plainProvisioner } from "./plain.js";
 import { ProvisionerRegistry, type DesiredContent } from "./provisioner.js";
 import { RecordStore } from "./record.js";
 import { registryV1Provisioner } from "./registryv1.js";
-import { madeBy, type SigningKey } from "./trust.js";
+import type { SigningKey } from "./trust.js";
 import { WEBHOOK_CONFIG_NAME } from "./webhook.js";
 import { DEFAULT_NAMESPACE } from "../names.js";
 
@@ -299,6 +299,6 @@ export class RukpakController {
 
   /** True when this controller made `o` (its signed requester is the controllers' own identity). */
   madeBySelf(o: KubeObject): boolean {
-    return madeBy(this.opts.key, this.opts.self, o);
+    return madeBySelf(this.ctx, o);
   }
 }
