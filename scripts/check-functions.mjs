@@ -35,7 +35,6 @@ const PORTS = new Map([
  */
 const KNOWN = new Map([
   ["src/cluster/deppy/resolveset.ts:reconcileInstance", 404],
-  ["src/cluster/rukpak/controller.ts:reconcileInstance", 259],
   ["src/cluster/deppy/operator.ts:reconcile", 243],
   ["src/cluster/deppy/resolver.ts:reconcile", 240],
   ["src/cli/cluster.ts:registerClusterCommands", 156],

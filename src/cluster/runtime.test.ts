@@ -209,3 +209,35 @@ test("runSteps: steps run in order until one stops; a stop's conditions land on 
   assert.deepEqual(again, { stoppedAt: "x", requeueAfter: 5000 });
   assert.deepEqual(await runSteps([{ name: "y", run: () => undefined }], state), {});
 });
+
+test("defineController: controllers share a kind's cache (informer) and may name their Events' component", async () => {
+  const { defineController } = await import("./runtime/controller.js");
+  const { Informer } = await import("./informer.js");
+  const { EventRecorder } = await import("./events.js");
+  const client = {} as import("./client.js").KubeClient;
+  const shared = new Informer(client, "rukpak.io/v1alpha2", "Bundle");
+  const reconcile = async () => undefined;
+  const a = defineController(client, {
+    name: "a",
+    component: "opcat-group",
+    for: { apiVersion: "rukpak.io/v1alpha2", kind: "Bundle", informer: shared },
+    reconcile,
+  });
+  const b = defineController(client, {
+    name: "b",
+    for: { apiVersion: "rukpak.io/v1alpha2", kind: "Instance" },
+    watches: [
+      { apiVersion: "rukpak.io/v1alpha2", kind: "Bundle", informer: shared, map: (o) => [`i-${o.metadata.name}`] },
+    ],
+    reconcile,
+  });
+  assert.equal(a.primary, shared);
+  assert.equal(b.cacheOf("rukpak.io/v1alpha2", "Bundle"), shared);
+  assert.ok(a.events instanceof EventRecorder);
+  assert.equal((a.events as unknown as { component: string }).component, "opcat-group");
+  assert.equal((b.events as unknown as { component: string }).component, "opcat-b");
+  // one event on the shared cache reaches both controllers' queues
+  (shared as unknown as { emit: (e: string, o: unknown) => void }).emit("add", { metadata: { name: "x" } });
+  assert.equal(a.queue.length, 1);
+  assert.equal(b.queue.length, 1);
+});

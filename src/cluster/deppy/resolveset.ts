@@ -29,6 +29,7 @@ import {
 import { contentExists } from "../rukpak/content.js";
 import { convertRegistryV1 } from "../rukpak/convert.js";
 import { canI, grantedRulesInCluster, type GrantedRule } from "../rukpak/permissions.js";
+import type { ProvisionerIdentity } from "../rukpak/provisioner.js";
 import {
   approvalCondition,
   approvalMismatch,
@@ -88,7 +89,13 @@ export function resolvesetApprovalOf(pc: ProvisionerClass | undefined): Resolves
   return a === "AllowAll" || a === "DenyAll" ? a : "Android";
 }
 
-export class ResolvesetProvisioner {
+/**
+ * A provisioner by the identity of `rukpak/provisioner.ts` (its id and the content it accepts); what a
+ * resolveset becomes (entry Bundles and package Instances) is made by its own reconcile, not `desired`.
+ */
+export class ResolvesetProvisioner implements ProvisionerIdentity {
+  readonly id = RESOLVESET_PROVISIONER;
+  readonly formats = ["deppy.resolveset"] as const;
   readonly classes: Informer<ProvisionerClass>;
   readonly bundles: Informer<Bundle>;
   readonly instances: Informer<Instance>;
@@ -135,7 +142,7 @@ export class ResolvesetProvisioner {
 
   private ours(cls: string | undefined): ProvisionerClass | undefined {
     const pc = cls ? this.classes.get(cls) : undefined;
-    return pc?.provisioner === RESOLVESET_PROVISIONER ? pc : undefined;
+    return pc?.provisioner === this.id ? pc : undefined;
   }
 
   private isResolvesetInstance(i: Instance): boolean {
@@ -236,7 +243,7 @@ export class ResolvesetProvisioner {
         reason: "UnpackSuccessful",
         message: msg,
         digest: r.digest,
-        format: "deppy.resolveset",
+        format: this.formats[0],
         objects: ["/objects/resolved.bundles.json"],
         conditions: setCondition(b.status?.conditions, {
           type: "Unpacked",

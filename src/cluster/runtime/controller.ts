@@ -16,11 +16,15 @@ export interface Result {
   requeueAfter?: number;
 }
 
-/** One kind a controller caches: apiVersion, kind and list options (namespace, label selector). */
+/**
+ * One kind a controller caches: apiVersion, kind and list options (namespace, label selector), or a
+ * cache shared with other controllers of one process (`informer`: started and stopped with each of them).
+ */
 export interface KindSource {
   apiVersion: string;
   kind: string;
   options?: Omit<InformerOptions, "onError">;
+  informer?: Informer;
 }
 
 export interface ControllerContext<T extends KubeObject> {
@@ -38,6 +42,8 @@ export interface ControllerContext<T extends KubeObject> {
 export interface ControllerSpec<T extends KubeObject> {
   /** A name for logs, Events' reporting component and metrics. */
   name: string;
+  /** Events' reporting component (default `opcat-<name>`), e.g. one shared by the controllers of a group. */
+  component?: string;
   for: KindSource & {
     /** Which primary events enqueue the object (default: all; e.g. skip status-only updates). */
     filter?: (event: InformerEvent, obj: T, old?: T) => boolean;
@@ -77,14 +83,16 @@ export class Controller<T extends KubeObject = KubeObject> {
     readonly log: (m: string) => void = () => {},
   ) {
     const onError = (e: unknown) => log(`${spec.name} watch: ${(e as Error).message}`);
-    this.primary = new Informer<T>(client, spec.for.apiVersion, spec.for.kind, { ...spec.for.options, onError });
+    this.primary =
+      (spec.for.informer as Informer<T> | undefined) ??
+      new Informer<T>(client, spec.for.apiVersion, spec.for.kind, { ...spec.for.options, onError });
     this.queue = new WorkQueue({
       concurrency: spec.concurrency ?? 2,
       baseDelay: spec.baseDelayMs ?? 500,
       maxDelay: spec.maxDelayMs ?? 60_000,
       onError: (key, e, attempt) => log(`${spec.name} ${key}: attempt ${attempt} failed: ${(e as Error).message}`),
     });
-    this.events = new EventRecorder(client, `opcat-${spec.name}`);
+    this.events = new EventRecorder(client, spec.component ?? `opcat-${spec.name}`);
     const enqueue = (key: string) => this.queue.add(key);
     this.primary.on((ev, o, old) => {
       if (!spec.for.filter || spec.for.filter(ev, o, old)) enqueue(o.metadata.name);
@@ -117,7 +125,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     const k = `${kindKey(s.apiVersion, s.kind)}${s.options ? JSON.stringify(s.options) : ""}`;
     let inf = this.caches.get(k);
     if (!inf) {
-      inf = new Informer(this.client, s.apiVersion, s.kind, { ...s.options, onError });
+      inf = s.informer ?? new Informer(this.client, s.apiVersion, s.kind, { ...s.options, onError });
       this.caches.set(k, inf);
       if (!this.caches.has(kindKey(s.apiVersion, s.kind))) this.caches.set(kindKey(s.apiVersion, s.kind), inf);
     }

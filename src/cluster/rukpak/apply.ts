@@ -1,0 +1,156 @@
+/**
+ * What installing an Instance's objects takes, beside the approval: CRD upgrade safety, the
+ * collision check (never adopt: only objects in the Instance's install record are its own), the
+ * apply (namespaces, then CRDs until Established, then the rest, after a dry run of everything) and
+ * the prune of what the new bundle no longer has (docs/security.md).
+ */
+import { isNotFound, isConflict, type KubeClient, type KubeObject } from "../client.js";
+import { findCondition, type Condition } from "../conditions.js";
+import { LABEL_INSTANCE, type Instance, type ObjectRef } from "./api.js";
+import { neededNamespaces } from "./context.js";
+import { crdUpgradeProblems, existingObjectProblems } from "./crdsafety.js";
+import { describeObject } from "./permissions.js";
+import type { DesiredContent } from "./provisioner.js";
+import { refKey, refOf, type InstallRecord } from "./record.js";
+
+type ExistingCrd = KubeObject & {
+  spec: { group: string; names: { kind: string }; versions: { name: string; served?: boolean }[] };
+};
+
+/** CRD changes that would break stored versions, fields or existing custom resources. */
+export async function unsafeCrdChanges(client: KubeClient, objects: readonly KubeObject[]): Promise<string[]> {
+  const unsafe: string[] = [];
+  for (const o of objects) {
+    if (o.kind !== "CustomResourceDefinition") continue;
+    const existing = await client.tryGet<ExistingCrd>(
+      "apiextensions.k8s.io/v1",
+      "CustomResourceDefinition",
+      o.metadata.name,
+    );
+    if (!existing) continue;
+    const diff = crdUpgradeProblems(existing, o);
+    unsafe.push(...diff);
+    if (diff.length > 0) continue;
+    // existing custom resources must stay valid under the new schema of their version
+    for (const v of existing.spec.versions.filter((x) => x.served !== false)) {
+      const { items } = await client
+        .list(`${existing.spec.group}/${v.name}`, existing.spec.names.kind)
+        .catch(() => ({ items: [] as KubeObject[] }));
+      unsafe.push(...existingObjectProblems(o, v.name, items));
+    }
+  }
+  return unsafe;
+}
+
+/**
+ * Objects of the bundle that exist and are not this Instance's. This Instance's are those in its
+ * record (applied, or pending from an interrupted pivot) that still name it as their owner, and
+ * namespaces the controller created for it; before a record exists (an Instance installed by an
+ * older opcat), objects labelled with it and owned by it.
+ */
+export async function collisions(
+  client: KubeClient,
+  inst: Instance,
+  record: InstallRecord | undefined,
+  objects: readonly KubeObject[],
+): Promise<string[]> {
+  const name = inst.metadata.name;
+  const recorded = new Set([...(record?.applied ?? []), ...(record?.pending ?? [])].map(refKey));
+  const out: string[] = [];
+  for (const o of objects) {
+    const cur = await client.tryGet(o.apiVersion, o.kind, o.metadata.name, o.metadata.namespace).catch(() => undefined);
+    if (!cur) continue;
+    const ownedByUs = (cur.metadata.ownerReferences ?? []).some((x) => x.uid === inst.metadata.uid);
+    const where = describeObject(o);
+    if (o.kind === "Namespace" && record?.namespaces?.includes(o.metadata.name)) continue;
+    if (ownedByUs && (recorded.has(refKey(refOf(o))) || (!record && cur.metadata.labels?.[LABEL_INSTANCE] === name)))
+      continue;
+    const other = cur.metadata.labels?.[LABEL_INSTANCE];
+    out.push(
+      other && other !== name
+        ? `${where} is managed by Instance ${other}`
+        : `${where} exists and is not managed by Instance ${name}`,
+    );
+  }
+  return out;
+}
+
+async function waitEstablished(client: KubeClient, name: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const crd = await client.get<KubeObject & { status?: { conditions?: Condition[] } }>(
+      "apiextensions.k8s.io/v1",
+      "CustomResourceDefinition",
+      name,
+    );
+    if (findCondition(crd.status?.conditions, "Established")?.status === "True") return;
+    if (Date.now() > deadline) throw new Error(`CRD ${name} did not become Established within 60 s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * Applies the objects (as the Instance's own field manager): missing namespaces first (returned:
+ * the ones made here), CRDs (waiting until Established), then the rest; a dry run of everything
+ * first, so that a bundle that cannot be applied changes nothing.
+ */
+export async function install(
+  client: KubeClient,
+  desired: DesiredContent,
+  fieldManager: string,
+  known: readonly string[],
+): Promise<string[]> {
+  const made: string[] = [];
+  const needed = neededNamespaces(desired);
+  const shipped = new Set(desired.objects.filter((o) => o.kind === "Namespace").map((o) => o.metadata.name));
+  for (const ns of needed) {
+    if (await client.tryGet("v1", "Namespace", ns)) continue;
+    if (shipped.has(ns)) {
+      await client.apply(desired.objects.find((o) => o.kind === "Namespace" && o.metadata.name === ns)!, {
+        fieldManager,
+      });
+      continue;
+    }
+    await client
+      .create({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } })
+      .catch((e) => (isConflict(e) ? undefined : Promise.reject(e)));
+    if (!known.includes(ns)) made.push(ns);
+  }
+  const crds = desired.objects.filter((o) => o.kind === "CustomResourceDefinition");
+  const rest = desired.objects.filter((o) => o.kind !== "CustomResourceDefinition");
+  const ownKinds = new Set(
+    crds.map((c) => `${(c.spec as { group: string }).group}/${(c.spec as { names: { kind: string } }).names.kind}`),
+  );
+  for (const o of desired.objects) {
+    if (ownKinds.has(`${o.apiVersion.split("/")[0]}/${o.kind}`)) continue;
+    await client.apply(o, { dryRun: true, fieldManager });
+  }
+  for (const c of crds) await client.apply(c, { fieldManager });
+  for (const c of crds) await waitEstablished(client, c.metadata.name);
+  for (const o of rest) await client.apply(o, { fieldManager });
+  return made;
+}
+
+/**
+ * Deletes what the new bundle no longer has: only objects of `before` (the record) that are not in
+ * `target`, and only while they still name the Instance as their owner.
+ */
+export async function prune(
+  client: KubeClient,
+  inst: Instance,
+  before: readonly ObjectRef[],
+  target: readonly ObjectRef[],
+): Promise<void> {
+  const keep = new Set(target.map(refKey));
+  const pruned = new Set<string>();
+  for (const r of before) {
+    const k = refKey(r);
+    if (keep.has(k) || pruned.has(k)) continue;
+    pruned.add(k);
+    const live = await client.tryGet(r.apiVersion, r.kind, r.name, r.namespace).catch(() => undefined);
+    if (!live || !(live.metadata.ownerReferences ?? []).some((o) => o.uid === inst.metadata.uid)) continue;
+    await client
+      .delete(r.apiVersion, r.kind, r.name, r.namespace)
+      .catch((e) => (isNotFound(e) ? false : Promise.reject(e)));
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * What the RukPak controller's two reconciles (Bundles: `bundle.ts`, Instances: `instance.ts`) share:
+ * the client, the signing key, the content store, the caches and queues, the install records, and
+ * who a Bundle or Instance is judged as (its verified requester, never the controllers' own rights).
+ */
+import { createHash } from "node:crypto";
+import type { KubeClient, KubeObject } from "../client.js";
+import type { EventRecorder } from "../events.js";
+import type { Informer } from "../informer.js";
+import type { WorkQueue } from "../queue.js";
+import type { PullOptions } from "../../image/index.js";
+import { ANNOTATION_REQUESTER, API_VERSION, type Approval, type Bundle, type Instance } from "./api.js";
+import type { ProvisionerClass } from "./api.js";
+import type { ContentLimits } from "./content.js";
+import type { Requester } from "./permissions.js";
+import type { DesiredContent, ProvisionerRegistry } from "./provisioner.js";
+import type { RecordStore } from "./record.js";
+import { madeBy, verifiedRequester, type ProtectedSet, type SigningKey } from "./trust.js";
+import { DELEGATING_KINDS } from "./webhook.js";
+
+export interface RukpakContext {
+  client: KubeClient;
+  /** Verifies requester signatures and signs approvals. */
+  key: SigningKey;
+  /** The controllers' own user name. */
+  self?: string;
+  /** Root of the content store. */
+  stateDir: string;
+  pull?: PullOptions;
+  limits?: ContentLimits;
+  log: (m: string) => void;
+  records: RecordStore;
+  protectedSet: ProtectedSet;
+  provisioners: ProvisionerRegistry;
+  bundles: Informer<Bundle>;
+  instances: Informer<Instance>;
+  events: EventRecorder;
+  bundleQueue: WorkQueue;
+  instanceQueue: WorkQueue;
+  /** The class when its provisioner is one this controller runs. */
+  ours(className: string | undefined): ProvisionerClass | undefined;
+}
+
+const APPROVAL_DEFAULT: Approval = "UserPermission";
+
+export function approvalOf(pc: ProvisionerClass | undefined): Approval {
+  const a = pc?.parameters?.approval;
+  return a === "AllowAll" || a === "DenyAll" || a === "UserPermission" ? a : APPROVAL_DEFAULT;
+}
+
+export function labelsMatch(
+  selector: Instance["spec"]["selector"],
+  labels: Record<string, string> | undefined,
+): boolean {
+  if (!selector) return false;
+  const l = labels ?? {};
+  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (l[k] !== v) return false;
+  for (const e of selector.matchExpressions ?? []) {
+    const has = e.key in l;
+    if (e.operator === "Exists" && !has) return false;
+    if (e.operator === "DoesNotExist" && has) return false;
+    if (e.operator === "In" && (!has || !(e.values ?? []).includes(l[e.key]))) return false;
+    if (e.operator === "NotIn" && has && (e.values ?? []).includes(l[e.key])) return false;
+  }
+  return Object.keys(selector.matchLabels ?? {}).length + (selector.matchExpressions?.length ?? 0) > 0;
+}
+
+/** The requester an annotation names, unverified (for display only: trust.ts verifies it). */
+export function requesterOf(o: KubeObject): Requester | undefined {
+  const raw = o.metadata.annotations?.[ANNOTATION_REQUESTER];
+  if (!raw) return undefined;
+  try {
+    const r = JSON.parse(raw) as Requester;
+    return typeof r.username === "string" ? r : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The namespaces the objects need: the install namespace and every object's. */
+export function neededNamespaces(desired: DesiredContent): Set<string> {
+  const needed = new Set<string>();
+  if (desired.installNamespace) needed.add(desired.installNamespace);
+  for (const o of desired.objects) if (o.metadata.namespace) needed.add(o.metadata.namespace);
+  return needed;
+}
+
+/** `a; b; c; and N more` of a list of problems. */
+export function listed(items: readonly string[], max = 10): string {
+  return `${items.slice(0, max).join("; ")}${items.length > max ? `; and ${items.length - max} more` : ""}`;
+}
+
+/** The field manager of an Instance's objects (one per Instance, never the controllers' own). */
+export function fieldManagerFor(instance: string): string {
+  const m = `rukpak-instance-${instance}`;
+  return m.length <= 128 ? m : `rukpak-instance-${createHash("sha256").update(instance).digest("hex").slice(0, 32)}`;
+}
+
+/** True when the controllers made `o` (its signed requester is their own identity). */
+export function madeBySelf(ctx: RukpakContext, o: KubeObject): boolean {
+  return madeBy(ctx.key, ctx.self, o);
+}
+
+/**
+ * Whom an Instance is judged as: its verified requester, or, when the controllers made it for an
+ * owner of a delegating kind (Operator, ClusterExtension), that owner's verified requester. An
+ * Instance the controllers made for another owner (a resolveset's package Instance) has no
+ * requester: it waits for an approval.
+ */
+export async function judgedAs(ctx: RukpakContext, inst: Instance): Promise<Requester | undefined> {
+  const who = verifiedRequester(ctx.key, inst);
+  const owners = inst.metadata.ownerReferences ?? [];
+  // no owner: made by a user (who may be the controllers' own identity, e.g. `cluster run` on a laptop);
+  // made by the controllers for something: never judged with the controllers' own rights
+  if (!who || !madeBySelf(ctx, inst) || owners.length === 0) return who;
+  for (const ref of owners) {
+    const k = DELEGATING_KINDS.find((d) => d.kind === ref.kind && `${d.group}/${d.version}` === ref.apiVersion);
+    if (!k) continue;
+    const owner = await ctx.client.getLive(ref.apiVersion, ref.kind, ref.name, { uid: ref.uid });
+    const theirs = owner ? verifiedRequester(ctx.key, owner) : undefined;
+    return theirs?.username === ctx.self ? undefined : theirs;
+  }
+  return undefined;
+}
+
+/**
+ * Whose rights a Bundle's content (ConfigMaps, pull Secrets) is read with: its verified requester;
+ * for a Bundle the controllers made from an Instance's embedded spec, whom that Instance is judged
+ * as. Never the controllers' own rights, and never an unverified annotation.
+ */
+export async function contentRequesterOf(ctx: RukpakContext, b: Bundle): Promise<Requester | undefined> {
+  const who = verifiedRequester(ctx.key, b);
+  const owners = b.metadata.ownerReferences ?? [];
+  // no owner: made by a user (who may be the controllers' own identity, e.g. `cluster run` on a laptop)
+  if (!who || !madeBySelf(ctx, b) || owners.length === 0) return who;
+  for (const ref of owners) {
+    if (ref.kind !== "Instance" || ref.apiVersion !== API_VERSION) continue;
+    const inst = ctx.instances.get(ref.name);
+    if (inst?.metadata.uid === ref.uid) return judgedAs(ctx, inst);
+  }
+  return undefined;
+}

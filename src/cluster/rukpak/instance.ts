@@ -1,0 +1,455 @@
+/**
+ * The Instance reconcile of the RukPak controller, as named steps over a working copy of the status
+ * (`runtime/steps.ts`): the Bundle, unpacked; what it becomes (its class's provisioner,
+ * `provisioner.ts`); none of opcat's own objects; an approval naming this generation, Bundle and
+ * content; CRD upgrade safety; no collision (never adopt); the pivot recorded, applied, pruned; older
+ * Bundles marked Replaced. The status is written once at the end; what must be persisted before the
+ * next step acts is committed on the way: a forged approval dropped, a new approval, `Upgrading`
+ * while a pivot is applied, and the failure of an apply (docs/security.md).
+ */
+import { isConflict, KubeApiError } from "../client.js";
+import { findCondition, setCondition, type NewCondition } from "../conditions.js";
+import { runSteps, withConditions, type Step, type StepOutcome } from "../runtime/steps.js";
+import {
+  API_VERSION,
+  LABEL_BUNDLE,
+  LABEL_INSTANCE,
+  LABEL_MANAGED_BY,
+  MANAGED_BY,
+  type Bundle,
+  type Instance,
+  type InstanceStatus,
+  type ObjectRef,
+  type ProvisionerClass,
+} from "./api.js";
+import { collisions, install, prune, unsafeCrdChanges } from "./apply.js";
+import { contentExists, UnpackError } from "./content.js";
+import { fieldManagerFor, labelsMatch, listed, madeBySelf, type RukpakContext } from "./context.js";
+import { ConvertError } from "./convert.js";
+import { decide } from "./decide.js";
+import type { DesiredContent } from "./provisioner.js";
+import { refOf, type InstallRecord } from "./record.js";
+import {
+  approvalCondition,
+  approvalMismatch,
+  approvalParts,
+  protectedReason,
+  sameJson,
+  type ApprovalSubject,
+} from "./trust.js";
+
+/** The working state of one pass over an Instance. */
+export interface InstanceState {
+  name: string;
+  generation: number;
+  /** The Instance as last read or written (the base of the status write). */
+  inst: Instance;
+  /** The working copy of its status, written at the end when it changed. */
+  status: InstanceStatus;
+  /** A stop with conditions: `observedGeneration` is written too. */
+  observe?: boolean;
+  bundleName: string;
+  bundle?: Bundle;
+  pc?: ProvisionerClass;
+  digest?: string;
+  desired?: DesiredContent;
+  /** The Approved condition of this pass. */
+  approved?: NewCondition;
+  record?: InstallRecord;
+  version?: string;
+  /** The pivot: what was applied or pending before, the target set, the Bundle installed before. */
+  before?: ObjectRef[];
+  target?: ObjectRef[];
+  previous?: string;
+}
+
+type InstanceStep = (ctx: RukpakContext, s: InstanceState) => Promise<StepOutcome> | StepOutcome;
+
+const STOP = { stop: true } as const;
+
+/** Ends the pass with conditions (and an Event of the last one when `event` says so). */
+function stop(s: InstanceState, event: "Normal" | "Warning" | undefined, ...cs: NewCondition[]): StepOutcome {
+  s.observe = true;
+  const last = cs[cs.length - 1];
+  return {
+    stop: true,
+    conditions: cs,
+    ...(event && last ? { event: { type: event, reason: last.reason, message: last.message } } : {}),
+  };
+}
+
+/** Writes the working status now (when it changed) and goes on from what the API server returned. */
+async function commit(ctx: RukpakContext, s: InstanceState): Promise<void> {
+  if (JSON.stringify(s.status) === JSON.stringify(s.inst.status ?? {})) return;
+  s.inst = await ctx.client.replace<Instance>({ ...s.inst, status: s.status }, { subresource: "status" });
+  s.status = { ...(s.inst.status ?? {}) };
+}
+
+function conditions(s: InstanceState, ...cs: NewCondition[]): void {
+  s.status = withConditions(s.status, s.generation, cs);
+}
+
+const unpackedOk = (s: InstanceState): NewCondition => ({
+  type: "Unpacked",
+  status: "True",
+  reason: "UnpackSuccessful",
+  message: `Successfully unpacked the ${s.bundleName} Bundle`,
+});
+
+/**
+ * An approval record that opcat did not sign (written while no webhook served) is removed, and the
+ * Approved condition says so: the status never shows an approval nobody gave.
+ */
+const signature: InstanceStep = async (ctx, s) => {
+  const a = s.status.approval;
+  if (!a || ctx.key.verify(approvalParts(s.inst.metadata.uid!, a), a.signature)) return;
+  const { approval: _, ...rest } = s.status;
+  s.status = rest;
+  conditions(s, {
+    type: "Approved",
+    status: "False",
+    reason: "ApprovalNotSigned",
+    message:
+      "the recorded approval is not signed by opcat (written while its admission webhook was not " +
+      `serving?) and is ignored; approve with kubectl instance approve ${s.name}`,
+  });
+  await commit(ctx, s);
+};
+
+/** The Bundle an Instance names; made from its embedded spec when given (and only then). */
+const bundle: InstanceStep = async (ctx, s) => {
+  const { inst, name, bundleName } = s;
+  let b = ctx.bundles.get(bundleName) ?? (await ctx.client.tryGet<Bundle>(API_VERSION, "Bundle", bundleName));
+  const embedded = inst.spec.bundle.spec;
+  if (!embedded && !b)
+    return stop(s, undefined, {
+      type: "Unpacked",
+      status: "False",
+      reason: "BundleNotFound",
+      message: `Bundle ${bundleName} not found`,
+    });
+  if (embedded && !b) {
+    b = await ctx.client.create<Bundle>({
+      apiVersion: API_VERSION,
+      kind: "Bundle",
+      metadata: {
+        name: bundleName,
+        labels: { ...(inst.spec.selector?.matchLabels ?? {}), [LABEL_INSTANCE]: name },
+        ownerReferences: [
+          { apiVersion: API_VERSION, kind: "Instance", name, uid: inst.metadata.uid!, blockOwnerDeletion: false },
+        ],
+      },
+      spec: embedded,
+    });
+  } else if (embedded && b) {
+    // a Bundle of that name must be the one made from this spec for this Instance: someone else's
+    // Bundle (same name, other refs, mounts or secrets) is a conflict, never a match
+    const mine = (b.metadata.ownerReferences ?? []).some((o) => o.uid === inst.metadata.uid) && madeBySelf(ctx, b);
+    if (!(mine && sameJson(b.spec, { ...b.spec, ...embedded })))
+      return stop(s, undefined, {
+        type: "Installed",
+        status: "False",
+        reason: "BundleSpecConflict",
+        message: mine
+          ? `Bundle ${bundleName} exists with another spec; name a new Bundle to pivot`
+          : `Bundle ${bundleName} exists and was not made from this Instance's spec; ` +
+            `name a Bundle that does not exist yet`,
+      });
+  }
+  s.bundle = b!;
+  s.pc = ctx.ours(s.bundle.spec.class);
+  if (!s.pc) return STOP;
+};
+
+const unpacked: InstanceStep = (_ctx, s) => {
+  const b = s.bundle!;
+  const bst = b.status;
+  if (bst?.unpacked === "Done" && bst.observedGeneration === b.metadata.generation && bst.digest) {
+    s.digest = bst.digest;
+    return;
+  }
+  const failed = bst?.unpacked === "Failed";
+  return stop(s, undefined, {
+    type: "Unpacked",
+    status: "False",
+    reason: failed ? "UnpackFailed" : "UnpackPending",
+    message: failed
+      ? `Failed to unpack the ${s.bundleName} Bundle: ${bst?.message ?? ""}`
+      : `Waiting for the ${s.bundleName} Bundle to be unpacked`,
+  });
+};
+
+/** The objects an unpacked Bundle becomes for an Instance: its class's provisioner decides. */
+export async function desiredContent(
+  ctx: RukpakContext,
+  bundle: Bundle,
+  inst: Instance,
+  pc = ctx.ours(bundle.spec.class),
+): Promise<DesiredContent> {
+  const dir = contentExists(ctx.stateDir, bundle.status!.digest!);
+  if (!dir)
+    throw new UnpackError(
+      "ContentMissing",
+      `the content of bundle ${bundle.metadata.name} is not in this provisioner's store`,
+    );
+  const p = ctx.provisioners.forContent(pc?.provisioner ?? "", bundle.status?.format);
+  if (!p) throw new Error(`no provisioner installs ${bundle.status?.format} content`);
+  return p.desired(bundle, inst, { client: ctx.client, dir });
+}
+
+/** What the Bundle becomes, every object labelled with and owned by the Instance. */
+const content: InstanceStep = async (ctx, s) => {
+  try {
+    s.desired = await desiredContent(ctx, s.bundle!, s.inst, s.pc);
+  } catch (e) {
+    if (e instanceof UnpackError && e.reason === "ContentMissing") {
+      // unpacked by another provisioner process: restored here from its pinned refs (or unpacked
+      // again), after which the Bundle's reconcile enqueues this Instance
+      ctx.bundleQueue.add(s.bundle!.metadata.name);
+      return STOP;
+    }
+    const msg = e instanceof ConvertError ? e.errors.join("; ") : (e as Error).message;
+    return stop(s, "Warning", unpackedOk(s), {
+      type: "Installed",
+      status: "False",
+      reason: "InvalidBundle",
+      message: msg,
+    });
+  }
+  const l = s.inst.metadata.labels ?? {};
+  const labels = {
+    ...Object.fromEntries(OWNER_LABELS.filter((k) => l[k] !== undefined).map((k) => [k, l[k]])),
+    [LABEL_INSTANCE]: s.name,
+    [LABEL_BUNDLE]: s.bundleName,
+    [LABEL_MANAGED_BY]: MANAGED_BY,
+  };
+  const owner = {
+    apiVersion: API_VERSION,
+    kind: "Instance",
+    name: s.name,
+    uid: s.inst.metadata.uid!,
+    blockOwnerDeletion: false,
+  };
+  for (const o of s.desired.objects)
+    o.metadata = { ...o.metadata, labels: { ...(o.metadata.labels ?? {}), ...labels }, ownerReferences: [owner] };
+};
+
+/** operator-controller's owner labels on an Instance, which every object it installs carries too. */
+const OWNER_LABELS = ["olm.operatorframework.io/owner-kind", "olm.operatorframework.io/owner-name"];
+
+/** opcat's own objects are never part of a bundle. */
+const protectedObjects: InstanceStep = (ctx, s) => {
+  const forbidden = s.desired!.objects.map((o) => protectedReason(ctx.protectedSet, o)).filter((x) => x !== undefined);
+  if (forbidden.length === 0) return;
+  return stop(s, "Warning", unpackedOk(s), {
+    type: "Installed",
+    status: "False",
+    reason: "ProtectedObject",
+    message: `${listed(forbidden)}: a bundle may not create, change or delete opcat's own objects`,
+  });
+};
+
+/** A signed decision naming this generation, this Bundle and this content (a new one committed). */
+const approval: InstanceStep = async (ctx, s) => {
+  const b = s.bundle!;
+  const subject: ApprovalSubject = {
+    instanceUid: s.inst.metadata.uid!,
+    generation: s.generation,
+    bundle: { name: s.bundleName, uid: b.metadata.uid!, generation: b.metadata.generation ?? 0 },
+    digest: s.digest!,
+  };
+  const recorded = s.status.approval;
+  const mismatch = approvalMismatch(ctx.key, recorded, subject);
+  if (mismatch === undefined) {
+    s.approved = approvalCondition(recorded!);
+    return;
+  }
+  const d = await decide(ctx, { inst: s.inst, bundle: b, pc: s.pc!, desired: s.desired!, subject, recorded, mismatch });
+  if (!d.approval) {
+    s.status = { ...s.status, contentDigest: subject.digest };
+    return stop(s, "Normal", unpackedOk(s), d.condition);
+  }
+  s.approved = d.condition;
+  s.status = { ...s.status, approval: d.approval };
+  conditions(s, unpackedOk(s), d.condition);
+  s.status = { ...s.status, observedGeneration: s.generation };
+  await commit(ctx, s);
+};
+
+/** CRD upgrade safety, before anything changes (unless the Instance says None). */
+const crdSafety: InstanceStep = async (ctx, s) => {
+  const unsafe = s.inst.spec.crdUpgradeSafety === "None" ? [] : await unsafeCrdChanges(ctx.client, s.desired!.objects);
+  if (unsafe.length === 0) return;
+  return stop(s, "Warning", unpackedOk(s), s.approved!, {
+    type: "Installed",
+    status: "False",
+    reason: "UnsafeCRDUpgrade",
+    message: unsafe.join("\n"),
+  });
+};
+
+/** Never adopt: an object that exists and is not this Instance's (by the controller's own record). */
+const noCollision: InstanceStep = async (ctx, s) => {
+  const { record, version } = await ctx.records.read(s.inst);
+  s.record = record;
+  s.version = version;
+  const found = await collisions(ctx.client, s.inst, record, s.desired!.objects);
+  if (found.length === 0) return;
+  return stop(s, "Warning", unpackedOk(s), s.approved!, {
+    type: "Installed",
+    status: "False",
+    reason: "ObjectCollision",
+    message: `${listed(found)}: an object has one owner, and opcat never adopts an object it did not create`,
+  });
+};
+
+/**
+ * The cache may not have seen the Instance's deletion yet (a pivot or install that started just
+ * before it): the API server is asked before its objects are made, which would otherwise outlive it
+ * until the garbage collector notices their owner is gone.
+ */
+const alive: InstanceStep = async (ctx, s) => {
+  const live = await ctx.client.getLive(API_VERSION, "Instance", s.name, { uid: s.inst.metadata.uid });
+  if (!live) return STOP;
+};
+
+/** The pivot, as a transaction: the target set is recorded before anything is applied. */
+const pivot: InstanceStep = async (ctx, s) => {
+  const record = s.record;
+  s.target = s.desired!.objects.map(refOf);
+  s.before = [...(record?.applied ?? []), ...(record?.pending ?? [])];
+  s.record = {
+    instance: s.name,
+    uid: s.inst.metadata.uid!,
+    applied: record?.applied ?? [],
+    pending: s.target,
+    bundle: s.bundleName,
+    digest: s.digest,
+    namespaces: record?.namespaces ?? [],
+  };
+  s.version = await ctx.records.write(s.inst, s.record, s.version);
+  s.previous = s.status.activeBundle;
+  if (findCondition(s.status.conditions, "Installed")?.status !== "True" || s.previous === s.bundleName) return;
+  conditions(s, unpackedOk(s), s.approved!, {
+    type: "Installed",
+    status: "False",
+    reason: "Upgrading",
+    message: `applying bundle ${s.bundleName} (from ${s.previous})`,
+  });
+  await commit(ctx, s);
+};
+
+/** Every object applied (namespaces the controller made recorded); a failure is written and retried. */
+const applyObjects: InstanceStep = async (ctx, s) => {
+  const record = s.record!;
+  try {
+    const made = await install(ctx.client, s.desired!, fieldManagerFor(s.name), record.namespaces ?? []);
+    if (made.length > 0) {
+      s.record = { ...record, namespaces: [...(record.namespaces ?? []), ...made] };
+      s.version = await ctx.records.write(s.inst, s.record, s.version);
+    }
+  } catch (e) {
+    const msg = e instanceof KubeApiError ? `${e.reason}: ${e.message}` : (e as Error).message;
+    const active = s.status.activeBundle;
+    conditions(s, {
+      type: "Installed",
+      status: "False",
+      reason: active && active !== s.bundleName ? "UpgradeFailed" : "InstallFailed",
+      message: msg,
+    });
+    s.status = { ...s.status, observedGeneration: s.generation };
+    await commit(ctx, s).catch(() => undefined);
+    ctx.events.emit(s.inst, "Warning", "InstallFailed", msg);
+    throw e;
+  }
+};
+
+/** What the new bundle no longer has goes (only objects in the record still owned by the Instance). */
+const pruneObjects: InstanceStep = async (ctx, s) => {
+  await prune(ctx.client, s.inst, s.before!, s.target!);
+  s.record = { ...s.record!, applied: s.target!, pending: undefined };
+  await ctx.records.write(s.inst, s.record, s.version);
+};
+
+/** Older Bundles this Instance pivoted from are marked Replaced. */
+const replaced: InstanceStep = async (ctx, s) => {
+  for (const b of ctx.bundles.list()) {
+    if (b.metadata.name === s.bundleName || !labelsMatch(s.inst.spec.selector, b.metadata.labels)) continue;
+    if (findCondition(b.status?.conditions, "Replaced")?.status === "True") continue;
+    const fresh = await ctx.client.tryGet<Bundle>(API_VERSION, "Bundle", b.metadata.name);
+    if (!fresh) continue;
+    const c = setCondition(fresh.status?.conditions, {
+      type: "Replaced",
+      status: "True",
+      reason: "Replaced",
+      message: `replaced by ${s.bundleName} in instance ${s.name}`,
+    });
+    await ctx.client
+      .replace<Bundle>(
+        { ...fresh, status: { ...(fresh.status ?? {}), conditions: c.conditions } },
+        { subresource: "status" },
+      )
+      .catch((e) => (isConflict(e) ? undefined : Promise.reject(e)));
+  }
+};
+
+/** Installed: the active Bundle, its objects, and an Event when the Bundle is new. */
+const installed: InstanceStep = (_ctx, s) => {
+  const msg = `Instantiated bundle ${s.bundleName} successfully`;
+  const ns = s.desired!.installNamespace;
+  s.status = { ...s.status, activeBundle: s.bundleName, ...(ns ? { installNamespace: ns } : {}), objects: s.target };
+  s.observe = true;
+  const conditions = [
+    unpackedOk(s),
+    s.approved!,
+    { type: "Installed", status: "True" as const, reason: "InstallationSucceeded", message: msg },
+  ];
+  if (s.previous === s.bundleName) return { stop: true, conditions };
+  const event = s.previous
+    ? { type: "Normal" as const, reason: "Upgraded", message: `${msg} (from ${s.previous})` }
+    : { type: "Normal" as const, reason: "Installed", message: msg };
+  return { stop: true, conditions, event };
+};
+
+const INSTANCE_STEPS: [string, InstanceStep][] = [
+  ["signature", signature],
+  ["bundle", bundle],
+  ["unpacked", unpacked],
+  ["content", content],
+  ["protected", protectedObjects],
+  ["approval", approval],
+  ["crdSafety", crdSafety],
+  ["collisions", noCollision],
+  ["alive", alive],
+  ["pivot", pivot],
+  ["apply", applyObjects],
+  ["prune", pruneObjects],
+  ["replaced", replaced],
+  ["installed", installed],
+];
+
+/** The steps of an Instance's reconcile, in order. */
+export function instanceSteps(ctx: RukpakContext): Step<InstanceState>[] {
+  return INSTANCE_STEPS.map(([name, run]) => ({ name, run: (s: InstanceState) => run(ctx, s) }));
+}
+
+/** One pass over an Instance: read live, the steps, then the status written once (and the Event). */
+export async function reconcileInstance(ctx: RukpakContext, steps: readonly Step<InstanceState>[], name: string) {
+  const cached = ctx.instances.get(name);
+  if (!cached || cached.metadata.deletionTimestamp) return;
+  const inst = await ctx.client.getLive<Instance>(API_VERSION, "Instance", name, { uid: cached.metadata.uid });
+  if (!inst) return;
+  if (inst.spec.bundle.spec && !ctx.ours(inst.spec.bundle.spec.class)) return;
+  const generation = inst.metadata.generation ?? 0;
+  const s: InstanceState = {
+    name,
+    generation,
+    inst,
+    status: { ...(inst.status ?? {}) },
+    bundleName: inst.spec.bundle.name,
+  };
+  const out = await runSteps(steps, s);
+  if (s.observe) s.status = { ...s.status, observedGeneration: generation };
+  await commit(ctx, s);
+  if (out.event) ctx.events.emit(s.inst, out.event.type, out.event.reason, out.event.message);
+}
