@@ -98,6 +98,9 @@ export interface WatchEvent<T = KubeObject> {
   object: T;
 }
 
+/** How long one request (not a watch) may take before it is abandoned. */
+export const REQUEST_TIMEOUT_MS = 90_000;
+
 export interface RequestOptions {
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
@@ -119,7 +122,13 @@ export class KubeClient {
   /** Told of every request sent (method, path with query, body): for tests that count requests per object. */
   readonly requestListeners = new Set<(method: string, path: string, body: string | undefined) => void>();
   private readonly tls: Promise<https.RequestOptions>;
+  /** The pool of short requests: bounded, so that a busy controller cannot flood the API server. */
   private readonly agent: https.Agent | http.Agent;
+  /**
+   * Watches, apart: each holds its connection for minutes, so in the bounded pool a process with more
+   * informers than connections would queue every request behind them (admissions timing out).
+   */
+  private readonly watchAgent: https.Agent | http.Agent;
   private discovery = new Map<string, Promise<Map<string, ResourceInfo>>>();
   /** Impersonation headers (`Impersonate-User`, …) sent with every request of this client. */
   private readonly extraHeaders: Record<string, string>;
@@ -137,11 +146,12 @@ export class KubeClient {
     this.fieldManager = opts.fieldManager ?? "opcat";
     this.extraHeaders = shared?.headers ?? {};
     this.owned = !shared;
-    this.agent = shared
-      ? shared.client.agent
-      : this.server.protocol === "https:"
-        ? new https.Agent({ keepAlive: true, maxSockets: 32 })
-        : new http.Agent({ keepAlive: true, maxSockets: 32 });
+    const agent = (maxSockets: number) =>
+      this.server.protocol === "https:"
+        ? new https.Agent({ keepAlive: true, maxSockets })
+        : new http.Agent({ keepAlive: true, maxSockets });
+    this.agent = shared ? shared.client.agent : agent(32);
+    this.watchAgent = shared ? shared.client.watchAgent : agent(Infinity);
     this.tls = shared
       ? shared.client.tls
       : (async () => {
@@ -188,7 +198,9 @@ export class KubeClient {
   }
 
   close(): void {
-    if (this.owned) this.agent.destroy();
+    if (!this.owned) return;
+    this.agent.destroy();
+    this.watchAgent.destroy();
   }
 
   private async open(method: string, path: string, opts: RequestOptions): Promise<http.IncomingMessage> {
@@ -211,7 +223,8 @@ export class KubeClient {
     for (const l of this.requestListeners) l(method, url.pathname + url.search, body);
     const mod = url.protocol === "https:" ? https : http;
     return await new Promise<http.IncomingMessage>((resolve, reject) => {
-      const req = mod.request(url, { ...tls, method, headers, agent: this.agent, signal: opts.signal }, resolve);
+      const agent = opts.query?.watch === true ? this.watchAgent : this.agent;
+      const req = mod.request(url, { ...tls, method, headers, agent, signal: opts.signal }, resolve);
       req.on("error", reject);
       if (body !== undefined) req.write(body);
       req.end();
@@ -237,9 +250,20 @@ export class KubeClient {
   }
 
   private async requestOnce<T>(method: string, path: string, opts: RequestOptions): Promise<T> {
-    const res = await this.open(method, path, opts);
+    // bounded: a request the API server never answers (a stalled connection) must not hold a worker
+    // for good; the API server ends its own work at 60 s
+    const deadline = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
+    const signal = opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline;
     const chunks: Buffer[] = [];
-    for await (const c of res) chunks.push(c as Buffer);
+    let res: http.IncomingMessage;
+    try {
+      res = await this.open(method, path, { ...opts, signal });
+      for await (const c of res) chunks.push(c as Buffer);
+    } catch (e) {
+      if (deadline.aborted && !opts.signal?.aborted)
+        throw new Error(`${method} ${path}: no answer from the API server within ${REQUEST_TIMEOUT_MS / 1000} s`);
+      throw e;
+    }
     const text = Buffer.concat(chunks).toString("utf8");
     const status = res.statusCode ?? 0;
     if (status < 200 || status > 299) throw apiError(status, text, method, path);
