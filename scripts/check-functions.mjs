@@ -35,9 +35,11 @@ const PORTS = new Map([
  */
 const KNOWN = new Map([
   ["src/cluster/deppy/resolveset.ts:reconcileInstance", 404],
-  ["src/cluster/deppy/operator.ts:reconcile", 243],
+  ["src/cluster/deppy/operator.ts:reconcile", 249],
+  ["src/cluster/manifests.ts:clusterManifests", 188],
+  ["src/cluster/run.ts:runControllers", 163],
   ["src/cluster/deppy/resolver.ts:reconcile", 240],
-  ["src/cli/cluster.ts:registerClusterCommands", 156],
+  ["src/cli/cluster.ts:registerClusterCommands", 232],
   ["src/ui/graph.tsx:Graph", 447],
   ["src/template/composite.ts:renderCompositeTemplate", 250],
   ["src/resolve/sat/deppy.ts:solveWith", 236],

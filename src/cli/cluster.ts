@@ -2,6 +2,7 @@
  * `opcat cluster manifests|run` and `opcat instance list|describe|approve` (also shipped as the
  * kubectl plugin `kubectl-instance`): flags → src/cluster → print.
  */
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Command, Option } from "commander";
 import type { KubeClient, KubeObject } from "../cluster/client.js";
@@ -107,11 +108,59 @@ export function registerClusterCommands(program: Command): void {
       false,
     )
     .option("--namespace <ns>", "namespace of the controller", DEFAULT_NAMESPACE)
-    .option("--image <ref>", "image that runs `opcat cluster run`")
+    .option("--image <ref>", "image that runs `opcat cluster run` (build one with `opcat cluster image`)")
+    .option(
+      "--registries-conf <file>",
+      "registries.conf (mirrors, insecure registries) for the controllers' pulls, shipped as a ConfigMap",
+    )
     .addOption(new Option("-o, --output <format>", "yaml or json").choices(["yaml", "json"]).default("yaml"))
-    .action((o: { local: boolean; namespace: string; image?: string; output: string }) => {
-      printObjects(CM.clusterManifests({ local: o.local, namespace: o.namespace, image: o.image }), o.output);
+    .action((o: { local: boolean; namespace: string; image?: string; output: string; registriesConf?: string }) => {
+      let registriesConf: string | undefined;
+      if (o.registriesConf !== undefined) {
+        try {
+          registriesConf = readFileSync(o.registriesConf, "utf8");
+        } catch (e) {
+          throw new OpcatError(
+            "USAGE_REGISTRIES_CONF",
+            `--registries-conf ${o.registriesConf}: ${(e as Error).message}`,
+            { kind: "usage" },
+          );
+        }
+      }
+      printObjects(
+        CM.clusterManifests({ local: o.local, namespace: o.namespace, image: o.image, registriesConf }),
+        o.output,
+      );
     });
+
+  addImageAccessOptions(
+    cluster
+      .command("image")
+      .description(
+        "Build opcat's own image without a container engine: a Node runtime (linux/amd64), opcat and its " +
+          "production dependencies, nothing else; runs as uid 65532 with a read-only root file system; " +
+          "reproducible (same inputs, same digest)",
+      )
+      .requiredOption("-t, --tag <ref>", "oci:<dir>:<tag> for an OCI layout, or a registry reference with --push")
+      .option("--push", "push to the registry reference given with --tag")
+      .option(
+        "--node-binary <file>",
+        "the Node binary to ship (default: the one running opcat; it must be linux/amd64, e.g. the npm " +
+          "package node@24's)",
+      ),
+    "while pushing the image",
+  ).action(async (o: ImageAccessFlags & { tag: string; push?: boolean; nodeBinary?: string }) => {
+    if (o.push && o.tag.startsWith("oci:"))
+      throw new OpcatError("USAGE_PUSH_OCI", `--push with --tag ${o.tag}: an oci: layout is written locally`, {
+        kind: "usage",
+      });
+    const img = IM.buildOpcatImage({ nodeBinary: o.nodeBinary });
+    const access = await imageAccessFrom(o, "pushing");
+    const where = await IM.outputImage(img, o.tag, { ...access, push: o.push });
+    const size = img.layer.length + img.config.length + img.manifest.length;
+    process.stderr.write(`opcat image (${img.nodeVersion}): ${(size / 1048576).toFixed(1)} MiB compressed\n`);
+    process.stdout.write(`${where}\n`);
+  });
 
   const run = kubeOptions(
     cluster
@@ -143,7 +192,22 @@ export function registerClusterCommands(program: Command): void {
       )
       .option("--resolution-budget <seconds>", "the time one resolution may take in its worker thread", "60")
       .option("--catalog-host <addr>", "address the ClusterCatalog HTTP server listens on", "127.0.0.1")
-      .option("--catalog-port <port>", "port of the ClusterCatalog HTTP server (0: any free port)", "0"),
+      .option("--catalog-port <port>", "port of the ClusterCatalog HTTP server (0: any free port)", "0")
+      .option(
+        "--catalog-advertise <host:port>",
+        "host:port written into ClusterCatalogs' status.urls.base (default: the address bound)",
+      )
+      .option(
+        "--availability",
+        "report Available and Progressing on installed Instances from their Deployments' and Pods' real state",
+        false,
+      )
+      .option("--health-port <port>", "serve /healthz, /readyz and /metrics over HTTP on this port (default: off)")
+      .option("--health-host <addr>", "address the health and metrics server listens on", "127.0.0.1")
+      .option(
+        "--leader-elect-identity <id>",
+        "this replica's name in the leader Lease (default: $POD_NAME, else <host name>-<pid>)",
+      ),
   );
   addImageAccessOptions(run).action(
     async (
@@ -162,6 +226,11 @@ export function registerClusterCommands(program: Command): void {
           catalogHost: string;
           catalogPort: string;
           resolutionBudget: string;
+          healthPort?: string;
+          healthHost: string;
+          availability: boolean;
+          catalogAdvertise?: string;
+          leaderElectIdentity?: string;
         },
     ) => {
       const budget = Number(o.resolutionBudget);
@@ -192,6 +261,9 @@ export function registerClusterCommands(program: Command): void {
         throw new OpcatError("USAGE_CATALOG_PORT", `--catalog-port ${o.catalogPort}: not a port`, {
           kind: "usage",
         });
+      const healthPort = o.healthPort === undefined ? undefined : Number(o.healthPort);
+      if (healthPort !== undefined && (!Number.isInteger(healthPort) || healthPort < 0 || healthPort > 65535))
+        throw new OpcatError("USAGE_HEALTH_PORT", `--health-port ${o.healthPort}: not a port`, { kind: "usage" });
       const pull = await imageAccessFrom(o);
       delete pull.onProgress;
       const { runControllers } = await import("../cluster/run.js");
@@ -212,6 +284,11 @@ export function registerClusterCommands(program: Command): void {
         catalogHost: o.catalogHost,
         catalogPort,
         resolutionBudgetMs: budget * 1000,
+        healthPort,
+        healthHost: o.healthHost,
+        availability: o.availability,
+        catalogAdvertise: o.catalogAdvertise,
+        identity: o.leaderElectIdentity ?? process.env.POD_NAME,
       }).catch((e) => apiFailure(e, "starting the controllers"));
       await new Promise<void>((resolve) => {
         const stop = () => resolve();

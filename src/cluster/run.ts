@@ -14,6 +14,7 @@ import { LeaderElector } from "./leader.js";
 import { defaultProvisionerClasses, rukpakCrdObjects } from "./rukpak/api.js";
 import { RukpakController } from "./rukpak/controller.js";
 import type { ContentLimits } from "./rukpak/content.js";
+import { AvailabilityController } from "./rukpak/availability.js";
 import { defaultInputClasses, deppyCrdObjects, resolvesetProvisionerClass } from "./deppy/api.js";
 import { CatalogController } from "./deppy/catalogs.js";
 import { DeppyController } from "./deppy/resolver.js";
@@ -30,9 +31,12 @@ import {
 import type { PullOptions } from "../image/index.js";
 import { defaultCacheDir } from "../image/index.js";
 import { loadSigningKey } from "./rukpak/trust.js";
-import { DEFAULT_NAMESPACE } from "./names.js";
+import { DEFAULT_NAMESPACE, LEADER_LABEL } from "./names.js";
 import { olmAdmissionPolicies, olmCrdObjects } from "./olm/api.js";
 import { clusterExtensionProvisionerClass, ExtensionController } from "./olm/extension.js";
+import { loadSharedCerts, type SharedCerts } from "./servingcert.js";
+import { serveHealth, type HealthServer, type MetricFamily } from "./health.js";
+import type { WorkQueue } from "./queue.js";
 
 export interface RunOptions extends ConnectOptions {
   /** Content store and image cache root (default: <opcat cache>/cluster). */
@@ -63,13 +67,28 @@ export interface RunOptions extends ConnectOptions {
   /** Where the ClusterCatalog HTTP server listens (default 127.0.0.1, a free port). */
   catalogHost?: string;
   catalogPort?: number;
+  /** host:port written into ClusterCatalogs' status.urls.base (in the cluster: the catalogd Service). */
+  catalogAdvertise?: string;
   /** The time one resolution may take in its worker thread (default 60 s). */
   resolutionBudgetMs?: number;
+  /** Serve /healthz, /readyz and /metrics over plain HTTP on this port (default: not served). */
+  healthPort?: number;
+  healthHost?: string;
+  /** How often a replica re-reads the shared webhook certificate (default 5 minutes). */
+  certCheckMs?: number;
+  /**
+   * Report Available/Progressing on installed Instances from their workloads (default false; the
+   * manifests turn it on: it writes Instance status whenever a workload changes).
+   */
+  availability?: boolean;
   log?: (msg: string) => void;
 }
 
 /** Every controller of one process, started and stopped together (under one leader lease). */
 export class ControllerSet {
+  /** Available/Progressing of installed Instances from their workloads (src/cluster/rukpak/availability.ts). */
+  availability?: AvailabilityController;
+
   constructor(
     readonly rukpak: RukpakController,
     readonly catalogs?: CatalogController,
@@ -85,11 +104,13 @@ export class ControllerSet {
     await this.resolvesets?.start();
     await this.deppy?.start();
     await this.operators?.start();
+    await this.availability?.start();
     await this.extensions?.start();
   }
 
   async stop(): Promise<void> {
     await this.extensions?.stop();
+    await this.availability?.stop();
     await this.operators?.stop();
     await this.deppy?.stop();
     await this.resolvesets?.stop();
@@ -104,6 +125,7 @@ export interface RunningControllers {
   controllers: ControllerSet;
   webhook?: WebhookServer;
   elector?: LeaderElector;
+  health?: HealthServer;
   stop(): Promise<void>;
 }
 
@@ -170,6 +192,7 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
   const key = await loadSigningKey(client, namespace);
   const self = (await client.whoami()).username;
   let webhook: WebhookServer | undefined;
+  let certTimer: NodeJS.Timeout | undefined;
   if (opts.webhooks !== false) {
     const host = opts.webhookHost ?? "127.0.0.1";
     const svc = opts.webhookService;
@@ -179,11 +202,30 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
       ...(svc ? [`${svc.name}.${svc.namespace}.svc`, `${svc.name}.${svc.namespace}.svc.cluster.local`] : []),
       ...(opts.webhookHosts ?? []),
     ];
-    const certs = makeServingCerts(hosts);
+    // behind a Service (several replicas): one CA and certificate for all, kept in a Secret; from a laptop:
+    // a CA made at start
+    let shared: SharedCerts | undefined = svc ? await loadSharedCerts(client, namespace, hosts) : undefined;
+    const certs = shared ?? makeServingCerts(hosts);
     webhook = await serveWebhooks(new AdmissionHandler(client, key), certs, host, opts.webhookPort ?? 0);
     const target: WebhookTarget = svc ? { service: svc } : { url: `https://${hosts[0]}:${webhook.port}` };
-    await registerWebhooks(client, target, certs.caCert, opts.webhookName);
+    await registerWebhooks(client, target, shared?.caBundle ?? certs.caCert, opts.webhookName);
     log(`webhooks served on ${host}:${webhook.port}`);
+    if (shared) {
+      const served = webhook;
+      // another replica may rotate the certificate: serve and register what the Secret holds
+      certTimer = setInterval(() => {
+        loadSharedCerts(client, namespace, hosts)
+          .then(async (next) => {
+            if (next.version === shared?.version) return;
+            shared = next;
+            served.setCerts(next);
+            await registerWebhooks(client, target, next.caBundle, opts.webhookName);
+            log("webhook certificate reloaded from its Secret");
+          })
+          .catch((e) => log(`webhook certificate: ${(e as Error).message}`));
+      }, opts.certCheckMs ?? 300_000);
+      certTimer.unref();
+    }
   }
   const pull = { cacheDir: join(stateDir, "images"), ...opts.pull };
   const crdNames = [...rukpakCrdObjects(), ...deppyCrdObjects(), ...olmCrdObjects()].map((c) => c.metadata.name);
@@ -213,6 +255,7 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
       pull,
       host: opts.catalogHost,
       port: opts.catalogPort,
+      advertise: opts.catalogAdvertise,
       log,
     });
     const deppy = new DeppyController({
@@ -235,6 +278,7 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
     });
     controllers = new ControllerSet(controller, catalogs, deppy, resolvesets, operators, extensions);
   }
+  if (opts.availability) controllers.availability = new AvailabilityController({ client, log });
   let elector: LeaderElector | undefined;
   if (opts.leaderElectionNamespace) {
     elector = new LeaderElector(client, {
@@ -243,10 +287,14 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
       identity: opts.identity ?? `${hostname()}-${process.pid}`,
       onStartedLeading: () => {
         log("leading: starting the controllers");
-        controllers.start().catch((e) => log(`controller: ${(e as Error).message}`));
+        controllers.start().then(
+          () => labelLeaderPod(client, true, log),
+          (e) => log(`controller: ${(e as Error).message}`),
+        );
       },
       onStoppedLeading: () => {
         log("lost the lease: stopping");
+        void labelLeaderPod(client, false, log);
         void controllers.stop();
       },
       onError: (e) => log(`leader election: ${(e as Error).message}`),
@@ -256,13 +304,28 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
     await controllers.start();
     log("controllers started");
   }
+  let health: HealthServer | undefined;
+  if (opts.healthPort !== undefined) {
+    const set = controllers;
+    health = await serveHealth({
+      host: opts.healthHost ?? "127.0.0.1",
+      port: opts.healthPort,
+      // the APIs are installed and the webhooks served (every replica serves them, leader or not)
+      ready: () => true,
+      metrics: () => controllerMetrics(client, set, elector),
+    });
+    log(`health and metrics served on ${opts.healthHost ?? "127.0.0.1"}:${health.port}`);
+  }
   return {
     client,
     controller,
     controllers,
     webhook,
     elector,
+    health,
     async stop() {
+      if (certTimer) clearInterval(certTimer);
+      await health?.close();
       await elector?.stop();
       await controllers.stop();
       if (controllers.deppy)
@@ -281,4 +344,57 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
       client.close();
     },
   };
+}
+
+/** The metrics of /metrics: API requests per verb, leadership, and per controller queue depth and reconciles. */
+export function controllerMetrics(client: KubeClient, set: ControllerSet, elector?: LeaderElector): MetricFamily[] {
+  const queues: [string, WorkQueue | undefined][] = [
+    ["bundle", set.rukpak.bundleQueue],
+    ["instance", set.rukpak.instanceQueue],
+    ["clustercatalog", set.catalogs?.queue],
+    ["input", set.deppy?.queue],
+    ["resolveset", set.resolvesets?.queue],
+    ["operator", set.operators?.queue],
+    ["availability", set.availability?.queue],
+  ];
+  const live = queues.filter((q): q is [string, WorkQueue] => q[1] !== undefined);
+  return [
+    {
+      name: "opcat_api_requests_total",
+      help: "Requests to the Kubernetes API server, by verb.",
+      type: "counter",
+      samples: Object.entries(client.stats.byVerb).map(([verb, n]) => [{ verb }, n]),
+    },
+    {
+      name: "opcat_leader",
+      help: "1 while this replica holds the leader Lease (or runs without leader election).",
+      type: "gauge",
+      samples: [[{}, elector ? (elector.isLeader ? 1 : 0) : 1]],
+    },
+    {
+      name: "opcat_reconciles_total",
+      help: "Keys reconciled, by controller.",
+      type: "counter",
+      samples: live.map(([controller, q]) => [{ controller }, q.processed]),
+    },
+    {
+      name: "opcat_queue_depth",
+      help: "Keys waiting in a controller's work queue.",
+      type: "gauge",
+      samples: live.map(([controller, q]) => [{ controller }, q.length]),
+    },
+  ];
+}
+
+/**
+ * In a Pod (POD_NAME and POD_NAMESPACE set by the manifests): marks this Pod as the leader, or no longer,
+ * with the label the catalogd Service selects (only the leader serves catalogs).
+ */
+async function labelLeaderPod(client: KubeClient, leading: boolean, log: (m: string) => void): Promise<void> {
+  const name = process.env.POD_NAME;
+  const namespace = process.env.POD_NAMESPACE;
+  if (!name || !namespace) return;
+  await client
+    .mergePatch("v1", "Pod", name, { metadata: { labels: { [LEADER_LABEL]: leading ? "true" : null } } }, { namespace })
+    .catch((e) => log(`labelling the leader Pod: ${(e as Error).message}`));
 }

@@ -234,7 +234,13 @@ export class OperatorController {
           kind: "Instance",
           apiVersion: RUKPAK_API_VERSION,
           name,
-          conditions: brief(inst?.status?.conditions, ["Approved", "Installed", "Unpacked"]),
+          conditions: brief(inst?.status?.conditions, [
+            "Approved",
+            "Installed",
+            "Unpacked",
+            "Available",
+            "Progressing",
+          ]),
         });
         this.bundleRefs(refs, (b) => b.metadata.labels?.[operatorLabel(name)] !== undefined);
         this.objectRefs(refs, inst);
@@ -295,7 +301,7 @@ export class OperatorController {
             kind: "Instance",
             apiVersion: RUKPAK_API_VERSION,
             name: pkg,
-            conditions: brief(pi.status?.conditions, ["Approved", "Installed"]),
+            conditions: brief(pi.status?.conditions, ["Approved", "Installed", "Available", "Progressing"]),
           });
           this.objectRefs(refs, pi);
         }
