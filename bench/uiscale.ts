@@ -70,6 +70,8 @@ export async function generateManyPackages(dir: string, n: number): Promise<void
   await once(out, "close");
 }
 
+const LOREM = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore. ";
+
 /** About `bytes` of Markdown: numbered sections of headings, paragraphs, a list and a code block. */
 export function bigMarkdown(bytes: number): string {
   const parts: string[] = ["# Huge operator\n\nA description of ten megabytes.\n"];
@@ -77,8 +79,9 @@ export function bigMarkdown(bytes: number): string {
   for (let i = 1; size < bytes; i++) {
     const s =
       `\n## Section ${i}\n\n` +
-      `Paragraph ${i}: the operator manages **resources** of kind \`Thing${i}\`; see [the docs](https://example.com/${i}). ` +
-      "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore. ".repeat(8) +
+      `Paragraph ${i}: the operator manages **resources** of kind \`Thing${i}\`; ` +
+      `see [the docs](https://example.com/${i}). ` +
+      LOREM.repeat(8) +
       `\n\n- item ${i}.1\n- item ${i}.2 with *emphasis*\n- item ${i}.3\n\n` +
       "```yaml\napiVersion: example.com/v1\nkind: Thing\nmetadata:\n  name: thing-" +
       `${i}\nspec:\n  replicas: 3\n` +
@@ -122,9 +125,7 @@ async function metrics(ctx: BrowserContext, page: Page): Promise<{ heapMb: numbe
 }
 
 async function listShown(page: Page, timeout: number): Promise<void> {
-  await page
-    .locator("[data-testid=counts]", { hasText: `of ${SCALE_PACKAGES} packages` })
-    .waitFor({ timeout });
+  await page.locator("[data-testid=counts]", { hasText: `of ${SCALE_PACKAGES} packages` }).waitFor({ timeout });
   await page.locator("[data-testid=packages] .pkg-name").first().waitFor({ timeout });
   await nextFrame(page);
 }
@@ -133,7 +134,9 @@ async function searchTime(page: Page, text: string, expect: number, timeout: num
   const box = page.getByRole("searchbox", { name: "search packages" });
   const t0 = performance.now();
   await box.fill(text);
-  await page.locator("[data-testid=counts]", { hasText: `${expect} of ${SCALE_PACKAGES} packages` }).waitFor({ timeout });
+  await page
+    .locator("[data-testid=counts]", { hasText: `${expect} of ${SCALE_PACKAGES} packages` })
+    .waitFor({ timeout });
   await page.locator("[data-testid=packages] .pkg-name").first().waitFor({ timeout });
   await nextFrame(page);
   return performance.now() - t0;
@@ -205,7 +208,9 @@ async function main(): Promise<void> {
     console.log("|---|---:|---:|");
     for (const r of rows) console.log(`| ${r.label} | ${ms(r.first)} | ${ms(r.med)} |`);
     console.log(`| search by name ("pkg-04242", 10 of ${SCALE_PACKAGES}) | — | ${ms(median(searches.name))} |`);
-    console.log(`| search by provided API ("Thing012345.v1", 1 of ${SCALE_PACKAGES}) | — | ${ms(median(searches.api))} |`);
+    console.log(
+      `| search by provided API ("Thing012345.v1", 1 of ${SCALE_PACKAGES}) | — | ${ms(median(searches.api))} |`,
+    );
     const h = median(heap.map((x) => x.heapMb));
     const nodes = median(heap.map((x) => x.nodes));
     console.log(`\nPackage list page: JS heap used ${h.toFixed(1)} MB, ${nodes} DOM nodes (medians, after a GC).`);

@@ -181,9 +181,7 @@ function Overview({
       <MirrorImages d={d} />
       <Fold summary="Package blob">{() => <BlobView blob={d.package} title="olm.package" />}</Fold>
       {d.deprecations ? (
-        <Fold summary="Deprecations blob">
-          {() => <BlobView blob={d.deprecations} title="olm.deprecations" />}
-        </Fold>
+        <Fold summary="Deprecations blob">{() => <BlobView blob={d.deprecations} title="olm.deprecations" />}</Fold>
       ) : null}
       <p class="muted small-text">
         Catalog {catalog}, revision {d.revision}.

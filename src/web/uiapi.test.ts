@@ -428,7 +428,9 @@ describe("web UI package list: searched and paged on the server", () => {
             value: { displayName: `Database ${i}`, keywords: ["Storage"], provider: { name: "Acme" } },
           });
         const image = `quay.example.com/many/${name}:v1.0.${b}`;
-        lines.push(JSON.stringify({ schema: "olm.bundle", package: name, name: `${name}.v1.0.${b}`, image, properties }));
+        lines.push(
+          JSON.stringify({ schema: "olm.bundle", package: name, name: `${name}.v1.0.${b}`, image, properties }),
+        );
       }
     }
     writeFileSync(join(dir, "catalog.json"), lines.join("\n") + "\n");

@@ -4,13 +4,7 @@
  */
 import type { CatalogRevision } from "../../serve/revision.js";
 import { HttpError, sendJson } from "../http.js";
-import type {
-  UiBlob,
-  UiCatalogSummary,
-  UiPackageList,
-  UiPackageSearchField,
-  UiPackageSummary,
-} from "../uitypes.js";
+import type { UiBlob, UiCatalogSummary, UiPackageList, UiPackageSearchField, UiPackageSummary } from "../uitypes.js";
 import { servedRevision, type UiContext, type UiRequest } from "./context.js";
 import { blobs, derivedOf, props, str } from "./derived.js";
 
@@ -200,7 +194,15 @@ export function packagePage(list: UiPackageList, params: URLSearchParams): UiPac
     bundles = 0;
     for (const i of found) bundles += list.packages[i].bundles;
   }
-  return { catalog: list.catalog, revision: list.revision, total: list.total, matched, bundles, offset, packages: rows };
+  return {
+    catalog: list.catalog,
+    revision: list.revision,
+    total: list.total,
+    matched,
+    bundles,
+    offset,
+    packages: rows,
+  };
 }
 
 function catalogSummary(name: string, rev: CatalogRevision | undefined): UiCatalogSummary {
