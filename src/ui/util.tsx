@@ -144,26 +144,19 @@ md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
 export const MARKDOWN_PART = 64 * 1024;
 
 /**
- * Where the parts of a long Markdown text end: at a blank line at least `size` characters after the
- * part's start, outside fenced code blocks (a part is valid Markdown on its own, but for a reference
+ * Where the part of a long Markdown text that begins at `start` ends: at a blank line at least `size`
+ * characters on, outside fenced code blocks (a part is valid Markdown on its own, but for a reference
  * link whose definition is in another part).
  */
-export function markdownParts(text: string, size = MARKDOWN_PART): number[] {
-  const ends: number[] = [];
-  let start = 0;
-  while (text.length - start > size) {
-    let cut = text.indexOf("\n\n", start + size);
-    // inside a fence when an odd number of fence lines lie between the part's start and the cut
-    while (cut >= 0 && fencesBetween(text, start, cut) % 2 === 1) {
-      const close = nextFence(text, cut);
-      cut = close < 0 ? -1 : text.indexOf("\n\n", close);
-    }
-    if (cut < 0) break;
-    ends.push(cut + 2);
-    start = cut + 2;
+export function markdownPartEnd(text: string, start: number, size = MARKDOWN_PART): number {
+  if (text.length - start <= size) return text.length;
+  let cut = text.indexOf("\n\n", start + size);
+  // inside a fence when an odd number of fence lines lie between the part's start and the cut
+  while (cut >= 0 && fencesBetween(text, start, cut) % 2 === 1) {
+    const close = nextFence(text, cut);
+    cut = close < 0 ? -1 : text.indexOf("\n\n", close);
   }
-  ends.push(text.length);
-  return ends;
+  return cut < 0 ? text.length : cut + 2;
 }
 
 const FENCE = /^ {0,3}(```|~~~)/gm;
@@ -187,19 +180,22 @@ function nextFence(text: string, from: number): number {
  * (or asks for it with the button), so that the page opens as fast as for a short one.
  */
 export function Markdown({ text }: { text: string }) {
-  const ends = useMemo(() => markdownParts(text), [text]);
   const [drawn, setDrawn] = useState(1);
   useEffect(() => setDrawn(1), [text]);
-  // each part is rendered once (drawing the next one does not render the previous ones again)
+  // where the parts end and their HTML, found and rendered once each, as they are drawn
+  const ends = useMemo((): number[] => [], [text]);
   const rendered = useMemo(() => new Map<number, string>(), [text]);
   const parts: string[] = [];
-  for (let i = 0; i < Math.min(drawn, ends.length); i++) {
+  for (let i = 0; i < drawn; i++) {
+    const start = i === 0 ? 0 : ends[i - 1];
+    if (i > 0 && start >= text.length) break;
+    if (i === ends.length) ends.push(markdownPartEnd(text, start));
     let html = rendered.get(i);
-    if (html === undefined) rendered.set(i, (html = md.render(text.slice(i === 0 ? 0 : ends[i - 1], ends[i]))));
+    if (html === undefined) rendered.set(i, (html = md.render(text.slice(start, ends[i]))));
     parts.push(html);
   }
   const more = useRef<HTMLButtonElement>(null);
-  const left = text.length - (ends[Math.min(drawn, ends.length) - 1] ?? 0);
+  const left = text.length - ends[parts.length - 1];
   useEffect(() => {
     const el = more.current;
     if (!el || typeof IntersectionObserver === "undefined") return;
