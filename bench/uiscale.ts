@@ -20,7 +20,8 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync, createWriteStream } from "node:fs";
 import { once } from "node:events";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { launchBrowser, startServe, type Served } from "../test/ui/harness.js";
 import { median } from "./shared.js";
@@ -221,4 +222,5 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+// run when started (the generators above can be imported without running the benchmark)
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main();

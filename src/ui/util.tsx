@@ -141,7 +141,7 @@ md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
 };
 
 /** Markdown is rendered in parts of about this many characters, the next as the reader nears the end. */
-export const MARKDOWN_PART = 64 * 1024;
+export const MARKDOWN_PART = 16 * 1024;
 
 /**
  * Where the part of a long Markdown text that begins at `start` ends: at a blank line at least `size`

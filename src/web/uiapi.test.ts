@@ -8,6 +8,7 @@ import { loadDirectory } from "../fbc/load.js";
 import { renderMermaid } from "../fbc/mermaid.js";
 import { CatalogStore, startHttpServer, type HttpServerHandle } from "../serve/index.js";
 import {
+  packageDetail,
   UI_CSP,
   webMounts,
   type UiCatalogChanges,
@@ -77,6 +78,19 @@ describe("web UI routes of opcat serve", () => {
     assert.equal(etcd.headVersion, "0.9.4");
     assert.equal(etcd.hasIcon, true);
     assert.ok(etcd.bundles >= 3);
+  });
+
+  test("package detail: the JSON lines as served, the same value as packageDetail", async () => {
+    const rev = store.get("test");
+    assert.ok(rev);
+    for (const name of ["etcd", "prometheus"]) {
+      const r = await fetch(`${base}/ui/api/catalogs/test/packages/${name}`);
+      assert.equal(r.status, 200);
+      assert.equal(r.headers.get("content-type"), "application/json");
+      const text = await r.text();
+      assert.equal(r.headers.get("content-length"), String(Buffer.byteLength(text)));
+      assert.deepEqual(JSON.parse(text), JSON.parse(JSON.stringify(packageDetail(rev, name))), name);
+    }
   });
 
   test("package detail, graph edges of every kind, heads", async () => {
