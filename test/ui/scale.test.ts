@@ -144,12 +144,17 @@ describe("web UI at scale in Chromium", { skip }, () => {
     assert.ok((await cards()) < 200);
   });
 
-  test("keyboard: from the search box to the first card and into its package", async () => {
+  test("keyboard: from the search box to the first card, on through the cards, into a package", async () => {
     await page.goto(`${served.url}#/c/many`);
     await counts(`${N} of ${N} packages`);
     await page.getByRole("searchbox", { name: "search packages" }).focus();
     await page.keyboard.press("Tab"); // the field selector
     await page.keyboard.press("Tab"); // the first card's link
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), "pkg-0000");
+    // Tab goes on from card to card past the cards first drawn (the list scrolls, more are drawn)
+    for (let i = 0; i < 60; i++) await page.keyboard.press("Tab");
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), "pkg-0060");
+    for (let i = 0; i < 60; i++) await page.keyboard.press("Shift+Tab");
     assert.equal(await page.evaluate(() => document.activeElement?.textContent), "pkg-0000");
     await page.keyboard.press("Enter");
     await page.locator("[data-testid=default-channel]", { hasText: "stable" }).waitFor();
