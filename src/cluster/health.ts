@@ -6,12 +6,15 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 
-/** One metric family: its samples as [labels, value]. */
+/**
+ * One metric family: its samples as [labels, value] or, for a histogram's series, [labels, value,
+ * suffix] (`_bucket`, `_sum`, `_count`).
+ */
 export interface MetricFamily {
   name: string;
   help: string;
-  type: "counter" | "gauge";
-  samples: [Record<string, string>, number][];
+  type: "counter" | "gauge" | "histogram";
+  samples: ([Record<string, string>, number] | [Record<string, string>, number, string])[];
 }
 
 const escapeLabel = (v: string): string => v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
@@ -21,11 +24,12 @@ export function prometheusText(families: MetricFamily[]): string {
   const out: string[] = [];
   for (const f of families) {
     out.push(`# HELP ${f.name} ${f.help}`, `# TYPE ${f.name} ${f.type}`);
-    for (const [labels, value] of f.samples) {
+    for (const [labels, value, suffix] of f.samples) {
       const l = Object.entries(labels)
         .map(([k, v]) => `${k}="${escapeLabel(v)}"`)
         .join(",");
-      out.push(`${f.name}${l ? `{${l}}` : ""} ${Number.isFinite(value) ? value : 0}`);
+      const v = Number.isFinite(value) ? value : 0;
+      out.push(`${f.name}${suffix ?? ""}${l ? `{${l}}` : ""} ${v}`);
     }
   }
   return `${out.join("\n")}\n`;

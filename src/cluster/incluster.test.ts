@@ -12,7 +12,10 @@ import { prometheusText } from "./health.js";
 import { clusterManifests, REGISTRIES_CONF_MAP } from "./manifests.js";
 import { podProblem, workloadState } from "./rukpak/availability.js";
 import { certCovers, ROTATE_BEFORE_MS } from "./servingcert.js";
-import type { KubeObject } from "./client.js";
+import type { KubeClient, KubeObject } from "./client.js";
+import { WorkQueue } from "./queue.js";
+import { ControllerSet, controllerMetrics } from "./run.js";
+import type { RukpakController } from "./rukpak/controller.js";
 
 const REPO = process.env.OPCAT_REPO_ROOT ?? join(import.meta.dirname, "..", "..");
 
@@ -63,6 +66,27 @@ test("metrics in Prometheus text format", () => {
     text,
     '# HELP opcat_queue_depth Keys waiting.\n# TYPE opcat_queue_depth gauge\nopcat_queue_depth{controller="a\\"b"} 3\n',
   );
+});
+
+test("metrics: reconcile errors and a histogram of durations per controller", () => {
+  const rukpak = { bundleQueue: new WorkQueue(), instanceQueue: new WorkQueue() } as unknown as RukpakController;
+  const set = new ControllerSet(rukpak);
+  set.rukpak.instanceQueue.durations.observe(0.02);
+  set.rukpak.instanceQueue.durations.observe(3);
+  set.rukpak.instanceQueue.errors = 1;
+  const client = { stats: { total: 0, byVerb: {} } } as unknown as KubeClient;
+  const text = prometheusText(controllerMetrics(client, set));
+  assert.match(text, /^# TYPE opcat_reconcile_duration_seconds histogram$/m);
+  const line = (l: string) => assert.ok(text.split("\n").includes(l), `${l} in\n${text}`);
+  line('opcat_reconcile_errors_total{controller="instance"} 1');
+  line('opcat_reconcile_errors_total{controller="bundle"} 0');
+  line('opcat_reconcile_duration_seconds_bucket{controller="instance",le="0.01"} 0');
+  line('opcat_reconcile_duration_seconds_bucket{controller="instance",le="0.025"} 1');
+  line('opcat_reconcile_duration_seconds_bucket{controller="instance",le="2.5"} 1');
+  line('opcat_reconcile_duration_seconds_bucket{controller="instance",le="5"} 2');
+  line('opcat_reconcile_duration_seconds_bucket{controller="instance",le="+Inf"} 2');
+  line('opcat_reconcile_duration_seconds_sum{controller="instance"} 3.02');
+  line('opcat_reconcile_duration_seconds_count{controller="instance"} 2');
 });
 
 test("a Pod's state becomes the reason, naming the Pod and the container", () => {

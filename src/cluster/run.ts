@@ -36,7 +36,7 @@ import { olmAdmissionPolicies, olmCrdObjects } from "./olm/api.js";
 import { clusterExtensionProvisionerClass, ExtensionController } from "./olm/extension.js";
 import { loadSharedCerts, type SharedCerts } from "./servingcert.js";
 import { serveHealth, type HealthServer, type MetricFamily } from "./health.js";
-import type { WorkQueue } from "./queue.js";
+import { DURATION_BUCKETS, type WorkQueue } from "./queue.js";
 
 export interface RunOptions extends ConnectOptions {
   /** Content store and image cache root (default: <opcat cache>/cluster). */
@@ -346,7 +346,10 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
   };
 }
 
-/** The metrics of /metrics: API requests per verb, leadership, and per controller queue depth and reconciles. */
+/**
+ * The metrics of /metrics: API requests per verb, leadership, and per controller its queue depth,
+ * reconciles, failed reconciles and a histogram of reconcile durations.
+ */
 export function controllerMetrics(client: KubeClient, set: ControllerSet, elector?: LeaderElector): MetricFamily[] {
   const queues: [string, WorkQueue | undefined][] = [
     ["bundle", set.rukpak.bundleQueue],
@@ -356,6 +359,7 @@ export function controllerMetrics(client: KubeClient, set: ControllerSet, electo
     ["resolveset", set.resolvesets?.queue],
     ["operator", set.operators?.queue],
     ["availability", set.availability?.queue],
+    ["clusterextension", set.extensions?.queue],
   ];
   const live = queues.filter((q): q is [string, WorkQueue] => q[1] !== undefined);
   return [
@@ -378,12 +382,38 @@ export function controllerMetrics(client: KubeClient, set: ControllerSet, electo
       samples: live.map(([controller, q]) => [{ controller }, q.processed]),
     },
     {
+      name: "opcat_reconcile_errors_total",
+      help: "Reconciles that failed (each is retried with backoff), by controller.",
+      type: "counter",
+      samples: live.map(([controller, q]) => [{ controller }, q.errors]),
+    },
+    {
+      name: "opcat_reconcile_duration_seconds",
+      help: "How long reconciles took, by controller.",
+      type: "histogram",
+      samples: live.flatMap(([controller, q]) => durationSamples(controller, q)),
+    },
+    {
       name: "opcat_queue_depth",
       help: "Keys waiting in a controller's work queue.",
       type: "gauge",
       samples: live.map(([controller, q]) => [{ controller }, q.length]),
     },
   ];
+}
+
+/** A controller's reconcile durations as a Prometheus histogram's series (cumulative buckets, sum, count). */
+function durationSamples(controller: string, q: WorkQueue): MetricFamily["samples"] {
+  const h = q.durations;
+  const out: MetricFamily["samples"] = [];
+  let cumulative = 0;
+  DURATION_BUCKETS.forEach((le, i) => {
+    cumulative += h.counts[i];
+    out.push([{ controller, le: String(le) }, cumulative, "_bucket"]);
+  });
+  out.push([{ controller, le: "+Inf" }, h.count, "_bucket"]);
+  out.push([{ controller }, h.sum, "_sum"], [{ controller }, h.count, "_count"]);
+  return out;
 }
 
 /**

@@ -222,6 +222,9 @@ describe("opcat deployed by its manifests on a real node", { skip: node.skip || 
     const text = await httpText(pods[0].status?.podIP ?? "", PORTS.health, "/metrics");
     assert.match(text, /^# TYPE opcat_api_requests_total counter$/m);
     assert.match(text, /^opcat_api_requests_total\{verb="GET"\} \d+$/m);
+    assert.match(text, /^# TYPE opcat_reconcile_duration_seconds histogram$/m);
+    assert.match(text, /^opcat_reconcile_errors_total\{controller="instance"\} \d+$/m);
+    assert.match(text, /^opcat_reconcile_duration_seconds_count\{controller="bundle"\} \d+$/m);
   });
 
   test("an operator bundle installs through the webhooks in their Service and its operator runs", async () => {
