@@ -36,8 +36,7 @@ const PORTS = new Map([
 const KNOWN = new Map([
   ["src/cluster/deppy/resolveset.ts:reconcileInstance", 404],
   ["src/cluster/deppy/operator.ts:reconcile", 249],
-  ["src/cluster/manifests.ts:clusterManifests", 188],
-  ["src/cluster/run.ts:runControllers", 163],
+  ["src/cluster/manifests.ts:clusterManifests", 189],
   ["src/cluster/deppy/resolver.ts:reconcile", 240],
   ["src/cli/cluster.ts:registerClusterCommands", 232],
   ["src/ui/graph.tsx:Graph", 447],

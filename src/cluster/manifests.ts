@@ -135,7 +135,7 @@ export function clusterManifests(opts: ManifestOptions = {}): KubeObject[] {
                   `--health-port=${PORTS.health}`,
                   "--catalog-host=0.0.0.0",
                   `--catalog-port=${PORTS.catalogs}`,
-                  `--catalog-advertise=opcat-catalogd.${ns}.svc:80`,
+                  `--catalog-advertise=opcat-catalogd.${ns}.svc`,
                   "--availability",
                   ...(opts.registriesConf !== undefined ? ["--registries-conf=/etc/opcat/registries.conf"] : []),
                 ],
@@ -196,14 +196,15 @@ export function clusterManifests(opts: ManifestOptions = {}): KubeObject[] {
         ports: [{ name: "webhook", port: 443, targetPort: PORTS.webhook }],
       },
     },
-    // catalogd's HTTP API: only the leader serves catalogs, and it labels its Pod as the leader
+    // catalogd's HTTP API, over HTTPS (the webhooks' certificate covers its names) on 443 as catalogd's:
+    // only the leader serves catalogs, and it labels its Pod as the leader
     {
       apiVersion: "v1",
       kind: "Service",
       metadata: { name: "opcat-catalogd", namespace: ns, labels },
       spec: {
         selector: { "app.kubernetes.io/name": "opcat-rukpak", [LEADER_LABEL]: "true" },
-        ports: [{ name: "http", port: 80, targetPort: PORTS.catalogs }],
+        ports: [{ name: "https", port: 443, targetPort: PORTS.catalogs }],
       },
     },
     {

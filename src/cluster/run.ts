@@ -30,7 +30,7 @@ import {
 } from "./rukpak/webhook.js";
 import type { PullOptions } from "../image/index.js";
 import { defaultCacheDir } from "../image/index.js";
-import { loadSigningKey } from "./rukpak/trust.js";
+import { loadSigningKey, type SigningKey } from "./rukpak/trust.js";
 import { DEFAULT_NAMESPACE, LEADER_LABEL } from "./names.js";
 import { olmAdmissionPolicies, olmCrdObjects } from "./olm/api.js";
 import { clusterExtensionProvisionerClass, ExtensionController } from "./olm/extension.js";
@@ -191,42 +191,9 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
   // the key that signs requesters and approvals: shared by every replica, readable by opcat only
   const key = await loadSigningKey(client, namespace);
   const self = (await client.whoami()).username;
-  let webhook: WebhookServer | undefined;
-  let certTimer: NodeJS.Timeout | undefined;
-  if (opts.webhooks !== false) {
-    const host = opts.webhookHost ?? "127.0.0.1";
-    const svc = opts.webhookService;
-    const hosts = [
-      host === "0.0.0.0" ? "127.0.0.1" : host,
-      "localhost",
-      ...(svc ? [`${svc.name}.${svc.namespace}.svc`, `${svc.name}.${svc.namespace}.svc.cluster.local`] : []),
-      ...(opts.webhookHosts ?? []),
-    ];
-    // behind a Service (several replicas): one CA and certificate for all, kept in a Secret; from a laptop:
-    // a CA made at start
-    let shared: SharedCerts | undefined = svc ? await loadSharedCerts(client, namespace, hosts) : undefined;
-    const certs = shared ?? makeServingCerts(hosts);
-    webhook = await serveWebhooks(new AdmissionHandler(client, key), certs, host, opts.webhookPort ?? 0);
-    const target: WebhookTarget = svc ? { service: svc } : { url: `https://${hosts[0]}:${webhook.port}` };
-    await registerWebhooks(client, target, shared?.caBundle ?? certs.caCert, opts.webhookName);
-    log(`webhooks served on ${host}:${webhook.port}`);
-    if (shared) {
-      const served = webhook;
-      // another replica may rotate the certificate: serve and register what the Secret holds
-      certTimer = setInterval(() => {
-        loadSharedCerts(client, namespace, hosts)
-          .then(async (next) => {
-            if (next.version === shared?.version) return;
-            shared = next;
-            served.setCerts(next);
-            await registerWebhooks(client, target, next.caBundle, opts.webhookName);
-            log("webhook certificate reloaded from its Secret");
-          })
-          .catch((e) => log(`webhook certificate: ${(e as Error).message}`));
-      }, opts.certCheckMs ?? 300_000);
-      certTimer.unref();
-    }
-  }
+  const served = opts.webhooks !== false ? await startWebhooks(client, key, namespace, opts, log) : undefined;
+  const webhook = served?.webhook;
+  const catalogCerts = served?.catalogCerts;
   const pull = { cacheDir: join(stateDir, "images"), ...opts.pull };
   const crdNames = [...rukpakCrdObjects(), ...deppyCrdObjects(), ...olmCrdObjects()].map((c) => c.metadata.name);
   const controller = new RukpakController({
@@ -256,8 +223,10 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
       host: opts.catalogHost,
       port: opts.catalogPort,
       advertise: opts.catalogAdvertise,
+      tls: catalogCerts,
       log,
     });
+    if (catalogCerts) served?.onRotate.push((c) => catalogs.setCerts(c));
     const deppy = new DeppyController({
       client,
       catalogs,
@@ -324,7 +293,7 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
     elector,
     health,
     async stop() {
-      if (certTimer) clearInterval(certTimer);
+      if (served?.certTimer) clearInterval(served.certTimer);
       await health?.close();
       await elector?.stop();
       await controllers.stop();
@@ -344,6 +313,73 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
       client.close();
     },
   };
+}
+
+interface ServedWebhooks {
+  webhook: WebhookServer;
+  /** Re-reads the shared certificate (behind a Service). */
+  certTimer?: NodeJS.Timeout;
+  /** In the cluster: the certificate the catalogd Service serves too (covering its names). */
+  catalogCerts?: SharedCerts;
+  /** Called with a rotated shared certificate (the catalog server takes it). */
+  onRotate: ((c: SharedCerts) => void)[];
+}
+
+/**
+ * Serves and registers the admission webhooks. Behind a Service (several replicas): one CA and
+ * certificate for all, kept in a Secret and re-read, covering the catalogd Service's names too; from a
+ * laptop: a CA made at start.
+ */
+async function startWebhooks(
+  client: KubeClient,
+  key: SigningKey,
+  namespace: string,
+  opts: RunOptions,
+  log: (m: string) => void,
+): Promise<ServedWebhooks> {
+  const host = opts.webhookHost ?? "127.0.0.1";
+  const svc = opts.webhookService;
+  const hosts = [
+    host === "0.0.0.0" ? "127.0.0.1" : host,
+    "localhost",
+    ...(svc ? [`${svc.name}.${svc.namespace}.svc`, `${svc.name}.${svc.namespace}.svc.cluster.local`] : []),
+    ...(svc ? catalogServiceNames(opts.catalogAdvertise) : []),
+    ...(opts.webhookHosts ?? []),
+  ];
+  let shared: SharedCerts | undefined = svc ? await loadSharedCerts(client, namespace, hosts) : undefined;
+  const certs = shared ?? makeServingCerts(hosts);
+  const webhook = await serveWebhooks(new AdmissionHandler(client, key), certs, host, opts.webhookPort ?? 0);
+  const target: WebhookTarget = svc ? { service: svc } : { url: `https://${hosts[0]}:${webhook.port}` };
+  await registerWebhooks(client, target, shared?.caBundle ?? certs.caCert, opts.webhookName);
+  log(`webhooks served on ${host}:${webhook.port}`);
+  const out: ServedWebhooks = { webhook, onRotate: [] };
+  if (!shared) return out;
+  if (catalogServiceNames(opts.catalogAdvertise).length > 0) out.catalogCerts = shared;
+  // another replica may rotate the certificate: serve and register what the Secret holds
+  out.certTimer = setInterval(() => {
+    loadSharedCerts(client, namespace, hosts)
+      .then(async (next) => {
+        if (next.version === shared?.version) return;
+        shared = next;
+        webhook.setCerts(next);
+        for (const f of out.onRotate) f(next);
+        await registerWebhooks(client, target, next.caBundle, opts.webhookName);
+        log("webhook certificate reloaded from its Secret");
+      })
+      .catch((e) => log(`webhook certificate: ${(e as Error).message}`));
+  }, opts.certCheckMs ?? 300_000);
+  out.certTimer.unref();
+  return out;
+}
+
+/**
+ * The names a catalogd Service is reached by, from `--catalog-advertise` (`name.namespace.svc[:port]`):
+ * that name and its `.cluster.local` form; none for an address that is not a Service's.
+ */
+export function catalogServiceNames(advertise: string | undefined): string[] {
+  const host = advertise?.replace(/:\d+$/, "");
+  if (!host?.endsWith(".svc")) return [];
+  return [host, `${host}.cluster.local`];
 }
 
 /**

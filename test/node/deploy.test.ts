@@ -11,6 +11,8 @@ import { X509Certificate } from "node:crypto";
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
+import { request as httpsRequest } from "node:https";
+import { gunzipSync } from "node:zlib";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect } from "node:tls";
@@ -19,7 +21,8 @@ import { clusterManifests, PORTS } from "../../src/cluster/manifests.js";
 import { waitForCrds } from "../../src/cluster/run.js";
 import { WEBHOOK_CERT_SECRET } from "../../src/cluster/servingcert.js";
 import { API_VERSION, type Instance } from "../../src/cluster/rukpak/api.js";
-import { buildBundleImage } from "../../src/image/index.js";
+import { buildBundleImage, buildCatalogImage } from "../../src/image/index.js";
+import { CATALOG_API_VERSION, type ClusterCatalog } from "../../src/cluster/deppy/api.js";
 import { clientAs, cond, nodeCluster, waitFor, waitForEvent } from "../cluster/harness.js";
 import { busyboxImage, opcatImage, push } from "./images.js";
 import { available, RESTRICTED } from "./shared.js";
@@ -225,6 +228,73 @@ describe("opcat deployed by its manifests on a real node", { skip: node.skip || 
     assert.match(text, /^# TYPE opcat_reconcile_duration_seconds histogram$/m);
     assert.match(text, /^opcat_reconcile_errors_total\{controller="instance"\} \d+$/m);
     assert.match(text, /^opcat_reconcile_duration_seconds_count\{controller="bundle"\} \d+$/m);
+  });
+
+  test("ClusterCatalogs are served over HTTPS behind the catalogd Service, as catalogd serves them", async () => {
+    const img = buildCatalogImage(join(REPO_ROOT, "src", "serve", "testdata", "catalog"));
+    await push(img, registry, "testcat:1");
+    const name = "testcat";
+    await admin.apply({
+      apiVersion: CATALOG_API_VERSION,
+      kind: "ClusterCatalog",
+      metadata: { name },
+      spec: { source: { type: "Image", image: { ref: `${registry}/testcat:1` } } },
+    } as ClusterCatalog);
+    try {
+      const cc = await waitFor<ClusterCatalog>(
+        admin,
+        CATALOG_API_VERSION,
+        "ClusterCatalog",
+        name,
+        (o) => cond(o, "Serving")?.status === "True",
+        "Serving",
+        180_000,
+      );
+      const host = `opcat-catalogd.${NS}.svc`;
+      assert.equal(cc?.status?.urls?.base, `https://${host}/catalogs/${name}`);
+      // from the host through kube-proxy, trusting only opcat's CA and checking the Service's name
+      const svc = await admin.get<KubeObject & { spec: { clusterIP: string } }>("v1", "Service", "opcat-catalogd", NS);
+      const secret = await admin.get<KubeObject & { data: Record<string, string> }>(
+        "v1",
+        "Secret",
+        WEBHOOK_CERT_SECRET,
+        NS,
+      );
+      const ca = Buffer.from(secret.data["ca.crt"], "base64").toString("utf8");
+      const get = (headers: Record<string, string>) =>
+        new Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }>((resolve, reject) => {
+          const req = httpsRequest(
+            {
+              host: svc.spec.clusterIP,
+              port: 443,
+              path: `/catalogs/${name}/api/v1/all`,
+              ca,
+              servername: host,
+              headers,
+              agent: false,
+              timeout: 10_000,
+            },
+            (res) => {
+              const chunks: Buffer[] = [];
+              res.on("data", (c: Buffer) => chunks.push(c));
+              res.on("end", () =>
+                resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+              );
+            },
+          );
+          req.on("error", reject);
+          req.end();
+        });
+      const plain = await get({});
+      assert.equal(plain.status, 200);
+      assert.match(plain.body.toString("utf8"), /"schema":"olm.package"/);
+      const zipped = await get({ "Accept-Encoding": "gzip" });
+      assert.equal(zipped.headers["content-encoding"], "gzip");
+      assert.deepEqual(gunzipSync(zipped.body), plain.body);
+    } finally {
+      await admin.delete(CATALOG_API_VERSION, "ClusterCatalog", name).catch(() => false);
+      await waitFor(admin, CATALOG_API_VERSION, "ClusterCatalog", name, (o) => o === undefined, "gone", 120_000);
+    }
   });
 
   test("an operator bundle installs through the webhooks in their Service and its operator runs", async () => {
