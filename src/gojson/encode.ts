@@ -117,19 +117,15 @@ export function indentCompactJson(compact: string, indent: string, level = 0): s
   let start = 0;
   const len = compact.length;
   let needIndent = false; // just opened a container: newline before its first element
+  // "\n" + indent × depth, made once per depth
+  const breaks: string[] = [];
+  const lineBreak = (d: number): string => (breaks[d] ??= "\n" + indent.repeat(d));
   for (let i = 0; i < len; i++) {
     const c = compact.charCodeAt(i);
     if (c === 0x22 /* " */) {
-      // skip the string
-      let j = i + 1;
-      while (j < len) {
-        const d = compact.charCodeAt(j);
-        if (d === 0x5c) j += 2;
-        else if (d === 0x22) break;
-        else j++;
-      }
+      const j = closingQuote(compact, i);
       if (needIndent) {
-        out += compact.slice(start, i) + "\n" + indent.repeat(depth);
+        out += compact.slice(start, i) + lineBreak(depth);
         start = i;
         needIndent = false;
       }
@@ -137,7 +133,7 @@ export function indentCompactJson(compact: string, indent: string, level = 0): s
       continue;
     }
     if (needIndent && c !== 0x5d && c !== 0x7d) {
-      out += compact.slice(start, i) + "\n" + indent.repeat(depth);
+      out += compact.slice(start, i) + lineBreak(depth);
       start = i;
       needIndent = false;
     }
@@ -153,12 +149,12 @@ export function indentCompactJson(compact: string, indent: string, level = 0): s
         if (needIndent) {
           needIndent = false; // empty container stays `{}` / `[]`
         } else {
-          out += compact.slice(start, i) + "\n" + indent.repeat(depth);
+          out += compact.slice(start, i) + lineBreak(depth);
           start = i;
         }
         break;
       case 0x2c: // ,
-        out += compact.slice(start, i + 1) + "\n" + indent.repeat(depth);
+        out += compact.slice(start, i + 1) + lineBreak(depth);
         start = i + 1;
         break;
       case 0x3a: // :
@@ -170,4 +166,21 @@ export function indentCompactJson(compact: string, indent: string, level = 0): s
     }
   }
   return out + compact.slice(start);
+}
+
+/**
+ * The index of the quote closing the JSON string that opens at `open` (`len` when unterminated):
+ * found with indexOf (long strings such as base64 icons are skipped at memchr speed), a quote preceded
+ * by an odd number of backslashes being escaped.
+ */
+function closingQuote(s: string, open: number): number {
+  let from = open + 1;
+  for (;;) {
+    const q = s.indexOf('"', from);
+    if (q < 0) return s.length;
+    let b = q - 1;
+    while (b > open && s.charCodeAt(b) === 0x5c) b--;
+    if ((q - 1 - b) % 2 === 0) return q;
+    from = q + 1;
+  }
 }

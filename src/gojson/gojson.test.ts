@@ -88,6 +88,8 @@ test("indentCompactJson matches json.Indent with four spaces", () => {
   );
   assert.equal(indentCompactJson('"s"', "    "), '"s"');
   assert.equal(indentCompactJson('{"q":"a\\"b"}', "  "), '{\n  "q": "a\\"b"\n}');
+  // a string ending in escaped backslashes: the quote after an even run of them closes it
+  assert.equal(indentCompactJson('{"q":"a\\\\","r":"\\\\\\""}', "  "), '{\n  "q": "a\\\\",\n  "r": "\\\\\\""\n}');
   fc.assert(
     fc.property(fc.jsonValue(), (v) => {
       const compact = JSON.stringify(v);
