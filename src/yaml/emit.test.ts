@@ -1,7 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import fc from "fast-check";
 import { toGoYaml, type JsonValue } from "./index.js";
+import { analyzeScalar, analyzeScalarChars } from "./emit.js";
 
 interface EmitVector {
   in: JsonValue;
@@ -117,4 +119,17 @@ test("inputs Go's JSON round trip rejects or rewrites", () => {
   // Go's json.Marshal leaves U+0085 raw; go-yaml then folds it like a line break inside the quoted scalar.
   assert.equal(toGoYaml({ a: "x\u0085y" }), "a: x y\n");
   assert.equal(toGoYaml({ a: "x\u0085\u0085y" }), "a: |-\n  x\n  y\n");
+});
+
+test("analyzeScalar's fast path for words gives what the character loop gives", () => {
+  const unit = fc.constantFrom(..."aZ09+/=._-:# \n\t\u0085\u00e9\u2028".split(""));
+  fc.assert(
+    fc.property(fc.array(unit, { maxLength: 12 }), (cs) => {
+      const s = cs.join("");
+      assert.equal(analyzeScalar(s), analyzeScalarChars(s), JSON.stringify(s));
+    }),
+    { numRuns: 5000 },
+  );
+  for (const s of ["-", "---", "...", "a", "a-", "x:y", "iVBORw0KGgo=", "9.0", "a".repeat(100_000)])
+    assert.equal(analyzeScalar(s), analyzeScalarChars(s), s.slice(0, 20));
 });

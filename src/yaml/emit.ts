@@ -44,8 +44,21 @@ function isBlankZ(c: number): boolean {
   return c === 0x20 || c === 0x09 || isBreak(c) || c === 0;
 }
 
+/**
+ * A word: an alphanumeric first character (no indicator can start it), then only characters that
+ * set no flag anywhere (no space, break, `:`, `#` or unprintable character). Base64 icons are words,
+ * so their analysis is one native regular-expression test instead of a loop over every character.
+ */
+const WORD = /^[A-Za-z0-9][A-Za-z0-9+/=._-]*$/;
+
 /** yaml_emitter_analyze_scalar for a block context (flow_level 0), returning the flag set. */
-function analyzeScalar(s: string): number {
+export function analyzeScalar(s: string): number {
+  if (s.length > 0 && WORD.test(s)) return BLOCK_PLAIN_ALLOWED | SINGLE_QUOTED_ALLOWED | BLOCK_ALLOWED;
+  return analyzeScalarChars(s);
+}
+
+/** analyzeScalar character by character, as libyaml does (exported for the test of the fast path). */
+export function analyzeScalarChars(s: string): number {
   const len = s.length;
   if (len === 0) return BLOCK_PLAIN_ALLOWED | SINGLE_QUOTED_ALLOWED;
   let blockIndicators = false;
