@@ -34,7 +34,6 @@ const PORTS = new Map([
  * then. The others are the work left of issue 26 (docs/CONTRIBUTING.md, "Function length").
  */
 const KNOWN = new Map([
-  ["src/cluster/deppy/resolveset.ts:reconcileInstance", 404],
   ["src/cluster/deppy/operator.ts:reconcile", 243],
   ["src/cluster/deppy/resolver.ts:reconcile", 240],
   ["src/cli/cluster.ts:registerClusterCommands", 156],
