@@ -35,7 +35,6 @@ const PORTS = new Map([
  */
 const KNOWN = new Map([
   ["src/cluster/deppy/operator.ts:reconcile", 243],
-  ["src/cluster/deppy/resolver.ts:reconcile", 240],
   ["src/cli/cluster.ts:registerClusterCommands", 156],
   ["src/ui/graph.tsx:Graph", 447],
   ["src/template/composite.ts:renderCompositeTemplate", 250],
