@@ -34,7 +34,6 @@ const PORTS = new Map([
  * then. The others are the work left of issue 26 (docs/CONTRIBUTING.md, "Function length").
  */
 const KNOWN = new Map([
-  ["src/cluster/deppy/operator.ts:reconcile", 243],
   ["src/cli/cluster.ts:registerClusterCommands", 156],
   ["src/ui/graph.tsx:Graph", 447],
   ["src/template/composite.ts:renderCompositeTemplate", 250],
