@@ -33,6 +33,7 @@ import { loadSigningKey } from "./rukpak/trust.js";
 import { DEFAULT_NAMESPACE } from "./names.js";
 import { olmAdmissionPolicies, olmCrdObjects } from "./olm/api.js";
 import { clusterExtensionProvisionerClass, ExtensionController } from "./olm/extension.js";
+import { SharedCaches } from "./runtime/caches.js";
 
 export interface RunOptions extends ConnectOptions {
   /** Content store and image cache root (default: <opcat cache>/cluster). */
@@ -187,7 +188,10 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
   }
   const pull = { cacheDir: join(stateDir, "images"), ...opts.pull };
   const crdNames = [...rukpakCrdObjects(), ...deppyCrdObjects(), ...olmCrdObjects()].map((c) => c.metadata.name);
+  // one informer per kind and options for every controller of the process (one watch, one copy in memory)
+  const caches = new SharedCaches(client, log);
   const controller = new RukpakController({
+    caches,
     client,
     stateDir: join(stateDir, "bundles"),
     pull,
@@ -208,6 +212,7 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
   let controllers = new ControllerSet(controller);
   if (opts.deppy !== false) {
     const catalogs = new CatalogController({
+      caches,
       client,
       stateDir: join(stateDir, "catalogs"),
       pull,
@@ -216,6 +221,7 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
       log,
     });
     const deppy = new DeppyController({
+      caches,
       client,
       catalogs,
       namespace,
@@ -224,9 +230,11 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
       self,
       resolutionBudgetMs: opts.resolutionBudgetMs,
     });
-    const resolvesets = new ResolvesetProvisioner({ client, bundleStore: join(stateDir, "bundles"), log, key, self });
-    const operators = new OperatorController({ client, deppy, log });
+    const bundleStore = join(stateDir, "bundles");
+    const resolvesets = new ResolvesetProvisioner({ caches, client, bundleStore, log, key, self });
+    const operators = new OperatorController({ caches, client, deppy, log });
     const extensions = new ExtensionController({
+      caches,
       client,
       catalogs,
       key,
