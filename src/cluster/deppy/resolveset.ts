@@ -16,7 +16,7 @@ import type { KubeClient, KubeObject } from "../client.js";
 import { setCondition } from "../conditions.js";
 import type { EventRecorder } from "../events.js";
 import type { Informer, InformerEvent } from "../informer.js";
-import type { SharedCaches } from "../runtime/caches.js";
+import { SharedCaches } from "../runtime/caches.js";
 import { defineController, type Controller } from "../runtime/controller.js";
 import { runSteps, type Step } from "../runtime/steps.js";
 import { readBundleDirectory } from "../../bundle/index.js";
@@ -70,10 +70,13 @@ export class ResolvesetProvisioner implements ProvisionerIdentity {
   private readonly log: (m: string) => void;
   private readonly ctx: ResolvesetContext;
   private readonly steps: Step<ResolvesetState>[];
+  /** The process's caches, else caches of its own that its two controllers share. */
+  private readonly caches: SharedCaches;
 
   constructor(private readonly opts: ResolvesetOptions) {
     this.client = opts.client;
     this.log = opts.log ?? (() => {});
+    this.caches = opts.caches ?? new SharedCaches(this.client, (m) => this.log(`resolveset ${m}`));
     this.bundleController = this.defineBundles();
     this.instanceController = this.defineInstances();
     this.bundles = this.bundleController.primary;
@@ -100,7 +103,7 @@ export class ResolvesetProvisioner implements ProvisionerIdentity {
       {
         name: "resolveset-bundle",
         component: "opcat-resolveset",
-        caches: this.opts.caches,
+        caches: this.caches,
         for: { apiVersion: RUKPAK_API_VERSION, kind: "Bundle", filter: (_ev, b) => !!this.ours(b.spec.class) },
         watches: [
           {
@@ -133,7 +136,7 @@ export class ResolvesetProvisioner implements ProvisionerIdentity {
       {
         name: "resolveset",
         component: "opcat-resolveset",
-        caches: this.opts.caches,
+        caches: this.caches,
         for: { apiVersion: RUKPAK_API_VERSION, kind: "Instance", filter: (ev, i) => this.onInstance(ev, i) },
         watches: [
           { apiVersion: RUKPAK_API_VERSION, kind: "ProvisionerClass", map: all },
