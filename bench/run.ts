@@ -6,8 +6,10 @@
  * one process (the steady state). Results are printed as a Markdown table (paste into docs/benchmarks.md).
  * Then, each in its own process: bundle rendering and image pulls (bench/images.ts, needs Debian's
  * docker-registry), and the SAT solver (bench/sat.ts).
- * `BENCH_ONLY=fbc|images|sat|resolve|templates|serve|cluster|deppy|vsopm|servestart|ui` runs one part (serve:
- * bench/serve.ts, load on `opcat serve` with wrk or autocannon in a separate process).
+ * `BENCH_ONLY=fbc|images|sat|resolve|templates|serve|cluster|deppy|vsopm|servestart|ui|uiscale|allgzip` runs one
+ * part (serve: bench/serve.ts, load on `opcat serve` with wrk or autocannon in a separate process; uiscale:
+ * bench/uiscale.ts, the UI on a 100,000-package catalog and a 10 MB description in Chromium; allgzip:
+ * bench/allgzip.ts, `/api/v1/all` of community v4.20 with and without gzip).
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -140,3 +142,5 @@ if (!only || only === "deppy") sub("deppy.ts");
 if (!only || only === "vsopm") sub("vsopm.ts");
 if (!only || only === "servestart") sub("servestart.ts");
 if (!only || only === "ui") sub("ui.ts");
+if (!only || only === "uiscale") sub("uiscale.ts");
+if (!only || only === "allgzip") sub("allgzip.ts");

@@ -58,23 +58,24 @@ files.sort();
 const tmp = mkdtempSync(join(tmpdir(), "opcat-test-"));
 
 // Cluster tests need a real kube-apiserver + etcd: start one for the run when its binaries are built
-// (scripts/kube/cluster.sh build; .ci/run builds them), stop it at the end.
-const clusterEnv = {};
-let clusterHome;
-const wantsCluster = files.some(
-  (f) => f.includes(`${join("test", "cluster")}`) || f.includes(`${join("src", "cluster")}`),
-);
-if (wantsCluster && !process.env.OPCAT_TEST_KUBECONFIG) {
-  clusterHome = join(tmp, "kube");
+// (scripts/kube/cluster.sh build; .ci/run builds them), stop it at the end. Node tests (test/node/) need
+// Pods: a second cluster with a real node (WITH_NODE=1; root only), started after the cluster tests.
+const isNodeFile = (f) => f.includes(join("test", "node") + "/");
+const isClusterFile = (f) =>
+  !isNodeFile(f) && (f.includes(join("test", "cluster")) || f.includes(join("src", "cluster")));
+/** Starts a test cluster in `home`; returns the environment its tests get, or undefined (with a message). */
+function startCluster(home, withNode) {
   const script = join(root, "scripts", "kube", "cluster.sh");
   const ports = freePorts(3);
   const env = {
     ...process.env,
-    KUBE_HOME: clusterHome,
+    KUBE_HOME: home,
     KUBE_PORT: String(ports[0]),
     ETCD_PORT: String(ports[1]),
     PEER_PORT: String(ports[2]),
+    WITH_NODE: withNode ? "1" : "0",
   };
+  const t0 = Date.now();
   const started = spawnSync("bash", [script, "start"], {
     cwd: root,
     encoding: "utf8",
@@ -82,23 +83,38 @@ if (wantsCluster && !process.env.OPCAT_TEST_KUBECONFIG) {
     stdio: ["ignore", "pipe", "inherit"],
   });
   const m = /export KUBECONFIG=(\S+)/.exec(started.stdout ?? "");
-  if (started.status === 0 && m) {
-    clusterEnv.OPCAT_TEST_KUBECONFIG = m[1];
+  const reg = /export OPCAT_TEST_REGISTRY=(\S+)/.exec(started.stdout ?? "");
+  if (started.status !== 0 || !m || (withNode && !reg)) {
+    process.stderr.write(
+      `run-tests: no test ${withNode ? "node" : "cluster"} (scripts/kube/cluster.sh start exited ` +
+        `${started.status}); ${withNode ? "node" : "cluster"} tests will ` +
+        `${process.env.CI === "true" ? "fail" : "skip"}\n`,
+    );
+    return undefined;
+  }
+  if (withNode) process.stderr.write(`run-tests: cluster with a node up in ${Date.now() - t0} ms\n`);
+  return {
+    OPCAT_TEST_KUBECONFIG: m[1],
+    ...(reg ? { OPCAT_TEST_REGISTRY: reg[1] } : {}),
     // the in-process controllers of the cluster tests log here (test/cluster/harness.ts controllerLog)
-    clusterEnv.OPCAT_TEST_LOG_DIR = join(clusterHome, "logs");
-    // what a fault test needs to run `cluster.sh restart-apiserver` on this cluster
-    clusterEnv.OPCAT_TEST_KUBE_ENV = JSON.stringify({
-      KUBE_HOME: clusterHome,
+    OPCAT_TEST_LOG_DIR: join(home, "logs"),
+    // what a fault test needs to run `cluster.sh restart-apiserver` (or restart-kubelet) on this cluster
+    OPCAT_TEST_KUBE_ENV: JSON.stringify({
+      KUBE_HOME: home,
       KUBE_PORT: env.KUBE_PORT,
       ETCD_PORT: env.ETCD_PORT,
       PEER_PORT: env.PEER_PORT,
-    });
-  } else {
-    clusterHome = undefined;
-    process.stderr.write(
-      `run-tests: no test cluster (scripts/kube/cluster.sh start exited ${started.status}); ` +
-        `cluster tests will ${process.env.CI === "true" ? "fail" : "skip"}\n`,
-    );
+    }),
+  };
+}
+const clusterHomes = [];
+let clusterEnv = {};
+if (files.some(isClusterFile) && !process.env.OPCAT_TEST_KUBECONFIG) {
+  const home = join(tmp, "kube");
+  const env = startCluster(home, false);
+  if (env) {
+    clusterEnv = env;
+    clusterHomes.push(home);
   }
 }
 /** n free TCP ports on 127.0.0.1 (asked of the kernel by a child process, since this script is synchronous). */
@@ -115,10 +131,10 @@ function freePorts(n) {
  * kube-controller-manager, the in-process controllers) to .test-logs/ in the repository (ignored by
  * git) and prints the last warnings and errors of the controllers, so that a CI failure can be read.
  */
-function keepClusterLogs() {
-  if (!clusterHome) return;
-  const from = join(clusterHome, "logs");
-  const to = join(root, ".test-logs");
+function keepClusterLogs(home, name) {
+  if (!home) return;
+  const from = join(home, "logs");
+  const to = join(root, ".test-logs", name);
   try {
     rmSync(to, { recursive: true, force: true });
     cpSync(from, to, { recursive: true });
@@ -139,23 +155,43 @@ function keepClusterLogs() {
       `${to}${lines.length ? `; their last warnings and errors:\n${lines.join("\n")}` : ""}\n`,
   );
 }
-function stopCluster() {
-  if (clusterHome)
-    spawnSync("bash", [join(root, "scripts", "kube", "cluster.sh"), "stop"], {
-      cwd: root,
-      stdio: "inherit",
-      env: { ...process.env, KUBE_HOME: clusterHome },
-    });
+function stopCluster(home) {
+  spawnSync("bash", [join(root, "scripts", "kube", "cluster.sh"), "stop"], {
+    cwd: root,
+    stdio: "inherit",
+    env: { ...process.env, KUBE_HOME: home },
+  });
 }
-// Two batches: everything else (two files at a time), then the cluster tests one file at a time
-// (they share one API server and its cluster-wide webhook configurations).
-const isClusterFile = (f) => f.includes(join("test", "cluster")) || f.includes(join("src", "cluster"));
-const batches = [files.filter((f) => !isClusterFile(f)), files.filter(isClusterFile)];
+// Three batches: everything else (two files at a time), then the cluster tests one file at a time
+// (they share one API server and its cluster-wide webhook configurations), then the node tests one file
+// at a time on their own cluster with a node (started when their turn comes, one node per machine).
+const batches = [
+  files.filter((f) => !isClusterFile(f) && !isNodeFile(f)),
+  files.filter(isClusterFile),
+  files.filter(isNodeFile),
+];
 const totals = { pass: 0, fail: 0, skipped: 0 };
 let status = 0;
 let reported = true;
 batches.forEach((batch, i) => {
   if (batch.length === 0) return;
+  let env = i === 0 ? {} : clusterEnv;
+  let home = clusterHomes[0];
+  if (i === 2) {
+    // the API-server-only cluster is done: stop it before the node's starts
+    for (const h of clusterHomes.splice(0)) stopCluster(h);
+    home = undefined;
+    env = {};
+    if (!process.env.OPCAT_TEST_KUBECONFIG) {
+      const h = join(tmp, "node");
+      const started = startCluster(h, true);
+      if (started) {
+        env = started;
+        home = h;
+        clusterHomes.push(h);
+      }
+    }
+  }
   const tap = join(tmp, `report-${i}.tap`);
   const res = spawnSync(
     process.execPath,
@@ -171,10 +207,10 @@ batches.forEach((batch, i) => {
       ...flags,
       ...batch,
     ],
-    { cwd: root, stdio: "inherit", env: { ...process.env, ...clusterEnv, OPCAT_REPO_ROOT: root } },
+    { cwd: root, stdio: "inherit", env: { ...process.env, ...env, OPCAT_REPO_ROOT: root } },
   );
   if (res.status !== 0) status = res.status ?? 1;
-  if (res.status !== 0 && i === 1) keepClusterLogs();
+  if (res.status !== 0 && i > 0) keepClusterLogs(home, i === 1 ? "cluster" : "node");
   try {
     const text = readFileSync(tap, "utf8");
     const count = (k) => Number((text.match(new RegExp(`^# ${k} (\\d+)$`, "m")) ?? [])[1] ?? 0);
@@ -185,7 +221,7 @@ batches.forEach((batch, i) => {
     reported = false;
   }
 });
-stopCluster();
+for (const h of clusterHomes) stopCluster(h);
 if (!reported) {
   totals.fail = Math.max(totals.fail, 1);
   status = status || 1;

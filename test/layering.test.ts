@@ -133,19 +133,10 @@ const CLI_ALLOWED = [
   // writing every byte of the output (node-only)
   /^fbc\/writeall\.js$/,
 ];
-/**
- * Modules of the library the CLI still loads itself, file by file (the work left): the cluster commands
- * (src/cli/cluster.ts, being moved to actions by its owners).
- */
-const CLI_LEFT: Record<string, RegExp[]> = {
-  "cli/cluster.ts": [/^cluster\//, /^yaml\/index\.js$/, /^image\/index\.js$/],
-};
-
 test("the CLI loads only actions, the errors leaf and its flag leaves (type-only imports aside)", () => {
   const bad = allImports()
     .filter((i) => i.file.startsWith("cli/") && !i.typeOnly && i.target.includes("/"))
-    .filter((i) => !CLI_ALLOWED.some((r) => r.test(i.target)))
-    .filter((i) => !(CLI_LEFT[i.file] ?? []).some((r) => r.test(i.target)));
+    .filter((i) => !CLI_ALLOWED.some((r) => r.test(i.target)));
   assert.deepEqual(bad, []);
 });
 

@@ -9,6 +9,11 @@
 #   scripts/kube/cluster.sh all     build + start
 #   scripts/kube/cluster.sh env     print the exports for a running cluster
 #   scripts/kube/cluster.sh restart-apiserver   stop and start kube-apiserver on the same etcd (fault tests)
+#   scripts/kube/cluster.sh restart-kubelet     stop and start the node's kubelet (fault tests)
+#
+# WITH_NODE=1 start also runs a real node (scripts/kube/node.sh: containerd, kubelet, kube-scheduler,
+# kube-proxy, a plain-HTTP registry on the node's bridge) and prints `export OPCAT_TEST_REGISTRY=host:port`;
+# the API server then listens on the node's bridge address instead of 127.0.0.1. Needs root.
 #
 # Environment: KUBE_VERSION (default 1.35.4), OPCAT_KUBE_CACHE (binaries; default ~/.cache/opcat/kube),
 # KUBE_HOME (per-run state: PKI, etcd data, logs, kubeconfig; default ./.kube-test), WITH_KCM (1: also run
@@ -28,8 +33,15 @@ PEER_PORT="${PEER_PORT:-$((ETCD_PORT + 10))}"
 PKI="$KUBE_HOME/pki"
 RUN="$KUBE_HOME/run"
 LOGS="$KUBE_HOME/logs"
+# shellcheck source=node.sh
+. "$(dirname "${BASH_SOURCE[0]}")/node.sh"
+# a node runs (or is asked for): the API server listens on the node's bridge, where Pods reach it
+WITH_NODE="${WITH_NODE:-0}"
+[ -d "$NODE_RUN" ] && WITH_NODE=1
+API_HOST=127.0.0.1
+[ "$WITH_NODE" = 1 ] && API_HOST="$NODE_IP"
 STAMP="$BIN/.stamp"
-STAMP_TEXT="kubernetes v$KUBE_VERSION go $(go env GOVERSION 2>/dev/null || echo none) kcm"
+STAMP_TEXT="kubernetes v$KUBE_VERSION go $(go env GOVERSION 2>/dev/null || echo none) kcm node"
 
 log() { echo "cluster.sh: $*" >&2; }
 
@@ -44,8 +56,8 @@ build() {
   }
   local b="$CACHE/build"
   mkdir -p "$b" "$BIN"
-  log "building kube-apiserver, etcd, kubectl, kube-controller-manager v$KUBE_VERSION" \
-    "from the Go module proxy in $b (4–10 min on 2 cores) …"
+  log "building kube-apiserver, etcd, kubectl, kube-controller-manager, kubelet, kube-scheduler, kube-proxy" \
+    "v$KUBE_VERSION from the Go module proxy in $b (6–14 min on 2 cores) …"
   (
     cd "$b"
     export GOFLAGS=-mod=mod
@@ -67,6 +79,9 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kubectl"
+	_ "k8s.io/kubernetes/cmd/kube-proxy"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubelet"
 )
 EOT
     go mod tidy >&2
@@ -75,9 +90,10 @@ EOT
     go build -trimpath -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=v$KUBE_VERSION \
       -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor" -o out/ \
       k8s.io/kubernetes/cmd/kube-apiserver go.etcd.io/etcd/server/v3 \
-      k8s.io/kubernetes/cmd/kubectl k8s.io/kubernetes/cmd/kube-controller-manager >&2
+      k8s.io/kubernetes/cmd/kubectl k8s.io/kubernetes/cmd/kube-controller-manager \
+      k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kube-proxy >&2
     mv out/server "$BIN/etcd"
-    mv out/kube-apiserver out/kubectl out/kube-controller-manager "$BIN/"
+    mv out/kube-apiserver out/kubectl out/kube-controller-manager out/kubelet out/kube-scheduler out/kube-proxy "$BIN/"
   )
   echo "$STAMP_TEXT" > "$STAMP"
   log "built into $BIN"
@@ -110,10 +126,13 @@ pki() {
 distinguished_name = dn
 [dn]
 [ext]
-subjectAltName = IP:127.0.0.1, DNS:localhost, DNS:kubernetes, DNS:kubernetes.default, DNS:kubernetes.default.svc
+subjectAltName = IP:127.0.0.1, IP:@SERVICE_IP@, IP:@NODE_IP@, DNS:localhost, DNS:kubernetes, \
+  DNS:kubernetes.default, DNS:kubernetes.default.svc
 keyUsage = digitalSignature, keyEncipherment
 extendedKeyUsage = serverAuth
 EOT
+    # the first address of the Service CIDR (Pods' `kubernetes` Service) and the node's bridge address
+    sed -i -e "s/@SERVICE_IP@/${SERVICE_CIDR%.*}.1/" -e "s/@NODE_IP@/$NODE_IP/" san.cnf
     openssl req -newkey rsa:2048 -nodes -subj "/CN=kube-apiserver" -keyout apiserver.key -out apiserver.csr 2>/dev/null
     openssl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 \
       -extfile san.cnf -extensions ext -out apiserver.crt 2>/dev/null
@@ -133,7 +152,7 @@ EOT
 b64() { base64 -w0 < "$1"; }
 
 kubeconfig() {
-  local kc="$KUBE_HOME/kubeconfig" server="https://127.0.0.1:$KUBE_PORT" token
+  local kc="$KUBE_HOME/kubeconfig" server="https://$API_HOST:$KUBE_PORT" token
   token=$(cut -d, -f1 "$PKI/tokens.csv")
   {
     echo "apiVersion: v1"
@@ -172,14 +191,17 @@ wait_for() {
 
 start() {
   [ -x "$BIN/kube-apiserver" ] || { log "error: binaries missing in $BIN; run: $0 build"; exit 2; }
+  [ "$WITH_NODE" = 1 ] && node_preflight
   pki
   mkdir -p "$RUN" "$LOGS"
   if running apiserver; then
     log "already running (KUBE_HOME=$KUBE_HOME)"
     kubeconfig
-    echo "export KUBECONFIG=$KUBE_HOME/kubeconfig"
+    env_lines
     return
   fi
+  # the bridge and the Service CIDR's route come first: nothing may reach a ClusterIP through the default route
+  [ "$WITH_NODE" = 1 ] && node_network
   rm -rf "$RUN/etcd"
   "$BIN/etcd" --name opcat --data-dir "$RUN/etcd" \
     --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
@@ -189,7 +211,7 @@ start() {
   echo $! > "$RUN/etcd.pid"
   wait_for etcd "http://127.0.0.1:$ETCD_PORT/health"
   start_apiserver
-  wait_for kube-apiserver "https://127.0.0.1:$KUBE_PORT/readyz" \
+  wait_for kube-apiserver "https://$API_HOST:$KUBE_PORT/readyz" \
     --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key"
   kubeconfig
   local tries=0
@@ -197,25 +219,46 @@ start() {
     tries=$((tries + 1)); [ "$tries" -gt 300 ] && { log "error: namespace default never appeared"; exit 1; }
     sleep 0.1
   done
-  if [ "$WITH_KCM" = 1 ]; then
+  if [ "$WITH_NODE" = 1 ]; then
+    # every controller: Deployments get Pods, Services EndpointSlices, namespaces SA tokens and the root CA
+    "$BIN/kube-controller-manager" --kubeconfig "$KUBE_HOME/kubeconfig" --controllers '*' \
+      --root-ca-file "$PKI/ca.crt" --service-account-private-key-file "$PKI/sa.key" \
+      --leader-elect=false --secure-port 0 --use-service-account-credentials=false \
+      > "$LOGS/kcm.log" 2>&1 &
+    echo $! > "$RUN/kcm.pid"
+  elif [ "$WITH_KCM" = 1 ]; then
     "$BIN/kube-controller-manager" --kubeconfig "$KUBE_HOME/kubeconfig" \
       --controllers namespace-controller,garbage-collector-controller,clusterrole-aggregation-controller \
       --leader-elect=false --secure-port 0 --use-service-account-credentials=false \
       > "$LOGS/kcm.log" 2>&1 &
     echo $! > "$RUN/kcm.pid"
   fi
-  log "up: https://127.0.0.1:$KUBE_PORT (contexts admin, alice, bob, carol, controller; logs in $LOGS)"
+  [ "$WITH_NODE" = 1 ] && start_node
+  log "up: https://$API_HOST:$KUBE_PORT (contexts admin, alice, bob, carol, controller; logs in $LOGS)"
+  env_lines
+}
+
+env_lines() {
   echo "export KUBECONFIG=$KUBE_HOME/kubeconfig"
+  if [ "$WITH_NODE" = 1 ]; then
+    node_ports
+    echo "export OPCAT_TEST_REGISTRY=$NODE_IP:$REGISTRY_PORT"
+  fi
 }
 
 start_apiserver() {
+  local node=(--endpoint-reconciler-type none)
+  # with a node: Pods reach it through the `kubernetes` Service (a lease-reconciled endpoint on the bridge),
+  # it reaches kubelets by their InternalIP, and webhooks behind Services at their endpoints
+  [ "$WITH_NODE" = 1 ] && node=(--endpoint-reconciler-type lease --kubelet-preferred-address-types InternalIP,Hostname
+    --enable-aggregator-routing=true)
   "$BIN/kube-apiserver" --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
-    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$KUBE_PORT" \
+    --bind-address "$API_HOST" --advertise-address "$API_HOST" --secure-port "$KUBE_PORT" \
     --tls-cert-file "$PKI/apiserver.crt" --tls-private-key-file "$PKI/apiserver.key" \
     --client-ca-file "$PKI/ca.crt" --token-auth-file "$PKI/tokens.csv" --authorization-mode RBAC \
     --service-account-issuer https://kubernetes.default.svc \
     --service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
-    --service-cluster-ip-range 10.0.0.0/24 --endpoint-reconciler-type none --v 1 \
+    --service-cluster-ip-range "$SERVICE_CIDR" "${node[@]}" --v 1 \
     >> "$LOGS/apiserver.log" 2>&1 &
   echo $! > "$RUN/apiserver.pid"
 }
@@ -229,12 +272,23 @@ restart_apiserver() {
     kill -KILL "$pid" 2>/dev/null || true
   fi
   start_apiserver
-  wait_for kube-apiserver "https://127.0.0.1:$KUBE_PORT/readyz" \
+  wait_for kube-apiserver "https://$API_HOST:$KUBE_PORT/readyz" \
     --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key"
   log "kube-apiserver restarted"
 }
 
+# Stops the node's kubelet (TERM, KILL after 10 s) and starts it again: its Pods keep running (a fault test).
+restart_kubelet() {
+  running kubelet || { log "error: no kubelet runs (WITH_NODE=1 start)"; exit 2; }
+  kill_pids "$(cat "$RUN/kubelet.pid")"
+  node_ports
+  start_kubelet
+  wait_node_ready
+  log "kubelet restarted"
+}
+
 stop() {
+  stop_node
   local pids=()
   for p in kcm apiserver etcd; do
     if running "$p"; then pids+=("$(cat "$RUN/$p.pid")"); fi
@@ -256,7 +310,8 @@ case "${1:-}" in
   start) start ;;
   stop) stop ;;
   restart-apiserver) restart_apiserver ;;
+  restart-kubelet) restart_kubelet ;;
   all) build; start ;;
-  env) echo "export KUBECONFIG=$KUBE_HOME/kubeconfig" ;;
-  *) echo "usage: $0 build|start|stop|all|env|restart-apiserver" >&2; exit 2 ;;
+  env) env_lines ;;
+  *) echo "usage: $0 build|start|stop|all|env|restart-apiserver|restart-kubelet" >&2; exit 2 ;;
 esac

@@ -76,7 +76,8 @@ function registerCatalogCommands(program: Command): void {
         "--base-image <ref>",
         "image to build on, as `opm generate dockerfile` + docker build do: its layers " +
           "and config, ENTRYPOINT /bin/opm, CMD serve /configs --cache-dir=/tmp/cache " +
-          "(what OLM v0 runs as a CatalogSource); `scratch` for a content-only image",
+          "(what OLM v0 runs as a CatalogSource); opcat's own image (`opcat cluster image`): " +
+          "`opcat serve /configs` on opm's gRPC port 50051; `scratch` for a content-only image",
         DEFAULT_OPM_IMAGE,
       ),
     "while pulling the base image and pushing the image",

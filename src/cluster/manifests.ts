@@ -1,12 +1,14 @@
 /**
  * What `opcat cluster manifests` prints: everything needed to run opcat's controllers in a cluster
- * (namespace, CRDs, default ProvisionerClasses, RBAC, Deployment, Service, the webhook configurations),
- * or with `local` only the APIs and default classes (for `opcat cluster run` outside the cluster). The
- * webhook configurations come without a CA: they fail closed from the moment they are applied, until
- * the controller starts and writes the CA it made.
+ * (namespace, CRDs, default ProvisionerClasses, RBAC, a Deployment of two replicas with probes and a
+ * restricted security context, a PodDisruptionBudget, Services for the webhooks, catalogd's HTTP API and
+ * the metrics, the webhook configurations, and registries.conf as a ConfigMap when given), or with
+ * `local` only the APIs and default classes (for `opcat cluster run` outside the cluster). The webhook
+ * configurations come without a CA: they fail closed from the moment they are applied, until the first
+ * replica starts and registers the CA it made (kept in the Secret opcat-webhook-cert, shared by replicas).
  */
 import type { KubeObject } from "./client.js";
-import { DEFAULT_IMAGE, DEFAULT_NAMESPACE } from "./names.js";
+import { DEFAULT_IMAGE, DEFAULT_NAMESPACE, LEADER_LABEL } from "./names.js";
 import { defaultProvisionerClasses, GROUP, rukpakCrdObjects } from "./rukpak/api.js";
 import { defaultInputClasses, deppyCrdObjects, resolvesetProvisionerClass } from "./deppy/api.js";
 import { webhookConfigurations } from "./rukpak/webhook.js";
@@ -16,9 +18,15 @@ import { clusterExtensionProvisionerClass } from "./olm/extension.js";
 export interface ManifestOptions {
   local?: boolean;
   namespace?: string;
-  /** The image that runs `opcat cluster run` (an image with Node 24 and opcat installed). */
+  /** The image that runs `opcat cluster run` (`opcat cluster image` builds one). */
   image?: string;
+  /** registries.conf text (mirrors, insecure registries) for the controllers' pulls: a ConfigMap. */
+  registriesConf?: string;
 }
+
+/** Ports of the controller container. */
+export const PORTS = { webhook: 9443, health: 8080, catalogs: 8081 } as const;
+export const REGISTRIES_CONF_MAP = "opcat-registries-conf";
 
 export { DEFAULT_IMAGE, DEFAULT_NAMESPACE };
 
@@ -68,6 +76,16 @@ export function clusterManifests(opts: ManifestOptions = {}): KubeObject[] {
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
       subjects: [{ kind: "ServiceAccount", name: "opcat-rukpak", namespace: ns }],
     },
+    ...(opts.registriesConf !== undefined
+      ? [
+          {
+            apiVersion: "v1",
+            kind: "ConfigMap",
+            metadata: { name: REGISTRIES_CONF_MAP, namespace: ns, labels },
+            data: { "registries.conf": opts.registriesConf },
+          } as KubeObject,
+        ]
+      : []),
     {
       apiVersion: "apps/v1",
       kind: "Deployment",
@@ -75,11 +93,31 @@ export function clusterManifests(opts: ManifestOptions = {}): KubeObject[] {
       spec: {
         replicas: 2,
         selector: { matchLabels: { "app.kubernetes.io/name": "opcat-rukpak" } },
+        strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 1, maxSurge: 1 } },
         template: {
           metadata: { labels },
           spec: {
             serviceAccountName: "opcat-rukpak",
-            securityContext: { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } },
+            terminationGracePeriodSeconds: 15,
+            securityContext: {
+              runAsNonRoot: true,
+              runAsUser: 65532,
+              runAsGroup: 65532,
+              seccompProfile: { type: "RuntimeDefault" },
+            },
+            affinity: {
+              podAntiAffinity: {
+                preferredDuringSchedulingIgnoredDuringExecution: [
+                  {
+                    weight: 100,
+                    podAffinityTerm: {
+                      topologyKey: "kubernetes.io/hostname",
+                      labelSelector: { matchLabels: { "app.kubernetes.io/name": "opcat-rukpak" } },
+                    },
+                  },
+                ],
+              },
+            },
             containers: [
               {
                 name: "controller",
@@ -88,25 +126,66 @@ export function clusterManifests(opts: ManifestOptions = {}): KubeObject[] {
                   "cluster",
                   "run",
                   "--webhook-host=0.0.0.0",
-                  "--webhook-port=9443",
+                  `--webhook-port=${PORTS.webhook}`,
                   `--webhook-service=${ns}/opcat-rukpak-webhook:443`,
                   `--leader-elect-namespace=${ns}`,
+                  `--namespace=${ns}`,
                   "--state-dir=/var/cache/opcat",
+                  "--health-host=0.0.0.0",
+                  `--health-port=${PORTS.health}`,
+                  "--catalog-host=0.0.0.0",
+                  `--catalog-port=${PORTS.catalogs}`,
+                  `--catalog-advertise=opcat-catalogd.${ns}.svc`,
+                  "--availability",
+                  ...(opts.registriesConf !== undefined ? ["--registries-conf=/etc/opcat/registries.conf"] : []),
                 ],
-                ports: [{ name: "webhook", containerPort: 9443 }],
-                volumeMounts: [{ name: "cache", mountPath: "/var/cache/opcat" }],
+                env: [
+                  { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
+                  { name: "POD_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
+                ],
+                ports: [
+                  { name: "webhook", containerPort: PORTS.webhook },
+                  { name: "health", containerPort: PORTS.health },
+                  { name: "catalogs", containerPort: PORTS.catalogs },
+                ],
+                readinessProbe: { httpGet: { path: "/readyz", port: "health" }, periodSeconds: 5 },
+                livenessProbe: {
+                  httpGet: { path: "/healthz", port: "health" },
+                  initialDelaySeconds: 10,
+                  periodSeconds: 10,
+                  failureThreshold: 6,
+                },
+                volumeMounts: [
+                  { name: "cache", mountPath: "/var/cache/opcat" },
+                  { name: "tmp", mountPath: "/tmp" },
+                  ...(opts.registriesConf !== undefined
+                    ? [{ name: "registries-conf", mountPath: "/etc/opcat", readOnly: true }]
+                    : []),
+                ],
                 securityContext: {
                   allowPrivilegeEscalation: false,
                   capabilities: { drop: ["ALL"] },
                   readOnlyRootFilesystem: true,
                 },
-                resources: { requests: { cpu: "50m", memory: "128Mi" } },
+                resources: { requests: { cpu: "50m", memory: "192Mi" }, limits: { memory: "1Gi" } },
               },
             ],
-            volumes: [{ name: "cache", emptyDir: {} }],
+            volumes: [
+              { name: "cache", emptyDir: {} },
+              { name: "tmp", emptyDir: {} },
+              ...(opts.registriesConf !== undefined
+                ? [{ name: "registries-conf", configMap: { name: REGISTRIES_CONF_MAP } }]
+                : []),
+            ],
           },
         },
       },
+    },
+    {
+      apiVersion: "policy/v1",
+      kind: "PodDisruptionBudget",
+      metadata: { name: "opcat-rukpak", namespace: ns, labels },
+      spec: { minAvailable: 1, selector: { matchLabels: { "app.kubernetes.io/name": "opcat-rukpak" } } },
     },
     {
       apiVersion: "v1",
@@ -114,7 +193,27 @@ export function clusterManifests(opts: ManifestOptions = {}): KubeObject[] {
       metadata: { name: "opcat-rukpak-webhook", namespace: ns, labels },
       spec: {
         selector: { "app.kubernetes.io/name": "opcat-rukpak" },
-        ports: [{ name: "webhook", port: 443, targetPort: 9443 }],
+        ports: [{ name: "webhook", port: 443, targetPort: PORTS.webhook }],
+      },
+    },
+    // catalogd's HTTP API, over HTTPS (the webhooks' certificate covers its names) on 443 as catalogd's:
+    // only the leader serves catalogs, and it labels its Pod as the leader
+    {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "opcat-catalogd", namespace: ns, labels },
+      spec: {
+        selector: { "app.kubernetes.io/name": "opcat-rukpak", [LEADER_LABEL]: "true" },
+        ports: [{ name: "https", port: 443, targetPort: PORTS.catalogs }],
+      },
+    },
+    {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "opcat-metrics", namespace: ns, labels },
+      spec: {
+        selector: { "app.kubernetes.io/name": "opcat-rukpak" },
+        ports: [{ name: "metrics", port: 8080, targetPort: PORTS.health }],
       },
     },
     ...webhookConfigurations({ service: { namespace: ns, name: "opcat-rukpak-webhook", port: 443 } }, ""),

@@ -47,6 +47,25 @@ export interface QueueOptions {
   onError?: (key: string, e: unknown, attempt: number) => void;
 }
 
+/** controller-runtime's reconcile-time buckets (seconds), for a Prometheus histogram. */
+export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60] as const;
+
+/** Reconcile durations: cumulative-ready counts per bucket upper bound, their sum and count. */
+export class DurationHistogram {
+  /** Observations in each bucket of DURATION_BUCKETS (not cumulative), and above the last. */
+  readonly counts: number[] = new Array(DURATION_BUCKETS.length + 1).fill(0);
+  sum = 0;
+  count = 0;
+
+  observe(seconds: number): void {
+    let i = DURATION_BUCKETS.findIndex((b) => seconds <= b);
+    if (i < 0) i = DURATION_BUCKETS.length;
+    this.counts[i]++;
+    this.sum += seconds;
+    this.count++;
+  }
+}
+
 export type Reconcile = (key: string) => Promise<{ requeueAfter?: number } | void>;
 
 export class WorkQueue {
@@ -64,8 +83,12 @@ export class WorkQueue {
   private readonly concurrency: number;
   readonly baseDelay: number;
   readonly maxDelay: number;
-  /** Reconciles run, for benchmarks and tests. */
+  /** Reconciles run, for benchmarks, tests and metrics. */
   processed = 0;
+  /** Reconciles that failed (and were retried with backoff). */
+  errors = 0;
+  /** How long reconciles took. */
+  readonly durations = new DurationHistogram();
 
   constructor(private readonly opts: QueueOptions = {}) {
     this.concurrency = opts.concurrency ?? 4;
@@ -205,6 +228,7 @@ export class WorkQueue {
       }
       this.queued.delete(key);
       this.processing.add(key);
+      const started = performance.now();
       try {
         const res = await reconcile(key);
         this.forget(key);
@@ -213,8 +237,10 @@ export class WorkQueue {
         const attempt = (this.failures.get(key) ?? 0) + 1;
         this.opts.onError?.(key, e, attempt);
         this.addRateLimited(key);
+        this.errors++;
       } finally {
         this.processed++;
+        this.durations.observe((performance.now() - started) / 1000);
         this.processing.delete(key);
         // added while it ran: again now, unless it failed (then its backoff retry covers it)
         if (this.dirty.delete(key)) this.add(key);

@@ -14,6 +14,7 @@ import { LeaderElector } from "./leader.js";
 import { defaultProvisionerClasses, rukpakCrdObjects } from "./rukpak/api.js";
 import { RukpakController } from "./rukpak/controller.js";
 import type { ContentLimits } from "./rukpak/content.js";
+import { AvailabilityController } from "./rukpak/availability.js";
 import { defaultInputClasses, deppyCrdObjects, resolvesetProvisionerClass } from "./deppy/api.js";
 import { CatalogController } from "./deppy/catalogs.js";
 import { DeppyController } from "./deppy/resolver.js";
@@ -29,11 +30,14 @@ import {
 } from "./rukpak/webhook.js";
 import type { PullOptions } from "../image/index.js";
 import { defaultCacheDir } from "../image/index.js";
-import { loadSigningKey } from "./rukpak/trust.js";
-import { DEFAULT_NAMESPACE } from "./names.js";
+import { loadSigningKey, type SigningKey } from "./rukpak/trust.js";
+import { DEFAULT_NAMESPACE, LEADER_LABEL } from "./names.js";
 import { olmAdmissionPolicies, olmCrdObjects } from "./olm/api.js";
 import { clusterExtensionProvisionerClass, ExtensionController } from "./olm/extension.js";
 import { SharedCaches } from "./runtime/caches.js";
+import { loadSharedCerts, type SharedCerts } from "./servingcert.js";
+import { serveHealth, type HealthServer, type MetricFamily } from "./health.js";
+import { DURATION_BUCKETS, type WorkQueue } from "./queue.js";
 
 export interface RunOptions extends ConnectOptions {
   /** Content store and image cache root (default: <opcat cache>/cluster). */
@@ -64,13 +68,28 @@ export interface RunOptions extends ConnectOptions {
   /** Where the ClusterCatalog HTTP server listens (default 127.0.0.1, a free port). */
   catalogHost?: string;
   catalogPort?: number;
+  /** host:port written into ClusterCatalogs' status.urls.base (in the cluster: the catalogd Service). */
+  catalogAdvertise?: string;
   /** The time one resolution may take in its worker thread (default 60 s). */
   resolutionBudgetMs?: number;
+  /** Serve /healthz, /readyz and /metrics over plain HTTP on this port (default: not served). */
+  healthPort?: number;
+  healthHost?: string;
+  /** How often a replica re-reads the shared webhook certificate (default 5 minutes). */
+  certCheckMs?: number;
+  /**
+   * Report Available/Progressing on installed Instances from their workloads (default false; the
+   * manifests turn it on: it writes Instance status whenever a workload changes).
+   */
+  availability?: boolean;
   log?: (msg: string) => void;
 }
 
 /** Every controller of one process, started and stopped together (under one leader lease). */
 export class ControllerSet {
+  /** Available/Progressing of installed Instances from their workloads (src/cluster/rukpak/availability.ts). */
+  availability?: AvailabilityController;
+
   constructor(
     readonly rukpak: RukpakController,
     readonly catalogs?: CatalogController,
@@ -86,11 +105,13 @@ export class ControllerSet {
     await this.resolvesets?.start();
     await this.deppy?.start();
     await this.operators?.start();
+    await this.availability?.start();
     await this.extensions?.start();
   }
 
   async stop(): Promise<void> {
     await this.extensions?.stop();
+    await this.availability?.stop();
     await this.operators?.stop();
     await this.deppy?.stop();
     await this.resolvesets?.stop();
@@ -105,6 +126,7 @@ export interface RunningControllers {
   controllers: ControllerSet;
   webhook?: WebhookServer;
   elector?: LeaderElector;
+  health?: HealthServer;
   stop(): Promise<void>;
 }
 
@@ -170,22 +192,9 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
   // the key that signs requesters and approvals: shared by every replica, readable by opcat only
   const key = await loadSigningKey(client, namespace);
   const self = (await client.whoami()).username;
-  let webhook: WebhookServer | undefined;
-  if (opts.webhooks !== false) {
-    const host = opts.webhookHost ?? "127.0.0.1";
-    const svc = opts.webhookService;
-    const hosts = [
-      host === "0.0.0.0" ? "127.0.0.1" : host,
-      "localhost",
-      ...(svc ? [`${svc.name}.${svc.namespace}.svc`, `${svc.name}.${svc.namespace}.svc.cluster.local`] : []),
-      ...(opts.webhookHosts ?? []),
-    ];
-    const certs = makeServingCerts(hosts);
-    webhook = await serveWebhooks(new AdmissionHandler(client, key), certs, host, opts.webhookPort ?? 0);
-    const target: WebhookTarget = svc ? { service: svc } : { url: `https://${hosts[0]}:${webhook.port}` };
-    await registerWebhooks(client, target, certs.caCert, opts.webhookName);
-    log(`webhooks served on ${host}:${webhook.port}`);
-  }
+  const served = opts.webhooks !== false ? await startWebhooks(client, key, namespace, opts, log) : undefined;
+  const webhook = served?.webhook;
+  const catalogCerts = served?.catalogCerts;
   const pull = { cacheDir: join(stateDir, "images"), ...opts.pull };
   const crdNames = [...rukpakCrdObjects(), ...deppyCrdObjects(), ...olmCrdObjects()].map((c) => c.metadata.name);
   // one informer per kind and options for every controller of the process (one watch, one copy in memory)
@@ -218,8 +227,11 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
       pull,
       host: opts.catalogHost,
       port: opts.catalogPort,
+      advertise: opts.catalogAdvertise,
+      tls: catalogCerts,
       log,
     });
+    if (catalogCerts) served?.onRotate.push((c) => catalogs.setCerts(c));
     const deppy = new DeppyController({
       caches,
       client,
@@ -243,6 +255,7 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
     });
     controllers = new ControllerSet(controller, catalogs, deppy, resolvesets, operators, extensions);
   }
+  if (opts.availability) controllers.availability = new AvailabilityController({ client, log });
   let elector: LeaderElector | undefined;
   if (opts.leaderElectionNamespace) {
     elector = new LeaderElector(client, {
@@ -251,10 +264,14 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
       identity: opts.identity ?? `${hostname()}-${process.pid}`,
       onStartedLeading: () => {
         log("leading: starting the controllers");
-        controllers.start().catch((e) => log(`controller: ${(e as Error).message}`));
+        controllers.start().then(
+          () => labelLeaderPod(client, true, log),
+          (e) => log(`controller: ${(e as Error).message}`),
+        );
       },
       onStoppedLeading: () => {
         log("lost the lease: stopping");
+        void labelLeaderPod(client, false, log);
         void controllers.stop();
       },
       onError: (e) => log(`leader election: ${(e as Error).message}`),
@@ -264,13 +281,28 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
     await controllers.start();
     log("controllers started");
   }
+  let health: HealthServer | undefined;
+  if (opts.healthPort !== undefined) {
+    const set = controllers;
+    health = await serveHealth({
+      host: opts.healthHost ?? "127.0.0.1",
+      port: opts.healthPort,
+      // the APIs are installed and the webhooks served (every replica serves them, leader or not)
+      ready: () => true,
+      metrics: () => controllerMetrics(client, set, elector),
+    });
+    log(`health and metrics served on ${opts.healthHost ?? "127.0.0.1"}:${health.port}`);
+  }
   return {
     client,
     controller,
     controllers,
     webhook,
     elector,
+    health,
     async stop() {
+      if (served?.certTimer) clearInterval(served.certTimer);
+      await health?.close();
       await elector?.stop();
       await controllers.stop();
       if (controllers.deppy)
@@ -289,4 +321,155 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
       client.close();
     },
   };
+}
+
+interface ServedWebhooks {
+  webhook: WebhookServer;
+  /** Re-reads the shared certificate (behind a Service). */
+  certTimer?: NodeJS.Timeout;
+  /** In the cluster: the certificate the catalogd Service serves too (covering its names). */
+  catalogCerts?: SharedCerts;
+  /** Called with a rotated shared certificate (the catalog server takes it). */
+  onRotate: ((c: SharedCerts) => void)[];
+}
+
+/**
+ * Serves and registers the admission webhooks. Behind a Service (several replicas): one CA and
+ * certificate for all, kept in a Secret and re-read, covering the catalogd Service's names too; from a
+ * laptop: a CA made at start.
+ */
+async function startWebhooks(
+  client: KubeClient,
+  key: SigningKey,
+  namespace: string,
+  opts: RunOptions,
+  log: (m: string) => void,
+): Promise<ServedWebhooks> {
+  const host = opts.webhookHost ?? "127.0.0.1";
+  const svc = opts.webhookService;
+  const hosts = [
+    host === "0.0.0.0" ? "127.0.0.1" : host,
+    "localhost",
+    ...(svc ? [`${svc.name}.${svc.namespace}.svc`, `${svc.name}.${svc.namespace}.svc.cluster.local`] : []),
+    ...(svc ? catalogServiceNames(opts.catalogAdvertise) : []),
+    ...(opts.webhookHosts ?? []),
+  ];
+  let shared: SharedCerts | undefined = svc ? await loadSharedCerts(client, namespace, hosts) : undefined;
+  const certs = shared ?? makeServingCerts(hosts);
+  const webhook = await serveWebhooks(new AdmissionHandler(client, key), certs, host, opts.webhookPort ?? 0);
+  const target: WebhookTarget = svc ? { service: svc } : { url: `https://${hosts[0]}:${webhook.port}` };
+  await registerWebhooks(client, target, shared?.caBundle ?? certs.caCert, opts.webhookName);
+  log(`webhooks served on ${host}:${webhook.port}`);
+  const out: ServedWebhooks = { webhook, onRotate: [] };
+  if (!shared) return out;
+  if (catalogServiceNames(opts.catalogAdvertise).length > 0) out.catalogCerts = shared;
+  // another replica may rotate the certificate: serve and register what the Secret holds
+  out.certTimer = setInterval(() => {
+    loadSharedCerts(client, namespace, hosts)
+      .then(async (next) => {
+        if (next.version === shared?.version) return;
+        shared = next;
+        webhook.setCerts(next);
+        for (const f of out.onRotate) f(next);
+        await registerWebhooks(client, target, next.caBundle, opts.webhookName);
+        log("webhook certificate reloaded from its Secret");
+      })
+      .catch((e) => log(`webhook certificate: ${(e as Error).message}`));
+  }, opts.certCheckMs ?? 300_000);
+  out.certTimer.unref();
+  return out;
+}
+
+/**
+ * The names a catalogd Service is reached by, from `--catalog-advertise` (`name.namespace.svc[:port]`):
+ * that name and its `.cluster.local` form; none for an address that is not a Service's.
+ */
+export function catalogServiceNames(advertise: string | undefined): string[] {
+  const host = advertise?.replace(/:\d+$/, "");
+  if (!host?.endsWith(".svc")) return [];
+  return [host, `${host}.cluster.local`];
+}
+
+/**
+ * The metrics of /metrics: API requests per verb, leadership, and per controller its queue depth,
+ * reconciles, failed reconciles and a histogram of reconcile durations.
+ */
+export function controllerMetrics(client: KubeClient, set: ControllerSet, elector?: LeaderElector): MetricFamily[] {
+  const queues: [string, WorkQueue | undefined][] = [
+    ["bundle", set.rukpak.bundleQueue],
+    ["instance", set.rukpak.instanceQueue],
+    ["clustercatalog", set.catalogs?.queue],
+    ["input", set.deppy?.queue],
+    ["resolveset", set.resolvesets?.queue],
+    ["resolveset-bundle", set.resolvesets?.bundleController.queue],
+    ["operator", set.operators?.queue],
+    ["availability", set.availability?.queue],
+    ["clusterextension", set.extensions?.queue],
+  ];
+  const live = queues.filter((q): q is [string, WorkQueue] => q[1] !== undefined);
+  return [
+    {
+      name: "opcat_api_requests_total",
+      help: "Requests to the Kubernetes API server, by verb.",
+      type: "counter",
+      samples: Object.entries(client.stats.byVerb).map(([verb, n]) => [{ verb }, n]),
+    },
+    {
+      name: "opcat_leader",
+      help: "1 while this replica holds the leader Lease (or runs without leader election).",
+      type: "gauge",
+      samples: [[{}, elector ? (elector.isLeader ? 1 : 0) : 1]],
+    },
+    {
+      name: "opcat_reconciles_total",
+      help: "Keys reconciled, by controller.",
+      type: "counter",
+      samples: live.map(([controller, q]) => [{ controller }, q.processed]),
+    },
+    {
+      name: "opcat_reconcile_errors_total",
+      help: "Reconciles that failed (each is retried with backoff), by controller.",
+      type: "counter",
+      samples: live.map(([controller, q]) => [{ controller }, q.errors]),
+    },
+    {
+      name: "opcat_reconcile_duration_seconds",
+      help: "How long reconciles took, by controller.",
+      type: "histogram",
+      samples: live.flatMap(([controller, q]) => durationSamples(controller, q)),
+    },
+    {
+      name: "opcat_queue_depth",
+      help: "Keys waiting in a controller's work queue.",
+      type: "gauge",
+      samples: live.map(([controller, q]) => [{ controller }, q.length]),
+    },
+  ];
+}
+
+/** A controller's reconcile durations as a Prometheus histogram's series (cumulative buckets, sum, count). */
+function durationSamples(controller: string, q: WorkQueue): MetricFamily["samples"] {
+  const h = q.durations;
+  const out: MetricFamily["samples"] = [];
+  let cumulative = 0;
+  DURATION_BUCKETS.forEach((le, i) => {
+    cumulative += h.counts[i];
+    out.push([{ controller, le: String(le) }, cumulative, "_bucket"]);
+  });
+  out.push([{ controller, le: "+Inf" }, h.count, "_bucket"]);
+  out.push([{ controller }, h.sum, "_sum"], [{ controller }, h.count, "_count"]);
+  return out;
+}
+
+/**
+ * In a Pod (POD_NAME and POD_NAMESPACE set by the manifests): marks this Pod as the leader, or no longer,
+ * with the label the catalogd Service selects (only the leader serves catalogs).
+ */
+async function labelLeaderPod(client: KubeClient, leading: boolean, log: (m: string) => void): Promise<void> {
+  const name = process.env.POD_NAME;
+  const namespace = process.env.POD_NAMESPACE;
+  if (!name || !namespace) return;
+  await client
+    .mergePatch("v1", "Pod", name, { metadata: { labels: { [LEADER_LABEL]: leading ? "true" : null } } }, { namespace })
+    .catch((e) => log(`labelling the leader Pod: ${(e as Error).message}`));
 }

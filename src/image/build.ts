@@ -53,6 +53,10 @@ export interface BuildOptions {
   /** Image platform (default linux/amd64). */
   os?: string;
   architecture?: string;
+  /** How the image runs (Entrypoint, Cmd, Env, User, WorkingDir, ExposedPorts): the config's `config`. */
+  run?: Record<string, unknown>;
+  /** gzip level of the layer (default 9). */
+  gzipLevel?: number;
 }
 
 function sourceDateEpoch(): number {
@@ -93,7 +97,7 @@ export function assembleImage(
 ): BuiltImage {
   const tar = Buffer.concat(writeTar(entries, opts.mtime ?? sourceDateEpoch()));
   // level 9, no file name, mtime 0 and OS byte fixed by zlib: the same input gives the same bytes
-  const layer = gzipSync(tar, { level: 9, strategy: zc.Z_DEFAULT_STRATEGY });
+  const layer = gzipSync(tar, { level: opts.gzipLevel ?? 9, strategy: zc.Z_DEFAULT_STRATEGY });
   const diffId = sha256Digest(tar);
   const layerDigest = sha256Digest(layer);
   const all = sortKeys({ ...labels, ...(opts.labels ?? {}) });
@@ -103,7 +107,7 @@ export function assembleImage(
       created,
       architecture: opts.architecture ?? "amd64",
       os: opts.os ?? "linux",
-      config: { Labels: all },
+      config: { ...(opts.run ?? {}), Labels: all },
       rootfs: { type: "layers", diff_ids: [diffId] },
       history: [{ created, created_by: "opcat" }],
     }),
@@ -164,6 +168,13 @@ export function buildBundleImage(dir: string, opts: BuildOptions = {}): BuiltIma
 /** How opm's Dockerfile (`opm generate dockerfile`) runs a catalog image. */
 export const CATALOG_ENTRYPOINT = ["/bin/opm"];
 export const CATALOG_CMD = ["serve", "/configs", "--cache-dir=/tmp/cache"];
+/** Label of opcat's own image (`opcat cluster image`); its value names the Node runtime. */
+export const LABEL_OPCAT_RUNTIME = "io.opcat.runtime";
+/**
+ * How a catalog image on opcat's image runs (its entrypoint is opcat): `opcat serve /configs` with opm's
+ * gRPC port (50051, with the gRPC health service `grpc_health_probe` asks) and catalogd's HTTP API on 8080.
+ */
+export const OPCAT_CATALOG_CMD = ["serve", "/configs", "--grpc=0.0.0.0:50051", "--http=0.0.0.0:8080"];
 
 /** A pulled base image: its manifest, config and a store holding its layers. */
 export interface BaseImage {
@@ -191,19 +202,23 @@ export function onBaseImage(img: BuiltImage, base: BaseImage): BuiltImage {
     ...img.labels,
   });
   const history = Array.isArray(bc.history) ? (bc.history as unknown[]) : [];
+  // on opcat's own image: its entrypoint (opcat) serves the catalog; on opm's: /bin/opm serve
+  const opcatBase = Boolean((bc.config?.Labels as Record<string, string> | null | undefined)?.[LABEL_OPCAT_RUNTIME]);
+  const entrypoint = opcatBase ? ((bc.config?.Entrypoint as string[] | undefined) ?? []) : CATALOG_ENTRYPOINT;
+  const cmd = opcatBase ? OPCAT_CATALOG_CMD : CATALOG_CMD;
   const config = Buffer.from(
     JSON.stringify({
       ...bc,
       created: own.created,
       architecture: bc.architecture ?? own.architecture,
       os: bc.os ?? own.os,
-      config: { ...(bc.config ?? {}), Labels: labels, Entrypoint: CATALOG_ENTRYPOINT, Cmd: CATALOG_CMD },
+      config: { ...(bc.config ?? {}), Labels: labels, Entrypoint: entrypoint, Cmd: cmd },
       rootfs: { type: "layers", diff_ids: [...(bc.rootfs?.diff_ids ?? []), img.diffId] },
       history: [
         ...history,
         {
           created: own.created,
-          created_by: "opcat catalog build: /configs (ENTRYPOINT /bin/opm, CMD serve /configs --cache-dir=/tmp/cache)",
+          created_by: `opcat catalog build: /configs (ENTRYPOINT ${entrypoint.join(" ")}, CMD ${cmd.join(" ")})`,
         },
       ],
     }),

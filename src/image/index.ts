@@ -77,3 +77,11 @@ export {
   type BuildFromConfigResult,
   type CatalogBuildConfig,
 } from "../action/buildconfig.js";
+export {
+  buildOpcatImage,
+  IMAGE_OPCAT_DIR,
+  IMAGE_UID,
+  LABEL_OPCAT_RUNTIME,
+  productionDependencies,
+  type OpcatImageOptions,
+} from "./runtime.js";

@@ -20,6 +20,7 @@
  * revision's buffer and never delays other requests.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer, Server as HttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -50,6 +51,14 @@ export interface HttpServeOptions {
   resolver?: false;
   /** Receives one entry per 500 answer with the error behind it (the client only reads "internal error"). */
   errorLog?: (entry: Record<string, unknown>) => void;
+  /** Serve HTTPS with this certificate and key (PEM), as catalogd does behind its Service. Default: HTTP. */
+  tls?: ServerCerts;
+}
+
+/** A serving certificate (with its chain) and its private key, PEM. */
+export interface ServerCerts {
+  cert: string;
+  key: string;
 }
 
 /** A running HTTP server. */
@@ -59,6 +68,8 @@ export interface HttpServerHandle {
   readonly address: AddressInfo;
   /** Stops accepting, lets in-flight requests finish (up to `graceMs`, default 10 s), then closes. */
   close(graceMs?: number): Promise<void>;
+  /** An HTTPS server: serves new connections with this certificate (a rotation). */
+  setCerts(certs: ServerCerts): void;
 }
 
 /** A handler answered beside the catalog API; its module loads with the first request it claims. */
@@ -716,7 +727,10 @@ function hashKey(s: string): string {
 export async function startHttpServer(store: CatalogStore, opts: HttpServeOptions = {}): Promise<HttpServerHandle> {
   // request heads up to 1 MiB, as Go's net/http (DefaultMaxHeaderBytes) that catalogd uses; Node answers 431 beyond
   const handler = createCatalogHandler(store, opts);
-  const server = createServer({ keepAliveTimeout: 5000, maxHeaderSize: 1 << 20 }, handler);
+  const serverOptions = { keepAliveTimeout: 5000, maxHeaderSize: 1 << 20 };
+  const server: Server = opts.tls
+    ? createHttpsServer({ ...serverOptions, cert: opts.tls.cert, key: opts.tls.key, minVersion: "TLSv1.2" }, handler)
+    : createServer(serverOptions, handler);
   server.timeout = opts.idleTimeoutMs ?? 300_000;
   // A head over the limit gets a readable 431 (Node's default answer is followed by a reset that can
   // swallow it while the client is still sending): answer, stop reading into memory, close gracefully.
@@ -744,6 +758,10 @@ export async function startHttpServer(store: CatalogStore, opts: HttpServeOption
   return {
     server,
     address,
+    setCerts(certs) {
+      if (!(server instanceof HttpsServer)) throw new Error("setCerts: the server serves plain HTTP");
+      server.setSecureContext({ cert: certs.cert, key: certs.key });
+    },
     async close(graceMs = 10_000) {
       // a request computing in the resolver's worker is stopped (503), not waited for
       await handler.close();

@@ -28,6 +28,7 @@ export {
   type HttpMount,
   type HttpServeOptions,
   type HttpServerHandle,
+  type ServerCerts,
   type MountedHandler,
 } from "./http.js";
 export {

@@ -10,6 +10,7 @@ import type {
   UiGraph,
   UiPackageDetail,
   UiPackageList,
+  UiPackageSearchField,
   UiRenderAnswer,
   UiRenderRequest,
 } from "../web/uitypes.js";
@@ -48,7 +49,13 @@ export async function getJson<T>(path: string): Promise<T> {
 
 export const api = {
   catalogs: () => getJson<UiCatalogSummary[]>("/ui/api/catalogs"),
-  packages: (c: string) => getJson<UiPackageList>(`/ui/api/catalogs/${enc(c)}/packages`),
+  /** Package summaries: all of them, or those matching `q` (in `in`), `limit` of them from `offset`. */
+  packages: (c: string, search: { q?: string; in?: UiPackageSearchField; offset?: number; limit?: number } = {}) => {
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(search)) if (v !== undefined && v !== "") params.set(k, String(v));
+    const qs = params.toString();
+    return getJson<UiPackageList>(`/ui/api/catalogs/${enc(c)}/packages${qs ? `?${qs}` : ""}`);
+  },
   pkg: (c: string, p: string) => getJson<UiPackageDetail>(`/ui/api/catalogs/${enc(c)}/packages/${enc(p)}`),
   /**
    * The graph laid out by the server, without the edge kinds in `hide` (comma-separated); `channel`

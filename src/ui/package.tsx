@@ -4,7 +4,7 @@ import type { UiBlob, UiPackageDetail } from "../web/uitypes.js";
 import { api } from "./api.js";
 import { GraphView } from "./graph.js";
 import { href, replaceHash } from "./router.js";
-import { BlobView, bundleVersion, CopyButton, Markdown, props, Show, str, useLoad } from "./util.js";
+import { BlobView, bundleVersion, CopyButton, Fold, Markdown, props, Show, str, useLoad } from "./util.js";
 
 type Tab = "overview" | "bundles" | "graph";
 
@@ -179,15 +179,9 @@ function Overview({
       <h2>Description</h2>
       {description ? <Markdown text={description} /> : <p class="muted">No description.</p>}
       <MirrorImages d={d} />
-      <details>
-        <summary>Package blob</summary>
-        <BlobView blob={d.package} title="olm.package" />
-      </details>
+      <Fold summary="Package blob">{() => <BlobView blob={d.package} title="olm.package" />}</Fold>
       {d.deprecations ? (
-        <details>
-          <summary>Deprecations blob</summary>
-          <BlobView blob={d.deprecations} title="olm.deprecations" />
-        </details>
+        <Fold summary="Deprecations blob">{() => <BlobView blob={d.deprecations} title="olm.deprecations" />}</Fold>
       ) : null}
       <p class="muted small-text">
         Catalog {catalog}, revision {d.revision}.

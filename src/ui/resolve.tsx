@@ -70,7 +70,11 @@ export function ResolvePage({ query }: { query: URLSearchParams }) {
   );
   const [busy, setBusy] = useState(false);
   const cat = form.catalog || (catalogs.state === "ok" ? (catalogs.value[0]?.name ?? "") : "");
-  const pkgs = useLoad(() => (cat ? api.packages(cat) : Promise.resolve(undefined)), [cat]);
+  // suggestions: the first 50 package names that contain what is typed (the server searches)
+  const pkgs = useLoad(
+    () => (cat ? api.packages(cat, { q: form.package, in: "name", limit: 50 }) : Promise.resolve(undefined)),
+    [cat, form.package],
+  );
   // only the latest request's answer is shown (an earlier, slower one must not overwrite it)
   const seq = useRef(0);
   const run = (f: Form): void => {

@@ -59,8 +59,13 @@ export function securityHeaders(res: ServerResponse): void {
 /** A UI JSON answer (no body for HEAD); a 405 names every method the UI API takes. */
 export function sendJson(res: ServerResponse, status: number, value: unknown): void {
   if (res.headersSent) return void res.destroy();
+  sendJsonText(res, status, Buffer.from(JSON.stringify(value)));
+}
+
+/** A UI JSON answer whose JSON text is already made (no body for HEAD). */
+export function sendJsonText(res: ServerResponse, status: number, body: Buffer): void {
+  if (res.headersSent) return void res.destroy();
   securityHeaders(res);
-  const body = Buffer.from(JSON.stringify(value));
   res.setHeader("Content-Type", "application/json");
   res.setHeader("Cache-Control", "no-cache");
   res.setHeader("Content-Length", body.length);

@@ -8,6 +8,7 @@ import { loadDirectory } from "../fbc/load.js";
 import { renderMermaid } from "../fbc/mermaid.js";
 import { CatalogStore, startHttpServer, type HttpServerHandle } from "../serve/index.js";
 import {
+  packageDetail,
   UI_CSP,
   webMounts,
   type UiCatalogChanges,
@@ -77,6 +78,19 @@ describe("web UI routes of opcat serve", () => {
     assert.equal(etcd.headVersion, "0.9.4");
     assert.equal(etcd.hasIcon, true);
     assert.ok(etcd.bundles >= 3);
+  });
+
+  test("package detail: the JSON lines as served, the same value as packageDetail", async () => {
+    const rev = store.get("test");
+    assert.ok(rev);
+    for (const name of ["etcd", "prometheus"]) {
+      const r = await fetch(`${base}/ui/api/catalogs/test/packages/${name}`);
+      assert.equal(r.status, 200);
+      assert.equal(r.headers.get("content-type"), "application/json");
+      const text = await r.text();
+      assert.equal(r.headers.get("content-length"), String(Buffer.byteLength(text)));
+      assert.deepEqual(JSON.parse(text), JSON.parse(JSON.stringify(packageDetail(rev, name))), name);
+    }
   });
 
   test("package detail, graph edges of every kind, heads", async () => {
@@ -394,4 +408,109 @@ describe("web UI cluster pages: an API server that is not there", () => {
       assert.equal(((await a.json()) as { error: { code: string } }).error.code, "SERVE_UI_NEED_TOKEN");
     },
   );
+});
+
+describe("web UI package list: searched and paged on the server", () => {
+  const store = new CatalogStore();
+  const dir = mkdtempSync(join(tmpdir(), "opcat-ui-many-"));
+  const N = 1000;
+  let srv: HttpServerHandle;
+  let base: string;
+  const page = async (qs: string): Promise<UiPackageList> => {
+    const r = await fetch(`${base}/ui/api/catalogs/many/packages${qs}`);
+    assert.equal(r.status, 200, qs);
+    return (await r.json()) as UiPackageList;
+  };
+  before(async () => {
+    const lines: string[] = [];
+    for (let i = 0; i < N; i++) {
+      const name = `pkg-${String(i).padStart(4, "0")}`;
+      const bundles = 1 + (i % 3);
+      lines.push(JSON.stringify({ schema: "olm.package", name, defaultChannel: "stable" }));
+      const entries = Array.from({ length: bundles }, (_, b) =>
+        b === 0 ? { name: `${name}.v1.0.0` } : { name: `${name}.v1.0.${b}`, replaces: `${name}.v1.0.${b - 1}` },
+      );
+      lines.push(JSON.stringify({ schema: "olm.channel", package: name, name: "stable", entries }));
+      for (let b = 0; b < bundles; b++) {
+        const properties: unknown[] = [
+          { type: "olm.package", value: { packageName: name, version: `1.0.${b}` } },
+          { type: "olm.gvk", value: { group: "example.com", kind: `Kind${i}`, version: "v1" } },
+        ];
+        if (i % 10 === 0)
+          properties.push({
+            type: "olm.csv.metadata",
+            value: { displayName: `Database ${i}`, keywords: ["Storage"], provider: { name: "Acme" } },
+          });
+        const image = `quay.example.com/many/${name}:v1.0.${b}`;
+        lines.push(
+          JSON.stringify({ schema: "olm.bundle", package: name, name: `${name}.v1.0.${b}`, image, properties }),
+        );
+      }
+    }
+    writeFileSync(join(dir, "catalog.json"), lines.join("\n") + "\n");
+    const added = await store.add("many", dir);
+    assert.equal(added.status, "loaded", JSON.stringify(added).slice(0, 500));
+    srv = await startHttpServer(store, { port: 0, mounts: webMounts(store, { ui: {} }) });
+    base = `http://127.0.0.1:${srv.address.port}`;
+  });
+  after(async () => {
+    await srv.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("without parameters: every package, with the counts", async () => {
+    const all = await page("");
+    assert.equal(all.packages.length, N);
+    assert.deepEqual([all.total, all.matched, all.offset, all.bundles], [N, N, 0, 2000 - 1]);
+  });
+
+  test("pages: offset and limit cut the list in name order; past the end is empty", async () => {
+    const all = (await page("")).packages.map((p) => p.name);
+    const got: string[] = [];
+    for (let offset = 0; offset < N; offset += 120) {
+      const p = await page(`?offset=${offset}&limit=120`);
+      assert.deepEqual([p.total, p.matched, p.offset], [N, N, offset]);
+      got.push(...p.packages.map((x) => x.name));
+    }
+    assert.deepEqual(got, all);
+    assert.deepEqual((await page(`?offset=${N + 5}&limit=10`)).packages, []);
+    assert.equal((await page("?limit=0")).packages.length, 0);
+  });
+
+  test("search by name, keyword, provided API and everywhere, with counts of packages and bundles", async () => {
+    const byName = await page("?q=PKG-012&in=name&limit=5");
+    assert.deepEqual([byName.matched, byName.total, byName.bundles], [10, N, 19]);
+    assert.deepEqual(
+      byName.packages.map((p) => p.name),
+      ["pkg-0120", "pkg-0121", "pkg-0122", "pkg-0123", "pkg-0124"],
+    );
+    const rest = await page("?q=PKG-012&in=name&offset=5&limit=100");
+    assert.deepEqual(
+      rest.packages.map((p) => p.name),
+      ["pkg-0125", "pkg-0126", "pkg-0127", "pkg-0128", "pkg-0129"],
+    );
+    // the display name is searched as a name
+    assert.equal((await page("?q=database&in=name")).matched, 100);
+    assert.equal((await page("?q=storage&in=keyword")).matched, 100);
+    assert.equal((await page("?q=storage&in=name")).matched, 0);
+    const api = await page("?q=Kind999.v1&in=api");
+    assert.deepEqual(
+      api.packages.map((p) => p.name),
+      ["pkg-0999"],
+    );
+    // everywhere: the provider too
+    assert.equal((await page("?q=acme")).matched, 100);
+    assert.equal((await page("?q=acme&in=api")).matched, 0);
+    // no match across two values of a field
+    assert.equal((await page("?q=com%00&in=api")).matched, 0);
+  });
+
+  test("bad parameters are 400 SERVE_UI_BAD_REQUEST", async () => {
+    for (const qs of ["?in=title", "?limit=-1", "?offset=x", "?limit=1.5"]) {
+      const r = await fetch(`${base}/ui/api/catalogs/many/packages${qs}`);
+      assert.equal(r.status, 400, qs);
+      assert.equal(((await r.json()) as { error: { code: string } }).error.code, "SERVE_UI_BAD_REQUEST", qs);
+    }
+  });
 });

@@ -4,8 +4,10 @@
  *
  *   GET /                                               the UI (index.html); GET /assets/*  its files
  *   GET /ui/api/catalogs                                catalogs served, with counts
- *   GET /ui/api/catalogs/<c>/packages                   package summaries (search data)
- *   GET /ui/api/catalogs/<c>/packages/<p>               every blob of one package
+ *   GET /ui/api/catalogs/<c>/packages?q=&in=&offset=&limit=
+ *                                                       package summaries: searched (q in all, name, keyword
+ *                                                       or api) and paged on the server, with counts
+ *   GET /ui/api/catalogs/<c>/packages/<p>               every blob of one package (its JSON lines as served)
  *   GET /ui/api/catalogs/<c>/packages/<p>/icon          the package icon (image types only)
  *   GET /ui/api/catalogs/<c>/packages/<p>/mermaid?channel=&minimumEdge=
  *                                                       opm's render-graph Mermaid text (src/fbc/mermaid.ts)

@@ -51,11 +51,26 @@ export interface UiPackageSummary {
   summary: string;
 }
 
+/**
+ * GET /ui/api/catalogs/<name>/packages[?q=&in=&offset=&limit=]: the packages matching the search (all
+ * without `q`), from `offset`, at most `limit` of them (all without `limit`), in name order.
+ */
 export interface UiPackageList {
   catalog: string;
   revision: number;
+  /** Packages in the catalog. */
+  total: number;
+  /** Packages matching the search (all of them without `q`). */
+  matched: number;
+  /** Bundles of the matching packages. */
+  bundles: number;
+  /** Index of `packages[0]` among the matching packages. */
+  offset: number;
   packages: UiPackageSummary[];
 }
+
+/** Where the package search looks: everywhere (name, display name, keyword, provided API, provider) or one field. */
+export type UiPackageSearchField = "all" | "name" | "keyword" | "api";
 
 /** A catalog blob as served (keys sorted, like `/api/v1/metas`). */
 export type UiBlob = { [key: string]: unknown };

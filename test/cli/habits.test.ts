@@ -85,7 +85,7 @@ test("opcat completion bash completes commands, subcommands and flags in a real 
   assert.deepEqual(complete(["opcat", "render"]), ["render", "render-graph", "render-template"]);
   assert.deepEqual(
     complete(["opcat", "cluster", ""]).filter((w) => !w.startsWith("-")),
-    ["manifests", "run"],
+    ["image", "manifests", "run"],
   );
   assert.ok(complete(["opcat", "render-graph", "--min"]).includes("--minimum-edge"));
   for (const shell of ["zsh", "fish"]) {

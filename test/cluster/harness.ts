@@ -19,6 +19,23 @@ export function clusterKubeconfig(): { kubeconfig: string; skip: false } | { ski
 }
 
 /**
+ * The cluster with a real node for the node tests (test/node/): scripts/run-tests.mjs starts it with
+ * `WITH_NODE=1 scripts/kube/cluster.sh start` after the cluster tests and passes its kubeconfig and
+ * registry (plain HTTP on the node's bridge, reached by the node's containerd and by Pods). Without it
+ * the node tests skip with a message, except under CI=true.
+ */
+export function nodeCluster(): { kubeconfig: string; registry: string; skip: false } | { skip: string } {
+  const kubeconfig = process.env.OPCAT_TEST_KUBECONFIG;
+  const registry = process.env.OPCAT_TEST_REGISTRY;
+  if (kubeconfig && registry) return { kubeconfig, registry, skip: false };
+  const why =
+    "no test node (scripts/run-tests.mjs starts one with WITH_NODE=1 scripts/kube/cluster.sh start: it needs " +
+    "root, the binaries of scripts/kube/cluster.sh build, and containerd, runc, containernetworking-plugins)";
+  if (process.env.CI === "true") throw new Error(`CI=true: ${why}`);
+  return { skip: why };
+}
+
+/**
  * The log sink for controllers a test file runs in-process: stderr with OPCAT_TEST_LOG=1, else a file
  * `<name>.log` in OPCAT_TEST_LOG_DIR (scripts/run-tests.mjs points it at the test cluster's log folder
  * and prints the tails of that folder when a cluster test fails), else nothing.

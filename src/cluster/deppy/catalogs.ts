@@ -24,6 +24,7 @@ import {
   type HttpServerHandle,
   type ImageCatalog,
   type ImageSourceEvent,
+  type ServerCerts,
 } from "../../serve/index.js";
 import type { CatalogRevision } from "../../serve/index.js";
 import { CATALOG_API_VERSION, type ClusterCatalog } from "./api.js";
@@ -40,6 +41,11 @@ export interface CatalogControllerOptions {
   port?: number;
   /** The host name written into status.urls.base (default: host:port as bound). */
   advertise?: string;
+  /**
+   * Serve the catalogs over HTTPS with this certificate (in the cluster: the one the webhooks serve,
+   * covering the catalogd Service's names), as catalogd does; default plain HTTP (a laptop).
+   */
+  tls?: ServerCerts;
   log?: (msg: string) => void;
   /** The process's caches (one informer per kind and options, shared with the other controllers). */
   caches?: SharedCaches;
@@ -142,7 +148,8 @@ export class CatalogController {
   /** The base URL of the catalog HTTP server. */
   get baseUrl(): string {
     const a = this.http?.address;
-    return `http://${this.opts.advertise ?? `${a?.address ?? "127.0.0.1"}:${a?.port ?? 0}`}`;
+    const scheme = this.opts.tls ? "https" : "http";
+    return `${scheme}://${this.opts.advertise ?? `${a?.address ?? "127.0.0.1"}:${a?.port ?? 0}`}`;
   }
 
   async start(): Promise<void> {
@@ -151,10 +158,16 @@ export class CatalogController {
       host: this.opts.host ?? "127.0.0.1",
       port: this.opts.port ?? 0,
       resolver: false,
+      tls: this.opts.tls,
     });
     this.log(`catalogs served on ${this.baseUrl}`);
     await this.controller.start();
     this.synced = true;
+  }
+
+  /** A rotated certificate: new connections are served with it. */
+  setCerts(certs: ServerCerts): void {
+    this.http?.setCerts(certs);
   }
 
   async stop(): Promise<void> {

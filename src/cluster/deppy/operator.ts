@@ -306,7 +306,7 @@ export class OperatorController {
       kind: "Instance",
       apiVersion: RUKPAK_API_VERSION,
       name,
-      conditions: brief(inst?.status?.conditions, ["Approved", "Installed", "Unpacked"]),
+      conditions: brief(inst?.status?.conditions, ["Approved", "Installed", "Unpacked", "Available", "Progressing"]),
     });
     this.bundleRefs(s.refs, (b) => b.metadata.labels?.[operatorLabel(name)] !== undefined);
     this.objectRefs(s.refs, inst);
@@ -378,7 +378,7 @@ export class OperatorController {
         kind: "Instance",
         apiVersion: RUKPAK_API_VERSION,
         name: pkg,
-        conditions: brief(pi.status?.conditions, ["Approved", "Installed"]),
+        conditions: brief(pi.status?.conditions, ["Approved", "Installed", "Available", "Progressing"]),
       });
       this.objectRefs(refs, pi);
     }

@@ -248,6 +248,8 @@ export class AdmissionHandler {
 
 export interface WebhookServer {
   port: number;
+  /** Serves `certs` on new connections from now on (a rotated certificate). */
+  setCerts(certs: ServingCerts): void;
   close(): Promise<void>;
 }
 
@@ -287,6 +289,7 @@ export async function serveWebhooks(
   });
   return {
     port: (server.address() as AddressInfo).port,
+    setCerts: (c) => server.setSecureContext({ cert: c.cert, key: c.key }),
     // the API server keeps connections to a webhook alive: close the idle ones, or close() waits for them
     close: () =>
       new Promise<void>((r) => {

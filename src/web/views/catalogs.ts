@@ -1,7 +1,10 @@
-/** The catalogs page and the package list (search data): summaries computed once per revision. */
+/**
+ * The catalogs page and the package list: summaries computed once per revision, searched and paged on
+ * the server (a catalog of 100,000 packages sends the browser only the rows it shows).
+ */
 import type { CatalogRevision } from "../../serve/revision.js";
-import { sendJson } from "../http.js";
-import type { UiBlob, UiCatalogSummary, UiPackageList, UiPackageSummary } from "../uitypes.js";
+import { HttpError, sendJson } from "../http.js";
+import type { UiBlob, UiCatalogSummary, UiPackageList, UiPackageSearchField, UiPackageSummary } from "../uitypes.js";
 import { servedRevision, type UiContext, type UiRequest } from "./context.js";
 import { blobs, derivedOf, props, str } from "./derived.js";
 
@@ -27,7 +30,7 @@ export function packageList(rev: CatalogRevision): UiPackageList {
       providedApis: [],
       hasIcon: typeof p.icon === "object" && p.icon !== null && typeof (p.icon as UiBlob).base64data === "string",
       deprecated: false,
-      summary: str(p.description).split("\n")[0].slice(0, 300),
+      summary: firstLine(str(p.description)).slice(0, 300),
       apis: new Set(),
       kw: new Set(),
       versions: new Map(),
@@ -90,8 +93,116 @@ export function packageList(rev: CatalogRevision): UiPackageList {
       keywords: [...kw].sort(),
       providedApis: [...apis].sort(),
     }));
-  d.list = { catalog: rev.catalog, revision: rev.serial, packages };
+  const bundles = packages.reduce((n, p) => n + p.bundles, 0);
+  const total = packages.length;
+  d.list = { catalog: rev.catalog, revision: rev.serial, total, matched: total, bundles, offset: 0, packages };
   return d.list;
+}
+
+/** The first line of `s` (without splitting a description of megabytes into lines). */
+function firstLine(s: string): string {
+  const i = s.indexOf("\n");
+  return i < 0 ? s : s.slice(0, i);
+}
+
+const FIELDS: readonly UiPackageSearchField[] = ["all", "name", "keyword", "api"];
+
+/** What the search looks in, lower-cased once per revision: one string per field and package. */
+interface SearchIndex {
+  name: string[];
+  keyword: string[];
+  api: string[];
+  provider: string[];
+  /** The last queries' matches (package indexes), newest last. */
+  recent: Map<string, Uint32Array>;
+}
+
+const searchIndexes = new WeakMap<UiPackageList, SearchIndex>();
+const RECENT_QUERIES = 16;
+
+function searchIndex(list: UiPackageList): SearchIndex {
+  let ix = searchIndexes.get(list);
+  if (ix) return ix;
+  // NUL separates the values of a field, so that a search never matches across two of them
+  const low = (xs: readonly string[]): string => xs.join("\u0000").toLowerCase();
+  ix = {
+    name: list.packages.map((p) => low([p.name, p.displayName])),
+    keyword: list.packages.map((p) => low(p.keywords)),
+    api: list.packages.map((p) => low(p.providedApis)),
+    provider: list.packages.map((p) => p.provider.toLowerCase()),
+    recent: new Map(),
+  };
+  searchIndexes.set(list, ix);
+  return ix;
+}
+
+/**
+ * Indexes of the packages matching `q` (case-insensitive substring) in `field`: `all` looks in the
+ * name, display name, keywords, provided APIs and provider.
+ */
+export function searchPackages(list: UiPackageList, q: string, field: UiPackageSearchField): Uint32Array {
+  const ix = searchIndex(list);
+  const key = `${field}\u0000${q}`;
+  const hit = ix.recent.get(key);
+  if (hit) {
+    ix.recent.delete(key);
+    ix.recent.set(key, hit);
+    return hit;
+  }
+  const needle = q.toLowerCase();
+  const fields =
+    field === "all" ? [ix.name, ix.keyword, ix.api, ix.provider] : [field === "name" ? ix.name : ix[field]];
+  const out: number[] = [];
+  for (let i = 0; i < list.packages.length; i++) if (fields.some((f) => f[i].includes(needle))) out.push(i);
+  const found = Uint32Array.from(out);
+  ix.recent.set(key, found);
+  if (ix.recent.size > RECENT_QUERIES) ix.recent.delete(ix.recent.keys().next().value as string);
+  return found;
+}
+
+function intParam(params: URLSearchParams, name: string, max: number): number | undefined {
+  const v = params.get(name);
+  if (v === null) return undefined;
+  const n = /^\d{1,9}$/.test(v) ? Number(v) : NaN;
+  if (!(n <= max))
+    throw new HttpError(400, "SERVE_UI_BAD_REQUEST", `${name} must be a whole number from 0 to ${max}, not ${v}`);
+  return n;
+}
+
+/** The package list answer for a search (`q`, `in`) and a page (`offset`, `limit`). */
+export function packagePage(list: UiPackageList, params: URLSearchParams): UiPackageList {
+  const q = params.get("q") ?? "";
+  const field = (params.get("in") ?? "all") as UiPackageSearchField;
+  if (!FIELDS.includes(field))
+    throw new HttpError(400, "SERVE_UI_BAD_REQUEST", `in must be one of ${FIELDS.join(", ")}, not ${field}`);
+  const offset = intParam(params, "offset", 1e9) ?? 0;
+  const limit = intParam(params, "limit", 1e9);
+  if (q === "" && offset === 0 && limit === undefined) return list;
+  let rows: UiPackageSummary[];
+  let matched: number;
+  let bundles: number;
+  if (q === "") {
+    rows = list.packages.slice(offset, limit === undefined ? undefined : offset + limit);
+    matched = list.total;
+    bundles = list.bundles;
+  } else {
+    const found = searchPackages(list, q, field);
+    const end = limit === undefined ? found.length : Math.min(found.length, offset + limit);
+    rows = [];
+    for (let i = offset; i < end; i++) rows.push(list.packages[found[i]]);
+    matched = found.length;
+    bundles = 0;
+    for (const i of found) bundles += list.packages[i].bundles;
+  }
+  return {
+    catalog: list.catalog,
+    revision: list.revision,
+    total: list.total,
+    matched,
+    bundles,
+    offset,
+    packages: rows,
+  };
 }
 
 function catalogSummary(name: string, rev: CatalogRevision | undefined): UiCatalogSummary {
@@ -118,7 +229,7 @@ function catalogSummary(name: string, rev: CatalogRevision | undefined): UiCatal
     packages: list.packages.length,
     channels: list.packages.reduce((n, p) => n + p.channels.length, 0),
     // distinct olm.bundle blobs (a bundle in three channels counts once), as on the package list
-    bundles: list.packages.reduce((n, p) => n + p.bundles, 0),
+    bundles: list.bundles,
     ready: true,
     previousRevision: 0,
   };
@@ -134,7 +245,10 @@ export function catalogsView(ctx: UiContext, r: UiRequest): void {
   sendJson(r.res, 200, out);
 }
 
-/** GET /ui/api/catalogs/<c>/packages: the package summaries. */
+/**
+ * GET /ui/api/catalogs/<c>/packages[?q=&in=&offset=&limit=]: the package summaries matching the
+ * search, one page of them.
+ */
 export function packagesView(ctx: UiContext, r: UiRequest): void {
-  sendJson(r.res, 200, packageList(servedRevision(ctx, r.parts[1])));
+  sendJson(r.res, 200, packagePage(packageList(servedRevision(ctx, r.parts[1])), r.params));
 }

@@ -3,7 +3,7 @@ import { OpcatError } from "../../errors/index.js";
 import { loadText } from "../../fbc/load.js";
 import { renderMermaid } from "../../fbc/mermaid.js";
 import type { CatalogRevision } from "../../serve/revision.js";
-import { HttpError, securityHeaders, sendJson } from "../http.js";
+import { HttpError, securityHeaders, sendJsonText } from "../http.js";
 import type { UiBlob, UiPackageDetail } from "../uitypes.js";
 import { noPackage, servedRevision, type UiContext, type UiRequest } from "./context.js";
 import { blobs, str } from "./derived.js";
@@ -35,6 +35,50 @@ export function packageDetail(rev: CatalogRevision, pkg: string): UiPackageDetai
     else if (b.schema !== "olm.package") others.push(b);
   }
   return { catalog: rev.catalog, revision: rev.serial, package: head[0], channels, bundles, deprecations, others };
+}
+
+/**
+ * The answer of GET /ui/api/catalogs/<c>/packages/<p> as JSON text: `packageDetail`'s value, made of
+ * the revision's JSON lines as they are (no parsing, no encoding again: a package whose description
+ * is 10 MB is sent as fast as its bytes are copied). Undefined when the revision has no such package.
+ */
+export function packageDetailJson(rev: CatalogRevision, pkg: string): Buffer | undefined {
+  const head = rev.query("olm.package", "", pkg);
+  if (!head || head.length === 0) return undefined;
+  const of = (schema: string): Uint32Array => rev.query(schema, pkg, "") ?? new Uint32Array();
+  const channels = of("olm.channel");
+  const bundles = of("olm.bundle");
+  const deprecations = of("olm.deprecations");
+  const known = new Set([...channels, ...bundles, ...deprecations, ...of("olm.package")]);
+  const others = (rev.query("", pkg, "") ?? new Uint32Array()).filter((i) => !known.has(i));
+  const text = (i: number): Buffer => {
+    const l = rev.line(i);
+    return l[l.length - 1] === 0x0a ? l.subarray(0, l.length - 1) : l;
+  };
+  const parts: Buffer[] = [];
+  const add = (s: string): void => void parts.push(Buffer.from(s));
+  const list = (ids: Uint32Array): void => {
+    add("[");
+    ids.forEach((i, k) => {
+      if (k > 0) add(",");
+      parts.push(text(i));
+    });
+    add("]");
+  };
+  add(`{"catalog":${JSON.stringify(rev.catalog)},"revision":${rev.serial},"package":`);
+  parts.push(text(head[0]));
+  add(',"channels":');
+  list(channels);
+  add(',"bundles":');
+  list(bundles);
+  // the last one, as packageDetail takes it
+  add(',"deprecations":');
+  if (deprecations.length > 0) parts.push(text(deprecations[deprecations.length - 1]));
+  else add("null");
+  add(',"others":');
+  list(others);
+  add("}");
+  return Buffer.concat(parts);
 }
 
 /** The Mermaid text opm's `alpha render-graph` prints for one package (optionally one channel). */
@@ -72,9 +116,9 @@ export function packageMermaid(
 /** GET /ui/api/catalogs/<c>/packages/<p>: every blob of the package. */
 export function packageView(ctx: UiContext, r: UiRequest): void {
   const rev = servedRevision(ctx, r.parts[1]);
-  const detail = packageDetail(rev, r.parts[3]);
+  const detail = packageDetailJson(rev, r.parts[3]);
   if (!detail) throw noPackage(rev, r.parts[3]);
-  sendJson(r.res, 200, detail);
+  sendJsonText(r.res, 200, detail);
 }
 
 /** GET /ui/api/catalogs/<c>/packages/<p>/mermaid?channel=&minimumEdge=: opm's render-graph text. */
