@@ -34,6 +34,7 @@ import { loadSigningKey, type SigningKey } from "./rukpak/trust.js";
 import { DEFAULT_NAMESPACE, LEADER_LABEL } from "./names.js";
 import { olmAdmissionPolicies, olmCrdObjects } from "./olm/api.js";
 import { clusterExtensionProvisionerClass, ExtensionController } from "./olm/extension.js";
+import { SharedCaches } from "./runtime/caches.js";
 import { loadSharedCerts, type SharedCerts } from "./servingcert.js";
 import { serveHealth, type HealthServer, type MetricFamily } from "./health.js";
 import { DURATION_BUCKETS, type WorkQueue } from "./queue.js";
@@ -196,7 +197,10 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
   const catalogCerts = served?.catalogCerts;
   const pull = { cacheDir: join(stateDir, "images"), ...opts.pull };
   const crdNames = [...rukpakCrdObjects(), ...deppyCrdObjects(), ...olmCrdObjects()].map((c) => c.metadata.name);
+  // one informer per kind and options for every controller of the process (one watch, one copy in memory)
+  const caches = new SharedCaches(client, log);
   const controller = new RukpakController({
+    caches,
     client,
     stateDir: join(stateDir, "bundles"),
     pull,
@@ -217,6 +221,7 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
   let controllers = new ControllerSet(controller);
   if (opts.deppy !== false) {
     const catalogs = new CatalogController({
+      caches,
       client,
       stateDir: join(stateDir, "catalogs"),
       pull,
@@ -228,6 +233,7 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
     });
     if (catalogCerts) served?.onRotate.push((c) => catalogs.setCerts(c));
     const deppy = new DeppyController({
+      caches,
       client,
       catalogs,
       namespace,
@@ -236,9 +242,11 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
       self,
       resolutionBudgetMs: opts.resolutionBudgetMs,
     });
-    const resolvesets = new ResolvesetProvisioner({ client, bundleStore: join(stateDir, "bundles"), log, key, self });
-    const operators = new OperatorController({ client, deppy, log });
+    const bundleStore = join(stateDir, "bundles");
+    const resolvesets = new ResolvesetProvisioner({ caches, client, bundleStore, log, key, self });
+    const operators = new OperatorController({ caches, client, deppy, log });
     const extensions = new ExtensionController({
+      caches,
       client,
       catalogs,
       key,
@@ -393,6 +401,7 @@ export function controllerMetrics(client: KubeClient, set: ControllerSet, electo
     ["clustercatalog", set.catalogs?.queue],
     ["input", set.deppy?.queue],
     ["resolveset", set.resolvesets?.queue],
+    ["resolveset-bundle", set.resolvesets?.bundleController.queue],
     ["operator", set.operators?.queue],
     ["availability", set.availability?.queue],
     ["clusterextension", set.extensions?.queue],

@@ -110,7 +110,10 @@ test(
     assert.equal(q.processed, 7);
     assert.equal(q.errors, 3);
     assert.equal(q.durations.count, 7);
-    assert.equal(q.durations.counts.reduce((a, b) => a + b, 0), 7);
+    assert.equal(
+      q.durations.counts.reduce((a, b) => a + b, 0),
+      7,
+    );
     assert.ok(q.durations.sum >= 0);
   },
 );

@@ -10,9 +10,11 @@ import { join } from "node:path";
 import type { KubeClient } from "../client.js";
 import { isConflict, isNotFound } from "../client.js";
 import { setCondition, type NewCondition } from "../conditions.js";
-import { EventRecorder } from "../events.js";
-import { Informer } from "../informer.js";
-import { WorkQueue } from "../queue.js";
+import type { EventRecorder } from "../events.js";
+import type { Informer } from "../informer.js";
+import type { SharedCaches } from "../runtime/caches.js";
+import { defineController, type Controller } from "../runtime/controller.js";
+import { runSteps, type Step, type StepOutcome } from "../runtime/steps.js";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "../finalizers.js";
 import type { PullOptions } from "../../image/index.js";
 import {
@@ -45,6 +47,8 @@ export interface CatalogControllerOptions {
    */
   tls?: ServerCerts;
   log?: (msg: string) => void;
+  /** The process's caches (one informer per kind and options, shared with the other controllers). */
+  caches?: SharedCaches;
 }
 
 interface Served {
@@ -53,6 +57,18 @@ interface Served {
   catalog: ImageCatalog;
   pollMs?: number;
 }
+
+/** The working state of one pass over a ClusterCatalog. */
+interface CatalogState {
+  name: string;
+  cc: ClusterCatalog | undefined;
+  /** The image ref and poll interval of its spec. */
+  ref: string;
+  pollMs?: number;
+  generation: number;
+}
+
+type CatalogStep = (s: CatalogState) => Promise<StepOutcome> | StepOutcome;
 
 /** A served catalog as the resolver sees it. */
 export interface ServedCatalog {
@@ -64,8 +80,9 @@ export interface ServedCatalog {
 
 export class CatalogController {
   readonly store = new CatalogStore();
+  /** Built on the controller runtime: ClusterCatalogs, and the image sources' events. */
+  readonly controller: Controller<ClusterCatalog>;
   readonly catalogs: Informer<ClusterCatalog>;
-  readonly queue: WorkQueue;
   readonly events: EventRecorder;
   private http: HttpServerHandle | undefined;
   private readonly served = new Map<string, Served>();
@@ -73,27 +90,50 @@ export class CatalogController {
   private readonly attempted = new Set<string>();
   private readonly listeners: (() => void)[] = [];
   private readonly log: (m: string) => void;
-  private running: Promise<unknown> | undefined;
+  private readonly steps: Step<CatalogState>[];
   /** The ClusterCatalog cache is filled. */
   synced = false;
 
   constructor(private readonly opts: CatalogControllerOptions) {
     this.log = opts.log ?? (() => {});
-    this.catalogs = new Informer<ClusterCatalog>(opts.client, CATALOG_API_VERSION, "ClusterCatalog", {
-      onError: (e) => this.log(`watch clustercatalogs: ${(e as Error).message}`),
-    });
-    this.queue = new WorkQueue({
-      concurrency: 2,
-      baseDelay: 500,
-      maxDelay: 60_000,
-      onError: (k, e, n) => this.log(`clustercatalog ${k}: attempt ${n} failed: ${(e as Error).message}`),
-    });
-    this.events = new EventRecorder(opts.client, "opcat-catalogd");
-    this.catalogs.on((ev, c, old) => {
-      this.queue.add(c.metadata.name);
-      // a priority change alone changes resolution
-      if (ev !== "update" || old?.spec.priority !== c.spec.priority) this.changed();
-    });
+    this.controller = defineController<ClusterCatalog>(
+      opts.client,
+      {
+        name: "clustercatalog",
+        component: "opcat-catalogd",
+        caches: opts.caches,
+        for: {
+          apiVersion: CATALOG_API_VERSION,
+          kind: "ClusterCatalog",
+          filter: (ev, c, old) => {
+            // a priority change alone changes resolution
+            if (ev !== "update" || old?.spec.priority !== c.spec.priority) this.changed();
+            return true;
+          },
+        },
+        concurrency: 2,
+        baseDelayMs: 500,
+        maxDelayMs: 60_000,
+        reconcile: (key) => this.reconcile(key),
+      },
+      this.log,
+    );
+    this.catalogs = this.controller.primary;
+    this.events = this.controller.events;
+    const steps: [string, CatalogStep][] = [
+      ["deleted", (s) => this.deleted(s)],
+      ["unavailable", (s) => this.unavailableStep(s)],
+      ["finalizer", (s) => this.finalizer(s)],
+      ["specChanged", (s) => this.specChanged(s)],
+      ["newSource", (s) => this.newSource(s)],
+      ["pull", (s) => this.pull(s)],
+      ["status", (s) => this.status(s)],
+    ];
+    this.steps = steps.map(([name, run]) => ({ name, run }));
+  }
+
+  get queue() {
+    return this.controller.queue;
   }
 
   /** Called whenever served content (or a priority) changes. */
@@ -121,8 +161,7 @@ export class CatalogController {
       tls: this.opts.tls,
     });
     this.log(`catalogs served on ${this.baseUrl}`);
-    await this.catalogs.start();
-    this.running = this.queue.run((k) => this.reconcile(k));
+    await this.controller.start();
     this.synced = true;
   }
 
@@ -132,9 +171,7 @@ export class CatalogController {
   }
 
   async stop(): Promise<void> {
-    this.catalogs.stop();
-    this.queue.stop();
-    await this.running;
+    await this.controller.stop();
     for (const s of this.served.values()) await s.catalog.close();
     this.served.clear();
     await this.store.close();
@@ -200,16 +237,19 @@ export class CatalogController {
     }
   }
 
+  /** Stops serving a catalog (its content removed). */
+  private async unserve(name: string): Promise<void> {
+    const cur = this.served.get(name);
+    if (!cur) return;
+    this.served.delete(name);
+    await cur.catalog.close();
+    await this.store.remove(name);
+    this.changed();
+  }
+
   /** availabilityMode Unavailable (catalogd's): nothing served, no finalizer, the status says so. */
   private async unavailable(cc: ClusterCatalog): Promise<void> {
-    const name = cc.metadata.name;
-    const cur = this.served.get(name);
-    if (cur) {
-      this.served.delete(name);
-      await cur.catalog.close();
-      await this.store.remove(name);
-      this.changed();
-    }
+    await this.unserve(cc.metadata.name);
     if (hasFinalizer(cc, FINALIZER)) await removeFinalizer(this.opts.client, cc, FINALIZER);
     const message = "Catalog availability mode is set to Unavailable";
     await this.setStatus(cc, [
@@ -218,144 +258,169 @@ export class CatalogController {
     ]);
   }
 
+  /**
+   * One pass over a ClusterCatalog (steps: deleted, unavailable, finalizer, specChanged, newSource,
+   * pull, status).
+   */
   private async reconcileOnce(name: string): Promise<void> {
     const cc = this.catalogs.get(name);
-    const cur = this.served.get(name);
-    if (!cc || cc.metadata.deletionTimestamp) {
-      if (cur) {
-        this.served.delete(name);
-        await cur.catalog.close();
-        await this.store.remove(name);
-        this.changed();
-      }
-      if (cc && hasFinalizer(cc, FINALIZER)) await removeFinalizer(this.opts.client, cc, FINALIZER);
-      return;
-    }
-    if (cc.spec.availabilityMode === "Unavailable") return this.unavailable(cc);
-    const image = cc.spec.source.image;
-    if (!image) return; // the CRD requires it for type Image, the only type
+    const image = cc?.spec.source.image;
+    const s: CatalogState = {
+      name,
+      cc,
+      ref: image?.ref ?? "",
+      pollMs: image?.pollIntervalMinutes ? image.pollIntervalMinutes * 60_000 : undefined,
+      generation: cc?.metadata.generation ?? 0,
+    };
+    await runSteps(this.steps, s);
+  }
+
+  /** Deleted or being deleted: nothing served, the finalizer removed. */
+  private async deleted(s: CatalogState): Promise<StepOutcome> {
+    const { cc } = s;
+    if (cc && !cc.metadata.deletionTimestamp) return;
+    await this.unserve(s.name);
+    if (cc && hasFinalizer(cc, FINALIZER)) await removeFinalizer(this.opts.client, cc, FINALIZER);
+    return { stop: true };
+  }
+
+  private async unavailableStep(s: CatalogState): Promise<StepOutcome> {
+    if (s.cc!.spec.availabilityMode !== "Unavailable") return;
+    await this.unavailable(s.cc!);
+    return { stop: true };
+  }
+
+  /** The served content's cache is removed when the ClusterCatalog goes. */
+  private async finalizer(s: CatalogState): Promise<StepOutcome> {
+    const cc = s.cc!;
+    if (!cc.spec.source.image) return { stop: true }; // the CRD requires it for type Image, the only type
     if (!hasFinalizer(cc, FINALIZER)) await addFinalizer(this.opts.client, cc, FINALIZER);
-    const ref = image.ref;
-    const pollMs = image.pollIntervalMinutes ? image.pollIntervalMinutes * 60_000 : undefined;
-    const gen = cc.metadata.generation ?? 0;
-    if (cur && cur.ref === ref && cur.generation !== gen) {
-      // the spec changed (interval, priority, anything): poll now, and follow the new interval
-      cur.generation = gen;
-      if (cur.pollMs !== pollMs) {
-        cur.catalog.stopPolling();
-        cur.pollMs = pollMs;
-        if (pollMs) cur.catalog.startPolling(pollMs);
-      }
-      await cur.catalog.poll();
+  }
+
+  /** The spec changed (interval, priority, anything): poll now, and follow the new interval. */
+  private async specChanged(s: CatalogState): Promise<void> {
+    const cur = this.served.get(s.name);
+    if (!(cur && cur.ref === s.ref && cur.generation !== s.generation)) return;
+    cur.generation = s.generation;
+    if (cur.pollMs !== s.pollMs) {
+      cur.catalog.stopPolling();
+      cur.pollMs = s.pollMs;
+      if (s.pollMs) cur.catalog.startPolling(s.pollMs);
     }
-    if (cur && cur.ref !== ref) {
-      // a new source: tried on its own first; the old content stays served until the new one serves
-      const trial = new CatalogStore();
-      let trialCatalog: ImageCatalog | undefined;
-      try {
-        trialCatalog = (
-          await addImageCatalog(trial, name, ref, {
-            ...this.opts.pull,
-            workDir: join(this.opts.stateDir, "trial"),
-            cacheDir: this.opts.pull?.cacheDir ?? join(this.opts.stateDir, "images"),
-          })
-        ).catalog;
-        const problems = trial.lastError(name);
-        if (!trial.get(name))
-          throw new Error(
-            `${ref} is not a valid catalog: ${(problems ?? [])
-              .slice(0, 5)
-              .map((p) => p.message)
-              .join("; ")}`,
-          );
-      } catch (e) {
-        const msg =
-          `the new ref ${ref} cannot be served; ${cur.ref} (${cur.catalog.digest ?? "as pulled"}) stays ` +
-          `served: ${(e as Error).message}`;
-        if (this.queue.failuresOf(name) === 0) this.events.emit(cc, "Warning", "PullFailed", msg);
-        await this.setStatus(cc, [{ type: "Progressing", status: "True", reason: "Retrying", message: msg }]);
-        throw e; // retried with backoff
-      } finally {
-        await trialCatalog?.close();
-        await trial.close();
-      }
-      this.served.delete(name);
-      await cur.catalog.close();
-      await this.store.remove(name);
-    }
-    let s = this.served.get(name);
-    if (!s) {
-      // the first attempt says what it does; retries leave the failure's status as it is until the outcome changes
-      if (this.queue.failuresOf(name) === 0)
-        await this.setStatus(cc, [
-          { type: "Progressing", status: "True", reason: "Retrying", message: `pulling ${ref}` },
-        ]);
-      try {
-        const { catalog } = await addImageCatalog(this.store, name, ref, {
+    await cur.catalog.poll();
+  }
+
+  /** A new source: tried on its own first; the old content stays served until the new one serves. */
+  private async newSource(s: CatalogState): Promise<void> {
+    const { name, ref } = s;
+    const cur = this.served.get(name);
+    if (!cur || cur.ref === ref) return;
+    const trial = new CatalogStore();
+    let trialCatalog: ImageCatalog | undefined;
+    try {
+      trialCatalog = (
+        await addImageCatalog(trial, name, ref, {
           ...this.opts.pull,
-          workDir: join(this.opts.stateDir, "catalogs"),
+          workDir: join(this.opts.stateDir, "trial"),
           cacheDir: this.opts.pull?.cacheDir ?? join(this.opts.stateDir, "images"),
-          onEvent: (e) => this.onImageEvent(name, e),
-        });
-        s = { ref, generation: gen, catalog, pollMs };
-        this.served.set(name, s);
-        if (pollMs) catalog.startPolling(pollMs);
-        if (this.store.get(name)) this.changed();
-      } catch (e) {
-        const msg = (e as Error).message;
-        await this.setStatus(cc, [
-          { type: "Progressing", status: "True", reason: "Retrying", message: msg },
-          { type: "Serving", status: "False", reason: "Unavailable", message: `nothing is served: ${msg}` },
-        ]);
-        if (this.queue.failuresOf(name) === 0) this.events.emit(cc, "Warning", "PullFailed", msg);
-        throw e; // retried with backoff
-      }
+        })
+      ).catalog;
+      const problems = trial.lastError(name);
+      if (!trial.get(name)) throw new Error(`${ref} is not a valid catalog: ${firstProblems(problems)}`);
+    } catch (e) {
+      const msg =
+        `the new ref ${ref} cannot be served; ${cur.ref} (${cur.catalog.digest ?? "as pulled"}) stays ` +
+        `served: ${(e as Error).message}`;
+      if (this.queue.failuresOf(name) === 0) this.events.emit(s.cc!, "Warning", "PullFailed", msg);
+      await this.setStatus(s.cc!, [{ type: "Progressing", status: "True", reason: "Retrying", message: msg }]);
+      throw e; // retried with backoff
+    } finally {
+      await trialCatalog?.close();
+      await trial.close();
     }
+    this.served.delete(name);
+    await cur.catalog.close();
+    await this.store.remove(name);
+  }
+
+  /** Nothing served yet: pulled and served (a failure is retried with backoff). */
+  private async pull(s: CatalogState): Promise<void> {
+    const { name, ref, pollMs } = s;
+    const cc = s.cc!;
+    if (this.served.get(name)) return;
+    // the first attempt says what it does; retries leave the failure's status as it is until the outcome changes
+    if (this.queue.failuresOf(name) === 0)
+      await this.setStatus(cc, [
+        { type: "Progressing", status: "True", reason: "Retrying", message: `pulling ${ref}` },
+      ]);
+    try {
+      const { catalog } = await addImageCatalog(this.store, name, ref, {
+        ...this.opts.pull,
+        workDir: join(this.opts.stateDir, "catalogs"),
+        cacheDir: this.opts.pull?.cacheDir ?? join(this.opts.stateDir, "images"),
+        onEvent: (e) => this.onImageEvent(name, e),
+      });
+      this.served.set(name, { ref, generation: s.generation, catalog, pollMs });
+      if (pollMs) catalog.startPolling(pollMs);
+      if (this.store.get(name)) this.changed();
+    } catch (e) {
+      const msg = (e as Error).message;
+      await this.setStatus(cc, [
+        { type: "Progressing", status: "True", reason: "Retrying", message: msg },
+        { type: "Serving", status: "False", reason: "Unavailable", message: `nothing is served: ${msg}` },
+      ]);
+      if (this.queue.failuresOf(name) === 0) this.events.emit(cc, "Warning", "PullFailed", msg);
+      throw e; // retried with backoff
+    }
+  }
+
+  /** Serving (or why not), the resolved source, the URL and when it was unpacked. */
+  private async status(s: CatalogState): Promise<void> {
+    const { name, ref, pollMs } = s;
+    const cc = s.cc!;
     const rev = this.store.get(name);
     const problems = this.store.lastError(name);
-    const digest = s.catalog.digest;
-    const base = `${this.baseUrl}/catalogs/${name}`;
-    if (rev) {
-      const conds: NewCondition[] = [
-        {
-          type: "Serving",
-          status: "True",
-          reason: "Available",
-          message: "Serving desired content from resolved source",
-        },
-      ];
-      if (problems?.length) {
-        const msg = `the latest image of ${ref} is not a valid catalog; the previous content stays served: ${problems
-          .slice(0, 5)
-          .map((p) => p.message)
-          .join("; ")}`;
-        conds.push({ type: "Progressing", status: "True", reason: "Retrying", message: msg });
-        this.events.emit(cc, "Warning", "InvalidCatalog", msg);
-      } else
-        conds.push({
-          type: "Progressing",
-          status: pollMs ? "True" : "False",
-          reason: "Succeeded",
-          message: pollMs ? `polling ${ref} every ${pollMs / 60_000} min` : `unpacked ${digest ?? ref}`,
-        });
-      await this.setStatus(cc, conds, {
-        resolvedSource: {
-          type: "Image",
-          image: { ref: digest ? `${ref.split("@")[0].replace(/:[^/:]+$/, "")}@${digest}` : ref },
-        },
-        urls: { base },
-        lastUnpacked: rev.lastModified.toISOString().replace(/\.\d{3}Z$/, "Z"),
-      });
-    } else {
-      const msg = `${ref} is not a valid catalog: ${(problems ?? [])
-        .slice(0, 5)
-        .map((p) => p.message)
-        .join("; ")}`;
+    if (!rev) {
+      const msg = `${ref} is not a valid catalog: ${firstProblems(problems)}`;
       await this.setStatus(cc, [
         { type: "Serving", status: "False", reason: "Unavailable", message: msg },
         { type: "Progressing", status: "True", reason: "Retrying", message: msg },
       ]);
       this.events.emit(cc, "Warning", "InvalidCatalog", msg);
+      return;
     }
+    const digest = this.served.get(name)!.catalog.digest;
+    const conds: NewCondition[] = [
+      { type: "Serving", status: "True", reason: "Available", message: "Serving desired content from resolved source" },
+    ];
+    if (problems?.length) {
+      const msg =
+        `the latest image of ${ref} is not a valid catalog; the previous content stays served: ` +
+        firstProblems(problems);
+      conds.push({ type: "Progressing", status: "True", reason: "Retrying", message: msg });
+      this.events.emit(cc, "Warning", "InvalidCatalog", msg);
+    } else
+      conds.push({
+        type: "Progressing",
+        status: pollMs ? "True" : "False",
+        reason: "Succeeded",
+        message: pollMs ? `polling ${ref} every ${pollMs / 60_000} min` : `unpacked ${digest ?? ref}`,
+      });
+    await this.setStatus(cc, conds, {
+      resolvedSource: {
+        type: "Image",
+        image: { ref: digest ? `${ref.split("@")[0].replace(/:[^/:]+$/, "")}@${digest}` : ref },
+      },
+      urls: { base: `${this.baseUrl}/catalogs/${name}` },
+      lastUnpacked: rev.lastModified.toISOString().replace(/\.\d{3}Z$/, "Z"),
+    });
   }
+}
+
+/** The first five problems of a catalog that does not load, for a message. */
+function firstProblems(problems: readonly { message: string }[] | undefined): string {
+  return (problems ?? [])
+    .slice(0, 5)
+    .map((p) => p.message)
+    .join("; ");
 }

@@ -12,7 +12,9 @@ import { isConflict, type KubeClient } from "../client.js";
 import { findCondition, setCondition, type Condition, type NewCondition } from "../conditions.js";
 import type { EventRecorder } from "../events.js";
 import type { Informer } from "../informer.js";
+import type { SharedCaches } from "../runtime/caches.js";
 import { defineController, type Controller } from "../runtime/controller.js";
+import { runSteps, type Step, type StepOutcome } from "../runtime/steps.js";
 import { API_VERSION as RUKPAK_API_VERSION, type Bundle, type Instance } from "../rukpak/api.js";
 import type { InstalledStatus } from "../../resolve/index.js";
 import {
@@ -34,6 +36,8 @@ export interface OperatorControllerOptions {
   client: KubeClient;
   deppy: DeppyController;
   log?: (msg: string) => void;
+  /** The process's caches (one informer per kind and options, shared with the other controllers). */
+  caches?: SharedCaches;
 }
 
 /** The Input an Operator stands for (seed 002's translation). */
@@ -78,6 +82,27 @@ function pinned(v: string | undefined): boolean {
   return !!v && /^v?\d+(\.\d+){0,2}([-+][0-9A-Za-z.-]+)?$/.test(v.trim());
 }
 
+/** The working state of one pass over an Operator. */
+interface OperatorState {
+  name: string;
+  op: Operator;
+  generation: number;
+  owner: NonNullable<Input["metadata"]["ownerReferences"]>[number];
+  labels: Record<string, string>;
+  /** The Input's spec (from a catalog). */
+  inputSpec?: Input["spec"];
+  /** This pass's conditions (the status keeps only these types). */
+  conds: NewCondition[];
+  refs: ComponentRef[];
+  installedBundle?: string;
+  installedVersion?: string;
+  updates: OperatorUpdate[];
+  /** The Operator is going: nothing is written. */
+  gone?: boolean;
+}
+
+type OperatorStep = (s: OperatorState) => Promise<StepOutcome> | StepOutcome;
+
 export class OperatorController {
   /** Built on the controller runtime: Operators, and the Inputs, Instances and Bundles they make. */
   readonly controller: Controller<Operator>;
@@ -88,6 +113,8 @@ export class OperatorController {
   readonly events: EventRecorder;
   private readonly client: KubeClient;
   private readonly log: (m: string) => void;
+  /** The steps of a pass (`reconcile`). */
+  private readonly steps: Step<OperatorState>[];
 
   constructor(private readonly opts: OperatorControllerOptions) {
     this.client = opts.client;
@@ -104,6 +131,7 @@ export class OperatorController {
       this.client,
       {
         name: "operators",
+        caches: opts.caches,
         for: {
           apiVersion: OPERATOR_API_VERSION,
           kind: "Operator",
@@ -148,6 +176,16 @@ export class OperatorController {
     opts.deppy.onResolved(() => {
       for (const n of all()) this.controller.queue.add(n);
     });
+    const steps: [string, OperatorStep][] = [
+      ["spec", (s) => this.checkSpec(s)],
+      ["bundleInstance", (s) => this.bundleInstance(s)],
+      ["input", (s) => this.input(s)],
+      ["catalogRefs", (s) => this.catalogRefs(s)],
+      ["catalogInstalled", (s) => this.catalogInstalled(s)],
+      ["updates", (s) => this.updates(s)],
+      ["installedVersion", (s) => this.installedVersion(s)],
+    ];
+    this.steps = steps.map(([name, run]) => ({ name, run }));
   }
 
   get queue() {
@@ -172,231 +210,274 @@ export class OperatorController {
     await this.controller.stop();
   }
 
+  /**
+   * One pass over an Operator (steps: spec, bundleInstance, input, catalogRefs, catalogInstalled,
+   * updates, installedVersion), then its status written (conflicts retried on a fresh read).
+   */
   async reconcile(name: string): Promise<void> {
     const op = this.operators.get(name);
     if (!op || op.metadata.deletionTimestamp) return;
-    const gen = op.metadata.generation ?? 0;
-    const owner = {
-      apiVersion: OPERATOR_API_VERSION,
-      kind: "Operator",
-      name,
-      uid: op.metadata.uid!,
-      blockOwnerDeletion: true,
-      controller: true,
-    };
     const labels = { [operatorLabel(name)]: "" };
-    const conds: NewCondition[] = [];
-    const refs: ComponentRef[] = [];
-    let installedBundle: string | undefined;
-    let installedVersion: string | undefined;
-    let updates: OperatorUpdate[] = [];
+    const s: OperatorState = {
+      name,
+      op,
+      generation: op.metadata.generation ?? 0,
+      owner: {
+        apiVersion: OPERATOR_API_VERSION,
+        kind: "Operator",
+        name,
+        uid: op.metadata.uid!,
+        blockOwnerDeletion: true,
+        controller: true,
+      },
+      labels,
+      conds: [],
+      refs: [],
+      updates: [],
+    };
+    await runSteps(this.steps, s);
+    if (!s.gone) await this.writeStatus(s);
+  }
 
-    if (op.spec.bundle && op.spec.catalog) {
-      conds.push({
-        type: "Installed",
+  /** spec.bundle or spec.catalog, not both, not neither. */
+  private checkSpec(s: OperatorState): StepOutcome {
+    const { op } = s;
+    if (op.spec.bundle && op.spec.catalog)
+      return this.installed(s, {
         status: "False",
         reason: "InvalidSpec",
         message: "spec.bundle and spec.catalog exclude each other: install from a catalog or a bundle",
       });
-    } else if (op.spec.bundle) {
-      // a bundle directly: one Instance, no resolver
-      const cur = this.instances.get(name);
-      if (cur && !(cur.metadata.ownerReferences ?? []).some((r) => r.uid === op.metadata.uid)) {
-        conds.push({
-          type: "Installed",
-          status: "False",
-          reason: "NameConflict",
-          message: `Instance ${name} exists and does not belong to this Operator`,
-        });
-      } else {
-        if (
-          !cur ||
-          JSON.stringify(cur.spec.bundle) !== JSON.stringify(op.spec.bundle) ||
-          cur.spec.installNamespace !== op.spec.installNamespace
-        ) {
-          // The Instance's deletion may be seen before the Operator's (separate watches): ask the
-          // API server, not the cache, before creating one again for an Operator being deleted.
-          if (!cur && !(await this.client.getLive(OPERATOR_API_VERSION, "Operator", name, { uid: op.metadata.uid })))
-            return;
-          await this.client.apply<Instance>({
-            apiVersion: RUKPAK_API_VERSION,
-            kind: "Instance",
-            metadata: { name, labels, ownerReferences: [owner] },
-            spec: {
-              selector: { matchLabels: labels },
-              bundle: op.spec.bundle,
-              ...(op.spec.installNamespace ? { installNamespace: op.spec.installNamespace } : {}),
-            },
-          });
-        }
-        const inst = this.instances.get(name);
-        refs.push({
-          kind: "Instance",
-          apiVersion: RUKPAK_API_VERSION,
-          name,
-          conditions: brief(inst?.status?.conditions, [
-            "Approved",
-            "Installed",
-            "Unpacked",
-            "Available",
-            "Progressing",
-          ]),
-        });
-        this.bundleRefs(refs, (b) => b.metadata.labels?.[operatorLabel(name)] !== undefined);
-        this.objectRefs(refs, inst);
-        installedBundle = inst?.status?.activeBundle;
-        const ic = findCondition(inst?.status?.conditions, "Installed");
-        conds.push(
-          ic
-            ? { type: "Installed", status: ic.status, reason: ic.reason, message: ic.message }
-            : { type: "Installed", status: "False", reason: "Pending", message: `waiting for Instance ${name}` },
-        );
-      }
-    } else if (op.spec.catalog) {
-      const spec = inputFor(op);
-      const cur = this.inputs.get(name);
-      if (cur && !(cur.metadata.ownerReferences ?? []).some((r) => r.uid === op.metadata.uid)) {
-        conds.push({
-          type: "Installed",
-          status: "False",
-          reason: "NameConflict",
-          message: `Input ${name} exists and does not belong to this Operator`,
-        });
-      } else {
-        if (!cur || JSON.stringify(cur.spec) !== JSON.stringify(spec)) {
-          // as for the Instance above: no Input again for an Operator being deleted
-          if (!cur && !(await this.client.getLive(OPERATOR_API_VERSION, "Operator", name, { uid: op.metadata.uid })))
-            return;
-          await this.client.apply<Input>({
-            apiVersion: DEPPY_API_VERSION,
-            kind: "Input",
-            metadata: { name, labels, ownerReferences: [owner] },
-            spec,
-          });
-        }
-        const input = this.inputs.get(name);
-        refs.push({
-          kind: "Input",
-          apiVersion: DEPPY_API_VERSION,
-          name,
-          conditions: brief(input?.status?.conditions, ["Resolved", "ResolutionFailed", "UpdateBlocked"]),
-        });
-        const rsName = resolvesetInstanceName(name);
-        const rs = this.instances.get(rsName);
-        if (rs)
-          refs.push({
-            kind: "Instance",
-            apiVersion: RUKPAK_API_VERSION,
-            name: rsName,
-            conditions: brief(rs.status?.conditions, ["Approved", "Installed"]),
-          });
-        const pkgs = new Set<string>([
-          op.spec.catalog.package,
-          ...(input?.status?.instances ?? []).map((x) => x.package ?? "").filter(Boolean),
-        ]);
-        for (const pkg of pkgs) {
-          const pi = this.instances.get(pkg);
-          if (!pi) continue;
-          refs.push({
-            kind: "Instance",
-            apiVersion: RUKPAK_API_VERSION,
-            name: pkg,
-            conditions: brief(pi.status?.conditions, ["Approved", "Installed", "Available", "Progressing"]),
-          });
-          this.objectRefs(refs, pi);
-        }
-        this.bundleRefs(refs, (b) => pkgs.has(b.metadata.labels?.[LABEL_PACKAGE] ?? "\0"));
-        const main = this.instances.get(op.spec.catalog.package);
-        installedBundle = main?.status?.activeBundle;
-        const resolved = findCondition(input?.status?.conditions, "Resolved");
-        const rsc = findCondition(rs?.status?.conditions, "Approved");
-        const ric = findCondition(rs?.status?.conditions, "Installed");
-        if (resolved?.status === "False")
-          conds.push({
-            type: "Installed",
-            status: installedBundle ? "True" : "False",
-            reason: installedBundle ? "ResolutionFailed" : resolved.reason,
-            message: resolved.message,
-          });
-        else if (resolved?.reason === "DryRun")
-          conds.push({
-            type: "Installed",
-            status: installedBundle ? "True" : "False",
-            reason: "DryRun",
-            message: resolved.message,
-          });
-        else if (rs && rsc?.status === "False")
-          conds.push({
-            type: "Installed",
-            status: installedBundle ? "True" : "False",
-            reason: "AwaitingApproval",
-            message: rsc.message,
-          });
-        else if (ric) conds.push({ type: "Installed", status: ric.status, reason: ric.reason, message: ric.message });
-        else
-          conds.push({
-            type: "Installed",
-            status: "False",
-            reason: "Pending",
-            message: resolved ? resolved.message : `waiting for Input ${name} to be resolved`,
-          });
-        const st: InstalledStatus | undefined = this.opts.deppy.lastInstalled.get(op.spec.catalog.package);
-        if (st) {
-          updates = st.updates.map((u) => ({
-            options: u.options,
-            catalogSourceRef: {
-              name: u.catalog,
-              ...(op.spec.catalog?.namespace ? { namespace: op.spec.catalog.namespace } : {}),
-            },
-            package: u.package,
-            channel: u.channel,
-          }));
-          const uc = st.conditions.find((c) => c.type === "UpdateAvailable");
-          const mine = (u: OperatorUpdate) =>
-            (!op.spec.catalog?.channel || u.channel === op.spec.catalog.channel) &&
-            (!op.spec.catalog?.name || u.catalogSourceRef.name === op.spec.catalog.name);
-          if (updates.length === 0)
-            conds.push({
-              type: "UpdateAvailable",
-              status: "False",
-              reason: "NoUpdateFound",
-              message: uc?.message ?? "no bundle in the catalogs upgrades from the installed one",
-            });
-          else if (
-            pinned(op.spec.version) ||
-            !updates.some(mine) ||
-            spec.inputClass === "force" ||
-            (spec.inputClass ?? "").startsWith("dry-run")
-          )
-            conds.push({
-              type: "UpdateAvailable",
-              status: "True",
-              reason: "CrossChannelUpdateFound",
-              message: "updates have been found that require a change in the operator spec to apply",
-            });
-          else
-            conds.push({
-              type: "UpdateAvailable",
-              status: "True",
-              reason: "UpdateFound",
-              message: uc?.message ?? "updates are available in the subscribed channel",
-            });
-        }
-      }
-    } else {
-      conds.push({
-        type: "Installed",
+    if (!op.spec.bundle && !op.spec.catalog)
+      return this.installed(s, {
         status: "False",
         reason: "InvalidSpec",
         message: "set spec.catalog (install from a catalog) or spec.bundle (install a bundle directly)",
       });
-    }
-    if (installedBundle) {
-      const a = this.bundles.get(installedBundle)?.metadata.annotations ?? {};
-      installedVersion = a[ANNOTATION_VERSION];
-      installedBundle = a[ANNOTATION_BUNDLE] ?? installedBundle;
-    }
+  }
 
+  /** Ends the pass with the Installed condition (the status is still written). */
+  private installed(s: OperatorState, c: Omit<NewCondition, "type">): StepOutcome {
+    s.conds.push({ type: "Installed", ...c });
+    return { stop: true };
+  }
+
+  /**
+   * The Instance's or Input's deletion may be seen before the Operator's (separate watches): the API
+   * server, not the cache, is asked before one is made again for an Operator being deleted.
+   */
+  private async alive(s: OperatorState): Promise<boolean> {
+    return !!(await this.client.getLive(OPERATOR_API_VERSION, "Operator", s.name, { uid: s.op.metadata.uid }));
+  }
+
+  /** A bundle directly: one Instance, no resolver. */
+  private async bundleInstance(s: OperatorState): Promise<StepOutcome> {
+    const { op, name, labels } = s;
+    if (!op.spec.bundle) return;
+    const cur = this.instances.get(name);
+    if (cur && !(cur.metadata.ownerReferences ?? []).some((r) => r.uid === op.metadata.uid))
+      return this.installed(s, {
+        status: "False",
+        reason: "NameConflict",
+        message: `Instance ${name} exists and does not belong to this Operator`,
+      });
+    if (
+      !cur ||
+      JSON.stringify(cur.spec.bundle) !== JSON.stringify(op.spec.bundle) ||
+      cur.spec.installNamespace !== op.spec.installNamespace
+    ) {
+      if (!cur && !(await this.alive(s))) {
+        s.gone = true;
+        return { stop: true };
+      }
+      await this.client.apply<Instance>({
+        apiVersion: RUKPAK_API_VERSION,
+        kind: "Instance",
+        metadata: { name, labels, ownerReferences: [s.owner] },
+        spec: {
+          selector: { matchLabels: labels },
+          bundle: op.spec.bundle,
+          ...(op.spec.installNamespace ? { installNamespace: op.spec.installNamespace } : {}),
+        },
+      });
+    }
+    const inst = this.instances.get(name);
+    s.refs.push({
+      kind: "Instance",
+      apiVersion: RUKPAK_API_VERSION,
+      name,
+      conditions: brief(inst?.status?.conditions, ["Approved", "Installed", "Unpacked", "Available", "Progressing"]),
+    });
+    this.bundleRefs(s.refs, (b) => b.metadata.labels?.[operatorLabel(name)] !== undefined);
+    this.objectRefs(s.refs, inst);
+    s.installedBundle = inst?.status?.activeBundle;
+    const ic = findCondition(inst?.status?.conditions, "Installed");
+    s.conds.push(
+      ic
+        ? { type: "Installed", status: ic.status, reason: ic.reason, message: ic.message }
+        : { type: "Installed", status: "False", reason: "Pending", message: `waiting for Instance ${name}` },
+    );
+  }
+
+  /** From a catalog: the Input the Operator stands for (never one it does not own). */
+  private async input(s: OperatorState): Promise<StepOutcome> {
+    const { op, name, labels } = s;
+    if (!op.spec.catalog) return;
+    const spec = inputFor(op);
+    s.inputSpec = spec;
+    const cur = this.inputs.get(name);
+    if (cur && !(cur.metadata.ownerReferences ?? []).some((r) => r.uid === op.metadata.uid))
+      return this.installed(s, {
+        status: "False",
+        reason: "NameConflict",
+        message: `Input ${name} exists and does not belong to this Operator`,
+      });
+    if (!cur || JSON.stringify(cur.spec) !== JSON.stringify(spec)) {
+      // as for the Instance: no Input again for an Operator being deleted
+      if (!cur && !(await this.alive(s))) {
+        s.gone = true;
+        return { stop: true };
+      }
+      await this.client.apply<Input>({
+        apiVersion: DEPPY_API_VERSION,
+        kind: "Input",
+        metadata: { name, labels, ownerReferences: [s.owner] },
+        spec,
+      });
+    }
+  }
+
+  /** The components: the Input, the resolveset Instance, the package Instances, their objects and Bundles. */
+  private catalogRefs(s: OperatorState): void {
+    const { op, name, refs } = s;
+    if (!op.spec.catalog) return;
+    const input = this.inputs.get(name);
+    refs.push({
+      kind: "Input",
+      apiVersion: DEPPY_API_VERSION,
+      name,
+      conditions: brief(input?.status?.conditions, ["Resolved", "ResolutionFailed", "UpdateBlocked"]),
+    });
+    const rsName = resolvesetInstanceName(name);
+    const rs = this.instances.get(rsName);
+    if (rs)
+      refs.push({
+        kind: "Instance",
+        apiVersion: RUKPAK_API_VERSION,
+        name: rsName,
+        conditions: brief(rs.status?.conditions, ["Approved", "Installed"]),
+      });
+    const pkgs = new Set<string>([
+      op.spec.catalog.package,
+      ...(input?.status?.instances ?? []).map((x) => x.package ?? "").filter(Boolean),
+    ]);
+    for (const pkg of pkgs) {
+      const pi = this.instances.get(pkg);
+      if (!pi) continue;
+      refs.push({
+        kind: "Instance",
+        apiVersion: RUKPAK_API_VERSION,
+        name: pkg,
+        conditions: brief(pi.status?.conditions, ["Approved", "Installed", "Available", "Progressing"]),
+      });
+      this.objectRefs(refs, pi);
+    }
+    this.bundleRefs(refs, (b) => pkgs.has(b.metadata.labels?.[LABEL_PACKAGE] ?? "\0"));
+  }
+
+  /** Installed: from the Input's resolution, the resolveset's approval and installation. */
+  private catalogInstalled(s: OperatorState): void {
+    const { op, name } = s;
+    if (!op.spec.catalog) return;
+    const input = this.inputs.get(name);
+    const rs = this.instances.get(resolvesetInstanceName(name));
+    const installedBundle = this.instances.get(op.spec.catalog.package)?.status?.activeBundle;
+    s.installedBundle = installedBundle;
+    const resolved = findCondition(input?.status?.conditions, "Resolved");
+    const rsc = findCondition(rs?.status?.conditions, "Approved");
+    const ric = findCondition(rs?.status?.conditions, "Installed");
+    const status = installedBundle ? "True" : "False";
+    if (resolved?.status === "False")
+      s.conds.push({
+        type: "Installed",
+        status,
+        reason: installedBundle ? "ResolutionFailed" : resolved.reason,
+        message: resolved.message,
+      });
+    else if (resolved?.reason === "DryRun")
+      s.conds.push({ type: "Installed", status, reason: "DryRun", message: resolved.message });
+    else if (rs && rsc?.status === "False")
+      s.conds.push({ type: "Installed", status, reason: "AwaitingApproval", message: rsc.message });
+    else if (ric) s.conds.push({ type: "Installed", status: ric.status, reason: ric.reason, message: ric.message });
+    else
+      s.conds.push({
+        type: "Installed",
+        status: "False",
+        reason: "Pending",
+        message: resolved ? resolved.message : `waiting for Input ${name} to be resolved`,
+      });
+  }
+
+  /** The updates the resolver sees, and UpdateAvailable (CrossChannelUpdateFound when one needs a spec change). */
+  private updates(s: OperatorState): void {
+    const { op } = s;
+    const spec = s.inputSpec;
+    if (!op.spec.catalog || !spec) return;
+    const st: InstalledStatus | undefined = this.opts.deppy.lastInstalled.get(op.spec.catalog.package);
+    if (!st) return;
+    const updates = st.updates.map((u) => ({
+      options: u.options,
+      catalogSourceRef: {
+        name: u.catalog,
+        ...(op.spec.catalog?.namespace ? { namespace: op.spec.catalog.namespace } : {}),
+      },
+      package: u.package,
+      channel: u.channel,
+    }));
+    s.updates = updates;
+    const uc = st.conditions.find((c) => c.type === "UpdateAvailable");
+    const mine = (u: OperatorUpdate) =>
+      (!op.spec.catalog?.channel || u.channel === op.spec.catalog.channel) &&
+      (!op.spec.catalog?.name || u.catalogSourceRef.name === op.spec.catalog.name);
+    if (updates.length === 0)
+      s.conds.push({
+        type: "UpdateAvailable",
+        status: "False",
+        reason: "NoUpdateFound",
+        message: uc?.message ?? "no bundle in the catalogs upgrades from the installed one",
+      });
+    else if (
+      pinned(op.spec.version) ||
+      !updates.some(mine) ||
+      spec.inputClass === "force" ||
+      (spec.inputClass ?? "").startsWith("dry-run")
+    )
+      s.conds.push({
+        type: "UpdateAvailable",
+        status: "True",
+        reason: "CrossChannelUpdateFound",
+        message: "updates have been found that require a change in the operator spec to apply",
+      });
+    else
+      s.conds.push({
+        type: "UpdateAvailable",
+        status: "True",
+        reason: "UpdateFound",
+        message: uc?.message ?? "updates are available in the subscribed channel",
+      });
+  }
+
+  /** The installed bundle's name and version, from its Bundle's annotations. */
+  private installedVersion(s: OperatorState): void {
+    if (!s.installedBundle) return;
+    const a = this.bundles.get(s.installedBundle)?.metadata.annotations ?? {};
+    s.installedVersion = a[ANNOTATION_VERSION];
+    s.installedBundle = a[ANNOTATION_BUNDLE] ?? s.installedBundle;
+  }
+
+  /** The status: this pass's conditions (others dropped), installed bundle, updates, components. */
+  private async writeStatus(s: OperatorState): Promise<void> {
+    const { name, conds, generation: gen } = s;
     for (let attempt = 0; attempt < 5; attempt++) {
       const fresh = await this.client.tryGet<Operator>(OPERATOR_API_VERSION, "Operator", name);
       if (!fresh) return;
@@ -405,11 +486,11 @@ export class OperatorController {
       const types = new Set(conds.map((c) => c.type));
       list = list.filter((c) => types.has(c.type));
       const status = {
-        updates,
-        ...(installedBundle ? { installedBundle } : {}),
-        ...(installedVersion ? { installedVersion } : {}),
+        updates: s.updates,
+        ...(s.installedBundle ? { installedBundle: s.installedBundle } : {}),
+        ...(s.installedVersion ? { installedVersion: s.installedVersion } : {}),
         conditions: list,
-        components: { matchLabels: labels, refs },
+        components: { matchLabels: s.labels, refs: s.refs },
         observedGeneration: gen,
       };
       if (JSON.stringify(status) === JSON.stringify(fresh.status ?? {})) return;

@@ -16,9 +16,11 @@
 import { createHash } from "node:crypto";
 import { isConflict, isNotFound, type KubeClient, type KubeObject } from "../client.js";
 import { setCondition, type Condition as KubeCondition, type NewCondition } from "../conditions.js";
-import { EventRecorder } from "../events.js";
-import { Informer } from "../informer.js";
-import { WorkQueue } from "../queue.js";
+import type { EventRecorder } from "../events.js";
+import type { Informer } from "../informer.js";
+import type { SharedCaches } from "../runtime/caches.js";
+import { defineController, type Controller } from "../runtime/controller.js";
+import { runSteps, type Step, type StepOutcome } from "../runtime/steps.js";
 import { API_VERSION as RUKPAK_API_VERSION, type Bundle, type Instance } from "../rukpak/api.js";
 import type {
   Input as ResolverInput,
@@ -63,6 +65,8 @@ export interface DeppyOptions {
   self?: string;
   /** The time one resolution may take in its worker thread (default 60 s). */
   resolutionBudgetMs?: number;
+  /** The process's caches (one informer per kind and options, shared with the other controllers). */
+  caches?: SharedCaches;
 }
 
 /** The content file of a resolveset Bundle. */
@@ -146,12 +150,33 @@ function atLeast(have: string, want: string): boolean {
   return a.major > b.major || (a.major === b.major && a.minor >= b.minor);
 }
 
+/** The working state of one resolution pass (the steps of {@link DeppyController.reconcile}). */
+interface ResolutionState {
+  inputs: Input[];
+  versions: ClusterVersions;
+  served: (RunnerCatalog & { jsonl: Uint8Array })[];
+  ops: InstalledOperator[];
+  /** Bundles whose edited `olm.properties` annotation does not parse, with why. */
+  problems: Map<string, string>;
+  /** The InputClasses with the cluster's versions applied to their constraints. */
+  classes: ResolverClass[];
+  classNotes: Map<string, NewCondition[]>;
+  classFailures: Map<string, string>;
+  rinputs: ResolverInput[];
+  /** Inputs that fail before resolution (no class, the cluster too old for it). */
+  early: Map<string, NewCondition[]>;
+  rs?: ResolveSet;
+}
+
+type ResolutionStep = (s: ResolutionState) => Promise<StepOutcome> | StepOutcome;
+
 export class DeppyController {
+  /** Built on the controller runtime: one key, `resolve`, enqueued by every change that matters. */
+  readonly controller: Controller<Input>;
   readonly inputs: Informer<Input>;
   readonly classes: Informer<InputClass>;
   readonly packageInstances: Informer<Instance>;
   readonly packageBundles: Informer<Bundle>;
-  readonly queue: WorkQueue;
   readonly events: EventRecorder;
   /** The installed operators' update options from the last resolution, by package. */
   readonly lastInstalled = new Map<string, InstalledStatus>();
@@ -162,56 +187,90 @@ export class DeppyController {
   resolveMs = 0;
   private readonly client: KubeClient;
   private readonly log: (m: string) => void;
-  private running: Promise<unknown> | undefined;
   private versions: ClusterVersions | undefined;
   /** Resolutions run in a worker thread within a budget (created at start, stopped at stop). */
   private runner: ResolverRunner | undefined;
+  /** The steps of a resolution pass. */
+  private readonly steps: Step<ResolutionState>[];
 
   constructor(private readonly opts: DeppyOptions) {
     this.client = opts.client;
     this.log = opts.log ?? (() => {});
-    const onError = (e: unknown) => this.log(`deppy watch: ${(e as Error).message}`);
-    this.inputs = new Informer<Input>(this.client, DEPPY_API_VERSION, "Input", { onError });
-    this.classes = new Informer<InputClass>(this.client, DEPPY_API_VERSION, "InputClass", { onError });
-    this.packageInstances = new Informer<Instance>(this.client, RUKPAK_API_VERSION, "Instance", {
-      onError,
-      labelSelector: LABEL_PACKAGE,
-    });
-    this.packageBundles = new Informer<Bundle>(this.client, RUKPAK_API_VERSION, "Bundle", {
-      onError,
-      labelSelector: LABEL_PACKAGE,
-    });
-    this.queue = new WorkQueue({
-      concurrency: 1,
-      baseDelay: 500,
-      maxDelay: 30_000,
-      onError: (_k, e, n) => this.log(`resolution: attempt ${n} failed: ${(e as Error).message}`),
-    });
-    // Events about cluster-scoped objects must be in the default namespace (the API server refuses others)
-    this.events = new EventRecorder(this.client, "opcat-deppy");
     const again = () => this.queue.add("resolve");
-    this.inputs.on((ev, i, old) => {
-      // status writes by this controller do not start a resolution
-      if (
-        ev === "update" &&
-        old &&
-        old.metadata.generation === i.metadata.generation &&
-        JSON.stringify(old.metadata.labels) === JSON.stringify(i.metadata.labels)
-      )
-        return;
-      again();
-    });
-    this.classes.on(again);
-    this.packageInstances.on((ev, i, old) => {
-      if (ev === "update" && old?.status?.activeBundle === i.status?.activeBundle) return;
-      again();
-    });
-    this.packageBundles.on((ev, b, old) => {
-      if (ev === "update" && JSON.stringify(old?.metadata.annotations) === JSON.stringify(b.metadata.annotations))
-        return;
-      again();
-    });
+    this.controller = defineController<Input>(
+      this.client,
+      {
+        name: "deppy",
+        // Events about cluster-scoped objects must be in the default namespace (the API server refuses others)
+        component: "opcat-deppy",
+        caches: opts.caches,
+        for: {
+          apiVersion: DEPPY_API_VERSION,
+          kind: "Input",
+          // every Input is resolved together: an event enqueues the one key `resolve`, not the Input
+          filter: (ev, i, old) => {
+            // status writes by this controller do not start a resolution
+            if (
+              !(
+                ev === "update" &&
+                old &&
+                old.metadata.generation === i.metadata.generation &&
+                JSON.stringify(old.metadata.labels) === JSON.stringify(i.metadata.labels)
+              )
+            )
+              again();
+            return false;
+          },
+        },
+        watches: [
+          { apiVersion: DEPPY_API_VERSION, kind: "InputClass", map: () => ["resolve"] },
+          {
+            apiVersion: RUKPAK_API_VERSION,
+            kind: "Instance",
+            options: { labelSelector: LABEL_PACKAGE },
+            map: (o, ev, old) => {
+              const [i, prev] = [o as Instance, old as Instance | undefined];
+              return ev === "update" && prev?.status?.activeBundle === i.status?.activeBundle ? [] : ["resolve"];
+            },
+          },
+          {
+            apiVersion: RUKPAK_API_VERSION,
+            kind: "Bundle",
+            options: { labelSelector: LABEL_PACKAGE },
+            map: (b, ev, old) =>
+              ev === "update" && JSON.stringify(old?.metadata.annotations) === JSON.stringify(b.metadata.annotations)
+                ? []
+                : ["resolve"],
+          },
+        ],
+        concurrency: 1,
+        baseDelayMs: 500,
+        maxDelayMs: 30_000,
+        reconcile: () => this.reconcile(),
+      },
+      this.log,
+    );
+    this.inputs = this.controller.primary;
+    this.classes = this.controller.cacheOf<InputClass>(DEPPY_API_VERSION, "InputClass");
+    this.packageInstances = this.controller.cacheOf<Instance>(RUKPAK_API_VERSION, "Instance");
+    this.packageBundles = this.controller.cacheOf<Bundle>(RUKPAK_API_VERSION, "Bundle");
+    this.events = this.controller.events;
     opts.catalogs.onChange(again);
+    const steps: [string, ResolutionStep][] = [
+      ["settled", () => this.settled()],
+      ["gather", (s) => this.gather(s)],
+      ["classes", (s) => this.applyVersions(s)],
+      ["inputs", (s) => this.resolverInputs(s)],
+      ["resolve", (s) => this.resolve(s)],
+      ["statuses", (s) => this.statuses(s)],
+      ["generatedInputs", (s) => this.generateInputs(s)],
+      ["notify", () => this.notify()],
+    ];
+    this.steps = steps.map(([name, run]) => ({ name, run }));
+  }
+
+  get queue() {
+    return this.controller.queue;
   }
 
   /** True while a resolution runs (in its worker thread). */
@@ -225,25 +284,16 @@ export class DeppyController {
   }
 
   async start(): Promise<void> {
-    await Promise.all([
-      this.inputs.start(),
-      this.classes.start(),
-      this.packageInstances.start(),
-      this.packageBundles.start(),
-    ]);
     this.runner = new ResolverRunner({ budgetMs: this.opts.resolutionBudgetMs });
-    this.running = this.queue.run(() => this.reconcile());
+    await this.controller.start();
     this.queue.add("resolve");
   }
 
   async stop(): Promise<void> {
-    this.inputs.stop();
-    this.classes.stop();
-    this.packageInstances.stop();
-    this.packageBundles.stop();
-    this.queue.stop();
+    // the worker goes at once: a resolution under way is not waited for
+    const stopped = this.controller.stop();
     await this.runner?.close();
-    await this.running;
+    await stopped;
   }
 
   /** The cluster's Kubernetes version (`/version`) and OpenShift version (a ClusterVersion, when the API exists). */
@@ -309,30 +359,55 @@ export class DeppyController {
     return { ops, problems };
   }
 
+  /**
+   * One resolution of every Input (steps: settled, gather, classes, inputs, resolve, statuses,
+   * generatedInputs, notify).
+   */
   async reconcile(): Promise<void> {
-    // resolving before every catalog was tried would take installed operators for catalog-less ones
-    if (!this.opts.catalogs.settled()) return;
-    const inputs = this.inputs.list().filter((i) => !i.metadata.deletionTimestamp);
-    const versions = await this.clusterVersions();
-    const served = this.servedCatalogs();
-    const { ops, problems } = this.installed();
+    const s: ResolutionState = {
+      inputs: [],
+      versions: {},
+      served: [],
+      ops: [],
+      problems: new Map(),
+      classes: [],
+      classNotes: new Map(),
+      classFailures: new Map(),
+      rinputs: [],
+      early: new Map(),
+    };
+    await runSteps(this.steps, s);
+  }
 
-    // classes, with the cluster's versions applied to their constraints
-    const classes: ResolverClass[] = [];
-    const classNotes = new Map<string, NewCondition[]>();
-    const classFailures = new Map<string, string>();
+  /** Resolving before every catalog was tried would take installed operators for catalog-less ones. */
+  private settled(): StepOutcome {
+    if (!this.opts.catalogs.settled()) return { stop: true };
+  }
+
+  /** The Inputs, the cluster's versions, the served catalogs and the installed operators. */
+  private async gather(s: ResolutionState): Promise<void> {
+    s.inputs = this.inputs.list().filter((i) => !i.metadata.deletionTimestamp);
+    s.versions = await this.clusterVersions();
+    s.served = this.servedCatalogs();
+    ({ ops: s.ops, problems: s.problems } = this.installed());
+  }
+
+  /** The InputClasses, with the cluster's versions applied to their constraints. */
+  private applyVersions(s: ResolutionState): void {
+    const { versions } = s;
     for (const c of this.classes.list()) {
       const p = c.parameters ?? {};
       const notes: NewCondition[] = [];
       const constraints = [];
+      const tooOld = (what: string, have: string, val: string) =>
+        s.classFailures.set(
+          c.metadata.name,
+          `the cluster runs ${what} ${have} but InputClass ${c.metadata.name} requires ${val}`,
+        );
       for (const k of p.constraints ?? []) {
         const val = String(k.value ?? "");
         if (k.type === "minKubeVersion") {
-          if (!p.dryRun && versions.kube && !atLeast(versions.kube, val))
-            classFailures.set(
-              c.metadata.name,
-              `the cluster runs Kubernetes ${versions.kube} but InputClass ${c.metadata.name} requires ${val}`,
-            );
+          if (!p.dryRun && versions.kube && !atLeast(versions.kube, val)) tooOld("Kubernetes", versions.kube, val);
           constraints.push({ type: k.type, value: val as JsonValue });
         } else if (k.type === "minOCPVersion") {
           if (!versions.ocp) {
@@ -346,16 +421,12 @@ export class DeppyController {
             });
             continue;
           }
-          if (!p.dryRun && !atLeast(versions.ocp, val))
-            classFailures.set(
-              c.metadata.name,
-              `the cluster runs OpenShift ${versions.ocp} but InputClass ${c.metadata.name} requires ${val}`,
-            );
+          if (!p.dryRun && !atLeast(versions.ocp, val)) tooOld("OpenShift", versions.ocp, val);
           constraints.push({ type: k.type, value: val as JsonValue });
         } else constraints.push({ type: k.type, value: (k.value ?? null) as JsonValue });
       }
-      classNotes.set(c.metadata.name, notes);
-      classes.push({
+      s.classNotes.set(c.metadata.name, notes);
+      s.classes.push({
         name: c.metadata.name,
         parameters: {
           force: p.force ?? false,
@@ -367,13 +438,14 @@ export class DeppyController {
         },
       });
     }
+  }
 
-    const rinputs: ResolverInput[] = [];
-    const early = new Map<string, NewCondition[]>();
-    for (const i of inputs) {
+  /** The resolver's Inputs; those without a class, or whose class the cluster is too old for, fail early. */
+  private resolverInputs(s: ResolutionState): void {
+    for (const i of s.inputs) {
       const cls = i.spec.inputClass || "subscription";
       if (!this.classes.get(cls)) {
-        early.set(i.metadata.name, [
+        s.early.set(i.metadata.name, [
           {
             type: "ResolutionFailed",
             status: "True",
@@ -383,34 +455,38 @@ export class DeppyController {
         ]);
         continue;
       }
-      const f = classFailures.get(cls);
+      const f = s.classFailures.get(cls);
       if (f) {
-        early.set(i.metadata.name, [
+        s.early.set(i.metadata.name, [
           { type: "ResolutionFailed", status: "True", reason: "ClusterVersionTooOld", message: f },
         ]);
         continue;
       }
-      rinputs.push({
+      s.rinputs.push({
         name: i.metadata.name,
         inputClass: cls,
         constraints: (i.spec.constraints ?? []).map((c) => ({ type: c.type, value: (c.value ?? null) as JsonValue })),
       });
     }
+  }
 
+  /**
+   * The resolution, in the worker thread within its budget; past the budget every Input says so and the
+   * pass ends (not retried: the next change of an Input, class, catalog or installed bundle resolves again).
+   */
+  private async resolve(s: ResolutionState): Promise<StepOutcome> {
     const t0 = performance.now();
-    let rs: ResolveSet;
     try {
-      rs = await this.runner!.resolve(served, {
-        inputs: rinputs,
-        classes,
-        installed: ops,
-        cluster: { kubernetesVersion: versions.kube, openshiftVersion: versions.ocp },
+      s.rs = await this.runner!.resolve(s.served, {
+        inputs: s.rinputs,
+        classes: s.classes,
+        installed: s.ops,
+        cluster: { kubernetesVersion: s.versions.kube, openshiftVersion: s.versions.ocp },
       });
     } catch (e) {
       if (!(e instanceof ResolutionBudgetError)) throw e;
-      // not retried: the next change of an Input, class, catalog or installed bundle resolves again
       this.resolveMs += performance.now() - t0;
-      for (const i of inputs) {
+      for (const i of s.inputs) {
         const c = {
           type: "ResolutionFailed",
           status: "True" as const,
@@ -423,24 +499,26 @@ export class DeppyController {
         ]);
         this.events.emit(i, "Warning", c.reason, c.message, (err) => this.log(`event: ${(err as Error).message}`));
       }
-      return;
+      return { stop: true };
     }
     this.resolveMs += performance.now() - t0;
     this.resolutions++;
     this.lastInstalled.clear();
-    for (const x of rs.installed) this.lastInstalled.set(x.package, x);
+    for (const x of s.rs.installed) this.lastInstalled.set(x.package, x);
+  }
 
-    const byName = new Map(inputs.map((i) => [i.metadata.name, i]));
+  /** Each Input's status (and Events when it is blocked), its resolveset written when it resolved. */
+  private async statuses(s: ResolutionState): Promise<void> {
+    const rs = s.rs!;
     const pkgOf = new Map(rs.bundles.map((b) => [b.name, b.package]));
-    for (const op of ops) pkgOf.set(op.bundle, op.package);
-    for (const i of inputs) {
+    for (const op of s.ops) pkgOf.set(op.bundle, op.package);
+    for (const i of s.inputs) {
       const name = i.metadata.name;
-      const cls = i.spec.inputClass || "subscription";
-      const notes = [...(classNotes.get(cls) ?? [])];
-      for (const [b, msg] of problems)
+      const notes = [...(s.classNotes.get(i.spec.inputClass || "subscription") ?? [])];
+      for (const [b, msg] of s.problems)
         if (pkgOf.has(b))
           notes.push({ type: "PropertiesOverridden", status: "False", reason: "InvalidAnnotation", message: msg });
-      const failed = early.get(name);
+      const failed = s.early.get(name);
       if (failed) {
         await this.writeStatus(i, { instances: [] }, [
           ...failed,
@@ -450,78 +528,91 @@ export class DeppyController {
         this.events.emit(i, "Warning", failed[0].reason, failed[0].message);
         continue;
       }
-      const st = rs.inputs.find((s) => s.name === name);
+      const st = rs.inputs.find((x) => x.name === name);
       if (!st) continue;
-      const failure = st.conditions.find((c) => c.type === "ResolutionFailed" && c.status === "True");
-      const instances: InputStatusInstance[] = st.instances.map((x) => ({
-        name: x.name,
-        package: x.package,
-        version: x.version,
-        catalog: x.catalog,
-        satisfies: x.satisfies.map((r) => ({
-          kind: "Instance",
-          apiVersion: RUKPAK_API_VERSION,
-          name: pkgOf.get(r.name) ?? r.name,
-          meets: r.meets,
-        })),
-        dependencies: x.dependencies.map((r) => ({
-          kind: "Instance",
-          apiVersion: RUKPAK_API_VERSION,
-          name: pkgOf.get(r.name) ?? r.name,
-          meets: r.meets,
-        })),
-        conditions: x.conditions.map((c) => ({ ...c, lastTransitionTime: "" })) as unknown as KubeCondition[],
-      }));
-      const conds: NewCondition[] = st.conditions
-        .filter((c) => c.type !== "DependenciesMissing" || c.status === "True")
-        .map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message }));
-      if (!failure)
-        conds.push({
-          type: "ResolutionFailed",
-          status: "False",
-          reason: "Resolved",
-          message: "the constraints are satisfied",
-        });
-      let resolveset: string | undefined;
-      if (failure) {
-        conds.push({ type: "Resolved", status: "False", reason: failure.reason, message: failure.message });
-        this.events.emit(i, "Warning", "ResolutionFailed", failure.message, (e) =>
-          this.log(`event: ${(e as Error).message}`),
-        );
-      } else {
-        const mine = bundlesOf(rs, name);
-        resolveset = await this.writeResolveset(i, mine, st.dryRun, rs);
-        conds.push({
-          type: "Resolved",
-          status: "True",
-          reason: st.dryRun ? "DryRun" : "Resolved",
-          message: st.dryRun
-            ? `would install ${describe(mine)} (dry run: resolveset Bundle ${resolveset}, no Instance)`
-            : `resolved to ${describe(mine)}`,
-        });
-      }
-      const blocked = await this.blockedUpdates(i, rs, served, rinputs, classes, ops, versions);
-      for (const b of blocked) {
-        conds.push({ type: "UpdateBlocked", status: "True", reason: "UpdateBlocked", message: b });
-        this.events.emit(i, "Warning", "UpdateBlocked", b, (e) => this.log(`event: ${(e as Error).message}`));
-      }
-      if (blocked.length === 0)
-        conds.push({
-          type: "UpdateBlocked",
-          status: "False",
-          reason: "NotBlocked",
-          message: "no update in the subscribed channel is held back",
-        });
-      await this.writeStatus(i, { instances, ...(resolveset ? { resolveset } : {}) }, [...conds, ...notes]);
+      const out = await this.resolvedStatus(s, i, st, pkgOf);
+      await this.writeStatus(i, out.fields, [...out.conds, ...notes]);
     }
+  }
 
-    // Inputs for dependencies
+  /** The status of an Input the resolver answered: its instances, conditions and resolveset. */
+  private async resolvedStatus(
+    s: ResolutionState,
+    i: Input,
+    st: ResolveSet["inputs"][number],
+    pkgOf: Map<string, string>,
+  ): Promise<{ fields: { instances: InputStatusInstance[]; resolveset?: string }; conds: NewCondition[] }> {
+    const rs = s.rs!;
+    const name = i.metadata.name;
+    const failure = st.conditions.find((c) => c.type === "ResolutionFailed" && c.status === "True");
+    const ref = (r: { name: string; meets: JsonValue[] }) => ({
+      kind: "Instance",
+      apiVersion: RUKPAK_API_VERSION,
+      name: pkgOf.get(r.name) ?? r.name,
+      meets: r.meets,
+    });
+    const instances: InputStatusInstance[] = st.instances.map((x) => ({
+      name: x.name,
+      package: x.package,
+      version: x.version,
+      catalog: x.catalog,
+      satisfies: x.satisfies.map(ref),
+      dependencies: x.dependencies.map(ref),
+      conditions: x.conditions.map((c) => ({ ...c, lastTransitionTime: "" })) as unknown as KubeCondition[],
+    }));
+    const conds: NewCondition[] = st.conditions
+      .filter((c) => c.type !== "DependenciesMissing" || c.status === "True")
+      .map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message }));
+    if (!failure)
+      conds.push({
+        type: "ResolutionFailed",
+        status: "False",
+        reason: "Resolved",
+        message: "the constraints are satisfied",
+      });
+    let resolveset: string | undefined;
+    if (failure) {
+      conds.push({ type: "Resolved", status: "False", reason: failure.reason, message: failure.message });
+      this.events.emit(i, "Warning", "ResolutionFailed", failure.message, (e) =>
+        this.log(`event: ${(e as Error).message}`),
+      );
+    } else {
+      const mine = bundlesOf(rs, name);
+      resolveset = await this.writeResolveset(i, mine, st.dryRun, rs);
+      conds.push({
+        type: "Resolved",
+        status: "True",
+        reason: st.dryRun ? "DryRun" : "Resolved",
+        message: st.dryRun
+          ? `would install ${describe(mine)} (dry run: resolveset Bundle ${resolveset}, no Instance)`
+          : `resolved to ${describe(mine)}`,
+      });
+    }
+    const blocked = await this.blockedUpdates(i, rs, s.served, s.rinputs, s.classes, s.ops, s.versions);
+    for (const b of blocked) {
+      conds.push({ type: "UpdateBlocked", status: "True", reason: "UpdateBlocked", message: b });
+      this.events.emit(i, "Warning", "UpdateBlocked", b, (e) => this.log(`event: ${(e as Error).message}`));
+    }
+    if (blocked.length === 0)
+      conds.push({
+        type: "UpdateBlocked",
+        status: "False",
+        reason: "NotBlocked",
+        message: "no update in the subscribed channel is held back",
+      });
+    return { fields: { instances, ...(resolveset ? { resolveset } : {}) }, conds };
+  }
+
+  /** Inputs for dependencies, owned by the Input that needed them (none without a live owner). */
+  private async generateInputs(s: ResolutionState): Promise<void> {
+    const rs = s.rs!;
+    const byName = new Set(s.inputs.map((i) => i.metadata.name));
     for (const g of rs.generatedInputs) {
       const parent =
         rs.bundles.find(
           (b) => b.package === g.constraints.map((c) => (c.value as { package?: string }).package).find(Boolean),
         )?.dependencyOf ?? [];
-      const owner = inputs.find((i) => bundlesOf(rs, i.metadata.name).some((b) => parent.includes(b.name)));
+      const owner = s.inputs.find((i) => bundlesOf(rs, i.metadata.name).some((b) => parent.includes(b.name)));
       // a generated Input is owned by the Input that needed it, and goes with it: none without a live owner
       if (byName.has(g.name) || !owner) continue;
       if (!(await this.client.getLive(DEPPY_API_VERSION, "Input", owner.metadata.name, { uid: owner.metadata.uid })))
@@ -547,9 +638,11 @@ export class DeppyController {
         })
         .catch((e) => (isConflict(e) ? undefined : Promise.reject(e)));
     }
-    for (const f of this.resolvedListeners) f();
   }
 
+  private notify(): void {
+    for (const f of this.resolvedListeners) f();
+  }
   /**
    * Why an update is blocked: for each installed package an Input subscribes to whose channel has
    * newer bundles the resolution does not take, resolve again asking for the newest one and report

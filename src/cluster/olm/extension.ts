@@ -15,8 +15,9 @@
 import { createHash } from "node:crypto";
 import { isConflict, KubeApiError, type KubeClient, type KubeObject } from "../client.js";
 import { findCondition, setCondition, type Condition, type NewCondition } from "../conditions.js";
-import { Informer } from "../informer.js";
-import { WorkQueue } from "../queue.js";
+import type { Informer, InformerEvent } from "../informer.js";
+import type { SharedCaches } from "../runtime/caches.js";
+import { defineController, type Controller } from "../runtime/controller.js";
 import { API_VERSION as RUKPAK_API_VERSION, type Instance, type ProvisionerClass } from "../rukpak/api.js";
 import type { Requester } from "../rukpak/permissions.js";
 import { sameJson, verifiedRequester, type SigningKey } from "../rukpak/trust.js";
@@ -103,6 +104,8 @@ export interface ExtensionControllerOptions {
   /** Asks the RukPak provisioner to reconcile an Instance again (it re-applies every object). */
   resync?: (instance: string) => void;
   log?: (msg: string) => void;
+  /** The process's caches (one informer per kind and options, shared with the other controllers). */
+  caches?: SharedCaches;
 }
 
 /** The kinds whose installed objects are restored when deleted (watched by the owner-kind label). */
@@ -131,54 +134,80 @@ interface Outcome {
 const DEPRECATION_TYPES = ["Deprecated", "PackageDeprecated", "ChannelDeprecated", "BundleDeprecated"];
 
 export class ExtensionController {
+  /** Built on the controller runtime: ClusterExtensions, their Instances, Namespaces, installed objects. */
+  readonly controller: Controller<ClusterExtension>;
   readonly extensions: Informer<ClusterExtension>;
   readonly instances: Informer<Instance>;
   readonly namespaces: Informer<KubeObject>;
   /** Installed objects of the RESTORED_KINDS, by the owner-kind label. */
   readonly owned: Informer<KubeObject>[];
-  readonly queue: WorkQueue;
   private readonly client: KubeClient;
   private readonly log: (m: string) => void;
-  private running: Promise<unknown> | undefined;
 
   constructor(private readonly opts: ExtensionControllerOptions) {
     this.client = opts.client;
     this.log = opts.log ?? (() => {});
-    const onError = (e: unknown) => this.log(`clusterextension watch: ${(e as Error).message}`);
-    this.extensions = new Informer<ClusterExtension>(this.client, OLM_API_VERSION, "ClusterExtension", { onError });
-    this.instances = new Informer<Instance>(this.client, RUKPAK_API_VERSION, "Instance", { onError });
-    this.namespaces = new Informer<KubeObject>(this.client, "v1", "Namespace", { onError });
-    this.queue = new WorkQueue({
-      concurrency: 2,
-      baseDelay: 500,
-      maxDelay: 30_000,
-      onError: (k, e, n) => this.log(`clusterextension ${k}: attempt ${n} failed: ${(e as Error).message}`),
-    });
-    this.extensions.on((ev, o, old) => {
-      if (ev === "update" && old?.metadata.generation === o.metadata.generation) return;
-      this.queue.add(o.metadata.name);
-    });
-    this.instances.on((_, i) => {
-      const owner = i.metadata.labels?.[LABEL_OWNER_NAME];
-      if (i.metadata.labels?.[LABEL_OWNER_KIND] === "ClusterExtension" && owner) this.queue.add(owner);
-    });
-    this.namespaces.on((_, ns) => {
-      for (const e of this.extensions.list())
-        if (e.spec.namespace === ns.metadata.name) this.queue.add(e.metadata.name);
-    });
-    opts.catalogs.onChange(() => this.requeueAll());
-    // a deleted installed object is made again: the provisioner re-applies the Instance's objects
-    this.owned = RESTORED_KINDS.map(([apiVersion, kind]) =>
-      new Informer<KubeObject>(this.client, apiVersion, kind, {
-        onError,
-        labelSelector: `${LABEL_OWNER_KIND}=ClusterExtension`,
-      }).on((ev, o) => {
-        const owner = o.metadata.labels?.[LABEL_OWNER_NAME];
-        const ext = owner ? this.extensions.get(owner) : undefined;
-        if (ev === "delete" && ext && !ext.metadata.deletionTimestamp)
-          opts.resync?.(instanceNameFor(ext.metadata.name));
-      }),
+    const restored = RESTORED_KINDS.map(([apiVersion, kind]) => ({
+      apiVersion,
+      kind,
+      options: { labelSelector: `${LABEL_OWNER_KIND}=ClusterExtension` },
+      map: (o: KubeObject, ev: InformerEvent) => this.restore(o, ev),
+    }));
+    this.controller = defineController<ClusterExtension>(
+      this.client,
+      {
+        name: "clusterextension",
+        caches: opts.caches,
+        for: {
+          apiVersion: OLM_API_VERSION,
+          kind: "ClusterExtension",
+          filter: (ev, o, old) => !(ev === "update" && old?.metadata.generation === o.metadata.generation),
+        },
+        watches: [
+          {
+            apiVersion: RUKPAK_API_VERSION,
+            kind: "Instance",
+            map: (i) => {
+              const owner = i.metadata.labels?.[LABEL_OWNER_NAME];
+              return i.metadata.labels?.[LABEL_OWNER_KIND] === "ClusterExtension" && owner ? [owner] : [];
+            },
+          },
+          {
+            apiVersion: "v1",
+            kind: "Namespace",
+            map: (ns) =>
+              this.extensions
+                .list()
+                .filter((e) => e.spec.namespace === ns.metadata.name)
+                .map((e) => e.metadata.name),
+          },
+          ...restored,
+        ],
+        concurrency: 2,
+        baseDelayMs: 500,
+        maxDelayMs: 30_000,
+        reconcile: (key) => this.reconcile(key),
+      },
+      this.log,
     );
+    this.extensions = this.controller.primary;
+    this.instances = this.controller.cacheOf<Instance>(RUKPAK_API_VERSION, "Instance");
+    this.namespaces = this.controller.cacheOf<KubeObject>("v1", "Namespace");
+    this.owned = RESTORED_KINDS.map(([apiVersion, kind]) => this.controller.cacheOf<KubeObject>(apiVersion, kind));
+    opts.catalogs.onChange(() => this.requeueAll());
+  }
+
+  get queue() {
+    return this.controller.queue;
+  }
+
+  /** A deleted installed object is made again: the provisioner re-applies the Instance's objects. */
+  private restore(o: KubeObject, ev: InformerEvent): string[] {
+    const owner = o.metadata.labels?.[LABEL_OWNER_NAME];
+    const ext = owner ? this.extensions.get(owner) : undefined;
+    if (ev === "delete" && ext && !ext.metadata.deletionTimestamp)
+      this.opts.resync?.(instanceNameFor(ext.metadata.name));
+    return [];
   }
 
   private requeueAll(): void {
@@ -186,22 +215,11 @@ export class ExtensionController {
   }
 
   async start(): Promise<void> {
-    await Promise.all([
-      this.extensions.start(),
-      this.instances.start(),
-      this.namespaces.start(),
-      ...this.owned.map((i) => i.start()),
-    ]);
-    this.running = this.queue.run((k) => this.reconcile(k));
+    await this.controller.start();
   }
 
   async stop(): Promise<void> {
-    this.extensions.stop();
-    this.instances.stop();
-    this.namespaces.stop();
-    for (const i of this.owned) i.stop();
-    this.queue.stop();
-    await this.running;
+    await this.controller.stop();
   }
 
   async reconcile(name: string): Promise<{ requeueAfter?: number } | void> {

@@ -14,6 +14,7 @@
 import type { KubeClient, KubeObject } from "../client.js";
 import type { EventRecorder } from "../events.js";
 import { Informer, type InformerEvent } from "../informer.js";
+import type { SharedCaches } from "../runtime/caches.js";
 import { defineController, type Controller } from "../runtime/controller.js";
 import type { Step } from "../runtime/steps.js";
 import type { PullOptions } from "../../image/index.js";
@@ -66,6 +67,8 @@ export interface ProvisionerOptions {
   protectedNames?: string[];
   /** Limits for every class (a class's parameters win). */
   limits?: ContentLimits;
+  /** The process's caches (one informer per kind and options, shared with the other controllers). */
+  caches?: SharedCaches;
 }
 
 /** The built-in provisioners: registry+v1 (the operator provisioner) and plain. */
@@ -97,9 +100,12 @@ export class RukpakController {
     this.registry = opts.registry ?? builtinProvisioners();
     this.log = opts.log ?? (() => {});
     const onError = (e: unknown) => this.log(`watch: ${(e as Error).message}`);
-    this.classes = new Informer<ProvisionerClass>(this.client, API_VERSION, "ProvisionerClass", { onError });
-    this.bundles = new Informer<Bundle>(this.client, API_VERSION, "Bundle", { onError });
-    this.instances = new Informer<Instance>(this.client, API_VERSION, "Instance", { onError });
+    // the process's caches when given (shared with the other controllers), else caches of its own
+    const cache = <T extends KubeObject>(kind: string) =>
+      opts.caches?.informer<T>(API_VERSION, kind) ?? new Informer<T>(this.client, API_VERSION, kind, { onError });
+    this.classes = cache<ProvisionerClass>("ProvisionerClass");
+    this.bundles = cache<Bundle>("Bundle");
+    this.instances = cache<Instance>("Instance");
     this.slots = new UnpackSlots(Math.max(1, (opts.concurrency ?? 4) - 1));
     this.bundleController = this.defineBundles();
     this.instanceController = this.defineInstances();

@@ -10,6 +10,7 @@ import type { KubeClient, KubeObject } from "../client.js";
 import { EventRecorder } from "../events.js";
 import { Informer, type InformerEvent, type InformerOptions } from "../informer.js";
 import { WorkQueue } from "../queue.js";
+import type { SharedCaches } from "./caches.js";
 
 /** What a reconcile asks of the queue: nothing (done until the next event), or another pass later. */
 export interface Result {
@@ -42,6 +43,11 @@ export interface ControllerContext<T extends KubeObject> {
 export interface ControllerSpec<T extends KubeObject> {
   /** A name for logs, Events' reporting component and metrics. */
   name: string;
+  /**
+   * The process's caches (`caches.ts`): every kind without its own `informer` is taken from them, one
+   * informer per kind and options however many controllers watch it (default: informers of its own).
+   */
+  caches?: SharedCaches;
   /** Events' reporting component (default `opcat-<name>`), e.g. one shared by the controllers of a group. */
   component?: string;
   for: KindSource & {
@@ -83,9 +89,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     readonly log: (m: string) => void = () => {},
   ) {
     const onError = (e: unknown) => log(`${spec.name} watch: ${(e as Error).message}`);
-    this.primary =
-      (spec.for.informer as Informer<T> | undefined) ??
-      new Informer<T>(client, spec.for.apiVersion, spec.for.kind, { ...spec.for.options, onError });
+    this.primary = this.informerFor(spec.for, onError) as unknown as Informer<T>;
     this.queue = new WorkQueue({
       concurrency: spec.concurrency ?? 2,
       baseDelay: spec.baseDelayMs ?? 500,
@@ -125,11 +129,21 @@ export class Controller<T extends KubeObject = KubeObject> {
     const k = `${kindKey(s.apiVersion, s.kind)}${s.options ? JSON.stringify(s.options) : ""}`;
     let inf = this.caches.get(k);
     if (!inf) {
-      inf = s.informer ?? new Informer(this.client, s.apiVersion, s.kind, { ...s.options, onError });
+      inf = this.informerFor(s, onError);
       this.caches.set(k, inf);
       if (!this.caches.has(kindKey(s.apiVersion, s.kind))) this.caches.set(kindKey(s.apiVersion, s.kind), inf);
     }
     return inf;
+  }
+
+  /** A source's informer: its own `informer`, else the process's shared one, else a new one. */
+  private informerFor(s: KindSource, onError: (e: unknown) => void): Informer {
+    if (s.informer) return s.informer;
+    const { namespace, labelSelector, ...rest } = s.options ?? {};
+    // only plain list options are shared (a resume point or a backoff of its own makes an informer of its own)
+    if (this.spec.caches && Object.keys(rest).length === 0)
+      return this.spec.caches.informer(s.apiVersion, s.kind, { namespace, labelSelector });
+    return new Informer(this.client, s.apiVersion, s.kind, { ...s.options, onError });
   }
 
   /** Fills every cache, then starts the workers. */

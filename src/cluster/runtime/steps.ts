@@ -42,17 +42,16 @@ export interface StepsResult {
 
 /**
  * Runs `steps` in order until one stops or asks to be requeued; a stop's conditions are set on
- * `state.status` (through `setStatus`).
+ * `state.status` (a pass over many objects, such as a resolution, has no status of its own).
  */
-export async function runSteps<S extends { generation: number; status: StatusCopy }>(
-  steps: readonly Step<S>[],
-  state: S,
-): Promise<StepsResult> {
+export async function runSteps<S>(steps: readonly Step<S>[], state: S): Promise<StepsResult> {
+  const withStatus = state as { generation?: number; status?: StatusCopy };
   for (const step of steps) {
     const out = await step.run(state);
     if (!out) continue;
     if ("requeueAfter" in out) return { stoppedAt: step.name, requeueAfter: out.requeueAfter };
-    if (out.conditions) state.status = withConditions(state.status, state.generation, out.conditions);
+    if (out.conditions && withStatus.status)
+      withStatus.status = withConditions(withStatus.status, withStatus.generation ?? 0, out.conditions);
     return { stoppedAt: step.name, ...(out.event ? { event: out.event } : {}) };
   }
   return {};
