@@ -194,10 +194,12 @@ export function clusterRunOptions(o: ClusterRunFlags, pull: PullOptions, default
 export async function clusterRunAction(
   o: ClusterRunFlags,
   access: () => Promise<PullOptions>,
+  onLeaseLost?: () => void,
 ): Promise<RunningControllers> {
   const { defaultCacheDir } = await import("../image/index.js");
   const opts = clusterRunOptions(o, {}, defaultCacheDir());
   opts.pull = await access();
+  opts.onLeaseLost = onLeaseLost;
   const { runControllers } = await import("../cluster/run.js");
   return runControllers(opts).catch((e) => clusterFailure(e, "starting the controllers"));
 }

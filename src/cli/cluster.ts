@@ -128,11 +128,19 @@ export function registerClusterCommands(program: Command): void {
       ),
   );
   addImageAccessOptions(run).action(async (o: CALib.ClusterRunFlags & ImageAccessFlags) => {
-    const running = await CA.clusterRunAction(o, async () => {
-      const pull = await imageAccessFrom(o);
-      delete pull.onProgress;
-      return pull;
-    });
+    const running = await CA.clusterRunAction(
+      o,
+      async () => {
+        const pull = await imageAccessFrom(o);
+        delete pull.onProgress;
+        return pull;
+      },
+      () => {
+        // a new process campaigns again (the Pod restarts); this one's informers cannot start again
+        process.stderr.write(`${new Date().toISOString()} lost the leader lease: exiting\n`);
+        process.exit(1);
+      },
+    );
     await new Promise<void>((resolve) => {
       const stop = () => resolve();
       process.once("SIGINT", stop);

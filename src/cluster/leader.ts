@@ -2,7 +2,9 @@
  * Leader election on a coordination.k8s.io/v1 Lease, as client-go's leaderelection does it: the
  * holder renews `renewTime` every `retryPeriod`; another candidate takes the Lease over only after
  * `leaseDuration` has passed since the last renewal it observed. Writes use the Lease's
- * resourceVersion, so two candidates can never both succeed.
+ * resourceVersion, so two candidates can never both succeed. A leader that has not renewed within
+ * `renewDeadline` (shorter than the lease's duration) stops leading before anyone else may take over,
+ * whether its renewals fail or hang: two replicas never both act as leader.
  */
 import { isConflict, isNotFound, type KubeClient, type KubeObject } from "./client.js";
 
@@ -14,6 +16,11 @@ export interface LeaderOptions {
   leaseDurationSeconds?: number;
   /** Milliseconds between attempts and renewals (default 2000). */
   retryPeriodMs?: number;
+  /**
+   * Milliseconds a leader keeps leading without a successful renewal (default 10000, client-go's;
+   * must be shorter than the lease's duration).
+   */
+  renewDeadlineMs?: number;
   onStartedLeading?: () => void;
   onStoppedLeading?: () => void;
   onError?: (e: unknown) => void;
@@ -39,6 +46,8 @@ export class LeaderElector {
   private observedRenew = "";
   private observedAt = 0;
   private timer: NodeJS.Timeout | undefined;
+  /** Fires when a leader has not renewed within renewDeadline. */
+  private deadline: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly client: KubeClient,
@@ -57,6 +66,7 @@ export class LeaderElector {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.deadline) clearTimeout(this.deadline);
     if (this.leading) {
       this.leading = false;
       try {
@@ -78,17 +88,35 @@ export class LeaderElector {
     if (this.stopped) return;
     try {
       const ok = await this.tryAcquireOrRenew();
+      if (this.stopped) return;
+      if (ok) this.renewed();
       if (ok && !this.leading) {
         this.leading = true;
         this.opts.onStartedLeading?.();
-      } else if (!ok && this.leading) {
-        this.leading = false;
-        this.opts.onStoppedLeading?.();
-      }
+      } else if (!ok && this.leading) this.stopLeading();
     } catch (e) {
       this.opts.onError?.(e);
     }
     if (!this.stopped) this.timer = setTimeout(() => void this.tick(), this.opts.retryPeriodMs ?? 2000);
+  }
+
+  /** A renewal succeeded: the leader may lead for another renewDeadline. */
+  private renewed(): void {
+    if (this.deadline) clearTimeout(this.deadline);
+    this.deadline = setTimeout(() => {
+      if (!this.leading || this.stopped) return;
+      this.opts.onError?.(
+        new Error(`the Lease was not renewed for ${this.opts.renewDeadlineMs ?? 10_000} ms: no longer leading`),
+      );
+      this.stopLeading();
+    }, this.opts.renewDeadlineMs ?? 10_000);
+    this.deadline.unref();
+  }
+
+  private stopLeading(): void {
+    this.leading = false;
+    if (this.deadline) clearTimeout(this.deadline);
+    this.opts.onStoppedLeading?.();
   }
 
   private async tryAcquireOrRenew(): Promise<boolean> {

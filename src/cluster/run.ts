@@ -75,6 +75,11 @@ export interface RunOptions extends ConnectOptions {
   /** Serve /healthz, /readyz and /metrics over plain HTTP on this port (default: not served). */
   healthPort?: number;
   healthHost?: string;
+  /**
+   * Called when this replica lost its leader lease (not when it is stopped) after its controllers
+   * stopped; it campaigns no more (`cluster run` exits 1 so that the Pod restarts).
+   */
+  onLeaseLost?: () => void;
   /** How often a replica re-reads the shared webhook certificate (default 5 minutes). */
   certCheckMs?: number;
   /**
@@ -257,6 +262,7 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
   }
   if (opts.availability) controllers.availability = new AvailabilityController({ client, log });
   let elector: LeaderElector | undefined;
+  let shuttingDown = false;
   if (opts.leaderElectionNamespace) {
     elector = new LeaderElector(client, {
       namespace: opts.leaderElectionNamespace,
@@ -272,7 +278,15 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
       onStoppedLeading: () => {
         log("lost the lease: stopping");
         void labelLeaderPod(client, false, log);
-        void controllers.stop();
+        const stopped = controllers.stop();
+        if (shuttingDown) return;
+        // informers do not start again once stopped: as controller-runtime, a replica that lost its
+        // lease campaigns no more; `cluster run` exits so that a new process (a restarted Pod) does
+        void stopped.then(async () => {
+          await elector?.stop();
+          log("lost the lease: the controllers stopped; this process no longer campaigns");
+          opts.onLeaseLost?.();
+        });
       },
       onError: (e) => log(`leader election: ${(e as Error).message}`),
     });
@@ -301,6 +315,7 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
     elector,
     health,
     async stop() {
+      shuttingDown = true;
       if (served?.certTimer) clearInterval(served.certTimer);
       await health?.close();
       await elector?.stop();
