@@ -8,7 +8,7 @@
  * to blobs of these two schemas and bundle properties of these three types (docs/operands.md);
  * everything opm writes (render, migrate, serve) is unchanged.
  *
- * Shapes (field names are the seed's):
+ * Shapes (field names as docs/operands.md gives them):
  * ```
  * {"schema": "olm.operand", "name": "etcd", "version": "3.1.1", "package": "etcd",   // package optional
  *  "images": [{"name": "etcd", "image": "quay.io/coreos/etcd@sha256:…"}]}
@@ -101,7 +101,7 @@ export function parseOperandRange(s: string): Range | string {
 
 /**
  * Decodes an `olm.operand` / `olm.relatedimages` blob strictly: every finding, or the typed blob
- * when there is none. Rules: only the seed's fields; `name` a lowercase RFC 1123 subdomain;
+ * when there is none. Rules: only the documented fields; `name` a lowercase RFC 1123 subdomain;
  * `version` strict semver; `package` (olm.operand) a string; a non-empty image list whose entries
  * have exactly a unique non-empty `name` and a valid non-empty `image` pull spec.
  */

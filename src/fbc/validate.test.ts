@@ -35,9 +35,6 @@ function problems(text: string): { code: string; message: string; line?: number 
   assert.deepEqual(r.problems, [], "fixture must load");
   return validateCatalog(r.config).problems.map((p) => ({ code: p.code, message: p.message, line: p.loc?.line }));
 }
-function codes(text: string): string[] {
-  return problems(text).map((p) => p.code);
-}
 
 const valid = cat(
   pkg("foo"),

@@ -81,7 +81,7 @@ const base = {
 };
 
 /**
- * The default InputClasses of the strawman. The seed lists class constraints such as
+ * The default InputClasses of the strawman. The design lists class constraints such as
  * `minKubeVersion >= 1.20` as illustrations; they are not applied here (opcat has no default
  * cluster). `minimal-version` resolves dependencies (its user stories install them) with the
  * minimal preference; `dry-run-next` assumes the next minor Kubernetes/OpenShift release of the

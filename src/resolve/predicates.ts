@@ -14,7 +14,7 @@ import { gvkKey, gvkText, type CatalogSet, type Entity } from "./catalog.js";
 export interface Predicate {
   /** OLM's wording, e.g. `with package: etcd and with version in range: >=1.0.0`. */
   readonly text: string;
-  /** The property the predicate came from as `{<type>: <value>}` (the seed's `meets`). */
+  /** The property the predicate came from as `{<type>: <value>}` (the design's `meets`). */
   readonly meets: { [type: string]: JsonValue };
   /** The constraint's `failureMessage`, if any. */
   readonly failureMessage?: string;

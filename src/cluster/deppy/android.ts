@@ -1,5 +1,5 @@
 /**
- * Android-style approval (seed 002): an update is approved automatically only when it needs no
+ * Android-style approval (docs/cluster.md): an update is approved automatically only when it needs no
  * permission the installed bundle does not already have. Permissions are compared as RBAC grants,
  * one atom at a time (verb × API group × resource × resource name, or verb × non-resource URL, in a
  * namespace or cluster-wide), with RBAC's wildcards: `*` verbs, groups, resources and trailing-`*`

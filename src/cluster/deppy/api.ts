@@ -1,9 +1,9 @@
 /**
- * Seed 002's Deppy and Operator APIs on the cluster, each declared once as a typed schema (see
- * ../schema.ts): `ClusterCatalog` (catalogd's cluster-scoped catalog, the seed's open "CatalogSource
+ * The Deppy and Operator APIs on the cluster (docs/cluster.md), each declared once as a typed schema (see
+ * ../schema.ts): `ClusterCatalog` (catalogd's cluster-scoped catalog, the design's open "CatalogSource
  * … cluster scoped?"), `Input` and `InputClass` (group `deppy.io`), and the porcelain `Operator`
  * (`operators.coreos.com/v1`). Also the default InputClasses and the `deppy.resolveset`
- * ProvisionerClass with their exact parameters from the seed.
+ * ProvisionerClass with their exact parameters (docs/cluster.md).
  */
 import { createHash } from "node:crypto";
 import type { KubeObject } from "../client.js";
@@ -55,7 +55,7 @@ export const ANNOTATION_VERSION = "deppy.io/version";
 export const ANNOTATION_BUNDLE = "deppy.io/bundle";
 export const ANNOTATION_CATALOG = "deppy.io/catalog";
 export const ANNOTATION_CHANNEL = "deppy.io/channel";
-/** Seed 002: the properties and constraints the resolver used, one `{"<type>": <value>}` per line; editable. */
+/** The properties and constraints the resolver used, one `{"<type>": <value>}` per line; editable. */
 export const ANNOTATION_PROPERTIES = "olm.properties";
 /** The hash of the olm.properties annotation as the provisioner wrote it: a different text was edited by a user. */
 export const ANNOTATION_PROPERTIES_HASH = "deppy.io/properties-hash";
@@ -407,9 +407,9 @@ const seedConstraints = (kube: string, ocp: string): ConstraintSpec[] => [
 ];
 
 /**
- * The default InputClasses of seed 002 with its parameters (minimal-version: see below). `dry-run-next`'s constraints
- * are the next minor release of the cluster's Kubernetes (and OpenShift) version, computed by the
- * controller; the seed's 1.21 / 4.8 are used when the cluster's version is not known.
+ * The default InputClasses (docs/cluster.md) with their parameters (minimal-version: see below).
+ * `dry-run-next`'s constraints are the next minor release of the cluster's Kubernetes (and OpenShift) version, computed by the
+ * controller; 1.21 / 4.8 (the design's) are used when the cluster's version is not known.
  */
 export function defaultInputClasses(next?: { kube?: string; ocp?: string }): InputClass[] {
   const mk = (name: string, p: InputClass["parameters"]): InputClass => ({
@@ -433,7 +433,7 @@ export function defaultInputClasses(next?: { kube?: string; ocp?: string }): Inp
       trace: false,
       constraints: seedConstraints("1.20", "4.7"),
     }),
-    // The seed lists force: true here, but its user stories for minimal-version install the
+    // The design lists force: true here, but its user stories for minimal-version install the
     // operator's dependencies and update them only when the operator needs newer ones, which needs
     // the resolver: opcat resolves with the minimal dependency preference (docs/cluster.md).
     mk("minimal-version", {
@@ -462,7 +462,7 @@ export function defaultInputClasses(next?: { kube?: string; ocp?: string }): Inp
 }
 
 /**
- * The default resolveset ProvisionerClass (seed 002: approval
+ * The default resolveset ProvisionerClass (docs/cluster.md: approval
  * Android; olm.bundle entries become olm.bundle Bundles).
  */
 export function resolvesetProvisionerClass(): ProvisionerClass {

@@ -1,5 +1,5 @@
 /**
- * The porcelain Operator API (`operators.coreos.com/v1`, seed 002). An Operator with `spec.catalog`
+ * The porcelain Operator API (`operators.coreos.com/v1`, docs/cluster.md). An Operator with `spec.catalog`
  * becomes an Input of the same name (`olm.catalog` from `spec.catalog`, `olm.packageVersion` from
  * `spec.version`, then `spec.constraints`, class `spec.inputClass`); one with `spec.bundle` becomes
  * an Instance of that bundle directly (no catalog, no resolver). Its status gathers the components
@@ -40,7 +40,7 @@ export interface OperatorControllerOptions {
   caches?: SharedCaches;
 }
 
-/** The Input an Operator stands for (seed 002's translation). */
+/** The Input an Operator stands for (the translation docs/cluster.md describes). */
 export function inputFor(op: Operator): Input["spec"] {
   const constraints: ConstraintSpec[] = [];
   const c = op.spec.catalog;

@@ -3,7 +3,7 @@
  * the set of installed bundles changes, every Input is resolved with opcat's resolver over the
  * ClusterCatalogs' content and the installed bundles (with the properties recorded on their
  * Bundles), and each Input gets:
- * - its status in seed 002's shape (instances with `satisfies` and `dependencies`, conditions
+ * - its status in the documented shape (docs/cluster.md) (instances with `satisfies` and `dependencies`, conditions
  *   `Resolved`, `ResolutionFailed`, `DependenciesMissing`), and Events when it is blocked;
  * - a `deppy.resolveset` Bundle whose content (a ConfigMap) lists the resolved bundles, named by
  *   content so that a new resolution is a new Bundle, and (unless the class is a dry run) a
@@ -97,7 +97,7 @@ export function parseResolveset(text: string): ResolvesetEntry[] {
   return out;
 }
 
-/** The `olm.properties` annotation: one `{"<type>": <value>}` per line (seed 002). */
+/** The `olm.properties` annotation: one `{"<type>": <value>}` per line (docs/cluster.md). */
 export function formatPropertiesAnnotation(props: readonly { type: string; value: JsonValue }[]): string {
   return props.map((p) => JSON.stringify({ [p.type]: p.value })).join("\n");
 }

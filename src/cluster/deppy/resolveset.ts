@@ -1,5 +1,5 @@
 /**
- * The resolveset provisioner (`deppy.io/resolver`, seed 002): it unpacks `deppy.resolveset` Bundles
+ * The resolveset provisioner (`deppy.io/resolver`, docs/cluster.md): it unpacks `deppy.resolveset` Bundles
  * (their content is a ConfigMap listing resolved bundles) and makes resolveset Instances active:
  * - one Bundle per entry, its ProvisionerClass chosen by the class's `matchBundle` selectors
  *   (`.schema == olm.bundle`) or `matchSchema`, carrying the properties the resolver used in the

@@ -1,5 +1,5 @@
 /**
- * The RukPak APIs of seed 002 (group `rukpak.io`, version v1): ProvisionerClass, Bundle and
+ * The RukPak APIs (docs/cluster.md; group `rukpak.io`, version v1): ProvisionerClass, Bundle and
  * Instance, each declared once as a typed schema (see ../schema.ts) from which both the CRD and the
  * TypeScript types come.
  */
@@ -271,7 +271,7 @@ export interface Instance extends KubeObject {
 
 export type Approval = "AllowAll" | "DenyAll" | "UserPermission";
 
-/** The default ProvisionerClasses (seed 002): `olm.bundle` (registry+v1, UserPermission) and `plain`. */
+/** The default ProvisionerClasses (docs/cluster.md): `olm.bundle` (registry+v1, UserPermission) and `plain`. */
 export function defaultProvisionerClasses(): ProvisionerClass[] {
   return [
     {

@@ -1,5 +1,5 @@
 /**
- * The RukPak provisioners of seed 002 as one controller process: the operator provisioner
+ * The RukPak provisioners (docs/cluster.md) as one controller process: the operator provisioner
  * (`operators.coreos.com/operators`, registry+v1 bundles converted to plain objects) and the plain
  * provisioner (`rukpak.io/plain`, directories of manifests), both from the provisioner registry
  * (`provisioner.ts`). Two controllers of the controller runtime (`runtime/controller.ts`) share one

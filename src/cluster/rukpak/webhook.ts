@@ -1,5 +1,5 @@
 /**
- * RukPak's admission webhooks (seed 002), served by the controller process over TLS:
+ * RukPak's admission webhooks (docs/cluster.md, docs/security.md), served by the controller process over TLS:
  * - `/mutate`: records who created a Bundle/Instance/ClusterExtension or last changed its spec in the
  *   `rukpak.io/requester` annotation, signed over (kind, name, spec, requester) with the controllers'
  *   key in `rukpak.io/requester-signature` (the API server keeps no creator; a user cannot forge it,

@@ -16,8 +16,8 @@
  * interface and the registry.
  */
 import { randomBytes } from "node:crypto";
-import { closeSync, fsyncSync, openSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { closeSync, fsyncSync, openSync, renameSync, statSync, unlinkSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { OpcatError, problem, type Problem } from "../../errors/index.js";
 import { readInputTextSync } from "../../fbc/readfile.js";
 import { stagedName, sweepStaged } from "../../fbc/tempname.js";

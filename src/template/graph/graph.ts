@@ -85,7 +85,10 @@ export interface GraphTemplate {
   package: GraphPackage;
   bundles: GraphBundleSources;
   graphs: GraphDescription[];
-  /** True when the document used the seed's single `graph-description` instead of `graphs`. */
+  /**
+   * True when the document used the single `graph-description` of the first design (docs/templates.md)
+   * instead of `graphs`.
+   */
   singleGraph?: boolean;
 }
 
