@@ -162,3 +162,23 @@ test("src/action imports nothing of src/cli", () => {
     [],
   );
 });
+
+const OUTSIDE_DOCUMENTS = /\bseed 00\d|\bthe seed\b|\bseed's\b|\bissue \d+\b/i;
+
+test("src names documents of the repository, never the seeds or issues it was built from", () => {
+  const bad: string[] = [];
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (/\.(ts|tsx|mjs)$/.test(e.name) && !e.name.endsWith(".test.ts"))
+        readFileSync(p, "utf8")
+          .split("\n")
+          .forEach((line, i) => {
+            if (OUTSIDE_DOCUMENTS.test(line)) bad.push(`${relative(SRC, p)}:${i + 1}`);
+          });
+    }
+  };
+  walk(SRC);
+  assert.deepEqual(bad, []);
+});
