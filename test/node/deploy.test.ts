@@ -22,7 +22,8 @@ import { waitForCrds } from "../../src/cluster/run.js";
 import { WEBHOOK_CERT_SECRET } from "../../src/cluster/servingcert.js";
 import { API_VERSION, type Instance } from "../../src/cluster/rukpak/api.js";
 import { buildBundleImage, buildCatalogImage } from "../../src/image/index.js";
-import { CATALOG_API_VERSION, type ClusterCatalog } from "../../src/cluster/deppy/api.js";
+import { CATALOG_API_VERSION, OPERATOR_API_VERSION, type ClusterCatalog } from "../../src/cluster/deppy/api.js";
+import type { Condition } from "../../src/cluster/conditions.js";
 import { clientAs, cond, nodeCluster, waitFor, waitForEvent } from "../cluster/harness.js";
 import { busyboxImage, opcatImage, push } from "./images.js";
 import { available, RESTRICTED } from "./shared.js";
@@ -344,6 +345,39 @@ describe("opcat deployed by its manifests on a real node", { skip: node.skip || 
       120_000,
     );
     assert.match(cond(up, "Available")?.message ?? "", /Deployment tiny-system\/tiny-operator/);
+  });
+
+  test("an Operator (its bundle named directly) reports Available from its operator's real state", async () => {
+    const op = await push(busyboxImage("op operator\n"), registry, "op-operator:1");
+    const dir = tinyBundle(join(tmp, "op-bundle"), op, "op-operator");
+    const bundle = await push(buildBundleImage(dir), registry, "op-bundle:1.0.0");
+    await admin.create({
+      apiVersion: OPERATOR_API_VERSION,
+      kind: "Operator",
+      metadata: { name: "op" },
+      spec: {
+        installNamespace: "op-system",
+        bundle: { name: "op-1.0.0", spec: { class: "olm.bundle", refs: [`docker://${bundle}`] } },
+      },
+    } as KubeObject);
+    try {
+      const up = await waitFor<KubeObject & { status?: { conditions?: Condition[] } }>(
+        admin,
+        OPERATOR_API_VERSION,
+        "Operator",
+        "op",
+        (o) => cond(o, "Installed")?.status === "True" && cond(o, "Available")?.status === "True",
+        "Installed and Available",
+        180_000,
+      );
+      assert.equal(cond(up, "Available")?.message, "every workload of Instance op is available");
+      const dep = await admin.get<Deployment>("apps/v1", "Deployment", "op-operator", "op-system");
+      assert.equal(dep.status?.readyReplicas, 1);
+    } finally {
+      await admin.delete(OPERATOR_API_VERSION, "Operator", "op").catch(() => false);
+      await waitFor(admin, API_VERSION, "Instance", "op", (o) => o === undefined, "Instance gone", 120_000);
+      await admin.delete("v1", "Namespace", "op-system").catch(() => false);
+    }
   });
 
   test("a bundle whose operator image does not exist is Installed but not Available, and says why", async () => {

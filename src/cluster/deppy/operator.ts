@@ -184,6 +184,7 @@ export class OperatorController {
       ["catalogInstalled", (s) => this.catalogInstalled(s)],
       ["updates", (s) => this.updates(s)],
       ["installedVersion", (s) => this.installedVersion(s)],
+      ["available", (s) => this.available(s)],
     ];
     this.steps = steps.map(([name, run]) => ({ name, run }));
   }
@@ -212,7 +213,7 @@ export class OperatorController {
 
   /**
    * One pass over an Operator (steps: spec, bundleInstance, input, catalogRefs, catalogInstalled,
-   * updates, installedVersion), then its status written (conflicts retried on a fresh read).
+   * updates, installedVersion, available), then its status written (conflicts retried on a fresh read).
    */
   async reconcile(name: string): Promise<void> {
     const op = this.operators.get(name);
@@ -316,6 +317,35 @@ export class OperatorController {
       ic
         ? { type: "Installed", status: ic.status, reason: ic.reason, message: ic.message }
         : { type: "Installed", status: "False", reason: "Pending", message: `waiting for Instance ${name}` },
+    );
+  }
+
+  /**
+   * Available, from the Available conditions of the Instances the Operator installs through (reported
+   * from their Deployments' and Pods' real state when availability reporting is on): True when every
+   * one is, else False with the first one's reason and each one's message; absent when none reports it.
+   */
+  private available(s: OperatorState): void {
+    const reported = s.refs
+      .filter((r) => r.kind === "Instance" && r.name !== resolvesetInstanceName(s.name))
+      .map((r) => [r.name, findCondition(this.instances.get(r.name)?.status?.conditions, "Available")] as const)
+      .filter((x): x is readonly [string, NonNullable<(typeof x)[1]>] => x[1] !== undefined);
+    if (reported.length === 0) return;
+    const down = reported.filter(([, c]) => c.status !== "True");
+    s.conds.push(
+      down.length === 0
+        ? {
+            type: "Available",
+            status: "True",
+            reason: "WorkloadsAvailable",
+            message: `every workload of ${reported.map(([n]) => `Instance ${n}`).join(", ")} is available`,
+          }
+        : {
+            type: "Available",
+            status: "False",
+            reason: down[0][1].reason,
+            message: down.map(([n, c]) => `Instance ${n}: ${c.message}`).join("; "),
+          },
     );
   }
 

@@ -110,6 +110,7 @@ test("the reconciles' steps, in order", () => {
     "catalogInstalled",
     "updates",
     "installedVersion",
+    "available",
   ]);
   assert.deepEqual(names(catalogs), [
     "deleted",
