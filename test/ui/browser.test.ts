@@ -243,6 +243,8 @@ describe("web UI in Chromium on the community catalogs", { skip }, () => {
       `${served.url}#/c/v4.20/p/infinispan?tab=graph&channel=stable&range=${encodeURIComponent("<2.4.0")}`,
     );
     await page.locator("[data-testid=graph-content][data-layout=done]").waitFor();
+    // the hash changes within the page: the previous graph's "done" can still be seen; wait for this one's range
+    await page.locator("[data-testid=graph] g.node.in-range").first().waitFor();
     const g = (await (
       await fetch(`${served.url}ui/api/catalogs/v4.20/packages/infinispan/graph?channel=stable`)
     ).json()) as { nodes: { name: string; version: string }[] };
