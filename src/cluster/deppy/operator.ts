@@ -509,7 +509,10 @@ export class OperatorController {
   private async writeStatus(s: OperatorState): Promise<void> {
     const { name, conds, generation: gen } = s;
     for (let attempt = 0; attempt < 5; attempt++) {
-      const fresh = await this.client.tryGet<Operator>(OPERATOR_API_VERSION, "Operator", name);
+      // the cache's copy first (an unchanged status then costs no request); a fresh read after a conflict
+      const fresh =
+        (attempt === 0 ? this.operators.get(name) : undefined) ??
+        (await this.client.tryGet<Operator>(OPERATOR_API_VERSION, "Operator", name));
       if (!fresh) return;
       let list = fresh.status?.conditions ?? [];
       for (const c of conds) list = setCondition(list, { observedGeneration: gen, ...c }).conditions;

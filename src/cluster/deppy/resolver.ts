@@ -698,7 +698,10 @@ export class DeppyController {
     conds: NewCondition[],
   ): Promise<void> {
     for (let attempt = 0; attempt < 5; attempt++) {
-      const fresh = await this.client.tryGet<Input>(DEPPY_API_VERSION, "Input", i.metadata.name);
+      // the cache's copy first (an unchanged status then costs no request); a fresh read after a conflict
+      const fresh =
+        (attempt === 0 ? this.inputs.get(i.metadata.name) : undefined) ??
+        (await this.client.tryGet<Input>(DEPPY_API_VERSION, "Input", i.metadata.name));
       if (!fresh) return;
       const gen = fresh.metadata.generation ?? 0;
       let list = fresh.status?.conditions ?? [];
