@@ -112,13 +112,25 @@ export interface RequestOptions {
 export interface RequestStats {
   total: number;
   byVerb: Record<string, number>;
+  /** By verb and resource (`GET instances`, `PUT inputs/status`, `WATCH bundles`), for finding who asks most. */
+  byResource: Record<string, number>;
+}
+
+/** The resource a request path names (`instances`, `inputs/status`; `namespaces` for a namespace itself). */
+export function resourceOfPath(path: string): string {
+  const seg = path.split("?")[0].split("/").filter(Boolean);
+  let rest = seg[0] === "api" ? seg.slice(2) : seg[0] === "apis" ? seg.slice(3) : seg;
+  if (rest[0] === "namespaces" && rest.length > 2) rest = rest.slice(2);
+  if (rest.length === 0) return seg.join("/") || "/";
+  return rest.length >= 3 ? `${rest[0]}/${rest[2]}` : rest[0];
 }
 
 export class KubeClient {
   readonly config: KubeConfig;
   readonly server: URL;
   readonly fieldManager: string;
-  readonly stats: RequestStats = { total: 0, byVerb: {} };
+  /** Requests made, shared with the clients made by {@link impersonating} (they count here too). */
+  readonly stats: RequestStats;
   /** Told of every request sent (method, path with query, body): for tests that count requests per object. */
   readonly requestListeners = new Set<(method: string, path: string, body: string | undefined) => void>();
   private readonly tls: Promise<https.RequestOptions>;
@@ -150,6 +162,7 @@ export class KubeClient {
       this.server.protocol === "https:"
         ? new https.Agent({ keepAlive: true, maxSockets })
         : new http.Agent({ keepAlive: true, maxSockets });
+    this.stats = shared ? shared.client.stats : { total: 0, byVerb: {}, byResource: {} };
     this.agent = shared ? shared.client.agent : agent(32);
     this.watchAgent = shared ? shared.client.watchAgent : agent(Infinity);
     this.tls = shared
@@ -220,6 +233,8 @@ export class KubeClient {
     }
     this.stats.total++;
     this.stats.byVerb[method] = (this.stats.byVerb[method] ?? 0) + 1;
+    const what = `${opts.query?.watch === true ? "WATCH" : method} ${resourceOfPath(url.pathname)}`;
+    this.stats.byResource[what] = (this.stats.byResource[what] ?? 0) + 1;
     for (const l of this.requestListeners) l(method, url.pathname + url.search, body);
     const mod = url.protocol === "https:" ? https : http;
     return await new Promise<http.IncomingMessage>((resolve, reject) => {

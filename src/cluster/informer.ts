@@ -38,6 +38,8 @@ export class Informer<T extends KubeObject = KubeObject> {
   private synced!: Promise<void>;
   private markSynced!: () => void;
   private running = false;
+  /** True once the first list is in the cache. */
+  hasSynced = false;
   /** Times the informer listed (1 + relists after 410 Gone), for tests and benchmarks. */
   lists = 0;
   /** 410 Gone answers seen (a watch from a version the server no longer has). */
@@ -49,7 +51,12 @@ export class Informer<T extends KubeObject = KubeObject> {
     readonly kind: string,
     private readonly opts: InformerOptions = {},
   ) {
-    this.synced = new Promise((r) => (this.markSynced = r));
+    this.synced = new Promise((r) => {
+      this.markSynced = () => {
+        this.hasSynced = true;
+        r();
+      };
+    });
   }
 
   on(handler: InformerHandler<T>): this {

@@ -328,7 +328,11 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
       log(
         `api requests: ${client.stats.total} (${Object.entries(client.stats.byVerb)
           .map(([v, n]) => `${v} ${n}`)
-          .join(", ")})`,
+          .join(", ")}); most: ${Object.entries(client.stats.byResource)
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, 8)
+          .map(([k, n]) => `${k} ${n}`)
+          .join(", ")}`,
       );
       // the webhook configurations stay: they fail closed, so that while no controller serves them
       // nobody creates or changes Bundles and Instances unseen (docs/security.md)

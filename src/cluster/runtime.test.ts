@@ -260,3 +260,18 @@ test("defineController: controllers share a kind's cache (informer) and may name
   assert.equal(a.queue.length, 1);
   assert.equal(b.queue.length, 1);
 });
+
+test("resourceOfPath names the resource of a request path", async () => {
+  const { resourceOfPath } = await import("./client.js");
+  const cases: [string, string][] = [
+    ["/api/v1/namespaces/ns/configmaps/x", "configmaps"],
+    ["/api/v1/namespaces/ns", "namespaces"],
+    ["/api/v1/namespaces", "namespaces"],
+    ["/apis/deppy.io/v1/inputs/a/status", "inputs/status"],
+    ["/apis/rukpak.io/v1/instances?watch=true", "instances"],
+    ["/apis/authorization.k8s.io/v1/subjectaccessreviews", "subjectaccessreviews"],
+    ["/apis/apps/v1/namespaces/ns/deployments/d/scale", "deployments/scale"],
+    ["/apis/rukpak.io/v1", "apis/rukpak.io/v1"],
+  ];
+  for (const [path, want] of cases) assert.equal(resourceOfPath(path), want, path);
+});

@@ -778,9 +778,16 @@ export class DeppyController {
       refs: [`file://content/${RESOLVESET_FILE}`],
       volumeMounts: [{ mountPath: "/content", configMap: { name, namespace: ns } }],
     };
-    const existing = await this.client.tryGet<Bundle>(RUKPAK_API_VERSION, "Bundle", name);
+    // from the process's caches when they hold the object (a steady state costs no request), else live:
+    // an object a cache has not seen yet must not be taken for absent (it may be someone else's)
+    const bundleCache = this.fullCache<Bundle>("Bundle");
+    const instanceCache = this.fullCache<Instance>("Instance");
+    const existing = bundleCache?.get(name) ?? (await this.client.tryGet<Bundle>(RUKPAK_API_VERSION, "Bundle", name));
     const instName = resolvesetInstanceName(input);
-    const cur = dryRun ? undefined : await this.client.tryGet<Instance>(RUKPAK_API_VERSION, "Instance", instName);
+    const cur = dryRun
+      ? undefined
+      : (instanceCache?.get(instName) ??
+        (await this.client.tryGet<Instance>(RUKPAK_API_VERSION, "Instance", instName)));
     // the names are predictable: a Bundle or Instance someone else made under them is never used
     if (existing && !(this.madeBySelf(existing) && sameJson(existing.spec, spec)))
       throw new Error(`Bundle ${name} exists and was not made by opcat for Input ${input}; delete it`);
@@ -820,17 +827,35 @@ export class DeppyController {
         spec: { selector: { matchLabels: { [LABEL_INPUT]: input } }, bundle: { name } },
       });
     }
-    // older resolvesets of this Input that nothing points at any more
+    // older resolvesets of this Input that nothing points at any more (the Instance's active one is
+    // read live, and only when there is something to delete: a stale cache must not name it old)
+    const older = (
+      bundleCache
+        ? bundleCache
+            .list()
+            .filter(
+              (b) => b.metadata.labels?.[LABEL_INPUT] === input && b.metadata.labels?.[LABEL_RESOLVESET] === "true",
+            )
+        : (
+            await this.client.list<Bundle>(RUKPAK_API_VERSION, "Bundle", {
+              labelSelector: `${LABEL_INPUT}=${input},${LABEL_RESOLVESET}=true`,
+            })
+          ).items
+    ).filter((b) => b.metadata.name !== name);
+    if (older.length === 0) return name;
     const active = (await this.client.tryGet<Instance>(RUKPAK_API_VERSION, "Instance", instName))?.status?.activeBundle;
-    const { items } = await this.client.list<Bundle>(RUKPAK_API_VERSION, "Bundle", {
-      labelSelector: `${LABEL_INPUT}=${input},${LABEL_RESOLVESET}=true`,
-    });
-    for (const b of items) {
-      if (b.metadata.name === name || b.metadata.name === active) continue;
+    for (const b of older) {
+      if (b.metadata.name === active) continue;
       await this.client.delete(RUKPAK_API_VERSION, "Bundle", b.metadata.name).catch(() => false);
       await this.client.delete("v1", "ConfigMap", b.metadata.name, ns).catch(() => false);
     }
     return name;
+  }
+
+  /** The process's full cache of a RukPak kind once it has listed (undefined: none, or not yet; read live). */
+  private fullCache<T extends KubeObject>(kind: "Bundle" | "Instance"): Informer<T> | undefined {
+    const inf = this.opts.caches?.informer<T>(RUKPAK_API_VERSION, kind);
+    return inf?.hasSynced ? inf : undefined;
   }
 
   /** True when the controllers made `o` (or when no identity is configured to tell). */
