@@ -176,6 +176,8 @@ async function main(): Promise<void> {
     await exited;
     const d = /deppy: (.*)/.exec(log());
     if (d) rows.push(["resolutions over the whole run", d[1]]);
+    const rec = /reconciles: (.*)/.exec(log());
+    if (rec) rows.push(["reconciles per controller over the whole run", rec[1]]);
     const m = /api requests: (.*)/.exec(log());
     if (m) rows.push(["controller API requests over the whole run", m[1]]);
     client.close();

@@ -325,6 +325,8 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
           `deppy: ${controllers.deppy.resolutions} resolutions, ` +
             `${controllers.deppy.resolveMs.toFixed(0)} ms in the resolver`,
         );
+      const queues = controllerMetrics(client, controllers).find((f) => f.name === "opcat_reconciles_total");
+      log(`reconciles: ${(queues?.samples ?? []).map(([l, n]) => `${l.controller} ${n}`).join(", ")}`);
       log(
         `api requests: ${client.stats.total} (${Object.entries(client.stats.byVerb)
           .map(([v, n]) => `${v} ${n}`)

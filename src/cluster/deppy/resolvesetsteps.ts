@@ -530,7 +530,10 @@ async function packageInstance(
     blockOwnerDeletion: false,
   };
   const bn = b?.metadata.name ?? e.name;
-  const cur = await ctx.client.tryGet<Instance>(RUKPAK_API_VERSION, "Instance", e.package);
+  // the cache's copy when it has one (a steady state costs no request); live when it has none: an
+  // Instance the cache has not seen yet must not be taken for absent (it may be someone else's)
+  const cur =
+    ctx.instances.get(e.package) ?? (await ctx.client.tryGet<Instance>(RUKPAK_API_VERSION, "Instance", e.package));
   // an Instance of that name made (or changed) by someone else is never taken over
   if (cur && !madeBySelf(ctx, cur))
     return `${e.package} (Instance ${e.package} exists and was not made by opcat: delete it first)`;
@@ -553,7 +556,8 @@ async function packageInstance(
     });
   }
   if (applied) await approvePackageInstance(ctx, s, applied, b, bn);
-  const now = await ctx.client.tryGet<Instance>(RUKPAK_API_VERSION, "Instance", e.package);
+  // installed yet? the cache's view (its next event brings this pass again)
+  const now = ctx.instances.get(e.package) ?? applied;
   const ic = findCondition(now?.status?.conditions, "Installed");
   if (ic?.status === "True" && now?.status?.activeBundle === bn) return undefined;
   return `${e.package} (${ic && ic.status === "False" ? `${ic.reason}: ${ic.message}` : `installing ${bn}`})`;
