@@ -28,6 +28,7 @@ import {
 } from "../../serve/index.js";
 import type { CatalogRevision } from "../../serve/index.js";
 import { CATALOG_API_VERSION, type ClusterCatalog } from "./api.js";
+import { sameJson } from "../rukpak/trust.js";
 
 const FINALIZER = "olm.operatorframework.io/delete-server-cache";
 
@@ -213,7 +214,7 @@ export class CatalogController {
     for (const c of conds)
       list = setCondition(list, { observedGeneration: fresh.metadata.generation ?? 0, ...c }).conditions;
     const next = { ...st, ...extra, conditions: list, observedGeneration: fresh.metadata.generation ?? 0 };
-    if (JSON.stringify(next) === JSON.stringify(fresh.status ?? {})) return;
+    if (sameJson(next, fresh.status ?? {})) return;
     await this.opts.client
       .replace<ClusterCatalog>({ ...fresh, status: next }, { subresource: "status" })
       .catch((e) => (isConflict(e) ? Promise.reject(e) : isNotFound(e) ? undefined : Promise.reject(e)));

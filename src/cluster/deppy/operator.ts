@@ -14,6 +14,7 @@ import type { EventRecorder } from "../events.js";
 import type { Informer } from "../informer.js";
 import type { SharedCaches } from "../runtime/caches.js";
 import { defineController, type Controller } from "../runtime/controller.js";
+import { sameJson } from "../rukpak/trust.js";
 import { runSteps, type Step, type StepOutcome } from "../runtime/steps.js";
 import { API_VERSION as RUKPAK_API_VERSION, type Bundle, type Instance } from "../rukpak/api.js";
 import type { InstalledStatus } from "../../resolve/index.js";
@@ -362,7 +363,8 @@ export class OperatorController {
         reason: "NameConflict",
         message: `Input ${name} exists and does not belong to this Operator`,
       });
-    if (!cur || JSON.stringify(cur.spec) !== JSON.stringify(spec)) {
+    // compared as canonical JSON: the API server hands objects back with their keys in its own order
+    if (!cur || !sameJson(cur.spec, spec)) {
       // as for the Instance: no Input again for an Operator being deleted
       if (!cur && !(await this.alive(s))) {
         s.gone = true;
@@ -526,7 +528,7 @@ export class OperatorController {
         components: { matchLabels: s.labels, refs: s.refs },
         observedGeneration: gen,
       };
-      if (JSON.stringify(status) === JSON.stringify(fresh.status ?? {})) return;
+      if (sameJson(status, fresh.status ?? {})) return;
       try {
         await this.client.replace<Operator>({ ...fresh, status }, { subresource: "status" });
         return;

@@ -724,7 +724,7 @@ export class DeppyController {
         conditions: list,
         observedGeneration: gen,
       };
-      if (JSON.stringify(status) === JSON.stringify(fresh.status ?? {})) return;
+      if (sameJson(status, fresh.status ?? {})) return;
       try {
         await this.client.replace<Input>({ ...fresh, status }, { subresource: "status" });
         return;

@@ -124,7 +124,7 @@ function stop(s: ResolvesetState, event: "Normal" | "Warning" | undefined, ...cs
 export async function commit(ctx: ResolvesetContext, s: ResolvesetState): Promise<void> {
   // optimistic concurrency on the object the conditions were computed from: a user's approval
   // written meanwhile makes this a conflict (retried with what they wrote), never a lost update
-  if (JSON.stringify(s.status) === JSON.stringify(s.inst.status ?? {})) return;
+  if (sameJson(s.status, s.inst.status ?? {})) return;
   s.inst = await ctx.client.replace<Instance>({ ...s.inst, status: s.status }, { subresource: "status" });
   s.status = { ...(s.inst.status ?? {}) };
 }

@@ -682,7 +682,7 @@ export class ExtensionController {
       const status: ClusterExtensionStatus = { ...(fresh.status ?? {}), conditions: list };
       if (out.install === null) delete status.install;
       else if (out.install) status.install = out.install;
-      if (JSON.stringify(status) === JSON.stringify(fresh.status ?? {})) return;
+      if (sameJson(status, fresh.status ?? {})) return;
       try {
         await this.client.replace<ClusterExtension>({ ...fresh, status }, { subresource: "status" });
         return;

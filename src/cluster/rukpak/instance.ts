@@ -80,7 +80,7 @@ function stop(s: InstanceState, event: "Normal" | "Warning" | undefined, ...cs: 
 
 /** Writes the working status now (when it changed) and goes on from what the API server returned. */
 async function commit(ctx: RukpakContext, s: InstanceState): Promise<void> {
-  if (JSON.stringify(s.status) === JSON.stringify(s.inst.status ?? {})) return;
+  if (sameJson(s.status, s.inst.status ?? {})) return;
   s.inst = await ctx.client.replace<Instance>({ ...s.inst, status: s.status }, { subresource: "status" });
   s.status = { ...(s.inst.status ?? {}) };
 }
