@@ -26,6 +26,7 @@ import { CATALOG_API_VERSION, OPERATOR_API_VERSION, type ClusterCatalog } from "
 import type { Condition } from "../../src/cluster/conditions.js";
 import { clientAs, cond, nodeCluster, waitFor, waitForEvent } from "../cluster/harness.js";
 import { busyboxImage, opcatImage, push } from "./images.js";
+import { IMAGE_NODE } from "../../src/image/runtime.js";
 import { available, RESTRICTED } from "./shared.js";
 import { REPO_ROOT } from "../shared.js";
 
@@ -377,6 +378,136 @@ describe("opcat deployed by its manifests on a real node", { skip: node.skip || 
       await admin.delete(OPERATOR_API_VERSION, "Operator", "op").catch(() => false);
       await waitFor(admin, API_VERSION, "Instance", "op", (o) => o === undefined, "Instance gone", 120_000);
       await admin.delete("v1", "Namespace", "op-system").catch(() => false);
+    }
+  });
+
+  test("a bundle's admission webhook is served by its operator Pod with the certificate opcat provides", async () => {
+    const { ref } = await opcatImage(registry);
+    // the operator: a webhook server in Node (opcat's image's runtime) on OLM's certificate path,
+    // refusing what its objectSelector picks and naming its Pod
+    const server = [
+      'const fs = require("fs"); const d = "/tmp/k8s-webhook-server/serving-certs/";',
+      'const o = { cert: fs.readFileSync(d + "tls.crt"), key: fs.readFileSync(d + "tls.key") };',
+      'require("https").createServer(o, (req, res) => { let b = ""; req.on("data", (c) => (b += c));',
+      '  req.on("end", () => { const r = JSON.parse(b).request; res.setHeader("content-type", "application/json");',
+      '    res.end(JSON.stringify({ apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", response: {',
+      '      uid: r.uid, allowed: false, status: { code: 403, message: "refused by " + process.env.POD_NAME } } }));',
+      "  }); }).listen(9443);",
+    ].join("\n");
+    const dir = join(tmp, "wh-bundle");
+    mkdirSync(join(dir, "manifests"), { recursive: true });
+    mkdirSync(join(dir, "metadata"), { recursive: true });
+    const labels = { app: "wh-operator" };
+    const csv = {
+      apiVersion: "operators.coreos.com/v1alpha1",
+      kind: "ClusterServiceVersion",
+      metadata: { name: "wh-operator.v1.0.0" },
+      spec: {
+        displayName: "Webhook",
+        version: "1.0.0",
+        installModes: [
+          { type: "OwnNamespace", supported: true },
+          { type: "SingleNamespace", supported: true },
+          { type: "MultiNamespace", supported: false },
+          { type: "AllNamespaces", supported: true },
+        ],
+        install: {
+          strategy: "deployment",
+          spec: {
+            deployments: [
+              {
+                name: "wh-operator",
+                spec: {
+                  replicas: 1,
+                  selector: { matchLabels: labels },
+                  template: {
+                    metadata: { labels },
+                    spec: {
+                      terminationGracePeriodSeconds: 1,
+                      containers: [
+                        {
+                          name: "manager",
+                          image: ref,
+                          command: [IMAGE_NODE, "-e", server],
+                          env: [{ name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } }],
+                          ports: [{ containerPort: 9443 }],
+                          readinessProbe: { tcpSocket: { port: 9443 }, periodSeconds: 1 },
+                          securityContext: RESTRICTED,
+                        },
+                      ],
+                    },
+                  },
+                },
+              },
+            ],
+          },
+        },
+        webhookdefinitions: [
+          {
+            type: "ValidatingAdmissionWebhook",
+            generateName: "vrefuse.wh.example.com",
+            deploymentName: "wh-operator",
+            containerPort: 443,
+            targetPort: 9443,
+            webhookPath: "/validate",
+            admissionReviewVersions: ["v1"],
+            sideEffects: "None",
+            failurePolicy: "Fail",
+            rules: [{ operations: ["CREATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["configmaps"] }],
+            objectSelector: { matchLabels: { "opcat-test/webhook": "refuse" } },
+          },
+        ],
+      },
+    };
+    writeFileSync(join(dir, "manifests", "wh.clusterserviceversion.yaml"), JSON.stringify(csv, null, 2));
+    writeFileSync(
+      join(dir, "metadata", "annotations.yaml"),
+      [
+        "annotations:",
+        "  operators.operatorframework.io.bundle.mediatype.v1: registry+v1",
+        "  operators.operatorframework.io.bundle.manifests.v1: manifests/",
+        "  operators.operatorframework.io.bundle.metadata.v1: metadata/",
+        "  operators.operatorframework.io.bundle.package.v1: wh-operator",
+        "  operators.operatorframework.io.bundle.channels.v1: stable",
+        "",
+      ].join("\n"),
+    );
+    const bundle = await push(buildBundleImage(dir), registry, "wh-bundle:1.0.0");
+    await admin.create({
+      apiVersion: API_VERSION,
+      kind: "Instance",
+      metadata: { name: "wh" },
+      spec: {
+        selector: { matchLabels: { subscription: "wh" } },
+        installNamespace: "wh-system",
+        bundle: { name: "wh-1.0.0", spec: { class: "olm.bundle", refs: [`docker://${bundle}`] } },
+      },
+    } as KubeObject);
+    try {
+      await waitFor<Instance>(
+        admin,
+        API_VERSION,
+        "Instance",
+        "wh",
+        (o) => cond(o, "Installed")?.status === "True" && cond(o, "Available")?.status === "True",
+        "Installed and Available",
+        180_000,
+      );
+      const cm = (name: string, refuse: boolean) =>
+        admin.create({
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: { name, namespace: "wh-system", labels: refuse ? { "opcat-test/webhook": "refuse" } : {} },
+          data: { a: "b" },
+        } as KubeObject);
+      // the API server calls the operator's Pod through the Service opcat made, trusting the CA opcat put
+      // in the configuration; the Pod serves the certificate opcat mounted
+      await assert.rejects(cm("picked", true), /refused by wh-operator-/);
+      await cm("not-picked", false);
+    } finally {
+      await admin.delete(API_VERSION, "Instance", "wh").catch(() => false);
+      await waitFor(admin, API_VERSION, "Instance", "wh", (o) => o === undefined, "Instance gone", 120_000);
+      await admin.delete("v1", "Namespace", "wh-system").catch(() => false);
     }
   });
 

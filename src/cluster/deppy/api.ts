@@ -408,8 +408,9 @@ const seedConstraints = (kube: string, ocp: string): ConstraintSpec[] => [
 
 /**
  * The default InputClasses (docs/cluster.md) with their parameters (minimal-version: see below).
- * `dry-run-next`'s constraints are the next minor release of the cluster's Kubernetes (and OpenShift) version, computed by the
- * controller; 1.21 / 4.8 (the design's) are used when the cluster's version is not known.
+ * `dry-run-next`'s constraints are the next minor release of the cluster's Kubernetes (and OpenShift)
+ * version, computed by the controller; 1.21 / 4.8 (the design's) are used when the cluster's version is
+ * not known.
  */
 export function defaultInputClasses(next?: { kube?: string; ocp?: string }): InputClass[] {
   const mk = (name: string, p: InputClass["parameters"]): InputClass => ({
