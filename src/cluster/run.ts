@@ -320,22 +320,7 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
       await health?.close();
       await elector?.stop();
       await controllers.stop();
-      if (controllers.deppy)
-        log(
-          `deppy: ${controllers.deppy.resolutions} resolutions, ` +
-            `${controllers.deppy.resolveMs.toFixed(0)} ms in the resolver`,
-        );
-      const queues = controllerMetrics(client, controllers).find((f) => f.name === "opcat_reconciles_total");
-      log(`reconciles: ${(queues?.samples ?? []).map(([l, n]) => `${l.controller} ${n}`).join(", ")}`);
-      log(
-        `api requests: ${client.stats.total} (${Object.entries(client.stats.byVerb)
-          .map(([v, n]) => `${v} ${n}`)
-          .join(", ")}); most: ${Object.entries(client.stats.byResource)
-          .sort((a, b) => b[1] - a[1])
-          .slice(0, 8)
-          .map(([k, n]) => `${k} ${n}`)
-          .join(", ")}`,
-      );
+      logTotals(client, controllers, log);
       // the webhook configurations stay: they fail closed, so that while no controller serves them
       // nobody creates or changes Bundles and Instances unseen (docs/security.md)
       await webhook?.close();
@@ -399,6 +384,23 @@ async function startWebhooks(
   }, opts.certCheckMs ?? 300_000);
   out.certTimer.unref();
   return out;
+}
+
+/** What a process did, logged when it stops: resolutions, reconciles per controller, API requests. */
+function logTotals(client: KubeClient, controllers: ControllerSet, log: (m: string) => void): void {
+  if (controllers.deppy)
+    log(
+      `deppy: ${controllers.deppy.resolutions} resolutions, ` +
+        `${controllers.deppy.resolveMs.toFixed(0)} ms in the resolver`,
+    );
+  const queues = controllerMetrics(client, controllers).find((f) => f.name === "opcat_reconciles_total");
+  log(`reconciles: ${(queues?.samples ?? []).map(([l, n]) => `${l.controller} ${n}`).join(", ")}`);
+  const most = Object.entries(client.stats.byResource)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 8)
+    .map(([k, n]) => `${k} ${n}`);
+  const verbs = Object.entries(client.stats.byVerb).map(([v, n]) => `${v} ${n}`);
+  log(`api requests: ${client.stats.total} (${verbs.join(", ")}); most: ${most.join(", ")}`);
 }
 
 /**
