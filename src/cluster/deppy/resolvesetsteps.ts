@@ -12,7 +12,8 @@ import { isConflict, type KubeClient, type KubeObject } from "../client.js";
 import { findCondition, setCondition, type NewCondition } from "../conditions.js";
 import type { EventRecorder } from "../events.js";
 import type { Informer } from "../informer.js";
-import { withConditions, type Step, type StepOutcome } from "../runtime/steps.js";
+import { stopWith, withConditions, type Step, type StepOutcome } from "../runtime/steps.js";
+import { commitInstanceStatus } from "../rukpak/instance.js";
 import {
   API_VERSION as RUKPAK_API_VERSION,
   type Bundle,
@@ -109,25 +110,15 @@ export function resolvesetApprovalOf(pc: ProvisionerClass | undefined): Resolves
 
 const madeBySelf = (ctx: ResolvesetContext, o: KubeObject): boolean => madeBy(ctx.key, ctx.self, o);
 
-/** Ends the pass with conditions (and an Event of the last one when `event` says so). */
-function stop(s: ResolvesetState, event: "Normal" | "Warning" | undefined, ...cs: NewCondition[]): StepOutcome {
-  s.observe = true;
-  const last = cs[cs.length - 1];
-  return {
-    stop: true,
-    conditions: cs,
-    ...(event && last ? { event: { type: event, reason: last.reason, message: last.message } } : {}),
-  };
-}
+const stop = stopWith;
 
-/** Writes the working status now (when it changed) and goes on from what the API server returned. */
-export async function commit(ctx: ResolvesetContext, s: ResolvesetState): Promise<void> {
-  // optimistic concurrency on the object the conditions were computed from: a user's approval
-  // written meanwhile makes this a conflict (retried with what they wrote), never a lost update
-  if (sameJson(s.status, s.inst.status ?? {})) return;
-  s.inst = await ctx.client.replace<Instance>({ ...s.inst, status: s.status }, { subresource: "status" });
-  s.status = { ...(s.inst.status ?? {}) };
-}
+/**
+ * Writes the working status now (when it changed). Optimistic concurrency on the object the conditions
+ * were computed from: a user's approval written meanwhile makes this a conflict (retried with what they
+ * wrote), never a lost update.
+ */
+export const commit = (ctx: ResolvesetContext, s: ResolvesetState): Promise<void> =>
+  commitInstanceStatus(ctx.client, s);
 
 /** The resolveset Bundle, unpacked. */
 const unpacked: ResolvesetStep = (_ctx, s) => {

@@ -7,9 +7,9 @@
  * next step acts is committed on the way: a forged approval dropped, a new approval, `Upgrading`
  * while a pivot is applied, and the failure of an apply (docs/security.md).
  */
-import { isConflict, KubeApiError } from "../client.js";
+import { isConflict, KubeApiError, type KubeClient } from "../client.js";
 import { findCondition, setCondition, type NewCondition } from "../conditions.js";
-import { runSteps, withConditions, type Step, type StepOutcome } from "../runtime/steps.js";
+import { runSteps, stopWith, withConditions, type Step, type StepOutcome } from "../runtime/steps.js";
 import {
   API_VERSION,
   LABEL_BUNDLE,
@@ -67,23 +67,22 @@ type InstanceStep = (ctx: RukpakContext, s: InstanceState) => Promise<StepOutcom
 
 const STOP = { stop: true } as const;
 
-/** Ends the pass with conditions (and an Event of the last one when `event` says so). */
-function stop(s: InstanceState, event: "Normal" | "Warning" | undefined, ...cs: NewCondition[]): StepOutcome {
-  s.observe = true;
-  const last = cs[cs.length - 1];
-  return {
-    stop: true,
-    conditions: cs,
-    ...(event && last ? { event: { type: event, reason: last.reason, message: last.message } } : {}),
-  };
-}
+const stop = stopWith;
 
-/** Writes the working status now (when it changed) and goes on from what the API server returned. */
-async function commit(ctx: RukpakContext, s: InstanceState): Promise<void> {
+/**
+ * Writes an Instance's working status now (when it changed) and goes on from what the API server
+ * returned (the resolveset provisioner's passes too).
+ */
+export async function commitInstanceStatus(
+  client: KubeClient,
+  s: { inst: Instance; status: NonNullable<Instance["status"]> },
+): Promise<void> {
   if (sameJson(s.status, s.inst.status ?? {})) return;
-  s.inst = await ctx.client.replace<Instance>({ ...s.inst, status: s.status }, { subresource: "status" });
+  s.inst = await client.replace<Instance>({ ...s.inst, status: s.status }, { subresource: "status" });
   s.status = { ...(s.inst.status ?? {}) };
 }
+
+const commit = (ctx: RukpakContext, s: InstanceState): Promise<void> => commitInstanceStatus(ctx.client, s);
 
 function conditions(s: InstanceState, ...cs: NewCondition[]): void {
   s.status = withConditions(s.status, s.generation, cs);

@@ -33,6 +33,24 @@ export function withConditions<T extends StatusCopy>(status: T, generation: numb
   return { ...status, conditions: list };
 }
 
+/**
+ * Ends a pass with conditions (and an Event of the last one when `event` says so); `observe` marks the
+ * state so that observedGeneration is written with them.
+ */
+export function stopWith(
+  s: { observe?: boolean },
+  event: "Normal" | "Warning" | undefined,
+  ...cs: NewCondition[]
+): StepOutcome {
+  s.observe = true;
+  const last = cs[cs.length - 1];
+  return {
+    stop: true,
+    conditions: cs,
+    ...(event && last ? { event: { type: event, reason: last.reason, message: last.message } } : {}),
+  };
+}
+
 export interface StepsResult {
   /** The step that stopped the run, if any. */
   stoppedAt?: string;
