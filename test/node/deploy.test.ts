@@ -25,7 +25,7 @@ import { buildBundleImage, buildCatalogImage } from "../../src/image/index.js";
 import { CATALOG_API_VERSION, OPERATOR_API_VERSION, type ClusterCatalog } from "../../src/cluster/deppy/api.js";
 import type { Condition } from "../../src/cluster/conditions.js";
 import { clientAs, cond, nodeCluster, waitFor, waitForEvent } from "../cluster/harness.js";
-import { busyboxImage, opcatImage, push } from "./images.js";
+import { busyboxImage, opcatImage, push, refusingWebhookScript } from "./images.js";
 import { IMAGE_NODE } from "../../src/image/runtime.js";
 import { available, RESTRICTED } from "./shared.js";
 import { REPO_ROOT } from "../shared.js";
@@ -59,8 +59,17 @@ function httpText(ip: string, port: number, path: string): Promise<string> {
   });
 }
 
-/** A registry+v1 bundle `pkg` whose one Deployment runs `image` (busybox httpd, ready when it answers on 8080). */
-function tinyBundle(dir: string, image: string, pkg = "tiny-operator", version = "1.0.0"): string {
+/**
+ * A registry+v1 bundle `pkg` whose one Deployment runs `image` (busybox httpd, ready when it answers on
+ * 8080; `extra.container` replaces fields of its container) with `extra.webhookdefinitions` if given.
+ */
+function tinyBundle(
+  dir: string,
+  image: string,
+  pkg = "tiny-operator",
+  version = "1.0.0",
+  extra: { container?: Record<string, unknown>; webhookdefinitions?: unknown[] } = {},
+): string {
   mkdirSync(join(dir, "manifests"), { recursive: true });
   mkdirSync(join(dir, "metadata"), { recursive: true });
   const container = {
@@ -68,6 +77,7 @@ function tinyBundle(dir: string, image: string, pkg = "tiny-operator", version =
     image,
     readinessProbe: { httpGet: { path: "/", port: 8080 }, periodSeconds: 1 },
     securityContext: RESTRICTED,
+    ...extra.container,
   };
   const csv = {
     apiVersion: "operators.coreos.com/v1alpha1",
@@ -110,6 +120,7 @@ function tinyBundle(dir: string, image: string, pkg = "tiny-operator", version =
           ],
         },
       },
+      ...(extra.webhookdefinitions ? { webhookdefinitions: extra.webhookdefinitions } : {}),
     },
   };
   writeFileSync(join(dir, "manifests", `${pkg}.clusterserviceversion.yaml`), JSON.stringify(csv, null, 2));
@@ -385,93 +396,29 @@ describe("opcat deployed by its manifests on a real node", { skip: node.skip || 
     const { ref } = await opcatImage(registry);
     // the operator: a webhook server in Node (opcat's image's runtime) on OLM's certificate path,
     // refusing what its objectSelector picks and naming its Pod
-    const server = [
-      'const fs = require("fs"); const d = "/tmp/k8s-webhook-server/serving-certs/";',
-      'const o = { cert: fs.readFileSync(d + "tls.crt"), key: fs.readFileSync(d + "tls.key") };',
-      'require("https").createServer(o, (req, res) => { let b = ""; req.on("data", (c) => (b += c));',
-      '  req.on("end", () => { const r = JSON.parse(b).request; res.setHeader("content-type", "application/json");',
-      '    res.end(JSON.stringify({ apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", response: {',
-      '      uid: r.uid, allowed: false, status: { code: 403, message: "refused by " + process.env.POD_NAME } } }));',
-      "  }); }).listen(9443);",
-    ].join("\n");
-    const dir = join(tmp, "wh-bundle");
-    mkdirSync(join(dir, "manifests"), { recursive: true });
-    mkdirSync(join(dir, "metadata"), { recursive: true });
-    const labels = { app: "wh-operator" };
-    const csv = {
-      apiVersion: "operators.coreos.com/v1alpha1",
-      kind: "ClusterServiceVersion",
-      metadata: { name: "wh-operator.v1.0.0" },
-      spec: {
-        displayName: "Webhook",
-        version: "1.0.0",
-        installModes: [
-          { type: "OwnNamespace", supported: true },
-          { type: "SingleNamespace", supported: true },
-          { type: "MultiNamespace", supported: false },
-          { type: "AllNamespaces", supported: true },
-        ],
-        install: {
-          strategy: "deployment",
-          spec: {
-            deployments: [
-              {
-                name: "wh-operator",
-                spec: {
-                  replicas: 1,
-                  selector: { matchLabels: labels },
-                  template: {
-                    metadata: { labels },
-                    spec: {
-                      terminationGracePeriodSeconds: 1,
-                      containers: [
-                        {
-                          name: "manager",
-                          image: ref,
-                          command: [IMAGE_NODE, "-e", server],
-                          env: [{ name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } }],
-                          ports: [{ containerPort: 9443 }],
-                          readinessProbe: { tcpSocket: { port: 9443 }, periodSeconds: 1 },
-                          securityContext: RESTRICTED,
-                        },
-                      ],
-                    },
-                  },
-                },
-              },
-            ],
-          },
-        },
-        webhookdefinitions: [
-          {
-            type: "ValidatingAdmissionWebhook",
-            generateName: "vrefuse.wh.example.com",
-            deploymentName: "wh-operator",
-            containerPort: 443,
-            targetPort: 9443,
-            webhookPath: "/validate",
-            admissionReviewVersions: ["v1"],
-            sideEffects: "None",
-            failurePolicy: "Fail",
-            rules: [{ operations: ["CREATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["configmaps"] }],
-            objectSelector: { matchLabels: { "opcat-test/webhook": "refuse" } },
-          },
-        ],
+    const dir = tinyBundle(join(tmp, "wh-bundle"), ref, "wh-operator", "1.0.0", {
+      container: {
+        command: [IMAGE_NODE, "-e", refusingWebhookScript("/tmp/k8s-webhook-server/serving-certs/", 9443)],
+        env: [{ name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } }],
+        ports: [{ containerPort: 9443 }],
+        readinessProbe: { tcpSocket: { port: 9443 }, periodSeconds: 1 },
       },
-    };
-    writeFileSync(join(dir, "manifests", "wh.clusterserviceversion.yaml"), JSON.stringify(csv, null, 2));
-    writeFileSync(
-      join(dir, "metadata", "annotations.yaml"),
-      [
-        "annotations:",
-        "  operators.operatorframework.io.bundle.mediatype.v1: registry+v1",
-        "  operators.operatorframework.io.bundle.manifests.v1: manifests/",
-        "  operators.operatorframework.io.bundle.metadata.v1: metadata/",
-        "  operators.operatorframework.io.bundle.package.v1: wh-operator",
-        "  operators.operatorframework.io.bundle.channels.v1: stable",
-        "",
-      ].join("\n"),
-    );
+      webhookdefinitions: [
+        {
+          type: "ValidatingAdmissionWebhook",
+          generateName: "vrefuse.wh.example.com",
+          deploymentName: "wh-operator",
+          containerPort: 443,
+          targetPort: 9443,
+          webhookPath: "/validate",
+          admissionReviewVersions: ["v1"],
+          sideEffects: "None",
+          failurePolicy: "Fail",
+          rules: [{ operations: ["CREATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["configmaps"] }],
+          objectSelector: { matchLabels: { "opcat-test/webhook": "refuse" } },
+        },
+      ],
+    });
     const bundle = await push(buildBundleImage(dir), registry, "wh-bundle:1.0.0");
     await admin.create({
       apiVersion: API_VERSION,

@@ -46,3 +46,19 @@ export function opcatImage(registry: string): Promise<{ ref: string; image: Buil
 export function push(img: BuiltImage, registry: string, name: string): Promise<string> {
   return pushImage(img, `${registry}/${name}`, { useHttp: true });
 }
+
+/**
+ * A validating admission webhook server in Node (the runtime of opcat's image): HTTPS on `port` with
+ * `tls.crt`/`tls.key` from `certDir`, refusing every request it is sent with a message naming its Pod.
+ */
+export function refusingWebhookScript(certDir: string, port: number): string {
+  return [
+    `const fs = require("fs"); const d = ${JSON.stringify(certDir)};`,
+    'const o = { cert: fs.readFileSync(d + "tls.crt"), key: fs.readFileSync(d + "tls.key") };',
+    'require("https").createServer(o, (req, res) => { let b = ""; req.on("data", (c) => (b += c));',
+    '  req.on("end", () => { const r = JSON.parse(b).request; res.setHeader("content-type", "application/json");',
+    '    res.end(JSON.stringify({ apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", response: {',
+    '      uid: r.uid, allowed: false, status: { code: 403, message: "refused by " + process.env.POD_NAME } } }));',
+    `  }); }).listen(${port});`,
+  ].join("\n");
+}

@@ -15,7 +15,7 @@ import { makeServingCerts } from "../../src/cluster/certs.js";
 import { IMAGE_NODE } from "../../src/image/runtime.js";
 import { REPO_ROOT } from "../shared.js";
 import { clientAs, nodeCluster, waitFor } from "../cluster/harness.js";
-import { busyboxImage, opcatImage, push } from "./images.js";
+import { busyboxImage, opcatImage, push, refusingWebhookScript } from "./images.js";
 import { buildCatalogImage, withBaseImage } from "../../src/image/index.js";
 import { loadServiceDefinitions } from "../../src/serve/index.js";
 import { callRpc, makeClient } from "../serve/helpers.js";
@@ -136,15 +136,7 @@ describe("a real node", { skip: node.skip || undefined }, () => {
       stringData: { "tls.crt": certs.cert, "tls.key": certs.key },
     } as KubeObject);
     // a webhook server in Node (the runtime of opcat's image), refusing every request and naming its Pod
-    const server = [
-      'const fs = require("fs");',
-      'const o = { cert: fs.readFileSync("/certs/tls.crt"), key: fs.readFileSync("/certs/tls.key") };',
-      'require("https").createServer(o, (req, res) => { let b = ""; req.on("data", (c) => (b += c));',
-      '  req.on("end", () => { const r = JSON.parse(b).request; res.setHeader("content-type", "application/json");',
-      '    res.end(JSON.stringify({ apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", response: {',
-      '      uid: r.uid, allowed: false, status: { code: 403, message: "refused by " + process.env.POD_NAME } } }));',
-      "  }); }).listen(8443);",
-    ].join("\n");
+    const server = refusingWebhookScript("/certs/", 8443);
     const labels = { app: "webhook" };
     await admin.apply({
       apiVersion: "apps/v1",
