@@ -260,7 +260,7 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
     });
     controllers = new ControllerSet(controller, catalogs, deppy, resolvesets, operators, extensions);
   }
-  if (opts.availability) controllers.availability = new AvailabilityController({ client, log });
+  if (opts.availability) controllers.availability = new AvailabilityController({ caches, client, log });
   let elector: LeaderElector | undefined;
   let shuttingDown = false;
   if (opts.leaderElectionNamespace) {

@@ -5,16 +5,25 @@
  * of each Pod that keeps it from being so — an image that cannot be pulled, a crash loop, a failing
  * probe, a Pod that cannot be scheduled — naming the Pod and container, also as a Warning Event.
  *
- * A controller of its own (run with the others, under the same leader): it watches the Deployments,
- * StatefulSets and DaemonSets opcat installed (label `rukpak.io/instance`) and the Instances, and
- * looks again every few seconds while something is not available (Pod states such as a crash loop do
- * not change the workload's status).
+ * A controller on the runtime (run with the others, under the same leader): it caches the Deployments,
+ * StatefulSets and DaemonSets opcat installed (label `rukpak.io/instance`) and the Instances, reads
+ * workloads from those caches, and looks again every few seconds while something is not available
+ * (Pod states such as a crash loop do not change the workload's status; Pods are listed live then).
+ * Steps: installed → observe → write-status (once, when the conditions changed) → report (Events).
  */
 import { isConflict, type KubeClient, type KubeObject } from "../client.js";
-import { findCondition, setCondition, type Condition, type NewCondition } from "../conditions.js";
-import { EventRecorder } from "../events.js";
-import { Informer } from "../informer.js";
-import { WorkQueue } from "../queue.js";
+import { findCondition, type NewCondition } from "../conditions.js";
+import type { Informer } from "../informer.js";
+import type { SharedCaches } from "../runtime/caches.js";
+import {
+  defineController,
+  kindKey,
+  type Controller,
+  type ControllerContext,
+  type Result,
+} from "../runtime/controller.js";
+import { runSteps, withConditions, type Step, type StepOutcome } from "../runtime/steps.js";
+import { sameJson } from "./trust.js";
 import { API_VERSION, LABEL_INSTANCE, type Instance } from "./api.js";
 
 const WORKLOAD_KINDS = [
@@ -23,7 +32,7 @@ const WORKLOAD_KINDS = [
   ["apps/v1", "DaemonSet"],
 ] as const;
 
-interface Workload extends KubeObject {
+export interface Workload extends KubeObject {
   spec?: { replicas?: number; selector?: { matchLabels?: Record<string, string> } };
   status?: {
     observedGeneration?: number;
@@ -47,7 +56,7 @@ interface ContainerStatus {
   lastState?: { terminated?: { reason?: string; exitCode?: number } };
 }
 
-interface Pod extends KubeObject {
+export interface Pod extends KubeObject {
   status?: {
     phase?: string;
     conditions?: { type: string; status: string; reason?: string; message?: string }[];
@@ -108,15 +117,29 @@ export interface Availability {
   problems: { reason: string; message: string }[];
 }
 
-/** The Available and Progressing conditions for the workloads `refs` names (read live). */
+/** Where availability reads workloads and Pods (the controller's caches, or the API server). */
+export interface WorkloadReader {
+  workload(ref: { apiVersion: string; kind: string; name: string; namespace?: string }): Promise<Workload | undefined>;
+  pods(namespace: string | undefined, labelSelector: string): Promise<Pod[]>;
+}
+
+/** A reader that asks the API server (for one-off checks outside a controller). */
+export function liveReader(client: KubeClient): WorkloadReader {
+  return {
+    workload: (r) => client.tryGet<Workload>(r.apiVersion, r.kind, r.name, r.namespace),
+    pods: async (namespace, labelSelector) => (await client.list<Pod>("v1", "Pod", { namespace, labelSelector })).items,
+  };
+}
+
+/** The Available and Progressing conditions for the workloads `refs` names. */
 export async function availabilityOf(
-  client: KubeClient,
+  reader: WorkloadReader,
   refs: readonly { apiVersion: string; kind: string; name: string; namespace?: string }[],
 ): Promise<Availability> {
   const workloads: Workload[] = [];
   for (const r of refs) {
     if (!WORKLOAD_KINDS.some(([v, k]) => v === r.apiVersion && k === r.kind)) continue;
-    const w = await client.tryGet<Workload>(r.apiVersion, r.kind, r.name, r.namespace);
+    const w = await reader.workload(r);
     if (w) workloads.push(w);
   }
   if (workloads.length === 0)
@@ -133,19 +156,26 @@ export async function availabilityOf(
     const labelSelector = Object.entries(sel)
       .map(([k, v]) => `${k}=${v}`)
       .join(",");
-    const pods = await client.list<Pod>("v1", "Pod", { namespace: s.w.metadata.namespace, labelSelector });
-    for (const p of pods.items.sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1))) {
+    const pods = await reader.pods(s.w.metadata.namespace, labelSelector);
+    for (const p of pods.sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1))) {
       const pr = podProblem(p);
       if (pr) problems.push(pr);
     }
   }
+  return {
+    available: availableCondition(states, problems),
+    progressing: progressingCondition(workloads, states),
+    problems,
+  };
+}
+
+function availableCondition(
+  states: { available: boolean; what: string }[],
+  problems: { reason: string; message: string }[],
+): NewCondition {
   const down = states.filter((s) => !s.available);
-  const rolling = states.filter((s) => s.progressing);
-  const deadline = workloads.flatMap((w) =>
-    (w.status?.conditions ?? []).filter((c) => c.type === "Progressing" && c.reason === "ProgressDeadlineExceeded"),
-  );
   const detail = problems.length ? `: ${problems.map((p) => p.message).join("; ")}` : "";
-  const available: NewCondition = down.length
+  return down.length
     ? {
         type: "Available",
         status: "False",
@@ -158,26 +188,57 @@ export async function availabilityOf(
         reason: "WorkloadsAvailable",
         message: `Available: ${states.map((s) => s.what).join(", ")}`,
       };
-  const progressing: NewCondition = deadline.length
-    ? {
-        type: "Progressing",
-        status: "False",
-        reason: "ProgressDeadlineExceeded",
-        message: deadline.map((c) => c.message ?? "").join("; "),
-      }
-    : rolling.length
-      ? {
-          type: "Progressing",
-          status: "True",
-          reason: "RollingOut",
-          message: `Rolling out: ${rolling.map((s) => s.what).join(", ")}`,
-        }
-      : { type: "Progressing", status: "False", reason: "RolloutComplete", message: "Every workload is up to date" };
-  return { available, progressing, problems };
+}
+
+function progressingCondition(workloads: Workload[], states: { progressing: boolean; what: string }[]): NewCondition {
+  const rolling = states.filter((s) => s.progressing);
+  const deadline = workloads.flatMap((w) =>
+    (w.status?.conditions ?? []).filter((c) => c.type === "Progressing" && c.reason === "ProgressDeadlineExceeded"),
+  );
+  if (deadline.length)
+    return {
+      type: "Progressing",
+      status: "False",
+      reason: "ProgressDeadlineExceeded",
+      message: deadline.map((c) => c.message ?? "").join("; "),
+    };
+  if (rolling.length)
+    return {
+      type: "Progressing",
+      status: "True",
+      reason: "RollingOut",
+      message: `Rolling out: ${rolling.map((s) => s.what).join(", ")}`,
+    };
+  return { type: "Progressing", status: "False", reason: "RolloutComplete", message: "Every workload is up to date" };
+}
+
+/** The condition types this controller writes (and only it). */
+export const AVAILABILITY_CONDITIONS: readonly string[] = ["Available", "Progressing"];
+
+/**
+ * Whether an Instance's update changed nothing but the conditions this controller writes: the
+ * Instance's own controller has nothing to do then (else every workload status change would make
+ * it apply the Instance's objects again).
+ */
+export function onlyAvailabilityChanged(old: Instance, cur: Instance): boolean {
+  const strip = (i: Instance) => ({
+    generation: i.metadata.generation,
+    labels: i.metadata.labels,
+    annotations: i.metadata.annotations,
+    finalizers: i.metadata.finalizers,
+    deletionTimestamp: i.metadata.deletionTimestamp,
+    status: {
+      ...i.status,
+      conditions: (i.status?.conditions ?? []).filter((c) => !AVAILABILITY_CONDITIONS.includes(c.type)),
+    },
+  });
+  return sameJson(strip(old), strip(cur));
 }
 
 export interface AvailabilityOptions {
   client: KubeClient;
+  /** The process's caches (the Instances and workloads are shared with the other controllers). */
+  caches?: SharedCaches;
   log?: (m: string) => void;
   /** How often an Instance that is not available (or rolling out) is looked at again (default 5 s). */
   recheckMs?: number;
@@ -185,72 +246,115 @@ export interface AvailabilityOptions {
 
 /** The controller: Available/Progressing on installed Instances (see the module comment). */
 export class AvailabilityController {
-  readonly queue = new WorkQueue({ concurrency: 2 });
-  readonly instances: Informer<Instance>;
-  private readonly workloads: Informer<Workload>[];
-  private readonly events: EventRecorder;
-  private running?: Promise<void>;
+  readonly controller: Controller<Instance>;
   /** The last problem reported per Instance, so that an Event is written once per new problem. */
   private reported = new Map<string, string>();
 
   constructor(private readonly opts: AvailabilityOptions) {
-    const onError = (e: unknown) => opts.log?.(`availability: ${(e as Error).message}`);
-    this.instances = new Informer<Instance>(opts.client, API_VERSION, "Instance", { onError });
-    this.instances.on((_ev, o) => this.queue.add(o.metadata.name));
-    this.workloads = WORKLOAD_KINDS.map(([v, k]) =>
-      new Informer<Workload>(opts.client, v, k, { labelSelector: LABEL_INSTANCE, onError }).on((_ev, o) => {
-        const inst = o.metadata.labels?.[LABEL_INSTANCE];
-        if (inst) this.queue.add(inst);
-      }),
+    this.controller = defineController<Instance>(
+      opts.client,
+      {
+        name: "availability",
+        caches: opts.caches,
+        for: { apiVersion: API_VERSION, kind: "Instance" },
+        watches: WORKLOAD_KINDS.map(([apiVersion, kind]) => ({
+          apiVersion,
+          kind,
+          options: { labelSelector: LABEL_INSTANCE },
+          map: (o: KubeObject) => {
+            const inst = o.metadata.labels?.[LABEL_INSTANCE];
+            return inst ? [inst] : [];
+          },
+        })),
+        reconcile: (name, ctx) => this.reconcile(name, ctx),
+      },
+      opts.log,
     );
-    this.events = new EventRecorder(opts.client, "opcat-availability");
+  }
+
+  get queue() {
+    return this.controller.queue;
   }
 
   async start(): Promise<void> {
-    await Promise.all([this.instances.start(), ...this.workloads.map((i) => i.start())]);
-    this.running = this.queue.run((name) => this.reconcile(name));
+    await this.controller.start();
   }
 
   async stop(): Promise<void> {
-    this.queue.stop();
-    this.instances.stop();
-    for (const i of this.workloads) i.stop();
-    await this.running;
+    await this.controller.stop();
   }
 
-  async reconcile(name: string): Promise<{ requeueAfter?: number } | void> {
-    const inst = this.instances.cache.get(name);
-    if (!inst || inst.metadata.deletionTimestamp) {
-      this.reported.delete(name);
-      return;
+  /** Workloads from the controller's caches (they hold every workload opcat installed); Pods live. */
+  private reader(ctx: ControllerContext<Instance>): WorkloadReader {
+    return {
+      workload: async (r) => {
+        const cache = ctx.caches.get(kindKey(r.apiVersion, r.kind)) as Informer<Workload> | undefined;
+        return cache?.get(r.namespace ? `${r.namespace}/${r.name}` : r.name);
+      },
+      pods: liveReader(ctx.client).pods,
+    };
+  }
+
+  private steps(): Step<AvailabilityState>[] {
+    return [
+      {
+        name: "installed",
+        run: (s) => {
+          if (!s.inst || s.inst.metadata.deletionTimestamp) {
+            this.reported.delete(s.name);
+            return { stop: true };
+          }
+          const installed = findCondition(s.inst.status?.conditions, "Installed");
+          if (installed?.status !== "True" || !s.inst.status?.objects) return { stop: true };
+        },
+      },
+      {
+        name: "observe",
+        run: async (s) => {
+          s.availability = await availabilityOf(this.reader(s.ctx), s.inst!.status!.objects!);
+        },
+      },
+      { name: "write-status", run: (s) => this.writeStatus(s) },
+      { name: "report", run: (s) => this.report(s) },
+    ];
+  }
+
+  private async writeStatus(s: AvailabilityState): Promise<StepOutcome> {
+    const inst = s.inst!;
+    const a = s.availability!;
+    const status = withConditions(inst.status ?? {}, inst.metadata.generation ?? 0, [a.available, a.progressing]);
+    if (sameJson(status.conditions, inst.status?.conditions)) return;
+    try {
+      await s.ctx.client.replace<Instance>({ ...inst, status }, { subresource: "status" });
+    } catch (e) {
+      if (!isConflict(e)) throw e;
+      return { requeueAfter: 100 };
     }
-    const installed = findCondition(inst.status?.conditions, "Installed");
-    if (installed?.status !== "True" || !inst.status?.objects) return;
-    const a = await availabilityOf(this.opts.client, inst.status.objects);
-    const gen = inst.metadata.generation ?? 0;
-    let conditions: Condition[] = inst.status.conditions ?? [];
-    for (const c of [a.available, a.progressing])
-      conditions = setCondition(conditions, { observedGeneration: gen, ...c }).conditions;
-    if (JSON.stringify(conditions) !== JSON.stringify(inst.status.conditions)) {
-      try {
-        await this.opts.client.replace<Instance>(
-          { ...inst, status: { ...inst.status, conditions } },
-          {
-            subresource: "status",
-          },
-        );
-      } catch (e) {
-        if (!isConflict(e)) throw e;
-        return { requeueAfter: 100 };
-      }
-    }
+  }
+
+  private report(s: AvailabilityState): StepOutcome {
+    const inst = s.inst!;
+    const a = s.availability!;
     const problem = a.problems.map((p) => p.message).join("; ");
-    if (problem && this.reported.get(name) !== problem)
-      for (const p of a.problems) this.events.emit(inst, "Warning", p.reason, p.message);
-    if (a.available.status === "True" && this.reported.get(name))
-      this.events.emit(inst, "Normal", "Available", a.available.message);
-    this.reported.set(name, problem);
+    if (problem && this.reported.get(s.name) !== problem)
+      for (const p of a.problems) s.ctx.events.emit(inst, "Warning", p.reason, p.message);
+    if (a.available.status === "True" && this.reported.get(s.name))
+      s.ctx.events.emit(inst, "Normal", "Available", a.available.message);
+    this.reported.set(s.name, problem);
     const settled = a.available.status === "True" && a.progressing.status === "False";
     return settled ? undefined : { requeueAfter: this.opts.recheckMs ?? 5000 };
   }
+
+  async reconcile(name: string, ctx: ControllerContext<Instance> = this.controller.context): Promise<Result | void> {
+    const state: AvailabilityState = { name, ctx, inst: ctx.primary.get(name) };
+    const r = await runSteps(this.steps(), state);
+    return r.requeueAfter !== undefined ? { requeueAfter: r.requeueAfter } : undefined;
+  }
+}
+
+interface AvailabilityState {
+  name: string;
+  ctx: ControllerContext<Instance>;
+  inst?: Instance;
+  availability?: Availability;
 }

@@ -27,6 +27,7 @@ import {
   type ProvisionerClass,
   rukpakCrdObjects,
 } from "./api.js";
+import { onlyAvailabilityChanged } from "./availability.js";
 import { bundleSteps, reconcileBundle, UnpackSlots, type BundleState } from "./bundle.js";
 import type { ContentLimits } from "./content.js";
 import { labelsMatch, madeBySelf, type RukpakContext } from "./context.js";
@@ -178,7 +179,13 @@ export class RukpakController {
       {
         name: "instance",
         component: "opcat-rukpak",
-        for: { apiVersion: API_VERSION, kind: "Instance", informer: this.instances as unknown as Informer },
+        for: {
+          apiVersion: API_VERSION,
+          kind: "Instance",
+          informer: this.instances as unknown as Informer,
+          // Available/Progressing written by the availability controller leave nothing to do here
+          filter: (ev, i, old) => ev !== "update" || !old || !onlyAvailabilityChanged(old, i),
+        },
         watches: [
           { ...this.source("ProvisionerClass"), map: () => this.instances.list().map((i) => i.metadata.name) },
           { ...this.source("Bundle"), map: (b) => this.instancesOf(b as Bundle) },
