@@ -378,11 +378,34 @@ export function solve(variables: readonly Variable[], options: SolveOptions = {}
  * same answer). Not part of the public API: tests use it to exercise the verification path.
  */
 export function solveWith(variables: readonly Variable[], options: SolveOptions, screen: boolean): SolveResult {
+  const index = indexVariables(variables);
+  if (typeof index === "string") return { error: index };
+  const e = encode(variables, index);
+  const picked = preferenceSearch(variables, index, e, options, screen);
+  if (!(picked instanceof Uint8Array)) return picked;
+  const { s, sel } = e;
   const n = variables.length;
-  const index = new Map<string, number>();
+  // Phase 2: fewest extras beyond the picks. Selectors and picks are fixed from now on.
+  for (const m of sel) s.addClause([m]);
+  const extras: number[] = [];
   for (let i = 0; i < n; i++) {
+    if (picked[i]) s.addClause([i + 1]);
+    else extras.push(i);
+  }
+  s.assume(extras.map((i) => -(i + 1)));
+  if (s.solve() === 1) return { selected: pick(s, variables) };
+  const model = lexicographicTieBreak(s, n, extras, fewestExtras(s, n, extras));
+  const selected: string[] = [];
+  for (let i = 0; i < n; i++) if (model[i]) selected.push(variables[i].id);
+  return { selected };
+}
+
+/** Each variable's index by identifier, or the error of duplicate or dangling identifiers. */
+function indexVariables(variables: readonly Variable[]): Map<string, number> | string {
+  const index = new Map<string, number>();
+  for (let i = 0; i < variables.length; i++) {
     const id = variables[i].id;
-    if (index.has(id)) return { error: `duplicate identifier ${goQuote(id)} in input` };
+    if (index.has(id)) return `duplicate identifier ${goQuote(id)} in input`;
     index.set(id, i);
   }
   const errors: string[] = [];
@@ -393,8 +416,22 @@ export function solveWith(variables: readonly Variable[], options: SolveOptions,
       });
     }
   }
-  if (errors.length > 0) return { error: `${errors.length} errors encountered: ${errors.join(", ")}` };
+  if (errors.length > 0) return `${errors.length} errors encountered: ${errors.join(", ")}`;
+  return index;
+}
 
+/** The problem in the solver: variable i is literal i+1; each applied constraint has a selector literal. */
+interface Encoded {
+  s: Solver;
+  applied: AppliedConstraint[];
+  /** The selector literal of each applied constraint (assumed true while they are all in force). */
+  sel: number[];
+  /** The applied constraints a core of selector literals names, in input order. */
+  conflictsOf: (core: readonly number[]) => AppliedConstraint[];
+}
+
+function encode(variables: readonly Variable[], index: Map<string, number>): Encoded {
+  const n = variables.length;
   const s = new Solver();
   for (let i = 0; i < n; i++) s.newVar();
   s.trueLit();
@@ -420,7 +457,40 @@ export function solveWith(variables: readonly Variable[], options: SolveOptions,
     }
     return ks.sort((a, b) => a - b).map((k) => applied[k]);
   };
+  return { s, applied, sel, conflictsOf };
+}
 
+/** The search's record of its steps (see {@link preferenceSearch}). */
+interface SearchSteps {
+  /** The candidate lists, consumed in order; picks append their preference orders. */
+  queue: (readonly number[])[];
+  /** Per step: the candidate index to start from (after a rejection). */
+  start: number[];
+  /** Per step: the variable picked (-1: none), its index in the list, the queue's length then. */
+  guess: number[];
+  cand: number[];
+  queueLen: number[];
+  /** Per variable: picked (1) or not, and the step at which it was picked. */
+  guessed: Uint8Array;
+  stepOf: Int32Array;
+}
+
+/**
+ * Phase 1, the preference search. Steps consume `queue` in order (breadth first); step t picks the
+ * first candidate of queue[t] (from start[t]) that is consistent with the constraints and the
+ * earlier picks. Candidates are screened by unit propagation only; one full solve at the end
+ * verifies the picks, and if they are inconsistent the first bad pick is located with cores,
+ * rejected, and the search resumes from that step. Returns the picks, or why nothing satisfies.
+ */
+function preferenceSearch(
+  variables: readonly Variable[],
+  index: Map<string, number>,
+  e: Encoded,
+  options: SolveOptions,
+  screen: boolean,
+): Uint8Array | SolveResult {
+  const { s, sel } = e;
+  const n = variables.length;
   const anchors: number[] = [];
   const orders: number[][][] = [];
   for (let i = 0; i < n; i++) {
@@ -430,104 +500,110 @@ export function solveWith(variables: readonly Variable[], options: SolveOptions,
     for (const c of cs) collectOrders(c, index, o);
     orders.push(o);
   }
-
-  // Phase 1: the preference search. Steps consume `queue` in order (breadth first); step t picks
-  // the first candidate of queue[t] (from start[t]) that is consistent with the constraints and the
-  // earlier picks. Candidates are screened by unit propagation only; one full solve at the end
-  // verifies the picks, and if they are inconsistent the first bad pick is located with cores,
-  // rejected, and the search resumes from that step.
-  const guessed = new Uint8Array(n);
-  const queue: (readonly number[])[] = anchors.map((a) => [a]);
-  const start: number[] = [];
-  const stepGuess: number[] = [];
-  const stepCand: number[] = [];
-  const stepQueueLen: number[] = [];
-  const stepOf = new Int32Array(n); // step at which a picked variable was picked
+  const st: SearchSteps = {
+    queue: anchors.map((a) => [a]),
+    start: [],
+    guess: [],
+    cand: [],
+    queueLen: [],
+    guessed: new Uint8Array(n),
+    stepOf: new Int32Array(n),
+  };
   const trace = options.trace;
   const position = (upTo: number, extra: number): SearchPosition => {
     const assumptions: string[] = [];
-    for (let t = 0; t < upTo; t++) if (stepGuess[t] >= 0) assumptions.push(variables[stepGuess[t]].id);
+    for (let t = 0; t < upTo; t++) if (st.guess[t] >= 0) assumptions.push(variables[st.guess[t]].id);
     if (extra >= 0) assumptions.push(variables[extra].id);
-    return { assumptions, conflicts: conflictsOf(s.why()) };
+    return { assumptions, conflicts: e.conflictsOf(s.why()) };
   };
   const unsat = (): SolveResult => {
     while (s.testDepth > 0) s.untest();
     s.assume(sel);
     s.solve();
-    return { unsat: minimalCore(s, sel, applied, conflictsOf) };
+    return { unsat: minimalCore(s, sel, e.applied, e.conflictsOf) };
+  };
+  const assumePicksBefore = (bad: number, inclusive = false) => {
+    s.assume(sel);
+    for (let t = 0; t < bad + (inclusive ? 1 : 0); t++) if (st.guess[t] >= 0) s.assume(st.guess[t] + 1);
   };
   s.assume(sel);
   if (s.test() === -1) return unsat();
   let head = 0;
   for (;;) {
-    while (head < queue.length) {
-      const t = head++;
-      const c = queue[t];
-      stepQueueLen[t] = queue.length;
-      stepGuess[t] = -1;
-      stepCand[t] = -1;
-      if (c.some((x) => guessed[x] === 1)) continue;
-      for (let k = start[t] ?? 0; k < c.length; k++) {
-        const z = c[k];
-        s.assume(z + 1);
-        if (s.test() === -1 && screen) {
-          if (trace) trace(position(t, z));
-          s.untest();
-          continue;
-        }
-        stepGuess[t] = z;
-        stepCand[t] = k;
-        stepOf[z] = t;
-        guessed[z] = 1;
-        for (const list of orders[z]) queue.push(list);
-        break;
-      }
-    }
+    head = pickCandidates(s, st, orders, head, screen, trace ? (t, z) => trace(position(t, z)) : undefined);
     if (s.solve() === 1) break;
     // The picks are inconsistent. The failed-assumption core names picks; the latest of them
     // bounds the first bad step. Walk down with cores until the prefix before it is consistent.
     const lastPickIn = (core: readonly number[]): number => {
       let last = -1;
-      for (const l of core) if (l > 0 && l <= n && guessed[l - 1]) last = Math.max(last, stepOf[l - 1]);
+      for (const l of core) if (l > 0 && l <= n && st.guessed[l - 1]) last = Math.max(last, st.stepOf[l - 1]);
       return last;
     };
     let bad = lastPickIn(s.why());
     while (s.testDepth > 0) s.untest();
     for (;;) {
       if (bad < 0) return unsat(); // no pick involved: the constraints alone are unsatisfiable
-      s.assume(sel);
-      for (let t = 0; t < bad; t++) if (stepGuess[t] >= 0) s.assume(stepGuess[t] + 1);
+      assumePicksBefore(bad);
       if (s.solve() === 1) break;
       bad = lastPickIn(s.why());
     }
     if (trace) {
-      s.assume(sel);
-      for (let t = 0; t <= bad; t++) if (stepGuess[t] >= 0) s.assume(stepGuess[t] + 1);
+      assumePicksBefore(bad, true);
       s.solve();
-      trace(position(bad, stepGuess[bad]));
+      trace(position(bad, st.guess[bad]));
     }
-    for (let t = bad; t < head; t++) if (stepGuess[t] >= 0) guessed[stepGuess[t]] = 0;
-    start.length = bad + 1;
-    start[bad] = stepCand[bad] + 1;
-    queue.length = stepQueueLen[bad];
+    for (let t = bad; t < head; t++) if (st.guess[t] >= 0) st.guessed[st.guess[t]] = 0;
+    st.start.length = bad + 1;
+    st.start[bad] = st.cand[bad] + 1;
+    st.queue.length = st.queueLen[bad];
     head = bad;
-    s.assume(sel);
-    for (let t = 0; t < bad; t++) if (stepGuess[t] >= 0) s.assume(stepGuess[t] + 1);
+    assumePicksBefore(bad);
     s.test();
   }
   while (s.testDepth > 0) s.untest();
+  return st.guessed;
+}
 
-  // Phase 2: fewest extras beyond the picks. Selectors and picks are fixed from now on.
-  for (const m of sel) s.addClause([m]);
-  const extras: number[] = [];
-  for (let i = 0; i < n; i++) {
-    if (guessed[i]) s.addClause([i + 1]);
-    else extras.push(i);
+/** Runs the search's steps from `head` to the end of the queue; returns the new head. */
+function pickCandidates(
+  s: Solver,
+  st: SearchSteps,
+  orders: number[][][],
+  head: number,
+  screen: boolean,
+  rejected?: (step: number, candidate: number) => void,
+): number {
+  while (head < st.queue.length) {
+    const t = head++;
+    const c = st.queue[t];
+    st.queueLen[t] = st.queue.length;
+    st.guess[t] = -1;
+    st.cand[t] = -1;
+    if (c.some((x) => st.guessed[x] === 1)) continue;
+    for (let k = st.start[t] ?? 0; k < c.length; k++) {
+      const z = c[k];
+      s.assume(z + 1);
+      if (s.test() === -1 && screen) {
+        rejected?.(t, z);
+        s.untest();
+        continue;
+      }
+      st.guess[t] = z;
+      st.cand[t] = k;
+      st.stepOf[z] = t;
+      st.guessed[z] = 1;
+      for (const list of orders[z]) st.queue.push(list);
+      break;
+    }
   }
-  s.assume(extras.map((i) => -(i + 1)));
-  if (s.solve() === 1) return { selected: pick(s, variables) };
+  return head;
+}
 
-  // Core-guided: relax the extras named in cores; raise the bound only when a core names none.
+/**
+ * Phase 2, core-guided: the fewest extras any model needs (the last solve, not satisfiable with
+ * none, left its core). Relaxes the extras named in cores; raises the bound only when a core names none.
+ */
+function fewestExtras(s: Solver, n: number, extras: readonly number[]): number {
   const relaxed = new Uint8Array(n);
   let rel: number[] = [];
   let lb = 0;
@@ -558,12 +634,15 @@ export function solveWith(variables: readonly Variable[], options: SolveOptions,
       }
       s.assume(tot.atMost(lb));
     }
-    if (s.solve() === 1) break;
+    if (s.solve() === 1) return lb;
   }
-  const opt = lb;
+}
 
-  // Phase 3: lexicographic tie-break among the optimal models (prefer earlier extras selected).
-  // Decisions are permanent, so they become unit clauses.
+/**
+ * Phase 3: lexicographic tie-break among the models with `opt` extras (prefer earlier extras
+ * selected). Decisions are permanent, so they become unit clauses. Returns the model.
+ */
+function lexicographicTieBreak(s: Solver, n: number, extras: readonly number[], opt: number): Uint8Array {
   const bound = new Totalizer(
     s,
     extras.map((i) => i + 1),
@@ -609,9 +688,7 @@ export function solveWith(variables: readonly Variable[], options: SolveOptions,
       pos = stop + 1;
     }
   }
-  const selected: string[] = [];
-  for (let i = 0; i < n; i++) if (model[i]) selected.push(variables[i].id);
-  return { selected };
+  return model;
 }
 
 function snapshot(s: Solver, n: number): Uint8Array {
