@@ -11,7 +11,7 @@
  */
 import type { RegistryBundle } from "../../bundle/index.js";
 import type { KubeObject } from "../client.js";
-import { type CertificateRequest, type ConvertOptions, type GenerateContext, renderContext } from "./render/context.js";
+import { type CertificateRequest, type ConvertOptions, generateContext, renderContext } from "./render/context.js";
 import { certificateRequests, GENERATORS } from "./render/generators.js";
 import { strAt } from "./render/json.js";
 import { VALIDATORS } from "./render/validators.js";
@@ -48,11 +48,7 @@ export function convertRegistryV1(b: RegistryBundle, opts: ConvertOptions = {}):
   const errors = VALIDATORS.flatMap((validate) => validate(b, ctx));
   const targets = ctx.targetNamespaces;
   if (errors.length > 0 || typeof targets === "string") throw new ConvertError(errors);
-  const gen: GenerateContext = {
-    ...ctx,
-    targetNamespaces: targets,
-    allNamespaces: targets.length === 1 && targets[0] === "",
-  };
+  const gen = generateContext(ctx, targets);
   return {
     installNamespace: ctx.installNamespace,
     targetNamespaces: targets,

@@ -130,3 +130,8 @@ export function renderContext(b: RegistryBundle, opts: ConvertOptions = {}): Ren
     clusterPermissions: permissions(spec, "clusterPermissions"),
   };
 }
+
+/** The generators' context: `ctx` once validated, with its target namespaces (the list `ctx` has). */
+export function generateContext(ctx: RenderContext, targets: string[]): GenerateContext {
+  return { ...ctx, targetNamespaces: targets, allNamespaces: targets.length === 1 && targets[0] === "" };
+}
