@@ -24,7 +24,6 @@ const PORTS = new Map([
   ["src/gojson/scan.ts:goJsonSyntaxError", "encoding/json scanner.go (its state machine)"],
   ["src/fbc/validate.ts:convert", "operator-registry alpha/declcfg/declcfg_to_model.go ConvertToModel"],
   ["src/bundle/read.ts:readBundleDirectory", "operator-registry pkg/registry/parse.go, bundle.go"],
-  ["src/cluster/rukpak/convert.ts:convertRegistryV1", "RukPak pkg/convert/registryv1.go RegistryV1ToPlain"],
 ]);
 
 /**
