@@ -33,7 +33,6 @@ const PORTS = new Map([
  * the work left of issue 26 (docs/CONTRIBUTING.md, "Function length").
  */
 const KNOWN = new Map([
-  ["src/cluster/manifests.ts:clusterManifests", 189],
   ["src/ui/graph.tsx:Graph", 447],
   ["src/template/composite.ts:renderCompositeTemplate", 250],
   ["src/template/addbundle/addbundle.ts:planAddBundle", 165],

@@ -8,6 +8,8 @@
  * replica starts and registers the CA it made (kept in the Secret opcat-webhook-cert, shared by replicas).
  */
 import type { KubeObject } from "./client.js";
+
+type JsonObject = Record<string, unknown>;
 import { DEFAULT_IMAGE, DEFAULT_NAMESPACE, LEADER_LABEL } from "./names.js";
 import { defaultProvisionerClasses, GROUP, rukpakCrdObjects } from "./rukpak/api.js";
 import { defaultInputClasses, deppyCrdObjects, resolvesetProvisionerClass } from "./deppy/api.js";
@@ -31,42 +33,13 @@ export const REGISTRIES_CONF_MAP = "opcat-registries-conf";
 export { DEFAULT_IMAGE, DEFAULT_NAMESPACE };
 
 export function clusterManifests(opts: ManifestOptions = {}): KubeObject[] {
-  const apis: KubeObject[] = [
-    ...rukpakCrdObjects(),
-    ...deppyCrdObjects(),
-    ...olmCrdObjects(),
-    ...defaultProvisionerClasses(),
-    resolvesetProvisionerClass(),
-    clusterExtensionProvisionerClass(),
-    ...olmAdmissionPolicies(),
-    ...defaultInputClasses(),
-  ];
-  const userRoles: KubeObject[] = [
-    {
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "ClusterRole",
-      metadata: { name: "rukpak-approver", labels: { "app.kubernetes.io/part-of": "opcat" } },
-      rules: [
-        { apiGroups: [GROUP], resources: ["instances"], verbs: ["get", "list", "watch", "approve"] },
-        { apiGroups: [GROUP], resources: ["instances/status"], verbs: ["get", "update", "patch"] },
-        // an approval names the Bundle and its content digest
-        { apiGroups: [GROUP], resources: ["bundles"], verbs: ["get", "list", "watch"] },
-      ],
-    },
-    {
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "ClusterRole",
-      metadata: { name: "rukpak-class-user", labels: { "app.kubernetes.io/part-of": "opcat" } },
-      rules: [{ apiGroups: [GROUP], resources: ["provisionerclasses"], verbs: ["get", "list", "watch", "use"] }],
-    },
-  ];
-  if (opts.local) return [...apis, ...userRoles];
+  if (opts.local) return [...apiObjects(), ...userRoles()];
   const ns = opts.namespace ?? DEFAULT_NAMESPACE;
   const labels = { "app.kubernetes.io/name": "opcat-rukpak", "app.kubernetes.io/part-of": "opcat" };
   return [
     { apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels } },
-    ...apis,
-    ...userRoles,
+    ...apiObjects(),
+    ...userRoles(),
     { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "opcat-rukpak", namespace: ns, labels } },
     // The provisioner installs operators, whose RBAC it must be able to grant: it needs cluster-admin rights.
     {
@@ -86,101 +59,154 @@ export function clusterManifests(opts: ManifestOptions = {}): KubeObject[] {
           } as KubeObject,
         ]
       : []),
+    controllerDeployment(opts, ns, labels),
+    ...controllerServices(ns, labels),
+    ...webhookConfigurations({ service: { namespace: ns, name: "opcat-rukpak-webhook", port: 443 } }, ""),
+  ];
+}
+
+/** The APIs (CRDs, admission policies) and their default classes. */
+function apiObjects(): KubeObject[] {
+  return [
+    ...rukpakCrdObjects(),
+    ...deppyCrdObjects(),
+    ...olmCrdObjects(),
+    ...defaultProvisionerClasses(),
+    resolvesetProvisionerClass(),
+    clusterExtensionProvisionerClass(),
+    ...olmAdmissionPolicies(),
+    ...defaultInputClasses(),
+  ];
+}
+
+/** The ClusterRoles an admin grants users: approvers, and users of provisioner classes. */
+function userRoles(): KubeObject[] {
+  return [
     {
-      apiVersion: "apps/v1",
-      kind: "Deployment",
-      metadata: { name: "opcat-rukpak", namespace: ns, labels },
-      spec: {
-        replicas: 2,
-        selector: { matchLabels: { "app.kubernetes.io/name": "opcat-rukpak" } },
-        strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 1, maxSurge: 1 } },
-        template: {
-          metadata: { labels },
-          spec: {
-            serviceAccountName: "opcat-rukpak",
-            terminationGracePeriodSeconds: 15,
-            securityContext: {
-              runAsNonRoot: true,
-              runAsUser: 65532,
-              runAsGroup: 65532,
-              seccompProfile: { type: "RuntimeDefault" },
-            },
-            affinity: {
-              podAntiAffinity: {
-                preferredDuringSchedulingIgnoredDuringExecution: [
-                  {
-                    weight: 100,
-                    podAffinityTerm: {
-                      topologyKey: "kubernetes.io/hostname",
-                      labelSelector: { matchLabels: { "app.kubernetes.io/name": "opcat-rukpak" } },
-                    },
-                  },
-                ],
-              },
-            },
-            containers: [
-              {
-                name: "controller",
-                image: opts.image ?? DEFAULT_IMAGE,
-                args: [
-                  "cluster",
-                  "run",
-                  "--webhook-host=0.0.0.0",
-                  `--webhook-port=${PORTS.webhook}`,
-                  `--webhook-service=${ns}/opcat-rukpak-webhook:443`,
-                  `--leader-elect-namespace=${ns}`,
-                  `--namespace=${ns}`,
-                  "--state-dir=/var/cache/opcat",
-                  "--health-host=0.0.0.0",
-                  `--health-port=${PORTS.health}`,
-                  "--catalog-host=0.0.0.0",
-                  `--catalog-port=${PORTS.catalogs}`,
-                  `--catalog-advertise=opcat-catalogd.${ns}.svc`,
-                  "--availability",
-                  ...(opts.registriesConf !== undefined ? ["--registries-conf=/etc/opcat/registries.conf"] : []),
-                ],
-                env: [
-                  { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
-                  { name: "POD_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
-                ],
-                ports: [
-                  { name: "webhook", containerPort: PORTS.webhook },
-                  { name: "health", containerPort: PORTS.health },
-                  { name: "catalogs", containerPort: PORTS.catalogs },
-                ],
-                readinessProbe: { httpGet: { path: "/readyz", port: "health" }, periodSeconds: 5 },
-                livenessProbe: {
-                  httpGet: { path: "/healthz", port: "health" },
-                  initialDelaySeconds: 10,
-                  periodSeconds: 10,
-                  failureThreshold: 6,
-                },
-                volumeMounts: [
-                  { name: "cache", mountPath: "/var/cache/opcat" },
-                  { name: "tmp", mountPath: "/tmp" },
-                  ...(opts.registriesConf !== undefined
-                    ? [{ name: "registries-conf", mountPath: "/etc/opcat", readOnly: true }]
-                    : []),
-                ],
-                securityContext: {
-                  allowPrivilegeEscalation: false,
-                  capabilities: { drop: ["ALL"] },
-                  readOnlyRootFilesystem: true,
-                },
-                resources: { requests: { cpu: "50m", memory: "192Mi" }, limits: { memory: "1Gi" } },
-              },
-            ],
-            volumes: [
-              { name: "cache", emptyDir: {} },
-              { name: "tmp", emptyDir: {} },
-              ...(opts.registriesConf !== undefined
-                ? [{ name: "registries-conf", configMap: { name: REGISTRIES_CONF_MAP } }]
-                : []),
-            ],
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: "rukpak-approver", labels: { "app.kubernetes.io/part-of": "opcat" } },
+      rules: [
+        { apiGroups: [GROUP], resources: ["instances"], verbs: ["get", "list", "watch", "approve"] },
+        { apiGroups: [GROUP], resources: ["instances/status"], verbs: ["get", "update", "patch"] },
+        // an approval names the Bundle and its content digest
+        { apiGroups: [GROUP], resources: ["bundles"], verbs: ["get", "list", "watch"] },
+      ],
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: "rukpak-class-user", labels: { "app.kubernetes.io/part-of": "opcat" } },
+      rules: [{ apiGroups: [GROUP], resources: ["provisionerclasses"], verbs: ["get", "list", "watch", "use"] }],
+    },
+  ];
+}
+
+/** Two replicas of the controller, spread over nodes, with a restricted security context. */
+function controllerDeployment(opts: ManifestOptions, ns: string, labels: Record<string, string>): KubeObject {
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: "opcat-rukpak", namespace: ns, labels },
+    spec: {
+      replicas: 2,
+      selector: { matchLabels: { "app.kubernetes.io/name": "opcat-rukpak" } },
+      strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 1, maxSurge: 1 } },
+      template: {
+        metadata: { labels },
+        spec: {
+          serviceAccountName: "opcat-rukpak",
+          terminationGracePeriodSeconds: 15,
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: 65532,
+            runAsGroup: 65532,
+            seccompProfile: { type: "RuntimeDefault" },
           },
+          affinity: {
+            podAntiAffinity: {
+              preferredDuringSchedulingIgnoredDuringExecution: [
+                {
+                  weight: 100,
+                  podAffinityTerm: {
+                    topologyKey: "kubernetes.io/hostname",
+                    labelSelector: { matchLabels: { "app.kubernetes.io/name": "opcat-rukpak" } },
+                  },
+                },
+              ],
+            },
+          },
+          containers: [controllerContainer(opts, ns)],
+          volumes: [
+            { name: "cache", emptyDir: {} },
+            { name: "tmp", emptyDir: {} },
+            ...(opts.registriesConf !== undefined
+              ? [{ name: "registries-conf", configMap: { name: REGISTRIES_CONF_MAP } }]
+              : []),
+          ],
         },
       },
     },
+  };
+}
+
+/** The controller container: `opcat cluster run` with the webhooks, probes, catalogd and metrics ports. */
+function controllerContainer(opts: ManifestOptions, ns: string): JsonObject {
+  return {
+    name: "controller",
+    image: opts.image ?? DEFAULT_IMAGE,
+    args: [
+      "cluster",
+      "run",
+      "--webhook-host=0.0.0.0",
+      `--webhook-port=${PORTS.webhook}`,
+      `--webhook-service=${ns}/opcat-rukpak-webhook:443`,
+      `--leader-elect-namespace=${ns}`,
+      `--namespace=${ns}`,
+      "--state-dir=/var/cache/opcat",
+      "--health-host=0.0.0.0",
+      `--health-port=${PORTS.health}`,
+      "--catalog-host=0.0.0.0",
+      `--catalog-port=${PORTS.catalogs}`,
+      `--catalog-advertise=opcat-catalogd.${ns}.svc`,
+      "--availability",
+      ...(opts.registriesConf !== undefined ? ["--registries-conf=/etc/opcat/registries.conf"] : []),
+    ],
+    env: [
+      { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
+      { name: "POD_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
+    ],
+    ports: [
+      { name: "webhook", containerPort: PORTS.webhook },
+      { name: "health", containerPort: PORTS.health },
+      { name: "catalogs", containerPort: PORTS.catalogs },
+    ],
+    readinessProbe: { httpGet: { path: "/readyz", port: "health" }, periodSeconds: 5 },
+    livenessProbe: {
+      httpGet: { path: "/healthz", port: "health" },
+      initialDelaySeconds: 10,
+      periodSeconds: 10,
+      failureThreshold: 6,
+    },
+    volumeMounts: [
+      { name: "cache", mountPath: "/var/cache/opcat" },
+      { name: "tmp", mountPath: "/tmp" },
+      ...(opts.registriesConf !== undefined
+        ? [{ name: "registries-conf", mountPath: "/etc/opcat", readOnly: true }]
+        : []),
+    ],
+    securityContext: {
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ["ALL"] },
+      readOnlyRootFilesystem: true,
+    },
+    resources: { requests: { cpu: "50m", memory: "192Mi" }, limits: { memory: "1Gi" } },
+  };
+}
+
+/** The PodDisruptionBudget and the Services: webhooks, catalogd's HTTP API, metrics. */
+function controllerServices(ns: string, labels: Record<string, string>): KubeObject[] {
+  return [
     {
       apiVersion: "policy/v1",
       kind: "PodDisruptionBudget",
@@ -216,6 +242,5 @@ export function clusterManifests(opts: ManifestOptions = {}): KubeObject[] {
         ports: [{ name: "metrics", port: 8080, targetPort: PORTS.health }],
       },
     },
-    ...webhookConfigurations({ service: { namespace: ns, name: "opcat-rukpak-webhook", port: 443 } }, ""),
   ];
 }
