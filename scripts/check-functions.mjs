@@ -36,7 +36,6 @@ const PORTS = new Map([
 const KNOWN = new Map([
   ["src/cluster/manifests.ts:clusterManifests", 189],
   ["src/ui/graph.tsx:Graph", 447],
-  ["src/template/composite.ts:renderCompositeTemplate", 250],
   ["src/resolve/sat/deppy.ts:solveWith", 236],
   ["src/resolve/resolver.ts:buildInputUnit", 233],
   ["src/template/addbundle/addbundle.ts:planAddBundle", 165],
