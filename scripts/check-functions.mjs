@@ -38,7 +38,6 @@ const KNOWN = new Map([
   ["src/ui/graph.tsx:Graph", 447],
   ["src/resolve/sat/deppy.ts:solveWith", 236],
   ["src/resolve/resolver.ts:buildInputUnit", 233],
-  ["src/template/addbundle/addbundle.ts:planAddBundle", 165],
   ["src/serve/revision.ts:load", 159],
 ]);
 
