@@ -35,7 +35,6 @@ const PORTS = new Map([
  */
 const KNOWN = new Map([
   ["src/cluster/manifests.ts:clusterManifests", 189],
-  ["src/ui/graph.tsx:Graph", 447],
   ["src/resolve/sat/deppy.ts:solveWith", 236],
   ["src/resolve/resolver.ts:buildInputUnit", 233],
   ["src/serve/revision.ts:load", 159],
