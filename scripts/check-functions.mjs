@@ -33,9 +33,6 @@ const PORTS = new Map([
  * the work left of issue 26 (docs/CONTRIBUTING.md, "Function length").
  */
 const KNOWN = new Map([
-  ["src/ui/graph.tsx:Graph", 447],
-  ["src/template/composite.ts:renderCompositeTemplate", 250],
-  ["src/template/addbundle/addbundle.ts:planAddBundle", 165],
   ["src/serve/revision.ts:load", 159],
 ]);
 

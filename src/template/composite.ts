@@ -272,9 +272,36 @@ function loadFbc(text: string, file: string): DeclarativeConfig | OpcatError {
  */
 export async function renderCompositeTemplate(opts: CompositeOptions): Promise<CompositeResult> {
   const cwd = opts.cwd ?? process.cwd();
-  const output = opts.output ?? "json";
-  const at = (p: string): string => (isAbsolute(p) ? p : resolve(cwd, p));
+  const ctx: BuildContext = {
+    opts,
+    cwd,
+    output: opts.output ?? "json",
+    at: (p: string): string => (isAbsolute(p) ? p : resolve(cwd, p)),
+  };
+  const { cat, comp } = decodeConfigs(opts);
+  const builders = catalogBuilders(cat);
+  const result: CompositeResult = { components: [] };
+  for (const c of comp.Components ?? []) result.components.push(await buildComponent(ctx, builders, c));
+  return result;
+}
 
+/** What the builders share: the options, the working directory, the output format, paths resolved. */
+interface BuildContext {
+  opts: CompositeOptions;
+  cwd: string;
+  output: OutputFormat;
+  /** A path relative to `cwd` made absolute (an absolute one as is). */
+  at: (p: string) => string;
+}
+
+/** A catalog of the catalog configuration: its working directory and the builder schemas it allows. */
+interface CatalogBuilder {
+  workingDir: string;
+  schemas: Set<string>;
+}
+
+/** The two configurations decoded, their schemas checked (catalogs first). */
+function decodeConfigs(opts: CompositeOptions): { cat: CatalogConfig; comp: CompositeConfig } {
   const cat = decodeConfig(opts.catalogs, CATALOG_CONFIG, "catalog config") as CatalogConfig;
   if (cat.Schema !== CATALOGS_SCHEMA)
     throw fail(
@@ -287,9 +314,12 @@ export async function renderCompositeTemplate(opts: CompositeOptions): Promise<C
       "TEMPLATE_SCHEMA",
       `composite configuration file has unknown schema, should be ${goQuote(COMPOSITE_SCHEMA)}`,
     );
+  return { cat, comp };
+}
 
-  // newCatalogBuilderMap
-  const builders = new Map<string, { workingDir: string; schemas: Set<string> }>();
+/** newCatalogBuilderMap: each catalog by name (the first of a name wins), its field errors together. */
+function catalogBuilders(cat: CatalogConfig): Map<string, CatalogBuilder> {
+  const builders = new Map<string, CatalogBuilder>();
   const setupErrors = new Map<string, string[]>();
   for (const c of cat.Catalogs ?? []) {
     if (c.Destination.WorkingDir === "") {
@@ -313,210 +343,228 @@ export async function renderCompositeTemplate(opts: CompositeOptions): Promise<C
     for (const [name, errs] of setupErrors) msg += `\nCatalog ${name}:\n` + errs.map((e) => `  - ${e}\n`).join("");
     throw fail("TEMPLATE_COMPOSITE_CATALOGS", `catalog configuration file field validation failed: ${msg}`);
   }
+  return builders;
+}
 
-  const result: CompositeResult = { components: [] };
-  for (const c of comp.Components ?? []) {
-    const cat = builders.get(c.Name);
-    if (!cat) {
-      throw fail(
-        "TEMPLATE_COMPOSITE_COMPONENT",
-        `building component ${goQuote(c.Name)}: component does not exist in the catalog ` +
-          `configuration. Available components are: [${[...builders.keys()].join(" ")}]`,
-      );
-    }
-    const schema = c.Strategy.Template.Schema;
-    if (!cat.schemas.has(schema))
-      throw fail(
-        "TEMPLATE_COMPOSITE_BUILDER",
-        `building component ${goQuote(c.Name)}: no builder found for template schema ${goQuote(schema)}`,
-      );
-    let file: string;
+/** One component built by its catalog's builder for its schema, then (unless turned off) validated. */
+async function buildComponent(
+  ctx: BuildContext,
+  builders: Map<string, CatalogBuilder>,
+  c: Component,
+): Promise<CompositeResult["components"][number]> {
+  const cat = builders.get(c.Name);
+  if (!cat) {
+    throw fail(
+      "TEMPLATE_COMPOSITE_COMPONENT",
+      `building component ${goQuote(c.Name)}: component does not exist in the catalog ` +
+        `configuration. Available components are: [${[...builders.keys()].join(" ")}]`,
+    );
+  }
+  const schema = c.Strategy.Template.Schema;
+  if (!cat.schemas.has(schema))
+    throw fail(
+      "TEMPLATE_COMPOSITE_BUILDER",
+      `building component ${goQuote(c.Name)}: no builder found for template schema ${goQuote(schema)}`,
+    );
+  let file: string;
+  try {
+    file = await build(ctx, schema, c, cat.workingDir);
+  } catch (e) {
+    throw wrapped(`building component ${goQuote(c.Name)}`, e);
+  }
+  if (ctx.opts.validate ?? true) {
     try {
-      file = await build(schema, c, cat.workingDir);
+      validateDir(ctx, cat.workingDir, c.Destination.Path);
     } catch (e) {
-      throw wrapped(`building component ${goQuote(c.Name)}`, e);
+      throw wrapped(`validating component ${goQuote(c.Name)}`, e);
     }
-    if (opts.validate ?? true) {
+  }
+  return { name: c.Name, builder: schema, file };
+}
+
+/** Opens a builder input: as given, then (only when missing) relative to the contribution's directory. */
+function readInput(ctx: BuildContext, input: string, what: string): string {
+  const { opts, at } = ctx;
+  try {
+    return readInputTextSync(at(input), { what });
+  } catch (e) {
+    if (e instanceof OpcatError) throw e;
+    if ((e as NodeJS.ErrnoException).code === "ENOENT" && opts.contributionDir !== "") {
+      const alt = posix.join(opts.contributionDir, input);
       try {
-        validateDir(cat.workingDir, c.Destination.Path);
-      } catch (e) {
-        throw wrapped(`validating component ${goQuote(c.Name)}`, e);
-      }
-    }
-    result.components.push({ name: c.Name, builder: schema, file });
-  }
-  return result;
-
-  /** Opens a builder input: as given, then (only when missing) relative to the contribution's directory. */
-  function readInput(input: string, what: string): string {
-    try {
-      return readInputTextSync(at(input), { what });
-    } catch (e) {
-      if (e instanceof OpcatError) throw e;
-      if ((e as NodeJS.ErrnoException).code === "ENOENT" && opts.contributionDir !== "") {
-        const alt = posix.join(opts.contributionDir, input);
-        try {
-          return readInputTextSync(at(alt), { what });
-        } catch (e2) {
-          if (e2 instanceof OpcatError) throw e2;
-          throw fail(
-            "TEMPLATE_COMPOSITE_INPUT",
-            `error reading ${what}: ${goPathError("open", alt, e2)} (tried ` +
-              `contribution-local path: ${goQuote(opts.contributionDir)})`,
-            "io",
-          );
-        }
-      }
-      throw fail("TEMPLATE_COMPOSITE_INPUT", `error reading ${what}: ${goPathError("open", input, e)}`, "io");
-    }
-  }
-
-  async function build(schema: string, c: Component, workingDir: string): Promise<string> {
-    const raw = c.Strategy.Template.Config;
-    let cfg: DeclarativeConfig;
-    let out: string;
-    switch (schema) {
-      case BASIC_BUILDER:
-      case SEMVER_BUILDER: {
-        const kind = schema === BASIC_BUILDER ? "basic" : "semver";
-        const bc = decodeBuilderConfig<{ Input: string; Output: string }>(
-          raw,
-          IO_CONFIG(kind === "basic" ? "BasicConfig" : "SemverConfig"),
-          kind,
+        return readInputTextSync(at(alt), { what });
+      } catch (e2) {
+        if (e2 instanceof OpcatError) throw e2;
+        throw fail(
+          "TEMPLATE_COMPOSITE_INPUT",
+          `error reading ${what}: ${goPathError("open", alt, e2)} (tried ` +
+            `contribution-local path: ${goQuote(opts.contributionDir)})`,
+          "io",
         );
-        checkFields(kind, [
-          [bc.Input === "", "input"],
-          [bc.Output === "", "output"],
-        ]);
-        const text = readInput(bc.Input, `${kind} template`);
-        try {
-          cfg =
-            kind === "basic"
-              ? await renderBasic(text, bc.Input)
-              : await renderSemverTemplate(text, opts.source, { skips: opts.semverSkips });
-        } catch (e) {
-          throw wrapped(`error rendering ${kind} template`, e);
-        }
-        out = bc.Output;
-        break;
-      }
-      case RAW_BUILDER: {
-        const rc = decodeBuilderConfig<{ Input: string; Output: string }>(raw, IO_CONFIG("RawConfig"), "raw");
-        checkFields("raw", [
-          [rc.Input === "", "input"],
-          [rc.Output === "", "output"],
-        ]);
-        const loaded = loadFbc(readInput(rc.Input, "raw input file"), rc.Input);
-        if (loaded instanceof OpcatError) {
-          throw new OpcatError(loaded.code, `error parsing raw input file: ${rc.Input}, ${loaded.message}`, {
-            kind: "invalid",
-            problems: loaded.problems,
-          });
-        }
-        cfg = loaded;
-        out = rc.Output;
-        break;
-      }
-      default: {
-        const cc = decodeBuilderConfig<{ Command: string; Args: string[] | null; Output: string }>(
-          raw,
-          CUSTOM_CONFIG,
-          "custom",
-        );
-        checkFields("custom", [
-          [cc.Command === "", "command"],
-          [cc.Output === "", "output"],
-        ]);
-        const args = cc.Args ?? [];
-        const stdout = await runCommand(cc.Command, args, cwd);
-        const loaded = loadFbc(stdout.toString("utf8"), "-");
-        if (loaded instanceof OpcatError) {
-          throw new OpcatError(
-            loaded.code,
-            `error parsing custom command output: ${[cc.Command, ...args].join("'")}, ${loaded.message}`,
-            { kind: "invalid", problems: loaded.problems },
-          );
-        }
-        cfg = loaded;
-        out = cc.Output;
       }
     }
-    return writeOutput(cfg, posix.join(workingDir, c.Destination.Path, out));
+    throw fail("TEMPLATE_COMPOSITE_INPUT", `error reading ${what}: ${goPathError("open", input, e)}`, "io");
   }
+}
 
-  /** The basic builder: today's `olm.template.basic`, or the plain FBC stream of opm's former basic template. */
-  async function renderBasic(text: string, file: string): Promise<DeclarativeConfig> {
-    const doc = firstStreamDocument(text);
-    const schema =
-      doc.kind === "value" && doc.value !== null && typeof doc.value === "object" && !Array.isArray(doc.value)
-        ? doc.value.schema
-        : undefined;
-    if (schema === SCHEMA_BASIC) return renderBasicTemplate(text, opts.source);
-    const loaded = loadFbc(text, file);
-    if (loaded instanceof OpcatError) throw loaded;
-    const isTemplate = (b: Bundle): boolean =>
-      b.schema !== "" &&
-      b.image !== "" &&
-      b.package === "" &&
-      b.properties.length === 0 &&
-      b.relatedImages.length === 0;
-    const bad = loaded.bundles.findIndex((b) => !isTemplate(b));
-    opts.source.prefetch?.(loaded.bundles.slice(0, bad < 0 ? undefined : bad).map((b) => b.image));
-    const bundles: Bundle[] = [];
-    for (const b of loaded.bundles) {
-      if (!isTemplate(b)) throw fail("TEMPLATE_BUNDLE_FIELDS", "unexpected fields present in basic template bundle");
-      bundles.push(await opts.source.render(b.image));
-    }
-    loaded.bundles = bundles;
-    return loaded;
-  }
+/** What a builder made: the catalog and the output file named by its config. */
+interface Built {
+  cfg: DeclarativeConfig;
+  out: string;
+}
 
-  function writeOutput(cfg: DeclarativeConfig, outPath: string): string {
-    const full = at(outPath);
-    try {
-      mkdirSync(dirname(full), { recursive: true });
-    } catch (e) {
-      throw fail(
-        "IO_ERROR",
-        `creating output directory ${goQuote(outPath)}: ${goPathError("mkdir", dirname(outPath), e)}`,
-        "io",
-      );
-    }
-    let text: string;
-    try {
-      text = formatCatalog(cfg, output);
-    } catch (e) {
-      throw wrapped(`writing to output file ${goQuote(outPath)}`, e);
-    }
-    try {
-      writeFileSync(full, text);
-    } catch (e) {
-      throw fail("IO_ERROR", `creating output file ${goQuote(outPath)}: ${goPathError("open", outPath, e)}`, "io");
-    }
-    return outPath;
+/** Builds a component with the builder of `schema` and writes it; the path written. */
+async function build(ctx: BuildContext, schema: string, c: Component, workingDir: string): Promise<string> {
+  const raw = c.Strategy.Template.Config;
+  let built: Built;
+  switch (schema) {
+    case BASIC_BUILDER:
+    case SEMVER_BUILDER:
+      built = await buildTemplate(ctx, schema === BASIC_BUILDER ? "basic" : "semver", raw);
+      break;
+    case RAW_BUILDER:
+      built = buildRaw(ctx, raw);
+      break;
+    default:
+      built = await buildCustom(ctx, raw);
   }
+  return writeOutput(ctx, built.cfg, posix.join(workingDir, c.Destination.Path, built.out));
+}
 
-  function validateDir(workingDir: string, dir: string): void {
-    const p = posix.join(workingDir, dir);
-    let st;
-    try {
-      st = statSync(at(p));
-    } catch (e) {
-      throw fail(
-        "TEMPLATE_COMPOSITE_VALIDATE",
-        `directory not found. validation path needs to be composed of ` +
-          `BuilderConfig.WorkingDir+Component[].Destination.Path: ${goQuote(p)}: ${goPathError("stat", p, e)}`,
-        "io",
-      );
-    }
-    if (!st.isDirectory()) throw fail("TEMPLATE_COMPOSITE_VALIDATE", `${goQuote(p)} is not a directory`, "io");
-    const res = loadDirectory(at(p));
-    const problems = [...res.problems];
-    if (problems.length === 0) problems.push(...validateCatalog(res.config).problems);
-    const first = problems.find((x) => x.severity === "error");
-    if (first)
-      throw new OpcatError(first.code, `validation failure in path ${goQuote(p)}: ${first.message}`, {
-        kind: "invalid",
-      });
+/** The basic and semver builders: the template read from `Input` and rendered. */
+async function buildTemplate(ctx: BuildContext, kind: "basic" | "semver", raw: unknown): Promise<Built> {
+  const { opts } = ctx;
+  const bc = decodeBuilderConfig<{ Input: string; Output: string }>(
+    raw,
+    IO_CONFIG(kind === "basic" ? "BasicConfig" : "SemverConfig"),
+    kind,
+  );
+  checkFields(kind, [
+    [bc.Input === "", "input"],
+    [bc.Output === "", "output"],
+  ]);
+  const text = readInput(ctx, bc.Input, `${kind} template`);
+  let cfg: DeclarativeConfig;
+  try {
+    cfg =
+      kind === "basic"
+        ? await renderBasic(opts.source, text, bc.Input)
+        : await renderSemverTemplate(text, opts.source, { skips: opts.semverSkips });
+  } catch (e) {
+    throw wrapped(`error rendering ${kind} template`, e);
   }
+  return { cfg, out: bc.Output };
+}
+
+/** The raw builder: the FBC read from `Input` as it is. */
+function buildRaw(ctx: BuildContext, raw: unknown): Built {
+  const rc = decodeBuilderConfig<{ Input: string; Output: string }>(raw, IO_CONFIG("RawConfig"), "raw");
+  checkFields("raw", [
+    [rc.Input === "", "input"],
+    [rc.Output === "", "output"],
+  ]);
+  const loaded = loadFbc(readInput(ctx, rc.Input, "raw input file"), rc.Input);
+  if (loaded instanceof OpcatError) {
+    throw new OpcatError(loaded.code, `error parsing raw input file: ${rc.Input}, ${loaded.message}`, {
+      kind: "invalid",
+      problems: loaded.problems,
+    });
+  }
+  return { cfg: loaded, out: rc.Output };
+}
+
+/** The custom builder: the FBC a command prints. */
+async function buildCustom(ctx: BuildContext, raw: unknown): Promise<Built> {
+  const cc = decodeBuilderConfig<{ Command: string; Args: string[] | null; Output: string }>(
+    raw,
+    CUSTOM_CONFIG,
+    "custom",
+  );
+  checkFields("custom", [
+    [cc.Command === "", "command"],
+    [cc.Output === "", "output"],
+  ]);
+  const args = cc.Args ?? [];
+  const stdout = await runCommand(cc.Command, args, ctx.cwd);
+  const loaded = loadFbc(stdout.toString("utf8"), "-");
+  if (loaded instanceof OpcatError) {
+    throw new OpcatError(
+      loaded.code,
+      `error parsing custom command output: ${[cc.Command, ...args].join("'")}, ${loaded.message}`,
+      { kind: "invalid", problems: loaded.problems },
+    );
+  }
+  return { cfg: loaded, out: cc.Output };
+}
+
+/** The basic builder: today's `olm.template.basic`, or the plain FBC stream of opm's former basic template. */
+async function renderBasic(source: BundleSource, text: string, file: string): Promise<DeclarativeConfig> {
+  const doc = firstStreamDocument(text);
+  const schema =
+    doc.kind === "value" && doc.value !== null && typeof doc.value === "object" && !Array.isArray(doc.value)
+      ? doc.value.schema
+      : undefined;
+  if (schema === SCHEMA_BASIC) return renderBasicTemplate(text, source);
+  const loaded = loadFbc(text, file);
+  if (loaded instanceof OpcatError) throw loaded;
+  const isTemplate = (b: Bundle): boolean =>
+    b.schema !== "" && b.image !== "" && b.package === "" && b.properties.length === 0 && b.relatedImages.length === 0;
+  const bad = loaded.bundles.findIndex((b) => !isTemplate(b));
+  source.prefetch?.(loaded.bundles.slice(0, bad < 0 ? undefined : bad).map((b) => b.image));
+  const bundles: Bundle[] = [];
+  for (const b of loaded.bundles) {
+    if (!isTemplate(b)) throw fail("TEMPLATE_BUNDLE_FIELDS", "unexpected fields present in basic template bundle");
+    bundles.push(await source.render(b.image));
+  }
+  loaded.bundles = bundles;
+  return loaded;
+}
+
+function writeOutput(ctx: BuildContext, cfg: DeclarativeConfig, outPath: string): string {
+  const full = ctx.at(outPath);
+  try {
+    mkdirSync(dirname(full), { recursive: true });
+  } catch (e) {
+    throw fail(
+      "IO_ERROR",
+      `creating output directory ${goQuote(outPath)}: ${goPathError("mkdir", dirname(outPath), e)}`,
+      "io",
+    );
+  }
+  let text: string;
+  try {
+    text = formatCatalog(cfg, ctx.output);
+  } catch (e) {
+    throw wrapped(`writing to output file ${goQuote(outPath)}`, e);
+  }
+  try {
+    writeFileSync(full, text);
+  } catch (e) {
+    throw fail("IO_ERROR", `creating output file ${goQuote(outPath)}: ${goPathError("open", outPath, e)}`, "io");
+  }
+  return outPath;
+}
+
+function validateDir(ctx: BuildContext, workingDir: string, dir: string): void {
+  const p = posix.join(workingDir, dir);
+  let st;
+  try {
+    st = statSync(ctx.at(p));
+  } catch (e) {
+    throw fail(
+      "TEMPLATE_COMPOSITE_VALIDATE",
+      `directory not found. validation path needs to be composed of ` +
+        `BuilderConfig.WorkingDir+Component[].Destination.Path: ${goQuote(p)}: ${goPathError("stat", p, e)}`,
+      "io",
+    );
+  }
+  if (!st.isDirectory()) throw fail("TEMPLATE_COMPOSITE_VALIDATE", `${goQuote(p)} is not a directory`, "io");
+  const res = loadDirectory(ctx.at(p));
+  const problems = [...res.problems];
+  if (problems.length === 0) problems.push(...validateCatalog(res.config).problems);
+  const first = problems.find((x) => x.severity === "error");
+  if (first)
+    throw new OpcatError(first.code, `validation failure in path ${goQuote(p)}: ${first.message}`, {
+      kind: "invalid",
+    });
 }

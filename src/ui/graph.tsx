@@ -1,23 +1,27 @@
 /**
  * The upgrade graph: laid out by the server (elkjs, src/web/graphlayout.ts),
  * drawn as SVG, zoom/pan, details, upgrade paths, SVG and Mermaid export.
+ * The parts: graphmodel.ts (what is shown), graphview.ts (zoom and pan), graphdraw.tsx (the
+ * drawing), graphpanels.tsx (toolbar, panels, details).
  */
-import { useEffect, useMemo, useRef, useState } from "preact/hooks";
-import type { UiGraph, UiGraphEdge } from "../web/uitypes.js";
+import { useMemo, useRef, useState } from "preact/hooks";
+import type { UiGraph } from "../web/uitypes.js";
 import { api } from "./api.js";
-import { upgradePaths } from "./paths.js";
-import { packageVersionMatcher, SemverError, tryParseVersion } from "../semver/index.js";
-import { CopyButton, download, ErrorBox, Show, useLoad } from "./util.js";
+import { drawGraph, GraphCanvas } from "./graphdraw.js";
+import { useGraphModel } from "./graphmodel.js";
+import {
+  GraphToolbar,
+  type MermaidText,
+  MermaidPanel,
+  NodeDetail,
+  PathsPanel,
+  RangePanel,
+  type SetQuery,
+} from "./graphpanels.js";
+import { useViewControl } from "./graphview.js";
+import { download, Show, useLoad } from "./util.js";
 
-export interface Layout {
-  width: number;
-  height: number;
-  nodes: Map<string, { x: number; y: number; w: number; h: number }>;
-  edges: { index: number; d: string }[];
-}
-
-type Kind = UiGraphEdge["kind"];
-const KINDS: Kind[] = ["replaces", "skips", "skipRange"];
+export type { Layout } from "./graphmodel.js";
 
 export function GraphView({
   catalog,
@@ -155,12 +159,7 @@ function cmpVersion(a: string, b: string): number {
   return 0;
 }
 
-interface View {
-  x: number;
-  y: number;
-  k: number;
-}
-
+/** One graph: its toolbar, the paths and range panels, the drawing, the selected bundle and the Mermaid text. */
 function Graph({
   g,
   catalog,
@@ -178,91 +177,19 @@ function Graph({
   selected: string;
   hidden: string;
   range: string;
-  q: (over: Record<string, string | undefined>) => void;
+  q: SetQuery;
 }) {
-  // a version range (as an Input's spec.version selects, the resolver's own matcher): the bundles it admits
-  const ranged = useMemo((): { error: string } | { names: Set<string> } | undefined => {
-    if (!range) return undefined;
-    const m = packageVersionMatcher(range);
-    if (m instanceof SemverError) return { error: m.message };
-    const names = new Set<string>();
-    for (const n of g.nodes) {
-      const v = n.version ? tryParseVersion(n.version) : undefined;
-      if (v && !(v instanceof SemverError) && m.test(v)) names.add(n.name);
-    }
-    return { names };
-  }, [g, range]);
-  const hiddenKinds = new Set(hidden.split(",").filter((k) => k !== ""));
-  const shownEdges = useMemo(
-    () => g.edges.map((e, i) => ({ e, i })).filter(({ e }) => !hiddenKinds.has(e.kind)),
-    [g, hidden],
+  const { ranged, hiddenKinds, shownEdges, layout, paths, onPath, counts } = useGraphModel(
+    g,
+    channel,
+    from,
+    hidden,
+    range,
   );
-  // laid out by the server (the edges of the kinds not hidden; edge indexes refer to g.edges)
-  const layout = useMemo(
-    (): Layout | undefined => (g.layout ? { ...g.layout, nodes: new Map(Object.entries(g.layout.nodes)) } : undefined),
-    [g],
-  );
-  const heads = useMemo(
-    () => g.nodes.filter((n) => (channel === "" ? n.heads.length > 0 : n.heads.includes(channel))).map((n) => n.name),
-    [g, channel],
-  );
-  // upgrade paths use the edges shown, not those the last reload removed (when comparing)
-  const pathEdges = useMemo(() => shownEdges.filter(({ e }) => e.change !== "removed"), [shownEdges]);
-  const paths = useMemo(
-    () =>
-      from && g.nodes.some((n) => n.name === from)
-        ? upgradePaths(
-            from,
-            pathEdges.map(({ e }) => e),
-            heads,
-          )
-        : undefined,
-    [from, pathEdges, heads],
-  );
-  // the highlighted edges as indexes into g.edges
-  const onPath = useMemo(() => new Set([...(paths?.edges ?? [])].map((k) => pathEdges[k].i)), [paths, pathEdges]);
-  const counts = { replaces: 0, skips: 0, skipRange: 0 };
-  for (const e of g.edges) counts[e.kind]++;
   const svgRef = useRef<SVGSVGElement>(null);
   const viewportRef = useRef<HTMLDivElement>(null);
-  const [view, setView] = useState<View>({ x: 10, y: 10, k: 1 });
-  // Zoom and pan move the drawn SVG as one composited layer (a CSS transform on the <svg>, which
-  // the browser moves and scales without painting its thousands of paths again); while it moves
-  // the layer is kept (will-change), and re-rasterised sharp at the new scale once it rests.
-  const [moving, setMoving] = useState(false);
-  const rest = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
-  const moved = (): void => {
-    setMoving(true);
-    clearTimeout(rest.current);
-    rest.current = setTimeout(() => setMoving(false), 200);
-  };
-  useEffect(() => () => clearTimeout(rest.current), []);
-  const [mermaid, setMermaid] = useState<{ text?: string; error?: Error } | undefined>(undefined);
-
-  // fit the graph into the view once laid out
-  const fit = (): void => {
-    const box = viewportRef.current;
-    if (!box || !layout) return;
-    const r = box.getBoundingClientRect();
-    const k = Math.min(
-      1.5,
-      Math.max(
-        0.05,
-        Math.min((r.width - 20) / Math.max(1, layout.width), (r.height - 20) / Math.max(1, layout.height)),
-      ),
-    );
-    setView({ k, x: (r.width - layout.width * k) / 2, y: (r.height - layout.height * k) / 2 });
-  };
-  useEffect(fit, [layout]);
-
-  const drag = useRef<{ x: number; y: number; vx: number; vy: number } | undefined>(undefined);
-  const zoomAt = (factor: number, cx: number, cy: number): void => {
-    moved();
-    setView((v) => {
-      const k = Math.min(4, Math.max(0.03, v.k * factor));
-      return { k, x: cx - ((cx - v.x) * k) / v.k, y: cy - ((cy - v.y) * k) / v.k };
-    });
-  };
+  const { view, moving, fit, zoomAt, handlers } = useViewControl(layout, viewportRef);
+  const [mermaid, setMermaid] = useState<MermaidText | undefined>(undefined);
 
   // the drawn bundles and edges do not change while zooming or panning: the same vnodes are reused,
   // so that a view change only updates the transform (Preact skips unchanged vnodes)
@@ -270,340 +197,56 @@ function Graph({
   qRef.current = q;
   const drawn = useMemo(() => {
     if (!layout) return null;
-    return (
-      <>
-        {layout.edges.map(({ index, d }) => {
-          const e = g.edges[index];
-          const on = onPath.has(index);
-          return (
-            <path
-              key={index}
-              d={d}
-              class={`edge ${e.kind}${on ? " on-path" : ""}${e.change ? ` change-${e.change}` : ""}`}
-              marker-end="url(#arrow)"
-            >
-              <title>
-                {`${e.from} → ${e.to} (${e.kind}${e.label ? ` ${e.label}` : ""}; ` +
-                  `${e.channels.join(", ")})${e.change ? `, ${e.change} by the last reload` : ""}`}
-              </title>
-            </path>
-          );
-        })}
-        {g.nodes.map((n) => {
-          const p = layout.nodes.get(n.name);
-          if (!p) return null;
-          const isHead = channel === "" ? n.heads.length > 0 : n.heads.includes(channel);
-          const hop = paths?.hops.get(n.name);
-          const cls = [
-            "node",
-            isHead ? "head" : "",
-            n.deprecated ? "deprecated" : "",
-            !n.inCatalog ? "missing" : "",
-            n.name === selected ? "selected" : "",
-            hop !== undefined ? "on-path" : "",
-            n.name === from ? "from" : "",
-            n.change ? `change-${n.change}` : "",
-            ranged && "names" in ranged && ranged.names.has(n.name) ? "in-range" : "",
-          ]
-            .filter(Boolean)
-            .join(" ");
-          return (
-            <g
-              key={n.name}
-              class={cls}
-              transform={`translate(${p.x},${p.y})`}
-              tabindex={0}
-              role="button"
-              aria-label={
-                `${n.name}${n.version ? ` version ${n.version}` : ""}${isHead ? ", head" : ""}` +
-                `${n.deprecated ? ", deprecated" : ""}${n.change ? `, ${n.change} by the last reload` : ""}`
-              }
-              data-node={n.name}
-              onClick={() => qRef.current({ node: n.name })}
-              onKeyDown={(e) => {
-                if (e.key === "Enter" || e.key === " ") {
-                  e.preventDefault();
-                  qRef.current({ node: n.name });
-                }
-              }}
-            >
-              <rect width={p.w} height={p.h} rx="6" />
-              <text x={p.w / 2} y="16" class="ver">
-                {n.version || n.name}
-                {hop !== undefined && n.name !== from ? ` · ${hop} hop${hop === 1 ? "" : "s"}` : ""}
-              </text>
-              <text x={p.w / 2} y="30" class="nm">
-                {n.name}
-              </text>
-            </g>
-          );
-        })}
-      </>
-    );
+    const select = (name: string): void => qRef.current({ node: name });
+    return drawGraph(g, layout, { channel, from, selected, paths, onPath, ranged, select });
   }, [layout, onPath, paths, g, channel, selected, from, ranged]);
 
   const sel = g.nodes.find((n) => n.name === selected);
+  const fileName = (ext: string): string => `${g.package}${channel ? `-${channel}` : ""}.${ext}`;
   return (
     <div class="graph-wrap">
-      <div class="toolbar" role="toolbar" aria-label="graph view">
-        {KINDS.map((k) => (
-          <label key={k} class={`legend ${k}`}>
-            <input
-              type="checkbox"
-              name={`show-${k}`}
-              checked={!hiddenKinds.has(k)}
-              onChange={(e) => {
-                const h = new Set(hiddenKinds);
-                if ((e.target as HTMLInputElement).checked) h.delete(k);
-                else h.add(k);
-                q({ hide: [...h].join(",") || undefined });
-              }}
-            />{" "}
-            <svg width="28" height="8" aria-hidden="true">
-              <line x1="0" y1="4" x2="28" y2="4" class={`edge ${k}`} />
-            </svg>{" "}
-            {k} ({counts[k]})
-          </label>
-        ))}
-        <span class="legend">
-          <span class="swatch head" /> head
-        </span>
-        <span class="legend">
-          <span class="swatch deprecated" /> deprecated
-        </span>
-        <span class="spacer" />
-        <button type="button" class="small" aria-label="zoom in" onClick={() => zoomAt(1.25, 300, 200)}>
-          +
-        </button>
-        <button type="button" class="small" aria-label="zoom out" onClick={() => zoomAt(0.8, 300, 200)}>
-          −
-        </button>
-        <button type="button" class="small" onClick={fit}>
-          Fit
-        </button>
-        <button
-          type="button"
-          class="small"
-          disabled={!layout}
-          onClick={() =>
-            layout &&
-            download(`${g.package}${channel ? `-${channel}` : ""}.svg`, exportSvg(svgRef.current), "image/svg+xml")
-          }
-        >
-          Export SVG
-        </button>
-        <button
-          type="button"
-          class="small"
-          onClick={() =>
-            api.mermaid(catalog, g.package, channel).then(
-              (text) => setMermaid({ text }),
-              (error: Error) => setMermaid({ error }),
-            )
-          }
-        >
-          Mermaid
-        </button>
-      </div>
-      {paths ? (
-        <div class="paths" role="status" data-testid="paths">
-          {paths.heads.length === 0 ? (
-            <span>
-              No upgrade path from {from} to {channel ? `the head of ${channel}` : "a channel head"}.
-            </span>
-          ) : (
-            paths.heads.map((h) => (
-              <div key={h.name}>
-                From <strong>{from}</strong> to head <strong>{h.name}</strong>:{" "}
-                <strong data-testid="hops">{h.hops}</strong> hop{h.hops === 1 ? "" : "s"} ({h.path.join(" → ")});{" "}
-                {paths.hops.size} bundles and {paths.edges.size} edges on upgrade paths are highlighted.
-              </div>
-            ))
-          )}{" "}
-          <button type="button" class="small" onClick={() => q({ from: undefined })}>
-            Clear
-          </button>
-        </div>
-      ) : null}
+      <GraphToolbar
+        hiddenKinds={hiddenKinds}
+        counts={counts}
+        q={q}
+        zoomAt={zoomAt}
+        fit={fit}
+        laidOut={!!layout}
+        exportSvg={() => layout && download(fileName("svg"), exportSvg(svgRef.current), "image/svg+xml")}
+        mermaid={() =>
+          api.mermaid(catalog, g.package, channel).then(
+            (text) => setMermaid({ text }),
+            (error: Error) => setMermaid({ error }),
+          )
+        }
+      />
+      {paths ? <PathsPanel paths={paths} from={from} channel={channel} q={q} /> : null}
       {g.compared ? <Compared g={g} /> : null}
-      {ranged ? (
-        "error" in ranged ? (
-          <div class="error" role="alert" data-testid="range">
-            Version range {JSON.stringify(range)}: {ranged.error}
-          </div>
-        ) : (
-          <div class="paths" role="status" data-testid="range">
-            {ranged.names.size === 0
-              ? `Version range ${range}: no bundle of this graph is in it.`
-              : `Version range ${range}: ${ranged.names.size} of ` +
-                `${g.nodes.filter((n) => n.version).length} bundles are in it (outlined).`}{" "}
-            <button type="button" class="small" onClick={() => q({ range: undefined })}>
-              Clear
-            </button>
-          </div>
-        )
-      ) : null}
+      {ranged ? <RangePanel g={g} range={range} ranged={ranged} q={q} /> : null}
       {g.warnings.map((w) => (
         <div class="warning" key={w}>
           {w}
         </div>
       ))}
       <div class="graph-area">
-        <div
-          ref={viewportRef}
-          class="graph"
-          role="img"
-          aria-label={
-            `upgrade graph of ${g.package}${channel ? `, channel ${channel}` : ""}: ` +
-            `${g.nodes.length} bundles, ${shownEdges.length} edges`
-          }
-          data-testid="graph"
-          tabIndex={0}
-          onWheel={(e) => {
-            e.preventDefault();
-            const r = (e.currentTarget as HTMLDivElement).getBoundingClientRect();
-            zoomAt(e.deltaY < 0 ? 1.15 : 1 / 1.15, e.clientX - r.left, e.clientY - r.top);
-          }}
-          onPointerDown={(e) => {
-            if ((e.target as Element).closest(".node")) return;
-            drag.current = { x: e.clientX, y: e.clientY, vx: view.x, vy: view.y };
-            (e.currentTarget as HTMLDivElement).setPointerCapture(e.pointerId);
-          }}
-          onPointerMove={(e) => {
-            const d = drag.current;
-            if (!d) return;
-            moved();
-            setView((v) => ({ ...v, x: d.vx + e.clientX - d.x, y: d.vy + e.clientY - d.y }));
-          }}
-          onPointerUp={() => (drag.current = undefined)}
-          onKeyDown={(e) => {
-            const step = 40;
-            const pan = (dx: number, dy: number): void => {
-              moved();
-              setView((v) => ({ ...v, x: v.x + dx, y: v.y + dy }));
-            };
-            if (e.key === "+" || e.key === "=") zoomAt(1.2, 300, 200);
-            else if (e.key === "-") zoomAt(1 / 1.2, 300, 200);
-            else if (e.key === "ArrowLeft") pan(step, 0);
-            else if (e.key === "ArrowRight") pan(-step, 0);
-            else if (e.key === "ArrowUp") pan(0, step);
-            else if (e.key === "ArrowDown") pan(0, -step);
-            else return;
-            e.preventDefault();
-          }}
-        >
-          {layout ? (
-            <svg
-              ref={svgRef}
-              class={`graph-svg${paths ? " highlighting" : ""}${ranged && "names" in ranged ? " ranging" : ""}`}
-              width={layout.width + 20}
-              height={layout.height + 20}
-              style={{
-                transform: `translate(${view.x.toFixed(1)}px,${view.y.toFixed(1)}px) scale(${view.k.toFixed(4)})`,
-                willChange: moving ? "transform" : "auto",
-              }}
-            >
-              <defs>
-                <marker
-                  id="arrow"
-                  viewBox="0 0 10 10"
-                  refX="9"
-                  refY="5"
-                  markerWidth="7"
-                  markerHeight="7"
-                  orient="auto-start-reverse"
-                >
-                  <path d="M0,0 L10,5 L0,10 z" class="arrowhead" />
-                </marker>
-              </defs>
-              <g transform="translate(10,10)" data-testid="graph-content" data-layout="done">
-                {drawn}
-              </g>
-            </svg>
-          ) : (
-            <p class="muted">Laying out {g.nodes.length} bundles…</p>
-          )}
-        </div>
-        {sel ? (
-          <aside class="node-detail" data-testid="node-detail" aria-label={`bundle ${sel.name}`}>
-            <h3>{sel.name}</h3>
-            <dl>
-              <dt>Version</dt>
-              <dd>{sel.version || "(not in the catalog)"}</dd>
-              <dt>Channels</dt>
-              <dd>{sel.channels.join(", ") || "(none: only referenced)"}</dd>
-              {sel.heads.length > 0 ? (
-                <>
-                  <dt>Head of</dt>
-                  <dd>{sel.heads.join(", ")}</dd>
-                </>
-              ) : null}
-              {sel.deprecated ? (
-                <>
-                  <dt>Deprecated</dt>
-                  <dd>yes</dd>
-                </>
-              ) : null}
-              <dt>Upgrades to</dt>
-              <dd>
-                {g.edges
-                  .filter((e) => e.from === sel.name)
-                  .map((e) => `${e.to} (${e.kind})`)
-                  .join(", ") || "none"}
-              </dd>
-              <dt>Upgraded from</dt>
-              <dd>
-                {g.edges
-                  .filter((e) => e.to === sel.name)
-                  .map((e) => `${e.from} (${e.kind})`)
-                  .join(", ") || "none"}
-              </dd>
-            </dl>
-            <button type="button" class="small" onClick={() => q({ from: sel.name })}>
-              Upgrade paths from here
-            </button>{" "}
-            <a
-              href={
-                `#/c/${encodeURIComponent(catalog)}/p/${encodeURIComponent(g.package)}` +
-                `?tab=bundles&bundle=${encodeURIComponent(sel.name)}`
-              }
-            >
-              Bundle details
-            </a>{" "}
-            <button type="button" class="small" onClick={() => q({ node: undefined })}>
-              Close
-            </button>
-          </aside>
-        ) : null}
+        <GraphCanvas
+          g={g}
+          channel={channel}
+          shownEdges={shownEdges.length}
+          layout={layout}
+          view={view}
+          moving={moving}
+          handlers={handlers}
+          viewportRef={viewportRef}
+          svgRef={svgRef}
+          highlighting={!!paths}
+          ranging={!!ranged && "names" in ranged}
+          drawn={drawn}
+        />
+        {sel ? <NodeDetail g={g} sel={sel} catalog={catalog} q={q} /> : null}
       </div>
       {mermaid ? (
-        <div class="mermaid-out" data-testid="mermaid">
-          {mermaid.error ? (
-            <ErrorBox error={mermaid.error} />
-          ) : (
-            <>
-              <div class="blob-bar">
-                <strong>Mermaid (as opcat render-graph prints it)</strong>
-                <CopyButton text={() => mermaid.text ?? ""} />
-                <button
-                  type="button"
-                  class="small"
-                  onClick={() =>
-                    download(`${g.package}${channel ? `-${channel}` : ""}.mmd`, mermaid.text ?? "", "text/plain")
-                  }
-                >
-                  Download
-                </button>
-                <button type="button" class="small" onClick={() => setMermaid(undefined)}>
-                  Close
-                </button>
-              </div>
-              <pre class="blob-text" tabIndex={0}>
-                {mermaid.text}
-              </pre>
-            </>
-          )}
-        </div>
+        <MermaidPanel mermaid={mermaid} fileName={fileName("mmd")} close={() => setMermaid(undefined)} />
       ) : null}
     </div>
   );

@@ -26,7 +26,7 @@ import { parseProperties } from "../../fbc/properties.js";
 import { validateCatalog } from "../../fbc/validate.js";
 import type { DeclarativeConfig } from "../../fbc/types.js";
 import { goQuote } from "../../gojson/fmt.js";
-import { parseEditable, stringAt, TextEdits, type EditValue } from "./edit.js";
+import { type EditableFile, parseEditable, stringAt, TextEdits, type EditValue } from "./edit.js";
 import { tagInRepo } from "./graph.js";
 import { BUILTIN_KINDS } from "./kinds.js";
 import { kindsInOrder, type AddBundleKind, type AddBundleOutcome, type AddBundleRequest } from "./registry.js";
@@ -322,6 +322,52 @@ export async function planAddBundle(
   opts: AddBundleOptions = {},
 ): Promise<AddBundlePlan> {
   const c = new Collector();
+  const recognised = await recogniseTemplate(text, template, req, c);
+  if ("outcome" in recognised) return recognised;
+  const { parsed, kind } = recognised;
+  const toAdd = await bundleToAdd(kind, template, req, opts, c);
+  if ("outcome" in toAdd) return toAdd;
+  const { bundle, bundleName, info } = toAdd;
+
+  const edits = new TextEdits(parsed);
+  kind.plan({
+    file: parsed,
+    edits,
+    request: req,
+    bundle,
+    bundleName,
+    change: (path, value, description) => c.changes.push({ op: "add", path, value, description }),
+    fail: (outcome, code, message, hint) => c.fail(outcome, code, message, hint),
+    warn: (code, message) => c.warn(code, message),
+  });
+  if (c.failure) return failed(template, req, c, kind.name, info);
+  const base = {
+    template,
+    image: req.image,
+    kind: kind.name,
+    bundle: info,
+    changes: c.changes,
+    problems: c.problems,
+    written: false,
+  };
+  if (edits.size === 0) return { ...base, outcome: "already-present", validation: "none" };
+
+  const result = edits.apply();
+  const validation = await checkEdited({ text, result, req, opts, kind, bundle, bundleName, info }, c);
+  if (validation === undefined) return failed(template, req, c, kind.name, info);
+  return { ...base, outcome: "added", validation, problems: c.problems, result, diff: edits.diff(template) };
+}
+
+/**
+ * The template parsed and its kind recognised, the request checked, the text checked by its kind; a
+ * failed plan (the problem collected in `c`) otherwise.
+ */
+async function recogniseTemplate(
+  text: string,
+  template: string,
+  req: AddBundleRequest,
+  c: Collector,
+): Promise<{ parsed: EditableFile; kind: AddBundleKind } | AddBundlePlan> {
   const parsed = parseEditable(text);
   if ("error" in parsed) {
     c.fail("invalid-input", "TEMPLATE_ADD_PARSE", `${template}: ${parsed.error}`);
@@ -359,8 +405,27 @@ export async function planAddBundle(
     c.fail("invalid-input", e instanceof OpcatError ? e.code : "TEMPLATE_DECODE", `${template}: ${messageOf(e)}`);
     return failed(template, req, c, kind.name);
   }
+  return { parsed, kind };
+}
 
-  // The bundle: rendered from its image when a source is given; its name can also be given.
+/** The bundle to add, as far as it is known, and its name. */
+interface BundleToAdd {
+  bundle: RenderedBundle | undefined;
+  bundleName: string | undefined;
+  info: AddBundleReport["bundle"];
+}
+
+/**
+ * The bundle: rendered from its image when a source is given; its name can also be given. A failed
+ * plan when the name given is not the bundle's, or when the kind needs what could not be rendered.
+ */
+async function bundleToAdd(
+  kind: AddBundleKind,
+  template: string,
+  req: AddBundleRequest,
+  opts: AddBundleOptions,
+  c: Collector,
+): Promise<BundleToAdd | AddBundlePlan> {
   const need = kind.needs(req);
   let bundle: RenderedBundle | undefined;
   let renderError: unknown;
@@ -406,31 +471,25 @@ export async function planAddBundle(
     }
     if (renderError !== undefined) c.warn(code, `${why}; the bundle was not rendered`);
   }
+  return { bundle, bundleName, info };
+}
 
-  const edits = new TextEdits(parsed);
-  kind.plan({
-    file: parsed,
-    edits,
-    request: req,
-    bundle,
-    bundleName,
-    change: (path, value, description) => c.changes.push({ op: "add", path, value, description }),
-    fail: (outcome, code, message, hint) => c.fail(outcome, code, message, hint),
-    warn: (code, message) => c.warn(code, message),
-  });
-  if (c.failure) return failed(template, req, c, kind.name, info);
-  const base = {
-    template,
-    image: req.image,
-    kind: kind.name,
-    bundle: info,
-    changes: c.changes,
-    problems: c.problems,
-    written: false,
-  };
-  if (edits.size === 0) return { ...base, outcome: "already-present", validation: "none" };
+/** The edit being checked: the text before and after it, what was asked, the kind, the bundle. */
+interface EditedTemplate extends BundleToAdd {
+  text: string;
+  result: string;
+  req: AddBundleRequest;
+  opts: AddBundleOptions;
+  kind: AddBundleKind;
+}
 
-  const result = edits.apply();
+/**
+ * The edited text checked before it is written: it parses, its kind accepts it, and it renders and
+ * validates (or, when its images cannot be rendered, only its structure was checked: a warning).
+ * How it was checked; undefined when it failed (the problems collected in `c`).
+ */
+async function checkEdited(e: EditedTemplate, c: Collector): Promise<AddBundleReport["validation"] | undefined> {
+  const { result, req, kind } = e;
   const reparsed = parseEditable(result);
   if ("error" in reparsed) {
     c.fail(
@@ -438,47 +497,52 @@ export async function planAddBundle(
       "TEMPLATE_ADD_RESULT_INVALID",
       `the edited template does not parse (${reparsed.error}); nothing was written`,
     );
-    return failed(template, req, c, kind.name, info);
+    return undefined;
   }
   try {
     await kind.check(result);
-  } catch (e) {
+  } catch (err) {
     c.fail(
       "invalid-input",
       "TEMPLATE_ADD_RESULT_INVALID",
-      `the edited template is not a valid ${kind.name} template: ${messageOf(e)}`,
+      `the edited template is not a valid ${kind.name} template: ${messageOf(err)}`,
     );
-    return failed(template, req, c, kind.name, info);
+    return undefined;
   }
-  const checked = await renderAndValidate(kind, result, opts.source, req.image, bundle);
-  let validation: AddBundleReport["validation"] = "rendered";
+  const checked = await renderAndValidate(kind, result, e.opts.source, req.image, e.bundle);
   if (checked === undefined) {
-    validation = "structural";
     c.warn(
       "TEMPLATE_ADD_NOT_RENDERED",
       "the edited template could not be rendered (some of its " +
         "images could not be rendered): only its structure was checked",
     );
-  } else {
-    const clash =
-      bundleName !== undefined && checked.cfg
-        ? carriedElsewhere(checked.cfg, req.image, bundleName, info?.package, info?.version)
-        : [];
-    if (clash.length > 0 || checked.problems.length > 0) {
-      // Blame: was the template already invalid before the edit?
-      const before = await renderBefore(kind, text, opts.source, req.image, bundle);
-      if (clash.length === 0 && before !== undefined && before.problems.length > 0) {
-        for (const p of before.problems)
-          c.fail("invalid-input", p.code, `the template is not valid before the edit: ${p.message}`);
-      } else {
-        for (const p of clash) c.fail("conflict", p.code, p.message);
-        for (const p of checked.problems)
-          c.fail("conflict", p.code, `adding the bundle would make the catalog invalid: ${p.message}`);
-      }
-      return failed(template, req, c, kind.name, info);
-    }
+    return "structural";
   }
-  return { ...base, outcome: "added", validation, problems: c.problems, result, diff: edits.diff(template) };
+  const clash =
+    e.bundleName !== undefined && checked.cfg
+      ? carriedElsewhere(checked.cfg, req.image, e.bundleName, e.info?.package, e.info?.version)
+      : [];
+  if (clash.length > 0 || checked.problems.length > 0) {
+    await blame(e, clash, checked.problems, c);
+    return undefined;
+  }
+  return "rendered";
+}
+
+/**
+ * Blame for an edited template that clashes or is invalid: was the template already invalid before
+ * the edit (`invalid-input`), or does adding the bundle make it so (`conflict`)?
+ */
+async function blame(e: EditedTemplate, clash: Problem[], problems: Problem[], c: Collector): Promise<void> {
+  const before = await renderBefore(e.kind, e.text, e.opts.source, e.req.image, e.bundle);
+  if (clash.length === 0 && before !== undefined && before.problems.length > 0) {
+    for (const p of before.problems)
+      c.fail("invalid-input", p.code, `the template is not valid before the edit: ${p.message}`);
+  } else {
+    for (const p of clash) c.fail("conflict", p.code, p.message);
+    for (const p of problems)
+      c.fail("conflict", p.code, `adding the bundle would make the catalog invalid: ${p.message}`);
+  }
 }
 
 /** Reads a file's text; an unreadable file is an `invalid-input` plan. */
