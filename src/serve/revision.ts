@@ -169,162 +169,184 @@ export class CatalogRevision {
   static async load(source: string, opts: LoadRevisionOptions): Promise<LoadRevisionResult> {
     const started = performance.now();
     const checkMetaKeys = opts.checkMetaKeys !== false;
-    let cache: { path: string; state: TreeState } | undefined;
-    if (opts.cache) {
-      const enforce = opts.cache.enforceIntegrity === true;
-      const state = treeState(source, false);
-      if (state.stat !== "missing") {
-        const path = indexPath(opts.cache.dir, state.real, checkMetaKeys);
-        const found = readIndex(path, state, checkMetaKeys, enforce);
-        if ("parts" in found) {
-          const p = found.parts;
-          return {
-            ok: true,
-            revision: new CatalogRevision({
-              catalog: opts.catalog,
-              source,
-              serial: opts.serial,
-              digest: p.digest,
-              lastModified: nextLastModified(opts.previousLastModified),
-              jsonl: p.jsonl,
-              gzip: p.gzip,
-              registry: RegistryIndex.fromPersisted(found.registryJson, found.light, found.heavy),
-              files: p.files,
-              bytes: p.bytes,
-              loadMs: performance.now() - started,
-              origin: "index",
-              offsets: p.offsets,
-              bySchema: p.bySchema,
-              byPackage: p.byPackage,
-              byName: p.byName,
-            }),
-          };
-        }
-        if (enforce)
-          return {
-            ok: false,
-            problems: [
-              problem("SERVE_CACHE_INTEGRITY", `integrity check failed: ${found.message}`, {
-                hint:
-                  "build the index first (opcat serve <dir> --cache-dir " +
-                  "<dir> --cache-only), or drop --cache-enforce-integrity",
-              }),
-            ],
-          };
-        if (found.reason === "invalid") opts.cache.onWarning?.(`serve index not used: ${found.message}; rebuilding it`);
-        // both digests are taken before the files are read: content changing meanwhile is found stale next time
-        if (state.content === undefined) state.content = treeState(state.real, true).content;
-        cache = { path, state };
-      }
-    }
-    let root = source;
-    let files: string[];
-    try {
-      const st = await stat(source);
-      if (st.isDirectory()) files = listCatalogFiles(source);
-      else {
-        root = dirname(source);
-        files = [basename(source)];
-      }
-    } catch (e) {
-      if (e instanceof OpcatError) return { ok: false, problems: [problem(e.code, e.message)] };
-      const err = e as NodeJS.ErrnoException;
-      const why = goErrnoText(err);
-      return {
-        ok: false,
-        problems: [problem("IO_ERROR", `stat ${err.path ?? source}: ${why}`, { hint: "check the catalog path" })],
-      };
-    }
-
+    const revision = (init: RevisionParts & { registry: RegistryIndex; origin?: "index"; indexWritten?: boolean }) =>
+      new CatalogRevision({
+        catalog: opts.catalog,
+        source,
+        serial: opts.serial,
+        lastModified: nextLastModified(opts.previousLastModified),
+        loadMs: performance.now() - started,
+        ...init,
+      });
+    const cached = opts.cache ? readCachedIndex(source, opts.cache, checkMetaKeys) : undefined;
+    if (cached && "problems" in cached) return { ok: false, problems: cached.problems };
+    if (cached && "parts" in cached) return { ok: true, revision: revision({ ...cached.parts, origin: "index" }) };
+    const listed = await catalogFiles(source);
+    if ("problems" in listed) return { ok: false, problems: listed.problems };
     const res: LoadResult = { config: emptyConfig(), problems: [], files: 0, bytes: 0 };
-    const lines: Buffer[] = [];
-    const bySchema = new Map<string, number[]>();
-    const byPackage = new Map<string, number[]>();
-    const byName = new Map<string, number[]>();
-    const index = (m: Map<string, number[]>, key: string, id: number): void => {
-      if (key === "") return;
-      const l = m.get(key);
-      if (l) l.push(id);
-      else m.set(key, [id]);
-    };
-    for (const f of files) {
-      let buf: Buffer;
-      try {
-        // a FIFO, a device or a socket is refused without blocking on it (IO_NOT_REGULAR), as validate does
-        buf = await readInputFile(join(root, f), CATALOG_FILE);
-      } catch (e) {
-        const loc = { file: f, line: 0, index: 0 };
-        if (e instanceof OpcatError) res.problems.push(problem(e.code, e.message.replace(join(root, f), f), { loc }));
-        else res.problems.push(problem("IO_ERROR", `open ${f}: ${goErrnoText(e as NodeJS.ErrnoException)}`, { loc }));
-        continue;
-      }
-      const text = buf.toString("utf8");
-      const before = res.problems.length;
-      // one parse: the loader hands over each blob with its meta (reserved keys matched as opm does)
-      const fileBlobs: { line: Buffer; meta: BlobMeta }[] = [];
-      loadText(text, f, res, buf.length, (obj, meta) =>
-        fileBlobs.push({ line: Buffer.from(encodeSortedCompact(obj) + "\n"), meta }),
-      );
-      if (res.problems.length === before) {
-        for (const { line, meta } of fileBlobs) {
-          const id = lines.length;
-          lines.push(line);
-          index(bySchema, meta.schema, id);
-          index(byPackage, meta.package, id);
-          index(byName, meta.name, id);
-        }
-      }
-      await yieldToEventLoop();
-    }
+    const read = await readBlobs(listed.root, listed.files, res);
     if (res.problems.length > 0) return { ok: false, problems: res.problems };
     const validated = validateCatalog(res.config);
     if (validated.problems.length > 0) return { ok: false, problems: validated.problems };
     await yieldToEventLoop();
     const built = RegistryIndex.build(validated.model, res.config.others, { checkMetaKeys: opts.checkMetaKeys });
     if ("problems" in built) return { ok: false, problems: built.problems };
-
-    const offsets = new Float64Array(lines.length + 1);
-    for (let i = 0; i < lines.length; i++) offsets[i + 1] = offsets[i] + lines[i].length;
-    const jsonl = Buffer.concat(lines, offsets[lines.length]);
-    lines.length = 0;
-    const digest = createHash("sha256").update(jsonl).digest("hex");
-    const gz = await gzip(jsonl, { level: zconst.Z_BEST_COMPRESSION });
-    const freeze = (m: Map<string, number[]>): Map<string, Uint32Array> =>
-      new Map([...m].map(([k, v]) => [k, Uint32Array.from(v)]));
-    const parts = {
-      jsonl,
-      gzip: gz,
-      offsets,
-      bySchema: freeze(bySchema),
-      byPackage: freeze(byPackage),
-      byName: freeze(byName),
-      digest,
-      files: res.files,
-      bytes: res.bytes,
-    };
+    const parts = await packParts(read, res);
     let indexWritten = false;
-    if (cache) {
+    if (cached) {
       try {
-        await writeIndex(cache.path, cache.state, checkMetaKeys, { ...parts, registry: built.index.persist() });
+        await writeIndex(cached.path, cached.state, checkMetaKeys, { ...parts, registry: built.index.persist() });
         indexWritten = true;
       } catch (e) {
-        opts.cache?.onWarning?.(`serve index not written to ${cache.path}: ${(e as Error).message}`);
+        opts.cache?.onWarning?.(`serve index not written to ${cached.path}: ${(e as Error).message}`);
       }
     }
+    return { ok: true, revision: revision({ ...parts, registry: built.index, indexWritten }) };
+  }
+}
+
+/** What a revision holds besides its name, serial, time and registry index (as persisted by revindex.ts). */
+interface RevisionParts {
+  jsonl: Buffer;
+  gzip: Buffer;
+  offsets: Float64Array;
+  bySchema: Map<string, Uint32Array>;
+  byPackage: Map<string, Uint32Array>;
+  byName: Map<string, Uint32Array>;
+  digest: string;
+  files: number;
+  bytes: number;
+}
+
+/**
+ * The persisted index of a catalog (`serve --cache-dir`): its parts when it is valid; else where a
+ * new one goes once built (undefined: the catalog does not exist), or, with enforceIntegrity, the
+ * problem that refuses to serve without it.
+ */
+function readCachedIndex(
+  source: string,
+  cache: RevisionCacheOptions,
+  checkMetaKeys: boolean,
+):
+  | { parts: RevisionParts & { registry: RegistryIndex } }
+  | { problems: Problem[] }
+  | { path: string; state: TreeState }
+  | undefined {
+  const enforce = cache.enforceIntegrity === true;
+  const state = treeState(source, false);
+  if (state.stat === "missing") return undefined;
+  const path = indexPath(cache.dir, state.real, checkMetaKeys);
+  const found = readIndex(path, state, checkMetaKeys, enforce);
+  if ("parts" in found)
     return {
-      ok: true,
-      revision: new CatalogRevision({
-        catalog: opts.catalog,
-        source,
-        serial: opts.serial,
-        lastModified: nextLastModified(opts.previousLastModified),
-        registry: built.index,
-        loadMs: performance.now() - started,
-        indexWritten,
-        ...parts,
-      }),
+      parts: { ...found.parts, registry: RegistryIndex.fromPersisted(found.registryJson, found.light, found.heavy) },
+    };
+  if (enforce)
+    return {
+      problems: [
+        problem("SERVE_CACHE_INTEGRITY", `integrity check failed: ${found.message}`, {
+          hint:
+            "build the index first (opcat serve <dir> --cache-dir " +
+            "<dir> --cache-only), or drop --cache-enforce-integrity",
+        }),
+      ],
+    };
+  if (found.reason === "invalid") cache.onWarning?.(`serve index not used: ${found.message}; rebuilding it`);
+  // both digests are taken before the files are read: content changing meanwhile is found stale next time
+  if (state.content === undefined) state.content = treeState(state.real, true).content;
+  return { path, state };
+}
+
+/** The catalog's files (relative to `root`): a directory's in opm's walk order, or a single file. */
+async function catalogFiles(source: string): Promise<{ root: string; files: string[] } | { problems: Problem[] }> {
+  try {
+    const st = await stat(source);
+    if (st.isDirectory()) return { root: source, files: listCatalogFiles(source) };
+    return { root: dirname(source), files: [basename(source)] };
+  } catch (e) {
+    if (e instanceof OpcatError) return { problems: [problem(e.code, e.message)] };
+    const err = e as NodeJS.ErrnoException;
+    const why = goErrnoText(err);
+    return {
+      problems: [problem("IO_ERROR", `stat ${err.path ?? source}: ${why}`, { hint: "check the catalog path" })],
     };
   }
+}
+
+/** The served lines, normalised, and their indexes by schema, package and name. */
+interface ReadBlobs {
+  lines: Buffer[];
+  bySchema: Map<string, number[]>;
+  byPackage: Map<string, number[]>;
+  byName: Map<string, number[]>;
+}
+
+/**
+ * Reads and parses every file once into `res` (the model's config and problems), keeping each blob
+ * of a file without problems as its normalised line; yields to the event loop between files.
+ */
+async function readBlobs(root: string, files: readonly string[], res: LoadResult): Promise<ReadBlobs> {
+  const out: ReadBlobs = { lines: [], bySchema: new Map(), byPackage: new Map(), byName: new Map() };
+  const index = (m: Map<string, number[]>, key: string, id: number): void => {
+    if (key === "") return;
+    const l = m.get(key);
+    if (l) l.push(id);
+    else m.set(key, [id]);
+  };
+  for (const f of files) {
+    let buf: Buffer;
+    try {
+      // a FIFO, a device or a socket is refused without blocking on it (IO_NOT_REGULAR), as validate does
+      buf = await readInputFile(join(root, f), CATALOG_FILE);
+    } catch (e) {
+      const loc = { file: f, line: 0, index: 0 };
+      if (e instanceof OpcatError) res.problems.push(problem(e.code, e.message.replace(join(root, f), f), { loc }));
+      else res.problems.push(problem("IO_ERROR", `open ${f}: ${goErrnoText(e as NodeJS.ErrnoException)}`, { loc }));
+      continue;
+    }
+    const text = buf.toString("utf8");
+    const before = res.problems.length;
+    // one parse: the loader hands over each blob with its meta (reserved keys matched as opm does)
+    const fileBlobs: { line: Buffer; meta: BlobMeta }[] = [];
+    loadText(text, f, res, buf.length, (obj, meta) =>
+      fileBlobs.push({ line: Buffer.from(encodeSortedCompact(obj) + "\n"), meta }),
+    );
+    if (res.problems.length === before) {
+      for (const { line, meta } of fileBlobs) {
+        const id = out.lines.length;
+        out.lines.push(line);
+        index(out.bySchema, meta.schema, id);
+        index(out.byPackage, meta.package, id);
+        index(out.byName, meta.name, id);
+      }
+    }
+    await yieldToEventLoop();
+  }
+  return out;
+}
+
+/** The JSON Lines document, its offsets, digest and gzip encoding, and the frozen indexes. */
+async function packParts(read: ReadBlobs, res: LoadResult): Promise<RevisionParts> {
+  const { lines } = read;
+  const offsets = new Float64Array(lines.length + 1);
+  for (let i = 0; i < lines.length; i++) offsets[i + 1] = offsets[i] + lines[i].length;
+  const jsonl = Buffer.concat(lines, offsets[lines.length]);
+  lines.length = 0;
+  const digest = createHash("sha256").update(jsonl).digest("hex");
+  const gz = await gzip(jsonl, { level: zconst.Z_BEST_COMPRESSION });
+  const freeze = (m: Map<string, number[]>): Map<string, Uint32Array> =>
+    new Map([...m].map(([k, v]) => [k, Uint32Array.from(v)]));
+  return {
+    jsonl,
+    gzip: gz,
+    offsets,
+    bySchema: freeze(read.bySchema),
+    byPackage: freeze(read.byPackage),
+    byName: freeze(read.byName),
+    digest,
+    files: res.files,
+    bytes: res.bytes,
+  };
 }
 
 /** Now in whole seconds, and at least a second after the revision replaced. */
