@@ -57,7 +57,7 @@ async function runServer(dir: string): Promise<void> {
       loadMs,
       bytes: rev?.jsonl.length,
       gzipBytes: rev?.gzip.length,
-      bundles: rev?.registry.bundleCount,
+      bundles: rev?.registry?.bundleCount,
       rssAfterLoad: process.memoryUsage().rss,
     }) + "\n",
   );

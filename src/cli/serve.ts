@@ -88,7 +88,7 @@ function reportEvent(e: StoreEvent): void {
         bytes: e.revision.jsonl.length,
         // bundles as validate and the web UI count them; channel_entries: (package, channel, bundle) triples
         bundles: e.revision.query("olm.bundle", "", "")?.length ?? 0,
-        channel_entries: e.revision.registry.bundleCount,
+        channel_entries: e.revision.registry?.bundleCount ?? 0,
         load_ms: Math.round(e.revision.loadMs),
         index: e.revision.origin === "index" ? "read" : e.revision.indexWritten ? "written" : "none",
       });

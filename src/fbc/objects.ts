@@ -15,20 +15,7 @@ const cache = new WeakMap<Bundle, { objects: string[]; csv: string }>();
 function compute(b: Bundle): { objects: string[]; csv: string } {
   let c = cache.get(b);
   if (c) return c;
-  const objects: string[] = [];
-  // opm reuses one BundleObject variable across properties: a property whose value has no `data`
-  // (or is null) yields the previous object's data again.
-  let data: Uint8Array | null = null;
-  for (const p of b.properties) {
-    if (p.type !== PROPERTY_BUNDLE_OBJECT) continue;
-    const d = decodeBundleObjectData(p.value.value);
-    if (d !== undefined) data = d;
-    const text = data === null ? "" : Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("utf8");
-    // apimachinery yaml.ToJSON: JSON is used as it is, anything else is converted from YAML.
-    if (hasJsonPrefix(text)) objects.push(text);
-    else
-      objects.push(text === "" ? "null" : encodeSortedCompact(parseGoYamlDocument(text)).replace(/[<>&]/g, htmlEscape));
-  }
+  const objects = [...objectTexts(b)];
   let csv = "";
   for (const o of objects) {
     if (kindOf(o) === "ClusterServiceVersion") {
@@ -39,6 +26,33 @@ function compute(b: Bundle): { objects: string[]; csv: string } {
   c = { objects, csv };
   cache.set(b, c);
   return c;
+}
+
+/** Each `olm.bundle.object` manifest's JSON text, in property order, decoded one at a time. */
+function* objectTexts(b: Bundle): Generator<string> {
+  // opm reuses one BundleObject variable across properties: a property whose value has no `data`
+  // (or is null) yields the previous object's data again.
+  let data: Uint8Array | null = null;
+  for (const p of b.properties) {
+    if (p.type !== PROPERTY_BUNDLE_OBJECT) continue;
+    const d = decodeBundleObjectData(p.value.value);
+    if (d !== undefined) data = d;
+    const text = data === null ? "" : Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("utf8");
+    // apimachinery yaml.ToJSON: JSON is used as it is, anything else is converted from YAML.
+    if (hasJsonPrefix(text)) yield text;
+    else yield text === "" ? "null" : encodeSortedCompact(parseGoYamlDocument(text)).replace(/[<>&]/g, htmlEscape);
+  }
+}
+
+/**
+ * {@link bundleCsvJson} without keeping the bundle's decoded manifests (for one look at the CSV, as
+ * the resolver's minimum Kubernetes version: a catalog's decoded manifests are as large as the catalog).
+ */
+export function bundleCsvJsonOnce(b: Bundle): string {
+  const c = cache.get(b);
+  if (c) return c.csv;
+  for (const o of objectTexts(b)) if (kindOf(o) === "ClusterServiceVersion") return o;
+  return "";
 }
 
 /** opm reads each object with a YAML parser (a superset of JSON); objects it cannot read are skipped. */

@@ -217,6 +217,9 @@ export function buildOpcatImage(opts: OpcatImageOptions = {}): BuiltImage & { no
           "OPCAT_CACHE_DIR=/var/cache/opcat",
           `OPCAT_BIN=${opcat}`,
           "NODE_COMPILE_CACHE=/tmp/node-compile-cache",
+          // glibc's default of 8 malloc arenas per core keeps freed catalog buffers (loads, the
+          // resolver's worker) as resident memory; two hold the controllers' peak RSS about 10% lower
+          "MALLOC_ARENA_MAX=2",
         ],
         User: `${IMAGE_UID}:${IMAGE_UID}`,
         WorkingDir: "/tmp",

@@ -3,7 +3,7 @@
  * entities, indexed by package, name and provided GVK, with OLM's preference orders (channel head
  * first down the replacement chain, default channel first, catalog priority) and upgrade edges.
  */
-import { bundleCsvJson } from "../fbc/objects.js";
+import { bundleCsvJsonOnce } from "../fbc/objects.js";
 import { byteCompare, type Model, type ModelBundle, type ModelChannel, type ModelPackage } from "../fbc/model.js";
 import { parseProperties, type GVKProperty, type ParsedProperties } from "../fbc/properties.js";
 import type { Bundle, JsonObject, JsonValue, Meta, Property, RelatedImage } from "../fbc/types.js";
@@ -438,7 +438,7 @@ function computeMinKube(e: Entity): string {
   }
   if (e.parsed.bundleObjects > 0 && e.bundle) {
     try {
-      const csv = JSON.parse(bundleCsvJson(e.bundle)) as {
+      const csv = JSON.parse(bundleCsvJsonOnce(e.bundle)) as {
         spec?: { minKubeVersion?: unknown };
       };
       if (typeof csv?.spec?.minKubeVersion === "string") return csv.spec.minKubeVersion;

@@ -236,3 +236,32 @@ describe("gRPC registry API (golden answers from opm v1.73.0's own server)", () 
     assert.equal(u.error?.code, grpc.status.NOT_FOUND);
   });
 });
+
+describe("a store built without the gRPC index (the cluster's catalogd API)", () => {
+  test("its revisions keep the served document and blob index only; gRPC answers UNIMPLEMENTED", async () => {
+    const defs = loadServiceDefinitions();
+    const full = new CatalogStore();
+    const light = new CatalogStore({ grpc: false });
+    const srv = await startGrpcServer(light, { port: 0 });
+    const registry = makeClient(defs, "api.Registry", `127.0.0.1:${srv.port}`);
+    try {
+      assert.equal((await full.add("test", catalogDir)).status, "loaded");
+      assert.equal((await light.add("test", catalogDir)).status, "loaded");
+      const a = full.get("test")!;
+      const b = light.get("test")!;
+      assert.ok(a.registry);
+      assert.equal(b.registry, undefined);
+      assert.equal(b.digest, a.digest);
+      assert.deepEqual(b.jsonl, a.jsonl);
+      assert.deepEqual(b.query("olm.bundle", "etcd", ""), a.query("olm.bundle", "etcd", ""));
+      const r = await callRpc(registry, defs, "api.Registry", "GetPackage", { name: "etcd" });
+      assert.equal(r.error?.code, grpc.status.UNIMPLEMENTED);
+      assert.equal(r.error?.message, 'catalog "test" is served without its gRPC index');
+    } finally {
+      registry.close();
+      await srv.close();
+      await full.close();
+      await light.close();
+    }
+  });
+});

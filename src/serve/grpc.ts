@@ -19,7 +19,7 @@ import { protoPath as healthProtoPath } from "grpc-health-check";
 import descriptor from "protobufjs/ext/descriptor/index.js";
 import type { JsonObject, JsonValue } from "../fbc/types.js";
 import { goQuote } from "../gojson/fmt.js";
-import type { RpcResult } from "./registry.js";
+import type { RegistryIndex, RpcResult } from "./registry.js";
 import type { CatalogRevision } from "./revision.js";
 import type { CatalogStore } from "./store.js";
 
@@ -172,17 +172,22 @@ type Unary = grpc.handleUnaryCall<Record<string, string>, unknown>;
 type ServerStream = grpc.handleServerStreamingCall<Record<string, string>, unknown>;
 
 /** Builds the gRPC server with every service registered (not yet bound). */
+/** A revision built with its gRPC index (every revision of a store made for gRPC). */
+type GrpcRevision = CatalogRevision & { readonly registry: RegistryIndex };
+
 export function createGrpcServer(
   store: CatalogStore,
   opts: Pick<GrpcServeOptions, "catalog" | "accessLog"> = {},
 ): grpc.Server {
   const defs = loadServiceDefinitions();
   const server = new grpc.Server();
-  const pick = (md: grpc.Metadata): CatalogRevision | grpc.ServiceError => {
+  const pick = (md: grpc.Metadata): GrpcRevision | grpc.ServiceError => {
     const wanted = md.get(CATALOG_METADATA_KEY)[0];
     const name = typeof wanted === "string" && wanted !== "" ? wanted : (opts.catalog ?? store.names()[0]);
     const rev = name === undefined ? undefined : store.get(name);
-    if (rev) return rev;
+    if (rev?.registry) return rev as GrpcRevision;
+    if (rev)
+      return rpcError(grpc.status.UNIMPLEMENTED, `catalog ${JSON.stringify(name)} is served without its gRPC index`);
     const known = name !== undefined && store.names().includes(name);
     return rpcError(
       known ? grpc.status.UNAVAILABLE : grpc.status.NOT_FOUND,
@@ -218,7 +223,7 @@ export function createGrpcServer(
   const unary =
     (
       method: string,
-      fn: (rev: CatalogRevision, req: Record<string, string>) => RpcResult<unknown> | Promise<RpcResult<unknown>>,
+      fn: (rev: GrpcRevision, req: Record<string, string>) => RpcResult<unknown> | Promise<RpcResult<unknown>>,
     ): Unary =>
     (call, callback) => {
       const started = process.hrtime.bigint();
@@ -238,7 +243,7 @@ export function createGrpcServer(
     (
       method: string,
       fn: (
-        rev: CatalogRevision,
+        rev: GrpcRevision,
         req: Record<string, string>,
         md: grpc.Metadata,
       ) => RpcResult<Iterable<unknown> | AsyncIterable<unknown>>,

@@ -32,6 +32,12 @@ export interface LoadRevisionOptions {
   previousLastModified?: Date;
   /** Apply opm serve's custom-schema name rule (needed for the gRPC API). Default true. */
   checkMetaKeys?: boolean;
+  /**
+   * Build the gRPC registry index (default true). Without it a revision holds only its JSON Lines
+   * document, gzip encoding and blob index (what catalogd's HTTP API needs: the cluster's catalogs),
+   * about half the memory; the custom-schema name rule and the persisted index (`cache`) go with it.
+   */
+  grpc?: boolean;
   /** The persisted revision index (`serve --cache-dir`, revindex.ts): read when valid, written after a build. */
   cache?: RevisionCacheOptions;
 }
@@ -72,7 +78,8 @@ export class CatalogRevision {
   readonly jsonl: Buffer;
   /** `jsonl`, gzip-compressed once. */
   readonly gzip: Buffer;
-  readonly registry: RegistryIndex;
+  /** The gRPC registry index (undefined when built without it: `grpc: false`). */
+  readonly registry: RegistryIndex | undefined;
   readonly files: number;
   readonly bytes: number;
   readonly loadMs: number;
@@ -95,7 +102,7 @@ export class CatalogRevision {
     lastModified: Date;
     jsonl: Buffer;
     gzip: Buffer;
-    registry: RegistryIndex;
+    registry: RegistryIndex | undefined;
     files: number;
     bytes: number;
     loadMs: number;
@@ -169,7 +176,9 @@ export class CatalogRevision {
   static async load(source: string, opts: LoadRevisionOptions): Promise<LoadRevisionResult> {
     const started = performance.now();
     const checkMetaKeys = opts.checkMetaKeys !== false;
-    const revision = (init: RevisionParts & { registry: RegistryIndex; origin?: "index"; indexWritten?: boolean }) =>
+    const revision = (
+      init: RevisionParts & { registry: RegistryIndex | undefined; origin?: "index"; indexWritten?: boolean },
+    ) =>
       new CatalogRevision({
         catalog: opts.catalog,
         source,
@@ -178,7 +187,8 @@ export class CatalogRevision {
         loadMs: performance.now() - started,
         ...init,
       });
-    const cached = opts.cache ? readCachedIndex(source, opts.cache, checkMetaKeys) : undefined;
+    const grpc = opts.grpc !== false;
+    const cached = opts.cache && grpc ? readCachedIndex(source, opts.cache, checkMetaKeys) : undefined;
     if (cached && "problems" in cached) return { ok: false, problems: cached.problems };
     if (cached && "parts" in cached) return { ok: true, revision: revision({ ...cached.parts, origin: "index" }) };
     const listed = await catalogFiles(source);
@@ -189,6 +199,7 @@ export class CatalogRevision {
     const validated = validateCatalog(res.config);
     if (validated.problems.length > 0) return { ok: false, problems: validated.problems };
     await yieldToEventLoop();
+    if (!grpc) return { ok: true, revision: revision({ ...(await packParts(read, res)), registry: undefined }) };
     const built = RegistryIndex.build(validated.model, res.config.others, { checkMetaKeys: opts.checkMetaKeys });
     if ("problems" in built) return { ok: false, problems: built.problems };
     const parts = await packParts(read, res);

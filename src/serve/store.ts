@@ -22,6 +22,8 @@ export type StoreEvent = ReloadOutcome | { status: "watch-error"; catalog: strin
 export interface CatalogStoreOptions {
   /** Apply opm serve's custom-schema name rule so the catalog can be served over gRPC. Default true. */
   checkMetaKeys?: boolean;
+  /** Build each revision's gRPC registry index (default true; `false`: HTTP only, less memory). */
+  grpc?: boolean;
   /** Called after every load, reload and watch problem. */
   onEvent?: (e: StoreEvent) => void;
   /** Debounce delay of `watch` in milliseconds. Default 300. */
@@ -220,6 +222,7 @@ export class CatalogStore {
       serial: e.serial + 1,
       previousLastModified: e.current?.lastModified,
       checkMetaKeys: this.#opts.checkMetaKeys,
+      grpc: this.#opts.grpc,
       cache:
         e.indexed && this.#opts.cache
           ? {

@@ -279,7 +279,7 @@ describe("serving catalog images from a registry", { skip: missing ?? false }, (
       const e = await done;
       assert.equal(e.oldDigest, d1);
       assert.equal(e.newDigest, d2);
-      assert.equal(store.get("timed")?.registry.bundleCount, 1);
+      assert.equal(store.get("timed")?.registry?.bundleCount, 1);
     } finally {
       await catalog.close();
     }

@@ -80,7 +80,8 @@ export interface ServedCatalog {
 }
 
 export class CatalogController {
-  readonly store = new CatalogStore();
+  /** Served over catalogd's HTTP API only: no gRPC registry index (about half a revision's memory). */
+  readonly store = new CatalogStore({ grpc: false });
   /** Built on the controller runtime: ClusterCatalogs, and the image sources' events. */
   readonly controller: Controller<ClusterCatalog>;
   readonly catalogs: Informer<ClusterCatalog>;
@@ -316,7 +317,7 @@ export class CatalogController {
     const { name, ref } = s;
     const cur = this.served.get(name);
     if (!cur || cur.ref === ref) return;
-    const trial = new CatalogStore();
+    const trial = new CatalogStore({ grpc: false });
     let trialCatalog: ImageCatalog | undefined;
     try {
       trialCatalog = (
