@@ -33,7 +33,10 @@ export async function startKube(tmp: string, failure: string): Promise<{ kubecon
   };
 }
 
-/** Starts `bin/opcat cluster run` against `kubeconfig` (context admin, plain HTTP registries). */
+/**
+ * Starts `bin/opcat cluster run` against `kubeconfig` (context admin, plain HTTP registries), with the
+ * Node flag and environment of opcat's image (src/image/runtime.ts), so that its memory is the deployed one.
+ */
 export async function startController(
   kubeconfig: string,
   stateDir: string,
@@ -41,6 +44,7 @@ export async function startController(
   const ctl = spawn(
     process.execPath,
     [
+      "--max-semi-space-size=4",
       join(root, "bin", "opcat"),
       "cluster",
       "run",
@@ -52,7 +56,7 @@ export async function startController(
       stateDir,
       "--use-http",
     ],
-    { stdio: ["ignore", "ignore", "pipe"] },
+    { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, MALLOC_ARENA_MAX: "2" } },
   );
   let log = "";
   await new Promise<void>((resolve, reject) => {

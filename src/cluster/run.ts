@@ -248,7 +248,7 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
       resolutionBudgetMs: opts.resolutionBudgetMs,
     });
     const bundleStore = join(stateDir, "bundles");
-    const resolvesets = new ResolvesetProvisioner({ caches, client, bundleStore, log, key, self });
+    const resolvesets = new ResolvesetProvisioner({ caches, client, bundleStore, log, key, self, namespace });
     const operators = new OperatorController({ caches, client, deppy, log });
     const extensions = new ExtensionController({
       caches,

@@ -279,3 +279,35 @@ describe("slow and vanishing clients", () => {
     assert.ok(received > size, `received ${received} of ${size} body bytes plus headers`);
   });
 });
+
+describe("oneLoadAtATime", () => {
+  /** A catalog of `n` packages, one file each (a load yields to the event loop after each file). */
+  function manyFiles(dir: string, n: number): void {
+    for (let i = 0; i < n; i++) {
+      const d = join(dir, `p${i}`);
+      mkdirSync(d, { recursive: true });
+      writeFileSync(join(d, "catalog.json"), catalogText(String(i)).replaceAll('"foo', `"foo${i}`));
+    }
+  }
+
+  for (const serial of [false, true])
+    test(`two catalogs added together load ${serial ? "one after the other" : "side by side"}`, async () => {
+      const root = mkdtempSync(join(tmpdir(), "opcat-serial-"));
+      manyFiles(join(root, "big"), 40);
+      writeCatalog(join(root, "small"), catalogText("s"));
+      const order: string[] = [];
+      const store = new CatalogStore({
+        oneLoadAtATime: serial,
+        onEvent: (e) => order.push(`${e.catalog}:${e.status}`),
+      });
+      try {
+        await Promise.all([store.add("big", join(root, "big")), store.add("small", join(root, "small"))]);
+        // side by side the small one (one file) is done long before the big one (40 files, 40 yields)
+        assert.deepEqual(order, serial ? ["big:loaded", "small:loaded"] : ["small:loaded", "big:loaded"]);
+        assert.equal(store.get("big")?.blobCount, 120);
+      } finally {
+        await store.close();
+        rmSync(root, { recursive: true, force: true });
+      }
+    });
+});

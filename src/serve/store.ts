@@ -24,6 +24,12 @@ export interface CatalogStoreOptions {
   checkMetaKeys?: boolean;
   /** Build each revision's gRPC registry index (default true; `false`: HTTP only, less memory). */
   grpc?: boolean;
+  /**
+   * Build one revision at a time (default false: catalogs load side by side). A load's transient
+   * memory is several times its catalog's size; one at a time, a process's peak is that of the
+   * largest catalog, not of all of them (the cluster's catalogs).
+   */
+  oneLoadAtATime?: boolean;
   /** Called after every load, reload and watch problem. */
   onEvent?: (e: StoreEvent) => void;
   /** Debounce delay of `watch` in milliseconds. Default 300. */
@@ -203,7 +209,7 @@ export class CatalogStore {
       let outcome: ReloadOutcome;
       do {
         e.again = false;
-        outcome = await this.#loadOnce(e);
+        outcome = await this.#queued(() => this.#loadOnce(e));
         this.#opts.onEvent?.(outcome);
       } while (e.again && !this.#closed);
       return outcome;
@@ -212,6 +218,16 @@ export class CatalogStore {
       e.running = undefined;
     });
     return e.running;
+  }
+
+  /** The last load queued (with oneLoadAtATime): the next one starts when it has ended. */
+  #lastLoad: Promise<unknown> = Promise.resolve();
+
+  #queued<T>(load: () => Promise<T>): Promise<T> {
+    if (!this.#opts.oneLoadAtATime) return load();
+    const next = this.#lastLoad.then(load, load);
+    this.#lastLoad = next.catch(() => undefined);
+    return next;
   }
 
   async #loadOnce(e: Entry): Promise<ReloadOutcome> {

@@ -80,8 +80,11 @@ export interface ServedCatalog {
 }
 
 export class CatalogController {
-  /** Served over catalogd's HTTP API only: no gRPC registry index (about half a revision's memory). */
-  readonly store = new CatalogStore({ grpc: false });
+  /**
+   * Served over catalogd's HTTP API only: no gRPC registry index (about half a revision's memory);
+   * catalogs are loaded one at a time (the peak of a load is several times its catalog).
+   */
+  readonly store = new CatalogStore({ grpc: false, oneLoadAtATime: true });
   /** Built on the controller runtime: ClusterCatalogs, and the image sources' events. */
   readonly controller: Controller<ClusterCatalog>;
   readonly catalogs: Informer<ClusterCatalog>;

@@ -32,7 +32,7 @@ import { convertRegistryV1 } from "../rukpak/convert.js";
 import { canI, grantedRulesInCluster, type GrantedRule } from "../rukpak/permissions.js";
 import type { ProvisionerIdentity } from "../rukpak/provisioner.js";
 import { madeBy, verifiedRequester, type SigningKey } from "../rukpak/trust.js";
-import { LABEL_PACKAGE, RESOLVESET_PROVISIONER } from "./api.js";
+import { LABEL_PACKAGE, LABEL_RESOLVESET, RESOLVESET_PROVISIONER } from "./api.js";
 import { parseResolveset, type ResolvesetEntry } from "./resolver.js";
 import { commit, resolvesetSteps, type ResolvesetContext, type ResolvesetState } from "./resolvesetsteps.js";
 
@@ -49,6 +49,11 @@ export interface ResolvesetOptions {
   self: string;
   /** The process's caches (one informer per kind and options, shared with the other controllers). */
   caches?: SharedCaches;
+  /**
+   * opcat's namespace, where the resolver writes each resolveset's ConfigMap (named by its content's
+   * hash, never changed): those are read from a cache of that namespace's resolveset ConfigMaps.
+   */
+  namespace?: string;
 }
 
 /**
@@ -148,6 +153,17 @@ export class ResolvesetProvisioner implements ProvisionerIdentity {
               return b.metadata.labels?.[LABEL_PACKAGE] !== undefined || this.ours(b.spec.class) ? all() : [];
             },
           },
+          // the resolver's resolveset ConfigMaps: a cache only (each is written once, before its Bundle)
+          ...(this.opts.namespace
+            ? [
+                {
+                  apiVersion: "v1",
+                  kind: "ConfigMap",
+                  options: { namespace: this.opts.namespace, labelSelector: `${LABEL_RESOLVESET}=true` },
+                  map: () => [],
+                },
+              ]
+            : []),
         ],
         concurrency: 2,
         baseDelayMs: 300,
@@ -230,12 +246,7 @@ export class ResolvesetProvisioner implements ProvisionerIdentity {
               `${who?.username ?? "an unverified requester"} (it does not exist or they may not get it)`,
           };
       }
-      const cm = await this.client.tryGet<KubeObject & { data?: Record<string, string> }>(
-        "v1",
-        "ConfigMap",
-        m.configMap.name,
-        m.configMap.namespace,
-      );
+      const cm = await this.configMap(b, m.configMap.name, m.configMap.namespace);
       if (!cm)
         return {
           reason: "ConfigMapNotFound",
@@ -254,6 +265,24 @@ export class ResolvesetProvisioner implements ProvisionerIdentity {
       }
     }
     return { reason: "FileNotFound", message: `no volumeMount holds ${path}` };
+  }
+
+  /**
+   * A mounted ConfigMap: a resolveset ConfigMap of a Bundle the controllers made from the cache of
+   * them, when it holds it; anything else (or one the cache has not seen yet) from the API server.
+   */
+  private async configMap(
+    b: Bundle,
+    name: string,
+    namespace: string,
+  ): Promise<(KubeObject & { data?: Record<string, string> }) | undefined> {
+    type Cm = KubeObject & { data?: Record<string, string> };
+    if (this.opts.namespace && namespace === this.opts.namespace && this.madeBySelf(b)) {
+      const cache = this.instanceController.cacheOf<Cm>("v1", "ConfigMap");
+      const cached = cache.get(`${namespace}/${name}`);
+      if (cached) return cached;
+    }
+    return this.client.tryGet<Cm>("v1", "ConfigMap", name, namespace);
   }
 
   async reconcileBundle(name: string): Promise<void> {
