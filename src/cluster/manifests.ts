@@ -12,7 +12,10 @@ import type { KubeObject } from "./client.js";
 type JsonObject = Record<string, unknown>;
 import { DEFAULT_IMAGE, DEFAULT_NAMESPACE, LEADER_LABEL } from "./names.js";
 import { defaultProvisionerClasses, GROUP, rukpakCrdObjects } from "./rukpak/api.js";
-import { defaultInputClasses, deppyCrdObjects, resolvesetProvisionerClass } from "./deppy/api.js";
+import { clusterCatalogCrdObject } from "./catalogd/api.js";
+import { defaultInputClasses, inputClassCrd, inputCrd, resolvesetProvisionerClass } from "./deppy/api.js";
+import { operatorCrd } from "./operators/api.js";
+import { crdObject } from "./schema.js";
 import { webhookConfigurations } from "./rukpak/webhook.js";
 import { olmAdmissionPolicies, olmCrdObjects } from "./olm/api.js";
 import { clusterExtensionProvisionerClass } from "./olm/extension.js";
@@ -62,6 +65,17 @@ export function clusterManifests(opts: ManifestOptions = {}): KubeObject[] {
     controllerDeployment(opts, ns, labels),
     ...controllerServices(ns, labels),
     ...webhookConfigurations({ service: { namespace: ns, name: "opcat-rukpak-webhook", port: 443 } }, ""),
+  ];
+}
+
+/**
+ * The CRDs that come with the Deppy controllers (installed unless `deppy: false`, see run.ts), in this order:
+ * catalogd's ClusterCatalog, deppy.io's Input and InputClass, and the Operator.
+ */
+export function deppyCrdObjects(): KubeObject[] {
+  return [
+    clusterCatalogCrdObject(),
+    ...[inputCrd, inputClassCrd, operatorCrd].map((d) => crdObject(d) as unknown as KubeObject),
   ];
 }
 

@@ -15,11 +15,12 @@ import { defaultProvisionerClasses, rukpakCrdObjects } from "./rukpak/api.js";
 import { RukpakController } from "./rukpak/controller.js";
 import type { ContentLimits } from "./rukpak/content.js";
 import { AvailabilityController } from "./rukpak/availability.js";
-import { defaultInputClasses, deppyCrdObjects, resolvesetProvisionerClass } from "./deppy/api.js";
-import { CatalogController } from "./deppy/catalogs.js";
+import { defaultInputClasses, resolvesetProvisionerClass } from "./deppy/api.js";
+import { CatalogController } from "./catalogd/catalogs.js";
 import { DeppyController } from "./deppy/resolver.js";
 import { ResolvesetProvisioner } from "./deppy/resolveset.js";
-import { OperatorController } from "./deppy/operator.js";
+import { OperatorController } from "./operators/operator.js";
+import { deppyCrdObjects } from "./manifests.js";
 import {
   AdmissionHandler,
   registerWebhooks,

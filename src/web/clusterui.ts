@@ -19,7 +19,7 @@ import type { IncomingMessage } from "node:http";
 import { KubeConfig } from "@kubernetes/client-node";
 import { KubeApiError, KubeClient, type ConnectOptions } from "../cluster/client.js";
 import { findCondition } from "../cluster/conditions.js";
-import { OPERATOR_API_VERSION, type Operator } from "../cluster/deppy/api.js";
+import { OPERATOR_API_VERSION, type Operator } from "../cluster/operators/api.js";
 import { API_VERSION, type Instance } from "../cluster/rukpak/api.js";
 import { approveInstance } from "../cluster/rukpak/approve.js";
 import { formatRule } from "../cluster/rukpak/permissions.js";

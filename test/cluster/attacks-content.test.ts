@@ -19,7 +19,7 @@ import { buildBundleImage, buildCatalogImage, pushImage } from "../../src/image/
 import { writeTar, type TarInput } from "../../src/image/tar.js";
 import type { KubeClient, KubeObject } from "../../src/cluster/client.js";
 import { API_VERSION, OPERATOR_PROVISIONER, PLAIN_PROVISIONER, type Bundle } from "../../src/cluster/rukpak/api.js";
-import { CATALOG_API_VERSION, type ClusterCatalog } from "../../src/cluster/deppy/api.js";
+import { CATALOG_API_VERSION, type ClusterCatalog } from "../../src/cluster/catalogd/api.js";
 import { runControllers, type RunningControllers } from "../../src/cluster/run.js";
 import { makeCerts, makeHtpasswd, requireTools, startDockerRegistry, type RunningRegistry } from "../image/servers.js";
 import { COMMUNITY, REPO_ROOT, requireShared } from "../shared.js";

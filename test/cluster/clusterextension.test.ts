@@ -21,7 +21,7 @@ import type { KubeClient, KubeObject } from "../../src/cluster/client.js";
 import { API_VERSION as RUKPAK, ANNOTATION_REQUESTER, type Instance } from "../../src/cluster/rukpak/api.js";
 import { approveInstance } from "../../src/cluster/rukpak/approve.js";
 import { runControllers, type RunningControllers } from "../../src/cluster/run.js";
-import { CATALOG_API_VERSION, type ClusterCatalog } from "../../src/cluster/deppy/api.js";
+import { CATALOG_API_VERSION, type ClusterCatalog } from "../../src/cluster/catalogd/api.js";
 import { OLM_API_VERSION, type ClusterExtension } from "../../src/cluster/olm/api.js";
 import { ANNOTATION_ROLLOUT_STARTED, instanceNameFor } from "../../src/cluster/olm/extension.js";
 import { requireTools, startDockerRegistry, type RunningRegistry } from "../image/servers.js";

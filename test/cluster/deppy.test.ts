@@ -21,18 +21,16 @@ import { API_VERSION as RUKPAK, LABEL_INSTANCE, type Bundle, type Instance } fro
 import { approveInstance } from "../../src/cluster/rukpak/approve.js";
 import { parseKubeDocuments } from "../../src/cluster/rukpak/manifests.js";
 import { runControllers, type RunningControllers } from "../../src/cluster/run.js";
+import { CATALOG_API_VERSION, type ClusterCatalog } from "../../src/cluster/catalogd/api.js";
 import {
-  CATALOG_API_VERSION,
   DEPPY_API_VERSION,
   LABEL_GENERATED_FOR,
   LABEL_INPUT,
   LABEL_PACKAGE,
-  OPERATOR_API_VERSION,
-  type ClusterCatalog,
   type Input,
   type InputClass,
-  type Operator,
 } from "../../src/cluster/deppy/api.js";
+import { OPERATOR_API_VERSION, type Operator } from "../../src/cluster/operators/api.js";
 import { parseResolveset, RESOLVESET_FILE, resolvesetInstanceName } from "../../src/cluster/deppy/resolver.js";
 import { requireTools, startDockerRegistry, type RunningRegistry } from "../image/servers.js";
 import { COMMUNITY, requireShared } from "../shared.js";

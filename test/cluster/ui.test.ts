@@ -17,7 +17,7 @@ import type { Browser, Page } from "playwright-core";
 import { readBundleDirectory } from "../../src/bundle/index.js";
 import type { KubeClient, KubeObject } from "../../src/cluster/client.js";
 import { API_VERSION, OPERATOR_PROVISIONER, type Instance } from "../../src/cluster/rukpak/api.js";
-import { OPERATOR_API_VERSION, type Operator } from "../../src/cluster/deppy/api.js";
+import { OPERATOR_API_VERSION, type Operator } from "../../src/cluster/operators/api.js";
 import { convertRegistryV1 } from "../../src/cluster/rukpak/convert.js";
 import { formatRule, grantedRules } from "../../src/cluster/rukpak/permissions.js";
 import { runControllers, type RunningControllers } from "../../src/cluster/run.js";

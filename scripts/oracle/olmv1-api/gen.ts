@@ -2,7 +2,7 @@
  * Generator of `src/cluster/olm/descriptions.ts`: the field descriptions of operator-controller's
  * ClusterExtension and ClusterCatalog CRDs (v1.11, `helm/olmv1/base/*\/crd/experimental/*.yaml`), keyed
  * by field path, so that `kubectl explain` reads the same for opcat's CRDs (whose structure and
- * validations come from src/cluster/olm/api.ts and src/cluster/deppy/api.ts). With `--check` it writes
+ * validations come from src/cluster/olm/api.ts and src/cluster/catalogd/api.ts). With `--check` it writes
  * nothing and prints every structural difference (types, validations, enums, defaults, printer
  * columns) between opcat's CRD and upstream's, exiting 1 when there is one.
  *
@@ -67,7 +67,7 @@ const version = (crd: { [k: string]: Json }) =>
 
 if (check) {
   const { olmCrdObjects } = await import("../../../src/cluster/olm/api.js");
-  const { deppyCrdObjects } = await import("../../../src/cluster/deppy/api.js");
+  const { deppyCrdObjects } = await import("../../../src/cluster/manifests.js");
   const ours = [...olmCrdObjects(), ...deppyCrdObjects()] as unknown as { [k: string]: Json }[];
   const problems: string[] = [];
   for (const up of upstream) {

@@ -5,8 +5,7 @@ import { atomsOf, covers, formatAtom, newPermissions } from "./android.js";
 import type { GrantedRule } from "../rukpak/permissions.js";
 import { bundlesOf, formatPropertiesAnnotation, parsePropertiesAnnotation, parseResolveset } from "./resolver.js";
 import { classForEntry, resolvesetApprovalOf } from "./resolveset.js";
-import { inputFor } from "./operator.js";
-import { defaultInputClasses, resolvesetProvisionerClass, type Operator } from "./api.js";
+import { defaultInputClasses, resolvesetProvisionerClass } from "./api.js";
 import type { ResolveSet } from "../../resolve/index.js";
 import type { JsonValue } from "../../fbc/types.js";
 
@@ -177,25 +176,6 @@ test("matchBundle / matchSchema pick an entry's class; approval defaults to Andr
   assert.equal(resolvesetApprovalOf(pc), "Android");
   assert.equal(resolvesetApprovalOf({ ...pc, parameters: { approval: "DenyAll" } }), "DenyAll");
   assert.equal(resolvesetApprovalOf(undefined), "Android");
-});
-
-test("an Operator becomes an Input as seed 002 describes", () => {
-  const op = {
-    metadata: { name: "plumbus" },
-    spec: {
-      catalog: { name: "community", namespace: "my-ns", package: "plumbus", channel: "stable" },
-      version: ">2.0.0 <3.0.0",
-      constraints: [{ type: "olm.cel", value: "true" }],
-    },
-  } as unknown as Operator;
-  assert.deepEqual(inputFor(op), {
-    inputClass: "subscription",
-    constraints: [
-      { type: "olm.catalog", value: { name: "community", namespace: "my-ns", package: "plumbus", channel: "stable" } },
-      { type: "olm.packageVersion", value: { package: "plumbus", version: ">2.0.0 <3.0.0" } },
-      { type: "olm.cel", value: "true" },
-    ],
-  });
 });
 
 test("default InputClasses: the seed's five, dry-run-next at the next minor release", () => {

@@ -33,7 +33,7 @@ import type {
 import type { JsonValue } from "../../fbc/types.js";
 import { madeBy, sameJson, type SigningKey } from "../rukpak/trust.js";
 import { ResolutionBudgetError, ResolverRunner, type RunnerCatalog } from "./resolverunner.js";
-import type { CatalogController } from "./catalogs.js";
+import type { CatalogController } from "../catalogd/catalogs.js";
 import {
   ANNOTATION_BUNDLE,
   ANNOTATION_CATALOG,

@@ -273,7 +273,7 @@ export function describedCrd(d: CrdDefinition, texts: Record<string, string>): K
   return crd as unknown as KubeObject;
 }
 
-/** The CRDs of operator-controller's API that opcat adds (ClusterCatalog lives in ../deppy/api.ts). */
+/** The CRDs of operator-controller's API that opcat adds (ClusterCatalog lives in ../catalogd/api.ts). */
 export function olmCrdObjects(): KubeObject[] {
   return [describedCrd(clusterExtensionCrd, clusterExtensionDescriptions)];
 }

@@ -21,8 +21,8 @@ import { defineController, type Controller } from "../runtime/controller.js";
 import { API_VERSION as RUKPAK_API_VERSION, type Instance, type ProvisionerClass } from "../rukpak/api.js";
 import type { Requester } from "../rukpak/permissions.js";
 import { sameJson, verifiedRequester, type SigningKey } from "../rukpak/trust.js";
-import type { CatalogController } from "../deppy/catalogs.js";
-import type { ClusterCatalog } from "../deppy/api.js";
+import type { CatalogController } from "../catalogd/catalogs.js";
+import type { ClusterCatalog } from "../catalogd/api.js";
 import {
   LABEL_OWNER_KIND,
   LABEL_OWNER_NAME,

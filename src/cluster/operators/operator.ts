@@ -23,15 +23,11 @@ import {
   ANNOTATION_VERSION,
   DEPPY_API_VERSION,
   LABEL_PACKAGE,
-  OPERATOR_API_VERSION,
-  operatorLabel,
-  type ComponentRef,
   type ConstraintSpec,
   type Input,
-  type Operator,
-  type OperatorUpdate,
-} from "./api.js";
-import { resolvesetInstanceName, type DeppyController } from "./resolver.js";
+} from "../deppy/api.js";
+import { resolvesetInstanceName, type DeppyController } from "../deppy/resolver.js";
+import { OPERATOR_API_VERSION, operatorLabel, type ComponentRef, type Operator, type OperatorUpdate } from "./api.js";
 
 export interface OperatorControllerOptions {
   client: KubeClient;
