@@ -95,10 +95,12 @@ describe("web UI cluster pages on a real API server", { skip, concurrency: false
       (o) => cond(o, "Approved")?.reason === "AwaitingApproval",
       "AwaitingApproval",
     );
-    // bob may read Instances and write their status, but has no `approve` verb yet
+    // bob may read Instances and their Bundles (an approval names the Bundle's content) and write
+    // Instances' status, but has no `approve` verb yet (rukpak-approver without it)
     await grantClusterRole(admin, "test-ui-bob", { user: "bob" }, [
       { apiGroups: ["rukpak.io"], resources: ["instances"], verbs: ["get", "list", "watch"] },
       { apiGroups: ["rukpak.io"], resources: ["instances/status"], verbs: ["get", "update", "patch"] },
+      { apiGroups: ["rukpak.io"], resources: ["bundles"], verbs: ["get", "list", "watch"] },
     ]);
     // the server reads the cluster as admin (who could approve): approvals must not use that
     served = await startServe([
@@ -174,6 +176,7 @@ describe("web UI cluster pages on a real API server", { skip, concurrency: false
     await grantClusterRole(admin, "test-ui-bob", { user: "bob" }, [
       { apiGroups: ["rukpak.io"], resources: ["instances"], verbs: ["get", "list", "watch", "approve"] },
       { apiGroups: ["rukpak.io"], resources: ["instances/status"], verbs: ["get", "update", "patch"] },
+      { apiGroups: ["rukpak.io"], resources: ["bundles"], verbs: ["get", "list", "watch"] },
     ]);
     await page.reload();
     await page.locator("[data-testid=grants] li").first().waitFor();
