@@ -24,7 +24,7 @@ import { DEPPY_API_VERSION, type Input } from "../src/cluster/deppy/api.js";
 import { OPERATOR_API_VERSION } from "../src/cluster/operators/api.js";
 import { resolvesetInstanceName } from "../src/cluster/deppy/resolver.js";
 import { startDockerRegistry } from "../test/image/servers.js";
-import { peakRss, startController, startKube } from "./shared.js";
+import { currentRss, peakRss, startController, startKube } from "./shared.js";
 import { COMMUNITY } from "../test/shared.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "opcat-bench-deppy-"));
@@ -75,6 +75,11 @@ async function main(): Promise<void> {
     });
 
   const { ctl, log } = await startController(kubeconfig, join(tmp, "state"));
+  // the controller's peak (and current) RSS after each phase: where the peak is reached
+  const phases: string[] = [];
+  const phase = (what: string) =>
+    phases.push(`${what} ${peakRss(ctl.pid!).toFixed(0)} (${currentRss(ctl.pid!).toFixed(0)})`);
+  phase("started");
   try {
     const catalog = (name: string, ref: string, priority: number) =>
       client.apply({
@@ -92,6 +97,7 @@ async function main(): Promise<void> {
         "True",
     );
     rows.push(["ClusterCatalog (2 bundles) created → Serving", `${(performance.now() - t).toFixed(0)} ms`]);
+    phase("small catalog");
 
     t = performance.now();
     await client.apply({
@@ -122,6 +128,7 @@ async function main(): Promise<void> {
       `${total.toFixed(0)} ms (${(approvedAt - t).toFixed(0)} ms to the approval ` +
         `request, ${(total - (approvedAt - t)).toFixed(0)} ms from approval to installed)`,
     ]);
+    phase("dependency pair installed");
 
     t = performance.now();
     await catalog("v4-16", `${registry.host}/catalogs/community:v4.16`, 0);
@@ -138,6 +145,7 @@ async function main(): Promise<void> {
       "ClusterCatalogs community v4.16 + v4.20 created → both Serving",
       `${(performance.now() - t).toFixed(0)} ms`,
     ]);
+    phase("community catalogs");
     const pkgs = readdirSync(join(COMMUNITY, "catalogs", "v4.20")).sort();
     const n = Number(process.env.BENCH_OPERATORS ?? 100);
     const names = Array.from({ length: n }, (_, i) => `op-${i}`);
@@ -171,7 +179,9 @@ async function main(): Promise<void> {
       `${n} Operators (dry-run, ${pkgs.length} packages of v4.20, v4.16 also served) created → every Input answered`,
       `${ms.toFixed(0)} ms (${resolved} resolved, ${failed} failed)`,
     ]);
+    phase(`${n} Operators`);
     rows.push(["controller peak RSS (VmHWM) after all of the above", `${peakRss(ctl.pid!).toFixed(0)} MiB`]);
+    rows.push(["controller peak RSS (and RSS now) after each phase, MiB", phases.join("; ")]);
   } finally {
     const exited = new Promise((r) => ctl.once("exit", r));
     ctl.kill("SIGTERM");

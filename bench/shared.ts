@@ -75,5 +75,11 @@ export function peakRss(pid: number): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
+/** Resident set size now (VmRSS) of a process, in MiB. */
+export function currentRss(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
 /** The median of `xs` (the upper one of an even count). */
 export const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

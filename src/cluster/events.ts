@@ -1,12 +1,19 @@
 /**
  * Kubernetes Events (core/v1) for controllers: one Event per distinct (object, reason, message),
- * with its count raised when the same thing happens again, as client-go's recorder does.
+ * with its count raised when the same thing happens again, as client-go's recorder does: a new Event
+ * is one create, a repeat one patch of the count it remembers (an Event it did not write is read once).
  */
 import { createHash } from "node:crypto";
-import { isNotFound, type KubeClient, type KubeObject } from "./client.js";
+import { isConflict, isNotFound, type KubeClient, type KubeObject } from "./client.js";
 import { now } from "./conditions.js";
 
+/** How many Events' counts a recorder remembers (as client-go's event correlator's cache). */
+const REMEMBERED = 4096;
+
 export class EventRecorder {
+  /** Events this recorder wrote, by namespace/name, with their count: a repeat is one patch, no read. */
+  readonly #counts = new Map<string, number>();
+
   constructor(
     private readonly client: KubeClient,
     private readonly component: string,
@@ -21,18 +28,19 @@ export class EventRecorder {
       .digest("hex")
       .slice(0, 10);
     const name = `${obj.metadata.name}.${h}`.slice(0, 253);
+    const key = `${ns}/${name}`;
     const t = now();
+    const known = this.#counts.get(key);
+    if (known !== undefined) {
+      try {
+        await this.bump(name, ns, known + 1, t);
+        return;
+      } catch (e) {
+        if (!isNotFound(e)) throw e;
+        this.#counts.delete(key); // expired (Events live an hour) or deleted: made again
+      }
+    }
     try {
-      const old = await this.client.get<KubeObject & { count?: number }>("v1", "Event", name, ns);
-      await this.client.mergePatch(
-        "v1",
-        "Event",
-        name,
-        { count: (old.count ?? 1) + 1, lastTimestamp: t },
-        { namespace: ns },
-      );
-    } catch (e) {
-      if (!isNotFound(e)) throw e;
       await this.client.create({
         apiVersion: "v1",
         kind: "Event",
@@ -54,7 +62,24 @@ export class EventRecorder {
         reportingComponent: this.component,
         reportingInstance: this.component,
       });
+      this.remember(key, 1);
+    } catch (e) {
+      if (!isConflict(e)) throw e;
+      // written before (by an earlier process or replica): its count is read once
+      const old = await this.client.get<KubeObject & { count?: number }>("v1", "Event", name, ns);
+      await this.bump(name, ns, (old.count ?? 1) + 1, t);
     }
+  }
+
+  private async bump(name: string, ns: string, count: number, t: string): Promise<void> {
+    await this.client.mergePatch("v1", "Event", name, { count, lastTimestamp: t }, { namespace: ns });
+    this.remember(`${ns}/${name}`, count);
+  }
+
+  private remember(key: string, count: number): void {
+    this.#counts.delete(key);
+    this.#counts.set(key, count);
+    if (this.#counts.size > REMEMBERED) this.#counts.delete(this.#counts.keys().next().value as string);
   }
 
   /** Records without letting a failure to write the Event fail the caller. */

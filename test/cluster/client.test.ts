@@ -6,7 +6,8 @@
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import type { KubeClient } from "../../src/cluster/client.js";
+import type { KubeClient, KubeObject } from "../../src/cluster/client.js";
+import { EventRecorder } from "../../src/cluster/events.js";
 import { clientAs, clusterKubeconfig } from "./harness.js";
 
 const cluster = clusterKubeconfig();
@@ -39,6 +40,35 @@ describe("KubeClient on a real API server", { skip: cluster.skip || undefined },
       ac.abort();
       // a watch still queued for a connection is not waited for: that would be the hang this test catches
       await Promise.race([Promise.all(watches), new Promise((r) => setTimeout(r, 5_000))]);
+    }
+  });
+
+  test("an Event repeated is one create then one patch each time, no read; a new recorder reads it once", async () => {
+    const obj = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "event-subject", namespace: "default", uid: `uid-${Date.now()}` },
+    } as KubeObject;
+    const calls: string[] = [];
+    const listen = (method: string, path: string) => {
+      if (path.includes("/events")) calls.push(method);
+    };
+    admin.requestListeners.add(listen);
+    try {
+      const rec = new EventRecorder(admin, "opcat-test");
+      for (let i = 0; i < 3; i++) await rec.record(obj, "Normal", "Tested", "the same thing again");
+      assert.deepEqual(calls, ["POST", "PATCH", "PATCH"]);
+      // a new process (or replica) does not know the count: the create conflicts, the Event is read once
+      calls.length = 0;
+      await new EventRecorder(admin, "opcat-test").record(obj, "Normal", "Tested", "the same thing again");
+      assert.deepEqual(calls, ["POST", "GET", "PATCH"]);
+      const { items } = await admin.list<KubeObject & { count?: number; reason?: string }>("v1", "Event", {
+        namespace: "default",
+      });
+      const ev = items.find((e) => e.metadata.name.startsWith("event-subject.") && e.reason === "Tested");
+      assert.equal(ev?.count, 4);
+    } finally {
+      admin.requestListeners.delete(listen);
     }
   });
 });
