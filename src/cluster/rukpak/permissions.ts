@@ -28,32 +28,40 @@ export function describeCheck(c: AccessCheck): string {
   );
 }
 
-/** One SubjectAccessReview as `user`; true when allowed. */
+/**
+ * How long an allowed answer is reused for the same question (user, groups, uid, extra, attributes),
+ * as the API server's own webhook authorizer caches allowed answers (there for 5 minutes): the
+ * admission webhook, the Bundle's and the Instance's passes ask the same `use` question of one
+ * install within seconds. Refusals are never reused: a new grant counts at once.
+ */
+export const ALLOWED_TTL_MS = 5_000;
+const MAX_REMEMBERED = 4096;
+const allowedUntil = new WeakMap<KubeClient, Map<string, number>>();
+
+/** One SubjectAccessReview as `user`; true when allowed (an allowed answer reused for {@link ALLOWED_TTL_MS}). */
 export async function canI(client: KubeClient, user: Requester, c: AccessCheck): Promise<boolean> {
+  const spec = {
+    user: user.username,
+    groups: user.groups ?? [],
+    ...(user.uid ? { uid: user.uid } : {}),
+    ...(user.extra ? { extra: user.extra } : {}),
+    resourceAttributes: { verb: c.verb, group: c.group, resource: c.resource, namespace: c.namespace, name: c.name },
+  };
+  const key = JSON.stringify(spec);
+  let remembered = allowedUntil.get(client);
+  if (!remembered) allowedUntil.set(client, (remembered = new Map()));
+  const until = remembered.get(key);
+  if (until !== undefined && until > Date.now()) return true;
   const r = await client.request<{ status?: { allowed?: boolean } }>(
     "POST",
     "/apis/authorization.k8s.io/v1/subjectaccessreviews",
-    {
-      body: {
-        apiVersion: "authorization.k8s.io/v1",
-        kind: "SubjectAccessReview",
-        spec: {
-          user: user.username,
-          groups: user.groups ?? [],
-          ...(user.uid ? { uid: user.uid } : {}),
-          ...(user.extra ? { extra: user.extra } : {}),
-          resourceAttributes: {
-            verb: c.verb,
-            group: c.group,
-            resource: c.resource,
-            namespace: c.namespace,
-            name: c.name,
-          },
-        },
-      },
-    },
+    { body: { apiVersion: "authorization.k8s.io/v1", kind: "SubjectAccessReview", spec } },
   );
-  return r.status?.allowed === true;
+  remembered.delete(key);
+  if (r.status?.allowed !== true) return false;
+  remembered.set(key, Date.now() + ALLOWED_TTL_MS);
+  if (remembered.size > MAX_REMEMBERED) remembered.delete(remembered.keys().next().value as string);
+  return true;
 }
 
 /** The checks that creating (or updating) each object needs. */
