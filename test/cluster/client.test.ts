@@ -8,6 +8,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import type { KubeClient, KubeObject } from "../../src/cluster/client.js";
 import { EventRecorder } from "../../src/cluster/events.js";
+import { canI } from "../../src/cluster/rukpak/permissions.js";
 import { clientAs, clusterKubeconfig } from "./harness.js";
 
 const cluster = clusterKubeconfig();
@@ -67,6 +68,26 @@ describe("KubeClient on a real API server", { skip: cluster.skip || undefined },
       });
       const ev = items.find((e) => e.metadata.name.startsWith("event-subject.") && e.reason === "Tested");
       assert.equal(ev?.count, 4);
+    } finally {
+      admin.requestListeners.delete(listen);
+    }
+  });
+
+  test("an allowed access check is reused for the same question; a refusal is asked again", async () => {
+    const posts: string[] = [];
+    const listen = (method: string, path: string) => {
+      if (path.includes("subjectaccessreviews")) posts.push(method);
+    };
+    admin.requestListeners.add(listen);
+    try {
+      const check = { verb: "get", group: "", resource: "configmaps", namespace: "default", name: "sar-reuse" };
+      assert.equal(await canI(admin, { username: "admin", groups: ["system:masters"] }, check), true);
+      assert.equal(await canI(admin, { username: "admin", groups: ["system:masters"] }, check), true);
+      assert.equal(posts.length, 1);
+      // another question (another user) is asked; a refusal is not remembered
+      assert.equal(await canI(admin, { username: "nobody-at-all" }, check), false);
+      assert.equal(await canI(admin, { username: "nobody-at-all" }, check), false);
+      assert.equal(posts.length, 3);
     } finally {
       admin.requestListeners.delete(listen);
     }
