@@ -8,7 +8,7 @@ import { hasJsonPrefix } from "../gojson/unicode.js";
 import { parseGoYamlDocument } from "../yaml/index.js";
 import { decodeBundleObjectData } from "./decode.js";
 import { PROPERTY_BUNDLE_OBJECT } from "./properties.js";
-import type { Bundle } from "./types.js";
+import type { Bundle, JsonValue } from "./types.js";
 
 const cache = new WeakMap<Bundle, { objects: string[]; csv: string }>();
 
@@ -29,19 +29,29 @@ function compute(b: Bundle): { objects: string[]; csv: string } {
 }
 
 /** Each `olm.bundle.object` manifest's JSON text, in property order, decoded one at a time. */
-function* objectTexts(b: Bundle): Generator<string> {
+function objectTexts(b: Bundle): Generator<string> {
+  return objectTextsOf(b.properties.filter((p) => p.type === PROPERTY_BUNDLE_OBJECT).map((p) => p.value.value));
+}
+
+/** The manifests' JSON texts of `olm.bundle.object` property values, in order. */
+function* objectTextsOf(values: Iterable<JsonValue>): Generator<string> {
   // opm reuses one BundleObject variable across properties: a property whose value has no `data`
   // (or is null) yields the previous object's data again.
   let data: Uint8Array | null = null;
-  for (const p of b.properties) {
-    if (p.type !== PROPERTY_BUNDLE_OBJECT) continue;
-    const d = decodeBundleObjectData(p.value.value);
+  for (const value of values) {
+    const d = decodeBundleObjectData(value);
     if (d !== undefined) data = d;
     const text = data === null ? "" : Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("utf8");
     // apimachinery yaml.ToJSON: JSON is used as it is, anything else is converted from YAML.
     if (hasJsonPrefix(text)) yield text;
     else yield text === "" ? "null" : encodeSortedCompact(parseGoYamlDocument(text)).replace(/[<>&]/g, htmlEscape);
   }
+}
+
+/** The JSON text of the ClusterServiceVersion among `olm.bundle.object` property values, or "". */
+export function csvJsonOfObjectValues(values: Iterable<JsonValue>): string {
+  for (const o of objectTextsOf(values)) if (kindOf(o) === "ClusterServiceVersion") return o;
+  return "";
 }
 
 /**

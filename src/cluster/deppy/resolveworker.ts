@@ -7,7 +7,7 @@
 import { parentPort } from "node:worker_threads";
 import { loadText } from "../../fbc/load.js";
 import { validateCatalog } from "../../fbc/validate.js";
-import { CatalogSet, resolve, type NamedCatalog } from "../../resolve/index.js";
+import { CatalogSet, resolve, slimCatalogForResolution, type NamedCatalog } from "../../resolve/index.js";
 import type { RunnerReply, RunnerRequest } from "./resolverunner.js";
 
 const parts = new Map<string, Omit<NamedCatalog, "name" | "priority">>();
@@ -19,7 +19,8 @@ parentPort?.on("message", (m: RunnerRequest) => {
     for (const c of m.catalogs) {
       if (parts.has(c.digest)) continue;
       if (!c.jsonl) throw new Error(`catalog ${c.name} (${c.digest}) was not sent to the resolver`);
-      const loaded = loadText(Buffer.from(c.jsonl).toString("utf8"), `${c.name}.jsonl`);
+      // without the bundle manifests resolution never reads (an older catalog's bytes are nearly all those)
+      const loaded = loadText(slimCatalogForResolution(Buffer.from(c.jsonl).toString("utf8")), `${c.name}.jsonl`);
       parts.set(c.digest, { model: validateCatalog(loaded.config).model, others: loaded.config.others });
     }
     // revisions no longer served are forgotten

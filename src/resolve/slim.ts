@@ -1,0 +1,66 @@
+/**
+ * A catalog as the resolver reads it, without what it never reads: a bundle's `olm.bundle.object`
+ * manifests (base64 CRDs and CSVs, nearly all of an older catalog's bytes) matter to resolution only
+ * through the CSV's `spec.minKubeVersion` (catalog.ts, minKubeVersionOf), and a resolveset's entries
+ * leave them out. Each bundle's manifests become one CSV carrying just that field (or none, when the
+ * bundle has no CSV or its CSV names no version), so that a process holding catalogs for resolution
+ * (the cluster's resolver worker) holds a fraction of them; every answer stays the same.
+ */
+import { csvJsonOfObjectValues } from "../fbc/objects.js";
+import { PROPERTY_BUNDLE_OBJECT } from "../fbc/properties.js";
+import type { JsonValue } from "../fbc/types.js";
+
+interface LineBlob {
+  schema?: unknown;
+  properties?: { type?: unknown; value?: JsonValue }[];
+}
+
+/** The CSV's `spec.minKubeVersion` when it is a string (what the resolver reads), else undefined. */
+function minKubeOfCsv(values: JsonValue[]): string | undefined {
+  try {
+    const csv = JSON.parse(csvJsonOfObjectValues(values)) as { spec?: { minKubeVersion?: unknown } } | null;
+    const v = csv?.spec?.minKubeVersion;
+    return typeof v === "string" ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One JSON line of a catalog, its bundle manifests reduced to what resolution reads (other lines as they are). */
+export function slimLineForResolution(line: string): string {
+  if (!line.includes(`"${PROPERTY_BUNDLE_OBJECT}"`)) return line;
+  let blob: LineBlob;
+  try {
+    blob = JSON.parse(line) as LineBlob;
+  } catch {
+    return line;
+  }
+  if (blob === null || blob.schema !== "olm.bundle" || !Array.isArray(blob.properties)) return line;
+  // rewritten only when JavaScript writes the blob back as it was (no number beyond double precision,
+  // no escape written otherwise): the rest of the line is then the same after the rewrite
+  if (JSON.stringify(blob) !== line) return line;
+  const objects = blob.properties.filter((p) => p?.type === PROPERTY_BUNDLE_OBJECT);
+  if (objects.length === 0) return line;
+  const minKube = minKubeOfCsv(objects.map((p) => p.value ?? null));
+  const csv =
+    minKube === undefined
+      ? undefined
+      : {
+          type: PROPERTY_BUNDLE_OBJECT,
+          value: {
+            data: Buffer.from(
+              JSON.stringify({ kind: "ClusterServiceVersion", spec: { minKubeVersion: minKube } }),
+            ).toString("base64"),
+          },
+        };
+  const first = blob.properties.indexOf(objects[0]);
+  const properties = blob.properties.filter((p) => p?.type !== PROPERTY_BUNDLE_OBJECT);
+  if (csv) properties.splice(Math.min(first, properties.length), 0, csv);
+  return JSON.stringify({ ...blob, properties });
+}
+
+/** A catalog's JSON Lines reduced for resolution (see the module comment). */
+export function slimCatalogForResolution(jsonl: string): string {
+  if (!jsonl.includes(`"${PROPERTY_BUNDLE_OBJECT}"`)) return jsonl;
+  return jsonl.split("\n").map(slimLineForResolution).join("\n");
+}
