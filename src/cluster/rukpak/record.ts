@@ -42,22 +42,42 @@ export function refOf(o: KubeObject): ObjectRef {
   };
 }
 
+/** How many records a store remembers (the Instances of a large cluster; the oldest is forgotten first). */
+const REMEMBERED = 10_000;
+
 export class RecordStore {
+  /**
+   * The records this store read or wrote last, by Instance uid, with their resourceVersion: a write
+   * leaves the record known, so the next pass does not read it again. The controllers (one leader) are
+   * the only writers of their namespace's records; were one written meanwhile, the next write's
+   * resourceVersion would conflict, which forgets the remembered one and fails the pass (read again).
+   */
+  readonly #known = new Map<string, { record: InstallRecord; version: string }>();
+
   constructor(
     private readonly client: KubeClient,
     readonly namespace: string,
   ) {}
 
   async read(inst: Instance): Promise<{ record: InstallRecord | undefined; version?: string }> {
+    const known = this.#known.get(inst.metadata.uid!);
+    if (known) return { record: structuredClone(known.record), version: known.version };
     const cm = await this.client.tryGet<RecordMap>("v1", "ConfigMap", recordName(inst.metadata.uid!), this.namespace);
     if (!cm?.data?.["record.json"]) return { record: undefined };
     try {
       const r = JSON.parse(cm.data["record.json"]) as InstallRecord;
       if (r.uid !== inst.metadata.uid || !Array.isArray(r.applied)) return { record: undefined };
+      if (cm.metadata.resourceVersion) this.remember(r, cm.metadata.resourceVersion);
       return { record: r, version: cm.metadata.resourceVersion };
     } catch {
       return { record: undefined };
     }
+  }
+
+  private remember(record: InstallRecord, version: string): void {
+    this.#known.delete(record.uid);
+    this.#known.set(record.uid, { record: structuredClone(record), version });
+    if (this.#known.size > REMEMBERED) this.#known.delete(this.#known.keys().next().value as string);
   }
 
   /** Writes the record (optimistic concurrency on `version`; creates it when there was none). */
@@ -86,9 +106,17 @@ export class RecordStore {
     // a conflict (another writer, or a record made meanwhile) fails the reconcile, which reads again
     const create = () =>
       this.client.create<RecordMap>({ ...body, metadata: { ...body.metadata, resourceVersion: undefined } });
-    const out = version
-      ? await this.client.replace<RecordMap>(body).catch((e) => (isNotFound(e) ? create() : Promise.reject(e)))
-      : await create();
+    let out: RecordMap;
+    try {
+      out = version
+        ? await this.client.replace<RecordMap>(body).catch((e) => (isNotFound(e) ? create() : Promise.reject(e)))
+        : await create();
+    } catch (e) {
+      this.#known.delete(inst.metadata.uid!);
+      throw e;
+    }
+    if (out.metadata.resourceVersion) this.remember(record, out.metadata.resourceVersion);
+    else this.#known.delete(inst.metadata.uid!);
     return out.metadata.resourceVersion;
   }
 }
