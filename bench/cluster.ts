@@ -15,7 +15,7 @@ import { buildBundleImage, pushImage } from "../src/image/index.js";
 import { KubeClient, type KubeObject } from "../src/cluster/client.js";
 import { API_VERSION, type Instance } from "../src/cluster/rukpak/api.js";
 import { startDockerRegistry } from "../test/image/servers.js";
-import { peakRss, startController, startKube } from "./shared.js";
+import { cpuSeconds, peakRss, startController, startKube } from "./shared.js";
 import { COMMUNITY } from "../test/shared.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "opcat-bench-cluster-"));
@@ -138,6 +138,7 @@ async function main(): Promise<void> {
       `${ms.toFixed(0)} ms (${(ms / n).toFixed(1)} ms per Instance)`,
     ]);
     rows.push(["controller peak RSS (VmHWM) after all of the above", `${peakRss(ctl.pid!).toFixed(0)} MiB`]);
+    rows.push(["controller CPU time (user + system) over the whole run", `${cpuSeconds(ctl.pid!).toFixed(1)} s`]);
   } finally {
     const exited = new Promise((r) => ctl.once("exit", r));
     ctl.kill("SIGTERM");

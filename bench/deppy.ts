@@ -24,7 +24,7 @@ import { DEPPY_API_VERSION, type Input } from "../src/cluster/deppy/api.js";
 import { OPERATOR_API_VERSION } from "../src/cluster/operators/api.js";
 import { resolvesetInstanceName } from "../src/cluster/deppy/resolver.js";
 import { startDockerRegistry } from "../test/image/servers.js";
-import { currentRss, peakRss, startController, startKube } from "./shared.js";
+import { cpuSeconds, currentRss, peakRss, startController, startKube } from "./shared.js";
 import { COMMUNITY } from "../test/shared.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "opcat-bench-deppy-"));
@@ -182,6 +182,7 @@ async function main(): Promise<void> {
     phase(`${n} Operators`);
     rows.push(["controller peak RSS (VmHWM) after all of the above", `${peakRss(ctl.pid!).toFixed(0)} MiB`]);
     rows.push(["controller peak RSS (and RSS now) after each phase, MiB", phases.join("; ")]);
+    rows.push(["controller CPU time (user + system) over the whole run", `${cpuSeconds(ctl.pid!).toFixed(1)} s`]);
   } finally {
     const exited = new Promise((r) => ctl.once("exit", r));
     ctl.kill("SIGTERM");

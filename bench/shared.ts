@@ -81,5 +81,13 @@ export function currentRss(pid: number): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
+/** CPU time (user + system) a process has used so far, in seconds. */
+export function cpuSeconds(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const rest = f.slice(f.lastIndexOf(")") + 2).split(" ");
+  // fields 14 and 15 (utime, stime) are the 12th and 13th after the command name, in clock ticks
+  return (Number(rest[11]) + Number(rest[12])) / 100;
+}
+
 /** The median of `xs` (the upper one of an even count). */
 export const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
