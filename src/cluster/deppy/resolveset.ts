@@ -148,10 +148,7 @@ export class ResolvesetProvisioner implements ProvisionerIdentity {
           {
             apiVersion: RUKPAK_API_VERSION,
             kind: "Bundle",
-            map: (o) => {
-              const b = o as Bundle;
-              return b.metadata.labels?.[LABEL_PACKAGE] !== undefined || this.ours(b.spec.class) ? all() : [];
-            },
+            map: (o) => this.instancesOfBundle(o as Bundle),
           },
           // the resolver's resolveset ConfigMaps: a cache only (each is written once, before its Bundle)
           ...(this.opts.namespace
@@ -180,6 +177,21 @@ export class ResolvesetProvisioner implements ProvisionerIdentity {
     if (i.metadata.labels?.[LABEL_PACKAGE] !== undefined)
       for (const n of this.resolvesetInstances()) this.instanceController.queue.add(n);
     return false;
+  }
+
+  /**
+   * The resolveset Instances a Bundle event concerns: a resolveset's Bundle, the Instances naming it
+   * (each Input's resolution makes one; mapping them to every resolveset Instance re-reconciled each
+   * of those per event of any of them); a package's Bundle, every resolveset Instance (any of them
+   * may name that package: what is installed decides their approvals); any other Bundle, none.
+   */
+  private instancesOfBundle(b: Bundle): string[] {
+    if (this.ours(b.spec.class))
+      return this.instances
+        .list()
+        .filter((i) => i.spec.bundle.name === b.metadata.name && this.isResolvesetInstance(i))
+        .map((i) => i.metadata.name);
+    return b.metadata.labels?.[LABEL_PACKAGE] !== undefined ? this.resolvesetInstances() : [];
   }
 
   private resolvesetInstances(): string[] {
