@@ -95,7 +95,11 @@ export class ResolvesetProvisioner implements ProvisionerIdentity {
       bundles: this.bundles,
       instances: this.instances,
       events: this.events,
-      entriesOf: (b) => this.entriesOf(b),
+      entriesOf: async (b) => {
+        const r = await this.entriesOf(b);
+        if ("entries" in r) this.rememberPackages(b.metadata.name, r.entries);
+        return r;
+      },
       rulesOf: (b) => this.rulesOf(b),
     };
     this.steps = resolvesetSteps(this.ctx);
@@ -171,19 +175,45 @@ export class ResolvesetProvisioner implements ProvisionerIdentity {
     );
   }
 
-  /** A resolveset Instance enqueues itself; a package Instance every resolveset Instance. */
+  /**
+   * The packages each resolveset Bundle names (its content never changes: the name is its content's
+   * hash), learnt when a pass reads its entries, before it looks at any package's state.
+   */
+  readonly #packagesOf = new Map<string, Set<string>>();
+
+  private rememberPackages(bundle: string, entries: readonly ResolvesetEntry[]): void {
+    this.#packagesOf.delete(bundle);
+    this.#packagesOf.set(bundle, new Set(entries.map((e) => e.package)));
+    if (this.#packagesOf.size > 10_000) this.#packagesOf.delete(this.#packagesOf.keys().next().value as string);
+  }
+
+  /**
+   * The resolveset Instances a package's Bundle or Instance may matter to: those whose resolveset
+   * names the package, those that own the object (one it named before), and those whose resolveset
+   * was not read yet (what is installed decides their approvals). Not every resolveset Instance:
+   * each package event would then reconcile all of them.
+   */
+  private interestedIn(pkg: string, o: KubeObject): string[] {
+    const owners = new Set((o.metadata.ownerReferences ?? []).filter((r) => r.kind === "Instance").map((r) => r.name));
+    return this.resolvesetInstances().filter((n) => {
+      const known = this.#packagesOf.get(this.instances.get(n)?.spec.bundle.name ?? "");
+      return !known || known.has(pkg) || owners.has(n);
+    });
+  }
+
+  /** A resolveset Instance enqueues itself; a package Instance the resolveset Instances naming its package. */
   private onInstance(_ev: InformerEvent, i: Instance): boolean {
     if (this.isResolvesetInstance(i)) return true;
-    if (i.metadata.labels?.[LABEL_PACKAGE] !== undefined)
-      for (const n of this.resolvesetInstances()) this.instanceController.queue.add(n);
+    const pkg = i.metadata.labels?.[LABEL_PACKAGE];
+    if (pkg !== undefined) for (const n of this.interestedIn(pkg, i)) this.instanceController.queue.add(n);
     return false;
   }
 
   /**
    * The resolveset Instances a Bundle event concerns: a resolveset's Bundle, the Instances naming it
    * (each Input's resolution makes one; mapping them to every resolveset Instance re-reconciled each
-   * of those per event of any of them); a package's Bundle, every resolveset Instance (any of them
-   * may name that package: what is installed decides their approvals); any other Bundle, none.
+   * of those per event of any of them); a package's Bundle, those naming its package
+   * ({@link interestedIn}); any other Bundle, none.
    */
   private instancesOfBundle(b: Bundle): string[] {
     if (this.ours(b.spec.class))
@@ -191,7 +221,8 @@ export class ResolvesetProvisioner implements ProvisionerIdentity {
         .list()
         .filter((i) => i.spec.bundle.name === b.metadata.name && this.isResolvesetInstance(i))
         .map((i) => i.metadata.name);
-    return b.metadata.labels?.[LABEL_PACKAGE] !== undefined ? this.resolvesetInstances() : [];
+    const pkg = b.metadata.labels?.[LABEL_PACKAGE];
+    return pkg !== undefined ? this.interestedIn(pkg, b) : [];
   }
 
   private resolvesetInstances(): string[] {
