@@ -22,6 +22,7 @@ import {
   type Instance,
 } from "../../src/cluster/rukpak/api.js";
 import { approveInstance } from "../../src/cluster/rukpak/approve.js";
+import { RecordStore, recordName, type InstallRecord } from "../../src/cluster/rukpak/record.js";
 import { runControllers, type RunningControllers } from "../../src/cluster/run.js";
 import { makeCerts, makeHtpasswd, requireTools, startDockerRegistry, type RunningRegistry } from "../image/servers.js";
 import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
@@ -224,6 +225,51 @@ describe("RukPak on a real API server", { skip, concurrency: false }, () => {
       assert.ok(bundle.status?.objects?.some((o) => o.startsWith("/objects/ClusterServiceVersion/")));
     },
   );
+
+  const recordTitle =
+    "install records: a written record is read back without a request; a change behind the store's back conflicts";
+  test(recordTitle, async () => {
+    // a store of its own (namespace default, the controllers' is opcat-system) for a real Instance, so
+    // that the garbage collector keeps the record it owns; `admin` is someone else writing it
+    const inst = await admin.get<Instance>(API_VERSION, "Instance", "rabbitmq");
+    const uid = inst.metadata.uid!;
+    const controller = clientAs(kubeconfig, "admin");
+    const gets: string[] = [];
+    const listen = (method: string, path: string) => {
+      if (method === "GET" && path.includes(recordName(uid))) gets.push(path);
+    };
+    controller.requestListeners.add(listen);
+    const ref = (name: string) => ({ apiVersion: "v1", kind: "ConfigMap", name, namespace: "default" });
+    try {
+      const store = new RecordStore(controller, "default");
+      assert.equal((await store.read(inst)).record, undefined);
+      assert.equal(gets.length, 1);
+      const rec: InstallRecord = { instance: "rabbitmq", uid, applied: [ref("a")] };
+      const v1 = await store.write(inst, rec, undefined);
+      const again = await store.read(inst);
+      assert.deepEqual(again, { record: rec, version: v1 });
+      assert.equal(gets.length, 1, "read from what the store wrote");
+      // what the caller does with its copy does not change what the store knows
+      again.record!.applied.push(ref("mutated"));
+      assert.deepEqual((await store.read(inst)).record, rec);
+      // someone else writes the record: the store's next write conflicts, then it reads it live
+      const cm = await admin.get<KubeObject & { data: Record<string, string> }>(
+        "v1",
+        "ConfigMap",
+        recordName(uid),
+        "default",
+      );
+      cm.data["record.json"] = JSON.stringify({ ...rec, applied: [ref("b")] });
+      await admin.replace(cm);
+      await assert.rejects(store.write(inst, { ...rec, applied: [ref("c")] }, v1), /conflict|modified/i);
+      assert.deepEqual((await store.read(inst)).record?.applied, [ref("b")]);
+      assert.equal(gets.length, 2);
+    } finally {
+      controller.requestListeners.delete(listen);
+      controller.close();
+      await admin.delete("v1", "ConfigMap", recordName(uid), "default").catch(() => false);
+    }
+  });
 
   test(
     "a bundle with an admission webhook: Service, certificate Secret and " +

@@ -299,6 +299,17 @@ describe("opcat deployed by its manifests on a real node", { skip: node.skip || 
           req.on("error", reject);
           req.end();
         });
+      // a new leader serves as soon as it leads; its Pod's leader label reaches the Service's endpoints
+      // and kube-proxy a moment later (until then the Service refuses connections)
+      for (let t = Date.now(); ; ) {
+        const ok = await get({}).then(
+          () => true,
+          (e: NodeJS.ErrnoException) =>
+            e.code === "ECONNREFUSED" && Date.now() - t < 60_000 ? false : Promise.reject(e),
+        );
+        if (ok) break;
+        await new Promise((r) => setTimeout(r, 500));
+      }
       const plain = await get({});
       assert.equal(plain.status, 200);
       assert.match(plain.body.toString("utf8"), /"schema":"olm.package"/);
