@@ -147,6 +147,10 @@ describe("web UI at scale in Chromium", { skip }, () => {
   test("keyboard: from the search box to the first card, on through the cards, into a package", async () => {
     await page.goto(`${served.url}#/c/many`);
     await counts(`${N} of ${N} packages`);
+    // the list settled (its first page drawn, nothing more loading): a card drawn again while focused
+    // would hand the focus back to the page
+    await page.getByRole("link", { name: "pkg-0000", exact: true }).waitFor();
+    await page.waitForLoadState("networkidle");
     await page.getByRole("searchbox", { name: "search packages" }).focus();
     await page.keyboard.press("Tab"); // the field selector
     await page.keyboard.press("Tab"); // the first card's link
