@@ -4,6 +4,7 @@
  * is one create, a repeat one patch of the count it remembers (an Event it did not write is read once).
  */
 import { createHash } from "node:crypto";
+import { BoundedMap } from "./bounded.js";
 import { isConflict, isNotFound, type KubeClient, type KubeObject } from "./client.js";
 import { now } from "./conditions.js";
 
@@ -12,7 +13,7 @@ const REMEMBERED = 4096;
 
 export class EventRecorder {
   /** Events this recorder wrote, by namespace/name, with their count: a repeat is one patch, no read. */
-  readonly #counts = new Map<string, number>();
+  readonly #counts = new BoundedMap<string, number>(REMEMBERED);
 
   constructor(
     private readonly client: KubeClient,
@@ -62,7 +63,7 @@ export class EventRecorder {
         reportingComponent: this.component,
         reportingInstance: this.component,
       });
-      this.remember(key, 1);
+      this.#counts.set(key, 1);
     } catch (e) {
       if (!isConflict(e)) throw e;
       // written before (by an earlier process or replica): its count is read once
@@ -73,13 +74,7 @@ export class EventRecorder {
 
   private async bump(name: string, ns: string, count: number, t: string): Promise<void> {
     await this.client.mergePatch("v1", "Event", name, { count, lastTimestamp: t }, { namespace: ns });
-    this.remember(`${ns}/${name}`, count);
-  }
-
-  private remember(key: string, count: number): void {
-    this.#counts.delete(key);
-    this.#counts.set(key, count);
-    if (this.#counts.size > REMEMBERED) this.#counts.delete(this.#counts.keys().next().value as string);
+    this.#counts.set(`${ns}/${name}`, count);
   }
 
   /** Records without letting a failure to write the Event fail the caller. */

@@ -7,9 +7,8 @@
  * configurations come without a CA: they fail closed from the moment they are applied, until the first
  * replica starts and registers the CA it made (kept in the Secret opcat-webhook-cert, shared by replicas).
  */
+import type { JsonObject } from "../gojson/value.js";
 import type { KubeObject } from "./client.js";
-
-type JsonObject = Record<string, unknown>;
 import { DEFAULT_IMAGE, DEFAULT_NAMESPACE, LEADER_LABEL } from "./names.js";
 import { defaultProvisionerClasses, GROUP, rukpakCrdObjects } from "./rukpak/api.js";
 import { clusterCatalogCrdObject } from "./catalogd/api.js";

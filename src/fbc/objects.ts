@@ -16,14 +16,7 @@ function compute(b: Bundle): { objects: string[]; csv: string } {
   let c = cache.get(b);
   if (c) return c;
   const objects = [...objectTexts(b)];
-  let csv = "";
-  for (const o of objects) {
-    if (kindOf(o) === "ClusterServiceVersion") {
-      csv = o;
-      break;
-    }
-  }
-  c = { objects, csv };
+  c = { objects, csv: firstCsv(objects) };
   cache.set(b, c);
   return c;
 }
@@ -48,10 +41,15 @@ function* objectTextsOf(values: Iterable<JsonValue>): Generator<string> {
   }
 }
 
+/** The first ClusterServiceVersion among manifests' JSON texts, or "" (opm's extractCSV). */
+function firstCsv(objects: Iterable<string>): string {
+  for (const o of objects) if (kindOf(o) === "ClusterServiceVersion") return o;
+  return "";
+}
+
 /** The JSON text of the ClusterServiceVersion among `olm.bundle.object` property values, or "". */
 export function csvJsonOfObjectValues(values: Iterable<JsonValue>): string {
-  for (const o of objectTextsOf(values)) if (kindOf(o) === "ClusterServiceVersion") return o;
-  return "";
+  return firstCsv(objectTextsOf(values));
 }
 
 /**
@@ -59,10 +57,7 @@ export function csvJsonOfObjectValues(values: Iterable<JsonValue>): string {
  * the resolver's minimum Kubernetes version: a catalog's decoded manifests are as large as the catalog).
  */
 export function bundleCsvJsonOnce(b: Bundle): string {
-  const c = cache.get(b);
-  if (c) return c.csv;
-  for (const o of objectTexts(b)) if (kindOf(o) === "ClusterServiceVersion") return o;
-  return "";
+  return cache.get(b)?.csv ?? firstCsv(objectTexts(b));
 }
 
 /** opm reads each object with a YAML parser (a superset of JSON); objects it cannot read are skipped. */

@@ -19,7 +19,14 @@ import { emptyConfig } from "../fbc/types.js";
 import { validateCatalog } from "../fbc/validate.js";
 import { RegistryIndex } from "./registry.js";
 import { goErrnoText } from "../gojson/goerrno.js";
-import { indexPath, readIndex, treeState, writeIndex, type TreeState } from "./revindex.js";
+import {
+  indexPath,
+  readIndex,
+  treeState,
+  writeIndex,
+  type RevisionParts as PersistedParts,
+  type TreeState,
+} from "./revindex.js";
 
 const gzip = promisify(gzipCb);
 
@@ -216,18 +223,8 @@ export class CatalogRevision {
   }
 }
 
-/** What a revision holds besides its name, serial, time and registry index (as persisted by revindex.ts). */
-interface RevisionParts {
-  jsonl: Buffer;
-  gzip: Buffer;
-  offsets: Float64Array;
-  bySchema: Map<string, Uint32Array>;
-  byPackage: Map<string, Uint32Array>;
-  byName: Map<string, Uint32Array>;
-  digest: string;
-  files: number;
-  bytes: number;
-}
+/** What a revision holds besides its name, serial, time and registry index (revindex.ts persists them). */
+type RevisionParts = Omit<PersistedParts, "registry">;
 
 /**
  * The persisted index of a catalog (`serve --cache-dir`): its parts when it is valid; else where a

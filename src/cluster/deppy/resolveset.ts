@@ -12,6 +12,7 @@
  *   Bundles, so that RukPak pivots from the old version) pointing at the entry's Bundle.
  */
 import { createHash } from "node:crypto";
+import { BoundedMap } from "../bounded.js";
 import type { KubeClient, KubeObject } from "../client.js";
 import { setCondition } from "../conditions.js";
 import type { EventRecorder } from "../events.js";
@@ -97,7 +98,7 @@ export class ResolvesetProvisioner implements ProvisionerIdentity {
       events: this.events,
       entriesOf: async (b) => {
         const r = await this.entriesOf(b);
-        if ("entries" in r) this.rememberPackages(b.metadata.name, r.entries);
+        if ("entries" in r) this.#packagesOf.set(b.metadata.name, new Set(r.entries.map((e) => e.package)));
         return r;
       },
       rulesOf: (b) => this.rulesOf(b),
@@ -179,13 +180,7 @@ export class ResolvesetProvisioner implements ProvisionerIdentity {
    * The packages each resolveset Bundle names (its content never changes: the name is its content's
    * hash), learnt when a pass reads its entries, before it looks at any package's state.
    */
-  readonly #packagesOf = new Map<string, Set<string>>();
-
-  private rememberPackages(bundle: string, entries: readonly ResolvesetEntry[]): void {
-    this.#packagesOf.delete(bundle);
-    this.#packagesOf.set(bundle, new Set(entries.map((e) => e.package)));
-    if (this.#packagesOf.size > 10_000) this.#packagesOf.delete(this.#packagesOf.keys().next().value as string);
-  }
+  readonly #packagesOf = new BoundedMap<string, Set<string>>(10_000);
 
   /**
    * The resolveset Instances a package's Bundle or Instance may matter to: those whose resolveset

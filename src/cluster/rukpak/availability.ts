@@ -249,6 +249,7 @@ export class AvailabilityController {
   readonly controller: Controller<Instance>;
   /** The last problem reported per Instance, so that an Event is written once per new problem. */
   private reported = new Map<string, string>();
+  private readonly steps: Step<AvailabilityState>[] = this.defineSteps();
 
   constructor(private readonly opts: AvailabilityOptions) {
     this.controller = defineController<Instance>(
@@ -295,7 +296,7 @@ export class AvailabilityController {
     };
   }
 
-  private steps(): Step<AvailabilityState>[] {
+  private defineSteps(): Step<AvailabilityState>[] {
     return [
       {
         name: "installed",
@@ -347,7 +348,7 @@ export class AvailabilityController {
 
   async reconcile(name: string, ctx: ControllerContext<Instance> = this.controller.context): Promise<Result | void> {
     const state: AvailabilityState = { name, ctx, inst: ctx.primary.get(name) };
-    const r = await runSteps(this.steps(), state);
+    const r = await runSteps(this.steps, state);
     return r.requeueAfter !== undefined ? { requeueAfter: r.requeueAfter } : undefined;
   }
 }

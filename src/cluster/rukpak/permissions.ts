@@ -3,6 +3,7 @@
  * UserPermission approval policy (could the requesting user create every object themselves?) and
  * the RBAC rules a bundle would grant (shown by `instance describe` before anyone approves).
  */
+import { BoundedMap } from "../bounded.js";
 import type { KubeClient, KubeObject } from "../client.js";
 
 export interface Requester {
@@ -36,7 +37,7 @@ export function describeCheck(c: AccessCheck): string {
  */
 export const ALLOWED_TTL_MS = 5_000;
 const MAX_REMEMBERED = 4096;
-const allowedUntil = new WeakMap<KubeClient, Map<string, number>>();
+const allowedUntil = new WeakMap<KubeClient, BoundedMap<string, number>>();
 
 /** One SubjectAccessReview as `user`; true when allowed (an allowed answer reused for {@link ALLOWED_TTL_MS}). */
 export async function canI(client: KubeClient, user: Requester, c: AccessCheck): Promise<boolean> {
@@ -49,7 +50,7 @@ export async function canI(client: KubeClient, user: Requester, c: AccessCheck):
   };
   const key = JSON.stringify(spec);
   let remembered = allowedUntil.get(client);
-  if (!remembered) allowedUntil.set(client, (remembered = new Map()));
+  if (!remembered) allowedUntil.set(client, (remembered = new BoundedMap(MAX_REMEMBERED)));
   const until = remembered.get(key);
   if (until !== undefined && until > Date.now()) return true;
   const r = await client.request<{ status?: { allowed?: boolean } }>(
@@ -60,7 +61,6 @@ export async function canI(client: KubeClient, user: Requester, c: AccessCheck):
   remembered.delete(key);
   if (r.status?.allowed !== true) return false;
   remembered.set(key, Date.now() + ALLOWED_TTL_MS);
-  if (remembered.size > MAX_REMEMBERED) remembered.delete(remembered.keys().next().value as string);
   return true;
 }
 

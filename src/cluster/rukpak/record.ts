@@ -6,6 +6,7 @@
  * recorded as `pending` before anything is applied, so that a process killed half-way finishes (or
  * prunes) the same set on its next pass.
  */
+import { BoundedMap } from "../bounded.js";
 import { isNotFound, type KubeClient, type KubeObject } from "../client.js";
 import { API_VERSION, type Instance, type ObjectRef } from "./api.js";
 
@@ -52,7 +53,7 @@ export class RecordStore {
    * the only writers of their namespace's records; were one written meanwhile, the next write's
    * resourceVersion would conflict, which forgets the remembered one and fails the pass (read again).
    */
-  readonly #known = new Map<string, { record: InstallRecord; version: string }>();
+  readonly #known = new BoundedMap<string, { record: InstallRecord; version: string }>(REMEMBERED);
 
   constructor(
     private readonly client: KubeClient,
@@ -75,9 +76,7 @@ export class RecordStore {
   }
 
   private remember(record: InstallRecord, version: string): void {
-    this.#known.delete(record.uid);
     this.#known.set(record.uid, { record: structuredClone(record), version });
-    if (this.#known.size > REMEMBERED) this.#known.delete(this.#known.keys().next().value as string);
   }
 
   /** Writes the record (optimistic concurrency on `version`; creates it when there was none). */
