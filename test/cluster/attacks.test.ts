@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { KubeApiError, type KubeClient, type KubeObject } from "../../src/cluster/client.js";
-import { API_VERSION, type Bundle, type Instance } from "../../src/cluster/rukpak/api.js";
+import { API_VERSION, LABEL_INSTANCE, type Bundle, type Instance } from "../../src/cluster/rukpak/api.js";
 import { approveInstance } from "../../src/cluster/rukpak/approve.js";
 import { grantedRulesInCluster } from "../../src/cluster/rukpak/permissions.js";
 import { newPermissions } from "../../src/cluster/deppy/android.js";
@@ -611,6 +611,48 @@ describe("attacks on the trust model (real API server)", { skip: cluster.skip, c
     );
     await admin.delete(API_VERSION, "Instance", "atk2b");
   });
+
+  test(
+    "a collision is tried again: once the object in the way is gone (the garbage collector " +
+      "removing a deleted Instance's objects, an admin), the Instance installs untouched",
+    async () => {
+      await admin.apply({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "in-the-way", namespace: NS },
+        data: { v: "someone else's" },
+      } as unknown as KubeObject);
+      await content("atk-later", configMap("in-the-way", NS, "mine"));
+      await admin.create(instance("atk-later", "atk-later", plainSpec("atk-allow", "atk-later")));
+      const collided = await waitFor<Instance>(
+        admin,
+        API_VERSION,
+        "Instance",
+        "atk-later",
+        (o) => cond(o, "Installed")?.reason === "ObjectCollision",
+        "ObjectCollision",
+      );
+      assert.match(cond(collided, "Installed")?.message ?? "", /ConfigMap "in-the-way" in namespace team-a exists/);
+      // the passes its own status write started are over (a wait, not a measurement): what follows
+      // the deletion can only be a retry
+      await new Promise((r) => setTimeout(r, 2_000));
+      await admin.delete("v1", "ConfigMap", "in-the-way", NS);
+      // no change to the Instance: its retry (the queue's backoff, at most 30 s apart) finds the way free
+      const inst = await waitFor<Instance>(
+        admin,
+        API_VERSION,
+        "Instance",
+        "atk-later",
+        installed("atk-later"),
+        "Installed once the ConfigMap is gone",
+      );
+      assert.equal(inst?.metadata.generation, collided?.metadata.generation, "the Instance was not changed");
+      const cm = await admin.get<KubeObject & { data?: Record<string, string> }>("v1", "ConfigMap", "in-the-way", NS);
+      assert.deepEqual(cm.data, { v: "mine" });
+      assert.equal(cm.metadata.labels?.[LABEL_INSTANCE], "atk-later");
+      await admin.delete(API_VERSION, "Instance", "atk-later");
+    },
+  );
 
   test("the admin's own installs still work: UserPermission approves an admin's plain bundle", async () => {
     await content("atk-ok", configMap("atk-ok", NS, "ok"));

@@ -9,7 +9,7 @@
  */
 import { isConflict, KubeApiError, type KubeClient } from "../client.js";
 import { findCondition, setCondition, type NewCondition } from "../conditions.js";
-import { runSteps, stopWith, withConditions, type Step, type StepOutcome } from "../runtime/steps.js";
+import { RetryLater, runSteps, stopWith, withConditions, type Step, type StepOutcome } from "../runtime/steps.js";
 import {
   API_VERSION,
   LABEL_BUNDLE,
@@ -68,6 +68,9 @@ type InstanceStep = (ctx: RukpakContext, s: InstanceState) => Promise<StepOutcom
 const STOP = { stop: true } as const;
 
 const stop = stopWith;
+
+/** A stop to be tried again with backoff once its status is written. */
+const retry = (o: StepOutcome): StepOutcome => (o && "stop" in o ? { ...o, retry: true } : o);
 
 /**
  * Writes an Instance's working status now (when it changed) and goes on from what the API server
@@ -279,12 +282,15 @@ const approval: InstanceStep = async (ctx, s) => {
 const crdSafety: InstanceStep = async (ctx, s) => {
   const unsafe = s.inst.spec.crdUpgradeSafety === "None" ? [] : await unsafeCrdChanges(ctx.client, s.desired!.objects);
   if (unsafe.length === 0) return;
-  return stop(s, "Warning", unpackedOk(s), s.approved!, {
-    type: "Installed",
-    status: "False",
-    reason: "UnsafeCRDUpgrade",
-    message: unsafe.join("\n"),
-  });
+  // the stored custom objects may change (or the CRD go): tried again with backoff
+  return retry(
+    stop(s, "Warning", unpackedOk(s), s.approved!, {
+      type: "Installed",
+      status: "False",
+      reason: "UnsafeCRDUpgrade",
+      message: unsafe.join("\n"),
+    }),
+  );
 };
 
 /** Never adopt: an object that exists and is not this Instance's (by the controller's own record). */
@@ -294,12 +300,16 @@ const noCollision: InstanceStep = async (ctx, s) => {
   s.version = version;
   const found = await collisions(ctx.client, s.inst, record, s.desired!.objects);
   if (found.length === 0) return;
-  return stop(s, "Warning", unpackedOk(s), s.approved!, {
-    type: "Installed",
-    status: "False",
-    reason: "ObjectCollision",
-    message: `${listed(found)}: an object has one owner, and opcat never adopts an object it did not create`,
-  });
+  // the object in the way may go (the garbage collector removing a deleted Instance's objects, an
+  // admin): nothing watched brings the Instance back, so it is tried again with backoff
+  return retry(
+    stop(s, "Warning", unpackedOk(s), s.approved!, {
+      type: "Installed",
+      status: "False",
+      reason: "ObjectCollision",
+      message: `${listed(found)}: an object has one owner, and opcat never adopts an object it did not create`,
+    }),
+  );
 };
 
 /**
@@ -451,4 +461,5 @@ export async function reconcileInstance(ctx: RukpakContext, steps: readonly Step
   if (s.observe) s.status = { ...s.status, observedGeneration: generation };
   await commit(ctx, s);
   if (out.event) ctx.events.emit(s.inst, out.event.type, out.event.reason, out.event.message);
+  if (out.retry) throw new RetryLater(out.retry);
 }

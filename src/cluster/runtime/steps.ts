@@ -14,6 +14,12 @@ export type StepOutcome =
       stop: true;
       conditions?: NewCondition[];
       event?: { type: "Normal" | "Warning"; reason: string; message: string };
+      /**
+       * What stopped the pass is outside the object (another object in the way, a stored custom
+       * object): once the status is written, the pass is tried again with the queue's backoff, since
+       * nothing watched would bring it back.
+       */
+      retry?: true;
     };
 
 export interface Step<S> {
@@ -56,7 +62,12 @@ export interface StepsResult {
   stoppedAt?: string;
   requeueAfter?: number;
   event?: { type: "Normal" | "Warning"; reason: string; message: string };
+  /** The stop asks to be tried again with backoff (its message). */
+  retry?: string;
 }
+
+/** Thrown after a pass wrote its status, to have it tried again with the work queue's backoff. */
+export class RetryLater extends Error {}
 
 /**
  * Runs `steps` in order until one stops or asks to be requeued; a stop's conditions are set on
@@ -70,7 +81,12 @@ export async function runSteps<S>(steps: readonly Step<S>[], state: S): Promise<
     if ("requeueAfter" in out) return { stoppedAt: step.name, requeueAfter: out.requeueAfter };
     if (out.conditions && withStatus.status)
       withStatus.status = withConditions(withStatus.status, withStatus.generation ?? 0, out.conditions);
-    return { stoppedAt: step.name, ...(out.event ? { event: out.event } : {}) };
+    const last = out.conditions?.[out.conditions.length - 1];
+    return {
+      stoppedAt: step.name,
+      ...(out.event ? { event: out.event } : {}),
+      ...(out.retry ? { retry: last ? `${last.reason}: ${last.message}` : step.name } : {}),
+    };
   }
   return {};
 }
