@@ -257,7 +257,7 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
       catalogs,
       key,
       log,
-      resync: (i) => controller.instanceQueue.add(i),
+      resync: (i) => controller.resync(i),
     });
     controllers = new ControllerSet(controller, catalogs, deppy, resolvesets, operators, extensions);
   }
@@ -437,6 +437,12 @@ export function controllerMetrics(client: KubeClient, set: ControllerSet, electo
       help: "Requests to the Kubernetes API server, by verb.",
       type: "counter",
       samples: Object.entries(client.stats.byVerb).map(([verb, n]) => [{ verb }, n]),
+    },
+    {
+      name: "opcat_api_requests_by_resource_total",
+      help: "Requests to the Kubernetes API server, by verb and resource (e.g. PUT instances/status).",
+      type: "counter",
+      samples: Object.entries(client.stats.byResource).map(([request, n]) => [{ request }, n]),
     },
     {
       name: "opcat_leader",

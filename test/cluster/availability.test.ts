@@ -186,4 +186,35 @@ describe("availability of installed Instances (real API server)", { skip: cluste
     await waitFor<Instance>(admin, API_VERSION, "Instance", "avail-one", available("True"), "Available");
     assert.deepEqual(deploymentGets, []);
   });
+
+  test("a pass over an installed, unchanged Instance applies nothing; a deleted object is applied again", async () => {
+    const rukpak = running!.controllers.rukpak;
+    const writes: string[] = [];
+    const listener = (method: string, path: string) => {
+      if (method !== "GET") writes.push(`${method} ${path}`);
+    };
+    running!.client.requestListeners.add(listener);
+    try {
+      // what a status write of its own or an unrelated event would do: one more pass
+      rukpak.instanceQueue.add("avail-zero");
+      await rukpak.instanceQueue.idle();
+      assert.deepEqual(writes, [], "nothing applied, recorded or written");
+      // an object deleted behind its back (ClusterExtension's installed-object watch asks for this)
+      const uid = (await admin.get("apps/v1", "Deployment", "zero", NS)).metadata.uid;
+      await admin.delete("apps/v1", "Deployment", "zero", NS);
+      rukpak.resync("avail-zero");
+      await waitFor(
+        admin,
+        "apps/v1",
+        "Deployment",
+        "zero",
+        (o) => !!o && o.metadata.uid !== uid,
+        "applied again",
+        60_000,
+        NS,
+      );
+    } finally {
+      running!.client.requestListeners.delete(listener);
+    }
+  });
 });

@@ -37,6 +37,12 @@ export interface RukpakContext {
   events: EventRecorder;
   bundleQueue: WorkQueue;
   instanceQueue: WorkQueue;
+  /**
+   * The Instances (name → uid) whose objects this process applied since it started or was last
+   * asked to resync them: only their passes may skip an unchanged apply. A new process (a restart,
+   * a failover) applies every Instance once, which puts right what changed while none ran.
+   */
+  appliedHere: Map<string, string>;
   /** The class when its provisioner is one this controller runs. */
   ours(className: string | undefined): ProvisionerClass | undefined;
 }

@@ -50,6 +50,7 @@ test("the reconciles' steps, in order", () => {
       "content",
       "protected",
       "approval",
+      "unchanged",
       "crdSafety",
       "collisions",
       "alive",

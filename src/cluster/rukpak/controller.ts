@@ -27,6 +27,7 @@ import {
   type ProvisionerClass,
   rukpakCrdObjects,
 } from "./api.js";
+import { BoundedMap } from "../bounded.js";
 import { onlyAvailabilityChanged } from "./availability.js";
 import { bundleSteps, reconcileBundle, UnpackSlots, type BundleState } from "./bundle.js";
 import type { ContentLimits } from "./content.js";
@@ -141,6 +142,7 @@ export class RukpakController {
       events: this.events,
       bundleQueue: this.bundleQueue,
       instanceQueue: this.instanceQueue,
+      appliedHere: this.appliedHere,
       ours: (c) => this.ours(c),
     };
   }
@@ -211,6 +213,18 @@ export class RukpakController {
 
   get instanceQueue() {
     return this.instanceController.queue;
+  }
+
+  /** The Instances whose objects this process applied (name → uid; see RukpakContext.appliedHere). */
+  private readonly appliedHere = new BoundedMap<string, string>(10_000);
+
+  /**
+   * Applies an Instance's objects again (one of them was deleted): a pass over an installed Instance
+   * whose Bundle, content and objects are unchanged applies nothing otherwise.
+   */
+  resync(name: string): void {
+    this.appliedHere.delete(name);
+    this.instanceQueue.add(name);
   }
 
   /** Forgets a Bundle's outcome and retries it now (new limits or a new requester may let it pass). */
@@ -299,7 +313,7 @@ export class RukpakController {
 
   /**
    * Makes an Instance active (`instance.ts`: signature, bundle, unpacked, content, protected,
-   * approval, crdSafety, collisions, alive, pivot, apply, prune, replaced, installed).
+   * approval, unchanged, crdSafety, collisions, alive, pivot, apply, prune, replaced, installed).
    */
   async reconcileInstance(name: string): Promise<void> {
     await reconcileInstance(this.ctx, this.instanceSteps, name);

@@ -7,6 +7,7 @@
  * next step acts is committed on the way: a forged approval dropped, a new approval, `Upgrading`
  * while a pivot is applied, and the failure of an apply (docs/security.md).
  */
+import { createHash } from "node:crypto";
 import { isConflict, KubeApiError, type KubeClient } from "../client.js";
 import { findCondition, setCondition, type NewCondition } from "../conditions.js";
 import { RetryLater, runSteps, stopWith, withConditions, type Step, type StepOutcome } from "../runtime/steps.js";
@@ -61,6 +62,8 @@ export interface InstanceState {
   before?: ObjectRef[];
   target?: ObjectRef[];
   previous?: string;
+  /** sha256 of the desired objects (recorded with a completed install). */
+  rendered?: string;
 }
 
 type InstanceStep = (ctx: RukpakContext, s: InstanceState) => Promise<StepOutcome> | StepOutcome;
@@ -131,6 +134,8 @@ const bundle: InstanceStep = async (ctx, s) => {
       message: `Bundle ${bundleName} not found`,
     });
   if (embedded && !b) {
+    // made on the Instance's behalf: only for an Instance that still exists (the cache may lag)
+    if (!(await ctx.client.getLive(API_VERSION, "Instance", name, { uid: inst.metadata.uid }))) return STOP;
     b = await ctx.client.create<Bundle>({
       apiVersion: API_VERSION,
       kind: "Bundle",
@@ -278,6 +283,27 @@ const approval: InstanceStep = async (ctx, s) => {
   await commit(ctx, s);
 };
 
+/**
+ * Nothing to apply: this process applied this generation's Bundle, the record has no pivot pending,
+ * and the objects it would apply are the ones the last install applied (same Bundle, content digest
+ * and rendered objects), as operator-controller's applier skips an unchanged release. A pass that
+ * only follows a status write (its own, the availability controller's) then costs no request; a new
+ * process, or a resync (a deleted object), applies again ({@link RukpakContext.appliedHere}).
+ */
+const unchanged: InstanceStep = async (ctx, s) => {
+  s.rendered = createHash("sha256").update(JSON.stringify(s.desired!.objects)).digest("hex");
+  if (ctx.appliedHere.get(s.name) !== s.inst.metadata.uid) return;
+  const st = s.status;
+  if (findCondition(st.conditions, "Installed")?.status !== "True" || st.observedGeneration !== s.generation) return;
+  if (st.activeBundle !== s.bundleName) return;
+  const { record } = await ctx.records.read(s.inst);
+  if (!record || record.pending || record.bundle !== s.bundleName || record.digest !== s.digest) return;
+  if (record.rendered !== s.rendered) return;
+  s.target = record.applied;
+  s.previous = s.bundleName;
+  return installed(ctx, s);
+};
+
 /** CRD upgrade safety, before anything changes (unless the Instance says None). */
 const crdSafety: InstanceStep = async (ctx, s) => {
   const unsafe = s.inst.spec.crdUpgradeSafety === "None" ? [] : await unsafeCrdChanges(ctx.client, s.desired!.objects);
@@ -313,13 +339,14 @@ const noCollision: InstanceStep = async (ctx, s) => {
 };
 
 /**
- * The cache may not have seen the Instance's deletion yet (a pivot or install that started just
- * before it): the API server is asked before its objects are made, which would otherwise outlive it
- * until the garbage collector notices their owner is gone.
+ * The pass works from the informer cache, which may not have seen the Instance's deletion or its
+ * latest spec yet: the API server is asked before its objects are made (they would otherwise
+ * outlive it until the garbage collector notices their owner is gone). A newer generation than the
+ * one this pass decided on stops it; its update event brings the next pass.
  */
 const alive: InstanceStep = async (ctx, s) => {
   const live = await ctx.client.getLive(API_VERSION, "Instance", s.name, { uid: s.inst.metadata.uid });
-  if (!live) return STOP;
+  if (!live || (live.metadata.generation ?? 0) !== s.generation) return STOP;
 };
 
 /** The pivot, as a transaction: the target set is recorded before anything is applied. */
@@ -376,8 +403,9 @@ const applyObjects: InstanceStep = async (ctx, s) => {
 /** What the new bundle no longer has goes (only objects in the record still owned by the Instance). */
 const pruneObjects: InstanceStep = async (ctx, s) => {
   await prune(ctx.client, s.inst, s.before!, s.target!);
-  s.record = { ...s.record!, applied: s.target!, pending: undefined };
+  s.record = { ...s.record!, applied: s.target!, pending: undefined, rendered: s.rendered };
   await ctx.records.write(s.inst, s.record, s.version);
+  ctx.appliedHere.set(s.name, s.inst.metadata.uid!);
 };
 
 /** Older Bundles this Instance pivoted from are marked Replaced. */
@@ -427,6 +455,7 @@ const INSTANCE_STEPS: [string, InstanceStep][] = [
   ["content", content],
   ["protected", protectedObjects],
   ["approval", approval],
+  ["unchanged", unchanged],
   ["crdSafety", crdSafety],
   ["collisions", noCollision],
   ["alive", alive],
@@ -442,12 +471,14 @@ export function instanceSteps(ctx: RukpakContext): Step<InstanceState>[] {
   return INSTANCE_STEPS.map(([name, run]) => ({ name, run: (s: InstanceState) => run(ctx, s) }));
 }
 
-/** One pass over an Instance: read live, the steps, then the status written once (and the Event). */
+/**
+ * One pass over an Instance, from the informer cache (the API server is asked before anything is
+ * made on its behalf, and a status written from a stale copy is a conflict, tried again): the
+ * steps, then the status written once (and the Event).
+ */
 export async function reconcileInstance(ctx: RukpakContext, steps: readonly Step<InstanceState>[], name: string) {
-  const cached = ctx.instances.get(name);
-  if (!cached || cached.metadata.deletionTimestamp) return;
-  const inst = await ctx.client.getLive<Instance>(API_VERSION, "Instance", name, { uid: cached.metadata.uid });
-  if (!inst) return;
+  const inst = ctx.instances.get(name);
+  if (!inst || inst.metadata.deletionTimestamp) return;
   if (inst.spec.bundle.spec && !ctx.ours(inst.spec.bundle.spec.class)) return;
   const generation = inst.metadata.generation ?? 0;
   const s: InstanceState = {

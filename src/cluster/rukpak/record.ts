@@ -22,6 +22,8 @@ export interface InstallRecord {
   digest?: string;
   /** Namespaces the controller created for this Instance. */
   namespaces?: string[];
+  /** sha256 of the objects the last completed install applied (as applied: labels, owner and all). */
+  rendered?: string;
 }
 
 type RecordMap = KubeObject & { data?: Record<string, string> };
