@@ -15,7 +15,7 @@ import { buildBundleImage, pushImage } from "../src/image/index.js";
 import { KubeClient, type KubeObject } from "../src/cluster/client.js";
 import { API_VERSION, type Instance } from "../src/cluster/rukpak/api.js";
 import { startDockerRegistry } from "../test/image/servers.js";
-import { cpuSeconds, peakRss, startController, startKube } from "./shared.js";
+import { cpuSeconds, peakRss, requestsBetween, settled, startController, startKube, untilAll } from "./shared.js";
 import { COMMUNITY } from "../test/shared.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "opcat-bench-cluster-"));
@@ -28,20 +28,8 @@ function installed(i: Instance | undefined): boolean {
   );
 }
 
-async function untilAll(
-  client: KubeClient,
-  names: string[],
-  pred: (i: Instance | undefined) => boolean,
-): Promise<void> {
-  const left = new Set(names);
-  const deadline = Date.now() + 600_000;
-  while (left.size > 0) {
-    const { items } = await client.list<Instance>(API_VERSION, "Instance");
-    for (const i of items) if (pred(i)) left.delete(i.metadata.name);
-    if (Date.now() > deadline) throw new Error(`not installed: ${[...left].slice(0, 5).join(", ")}`);
-    if (left.size > 0) await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const waitInstalled = (client: KubeClient, names: string[], pred: (i: Instance) => boolean) =>
+  untilAll<Instance>(client, API_VERSION, "Instance", names, pred);
 
 async function main(): Promise<void> {
   const kube = await startKube(
@@ -51,7 +39,7 @@ async function main(): Promise<void> {
   const kubeconfig = kube.kubeconfig;
   const registry = await startDockerRegistry(join(tmp, "registry"));
   const client = KubeClient.connect({ kubeconfig, context: "admin" });
-  const { ctl, log } = await startController(kubeconfig, join(tmp, "state"));
+  const { ctl, log, requests } = await startController(kubeconfig, join(tmp, "state"));
   const rows: string[][] = [];
   try {
     const ref = `${registry.host}/rabbitmq-bundle:2.8.0`;
@@ -82,7 +70,7 @@ async function main(): Promise<void> {
 
     let t = performance.now();
     await client.create(inst("rabbit-cold", "rabbit-cold-2.8.0", { class: "bench", refs: [`docker://${ref}`] }));
-    await untilAll(client, ["rabbit-cold"], installed);
+    await waitInstalled(client, ["rabbit-cold"], installed);
     rows.push([
       "Instance → Installed, rabbitmq-cluster-operator 2.8.0, cold image cache",
       `${(performance.now() - t).toFixed(0)} ms`,
@@ -97,7 +85,7 @@ async function main(): Promise<void> {
     }
     t = performance.now();
     await client.create(inst("rabbit-warm", "rabbit-warm-2.8.0", { class: "bench", refs: [`docker://${ref}`] }));
-    await untilAll(client, ["rabbit-warm"], installed);
+    await waitInstalled(client, ["rabbit-warm"], installed);
     rows.push([
       "Instance → Installed, same bundle, warm image cache (new Bundle)",
       `${(performance.now() - t).toFixed(0)} ms`,
@@ -117,6 +105,7 @@ async function main(): Promise<void> {
       } as unknown as KubeObject);
     }
     const names = Array.from({ length: n }, (_, i) => `plain-${i}`);
+    const requestsBefore = await settled(requests);
     t = performance.now();
     await Promise.all(
       names.map((name, i) =>
@@ -131,11 +120,15 @@ async function main(): Promise<void> {
         ),
       ),
     );
-    await untilAll(client, names, installed);
+    await waitInstalled(client, names, installed);
     const ms = performance.now() - t;
     rows.push([
       `${n} Instances created at once (plain bundles from ConfigMaps) → all Installed`,
       `${ms.toFixed(0)} ms (${(ms / n).toFixed(1)} ms per Instance)`,
+    ]);
+    rows.push([
+      `API requests of the ${n} Instances until the controller is quiet again (per Instance)`,
+      requestsBetween(requestsBefore, await settled(requests), n).replace(/per unit/g, "per Instance"),
     ]);
     rows.push(["controller peak RSS (VmHWM) after all of the above", `${peakRss(ctl.pid!).toFixed(0)} MiB`]);
     rows.push(["controller CPU time (user + system) over the whole run", `${cpuSeconds(ctl.pid!).toFixed(1)} s`]);

@@ -24,7 +24,16 @@ import { DEPPY_API_VERSION, type Input } from "../src/cluster/deppy/api.js";
 import { OPERATOR_API_VERSION } from "../src/cluster/operators/api.js";
 import { resolvesetInstanceName } from "../src/cluster/deppy/resolver.js";
 import { startDockerRegistry } from "../test/image/servers.js";
-import { cpuSeconds, currentRss, peakRss, startController, startKube } from "./shared.js";
+import {
+  cpuSeconds,
+  currentRss,
+  peakRss,
+  requestsBetween,
+  settled,
+  startController,
+  startKube,
+  untilAll,
+} from "./shared.js";
 import { COMMUNITY } from "../test/shared.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "opcat-bench-deppy-"));
@@ -74,7 +83,7 @@ async function main(): Promise<void> {
       useHttp: true,
     });
 
-  const { ctl, log } = await startController(kubeconfig, join(tmp, "state"));
+  const { ctl, log, requests } = await startController(kubeconfig, join(tmp, "state"));
   // the controller's peak (and current) RSS after each phase: where the peak is reached
   const phases: string[] = [];
   const phase = (what: string) =>
@@ -149,6 +158,7 @@ async function main(): Promise<void> {
     const pkgs = readdirSync(join(COMMUNITY, "catalogs", "v4.20")).sort();
     const n = Number(process.env.BENCH_OPERATORS ?? 100);
     const names = Array.from({ length: n }, (_, i) => `op-${i}`);
+    const requestsBefore = await settled(requests);
     t = performance.now();
     await Promise.all(
       names.map((name, i) =>
@@ -160,26 +170,20 @@ async function main(): Promise<void> {
         } as unknown as KubeObject),
       ),
     );
-    let resolved = 0;
-    let failed = 0;
-    await until("every Input answered", async () => {
-      const { items } = await client.list<Input>(DEPPY_API_VERSION, "Input");
-      const mine = items.filter(
-        (i) =>
-          i.metadata.name.startsWith("op-") &&
-          cond(i, "Resolved") &&
-          i.status?.observedGeneration === i.metadata.generation,
-      );
-      resolved = mine.filter((i) => cond(i, "Resolved")?.status === "True").length;
-      failed = mine.length - resolved;
-      return mine.length === n;
-    });
+    const answered = (i: Input) => !!cond(i, "Resolved") && i.status?.observedGeneration === i.metadata.generation;
+    const inputs = await untilAll<Input>(client, DEPPY_API_VERSION, "Input", names, answered);
+    const resolved = names.filter((n) => cond(inputs.get(n), "Resolved")?.status === "True").length;
+    const failed = n - resolved;
     const ms = performance.now() - t;
     rows.push([
       `${n} Operators (dry-run, ${pkgs.length} packages of v4.20, v4.16 also served) created → every Input answered`,
       `${ms.toFixed(0)} ms (${resolved} resolved, ${failed} failed)`,
     ]);
     phase(`${n} Operators`);
+    rows.push([
+      `API requests of the ${n} Operators until the controller is quiet again (per Operator)`,
+      requestsBetween(requestsBefore, await settled(requests), n).replace(/per unit/g, "per Operator"),
+    ]);
     rows.push(["controller peak RSS (VmHWM) after all of the above", `${peakRss(ctl.pid!).toFixed(0)} MiB`]);
     rows.push(["controller peak RSS (and RSS now) after each phase, MiB", phases.join("; ")]);
     rows.push(["controller CPU time (user + system) over the whole run", `${cpuSeconds(ctl.pid!).toFixed(1)} s`]);
