@@ -74,10 +74,14 @@ test("metrics: reconcile errors and a histogram of durations per controller", ()
   set.rukpak.instanceQueue.durations.observe(0.02);
   set.rukpak.instanceQueue.durations.observe(3);
   set.rukpak.instanceQueue.errors = 1;
-  const client = { stats: { total: 0, byVerb: {} } } as unknown as KubeClient;
+  const client = {
+    stats: { total: 3, byVerb: { GET: 1, PUT: 2 }, byResource: { "GET instances": 1, "PUT instances/status": 2 } },
+  } as unknown as KubeClient;
   const text = prometheusText(controllerMetrics(client, set));
   assert.match(text, /^# TYPE opcat_reconcile_duration_seconds histogram$/m);
   const line = (l: string) => assert.ok(text.split("\n").includes(l), `${l} in\n${text}`);
+  line('opcat_api_requests_total{verb="PUT"} 2');
+  line('opcat_api_requests_by_resource_total{request="PUT instances/status"} 2');
   line('opcat_reconcile_errors_total{controller="instance"} 1');
   line('opcat_reconcile_errors_total{controller="bundle"} 0');
   line('opcat_reconcile_duration_seconds_bucket{controller="instance",le="0.01"} 0');
