@@ -160,6 +160,21 @@ test("list, init, migrate and version", () => {
   assert.equal(again.code, 2);
   assert.match(again.stderr, /must be empty/);
   assert.match(opcat(["version"]).stdout, /^opcat \d+\.\d+\.\d+\n$/);
+  // bin/opcat answers these two without loading the CLI: the same text and code as the CLI's own
+  for (const args of [["version"], ["--version"]]) {
+    const viaCli = spawnSync(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `const { run } = await import(${JSON.stringify(join(REPO_ROOT, "dist", "cli", "main.js"))});` +
+          `process.exitCode = await run(${JSON.stringify(args)});`,
+      ],
+      { encoding: "utf8" },
+    );
+    const fast = opcat(args);
+    assert.deepEqual([fast.code, fast.stdout, fast.stderr], [viaCli.status, viaCli.stdout, viaCli.stderr], args[0]);
+  }
   assert.match(opcat(["--help"]).stdout, /render-graph/);
   assert.match(opcat(["validate", "--help"]).stdout, /-o, --output <format>/);
 });
