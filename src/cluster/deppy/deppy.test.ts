@@ -3,7 +3,13 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { atomsOf, covers, formatAtom, newPermissions } from "./android.js";
 import type { GrantedRule } from "../rukpak/permissions.js";
-import { bundlesOf, formatPropertiesAnnotation, parsePropertiesAnnotation, parseResolveset } from "./resolver.js";
+import {
+  bundlesOf,
+  entryProperties,
+  formatPropertiesAnnotation,
+  parsePropertiesAnnotation,
+  parseResolveset,
+} from "./resolver.js";
 import { classForEntry, resolvesetApprovalOf } from "./resolveset.js";
 import { defaultInputClasses, resolvesetProvisionerClass } from "./api.js";
 import type { ResolveSet } from "../../resolve/index.js";
@@ -138,6 +144,23 @@ test("resolveset content and the olm.properties annotation round-trip", () => {
     parseResolveset('{"schema":"olm.bundle","name":"a"}\n\n{"schema":"olm.bundle","name":"b"}\n').map((e) => e.name),
     ["a", "b"],
   );
+});
+
+test("a resolveset entry keeps olm.csv.metadata as its minKubeVersion alone (annotations hold 256 KiB)", () => {
+  const big = "x".repeat(300_000);
+  const props: { type: string; value: JsonValue }[] = [
+    { type: "olm.package", value: { packageName: "p", version: "1.0.0" } },
+    { type: "olm.csv.metadata", value: { description: big, minKubeVersion: "1.25.0", annotations: { a: big } } },
+    { type: "olm.gvk", value: { group: "g", version: "v1", kind: "K" } },
+  ];
+  assert.deepEqual(entryProperties(props), [
+    props[0],
+    { type: "olm.csv.metadata", value: { minKubeVersion: "1.25.0" } },
+    props[2],
+  ]);
+  // no minimum version: nothing of it is kept
+  assert.deepEqual(entryProperties([{ type: "olm.csv.metadata", value: { description: big } }, props[0]]), [props[0]]);
+  assert.ok(formatPropertiesAnnotation(entryProperties(props)).length < 200);
 });
 
 test("an Input's resolveset: the bundles it requested and, transitively, their dependencies", () => {

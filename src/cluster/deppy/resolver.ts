@@ -87,6 +87,27 @@ export interface ResolvesetEntry {
   properties: { type: string; value: JsonValue }[];
 }
 
+/**
+ * A resolveset entry's properties: what the resolver reads of an installed bundle. `olm.csv.metadata`
+ * (descriptions, `alm-examples`, CRD descriptions: up to 165 KB for one bundle of community v4.20) is
+ * kept as its `minKubeVersion` alone (the one field resolution reads, catalog.ts), or left out: an entry
+ * Bundle's annotations may hold 256 KiB in all and a resolveset ConfigMap 1 MiB, and an Input with a
+ * few such packages would reach them.
+ */
+export function entryProperties(props: readonly { type: string; value: JsonValue }[]): ResolvesetEntry["properties"] {
+  const out: ResolvesetEntry["properties"] = [];
+  for (const p of props) {
+    if (p.type !== "olm.csv.metadata") {
+      out.push(p);
+      continue;
+    }
+    const v = p.value;
+    const min = v && typeof v === "object" && !Array.isArray(v) ? v.minKubeVersion : undefined;
+    if (typeof min === "string") out.push({ type: p.type, value: { minKubeVersion: min } });
+  }
+  return out;
+}
+
 /** Parses a resolveset content file (JSON objects, one per line or concatenated). */
 export function parseResolveset(text: string): ResolvesetEntry[] {
   const out: ResolvesetEntry[] = [];
@@ -752,7 +773,7 @@ export class DeppyController {
       channel: b.channel,
       action: b.action,
       ...(b.pivotFrom ? { pivotFrom: b.pivotFrom } : {}),
-      properties: b.properties,
+      properties: entryProperties(b.properties),
     }));
     const content = entries.map((e) => JSON.stringify(e)).join("\n") + (entries.length ? "\n" : "");
     // named by what would be installed (not by how it was reached: action and pivotFrom change as the
