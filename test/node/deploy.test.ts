@@ -5,7 +5,7 @@
  * names a Pod, the API server calls the webhooks through their Service, /metrics answers in Prometheus
  * text, and an operator bundle (its operator image built in the test) installs and its operator runs.
  */
-import { after, before, describe, test } from "node:test";
+import { after, afterEach, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
 import { spawnSync } from "node:child_process";
@@ -28,7 +28,7 @@ import type { Condition } from "../../src/cluster/conditions.js";
 import { clientAs, cond, nodeCluster, waitFor, waitForEvent } from "../cluster/harness.js";
 import { busyboxImage, opcatImage, push, refusingWebhookScript } from "./images.js";
 import { IMAGE_NODE } from "../../src/image/runtime.js";
-import { available, RESTRICTED } from "./shared.js";
+import { available, KUBECTL, RESTRICTED } from "./shared.js";
 import { REPO_ROOT } from "../shared.js";
 
 const node = nodeCluster();
@@ -151,6 +151,20 @@ describe("opcat deployed by its manifests on a real node", { skip: node.skip || 
     registry = node.registry;
     admin = clientAs(node.kubeconfig, "admin");
     tmp = mkdtempSync(join(tmpdir(), "opcat-deploy-"));
+  });
+
+  // a failed test shows what opcat's replicas logged and where its objects stood (the Pods and their
+  // logs are gone once the test cluster is)
+  afterEach((t) => {
+    if (node.skip !== false || (t as { passed?: boolean }).passed !== false) return;
+    const kubectl = (...args: string[]) =>
+      spawnSync(KUBECTL, ["--kubeconfig", node.kubeconfig, "--context", "admin", ...args], { encoding: "utf8" });
+    const logs = kubectl("-n", NS, "logs", "-l", "app.kubernetes.io/name=opcat-rukpak", "--prefix", "--tail=150");
+    const state = kubectl("get", "instances.rukpak.io,bundles.rukpak.io", "-o", "wide");
+    process.stderr.write(
+      `--- opcat's replicas after "${t.name}" failed:\n${logs.stdout}${logs.stderr}` +
+        `--- Instances and Bundles:\n${state.stdout}${state.stderr}`,
+    );
   });
 
   after(async () => {
