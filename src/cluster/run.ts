@@ -319,8 +319,11 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
       shuttingDown = true;
       if (served?.certTimer) clearInterval(served.certTimer);
       await health?.close();
-      await elector?.stop();
+      // the controllers stop (their passes in flight end) before the Lease is released, as
+      // controller-runtime releases it after its runnables stop: released first, another replica
+      // would lead within a second while this one still acts
       await controllers.stop();
+      await elector?.stop();
       logTotals(client, controllers, log);
       // the webhook configurations stay: they fail closed, so that while no controller serves them
       // nobody creates or changes Bundles and Instances unseen (docs/security.md)
