@@ -155,10 +155,20 @@ describe("web UI at scale in Chromium", { skip }, () => {
     await page.keyboard.press("Tab"); // the field selector
     await page.keyboard.press("Tab"); // the first card's link
     assert.equal(await page.evaluate(() => document.activeElement?.textContent), "pkg-0000");
-    // Tab goes on from card to card past the cards first drawn (the list scrolls, more are drawn)
-    for (let i = 0; i < 60; i++) await page.keyboard.press("Tab");
+    // Tab goes on from card to card past the cards first drawn (the list scrolls, more are drawn); at
+    // a person's pace: each key after the page has drawn the frame the last one scrolled to (a key
+    // pressed before the next cards are drawn leaves the list, as in any virtualised list)
+    const frame = () =>
+      page.evaluate(() => new Promise((r) => window.requestAnimationFrame(() => window.requestAnimationFrame(r))));
+    for (let i = 0; i < 60; i++) {
+      await page.keyboard.press("Tab");
+      await frame();
+    }
     assert.equal(await page.evaluate(() => document.activeElement?.textContent), "pkg-0060");
-    for (let i = 0; i < 60; i++) await page.keyboard.press("Shift+Tab");
+    for (let i = 0; i < 60; i++) {
+      await page.keyboard.press("Shift+Tab");
+      await frame();
+    }
     assert.equal(await page.evaluate(() => document.activeElement?.textContent), "pkg-0000");
     await page.keyboard.press("Enter");
     await page.locator("[data-testid=default-channel]", { hasText: "stable" }).waitFor();
