@@ -109,11 +109,20 @@ const deletion: BundleStep = async (ctx, _u, s) => {
   if (!b.metadata.deletionTimestamp) return;
   if (!hasFinalizer(b, FINALIZER_CONTENT)) return STOP;
   const digest = b.status?.digest;
+  // kept while another Bundle has that content, or may have it: one unpacking the same refs whose
+  // digest is not in the cache yet (removed under it, an Instance would wait for content it was told
+  // is there)
+  const refs = JSON.stringify(b.spec.refs);
   const shared =
     digest &&
     ctx.bundles
       .list()
-      .some((o) => o.metadata.name !== s.name && !o.metadata.deletionTimestamp && o.status?.digest === digest);
+      .some(
+        (o) =>
+          o.metadata.name !== s.name &&
+          !o.metadata.deletionTimestamp &&
+          (o.status?.digest === digest || JSON.stringify(o.spec.refs) === refs),
+      );
   const dir = digest && !shared ? contentExists(ctx.stateDir, digest) : undefined;
   if (dir) rmSync(dir, { recursive: true, force: true });
   await removeFinalizer(ctx.client, b, FINALIZER_CONTENT);
@@ -278,7 +287,13 @@ const outcome: BundleStep = async (ctx, u, s) => {
     was.message === out.status.message &&
     was.digest === (out.status.digest ?? was.digest) &&
     was.observedGeneration === gen;
-  if (same) return;
+  if (same) {
+    // nothing to write, so no event: an Instance that found the content missing waits for this pass,
+    // which made it again
+    if (out.status.unpacked === "Done")
+      for (const i of ctx.instances.list()) if (i.spec.bundle.name === name) ctx.instanceQueue.add(i.metadata.name);
+    return;
+  }
   const fresh = (await ctx.client.tryGet<Bundle>(API_VERSION, "Bundle", name)) ?? cur;
   const fst = fresh.status ?? {};
   const c = setCondition(fst.conditions, {
