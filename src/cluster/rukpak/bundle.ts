@@ -185,10 +185,17 @@ const restorePinned: BundleStep = async (ctx, u, s) => {
     return;
   }
   u.settled.set(b.metadata.name, { gen, digest: st.digest });
-  for (const i of ctx.instances.list())
-    if (i.spec.bundle.name === b.metadata.name) ctx.instanceQueue.add(i.metadata.name);
+  contentMadeAgain(ctx, b.metadata.name);
   return STOP;
 };
+
+/**
+ * Content made again here without a status change (so without an event): the Instances naming the
+ * Bundle are told, since one that found the content missing waits for it.
+ */
+function contentMadeAgain(ctx: RukpakContext, bundle: string): void {
+  for (const i of ctx.instances.list()) if (i.spec.bundle.name === bundle) ctx.instanceQueue.add(i.metadata.name);
+}
 
 /** A failure of this generation: retried only by the backoff (or once after a restart). */
 const backoff: BundleStep = (ctx, u, s) => {
@@ -288,10 +295,7 @@ const outcome: BundleStep = async (ctx, u, s) => {
     was.digest === (out.status.digest ?? was.digest) &&
     was.observedGeneration === gen;
   if (same) {
-    // nothing to write, so no event: an Instance that found the content missing waits for this pass,
-    // which made it again
-    if (out.status.unpacked === "Done")
-      for (const i of ctx.instances.list()) if (i.spec.bundle.name === name) ctx.instanceQueue.add(i.metadata.name);
+    if (out.status.unpacked === "Done") contentMadeAgain(ctx, name);
     return;
   }
   const fresh = (await ctx.client.tryGet<Bundle>(API_VERSION, "Bundle", name)) ?? cur;

@@ -283,6 +283,10 @@ const approval: InstanceStep = async (ctx, s) => {
   await commit(ctx, s);
 };
 
+/** sha256 of the desired objects, computed once per pass and only when a pass compares or records it. */
+const renderedOf = (s: InstanceState): string =>
+  (s.rendered ??= createHash("sha256").update(JSON.stringify(s.desired!.objects)).digest("hex"));
+
 /**
  * Nothing to apply: this process applied this generation's Bundle, the record has no pivot pending,
  * and the objects it would apply are the ones the last install applied (same Bundle, content digest
@@ -291,14 +295,13 @@ const approval: InstanceStep = async (ctx, s) => {
  * process, or a resync (a deleted object), applies again ({@link RukpakContext.appliedHere}).
  */
 const unchanged: InstanceStep = async (ctx, s) => {
-  s.rendered = createHash("sha256").update(JSON.stringify(s.desired!.objects)).digest("hex");
   if (ctx.appliedHere.get(s.name) !== s.inst.metadata.uid) return;
   const st = s.status;
   if (findCondition(st.conditions, "Installed")?.status !== "True" || st.observedGeneration !== s.generation) return;
   if (st.activeBundle !== s.bundleName) return;
   const { record } = await ctx.records.read(s.inst);
   if (!record || record.pending || record.bundle !== s.bundleName || record.digest !== s.digest) return;
-  if (record.rendered !== s.rendered) return;
+  if (record.rendered !== renderedOf(s)) return;
   s.target = record.applied;
   s.previous = s.bundleName;
   return installed(ctx, s);
@@ -403,7 +406,7 @@ const applyObjects: InstanceStep = async (ctx, s) => {
 /** What the new bundle no longer has goes (only objects in the record still owned by the Instance). */
 const pruneObjects: InstanceStep = async (ctx, s) => {
   await prune(ctx.client, s.inst, s.before!, s.target!);
-  s.record = { ...s.record!, applied: s.target!, pending: undefined, rendered: s.rendered };
+  s.record = { ...s.record!, applied: s.target!, pending: undefined, rendered: renderedOf(s) };
   await ctx.records.write(s.inst, s.record, s.version);
   ctx.appliedHere.set(s.name, s.inst.metadata.uid!);
 };
