@@ -633,9 +633,13 @@ describe("attacks on the trust model (real API server)", { skip: cluster.skip, c
         "ObjectCollision",
       );
       assert.match(cond(collided, "Installed")?.message ?? "", /ConfigMap "in-the-way" in namespace team-a exists/);
-      // the passes its own status write started are over (a wait, not a measurement): what follows
-      // the deletion can only be a retry
-      await new Promise((r) => setTimeout(r, 2_000));
+      // its pass has written the collision and waits for its retry (the event of its own status write
+      // folds into that): what follows the deletion can only be the retry
+      const queue = running!.controllers.rukpak.instanceQueue;
+      for (const until = Date.now() + 60_000; !queue.isBackingOff("atk-later"); ) {
+        assert.ok(Date.now() < until, "the collision is not waiting to be tried again");
+        await new Promise((r) => setTimeout(r, 20));
+      }
       await admin.delete("v1", "ConfigMap", "in-the-way", NS);
       // no change to the Instance: its retry (the queue's backoff, at most 30 s apart) finds the way free
       const inst = await waitFor<Instance>(
