@@ -34,7 +34,7 @@ import { OPERATOR_API_VERSION, type Operator } from "../../src/cluster/operators
 import { parseResolveset, RESOLVESET_FILE, resolvesetInstanceName } from "../../src/cluster/deppy/resolver.js";
 import { requireTools, startDockerRegistry, type RunningRegistry } from "../image/servers.js";
 import { COMMUNITY, requireShared } from "../shared.js";
-import { clientAs, clusterKubeconfig, cond, controllerLog, waitFor, waitForEvent } from "./harness.js";
+import { clientAs, clusterKubeconfig, cond, controllerLog, waitFor, waitForCrdGone, waitForEvent } from "./harness.js";
 
 const execFileAsync = promisify(execFile);
 const cluster = clusterKubeconfig();
@@ -125,15 +125,7 @@ describe("Deppy and the Operator API on a real API server (seed 002 user stories
   }
 
   async function removeCRDs(crds: Iterable<string>): Promise<void> {
-    for (const c of crds)
-      await waitFor(
-        admin,
-        "apiextensions.k8s.io/v1",
-        "CustomResourceDefinition",
-        c,
-        (o) => o === undefined,
-        `CRD ${c} gone`,
-      );
+    for (const c of crds) await waitForCrdGone(admin, c);
   }
 
   /**

@@ -4,7 +4,7 @@
  * alice, bob, carol); without it the cluster tests skip with a message, except under CI=true, where a
  * missing cluster is a failure.
  */
-import { appendFileSync } from "node:fs";
+import { appendFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { KubeClient, type KubeObject } from "../../src/cluster/client.js";
 
@@ -138,6 +138,57 @@ export async function waitFor<T extends KubeObject>(
     timeoutMs,
     (last) => new Error(`timed out waiting for ${kind} ${name}: ${what}; last seen: ${describeObject(last)}`),
   );
+}
+
+type Crd = KubeObject & {
+  spec?: { group?: string; names?: { kind?: string }; versions?: { name: string; served?: boolean }[] };
+  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+};
+
+/**
+ * Waits until CRD `name` is gone. The API server's own finalizer (customresourcecleanup) deletes its
+ * custom resources first: on time-out the error says where that stands (the Terminating condition's
+ * reason and message), which custom resources are left and with which finalizers, who last wrote the
+ * CRD, and what kube-apiserver logged about it.
+ */
+export async function waitForCrdGone(client: KubeClient, name: string, timeoutMs = 180_000): Promise<void> {
+  try {
+    await waitFor(client, "apiextensions.k8s.io/v1", "CustomResourceDefinition", name, (o) => o === undefined, "gone",
+      timeoutMs);
+  } catch (e) {
+    throw new Error(`${(e as Error).message}\n${await crdDiagnosis(client, name)}`);
+  }
+}
+
+async function crdDiagnosis(client: KubeClient, name: string): Promise<string> {
+  const crd = await client.tryGet<Crd>("apiextensions.k8s.io/v1", "CustomResourceDefinition", name).catch(() => undefined);
+  if (!crd) return "  (the CRD is gone now)";
+  const lines: string[] = [];
+  for (const c of crd.status?.conditions ?? []) lines.push(`  condition ${c.type}=${c.status} ${c.reason ?? ""}: ${c.message ?? ""}`);
+  const managed = (crd.metadata.managedFields ?? []) as { manager?: string; operation?: string; subresource?: string; time?: string }[];
+  for (const m of managed)
+    lines.push(`  written by ${m.manager} (${m.operation}${m.subresource ? ` ${m.subresource}` : ""}) at ${m.time}`);
+  for (const v of crd.spec?.versions ?? []) {
+    if (v.served === false) continue;
+    const left = await client
+      .list(`${crd.spec?.group}/${v.name}`, crd.spec?.names?.kind ?? "")
+      .then((l) => l.items.map((o) => `${o.metadata.namespace ?? ""}/${o.metadata.name} ${JSON.stringify(o.metadata.finalizers ?? [])}`))
+      .catch((err: Error) => [`(list failed: ${err.message})`]);
+    lines.push(`  custom resources left in ${v.name}: ${left.length ? left.join(", ") : "none"}`);
+  }
+  const dir = process.env.OPCAT_TEST_LOG_DIR;
+  if (dir) {
+    const log = (() => {
+      try {
+        return readFileSync(join(dir, "apiserver.log"), "utf8").split("\n");
+      } catch {
+        return [];
+      }
+    })();
+    const about = log.filter((l) => l.includes(name)).slice(-10);
+    lines.push(`  kube-apiserver about it: ${about.length ? `\n    ${about.map((l) => l.slice(0, 400)).join("\n    ")}` : "nothing"}`);
+  }
+  return lines.join("\n");
 }
 
 export interface KubeEvent extends KubeObject {
