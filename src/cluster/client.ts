@@ -31,6 +31,14 @@ export interface ObjectMeta {
   [k: string]: unknown;
 }
 
+/** Who a request is authenticated as (a SelfSubjectReview's or an admission request's userInfo). */
+export interface UserInfo {
+  username: string;
+  groups: string[];
+  uid?: string;
+  extra?: Record<string, string[]>;
+}
+
 export interface OwnerReference {
   apiVersion: string;
   kind: string;
@@ -132,7 +140,7 @@ export class KubeClient {
   /** Requests made, shared with the clients made by {@link impersonating} (they count here too). */
   readonly stats: RequestStats;
   /** Told of every request sent (method, path with query, body): for tests that count requests per object. */
-  readonly requestListeners = new Set<(method: string, path: string, body: string | undefined) => void>();
+  readonly requestListeners: Set<(method: string, path: string, body: string | undefined) => void>;
   private readonly tls: Promise<https.RequestOptions>;
   /** The pool of short requests: bounded, so that a busy controller cannot flood the API server. */
   private readonly agent: https.Agent | http.Agent;
@@ -163,6 +171,7 @@ export class KubeClient {
         ? new https.Agent({ keepAlive: true, maxSockets })
         : new http.Agent({ keepAlive: true, maxSockets });
     this.stats = shared ? shared.client.stats : { total: 0, byVerb: {}, byResource: {} };
+    this.requestListeners = shared ? shared.client.requestListeners : new Set();
     this.agent = shared ? shared.client.agent : agent(32);
     this.watchAgent = shared ? shared.client.watchAgent : agent(Infinity);
     this.tls = shared
@@ -199,15 +208,21 @@ export class KubeClient {
    * The user this client authenticates as, e.g. for SelfSubjectReview
    * (`/apis/authentication.k8s.io/v1/selfsubjectreviews`).
    */
-  async whoami(): Promise<{ username: string; groups: string[] }> {
-    const r = await this.request<{ status: { userInfo: { username: string; groups?: string[] } } }>(
+  async whoami(): Promise<UserInfo> {
+    const r = await this.request<{ status: { userInfo: Partial<UserInfo> & { username: string } } }>(
       "POST",
       "/apis/authentication.k8s.io/v1/selfsubjectreviews",
       {
         body: { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" },
       },
     );
-    return { username: r.status.userInfo.username, groups: r.status.userInfo.groups ?? [] };
+    const u = r.status.userInfo;
+    return {
+      username: u.username,
+      groups: u.groups ?? [],
+      ...(u.uid ? { uid: u.uid } : {}),
+      ...(u.extra && Object.keys(u.extra).length > 0 ? { extra: u.extra } : {}),
+    };
   }
 
   close(): void {

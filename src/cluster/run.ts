@@ -31,7 +31,7 @@ import {
 } from "./rukpak/webhook.js";
 import type { PullOptions } from "../image/index.js";
 import { defaultCacheDir } from "../image/index.js";
-import { loadSigningKey, type SigningKey } from "./rukpak/trust.js";
+import { loadSigningKey, ownUser, type SigningKey } from "./rukpak/trust.js";
 import { DEFAULT_NAMESPACE, LEADER_LABEL } from "./names.js";
 import { olmAdmissionPolicies, olmCrdObjects } from "./olm/api.js";
 import { clusterExtensionProvisionerClass, ExtensionController } from "./olm/extension.js";
@@ -197,17 +197,21 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
   if (opts.installApis !== false) await installApis(client, { deppy: opts.deppy });
   // the key that signs requesters and approvals: shared by every replica, readable by opcat only
   const key = await loadSigningKey(client, namespace);
-  const self = (await client.whoami()).username;
-  const served = opts.webhooks !== false ? await startWebhooks(client, key, namespace, opts, log) : undefined;
+  const me = await client.whoami();
+  const self = me.username;
+  // the controllers' own writes carry their mark (trust.ts ownUser): what they make for their own
+  // purposes is never taken for what a person using the same credentials made, and is judged as nobody
+  const own = client.impersonating(ownUser(me));
+  const served = opts.webhooks !== false ? await startWebhooks(client, key, self, namespace, opts, log) : undefined;
   const webhook = served?.webhook;
   const catalogCerts = served?.catalogCerts;
   const pull = { cacheDir: join(stateDir, "images"), ...opts.pull };
   const crdNames = [...rukpakCrdObjects(), ...deppyCrdObjects(), ...olmCrdObjects()].map((c) => c.metadata.name);
   // one informer per kind and options for every controller of the process (one watch, one copy in memory)
-  const caches = new SharedCaches(client, log);
+  const caches = new SharedCaches(own, log);
   const controller = new RukpakController({
     caches,
-    client,
+    client: own,
     stateDir: join(stateDir, "bundles"),
     pull,
     log,
@@ -228,7 +232,7 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
   if (opts.deppy !== false) {
     const catalogs = new CatalogController({
       caches,
-      client,
+      client: own,
       stateDir: join(stateDir, "catalogs"),
       pull,
       host: opts.catalogHost,
@@ -240,7 +244,7 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
     if (catalogCerts) served?.onRotate.push((c) => catalogs.setCerts(c));
     const deppy = new DeppyController({
       caches,
-      client,
+      client: own,
       catalogs,
       namespace,
       log,
@@ -249,11 +253,11 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
       resolutionBudgetMs: opts.resolutionBudgetMs,
     });
     const bundleStore = join(stateDir, "bundles");
-    const resolvesets = new ResolvesetProvisioner({ caches, client, bundleStore, log, key, self, namespace });
-    const operators = new OperatorController({ caches, client, deppy, log });
+    const resolvesets = new ResolvesetProvisioner({ caches, client: own, bundleStore, log, key, self, namespace });
+    const operators = new OperatorController({ caches, client: own, deppy, log, key, self });
     const extensions = new ExtensionController({
       caches,
-      client,
+      client: own,
       catalogs,
       key,
       log,
@@ -261,7 +265,7 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
     });
     controllers = new ControllerSet(controller, catalogs, deppy, resolvesets, operators, extensions);
   }
-  if (opts.availability) controllers.availability = new AvailabilityController({ caches, client, log });
+  if (opts.availability) controllers.availability = new AvailabilityController({ caches, client: own, log });
   let elector: LeaderElector | undefined;
   let shuttingDown = false;
   if (opts.leaderElectionNamespace) {
@@ -351,6 +355,7 @@ interface ServedWebhooks {
 async function startWebhooks(
   client: KubeClient,
   key: SigningKey,
+  self: string,
   namespace: string,
   opts: RunOptions,
   log: (m: string) => void,
@@ -366,7 +371,7 @@ async function startWebhooks(
   ];
   let shared: SharedCerts | undefined = svc ? await loadSharedCerts(client, namespace, hosts) : undefined;
   const certs = shared ?? makeServingCerts(hosts);
-  const webhook = await serveWebhooks(new AdmissionHandler(client, key), certs, host, opts.webhookPort ?? 0);
+  const webhook = await serveWebhooks(new AdmissionHandler(client, key, self), certs, host, opts.webhookPort ?? 0);
   const target: WebhookTarget = svc ? { service: svc } : { url: `https://${hosts[0]}:${webhook.port}` };
   await registerWebhooks(client, target, shared?.caBundle ?? certs.caCert, opts.webhookName);
   log(`webhooks served on ${host}:${webhook.port}`);

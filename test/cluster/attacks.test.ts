@@ -18,7 +18,10 @@ import { clusterManifests } from "../../src/cluster/manifests.js";
 import { buildBundleImage, pushImage } from "../../src/image/index.js";
 import { requireTools, startDockerRegistry, type RunningRegistry } from "../image/servers.js";
 import { COMMUNITY, requireShared } from "../shared.js";
-import { runControllers, type RunningControllers } from "../../src/cluster/run.js";
+import { runControllers, waitForCrds, type RunningControllers } from "../../src/cluster/run.js";
+import { deppyCrdObjects } from "../../src/cluster/manifests.js";
+import { OPERATOR_API_VERSION } from "../../src/cluster/operators/api.js";
+import { stringify as toYaml } from "yaml";
 import { clientAs, clusterKubeconfig, cond, controllerLog, grantClusterRole, waitFor } from "./harness.js";
 
 const cluster = clusterKubeconfig();
@@ -667,5 +670,123 @@ describe("attacks on the trust model (real API server)", { skip: cluster.skip, c
     const b = await admin.get<Bundle>(API_VERSION, "Bundle", "atk-ok");
     assert.equal(inst?.status?.approval?.digest, b.status?.digest);
     await admin.delete(API_VERSION, "Instance", "atk-ok");
+  });
+  // Trust by construction (docs/security.md): no identity is read from what a user can write, and
+  // what the controllers made for their own purposes is theirs alone.
+  const forbidden = (pattern: RegExp) => (e: unknown) =>
+    e instanceof KubeApiError && e.status === 403 && pattern.test(e.message);
+
+  test(
+    "trust 1: an owner reference a tenant writes lends her no identity: the Instance the controllers " +
+      "made from her bundle is judged as nobody, and only the controllers may change it",
+    async () => {
+      // an admin's Operator (no Operator controller runs here): the webhook signs the admin as its requester
+      const crds = deppyCrdObjects();
+      for (const c of crds) await admin.apply(c);
+      await waitForCrds(
+        admin,
+        crds.map((c) => c.metadata.name),
+      );
+      const op = await admin.apply<KubeObject>({
+        apiVersion: OPERATOR_API_VERSION,
+        kind: "Operator",
+        metadata: { name: "trust1-admin" },
+        spec: { bundle: { name: "trust1-nothing", spec: plainSpec("atk-user", "trust1-nothing") } },
+      } as unknown as KubeObject);
+      // the tenant's bundle ships an Instance whose own bundle makes her cluster-admin
+      await content("trust1-evil", crbToClusterAdmin("trust1-carol-admin", "carol"));
+      await content(
+        "trust1-outer",
+        toYaml({
+          apiVersion: API_VERSION,
+          kind: "Instance",
+          metadata: { name: "trust1-inner" },
+          spec: {
+            selector: { matchLabels: { attack: "trust1-inner" } },
+            bundle: { name: "trust1-inner", spec: plainSpec("atk-user", "trust1-evil") },
+          },
+        }),
+      );
+      await carol.create(instance("trust1-outer", "trust1-outer", plainSpec("atk-user", "trust1-outer")));
+      await waitFor<Instance>(admin, API_VERSION, "Instance", "trust1-outer", installed("trust1-outer"), "Installed");
+      const inner = await waitFor<Instance>(
+        admin,
+        API_VERSION,
+        "Instance",
+        "trust1-inner",
+        (o) => cond(o, "Approved")?.reason === "RequesterUnverified",
+        "the nested Instance waits: nobody's rights approve it",
+      );
+      assert.match(cond(inner, "Approved")?.message ?? "", /made by opcat's controllers for no user/);
+      // she names the admin's Operator as its owner (uids are readable): refused by the webhook
+      const owners = [
+        ...(inner?.metadata.ownerReferences ?? []),
+        { apiVersion: OPERATOR_API_VERSION, kind: "Operator", name: "trust1-admin", uid: op.metadata.uid! },
+      ];
+      await assert.rejects(
+        carol.mergePatch(API_VERSION, "Instance", "trust1-inner", { metadata: { ownerReferences: owners } }),
+        forbidden(/made by opcat's controllers and only they may change it/),
+      );
+      // nor may she re-point the Bundle the controllers made for it, or label it
+      await assert.rejects(
+        carol.mergePatch(API_VERSION, "Bundle", "trust1-inner", { spec: plainSpec("atk-user", "trust1-outer") }),
+        forbidden(/made by opcat's controllers/),
+      );
+      await assert.rejects(
+        carol.mergePatch(API_VERSION, "Instance", "trust1-inner", { metadata: { labels: { x: "y" } } }),
+        forbidden(/made by opcat's controllers/),
+      );
+      // dropping its owner references (as the garbage collector may) is allowed, and lends no identity
+      // either (an earlier opcat judged an Instance it made with no owner as the controllers themselves):
+      // bounded, the controllers' pass after the change must not install the binding
+      await carol.mergePatch(API_VERSION, "Instance", "trust1-inner", { metadata: { ownerReferences: null } });
+      await assert.rejects(
+        waitFor(
+          admin,
+          "rbac.authorization.k8s.io/v1",
+          "ClusterRoleBinding",
+          "trust1-carol-admin",
+          (o) => o !== undefined,
+          "the binding is never made",
+          15_000,
+        ),
+        /timed out/,
+      );
+      assert.equal(await carolIsClusterAdmin(), false);
+      const still = await admin.get<Instance>(API_VERSION, "Instance", "trust1-inner");
+      assert.equal(cond(still, "Approved")?.reason, "RequesterUnverified");
+      for (const n of ["trust1-outer", "trust1-inner"]) await admin.delete(API_VERSION, "Instance", n);
+      await admin.delete(OPERATOR_API_VERSION, "Operator", "trust1-admin");
+    },
+  );
+
+  test("trust 5: a pivot deletes nothing its requester could not delete themselves", async () => {
+    await content("trust5-a", configMap("trust5-victim", "kube-system", "the admin's"));
+    await content("trust5-b", configMap("trust5-b", NS, "harmless"));
+    await admin.create(instance("trust5", "trust5-a", plainSpec("atk-user", "trust5-a")));
+    await waitFor<Instance>(admin, API_VERSION, "Instance", "trust5", installed("trust5-a"), "Installed");
+    // the tenant (update on instances) re-points the admin's Instance at harmless content of her own:
+    // what she may create is judged, and so is what the pivot would prune
+    await carol.mergePatch(API_VERSION, "Instance", "trust5", {
+      spec: { bundle: { name: "trust5-b", spec: plainSpec("atk-user", "trust5-b") } },
+    });
+    const decided = await waitFor<Instance>(
+      admin,
+      API_VERSION,
+      "Instance",
+      "trust5",
+      (o) => {
+        const c = cond(o, "Approved") as { reason?: string; observedGeneration?: number } | undefined;
+        return (
+          c?.observedGeneration === o?.metadata.generation &&
+          (c?.reason === "InsufficientPermissions" || c?.reason === "UserPermission")
+        );
+      },
+      "the pivot decided",
+    );
+    assert.equal(cond(decided, "Approved")?.reason, "InsufficientPermissions");
+    assert.match(cond(decided, "Approved")?.message ?? "", /carol may not delete ConfigMap kube-system\/trust5-victim/);
+    assert.ok(await admin.tryGet("v1", "ConfigMap", "trust5-victim", "kube-system"), "the admin's ConfigMap stays");
+    await admin.delete(API_VERSION, "Instance", "trust5");
   });
 });

@@ -14,7 +14,7 @@ import type { EventRecorder } from "../events.js";
 import type { Informer } from "../informer.js";
 import type { SharedCaches } from "../runtime/caches.js";
 import { defineController, type Controller } from "../runtime/controller.js";
-import { sameJson } from "../rukpak/trust.js";
+import { isOwn, sameJson, verifiedRequester, type SigningKey } from "../rukpak/trust.js";
 import { runSteps, type Step, type StepOutcome } from "../runtime/steps.js";
 import { API_VERSION as RUKPAK_API_VERSION, type Bundle, type Instance } from "../rukpak/api.js";
 import type { InstalledStatus } from "../../resolve/index.js";
@@ -35,6 +35,10 @@ export interface OperatorControllerOptions {
   log?: (msg: string) => void;
   /** The process's caches (one informer per kind and options, shared with the other controllers). */
   caches?: SharedCaches;
+  /** Verifies an Operator's requester: its bundle Instance is written as that user (impersonation). */
+  key?: SigningKey;
+  /** The controllers' own user name. */
+  self?: string;
 }
 
 /** The Input an Operator stands for (the translation docs/cluster.md describes). */
@@ -288,7 +292,12 @@ export class OperatorController {
         s.gone = true;
         return { stop: true };
       }
-      await this.client.apply<Instance>({
+      // as the Operator's author, whom the webhook then records as the Instance's requester and
+      // approval judges (as a ClusterExtension's); an unverified author: as the controllers, judged as
+      // nobody (it waits for an approval)
+      const author = this.opts.key ? verifiedRequester(this.opts.key, op) : undefined;
+      const as = author && !isOwn(author, this.opts.self) ? this.client.impersonating(author) : this.client;
+      await as.apply<Instance>({
         apiVersion: RUKPAK_API_VERSION,
         kind: "Instance",
         metadata: { name, labels, ownerReferences: [s.owner] },

@@ -9,14 +9,13 @@ import type { EventRecorder } from "../events.js";
 import type { Informer } from "../informer.js";
 import type { WorkQueue } from "../queue.js";
 import type { PullOptions } from "../../image/index.js";
-import { ANNOTATION_REQUESTER, API_VERSION, type Approval, type Bundle, type Instance } from "./api.js";
+import { ANNOTATION_REQUESTER, type Approval, type Bundle, type Instance } from "./api.js";
 import type { ProvisionerClass } from "./api.js";
 import type { ContentLimits } from "./content.js";
 import type { Requester } from "./permissions.js";
 import type { DesiredContent, ProvisionerRegistry } from "./provisioner.js";
 import type { RecordStore } from "./record.js";
-import { madeBy, verifiedRequester, type ProtectedSet, type SigningKey } from "./trust.js";
-import { DELEGATING_KINDS } from "./webhook.js";
+import { isOwn, madeBy, verifiedRequester, type ProtectedSet, type SigningKey } from "./trust.js";
 
 export interface RukpakContext {
   client: KubeClient;
@@ -108,41 +107,36 @@ export function madeBySelf(ctx: RukpakContext, o: KubeObject): boolean {
 }
 
 /**
- * Whom an Instance is judged as: its verified requester, or, when the controllers made it for an
- * owner of a delegating kind (Operator, ClusterExtension), that owner's verified requester. An
- * Instance the controllers made for another owner (a resolveset's package Instance) has no
- * requester: it waits for an approval.
+ * Whom an Instance is judged as: its verified requester, who created or last changed its spec (for an
+ * Instance a ClusterExtension or an Operator made, their author, whom those controllers impersonate).
+ * Nothing else: owner references, labels and annotations are anyone's to write. An Instance the
+ * controllers made for their own purposes (an object of another Instance's bundle, a resolveset's
+ * package) has no requester and waits for an approval: it is never judged with the controllers' rights.
  */
 export async function judgedAs(ctx: RukpakContext, inst: Instance): Promise<Requester | undefined> {
   const who = verifiedRequester(ctx.key, inst);
-  const owners = inst.metadata.ownerReferences ?? [];
-  // no owner: made by a user (who may be the controllers' own identity, e.g. `cluster run` on a laptop);
-  // made by the controllers for something: never judged with the controllers' own rights
-  if (!who || !madeBySelf(ctx, inst) || owners.length === 0) return who;
-  for (const ref of owners) {
-    const k = DELEGATING_KINDS.find((d) => d.kind === ref.kind && `${d.group}/${d.version}` === ref.apiVersion);
-    if (!k) continue;
-    const owner = await ctx.client.getLive(ref.apiVersion, ref.kind, ref.name, { uid: ref.uid });
-    const theirs = owner ? verifiedRequester(ctx.key, owner) : undefined;
-    return theirs?.username === ctx.self ? undefined : theirs;
-  }
-  return undefined;
+  return isOwn(who, ctx.self) ? undefined : who;
 }
 
 /**
- * Whose rights a Bundle's content (ConfigMaps, pull Secrets) is read with: its verified requester;
- * for a Bundle the controllers made from an Instance's embedded spec, whom that Instance is judged
- * as. Never the controllers' own rights, and never an unverified annotation.
+ * Whose rights a Bundle's content (ConfigMaps, pull Secrets) is read with: its verified requester
+ * (for a Bundle made from an Instance's embedded spec, whom that Instance is judged as: the
+ * controllers make it impersonating them). Never the controllers' own rights, and never an
+ * unverified annotation or an owner reference.
  */
 export async function contentRequesterOf(ctx: RukpakContext, b: Bundle): Promise<Requester | undefined> {
   const who = verifiedRequester(ctx.key, b);
-  const owners = b.metadata.ownerReferences ?? [];
-  // no owner: made by a user (who may be the controllers' own identity, e.g. `cluster run` on a laptop)
-  if (!who || !madeBySelf(ctx, b) || owners.length === 0) return who;
-  for (const ref of owners) {
-    if (ref.kind !== "Instance" || ref.apiVersion !== API_VERSION) continue;
-    const inst = ctx.instances.get(ref.name);
-    if (inst?.metadata.uid === ref.uid) return judgedAs(ctx, inst);
-  }
-  return undefined;
+  return isOwn(who, ctx.self) ? undefined : who;
+}
+
+/**
+ * True when Bundle `b` was made for Instance `inst` from its embedded spec (as whom the Instance is
+ * judged, or as the controllers when it has no requester).
+ */
+export function madeForInstance(ctx: RukpakContext, b: Bundle, inst: Instance, who: Requester | undefined): boolean {
+  if (!(b.metadata.ownerReferences ?? []).some((o) => o.uid === inst.metadata.uid)) return false;
+  const by = verifiedRequester(ctx.key, b);
+  return who === undefined
+    ? isOwn(by, ctx.self)
+    : by !== undefined && !isOwn(by, ctx.self) && by.username === who.username;
 }

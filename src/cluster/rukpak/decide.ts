@@ -5,7 +5,7 @@
  * not make; `UserPermission` asks the API server, impersonating each of them, for a dry run of every
  * object (missing namespaces made first when a dry run says the requester could make them).
  */
-import { isConflict, type KubeClient } from "../client.js";
+import { isConflict, isNotFound, type KubeClient } from "../client.js";
 import type { NewCondition } from "../conditions.js";
 import { GROUP, type Bundle, type Instance, type ProvisionerClass } from "./api.js";
 import {
@@ -19,8 +19,8 @@ import {
 } from "./context.js";
 import { canI, dryRunAs, type Requester } from "./permissions.js";
 import type { DesiredContent } from "./provisioner.js";
-import type { RecordStore } from "./record.js";
-import { signApproval, verifiedRequester, type ApprovalRecord, type ApprovalSubject } from "./trust.js";
+import { refKey, refOf, type RecordStore } from "./record.js";
+import { isOwn, signApproval, verifiedRequester, type ApprovalRecord, type ApprovalSubject } from "./trust.js";
 
 export interface Decision {
   approval?: ApprovalRecord;
@@ -67,8 +67,11 @@ async function requestersOf(ctx: RukpakContext, inst: Instance, bundle: Bundle):
   if (!who)
     return waiting(
       "RequesterUnverified",
-      "who created or last changed this Instance cannot be verified (written while opcat's admission " +
-        `webhook was not serving, or the record was altered); approve it with kubectl instance approve ${name}`,
+      isOwn(verifiedRequester(ctx.key, inst), ctx.self)
+        ? "made by opcat's controllers for no user (an object of another Instance's bundle, or a resolveset's " +
+            `package), so nobody's rights can approve it; approve it with kubectl instance approve ${name}`
+        : "who created or last changed this Instance cannot be verified (written while opcat's admission " +
+            `webhook was not serving, or the record was altered); approve it with kubectl instance approve ${name}`,
     );
   const requesters = [who];
   if (!madeBySelf(ctx, bundle)) {
@@ -108,6 +111,7 @@ async function userPermission(ctx: RukpakContext, d: DecisionInput, requesters: 
     if (ns.refused.length > 0) continue;
     for (const x of await dryRunAs(ctx.client, r, d.desired.objects, fieldManagerFor(name)))
       refusals.push(`${r.username} may not make ${x.object}: ${x.message}`);
+    for (const x of await deletionRefusals(ctx, d, r)) refusals.push(`${r.username} may not delete ${x}`);
   }
   if (refusals.length > 0) return waiting("InsufficientPermissions", listed(refusals, 20));
   return approve(
@@ -117,6 +121,36 @@ async function userPermission(ctx: RukpakContext, d: DecisionInput, requesters: 
     requesters.map((r) => r.username).join(", "),
     `${requesters.map((r) => r.username).join(" and ")} may create every object of bundle ${d.bundle.metadata.name}`,
   );
+}
+
+/**
+ * Deletion is judged like creation: what a pivot would prune (objects of the install record that the
+ * new content no longer has, still there and still the Instance's) is deleted only when the requester
+ * could delete it themselves — a `dryRun=All` DELETE as them. Returns the objects they may not delete.
+ */
+async function deletionRefusals(ctx: RukpakContext, d: DecisionInput, r: Requester): Promise<string[]> {
+  const { record } = await ctx.records.read(d.inst);
+  if (!record) return [];
+  const keep = new Set(d.desired.objects.map((o) => refKey(refOf(o))));
+  const seen = new Set<string>();
+  const refused: string[] = [];
+  const as = ctx.client.impersonating(r);
+  for (const ref of [...record.applied, ...(record.pending ?? [])]) {
+    const k = refKey(ref);
+    if (keep.has(k) || seen.has(k)) continue;
+    seen.add(k);
+    const live = await ctx.client.tryGet(ref.apiVersion, ref.kind, ref.name, ref.namespace).catch(() => undefined);
+    if (!live || !(live.metadata.ownerReferences ?? []).some((o) => o.uid === d.inst.metadata.uid)) continue;
+    const path = await ctx.client.path(ref.apiVersion, ref.kind, ref.namespace, ref.name);
+    await as.request("DELETE", path, { query: { dryRun: "All" } }).catch((e: Error) => {
+      if (!isNotFound(e)) refused.push(`${describeRef(ref)} (which the new content no longer has): ${e.message}`);
+    });
+  }
+  return refused;
+}
+
+function describeRef(r: { kind: string; name: string; namespace?: string }): string {
+  return `${r.kind} ${r.namespace ? `${r.namespace}/` : ""}${r.name}`;
 }
 
 /**

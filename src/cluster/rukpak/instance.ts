@@ -25,7 +25,7 @@ import {
 } from "./api.js";
 import { collisions, install, prune, unsafeCrdChanges } from "./apply.js";
 import { contentExists, UnpackError } from "./content.js";
-import { fieldManagerFor, labelsMatch, listed, madeBySelf, type RukpakContext } from "./context.js";
+import { fieldManagerFor, judgedAs, labelsMatch, listed, madeForInstance, type RukpakContext } from "./context.js";
 import { ConvertError } from "./convert.js";
 import { decide } from "./decide.js";
 import type { DesiredContent } from "./provisioner.js";
@@ -133,10 +133,14 @@ const bundle: InstanceStep = async (ctx, s) => {
       reason: "BundleNotFound",
       message: `Bundle ${bundleName} not found`,
     });
+  // made on the Instance's behalf, as whom it is judged (the webhook records them as the Bundle's
+  // requester, whose rights read its content), or as the controllers when it has no requester
+  const who = embedded ? await judgedAs(ctx, inst) : undefined;
   if (embedded && !b) {
-    // made on the Instance's behalf: only for an Instance that still exists (the cache may lag)
+    // only for an Instance that still exists (the cache may lag)
     if (!(await ctx.client.getLive(API_VERSION, "Instance", name, { uid: inst.metadata.uid }))) return STOP;
-    b = await ctx.client.create<Bundle>({
+    const as = who ? ctx.client.impersonating(who) : ctx.client;
+    b = await as.create<Bundle>({
       apiVersion: API_VERSION,
       kind: "Bundle",
       metadata: {
@@ -151,7 +155,7 @@ const bundle: InstanceStep = async (ctx, s) => {
   } else if (embedded && b) {
     // a Bundle of that name must be the one made from this spec for this Instance: someone else's
     // Bundle (same name, other refs, mounts or secrets) is a conflict, never a match
-    const mine = (b.metadata.ownerReferences ?? []).some((o) => o.uid === inst.metadata.uid) && madeBySelf(ctx, b);
+    const mine = madeForInstance(ctx, b, inst, who);
     if (!(mine && sameJson(b.spec, { ...b.spec, ...embedded })))
       return stop(s, undefined, {
         type: "Installed",

@@ -118,11 +118,42 @@ export function verifiedRequester(key: SigningKey, o: KubeObject): Requester | u
 }
 
 /**
- * True when the controllers made `o`: its signed requester is their own identity `self` (false when
- * `self` is not known).
+ * The mark of the controllers' own writes: every request a controller makes for its own purposes
+ * (applying a bundle's objects, a resolveset's Bundles and Instances, the Bundle of an Instance that
+ * has no requester) impersonates the controllers' own user with this extra key, so that the webhook
+ * records and signs it. A person who runs the controllers with their own credentials (`cluster run`
+ * from a laptop) writes without it, and is judged as themselves; nobody else can impersonate it.
+ */
+export const EXTRA_CONTROLLERS = "rukpak.io/acting-as";
+export const EXTRA_CONTROLLERS_VALUE = "controllers";
+
+/** The user the controllers impersonate for their own writes: themselves, marked. */
+export function ownUser(me: Requester): Requester {
+  return {
+    username: me.username,
+    groups: me.groups ?? [],
+    ...(me.uid ? { uid: me.uid } : {}),
+    extra: { ...(me.extra ?? {}), [EXTRA_CONTROLLERS]: [EXTRA_CONTROLLERS_VALUE] },
+  };
+}
+
+/** True when `r` is the controllers acting for themselves (their user, with the mark). */
+export function isOwn(r: Requester | undefined, self: string | undefined): boolean {
+  return (
+    r !== undefined &&
+    self !== undefined &&
+    r.username === self &&
+    (r.extra?.[EXTRA_CONTROLLERS] ?? []).includes(EXTRA_CONTROLLERS_VALUE)
+  );
+}
+
+/**
+ * True when the controllers made `o` for their own purposes: its signed requester is their own,
+ * marked identity (false when `self` is not known). Nothing a user can write (labels, annotations,
+ * owner references) makes or unmakes this.
  */
 export function madeBy(key: SigningKey, self: string | undefined, o: KubeObject): boolean {
-  return self !== undefined && verifiedRequester(key, o)?.username === self;
+  return isOwn(verifiedRequester(key, o), self);
 }
 
 /** What an approval decides about, and who decided. */

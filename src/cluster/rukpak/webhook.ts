@@ -24,8 +24,11 @@ import { canI, type Requester } from "./permissions.js";
 import {
   ANNOTATION_REQUESTER_SIGNATURE,
   approvalParts,
+  isOwn,
   requesterParts,
+  sameJson,
   signApproval,
+  verifiedRequester,
   type ApprovalRecord,
   type SigningKey,
 } from "./trust.js";
@@ -71,7 +74,39 @@ export class AdmissionHandler {
   constructor(
     private readonly client: KubeClient,
     private readonly key: SigningKey,
+    /** The controllers' own user: only they may change what they made for their own purposes. */
+    private readonly self?: string,
   ) {}
+
+  /**
+   * A Bundle or Instance the controllers made for their own purposes (its signed requester is their
+   * marked identity) is theirs alone: anyone else's change is refused, except what Kubernetes' garbage
+   * collector does to any object (dropping owner references and finalizers). Such objects are what
+   * installed content, approvals and Android's baselines are made of; a change by someone else would
+   * otherwise be taken as the controllers' own.
+   */
+  private foreignChange(req: AdmissionRequest): string | undefined {
+    const obj = req.object;
+    const old = req.oldObject;
+    if (req.operation !== "UPDATE" || !obj || !old || this.self === undefined) return undefined;
+    if (req.userInfo.username === this.self || (obj.kind !== "Bundle" && obj.kind !== "Instance")) return undefined;
+    if (!isOwn(verifiedRequester(this.key, old), this.self)) return undefined;
+    const m = (o: KubeObject) => o.metadata;
+    const sub = <T>(a: T[] | undefined, b: T[] | undefined, k: (x: T) => string) =>
+      (a ?? []).every((x) => (b ?? []).some((y) => k(y) === k(x)));
+    const onlyReleases =
+      sameJson((old as { spec?: unknown }).spec, (obj as { spec?: unknown }).spec) &&
+      sameJson(m(old).labels ?? {}, m(obj).labels ?? {}) &&
+      sameJson(m(old).annotations ?? {}, m(obj).annotations ?? {}) &&
+      sub(m(obj).ownerReferences, m(old).ownerReferences, (r) => JSON.stringify(r)) &&
+      sub(m(obj).finalizers, m(old).finalizers, (f) => f);
+    if (onlyReleases) return undefined;
+    return (
+      `${obj.kind} ${JSON.stringify(obj.metadata.name)} was made by opcat's controllers and only they may change ` +
+      `it (${req.userInfo.username} may only remove its owner references or finalizers); change the object ` +
+      "it was made for (its Operator, ClusterExtension, Input or Instance) instead"
+    );
+  }
 
   /** The ProvisionerClass an object names (an Instance without an embedded spec names its Bundle's class). */
   private async classOf(obj: KubeObject): Promise<string | undefined> {
@@ -181,6 +216,8 @@ export class AdmissionHandler {
   async validate(req: AdmissionRequest): Promise<AdmissionResponse> {
     const obj = req.object;
     if (!obj || (req.operation !== "CREATE" && req.operation !== "UPDATE")) return { uid: req.uid, allowed: true };
+    const foreign = this.foreignChange(req);
+    if (foreign) return deny(req.uid, foreign);
     if (
       req.operation === "UPDATE" &&
       JSON.stringify((req.oldObject as { spec?: unknown })?.spec) === JSON.stringify((obj as { spec?: unknown }).spec)
