@@ -13,7 +13,7 @@ import type { WorkQueue } from "../queue.js";
 import { runSteps, type Step, type StepOutcome } from "../runtime/steps.js";
 import { API_VERSION, FINALIZER_CONTENT, type Bundle, type BundleStatus } from "./api.js";
 import { contentExists, limitsOf, UnpackError, unpackBundle } from "./content.js";
-import { contentRequesterOf, type RukpakContext } from "./context.js";
+import { contentRequesterOf, madeForNobody, type RukpakContext } from "./context.js";
 import type { Requester } from "./permissions.js";
 
 /** Where a ref is fetched from ("" for none: file:// reads ConfigMaps). */
@@ -173,6 +173,7 @@ const restorePinned: BundleStep = async (ctx, u, s) => {
         pull: ctx.pull,
         client: ctx.client,
         requester: await contentRequesterOf(ctx, b),
+        madeByControllers: madeForNobody(ctx, b),
         limits: { ...ctx.limits, ...limits },
       },
     );
@@ -252,6 +253,7 @@ const unpack: BundleStep = async (ctx, u, s) => {
       pull: ctx.pull,
       client: ctx.client,
       requester: s.requester,
+      madeByControllers: madeForNobody(ctx, s.b),
       limits: { ...ctx.limits, ...limits },
       signal: s.ac!.signal,
     });

@@ -102,6 +102,8 @@ export interface ContentOptions {
    * are checked by the API server, no SubjectAccessReview is needed.
    */
   clientIsRequester?: boolean;
+  /** The Bundle was made by the controllers for their own purposes: it has no requester by design. */
+  madeByControllers?: boolean;
   limits?: ContentLimits;
   /** Aborts the unpack (the Bundle was deleted or changed); partial content is removed. */
   signal?: AbortSignal;
@@ -348,7 +350,11 @@ async function readAsRequester<T extends KubeObject>(
     new UnpackError(
       reason,
       who === undefined
-        ? `${kind} ${namespace}/${name} cannot be read: who asked for this Bundle cannot be verified ` +
+        ? opts.madeByControllers
+          ? `${kind} ${namespace}/${name} cannot be read: this Bundle was made by opcat's controllers for no ` +
+            "user (an object of another Instance's bundle), and nobody's rights read content for it; " +
+            "install content that needs no ConfigMap or Secret, or create the Bundle yourself"
+          : `${kind} ${namespace}/${name} cannot be read: who asked for this Bundle cannot be verified ` +
             "(it or its Instance was written while opcat's admission webhook was not serving); " +
             "change its spec again to have the requester recorded"
         : `${kind} ${namespace}/${name} cannot be read by ${who} (it does not exist or ${who} may not get it)`,

@@ -140,3 +140,14 @@ export function madeForInstance(ctx: RukpakContext, b: Bundle, inst: Instance, w
     ? isOwn(by, ctx.self)
     : by !== undefined && !isOwn(by, ctx.self) && by.username === who.username;
 }
+
+/**
+ * For messages only (never for trust): true when a Bundle without a requester is one the controllers
+ * made for their own purposes, not one made for an Instance whose own requester cannot be verified.
+ */
+export function madeForNobody(ctx: RukpakContext, b: Bundle): boolean {
+  if (!madeBySelf(ctx, b)) return false;
+  const owner = (b.metadata.ownerReferences ?? []).find((o) => o.kind === "Instance");
+  const inst = owner ? ctx.instances.get(owner.name) : undefined;
+  return !inst || madeBySelf(ctx, inst);
+}
