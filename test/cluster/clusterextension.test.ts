@@ -25,7 +25,15 @@ import { CATALOG_API_VERSION, type ClusterCatalog } from "../../src/cluster/cata
 import { OLM_API_VERSION, type ClusterExtension } from "../../src/cluster/olm/api.js";
 import { ANNOTATION_ROLLOUT_STARTED, instanceNameFor } from "../../src/cluster/olm/extension.js";
 import { requireTools, startDockerRegistry, type RunningRegistry } from "../image/servers.js";
-import { clientAs, clusterKubeconfig, cond, controllerLog, grantClusterRole, waitFor } from "./harness.js";
+import {
+  clientAs,
+  clusterKubeconfig,
+  cond,
+  controllerLog,
+  grantClusterRole,
+  waitFor,
+  waitForCrdGone,
+} from "./harness.js";
 
 const cluster = clusterKubeconfig();
 const missingTools = requireTools("docker-registry");
@@ -233,7 +241,7 @@ describe("ClusterExtension on a real API server (operator-controller's API)", { 
       await waitFor(admin, OLM_API_VERSION, "ClusterExtension", e.metadata.name, (o) => o === undefined, "gone");
       await waitFor(admin, RUKPAK, "Instance", instanceNameFor(e.metadata.name), (o) => o === undefined, "gone");
     }
-    await waitFor(admin, "apiextensions.k8s.io/v1", "CustomResourceDefinition", CRD, (o) => o === undefined, "gone");
+    await waitForCrdGone(admin, CRD);
   }
 
   before(async () => {
@@ -325,7 +333,7 @@ describe("ClusterExtension on a real API server (operator-controller's API)", { 
     );
     // uninstall
     await admin.delete(OLM_API_VERSION, "ClusterExtension", "tiny");
-    await waitFor(admin, "apiextensions.k8s.io/v1", "CustomResourceDefinition", CRD, (o) => o === undefined, "gone");
+    await waitForCrdGone(admin, CRD);
     await waitFor(admin, "apps/v1", "Deployment", "tiny-controller", (o) => o === undefined, "gone", 180_000, NS);
   });
 

@@ -9,13 +9,13 @@ import type { EventRecorder } from "../events.js";
 import type { Informer } from "../informer.js";
 import type { WorkQueue } from "../queue.js";
 import type { PullOptions } from "../../image/index.js";
-import { ANNOTATION_REQUESTER, type Approval, type Bundle, type Instance } from "./api.js";
+import { ANNOTATION_REQUESTER, API_VERSION, type Approval, type Bundle, type Instance } from "./api.js";
 import type { ProvisionerClass } from "./api.js";
 import type { ContentLimits } from "./content.js";
 import type { Requester } from "./permissions.js";
 import type { DesiredContent, ProvisionerRegistry } from "./provisioner.js";
 import type { RecordStore } from "./record.js";
-import { isOwn, madeBy, verifiedRequester, type ProtectedSet, type SigningKey } from "./trust.js";
+import { isOwn, madeBy, sameJson, verifiedRequester, type ProtectedSet, type SigningKey } from "./trust.js";
 
 export interface RukpakContext {
   client: KubeClient;
@@ -119,26 +119,30 @@ export async function judgedAs(ctx: RukpakContext, inst: Instance): Promise<Requ
 }
 
 /**
- * Whose rights a Bundle's content (ConfigMaps, pull Secrets) is read with: its verified requester
- * (for a Bundle made from an Instance's embedded spec, whom that Instance is judged as: the
- * controllers make it impersonating them). Never the controllers' own rights, and never an
- * unverified annotation or an owner reference.
+ * Whose rights a Bundle's content (ConfigMaps, pull Secrets) is read with: its verified requester.
+ * A Bundle the controllers made (from an Instance's embedded spec, or an object of an Instance's
+ * bundle) is read as whom the Instance it was made for is judged: the controllers set its owner
+ * references when they make it (the applier replaces any a bundle ships), and the webhook lets
+ * nobody else add one to what the controllers made — so on such a Bundle, and only there, the owner
+ * reference is the controllers' own record. Several Instances judged as different users, or none: nobody.
  */
 export async function contentRequesterOf(ctx: RukpakContext, b: Bundle): Promise<Requester | undefined> {
   const who = verifiedRequester(ctx.key, b);
-  return isOwn(who, ctx.self) ? undefined : who;
+  if (!isOwn(who, ctx.self)) return who;
+  const judged: Requester[] = [];
+  for (const ref of b.metadata.ownerReferences ?? []) {
+    if (ref.kind !== "Instance" || ref.apiVersion !== API_VERSION) continue;
+    const inst = ctx.instances.get(ref.name);
+    const r = inst?.metadata.uid === ref.uid ? await judgedAs(ctx, inst) : undefined;
+    if (!r) return undefined;
+    judged.push(r);
+  }
+  return judged.length > 0 && judged.every((r) => sameJson(r, judged[0])) ? judged[0] : undefined;
 }
 
-/**
- * True when Bundle `b` was made for Instance `inst` from its embedded spec (as whom the Instance is
- * judged, or as the controllers when it has no requester).
- */
-export function madeForInstance(ctx: RukpakContext, b: Bundle, inst: Instance, who: Requester | undefined): boolean {
-  if (!(b.metadata.ownerReferences ?? []).some((o) => o.uid === inst.metadata.uid)) return false;
-  const by = verifiedRequester(ctx.key, b);
-  return who === undefined
-    ? isOwn(by, ctx.self)
-    : by !== undefined && !isOwn(by, ctx.self) && by.username === who.username;
+/** True when Bundle `b` was made by the controllers for Instance `inst` (from its embedded spec). */
+export function madeForInstance(ctx: RukpakContext, b: Bundle, inst: Instance): boolean {
+  return (b.metadata.ownerReferences ?? []).some((o) => o.uid === inst.metadata.uid) && madeBySelf(ctx, b);
 }
 
 /**

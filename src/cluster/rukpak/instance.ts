@@ -25,7 +25,7 @@ import {
 } from "./api.js";
 import { collisions, install, prune, unsafeCrdChanges } from "./apply.js";
 import { contentExists, UnpackError } from "./content.js";
-import { fieldManagerFor, judgedAs, labelsMatch, listed, madeForInstance, type RukpakContext } from "./context.js";
+import { fieldManagerFor, labelsMatch, listed, madeForInstance, type RukpakContext } from "./context.js";
 import { ConvertError } from "./convert.js";
 import { decide } from "./decide.js";
 import type { DesiredContent } from "./provisioner.js";
@@ -133,14 +133,11 @@ const bundle: InstanceStep = async (ctx, s) => {
       reason: "BundleNotFound",
       message: `Bundle ${bundleName} not found`,
     });
-  // made on the Instance's behalf, as whom it is judged (the webhook records them as the Bundle's
-  // requester, whose rights read its content), or as the controllers when it has no requester
-  const who = embedded ? await judgedAs(ctx, inst) : undefined;
   if (embedded && !b) {
-    // only for an Instance that still exists (the cache may lag)
+    // made on the Instance's behalf (its content is read as whom the Instance is judged:
+    // contentRequesterOf): only for an Instance that still exists (the cache may lag)
     if (!(await ctx.client.getLive(API_VERSION, "Instance", name, { uid: inst.metadata.uid }))) return STOP;
-    const as = who ? ctx.client.impersonating(who) : ctx.client;
-    b = await as.create<Bundle>({
+    b = await ctx.client.create<Bundle>({
       apiVersion: API_VERSION,
       kind: "Bundle",
       metadata: {
@@ -155,7 +152,7 @@ const bundle: InstanceStep = async (ctx, s) => {
   } else if (embedded && b) {
     // a Bundle of that name must be the one made from this spec for this Instance: someone else's
     // Bundle (same name, other refs, mounts or secrets) is a conflict, never a match
-    const mine = madeForInstance(ctx, b, inst, who);
+    const mine = madeForInstance(ctx, b, inst);
     if (!(mine && sameJson(b.spec, { ...b.spec, ...embedded })))
       return stop(s, undefined, {
         type: "Installed",

@@ -95,9 +95,14 @@ export function specHash(spec: unknown): string {
   return createHash("sha256").update(canonicalJson(spec)).digest("hex");
 }
 
-/** The signed fields of a requester annotation. */
+/**
+ * The signed fields of a requester annotation. v2: the controllers' own writes carry their mark
+ * ({@link EXTRA_CONTROLLERS}); a v1 signature (an older opcat, whose own writes were unmarked and
+ * would now read as a person using the controllers' credentials) no longer verifies, so such an
+ * object has no requester until its spec is written again.
+ */
 export function requesterParts(kind: string, name: string, spec: unknown, requester: string): unknown[] {
-  return ["requester/v1", kind, name, specHash(spec), requester];
+  return ["requester/v2", kind, name, specHash(spec), requester];
 }
 
 /**

@@ -16,6 +16,8 @@
  * outside the cluster, e.g. on 127.0.0.1) or by Service (in the cluster), with the CA as caBundle.
  */
 import https from "node:https";
+/** The annotation of a Bundle that holds its resolution properties (seed 002). */
+const ANNOTATION_PROPERTIES = "olm.properties";
 import type { AddressInfo } from "node:net";
 import type { KubeClient, KubeObject } from "../client.js";
 import type { ServingCerts } from "../certs.js";
@@ -94,16 +96,21 @@ export class AdmissionHandler {
     const m = (o: KubeObject) => o.metadata;
     const sub = <T>(a: T[] | undefined, b: T[] | undefined, k: (x: T) => string) =>
       (a ?? []).every((x) => (b ?? []).some((y) => k(y) === k(x)));
+    // seed 002's story "change the properties of an installed bundle": the olm.properties annotation
+    // steers what the resolver sees (its outcome is approved again), never identity or content
+    const { [ANNOTATION_PROPERTIES]: _o, ...oldAnnotations } = m(old).annotations ?? {};
+    const { [ANNOTATION_PROPERTIES]: _n, ...newAnnotations } = m(obj).annotations ?? {};
     const onlyReleases =
       sameJson((old as { spec?: unknown }).spec, (obj as { spec?: unknown }).spec) &&
       sameJson(m(old).labels ?? {}, m(obj).labels ?? {}) &&
-      sameJson(m(old).annotations ?? {}, m(obj).annotations ?? {}) &&
+      sameJson(oldAnnotations, newAnnotations) &&
       sub(m(obj).ownerReferences, m(old).ownerReferences, (r) => JSON.stringify(r)) &&
       sub(m(obj).finalizers, m(old).finalizers, (f) => f);
     if (onlyReleases) return undefined;
     return (
       `${obj.kind} ${JSON.stringify(obj.metadata.name)} was made by opcat's controllers and only they may change ` +
-      `it (${req.userInfo.username} may only remove its owner references or finalizers); change the object ` +
+      `it (${req.userInfo.username} may only edit its olm.properties annotation or remove its owner references ` +
+      "or finalizers); change the object " +
       "it was made for (its Operator, ClusterExtension, Input or Instance) instead"
     );
   }
