@@ -40,6 +40,7 @@ export async function start(prefix = []) {
     process.exit(2);
   }
   quietPipes();
+  await processModuleWithoutStdin();
   const args = process.argv.slice(2);
   if (prefix.length === 0 && args.length === 1 && (args[0] === "--version" || args[0] === "version")) {
     // answered without loading the CLI (commander and every command's definition): a start-up-bound
@@ -81,6 +82,25 @@ function quietPipes() {
       }
       process.exit(2);
     });
+  }
+}
+
+/**
+ * Creates the ES module `node:process` (commander imports it) while `process.stdin` is hidden. Node builds
+ * that module by reading every property of `process`, and reading `process.stdin` opens fd 0 as a stream,
+ * which sets O_NONBLOCK on the file description opcat shares with its parent and siblings (nodejs/node#42826):
+ * `opcat render a | cmp - <(opcat render b)` failed in cmp with "Resource temporarily unavailable". Only a
+ * command that reads `-` now touches stdin (through `process.stdin`, which stays lazy; the module's named
+ * export `stdin` is undefined, and nothing opcat loads imports it).
+ */
+async function processModuleWithoutStdin() {
+  const stdin = Object.getOwnPropertyDescriptor(process, "stdin");
+  if (!stdin?.configurable || !stdin.get) return;
+  Object.defineProperty(process, "stdin", { configurable: true, enumerable: stdin.enumerable, get: () => undefined });
+  try {
+    await import("node:process");
+  } finally {
+    Object.defineProperty(process, "stdin", stdin);
   }
 }
 

@@ -589,3 +589,28 @@ test(
     assert.match(ctx.stderr, /--context needs --kubeconfig/);
   },
 );
+
+test("a pipe handed to opcat as standard input stays blocking while a command that does not read it runs", {
+  skip: process.platform !== "linux" && "reads the flags of the child's fd 0 in /proc",
+}, async () => {
+  // O_NONBLOCK belongs to the pipe's file description, shared with the other readers of the pipe: set by
+  // opcat, `opcat render a | cmp - <(opcat render b)` failed in cmp with "Resource temporarily unavailable"
+  const args = ["serve", EXAMPLE, "--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0"];
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ["pipe", "ignore", "pipe"] });
+  let err = "";
+  const exited = new Promise<number | null>((res) => child.on("exit", (code) => res(code)));
+  await new Promise<void>((res) => {
+    child.stderr.on("data", (d: Buffer) => {
+      err += d.toString();
+      if (err.includes('"msg":"serving"')) res();
+    });
+    child.on("exit", () => res());
+  });
+  assert.match(err, /"msg":"serving"/);
+  const fdinfo = readFileSync(`/proc/${child.pid}/fdinfo/0`, "utf8");
+  child.kill("SIGTERM");
+  await exited;
+  const flags = Number.parseInt(/^flags:\s*([0-7]+)/m.exec(fdinfo)?.[1] ?? "", 8);
+  assert.ok(!Number.isNaN(flags), fdinfo);
+  assert.equal(flags & 0o4000, 0, `O_NONBLOCK set on fd 0 (flags ${flags.toString(8)})`);
+});
