@@ -9,6 +9,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   truncateSync,
   writeFileSync,
 } from "node:fs";
@@ -613,4 +614,43 @@ test("a pipe handed to opcat as standard input stays blocking while a command th
   const flags = Number.parseInt(/^flags:\s*([0-7]+)/m.exec(fdinfo)?.[1] ?? "", 8);
   assert.ok(!Number.isNaN(flags), fdinfo);
   assert.equal(flags & 0o4000, 0, `O_NONBLOCK set on fd 0 (flags ${flags.toString(8)})`);
+});
+
+test("what opcat writes honours the umask as opm does: migrate, catalog build to a new OCI layout", () => {
+  const modes = (umask: string): Record<string, string> => {
+    const dir = mkdtempSync(join(tmpdir(), "opcat-umask-"));
+    const run = (args: string[]) => {
+      const r = spawnSync("sh", ["-c", `umask ${umask} && exec "$@"`, "sh", process.execPath, BIN, ...args], {
+        encoding: "utf8",
+      });
+      assert.equal(r.status, 0, r.stderr);
+    };
+    run(["migrate", EXAMPLE, join(dir, "out"), "-o", "yaml"]);
+    run(["catalog", "build", EXAMPLE, "-t", `oci:${join(dir, "layout")}:v1`, "--base-image", "scratch"]);
+    const out: Record<string, string> = {};
+    for (const p of ["out", "out/etcd-example", "out/etcd-example/catalog.yaml", "layout", "layout/blobs/sha256"])
+      out[p] = (statSync(join(dir, p)).mode & 0o777).toString(8);
+    for (const f of [
+      "index.json",
+      "oci-layout",
+      ...readdirSync(join(dir, "layout", "blobs", "sha256")).map((b) => `blobs/sha256/${b}`),
+    ])
+      out[`layout/${f.startsWith("blobs/") ? "blobs/sha256/<blob>" : f}`] = (
+        statSync(join(dir, "layout", f)).mode & 0o777
+      ).toString(8);
+    return out;
+  };
+  // directories 0777 and files 0666, less the umask (opm's WriteFS; go-containerregistry's layout)
+  const want = (d: string, f: string) => ({
+    out: d,
+    "out/etcd-example": d,
+    "out/etcd-example/catalog.yaml": f,
+    layout: d,
+    "layout/blobs/sha256": d,
+    "layout/index.json": f,
+    "layout/oci-layout": f,
+    "layout/blobs/sha256/<blob>": f,
+  });
+  assert.deepEqual(modes("022"), want("755", "644"));
+  assert.deepEqual(modes("002"), want("775", "664"));
 });
