@@ -5,7 +5,7 @@
  */
 import { Argument, Command, CommanderError, Option } from "commander";
 import type { ListKind, LoadProgress, OutputFormat } from "../action/fbc.js";
-import { OpcatError } from "../errors/index.js";
+import { OpcatError, problemsKind } from "../errors/index.js";
 import { migrationHelpText, validateMigrationLevel } from "../fbc/migrations.js";
 import { VERSION } from "../version.js";
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
@@ -16,9 +16,9 @@ import { registerResolveCommands } from "./resolve.js";
 import { registerServeCommand } from "./serve.js";
 import { registerTemplateCommands } from "./template.js";
 import {
-  EXIT_INVALID,
   EXIT_USAGE,
   count,
+  exitCodeFor,
   formatBytes,
   guardOutputStreams,
   handleError,
@@ -144,7 +144,7 @@ function registerValidate(program: Command): void {
       if (opts.output === "text") {
         if (!passed) {
           reportProblems(problems, "text");
-          process.exitCode = EXIT_INVALID;
+          process.exitCode = exitCodeFor(problemsKind(problems));
         } else if (!opts.quiet) {
           const c = res.config;
           process.stderr.write(
@@ -156,7 +156,7 @@ function registerValidate(program: Command): void {
         return;
       }
       process.stdout.write(await A.validationReport(validated, opts.output));
-      if (!passed) process.exitCode = EXIT_INVALID;
+      if (!passed) process.exitCode = exitCodeFor(problemsKind(problems));
     });
 }
 

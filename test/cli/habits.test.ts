@@ -3,6 +3,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import {
+  chmodSync,
+  cpSync,
   mkdirSync,
   mkdtempSync,
   openSync,
@@ -10,11 +12,12 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  symlinkSync,
   truncateSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { COMMUNITY, REPO_ROOT, requireShared } from "../shared.js";
 
 /** Skips (with the reason) without root, or without the real catalogs in ../shared (a failure under CI=true). */
@@ -653,4 +656,55 @@ test("what opcat writes honours the umask as opm does: migrate, catalog build to
   });
   assert.deepEqual(modes("022"), want("755", "644"));
   assert.deepEqual(modes("002"), want("775", "664"));
+});
+
+test("a file inside a catalog that cannot be read (a symlink loop, permission denied) is an I/O error: exit 2", () => {
+  const dir = mkdtempSync(join(tmpdir(), "opcat-unreadable-"));
+  chmodSync(dir, 0o755);
+  const loop = join(dir, "loop");
+  cpSync(EXAMPLE, loop, { recursive: true });
+  symlinkSync("self", join(loop, "self"));
+  const denied = join(dir, "denied");
+  cpSync(EXAMPLE, denied, { recursive: true });
+  writeFileSync(join(denied, "secret.json"), '{"schema":"olm.package","name":"secret"}\n');
+  chmodSync(join(denied, "secret.json"), 0o000);
+  // root reads any file: the permission case runs as nobody then
+  const as = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+  const cases: [string, RegExp][] = [
+    [loop, /^self: error\[IO_ERROR\]: open self: too many levels of symbolic links/m],
+    [denied, /^secret\.json: error\[IO_ERROR\]: open secret\.json: permission denied/m],
+  ];
+  for (const [cat, re] of cases) {
+    for (const args of [
+      ["validate", cat],
+      ["validate", cat, "-o", "json"],
+      ["render", cat],
+      ["render-graph", cat],
+      ["list", "packages", cat],
+      ["migrate", cat, join(dir, `out-${basename(cat)}`)],
+      ["catalog", "build", cat, "-t", `oci:${join(dir, `layout-${basename(cat)}`)}:v1`, "--base-image", "scratch"],
+      ["serve", cat, "--http", "127.0.0.1:0", "--no-grpc"],
+    ]) {
+      const r = spawnSync(process.execPath, [BIN, ...args], { encoding: "utf8", timeout: 60_000, ...as });
+      assert.equal(r.status, 2, `${args.join(" ")}: ${r.stderr}`);
+      if (!args.includes("json")) assert.match(r.stderr, re, args.join(" "));
+      else assert.match(r.stdout, /IO_ERROR/);
+    }
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("init -i with a file that is not an image, or empty, exits 1 as opm does (invalid content)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "opcat-init-icon-"));
+  writeFileSync(join(dir, "notes.txt"), "not an image\n");
+  writeFileSync(join(dir, "empty.png"), "");
+  for (const [file, re] of [
+    ["notes.txt", /detected invalid type "[^"]*": not an image/],
+    ["empty.png", /detect icon mediatype: Empty buffer/],
+  ] as const) {
+    const r = opcat(["init", "pkg", "-i", join(dir, file)]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, re);
+    assert.equal(r.stdout, "");
+  }
 });
