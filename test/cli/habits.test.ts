@@ -92,6 +92,31 @@ test("opcat completion bash completes commands, subcommands and flags in a real 
     ["image", "manifests", "run"],
   );
   assert.ok(complete(["opcat", "render-graph", "--min"]).includes("--minimum-edge"));
+  // flag values, and file names after a flag that takes a path
+  assert.deepEqual(complete(["opcat", "render", "x", "-o", ""]), ["json", "yaml"]);
+  assert.deepEqual(complete(["opcat", "validate", "x", "--output", ""]), ["json", "text", "yaml"]);
+  assert.deepEqual(complete(["opcat", "list", "bundles", "x", "-o", "j"]), ["json"]);
+  assert.deepEqual(complete(["opcat", "migrate", "--migrate-level", ""]), [
+    "all",
+    "bundle-object-to-csv-metadata",
+    "none",
+  ]);
+  assert.deepEqual(complete(["opcat", "render", "--cache-dir", `${EXAMPLE}/etcd`]), [`${EXAMPLE}/etcd-example`]);
+  // opm's alpha spellings
+  assert.deepEqual(
+    complete(["opcat", "alpha", ""]).filter((w) => !w.startsWith("-")),
+    ["bundle", "convert-template", "list", "render-graph", "render-template", "render-veneer"],
+  );
+  assert.deepEqual(
+    complete(["opcat", "alpha", "list", ""]).filter((w) => !w.startsWith("-")),
+    ["bundles", "channels", "packages"],
+  );
+  assert.deepEqual(complete(["opcat", "alpha", "list", "packages", "x", "-o", ""]), ["json", "text"]);
+  assert.deepEqual(complete(["opcat", "alpha", "render-graph", "--min"]), ["--minimum-edge"]);
+  assert.deepEqual(complete(["opcat", "alpha", "render-template", "--migrate-l"]), ["--migrate-level"]);
+  assert.deepEqual(complete(["opcat", "alpha", "convert-template", "b"]), ["basic"]);
+  assert.ok(complete(["opcat", "alpha", "convert-template", "basic", "--"]).includes("--output"));
+  assert.match(opcat(["completion", "fish"]).stdout, /-c opcat -n '[^']+' -l 'output' -s 'o' -x -a 'json yaml'/);
   for (const shell of ["zsh", "fish"]) {
     const s = opcat(["completion", shell]);
     assert.equal(s.code, 0);
@@ -707,4 +732,28 @@ test("init -i with a file that is not an image, or empty, exits 1 as opm does (i
     assert.match(r.stderr, re);
     assert.equal(r.stdout, "");
   }
+});
+
+test("an unknown --migrate-level lists the levels; -o yml suggests yaml (usage errors, exit 2)", () => {
+  const level = opcat(["render", EXAMPLE, "--migrate-level", "bogus"]);
+  assert.equal(level.code, 2);
+  assert.match(
+    level.stderr,
+    /unknown migration level "bogus"\n {2}hint: valid levels: none, bundle-object-to-csv-metadata, all\n/,
+  );
+  const near = opcat(["migrate", EXAMPLE, "out", "--migrate-level", "bundle-object-to-csv-metdata"]);
+  assert.match(near.stderr, /hint: did you mean "bundle-object-to-csv-metadata"\?/);
+  for (const args of [
+    ["render", EXAMPLE, "-o", "yml"],
+    ["template", "render", "basic", "t.yaml", "-o", "yml"],
+    ["resolve", "--catalog", EXAMPLE, "--input", "in.yaml", "-o", "yml"],
+  ]) {
+    const r = opcat(args);
+    assert.equal(r.code, 2, args.join(" "));
+    assert.match(r.stderr, /invalid --output value "yml", expected \([a-z|]+\)\n {2}hint: did you mean "yaml"\?/);
+  }
+  const json = opcat(["render", EXAMPLE, "-o", "yml", "-o", "json"]);
+  assert.equal(json.code, 2);
+  const far = opcat(["render", EXAMPLE, "-o", "xml"]);
+  assert.doesNotMatch(far.stderr, /did you mean/);
 });
