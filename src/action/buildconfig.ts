@@ -6,7 +6,7 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { OpcatError } from "../errors/index.js";
+import { OpcatError, problemsKind } from "../errors/index.js";
 import { loadDirectory } from "../fbc/load.js";
 import { normalizeForRender } from "../fbc/render.js";
 import { emptyConfig, mergeConfigs } from "../fbc/types.js";
@@ -130,7 +130,8 @@ export async function buildFromConfig(file: string, opts: BuildFromConfigOptions
     const problems = [...loaded.problems];
     if (problems.length === 0) problems.push(...validateCatalog(loaded.config).problems);
     const errors = problems.filter((p) => p.severity === "error");
-    if (errors.length > 0) throw new OpcatError(errors[0].code, errors[0].message, { problems, kind: "invalid" });
+    if (errors.length > 0)
+      throw new OpcatError(errors[0].code, errors[0].message, { problems, kind: problemsKind(problems) });
     const all = emptyConfig();
     for (const c of rendered) mergeConfigs(all, c);
     const result: BuildFromConfigResult = {

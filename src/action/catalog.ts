@@ -4,7 +4,7 @@
  * shares. The CLI, `serve` and templates call these; they print nothing and choose no exit code:
  * failures are OpcatErrors whose `kind` the caller maps.
  */
-import { OpcatError, type Problem } from "../errors/index.js";
+import { OpcatError, problemsKind, type Problem } from "../errors/index.js";
 import type { LoadOptions } from "../fbc/load.js";
 import { emptyConfig, mergeConfigs, type DeclarativeConfig } from "../fbc/types.js";
 import type { ValidationResult } from "../fbc/validate.js";
@@ -41,9 +41,9 @@ function joinRef(ref: string, file: string): string {
   return file === ref || ref === "-" ? file : `${ref.replace(/\/+$/, "")}/${file}`;
 }
 
-/** The first of `problems` as an error carrying them all (kind "invalid"). */
+/** The first of `problems` as an error carrying them all (kind "invalid", or "io" when a file could not be read). */
 export function invalidCatalog(problems: Problem[], prefix = ""): OpcatError {
-  return new OpcatError(problems[0].code, prefix + problems[0].message, { problems, kind: "invalid" });
+  return new OpcatError(problems[0].code, prefix + problems[0].message, { problems, kind: problemsKind(problems) });
 }
 
 /**
@@ -106,7 +106,10 @@ export async function openValidCatalog(
   try {
     config = await openCatalogs(refs, { allow: CATALOG_KINDS, ...opts });
   } catch (e) {
-    if (label && e instanceof OpcatError && e.kind === "invalid") throw invalidCatalog(e.problems, `${label}: `);
+    // the catalogs' problems (an unreadable file inside one among them): labelled; a reference that cannot
+    // be opened at all is thrown as it is
+    const found = e instanceof OpcatError && (e.kind === "invalid" || e.problems.some((p) => p.loc !== undefined));
+    if (label && found) throw invalidCatalog(e.problems, `${label}: `);
     throw e;
   }
   const v = (await validation()).validateCatalog(config);

@@ -10,7 +10,7 @@
  */
 import { existsSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { OpcatError } from "../errors/index.js";
+import { OpcatError, problemsKind } from "../errors/index.js";
 import type { OutputFormat } from "../fbc/write.js";
 import { generateDockerfile } from "../image/dockerfile.js";
 import type { BuildFromConfigResult } from "./buildconfig.js";
@@ -67,7 +67,8 @@ export async function buildCatalogImageAction(dir: string, target: CatalogImageT
     const problems = [...res.problems];
     if (problems.length === 0) problems.push(...validateCatalog(res.config).problems);
     const errors = problems.filter((p) => p.severity === "error");
-    if (errors.length > 0) throw new OpcatError(errors[0].code, errors[0].message, { problems, kind: "invalid" });
+    if (errors.length > 0)
+      throw new OpcatError(errors[0].code, errors[0].message, { problems, kind: problemsKind(problems) });
   }
   checkPushTarget(target);
   const access = await accessOf(target.pull);

@@ -7,7 +7,7 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { isBundleDirectory, renderBundleDirectory, type RenderBundleOptions } from "../bundle/index.js";
-import { OpcatError, type Problem } from "../errors/index.js";
+import { OpcatError, problemsKind, type Problem } from "../errors/index.js";
 import { loadCatalog, type LoadOptions } from "../fbc/load.js";
 import type { DeclarativeConfig } from "../fbc/types.js";
 import { goQuote } from "../gojson/fmt.js";
@@ -187,7 +187,7 @@ export async function renderReference(ref: string, opts: OpenReferenceOptions = 
     const r = await openReference(ref, opts);
     if (r.problems.length > 0) {
       const p = r.problems[0];
-      throw new OpcatError(p.code, p.message, { problems: r.problems, kind: "invalid" });
+      throw new OpcatError(p.code, p.message, { problems: r.problems, kind: problemsKind(r.problems) });
     }
     return r.config;
   } catch (e) {

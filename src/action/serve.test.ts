@@ -1,7 +1,8 @@
 // The serve action called directly: a small catalog served on 127.0.0.1 (port 0), nothing printed.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { OpcatError } from "../errors/index.js";
@@ -43,7 +44,7 @@ test("startServeAction: serves a catalog over HTTP and gRPC on loopback, closes,
   );
 });
 
-test("buildServeCacheAction: loads and closes; an invalid catalog is an event and an invalid-kind error", async () => {
+test("buildServeCacheAction: loads, closes; a failed catalog is an event and an error (io: unreadable)", async () => {
   const { value, written } = await silent(() => buildServeCacheAction({ catalogs: [parseServeCatalogArg(CATALOG)] }));
   assert.equal(written, "");
   assert.deepEqual(value, { catalogs: ["catalog"] });
@@ -56,11 +57,18 @@ test("buildServeCacheAction: loads and closes; an invalid catalog is an event an
   );
   await assert.rejects(
     missing,
-    (e: unknown) => e instanceof OpcatError && e.kind === "invalid" && e.code === "SERVE_INVALID_CATALOG",
+    // a directory that is not there (IO_ERROR): exit 2, as for validate or render
+    (e: unknown) => e instanceof OpcatError && e.kind === "io" && e.code === "SERVE_INVALID_CATALOG",
   );
   assert.deepEqual(
     events.map((e) => (e.source === "store" ? `${e.event.status} ${e.event.catalog}` : e.source)),
     ["failed gone"],
+  );
+  const bad = mkdtempSync(join(tmpdir(), "opcat-serve-invalid-"));
+  writeFileSync(join(bad, "catalog.json"), '{"schema":"olm.channel","package":"p","name":"c"}\n');
+  await assert.rejects(
+    silent(() => buildServeCacheAction({ catalogs: [parseServeCatalogArg(`bad=${bad}`)] })),
+    (e: unknown) => e instanceof OpcatError && e.kind === "invalid" && e.code === "SERVE_INVALID_CATALOG",
   );
 });
 

@@ -9,7 +9,7 @@
  * runs); the servers (grpc-js, protobufjs) and the image client load when an action needs them.
  */
 import { existsSync } from "node:fs";
-import { OpcatError } from "../errors/index.js";
+import { OpcatError, problemsKind } from "../errors/index.js";
 import type { PullOptions } from "../image/index.js";
 import type { HttpServerHandle } from "../serve/http.js";
 import type { GrpcServerHandle } from "../serve/grpc.js";
@@ -88,6 +88,8 @@ interface Loaded {
   store: CatalogStore;
   images: ImageCatalog[];
   failed: boolean;
+  /** A failure was a file the system refused to read (IO_ERROR). */
+  unreadable: boolean;
 }
 
 /** Creates the store and adds every catalog; refuses invalid content that no watch or poll may fix. */
@@ -109,6 +111,8 @@ async function loadCatalogs(opts: ServeCatalogOptions, checkMetaKeys: boolean, k
   });
   const images: ImageCatalog[] = [];
   let failed = false;
+  // a file the system refused to read (permission, a symlink loop): an I/O error, exit 2
+  let unreadable = false;
   for (const c of opts.catalogs) {
     let out;
     if (c.image && IS) {
@@ -132,17 +136,20 @@ async function loadCatalogs(opts: ServeCatalogOptions, checkMetaKeys: boolean, k
         throw new OpcatError("USAGE_SERVE", (e as Error).message, { kind: "usage" });
       }
     }
-    if (out.status === "failed") failed = true;
+    if (out.status === "failed") {
+      failed = true;
+      if (problemsKind(out.problems) === "io") unreadable = true;
+    }
   }
   // Like opm serve, refuse to start with invalid content unless watching or polling may fix it later.
   if (failed && !opts.watch && opts.pollIntervalMs === undefined) {
     await Promise.all(images.map((i) => i.close()));
     throw new OpcatError("SERVE_INVALID_CATALOG", "a catalog is invalid (see above); nothing served", {
-      kind: "invalid",
+      kind: unreadable ? "io" : "invalid",
       problems: [],
     });
   }
-  return { store, images, failed };
+  return { store, images, failed, unreadable };
 }
 
 export interface ServeCacheOptions extends ServeCatalogOptions {
@@ -155,12 +162,12 @@ export interface ServeCacheOptions extends ServeCatalogOptions {
  * `cache`), then closes; returns the catalogs' names.
  */
 export async function buildServeCacheAction(opts: ServeCacheOptions): Promise<{ catalogs: string[] }> {
-  const { store, images, failed } = await loadCatalogs(opts, opts.checkMetaKeys !== false, false);
+  const { store, images, failed, unreadable } = await loadCatalogs(opts, opts.checkMetaKeys !== false, false);
   await Promise.all(images.map((i) => i.close()));
   await store.close();
   if (failed)
     throw new OpcatError("SERVE_INVALID_CATALOG", "a catalog is invalid (see above)", {
-      kind: "invalid",
+      kind: unreadable ? "io" : "invalid",
       problems: [],
     });
   return { catalogs: store.names() };

@@ -187,7 +187,7 @@ function registerInstanceCommands(inst: Command): void {
     kubeOptions(
       inst
         .command("describe")
-        .argument("<name>")
+        .argument("<name>", "name of the Instance")
         .description(
           "Show an Instance: its bundle, conditions, and what it would create and which permissions it grants",
         ),
@@ -201,7 +201,7 @@ function registerInstanceCommands(inst: Command): void {
     kubeOptions(
       inst
         .command("approve")
-        .argument("<name>")
+        .argument("<name>", "name of the Instance")
         .description(
           "Approve an Instance that waits for approval (needs the `approve` " +
             "verb on it); --show prints what it would create and grant first",

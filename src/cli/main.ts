@@ -5,20 +5,20 @@
  */
 import { Argument, Command, CommanderError, Option } from "commander";
 import type { ListKind, LoadProgress, OutputFormat } from "../action/fbc.js";
-import { OpcatError } from "../errors/index.js";
-import { migrationHelpText, validateMigrationLevel } from "../fbc/migrations.js";
+import { OpcatError, problemsKind } from "../errors/index.js";
 import { VERSION } from "../version.js";
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
 import { completionScript } from "./completion.js";
+import { migrateLevelOption, outputOption } from "./flags.js";
 import { registerClusterCommands } from "./cluster.js";
 import { registerImageCommands } from "./image.js";
 import { registerResolveCommands } from "./resolve.js";
 import { registerServeCommand } from "./serve.js";
 import { registerTemplateCommands } from "./template.js";
 import {
-  EXIT_INVALID,
   EXIT_USAGE,
   count,
+  exitCodeFor,
   formatBytes,
   guardOutputStreams,
   handleError,
@@ -30,29 +30,6 @@ import {
 // Each command loads its action when it runs (src/action/fbc.ts, which loads the library it needs),
 // so that starting opcat, `--help` and `--version` cost only the command definitions.
 const actions = () => import("../action/fbc.js");
-
-function outputOption(formats: string[], def: string): Option {
-  return new Option("-o, --output <format>", `output format (${formats.join("|")})`).default(def).argParser((v) => {
-    if (!formats.includes(v))
-      throw new OpcatError(
-        "USAGE_OUTPUT",
-        `invalid --output value ${JSON.stringify(v)}, expected (${formats.join("|")})`,
-        { kind: "usage" },
-      );
-    return v;
-  });
-}
-
-function migrateLevelOption(): Option {
-  return new Option(
-    "--migrate-level <level>",
-    `name of the last migration to run (default: none)${migrationHelpText()}`,
-  ).argParser((v) => {
-    const err = validateMigrationLevel(v);
-    if (err) throw new OpcatError("USAGE_MIGRATE_LEVEL", err, { kind: "usage" });
-    return v;
-  });
-}
 
 /** The loading line on a terminal, as `render`, `render-graph`, `list` and `migrate` show it. */
 function loadingProgress(): LoadProgress {
@@ -77,7 +54,7 @@ function registerRender(program: Command): void {
         "(manifests/ + metadata/), oci:<dir>[:tag] layouts, or catalog/bundle image references",
     )
     .addOption(outputOption(["json", "yaml"], "json"))
-    .addOption(migrateLevelOption())
+    .addOption(migrateLevelOption("name of the last migration to run (default: none)"))
     .option("--migrate", "run all migrations (same as --migrate-level all)")
     .option(
       "--image-ref-template <tmpl>",
@@ -144,7 +121,7 @@ function registerValidate(program: Command): void {
       if (opts.output === "text") {
         if (!passed) {
           reportProblems(problems, "text");
-          process.exitCode = EXIT_INVALID;
+          process.exitCode = exitCodeFor(problemsKind(problems));
         } else if (!opts.quiet) {
           const c = res.config;
           process.stderr.write(
@@ -156,7 +133,7 @@ function registerValidate(program: Command): void {
         return;
       }
       process.stdout.write(await A.validationReport(validated, opts.output));
-      if (!passed) process.exitCode = EXIT_INVALID;
+      if (!passed) process.exitCode = exitCodeFor(problemsKind(problems));
     });
 }
 
@@ -199,18 +176,19 @@ function registerList(program: Command): void {
     const cmd = list
       .command(name)
       .description(desc)
-      .argument("<ref>", "catalog directory, catalog file, catalog image, or - for standard input")
-      .argument(name === "packages" ? "[unused]" : "[package]", name === "packages" ? "" : "only this package");
+      .argument("<ref>", "catalog directory, catalog file, catalog image, or - for standard input");
+    // packages takes the catalog alone (opm's `alpha list packages` takes exactly one argument)
+    if (name !== "packages") cmd.argument("[package]", "only this package");
     cmd.addOption(outputOption(["text", "json"], "text"));
-    addImageAccessOptions(cmd).action(
-      async (ref: string, pkg: string | undefined, opts: ImageAccessFlags & { output: string }) => {
-        const output = opts.output as "text" | "json";
-        const access = () => imageAccessFrom(opts);
-        process.stdout.write(
-          await (await actions()).listAction(name, ref, pkg, { output, access, progress: loadingProgress }),
-        );
-      },
-    );
+    addImageAccessOptions(cmd).action(async (ref: string, ...rest: unknown[]) => {
+      const pkg = name === "packages" ? undefined : (rest[0] as string | undefined);
+      const opts = cmd.opts<ImageAccessFlags & { output: string }>();
+      const output = opts.output as "text" | "json";
+      const access = () => imageAccessFrom(opts);
+      process.stdout.write(
+        await (await actions()).listAction(name, ref, pkg, { output, access, progress: loadingProgress }),
+      );
+    });
   };
   listCmd("packages", "List packages with display name and default channel");
   listCmd("channels", "List channels with their head bundle");
@@ -245,7 +223,7 @@ function registerMigrate(program: Command): void {
     .argument("<ref>", "catalog directory, catalog file, or - for standard input")
     .argument("<outputDir>", "directory to write (must be absent or empty)")
     .addOption(outputOption(["json", "yaml"], "json"))
-    .addOption(migrateLevelOption());
+    .addOption(migrateLevelOption("name of the last migration to run (default: none)"));
   addImageAccessOptions(migrateCmd).action(
     async (ref: string, out: string, opts: ImageAccessFlags & { output: OutputFormat; migrateLevel?: string }) => {
       const files = await (await actions()).migrateAction(ref, out, {

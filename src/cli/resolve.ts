@@ -3,11 +3,11 @@
  * Flags → src/action/resolve.ts (resolveAction, queryAction, imagesAction) → print.
  * Exit codes: 0 resolved, 1 not resolvable (or invalid catalog/input content), 2 usage or I/O error.
  */
-import { type Command, Option } from "commander";
-import { OpcatError } from "../errors/index.js";
+import type { Command } from "commander";
 import type * as ALib from "../action/resolve.js";
 import type { ImageUse } from "../resolve/index.js";
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
+import { outputOption } from "./flags.js";
 import { loadOnAction } from "./lazy.js";
 import { EXIT_INVALID } from "./output.js";
 
@@ -15,18 +15,6 @@ import { EXIT_INVALID } from "./output.js";
 let A: typeof ALib;
 
 const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
-
-function formatOption(formats: string[], def: string): Option {
-  return new Option("-o, --output <format>", `output format (${formats.join("|")})`).default(def).argParser((v) => {
-    if (!formats.includes(v))
-      throw new OpcatError(
-        "USAGE_OUTPUT",
-        `invalid --output value ${JSON.stringify(v)}, expected (${formats.join("|")})`,
-        { kind: "usage" },
-      );
-    return v;
-  });
-}
 
 interface CatalogFlags extends ImageAccessFlags {
   catalog?: string[];
@@ -80,7 +68,7 @@ export function registerResolveCommands(program: Command): void {
         "the cluster's OpenShift version (checked against olm.maxOpenShiftVersion)",
       )
       .option("--trace", "include the solver's search trace", false)
-      .addOption(formatOption(["yaml", "json"], "yaml")),
+      .addOption(outputOption(["yaml", "json"], "yaml")),
   ).action(
     async (
       o: CatalogFlags & {
@@ -118,7 +106,7 @@ export function registerResolveCommands(program: Command): void {
       )
       .option("--catalog <[name=]dir|image>", "a catalog to query (repeatable)", collect)
       .option("--priority <name=N>", "catalog priority (repeatable)", collect)
-      .addOption(formatOption(["text", "json", "yaml"], "text")),
+      .addOption(outputOption(["text", "json", "yaml"], "text")),
   ).action(async (expr: string, o: CatalogFlags & { output: string }) => {
     const matches = await A.queryAction(expr, catalogOptions(o));
     if (o.output === "text")
@@ -141,7 +129,7 @@ export function registerResolveCommands(program: Command): void {
         collect,
       )
       .option("--resolveset <file>", "a resolveset printed by opcat resolve (YAML or JSON)")
-      .addOption(formatOption(["text", "json"], "text")),
+      .addOption(outputOption(["text", "json"], "text")),
   ).action(async (o: CatalogFlags & { resolveset?: string; package?: string[]; output: string }) => {
     const images = await A.imagesAction({ ...catalogOptions(o), resolveset: o.resolveset, packages: o.package });
     printImages(images, o.output);

@@ -3,11 +3,12 @@
  * raw FBC), idempotently, with an outcome per template and an exit code per outcome. A thin layer over
  * src/action/template.ts (addBundleAction), which composes the bundle source for src/template/addbundle.
  */
-import { type Command, Option } from "commander";
+import type { Command } from "commander";
 import { OpcatError } from "../errors/index.js";
 import type * as ALib from "../action/template.js";
 import type { AddBundleOutcome, AddBundlePlan, ReleaseConfigReport } from "../template/addbundle/addbundle.js";
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
+import { outputOption } from "./flags.js";
 import { loadOnAction } from "./lazy.js";
 import { problemToJson } from "./output.js";
 
@@ -210,15 +211,7 @@ export function registerAddBundleCommand(tmpl: Command): void {
     .option("--reuse-tags", "with --reuse, also answer tag references", false)
     .option("--pull", "pull and render bundle images (after --reuse); without it nothing is pulled", false)
     .option("--dry-run", "print the outcome and the diff; write nothing", false)
-    .addOption(
-      new Option("-o, --output <format>", "report format (text|json)").default("text").argParser((v) => {
-        if (v !== "text" && v !== "json")
-          throw new OpcatError("USAGE_OUTPUT", `invalid --output value ${JSON.stringify(v)}, expected (text|json)`, {
-            kind: "usage",
-          });
-        return v;
-      }),
-    )
+    .addOption(outputOption(["text", "json"], "text", "report format (text|json)"))
     .addHelpText(
       "after",
       `

@@ -5,6 +5,7 @@
 import { type Command, Option } from "commander";
 import { OpcatError } from "../errors/index.js";
 import type { ConvertTarget } from "../template/convert.js";
+import { outputOption } from "./flags.js";
 
 const TARGETS = ["basic", "graph"];
 const OUTPUTS = ["json", "yaml"];
@@ -33,15 +34,7 @@ export function registerConvertCommand(tmpl: Command): void {
         return v;
       }),
     )
-    .addOption(
-      new Option("-o, --output <format>", `output format (${OUTPUTS.join("|")})`).default("json").argParser((v) => {
-        if (!OUTPUTS.includes(v))
-          throw new OpcatError("USAGE_OUTPUT", `invalid --output value ${JSON.stringify(v)}, expected (json|yaml)`, {
-            kind: "usage",
-          });
-        return v;
-      }),
-    )
+    .addOption(outputOption(OUTPUTS, "json"))
     .option(
       "--package <name>",
       "convert only this package (a graph template holds one package: required when the catalog has several)",

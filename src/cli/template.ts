@@ -8,11 +8,11 @@ import { type Command, Option } from "commander";
 import type * as ALib from "../action/template.js";
 import type { TemplateProgress } from "../action/template.js";
 import { OpcatError, problem } from "../errors/index.js";
-import { migrationHelpText, validateMigrationLevel } from "../fbc/migrations.js";
 import type { DeclarativeConfig } from "../fbc/types.js";
 import { goQuote } from "../gojson/fmt.js";
 import type { SemverSkips } from "../template/index.js";
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
+import { migrateLevelOption, outputFormatError, outputOption } from "./flags.js";
 import { formatBytes, Progress } from "./output.js";
 import { registerConvertCommand } from "./template-convert.js";
 import { registerAddBundleCommand } from "./template-add.js";
@@ -54,9 +54,7 @@ async function runComposite(args: string[], opts: RenderOpts): Promise<void> {
       kind: "usage",
     });
   if (opts.output !== "json" && opts.output !== "yaml") {
-    throw new OpcatError("USAGE_OUTPUT", `invalid --output value ${goQuote(opts.output)}, expected (json|yaml)`, {
-      kind: "usage",
-    });
+    throw outputFormatError(opts.output, ["json", "yaml"], goQuote);
   }
   if (opts.migrateLevel !== undefined)
     throw new OpcatError("USAGE_FLAGS", "--migrate-level is not supported by the composite template", {
@@ -158,29 +156,8 @@ function addRenderCommand(cmd: Command): Command {
         "[TYPE] [FILE]: TYPE is one of basic, semver, substitutes, or composite (which takes " +
           "no FILE: see -f/-c); FILE is a template file or - for standard input (the default)",
       )
-      .addOption(
-        new Option("-o, --output <format>", `output format (${OUTPUTS.join("|")}; composite: json|yaml)`)
-          .default("json")
-          .argParser((v) => {
-            if (!OUTPUTS.includes(v))
-              throw new OpcatError(
-                "USAGE_OUTPUT",
-                `invalid --output value ${JSON.stringify(v)}, expected (json|yaml|mermaid)`,
-                { kind: "usage" },
-              );
-            return v;
-          }),
-      )
-      .addOption(
-        new Option(
-          "--migrate-level <level>",
-          `name of the last migration to run on the rendered bundles (default: none)${migrationHelpText()}`,
-        ).argParser((v) => {
-          const err = validateMigrationLevel(v);
-          if (err) throw new OpcatError("USAGE_MIGRATE_LEVEL", err, { kind: "usage" });
-          return v;
-        }),
-      )
+      .addOption(outputOption(OUTPUTS, "json", `output format (${OUTPUTS.join("|")}; composite: json|yaml)`))
+      .addOption(migrateLevelOption("name of the last migration to run on the rendered bundles (default: none)"))
       .option(
         "--reuse <rendered-fbc>",
         "answer bundle images from this already-rendered catalog (directory, file or " +

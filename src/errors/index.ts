@@ -102,6 +102,16 @@ export function compareProblems(a: Problem, b: Problem): number {
  */
 export type ErrorKind = "invalid" | "usage" | "io" | "internal";
 
+/**
+ * The kind of a failure made of `problems` found while reading and checking content: `io` when the
+ * system refused to read a file (`IO_ERROR`: permission denied, a symlink loop, a dangling link), even
+ * inside a catalog directory; else `invalid`. (A FIFO, a device or an oversized file inside a directory,
+ * `IO_NOT_REGULAR` / `IO_FILE_TOO_LARGE`, is content opcat refuses: invalid.)
+ */
+export function problemsKind(problems: readonly Problem[]): "invalid" | "io" {
+  return problems.some((p) => p.code === "IO_ERROR" && p.severity === "error") ? "io" : "invalid";
+}
+
 /** Thrown by library functions for bad input or I/O: carries problems and a kind. */
 export class OpcatError extends Error {
   readonly code: string;

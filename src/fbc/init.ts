@@ -32,10 +32,14 @@ export function initPackage(opts: InitOptions): Package {
     properties: [],
   };
   if (opts.icon !== undefined) {
-    if (opts.icon.length === 0) throw new OpcatError("INIT_ICON_EMPTY", "detect icon mediatype: Empty buffer");
+    // the icon file's content is wrong, not the request: kind "invalid" (exit 1, as opm's every error)
+    if (opts.icon.length === 0)
+      throw new OpcatError("INIT_ICON_EMPTY", "detect icon mediatype: Empty buffer", { kind: "invalid" });
     const mime = detectMimeType(opts.icon);
     if (mime.split("/")[0] !== "image") {
-      throw new OpcatError("INIT_ICON_NOT_IMAGE", `detected invalid type ${goQuote(mime)}: not an image`);
+      throw new OpcatError("INIT_ICON_NOT_IMAGE", `detected invalid type ${goQuote(mime)}: not an image`, {
+        kind: "invalid",
+      });
     }
     pkg.icon = { base64data: opts.icon, mediatype: mime };
   }

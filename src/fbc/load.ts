@@ -21,7 +21,7 @@ import {
   decodeDeprecation,
   decodePackage,
 } from "./decode.js";
-import { OpcatError, problem, type Problem } from "../errors/index.js";
+import { OpcatError, problem, problemsKind, type Problem } from "../errors/index.js";
 import { openInputSync, readInputStream, readInputTextSync, refuseSpecial, type ReadOptions } from "./readfile.js";
 import { isOpcatTemp } from "./tempname.js";
 import { RawJson } from "./rawjson.js";
@@ -454,7 +454,10 @@ export async function loadCatalog(ref: string, opts: LoadOptions = {}): Promise<
 export async function loadCatalogOrThrow(ref: string, opts: LoadOptions = {}): Promise<DeclarativeConfig> {
   const res = await loadCatalog(ref, opts);
   if (res.problems.length > 0) {
-    throw new OpcatError(res.problems[0].code, res.problems[0].message, { problems: res.problems, kind: "invalid" });
+    throw new OpcatError(res.problems[0].code, res.problems[0].message, {
+      problems: res.problems,
+      kind: problemsKind(res.problems),
+    });
   }
   return res.config;
 }

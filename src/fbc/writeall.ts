@@ -5,7 +5,8 @@
  * directory written whole or not at all (`writeDirectoryAtomic`). Imports only node: built-ins, so
  * that src/image writes image layouts without loading the catalog writers.
  */
-import { existsSync, mkdirSync, mkdtempSync, renameSync, rmdirSync, rmSync, writeSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, renameSync, rmdirSync, rmSync, writeSync } from "node:fs";
 import { basename, dirname, join, relative, resolve } from "node:path";
 
 /** Writes all of `data` to `fd` at its current position; throws the system's error (ENOSPC, EIO…). */
@@ -32,7 +33,7 @@ export function writeAllSync(fd: number, data: string | Uint8Array): void {
 export function writeDirectoryAtomic<T>(dir: string, fill: (tmp: string) => T): T {
   const parent = dirname(resolve(dir));
   mkdirSync(parent, { recursive: true });
-  const tmp = mkdtempSync(join(parent, `.${basename(resolve(dir))}.tmp-`));
+  const tmp = stagingDirectory(join(parent, `.${basename(resolve(dir))}.tmp-`));
   try {
     const out = fill(tmp);
     if (existsSync(dir)) rmdirSync(dir); // empty (checked by the caller): rename cannot replace a non-empty one
@@ -44,5 +45,24 @@ export function writeDirectoryAtomic<T>(dir: string, fill: (tmp: string) => T): 
     if (typeof err.path === "string") err.path = join(dir, relative(tmp, err.path));
     else if (err.syscall === "write") err.path = dir;
     throw e;
+  }
+}
+
+const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+/**
+ * Creates `<prefix>XXXXXX` (six random letters or digits, as mkdtemp names them: fbc/tempname.ts knows
+ * the name) with the mode a plain mkdir gives, 0777 less the umask. mkdtemp makes it 0700, and the
+ * rename would keep that: opm's directories are 0755 under umask 022.
+ */
+function stagingDirectory(prefix: string): string {
+  for (;;) {
+    const tmp = prefix + [...randomBytes(6)].map((b) => ALNUM[b % ALNUM.length]).join("");
+    try {
+      mkdirSync(tmp);
+      return tmp;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    }
   }
 }

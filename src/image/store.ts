@@ -127,7 +127,7 @@ export class BlobStore {
     const h = hasherFor(digest);
     let n = 0;
     const limit = opts.size ?? opts.maxBytes;
-    const fd = openSync(tmp, "wx", 0o644);
+    const fd = openSync(tmp, "wx", 0o666); // less the umask, as any other file opcat writes
     let ok = false;
     try {
       for await (const c of src) {

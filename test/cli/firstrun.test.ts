@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CatalogStore, startHttpServer } from "../../src/serve/index.js";
@@ -25,11 +25,11 @@ const OLD = oldNode();
 const skip = OLD ? false : "no Node older than 22 on this machine";
 const BIN = join(REPO_ROOT, "bin", "opcat");
 
-/** A copy of the launcher beside the built dist/, with or without a Node 24 in .node/. */
+/** A copy of the launchers (every bin entry) beside the built dist/, with or without a Node 24 in .node/. */
 function install(withLocalNode: boolean): string {
   const dir = mkdtempSync(join(tmpdir(), "opcat-firstrun-"));
   mkdirSync(join(dir, "bin"));
-  copyFileSync(join(REPO_ROOT, "bin", "opcat"), join(dir, "bin", "opcat"));
+  for (const f of readdirSync(join(REPO_ROOT, "bin"))) copyFileSync(join(REPO_ROOT, "bin", f), join(dir, "bin", f));
   symlinkSync(join(REPO_ROOT, "dist"), join(dir, "dist"));
   if (withLocalNode) {
     mkdirSync(join(dir, ".node", "node_modules", "node", "bin"), { recursive: true });
@@ -53,6 +53,31 @@ test("bin/opcat with an old Node and no .node/ says which Node it needs (exit 2)
   assert.equal(r.status, 2);
   assert.match(r.stderr, /needs Node\.js 22 or newer/);
   assert.match(r.stderr, /npm run demo/);
+});
+
+test("bin/kubectl-instance with an old Node runs with the Node 24 in .node/, as bin/opcat does", { skip }, () => {
+  const dir = install(true);
+  // a kubeconfig that is not there: the command loads the Kubernetes client (undici, which Node 20
+  // cannot load) before it reads the file, and fails with an I/O error, exit 2
+  const kubeconfig = join(dir, "no-such-kubeconfig");
+  const env = { ...process.env, KUBECONFIG: kubeconfig };
+  const plugin = join(dir, "bin", "kubectl-instance");
+  const want = spawnSync(process.execPath, [plugin, "list"], { encoding: "utf8", env });
+  const r = spawnSync(OLD as string, [plugin, "list"], { encoding: "utf8", env });
+  assert.doesNotMatch(r.stderr, /internal error|\n\s+at /, r.stderr);
+  assert.equal(r.status, 2, r.stderr);
+  assert.equal(r.stderr, want.stderr);
+  assert.equal(r.stdout, want.stdout);
+  const help = spawnSync(OLD as string, [plugin, "--help"], { encoding: "utf8" });
+  assert.equal(help.status, 0, help.stderr);
+  assert.equal(help.stdout, spawnSync(process.execPath, [plugin, "--help"], { encoding: "utf8" }).stdout);
+});
+
+test("bin/kubectl-instance with an old Node and no .node/ says which Node it needs (exit 2)", { skip }, () => {
+  const dir = install(false);
+  const r = spawnSync(OLD as string, [join(dir, "bin", "kubectl-instance"), "list"], { encoding: "utf8" });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /needs Node\.js 22 or newer/);
 });
 
 test("bin/opcat with an old Node passes SIGTERM on to the server it started", { skip }, async () => {

@@ -3,17 +3,21 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import {
+  chmodSync,
+  cpSync,
   mkdirSync,
   mkdtempSync,
   openSync,
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
+  symlinkSync,
   truncateSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { COMMUNITY, REPO_ROOT, requireShared } from "../shared.js";
 
 /** Skips (with the reason) without root, or without the real catalogs in ../shared (a failure under CI=true). */
@@ -88,6 +92,31 @@ test("opcat completion bash completes commands, subcommands and flags in a real 
     ["image", "manifests", "run"],
   );
   assert.ok(complete(["opcat", "render-graph", "--min"]).includes("--minimum-edge"));
+  // flag values, and file names after a flag that takes a path
+  assert.deepEqual(complete(["opcat", "render", "x", "-o", ""]), ["json", "yaml"]);
+  assert.deepEqual(complete(["opcat", "validate", "x", "--output", ""]), ["json", "text", "yaml"]);
+  assert.deepEqual(complete(["opcat", "list", "bundles", "x", "-o", "j"]), ["json"]);
+  assert.deepEqual(complete(["opcat", "migrate", "--migrate-level", ""]), [
+    "all",
+    "bundle-object-to-csv-metadata",
+    "none",
+  ]);
+  assert.deepEqual(complete(["opcat", "render", "--cache-dir", `${EXAMPLE}/etcd`]), [`${EXAMPLE}/etcd-example`]);
+  // opm's alpha spellings
+  assert.deepEqual(
+    complete(["opcat", "alpha", ""]).filter((w) => !w.startsWith("-")),
+    ["bundle", "convert-template", "list", "render-graph", "render-template", "render-veneer"],
+  );
+  assert.deepEqual(
+    complete(["opcat", "alpha", "list", ""]).filter((w) => !w.startsWith("-")),
+    ["bundles", "channels", "packages"],
+  );
+  assert.deepEqual(complete(["opcat", "alpha", "list", "packages", "x", "-o", ""]), ["json", "text"]);
+  assert.deepEqual(complete(["opcat", "alpha", "render-graph", "--min"]), ["--minimum-edge"]);
+  assert.deepEqual(complete(["opcat", "alpha", "render-template", "--migrate-l"]), ["--migrate-level"]);
+  assert.deepEqual(complete(["opcat", "alpha", "convert-template", "b"]), ["basic"]);
+  assert.ok(complete(["opcat", "alpha", "convert-template", "basic", "--"]).includes("--output"));
+  assert.match(opcat(["completion", "fish"]).stdout, /-c opcat -n '[^']+' -l 'output' -s 'o' -x -a 'json yaml'/);
   for (const shell of ["zsh", "fish"]) {
     const s = opcat(["completion", shell]);
     assert.equal(s.code, 0);
@@ -589,3 +618,142 @@ test(
     assert.match(ctx.stderr, /--context needs --kubeconfig/);
   },
 );
+
+test("a pipe handed to opcat as standard input stays blocking while a command that does not read it runs", {
+  skip: process.platform !== "linux" && "reads the flags of the child's fd 0 in /proc",
+}, async () => {
+  // O_NONBLOCK belongs to the pipe's file description, shared with the other readers of the pipe: set by
+  // opcat, `opcat render a | cmp - <(opcat render b)` failed in cmp with "Resource temporarily unavailable"
+  const args = ["serve", EXAMPLE, "--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0"];
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ["pipe", "ignore", "pipe"] });
+  let err = "";
+  const exited = new Promise<number | null>((res) => child.on("exit", (code) => res(code)));
+  await new Promise<void>((res) => {
+    child.stderr.on("data", (d: Buffer) => {
+      err += d.toString();
+      if (err.includes('"msg":"serving"')) res();
+    });
+    child.on("exit", () => res());
+  });
+  assert.match(err, /"msg":"serving"/);
+  const fdinfo = readFileSync(`/proc/${child.pid}/fdinfo/0`, "utf8");
+  child.kill("SIGTERM");
+  await exited;
+  const flags = Number.parseInt(/^flags:\s*([0-7]+)/m.exec(fdinfo)?.[1] ?? "", 8);
+  assert.ok(!Number.isNaN(flags), fdinfo);
+  assert.equal(flags & 0o4000, 0, `O_NONBLOCK set on fd 0 (flags ${flags.toString(8)})`);
+});
+
+test("what opcat writes honours the umask as opm does: migrate, catalog build to a new OCI layout", () => {
+  const modes = (umask: string): Record<string, string> => {
+    const dir = mkdtempSync(join(tmpdir(), "opcat-umask-"));
+    const run = (args: string[]) => {
+      const r = spawnSync("sh", ["-c", `umask ${umask} && exec "$@"`, "sh", process.execPath, BIN, ...args], {
+        encoding: "utf8",
+      });
+      assert.equal(r.status, 0, r.stderr);
+    };
+    run(["migrate", EXAMPLE, join(dir, "out"), "-o", "yaml"]);
+    run(["catalog", "build", EXAMPLE, "-t", `oci:${join(dir, "layout")}:v1`, "--base-image", "scratch"]);
+    const out: Record<string, string> = {};
+    for (const p of ["out", "out/etcd-example", "out/etcd-example/catalog.yaml", "layout", "layout/blobs/sha256"])
+      out[p] = (statSync(join(dir, p)).mode & 0o777).toString(8);
+    for (const f of [
+      "index.json",
+      "oci-layout",
+      ...readdirSync(join(dir, "layout", "blobs", "sha256")).map((b) => `blobs/sha256/${b}`),
+    ])
+      out[`layout/${f.startsWith("blobs/") ? "blobs/sha256/<blob>" : f}`] = (
+        statSync(join(dir, "layout", f)).mode & 0o777
+      ).toString(8);
+    return out;
+  };
+  // directories 0777 and files 0666, less the umask (opm's WriteFS; go-containerregistry's layout)
+  const want = (d: string, f: string) => ({
+    out: d,
+    "out/etcd-example": d,
+    "out/etcd-example/catalog.yaml": f,
+    layout: d,
+    "layout/blobs/sha256": d,
+    "layout/index.json": f,
+    "layout/oci-layout": f,
+    "layout/blobs/sha256/<blob>": f,
+  });
+  assert.deepEqual(modes("022"), want("755", "644"));
+  assert.deepEqual(modes("002"), want("775", "664"));
+});
+
+test("a file inside a catalog that cannot be read (a symlink loop, permission denied) is an I/O error: exit 2", () => {
+  const dir = mkdtempSync(join(tmpdir(), "opcat-unreadable-"));
+  chmodSync(dir, 0o755);
+  const loop = join(dir, "loop");
+  cpSync(EXAMPLE, loop, { recursive: true });
+  symlinkSync("self", join(loop, "self"));
+  const denied = join(dir, "denied");
+  cpSync(EXAMPLE, denied, { recursive: true });
+  writeFileSync(join(denied, "secret.json"), '{"schema":"olm.package","name":"secret"}\n');
+  chmodSync(join(denied, "secret.json"), 0o000);
+  // root reads any file: the permission case runs as nobody then
+  const as = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+  const cases: [string, RegExp][] = [
+    [loop, /^self: error\[IO_ERROR\]: open self: too many levels of symbolic links/m],
+    [denied, /^secret\.json: error\[IO_ERROR\]: open secret\.json: permission denied/m],
+  ];
+  for (const [cat, re] of cases) {
+    for (const args of [
+      ["validate", cat],
+      ["validate", cat, "-o", "json"],
+      ["render", cat],
+      ["render-graph", cat],
+      ["list", "packages", cat],
+      ["migrate", cat, join(dir, `out-${basename(cat)}`)],
+      ["catalog", "build", cat, "-t", `oci:${join(dir, `layout-${basename(cat)}`)}:v1`, "--base-image", "scratch"],
+      ["serve", cat, "--http", "127.0.0.1:0", "--no-grpc"],
+    ]) {
+      const r = spawnSync(process.execPath, [BIN, ...args], { encoding: "utf8", timeout: 60_000, ...as });
+      assert.equal(r.status, 2, `${args.join(" ")}: ${r.stderr}`);
+      if (!args.includes("json")) assert.match(r.stderr, re, args.join(" "));
+      else assert.match(r.stdout, /IO_ERROR/);
+    }
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("init -i with a file that is not an image, or empty, exits 1 as opm does (invalid content)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "opcat-init-icon-"));
+  writeFileSync(join(dir, "notes.txt"), "not an image\n");
+  writeFileSync(join(dir, "empty.png"), "");
+  for (const [file, re] of [
+    ["notes.txt", /detected invalid type "[^"]*": not an image/],
+    ["empty.png", /detect icon mediatype: Empty buffer/],
+  ] as const) {
+    const r = opcat(["init", "pkg", "-i", join(dir, file)]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, re);
+    assert.equal(r.stdout, "");
+  }
+});
+
+test("an unknown --migrate-level lists the levels; -o yml suggests yaml (usage errors, exit 2)", () => {
+  const level = opcat(["render", EXAMPLE, "--migrate-level", "bogus"]);
+  assert.equal(level.code, 2);
+  assert.match(
+    level.stderr,
+    /unknown migration level "bogus"\n {2}hint: valid levels: none, bundle-object-to-csv-metadata, all\n/,
+  );
+  const near = opcat(["migrate", EXAMPLE, "out", "--migrate-level", "bundle-object-to-csv-metdata"]);
+  assert.match(near.stderr, /hint: did you mean "bundle-object-to-csv-metadata"\?/);
+  for (const args of [
+    ["render", EXAMPLE, "-o", "yml"],
+    ["template", "render", "basic", "t.yaml", "-o", "yml"],
+    ["resolve", "--catalog", EXAMPLE, "--input", "in.yaml", "-o", "yml"],
+  ]) {
+    const r = opcat(args);
+    assert.equal(r.code, 2, args.join(" "));
+    assert.match(r.stderr, /invalid --output value "yml", expected \([a-z|]+\)\n {2}hint: did you mean "yaml"\?/);
+  }
+  const json = opcat(["render", EXAMPLE, "-o", "yml", "-o", "json"]);
+  assert.equal(json.code, 2);
+  const far = opcat(["render", EXAMPLE, "-o", "xml"]);
+  assert.doesNotMatch(far.stderr, /did you mean/);
+});

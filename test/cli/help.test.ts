@@ -33,3 +33,18 @@ test("the TLS flags of commands that push say so (not 'while pulling bundles')",
   // commands that pull keep opm's words
   assert.match(helps.find((x) => x.path === "opcat render")!.help.replace(/\s+/g, " "), /while pulling bundles/);
 });
+
+test("no --help shows an argument without a description (list packages had an [unused] one)", () => {
+  const offending: string[] = [];
+  const visit = (cmd: Command, path: string[]): void => {
+    for (const a of (cmd as unknown as { registeredArguments: { name(): string; description: string }[] })
+      .registeredArguments)
+      if (!a.description) offending.push(`${[...path, cmd.name()].join(" ")} <${a.name()}>`);
+    for (const sub of cmd.commands) visit(sub, [...path, cmd.name()]);
+  };
+  visit(buildProgram(), []);
+  assert.deepEqual(offending, []);
+  const help = all(buildProgram()).find((h) => h.path === "opcat list packages")?.help ?? "";
+  assert.match(help, /^Usage: opcat list packages \[options\] <ref>$/m);
+  assert.doesNotMatch(help, /unused/);
+});

@@ -626,6 +626,23 @@ test("files: written atomically with the original mode; failures and dry runs le
   assert.equal(readFileSync(join(dir, "new.txt"), "utf8"), "x\n");
 });
 
+test("files: a new file is 0666 less the umask; an edited file keeps its mode whatever the umask", () => {
+  const dir = mkdtempSync(join(tmpdir(), "opcat-ab-umask-"));
+  const old = process.umask(0o002);
+  try {
+    writeFileAtomic(join(dir, "new.yaml"), "x\n");
+    assert.equal((statSync(join(dir, "new.yaml")).mode & 0o777).toString(8), "664");
+    process.umask(0o022);
+    const f = join(dir, "shared.yaml");
+    writeFileSync(f, BASIC);
+    chmodSync(f, 0o664);
+    writeFileAtomic(f, "y\n");
+    assert.equal((statSync(f).mode & 0o777).toString(8), "664");
+  } finally {
+    process.umask(old);
+  }
+});
+
 test("release config: every listed template, all or nothing, an outcome per template", async () => {
   const root = mkdtempSync(join(tmpdir(), "opcat-ab-rc-"));
   const templates = join(root, "foo", "catalog-templates");

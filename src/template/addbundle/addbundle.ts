@@ -16,7 +16,7 @@
  * interface and the registry.
  */
 import { randomBytes } from "node:crypto";
-import { closeSync, fsyncSync, openSync, renameSync, statSync, unlinkSync } from "node:fs";
+import { closeSync, fchmodSync, fsyncSync, openSync, renameSync, statSync, unlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { OpcatError, problem, type Problem } from "../../errors/index.js";
 import { readInputTextSync } from "../../fbc/readfile.js";
@@ -592,7 +592,8 @@ function tryUnlink(p: string): void {
 
 /** Writes the temporary file for an atomic write; returns its path. */
 function stageFile(path: string, text: string): string {
-  let mode = 0o644;
+  // a new file: 0666 less the umask, as a shell redirection or opm writes; an edited one keeps its mode
+  let mode: number | undefined;
   try {
     mode = statSync(path).mode & 0o7777;
   } catch {
@@ -601,8 +602,9 @@ function stageFile(path: string, text: string): string {
   // what an earlier run killed before its rename left behind (never read as content: fbc/tempname.ts)
   sweepStaged(path);
   const tmp = stagedName(path, randomBytes(4).toString("hex"));
-  const fd = openSync(tmp, "wx", mode);
+  const fd = openSync(tmp, "wx", mode ?? 0o666);
   try {
+    if (mode !== undefined) fchmodSync(fd, mode); // open applies the umask
     // every byte or an error: a short write on a nearly full disk must not be renamed into place
     writeAllSync(fd, text);
     fsyncSync(fd);
