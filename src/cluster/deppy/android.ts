@@ -7,7 +7,8 @@
  * and cluster-wide grants covering every namespace. Service account names are not compared: what
  * matters is what the operator may do.
  */
-import type { GrantedRule } from "../rukpak/permissions.js";
+import type { KubeClient, KubeObject } from "../client.js";
+import { grantedRulesInCluster, type GrantedRule } from "../rukpak/permissions.js";
 
 /** One permission atom. */
 export interface PermissionAtom {
@@ -75,4 +76,17 @@ export function newPermissions(current: readonly GrantedRule[], next: readonly G
   const out = new Set<string>();
   for (const r of next) for (const a of atomsOf(r)) if (!current.some((c) => covers(c, a))) out.add(formatAtom(a));
   return [...out].sort();
+}
+
+/**
+ * What Android asks about one entry: the privileges the objects `next` would install add to those of
+ * `current` (the installed, approved content), the existing roles their bindings reference read from
+ * the cluster. Empty: nothing new.
+ */
+export async function newPrivilegesInCluster(
+  client: KubeClient,
+  current: readonly KubeObject[],
+  next: readonly KubeObject[],
+): Promise<string[]> {
+  return newPermissions(await grantedRulesInCluster(client, current), await grantedRulesInCluster(client, next));
 }
