@@ -153,26 +153,45 @@ type Crd = KubeObject & {
  */
 export async function waitForCrdGone(client: KubeClient, name: string, timeoutMs = 180_000): Promise<void> {
   try {
-    await waitFor(client, "apiextensions.k8s.io/v1", "CustomResourceDefinition", name, (o) => o === undefined, "gone",
-      timeoutMs);
+    await waitFor(
+      client,
+      "apiextensions.k8s.io/v1",
+      "CustomResourceDefinition",
+      name,
+      (o) => o === undefined,
+      "gone",
+      timeoutMs,
+    );
   } catch (e) {
     throw new Error(`${(e as Error).message}\n${await crdDiagnosis(client, name)}`);
   }
 }
 
 async function crdDiagnosis(client: KubeClient, name: string): Promise<string> {
-  const crd = await client.tryGet<Crd>("apiextensions.k8s.io/v1", "CustomResourceDefinition", name).catch(() => undefined);
+  const crd = await client
+    .tryGet<Crd>("apiextensions.k8s.io/v1", "CustomResourceDefinition", name)
+    .catch(() => undefined);
   if (!crd) return "  (the CRD is gone now)";
   const lines: string[] = [];
-  for (const c of crd.status?.conditions ?? []) lines.push(`  condition ${c.type}=${c.status} ${c.reason ?? ""}: ${c.message ?? ""}`);
-  const managed = (crd.metadata.managedFields ?? []) as { manager?: string; operation?: string; subresource?: string; time?: string }[];
+  for (const c of crd.status?.conditions ?? [])
+    lines.push(`  condition ${c.type}=${c.status} ${c.reason ?? ""}: ${c.message ?? ""}`);
+  const managed = (crd.metadata.managedFields ?? []) as {
+    manager?: string;
+    operation?: string;
+    subresource?: string;
+    time?: string;
+  }[];
   for (const m of managed)
     lines.push(`  written by ${m.manager} (${m.operation}${m.subresource ? ` ${m.subresource}` : ""}) at ${m.time}`);
   for (const v of crd.spec?.versions ?? []) {
     if (v.served === false) continue;
     const left = await client
       .list(`${crd.spec?.group}/${v.name}`, crd.spec?.names?.kind ?? "")
-      .then((l) => l.items.map((o) => `${o.metadata.namespace ?? ""}/${o.metadata.name} ${JSON.stringify(o.metadata.finalizers ?? [])}`))
+      .then((l) =>
+        l.items.map(
+          (o) => `${o.metadata.namespace ?? ""}/${o.metadata.name} ${JSON.stringify(o.metadata.finalizers ?? [])}`,
+        ),
+      )
       .catch((err: Error) => [`(list failed: ${err.message})`]);
     lines.push(`  custom resources left in ${v.name}: ${left.length ? left.join(", ") : "none"}`);
   }
@@ -186,7 +205,8 @@ async function crdDiagnosis(client: KubeClient, name: string): Promise<string> {
       }
     })();
     const about = log.filter((l) => l.includes(name)).slice(-10);
-    lines.push(`  kube-apiserver about it: ${about.length ? `\n    ${about.map((l) => l.slice(0, 400)).join("\n    ")}` : "nothing"}`);
+    const told = about.map((l) => l.slice(0, 400)).join("\n    ");
+    lines.push(`  kube-apiserver about it: ${about.length ? `\n    ${told}` : "nothing"}`);
   }
   return lines.join("\n");
 }

@@ -336,7 +336,8 @@ async function android(
     }
     const change =
       activeName && activeName !== b?.metadata.name ? ` (replacing ${activeName})` : activeName ? "" : " (new install)";
-    for (const p of await newPrivilegesInCluster(ctx.client, current, next)) permissions.push(`${e.name}${change}: ${p}`);
+    for (const p of await newPrivilegesInCluster(ctx.client, current, next))
+      permissions.push(`${e.name}${change}: ${p}`);
   }
   const approved = (reason: string, message: string): NewCondition => ({
     type: "Approved",
