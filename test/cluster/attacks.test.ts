@@ -318,7 +318,7 @@ describe("attacks on the trust model (real API server)", { skip: cluster.skip, c
     const rules = await grantedRulesInCluster(admin, objects);
     const added = newPermissions([], rules);
     assert.ok(
-      added.some((p) => /^\* \*\.\* cluster-wide$/.test(p)),
+      added.some((p) => /^\* \*\.\* cluster-wide for ServiceAccount op-system\/op$/.test(p)),
       added.join("\n"),
     );
     assert.ok(rules.some((r) => r.scope === "cluster" && r.verbs.includes("*") && r.resources.includes("*")));

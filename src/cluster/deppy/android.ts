@@ -1,17 +1,17 @@
 /**
- * Android-style approval (docs/cluster.md): an update is approved automatically only when it needs no
- * permission the installed bundle does not already have. Permissions are compared as RBAC grants,
- * one atom at a time (verb × API group × resource × resource name, or verb × non-resource URL, in a
- * namespace or cluster-wide), with RBAC's wildcards: `*` verbs, groups, resources and trailing-`*`
- * non-resource URLs, `resource/*` subresources, rules without resourceNames covering every name,
- * and cluster-wide grants covering every namespace. Service account names are not compared: what
- * matters is what the operator may do.
- */
+ * Android-style approval (docs/cluster.md, docs/security.md): an update is approved automatically
+ * only when it needs no privilege the installed bundle does not already have. RBAC grants are
+ * compared one atom at a time: (subject, verb, API group, resource, resource name, namespace), or
+ * (subject, verb, non-resource URL), with RBAC's wildcards: `*` verbs, groups, resources and
+ * trailing-`*` non-resource URLs, `resource/*` subresources, rules without resourceNames covering
+ * every name, and cluster-wide grants covering every namespace. Subjects are compared exactly (kind,
+ * name, a ServiceAccount's namespace): the same rights given to anyone else are new. */
 import type { KubeClient, KubeObject } from "../client.js";
 import { grantedRulesInCluster, type GrantedRule } from "../rukpak/permissions.js";
 
 /** One permission atom. */
 export interface PermissionAtom {
+  subject: string;
   scope: string; // "cluster" or a namespace
   verb: string;
   group?: string;
@@ -24,14 +24,15 @@ export function atomsOf(r: GrantedRule): PermissionAtom[] {
   const out: PermissionAtom[] = [];
   for (const verb of r.verbs) {
     if (r.nonResourceURLs?.length) {
-      for (const url of r.nonResourceURLs) out.push({ scope: r.scope, verb, url });
+      for (const url of r.nonResourceURLs) out.push({ subject: r.subject, scope: r.scope, verb, url });
       continue;
     }
     for (const group of r.apiGroups.length ? r.apiGroups : [""]) {
       for (const resource of r.resources) {
         if (r.resourceNames?.length)
-          for (const name of r.resourceNames) out.push({ scope: r.scope, verb, group, resource, name });
-        else out.push({ scope: r.scope, verb, group, resource });
+          for (const name of r.resourceNames)
+            out.push({ subject: r.subject, scope: r.scope, verb, group, resource, name });
+        else out.push({ subject: r.subject, scope: r.scope, verb, group, resource });
       }
     }
   }
@@ -53,6 +54,7 @@ function urlCovers(have: string, want: string): boolean {
 
 /** True when rule `r` grants atom `a`. */
 export function covers(r: GrantedRule, a: PermissionAtom): boolean {
+  if (r.subject !== a.subject) return false;
   if (r.scope !== "cluster" && r.scope !== a.scope) return false;
   if (!r.verbs.includes("*") && !r.verbs.includes(a.verb)) return false;
   if (a.url !== undefined) return (r.nonResourceURLs ?? []).some((u) => urlCovers(u, a.url!));
@@ -66,9 +68,9 @@ export function covers(r: GrantedRule, a: PermissionAtom): boolean {
 
 export function formatAtom(a: PermissionAtom): string {
   const where = a.scope === "cluster" ? "cluster-wide" : `in namespace ${a.scope}`;
-  if (a.url !== undefined) return `${a.verb} non-resource URL ${a.url} ${where}`;
+  if (a.url !== undefined) return `${a.verb} non-resource URL ${a.url} ${where} for ${a.subject}`;
   const res = a.group ? `${a.resource}.${a.group}` : a.resource;
-  return `${a.verb} ${res}${a.name ? ` named ${a.name}` : ""} ${where}`;
+  return `${a.verb} ${res}${a.name ? ` named ${a.name}` : ""} ${where} for ${a.subject}`;
 }
 
 /** The permissions `next` grants that `current` does not, as sentences (sorted, without repeats). */

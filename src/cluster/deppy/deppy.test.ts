@@ -2,7 +2,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { atomsOf, covers, formatAtom, newPermissions } from "./android.js";
-import type { GrantedRule } from "../rukpak/permissions.js";
+import { grantedRules, type GrantedRule } from "../rukpak/permissions.js";
+import type { KubeObject } from "../client.js";
 import {
   bundlesOf,
   entryProperties,
@@ -20,7 +21,7 @@ const rule = (r: Partial<GrantedRule>): GrantedRule => ({
   verbs: [],
   apiGroups: [""],
   resources: [],
-  serviceAccount: "ns/sa",
+  subject: "ServiceAccount ns/sa",
   ...r,
 });
 
@@ -31,9 +32,9 @@ test("android: the same rules add nothing; a first install adds everything it gr
   ];
   assert.deepEqual(newPermissions(rules, rules), []);
   assert.deepEqual(newPermissions([], rules), [
-    "create deployments.apps in namespace ops",
-    "get pods cluster-wide",
-    "list pods cluster-wide",
+    "create deployments.apps in namespace ops for ServiceAccount ns/sa",
+    "get pods cluster-wide for ServiceAccount ns/sa",
+    "list pods cluster-wide for ServiceAccount ns/sa",
   ]);
 });
 
@@ -49,7 +50,7 @@ test("android: wildcards, subresources, resource names, non-resource URLs and sc
       [rule({ scope: "a", verbs: ["get"], resources: ["secrets"] })],
       [rule({ verbs: ["get"], resources: ["secrets"] })],
     ),
-    ["get secrets cluster-wide"],
+    ["get secrets cluster-wide for ServiceAccount ns/sa"],
   );
   // a cluster-wide grant covers every namespace
   assert.deepEqual(
@@ -65,14 +66,14 @@ test("android: wildcards, subresources, resource names, non-resource URLs and sc
       [rule({ verbs: ["update"], resources: ["configmaps"], resourceNames: ["a"] })],
       [rule({ verbs: ["update"], resources: ["configmaps"], resourceNames: ["a", "b"] })],
     ),
-    ["update configmaps named b cluster-wide"],
+    ["update configmaps named b cluster-wide for ServiceAccount ns/sa"],
   );
   assert.deepEqual(
     newPermissions(
       [rule({ verbs: ["update"], resources: ["configmaps"], resourceNames: ["a"] })],
       [rule({ verbs: ["update"], resources: ["configmaps"] })],
     ),
-    ["update configmaps cluster-wide"],
+    ["update configmaps cluster-wide for ServiceAccount ns/sa"],
   );
   assert.deepEqual(
     newPermissions(
@@ -86,15 +87,47 @@ test("android: wildcards, subresources, resource names, non-resource URLs and sc
       [rule({ verbs: ["get"], resources: [], nonResourceURLs: ["/metrics*"] })],
       [rule({ verbs: ["get"], resources: [], nonResourceURLs: ["/metrics/cadvisor", "/healthz"] })],
     ),
-    ["get non-resource URL /healthz cluster-wide"],
+    ["get non-resource URL /healthz cluster-wide for ServiceAccount ns/sa"],
   );
-  // a different service account with the same rights grants nothing new
+});
+
+test("android (A3): the same rights for another subject are new; subjects are compared exactly", () => {
+  const get = (subject: string) => rule({ verbs: ["get"], resources: ["pods"], subject });
+  for (const other of [
+    "ServiceAccount b/x",
+    "ServiceAccount a/y",
+    "Group system:authenticated",
+    "User mallory",
+    "Group dev-team",
+  ])
+    assert.deepEqual(newPermissions([get("ServiceAccount a/x")], [get("ServiceAccount a/x"), get(other)]), [
+      `get pods cluster-wide for ${other}`,
+    ]);
+  assert.deepEqual(newPermissions([get("Group g")], [get("Group g")]), []);
+});
+
+test("grantedRules: subjects of shipped bindings, a RoleBinding's ServiceAccount without namespace in its own", () => {
+  const rules = grantedRules([
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: "r" },
+      rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get"] }],
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name: "b", namespace: "ns1" },
+      roleRef: { kind: "ClusterRole", name: "r" },
+      subjects: [
+        { kind: "ServiceAccount", name: "op" },
+        { kind: "Group", name: "system:authenticated" },
+      ],
+    },
+  ] as unknown as KubeObject[]);
   assert.deepEqual(
-    newPermissions(
-      [rule({ verbs: ["get"], resources: ["pods"], serviceAccount: "a/x" })],
-      [rule({ verbs: ["get"], resources: ["pods"], serviceAccount: "b/y" })],
-    ),
-    [],
+    rules.map((r) => `${r.subject} ${r.scope}`),
+    ["ServiceAccount ns1/op ns1", "Group system:authenticated ns1"],
   );
 });
 
@@ -104,7 +137,7 @@ const arbRule = fc.record({
   apiGroups: fc.subarray(["", "apps", "*"], { minLength: 1 }),
   resources: fc.subarray(["pods", "secrets", "pods/log", "*"], { minLength: 1 }),
   resourceNames: fc.option(fc.subarray(["x", "y"], { minLength: 1 }), { nil: undefined }),
-  serviceAccount: fc.constant("ns/sa"),
+  subject: fc.constantFrom("ServiceAccount ns/sa", "Group g"),
 });
 
 test(

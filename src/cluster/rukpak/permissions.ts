@@ -111,7 +111,17 @@ export interface GrantedRule {
   resources: string[];
   resourceNames?: string[];
   nonResourceURLs?: string[];
-  serviceAccount: string;
+  /** Who is granted: `ServiceAccount <namespace>/<name>`, `User <name>` or `Group <name>`. */
+  subject: string;
+}
+
+/**
+ * A binding's subject as Android compares it: kind and name, and a ServiceAccount's namespace (in a
+ * RoleBinding, one without a namespace is the binding's own, as RBAC's authorizer reads it).
+ */
+export function subjectOf(s: { kind?: string; name?: string; namespace?: string }, bindingNamespace?: string): string {
+  if (s.kind === "ServiceAccount") return `ServiceAccount ${s.namespace || bindingNamespace || ""}/${s.name ?? ""}`;
+  return `${s.kind ?? "?"} ${s.name ?? ""}`;
 }
 
 /** The RBAC rules the objects grant, flattened per Role/ClusterRole bound to a subject. */
@@ -139,7 +149,7 @@ export function grantedRules(objects: readonly KubeObject[]): GrantedRule[] {
           resources: (r.resources as string[]) ?? [],
           ...(r.resourceNames ? { resourceNames: r.resourceNames as string[] } : {}),
           ...(r.nonResourceURLs ? { nonResourceURLs: r.nonResourceURLs as string[] } : {}),
-          serviceAccount: `${s.namespace ?? ""}/${s.name}`,
+          subject: subjectOf(s, o.kind === "RoleBinding" ? o.metadata.namespace : undefined),
         });
       }
     }
@@ -155,7 +165,7 @@ export function formatRule(r: GrantedRule): string {
       `${r.resourceNames?.length ? ` named ${r.resourceNames.join(",")}` : ""}`;
   return (
     `${r.verbs.join(",")} on ${what} ` +
-    `${r.scope === "cluster" ? "cluster-wide" : `in namespace ${r.scope}`} for ${r.serviceAccount}`
+    `${r.scope === "cluster" ? "cluster-wide" : `in namespace ${r.scope}`} for ${r.subject}`
   );
 }
 
