@@ -28,7 +28,7 @@ import {
   type Instance,
   type ProvisionerClass,
 } from "../rukpak/api.js";
-import { contentExists } from "../rukpak/content.js";
+import { contentExists, readPlainObjects } from "../rukpak/content.js";
 import { convertRegistryV1 } from "../rukpak/convert.js";
 import { canI } from "../rukpak/permissions.js";
 import type { ProvisionerIdentity } from "../rukpak/provisioner.js";
@@ -378,8 +378,10 @@ export class ResolvesetProvisioner implements ProvisionerIdentity {
     if (b?.status?.unpacked !== "Done" || !b.status.digest) return undefined;
     const dir = contentExists(this.opts.bundleStore, b.status.digest);
     if (!dir) return undefined;
-    if (b.status.format !== "registry+v1") return [];
     try {
+      // a plain bundle's objects are compared as they are (they granted nothing before: A7)
+      if (b.status.format === "plain") return readPlainObjects(dir);
+      if (b.status.format !== "registry+v1") return undefined;
       return convertRegistryV1(readBundleDirectory(dir), {}).objects;
     } catch {
       return undefined;
