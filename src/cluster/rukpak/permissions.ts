@@ -5,6 +5,7 @@
  */
 import { BoundedMap } from "../bounded.js";
 import type { KubeClient, KubeObject } from "../client.js";
+import { crdGroupProblem, groupKindOf, ownKinds, servedBuiltInGroups } from "./crdgroups.js";
 
 export interface Requester {
   username: string;
@@ -186,8 +187,10 @@ export function describeObject(o: KubeObject): string {
  * that exists, a server-side apply) with `dryRun=All` per object, impersonating the user (name, groups,
  * uid, extra), so that RBAC — the
  * escalation and bind rules for Roles and bindings included — and every admission plugin judge
- * exactly as they would for the user. Objects of kinds that the same set defines (CRDs not yet
- * installed) cannot be tried; creating their CRD is tried instead.
+ * exactly as they would for the user. Objects of kinds that the same set's CRDs define in groups of
+ * their own (CRDs not yet installed) cannot be tried; creating their CRD is tried instead. A CRD in a
+ * built-in group or opcat's is a refusal and never excuses an object (crdgroups.ts); an object of a
+ * kind the API server does not know is a refusal too (the API server's NotFound).
  */
 export async function dryRunAs(
   client: KubeClient,
@@ -196,17 +199,14 @@ export async function dryRunAs(
   fieldManager: string,
 ): Promise<DryRunRefusal[]> {
   const as = client.impersonating(user);
-  const defined = new Set(
-    objects
-      .filter((o) => o.kind === "CustomResourceDefinition")
-      .map((c) => {
-        const spec = c.spec as { group?: string; names?: { kind?: string } };
-        return `${spec.group}/${spec.names?.kind}`;
-      }),
-  );
+  // a CRD in a built-in group (or opcat's) is refused, and the objects of the kind it claims are tried
+  const served = await servedBuiltInGroups(client);
+  const defined = ownKinds(objects, served);
   const out: DryRunRefusal[] = [];
   for (const o of objects) {
-    if (defined.has(`${o.apiVersion.split("/")[0]}/${o.kind}`)) continue;
+    const problem = o.kind === "CustomResourceDefinition" ? crdGroupProblem(o, served) : undefined;
+    if (problem) out.push({ object: describeObject(o), message: problem });
+    if (defined.has(groupKindOf(o))) continue;
     try {
       // what the user would do: create what does not exist, change (apply) what does
       const exists = await client
