@@ -153,7 +153,6 @@ const RBAC_KINDS = new Set(["Role", "RoleBinding", "ClusterRoleBinding"].map((k)
 /** Kinds that grant nothing by themselves (their subjects, workloads and data are compared elsewhere). */
 const INERT = new Set([
   "/ConfigMap",
-  "/ServiceAccount",
   "/Namespace",
   "/PersistentVolumeClaim",
   "policy/PodDisruptionBudget",
@@ -209,6 +208,8 @@ function privilegeOf(o: KubeObject, own: ReadonlySet<string>, selectors: readonl
   // Roles and bindings: their grants are the rule diff's (newPermissions)
   if (RBAC_KINDS.has(gk)) return undefined;
   if (INERT.has(gk) || WORKLOADS[gk] || own.has(gk)) return undefined;
+  // a ServiceAccount's annotations may carry a cloud identity (eks.amazonaws.com/role-arn, …)
+  if (gk === "/ServiceAccount") return `${what} is a new or changed ServiceAccount`;
   if (gk === "/Secret") {
     if ((o as { type?: string }).type === "kubernetes.io/service-account-token")
       return `${what} asks for a token of a ServiceAccount`;

@@ -194,9 +194,16 @@ test("android (A7): webhooks, APIServices, conversion webhooks, tokens, unknown 
     obj("v1", "ConfigMap", "c"),
     obj("v1", "Secret", "s", { type: "Opaque" }),
     obj("v1", "Service", "svc", { spec: { ports: [] } }),
-    obj("v1", "ServiceAccount", "op"),
   ];
   assert.deepEqual(newObjectPrivileges([], quiet, []), []);
+  // a ServiceAccount of the workloads: new, or changed (an annotation may name a cloud identity)
+  const sa = obj("v1", "ServiceAccount", "op");
+  const irsa = obj("v1", "ServiceAccount", "op", {
+    metadata: { name: "op", annotations: { "eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/admin" } },
+  });
+  assert.equal(newObjectPrivileges([], [sa], []).length, 1);
+  assert.deepEqual(newObjectPrivileges([sa], [sa], []), []);
+  assert.equal(newObjectPrivileges([sa], [irsa], []).length, 1);
   // a custom resource of a kind a CRD in a built-in group claims is not the bundle's own
   const shadow = obj("apiextensions.k8s.io/v1", "CustomResourceDefinition", "x", {
     spec: { group: "rbac.authorization.k8s.io", names: { kind: "Thing" } },

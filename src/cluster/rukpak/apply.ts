@@ -121,7 +121,7 @@ export async function install(
   const rest = desired.objects.filter((o) => o.kind !== "CustomResourceDefinition");
   // only objects of kinds this bundle's CRDs define in groups of their own wait for those CRDs: a
   // CRD claiming a built-in kind (or opcat's) never lets its objects skip the dry run (attack A6)
-  const served = await servedBuiltInGroups(client);
+  const served = crds.length > 0 ? await servedBuiltInGroups(client) : new Set<string>();
   const problems = crds.map((c) => crdGroupProblem(c, served)).filter((x) => x !== undefined);
   if (problems.length > 0) throw new Error(problems.join("; "));
   const own = ownKinds(desired.objects, served);
