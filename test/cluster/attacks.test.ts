@@ -12,7 +12,8 @@ import { join } from "node:path";
 import { KubeApiError, type KubeClient, type KubeObject } from "../../src/cluster/client.js";
 import { API_VERSION, LABEL_INSTANCE, type Bundle, type Instance } from "../../src/cluster/rukpak/api.js";
 import { approveInstance } from "../../src/cluster/rukpak/approve.js";
-import { grantedRulesInCluster } from "../../src/cluster/rukpak/permissions.js";
+import { dryRunAs, grantedRulesInCluster } from "../../src/cluster/rukpak/permissions.js";
+import { parseKubeDocuments } from "../../src/cluster/rukpak/manifests.js";
 import { newPermissions } from "../../src/cluster/deppy/android.js";
 import { clusterManifests } from "../../src/cluster/manifests.js";
 import { buildBundleImage, pushImage } from "../../src/image/index.js";
@@ -321,7 +322,7 @@ describe("attacks on the trust model (real API server)", { skip: cluster.skip, c
     const rules = await grantedRulesInCluster(admin, objects);
     const added = newPermissions([], rules);
     assert.ok(
-      added.some((p) => /^\* \*\.\* cluster-wide$/.test(p)),
+      added.some((p) => /^\* \*\.\* cluster-wide for ServiceAccount op-system\/op$/.test(p)),
       added.join("\n"),
     );
     assert.ok(rules.some((r) => r.scope === "cluster" && r.verbs.includes("*") && r.resources.includes("*")));
@@ -660,6 +661,67 @@ describe("attacks on the trust model (real API server)", { skip: cluster.skip, c
       await admin.delete(API_VERSION, "Instance", "atk-later");
     },
   );
+
+  test("A6: a CRD claiming the built-in kind ClusterRoleBinding never excuses the real one from dry runs", async () => {
+    // a tenant who may create CRDs (some clusters let teams define their own APIs), not bind cluster-admin
+    await grantClusterRole(admin, "atk-a6-crds", { user: "carol" }, [
+      { apiGroups: ["apiextensions.k8s.io"], resources: ["customresourcedefinitions"], verbs: ["get", "create"] },
+    ]);
+    const shadow =
+      "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n" +
+      "  name: a6shadows.rbac.authorization.k8s.io\n" +
+      '  annotations:\n    api-approved.kubernetes.io: "unapproved, attack test"\n' +
+      "spec:\n  group: rbac.authorization.k8s.io\n  scope: Cluster\n" +
+      "  names:\n    kind: ClusterRoleBinding\n    plural: a6shadows\n    singular: a6shadow\n" +
+      "  versions:\n  - name: v1\n    served: true\n    storage: true\n" +
+      "    schema:\n      openAPIV3Schema:\n        type: object\n        x-kubernetes-preserve-unknown-fields: true\n";
+    await content("atk-a6", `${shadow}---\n${crbToClusterAdmin("atk-a6-carol-admin", "carol")}`);
+    try {
+      // through the controllers (UserPermission): refused before any approval, nothing made
+      await carol.create(instance("atk-a6", "atk-a6", plainSpec("atk-user", "atk-a6")));
+      const inst = await waitFor<Instance>(
+        admin,
+        API_VERSION,
+        "Instance",
+        "atk-a6",
+        (o) => cond(o, "Installed")?.reason === "ForbiddenAPIGroup" || cond(o, "Installed")?.status === "True",
+        "refused (ForbiddenAPIGroup) or installed",
+      );
+      assert.equal(cond(inst, "Installed")?.reason, "ForbiddenAPIGroup", cond(inst, "Installed")?.message);
+      assert.match(cond(inst, "Installed")?.message ?? "", /a6shadows\.rbac\.authorization\.k8s\.io.*built-in/);
+      assert.equal(
+        await admin.tryGet(
+          "apiextensions.k8s.io/v1",
+          "CustomResourceDefinition",
+          "a6shadows.rbac.authorization.k8s.io",
+        ),
+        undefined,
+      );
+      assert.equal(
+        await admin.tryGet("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "atk-a6-carol-admin"),
+        undefined,
+      );
+      assert.equal(await carolIsClusterAdmin(), false);
+      // the dry run as carol itself: the CRD is refused, the ClusterRoleBinding is tried (and refused)
+      const objects = parseKubeDocuments(`${shadow}---\n${crbToClusterAdmin("atk-a6-carol-admin", "carol")}`, "a6");
+      const refused = await dryRunAs(admin, { username: "carol", groups: ["dev-team"] }, objects, "atk-a6");
+      assert.ok(
+        refused.some((r) => /ClusterRoleBinding "atk-a6-carol-admin"/.test(r.object)),
+        JSON.stringify(refused),
+      );
+      assert.ok(
+        refused.some((r) => /built-in API group/.test(r.message)),
+        JSON.stringify(refused),
+      );
+    } finally {
+      await admin.delete(API_VERSION, "Instance", "atk-a6").catch(() => false);
+      for (const [kind, name] of [
+        ["ClusterRoleBinding", "atk-a6-crds"],
+        ["ClusterRole", "atk-a6-crds"],
+      ])
+        await admin.delete("rbac.authorization.k8s.io/v1", kind, name).catch(() => false);
+    }
+  });
 
   test("the admin's own installs still work: UserPermission approves an admin's plain bundle", async () => {
     await content("atk-ok", configMap("atk-ok", NS, "ok"));

@@ -403,7 +403,7 @@ describe("opcat cluster run as a process", { skip, concurrency: false }, () => {
           `${o.kind} ${o.metadata.name} listed`,
         );
       assert.match(r.stdout, /^Permissions granted \(\d+ rules\):$/m);
-      assert.match(r.stdout, / cluster-wide for koku-metrics-operator\//);
+      assert.match(r.stdout, / cluster-wide for ServiceAccount koku-metrics-operator\//);
     },
   );
 

@@ -1,8 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { atomsOf, covers, formatAtom, newPermissions } from "./android.js";
-import type { GrantedRule } from "../rukpak/permissions.js";
+import { atomsOf, covers, formatAtom, newObjectPrivileges, newPermissions, selectorMatches } from "./android.js";
+import { grantedRules, type GrantedRule } from "../rukpak/permissions.js";
+import type { KubeObject } from "../client.js";
 import {
   bundlesOf,
   entryProperties,
@@ -20,7 +21,7 @@ const rule = (r: Partial<GrantedRule>): GrantedRule => ({
   verbs: [],
   apiGroups: [""],
   resources: [],
-  serviceAccount: "ns/sa",
+  subject: "ServiceAccount ns/sa",
   ...r,
 });
 
@@ -31,9 +32,9 @@ test("android: the same rules add nothing; a first install adds everything it gr
   ];
   assert.deepEqual(newPermissions(rules, rules), []);
   assert.deepEqual(newPermissions([], rules), [
-    "create deployments.apps in namespace ops",
-    "get pods cluster-wide",
-    "list pods cluster-wide",
+    "create deployments.apps in namespace ops for ServiceAccount ns/sa",
+    "get pods cluster-wide for ServiceAccount ns/sa",
+    "list pods cluster-wide for ServiceAccount ns/sa",
   ]);
 });
 
@@ -49,7 +50,7 @@ test("android: wildcards, subresources, resource names, non-resource URLs and sc
       [rule({ scope: "a", verbs: ["get"], resources: ["secrets"] })],
       [rule({ verbs: ["get"], resources: ["secrets"] })],
     ),
-    ["get secrets cluster-wide"],
+    ["get secrets cluster-wide for ServiceAccount ns/sa"],
   );
   // a cluster-wide grant covers every namespace
   assert.deepEqual(
@@ -65,14 +66,14 @@ test("android: wildcards, subresources, resource names, non-resource URLs and sc
       [rule({ verbs: ["update"], resources: ["configmaps"], resourceNames: ["a"] })],
       [rule({ verbs: ["update"], resources: ["configmaps"], resourceNames: ["a", "b"] })],
     ),
-    ["update configmaps named b cluster-wide"],
+    ["update configmaps named b cluster-wide for ServiceAccount ns/sa"],
   );
   assert.deepEqual(
     newPermissions(
       [rule({ verbs: ["update"], resources: ["configmaps"], resourceNames: ["a"] })],
       [rule({ verbs: ["update"], resources: ["configmaps"] })],
     ),
-    ["update configmaps cluster-wide"],
+    ["update configmaps cluster-wide for ServiceAccount ns/sa"],
   );
   assert.deepEqual(
     newPermissions(
@@ -86,16 +87,141 @@ test("android: wildcards, subresources, resource names, non-resource URLs and sc
       [rule({ verbs: ["get"], resources: [], nonResourceURLs: ["/metrics*"] })],
       [rule({ verbs: ["get"], resources: [], nonResourceURLs: ["/metrics/cadvisor", "/healthz"] })],
     ),
-    ["get non-resource URL /healthz cluster-wide"],
+    ["get non-resource URL /healthz cluster-wide for ServiceAccount ns/sa"],
   );
-  // a different service account with the same rights grants nothing new
+});
+
+test("android (A3): the same rights for another subject are new; subjects are compared exactly", () => {
+  const get = (subject: string) => rule({ verbs: ["get"], resources: ["pods"], subject });
+  for (const other of [
+    "ServiceAccount b/x",
+    "ServiceAccount a/y",
+    "Group system:authenticated",
+    "User mallory",
+    "Group dev-team",
+  ])
+    assert.deepEqual(newPermissions([get("ServiceAccount a/x")], [get("ServiceAccount a/x"), get(other)]), [
+      `get pods cluster-wide for ${other}`,
+    ]);
+  assert.deepEqual(newPermissions([get("Group g")], [get("Group g")]), []);
+});
+
+test("grantedRules: subjects of shipped bindings, a RoleBinding's ServiceAccount without namespace in its own", () => {
+  const rules = grantedRules([
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: "r" },
+      rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get"] }],
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name: "b", namespace: "ns1" },
+      roleRef: { kind: "ClusterRole", name: "r" },
+      subjects: [
+        { kind: "ServiceAccount", name: "op" },
+        { kind: "Group", name: "system:authenticated" },
+      ],
+    },
+  ] as unknown as KubeObject[]);
   assert.deepEqual(
-    newPermissions(
-      [rule({ verbs: ["get"], resources: ["pods"], serviceAccount: "a/x" })],
-      [rule({ verbs: ["get"], resources: ["pods"], serviceAccount: "b/y" })],
-    ),
-    [],
+    rules.map((r) => `${r.subject} ${r.scope}`),
+    ["ServiceAccount ns1/op ns1", "Group system:authenticated ns1"],
   );
+});
+
+const obj = (apiVersion: string, kind: string, name: string, extra: Record<string, unknown> = {}): KubeObject =>
+  ({ apiVersion, kind, metadata: { name, ...((extra.metadata as object) ?? {}) }, ...extra, ...{} }) as KubeObject;
+const cr = (name: string, labels: Record<string, string>, extra: Record<string, unknown> = {}): KubeObject =>
+  ({
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRole",
+    metadata: { name, labels },
+    rules: [{ apiGroups: [""], resources: ["secrets"], verbs: ["get"] }],
+    ...extra,
+  }) as KubeObject;
+
+test("android (A4): aggregationRules and aggregated labels are new unless identical in the installed content", () => {
+  const agg = cr("agg", {}, { rules: [], aggregationRule: { clusterRoleSelectors: [{ matchLabels: { x: "y" } }] } });
+  assert.match(newObjectPrivileges([], [agg], []).join(), /aggregates the rules of other ClusterRoles/);
+  assert.deepEqual(newObjectPrivileges([agg], [agg], []), []);
+  // a changed selector is new again
+  const wider = cr("agg", {}, { rules: [], aggregationRule: { clusterRoleSelectors: [{}] } });
+  assert.equal(newObjectPrivileges([agg], [wider], []).length, 1);
+  for (const to of ["view", "edit", "admin"]) {
+    const r = cr("widen", { [`rbac.authorization.k8s.io/aggregate-to-${to}`]: "true" });
+    assert.match(newObjectPrivileges([], [r], []).join(), /adds its rules to other ClusterRoles/);
+    assert.deepEqual(newObjectPrivileges([r], [r], []), []);
+    // the same labels with more rules: new
+    const more = cr(
+      "widen",
+      { [`rbac.authorization.k8s.io/aggregate-to-${to}`]: "true" },
+      { rules: [{ verbs: ["*"] }] },
+    );
+    assert.equal(newObjectPrivileges([r], [more], []).length, 1);
+  }
+  // a label an aggregationRule of the cluster (or of the same content) selects
+  const sel = [{ matchExpressions: [{ key: "team", operator: "In", values: ["ops"] }] }];
+  assert.equal(newObjectPrivileges([], [cr("r", { team: "ops" })], sel).length, 1);
+  assert.deepEqual(newObjectPrivileges([], [cr("r", { team: "dev" })], sel), []);
+  assert.equal(newObjectPrivileges([agg], [agg, cr("r", { x: "y" })], []).length, 1);
+  assert.equal(selectorMatches({}, {}), true);
+  assert.equal(selectorMatches({ matchExpressions: [{ key: "a", operator: "DoesNotExist" }] }, { a: "" }), false);
+  assert.equal(selectorMatches({ matchExpressions: [{ key: "a", operator: "Bogus" }] }, { a: "" }), false);
+});
+
+test("android (A7): webhooks, APIServices, conversion webhooks, tokens, unknown kinds, new workload SAs", () => {
+  const vwc = obj("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", "w", { webhooks: [] });
+  const mwc = obj("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", "m", { webhooks: [] });
+  const api = obj("apiregistration.k8s.io/v1", "APIService", "v1.x.io", { spec: { group: "x.io" } });
+  const conv = obj("apiextensions.k8s.io/v1", "CustomResourceDefinition", "as.x.io", {
+    spec: { group: "x.io", names: { kind: "A" }, conversion: { strategy: "Webhook" } },
+  });
+  const token = obj("v1", "Secret", "t", { type: "kubernetes.io/service-account-token" });
+  const other = obj("example.org/v1", "Grant", "g");
+  for (const o of [vwc, mwc, api, conv, token, other]) {
+    assert.equal(newObjectPrivileges([], [o], []).length, 1, o.kind);
+    assert.deepEqual(newObjectPrivileges([o], [o], []), [], o.kind);
+  }
+  // what grants nothing by itself is never new
+  const crd = obj("apiextensions.k8s.io/v1", "CustomResourceDefinition", "as.x.io", {
+    spec: { group: "x.io", names: { kind: "A" } },
+  });
+  const quiet = [
+    crd,
+    obj("x.io/v1", "A", "mine"),
+    obj("v1", "ConfigMap", "c"),
+    obj("v1", "Secret", "s", { type: "Opaque" }),
+    obj("v1", "Service", "svc", { spec: { ports: [] } }),
+  ];
+  assert.deepEqual(newObjectPrivileges([], quiet, []), []);
+  // a ServiceAccount of the workloads: new, or changed (an annotation may name a cloud identity)
+  const sa = obj("v1", "ServiceAccount", "op");
+  const irsa = obj("v1", "ServiceAccount", "op", {
+    metadata: { name: "op", annotations: { "eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/admin" } },
+  });
+  assert.equal(newObjectPrivileges([], [sa], []).length, 1);
+  assert.deepEqual(newObjectPrivileges([sa], [sa], []), []);
+  assert.equal(newObjectPrivileges([sa], [irsa], []).length, 1);
+  // a custom resource of a kind a CRD in a built-in group claims is not the bundle's own
+  const shadow = obj("apiextensions.k8s.io/v1", "CustomResourceDefinition", "x", {
+    spec: { group: "rbac.authorization.k8s.io", names: { kind: "Thing" } },
+  });
+  assert.equal(newObjectPrivileges([], [shadow, obj("rbac.authorization.k8s.io/v1", "Thing", "t")], []).length, 1);
+  // workloads: a ServiceAccount no installed workload ran as (the default one included)
+  const dep = (sa?: string) =>
+    ({
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "op", namespace: "ns" },
+      spec: { template: { spec: { ...(sa ? { serviceAccountName: sa } : {}), containers: [] } } },
+    }) as unknown as KubeObject;
+  assert.deepEqual(newObjectPrivileges([dep("op")], [dep("op")], []), []);
+  assert.deepEqual(newObjectPrivileges([dep("op")], [dep("builder")], []), [
+    'Deployment "op" runs as ServiceAccount ns/builder, which no installed workload runs as',
+  ]);
+  assert.equal(newObjectPrivileges([dep("op")], [dep()], []).length, 1);
 });
 
 const arbRule = fc.record({
@@ -104,7 +230,7 @@ const arbRule = fc.record({
   apiGroups: fc.subarray(["", "apps", "*"], { minLength: 1 }),
   resources: fc.subarray(["pods", "secrets", "pods/log", "*"], { minLength: 1 }),
   resourceNames: fc.option(fc.subarray(["x", "y"], { minLength: 1 }), { nil: undefined }),
-  serviceAccount: fc.constant("ns/sa"),
+  subject: fc.constantFrom("ServiceAccount ns/sa", "Group g"),
 });
 
 test(

@@ -28,9 +28,9 @@ import {
   type Instance,
   type ProvisionerClass,
 } from "../rukpak/api.js";
-import { contentExists } from "../rukpak/content.js";
+import { contentExists, readPlainObjects } from "../rukpak/content.js";
 import { convertRegistryV1 } from "../rukpak/convert.js";
-import { canI, grantedRulesInCluster, type GrantedRule } from "../rukpak/permissions.js";
+import { canI } from "../rukpak/permissions.js";
 import type { ProvisionerIdentity } from "../rukpak/provisioner.js";
 import { madeBy, verifiedRequester, type SigningKey } from "../rukpak/trust.js";
 import { LABEL_PACKAGE, LABEL_RESOLVESET, RESOLVESET_PROVISIONER } from "./api.js";
@@ -101,7 +101,7 @@ export class ResolvesetProvisioner implements ProvisionerIdentity {
         if ("entries" in r) this.#packagesOf.set(b.metadata.name, new Set(r.entries.map((e) => e.package)));
         return r;
       },
-      rulesOf: (b) => this.rulesOf(b),
+      objectsOf: (b) => this.objectsOf(b),
     };
     this.steps = resolvesetSteps(this.ctx);
   }
@@ -372,21 +372,20 @@ export class ResolvesetProvisioner implements ProvisionerIdentity {
   }
 
   /**
-   * The complete grant of a registry+v1 Bundle: the rules of the roles it ships and of the existing
-   * roles its bindings reference (a binding to `cluster-admin` grants everything).
+   * The objects an unpacked Bundle would install, as Android compares them (undefined: unknown).
    */
-  private async rulesOf(b: Bundle | undefined): Promise<GrantedRule[] | undefined> {
+  private async objectsOf(b: Bundle | undefined): Promise<KubeObject[] | undefined> {
     if (b?.status?.unpacked !== "Done" || !b.status.digest) return undefined;
     const dir = contentExists(this.opts.bundleStore, b.status.digest);
     if (!dir) return undefined;
-    if (b.status.format !== "registry+v1") return [];
-    let objects: KubeObject[];
     try {
-      objects = convertRegistryV1(readBundleDirectory(dir), {}).objects;
+      // a plain bundle's objects are compared as they are (they granted nothing before: A7)
+      if (b.status.format === "plain") return readPlainObjects(dir);
+      if (b.status.format !== "registry+v1") return undefined;
+      return convertRegistryV1(readBundleDirectory(dir), {}).objects;
     } catch {
       return undefined;
     }
-    return grantedRulesInCluster(this.client, objects);
   }
 
   /** True when the controllers made `o` (its signed requester is their own identity). */

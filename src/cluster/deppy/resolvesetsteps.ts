@@ -21,7 +21,6 @@ import {
   type InstanceStatus,
   type ProvisionerClass,
 } from "../rukpak/api.js";
-import type { GrantedRule } from "../rukpak/permissions.js";
 import {
   approvalCondition,
   approvalMismatch,
@@ -32,7 +31,7 @@ import {
   type ApprovalSubject,
   type SigningKey,
 } from "../rukpak/trust.js";
-import { newPermissions } from "./android.js";
+import { newPrivilegesInCluster } from "./android.js";
 import {
   ANNOTATION_BUNDLE,
   ANNOTATION_CATALOG,
@@ -58,8 +57,8 @@ export interface ResolvesetContext {
   events: EventRecorder;
   /** The entries of an unpacked resolveset Bundle, or why they cannot be read. */
   entriesOf(b: Bundle): Promise<{ entries: ResolvesetEntry[]; digest: string } | { reason: string; message: string }>;
-  /** The complete grant of an unpacked registry+v1 Bundle (undefined: unknown). */
-  rulesOf(b: Bundle | undefined): Promise<GrantedRule[] | undefined>;
+  /** The objects an unpacked Bundle would install (undefined: unknown), what Android compares. */
+  objectsOf(b: Bundle | undefined): Promise<KubeObject[] | undefined>;
 }
 
 type Status = InstanceStatus & { permissions?: string[] };
@@ -328,16 +327,17 @@ async function android(
   const permissions: string[] = [];
   const unknown: string[] = [];
   for (const { e, b } of s.entryBundles) {
-    const next = await ctx.rulesOf(b);
+    const next = await ctx.objectsOf(b);
     const activeName = ctx.instances.get(e.package)?.status?.activeBundle;
-    const current = activeName ? await ctx.rulesOf(ctx.bundles.get(activeName)) : [];
+    const current = activeName ? await ctx.objectsOf(ctx.bundles.get(activeName)) : [];
     if (!next || !current) {
       unknown.push(e.name);
       continue;
     }
     const change =
       activeName && activeName !== b?.metadata.name ? ` (replacing ${activeName})` : activeName ? "" : " (new install)";
-    for (const p of newPermissions(current, next)) permissions.push(`${e.name}${change}: ${p}`);
+    for (const p of await newPrivilegesInCluster(ctx.client, current, next))
+      permissions.push(`${e.name}${change}: ${p}`);
   }
   const approved = (reason: string, message: string): NewCondition => ({
     type: "Approved",

@@ -8,6 +8,7 @@ import { isNotFound, isConflict, type KubeClient, type KubeObject } from "../cli
 import { findCondition, type Condition } from "../conditions.js";
 import { LABEL_INSTANCE, type Instance, type ObjectRef } from "./api.js";
 import { neededNamespaces } from "./context.js";
+import { crdGroupProblem, groupKindOf, ownKinds, servedBuiltInGroups } from "./crdgroups.js";
 import { crdUpgradeProblems, existingObjectProblems } from "./crdsafety.js";
 import { describeObject } from "./permissions.js";
 import type { DesiredContent } from "./provisioner.js";
@@ -118,11 +119,14 @@ export async function install(
   }
   const crds = desired.objects.filter((o) => o.kind === "CustomResourceDefinition");
   const rest = desired.objects.filter((o) => o.kind !== "CustomResourceDefinition");
-  const ownKinds = new Set(
-    crds.map((c) => `${(c.spec as { group: string }).group}/${(c.spec as { names: { kind: string } }).names.kind}`),
-  );
+  // only objects of kinds this bundle's CRDs define in groups of their own wait for those CRDs: a
+  // CRD claiming a built-in kind (or opcat's) never lets its objects skip the dry run (attack A6)
+  const served = crds.length > 0 ? await servedBuiltInGroups(client) : new Set<string>();
+  const problems = crds.map((c) => crdGroupProblem(c, served)).filter((x) => x !== undefined);
+  if (problems.length > 0) throw new Error(problems.join("; "));
+  const own = ownKinds(desired.objects, served);
   for (const o of desired.objects) {
-    if (ownKinds.has(`${o.apiVersion.split("/")[0]}/${o.kind}`)) continue;
+    if (own.has(groupKindOf(o))) continue;
     await client.apply(o, { dryRun: true, fieldManager });
   }
   for (const c of crds) await client.apply(c, { fieldManager });

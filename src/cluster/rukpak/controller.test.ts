@@ -49,6 +49,7 @@ test("the reconciles' steps, in order", () => {
       "unpacked",
       "content",
       "protected",
+      "crdGroups",
       "approval",
       "unchanged",
       "crdSafety",

@@ -25,6 +25,7 @@ import {
 } from "./api.js";
 import { collisions, install, prune, unsafeCrdChanges } from "./apply.js";
 import { contentExists, UnpackError } from "./content.js";
+import { crdGroupProblem, servedBuiltInGroups } from "./crdgroups.js";
 import { fieldManagerFor, labelsMatch, listed, madeForInstance, type RukpakContext } from "./context.js";
 import { ConvertError } from "./convert.js";
 import { decide } from "./decide.js";
@@ -257,6 +258,27 @@ const protectedObjects: InstanceStep = (ctx, s) => {
   });
 };
 
+/**
+ * A bundle's CRDs define kinds only in groups that are neither built-in nor opcat's: a CRD claiming
+ * `rbac.authorization.k8s.io` `ClusterRoleBinding` made the dry runs skip the real ClusterRoleBinding
+ * beside it (attack A6). Refused before any approval is asked for.
+ */
+const crdGroups: InstanceStep = async (ctx, s) => {
+  const crds = s.desired!.objects.filter((o) => o.kind === "CustomResourceDefinition");
+  if (crds.length === 0) return;
+  const served = await servedBuiltInGroups(ctx.client);
+  const bad = crds.map((c) => crdGroupProblem(c, served)).filter((x) => x !== undefined);
+  if (bad.length === 0) return;
+  return stop(s, "Warning", unpackedOk(s), {
+    type: "Installed",
+    status: "False",
+    reason: "ForbiddenAPIGroup",
+    message:
+      `${listed(bad)}: a bundle may define kinds only in API groups of its own, ` +
+      "never in a built-in group or opcat's",
+  });
+};
+
 /** A signed decision naming this generation, this Bundle and this content (a new one committed). */
 const approval: InstanceStep = async (ctx, s) => {
   const b = s.bundle!;
@@ -458,6 +480,7 @@ const INSTANCE_STEPS: [string, InstanceStep][] = [
   ["unpacked", unpacked],
   ["content", content],
   ["protected", protectedObjects],
+  ["crdGroups", crdGroups],
   ["approval", approval],
   ["unchanged", unchanged],
   ["crdSafety", crdSafety],

@@ -5,6 +5,7 @@
  */
 import { BoundedMap } from "../bounded.js";
 import type { KubeClient, KubeObject } from "../client.js";
+import { crdGroupProblem, groupKindOf, ownKinds, servedBuiltInGroups } from "./crdgroups.js";
 
 export interface Requester {
   username: string;
@@ -111,7 +112,17 @@ export interface GrantedRule {
   resources: string[];
   resourceNames?: string[];
   nonResourceURLs?: string[];
-  serviceAccount: string;
+  /** Who is granted: `ServiceAccount <namespace>/<name>`, `User <name>` or `Group <name>`. */
+  subject: string;
+}
+
+/**
+ * A binding's subject as Android compares it: kind and name, and a ServiceAccount's namespace (in a
+ * RoleBinding, one without a namespace is the binding's own, as RBAC's authorizer reads it).
+ */
+export function subjectOf(s: { kind?: string; name?: string; namespace?: string }, bindingNamespace?: string): string {
+  if (s.kind === "ServiceAccount") return `ServiceAccount ${s.namespace || bindingNamespace || ""}/${s.name ?? ""}`;
+  return `${s.kind ?? "?"} ${s.name ?? ""}`;
 }
 
 /** The RBAC rules the objects grant, flattened per Role/ClusterRole bound to a subject. */
@@ -139,7 +150,7 @@ export function grantedRules(objects: readonly KubeObject[]): GrantedRule[] {
           resources: (r.resources as string[]) ?? [],
           ...(r.resourceNames ? { resourceNames: r.resourceNames as string[] } : {}),
           ...(r.nonResourceURLs ? { nonResourceURLs: r.nonResourceURLs as string[] } : {}),
-          serviceAccount: `${s.namespace ?? ""}/${s.name}`,
+          subject: subjectOf(s, o.kind === "RoleBinding" ? o.metadata.namespace : undefined),
         });
       }
     }
@@ -155,7 +166,7 @@ export function formatRule(r: GrantedRule): string {
       `${r.resourceNames?.length ? ` named ${r.resourceNames.join(",")}` : ""}`;
   return (
     `${r.verbs.join(",")} on ${what} ` +
-    `${r.scope === "cluster" ? "cluster-wide" : `in namespace ${r.scope}`} for ${r.serviceAccount}`
+    `${r.scope === "cluster" ? "cluster-wide" : `in namespace ${r.scope}`} for ${r.subject}`
   );
 }
 
@@ -176,8 +187,10 @@ export function describeObject(o: KubeObject): string {
  * that exists, a server-side apply) with `dryRun=All` per object, impersonating the user (name, groups,
  * uid, extra), so that RBAC — the
  * escalation and bind rules for Roles and bindings included — and every admission plugin judge
- * exactly as they would for the user. Objects of kinds that the same set defines (CRDs not yet
- * installed) cannot be tried; creating their CRD is tried instead.
+ * exactly as they would for the user. Objects of kinds that the same set's CRDs define in groups of
+ * their own (CRDs not yet installed) cannot be tried; creating their CRD is tried instead. A CRD in a
+ * built-in group or opcat's is a refusal and never excuses an object (crdgroups.ts); an object of a
+ * kind the API server does not know is a refusal too (the API server's NotFound).
  */
 export async function dryRunAs(
   client: KubeClient,
@@ -186,17 +199,15 @@ export async function dryRunAs(
   fieldManager: string,
 ): Promise<DryRunRefusal[]> {
   const as = client.impersonating(user);
-  const defined = new Set(
-    objects
-      .filter((o) => o.kind === "CustomResourceDefinition")
-      .map((c) => {
-        const spec = c.spec as { group?: string; names?: { kind?: string } };
-        return `${spec.group}/${spec.names?.kind}`;
-      }),
-  );
+  // a CRD in a built-in group (or opcat's) is refused, and the objects of the kind it claims are tried
+  const hasCrds = objects.some((o) => o.kind === "CustomResourceDefinition");
+  const served = hasCrds ? await servedBuiltInGroups(client) : new Set<string>();
+  const defined = ownKinds(objects, served);
   const out: DryRunRefusal[] = [];
   for (const o of objects) {
-    if (defined.has(`${o.apiVersion.split("/")[0]}/${o.kind}`)) continue;
+    const problem = o.kind === "CustomResourceDefinition" ? crdGroupProblem(o, served) : undefined;
+    if (problem) out.push({ object: describeObject(o), message: problem });
+    if (defined.has(groupKindOf(o))) continue;
     try {
       // what the user would do: create what does not exist, change (apply) what does
       const exists = await client
