@@ -138,7 +138,7 @@ describe("the webhook keeps what the controllers made theirs", () => {
     assert.equal((await review(gc, made, withMeta({ finalizers: [] }))).allowed, true);
   });
 
-  test("editing the olm.properties annotation (seed 002: change the properties of an installed bundle) is allowed", async () => {
+  test("editing olm.properties (seed 002: change the properties of an installed bundle) is allowed", async () => {
     const edited = withMeta({ annotations: { ...made.metadata.annotations, "olm.properties": "[]" } });
     assert.equal((await review(admin, made, edited)).allowed, true);
   });
