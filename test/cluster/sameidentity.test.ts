@@ -74,7 +74,7 @@ describe("the controllers running as the user who creates the objects", { skip: 
     assert.equal((await running!.client.whoami()).username, (await admin.whoami()).username);
     await content(
       "same-direct",
-      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: same-direct\n  namespace: same-identity\n",
+      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: same-direct-made\n  namespace: same-identity\n",
     );
     await admin.create(instance("same-direct", "same-direct"));
     const inst = await waitFor<Instance>(
@@ -87,7 +87,7 @@ describe("the controllers running as the user who creates the objects", { skip: 
     );
     assert.equal(cond(inst, "Approved")?.reason, "UserPermission");
     assert.match(cond(inst, "Approved")?.message ?? "", new RegExp((await admin.whoami()).username));
-    assert.ok(await admin.tryGet("v1", "ConfigMap", "same-direct", NS));
+    assert.ok(await admin.tryGet("v1", "ConfigMap", "same-direct-made", NS), "what the bundle holds is installed");
     await admin.delete(API_VERSION, "Instance", "same-direct");
   });
 
