@@ -22,7 +22,7 @@ import { COMMUNITY, requireShared } from "../shared.js";
 import { runControllers, waitForCrds, type RunningControllers } from "../../src/cluster/run.js";
 import { deppyCrdObjects } from "../../src/cluster/manifests.js";
 import { OPERATOR_API_VERSION } from "../../src/cluster/operators/api.js";
-import { stringify as toYaml } from "yaml";
+import { parse as fromYaml, stringify as toYaml } from "yaml";
 import { clientAs, clusterKubeconfig, cond, controllerLog, grantClusterRole, waitFor } from "./harness.js";
 
 const cluster = clusterKubeconfig();
@@ -853,4 +853,49 @@ describe("attacks on the trust model (real API server)", { skip: cluster.skip, c
     assert.ok(await admin.tryGet("v1", "ConfigMap", "trust5-victim", "kube-system"), "the admin's ConfigMap stays");
     await admin.delete(API_VERSION, "Instance", "trust5");
   });
+  test(
+    "a dry run that fails for another reason than rights (an immutable field) is retried until it clears, " +
+      "never taken for missing permissions",
+    async () => {
+      const deployment = (app: string) =>
+        toYaml({
+          apiVersion: "apps/v1",
+          kind: "Deployment",
+          metadata: { name: "conflict-dep", namespace: NS },
+          spec: {
+            selector: { matchLabels: { app } },
+            template: {
+              metadata: { labels: { app } },
+              spec: { containers: [{ name: "c", image: "registry.invalid/none:1" }] },
+            },
+          },
+        });
+      // a Deployment of the bundle's name is in the way, with another (immutable) selector
+      await admin.apply(fromYaml(deployment("someone-else")) as KubeObject);
+      await content("conflict", deployment("mine"));
+      await admin.create(instance("conflict", "conflict", plainSpec("atk-user", "conflict")));
+      const waiting = await waitFor<Instance>(
+        admin,
+        API_VERSION,
+        "Instance",
+        "conflict",
+        (o) => ["DryRunFailed", "InsufficientPermissions"].includes(cond(o, "Approved")?.reason ?? ""),
+        "the dry run refused",
+      );
+      assert.equal(cond(waiting, "Approved")?.reason, "DryRunFailed", cond(waiting, "Approved")?.message);
+      assert.match(cond(waiting, "Approved")?.message ?? "", /immutable/);
+      // the obstacle goes: with no change to the Instance, its retry installs it
+      await admin.delete("apps/v1", "Deployment", "conflict-dep", NS);
+      const done = await waitFor<Instance>(
+        admin,
+        API_VERSION,
+        "Instance",
+        "conflict",
+        installed("conflict"),
+        "Installed",
+      );
+      assert.equal(done?.metadata.generation, waiting?.metadata.generation, "the Instance was not changed");
+      await admin.delete(API_VERSION, "Instance", "conflict");
+    },
+  );
 });

@@ -596,6 +596,8 @@ export class ExtensionController {
     const who = `Instance ${inst.metadata.name}`;
     if (!stale(unpacked) && unpacked!.status === "False")
       return this.retrying(`${who}: ${unpacked!.reason}: ${unpacked!.message}`);
+    if (!stale(approved) && approved!.status === "False" && approved!.reason === "DryRunFailed")
+      return this.retrying(`${who}: ${approved!.message}`);
     if (!stale(approved) && approved!.status === "False")
       return this.retrying(
         `${who} waits for approval (${approved!.reason}): ${approved!.message}; ` +

@@ -25,6 +25,8 @@ import { isOwn, signApproval, verifiedRequester, type ApprovalRecord, type Appro
 export interface Decision {
   approval?: ApprovalRecord;
   condition: NewCondition;
+  /** Not a refusal: the API server failed the dry run for another reason; try again with backoff. */
+  retry?: boolean;
 }
 
 /** What a decision is about. */
@@ -105,15 +107,28 @@ async function classRefusal(ctx: RukpakContext, requesters: Requester[], pc: Pro
 async function userPermission(ctx: RukpakContext, d: DecisionInput, requesters: Requester[]): Promise<Decision> {
   const name = d.inst.metadata.name;
   const refusals: string[] = [];
+  const failures: string[] = [];
   for (const r of requesters) {
     const ns = await namespacesFor(ctx.client, ctx.records, d.inst, d.desired, r);
     for (const x of ns.refused) refusals.push(`${r.username} may not create Namespace ${JSON.stringify(x)}`);
     if (ns.refused.length > 0) continue;
     for (const x of await dryRunAs(ctx.client, r, d.desired.objects, fieldManagerFor(name)))
-      refusals.push(`${r.username} may not make ${x.object}: ${x.message}`);
+      if (x.denied) refusals.push(`${r.username} may not make ${x.object}: ${x.message}`);
+      else failures.push(`${x.object}: ${x.message}`);
     for (const x of await deletionRefusals(ctx, d, r)) refusals.push(`${r.username} may not delete ${x}`);
   }
   if (refusals.length > 0) return waiting("InsufficientPermissions", listed(refusals, 20));
+  // an immutable field, a conflict, an invalid object: a collision, not a question of rights, tried
+  // again with backoff until it clears (operator-controller: Progressing=True, Retrying)
+  if (failures.length > 0)
+    return {
+      ...waiting(
+        "DryRunFailed",
+        `the API server refused a dry run of the bundle's objects for a reason other than permissions: ` +
+          `${listed([...new Set(failures)], 10)}; tried again until it clears`,
+      ),
+      retry: true,
+    };
   return approve(
     ctx,
     d.subject,

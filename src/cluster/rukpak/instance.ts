@@ -297,7 +297,8 @@ const approval: InstanceStep = async (ctx, s) => {
   const d = await decide(ctx, { inst: s.inst, bundle: b, pc: s.pc!, desired: s.desired!, subject, recorded, mismatch });
   if (!d.approval) {
     s.status = { ...s.status, contentDigest: subject.digest };
-    return stop(s, "Normal", unpackedOk(s), d.condition);
+    const waits = stop(s, "Normal", unpackedOk(s), d.condition);
+    return d.retry ? retry(waits) : waits;
   }
   s.approved = d.condition;
   s.status = { ...s.status, approval: d.approval };

@@ -174,6 +174,20 @@ export function formatRule(r: GrantedRule): string {
 export interface DryRunRefusal {
   object: string;
   message: string;
+  /**
+   * An authorisation or policy refusal (403: RBAC or an admission webhook or policy; a kind the API
+   * server does not know; a CRD in a group it may not claim): what the requester may not do. False
+   * for anything else the API server answered (an immutable field, an invalid object, a conflict, a
+   * missing namespace): not a question of rights, and it may clear by itself.
+   */
+  denied: boolean;
+}
+
+/** True when a dry run's answer is a refusal of the requester (see {@link DryRunRefusal.denied}). */
+export function isDenial(status: number, message: string): boolean {
+  return (
+    status === 403 || (status === 404 && /could not find the requested resource|no matches for kind/.test(message))
+  );
 }
 
 /** `Kind "name"` or `Kind "name" in namespace ns`. */
@@ -206,7 +220,7 @@ export async function dryRunAs(
   const out: DryRunRefusal[] = [];
   for (const o of objects) {
     const problem = o.kind === "CustomResourceDefinition" ? crdGroupProblem(o, served) : undefined;
-    if (problem) out.push({ object: describeObject(o), message: problem });
+    if (problem) out.push({ object: describeObject(o), message: problem, denied: true });
     if (defined.has(groupKindOf(o))) continue;
     try {
       // what the user would do: create what does not exist, change (apply) what does
@@ -222,7 +236,8 @@ export async function dryRunAs(
     } catch (e) {
       const status = (e as { status?: number }).status;
       if (status === undefined) throw e;
-      out.push({ object: describeObject(o), message: (e as Error).message });
+      const message = (e as Error).message;
+      out.push({ object: describeObject(o), message, denied: isDenial(status, message) });
     }
   }
   return out;
