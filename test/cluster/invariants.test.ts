@@ -1,0 +1,472 @@
+/**
+ * The trust model's invariants, checked over random sequences of actions on a real API server
+ * (docs/security.md, "trust decisions") — a test that looks for attacks nobody named. Identities hold
+ * the roles docs/security.md documents: a tenant (carol: Instances and Bundles, `use` on two classes,
+ * admin of namespace team-a, may create ClusterRoleBindings), an ordinary user (bob), an admin. The
+ * generator is seeded with the ingredients of the attacks that got through before: bundles that
+ * grant cluster-admin, aggregate into built-in roles, write kube-system, or ship Instances; owner
+ * references naming an admin's Operator; edits of objects the controllers made; re-pointing an
+ * admin's Instance; controller restarts. After every step, once the controllers are quiet, it checks
+ * with the API server's own answers:
+ * - nobody gained a right: each identity's SelfSubjectRulesReview (in team-a, kube-system, default)
+ *   and SubjectAccessReviews of a few cluster-wide rights are within what they held at the start
+ *   (no approver approves anything here, so no right may be gained at all);
+ * - nothing was deleted that the actor could not delete: every object an admin's Instance installed
+ *   is there while that Instance is;
+ * - nothing was installed that is not approved: every installed Instance's approval verifies for its
+ *   current generation, Bundle and content digest.
+ * Seeded (OPCAT_INVARIANT_SEED, default 1 — CI's fixed run) and bounded in steps (OPCAT_INVARIANT_STEPS,
+ * default 14); a failure prints the seed, the step and the actions so far, so a run can be replayed.
+ * A longer exploration: `OPCAT_INVARIANT_SEED=$RANDOM OPCAT_INVARIANT_STEPS=150 node scripts/run-tests.mjs
+ * test/cluster/invariants.test.ts`.
+ */
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { stringify as toYaml } from "yaml";
+import type { KubeClient, KubeObject } from "../../src/cluster/client.js";
+import { API_VERSION, type Instance } from "../../src/cluster/rukpak/api.js";
+import { clusterManifests, deppyCrdObjects } from "../../src/cluster/manifests.js";
+import { OPERATOR_API_VERSION } from "../../src/cluster/operators/api.js";
+import { approvalMismatch, loadSigningKey, type ApprovalRecord } from "../../src/cluster/rukpak/trust.js";
+import { runControllers, waitForCrds, type RunningControllers } from "../../src/cluster/run.js";
+import { clientAs, clusterKubeconfig, cond, controllerLog, grantClusterRole } from "./harness.js";
+
+const cluster = clusterKubeconfig();
+const NS = "inv-team";
+const SEED = Number(process.env.OPCAT_INVARIANT_SEED ?? 1);
+const STEPS = Number(process.env.OPCAT_INVARIANT_STEPS ?? 14);
+
+/** mulberry32: a small seeded generator, so that a failing sequence can be replayed from its seed. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The payloads bundles carry: harmless, or what would be an escalation if it were ever installed. */
+const PAYLOADS: Record<string, (tag: string) => unknown[]> = {
+  harmless: (t) => [{ apiVersion: "v1", kind: "ConfigMap", metadata: { name: `inv-ok-${t}`, namespace: NS } }],
+  "cluster-admin": (t) => [
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: `inv-admin-${t}` },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+      subjects: [
+        { apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "carol" },
+        { apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "system:authenticated" },
+      ],
+    },
+  ],
+  aggregate: (t) => [
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: `inv-agg-${t}`, labels: { "rbac.authorization.k8s.io/aggregate-to-admin": "true" } },
+      rules: [{ apiGroups: [""], resources: ["secrets", "nodes"], verbs: ["*"] }],
+    },
+  ],
+  "kube-system": (t) => [
+    { apiVersion: "v1", kind: "ConfigMap", metadata: { name: `inv-ks-${t}`, namespace: "kube-system" } },
+  ],
+  nested: (t) => [
+    {
+      apiVersion: API_VERSION,
+      kind: "Instance",
+      metadata: { name: `inv-nested-${t}` },
+      spec: {
+        selector: { matchLabels: { inv: `nested-${t}` } },
+        bundle: { name: `inv-nested-${t}`, spec: plainSpec("inv-user", "cluster-admin") },
+      },
+    },
+  ],
+};
+
+function plainSpec(cls: string, payload: string) {
+  return {
+    class: cls,
+    refs: ["file://content"],
+    volumeMounts: [{ mountPath: "/content/manifests", configMap: { name: `inv-src-${payload}`, namespace: NS } }],
+  };
+}
+
+type Rights = Set<string>;
+
+describe("trust invariants over random actions (real API server)", { skip: cluster.skip, concurrency: false }, () => {
+  let kubeconfig = "";
+  let admin: KubeClient;
+  let carol: KubeClient;
+  let bob: KubeClient;
+  let running: RunningControllers | undefined;
+  let tmp = "";
+  let stateDir = "";
+  const start = async () => {
+    running = await runControllers({
+      kubeconfig,
+      context: "controller",
+      stateDir,
+      deppy: false,
+      log: controllerLog("invariant-controllers"),
+    });
+  };
+
+  /** What `user` may do: SelfSubjectRulesReview rules in each namespace, and cluster-wide probes. */
+  async function rights(user: KubeClient): Promise<Rights> {
+    const out = new Set<string>();
+    for (const namespace of [NS, "kube-system", "default"]) {
+      type Rule = { verbs: string[]; apiGroups?: string[]; resources?: string[]; resourceNames?: string[] };
+      const r = await user.request<{ status?: { resourceRules?: Rule[] } }>(
+        "POST",
+        "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+        { body: { apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectRulesReview", spec: { namespace } } },
+      );
+      for (const rule of r.status?.resourceRules ?? [])
+        for (const v of rule.verbs)
+          for (const g of rule.apiGroups ?? [""])
+            for (const res of rule.resources ?? [])
+              out.add(`${namespace}:${v}:${g}:${res}:${(rule.resourceNames ?? []).join(",")}`);
+    }
+    const probes = [
+      { verb: "get", resource: "secrets", namespace: "kube-system" },
+      { verb: "delete", resource: "configmaps", namespace: "kube-system" },
+      { verb: "list", resource: "nodes" },
+      { verb: "impersonate", resource: "users" },
+      { verb: "escalate", group: "rbac.authorization.k8s.io", resource: "clusterroles" },
+    ];
+    for (const p of probes) {
+      const r = await user.request<{ status?: { allowed?: boolean } }>(
+        "POST",
+        "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+        {
+          body: {
+            apiVersion: "authorization.k8s.io/v1",
+            kind: "SelfSubjectAccessReview",
+            spec: { resourceAttributes: { group: "", ...p } },
+          },
+        },
+      );
+      if (r.status?.allowed) out.add(`probe:${p.verb}:${p.resource}:${p.namespace ?? ""}`);
+    }
+    return out;
+  }
+
+  /** Waits (bounded) until every Instance's status is of its generation and nothing changed for 1.5 s. */
+  async function settle(): Promise<void> {
+    const deadline = Date.now() + 30_000;
+    let last = "";
+    let stableSince = Date.now();
+    while (Date.now() < deadline) {
+      const { items } = await admin.list<Instance>(API_VERSION, "Instance");
+      const busy = items.some(
+        (i) => i.metadata.generation !== i.status?.observedGeneration && !i.metadata.deletionTimestamp,
+      );
+      const sig = items.map((i) => `${i.metadata.name}@${i.metadata.resourceVersion}`).join(",");
+      if (sig !== last) {
+        last = sig;
+        stableSince = Date.now();
+      }
+      if (!busy && Date.now() - stableSince >= 1_500) return;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
+  before(async () => {
+    if (cluster.skip !== false) return;
+    kubeconfig = cluster.kubeconfig;
+    admin = clientAs(kubeconfig, "admin");
+    carol = clientAs(kubeconfig, "carol");
+    bob = clientAs(kubeconfig, "bob");
+    tmp = mkdtempSync(join(tmpdir(), "opcat-inv-"));
+    stateDir = join(tmp, "state");
+    await start();
+    for (const o of clusterManifests({ local: true }).filter((x) => x.kind === "ClusterRole")) await admin.apply(o);
+    const crds = deppyCrdObjects();
+    for (const c of crds) await admin.apply(c);
+    await waitForCrds(
+      admin,
+      crds.map((c) => c.metadata.name),
+    );
+    await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: NS } } as KubeObject);
+    await admin.apply({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name: "inv-carol-admin", namespace: NS },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "admin" },
+      subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "carol" }],
+    } as unknown as KubeObject);
+    await grantClusterRole(admin, "inv-tenant", { user: "carol" }, [
+      {
+        apiGroups: ["rukpak.io"],
+        resources: ["instances", "bundles"],
+        verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
+      },
+      { apiGroups: ["rukpak.io"], resources: ["provisionerclasses"], verbs: ["get", "list"] },
+      {
+        apiGroups: ["rukpak.io"],
+        resources: ["provisionerclasses"],
+        resourceNames: ["inv-user", "inv-deny"],
+        verbs: ["use"],
+      },
+      {
+        apiGroups: ["rbac.authorization.k8s.io"],
+        resources: ["clusterrolebindings"],
+        verbs: ["get", "create", "patch"],
+      },
+      { apiGroups: ["operators.coreos.com"], resources: ["operators"], verbs: ["get", "list"] },
+    ]);
+    for (const [name, approval] of [
+      ["inv-user", "UserPermission"],
+      ["inv-deny", "DenyAll"],
+    ])
+      await admin.apply({
+        apiVersion: API_VERSION,
+        kind: "ProvisionerClass",
+        metadata: { name },
+        provisioner: "rukpak.io/plain",
+        parameters: { approval },
+      } as unknown as KubeObject);
+    for (const [p, make] of Object.entries(PAYLOADS))
+      await admin.apply({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: `inv-src-${p}`, namespace: NS },
+        data: {
+          "objects.yaml": make("x")
+            .map((o) => toYaml(o))
+            .join("---\n"),
+        },
+      } as unknown as KubeObject);
+  });
+
+  after(async () => {
+    try {
+      for (const i of (await admin.list<Instance>(API_VERSION, "Instance")).items)
+        if (i.metadata.name.startsWith("inv-")) await admin.delete(API_VERSION, "Instance", i.metadata.name);
+      await admin.delete(OPERATOR_API_VERSION, "Operator", "inv-admin-op").catch(() => false);
+      for (const [kind, name] of [
+        ["ClusterRoleBinding", "inv-tenant"],
+        ["ClusterRole", "inv-tenant"],
+      ])
+        await admin.delete("rbac.authorization.k8s.io/v1", kind, name).catch(() => false);
+    } finally {
+      await running?.stop();
+      carol?.close();
+      bob?.close();
+      admin?.close();
+      if (tmp) rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+
+  test(`seed ${SEED}, ${STEPS} steps: nobody gains a right, nothing is deleted or installed unapproved`, async () => {
+    const rnd = prng(SEED);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)];
+    const key = await loadSigningKey(admin, "opcat-system");
+    // an admin's Operator (no Operator controller runs here): an identity worth stealing
+    const op = await admin.apply<KubeObject>({
+      apiVersion: OPERATOR_API_VERSION,
+      kind: "Operator",
+      metadata: { name: "inv-admin-op" },
+      spec: { bundle: { name: "inv-admin-op-b", spec: plainSpec("inv-user", "kube-system") } },
+    } as unknown as KubeObject);
+    const before = { carol: await rights(carol), bob: await rights(bob) };
+    /** What the admin's Instances installed (the objects that must stay while those Instances are there). */
+    const adminInstalled = new Map<string, { kind: string; name: string; namespace?: string }[]>();
+    const log: string[] = [];
+    let n = 0;
+    const actions: Record<string, () => Promise<string>> = {
+      tenantInstalls: async () => {
+        const name = `inv-c${n}`;
+        const payload = pick(Object.keys(PAYLOADS));
+        const cls = pick(["inv-user", "inv-deny"]);
+        await carol.create({
+          apiVersion: API_VERSION,
+          kind: "Instance",
+          metadata: { name },
+          spec: { selector: { matchLabels: { inv: name } }, bundle: { name, spec: plainSpec(cls, payload) } },
+        } as unknown as KubeObject);
+        return `carol installs ${payload} as ${name} (${cls})`;
+      },
+      adminInstalls: async () => {
+        const name = `inv-a${n}`;
+        await admin.create({
+          apiVersion: API_VERSION,
+          kind: "Instance",
+          metadata: { name },
+          spec: {
+            selector: { matchLabels: { inv: name } },
+            bundle: { name, spec: plainSpec("inv-user", "kube-system") },
+          },
+        } as unknown as KubeObject);
+        return `admin installs kube-system as ${name}`;
+      },
+      tenantRepoints: async () => {
+        const all = (await admin.list<Instance>(API_VERSION, "Instance")).items.filter((i) =>
+          i.metadata.name.startsWith("inv-"),
+        );
+        if (all.length === 0) return "carol re-points nothing";
+        const i = pick(all);
+        const payload = pick(Object.keys(PAYLOADS));
+        const bundle = `${i.metadata.name}-p${n}`;
+        const r = await carol
+          .mergePatch(API_VERSION, "Instance", i.metadata.name, {
+            spec: { bundle: { name: bundle, spec: plainSpec("inv-user", payload) } },
+          })
+          .then(
+            () => "done",
+            (e: Error) => `refused: ${e.message.slice(0, 80)}`,
+          );
+        return `carol re-points ${i.metadata.name} at ${payload}: ${r}`;
+      },
+      tenantEditsMetadata: async () => {
+        const kind = pick(["Instance", "Bundle"]);
+        const all = (await admin.list(API_VERSION, kind)).items.filter((o) => o.metadata.name.startsWith("inv-"));
+        if (all.length === 0) return `carol edits no ${kind}`;
+        const o = pick(all);
+        const edit = pick(["ownerToAdminOperator", "dropOwners", "label", "copyRequester"]);
+        const patch =
+          edit === "ownerToAdminOperator"
+            ? {
+                metadata: {
+                  ownerReferences: [
+                    ...(o.metadata.ownerReferences ?? []),
+                    { apiVersion: OPERATOR_API_VERSION, kind: "Operator", name: "inv-admin-op", uid: op.metadata.uid! },
+                  ],
+                },
+              }
+            : edit === "dropOwners"
+              ? { metadata: { ownerReferences: null } }
+              : edit === "label"
+                ? { metadata: { labels: { [`inv-${n}`]: "x" } } }
+                : { metadata: { annotations: { ...(op.metadata.annotations ?? {}) } } };
+        const r = await carol.mergePatch(API_VERSION, kind, o.metadata.name, patch).then(
+          () => "done",
+          (e: Error) => `refused: ${e.message.slice(0, 80)}`,
+        );
+        return `carol ${edit} on ${kind} ${o.metadata.name}: ${r}`;
+      },
+      tenantDeletes: async () => {
+        const mine = (await admin.list<Instance>(API_VERSION, "Instance")).items.filter((i) =>
+          i.metadata.name.startsWith("inv-c"),
+        );
+        if (mine.length === 0) return "carol deletes nothing";
+        const i = pick(mine);
+        await carol.delete(API_VERSION, "Instance", i.metadata.name);
+        return `carol deletes ${i.metadata.name}`;
+      },
+      bobTries: async () => {
+        const r = await bob
+          .create({
+            apiVersion: API_VERSION,
+            kind: "Instance",
+            metadata: { name: `inv-b${n}` },
+            spec: {
+              selector: { matchLabels: { inv: "b" } },
+              bundle: { name: `inv-b${n}`, spec: plainSpec("inv-user", "cluster-admin") },
+            },
+          } as unknown as KubeObject)
+          .then(
+            () => "created",
+            (e: Error) => `refused: ${e.message.slice(0, 60)}`,
+          );
+        return `bob installs cluster-admin: ${r}`;
+      },
+      restart: async () => {
+        await running?.stop();
+        await start();
+        return "the controllers restart";
+      },
+    };
+    // weights: the ingredients of earlier attacks come often
+    const weighted = [
+      ...Array(4).fill("tenantInstalls"),
+      ...Array(2).fill("adminInstalls"),
+      ...Array(3).fill("tenantRepoints"),
+      ...Array(4).fill("tenantEditsMetadata"),
+      "tenantDeletes",
+      "bobTries",
+      "restart",
+    ] as string[];
+    const fail = (what: string) =>
+      assert.fail(
+        `invariant broken after step ${n} (seed ${SEED}): ${what}\n` +
+          `replay: OPCAT_INVARIANT_SEED=${SEED} OPCAT_INVARIANT_STEPS=${n} node scripts/run-tests.mjs ` +
+          `test/cluster/invariants.test.ts\nsteps:\n  ${log.join("\n  ")}`,
+      );
+    const check = async () => {
+      await settle();
+      for (const [who, client] of [
+        ["carol", carol],
+        ["bob", bob],
+      ] as const) {
+        const now = await rights(client);
+        const gained = [...now].filter((r) => !before[who].has(r));
+        if (gained.length > 0) fail(`${who} gained ${gained.slice(0, 5).join("; ")}`);
+      }
+      const instances = (await admin.list<Instance>(API_VERSION, "Instance")).items;
+      for (const i of instances) {
+        if (!i.metadata.name.startsWith("inv-")) continue;
+        // what the admin's Instances installed stays while they are there
+        if (
+          i.metadata.name.startsWith("inv-a") &&
+          cond(i, "Installed")?.status === "True" &&
+          !adminInstalled.has(i.metadata.name)
+        )
+          adminInstalled.set(
+            i.metadata.name,
+            (i.status?.objects ?? []).map((o) => ({ ...o })),
+          );
+        // an installed Instance's approval verifies for what it has installed
+        const claims =
+          cond(i, "Installed")?.status === "True" &&
+          cond(i, "Approved")?.status === "True" &&
+          i.status?.activeBundle === i.spec.bundle.name &&
+          i.status?.observedGeneration === i.metadata.generation;
+        if (claims) {
+          const a = i.status?.approval as ApprovalRecord | undefined;
+          const b = await admin.tryGet<KubeObject & { status?: { digest?: string } }>(
+            API_VERSION,
+            "Bundle",
+            i.spec.bundle.name,
+          );
+          const mismatch =
+            a && b
+              ? approvalMismatch(key, a, {
+                  instanceUid: i.metadata.uid!,
+                  generation: i.metadata.generation ?? 0,
+                  bundle: { name: b.metadata.name, uid: b.metadata.uid!, generation: b.metadata.generation ?? 0 },
+                  digest: b.status?.digest ?? "",
+                })
+              : "no approval";
+          if (mismatch !== undefined)
+            fail(`Instance ${i.metadata.name} is Installed without an approval of its content (${mismatch})`);
+        }
+      }
+      for (const [name, objects] of adminInstalled) {
+        if (!instances.some((i) => i.metadata.name === name)) {
+          adminInstalled.delete(name);
+          continue;
+        }
+        for (const o of objects) {
+          const apiVersion = o.kind === "ConfigMap" ? "v1" : ((o as { apiVersion?: string }).apiVersion ?? "v1");
+          if (!(await admin.tryGet(apiVersion, o.kind, o.name, o.namespace)))
+            fail(`${o.kind} ${o.namespace ?? ""}/${o.name}, installed by the admin's ${name}, was deleted`);
+        }
+      }
+    };
+    await check();
+    for (n = 1; n <= STEPS; n++) {
+      const action = pick(weighted);
+      log.push(`${n}. ${await actions[action]().catch((e: Error) => `${action} failed: ${e.message.slice(0, 100)}`)}`);
+      await check();
+    }
+    process.stderr.write(`invariants: seed ${SEED}, ${STEPS} steps:\n  ${log.join("\n  ")}\n`);
+  });
+});
