@@ -15,8 +15,8 @@
  *   is there while that Instance is;
  * - nothing was installed that is not approved: every installed Instance's approval verifies for its
  *   current generation, Bundle and content digest.
- * Seeded (OPCAT_INVARIANT_SEED, default 1 — CI's fixed run) and bounded in steps (OPCAT_INVARIANT_STEPS,
- * default 14); a failure prints the seed, the step and the actions so far, so a run can be replayed.
+ * Seeded (OPCAT_INVARIANT_SEED, default 2 — CI's fixed run) and bounded in steps (OPCAT_INVARIANT_STEPS,
+ * default 20); a failure prints the seed, the step and the actions so far, so a run can be replayed.
  * A longer exploration: `OPCAT_INVARIANT_SEED=$RANDOM OPCAT_INVARIANT_STEPS=150 node scripts/run-tests.mjs
  * test/cluster/invariants.test.ts`.
  */
@@ -36,8 +36,8 @@ import { clientAs, clusterKubeconfig, cond, controllerLog, grantClusterRole } fr
 
 const cluster = clusterKubeconfig();
 const NS = "inv-team";
-const SEED = Number(process.env.OPCAT_INVARIANT_SEED ?? 1);
-const STEPS = Number(process.env.OPCAT_INVARIANT_STEPS ?? 14);
+const SEED = Number(process.env.OPCAT_INVARIANT_SEED ?? 2);
+const STEPS = Number(process.env.OPCAT_INVARIANT_STEPS ?? 20);
 
 /** mulberry32: a small seeded generator, so that a failing sequence can be replayed from its seed. */
 function prng(seed: number): () => number {
@@ -76,6 +76,15 @@ const PAYLOADS: Record<string, (tag: string) => unknown[]> = {
   ],
   "kube-system": (t) => [
     { apiVersion: "v1", kind: "ConfigMap", metadata: { name: `inv-ks-${t}`, namespace: "kube-system" } },
+  ],
+  // an Instance naming a Bundle an admin made (unpacked with the admin's rights, installed by nobody)
+  "nested-ref": (t) => [
+    {
+      apiVersion: API_VERSION,
+      kind: "Instance",
+      metadata: { name: `inv-nested-ref-${t}` },
+      spec: { selector: { matchLabels: { inv: `nested-ref-${t}` } }, bundle: { name: "inv-admin-crb" } },
+    },
   ],
   nested: (t) => [
     {
@@ -233,6 +242,12 @@ describe("trust invariants over random actions (real API server)", { skip: clust
         provisioner: "rukpak.io/plain",
         parameters: { approval },
       } as unknown as KubeObject);
+    await admin.apply({
+      apiVersion: API_VERSION,
+      kind: "Bundle",
+      metadata: { name: "inv-admin-crb" },
+      spec: plainSpec("inv-user", "cluster-admin"),
+    } as unknown as KubeObject);
     for (const [p, make] of Object.entries(PAYLOADS))
       await admin.apply({
         apiVersion: "v1",
@@ -251,6 +266,7 @@ describe("trust invariants over random actions (real API server)", { skip: clust
       for (const i of (await admin.list<Instance>(API_VERSION, "Instance")).items)
         if (i.metadata.name.startsWith("inv-")) await admin.delete(API_VERSION, "Instance", i.metadata.name);
       await admin.delete(OPERATOR_API_VERSION, "Operator", "inv-admin-op").catch(() => false);
+      await admin.delete(API_VERSION, "Bundle", "inv-admin-crb").catch(() => false);
       for (const [kind, name] of [
         ["ClusterRoleBinding", "inv-tenant"],
         ["ClusterRole", "inv-tenant"],
@@ -281,6 +297,36 @@ describe("trust invariants over random actions (real API server)", { skip: clust
     const adminInstalled = new Map<string, { kind: string; name: string; namespace?: string }[]>();
     const log: string[] = [];
     let n = 0;
+    async function editMetadata(
+      prefix: string,
+      kind = pick(["Instance", "Bundle"]),
+      edits = ["ownerToAdminOperator", "dropOwners", "label", "copyRequester"],
+    ): Promise<string> {
+      const all = (await admin.list(API_VERSION, kind)).items.filter((o) => o.metadata.name.startsWith(prefix));
+      if (all.length === 0) return `carol edits no ${kind}`;
+      const o = pick(all);
+      const edit = pick(edits);
+      const patch =
+        edit === "ownerToAdminOperator"
+          ? {
+              metadata: {
+                ownerReferences: [
+                  ...(o.metadata.ownerReferences ?? []),
+                  { apiVersion: OPERATOR_API_VERSION, kind: "Operator", name: "inv-admin-op", uid: op.metadata.uid! },
+                ],
+              },
+            }
+          : edit === "dropOwners"
+            ? { metadata: { ownerReferences: null } }
+            : edit === "label"
+              ? { metadata: { labels: { [`inv-${n}`]: "x" } } }
+              : { metadata: { annotations: { ...(op.metadata.annotations ?? {}) } } };
+      const r = await carol.mergePatch(API_VERSION, kind, o.metadata.name, patch).then(
+        () => "done",
+        (e: Error) => `refused: ${e.message.slice(0, 80)}`,
+      );
+      return `carol ${edit} on ${kind} ${o.metadata.name}: ${r}`;
+    }
     const actions: Record<string, () => Promise<string>> = {
       tenantInstalls: async () => {
         const name = `inv-c${n}`;
@@ -325,32 +371,26 @@ describe("trust invariants over random actions (real API server)", { skip: clust
           );
         return `carol re-points ${i.metadata.name} at ${payload}: ${r}`;
       },
-      tenantEditsMetadata: async () => {
-        const kind = pick(["Instance", "Bundle"]);
-        const all = (await admin.list(API_VERSION, kind)).items.filter((o) => o.metadata.name.startsWith("inv-"));
-        if (all.length === 0) return `carol edits no ${kind}`;
-        const o = pick(all);
-        const edit = pick(["ownerToAdminOperator", "dropOwners", "label", "copyRequester"]);
-        const patch =
-          edit === "ownerToAdminOperator"
-            ? {
-                metadata: {
-                  ownerReferences: [
-                    ...(o.metadata.ownerReferences ?? []),
-                    { apiVersion: OPERATOR_API_VERSION, kind: "Operator", name: "inv-admin-op", uid: op.metadata.uid! },
-                  ],
-                },
-              }
-            : edit === "dropOwners"
-              ? { metadata: { ownerReferences: null } }
-              : edit === "label"
-                ? { metadata: { labels: { [`inv-${n}`]: "x" } } }
-                : { metadata: { annotations: { ...(op.metadata.annotations ?? {}) } } };
-        const r = await carol.mergePatch(API_VERSION, kind, o.metadata.name, patch).then(
-          () => "done",
-          (e: Error) => `refused: ${e.message.slice(0, 80)}`,
-        );
-        return `carol ${edit} on ${kind} ${o.metadata.name}: ${r}`;
+      tenantEditsMetadata: () => editMetadata("inv-"),
+      // what the controllers made for their own purposes (the objects of a bundle): the attacks' favourite
+      tenantEditsControllersObjects: () => editMetadata("inv-nested-"),
+      // attack 1's recipe as one step: a bundle that ships an Instance, then an edit of what the
+      // controllers made from it
+      tenantNestsAndEdits: async () => {
+        const name = `inv-c${n}`;
+        const payload = pick(["nested", "nested-ref"]);
+        await carol.create({
+          apiVersion: API_VERSION,
+          kind: "Instance",
+          metadata: { name },
+          spec: {
+            selector: { matchLabels: { inv: name } },
+            bundle: { name, spec: plainSpec("inv-user", payload) },
+          },
+        } as unknown as KubeObject);
+        await settle();
+        const edit = await editMetadata(`inv-${payload}-`, "Instance", ["ownerToAdminOperator", "dropOwners"]);
+        return `carol installs ${payload} as ${name}, then ${edit}`;
       },
       tenantDeletes: async () => {
         const mine = (await admin.list<Instance>(API_VERSION, "Instance")).items.filter((i) =>
@@ -389,7 +429,9 @@ describe("trust invariants over random actions (real API server)", { skip: clust
       ...Array(4).fill("tenantInstalls"),
       ...Array(2).fill("adminInstalls"),
       ...Array(3).fill("tenantRepoints"),
-      ...Array(4).fill("tenantEditsMetadata"),
+      ...Array(2).fill("tenantEditsMetadata"),
+      ...Array(2).fill("tenantEditsControllersObjects"),
+      ...Array(2).fill("tenantNestsAndEdits"),
       "tenantDeletes",
       "bobTries",
       "restart",
@@ -464,7 +506,9 @@ describe("trust invariants over random actions (real API server)", { skip: clust
     await check();
     for (n = 1; n <= STEPS; n++) {
       const action = pick(weighted);
-      log.push(`${n}. ${await actions[action]().catch((e: Error) => `${action} failed: ${e.message.slice(0, 100)}`)}`);
+      log.push(
+        `${n}. [${action}] ${await actions[action]().catch((e: Error) => `failed: ${e.message.slice(0, 100)}`)}`,
+      );
       await check();
     }
     process.stderr.write(`invariants: seed ${SEED}, ${STEPS} steps:\n  ${log.join("\n  ")}\n`);
