@@ -47,6 +47,13 @@ export interface LoadRevisionOptions {
   grpc?: boolean;
   /** The persisted revision index (`serve --cache-dir`, revindex.ts): read when valid, written after a build. */
   cache?: RevisionCacheOptions;
+  /**
+   * What a catalog that parses but fails `opcat validate` (opm's model validation: no default
+   * channel, two channel heads, …) does: `refuse` (default; opm serve) or `report` — served as it
+   * is, the problems kept in `validationProblems`, as catalogd stores and serves any FBC that
+   * parses. `report` needs `grpc: false`: the gRPC registry index is built from a valid model.
+   */
+  validation?: "refuse" | "report";
 }
 
 export interface RevisionCacheOptions {
@@ -96,6 +103,8 @@ export class CatalogRevision {
    */
   readonly origin: "index" | "catalog";
   readonly indexWritten: boolean;
+  /** What `opcat validate` finds in the served content (empty unless loaded with `validation: "report"`). */
+  readonly validationProblems: readonly Problem[];
   readonly #offsets: Float64Array;
   readonly #bySchema: Map<string, Uint32Array>;
   readonly #byPackage: Map<string, Uint32Array>;
@@ -115,6 +124,7 @@ export class CatalogRevision {
     loadMs: number;
     origin?: "index" | "catalog";
     indexWritten?: boolean;
+    validationProblems?: readonly Problem[];
     offsets: Float64Array;
     bySchema: Map<string, Uint32Array>;
     byPackage: Map<string, Uint32Array>;
@@ -136,6 +146,7 @@ export class CatalogRevision {
     this.loadMs = init.loadMs;
     this.origin = init.origin ?? "catalog";
     this.indexWritten = init.indexWritten ?? false;
+    this.validationProblems = init.validationProblems ?? [];
     this.#offsets = init.offsets;
     this.#bySchema = init.bySchema;
     this.#byPackage = init.byPackage;
@@ -184,7 +195,12 @@ export class CatalogRevision {
     const started = performance.now();
     const checkMetaKeys = opts.checkMetaKeys !== false;
     const revision = (
-      init: RevisionParts & { registry: RegistryIndex | undefined; origin?: "index"; indexWritten?: boolean },
+      init: RevisionParts & {
+        registry: RegistryIndex | undefined;
+        origin?: "index";
+        indexWritten?: boolean;
+        validationProblems?: readonly Problem[];
+      },
     ) =>
       new CatalogRevision({
         catalog: opts.catalog,
@@ -204,9 +220,18 @@ export class CatalogRevision {
     const read = await readBlobs(listed.root, listed.files, res);
     if (res.problems.length > 0) return { ok: false, problems: res.problems };
     const validated = validateCatalog(res.config);
-    if (validated.problems.length > 0) return { ok: false, problems: validated.problems };
+    const report = opts.validation === "report" && !grpc;
+    if (validated.problems.length > 0 && !report) return { ok: false, problems: validated.problems };
     await yieldToEventLoop();
-    if (!grpc) return { ok: true, revision: revision({ ...(await packParts(read, res)), registry: undefined }) };
+    if (!grpc)
+      return {
+        ok: true,
+        revision: revision({
+          ...(await packParts(read, res)),
+          registry: undefined,
+          validationProblems: validated.problems,
+        }),
+      };
     const built = RegistryIndex.build(validated.model, res.config.others, { checkMetaKeys: opts.checkMetaKeys });
     if ("problems" in built) return { ok: false, problems: built.problems };
     const parts = await packParts(read, res);

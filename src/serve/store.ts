@@ -25,6 +25,12 @@ export interface CatalogStoreOptions {
   /** Build each revision's gRPC registry index (default true; `false`: HTTP only, less memory). */
   grpc?: boolean;
   /**
+   * Serve content that parses but fails validation, with its problems in the revision's
+   * `validationProblems` (`report`, HTTP-only stores: catalogd's behaviour), or refuse it (`refuse`,
+   * the default: opm serve's). See LoadRevisionOptions.validation.
+   */
+  validation?: "refuse" | "report";
+  /**
    * Build one revision at a time (default false: catalogs load side by side). A load's transient
    * memory is several times its catalog's size; one at a time, a process's peak is that of the
    * largest catalog, not of all of them (the cluster's catalogs).
@@ -239,6 +245,7 @@ export class CatalogStore {
       previousLastModified: e.current?.lastModified,
       checkMetaKeys: this.#opts.checkMetaKeys,
       grpc: this.#opts.grpc,
+      validation: this.#opts.validation,
       cache:
         e.indexed && this.#opts.cache
           ? {

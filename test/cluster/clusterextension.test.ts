@@ -574,6 +574,88 @@ describe("ClusterExtension on a real API server (operator-controller's API)", { 
     );
   });
 
+  test("a catalog opm refuses is served as catalogd serves it; each ClusterExtension resolves in it", async () => {
+    // tiny without defaultChannel; stable has two heads (1.0.0 → 1.1.0 → 1.2.0, and a lone 1.5.0);
+    // ghost (no defaultChannel either) has no bundle at 1.x
+    const dir = join(tmp, "lax");
+    mkdirSync(dir, { recursive: true });
+    const chain = (pkg: string, vs: string[]) =>
+      vs.map((v, i) => ({ name: `${pkg}.v${v}`, ...(i > 0 ? { replaces: `${pkg}.v${vs[i - 1]}` } : {}) }));
+    const blobs: unknown[] = [
+      { schema: "olm.package", name: "tiny" },
+      {
+        schema: "olm.channel",
+        name: "stable",
+        package: "tiny",
+        entries: [...chain("tiny", ["1.0.0", "1.1.0", "1.2.0"]), { name: "tiny.v1.5.0" }],
+      },
+      { schema: "olm.channel", name: "fast", package: "tiny", entries: chain("tiny", ["1.2.0", "2.0.0"]) },
+      { schema: "olm.package", name: "ghost" },
+      { schema: "olm.channel", name: "alpha", package: "ghost", entries: [{ name: "ghost.v0.1.0" }] },
+      {
+        schema: "olm.bundle",
+        name: "ghost.v0.1.0",
+        package: "ghost",
+        image: "example.com/ghost-bundle:v0.1.0",
+        properties: [{ type: "olm.package", value: { packageName: "ghost", version: "0.1.0" } }],
+      },
+    ];
+    let text = blobs.map((b) => JSON.stringify(b)).join("\n") + "\n";
+    for (const v of ["1.0.0", "1.1.0", "1.2.0", "1.5.0", "2.0.0"])
+      text += formatCatalog(renderBundleDirectory(dirs[v], { image: images[v] }), "json");
+    writeFileSync(join(dir, "lax.json"), text);
+    await pushImage(buildCatalogImage(dir), `${registry.host}/catalogs/lax:v1`, { useHttp: true });
+    try {
+      await catalog("lax", "lax:v1", "x");
+      const lax = await admin.get<ClusterCatalog>(CATALOG_API_VERSION, "ClusterCatalog", "lax");
+      assert.equal(cond(lax, "Serving")?.reason, "Available");
+      const validated = cond(lax, "Validated");
+      assert.deepEqual([validated?.status, validated?.reason], ["False", "Invalid"]);
+      const msg = validated?.message ?? "";
+      assert.match(msg, /^opcat validate finds 3 problems in the served content/);
+      assert.match(msg, /invalid package "tiny": default channel must be set/);
+      assert.match(msg, /invalid package "ghost": default channel must be set/);
+      assert.match(msg, /invalid channel "stable": multiple channel heads found in graph: tiny.v1.2.0, tiny.v1.5.0/);
+      // served as it is: the package blob without a default channel
+      const all = await (await fetch(`${lax.status?.urls?.base}/api/v1/all`)).text();
+      assert.ok(all.split("\n").includes('{"name":"tiny","schema":"olm.package"}'), all.slice(0, 200));
+      const valid = await admin.get<ClusterCatalog>(CATALOG_API_VERSION, "ClusterCatalog", "other");
+      assert.equal(cond(valid, "Validated")?.status, "True");
+
+      const inLax = { selector: { matchLabels: { team: "x" } } };
+      // no channel named, no default channel: every channel; the highest version within the range
+      await admin.apply(extension("tiny", { ...inLax, version: "<2.0.0" }));
+      await installedVersion("tiny", "1.5.0");
+      // a package without a satisfying bundle fails that ClusterExtension only, with upstream's message
+      await admin.apply(extension("ghost", { ...inLax, packageName: "ghost", version: ">=1.0.0" }));
+      const ghost = await progressing("ghost", "Retrying", (m) => m.includes("ghost"), "unresolvable");
+      assert.equal(
+        cond(ghost, "Progressing")?.message,
+        'no bundles found for package "ghost" matching version ">=1.0.0"',
+      );
+      assert.equal(cond(ghost, "Installed")?.status, "False");
+      const tiny = await installedVersion("tiny", "1.5.0");
+      assert.equal(cond(tiny, "Installed")?.status, "True");
+      await removeAll();
+
+      // a named channel with two heads: successors only, one edge at a time (1.0.0 → 1.1.0 → 1.2.0);
+      // the other head, 1.5.0, is higher and within the range but replaces nothing installed
+      await admin.apply(extension("tiny", { ...inLax, channels: ["stable"], version: "1.0.0" }));
+      await installedVersion("tiny", "1.0.0");
+      await patchCatalogSpec("tiny", { version: ">=1.0.0, <2.0.0" });
+      await installedVersion("tiny", "1.2.0");
+      await new Promise((r) => setTimeout(r, 2000));
+      const held = await admin.get<ClusterExtension>(OLM_API_VERSION, "ClusterExtension", "tiny");
+      assert.equal(held.status?.install?.bundle.version, "1.2.0");
+      // another channel named: its successor of 1.2.0
+      await patchCatalogSpec("tiny", { channels: ["fast"], version: null });
+      await installedVersion("tiny", "2.0.0");
+    } finally {
+      await removeAll();
+      await admin.delete(CATALOG_API_VERSION, "ClusterCatalog", "lax").catch(() => false);
+    }
+  });
+
   test("a new catalog digest upgrades within the constraints; a deleted catalog leaves the install", async () => {
     await admin.apply(extension("tiny", { selector: { matchLabels: { team: "a" } }, channels: ["stable"] }));
     await installedVersion("tiny", "1.2.0");

@@ -1,9 +1,11 @@
 /**
  * ClusterCatalogs on the cluster: each one's image is pulled with opcat's registry client, polled
- * for new digests, loaded and validated, and served through opcat's catalogd-compatible HTTP API
- * (`{status.urls.base}/api/v1/all`). A new image that cannot be pulled or is not a valid catalog
- * leaves the previous content served, and the status says why. Listeners (the resolver) hear of
- * every change of served content.
+ * for new digests, loaded, and served through opcat's catalogd-compatible HTTP API
+ * (`{status.urls.base}/api/v1/all`). As catalogd, any FBC that parses is served as it is; what
+ * `opcat validate` finds in it (no default channel, two channel heads, …) is reported in the
+ * `Validated` condition, never a reason to refuse it. A new image that cannot be pulled or does not
+ * parse leaves the previous content served, and the status says why. Listeners (the resolver) hear
+ * of every change of served content.
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -84,7 +86,7 @@ export class CatalogController {
    * Served over catalogd's HTTP API only: no gRPC registry index (about half a revision's memory);
    * catalogs are loaded one at a time (the peak of a load is several times its catalog).
    */
-  readonly store = new CatalogStore({ grpc: false, oneLoadAtATime: true });
+  readonly store = new CatalogStore({ grpc: false, oneLoadAtATime: true, validation: "report" });
   /** Built on the controller runtime: ClusterCatalogs, and the image sources' events. */
   readonly controller: Controller<ClusterCatalog>;
   readonly catalogs: Informer<ClusterCatalog>;
@@ -320,7 +322,7 @@ export class CatalogController {
     const { name, ref } = s;
     const cur = this.served.get(name);
     if (!cur || cur.ref === ref) return;
-    const trial = new CatalogStore({ grpc: false });
+    const trial = new CatalogStore({ grpc: false, validation: "report" });
     let trialCatalog: ImageCatalog | undefined;
     try {
       trialCatalog = (
@@ -411,6 +413,7 @@ export class CatalogController {
         reason: "Succeeded",
         message: pollMs ? `polling ${ref} every ${pollMs / 60_000} min` : `unpacked ${digest ?? ref}`,
       });
+    conds.push(validatedCondition(rev));
     await this.setStatus(cc, conds, {
       resolvedSource: {
         type: "Image",
@@ -420,6 +423,26 @@ export class CatalogController {
       lastUnpacked: rev.lastModified.toISOString().replace(/\.\d{3}Z$/, "Z"),
     });
   }
+}
+
+/**
+ * opcat's `Validated` condition (catalogd has none): whether the served content passes `opcat
+ * validate` — its first problems and their count when not. Served either way, as catalogd does.
+ */
+export function validatedCondition(rev: CatalogRevision): NewCondition {
+  const problems = rev.validationProblems;
+  if (problems.length === 0)
+    return { type: "Validated", status: "True", reason: "Valid", message: "the served content passes opcat validate" };
+  const shown = Math.min(problems.length, 5);
+  return {
+    type: "Validated",
+    status: "False",
+    reason: "Invalid",
+    message:
+      `opcat validate finds ${problems.length} problem${problems.length === 1 ? "" : "s"} in the served content ` +
+      `(served as it is, as catalogd does; packages resolve per ClusterExtension)` +
+      `${shown < problems.length ? `; the first ${shown}` : ""}: ${firstProblems(problems)}`,
+  };
 }
 
 /** The first five problems of a catalog that does not load, for a message. */

@@ -6,7 +6,8 @@
  */
 import { parentPort } from "node:worker_threads";
 import { loadText } from "../../fbc/load.js";
-import { validateCatalog } from "../../fbc/validate.js";
+import { validateCatalog, type ValidationResult } from "../../fbc/validate.js";
+import type { Model } from "../../fbc/model.js";
 import { CatalogSet, resolve, slimCatalogForResolution, type NamedCatalog } from "../../resolve/index.js";
 import type { RunnerReply, RunnerRequest } from "./resolverunner.js";
 
@@ -21,7 +22,7 @@ parentPort?.on("message", (m: RunnerRequest) => {
       if (!c.jsonl) throw new Error(`catalog ${c.name} (${c.digest}) was not sent to the resolver`);
       // without the bundle manifests resolution never reads (an older catalog's bytes are nearly all those)
       const loaded = loadText(slimCatalogForResolution(Buffer.from(c.jsonl).toString("utf8")), `${c.name}.jsonl`);
-      parts.set(c.digest, { model: validateCatalog(loaded.config).model, others: loaded.config.others });
+      parts.set(c.digest, { model: validModel(validateCatalog(loaded.config)), others: loaded.config.others });
     }
     // revisions no longer served are forgotten
     const live = new Set(m.catalogs.map((c) => c.digest));
@@ -38,3 +39,18 @@ parentPort?.on("message", (m: RunnerRequest) => {
     reply({ id: m.id, error: (e as Error).message });
   }
 });
+
+/**
+ * The model without the packages `opcat validate` finds problems in: catalogd serves a catalog as
+ * it is (a package without a default channel, a channel with two heads), but Deppy resolves as
+ * OLM v0, whose registry (opm serve) never serves such content; its other packages resolve as
+ * before, and an Input of a left-out package finds no candidates.
+ */
+function validModel(v: ValidationResult): Model {
+  if (v.problems.length === 0) return v.model;
+  for (const p of v.problems) {
+    const pkg = p.blob?.schema === "olm.package" ? p.blob.name : p.blob?.package;
+    if (pkg !== undefined) v.model.delete(pkg);
+  }
+  return v.model;
+}
