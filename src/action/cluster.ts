@@ -62,6 +62,7 @@ export async function formatObjects(objs: KubeObject[], format: "yaml" | "json")
 /** `cluster manifests`: what running opcat in a cluster needs (--local: the APIs and classes only). */
 export async function clusterManifestsAction(o: {
   local: boolean;
+  crdsOnly?: boolean;
   namespace: string;
   image?: string;
   /** A registries.conf file shipped as a ConfigMap. */
@@ -82,7 +83,13 @@ export async function clusterManifestsAction(o: {
     }
   }
   const { clusterManifests } = await import("../cluster/manifests.js");
-  return clusterManifests({ local: o.local, namespace: o.namespace, image: o.image, registriesConf });
+  return clusterManifests({
+    local: o.local,
+    crdsOnly: o.crdsOnly,
+    namespace: o.namespace,
+    image: o.image,
+    registriesConf,
+  });
 }
 
 /** `cluster image`: opcat's own image, written to an OCI layout or pushed; where it went and what it weighs. */

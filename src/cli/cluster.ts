@@ -31,13 +31,16 @@ export function registerClusterCommands(program: Command): void {
     .command("manifests")
     .description(
       "Print what running opcat in a cluster needs (CRDs, default ProvisionerClasses, " +
-        "RBAC, Deployment, Service); --local: only the APIs and classes",
+        "RBAC, Deployment, Service); --local: only the APIs and classes; apply --crds-only first " +
+        "(then `kubectl wait --for condition=established crd -l app.kubernetes.io/part-of=opcat`): " +
+        "kubectl cannot map the classes' kinds before their CRDs are established",
     )
     .option(
       "--local",
       "only the APIs, default classes and user roles (for `opcat cluster run` outside the cluster)",
       false,
     )
+    .option("--crds-only", "only the CustomResourceDefinitions, to apply (and wait for) before the rest", false)
     .option("--namespace <ns>", "namespace of the controller", DEFAULT_NAMESPACE)
     .option("--image <ref>", "image that runs `opcat cluster run` (build one with `opcat cluster image`)")
     .option(
@@ -48,6 +51,7 @@ export function registerClusterCommands(program: Command): void {
     .action(
       async (o: {
         local: boolean;
+        crdsOnly: boolean;
         namespace: string;
         image?: string;
         output: "yaml" | "json";

@@ -21,6 +21,11 @@ import { clusterExtensionProvisionerClass } from "./olm/extension.js";
 
 export interface ManifestOptions {
   local?: boolean;
+  /**
+   * Only the CustomResourceDefinitions (any other option aside): applied and established first, they
+   * let kubectl map the objects of their kinds (ProvisionerClasses, InputClasses) that the rest holds.
+   */
+  crdsOnly?: boolean;
   namespace?: string;
   /** The image that runs `opcat cluster run` (`opcat cluster image` builds one). */
   image?: string;
@@ -35,6 +40,7 @@ export const REGISTRIES_CONF_MAP = "opcat-registries-conf";
 export { DEFAULT_IMAGE, DEFAULT_NAMESPACE };
 
 export function clusterManifests(opts: ManifestOptions = {}): KubeObject[] {
+  if (opts.crdsOnly) return apiObjects().filter((o) => o.kind === "CustomResourceDefinition");
   if (opts.local) return [...apiObjects(), ...userRoles()];
   const ns = opts.namespace ?? DEFAULT_NAMESPACE;
   const labels = { "app.kubernetes.io/name": "opcat-rukpak", "app.kubernetes.io/part-of": "opcat" };

@@ -338,3 +338,26 @@ test("decoded base64 kept by callers is never a view of the transient scratch bu
   decodeStdBase64("eyJhcGlW");
   for (const k of kept) assert.equal(Buffer.from(k).toString(), "<svg/>");
 });
+
+test("YAML syntax errors: the hint turns go-yaml's line into a file line; .indexignore only without blobs", () => {
+  // the error is in the second document: go-yaml says "line 3", counted from that document's first line (4)
+  const [second] = loadText(
+    "schema: olm.package\nname: x\n---\nschema: olm.package\nname: y\nfoo: [bar\n",
+    "c.yaml",
+  ).problems;
+  assert.equal(second.code, "FBC_YAML_SYNTAX");
+  assert.match(second.message, /yaml: line 3: /);
+  assert.equal(second.loc?.line, 6);
+  assert.equal(
+    second.hint,
+    'go-yaml\'s "line 3" counts from the start of the YAML document, which begins at line 4 of the file: ' +
+      "it is line 6 of the file",
+  );
+  // in the first document the two counts agree: nothing to explain, and the file holds no blob at all
+  const [only] = loadText("a: b\n  c: d: e\n", "notes.yaml").problems;
+  assert.equal(only.code, "FBC_YAML_SYNTAX");
+  assert.equal(
+    only.hint,
+    "if this file is not part of the catalog, exclude it with a .indexignore file (gitignore syntax)",
+  );
+});

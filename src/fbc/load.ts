@@ -78,25 +78,43 @@ export function loadText(
   onBlob?: (obj: JsonObject, meta: BlobMeta) => void,
 ): LoadResult {
   // Each blob is decoded as soon as it is parsed: its parsed form dies young.
+  let blobs = 0;
+  const syntax: Problem[] = [];
   forEachStreamItem(text, (item) => {
     const loc: Location = { file, line: item.line, index: item.index };
     if (item.kind === "error") {
-      into.problems.push(
-        problem(item.code, item.message, {
-          loc,
-          hint:
-            item.code === "FBC_YAML_SEPARATOR"
-              ? "a line starting with --- may only be followed by spaces or a comment"
-              : IGNORE_HINT,
-        }),
-      );
+      const p = problem(item.code, item.message, {
+        loc,
+        hint:
+          item.code === "FBC_YAML_SEPARATOR"
+            ? "a line starting with --- may only be followed by spaces or a comment"
+            : syntaxHint(item.inDocument),
+      });
+      if (item.code !== "FBC_YAML_SEPARATOR") syntax.push(p);
+      into.problems.push(p);
       return;
     }
+    blobs++;
     addBlob(into, item.value, loc, item.yaml, onBlob);
   });
+  // A file none of whose blobs parse may not be part of the catalog at all.
+  if (blobs === 0) for (const p of syntax) p.hint = p.hint ? `${p.hint}; ${IGNORE_HINT}` : IGNORE_HINT;
   into.files++;
   into.bytes += byteLength ?? Buffer.byteLength(text);
   return into;
+}
+
+/**
+ * The hint of a syntax error: go-yaml's "line N" counts from the start of the YAML document, not of the
+ * file; said so, with the file line it means, when the two differ.
+ */
+function syntaxHint(inDocument: { start: number; line: number } | undefined): string | undefined {
+  if (!inDocument || inDocument.start === 1) return undefined;
+  const { start, line } = inDocument;
+  return (
+    `go-yaml's "line ${line}" counts from the start of the YAML document, which begins at ` +
+    `line ${start} of the file: it is line ${start + line - 1} of the file`
+  );
 }
 
 function newResult(): LoadResult {

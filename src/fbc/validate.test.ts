@@ -768,3 +768,87 @@ test("validateCatalog is convertToModel then validateModel: same problems, same 
     together.map((p) => [p.code, p.message, p.loc?.line]),
   );
 });
+
+test("a duplicate channel entry is the only problem: the bundles the channel lists are not 'in no channel'", () => {
+  const ps = problems(
+    cat(
+      pkg("foo"),
+      ch("foo", "stable", [{ name: "foo.v1" }, { name: "foo.v2", replaces: "foo.v1" }, { name: "foo.v2" }]),
+      bundle("foo", "foo.v1", "1.0.0"),
+      bundle("foo", "foo.v2", "2.0.0"),
+      // still reported: no channel lists this one
+      bundle("foo", "foo.v3", "3.0.0"),
+    ),
+  );
+  assert.deepEqual(
+    ps.map((p) => [p.code, p.line]),
+    [
+      ["FBC_CHANNEL_DUPLICATE_ENTRY", 2],
+      ["FBC_BUNDLE_NOT_IN_CHANNEL", 5],
+    ],
+  );
+  assert.equal(ps[0].message, 'invalid package "foo", channel "stable": duplicate entry "foo.v2"');
+  // the same for the entries of a channel defined twice
+  assert.deepEqual(
+    problems(
+      cat(
+        pkg("foo"),
+        ch("foo", "stable", [{ name: "foo.v1" }]),
+        ch("foo", "stable", [{ name: "foo.v2" }]),
+        bundle("foo", "foo.v1", "1.0.0"),
+        bundle("foo", "foo.v2", "2.0.0"),
+      ),
+    ).map((p) => p.code),
+    ["FBC_CHANNEL_DUPLICATE"],
+  );
+});
+
+test("a missing olm.package is reported once, with the root cause; independent problems of its blobs remain", () => {
+  // channel c<i> lists bundles k.v<i> to k.v10
+  const channels = Array.from({ length: 7 }, (_, i) =>
+    ch(
+      "kueue-operator",
+      `c${i}`,
+      Array.from({ length: 11 - i }, (_, j) => ({ name: `k.v${i + j}` })),
+    ),
+  );
+  const bundles = Array.from({ length: 11 }, (_, i) => bundle("kueue-operator", `k.v${i}`, `1.${i}.0`));
+  const r = loadText(cat(...channels, ...bundles), "catalog.json");
+  const ps = validateCatalog(r.config).problems;
+  assert.deepEqual(
+    ps.map((p) => [p.code, p.loc?.line]),
+    [["FBC_CHANNEL_UNKNOWN_PACKAGE", 1]],
+  );
+  // opm's message (opm stops at the first channel naming the package), the cause as the hint
+  assert.equal(ps[0].message, 'unknown package "kueue-operator" for channel "c0"');
+  assert.equal(
+    ps[0].hint,
+    'package "kueue-operator" has no olm.package blob; 7 channels and 11 bundles name it (this is the first): ' +
+      'add an olm.package blob named "kueue-operator", or fix their "package"',
+  );
+
+  // a duplicate bundle and a dangling entry of that package are problems of their own: still reported
+  const more = problems(
+    cat(
+      ch("foo", "stable", [{ name: "foo.v1" }, { name: "foo.v3" }]),
+      bundle("foo", "foo.v1", "1.0.0"),
+      bundle("foo", "foo.v1", "1.0.0"),
+      { schema: "olm.deprecations", package: "foo", entries: [] },
+    ),
+  );
+  assert.deepEqual(
+    more.map((p) => [p.code, p.line]),
+    [
+      ["FBC_CHANNEL_ENTRY_NO_BUNDLE", 1],
+      ["FBC_CHANNEL_UNKNOWN_PACKAGE", 1],
+      ["FBC_BUNDLE_DUPLICATE", 3],
+    ],
+  );
+  assert.match(more[2].message, /^package "foo" has duplicate bundle "foo\.v1"$/);
+  assert.match(more[0].message, /\[foo\.v3\]/);
+  // with nothing but bundles, opm's first message is the first bundle's; no channel to be missing from
+  assert.deepEqual(
+    problems(cat(bundle("bar", "bar.v1", "1.0.0"), bundle("bar", "bar.v2", "2.0.0"))).map((p) => [p.code, p.message]),
+    [["FBC_BUNDLE_UNKNOWN_PACKAGE", 'unknown package "bar" for bundle "bar.v1"']],
+  );
+});

@@ -32,6 +32,7 @@ import {
   SCHEMA_PACKAGE,
   type DeclarativeConfig,
   type Bundle,
+  type Channel,
   type Location,
 } from "./types.js";
 
@@ -202,9 +203,16 @@ function convert(cfg: DeclarativeConfig, add: Add): Omit<ConversionResult, "prob
     model.set(p.name, mp);
   }
 
-  // Channels. A rejected channel is not reported again as an undefined default channel.
+  // Packages that channels, bundles or deprecations name but no olm.package blob defines: reported
+  // once each, and their blobs still checked against one another (in a stand-in left out of the model).
+  const orphans = orphanPackages(cfg, model, add);
+
+  // Channels. A rejected channel is not reported again as an undefined default channel, nor are the
+  // bundles it lists as being in no channel.
   const rejectedDefault = new Set<string>();
   const rejectedChannelPkgs = new Set<string>();
+  const rejectedEntries = new Map<string, Set<string>>();
+  const rejectEntries = (c: Channel): void => addEntryNames(rejectedEntries, c);
   const entriesWithoutBundle = new Map<ModelChannel, Set<string>>();
   for (const c of cfg.channels) {
     const blob = { schema: SCHEMA_CHANNEL, package: c.package, name: c.name };
@@ -222,6 +230,7 @@ function convert(cfg: DeclarativeConfig, add: Add): Omit<ConversionResult, "prob
     if (c.name === "") {
       rejectedDefault.add(c.package);
       rejectedChannelPkgs.add(c.package);
+      rejectEntries(c);
       add(
         "FBC_CHANNEL_NO_NAME",
         `package ${q(c.package)} contains channel with no name`,
@@ -233,6 +242,7 @@ function convert(cfg: DeclarativeConfig, add: Add): Omit<ConversionResult, "prob
     }
     if (mp.channels.has(c.name)) {
       rejectedChannelPkgs.add(c.package);
+      rejectEntries(c);
       const first = mp.channels.get(c.name)?.source?.loc;
       add(
         "FBC_CHANNEL_DUPLICATE",
@@ -280,6 +290,7 @@ function convert(cfg: DeclarativeConfig, add: Add): Omit<ConversionResult, "prob
     }
     if (dup) {
       rejectedChannelPkgs.add(c.package);
+      rejectEntries(c);
       if (defaultChannels.get(c.package) === c.name) rejectedDefault.add(c.package);
       continue;
     }
@@ -291,7 +302,15 @@ function convert(cfg: DeclarativeConfig, add: Add): Omit<ConversionResult, "prob
   // Bundles. A bundle rejected here is not reported again as a channel entry without a bundle.
   const rejected = new Map<string, Set<string>>();
   const packageBundles = new Map<string, Map<string, Location | undefined>>();
-  const bundleState: BundleState = { model, add, packageBundles, pullSpecErrors: new Map(), entriesWithoutBundle };
+  const bundleState: BundleState = {
+    model,
+    add,
+    packageBundles,
+    pullSpecErrors: new Map(),
+    entriesWithoutBundle,
+    rejectedEntries,
+    orphans,
+  };
   for (const b of cfg.bundles) {
     if (linkBundle(b, bundleState)) continue;
     const set = rejected.get(b.package);
@@ -433,7 +452,107 @@ function convert(cfg: DeclarativeConfig, add: Add): Omit<ConversionResult, "prob
     });
   });
 
+  // The stand-ins are no packages of the catalog.
+  deleteKeys(model, orphans);
   return { model, rejectedDefaultChannels: rejectedDefault, rejectedChannelPackages: rejectedChannelPkgs };
+}
+
+/** A package named by blobs but defined by no olm.package blob, and the blobs that name it. */
+interface Orphan {
+  /** Stands in for the package while its blobs are checked; never part of the returned model. */
+  stand: ModelPackage;
+  channels: Channel[];
+  bundles: Bundle[];
+  deprecations: DeclarativeConfig["deprecations"];
+}
+
+function deleteKeys(from: Map<string, unknown>, keys: Map<string, unknown>): void {
+  for (const k of keys.keys()) from.delete(k);
+}
+
+/** Adds the names of channel `c`'s entries to the set of its package in `map`. */
+function addEntryNames(map: Map<string, Set<string>>, c: Channel): void {
+  let set = map.get(c.package);
+  if (!set) map.set(c.package, (set = new Set()));
+  for (const e of c.entries ?? []) set.add(e.name);
+}
+
+/**
+ * The packages (non-empty names) that channels, bundles or deprecations name and no olm.package defines:
+ * each reported (once), its stand-in added to `model` (to be taken out when conversion ends).
+ */
+function orphanPackages(cfg: DeclarativeConfig, model: Model, add: Add): Map<string, Orphan> {
+  const out = new Map<string, Orphan>();
+  const get = (name: string): Orphan | undefined => {
+    if (name === "" || model.has(name)) return undefined;
+    let o = out.get(name);
+    if (!o) {
+      o = { stand: { name, description: "", channels: new Map() }, channels: [], bundles: [], deprecations: [] };
+      out.set(name, o);
+    }
+    return o;
+  };
+  for (const c of cfg.channels) get(c.package)?.channels.push(c);
+  for (const b of cfg.bundles) get(b.package)?.bundles.push(b);
+  for (const d of cfg.deprecations) get(d.package)?.deprecations.push(d);
+  for (const [name, o] of out) {
+    reportOrphan(name, o, add);
+    model.set(name, o.stand);
+  }
+  return out;
+}
+
+/**
+ * One problem for a missing olm.package blob, with opm's message for the first blob opm meets that
+ * names it (channels come before bundles, bundles before deprecations) and, as the hint, the root cause:
+ * how many blobs name the package. The others would only repeat it.
+ */
+function reportOrphan(name: string, o: Orphan, add: Add): void {
+  const counts: string[] = [];
+  if (o.channels.length > 0) counts.push(plural(o.channels.length, "channel"));
+  if (o.bundles.length > 0) counts.push(plural(o.bundles.length, "bundle"));
+  if (o.deprecations.length > 0) counts.push(plural(o.deprecations.length, "olm.deprecations blob"));
+  const total = o.channels.length + o.bundles.length + o.deprecations.length;
+  const named = counts.length > 1 ? `${counts.slice(0, -1).join(", ")} and ${counts[counts.length - 1]}` : counts[0];
+  const cause =
+    total > 1
+      ? `package ${q(name)} has no olm.package blob; ${named} name it (this is the first): ` +
+        `add an olm.package blob named ${q(name)}, or fix their "package"`
+      : undefined;
+  const c = o.channels[0];
+  if (c) {
+    add(
+      "FBC_CHANNEL_UNKNOWN_PACKAGE",
+      `unknown package ${q(name)} for channel ${q(c.name)}`,
+      c.loc,
+      { schema: SCHEMA_CHANNEL, package: name, name: c.name },
+      cause ?? `add an olm.package blob named ${q(name)} or fix the channel's "package"`,
+    );
+    return;
+  }
+  const b = o.bundles[0];
+  if (b) {
+    add(
+      "FBC_BUNDLE_UNKNOWN_PACKAGE",
+      `unknown package ${q(name)} for bundle ${q(b.name)}`,
+      b.loc,
+      { schema: SCHEMA_BUNDLE, package: name, name: b.name },
+      cause ?? `add an olm.package blob named ${q(name)} or fix the bundle's "package"`,
+    );
+    return;
+  }
+  const d = o.deprecations[0];
+  add(
+    "FBC_DEPRECATION_UNKNOWN_PACKAGE",
+    `cannot apply deprecations to an unknown package ${q(name)}`,
+    d.loc,
+    { schema: "olm.deprecations", package: name },
+    cause,
+  );
+}
+
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
 }
 
 interface BundleState {
@@ -444,6 +563,10 @@ interface BundleState {
   /** Related image pull specs repeat (shared by a package's bundles): each is checked once. */
   pullSpecErrors: Map<string, string | null>;
   entriesWithoutBundle: Map<ModelChannel, Set<string>>;
+  /** Per package, the entries of its rejected channels: their bundles are in a channel after all. */
+  rejectedEntries: Map<string, Set<string>>;
+  /** Packages without an olm.package blob (reported once): a bundle of one with no channel at all is not reported. */
+  orphans: Map<string, Orphan>;
 }
 
 function checkPullSpec(ref: string, cache: Map<string, string | null>): string | undefined {
@@ -594,7 +717,11 @@ function linkBundle(b: Bundle, st: BundleState): boolean {
     mb.release = release;
     st.entriesWithoutBundle.get(mc)?.delete(b.name);
   }
-  if (!found) {
+  if (
+    !found &&
+    !st.rejectedEntries.get(b.package)?.has(b.name) &&
+    !(mp.channels.size === 0 && st.orphans.has(b.package))
+  ) {
     add(
       "FBC_BUNDLE_NOT_IN_CHANNEL",
       `package ${q(b.package)}, bundle ${q(b.name)} not found in any channel entries`,

@@ -48,6 +48,11 @@ export interface StreamFailure {
   index: number;
   /** When true, the rest of the stream could not be read. */
   fatal: boolean;
+  /**
+   * A YAML syntax error's "line N" (go-yaml's, in the message) and the file line `start` where the
+   * document it counts from begins.
+   */
+  inDocument?: { start: number; line: number };
 }
 
 export type StreamItem = StreamBlob | StreamFailure;
@@ -287,6 +292,7 @@ function decodeYaml(
   const failed = (item: StreamFailure): StreamFailure => {
     if (jsonError === undefined) return item;
     const replaced = { ...item, code: "FBC_JSON_SYNTAX", message: jsonError.message, line: jsonError.line };
+    delete replaced.inDocument;
     jsonError = undefined;
     return replaced;
   };
@@ -300,13 +306,16 @@ function decodeYaml(
       const value = parseGoYamlDocument(doc, { strings });
       item = { kind: "blob", value, line: opened ? docLine + 1 : docLine, index: index++, yaml: true };
     } catch (e) {
+      const message = (e as Error).message;
+      const said = /\byaml: line (\d+):/.exec(message);
       item = failed({
         kind: "error",
         code: "FBC_YAML_SYNTAX",
-        message: (e as Error).message,
+        message,
         line: clampLine(doc, docLine, (e as { line?: number }).line),
         index: index++,
         fatal: false,
+        ...(said ? { inDocument: { start: docLine, line: Number(said[1]) } } : {}),
       });
     }
     jsonError = undefined;
