@@ -442,6 +442,28 @@ describe("trust invariants over random actions (real API server)", { skip: clust
           `replay: OPCAT_INVARIANT_SEED=${SEED} OPCAT_INVARIANT_STEPS=${n} node scripts/run-tests.mjs ` +
           `test/cluster/invariants.test.ts\nsteps:\n  ${log.join("\n  ")}`,
       );
+    /** Why an Instance that says it is Installed and Approved has no approval of its content, if so. */
+    const unapproved = async (i: Instance): Promise<string | undefined> => {
+      const claims =
+        cond(i, "Installed")?.status === "True" &&
+        cond(i, "Approved")?.status === "True" &&
+        i.status?.activeBundle === i.spec.bundle.name &&
+        i.status?.observedGeneration === i.metadata.generation;
+      if (!claims) return undefined;
+      const a = i.status?.approval as ApprovalRecord | undefined;
+      const b = await admin.tryGet<KubeObject & { status?: { digest?: string } }>(
+        API_VERSION,
+        "Bundle",
+        i.spec.bundle.name,
+      );
+      if (!a || !b) return "no approval or no Bundle";
+      return approvalMismatch(key, a, {
+        instanceUid: i.metadata.uid!,
+        generation: i.metadata.generation ?? 0,
+        bundle: { name: b.metadata.name, uid: b.metadata.uid!, generation: b.metadata.generation ?? 0 },
+        digest: b.status?.digest ?? "",
+      });
+    };
     const check = async () => {
       await settle();
       for (const [who, client] of [
@@ -466,30 +488,8 @@ describe("trust invariants over random actions (real API server)", { skip: clust
             (i.status?.objects ?? []).map((o) => ({ ...o })),
           );
         // an installed Instance's approval verifies for what it has installed
-        const claims =
-          cond(i, "Installed")?.status === "True" &&
-          cond(i, "Approved")?.status === "True" &&
-          i.status?.activeBundle === i.spec.bundle.name &&
-          i.status?.observedGeneration === i.metadata.generation;
-        if (claims) {
-          const a = i.status?.approval as ApprovalRecord | undefined;
-          const b = await admin.tryGet<KubeObject & { status?: { digest?: string } }>(
-            API_VERSION,
-            "Bundle",
-            i.spec.bundle.name,
-          );
-          const mismatch =
-            a && b
-              ? approvalMismatch(key, a, {
-                  instanceUid: i.metadata.uid!,
-                  generation: i.metadata.generation ?? 0,
-                  bundle: { name: b.metadata.name, uid: b.metadata.uid!, generation: b.metadata.generation ?? 0 },
-                  digest: b.status?.digest ?? "",
-                })
-              : "no approval";
-          if (mismatch !== undefined)
-            fail(`Instance ${i.metadata.name} is Installed without an approval of its content (${mismatch})`);
-        }
+        const mismatch = await unapproved(i);
+        if (mismatch) fail(`Instance ${i.metadata.name} is Installed without an approval of its content (${mismatch})`);
       }
       for (const [name, objects] of adminInstalled) {
         if (!instances.some((i) => i.metadata.name === name)) {
