@@ -320,6 +320,9 @@ function convert(cfg: DeclarativeConfig, add: Add): Omit<ConversionResult, "prob
 
   // Channel entries without a bundle (opm checks only the last channel of each package).
   for (const [mc, names] of entriesWithoutBundle) {
+    // a package no olm.package defines and no bundle names: its entries dangle only because of that
+    // (most likely a typo in the channel's "package"), which is reported once already, as opm's first
+    if (orphans.get(mc.package.name)?.bundles.length === 0) continue;
     const gone = rejected.get(mc.package.name);
     if (gone) for (const n of names) if (gone.has(n)) names.delete(n);
     if (names.size === 0) continue;

@@ -16,7 +16,7 @@
  * outside the cluster, e.g. on 127.0.0.1) or by Service (in the cluster), with the CA as caBundle.
  */
 import https from "node:https";
-/** The annotation of a Bundle that holds its resolution properties (seed 002). */
+/** The annotation of a Bundle that holds its resolution properties (read by the resolver). */
 const ANNOTATION_PROPERTIES = "olm.properties";
 import type { AddressInfo } from "node:net";
 import type { KubeClient, KubeObject } from "../client.js";
@@ -96,7 +96,7 @@ export class AdmissionHandler {
     const m = (o: KubeObject) => o.metadata;
     const sub = <T>(a: T[] | undefined, b: T[] | undefined, k: (x: T) => string) =>
       (a ?? []).every((x) => (b ?? []).some((y) => k(y) === k(x)));
-    // seed 002's story "change the properties of an installed bundle": the olm.properties annotation
+    // the Deppy story "change the properties of an installed bundle" (deppy.test.ts): olm.properties
     // steers what the resolver sees (its outcome is approved again), never identity or content
     const { [ANNOTATION_PROPERTIES]: _o, ...oldAnnotations } = m(old).annotations ?? {};
     const { [ANNOTATION_PROPERTIES]: _n, ...newAnnotations } = m(obj).annotations ?? {};
