@@ -319,23 +319,7 @@ function convert(cfg: DeclarativeConfig, add: Add): Omit<ConversionResult, "prob
   }
 
   // Channel entries without a bundle (opm checks only the last channel of each package).
-  for (const [mc, names] of entriesWithoutBundle) {
-    // a package no olm.package defines and no bundle names: its entries dangle only because of that
-    // (most likely a typo in the channel's "package"), which is reported once already, as opm's first
-    if (orphans.get(mc.package.name)?.bundles.length === 0) continue;
-    const gone = rejected.get(mc.package.name);
-    if (gone) for (const n of names) if (gone.has(n)) names.delete(n);
-    if (names.size === 0) continue;
-    const list = [...names].sort(byteCompare);
-    add(
-      "FBC_CHANNEL_ENTRY_NO_BUNDLE",
-      `no olm.bundle blobs found in package ${q(mc.package.name)} for olm.channel entries [${list.join(" ")}]`,
-      mc.source?.loc,
-      { schema: SCHEMA_CHANNEL, package: mc.package.name, name: mc.name },
-      `add the missing olm.bundle blobs or remove the entries from channel ${q(mc.name)}`,
-    );
-    for (const n of list) mc.bundles.delete(n);
-  }
+  reportEntriesWithoutBundle(entriesWithoutBundle, rejected, orphans, add);
 
   // An unknown default channel becomes an empty placeholder channel (which then fails as empty).
   for (const mp of model.values()) {
@@ -458,6 +442,35 @@ function convert(cfg: DeclarativeConfig, add: Add): Omit<ConversionResult, "prob
   // The stand-ins are no packages of the catalog.
   deleteKeys(model, orphans);
   return { model, rejectedDefaultChannels: rejectedDefault, rejectedChannelPackages: rejectedChannelPkgs };
+}
+
+/**
+ * Reports channel entries that name no bundle of their package (and takes them out of the channel),
+ * except bundles rejected earlier and the entries of a package no olm.package defines and no bundle
+ * names: those dangle only because of that (most likely a typo in the channel's "package"), which is
+ * reported once already, as opm's first message.
+ */
+function reportEntriesWithoutBundle(
+  entries: Map<ModelChannel, Set<string>>,
+  rejected: Map<string, Set<string>>,
+  orphans: Map<string, Orphan>,
+  add: Add,
+): void {
+  for (const [mc, names] of entries) {
+    if (orphans.get(mc.package.name)?.bundles.length === 0) continue;
+    const gone = rejected.get(mc.package.name);
+    if (gone) for (const n of names) if (gone.has(n)) names.delete(n);
+    if (names.size === 0) continue;
+    const list = [...names].sort(byteCompare);
+    add(
+      "FBC_CHANNEL_ENTRY_NO_BUNDLE",
+      `no olm.bundle blobs found in package ${q(mc.package.name)} for olm.channel entries [${list.join(" ")}]`,
+      mc.source?.loc,
+      { schema: SCHEMA_CHANNEL, package: mc.package.name, name: mc.name },
+      `add the missing olm.bundle blobs or remove the entries from channel ${q(mc.name)}`,
+    );
+    for (const n of list) mc.bundles.delete(n);
+  }
 }
 
 /** A package named by blobs but defined by no olm.package blob, and the blobs that name it. */
