@@ -215,7 +215,8 @@ batches.forEach((batch, i) => {
     const text = readFileSync(tap, "utf8");
     const count = (k) => Number((text.match(new RegExp(`^# ${k} (\\d+)$`, "m")) ?? [])[1] ?? 0);
     totals.pass += count("pass");
-    totals.fail += count("fail");
+    // a test cancelled because its suite's hook failed is a failure, not a pass nor a skip
+    totals.fail += count("fail") + count("cancelled");
     totals.skipped += count("skipped") + count("todo");
   } catch {
     reported = false;

@@ -11,7 +11,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync } from "n
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { clusterManifests } from "../../src/cluster/manifests.js";
-import type { KubeObject } from "../../src/cluster/client.js";
+import { WEBHOOK_CONFIG_NAME } from "../../src/cluster/rukpak/webhook.js";
+import type { KubeClient, KubeObject } from "../../src/cluster/client.js";
 import { KUBECTL } from "../node/shared.js";
 import { REPO_ROOT } from "../shared.js";
 import { clientAs, clusterKubeconfig, waitForCrdGone } from "./harness.js";
@@ -35,6 +36,31 @@ function stepOneCommands(markdown: string): string[] {
     .filter((l) => l !== "" && !l.startsWith("#"));
 }
 
+/** Takes opcat's own finalizers (rukpak.io/…) off every custom resource of CRD `crd`, and nothing else. */
+async function dropOpcatFinalizers(admin: KubeClient, crd: KubeObject): Promise<void> {
+  const spec = crd.spec as { group: string; names: { kind: string }; versions: { name: string; served?: boolean }[] };
+  const version = spec.versions.find((v) => v.served !== false)?.name;
+  if (!version) return;
+  const apiVersion = `${spec.group}/${version}`;
+  const { items } = await admin.list<KubeObject>(apiVersion, spec.names.kind);
+  for (const o of items) {
+    const all = o.metadata.finalizers ?? [];
+    const kept = all.filter((f) => !f.startsWith("rukpak.io/"));
+    if (kept.length === all.length) continue;
+    await admin
+      .mergePatch(
+        apiVersion,
+        spec.names.kind,
+        o.metadata.name,
+        { metadata: { finalizers: kept } },
+        {
+          namespace: o.metadata.namespace,
+        },
+      )
+      .catch((e: { status?: number }) => (e.status === 404 ? undefined : Promise.reject(e)));
+  }
+}
+
 describe("docs/cluster.md walkthrough, step 1", { skip, concurrency: false }, () => {
   let kubeconfig = "";
   before(async () => {
@@ -45,6 +71,12 @@ describe("docs/cluster.md walkthrough, step 1", { skip, concurrency: false }, ()
     const crds = await admin.list<KubeObject>(CRD, "CustomResourceDefinition", {
       labelSelector: "app.kubernetes.io/part-of=opcat",
     });
+    // no controller serves opcat's webhooks any more (they fail closed): a fresh API server has none
+    for (const kind of ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"])
+      await admin.delete("admissionregistration.k8s.io/v1", kind, WEBHOOK_CONFIG_NAME);
+    // what earlier files left (Bundles with opcat's content finalizer) waits for a controller that no
+    // longer runs: only those finalizers are taken off, else the CRDs' deletion could never finish
+    for (const c of crds.items) await dropOpcatFinalizers(admin, c);
     for (const c of crds.items) await admin.delete(CRD, "CustomResourceDefinition", c.metadata.name);
     for (const c of crds.items) await waitForCrdGone(admin, c.metadata.name);
   });
