@@ -13,7 +13,28 @@ export interface Condition {
   observedGeneration?: number;
 }
 
-export type NewCondition = Omit<Condition, "lastTransitionTime"> & { lastTransitionTime?: string };
+/**
+ * A condition to set. The API groups narrow `type` and `reason` to their own constants
+ * (`<group>/reasons.ts`), so a reason that is not declared (and documented) does not compile.
+ */
+export type NewCondition<T extends string = string, R extends string = string> = Omit<
+  Condition,
+  "lastTransitionTime" | "type" | "reason"
+> & { type: T; reason: R; lastTransitionTime?: string };
+
+/**
+ * A reason copied from another object's condition or state (an Instance's, a Pod container's): it
+ * is that object's contract, not this group's, and is passed on as it was read.
+ */
+export type Relayed = string & { readonly relayed: unique symbol };
+
+/** Marks a reason read from another object as passed on unchanged (see {@link Relayed}). */
+export function relayed(reason: string): Relayed {
+  return reason as Relayed;
+}
+
+/** The union of an `as const` object's values (the constants of a `reasons.ts`). */
+export type ValueOf<T> = T[keyof T];
 
 /** Kubernetes' RFC 3339 time without fractional seconds. */
 export function now(date = new Date()): string {

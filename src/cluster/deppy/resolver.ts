@@ -15,7 +15,8 @@
  */
 import { createHash } from "node:crypto";
 import { isConflict, isNotFound, type KubeClient, type KubeObject } from "../client.js";
-import { setCondition, type Condition as KubeCondition, type NewCondition } from "../conditions.js";
+import { relayed, setCondition, type Condition as KubeCondition } from "../conditions.js";
+import { fromResolver, Reason, Type, type GroupCondition as NewCondition } from "./reasons.js";
 import type { EventRecorder } from "../events.js";
 import type { Informer } from "../informer.js";
 import type { SharedCaches } from "../runtime/caches.js";
@@ -508,15 +509,15 @@ export class DeppyController {
       if (!(e instanceof ResolutionBudgetError)) throw e;
       this.resolveMs += performance.now() - t0;
       for (const i of s.inputs) {
-        const c = {
-          type: "ResolutionFailed",
-          status: "True" as const,
-          reason: "ResolutionBudgetExceeded",
+        const c: NewCondition = {
+          type: Type.ResolutionFailed,
+          status: "True",
+          reason: Reason.ResolutionBudgetExceeded,
           message: e.message,
         };
         await this.writeStatus(i, { instances: [] }, [
           c,
-          { type: "Resolved", status: "False", reason: c.reason, message: c.message },
+          { type: Type.Resolved, status: "False", reason: c.reason, message: c.message },
         ]);
         this.events.emit(i, "Warning", c.reason, c.message, (err) => this.log(`event: ${(err as Error).message}`));
       }
@@ -583,7 +584,7 @@ export class DeppyController {
     }));
     const conds: NewCondition[] = st.conditions
       .filter((c) => c.type !== "DependenciesMissing" || c.status === "True")
-      .map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message }));
+      .flatMap((c) => fromResolver(c) ?? []);
     if (!failure)
       conds.push({
         type: "ResolutionFailed",
@@ -593,7 +594,7 @@ export class DeppyController {
       });
     let resolveset: string | undefined;
     if (failure) {
-      conds.push({ type: "Resolved", status: "False", reason: failure.reason, message: failure.message });
+      conds.push({ type: Type.Resolved, status: "False", reason: relayed(failure.reason), message: failure.message });
       this.events.emit(i, "Warning", "ResolutionFailed", failure.message, (e) =>
         this.log(`event: ${(e as Error).message}`),
       );
@@ -728,7 +729,7 @@ export class DeppyController {
       let list = fresh.status?.conditions ?? [];
       for (const c of conds) list = setCondition(list, { observedGeneration: gen, ...c }).conditions;
       // conditions this pass did not report are dropped (they no longer hold)
-      const types = new Set(conds.map((c) => c.type));
+      const types = new Set<string>(conds.map((c) => c.type));
       list = list.filter((c) => types.has(c.type));
       const prevInstances = new Map((fresh.status?.instances ?? []).map((x) => [x.name, x]));
       const instances = fields.instances.map((x) => {

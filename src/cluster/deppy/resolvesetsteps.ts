@@ -9,7 +9,8 @@
  */
 import { createHash } from "node:crypto";
 import { isConflict, type KubeClient, type KubeObject } from "../client.js";
-import { findCondition, setCondition, type NewCondition } from "../conditions.js";
+import { findCondition, setCondition } from "../conditions.js";
+import type { GroupCondition as NewCondition } from "./reasons.js";
 import type { EventRecorder } from "../events.js";
 import type { Informer } from "../informer.js";
 import { stopWith, withConditions, type Step, type StepOutcome } from "../runtime/steps.js";
@@ -109,7 +110,9 @@ export function resolvesetApprovalOf(pc: ProvisionerClass | undefined): Resolves
 
 const madeBySelf = (ctx: ResolvesetContext, o: KubeObject): boolean => madeBy(ctx.key, ctx.self, o);
 
-const stop = stopWith;
+/** {@link stopWith} with this group's declared condition types and reasons. */
+const stop: (s: { observe?: boolean }, event: "Normal" | "Warning" | undefined, ...cs: NewCondition[]) => StepOutcome =
+  stopWith;
 
 /**
  * Writes the working status now (when it changed). Optimistic concurrency on the object the conditions
@@ -339,7 +342,7 @@ async function android(
     for (const p of await newPrivilegesInCluster(ctx.client, current, next))
       permissions.push(`${e.name}${change}: ${p}`);
   }
-  const approved = (reason: string, message: string): NewCondition => ({
+  const approved = (reason: NewCondition["reason"], message: string): NewCondition => ({
     type: "Approved",
     status: "True",
     reason,

@@ -14,11 +14,13 @@
  */
 import { createHash } from "node:crypto";
 import { isConflict, KubeApiError, type KubeClient, type KubeObject } from "../client.js";
-import { findCondition, setCondition, type Condition, type NewCondition } from "../conditions.js";
+import { findCondition, setCondition, type Condition } from "../conditions.js";
+import type { GroupCondition as NewCondition } from "./reasons.js";
 import type { Informer, InformerEvent } from "../informer.js";
 import type { SharedCaches } from "../runtime/caches.js";
 import { defineController, type Controller } from "../runtime/controller.js";
 import { API_VERSION as RUKPAK_API_VERSION, type Instance, type ProvisionerClass } from "../rukpak/api.js";
+import { Reason as RukpakReason } from "../rukpak/reasons.js";
 import type { Requester } from "../rukpak/permissions.js";
 import { sameJson, verifiedRequester, type SigningKey } from "../rukpak/trust.js";
 import type { CatalogController } from "../catalogd/catalogs.js";
@@ -453,7 +455,7 @@ export class ExtensionController {
         bundle.push(e.message);
     }
     const all = [...pkg, ...ch, ...bundle];
-    const one = (type: string, msgs: string[], none: string): NewCondition =>
+    const one = (type: NewCondition["type"], msgs: string[], none: string): NewCondition =>
       msgs.length > 0
         ? { type, status: "True", reason: "Deprecated", message: msgs.join("\n") }
         : { type, status: "False", reason: "NotDeprecated", message: none };
@@ -596,7 +598,7 @@ export class ExtensionController {
     const who = `Instance ${inst.metadata.name}`;
     if (!stale(unpacked) && unpacked!.status === "False")
       return this.retrying(`${who}: ${unpacked!.reason}: ${unpacked!.message}`);
-    if (!stale(approved) && approved!.status === "False" && approved!.reason === "DryRunFailed")
+    if (!stale(approved) && approved!.status === "False" && approved!.reason === RukpakReason.DryRunFailed)
       return this.retrying(`${who}: ${approved!.message}`);
     if (!stale(approved) && approved!.status === "False")
       return this.retrying(

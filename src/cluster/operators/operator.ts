@@ -9,7 +9,8 @@
  * (`UpdateAvailable`, reason `CrossChannelUpdateFound` when applying one needs a spec change).
  */
 import { isConflict, type KubeClient } from "../client.js";
-import { findCondition, setCondition, type Condition, type NewCondition } from "../conditions.js";
+import { findCondition, relayed, setCondition, type Condition } from "../conditions.js";
+import type { GroupCondition as NewCondition } from "./reasons.js";
 import type { EventRecorder } from "../events.js";
 import type { Informer } from "../informer.js";
 import type { SharedCaches } from "../runtime/caches.js";
@@ -321,7 +322,7 @@ export class OperatorController {
     const ic = findCondition(inst?.status?.conditions, "Installed");
     s.conds.push(
       ic
-        ? { type: "Installed", status: ic.status, reason: ic.reason, message: ic.message }
+        ? { type: "Installed", status: ic.status, reason: relayed(ic.reason), message: ic.message }
         : { type: "Installed", status: "False", reason: "Pending", message: `waiting for Instance ${name}` },
     );
   }
@@ -349,7 +350,7 @@ export class OperatorController {
         : {
             type: "Available",
             status: "False",
-            reason: down[0][1].reason,
+            reason: relayed(down[0][1].reason),
             message: down.map(([n, c]) => `Instance ${n}: ${c.message}`).join("; "),
           },
     );
@@ -438,14 +439,15 @@ export class OperatorController {
       s.conds.push({
         type: "Installed",
         status,
-        reason: installedBundle ? "ResolutionFailed" : resolved.reason,
+        reason: installedBundle ? "ResolutionFailed" : relayed(resolved.reason),
         message: resolved.message,
       });
     else if (resolved?.reason === "DryRun")
       s.conds.push({ type: "Installed", status, reason: "DryRun", message: resolved.message });
     else if (rs && rsc?.status === "False")
       s.conds.push({ type: "Installed", status, reason: "AwaitingApproval", message: rsc.message });
-    else if (ric) s.conds.push({ type: "Installed", status: ric.status, reason: ric.reason, message: ric.message });
+    else if (ric)
+      s.conds.push({ type: "Installed", status: ric.status, reason: relayed(ric.reason), message: ric.message });
     else
       s.conds.push({
         type: "Installed",
@@ -523,7 +525,7 @@ export class OperatorController {
       if (!fresh) return;
       let list = fresh.status?.conditions ?? [];
       for (const c of conds) list = setCondition(list, { observedGeneration: gen, ...c }).conditions;
-      const types = new Set(conds.map((c) => c.type));
+      const types = new Set<string>(conds.map((c) => c.type));
       list = list.filter((c) => types.has(c.type));
       const status = {
         updates: s.updates,

@@ -12,7 +12,8 @@
  * Steps: installed → observe → write-status (once, when the conditions changed) → report (Events).
  */
 import { isConflict, type KubeClient, type KubeObject } from "../client.js";
-import { findCondition, type NewCondition } from "../conditions.js";
+import { findCondition, relayed } from "../conditions.js";
+import type { GroupCondition as NewCondition } from "./reasons.js";
 import type { Informer } from "../informer.js";
 import type { SharedCaches } from "../runtime/caches.js";
 import {
@@ -66,6 +67,9 @@ export interface Pod extends KubeObject {
 }
 
 /** Why a Pod keeps its workload from being available (undefined: nothing to say yet). */
+/** Kubernetes' waiting states of a container that is still starting (not a problem to report). */
+const STARTING = new Set(["ContainerCreating", "PodInitializing"]);
+
 export function podProblem(p: Pod): { reason: string; message: string } | undefined {
   const where = (c: string) => `container ${c} of Pod ${p.metadata.namespace}/${p.metadata.name}`;
   const sched = p.status?.conditions?.find((c) => c.type === "PodScheduled");
@@ -73,7 +77,7 @@ export function podProblem(p: Pod): { reason: string; message: string } | undefi
     return { reason: sched.reason ?? "Unschedulable", message: `Pod ${p.metadata.name}: ${sched.message ?? ""}` };
   for (const c of [...(p.status?.initContainerStatuses ?? []), ...(p.status?.containerStatuses ?? [])]) {
     const w = c.state?.waiting;
-    if (w?.reason && w.reason !== "ContainerCreating" && w.reason !== "PodInitializing") {
+    if (w?.reason && !STARTING.has(w.reason)) {
       const last = c.lastState?.terminated;
       const exit = last ? ` (last exit: ${last.reason ?? "?"}, code ${last.exitCode ?? "?"})` : "";
       return { reason: w.reason, message: `${where(c.name)}: ${w.reason}${w.message ? `: ${w.message}` : ""}${exit}` };
@@ -179,7 +183,7 @@ function availableCondition(
     ? {
         type: "Available",
         status: "False",
-        reason: problems[0]?.reason ?? "WorkloadsUnavailable",
+        reason: problems[0] ? relayed(problems[0].reason) : "WorkloadsUnavailable",
         message: `Not available: ${down.map((s) => s.what).join(", ")}${detail}`,
       }
     : {

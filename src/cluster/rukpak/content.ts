@@ -40,6 +40,7 @@ import { parseKubeDocuments } from "./manifests.js";
 import { isForbidden, isNotFound, type KubeClient, type KubeObject } from "../client.js";
 import type { BundleSpec } from "./api.js";
 import { canI, type Requester } from "./permissions.js";
+import type { ConditionReason } from "./reasons.js";
 
 export interface UnpackedContent {
   /** Directory with the bundle's files. */
@@ -59,7 +60,7 @@ export interface UnpackedContent {
  */
 export class UnpackError extends Error {
   constructor(
-    readonly reason: string,
+    readonly reason: ConditionReason,
     message: string,
     readonly retryable = true,
   ) {
@@ -343,7 +344,7 @@ async function readAsRequester<T extends KubeObject>(
   kind: "ConfigMap" | "Secret",
   namespace: string,
   name: string,
-  reason: string,
+  reason: ConditionReason,
 ): Promise<T> {
   const who = opts.requester?.username ?? (opts.clientIsRequester ? "you" : undefined);
   const refused = () =>

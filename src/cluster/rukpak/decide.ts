@@ -6,7 +6,7 @@
  * object (missing namespaces made first when a dry run says the requester could make them).
  */
 import { isConflict, isNotFound, type KubeClient } from "../client.js";
-import type { NewCondition } from "../conditions.js";
+import type { GroupCondition as NewCondition } from "./reasons.js";
 import { GROUP, type Bundle, type Instance, type ProvisionerClass } from "./api.js";
 import {
   approvalOf,
@@ -41,11 +41,17 @@ export interface DecisionInput {
   mismatch: string;
 }
 
-const waiting = (reason: string, message: string): Decision => ({
+const waiting = (reason: NewCondition["reason"], message: string): Decision => ({
   condition: { type: "Approved", status: "False", reason, message },
 });
 
-function approve(ctx: RukpakContext, subject: ApprovalSubject, reason: string, by: string, message: string): Decision {
+function approve(
+  ctx: RukpakContext,
+  subject: ApprovalSubject,
+  reason: NewCondition["reason"],
+  by: string,
+  message: string,
+): Decision {
   return {
     approval: signApproval(ctx.key, subject.instanceUid, {
       decision: "Approved",

@@ -9,7 +9,8 @@
  */
 import { createHash } from "node:crypto";
 import { isConflict, KubeApiError, type KubeClient } from "../client.js";
-import { findCondition, setCondition, type NewCondition } from "../conditions.js";
+import { findCondition, setCondition } from "../conditions.js";
+import type { GroupCondition as NewCondition } from "./reasons.js";
 import { RetryLater, runSteps, stopWith, withConditions, type Step, type StepOutcome } from "../runtime/steps.js";
 import {
   API_VERSION,
@@ -71,7 +72,9 @@ type InstanceStep = (ctx: RukpakContext, s: InstanceState) => Promise<StepOutcom
 
 const STOP = { stop: true } as const;
 
-const stop = stopWith;
+/** {@link stopWith} with this group's declared condition types and reasons. */
+const stop: (s: { observe?: boolean }, event: "Normal" | "Warning" | undefined, ...cs: NewCondition[]) => StepOutcome =
+  stopWith;
 
 /** A stop to be tried again with backoff once its status is written. */
 const retry = (o: StepOutcome): StepOutcome => (o && "stop" in o ? { ...o, retry: true } : o);

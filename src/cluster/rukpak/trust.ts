@@ -14,7 +14,8 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { isConflict, type KubeClient, type KubeObject } from "../client.js";
 import type { Requester } from "./permissions.js";
-import type { NewCondition } from "../conditions.js";
+import { relayed } from "../conditions.js";
+import type { GroupCondition as NewCondition } from "./reasons.js";
 
 export const SIGNING_KEY_SECRET = "opcat-signing-key";
 export const ANNOTATION_REQUESTER_SIGNATURE = "rukpak.io/requester-signature";
@@ -264,7 +265,12 @@ export function protectedReason(p: ProtectedSet, o: KubeObject): string | undefi
 
 /** The Approved condition a recorded approval shows. */
 export function approvalCondition(a: ApprovalRecord): NewCondition {
-  const reason = a.reason ?? (a.decision === "Approved" ? "ApprovedByUser" : "DeniedByUser");
+  // the reason this controller signed into the record
+  const reason: NewCondition["reason"] = a.reason
+    ? relayed(a.reason)
+    : a.decision === "Approved"
+      ? "ApprovedByUser"
+      : "DeniedByUser";
   if (a.decision !== "Approved") return { type: "Approved", status: "False", reason, message: `denied by ${a.by}` };
   const message =
     reason === "ApprovedByUser"
