@@ -32,6 +32,54 @@ function importsOf(dir: string): { file: string; target: string }[] {
   return out;
 }
 
+test("src/fsx (atomic writes, staged names, safe reads) imports only node: built-ins and the errors leaf", () => {
+  const outside = importsOf("fsx").filter(
+    (i) => !i.target.startsWith("fsx/") && !i.target.startsWith("node:") && !i.target.startsWith("errors/"),
+  );
+  assert.deepEqual(outside, []);
+});
+
+test("src/cluster/kube (the controllers' kernel) imports nothing of the API groups, the runtime or opcat", () => {
+  const outside = importsOf("cluster/kube").filter(
+    (i) => !i.target.startsWith("cluster/kube/") && (i.target.includes("/") || i.target.startsWith(".")),
+  );
+  // libraries (a bare name, maybe with a subpath) and node: built-ins are fine
+  assert.deepEqual(
+    outside.filter((i) => !/^(@[\w.-]+\/)?[\w.-]+(\/[\w./-]+)?$/.test(i.target) || i.target.split("/")[0] in LOCAL),
+    [],
+  );
+});
+
+/** The top folders of src: a bare import naming one is opcat's, not a library's. */
+const LOCAL: Record<string, true> = Object.fromEntries(
+  readdirSync(SRC, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => [e.name, true]),
+);
+
+/**
+ * The folders of src/cluster from the bottom up: each imports only its own folder and those before it.
+ * The root of src/cluster (run.ts, manifests.ts, health.ts, servingcert.ts) composes them all.
+ */
+const CLUSTER_LAYERS = [["kube"], ["runtime"], ["upstream"], ["rukpak"], ["catalogd"], ["deppy", "olm"], ["operators"]];
+
+test("the folders of src/cluster import only downward (kube → runtime → groups → composition)", () => {
+  const rank = (folder: string): number => {
+    const i = CLUSTER_LAYERS.findIndex((l) => l.includes(folder));
+    return i < 0 ? CLUSTER_LAYERS.length : i;
+  };
+  const folderOf = (p: string): string => (p.split("/").length > 2 ? p.split("/")[1] : "");
+  const bad = allImports()
+    .filter((i) => i.file.startsWith("cluster/") && i.target.startsWith("cluster/"))
+    .filter((i) => {
+      const from = folderOf(i.file);
+      const to = folderOf(i.target);
+      return from !== to && (from === "" ? false : to === "" || rank(to) >= rank(from));
+    })
+    .map((i) => `${i.file} → ${i.target}`);
+  assert.deepEqual(bad, []);
+});
+
 for (const leaf of ["gojson", "reference", "errors"]) {
   test(`src/${leaf} imports only itself and node: built-ins`, () => {
     const outside = importsOf(leaf).filter((i) => !i.target.startsWith(`${leaf}/`) && !i.target.startsWith("node:"));
@@ -55,7 +103,7 @@ test("only src/yaml imports a YAML library (js-yaml, yaml): one decoder per purp
 
 test("src/image is a transport: no catalog loading, validation, rendering or writing, no actions", () => {
   // index.ts is the package's `opcat/image` entry: it re-exports what moved to src/action, unchanged API.
-  const allowed = new Set(["fbc/writeall.js", "bundle/read.js"]);
+  const allowed = new Set(["bundle/read.js"]);
   const bad = importsOf("image")
     .filter((i) => i.file !== "image/index.ts")
     .filter((i) => /^(fbc|bundle|action|template|serve|cluster|resolve)\//.test(i.target) && !allowed.has(i.target));
@@ -129,9 +177,9 @@ const CLI_ALLOWED = [
   /^image\/dockerfile\.js$/,
   /^gojson\/duration\.js$/,
   /^gojson\/fmt\.js$/,
-  /^cluster\/names\.js$/,
+  /^cluster\/kube\/names\.js$/,
   // writing every byte of the output (node-only)
-  /^fbc\/writeall\.js$/,
+  /^fsx\/write\.js$/,
 ];
 test("the CLI loads only actions, the errors leaf and its flag leaves (type-only imports aside)", () => {
   const bad = allImports()

@@ -175,11 +175,11 @@ export interface InitActionOptions {
 /** `init`: a new olm.package blob, formatted. */
 export async function initAction(name: string, opts: InitActionOptions): Promise<string> {
   const [{ readInputFileSync }, { goErrnoText }] = await Promise.all([
-    import("../fbc/readfile.js"),
+    import("../fsx/readfile.js"),
     import("../gojson/goerrno.js"),
   ]);
   // refused without reading: FIFOs and devices (/dev/zero never ends); an icon is at most 1 MiB
-  const read = (f: string, ro: import("../fbc/readfile.js").ReadOptions): Buffer => {
+  const read = (f: string, ro: import("../fsx/readfile.js").ReadOptions): Buffer => {
     try {
       return readInputFileSync(f, ro);
     } catch (e) {

@@ -8,7 +8,7 @@
  * The resolver, the YAML reader and the catalog loader are imported when an action runs, so that
  * importing this module stays cheap.
  */
-import { readInputTextSync } from "../fbc/readfile.js";
+import { readInputTextSync } from "../fsx/readfile.js";
 import { basename } from "node:path";
 import { OpcatError } from "../errors/index.js";
 import { goErrnoText } from "../gojson/goerrno.js";

@@ -9,7 +9,7 @@
  * The template and image libraries are imported when an action runs, so that importing this module
  * (and `template convert`, which needs neither) stays cheap.
  */
-import { readInputStream, readInputTextSync } from "../fbc/readfile.js";
+import { readInputStream, readInputTextSync } from "../fsx/readfile.js";
 import { dirname, resolve } from "node:path";
 import { OpcatError } from "../errors/index.js";
 import type { DeclarativeConfig } from "../fbc/types.js";

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { goFloatV } from "../gojson/float.js";
 import { compareUtf8, indentCompactJson, quoteGoString } from "../gojson/encode.js";
 import { OpcatError, problem, type Problem } from "../errors/index.js";
-import { readInputTextSync } from "../fbc/readfile.js";
+import { readInputTextSync } from "../fsx/readfile.js";
 import type { JsonObject, JsonValue } from "../fbc/types.js";
 import {
   decodeFirstDocument,

@@ -14,7 +14,7 @@ import {
 } from "../errors/index.js";
 
 export { problemToJson };
-import { writeAllSync } from "../fbc/writeall.js";
+import { writeAllSync } from "../fsx/write.js";
 
 /** Exit codes: 0 success, 1 invalid input content (catalog, template…), 2 usage or I/O error, 3 internal error. */
 export const EXIT_OK = 0;

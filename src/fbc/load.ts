@@ -22,8 +22,8 @@ import {
   decodePackage,
 } from "./decode.js";
 import { OpcatError, problem, problemsKind, type Problem } from "../errors/index.js";
-import { openInputSync, readInputStream, readInputTextSync, refuseSpecial, type ReadOptions } from "./readfile.js";
-import { isOpcatTemp } from "./tempname.js";
+import { openInputSync, readInputStream, readInputTextSync, refuseSpecial, type ReadOptions } from "../fsx/readfile.js";
+import { isOpcatTemp } from "../fsx/staged.js";
 import { RawJson } from "./rawjson.js";
 import { notAnObjectMessage } from "./stream.js";
 import {
@@ -345,7 +345,7 @@ function checkBundleObjects(b: Bundle): void {
 }
 
 /** The size budget of one catalog file: JavaScript strings end near 512 Mi characters. */
-export { MAX_FILE_BYTES } from "./readfile.js";
+export { MAX_FILE_BYTES } from "../fsx/readfile.js";
 
 /** Loads one file. */
 export function loadFile(path: string, displayName = path, into?: LoadResult): LoadResult {

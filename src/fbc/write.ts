@@ -10,7 +10,7 @@ import { join, relative } from "node:path";
 import { compareUtf8, indentCompactJson, quoteGoString } from "../gojson/encode.js";
 import { toGoYaml } from "../yaml/index.js";
 import { OpcatError } from "../errors/index.js";
-import { writeDirectoryAtomic } from "./writeall.js";
+import { writeDirectoryAtomic } from "../fsx/write.js";
 
 export { writeDirectoryAtomic };
 import type {

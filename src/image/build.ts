@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { gzipSync, constants as zc } from "node:zlib";
 import { readBundleDirectory } from "../bundle/read.js";
 import { OpcatError } from "../errors/index.js";
-import { writeDirectoryAtomic } from "../fbc/writeall.js";
+import { writeDirectoryAtomic } from "../fsx/write.js";
 import { parseGoYamlDocument } from "../yaml/index.js";
 import { ImageError, sha256Digest } from "./errors.js";
 import {

@@ -551,7 +551,8 @@ test(
   "leftover .tmp blobs of killed pulls are removed at the " +
     "next pull into the same store; a running pull's are kept",
   async () => {
-    const { BlobStore, sweepStaleTemps } = await import("./store.js");
+    const { BlobStore } = await import("./store.js");
+    const { sweepStagedIn } = await import("../fsx/staged.js");
     const { spawnSync } = await import("node:child_process");
     const { mkdtempSync, readdirSync, writeFileSync, mkdirSync } = await import("node:fs");
     const { tmpdir } = await import("node:os");
@@ -564,8 +565,8 @@ test(
     const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], {
       encoding: "utf8",
     }).stdout;
-    writeFileSync(join(dir, `${"a".repeat(64)}.tmp-${dead}-0123456789ab`), "partial");
-    writeFileSync(join(dir, `${"b".repeat(64)}.tmp-${process.ppid}-0123456789ab`), "another pull still running");
+    writeFileSync(join(dir, `.${"a".repeat(64)}.${dead}.01234567.tmp`), "partial");
+    writeFileSync(join(dir, `.${"b".repeat(64)}.${process.ppid}.01234567.tmp`), "another pull still running");
     const data = Buffer.from("hello");
     const digest = `sha256:${(await import("node:crypto")).createHash("sha256").update(data).digest("hex")}`;
     await store.putStream(
@@ -575,7 +576,7 @@ test(
       })(),
     );
     const left = readdirSync(dir).sort();
-    assert.deepEqual(left, [`${"b".repeat(64)}.tmp-${process.ppid}-0123456789ab`, digest.slice(7)].sort());
-    assert.equal(sweepStaleTemps(join(root, "nothing-here")), 0);
+    assert.deepEqual(left, [`.${"b".repeat(64)}.${process.ppid}.01234567.tmp`, digest.slice(7)].sort());
+    assert.equal(sweepStagedIn(join(root, "nothing-here")), 0);
   },
 );

@@ -8,72 +8,20 @@ import {
   createReadStream,
   existsSync,
   mkdirSync,
-  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
   statSync,
-  writeFileSync,
   openSync,
   writeSync,
   closeSync,
+  fsyncSync,
 } from "node:fs";
-import { randomBytes } from "node:crypto";
 import { dirname, join } from "node:path";
+import { stagedName, sweepStagedIn } from "../fsx/staged.js";
+import { syncDirectory, writeFileAtomic } from "../fsx/write.js";
 import { blobRelPath, checkDigest, digestLike, errText, hasherFor, ImageError } from "./errors.js";
 import { ANNOTATION_REF_NAME, MAX_MANIFEST_BYTES, type Descriptor } from "./manifest.js";
-
-/** A unique temporary path beside `path` (same file system, so rename is atomic). */
-export function tempPath(path: string): string {
-  return `${path}.tmp-${process.pid}-${randomBytes(6).toString("hex")}`;
-}
-
-/** Writes a file atomically (temp + rename). */
-export function writeFileAtomic(path: string, data: Uint8Array | string): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = tempPath(path);
-  try {
-    writeFileSync(tmp, data);
-    renameSync(tmp, path);
-  } catch (e) {
-    rmSync(tmp, { force: true });
-    // name the file the user would look for (a full disk): write errors carry no path of their own
-    const x = e as NodeJS.ErrnoException;
-    if (x.path === undefined || x.path === tmp) x.path = path;
-    throw e;
-  }
-}
-
-/** True when process `pid` is alive on this machine (EPERM: alive, someone else's). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-/**
- * Removes the temporary files (`<blob>.tmp-<pid>-<random>`) that pulls killed mid-download left in
- * `dir`; files of processes still running (another pull into the same cache) are left alone.
- */
-export function sweepStaleTemps(dir: string): number {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return 0;
-  }
-  let n = 0;
-  for (const name of names) {
-    const m = /\.tmp-(\d+)-[0-9a-f]+$/.exec(name);
-    if (!m || Number(m[1]) === process.pid || alive(Number(m[1]))) continue;
-    rmSync(join(dir, name), { force: true });
-    n++;
-  }
-  return n;
-}
 
 const swept = new Set<string>();
 
@@ -121,9 +69,9 @@ export class BlobStore {
     mkdirSync(dirname(final), { recursive: true });
     if (!swept.has(dirname(final))) {
       swept.add(dirname(final));
-      sweepStaleTemps(dirname(final));
+      sweepStagedIn(dirname(final));
     }
-    const tmp = tempPath(final);
+    const tmp = stagedName(final);
     const h = hasherFor(digest);
     let n = 0;
     const limit = opts.size ?? opts.maxBytes;
@@ -156,12 +104,14 @@ export class BlobStore {
           "IMAGE_DIGEST_MISMATCH",
           `${opts.label ?? "blob"}: digest mismatch: expected ${digest}, got ${actual}`,
         );
+      fsyncSync(fd);
       ok = true;
     } finally {
       closeSync(fd);
       if (!ok) rmSync(tmp, { force: true });
     }
     renameSync(tmp, final);
+    syncDirectory(dirname(final));
   }
 
   /** A small blob (manifest, config), verified; at most `maxBytes`. */

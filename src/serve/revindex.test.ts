@@ -34,6 +34,7 @@ import {
 } from "./index.js";
 import { CatalogRevision } from "./revision.js";
 import { indexPath, treeState } from "./revindex.js";
+import { isOpcatTemp } from "../fsx/staged.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const catalogDir = join(here, "testdata", "catalog");
@@ -342,7 +343,7 @@ describe("the index in a running server", () => {
         JSON.stringify(files),
       );
       assert.ok(
-        files.some((f) => f.includes(".idx.tmp-")),
+        files.some((f) => f.endsWith(".tmp") && isOpcatTemp(f, false)),
         JSON.stringify(files),
       );
       const next = await loadCached(dir, cacheDir);
@@ -352,7 +353,7 @@ describe("the index in a running server", () => {
       assert.equal((await loadCached(dir, cacheDir)).rev?.origin, "index");
       // the dead writer's temporary file went with the next successful write
       assert.deepEqual(
-        readdirSync(join(cacheDir, "serve-index")).filter((f) => f.includes(".tmp-")),
+        readdirSync(join(cacheDir, "serve-index")).filter((f) => isOpcatTemp(f, false)),
         [],
       );
     },

@@ -21,11 +21,12 @@
  * rewritten. Files are written to a temporary name and renamed into place, so a reader (or a crash)
  * never sees half an index.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { closeSync, fstatSync, openSync, read, readdirSync, readSync, realpathSync, statSync } from "node:fs";
-import { mkdir, open, readdir, rename, rm } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { mkdir, open, rename, rm } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import type { Stats } from "node:fs";
+import { stagedName, sweepStaged } from "../fsx/staged.js";
 import { VERSION } from "../version.js";
 import type { HeavyStore, PersistedRegistry } from "./registry.js";
 
@@ -372,7 +373,7 @@ export async function writeIndex(
   prefix.writeUInt32LE(INDEX_FORMAT, MAGIC.length);
   prefix.writeUInt32LE(hb.length, MAGIC.length + 4);
   await mkdir(dirname(path), { recursive: true });
-  const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
+  const tmp = stagedName(path);
   const fh = await open(tmp, "wx", 0o644);
   try {
     let pos = 0;
@@ -396,28 +397,5 @@ export async function writeIndex(
     await rm(tmp, { force: true });
     throw e;
   }
-  await removeOrphans(path);
-}
-
-/** Removes temporary files of this index left by writers that died before their rename (their process is gone). */
-async function removeOrphans(path: string): Promise<void> {
-  const prefix = `${basename(path)}.tmp-`;
-  let names: string[];
-  try {
-    names = await readdir(dirname(path));
-  } catch {
-    return;
-  }
-  for (const n of names) {
-    if (!n.startsWith(prefix)) continue;
-    const pid = Number(n.slice(prefix.length).split("-")[0]);
-    if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) continue;
-    try {
-      process.kill(pid, 0);
-      continue; // still running: maybe writing it now
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "ESRCH") continue;
-    }
-    await rm(join(dirname(path), n), { force: true });
-  }
+  sweepStaged(path); // what writers that died before their rename left behind
 }

@@ -13,7 +13,7 @@ import { gzip as gzipCb, constants as zconst } from "node:zlib";
 import { promisify } from "node:util";
 import { encodeSortedCompact } from "../gojson/encode.js";
 import { OpcatError, problem, type Problem } from "../errors/index.js";
-import { readInputFile } from "../fbc/readfile.js";
+import { readInputFile } from "../fsx/readfile.js";
 import { CATALOG_FILE, listCatalogFiles, loadText, type BlobMeta, type LoadResult } from "../fbc/load.js";
 import { emptyConfig } from "../fbc/types.js";
 import { validateCatalog } from "../fbc/validate.js";

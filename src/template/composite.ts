@@ -9,7 +9,7 @@ import { execFile } from "node:child_process";
 import { accessSync, constants, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { delimiter, dirname, isAbsolute, join, posix, resolve } from "node:path";
 import { type ErrorKind, OpcatError } from "../errors/index.js";
-import { readInputTextSync } from "../fbc/readfile.js";
+import { readInputTextSync } from "../fsx/readfile.js";
 import { loadDirectory, loadText } from "../fbc/load.js";
 import type { Bundle, DeclarativeConfig } from "../fbc/types.js";
 import { validateCatalog } from "../fbc/validate.js";

@@ -37,6 +37,7 @@ import {
   type FakeMode,
   type RunningRegistry,
 } from "./servers.js";
+import { isOpcatTemp } from "../../src/fsx/staged.js";
 
 const BUNDLES = join(REPO_ROOT, "src/bundle/testdata/bundles");
 const CATALOG = join(REPO_ROOT, "examples/catalog");
@@ -52,7 +53,7 @@ function cacheLeftovers(cacheDir: string): string[] {
   const walk = (d: string): void => {
     if (!existsSync(d)) return;
     for (const e of readdirSync(d, { withFileTypes: true })) {
-      if (e.name.includes(".tmp-")) out.push(join(d, e.name));
+      if (isOpcatTemp(e.name, e.isDirectory())) out.push(join(d, e.name));
       else if (e.isDirectory() && d.endsWith("unpacked") === false) walk(join(d, e.name));
     }
   };

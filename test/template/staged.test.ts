@@ -1,6 +1,6 @@
 /**
  * A write killed just before its rename (kill -9) leaves opcat's temporary file beside the target
- * (issue 25, item 6): it is never read as catalog content, and the next write of that file removes it.
+ * (src/fsx): it is never read as catalog content, and the next write of that file removes it.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { writeFileAtomic } from "../../src/template/addbundle/addbundle.js";
+import { writeFileAtomic } from "../../src/fsx/write.js";
 import { REPO_ROOT } from "../shared.js";
 
 const BIN = join(REPO_ROOT, "bin", "opcat");
@@ -20,7 +20,7 @@ test("a temporary file left by a write killed before its rename is not content, 
   const target = join(dir, "t.yaml");
   writeFileSync(target, CATALOG);
   // the atomic write of add-bundle, killed (SIGKILL) at its rename: the staged copy stays behind
-  const module = pathToFileURL(join(REPO_ROOT, "src", "template", "addbundle", "addbundle.ts")).href;
+  const module = pathToFileURL(join(REPO_ROOT, "src", "fsx", "write.ts")).href;
   const killed = spawnSync(
     process.execPath,
     [

@@ -15,9 +15,9 @@ import {
   planAddBundle,
   registerAddBundleKind,
   worstOutcome,
-  writeFileAtomic,
   type AddBundleRequest,
 } from "./addbundle.js";
+import { writeFileAtomic } from "../../fsx/write.js";
 import { parseEditable, yamlScalar } from "./edit.js";
 import { parseReleaseConfig } from "./releaseconfig.js";
 import { reuseSource } from "../source/reuse.js";

@@ -1,27 +1,8 @@
-/**
- * `add-bundle`: publishing a new bundle into a catalog template, idempotently
- * (docs/templates.md#publishing-a-bundle-add-bundle).
- *
- * The result is the template itself — declarative, nothing imperative is recorded: the bundle's
- * image is added where the template kind keeps bundles, and a channel entry with the requested
- * edges is added to each named channel. A second run with the same arguments finds everything in
- * place and changes nothing (outcome `already-present`). Every failure has its own outcome and exit
- * code, so scripts never parse messages. The file is edited in place, surgically: comments and
- * formatting outside the inserted lines are kept byte for byte. The edited template is rendered
- * and validated before it is written (or, when its images cannot be rendered offline, checked
- * structurally, which the report says), and it is written atomically.
- *
- * Template kinds plug in through {@link AddBundleKind}; basic templates, semver templates and raw
- * FBC files are built in (see kinds.ts; graph templates: graph.ts); registry.ts has the kind
- * interface and the registry.
- */
-import { randomBytes } from "node:crypto";
-import { closeSync, fchmodSync, fsyncSync, openSync, renameSync, statSync, unlinkSync } from "node:fs";
+import { renameSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { OpcatError, problem, type Problem } from "../../errors/index.js";
-import { readInputTextSync } from "../../fbc/readfile.js";
-import { stagedName, sweepStaged } from "../../fbc/tempname.js";
-import { writeAllSync } from "../../fbc/writeall.js";
+import { readInputTextSync } from "../../fsx/readfile.js";
+import { stageFile, tryUnlink, writeFileAtomic } from "../../fsx/write.js";
 import { parseProperties } from "../../fbc/properties.js";
 import { validateCatalog } from "../../fbc/validate.js";
 import type { DeclarativeConfig } from "../../fbc/types.js";
@@ -561,65 +542,6 @@ function readTemplate(path: string, req: AddBundleRequest): string | AddBundlePl
       written: false,
     };
   }
-}
-
-/**
- * Writes `text` to `path` atomically: a temporary file in the same directory (with the original
- * file's mode, when it exists) is written, flushed and renamed over the target. On failure the
- * target is untouched and the temporary file removed.
- */
-export function writeFileAtomic(
-  path: string,
-  text: string,
-  ops: { rename?: (from: string, to: string) => void } = {},
-): void {
-  const tmp = stageFile(path, text);
-  try {
-    (ops.rename ?? renameSync)(tmp, path);
-  } catch (e) {
-    tryUnlink(tmp);
-    throw e;
-  }
-}
-
-function tryUnlink(p: string): void {
-  try {
-    unlinkSync(p);
-  } catch {
-    // already gone
-  }
-}
-
-/** Writes the temporary file for an atomic write; returns its path. */
-function stageFile(path: string, text: string): string {
-  // a new file: 0666 less the umask, as a shell redirection or opm writes; an edited one keeps its mode
-  let mode: number | undefined;
-  try {
-    mode = statSync(path).mode & 0o7777;
-  } catch {
-    // a new file
-  }
-  // what an earlier run killed before its rename left behind (never read as content: fbc/tempname.ts)
-  sweepStaged(path);
-  const tmp = stagedName(path, randomBytes(4).toString("hex"));
-  const fd = openSync(tmp, "wx", mode ?? 0o666);
-  try {
-    if (mode !== undefined) fchmodSync(fd, mode); // open applies the umask
-    // every byte or an error: a short write on a nearly full disk must not be renamed into place
-    writeAllSync(fd, text);
-    fsyncSync(fd);
-  } catch (e) {
-    closeSync(fd);
-    tryUnlink(tmp);
-    throw e;
-  } finally {
-    try {
-      closeSync(fd);
-    } catch {
-      // closed above
-    }
-  }
-  return tmp;
 }
 
 /**
