@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildBundleImage, pushImage } from "../src/image/index.js";
-import { KubeClient, type KubeObject } from "../src/cluster/client.js";
+import { KubeClient, type KubeObject } from "../src/cluster/kube/client.js";
 import { API_VERSION, type Instance } from "../src/cluster/rukpak/api.js";
 import { startDockerRegistry } from "../test/image/servers.js";
 import { cpuSeconds, peakRss, requestsBetween, settled, startController, startKube, untilAll } from "./shared.js";

@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { buildBundleImage, buildCatalogImage, pushImage } from "../src/image/index.js";
 import { renderBundleDirectory } from "../src/bundle/index.js";
 import { formatCatalog } from "../src/fbc/write.js";
-import { KubeClient, type KubeObject } from "../src/cluster/client.js";
+import { KubeClient, type KubeObject } from "../src/cluster/kube/client.js";
 import { API_VERSION, type Instance } from "../src/cluster/rukpak/api.js";
 import { approveInstance } from "../src/cluster/rukpak/approve.js";
 import { CATALOG_API_VERSION } from "../src/cluster/catalogd/api.js";

@@ -6,7 +6,7 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { KubeClient, KubeObject } from "../src/cluster/client.js";
+import type { KubeClient, KubeObject } from "../src/cluster/kube/client.js";
 import { freePort } from "../test/image/servers.js";
 
 const root = join(import.meta.dirname, "..");

@@ -9,7 +9,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { OpcatError } from "../errors/index.js";
-import type { KubeClient, KubeObject } from "../cluster/client.js";
+import type { KubeClient, KubeObject } from "../cluster/kube/client.js";
 import type { Instance } from "../cluster/rukpak/api.js";
 import type { RunningControllers, RunOptions } from "../cluster/run.js";
 import type { PullOptions } from "../image/index.js";
@@ -22,7 +22,7 @@ export interface ClusterTarget {
 
 /** A client of the target cluster; a kubeconfig that cannot be loaded is a usage error. */
 export async function connectCluster(t: ClusterTarget): Promise<KubeClient> {
-  const { KubeClient } = await import("../cluster/client.js");
+  const { KubeClient } = await import("../cluster/kube/client.js");
   try {
     return KubeClient.connect({ kubeconfig: t.kubeconfig, context: t.context });
   } catch (e) {
@@ -230,7 +230,7 @@ async function readInstance(client: KubeClient, name: string): Promise<Instance>
 /** `instance list`: every Instance, and the table `kubectl get` would print of them. */
 export async function instanceListAction(t: ClusterTarget): Promise<{ items: Instance[]; rows: string[][] }> {
   const { API_VERSION } = await import("../cluster/rukpak/api.js");
-  const { findCondition } = await import("../cluster/conditions.js");
+  const { findCondition } = await import("../cluster/kube/conditions.js");
   const condText = (i: Instance, type: string): string => {
     const c = findCondition(i.status?.conditions, type);
     return c ? `${c.status}${c.reason ? ` (${c.reason})` : ""}` : "-";

@@ -4,7 +4,7 @@
  */
 import { type Command, Option } from "commander";
 import type * as CALib from "../action/cluster.js";
-import { DEFAULT_NAMESPACE } from "../cluster/names.js";
+import { DEFAULT_NAMESPACE } from "../cluster/kube/names.js";
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
 import { loadOnAction } from "./lazy.js";
 

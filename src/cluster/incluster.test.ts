@@ -7,13 +7,13 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
-import { makeServingCerts } from "./certs.js";
+import { makeServingCerts } from "./kube/certs.js";
 import { prometheusText } from "./health.js";
 import { clusterManifests, REGISTRIES_CONF_MAP } from "./manifests.js";
 import { podProblem, workloadState } from "./rukpak/availability.js";
 import { certCovers, ROTATE_BEFORE_MS } from "./servingcert.js";
-import type { KubeClient, KubeObject } from "./client.js";
-import { WorkQueue } from "./queue.js";
+import type { KubeClient, KubeObject } from "./kube/client.js";
+import { WorkQueue } from "./kube/queue.js";
 import { ControllerSet, controllerMetrics } from "./run.js";
 import type { RukpakController } from "./rukpak/controller.js";
 

@@ -8,13 +8,13 @@
  * replica starts and registers the CA it made (kept in the Secret opcat-webhook-cert, shared by replicas).
  */
 import type { JsonObject } from "../gojson/value.js";
-import type { KubeObject } from "./client.js";
-import { DEFAULT_IMAGE, DEFAULT_NAMESPACE, LEADER_LABEL } from "./names.js";
+import type { KubeObject } from "./kube/client.js";
+import { DEFAULT_IMAGE, DEFAULT_NAMESPACE, LEADER_LABEL } from "./kube/names.js";
 import { defaultProvisionerClasses, GROUP, rukpakCrdObjects } from "./rukpak/api.js";
 import { clusterCatalogCrdObject } from "./catalogd/api.js";
 import { defaultInputClasses, inputClassCrd, inputCrd, resolvesetProvisionerClass } from "./deppy/api.js";
 import { operatorCrd } from "./operators/api.js";
-import { crdObject } from "./schema.js";
+import { crdObject } from "./kube/schema.js";
 import { webhookConfigurations } from "./rukpak/webhook.js";
 import { olmAdmissionPolicies, olmCrdObjects } from "./olm/api.js";
 import { clusterExtensionProvisionerClass } from "./olm/extension.js";

@@ -7,10 +7,10 @@
  */
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { KubeClient, type ConnectOptions, type KubeObject } from "./client.js";
-import { makeServingCerts } from "./certs.js";
-import { findCondition, type Condition } from "./conditions.js";
-import { LeaderElector } from "./leader.js";
+import { KubeClient, type ConnectOptions, type KubeObject } from "./kube/client.js";
+import { makeServingCerts } from "./kube/certs.js";
+import { findCondition, type Condition } from "./kube/conditions.js";
+import { LeaderElector } from "./kube/leader.js";
 import { defaultProvisionerClasses, rukpakCrdObjects } from "./rukpak/api.js";
 import { RukpakController } from "./rukpak/controller.js";
 import type { ContentLimits } from "./rukpak/content.js";
@@ -32,13 +32,13 @@ import {
 import type { PullOptions } from "../image/index.js";
 import { defaultCacheDir } from "../image/index.js";
 import { loadSigningKey, ownUser, type SigningKey } from "./rukpak/trust.js";
-import { DEFAULT_NAMESPACE, LEADER_LABEL } from "./names.js";
+import { DEFAULT_NAMESPACE, LEADER_LABEL } from "./kube/names.js";
 import { olmAdmissionPolicies, olmCrdObjects } from "./olm/api.js";
 import { clusterExtensionProvisionerClass, ExtensionController } from "./olm/extension.js";
 import { SharedCaches } from "./runtime/caches.js";
 import { loadSharedCerts, type SharedCerts } from "./servingcert.js";
 import { serveHealth, type HealthServer, type MetricFamily } from "./health.js";
-import { DURATION_BUCKETS, type WorkQueue } from "./queue.js";
+import { DURATION_BUCKETS, type WorkQueue } from "./kube/queue.js";
 
 export interface RunOptions extends ConnectOptions {
   /** Content store and image cache root (default: <opcat cache>/cluster). */

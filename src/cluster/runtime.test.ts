@@ -1,9 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { MAX_CONDITION_MESSAGE, setCondition, type Condition } from "./conditions.js";
-import { WorkQueue, Backoff, DurationHistogram, DURATION_BUCKETS } from "./queue.js";
-import { crdObject, obj, str, arr, enumOf } from "./schema.js";
+import { MAX_CONDITION_MESSAGE, setCondition, type Condition } from "./kube/conditions.js";
+import { WorkQueue, Backoff, DurationHistogram, DURATION_BUCKETS } from "./kube/queue.js";
+import { crdObject, obj, str, arr, enumOf } from "./kube/schema.js";
 import { rukpakCrds } from "./rukpak/api.js";
 
 test(
@@ -231,9 +231,9 @@ test("runSteps: steps run in order until one stops; a stop's conditions land on 
 
 test("defineController: controllers share a kind's cache (informer) and may name their Events' component", async () => {
   const { defineController } = await import("./runtime/controller.js");
-  const { Informer } = await import("./informer.js");
-  const { EventRecorder } = await import("./events.js");
-  const client = {} as import("./client.js").KubeClient;
+  const { Informer } = await import("./kube/informer.js");
+  const { EventRecorder } = await import("./kube/events.js");
+  const client = {} as import("./kube/client.js").KubeClient;
   const shared = new Informer(client, "rukpak.io/v1alpha2", "Bundle");
   const reconcile = async () => undefined;
   const a = defineController(client, {
@@ -262,7 +262,7 @@ test("defineController: controllers share a kind's cache (informer) and may name
 });
 
 test("resourceOfPath names the resource of a request path", async () => {
-  const { resourceOfPath } = await import("./client.js");
+  const { resourceOfPath } = await import("./kube/client.js");
   const cases: [string, string][] = [
     ["/api/v1/namespaces/ns/configmaps/x", "configmaps"],
     ["/api/v1/namespaces/ns", "namespaces"],

@@ -8,8 +8,8 @@
  * until it reloads (replicas re-read the Secret every few minutes).
  */
 import { X509Certificate } from "node:crypto";
-import { isConflict, type KubeClient, type KubeObject } from "./client.js";
-import { makeServingCerts, type ServingCerts } from "./certs.js";
+import { isConflict, type KubeClient, type KubeObject } from "./kube/client.js";
+import { makeServingCerts, type ServingCerts } from "./kube/certs.js";
 
 export const WEBHOOK_CERT_SECRET = "opcat-webhook-cert";
 /** A certificate valid for less than this is replaced. */

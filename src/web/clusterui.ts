@@ -17,8 +17,8 @@
  */
 import type { IncomingMessage } from "node:http";
 import { KubeConfig } from "@kubernetes/client-node";
-import { KubeApiError, KubeClient, type ConnectOptions } from "../cluster/client.js";
-import { findCondition } from "../cluster/conditions.js";
+import { KubeApiError, KubeClient, type ConnectOptions } from "../cluster/kube/client.js";
+import { findCondition } from "../cluster/kube/conditions.js";
 import { OPERATOR_API_VERSION, type Operator } from "../cluster/operators/api.js";
 import { API_VERSION, type Instance } from "../cluster/rukpak/api.js";
 import { approveInstance } from "../cluster/rukpak/approve.js";

@@ -7,7 +7,7 @@
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import type { KubeClient, KubeObject } from "../../src/cluster/client.js";
+import type { KubeClient, KubeObject } from "../../src/cluster/kube/client.js";
 import { newPrivilegesInCluster } from "../../src/cluster/deppy/android.js";
 import { convertRegistryV1 } from "../../src/cluster/rukpak/convert.js";
 import { clientAs, clusterKubeconfig } from "./harness.js";

@@ -17,7 +17,7 @@ import type { AddressInfo } from "node:net";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { buildBundleImage, buildCatalogImage, pushImage } from "../../src/image/index.js";
 import { writeTar, type TarInput } from "../../src/image/tar.js";
-import type { KubeClient, KubeObject } from "../../src/cluster/client.js";
+import type { KubeClient, KubeObject } from "../../src/cluster/kube/client.js";
 import { API_VERSION, OPERATOR_PROVISIONER, PLAIN_PROVISIONER, type Bundle } from "../../src/cluster/rukpak/api.js";
 import { CATALOG_API_VERSION, type ClusterCatalog } from "../../src/cluster/catalogd/api.js";
 import { runControllers, type RunningControllers } from "../../src/cluster/run.js";

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { KubeApiError, type KubeClient, type KubeObject } from "../../src/cluster/client.js";
+import { KubeApiError, type KubeClient, type KubeObject } from "../../src/cluster/kube/client.js";
 import { API_VERSION, LABEL_INSTANCE, type Bundle, type Instance } from "../../src/cluster/rukpak/api.js";
 import { approveInstance } from "../../src/cluster/rukpak/approve.js";
 import { dryRunAs, grantedRulesInCluster } from "../../src/cluster/rukpak/permissions.js";

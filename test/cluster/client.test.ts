@@ -6,8 +6,8 @@
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import type { KubeClient, KubeObject } from "../../src/cluster/client.js";
-import { EventRecorder } from "../../src/cluster/events.js";
+import type { KubeClient, KubeObject } from "../../src/cluster/kube/client.js";
+import { EventRecorder } from "../../src/cluster/kube/events.js";
 import { canI } from "../../src/cluster/rukpak/permissions.js";
 import { clientAs, clusterKubeconfig } from "./harness.js";
 

@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { buildBundleImage, buildCatalogImage, pushImage } from "../../src/image/index.js";
 import { renderBundleDirectory } from "../../src/bundle/index.js";
 import { formatCatalog } from "../../src/fbc/write.js";
-import type { KubeClient, KubeObject } from "../../src/cluster/client.js";
+import type { KubeClient, KubeObject } from "../../src/cluster/kube/client.js";
 import { API_VERSION as RUKPAK, ANNOTATION_REQUESTER, type Instance } from "../../src/cluster/rukpak/api.js";
 import { approveInstance } from "../../src/cluster/rukpak/approve.js";
 import { runControllers, type RunningControllers } from "../../src/cluster/run.js";

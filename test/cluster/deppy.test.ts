@@ -16,7 +16,7 @@ import { promisify } from "node:util";
 import { buildBundleImage, buildCatalogImage, pushImage } from "../../src/image/index.js";
 import { renderBundleDirectory } from "../../src/bundle/index.js";
 import { formatCatalog } from "../../src/fbc/write.js";
-import type { KubeClient, KubeObject } from "../../src/cluster/client.js";
+import type { KubeClient, KubeObject } from "../../src/cluster/kube/client.js";
 import { API_VERSION as RUKPAK, LABEL_INSTANCE, type Bundle, type Instance } from "../../src/cluster/rukpak/api.js";
 import { approveInstance } from "../../src/cluster/rukpak/approve.js";
 import { parseKubeDocuments } from "../../src/cluster/rukpak/manifests.js";

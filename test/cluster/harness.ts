@@ -6,7 +6,7 @@
  */
 import { appendFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { KubeClient, type KubeObject } from "../../src/cluster/client.js";
+import { KubeClient, type KubeObject } from "../../src/cluster/kube/client.js";
 
 export function clusterKubeconfig(): { kubeconfig: string; skip: false } | { skip: string } {
   const kc = process.env.OPCAT_TEST_KUBECONFIG;

@@ -26,7 +26,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify as toYaml } from "yaml";
-import type { KubeClient, KubeObject } from "../../src/cluster/client.js";
+import type { KubeClient, KubeObject } from "../../src/cluster/kube/client.js";
 import { API_VERSION, type Instance } from "../../src/cluster/rukpak/api.js";
 import { clusterManifests, deppyCrdObjects } from "../../src/cluster/manifests.js";
 import { OPERATOR_API_VERSION } from "../../src/cluster/operators/api.js";

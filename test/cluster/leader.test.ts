@@ -7,9 +7,9 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer, connect, type Server, type Socket } from "node:net";
-import { KubeClient } from "../../src/cluster/client.js";
-import { loadKubeConfig } from "../../src/cluster/client.js";
-import { LeaderElector } from "../../src/cluster/leader.js";
+import { KubeClient } from "../../src/cluster/kube/client.js";
+import { loadKubeConfig } from "../../src/cluster/kube/client.js";
+import { LeaderElector } from "../../src/cluster/kube/leader.js";
 import { clientAs, clusterKubeconfig } from "./harness.js";
 
 const cluster = clusterKubeconfig();

@@ -12,7 +12,7 @@ import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildBundleImage, pushImage } from "../../src/image/index.js";
 import { readBundleDirectory } from "../../src/bundle/index.js";
-import type { KubeClient, KubeObject } from "../../src/cluster/client.js";
+import type { KubeClient, KubeObject } from "../../src/cluster/kube/client.js";
 import { convertRegistryV1 } from "../../src/cluster/rukpak/convert.js";
 import {
   API_VERSION,
@@ -24,7 +24,7 @@ import {
 import { requireTools, startDockerRegistry, type RunningRegistry } from "../image/servers.js";
 import { COMMUNITY, REPO_ROOT, requireShared } from "../shared.js";
 import { clientAs, clusterKubeconfig, cond, waitFor } from "./harness.js";
-import { Informer } from "../../src/cluster/informer.js";
+import { Informer } from "../../src/cluster/kube/informer.js";
 
 const cluster = clusterKubeconfig();
 const skip = cluster.skip || requireTools("docker-registry") || requireShared().skip;

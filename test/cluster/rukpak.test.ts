@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildBundleImage, pushImage } from "../../src/image/index.js";
 import { readBundleDirectory } from "../../src/bundle/index.js";
-import { KubeApiError, type KubeClient, type KubeObject } from "../../src/cluster/client.js";
+import { KubeApiError, type KubeClient, type KubeObject } from "../../src/cluster/kube/client.js";
 import { convertRegistryV1 } from "../../src/cluster/rukpak/convert.js";
 import { parseKubeDocuments } from "../../src/cluster/rukpak/manifests.js";
 import {

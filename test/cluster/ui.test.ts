@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import type { Browser, Page } from "playwright-core";
 import { readBundleDirectory } from "../../src/bundle/index.js";
-import type { KubeClient, KubeObject } from "../../src/cluster/client.js";
+import type { KubeClient, KubeObject } from "../../src/cluster/kube/client.js";
 import { API_VERSION, OPERATOR_PROVISIONER, type Instance } from "../../src/cluster/rukpak/api.js";
 import { OPERATOR_API_VERSION, type Operator } from "../../src/cluster/operators/api.js";
 import { convertRegistryV1 } from "../../src/cluster/rukpak/convert.js";

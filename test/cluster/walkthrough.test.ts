@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { clusterManifests } from "../../src/cluster/manifests.js";
 import { WEBHOOK_CONFIG_NAME } from "../../src/cluster/rukpak/webhook.js";
-import type { KubeClient, KubeObject } from "../../src/cluster/client.js";
+import type { KubeClient, KubeObject } from "../../src/cluster/kube/client.js";
 import { KUBECTL } from "../node/shared.js";
 import { REPO_ROOT } from "../shared.js";
 import { clientAs, clusterKubeconfig, waitForCrdGone } from "./harness.js";

@@ -1,7 +1,7 @@
 /** What the node tests share: the restricted security context, kubectl, and "Deployment Available". */
 import { homedir } from "node:os";
 import { join } from "node:path";
-import type { KubeClient, KubeObject } from "../../src/cluster/client.js";
+import type { KubeClient, KubeObject } from "../../src/cluster/kube/client.js";
 
 /** The kubectl built with the test cluster (the machine's may be another version). */
 export const KUBECTL = join(

@@ -7,7 +7,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { request } from "node:https";
 import { join } from "node:path";
-import { makeServingCerts } from "../../src/cluster/certs.js";
+import { makeServingCerts } from "../../src/cluster/kube/certs.js";
 import { CatalogStore, startHttpServer, type HttpServerHandle } from "../../src/serve/index.js";
 import { REPO_ROOT } from "../shared.js";
 

@@ -1,5 +1,5 @@
 /**
- * Generator of `src/cluster/olm/descriptions.ts`: the field descriptions of operator-controller's
+ * Generator of `src/cluster/upstream/descriptions.ts`: the field descriptions of operator-controller's
  * ClusterExtension and ClusterCatalog CRDs (v1.11, `helm/olmv1/base/*\/crd/experimental/*.yaml`), keyed
  * by field path, so that `kubectl explain` reads the same for opcat's CRDs (whose structure and
  * validations come from src/cluster/olm/api.ts and src/cluster/catalogd/api.ts). With `--check` it writes
@@ -116,4 +116,4 @@ for (const up of upstream) {
   }
   lines.push("};", "");
 }
-writeFileSync(new URL("../../../src/cluster/olm/descriptions.ts", import.meta.url), lines.join("\n"));
+writeFileSync(new URL("../../../src/cluster/upstream/descriptions.ts", import.meta.url), lines.join("\n"));

@@ -3,11 +3,11 @@
  * `ClusterCatalog` (group `olm.operatorframework.io`), catalogd's cluster-scoped catalog, the design's open
  * "CatalogSource … cluster scoped?". Its controller and catalogd's HTTP serving are in catalogs.ts.
  */
-import type { KubeObject } from "../client.js";
-import type { Condition } from "../conditions.js";
-import { enumOf, int, obj, str, type CrdDefinition, type Infer } from "../schema.js";
-import { describedCrd, upstreamConditionsSchema } from "../olm/api.js";
-import { clusterCatalogDescriptions } from "../olm/descriptions.js";
+import type { KubeObject } from "../kube/client.js";
+import type { Condition } from "../kube/conditions.js";
+import { enumOf, int, obj, str, type CrdDefinition, type Infer } from "../kube/schema.js";
+import { clusterCatalogDescriptions } from "../upstream/descriptions.js";
+import { describedCrd, upstreamConditionsSchema } from "../upstream/schema.js";
 
 export const CATALOG_GROUP = "olm.operatorframework.io";
 export const CATALOG_API_VERSION = `${CATALOG_GROUP}/v1`;

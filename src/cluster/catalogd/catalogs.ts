@@ -9,16 +9,16 @@
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { KubeClient } from "../client.js";
-import { isConflict, isNotFound } from "../client.js";
-import { setCondition } from "../conditions.js";
+import type { KubeClient } from "../kube/client.js";
+import { isConflict, isNotFound } from "../kube/client.js";
+import { setCondition } from "../kube/conditions.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
-import type { EventRecorder } from "../events.js";
-import type { Informer } from "../informer.js";
+import type { EventRecorder } from "../kube/events.js";
+import type { Informer } from "../kube/informer.js";
 import type { SharedCaches } from "../runtime/caches.js";
 import { defineController, type Controller } from "../runtime/controller.js";
 import { runSteps, type Step, type StepOutcome } from "../runtime/steps.js";
-import { addFinalizer, hasFinalizer, removeFinalizer } from "../finalizers.js";
+import { addFinalizer, hasFinalizer, removeFinalizer } from "../kube/finalizers.js";
 import type { PullOptions } from "../../image/index.js";
 import {
   addImageCatalog,
@@ -31,7 +31,7 @@ import {
 } from "../../serve/index.js";
 import type { CatalogRevision } from "../../serve/index.js";
 import { CATALOG_API_VERSION, type ClusterCatalog } from "./api.js";
-import { sameJson } from "../rukpak/trust.js";
+import { sameJson } from "../kube/json.js";
 
 const FINALIZER = "olm.operatorframework.io/delete-server-cache";
 

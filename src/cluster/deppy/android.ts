@@ -8,9 +8,10 @@
  * name, a ServiceAccount's namespace): the same rights given to anyone else are new. Beside the
  * rules, every object whose privilege Android cannot compute exactly is new unless the installed
  * content has the same object (`newObjectPrivileges`). */
-import type { KubeClient, KubeObject } from "../client.js";
+import type { KubeClient, KubeObject } from "../kube/client.js";
 import { groupKindOf, ownKinds } from "../rukpak/crdgroups.js";
 import { grantedRulesInCluster, type GrantedRule } from "../rukpak/permissions.js";
+import { selectorMatches, type LabelSelector } from "../kube/selector.js";
 
 /** One permission atom. */
 export interface PermissionAtom {
@@ -95,31 +96,6 @@ export async function newPrivilegesInCluster(
 ): Promise<string[]> {
   const rules = newPermissions(await grantedRulesInCluster(client, current), await grantedRulesInCluster(client, next));
   return [...rules, ...newObjectPrivileges(current, next, await aggregationSelectors(client))];
-}
-
-/** A label selector as aggregationRules hold them. */
-export interface LabelSelector {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: { key: string; operator: string; values?: string[] }[];
-}
-
-export function selectorMatches(sel: LabelSelector, labels: Record<string, string>): boolean {
-  for (const [k, v] of Object.entries(sel.matchLabels ?? {})) if (labels[k] !== v) return false;
-  for (const e of sel.matchExpressions ?? []) {
-    const has = Object.hasOwn(labels, e.key);
-    const ok =
-      e.operator === "In"
-        ? has && (e.values ?? []).includes(labels[e.key]!)
-        : e.operator === "NotIn"
-          ? !has || !(e.values ?? []).includes(labels[e.key]!)
-          : e.operator === "Exists"
-            ? has
-            : e.operator === "DoesNotExist"
-              ? !has
-              : false;
-    if (!ok) return false;
-  }
-  return true;
 }
 
 /** JSON with sorted keys, for comparing objects. */

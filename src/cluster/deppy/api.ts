@@ -6,9 +6,19 @@
  * (docs/cluster.md).
  */
 import { createHash } from "node:crypto";
-import type { KubeObject } from "../client.js";
-import type { Condition } from "../conditions.js";
-import { arr, bool, conditionsSchema, freeform, int, obj, str, type CrdDefinition, type Infer } from "../schema.js";
+import type { KubeObject } from "../kube/client.js";
+import type { Condition } from "../kube/conditions.js";
+import {
+  arr,
+  bool,
+  conditionsSchema,
+  freeform,
+  int,
+  obj,
+  str,
+  type CrdDefinition,
+  type Infer,
+} from "../kube/schema.js";
 import { API_VERSION as RUKPAK_API_VERSION, objectRefSchema, type ProvisionerClass } from "../rukpak/api.js";
 
 export const DEPPY_GROUP = "deppy.io";

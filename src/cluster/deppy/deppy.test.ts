@@ -1,9 +1,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { atomsOf, covers, formatAtom, newObjectPrivileges, newPermissions, selectorMatches } from "./android.js";
+import { atomsOf, covers, formatAtom, newObjectPrivileges, newPermissions } from "./android.js";
+import { selectorMatches } from "../kube/selector.js";
 import { grantedRules, type GrantedRule } from "../rukpak/permissions.js";
-import type { KubeObject } from "../client.js";
+import type { KubeObject } from "../kube/client.js";
 import {
   bundlesOf,
   entryProperties,

@@ -2,7 +2,7 @@
  * Input and Resolveset condition types and reasons: what users `kubectl wait` on and alert on. Each one is
  * documented in docs/cluster.md ("Conditions and reasons"); test/reasons.test.ts checks both ways.
  */
-import type { NewCondition, Relayed, ValueOf } from "../conditions.js";
+import type { NewCondition, Relayed, ValueOf } from "../kube/conditions.js";
 
 export const Type = {
   DependenciesMissing: "DependenciesMissing",

@@ -14,11 +14,11 @@
  * its own resolveset, so one blocked operator never blocks unrelated ones.
  */
 import { createHash } from "node:crypto";
-import { isConflict, isNotFound, type KubeClient, type KubeObject } from "../client.js";
-import { relayed, setCondition, type Condition as KubeCondition } from "../conditions.js";
+import { isConflict, isNotFound, type KubeClient, type KubeObject } from "../kube/client.js";
+import { relayed, setCondition, type Condition as KubeCondition } from "../kube/conditions.js";
 import { fromResolver, Reason, Type, type GroupCondition as NewCondition } from "./reasons.js";
-import type { EventRecorder } from "../events.js";
-import type { Informer } from "../informer.js";
+import type { EventRecorder } from "../kube/events.js";
+import type { Informer } from "../kube/informer.js";
 import type { SharedCaches } from "../runtime/caches.js";
 import { defineController, type Controller } from "../runtime/controller.js";
 import { runSteps, type Step, type StepOutcome } from "../runtime/steps.js";
@@ -32,7 +32,8 @@ import type {
   ResolvedBundle,
 } from "../../resolve/index.js";
 import type { JsonValue } from "../../fbc/types.js";
-import { madeBy, sameJson, type SigningKey } from "../rukpak/trust.js";
+import { madeBy, type SigningKey } from "../rukpak/trust.js";
+import { sameJson } from "../kube/json.js";
 import { ResolutionBudgetError, ResolverRunner, type RunnerCatalog } from "./resolverunner.js";
 import type { CatalogController } from "../catalogd/catalogs.js";
 import {

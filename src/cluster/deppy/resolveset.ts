@@ -12,11 +12,11 @@
  *   Bundles, so that RukPak pivots from the old version) pointing at the entry's Bundle.
  */
 import { createHash } from "node:crypto";
-import { BoundedMap } from "../bounded.js";
-import type { KubeClient, KubeObject } from "../client.js";
-import { setCondition } from "../conditions.js";
-import type { EventRecorder } from "../events.js";
-import type { Informer, InformerEvent } from "../informer.js";
+import { BoundedMap } from "../kube/bounded.js";
+import type { KubeClient, KubeObject } from "../kube/client.js";
+import { setCondition } from "../kube/conditions.js";
+import type { EventRecorder } from "../kube/events.js";
+import type { Informer, InformerEvent } from "../kube/informer.js";
 import { SharedCaches } from "../runtime/caches.js";
 import { defineController, type Controller } from "../runtime/controller.js";
 import { runSteps, type Step } from "../runtime/steps.js";

@@ -8,11 +8,11 @@
  * written once at the end (docs/security.md).
  */
 import { createHash } from "node:crypto";
-import { isConflict, type KubeClient, type KubeObject } from "../client.js";
-import { findCondition, setCondition } from "../conditions.js";
+import { isConflict, type KubeClient, type KubeObject } from "../kube/client.js";
+import { findCondition, setCondition } from "../kube/conditions.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
-import type { EventRecorder } from "../events.js";
-import type { Informer } from "../informer.js";
+import type { EventRecorder } from "../kube/events.js";
+import type { Informer } from "../kube/informer.js";
 import { stopWith, withConditions, type Step, type StepOutcome } from "../runtime/steps.js";
 import { commitInstanceStatus } from "../rukpak/instance.js";
 import {
@@ -26,12 +26,12 @@ import {
   approvalCondition,
   approvalMismatch,
   madeBy,
-  sameJson,
   signApproval,
   type ApprovalRecord,
   type ApprovalSubject,
   type SigningKey,
 } from "../rukpak/trust.js";
+import { sameJson } from "../kube/json.js";
 import { newPrivilegesInCluster } from "./android.js";
 import {
   ANNOTATION_BUNDLE,

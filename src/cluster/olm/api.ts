@@ -6,22 +6,11 @@
  * schema (../schema.ts), from which the CRD and the TypeScript types come.
  * `scripts/oracle/olmv1-api/gen.ts --check` compares the CRD with upstream's.
  */
-import type { KubeObject } from "../client.js";
-import type { Condition } from "../conditions.js";
-import {
-  arr,
-  crdObject,
-  enumOf,
-  freeform,
-  int,
-  map,
-  obj,
-  str,
-  type CrdDefinition,
-  type Infer,
-  type OpenApi,
-} from "../schema.js";
-import { clusterExtensionDescriptions } from "./descriptions.js";
+import type { KubeObject } from "../kube/client.js";
+import type { Condition } from "../kube/conditions.js";
+import { arr, enumOf, freeform, int, obj, str, type CrdDefinition, type Infer } from "../kube/schema.js";
+import { clusterExtensionDescriptions } from "../upstream/descriptions.js";
+import { describedCrd, upstreamConditionsSchema, upstreamLabelSelectorSchema } from "../upstream/schema.js";
 
 export const OLM_GROUP = "olm.operatorframework.io";
 export const OLM_API_VERSION = `${OLM_GROUP}/v1`;
@@ -61,44 +50,6 @@ const BUNDLE_VERSION_RULE =
 const RELEASE_RULE =
   String.raw`self.matches("^$|^(0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)` +
   String.raw`(\\.(0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*))*$")`;
-
-/** metav1.Condition exactly as controller-gen writes it. */
-export const upstreamConditionSchema = obj(
-  {
-    lastTransitionTime: str({ format: "date-time" }),
-    message: str({ maxLength: 32768 }),
-    observedGeneration: int({ format: "int64", minimum: 0 }),
-    reason: str({ maxLength: 1024, minLength: 1, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" }),
-    status: enumOf(["True", "False", "Unknown"] as const),
-    type: str({
-      maxLength: 316,
-      pattern:
-        "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?" +
-        "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$",
-    }),
-  },
-  ["lastTransitionTime", "message", "reason", "status", "type"],
-);
-export const upstreamConditionsSchema = arr(upstreamConditionSchema, {
-  "x-kubernetes-list-map-keys": ["type"],
-  "x-kubernetes-list-type": "map",
-});
-
-/** metav1.LabelSelector exactly as controller-gen writes it. */
-export const upstreamLabelSelectorSchema = obj(
-  {
-    matchExpressions: arr(
-      obj({ key: str(), operator: str(), values: arr(str(), { "x-kubernetes-list-type": "atomic" }) }, [
-        "key",
-        "operator",
-      ]),
-      { "x-kubernetes-list-type": "atomic" },
-    ),
-    matchLabels: map(str()),
-  },
-  [],
-  { "x-kubernetes-map-type": "atomic" },
-);
 
 export const upgradeConstraintPolicies = ["CatalogProvided", "SelfCertified"] as const;
 export type UpgradeConstraintPolicy = (typeof upgradeConstraintPolicies)[number];
@@ -255,23 +206,6 @@ export const clusterExtensionCrd: CrdDefinition = {
     { name: "Progressing", type: "string", jsonPath: ".status.conditions[?(@.type=='Progressing')].status" },
   ],
 };
-
-/** Sets `description` on every field of `schema` that `texts` has one for (keyed by field path). */
-export function describe(schema: OpenApi, texts: Record<string, string>, path = ""): void {
-  const d = texts[path];
-  if (d !== undefined) schema.description = d;
-  for (const [k, v] of Object.entries(schema.properties ?? {})) describe(v, texts, path ? `${path}.${k}` : k);
-  if (schema.items) describe(schema.items, texts, `${path}[]`);
-}
-
-/** A CRD object with upstream's descriptions on every field (a copy: the schemas are shared). */
-export function describedCrd(d: CrdDefinition, texts: Record<string, string>): KubeObject {
-  const crd = JSON.parse(JSON.stringify(crdObject(d))) as {
-    spec: { versions: { schema: { openAPIV3Schema: OpenApi } }[] };
-  };
-  for (const v of crd.spec.versions) describe(v.schema.openAPIV3Schema, texts);
-  return crd as unknown as KubeObject;
-}
 
 /** The CRDs of operator-controller's API that opcat adds (ClusterCatalog lives in ../catalogd/api.ts). */
 export function olmCrdObjects(): KubeObject[] {

@@ -13,16 +13,17 @@
  * One entry: `reconcile(name)`, made of small named steps.
  */
 import { createHash } from "node:crypto";
-import { isConflict, KubeApiError, type KubeClient, type KubeObject } from "../client.js";
-import { findCondition, setCondition, type Condition } from "../conditions.js";
+import { isConflict, KubeApiError, type KubeClient, type KubeObject } from "../kube/client.js";
+import { findCondition, setCondition, type Condition } from "../kube/conditions.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
-import type { Informer, InformerEvent } from "../informer.js";
+import type { Informer, InformerEvent } from "../kube/informer.js";
 import type { SharedCaches } from "../runtime/caches.js";
 import { defineController, type Controller } from "../runtime/controller.js";
 import { API_VERSION as RUKPAK_API_VERSION, type Instance, type ProvisionerClass } from "../rukpak/api.js";
 import { Reason as RukpakReason } from "../rukpak/reasons.js";
 import type { Requester } from "../rukpak/permissions.js";
-import { sameJson, verifiedRequester, type SigningKey } from "../rukpak/trust.js";
+import { verifiedRequester, type SigningKey } from "../rukpak/trust.js";
+import { sameJson } from "../kube/json.js";
 import type { CatalogController } from "../catalogd/catalogs.js";
 import type { ClusterCatalog } from "../catalogd/api.js";
 import {
@@ -42,6 +43,7 @@ import {
   type InstalledBundle,
   type Resolved,
 } from "./resolve.js";
+import { selectorMatches, type LabelSelector } from "../kube/selector.js";
 
 /** The ProvisionerClass of ClusterExtensions' Instances (registry+v1, approval UserPermission). */
 export const CLUSTER_EXTENSION_CLASS = "olm.clusterextension";
@@ -83,20 +85,9 @@ export function bundleObjectName(ext: string, bundle: string, image: string): st
   return `${base}-${createHash("sha256").update(`${ext}\0${image}`).digest("hex").slice(0, 10)}`;
 }
 
-type Selector = NonNullable<NonNullable<ClusterExtension["spec"]["source"]["catalog"]>["selector"]>;
-
-/** metav1.LabelSelector semantics (an empty or absent selector selects everything). */
-export function selects(sel: Selector | undefined, labels: Record<string, string>): boolean {
-  for (const [k, v] of Object.entries(sel?.matchLabels ?? {})) if (labels[k] !== v) return false;
-  for (const e of sel?.matchExpressions ?? []) {
-    const has = e.key in labels;
-    const vals = e.values ?? [];
-    if (e.operator === "In" && !(has && vals.includes(labels[e.key]))) return false;
-    if (e.operator === "NotIn" && has && vals.includes(labels[e.key])) return false;
-    if (e.operator === "Exists" && !has) return false;
-    if (e.operator === "DoesNotExist" && has) return false;
-  }
-  return true;
+/** A catalog filter's selector: Kubernetes' matching; an absent one selects every catalog (as upstream). */
+export function selects(sel: LabelSelector | undefined, labels: Record<string, string>): boolean {
+  return sel === undefined || selectorMatches(sel, labels);
 }
 
 export interface ExtensionControllerOptions {

@@ -3,9 +3,9 @@
  * a typed schema (see ../schema.ts). Its controller is in operator.ts: it installs through a deppy.io Input
  * (../deppy/api.ts) or directly from a bundle.
  */
-import type { KubeObject } from "../client.js";
-import type { Condition } from "../conditions.js";
-import { arr, conditionsSchema, int, obj, str, type CrdDefinition, type Infer } from "../schema.js";
+import type { KubeObject } from "../kube/client.js";
+import type { Condition } from "../kube/conditions.js";
+import { arr, conditionsSchema, int, obj, str, type CrdDefinition, type Infer } from "../kube/schema.js";
 import { bundleSpecSchema } from "../rukpak/api.js";
 import { constraintSchema } from "../deppy/api.js";
 

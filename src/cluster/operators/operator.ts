@@ -8,14 +8,15 @@
  * selector, and the updates the resolver sees in other channels and catalogs
  * (`UpdateAvailable`, reason `CrossChannelUpdateFound` when applying one needs a spec change).
  */
-import { isConflict, type KubeClient } from "../client.js";
-import { findCondition, relayed, setCondition, type Condition } from "../conditions.js";
+import { isConflict, type KubeClient } from "../kube/client.js";
+import { findCondition, relayed, setCondition, type Condition } from "../kube/conditions.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
-import type { EventRecorder } from "../events.js";
-import type { Informer } from "../informer.js";
+import type { EventRecorder } from "../kube/events.js";
+import type { Informer } from "../kube/informer.js";
 import type { SharedCaches } from "../runtime/caches.js";
 import { defineController, type Controller } from "../runtime/controller.js";
-import { isOwn, sameJson, verifiedRequester, type SigningKey } from "../rukpak/trust.js";
+import { isOwn, verifiedRequester, type SigningKey } from "../rukpak/trust.js";
+import { sameJson } from "../kube/json.js";
 import { runSteps, type Step, type StepOutcome } from "../runtime/steps.js";
 import { API_VERSION as RUKPAK_API_VERSION, type Bundle, type Instance } from "../rukpak/api.js";
 import type { InstalledStatus } from "../../resolve/index.js";

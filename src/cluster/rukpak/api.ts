@@ -3,8 +3,8 @@
  * Instance, each declared once as a typed schema (see ../schema.ts) from which both the CRD and the
  * TypeScript types come.
  */
-import type { KubeObject } from "../client.js";
-import type { Condition } from "../conditions.js";
+import type { KubeObject } from "../kube/client.js";
+import type { Condition } from "../kube/conditions.js";
 import type { ApprovalRecord } from "./trust.js";
 import {
   arr,
@@ -18,7 +18,7 @@ import {
   str,
   type CrdDefinition,
   type Infer,
-} from "../schema.js";
+} from "../kube/schema.js";
 
 export const GROUP = "rukpak.io";
 export const VERSION = "v1";

@@ -4,8 +4,8 @@
  * apply (namespaces, then CRDs until Established, then the rest, after a dry run of everything) and
  * the prune of what the new bundle no longer has (docs/security.md).
  */
-import { isNotFound, isConflict, type KubeClient, type KubeObject } from "../client.js";
-import { findCondition, type Condition } from "../conditions.js";
+import { isNotFound, isConflict, type KubeClient, type KubeObject } from "../kube/client.js";
+import { findCondition, type Condition } from "../kube/conditions.js";
 import { LABEL_INSTANCE, type Instance, type ObjectRef } from "./api.js";
 import { neededNamespaces } from "./context.js";
 import { crdGroupProblem, groupKindOf, ownKinds, servedBuiltInGroups } from "./crdgroups.js";

@@ -5,8 +5,8 @@
  * installed and any change asks again. The admission webhook refuses it unless the user has the
  * `approve` verb on that Instance, and signs it for them (`by` is the user the API server saw).
  */
-import type { KubeClient } from "../client.js";
-import { setCondition } from "../conditions.js";
+import type { KubeClient } from "../kube/client.js";
+import { setCondition } from "../kube/conditions.js";
 import { API_VERSION, type Bundle, type Instance } from "./api.js";
 import type { ApprovalRecord } from "./trust.js";
 

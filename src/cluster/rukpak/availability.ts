@@ -11,10 +11,10 @@
  * (Pod states such as a crash loop do not change the workload's status; Pods are listed live then).
  * Steps: installed → observe → write-status (once, when the conditions changed) → report (Events).
  */
-import { isConflict, type KubeClient, type KubeObject } from "../client.js";
-import { findCondition, relayed } from "../conditions.js";
+import { isConflict, type KubeClient, type KubeObject } from "../kube/client.js";
+import { findCondition, relayed } from "../kube/conditions.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
-import type { Informer } from "../informer.js";
+import type { Informer } from "../kube/informer.js";
 import type { SharedCaches } from "../runtime/caches.js";
 import {
   defineController,
@@ -24,7 +24,7 @@ import {
   type Result,
 } from "../runtime/controller.js";
 import { runSteps, withConditions, type Step, type StepOutcome } from "../runtime/steps.js";
-import { sameJson } from "./trust.js";
+import { sameJson } from "../kube/json.js";
 import { API_VERSION, LABEL_INSTANCE, type Instance } from "./api.js";
 
 const WORKLOAD_KINDS = [

@@ -7,9 +7,9 @@
  * for one requester at once ({@link UnpackSlots}).
  */
 import { rmSync } from "node:fs";
-import { setCondition } from "../conditions.js";
-import { addFinalizer, hasFinalizer, removeFinalizer } from "../finalizers.js";
-import type { WorkQueue } from "../queue.js";
+import { setCondition } from "../kube/conditions.js";
+import { addFinalizer, hasFinalizer, removeFinalizer } from "../kube/finalizers.js";
+import type { WorkQueue } from "../kube/queue.js";
 import { runSteps, type Step, type StepOutcome } from "../runtime/steps.js";
 import { API_VERSION, FINALIZER_CONTENT, type Bundle, type BundleStatus } from "./api.js";
 import { contentExists, limitsOf, UnpackError, unpackBundle } from "./content.js";

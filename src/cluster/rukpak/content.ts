@@ -37,7 +37,7 @@ import { applyLayer, type UnpackBudget } from "../../image/unpack.js";
 import { ImageError, pullImage, unpackImage, type PullOptions } from "../../image/index.js";
 import { parseGoDuration } from "../../gojson/duration.js";
 import { parseKubeDocuments } from "./manifests.js";
-import { isForbidden, isNotFound, type KubeClient, type KubeObject } from "../client.js";
+import { isForbidden, isNotFound, type KubeClient, type KubeObject } from "../kube/client.js";
 import type { BundleSpec } from "./api.js";
 import { canI, type Requester } from "./permissions.js";
 import type { ConditionReason } from "./reasons.js";

@@ -4,10 +4,10 @@
  * who a Bundle or Instance is judged as (its verified requester, never the controllers' own rights).
  */
 import { createHash } from "node:crypto";
-import type { KubeClient, KubeObject } from "../client.js";
-import type { EventRecorder } from "../events.js";
-import type { Informer } from "../informer.js";
-import type { WorkQueue } from "../queue.js";
+import type { KubeClient, KubeObject } from "../kube/client.js";
+import type { EventRecorder } from "../kube/events.js";
+import type { Informer } from "../kube/informer.js";
+import type { WorkQueue } from "../kube/queue.js";
 import type { PullOptions } from "../../image/index.js";
 import { ANNOTATION_REQUESTER, API_VERSION, type Approval, type Bundle, type Instance } from "./api.js";
 import type { ProvisionerClass } from "./api.js";
@@ -15,7 +15,9 @@ import type { ContentLimits } from "./content.js";
 import type { Requester } from "./permissions.js";
 import type { DesiredContent, ProvisionerRegistry } from "./provisioner.js";
 import type { RecordStore } from "./record.js";
-import { isOwn, madeBy, sameJson, verifiedRequester, type ProtectedSet, type SigningKey } from "./trust.js";
+import { isOwn, madeBy, verifiedRequester, type ProtectedSet, type SigningKey } from "./trust.js";
+import { sameJson } from "../kube/json.js";
+import { isEmptySelector, selectorMatches } from "../kube/selector.js";
 
 export interface RukpakContext {
   client: KubeClient;
@@ -53,21 +55,15 @@ export function approvalOf(pc: ProvisionerClass | undefined): Approval {
   return a === "AllowAll" || a === "DenyAll" || a === "UserPermission" ? a : APPROVAL_DEFAULT;
 }
 
+/**
+ * Whether an Instance's bundle selector selects these labels: Kubernetes' matching, except that an
+ * empty selector selects nothing here (an Instance never takes over every Bundle).
+ */
 export function labelsMatch(
   selector: Instance["spec"]["selector"],
   labels: Record<string, string> | undefined,
 ): boolean {
-  if (!selector) return false;
-  const l = labels ?? {};
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (l[k] !== v) return false;
-  for (const e of selector.matchExpressions ?? []) {
-    const has = e.key in l;
-    if (e.operator === "Exists" && !has) return false;
-    if (e.operator === "DoesNotExist" && has) return false;
-    if (e.operator === "In" && (!has || !(e.values ?? []).includes(l[e.key]))) return false;
-    if (e.operator === "NotIn" && has && (e.values ?? []).includes(l[e.key])) return false;
-  }
-  return Object.keys(selector.matchLabels ?? {}).length + (selector.matchExpressions?.length ?? 0) > 0;
+  return !isEmptySelector(selector) && selectorMatches(selector, labels);
 }
 
 /** The requester an annotation names, unverified (for display only: trust.ts verifies it). */

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import type { KubeClient } from "../client.js";
+import type { KubeClient } from "../kube/client.js";
 import { API_VERSION } from "./api.js";
 import { bundleSteps, UnpackSlots } from "./bundle.js";
 import type { RukpakContext } from "./context.js";

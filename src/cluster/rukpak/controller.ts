@@ -11,9 +11,9 @@
  * Progress and failures go to status conditions and Events; failures that may pass are retried with
  * backoff.
  */
-import type { KubeClient, KubeObject } from "../client.js";
-import type { EventRecorder } from "../events.js";
-import { Informer, type InformerEvent } from "../informer.js";
+import type { KubeClient, KubeObject } from "../kube/client.js";
+import type { EventRecorder } from "../kube/events.js";
+import { Informer, type InformerEvent } from "../kube/informer.js";
 import type { SharedCaches } from "../runtime/caches.js";
 import { defineController, type Controller } from "../runtime/controller.js";
 import type { Step } from "../runtime/steps.js";
@@ -27,7 +27,7 @@ import {
   type ProvisionerClass,
   rukpakCrdObjects,
 } from "./api.js";
-import { BoundedMap } from "../bounded.js";
+import { BoundedMap } from "../kube/bounded.js";
 import { onlyAvailabilityChanged } from "./availability.js";
 import { bundleSteps, reconcileBundle, UnpackSlots, type BundleState } from "./bundle.js";
 import type { ContentLimits } from "./content.js";
@@ -39,7 +39,7 @@ import { RecordStore } from "./record.js";
 import { registryV1Provisioner } from "./registryv1.js";
 import type { SigningKey } from "./trust.js";
 import { WEBHOOK_CONFIG_NAME } from "./webhook.js";
-import { DEFAULT_NAMESPACE } from "../names.js";
+import { DEFAULT_NAMESPACE } from "../kube/names.js";
 
 export { approvalOf, fieldManagerFor, listed, requesterOf } from "./context.js";
 export type { DesiredContent } from "./provisioner.js";

@@ -6,7 +6,7 @@ import { readBundleDirectory } from "../../bundle/index.js";
 import { ConvertError, convertRegistryV1, targetNamespaces } from "./convert.js";
 import { crdUpgradeProblems, existingObjectProblems } from "./crdsafety.js";
 import { grantedRules } from "./permissions.js";
-import type { KubeObject } from "../client.js";
+import type { KubeObject } from "../kube/client.js";
 import { COMMUNITY, requireShared } from "../../../test/shared.js";
 
 const ORDER = [

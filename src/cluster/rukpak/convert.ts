@@ -10,7 +10,7 @@
  * to provide (their CA bundles are placeholders until it does).
  */
 import type { RegistryBundle } from "../../bundle/index.js";
-import type { KubeObject } from "../client.js";
+import type { KubeObject } from "../kube/client.js";
 import { type CertificateRequest, type ConvertOptions, generateContext, renderContext } from "./render/context.js";
 import { certificateRequests, GENERATORS } from "./render/generators.js";
 import { strAt } from "./render/json.js";

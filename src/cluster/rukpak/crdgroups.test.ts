@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import type { KubeObject } from "../client.js";
+import type { KubeObject } from "../kube/client.js";
 import { CATALOG_GROUP } from "../catalogd/api.js";
 import { DEPPY_GROUP } from "../deppy/api.js";
 import { OLM_GROUP } from "../olm/api.js";

@@ -6,7 +6,7 @@
  * the same bundle claims cannot be dry-run before that CRD exists, so those objects are skipped by
  * the dry runs: only for CRDs in groups that are neither.
  */
-import type { KubeClient, KubeObject } from "../client.js";
+import type { KubeClient, KubeObject } from "../kube/client.js";
 
 /**
  * opcat's own API groups: rukpak.io (rukpak/api.ts), deppy.io (deppy/api.ts), olm.operatorframework.io

@@ -5,7 +5,7 @@
  * its type, adding a required property, adding an enum restriction or removing enum values. Each
  * finding names the CRD, the version and the property path.
  */
-import type { KubeObject } from "../client.js";
+import type { KubeObject } from "../kube/client.js";
 
 type Schema = {
   type?: string;

@@ -8,8 +8,8 @@
  * while a pivot is applied, and the failure of an apply (docs/security.md).
  */
 import { createHash } from "node:crypto";
-import { isConflict, KubeApiError, type KubeClient } from "../client.js";
-import { findCondition, setCondition } from "../conditions.js";
+import { isConflict, KubeApiError, type KubeClient } from "../kube/client.js";
+import { findCondition, setCondition } from "../kube/conditions.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
 import { RetryLater, runSteps, stopWith, withConditions, type Step, type StepOutcome } from "../runtime/steps.js";
 import {
@@ -32,14 +32,8 @@ import { ConvertError } from "./convert.js";
 import { decide } from "./decide.js";
 import type { DesiredContent } from "./provisioner.js";
 import { refOf, type InstallRecord } from "./record.js";
-import {
-  approvalCondition,
-  approvalMismatch,
-  approvalParts,
-  protectedReason,
-  sameJson,
-  type ApprovalSubject,
-} from "./trust.js";
+import { approvalCondition, approvalMismatch, approvalParts, protectedReason, type ApprovalSubject } from "./trust.js";
+import { sameJson } from "../kube/json.js";
 
 /** The working state of one pass over an Instance. */
 export interface InstanceState {

@@ -4,7 +4,7 @@
  * kind and metadata.name. Empty documents are skipped.
  */
 import { decodeStream } from "../../yaml/index.js";
-import type { KubeObject } from "../client.js";
+import type { KubeObject } from "../kube/client.js";
 
 export function parseKubeDocuments(text: string, file: string): KubeObject[] {
   const out: KubeObject[] = [];

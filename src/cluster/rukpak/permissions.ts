@@ -3,8 +3,8 @@
  * UserPermission approval policy (could the requesting user create every object themselves?) and
  * the RBAC rules a bundle would grant (shown by `instance describe` before anyone approves).
  */
-import { BoundedMap } from "../bounded.js";
-import type { KubeClient, KubeObject } from "../client.js";
+import { BoundedMap } from "../kube/bounded.js";
+import type { KubeClient, KubeObject } from "../kube/client.js";
 import { crdGroupProblem, groupKindOf, ownKinds, servedBuiltInGroups } from "./crdgroups.js";
 
 export interface Requester {

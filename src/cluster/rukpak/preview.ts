@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { readBundleDirectory } from "../../bundle/index.js";
 import { defaultCacheDir, type PullOptions } from "../../image/index.js";
-import type { KubeClient, KubeObject } from "../client.js";
+import type { KubeClient, KubeObject } from "../kube/client.js";
 import { API_VERSION, type Bundle, type Instance } from "./api.js";
 import { readPlainObjects, unpackBundle } from "./content.js";
 import { convertRegistryV1, ConvertError } from "./convert.js";

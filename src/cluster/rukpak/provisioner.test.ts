@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { KubeClient } from "../client.js";
+import type { KubeClient } from "../kube/client.js";
 import { OPERATOR_PROVISIONER, PLAIN_PROVISIONER, type Bundle, type Instance } from "./api.js";
 import { builtinProvisioners } from "./controller.js";
 import { plainProvisioner } from "./plain.js";

@@ -8,7 +8,7 @@
  * provisioner (`rukpak.io/plain`, manifests as they are: `plain.ts`) and the operator provisioner
  * (`operators.coreos.com/operators`, registry+v1 converted to plain objects: `registryv1.ts`).
  */
-import type { KubeClient, KubeObject } from "../client.js";
+import type { KubeClient, KubeObject } from "../kube/client.js";
 import type { Bundle, Instance } from "./api.js";
 
 /** The objects an Instance installs, where the operator runs (registry+v1), and the content's format. */

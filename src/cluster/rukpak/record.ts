@@ -6,8 +6,8 @@
  * recorded as `pending` before anything is applied, so that a process killed half-way finishes (or
  * prunes) the same set on its next pass.
  */
-import { BoundedMap } from "../bounded.js";
-import { isNotFound, type KubeClient, type KubeObject } from "../client.js";
+import { BoundedMap } from "../kube/bounded.js";
+import { isNotFound, type KubeClient, type KubeObject } from "../kube/client.js";
 import { API_VERSION, type Instance, type ObjectRef } from "./api.js";
 
 export interface InstallRecord {

@@ -4,8 +4,8 @@
  * of its webhooks made here and their CA bundles filled in.
  */
 import { readBundleDirectory } from "../../bundle/index.js";
-import { makeServingCerts } from "../certs.js";
-import type { KubeClient, KubeObject } from "../client.js";
+import { makeServingCerts } from "../kube/certs.js";
+import type { KubeClient, KubeObject } from "../kube/client.js";
 import { LABEL_INSTANCE, OPERATOR_PROVISIONER } from "./api.js";
 import { caBundlePlaceholder, convertRegistryV1, type CertificateRequest } from "./convert.js";
 import type { Provisioner } from "./provisioner.js";

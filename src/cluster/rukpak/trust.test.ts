@@ -5,7 +5,7 @@
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import type { KubeClient, KubeObject } from "../client.js";
+import type { KubeClient, KubeObject } from "../kube/client.js";
 import { ANNOTATION_REQUESTER, API_VERSION, type Instance } from "./api.js";
 import { contentRequesterOf, judgedAs, type RukpakContext } from "./context.js";
 import {

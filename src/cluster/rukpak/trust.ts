@@ -12,9 +12,10 @@
  *   bundle may create, change or delete.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { isConflict, type KubeClient, type KubeObject } from "../client.js";
+import { isConflict, type KubeClient, type KubeObject } from "../kube/client.js";
 import type { Requester } from "./permissions.js";
-import { relayed } from "../conditions.js";
+import { relayed } from "../kube/conditions.js";
+import { canonicalJson } from "../kube/json.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
 
 export const SIGNING_KEY_SECRET = "opcat-signing-key";
@@ -74,22 +75,6 @@ export async function loadSigningKey(client: KubeClient, namespace: string): Pro
     if (!k) throw new Error(`Secret ${namespace}/${SIGNING_KEY_SECRET} exists without a usable key`);
     return k;
   }
-}
-
-/** JSON with every object's keys sorted (the API server returns objects' keys sorted; a request may not). */
-export function canonicalJson(v: unknown): string {
-  return JSON.stringify(v ?? null, (_k, x: unknown) =>
-    x && typeof x === "object" && !Array.isArray(x)
-      ? Object.fromEntries(
-          Object.entries(x as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
-        )
-      : x,
-  );
-}
-
-/** Deep equality of JSON values, whatever the order of their keys. */
-export function sameJson(a: unknown, b: unknown): boolean {
-  return canonicalJson(a) === canonicalJson(b);
 }
 
 export function specHash(spec: unknown): string {

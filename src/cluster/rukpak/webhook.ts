@@ -19,8 +19,8 @@ import https from "node:https";
 /** The annotation of a Bundle that holds its resolution properties (read by the resolver). */
 const ANNOTATION_PROPERTIES = "olm.properties";
 import type { AddressInfo } from "node:net";
-import type { KubeClient, KubeObject } from "../client.js";
-import type { ServingCerts } from "../certs.js";
+import type { KubeClient, KubeObject } from "../kube/client.js";
+import type { ServingCerts } from "../kube/certs.js";
 import { ANNOTATION_REQUESTER, API_VERSION, GROUP, type Bundle, type Instance } from "./api.js";
 import { canI, type Requester } from "./permissions.js";
 import {
@@ -28,12 +28,12 @@ import {
   approvalParts,
   isOwn,
   requesterParts,
-  sameJson,
   signApproval,
   verifiedRequester,
   type ApprovalRecord,
   type SigningKey,
 } from "./trust.js";
+import { sameJson } from "../kube/json.js";
 
 interface AdmissionRequest {
   uid: string;

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import type { KubeClient } from "../client.js";
-import type { Informer } from "../informer.js";
+import type { KubeClient } from "../kube/client.js";
+import type { Informer } from "../kube/informer.js";
 import { CatalogController } from "../catalogd/catalogs.js";
 import { OperatorController } from "../operators/operator.js";
 import { DeppyController } from "../deppy/resolver.js";

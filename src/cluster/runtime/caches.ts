@@ -5,8 +5,8 @@
  * one watch connection and one copy in memory serve them all; starting an informer twice is
  * starting it once (it resolves when its first list is cached).
  */
-import type { KubeClient, KubeObject } from "../client.js";
-import { Informer, type InformerOptions } from "../informer.js";
+import type { KubeClient, KubeObject } from "../kube/client.js";
+import { Informer, type InformerOptions } from "../kube/informer.js";
 
 export type CacheOptions = Pick<InformerOptions, "namespace" | "labelSelector">;
 

@@ -6,10 +6,10 @@
  * queue with per-key exponential backoff, and an Event recorder; `reconcile(key, ctx)` returns a
  * `Result`. Start and stop are the same for every controller, so a Manager runs them together.
  */
-import type { KubeClient, KubeObject } from "../client.js";
-import { EventRecorder } from "../events.js";
-import { Informer, type InformerEvent, type InformerOptions } from "../informer.js";
-import { WorkQueue } from "../queue.js";
+import type { KubeClient, KubeObject } from "../kube/client.js";
+import { EventRecorder } from "../kube/events.js";
+import { Informer, type InformerEvent, type InformerOptions } from "../kube/informer.js";
+import { WorkQueue } from "../kube/queue.js";
 import type { SharedCaches } from "./caches.js";
 
 /** What a reconcile asks of the queue: nothing (done until the next event), or another pass later. */

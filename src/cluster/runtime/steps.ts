@@ -5,7 +5,7 @@
  * once, at the end, and only when it changed; a step that must persist something before the next
  * one acts (an approval, a pivot's target set) calls `commit`.
  */
-import { setCondition, type Condition, type NewCondition } from "../conditions.js";
+import { setCondition, type Condition, type NewCondition } from "../kube/conditions.js";
 
 export type StepOutcome =
   | void

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { bundle, crd, deployments, modes, owned } from "../../../../test/cluster/registryv1.js";
-import type { KubeObject } from "../../client.js";
+import type { KubeObject } from "../../kube/client.js";
 import { type ConvertOptions, type GenerateContext, generateContext, renderContext } from "./context.js";
 import {
   addCertVolumes,

@@ -10,7 +10,7 @@
  * differ from operator-controller's (they are only names).
  */
 import { createHash } from "node:crypto";
-import type { KubeObject } from "../../client.js";
+import type { KubeObject } from "../../kube/client.js";
 import { type CertificateRequest, caBundlePlaceholder, type GenerateContext, type Permission } from "./context.js";
 import { arrAt, clone, isObj, type Json, type JsonObj, objAt, strAt, stripStatus } from "./json.js";
 import { NAMESPACED_KINDS } from "./validators.js";

@@ -1,5 +1,5 @@
 /** Small readers of untyped JSON (a CSV's spec, manifests) for the registry+v1 renderer. */
-import type { KubeObject } from "../../client.js";
+import type { KubeObject } from "../../kube/client.js";
 
 export type Json = unknown;
 export type JsonObj = Record<string, Json>;
