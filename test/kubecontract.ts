@@ -1,0 +1,223 @@
+/**
+ * The contract the in-memory API server (src/cluster/kube/fake.ts) keeps with kube-apiserver: one set of
+ * cases, run against the fake (src/cluster/kube/fake.test.ts) and against a real API server
+ * (test/cluster/kubecontract.test.ts). A case the fake gets wrong fails there, not in a controller test.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { isConflict, isNotFound, KubeApiError, type KubeObject } from "../src/cluster/kube/client.js";
+import type { FakeResource, KubeApi } from "../src/cluster/kube/fake.js";
+
+/** The custom resource both run the cases on: namespaced, with a status subresource. */
+export const WIDGET: FakeResource = {
+  apiVersion: "contract.opcat.test/v1",
+  kind: "Widget",
+  resource: "widgets.contract.opcat.test",
+  namespaced: true,
+  statusSubresource: true,
+  generation: true,
+};
+
+/** Its CRD, for a real API server. */
+export const WIDGET_CRD = {
+  apiVersion: "apiextensions.k8s.io/v1",
+  kind: "CustomResourceDefinition",
+  metadata: { name: "widgets.contract.opcat.test" },
+  spec: {
+    group: "contract.opcat.test",
+    names: { kind: "Widget", plural: "widgets", singular: "widget", listKind: "WidgetList" },
+    scope: "Namespaced",
+    versions: [
+      {
+        name: "v1",
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        schema: {
+          openAPIV3Schema: {
+            type: "object",
+            properties: {
+              spec: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
+              status: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
+            },
+          },
+        },
+      },
+    ],
+  },
+};
+
+interface Widget extends KubeObject {
+  spec?: Record<string, unknown>;
+  status?: Record<string, unknown>;
+}
+
+async function rejects(p: Promise<unknown>, status: number, reason: string): Promise<void> {
+  await assert.rejects(p, (e: unknown) => {
+    assert.ok(e instanceof KubeApiError, String(e));
+    assert.equal(e.status, status, e.message);
+    assert.equal(e.reason, reason, e.message);
+    return true;
+  });
+}
+
+/**
+ * Registers the contract's tests. `env()` gives the API to test and a namespace of its own, created
+ * for the run (the cases make objects with fixed names in it).
+ */
+export function kubeContract(env: () => { api: KubeApi; ns: string }): void {
+  const widget = (name: string, extra: Partial<Widget> = {}): Widget => ({
+    apiVersion: WIDGET.apiVersion,
+    kind: WIDGET.kind,
+    ...extra,
+    metadata: { name, namespace: env().ns, ...extra.metadata },
+  });
+
+  test("create sets uid, resourceVersion, creationTimestamp and, for a custom resource, generation 1", async () => {
+    const { api, ns } = env();
+    const w = await api.create(widget("w-create", { spec: { size: 1 } }));
+    assert.match(w.metadata.uid ?? "", /^[0-9a-f-]{36}$/);
+    assert.ok(w.metadata.resourceVersion);
+    assert.match(w.metadata.creationTimestamp ?? "", /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    assert.equal(w.metadata.generation, 1);
+    const cm = await api.create<KubeObject>({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "cm-create", namespace: ns },
+    });
+    assert.equal(cm.metadata.generation, undefined);
+  });
+
+  test("a second create of a name is AlreadyExists; a missing object is NotFound", async () => {
+    const { api, ns } = env();
+    await api.create(widget("w-twice"));
+    await rejects(api.create(widget("w-twice")), 409, "AlreadyExists");
+    await rejects(api.get(WIDGET.apiVersion, WIDGET.kind, "w-none", ns), 404, "NotFound");
+    assert.equal(await api.tryGet(WIDGET.apiVersion, WIDGET.kind, "w-none", ns), undefined);
+    assert.equal(await api.delete(WIDGET.apiVersion, WIDGET.kind, "w-none", ns), false);
+  });
+
+  test("an object in a namespace that does not exist is NotFound", async () => {
+    const { api } = env();
+    const w = widget("w-nowhere");
+    w.metadata.namespace = "contract-no-such-namespace";
+    await rejects(api.create(w), 404, "NotFound");
+  });
+
+  test("a replace with a stale resourceVersion is a Conflict; a fresh one succeeds and moves it", async () => {
+    const { api } = env();
+    const w = await api.create(widget("w-replace", { spec: { size: 1 } }));
+    const next = await api.replace({ ...w, spec: { size: 2 } } as Widget);
+    assert.notEqual(next.metadata.resourceVersion, w.metadata.resourceVersion);
+    await assert.rejects(api.replace({ ...w, spec: { size: 3 } } as Widget), (e) => isConflict(e));
+    const same = await api.replace(next);
+    assert.equal(same.metadata.resourceVersion, next.metadata.resourceVersion, "a no-op write keeps the version");
+  });
+
+  test("spec changes count generations; /status writes status only, the object write never", async () => {
+    const { api, ns } = env();
+    const w = await api.create(widget("w-status", { spec: { size: 1 }, status: { ready: true } }));
+    assert.equal((w as Widget).status, undefined, "status is dropped on create");
+    const s = await api.replace({ ...w, spec: { size: 9 }, status: { ready: true } } as Widget, {
+      subresource: "status",
+    });
+    assert.deepEqual(
+      [(s as Widget).spec, (s as Widget).status, s.metadata.generation],
+      [{ size: 1 }, { ready: true }, 1],
+    );
+    const g = await api.replace({ ...s, spec: { size: 2 }, status: { ready: false } } as Widget);
+    assert.deepEqual(
+      [(g as Widget).spec, (g as Widget).status, g.metadata.generation],
+      [{ size: 2 }, { ready: true }, 2],
+    );
+    const m = await api.mergePatch<Widget>(
+      WIDGET.apiVersion,
+      WIDGET.kind,
+      "w-status",
+      { status: { n: 1 } },
+      {
+        namespace: ns,
+        subresource: "status",
+      },
+    );
+    assert.deepEqual([m.status, m.metadata.generation], [{ ready: true, n: 1 }, 2]);
+  });
+
+  test("list by label selector, in each of its forms", async () => {
+    const { api, ns } = env();
+    for (const [name, labels] of [
+      ["l-a1", { a: "1" }],
+      ["l-a2", { a: "2" }],
+      ["l-b", { b: "x" }],
+    ] as const)
+      await api.create(widget(name, { metadata: { name, labels: { contract: "list", ...labels } } }));
+    const names = async (sel: string) =>
+      (await api.list(WIDGET.apiVersion, WIDGET.kind, { namespace: ns, labelSelector: `contract=list,${sel}` })).items
+        .map((o) => o.metadata.name)
+        .sort();
+    assert.deepEqual(await names("a=1"), ["l-a1"]);
+    assert.deepEqual(await names("a!=1"), ["l-a2", "l-b"]);
+    assert.deepEqual(await names("a"), ["l-a1", "l-a2"]);
+    assert.deepEqual(await names("!a"), ["l-b"]);
+    assert.deepEqual(await names("a in (1,2)"), ["l-a1", "l-a2"]);
+    assert.deepEqual(await names("a notin (1)"), ["l-a2", "l-b"]);
+  });
+
+  test("a finalizer holds a deletion until it is removed; getLive no longer sees the object", async () => {
+    const { api, ns } = env();
+    await api.create(widget("w-final", { metadata: { name: "w-final", finalizers: ["contract.opcat.test/hold"] } }));
+    assert.equal(await api.delete(WIDGET.apiVersion, WIDGET.kind, "w-final", ns), true);
+    const held = await api.get(WIDGET.apiVersion, WIDGET.kind, "w-final", ns);
+    assert.ok(held.metadata.deletionTimestamp);
+    assert.equal(await api.getLive(WIDGET.apiVersion, WIDGET.kind, "w-final", { namespace: ns }), undefined);
+    await api.mergePatch(
+      WIDGET.apiVersion,
+      WIDGET.kind,
+      "w-final",
+      { metadata: { finalizers: null } },
+      {
+        namespace: ns,
+      },
+    );
+    assert.equal(await api.tryGet(WIDGET.apiVersion, WIDGET.kind, "w-final", ns), undefined);
+  });
+
+  test("a merge patch removes with null, and with a stale resourceVersion it is a Conflict", async () => {
+    const { api, ns } = env();
+    const w = await api.create(widget("w-merge", { spec: { a: 1, b: { c: 2, d: 3 } } }));
+    const p = await api.mergePatch<Widget>(
+      WIDGET.apiVersion,
+      WIDGET.kind,
+      "w-merge",
+      { spec: { b: { c: null } } },
+      {
+        namespace: ns,
+      },
+    );
+    assert.deepEqual(p.spec, { a: 1, b: { d: 3 } });
+    await assert.rejects(
+      api.mergePatch(
+        WIDGET.apiVersion,
+        WIDGET.kind,
+        "w-merge",
+        {
+          metadata: { resourceVersion: w.metadata.resourceVersion },
+          spec: { a: 2 },
+        },
+        { namespace: ns },
+      ),
+      (e) => isConflict(e),
+    );
+  });
+
+  test("server-side apply creates, updates, and drops what the same manager no longer applies", async () => {
+    const { api, ns } = env();
+    const a = await api.apply(widget("w-apply", { spec: { x: 1, y: 2 } }), { fieldManager: "one" });
+    assert.deepEqual((a as Widget).spec, { x: 1, y: 2 });
+    await api.apply(widget("w-apply", { spec: { z: 3 } }), { fieldManager: "two" });
+    const b = await api.apply(widget("w-apply", { spec: { x: 5 } }), { fieldManager: "one" });
+    assert.deepEqual((b as Widget).spec, { x: 5, z: 3 }, "y dropped by its manager, z kept (another's)");
+    assert.equal(b.metadata.generation, 3);
+    await assert.rejects(api.get(WIDGET.apiVersion, WIDGET.kind, "w-gone", ns), (e) => isNotFound(e));
+  });
+}
