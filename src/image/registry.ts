@@ -46,6 +46,12 @@ export interface RegistryOptions {
   totalTimeoutMs?: number;
   /** Largest manifest accepted (default 4 MiB). */
   maxManifestBytes?: number;
+  /**
+   * Pulling for someone else (the controllers, for a requester): an error names the status code
+   * only, never the reason phrase or the body of an answer that is not a registry's JSON error, so
+   * that pointing a pull at a service one cannot reach otherwise does not read its answers back.
+   */
+  quietErrors?: boolean;
 }
 
 /** A repository at one registry: host ("127.0.0.1:5000", "registry-1.docker.io") and path ("org/repo"). */
@@ -135,8 +141,16 @@ async function readBody(res: IncomingMessage, max: number, what: string): Promis
   return Buffer.concat(chunks);
 }
 
-/** "manifest unknown: ..." from a registry's JSON error body, or "". */
+/** "manifest unknown: ..." from a registry's JSON error body, or the body's first 200 characters. */
 function registryErrorText(body: Buffer): string {
+  const json = registryJsonErrorText(body);
+  if (json) return json;
+  const t = body.toString("utf8").trim();
+  return t.length > 200 ? t.slice(0, 200) + "…" : t;
+}
+
+/** "manifest unknown: ..." from a registry's JSON error body (codes and messages only), or "". */
+function registryJsonErrorText(body: Buffer): string {
   try {
     const v = JSON.parse(body.toString("utf8")) as { errors?: { code?: string; message?: string }[] };
     if (Array.isArray(v.errors) && v.errors.length > 0)
@@ -146,14 +160,13 @@ function registryErrorText(body: Buffer): string {
   } catch {
     // not JSON
   }
-  const t = body.toString("utf8").trim();
-  return t.length > 200 ? t.slice(0, 200) + "…" : t;
+  return "";
 }
 
-function statusError(res: IncomingMessage, body: Buffer, what: string): ImageError {
+function statusError(res: IncomingMessage, body: Buffer, what: string, quiet = false): ImageError {
   const status = res.statusCode ?? 0;
-  const detail = registryErrorText(body);
-  const head = `${what}: ${status} ${res.statusMessage ?? ""}`.trimEnd();
+  const detail = quiet ? registryJsonErrorText(body) : registryErrorText(body);
+  const head = quiet ? `${what}: status ${status}` : `${what}: ${status} ${res.statusMessage ?? ""}`.trimEnd();
   const msg = detail ? `${head}: ${detail}` : head;
   const code =
     status === 401 || status === 403
@@ -343,7 +356,12 @@ export class RegistryClient {
     });
     const body = await readBody(res, 1 << 20, `${what}: token response`);
     if ((res.statusCode ?? 0) !== 200) {
-      const e = statusError(res, body, `${what}: requesting token from ${u.origin}${u.pathname}`);
+      const e = statusError(
+        res,
+        body,
+        `${what}: requesting token from ${u.origin}${u.pathname}`,
+        this.opts.quietErrors,
+      );
       throw new ImageError(
         res.statusCode === 401 || res.statusCode === 403 ? "IMAGE_UNAUTHORIZED" : e.code,
         e.message,
@@ -429,7 +447,7 @@ export class RegistryClient {
           attempt--;
           continue;
         }
-        const e = statusError(res, body, req.what);
+        const e = statusError(res, body, req.what, this.opts.quietErrors);
         throw new ImageError(
           "IMAGE_UNAUTHORIZED",
           `${e.message}${basic && !creds ? " (no credentials found; log in or set REGISTRY_AUTH_FILE)" : ""}`,
@@ -443,7 +461,7 @@ export class RegistryClient {
         await sleep(Number.isFinite(ra) && ra >= 0 ? Math.min(ra * 1000, 10_000) : base * 2 ** attempt);
         continue;
       }
-      throw statusError(res, body, req.what);
+      throw statusError(res, body, req.what, this.opts.quietErrors);
     }
   }
 

@@ -44,6 +44,19 @@ export function now(date = new Date()): string {
 /** metav1.Condition's limit on `message` (the API server refuses a longer one). */
 export const MAX_CONDITION_MESSAGE = 32768;
 
+/**
+ * A message as it may be shown on a terminal: control characters but newline and tab (an escape
+ * sequence, a carriage return that overwrites what `kubectl describe` printed), DEL, C1 controls and
+ * bidirectional overrides are written as `\u` escapes. Applied to every condition and Event message.
+ */
+export function safeMessage(message: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: these are what it removes
+  return message.replace(
+    /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
 /** A message cut to fit a condition, saying how much was left out. */
 export function fitMessage(message: string, max = MAX_CONDITION_MESSAGE): string {
   if (message.length <= max) return message;
@@ -60,7 +73,8 @@ export function setCondition(
   input: NewCondition,
   at = now(),
 ): { conditions: Condition[]; changed: boolean } {
-  const c = input.message.length > MAX_CONDITION_MESSAGE ? { ...input, message: fitMessage(input.message) } : input;
+  const message = safeMessage(input.message);
+  const c = { ...input, message: message.length > MAX_CONDITION_MESSAGE ? fitMessage(message) : message };
   const list = [...(conds ?? [])];
   const i = list.findIndex((x) => x.type === c.type);
   if (i < 0) {

@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import { BoundedMap } from "./bounded.js";
 import { isConflict, isNotFound, type KubeClient, type KubeObject } from "./client.js";
-import { now } from "./conditions.js";
+import { now, safeMessage } from "./conditions.js";
 
 /** How many Events' counts a recorder remembers (as client-go's event correlator's cache). */
 const REMEMBERED = 4096;
@@ -55,7 +55,7 @@ export class EventRecorder {
         },
         type,
         reason,
-        message: message.slice(0, 1024),
+        message: safeMessage(message).slice(0, 1024),
         source: { component: this.component },
         firstTimestamp: t,
         lastTimestamp: t,

@@ -7,7 +7,7 @@
  * for one requester at once ({@link UnpackSlots}).
  */
 import { rmSync } from "node:fs";
-import { setCondition } from "../kube/conditions.js";
+import { safeMessage, setCondition } from "../kube/conditions.js";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "../kube/finalizers.js";
 import type { WorkQueue } from "../kube/queue.js";
 import { runSteps, type Step, type StepOutcome } from "../runtime/steps.js";
@@ -268,7 +268,7 @@ const unpack: BundleStep = async (ctx, u, s) => {
     if (!(e instanceof UnpackError)) throw e;
     if (e.reason === "Aborted") return STOP; // deleted or changed: the next pass deals with that
     s.outcome = {
-      status: { unpacked: "Failed", reason: e.reason, message: e.message },
+      status: { unpacked: "Failed", reason: e.reason, message: safeMessage(e.message) },
       event: ["Warning", e.reason, e.message],
     };
     if (e.retryable) s.retry = e;

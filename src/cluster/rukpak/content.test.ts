@@ -140,3 +140,15 @@ test("scanTree: more bytes or entries than the limits is ContentTooLarge", () =>
     rmSync(root, { recursive: true, force: true });
   }
 });
+
+test("scanTree: a name with a control character or a bidirectional override is refused, shown escaped", () => {
+  const literal = (t: string) => new RegExp(t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  for (const name of ["evil\u001b[2J", "two\nlines", "cr\rhere", "rtl\u202etxt.yaml"])
+    refused(
+      tree((root) => {
+        mkdirSync(join(root, "manifests"));
+        writeFileSync(join(root, "manifests", name), "{}");
+      }),
+      literal(`the name ${JSON.stringify(`manifests/${name}`)} contains a control character`),
+    );
+});

@@ -220,8 +220,12 @@ interface TreeEntry {
   target?: string;
 }
 
+/** C0 and C1 control characters, DEL, and the Unicode bidirectional overrides (names that lie when shown). */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+
 /**
- * Every entry of a tree (root-relative, `/`-separated, sorted), checked: symlinks stay inside it,
+ * Every entry of a tree (root-relative, `/`-separated, sorted), checked: names without control
+ * characters, symlinks that stay inside it,
  * within the limits. Throws {@link UnpackError} (`InvalidContent`, `ContentTooLarge`).
  */
 export function scanTree(root: string, limits: ContentLimits = {}): TreeEntry[] {
@@ -232,6 +236,8 @@ export function scanTree(root: string, limits: ContentLimits = {}): TreeEntry[] 
   const visit = (rel: string) => {
     for (const e of readdirSync(rel ? join(root, rel) : root, { withFileTypes: true })) {
       const p = rel ? `${rel}/${e.name}` : e.name;
+      // a name that would write raw control bytes (escape sequences, newlines) into statuses and Events
+      if (CONTROL.test(e.name)) throw invalid(`the name ${JSON.stringify(p)} contains a control character`);
       if (out.length >= maxFiles) throw tooLarge(`the content has more than ${maxFiles} entries`);
       if (e.isSymbolicLink()) {
         resolveLink(root, p);
@@ -479,7 +485,12 @@ export async function unpackBundle(spec: BundleSpec, opts: ContentOptions): Prom
         try {
           const total = Math.min(opts.pull?.totalTimeoutMs ?? limits.pullTimeoutMs, limits.pullTimeoutMs);
           img = await raceAbort(
-            pullImage(image, { ...opts.pull, totalTimeoutMs: total, ...(authFile ? { authFile } : {}) }),
+            pullImage(image, {
+              ...opts.pull,
+              quietErrors: true,
+              totalTimeoutMs: total,
+              ...(authFile ? { authFile } : {}),
+            }),
             pullSignal,
             () => abortError(pullSignal, `pulling ${image}`, limits.pullTimeoutMs),
           );
@@ -627,7 +638,7 @@ async function httpsDownload(
   });
   if (res.statusCode !== 200) {
     res.destroy();
-    throw failed(`unexpected status "${res.statusCode} ${res.statusMessage ?? ""}"`);
+    throw failed(`unexpected status ${res.statusCode}`); // no reason phrase: the target is the requester's choice
   }
   const declared = Number(res.headers["content-length"]);
   if (Number.isFinite(declared) && declared > limits.maxBytes) {
