@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { CatalogStore, startHttpServer } from "../../src/serve/index.js";
 import { webMounts } from "../../src/web/index.js";
 import { REPO_ROOT } from "../shared.js";
@@ -45,6 +45,35 @@ test("bin/opcat with an old Node runs with the Node 24 in .node/", { skip }, () 
   });
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stderr, /examples\/catalog: valid \(2 packages/);
+});
+
+/** A directory with a `node` that answers `--version` as Node 20 does and fails if started for anything else. */
+function fakeOldNode(): string {
+  const dir = mkdtempSync(join(tmpdir(), "opcat-fake-node-"));
+  const script =
+    '#!/bin/sh\n[ "$1" = --version ] && { echo v20.20.2; exit 0; }\necho "old node started" >&2\nexit 99\n';
+  writeFileSync(join(dir, "node"), script, { mode: 0o755 });
+  return dir;
+}
+
+test("bin/opcat run as a program with an old node on PATH starts the Node 24 in .node/ directly", () => {
+  for (const bin of ["opcat", "kubectl-instance"]) {
+    const dir = install(true);
+    const env = { ...process.env, PATH: `${fakeOldNode()}:/usr/bin:/bin` };
+    const args = bin === "opcat" ? ["validate", join(REPO_ROOT, "examples", "catalog")] : ["--help"];
+    const r = spawnSync(join(dir, "bin", bin), args, { encoding: "utf8", env });
+    assert.equal(r.status, 0, r.stderr);
+    assert.doesNotMatch(r.stderr, /old node started/);
+    if (bin === "opcat") assert.match(r.stderr, /examples\/catalog: valid \(2 packages/);
+  }
+});
+
+test("bin/opcat run as a program uses the node on PATH when it is 22 or newer", () => {
+  const dir = install(false);
+  const env = { ...process.env, PATH: `${dirname(process.execPath)}:/usr/bin:/bin` };
+  const r = spawnSync(join(dir, "bin", "opcat"), ["version"], { encoding: "utf8", env });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, spawnSync(process.execPath, [BIN, "version"], { encoding: "utf8" }).stdout);
 });
 
 test("bin/opcat with an old Node and no .node/ says which Node it needs (exit 2)", { skip }, () => {
