@@ -11,7 +11,7 @@ import v8 from "node:v8";
 import * as catalog from "../dist/action/catalog.js";
 import * as fbc from "../dist/action/fbc.js";
 import * as bundleRender from "../dist/bundle/render.js";
-import { run } from "../dist/cli/main.js";
+import { buildProgram, run } from "../dist/cli/main.js";
 import * as fbcList from "../dist/fbc/list.js";
 import * as fbcRender from "../dist/fbc/render.js";
 import * as validate from "../dist/fbc/validate.js";
@@ -39,8 +39,12 @@ if (root) {
   })();
 }
 
+// The command definitions, built now (they read nothing of the process: commander reads the environment,
+// the terminal's width and colours when it parses and prints); used by the one run of the started process.
+const program = buildProgram();
+
 v8.startupSnapshot.setDeserializeMainFunction(async () => {
   quietPipes();
   // process.argv is [node, command, …] when Node starts from a snapshot (no script name)
-  process.exitCode = await run(process.argv.slice(1));
+  process.exitCode = await run(process.argv.slice(1), program);
 });
