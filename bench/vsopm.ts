@@ -27,20 +27,56 @@ interface Sample {
   out: string;
 }
 
-function measure(cmd: string[]): Sample {
-  const r = spawnSync("/usr/bin/time", ["-f", "%U %S %M", ...cmd], { encoding: "utf8", maxBuffer: 1 << 30 });
+function measure(cmd: string[], env?: NodeJS.ProcessEnv): Sample {
+  const r = spawnSync("/usr/bin/time", ["-f", "%U %S %M", ...cmd], { encoding: "utf8", maxBuffer: 1 << 30, env });
   const last = r.stderr.trim().split("\n").pop() ?? "";
   const [u, s, m] = last.split(" ").map(Number);
   return { cpu: u + s, rss: m / 1024, out: r.stdout };
 }
 
+/** A Node older than 22 on this machine (as a new user's), whose directory goes first on PATH for the rows that
+ * measure bin/opcat started on it (it then runs the Node 24 in .node/), or undefined. */
+function oldNodeDir(): string | undefined {
+  for (const dir of ["/usr/bin", "/usr/local/bin", "/bin"]) {
+    const r = spawnSync(join(dir, "node"), ["--version"], { encoding: "utf8" });
+    if (r.status === 0 && Number(/^v(\d+)/.exec(r.stdout)?.[1] ?? 99) < 22) return dir;
+  }
+  return undefined;
+}
+const OLD = oldNodeDir();
+const onOld = OLD ? { ...process.env, PATH: `${OLD}:${process.env.PATH}` } : undefined;
+
 const cat = (v: string) => join(COMMUNITY, "catalogs", v);
-const cases: { name: string; args: (tool: "opm" | "opcat") => string[]; compare?: boolean }[] = [
+const bundleDir = join(COMMUNITY, "operators", "rabbitmq-cluster-operator", "2.9.0");
+const small = join(root, "examples", "catalog");
+const cases: {
+  name: string;
+  args: (tool: "opm" | "opcat") => string[];
+  compare?: boolean;
+  /** opcat's environment (default: this one) */
+  env?: NodeJS.ProcessEnv;
+}[] = [
   { name: "--version (start-up)", args: (t) => (t === "opm" ? ["version"] : ["--version"]), compare: false },
+  { name: "validate a small catalog (examples/catalog)", args: () => ["validate", small], compare: false },
   {
     name: "render one bundle directory (rabbitmq-cluster-operator 2.9.0)",
-    args: () => ["render", join(COMMUNITY, "operators", "rabbitmq-cluster-operator", "2.9.0"), "-o", "json"],
+    args: () => ["render", bundleDir, "-o", "json"],
   },
+  ...(onOld
+    ? [
+        {
+          name: "validate a small catalog, an older Node first on PATH",
+          args: () => ["validate", small],
+          compare: false,
+          env: onOld,
+        },
+        {
+          name: "render one bundle directory, an older Node first on PATH",
+          args: () => ["render", bundleDir, "-o", "json"],
+          env: onOld,
+        },
+      ]
+    : []),
   {
     name: "render-graph of one package (v4.20, rabbitmq-cluster-operator)",
     args: (t) => [...(t === "opm" ? ["alpha"] : []), "render-graph", cat("v4.20"), "-p", "rabbitmq-cluster-operator"],
@@ -64,7 +100,7 @@ for (const c of cases) {
   const a: Sample[] = [];
   const b: Sample[] = [];
   for (let i = 0; i < runs; i++) {
-    a.push(measure([...opcat, ...c.args("opcat")]));
+    a.push(measure([...opcat, ...c.args("opcat")], c.env));
     b.push(measure([opm, ...c.args("opm")]));
   }
   const same = c.compare === false ? "n/a" : a[0].out === b[0].out ? "yes" : "NO";

@@ -1,8 +1,9 @@
 // The start-up every bin entry shares (bin/opcat, bin/kubectl-instance): runs the compiled CLI from dist/
 // (built by `npm run build`, or automatically by `npm run demo` / `npm test`). Must parse on old Node
 // versions so that it can say which Node it needs, or run again with the Node 24 in .node/.
-import { existsSync, readlinkSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { quietPipes } from "./pipes.mjs";
 
 /**
  * Runs `opcat <prefix…> <arguments>` and sets the exit code. Started by a Node older than 22, runs the
@@ -51,37 +52,6 @@ export async function start(prefix = []) {
   } else {
     const { run } = await import(main.href);
     process.exitCode = await run([...prefix, ...args]);
-  }
-}
-
-/**
- * A closed pipe (e.g. `opcat render … | head`) ends the program quietly, as in other Unix tools; any
- * other failure to write the output (a full disk, an I/O error) is an I/O error: exit 2, never 0.
- */
-function quietPipes() {
-  for (const [fd, stream] of [
-    [1, process.stdout],
-    [2, process.stderr],
-  ]) {
-    stream.on("error", (e) => {
-      if (e && e.code === "EPIPE") process.exit(process.exitCode ?? 0);
-      let where = fd === 1 ? "standard output" : "standard error";
-      try {
-        where += ` (${readlinkSync(`/proc/self/fd/${fd}`)})`;
-      } catch {
-        // no /proc: the stream's name is enough
-      }
-      try {
-        process.stderr.write(
-          `opcat: error[IO_WRITE]: writing ${where}: ${e?.code ?? "error"}: ` +
-            `${String(e?.message ?? e).replace(/^[A-Z]+: /, "")}\n` +
-            "  hint: free space on the target or write elsewhere; the output is incomplete\n",
-        );
-      } catch {
-        // stderr itself failed
-      }
-      process.exit(2);
-    });
   }
 }
 

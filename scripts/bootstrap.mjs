@@ -6,7 +6,8 @@
 //    (git-ignored) and the rest runs with it; one line on stderr says so.
 // 2. Installs dependencies when node_modules is missing or older than the lockfile.
 // 3. (Re)builds dist/ when any source file is newer than the last build: tsc for the library and
-//    CLI, Vite for the web UI (src/ui → dist/ui).
+//    CLI, Vite for the web UI (src/ui → dist/ui), then the catalog commands' start-up snapshot
+//    (scripts/build-snapshot.mjs).
 // This file must stay runnable by old Node versions (no syntax newer than Node 16's).
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync, mkdirSync } from "node:fs";
@@ -107,6 +108,8 @@ if (
     ["-e", "require('fs').writeFileSync(process.argv[1], new Date().toISOString())", built],
     quiet,
   );
+  // the start-up snapshot of the catalog commands, for this Node (bin/opcat uses it when it is newer than dist/)
+  execFileSync(process.execPath, [join(root, "scripts", "build-snapshot.mjs")], quiet);
 }
 
 function run(args) {

@@ -187,7 +187,9 @@ export function buildOpcatImage(opts: OpcatImageOptions = {}): BuiltImage & { no
   const at = (dir: string): string => join(IMAGE_OPCAT_DIR, relative(root, dir)).replace(/^\//, "");
   const own = new Map<string, TarInput>();
   file(`${at(pkgDir)}/package.json`, readFileSync(join(pkgDir, "package.json")));
-  for (const sub of ["bin", "dist"]) tree(join(pkgDir, sub), `${at(pkgDir)}/${sub}`, own);
+  // not the start-up snapshot (dist/snapshot): the entrypoint starts Node on bin/opcat, never from a blob
+  for (const sub of ["bin", "dist"])
+    tree(join(pkgDir, sub), `${at(pkgDir)}/${sub}`, own, sub === "dist" ? ["snapshot"] : []);
   if (existsSync(join(pkgDir, "src", "serve", "proto"))) {
     dirs(`${at(pkgDir)}/src/serve/proto/x`);
     tree(join(pkgDir, "src", "serve", "proto"), `${at(pkgDir)}/src/serve/proto`, own);

@@ -16,7 +16,7 @@
  * sent cross-origin without CORS, which this server never grants, and the Origin is checked too).
  */
 import type { IncomingMessage } from "node:http";
-import { KubeConfig } from "@kubernetes/client-node";
+import { KubeConfig } from "../cluster/kube/kubeconfig.js";
 import { KubeApiError, KubeClient, type ConnectOptions } from "../cluster/kube/client.js";
 import { findCondition } from "../cluster/kube/conditions.js";
 import { OPERATOR_API_VERSION, type Operator } from "../cluster/operators/api.js";

@@ -6,9 +6,18 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { CatalogStore, startHttpServer } from "../../src/serve/index.js";
 import { webMounts } from "../../src/web/index.js";
 import { REPO_ROOT } from "../shared.js";
@@ -45,6 +54,53 @@ test("bin/opcat with an old Node runs with the Node 24 in .node/", { skip }, () 
   });
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stderr, /examples\/catalog: valid \(2 packages/);
+});
+
+/** A directory with a `node` that answers `--version` as Node 20 does and fails if started for anything else. */
+function fakeOldNode(): string {
+  const dir = mkdtempSync(join(tmpdir(), "opcat-fake-node-"));
+  const script =
+    '#!/bin/sh\n[ "$1" = --version ] && { echo v20.20.2; exit 0; }\necho "old node started" >&2\nexit 99\n';
+  writeFileSync(join(dir, "node"), script, { mode: 0o755 });
+  return dir;
+}
+
+test("bin/opcat run as a program with an old node on PATH starts the Node 24 in .node/ directly", () => {
+  for (const bin of ["opcat", "kubectl-instance"]) {
+    const dir = install(true);
+    const env = { ...process.env, PATH: `${fakeOldNode()}:/usr/bin:/bin` };
+    const args = bin === "opcat" ? ["validate", join(REPO_ROOT, "examples", "catalog")] : ["--help"];
+    const r = spawnSync(join(dir, "bin", bin), args, { encoding: "utf8", env });
+    assert.equal(r.status, 0, r.stderr);
+    assert.doesNotMatch(r.stderr, /old node started/);
+    if (bin === "opcat") assert.match(r.stderr, /examples\/catalog: valid \(2 packages/);
+  }
+  // without .node/, `version` goes to the old node (which says which Node opcat needs), not answered by sh
+  const bare = install(false);
+  const env = { ...process.env, PATH: `${fakeOldNode()}:/usr/bin:/bin` };
+  const r = spawnSync(join(bare, "bin", "opcat"), ["version"], { encoding: "utf8", env });
+  assert.match(r.stderr, /old node started/);
+});
+
+test("bin/opcat run as a program uses the node on PATH when it is 22 or newer", () => {
+  const dir = install(false);
+  const env = { ...process.env, PATH: `${dirname(process.execPath)}:/usr/bin:/bin` };
+  const r = spawnSync(join(dir, "bin", "opcat"), ["--help"], { encoding: "utf8", env });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, spawnSync(process.execPath, [BIN, "--help"], { encoding: "utf8" }).stdout);
+});
+
+test("bin/opcat run as a program answers --version and version as the CLI does, failed writes too", () => {
+  const env = { ...process.env, PATH: `${dirname(process.execPath)}:/usr/bin:/bin` };
+  const outs: [string, import("node:child_process").StdioOptions][] = [["pipe", "pipe"]];
+  if (existsSync("/dev/full")) outs.push(["/dev/full", ["ignore", openSync("/dev/full", "w"), "pipe"]]);
+  for (const [, stdio] of outs) {
+    for (const args of [["--version"], ["version"], ["--version", "version"]]) {
+      const sh = spawnSync(BIN, args, { encoding: "utf8", env, stdio });
+      const node = spawnSync(process.execPath, [BIN, ...args], { encoding: "utf8", env, stdio });
+      assert.deepEqual([sh.status, sh.stdout, sh.stderr], [node.status, node.stdout, node.stderr], args.join(" "));
+    }
+  }
 });
 
 test("bin/opcat with an old Node and no .node/ says which Node it needs (exit 2)", { skip }, () => {

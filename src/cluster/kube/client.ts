@@ -7,7 +7,7 @@
  */
 import https from "node:https";
 import http from "node:http";
-import { KubeConfig } from "@kubernetes/client-node";
+import { KubeConfig } from "./kubeconfig.js";
 
 export interface KubeObject {
   apiVersion: string;
