@@ -5,6 +5,7 @@
  * sequences behaving exactly as in Go. ASCII strings are their own byte string, so the common case
  * costs only a regular-expression test.
  */
+import { isGoSpace } from "../gojson/unicode.js";
 
 const NON_ASCII = /[^\x00-\x7f]/;
 
@@ -59,19 +60,6 @@ export function decodeRune(s: string, i: number): [rune: number, size: number] {
   return r < min ? [RUNE_ERROR, 1] : [r, size];
 }
 
-/** Go's unicode.IsSpace. */
-export function isGoSpace(r: number): boolean {
-  if (r <= 0xff) return r === 0x20 || (r >= 0x09 && r <= 0x0d) || r === 0x85 || r === 0xa0;
-  return (
-    r === 0x1680 ||
-    (r >= 0x2000 && r <= 0x200a) ||
-    r === 0x2028 ||
-    r === 0x2029 ||
-    r === 0x202f ||
-    r === 0x205f ||
-    r === 0x3000
-  );
-}
 
 /** Go's strings.TrimSpace on a byte string (Unicode white space; invalid bytes are not space). */
 export function trimSpaceBytes(s: string): string {
