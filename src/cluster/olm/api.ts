@@ -8,19 +8,8 @@
  */
 import type { KubeObject } from "../client.js";
 import type { Condition } from "../conditions.js";
-import {
-  arr,
-  crdObject,
-  enumOf,
-  freeform,
-  int,
-  map,
-  obj,
-  str,
-  type CrdDefinition,
-  type Infer,
-  type OpenApi,
-} from "../schema.js";
+import { arr, crdObject, enumOf, int, map, obj, str, type CrdDefinition, type Infer, type OpenApi } from "../schema.js";
+import { deploymentConfigSchema } from "../rukpak/render/config.js";
 import { clusterExtensionDescriptions } from "./descriptions.js";
 
 export const OLM_GROUP = "olm.operatorframework.io";
@@ -131,8 +120,15 @@ export const catalogFilterSchema = obj(
   ["packageName"],
 );
 
-/** `inline`: any JSON object with at least one property. */
-const inlineConfig = freeform({ minProperties: 1 });
+/**
+ * `inline`: any JSON object with at least one property, as upstream's; opcat types its `deploymentConfig`
+ * (upstream's registry+v1 bundle configuration schema, ../rukpak/render/config.ts) so that the API
+ * server refuses a wrongly typed one at once.
+ */
+const inlineConfig = obj({ deploymentConfig: deploymentConfigSchema }, [], {
+  minProperties: 1,
+  "x-kubernetes-preserve-unknown-fields": true,
+});
 
 export const clusterExtensionSpecSchema = obj(
   {
