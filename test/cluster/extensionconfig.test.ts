@@ -215,7 +215,8 @@ describe("ClusterExtension config.inline on a real API server", { skip, concurre
       const image = `${registry.host}/${pkg}-bundle:v1.0.0`;
       await pushImage(buildBundleImage(dir), image, { useHttp: true });
       fbc += `${JSON.stringify({ schema: "olm.package", name: pkg, defaultChannel: "stable" })}\n`;
-      fbc += `${JSON.stringify({ schema: "olm.channel", name: "stable", package: pkg, entries: [{ name: `${pkg}.v1.0.0` }] })}\n`;
+      const entries = [{ name: `${pkg}.v1.0.0` }];
+      fbc += `${JSON.stringify({ schema: "olm.channel", name: "stable", package: pkg, entries })}\n`;
       fbc += formatCatalog(renderBundleDirectory(dir, { image }), "json");
     }
     mkdirSync(join(tmp, "catalog"), { recursive: true });
@@ -300,7 +301,7 @@ describe("ClusterExtension config.inline on a real API server", { skip, concurre
     assert.deepEqual(await roleNamespaces("cfg-single"), [TEAM]);
   });
 
-  test("AllNamespaces only: watchNamespace is an unknown field; other fields are refused before unpacking", async () => {
+  test("AllNamespaces only: watchNamespace is an unknown field; others are refused before unpacking", async () => {
     await admin.create(extension("cfg-all", { watchNamespace: TEAM }));
     await invalid("cfg-all", `${PREFIX}unknown field "watchNamespace"`);
     await setInline("cfg-all", { watchNamespace: null, replicas: 3 });
