@@ -266,6 +266,28 @@ describe("ClusterExtension config.inline on a real API server", { skip, concurre
     }
   });
 
+  test("the ClusterCatalog's status, finalizer and label are catalogd's; installed objects are labelled", async () => {
+    const cc = await admin.get<ClusterCatalog>(CATALOG_API_VERSION, "ClusterCatalog", CATALOG);
+    assert.deepEqual(
+      [cond(cc, "Progressing")?.status, cond(cc, "Progressing")?.reason, cond(cc, "Progressing")?.message],
+      ["True", "Succeeded", "Successfully unpacked and stored content from resolved source"],
+    );
+    assert.deepEqual(
+      [cond(cc, "Serving")?.status, cond(cc, "Serving")?.reason, cond(cc, "Serving")?.message],
+      ["True", "Available", "Serving desired content from resolved source"],
+    );
+    assert.deepEqual(cc.metadata.finalizers, ["olm.operatorframework.io/delete-server-cache"]);
+    assert.equal(cc.metadata.labels?.["olm.operatorframework.io/metadata.name"], CATALOG);
+    await admin.create(extension("cfg-all"));
+    const ext = await installed("cfg-all");
+    // operator-controller's ClusterExtension finalizers guard caches opcat does not keep per extension
+    assert.deepEqual(ext?.metadata.finalizers ?? [], []);
+    const dep = await deployment("cfg-all");
+    assert.equal(dep.metadata.labels?.["olm.operatorframework.io/owner-kind"], "ClusterExtension");
+    assert.equal(dep.metadata.labels?.["olm.operatorframework.io/owner-name"], "cfg-all");
+    assert.equal(dep.metadata.labels?.["app.kubernetes.io/managed-by"], "opcat");
+  });
+
   test("OwnNamespace only: watchNamespace required, must be the install namespace; then installs", async () => {
     await admin.create(extension("cfg-own"));
     await invalid("cfg-own", `${PREFIX}required field "watchNamespace" is missing`);
