@@ -328,6 +328,9 @@ describe("ClusterExtension config.inline on a real API server", { skip, concurre
     await invalid("cfg-all", `${PREFIX}unknown field "watchNamespace"`);
     await setInline("cfg-all", { watchNamespace: null, replicas: 3 });
     await invalid("cfg-all", `${PREFIX}unknown field "replicas"`);
+    // kept by the API server (not pruned), so reported as upstream reports it
+    await setInline("cfg-all", { deploymentConfig: { selector: { matchLabels: { app: "x" } } } });
+    await invalid("cfg-all", `${PREFIX}unknown field "selector"`);
     await setInline("cfg-all", null);
     await installed("cfg-all");
     const dep = await deployment("cfg-all");

@@ -8,7 +8,19 @@
  */
 import type { KubeObject } from "../client.js";
 import type { Condition } from "../conditions.js";
-import { arr, crdObject, enumOf, int, map, obj, str, type CrdDefinition, type Infer, type OpenApi } from "../schema.js";
+import {
+  arr,
+  crdObject,
+  enumOf,
+  int,
+  map,
+  obj,
+  str,
+  type CrdDefinition,
+  type Infer,
+  type OpenApi,
+  type Schema,
+} from "../schema.js";
 import { deploymentConfigSchema } from "../rukpak/render/config.js";
 import { clusterExtensionDescriptions } from "./descriptions.js";
 
@@ -121,11 +133,19 @@ export const catalogFilterSchema = obj(
 );
 
 /**
+ * A schema whose unknown fields the API server keeps (not prunes): the controller then reports them as
+ * upstream does (`unknown field "selector"`), where pruning would drop them silently.
+ */
+function keepingUnknownFields<T>(s: Schema<T>): Schema<T> {
+  return { openapi: { ...s.openapi, "x-kubernetes-preserve-unknown-fields": true } };
+}
+
+/**
  * `inline`: any JSON object with at least one property, as upstream's; opcat types its `deploymentConfig`
  * (upstream's registry+v1 bundle configuration schema, ../rukpak/render/config.ts) so that the API
  * server refuses a wrongly typed one at once.
  */
-const inlineConfig = obj({ deploymentConfig: deploymentConfigSchema }, [], {
+const inlineConfig = obj({ deploymentConfig: keepingUnknownFields(deploymentConfigSchema) }, [], {
   minProperties: 1,
   "x-kubernetes-preserve-unknown-fields": true,
 });
