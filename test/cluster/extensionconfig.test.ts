@@ -326,7 +326,7 @@ describe("ClusterExtension config.inline on a real API server", { skip, concurre
   test("AllNamespaces only: watchNamespace is an unknown field; others are refused before unpacking", async () => {
     await admin.create(extension("cfg-all", { watchNamespace: TEAM }));
     await invalid("cfg-all", `${PREFIX}unknown field "watchNamespace"`);
-    await setInline("cfg-all", { watchNamespace: null, replicas: 3 });
+    await setInline("cfg-all", { replicas: 3 });
     await invalid("cfg-all", `${PREFIX}unknown field "replicas"`);
     // kept by the API server (not pruned), so reported as upstream reports it
     await setInline("cfg-all", { deploymentConfig: { selector: { matchLabels: { app: "x" } } } });

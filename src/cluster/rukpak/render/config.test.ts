@@ -98,7 +98,33 @@ const cases: { name: string; modes: string[]; config: unknown; want: string[] }[
     name: "All and Own: another namespace is not own",
     modes: ["AllNamespaces", "OwnNamespace"],
     config: { watchNamespace: "other" },
-    want: [`invalid value for field "watchNamespace"`],
+    want: [
+      `invalid value for field "watchNamespace"`,
+      `invalid type for field "watchNamespace": got string, want null`,
+      ownFormat("other"),
+    ],
+  },
+  {
+    name: "All and Single: not a string",
+    modes: ["AllNamespaces", "SingleNamespace"],
+    config: { watchNamespace: 5 },
+    want: [
+      `invalid value for field "watchNamespace"`,
+      `invalid type for field "watchNamespace": got number, want null`,
+      `invalid type for field "watchNamespace": got number, want string`,
+    ],
+  },
+  {
+    name: "format first and alone: an own-namespace-only bundle's bad name is only not its namespace",
+    modes: ["OwnNamespace"],
+    config: { watchNamespace: "Not_A_Namespace" },
+    want: [ownFormat("Not_A_Namespace")],
+  },
+  {
+    name: "deploymentConfig null is not an object (upstream's schema allows no null)",
+    modes: ["AllNamespaces"],
+    config: { deploymentConfig: null },
+    want: [`required field "deploymentConfig" is missing`],
   },
   {
     name: "deploymentConfig types",
@@ -106,7 +132,7 @@ const cases: { name: string; modes: string[]; config: unknown; want: string[] }[
     config: { deploymentConfig: { env: [{ value: "x" }], nodeSelector: { a: 1 }, resources: "big" } },
     want: [
       `required field "name" is missing`,
-      `invalid type for field "deploymentConfig.nodeSelector.a": got integer, want string`,
+      `invalid type for field "deploymentConfig.nodeSelector.a": got number, want string`,
       `invalid type for field "deploymentConfig.resources": got string, want object`,
     ],
   },
@@ -165,8 +191,8 @@ test("convert: configuration errors come after the install-mode gate, as ConfigE
     (e: unknown) =>
       e instanceof ConfigError &&
       e.message ===
-        `invalid configuration: multiple errors found:\n  - unknown field "x"\n  - ` +
-          `field "watchNamespace" must have minimum length of 1 (len=0)\n  - ${PATTERN}`,
+        "invalid configuration: multiple errors found:\n  - validation failed\n  - " +
+          `field "watchNamespace" must have minimum length of 1 (len=0)\n  - ${PATTERN}\n  - unknown field "x"`,
   );
 });
 

@@ -77,54 +77,91 @@ export class ConfigError extends Error {
   }
 }
 
-/** JSON Schema's name of a value's type. */
+/** The name upstream's schema library gives a value's type (every number is a `number`). */
 export function jsonType(v: Json): string {
   if (v === null) return "null";
   if (Array.isArray(v)) return "array";
-  if (typeof v === "number") return Number.isInteger(v) ? "integer" : "number";
   return typeof v;
+}
+
+/**
+ * One error of upstream's schema library as its formatter prints it, with the errors it groups: a
+ * validator with several errors reports a group (`validation failed`), an `anyOf` its subschemas'.
+ * Upstream's message lists them flattened, a group or an `anyOf` before its members.
+ */
+export interface ConfigProblem {
+  message: string;
+  causes?: ConfigProblem[];
+  group?: true;
+}
+
+/** What one validator reports: nothing, its one error, or a group of them. */
+function reported(errors: ConfigProblem[]): ConfigProblem | undefined {
+  if (errors.length <= 1) return errors[0];
+  return { message: "validation failed", causes: errors, group: true };
+}
+
+/** The lines of upstream's message: the root's group unwrapped, then every error before its members. */
+export function flattened(root: ConfigProblem | undefined): string[] {
+  if (!root) return [];
+  const lines = (p: ConfigProblem): string[] => [p.message, ...(p.causes ?? []).flatMap(lines)];
+  return (root.group ? (root.causes ?? []) : [root]).flatMap(lines);
+}
+
+const field = (path: string[]) => (path.length > 0 ? ` for field "${path.join(".")}"` : "");
+
+function typeError(path: string[], v: Json, want: string): ConfigProblem {
+  // upstream's formatter says a null where a value is needed is a missing field
+  if (v === null && path.length > 0) return { message: `required field "${path.join(".")}" is missing` };
+  return { message: `invalid type${field(path)}: got ${jsonType(v)}, want ${want}` };
 }
 
 function typeMatches(s: OpenApi, v: Json): boolean {
   if (s["x-kubernetes-int-or-string"]) return typeof v === "string" || Number.isInteger(v);
   if (!s.type) return true;
   if (s.type === "object") return isObj(v);
-  if (s.type === "number") return typeof v === "number";
   if (s.type === "integer") return Number.isInteger(v);
   return jsonType(v) === s.type;
 }
 
-function objectProblems(s: OpenApi, v: Record<string, Json>, path: string[], closed: boolean): string[] {
-  const out: string[] = [];
-  for (const r of s.required ?? []) if (!(r in v)) out.push(`required field "${r}" is missing`);
+/** An object's errors in the library's order: required, each property's, then the unknown ones. */
+function objectErrors(s: OpenApi, v: Record<string, Json>, path: string[], closed: boolean): ConfigProblem[] {
+  const out: ConfigProblem[] = [];
+  const missing = (s.required ?? []).filter((r) => !(r in v));
+  // the library lists them in one error, whose first name the formatter shows
+  if (missing.length > 0) out.push({ message: `required field "${missing[0]}" is missing` });
   const props = s.properties ?? {};
   const extra = s.additionalProperties;
-  const unknown = Object.keys(v).filter((k) => !(k in props) && extra === undefined);
-  // upstream reports the first additional property only (its library lists them in one error)
-  if (closed && unknown.length > 0 && !s["x-kubernetes-preserve-unknown-fields"])
-    out.push(`unknown field "${unknown[0]}"`);
   for (const [k, x] of Object.entries(v)) {
     const sub = props[k] ?? (typeof extra === "object" ? extra : undefined);
-    if (sub) out.push(...schemaProblems(sub, x, [...path, k], false));
+    const e = sub ? schemaError(sub, x, [...path, k], false) : undefined;
+    if (e) out.push(e);
   }
+  const unknown = Object.keys(v).filter((k) => !(k in props) && extra === undefined);
+  if (closed && unknown.length > 0 && !s["x-kubernetes-preserve-unknown-fields"])
+    out.push({ message: `unknown field "${unknown[0]}"` });
   return out;
 }
 
 /**
- * The problems of `v` by an OpenAPI schema of opcat's schema helpers (types, required fields, items,
- * map values), in upstream's words; `path` is the field's path (dots, item indexes). Unknown fields
- * are problems at the top object only (`closed`): upstream's schema closes `deploymentConfig`, not
- * the Kubernetes types inside it.
+ * The error of `v` by an OpenAPI schema of opcat's schema helpers (types, required fields, items,
+ * map values), as upstream's library would group it; `path` is the field's path (dots, item indexes).
+ * Unknown fields are errors at the top object only (`closed`): upstream's schema closes
+ * `deploymentConfig`, not the Kubernetes types inside it.
  */
-export function schemaProblems(s: OpenApi, v: Json, path: string[] = [], closed = true): string[] {
-  if (!typeMatches(s, v)) {
-    const want = s["x-kubernetes-int-or-string"] ? "integer or string" : s.type;
-    const where = path.length > 0 ? ` for field "${path.join(".")}"` : "";
-    return [`invalid type${where}: got ${jsonType(v)}, want ${want}`];
+export function schemaError(s: OpenApi, v: Json, path: string[] = [], closed = true): ConfigProblem | undefined {
+  if (!typeMatches(s, v)) return typeError(path, v, s["x-kubernetes-int-or-string"] ? "integer or string" : s.type!);
+  if (Array.isArray(v) && s.items) {
+    const items = s.items;
+    return reported(v.map((x, i) => schemaError(items, x, [...path, String(i)], false)).filter((e) => e !== undefined));
   }
-  if (Array.isArray(v) && s.items) return v.flatMap((x, i) => schemaProblems(s.items!, x, [...path, String(i)], false));
-  if (isObj(v) && s.type === "object") return objectProblems(s, v, path, closed);
-  return [];
+  if (isObj(v) && s.type === "object") return reported(objectErrors(s, v, path, closed));
+  return undefined;
+}
+
+/** The lines of upstream's message for `v` by the schema `s` (none when it holds). */
+export function schemaProblems(s: OpenApi, v: Json, path: string[] = []): string[] {
+  return flattened(schemaError(s, v, path));
 }
 
 /** What upstream's schema says of `watchNamespace` for these install modes. */
@@ -133,71 +170,80 @@ export function watchNamespaceRule(supported: Set<string>): "unknown" | "require
   return supported.has("AllNamespaces") ? "optional" : "required";
 }
 
-/** The problems of a watchNamespace string: length, pattern, then the install-mode format. */
-function namespaceProblems(supported: Set<string>, installNs: string, wn: string): string[] {
-  const field = `field "watchNamespace"`;
-  const out: string[] = [];
-  if (wn.length < 1) out.push(`${field} must have minimum length of 1 (len=0)`);
-  if (wn.length > NAMESPACE_NAME_MAX_LENGTH)
-    out.push(`${field} must have maximum length of ${NAMESPACE_NAME_MAX_LENGTH} (len=${wn.length})`);
-  if (!new RegExp(NAMESPACE_NAME_PATTERN).test(wn)) out.push(`${field} must match pattern "${NAMESPACE_NAME_PATTERN}"`);
+/** The install-mode format's error, if any (the library checks it before the string's own rules). */
+function formatError(supported: Set<string>, installNs: string, wn: string): ConfigProblem | undefined {
   const own = supported.has("OwnNamespace");
   const single = supported.has("SingleNamespace");
-  const format = (name: string, why: string) =>
-    `invalid format for ${field}: '${wn}' is not valid ${name}: invalid value "${wn}": ${why}`;
+  const error = (name: string, why: string) => ({
+    message: `invalid format for field "watchNamespace": '${wn}' is not valid ${name}: invalid value "${wn}": ${why}`,
+  });
   if (installNs !== "" && own && !single && wn !== installNs)
-    out.push(
-      format(
-        "ownNamespaceInstallMode",
-        `must be "${installNs}" (the namespace where the operator is installed) because this operator only ` +
-          "supports OwnNamespace install mode",
-      ),
+    return error(
+      "ownNamespaceInstallMode",
+      `must be "${installNs}" (the namespace where the operator is installed) because this operator only ` +
+        "supports OwnNamespace install mode",
     );
   if (installNs !== "" && single && !own && wn === installNs)
-    out.push(
-      format(
-        "singleNamespaceInstallMode",
-        `must be different from "${installNs}" (the install namespace) because this operator uses ` +
-          "SingleNamespace install mode to watch a different namespace",
-      ),
+    return error(
+      "singleNamespaceInstallMode",
+      `must be different from "${installNs}" (the install namespace) because this operator uses ` +
+        "SingleNamespace install mode to watch a different namespace",
     );
-  return out;
+  return undefined;
 }
 
-function watchNamespaceProblems(supported: Set<string>, installNs: string, config: Record<string, Json>): string[] {
+/** The error of a watchNamespace by the namespace schema: type, then format alone, then length and pattern. */
+function namespaceError(supported: Set<string>, installNs: string, wn: Json): ConfigProblem | undefined {
+  if (typeof wn !== "string") return typeError(["watchNamespace"], wn, "string");
+  const format = formatError(supported, installNs, wn);
+  if (format) return format;
+  const f = `field "watchNamespace"`;
+  const out: ConfigProblem[] = [];
+  if (wn.length < 1) out.push({ message: `${f} must have minimum length of 1 (len=0)` });
+  if (wn.length > NAMESPACE_NAME_MAX_LENGTH)
+    out.push({ message: `${f} must have maximum length of ${NAMESPACE_NAME_MAX_LENGTH} (len=${wn.length})` });
+  if (!new RegExp(NAMESPACE_NAME_PATTERN).test(wn))
+    out.push({ message: `${f} must match pattern "${NAMESPACE_NAME_PATTERN}"` });
+  return reported(out);
+}
+
+/** The error of a present watchNamespace (optional: upstream's `anyOf` of null and the namespace schema). */
+function watchNamespaceError(supported: Set<string>, installNs: string, wn: Json): ConfigProblem | undefined {
   const rule = watchNamespaceRule(supported);
-  const present = "watchNamespace" in config;
-  const wn = config.watchNamespace;
-  if (rule === "unknown") return [];
-  if (rule === "required") {
-    if (!present || wn === null) return [`required field "watchNamespace" is missing`];
-    if (typeof wn !== "string") return [`invalid type for field "watchNamespace": got ${jsonType(wn)}, want string`];
-    return namespaceProblems(supported, installNs, wn);
-  }
-  if (!present || wn === null) return [];
-  // optional: upstream's schema is anyOf [null, the namespace schema]; its error names the field only
-  if (typeof wn !== "string" || namespaceProblems(supported, installNs, wn).length > 0)
-    return [`invalid value for field "watchNamespace"`];
-  return [];
+  if (rule === "required") return namespaceError(supported, installNs, wn);
+  if (wn === null) return undefined;
+  const asNamespace = namespaceError(supported, installNs, wn);
+  if (!asNamespace) return undefined;
+  return {
+    message: `invalid value for field "watchNamespace"`,
+    causes: [{ message: `invalid type for field "watchNamespace": got ${jsonType(wn)}, want null` }, asNamespace],
+  };
 }
 
 /**
  * The problems of a bundle configuration for a bundle with these install modes installed into
- * `installNs` (upstream's order: unknown fields, then each field's own).
+ * `installNs`, as the lines of upstream's message (the library's order: the required field, each
+ * field's errors, then the unknown ones).
  */
 export function bundleConfigProblems(supported: Set<string>, installNs: string, config: Json): string[] {
   if (!isObj(config)) return [`invalid type: got ${jsonType(config)}, want object`];
-  const known = new Set([
-    "deploymentConfig",
-    ...(watchNamespaceRule(supported) === "unknown" ? [] : ["watchNamespace"]),
-  ]);
+  const rule = watchNamespaceRule(supported);
+  const errors: ConfigProblem[] = [];
+  if (rule === "required" && !("watchNamespace" in config))
+    errors.push({ message: `required field "watchNamespace" is missing` });
+  for (const [k, v] of Object.entries(config)) {
+    const e =
+      k === "watchNamespace" && rule !== "unknown"
+        ? watchNamespaceError(supported, installNs, v)
+        : k === "deploymentConfig"
+          ? schemaError(deploymentConfigSchema.openapi, v, ["deploymentConfig"])
+          : undefined;
+    if (e) errors.push(e);
+  }
+  const known = new Set(["deploymentConfig", ...(rule === "unknown" ? [] : ["watchNamespace"])]);
   const unknown = Object.keys(config).filter((k) => !known.has(k));
-  const out = unknown.length > 0 ? [`unknown field "${unknown[0]}"`] : [];
-  out.push(...watchNamespaceProblems(supported, installNs, config));
-  const dc = config.deploymentConfig;
-  if (dc !== undefined && dc !== null)
-    out.push(...schemaProblems(deploymentConfigSchema.openapi, dc, ["deploymentConfig"]));
-  return out;
+  if (unknown.length > 0) errors.push({ message: `unknown field "${unknown[0]}"` });
+  return flattened(reported(errors));
 }
 
 /** The configuration once valid; throws ConfigError otherwise. */
