@@ -6,10 +6,11 @@
  *
  * - env: a variable of the same name is replaced in place, others appended;
  * - envFrom, tolerations: appended unless an equal entry is there;
- * - volumes, volumeMounts: one of the same name is replaced in place, others appended (operator-controller
- *   replaces by name where OLM v0 appended duplicates);
+ * - volumes, volumeMounts: one of the same name is replaced in place, others appended (as OLM v0's
+ *   current inject.go; its v0.39.0 appended duplicates);
  * - resources, nodeSelector: replaced;
- * - affinity: `{}` erases it; each sub-field given replaces that sub-field, an empty one erases it;
+ * - affinity: `{}` erases it; each sub-field given replaces that sub-field, an empty one erases it (only
+ *   that one: OLM v0 erases the whole affinity for an empty podAntiAffinity, operator-controller does not);
  * - annotations: added to the Deployment's and the pod template's, never overriding one already there.
  */
 import { isDeepStrictEqual } from "node:util";
