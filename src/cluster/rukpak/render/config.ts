@@ -15,7 +15,8 @@
  *
  * Errors read as upstream's: `required field "watchNamespace" is missing`, `unknown field "foo"`,
  * `invalid type for field "watchNamespace": got number, want string`, several joined as
- * `multiple errors found:\n  - …`, the whole prefixed `invalid configuration: `.
+ * `multiple errors found:\n  - …`, the whole prefixed `invalid configuration: `; ordered and grouped as
+ * upstream's schema library (santhosh-tekuri/jsonschema v6) reports them to its formatter (ConfigProblem).
  */
 import { arr, bool, freeform, type Infer, int, intOrString, map, obj, type OpenApi, str } from "../../schema.js";
 import { isObj, type Json } from "./json.js";
