@@ -60,7 +60,6 @@ export function decodeRune(s: string, i: number): [rune: number, size: number] {
   return r < min ? [RUNE_ERROR, 1] : [r, size];
 }
 
-
 /** Go's strings.TrimSpace on a byte string (Unicode white space; invalid bytes are not space). */
 export function trimSpaceBytes(s: string): string {
   let start = 0;

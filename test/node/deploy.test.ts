@@ -24,6 +24,9 @@ import { API_VERSION, type Instance } from "../../src/cluster/rukpak/api.js";
 import { buildBundleImage, buildCatalogImage } from "../../src/image/index.js";
 import { CATALOG_API_VERSION, type ClusterCatalog } from "../../src/cluster/catalogd/api.js";
 import { OPERATOR_API_VERSION } from "../../src/cluster/operators/api.js";
+import { OLM_API_VERSION, type ClusterExtension } from "../../src/cluster/olm/api.js";
+import { renderBundleDirectory } from "../../src/bundle/index.js";
+import { formatCatalog } from "../../src/fbc/write.js";
 import type { Condition } from "../../src/cluster/kube/conditions.js";
 import { clientAs, cond, nodeCluster, waitFor, waitForEvent } from "../cluster/harness.js";
 import { busyboxImage, opcatImage, push, refusingWebhookScript } from "./images.js";
@@ -415,6 +418,98 @@ describe("opcat deployed by its manifests on a real node", { skip: node.skip || 
       await admin.delete(OPERATOR_API_VERSION, "Operator", "op").catch(() => false);
       await waitFor(admin, API_VERSION, "Instance", "op", (o) => o === undefined, "Instance gone", 120_000);
       await admin.delete("v1", "Namespace", "op-system").catch(() => false);
+    }
+  });
+
+  test("a ClusterExtension's deploymentConfig reaches its running operator: env and resources", async () => {
+    const pkg = "cfg-operator";
+    const ns = "cfg-operator-system";
+    const op = await push(busyboxImage("configured operator\n"), registry, "cfg-operator:1");
+    const dir = tinyBundle(join(tmp, "cfg-bundle"), op, pkg, "1.0.0", {
+      container: { env: [{ name: "GREETING", value: "from the bundle" }] },
+    });
+    const bundle = await push(buildBundleImage(dir), registry, "cfg-bundle:1.0.0");
+    const cat = join(tmp, "cfg-catalog");
+    const entries = [{ name: `${pkg}.v1.0.0` }];
+    mkdirSync(cat, { recursive: true });
+    writeFileSync(
+      join(cat, "catalog.json"),
+      `${JSON.stringify({ schema: "olm.package", name: pkg, defaultChannel: "stable" })}\n` +
+        `${JSON.stringify({ schema: "olm.channel", name: "stable", package: pkg, entries })}\n` +
+        formatCatalog(renderBundleDirectory(dir, { image: bundle }), "json"),
+    );
+    await push(buildCatalogImage(cat), registry, "cfg-catalog:1");
+    const resources = { requests: { cpu: "10m", memory: "16Mi" }, limits: { cpu: "100m", memory: "64Mi" } };
+    try {
+      await admin.apply({
+        apiVersion: CATALOG_API_VERSION,
+        kind: "ClusterCatalog",
+        metadata: { name: "cfg-catalog" },
+        spec: { source: { type: "Image", image: { ref: `${registry}/cfg-catalog:1` } } },
+      } as ClusterCatalog);
+      await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } } as KubeObject);
+      await admin.create({
+        apiVersion: OLM_API_VERSION,
+        kind: "ClusterExtension",
+        metadata: { name: pkg },
+        spec: {
+          namespace: ns,
+          source: { sourceType: "Catalog", catalog: { packageName: pkg } },
+          config: {
+            configType: "Inline",
+            inline: {
+              deploymentConfig: {
+                env: [
+                  { name: "GREETING", value: "from the ClusterExtension" },
+                  { name: "EXTRA", value: "added" },
+                ],
+                resources,
+              },
+            },
+          },
+        },
+      } as KubeObject);
+      await waitFor<ClusterExtension>(
+        admin,
+        OLM_API_VERSION,
+        "ClusterExtension",
+        pkg,
+        (o) => cond(o, "Installed")?.status === "True",
+        "Installed",
+        240_000,
+      );
+      await waitFor<Deployment>(admin, "apps/v1", "Deployment", pkg, available, "Available", 180_000, ns);
+      type RunningPod = KubeObject & {
+        spec: { containers: { env?: { name: string; value?: string }[]; resources?: unknown }[] };
+        status?: { phase?: string; qosClass?: string };
+      };
+      const pods = await admin.list<RunningPod>("v1", "Pod", { namespace: ns, labelSelector: `app=${pkg}` });
+      const running = pods.items.filter((p) => p.status?.phase === "Running" && !p.metadata.deletionTimestamp);
+      assert.equal(running.length, 1);
+      const pod = running[0];
+      assert.deepEqual(pod.spec.containers[0].resources, resources);
+      assert.equal(pod.status?.qosClass, "Burstable");
+      // what the operator's process really has: its environment and its memory limit (cgroup v2 or v1)
+      const kubeconfig = node.skip === false ? node.kubeconfig : "";
+      const kubectl = ["--kubeconfig", kubeconfig, "--context", "admin", "-n", ns];
+      const exec = (...cmd: string[]) =>
+        spawnSync(KUBECTL, [...kubectl, "exec", pod.metadata.name, "--", "/bin/busybox", ...cmd], { encoding: "utf8" });
+      const env = exec("env");
+      assert.equal(env.status, 0, env.stderr);
+      assert.match(env.stdout, /^GREETING=from the ClusterExtension$/m);
+      assert.match(env.stdout, /^EXTRA=added$/m);
+      const limit = exec(
+        "sh",
+        "-c",
+        "cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes",
+      );
+      assert.equal(limit.stdout.trim(), String(64 * 1024 * 1024), limit.stderr);
+    } finally {
+      await admin.delete(OLM_API_VERSION, "ClusterExtension", pkg).catch(() => false);
+      await waitFor(admin, OLM_API_VERSION, "ClusterExtension", pkg, (o) => o === undefined, "gone", 120_000);
+      await waitFor(admin, "apps/v1", "Deployment", pkg, (o) => o === undefined, "gone", 120_000, ns);
+      await admin.delete(CATALOG_API_VERSION, "ClusterCatalog", "cfg-catalog").catch(() => false);
+      await admin.delete("v1", "Namespace", ns).catch(() => false);
     }
   });
 

@@ -384,7 +384,7 @@ export class CatalogController {
 
   /** Serving (or why not), the resolved source, the URL and when it was unpacked. */
   private async status(s: CatalogState): Promise<void> {
-    const { name, ref, pollMs } = s;
+    const { name, ref } = s;
     const cc = s.cc!;
     const rev = this.store.get(name);
     const problems = this.store.lastError(name);
@@ -407,12 +407,14 @@ export class CatalogController {
         firstProblems(problems);
       conds.push({ type: "Progressing", status: "True", reason: "Retrying", message: msg });
       this.events.emit(cc, "Warning", "InvalidCatalog", msg);
-    } else
+    }
+    // catalogd's updateStatusProgressing: True/Succeeded once unpacked and stored, polling or not
+    else
       conds.push({
         type: "Progressing",
-        status: pollMs ? "True" : "False",
+        status: "True",
         reason: "Succeeded",
-        message: pollMs ? `polling ${ref} every ${pollMs / 60_000} min` : `unpacked ${digest ?? ref}`,
+        message: "Successfully unpacked and stored content from resolved source",
       });
     conds.push(validatedCondition(rev));
     await this.setStatus(cc, conds, {

@@ -23,6 +23,7 @@ export interface OpenApi {
   minProperties?: number;
   default?: unknown;
   "x-kubernetes-preserve-unknown-fields"?: boolean;
+  "x-kubernetes-int-or-string"?: boolean;
   "x-kubernetes-list-type"?: "map" | "set" | "atomic";
   "x-kubernetes-list-map-keys"?: string[];
   "x-kubernetes-map-type"?: "atomic" | "granular";
@@ -60,6 +61,11 @@ export function map<T>(values: Schema<T>, opts: Opts = {}): Schema<Record<string
 /** Free-form JSON (an object whose fields the API server keeps as they are). */
 export function freeform(opts: Opts = {}): Schema<Record<string, unknown>> {
   return { openapi: { type: "object", "x-kubernetes-preserve-unknown-fields": true, ...opts } };
+}
+
+/** An integer or a string (a resource.Quantity, an IntOrString). */
+export function intOrString(opts: Opts = {}): Schema<string | number> {
+  return { openapi: { "x-kubernetes-int-or-string": true, ...opts } };
 }
 
 type Props = Record<string, Schema<unknown>>;

@@ -8,7 +8,8 @@
  */
 import type { KubeObject } from "../kube/client.js";
 import type { Condition } from "../kube/conditions.js";
-import { arr, enumOf, freeform, int, obj, str, type CrdDefinition, type Infer } from "../kube/schema.js";
+import { arr, enumOf, freeform, int, obj, str, type CrdDefinition, type Infer, type Schema } from "../kube/schema.js";
+import { deploymentConfigSchema } from "../rukpak/render/config.js";
 import { clusterExtensionDescriptions } from "../upstream/descriptions.js";
 import { describedCrd, upstreamConditionsSchema, upstreamLabelSelectorSchema } from "../upstream/schema.js";
 
@@ -82,8 +83,23 @@ export const catalogFilterSchema = obj(
   ["packageName"],
 );
 
-/** `inline`: any JSON object with at least one property. */
-const inlineConfig = freeform({ minProperties: 1 });
+/**
+ * A schema whose unknown fields the API server keeps (not prunes): the controller then reports them as
+ * upstream does (`unknown field "selector"`), where pruning would drop them silently.
+ */
+function keepingUnknownFields<T>(s: Schema<T>): Schema<T> {
+  return { openapi: { ...s.openapi, "x-kubernetes-preserve-unknown-fields": true } };
+}
+
+/**
+ * `inline`: any JSON object with at least one property, as upstream's; opcat types its `deploymentConfig`
+ * (upstream's registry+v1 bundle configuration schema, ../rukpak/render/config.ts) so that the API
+ * server refuses a wrongly typed one at once.
+ */
+const inlineConfig = obj({ deploymentConfig: keepingUnknownFields(deploymentConfigSchema) }, [], {
+  minProperties: 1,
+  "x-kubernetes-preserve-unknown-fields": true,
+});
 
 export const clusterExtensionSpecSchema = obj(
   {

@@ -26,6 +26,7 @@ import { verifiedRequester, type SigningKey } from "../rukpak/trust.js";
 import { sameJson } from "../kube/json.js";
 import type { CatalogController } from "../catalogd/catalogs.js";
 import type { ClusterCatalog } from "../catalogd/api.js";
+import { bundleConfigProblems, ConfigError } from "../rukpak/render/config.js";
 import {
   LABEL_OWNER_KIND,
   LABEL_OWNER_NAME,
@@ -123,6 +124,9 @@ interface Outcome {
   install?: { bundle: { name: string; version: string } } | null;
   requeueAfter?: number;
 }
+
+/** Install modes under which every watchNamespace is optional (judging the rest of a configuration alone). */
+const ANY_INSTALL_MODE = new Set(["AllNamespaces", "OwnNamespace", "SingleNamespace"]);
 
 const DEPRECATION_TYPES = ["Deprecated", "PackageDeprecated", "ChannelDeprecated", "BundleDeprecated"];
 
@@ -314,23 +318,24 @@ export class ExtensionController {
     };
   }
 
-  /** config.inline: opcat knows `watchNamespace` (registry+v1's only configuration). */
+  /**
+   * config.inline, what can be judged before the bundle is unpacked (unknown fields, deploymentConfig),
+   * in upstream's words; `watchNamespace` depends on the bundle's install modes and is judged when the
+   * Instance renders it (its `InvalidConfiguration` becomes ours in progressingFromInstance).
+   */
   private invalidConfiguration(ext: ClusterExtension): NewCondition | undefined {
-    const inline = ext.spec.config?.inline ?? {};
-    const unknown = Object.keys(inline).filter((k) => k !== "watchNamespace");
-    const wn = inline.watchNamespace;
-    const problem =
-      unknown.length > 0
-        ? `unknown field${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => JSON.stringify(k)).join(", ")}`
-        : wn !== undefined && typeof wn !== "string"
-          ? "watchNamespace must be a string"
-          : undefined;
-    if (!problem) return undefined;
+    const { watchNamespace: _judgedLater, ...rest } = (ext.spec.config?.inline ?? {}) as Record<string, unknown>;
+    const problems = bundleConfigProblems(ANY_INSTALL_MODE, "", rest);
+    if (problems.length === 0) return undefined;
+    return this.invalidConfigurationCondition(new ConfigError(problems).message);
+  }
+
+  private invalidConfigurationCondition(message: string): NewCondition {
     return {
       type: "Progressing",
       status: "False",
       reason: "InvalidConfiguration",
-      message: `invalid ClusterExtension configuration: ${problem}`,
+      message: `invalid ClusterExtension configuration: ${message}`,
     };
   }
 
@@ -469,7 +474,8 @@ export class ExtensionController {
     const name = ext.metadata.name;
     const image = r.bundle.image ?? "";
     const labels = { [LABEL_OWNER_KIND]: "ClusterExtension", [LABEL_OWNER_NAME]: name };
-    const wn = ext.spec.config?.inline?.watchNamespace;
+    // upstream validates the configuration always (an empty one too: a watchNamespace may be required)
+    const config = ext.spec.config?.inline ?? {};
     const enforcement = ext.spec.install?.preflight?.crdUpgradeSafety?.enforcement;
     return {
       apiVersion: RUKPAK_API_VERSION,
@@ -495,7 +501,7 @@ export class ExtensionController {
           spec: { class: CLUSTER_EXTENSION_CLASS, refs: [`docker://${image}`] },
         },
         installNamespace: ext.spec.namespace,
-        ...(typeof wn === "string" ? { watchNamespaces: [wn] } : {}),
+        config,
         ...(enforcement === "None" ? { crdUpgradeSafety: "None" as const } : {}),
       },
     };
@@ -596,6 +602,8 @@ export class ExtensionController {
         `${who} waits for approval (${approved!.reason}): ${approved!.message}; ` +
           `kubectl instance approve ${inst.metadata.name}`,
       );
+    if (!stale(installed) && installed!.status === "False" && installed!.reason === "InvalidConfiguration")
+      return this.invalidConfigurationCondition(installed!.message);
     if (!stale(installed) && installed!.status === "False" && installed!.reason !== "Upgrading")
       return this.retrying(`${who}: ${installed!.reason}: ${installed!.message}`);
     return {

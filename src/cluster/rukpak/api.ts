@@ -129,6 +129,12 @@ export const instanceSpecSchema = obj(
       description: "namespace for the operator (default: the CSV's suggested namespace, else <package>-system)",
     }),
     watchNamespaces: arr(str(), { description: 'target namespaces ([] or [""]: all namespaces)' }),
+    config: freeform({
+      description:
+        "operator-controller's registry+v1 bundle configuration (a ClusterExtension's config.inline: " +
+        "watchNamespace, deploymentConfig), checked against the bundle's install modes by upstream's rules; " +
+        "set, it replaces watchNamespaces",
+    }),
     crdUpgradeSafety: enumOf(["Strict", "None"] as const, {
       description: "Strict (default): unsafe CRD changes are refused; None: the check is skipped (data may be lost)",
     }),

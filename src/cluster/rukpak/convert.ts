@@ -14,8 +14,9 @@ import type { KubeObject } from "../kube/client.js";
 import { type CertificateRequest, type ConvertOptions, generateContext, renderContext } from "./render/context.js";
 import { certificateRequests, GENERATORS } from "./render/generators.js";
 import { strAt } from "./render/json.js";
-import { VALIDATORS } from "./render/validators.js";
+import { checkAPIServiceDefinitionsUnsupported, checkSupportedInstallModes, VALIDATORS } from "./render/validators.js";
 
+export { ConfigError } from "./render/config.js";
 export {
   type CertificateRequest,
   type ConvertOptions,
@@ -43,8 +44,15 @@ export class ConvertError extends Error {
   }
 }
 
+/**
+ * `b` as plain objects. Throws ConvertError with every reason it cannot be rendered, or ConfigError
+ * (render/config.ts) when it passes upstream's gates (API services, install modes) but does not
+ * accept `opts.config`.
+ */
 export function convertRegistryV1(b: RegistryBundle, opts: ConvertOptions = {}): Converted {
   const ctx = renderContext(b, opts);
+  const gated = [checkAPIServiceDefinitionsUnsupported, checkSupportedInstallModes].some((v) => v(b, ctx).length > 0);
+  if (ctx.configError && !gated) throw ctx.configError;
   const errors = VALIDATORS.flatMap((validate) => validate(b, ctx));
   const targets = ctx.targetNamespaces;
   if (errors.length > 0 || typeof targets === "string") throw new ConvertError(errors);

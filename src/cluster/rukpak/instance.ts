@@ -28,7 +28,7 @@ import { collisions, install, prune, unsafeCrdChanges } from "./apply.js";
 import { contentExists, UnpackError } from "./content.js";
 import { crdGroupProblem, servedBuiltInGroups } from "./crdgroups.js";
 import { fieldManagerFor, labelsMatch, listed, madeForInstance, type RukpakContext } from "./context.js";
-import { ConvertError } from "./convert.js";
+import { ConfigError, ConvertError } from "./convert.js";
 import { decide } from "./decide.js";
 import type { DesiredContent } from "./provisioner.js";
 import { refOf, type InstallRecord } from "./record.js";
@@ -218,7 +218,7 @@ const content: InstanceStep = async (ctx, s) => {
     return stop(s, "Warning", unpackedOk(s), {
       type: "Installed",
       status: "False",
-      reason: "InvalidBundle",
+      reason: e instanceof ConfigError ? "InvalidConfiguration" : "InvalidBundle",
       message: msg,
     });
   }

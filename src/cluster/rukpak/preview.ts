@@ -42,6 +42,7 @@ export async function previewInstance(client: KubeClient, inst: Instance, pull: 
         ? convertRegistryV1(readBundleDirectory(c.dir), {
             installNamespace: inst.spec.installNamespace,
             watchNamespaces: inst.spec.watchNamespaces,
+            ...(inst.spec.config === undefined ? {} : { config: inst.spec.config }),
           }).objects
         : readPlainObjects(c.dir);
     return { objects, rules: await grantedRulesInCluster(client, objects), digest: c.digest };

@@ -37,6 +37,7 @@ export const Reason = {
   Installed: "Installed",
   InsufficientPermissions: "InsufficientPermissions",
   InvalidBundle: "InvalidBundle",
+  InvalidConfiguration: "InvalidConfiguration",
   InvalidContent: "InvalidContent",
   InvalidRef: "InvalidRef",
   NoWorkloads: "NoWorkloads",

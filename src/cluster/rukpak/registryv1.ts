@@ -67,6 +67,7 @@ export const registryV1Provisioner: Provisioner = {
     const c = convertRegistryV1(readBundleDirectory(dir), {
       installNamespace: inst.spec.installNamespace,
       watchNamespaces: inst.spec.watchNamespaces,
+      ...(inst.spec.config === undefined ? {} : { config: inst.spec.config }),
     });
     const objects = [...c.objects];
     const bundles = new Map<string, string>();

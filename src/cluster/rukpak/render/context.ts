@@ -5,6 +5,7 @@
  * manifests, webhook definitions and permissions).
  */
 import type { BundleManifest, RegistryBundle } from "../../../bundle/index.js";
+import { type BundleConfig, ConfigError, type DeploymentConfig, readBundleConfig } from "./config.js";
 import { arrAt, isObj, type Json, type JsonObj, objAt } from "./json.js";
 
 export interface ConvertOptions {
@@ -12,6 +13,12 @@ export interface ConvertOptions {
   installNamespace?: string;
   /** Namespaces the operator watches; [] or [""] means all (default: all when supported, else its own namespace). */
   watchNamespaces?: string[];
+  /**
+   * operator-controller's bundle configuration (a ClusterExtension's `config.inline`): checked against
+   * the install modes by upstream's rules (config.ts); its `watchNamespace` is then the target namespace
+   * and its `deploymentConfig` is applied to the Deployments. Set, it replaces `watchNamespaces`.
+   */
+  config?: Json;
 }
 
 /** A serving certificate the provisioner must provide (a kubernetes.io/tls Secret) for a webhook Service. */
@@ -52,6 +59,10 @@ export interface RenderContext {
   webhooks: JsonObj[];
   permissions: Permission[];
   clusterPermissions: Permission[];
+  /** The configuration's deploymentConfig, applied to every Deployment. */
+  deploymentConfig?: DeploymentConfig;
+  /** Why the bundle does not accept the configuration (reported after the install-mode gates, as upstream). */
+  configError?: ConfigError;
 }
 
 /** What generators read: a context whose validation passed (target namespaces known). */
@@ -101,7 +112,17 @@ export function targetNamespaces(
   return `supported install modes ${modes} do not support target namespaces [${requested.join(" ")}]`;
 }
 
-/** The context of `b` rendered with `opts` (nothing checked yet). */
+/** The configuration, or why the bundle does not accept it. */
+function bundleConfig(supported: Set<string>, installNs: string, config: Json): BundleConfig | ConfigError {
+  try {
+    return readBundleConfig(supported, installNs, config);
+  } catch (e) {
+    if (e instanceof ConfigError) return e;
+    throw e;
+  }
+}
+
+/** The context of `b` rendered with `opts` (nothing checked yet; a configuration read, its error kept). */
 export function renderContext(b: RegistryBundle, opts: ConvertOptions = {}): RenderContext {
   const spec = objAt(b.csv.object, "spec");
   const csvAnnotations = (objAt(b.csv.object, "metadata", "annotations") ?? {}) as Record<string, string>;
@@ -113,6 +134,9 @@ export function renderContext(b: RegistryBundle, opts: ConvertOptions = {}): Ren
       .filter((m) => m.supported === true && typeof m.type === "string")
       .map((m) => m.type as string),
   );
+  const read = opts.config === undefined ? undefined : bundleConfig(supported, installNamespace, opts.config);
+  const config = read instanceof ConfigError ? {} : read;
+  const requested = config?.watchNamespace === undefined ? undefined : [config.watchNamespace];
   return {
     bundle: b,
     opts,
@@ -121,13 +145,15 @@ export function renderContext(b: RegistryBundle, opts: ConvertOptions = {}): Ren
     csvAnnotations,
     installNamespace,
     supported,
-    targetNamespaces: targetNamespaces(supported, installNamespace, opts.watchNamespaces),
+    targetNamespaces: targetNamespaces(supported, installNamespace, config ? requested : opts.watchNamespaces),
     deployments: arrAt(spec, "install", "spec", "deployments").filter(isObj),
     crds: b.objects.filter((o) => o.kind === "CustomResourceDefinition"),
     others: b.objects.filter((o) => o.kind !== "ClusterServiceVersion" && o.kind !== "CustomResourceDefinition"),
     webhooks: arrAt(spec, "webhookdefinitions").filter(isObj),
     permissions: permissions(spec, "permissions"),
     clusterPermissions: permissions(spec, "clusterPermissions"),
+    ...(config?.deploymentConfig ? { deploymentConfig: config.deploymentConfig } : {}),
+    ...(read instanceof ConfigError ? { configError: read } : {}),
   };
 }
 

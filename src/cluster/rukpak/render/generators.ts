@@ -12,6 +12,7 @@
 import { createHash } from "node:crypto";
 import type { KubeObject } from "../../kube/client.js";
 import { type CertificateRequest, caBundlePlaceholder, type GenerateContext, type Permission } from "./context.js";
+import { applyDeploymentConfig } from "./deploymentconfig.js";
 import { arrAt, clone, isObj, type Json, type JsonObj, objAt, strAt, stripStatus } from "./json.js";
 import { NAMESPACED_KINDS } from "./validators.js";
 
@@ -162,39 +163,46 @@ export const generateAdditionalResources: Generator = (ctx) =>
 
 /**
  * The CSV's deployments in the install namespace, their pods annotated with the CSV's annotations and
- * the target and operator namespaces, and the serving certificate volumes mounted in those that serve
- * webhooks.
+ * the target and operator namespaces, the serving certificate volumes mounted in those that serve
+ * webhooks, then the configuration's deploymentConfig applied (deploymentconfig.ts).
  */
 export const generateDeployments: Generator = (ctx) =>
   ctx.deployments.map((d) => {
-    const depSpec = clone(objAt(d, "spec") ?? {});
-    const template = objAt(depSpec, "template") ?? {};
-    const tmeta = objAt(template, "metadata") ?? {};
-    const annotations: Record<string, string> = {
-      ...ctx.csvAnnotations,
-      ...((objAt(tmeta, "annotations") ?? {}) as Record<string, string>),
-    };
-    annotations["olm.targetNamespaces"] = ctx.targetNamespaces.join(",");
-    annotations["olm.operatorNamespace"] = ctx.installNamespace;
-    const labels = objAt(d, "label");
-    const podSpec = clone(objAt(template, "spec") ?? {});
-    if (ctx.webhooks.some((w) => w.deploymentName === d.name))
-      addCertVolumes(podSpec, webhookSecretName(d.name as string));
-    return {
-      apiVersion: "apps/v1",
-      kind: "Deployment",
-      metadata: {
-        name: d.name as string,
-        namespace: ctx.installNamespace,
-        ...(labels ? { labels: labels as Record<string, string> } : {}),
-      },
-      spec: {
-        ...depSpec,
-        revisionHistoryLimit: 1,
-        template: { ...template, metadata: { ...tmeta, annotations }, spec: podSpec },
-      },
-    };
+    const dep = deployment(ctx, d);
+    applyDeploymentConfig(dep, ctx.deploymentConfig);
+    return dep;
   });
+
+/** One CSV deployment as a Deployment, before the deploymentConfig. */
+function deployment(ctx: GenerateContext, d: JsonObj): KubeObject {
+  const depSpec = clone(objAt(d, "spec") ?? {});
+  const template = objAt(depSpec, "template") ?? {};
+  const tmeta = objAt(template, "metadata") ?? {};
+  const annotations: Record<string, string> = {
+    ...ctx.csvAnnotations,
+    ...((objAt(tmeta, "annotations") ?? {}) as Record<string, string>),
+  };
+  annotations["olm.targetNamespaces"] = ctx.targetNamespaces.join(",");
+  annotations["olm.operatorNamespace"] = ctx.installNamespace;
+  const labels = objAt(d, "label");
+  const podSpec = clone(objAt(template, "spec") ?? {});
+  if (ctx.webhooks.some((w) => w.deploymentName === d.name))
+    addCertVolumes(podSpec, webhookSecretName(d.name as string));
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: {
+      name: d.name as string,
+      namespace: ctx.installNamespace,
+      ...(labels ? { labels: labels as Record<string, string> } : {}),
+    },
+    spec: {
+      ...depSpec,
+      revisionHistoryLimit: 1,
+      template: { ...template, metadata: { ...tmeta, annotations }, spec: podSpec },
+    },
+  };
+}
 
 /**
  * The serving certificate volumes operator-controller mounts into webhook

@@ -1,0 +1,80 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { loadText } from "../../fbc/load.js";
+import { validateCatalog } from "../../fbc/validate.js";
+import { CatalogSet, resolve, type Input } from "../../resolve/index.js";
+import { ResolverRunner } from "./resolverunner.js";
+
+const bundle = (pkg: string, version: string) => ({
+  schema: "olm.bundle",
+  name: `${pkg}.v${version}`,
+  package: pkg,
+  image: `example.com/${pkg}:v${version}`,
+  properties: [{ type: "olm.package", value: { packageName: pkg, version } }],
+});
+
+/**
+ * A catalog catalogd serves as it is: `good` passes opcat validate; `headless` has no defaultChannel and
+ * a channel with two heads (1.0.0 → 1.0.1 → 1.2.0 and a lone 1.0.4), which opm refuses.
+ */
+const FBC = [
+  { schema: "olm.package", name: "good", defaultChannel: "stable" },
+  {
+    schema: "olm.channel",
+    name: "stable",
+    package: "good",
+    entries: [{ name: "good.v1.0.0" }, { name: "good.v1.1.0", replaces: "good.v1.0.0" }],
+  },
+  bundle("good", "1.0.0"),
+  bundle("good", "1.1.0"),
+  { schema: "olm.package", name: "headless" },
+  {
+    schema: "olm.channel",
+    name: "stable",
+    package: "headless",
+    entries: [
+      { name: "headless.v1.0.0" },
+      { name: "headless.v1.0.1", replaces: "headless.v1.0.0" },
+      { name: "headless.v1.2.0", replaces: "headless.v1.0.1" },
+      { name: "headless.v1.0.4" },
+    ],
+  },
+  ...["1.0.0", "1.0.1", "1.2.0", "1.0.4"].map((v) => bundle("headless", v)),
+]
+  .map((b) => JSON.stringify(b))
+  .join("\n");
+
+const input = (pkg: string): Input => ({
+  name: pkg,
+  inputClass: "subscription",
+  constraints: [{ type: "olm.catalog", value: { name: "", package: pkg, channel: "stable" } }],
+});
+
+test("Deppy leaves out the packages opcat validate finds problems in; the others resolve", async () => {
+  // the catalog as a whole is what catalogd serves: problems only in `headless`
+  const v = validateCatalog(loadText(FBC, "c.jsonl").config);
+  assert.ok(v.problems.length > 0);
+  assert.ok(v.problems.every((p) => (p.blob?.schema === "olm.package" ? p.blob.name : p.blob?.package) === "headless"));
+  // without leaving it out, the resolver would pick a head of the two-headed channel
+  const unfiltered = new CatalogSet([{ name: "c", priority: 0, model: v.model, others: [] }]);
+  assert.equal(resolve({ catalogs: unfiltered, inputs: [input("headless")] }).resolved, true);
+
+  const runner = new ResolverRunner();
+  try {
+    const catalogs = [{ name: "c", priority: 0, digest: "sha256:test", jsonl: Buffer.from(FBC) }];
+    const good = await runner.resolve(catalogs, { inputs: [input("good")] });
+    assert.equal(good.resolved, true);
+    assert.deepEqual(
+      good.bundles.map((b) => b.name),
+      ["good.v1.1.0"],
+    );
+    const headless = await runner.resolve(catalogs, { inputs: [input("headless")] });
+    assert.equal(headless.resolved, false);
+    assert.deepEqual(headless.bundles, []);
+    const failed = headless.inputs[0].conditions.find((c) => c.type === "ResolutionFailed");
+    assert.equal(failed?.status, "True");
+    assert.match(failed?.message ?? "", /no operators found in package headless/);
+  } finally {
+    await runner.close();
+  }
+});
