@@ -8,7 +8,7 @@
  */
 import type { KubeObject } from "../kube/client.js";
 import type { Condition } from "../kube/conditions.js";
-import { arr, enumOf, freeform, int, obj, str, type CrdDefinition, type Infer, type Schema } from "../kube/schema.js";
+import { arr, enumOf, int, obj, str, type CrdDefinition, type Infer, type Schema } from "../kube/schema.js";
 import { deploymentConfigSchema } from "../rukpak/render/config.js";
 import { clusterExtensionDescriptions } from "../upstream/descriptions.js";
 import { describedCrd, upstreamConditionsSchema, upstreamLabelSelectorSchema } from "../upstream/schema.js";

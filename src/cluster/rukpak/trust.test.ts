@@ -152,3 +152,18 @@ describe("the webhook keeps what the controllers made theirs", () => {
     );
   });
 });
+
+test("an object without a name (generateName) is refused with why, not signed over an empty name", async () => {
+  const handler = new AdmissionHandler(noClient, key, SELF);
+  const out = await handler.mutate({
+    uid: "r2",
+    kind: { group: "rukpak.io", version: "v1", kind: "Instance" },
+    resource: { group: "rukpak.io", version: "v1", resource: "instances" },
+    operation: "CREATE",
+    userInfo: { username: "tenant", groups: ["system:authenticated"] },
+    object: { apiVersion: API_VERSION, kind: "Instance", metadata: { name: "", generateName: "mine-" } },
+  });
+  assert.equal(out.allowed, false);
+  assert.equal(out.status?.code, 400);
+  assert.match(out.status?.message ?? "", /generateName is not supported.*set metadata\.name/);
+});

@@ -129,6 +129,15 @@ export class AdmissionHandler {
   async mutate(req: AdmissionRequest): Promise<AdmissionResponse> {
     const obj = req.object;
     if (!obj || (req.operation !== "CREATE" && req.operation !== "UPDATE")) return { uid: req.uid, allowed: true };
+    if (!obj.metadata.name)
+      // the API server generates the name after mutating admission: a signature over it cannot exist
+      return deny(
+        req.uid,
+        `${obj.kind} needs a name: metadata.generateName is not supported, because opcat signs who asked ` +
+          "for an object over its name, and a generated name is not known yet when the request is admitted; " +
+          "set metadata.name",
+        400,
+      );
     const old = req.oldObject;
     const spec = (obj as { spec?: unknown }).spec;
     const specChanged =
