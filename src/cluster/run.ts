@@ -36,6 +36,7 @@ import { DEFAULT_NAMESPACE, LEADER_LABEL } from "./kube/names.js";
 import { olmAdmissionPolicies, olmCrdObjects } from "./olm/api.js";
 import { clusterExtensionProvisionerClass, ExtensionController } from "./olm/extension.js";
 import { SharedCaches } from "./runtime/caches.js";
+import { STEP_STOPS } from "./runtime/steps.js";
 import { loadSharedCerts, type SharedCerts } from "./servingcert.js";
 import { serveHealth, type HealthServer, type MetricFamily } from "./health.js";
 import { DURATION_BUCKETS, type WorkQueue } from "./kube/queue.js";
@@ -457,6 +458,12 @@ export function controllerMetrics(client: KubeClient, set: ControllerSet, electo
       help: "1 while this replica holds the leader Lease (or runs without leader election).",
       type: "gauge",
       samples: [[{}, elector ? (elector.isLeader ? 1 : 0) : 1]],
+    },
+    {
+      name: "opcat_reconcile_stops_total",
+      help: 'Reconcile passes by controller and the step that ended them ("completed": every step ran).',
+      type: "counter",
+      samples: STEP_STOPS.entries().map(([controller, step, n]) => [{ controller, step }, n]),
     },
     {
       name: "opcat_reconciles_total",

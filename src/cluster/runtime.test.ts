@@ -275,3 +275,17 @@ test("resourceOfPath names the resource of a request path", async () => {
   ];
   for (const [path, want] of cases) assert.equal(resourceOfPath(path), want, path);
 });
+
+test("runSteps counts which step ended each pass, by controller", async () => {
+  const { runSteps, STEP_STOPS } = await import("./runtime/steps.js");
+  const count = (step: string) => STEP_STOPS.entries().find(([c, s]) => c === "test-steps" && s === step)?.[2] ?? 0;
+  const steps = [
+    { name: "first", run: (s: { stop: boolean }) => (s.stop ? { stop: true as const } : undefined) },
+    { name: "second", run: () => undefined },
+  ];
+  await runSteps(steps, { stop: true }, "test-steps");
+  await runSteps(steps, { stop: true }, "test-steps");
+  await runSteps(steps, { stop: false }, "test-steps");
+  await runSteps(steps, { stop: true }); // no controller: not counted
+  assert.deepEqual([count("first"), count("completed"), count("second")], [2, 1, 0]);
+});

@@ -280,7 +280,7 @@ export class CatalogController {
       pollMs: image?.pollIntervalMinutes ? image.pollIntervalMinutes * 60_000 : undefined,
       generation: cc?.metadata.generation ?? 0,
     };
-    await runSteps(this.steps, s);
+    await runSteps(this.steps, s, "clustercatalog");
   }
 
   /** Deleted or being deleted: nothing served, the finalizer removed. */

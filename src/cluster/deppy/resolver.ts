@@ -399,7 +399,7 @@ export class DeppyController {
       rinputs: [],
       early: new Map(),
     };
-    await runSteps(this.steps, s);
+    await runSteps(this.steps, s, "input");
   }
 
   /** Resolving before every catalog was tried would take installed operators for catalog-less ones. */

@@ -425,7 +425,7 @@ export class ResolvesetProvisioner implements ProvisionerIdentity {
       squatted: [],
       notReady: [],
     };
-    const out = await runSteps(this.steps, s);
+    const out = await runSteps(this.steps, s, "resolveset");
     if (s.observe) s.status = { ...s.status, observedGeneration: generation };
     await commit(this.ctx, s);
     if (out.event) this.events.emit(s.inst, out.event.type, out.event.reason, out.event.message);

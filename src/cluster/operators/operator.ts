@@ -239,7 +239,7 @@ export class OperatorController {
       refs: [],
       updates: [],
     };
-    await runSteps(this.steps, s);
+    await runSteps(this.steps, s, "operator");
     if (!s.gone) await this.writeStatus(s);
   }
 

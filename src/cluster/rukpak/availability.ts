@@ -352,7 +352,7 @@ export class AvailabilityController {
 
   async reconcile(name: string, ctx: ControllerContext<Instance> = this.controller.context): Promise<Result | void> {
     const state: AvailabilityState = { name, ctx, inst: ctx.primary.get(name) };
-    const r = await runSteps(this.steps, state);
+    const r = await runSteps(this.steps, state, "availability");
     return r.requeueAfter !== undefined ? { requeueAfter: r.requeueAfter } : undefined;
   }
 }

@@ -339,7 +339,7 @@ export async function reconcileBundle(ctx: RukpakContext, steps: readonly Step<B
   const b = ctx.bundles.get(name);
   if (!b) return;
   const s: BundleState = { name, b, generation: b.metadata.generation ?? 0, status: { ...(b.status ?? {}) } };
-  await runSteps(steps, s);
+  await runSteps(steps, s, "bundle");
   if (s.write) {
     await ctx.client.replace<Bundle>({ ...s.write.base, status: s.status }, { subresource: "status" });
     ctx.events.emit(s.write.base, ...s.write.event);

@@ -513,7 +513,7 @@ export async function reconcileInstance(ctx: RukpakContext, steps: readonly Step
     status: { ...(inst.status ?? {}) },
     bundleName: inst.spec.bundle.name,
   };
-  const out = await runSteps(steps, s);
+  const out = await runSteps(steps, s, "instance");
   if (s.observe) s.status = { ...s.status, observedGeneration: generation };
   await commit(ctx, s);
   if (out.event) ctx.events.emit(s.inst, out.event.type, out.event.reason, out.event.message);

@@ -70,10 +70,41 @@ export interface StepsResult {
 export class RetryLater extends Error {}
 
 /**
- * Runs `steps` in order until one stops or asks to be requeued; a stop's conditions are set on
- * `state.status` (a pass over many objects, such as a resolution, has no status of its own).
+ * How many passes each step of each controller ended (`opcat_reconcile_stops_total` in /metrics): where
+ * objects wait, and which step a change in behaviour moved them to. "completed" counts passes that ran
+ * every step.
  */
-export async function runSteps<S>(steps: readonly Step<S>[], state: S): Promise<StepsResult> {
+export class StepStops {
+  private readonly counts = new Map<string, number>();
+
+  add(controller: string, step: string): void {
+    const k = `${controller}\0${step}`;
+    this.counts.set(k, (this.counts.get(k) ?? 0) + 1);
+  }
+
+  /** [controller, step, passes] in a stable order. */
+  entries(): [string, string, number][] {
+    return [...this.counts]
+      .map(([k, n]) => [...(k.split("\0") as [string, string]), n] as [string, string, number])
+      .sort((a, b) => (a[0] + a[1] < b[0] + b[1] ? -1 : 1));
+  }
+}
+
+/** The process's counts (one registry per process, as Prometheus' default one). */
+export const STEP_STOPS = new StepStops();
+
+/**
+ * Runs `steps` in order until one stops or asks to be requeued; a stop's conditions are set on
+ * `state.status` (a pass over many objects, such as a resolution, has no status of its own). With
+ * `controller`, the step that ended the pass is counted in {@link STEP_STOPS}.
+ */
+export async function runSteps<S>(steps: readonly Step<S>[], state: S, controller?: string): Promise<StepsResult> {
+  const out = await runAll(steps, state);
+  if (controller) STEP_STOPS.add(controller, out.stoppedAt ?? "completed");
+  return out;
+}
+
+async function runAll<S>(steps: readonly Step<S>[], state: S): Promise<StepsResult> {
   const withStatus = state as { generation?: number; status?: StatusCopy };
   for (const step of steps) {
     const out = await step.run(state);
