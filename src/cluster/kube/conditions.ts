@@ -50,7 +50,6 @@ export const MAX_CONDITION_MESSAGE = 32768;
  * bidirectional overrides are written as `\u` escapes. Applied to every condition and Event message.
  */
 export function safeMessage(message: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: these are what it removes
   return message.replace(
     /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g,
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
