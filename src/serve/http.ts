@@ -732,6 +732,10 @@ export async function startHttpServer(store: CatalogStore, opts: HttpServeOption
     ? createHttpsServer({ ...serverOptions, cert: opts.tls.cert, key: opts.tls.key, minVersion: "TLSv1.2" }, handler)
     : createServer(serverOptions, handler);
   server.timeout = opts.idleTimeoutMs ?? 300_000;
+  // No limit on the number of header fields, as Go's net/http: only the head's size counts. Node's default
+  // (2000, counted as names and values) refused 1,000 short headers with the 431 below, whose message names
+  // the 1 MiB size limit the request was far from.
+  server.maxHeadersCount = 0;
   // A head over the limit gets a readable 431 (Node's default answer is followed by a reset that can
   // swallow it while the client is still sending): answer, stop reading into memory, close gracefully.
   server.on("clientError", (err: NodeJS.ErrnoException, socket) => {
