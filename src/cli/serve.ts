@@ -5,13 +5,12 @@
  */
 import { existsSync } from "node:fs";
 import { type Command, Option } from "commander";
-import { OpcatError } from "../errors/index.js";
+import { compareProblems, OpcatError, problemToJson } from "../errors/index.js";
 import { parseGoDuration } from "../gojson/duration.js";
 import type { StoreEvent } from "../serve/index.js";
 import type { ImageSourceEvent } from "../serve/imagesource.js";
 import type * as ALib from "../action/serve.js";
 import type { ServeEvent } from "../action/serve.js";
-import { reportProblems } from "./output.js";
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
 import { loadOnAction } from "./lazy.js";
 
@@ -107,7 +106,11 @@ function reportEvent(e: StoreEvent): void {
         problems: e.problems.length,
         first_problem: e.problems[0]?.message,
       });
-      reportProblems(e.problems, "text");
+      // stderr is a JSON log: each problem is a log line of its own (code, location, hint), never plain text
+      for (const p of [...e.problems].sort(compareProblems)) {
+        const { message, severity, ...rest } = problemToJson(p);
+        log({ level: severity === "warning" ? "warn" : "error", msg: message, catalog: e.catalog, ...rest });
+      }
       return;
     case "watch-error":
       log({ level: "error", msg: "watch failed", catalog: e.catalog, error: e.error });
