@@ -38,6 +38,7 @@ import { clusterExtensionProvisionerClass, ExtensionController } from "./olm/ext
 import { SharedCaches } from "./runtime/caches.js";
 import { loadSharedCerts, type SharedCerts } from "./servingcert.js";
 import { serveHealth, type HealthServer, type MetricFamily } from "./health.js";
+import { memoryMetrics } from "../serve/metrics.js";
 import { DURATION_BUCKETS, type WorkQueue } from "./queue.js";
 
 export interface RunOptions extends ConnectOptions {
@@ -440,6 +441,7 @@ export function controllerMetrics(client: KubeClient, set: ControllerSet, electo
   ];
   const live = queues.filter((q): q is [string, WorkQueue] => q[1] !== undefined);
   return [
+    ...memoryMetrics(),
     {
       name: "opcat_api_requests_total",
       help: "Requests to the Kubernetes API server, by verb.",

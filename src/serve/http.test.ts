@@ -68,6 +68,21 @@ describe("catalogd HTTP API", () => {
     assert.match(reply, /^HTTP\/1\.1 200 /);
   });
 
+  test("GET /metrics: the process's memory (RSS, heap) and each catalog in Prometheus text format", async () => {
+    const r = await httpGet(`${base}/metrics`);
+    assert.equal(r.status, 200);
+    assert.match(String(r.headers["content-type"]), /^text\/plain; version=0\.0\.4/);
+    const text = r.body.toString();
+    const value = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, "m").exec(text)?.[1]);
+    assert.match(text, /^# TYPE process_resident_memory_bytes gauge$/m);
+    assert.ok(value("process_resident_memory_bytes") > 1 << 20, text);
+    assert.ok(value("nodejs_heap_size_used_bytes") > 0, text);
+    assert.ok(value("nodejs_heap_size_total_bytes") >= value("nodejs_heap_size_used_bytes"), text);
+    assert.match(text, /^opcat_catalog_revision\{catalog="test"\} 1$/m);
+    assert.match(text, new RegExp(`^opcat_catalog_bytes\\{catalog="test"\\} ${golden.length}$`, "m"));
+    assert.equal((await httpGet(`${base}/metrics`, {}, "POST")).status, 405);
+  });
+
   test("GET /all is catalogd's catalog.jsonl, byte for byte", async () => {
     const r = await httpGet(`${base}/catalogs/test/api/v1/all`);
     assert.equal(r.status, 200);

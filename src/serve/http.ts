@@ -5,6 +5,8 @@
  *   GET|HEAD /catalogs/<name>/api/v1/all                       the whole catalog as JSON Lines
  *   GET|HEAD /catalogs/<name>/api/v1/metas?schema=&package=&name=   the matching lines
  *   GET /healthz, GET /readyz
+ *   GET /metrics                                              Prometheus text: the process's memory (RSS,
+ *                                                              heap), each catalog's revision and size
  *   anything a mount claims                                   the handlers mounted beside it: `opcat serve`
  *                                                              mounts the web layer's resolver API (POST
  *                                                              /api/v1/query, /api/v1/resolve) and UI (GET /,
@@ -25,6 +27,7 @@ import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGzip, gzip as gzipCb } from "node:zlib";
+import { memoryMetrics, prometheusText, type MetricFamily } from "./metrics.js";
 import type { CatalogRevision } from "./revision.js";
 import { dns1123SubdomainErrors, type CatalogStore } from "./store.js";
 
@@ -228,6 +231,17 @@ function route(
       );
     }
     return sendText(res, ctx, 200, "ok", method === "HEAD");
+  }
+
+  if (path === "/metrics") {
+    if (method !== "GET" && method !== "HEAD") return textError(res, ctx, 405, "Method Not Allowed", "GET, HEAD");
+    const body = Buffer.from(prometheusText([...memoryMetrics(), ...catalogMetrics(store)]));
+    res.setHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+    res.setHeader("Content-Length", body.length);
+    res.writeHead(200);
+    if (method === "HEAD") return void res.end();
+    ctx.bytes += body.length;
+    return void res.end(body);
   }
 
   const m = ROUTE.exec(path);
@@ -488,6 +502,28 @@ function sendText(res: ServerResponse, ctx: ReqCtx, status: number, text: string
   if (head) return void res.end();
   ctx.bytes += body.length;
   res.end(body);
+}
+
+/** Each served catalog's revision number and content size (`/all`, in bytes). */
+function catalogMetrics(store: CatalogStore): MetricFamily[] {
+  const served = store.names().flatMap((n) => {
+    const r = store.get(n);
+    return r ? [{ n, r }] : [];
+  });
+  return [
+    {
+      name: "opcat_catalog_revision",
+      help: "Revision number of each served catalog's content (it increases on reloads).",
+      type: "gauge",
+      samples: served.map(({ n, r }) => [{ catalog: n }, r.serial]),
+    },
+    {
+      name: "opcat_catalog_bytes",
+      help: "Size of each served catalog's content (its /all answer), in bytes.",
+      type: "gauge",
+      samples: served.map(({ n, r }) => [{ catalog: n }, r.jsonl.length]),
+    },
+  ];
 }
 
 /** Go's http.Error: plain text, nosniff, the message and a newline. */
