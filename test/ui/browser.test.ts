@@ -154,6 +154,12 @@ describe("web UI in Chromium on the community catalogs", { skip }, () => {
         .evaluateAll((ns) => ns.map((n) => n.getAttribute("data-node"))),
       ["infinispan-operator.v2.5.14"],
     );
+    // fitted, the labels are readable: a version label is drawn at least 9 px high (44 bundles fitted whole
+    // into the viewport drew them at about 6 px)
+    const labelHeight = await page
+      .locator('[data-node="infinispan-operator.v2.3.0"] text.ver')
+      .evaluate((t) => t.getBoundingClientRect().height);
+    assert.ok(labelHeight >= 9, `version label ${labelHeight.toFixed(1)} px high`);
     await page.locator('[data-node="infinispan-operator.v2.4.1"]').click();
     await page.locator("[data-testid=node-detail] h3", { hasText: "infinispan-operator.v2.4.1" }).waitFor();
     // keyboard: focus another bundle and press Enter
