@@ -893,7 +893,8 @@ function uniquenessVariables(
         withMessage(mandatory(), `there can be only one operator from package ${p}`),
         withMessage(
           atMost(1, ...ids),
-          `${listText(ids)} originate from package ${p}, and only one of them can be installed`,
+          `${listText(bySemver(l).map((e) => e.id))} originate from package ${p}, and only one of them can be ` +
+            `installed (to fix: ask for one version of ${p})`,
         ),
       ),
     );
@@ -907,7 +908,11 @@ function uniquenessVariables(
       variable(
         `${gt} uniqueness`,
         withMessage(mandatory(), `there can be only one provider of ${gt}`),
-        withMessage(atMost(1, ...ids), `${listText(ids)} provide ${gt}, and there can be only one provider of it`),
+        withMessage(
+          atMost(1, ...ids),
+          `${listText(bySemver(l).map((e) => e.id))} provide ${gt}, and there can be only one provider of it ` +
+            `(to fix: ask for only one of the packages ${listText([...new Set(l.map((e) => e.package))].sort())})`,
+        ),
       ),
     );
   }

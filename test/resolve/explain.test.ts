@@ -80,3 +80,30 @@ test("the text form: a line per bundle with package, version, channel, catalog a
       "dep      0.1.0    stable   c        needed by app.v1.0.0\n",
   );
 });
+
+test("two Inputs wanting two versions of one package, or two providers of one API: who conflicts and the fix", () => {
+  const b: P = { name: "b", bundles: chain("b", ["1.9.0", "1.10.0"], () => ({ provides: ["x.io/v1/Thing"] })) };
+  const versions = resolve({
+    catalogs: new CatalogSet([catalog("c", [b])]),
+    inputs: [sub("new", "b", { version: "1.10.0" }), sub("old", "b", { version: "1.9.0" })],
+  });
+  assert.match(
+    failure(versions, "new"),
+    new RegExp(
+      /; b\.v1\.9\.0 \(c\) and b\.v1\.10\.0 \(c\) originate from package b, and only one of them can be /.source +
+        /installed \(to fix: ask for one version of b\)$/.source,
+    ),
+  );
+  const a: P = { name: "a", bundles: chain("a", ["1.0.0"], () => ({ provides: ["x.io/v1/Thing"] })) };
+  const apis = resolve({
+    catalogs: new CatalogSet([catalog("c", [b, a])]),
+    inputs: [sub("b", "b", { version: "1.9.0" }), sub("a", "a")],
+  });
+  assert.match(
+    failure(apis, "a"),
+    new RegExp(
+      /a\.v1\.0\.0 \(c\) and b\.v1\.9\.0 \(c\) provide Thing \(x\.io\/v1\), and there can be only one provider /
+        .source + /of it \(to fix: ask for only one of the packages a and b\)$/.source,
+    ),
+  );
+});
