@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { OpcatError } from "../errors/index.js";
 import type { KubeClient, KubeObject } from "../cluster/kube/client.js";
-import type { Instance } from "../cluster/rukpak/api.js";
+import type { Bundle, Instance } from "../cluster/rukpak/api.js";
 import type { RunningControllers, RunOptions } from "../cluster/run.js";
 import type { PullOptions } from "../image/index.js";
 
@@ -259,11 +259,47 @@ async function preview(client: KubeClient, inst: Instance, access: () => Promise
   return previewInstance(client, inst, await access());
 }
 
-/** `instance describe`: an Instance, its conditions, what it would create and which permissions it grants. */
+/** What the controllers recorded of an Instance's bundle: the unpacked content, the objects installed. */
+async function recordedLines(client: KubeClient, i: Instance): Promise<string[]> {
+  const { API_VERSION } = await import("../cluster/rukpak/api.js");
+  const got = await client.tryGet<Bundle>(API_VERSION, "Bundle", i.spec.bundle.name).catch((e: unknown) => e as Error);
+  const b = got instanceof Error ? undefined : got;
+  const st = b?.status;
+  const out: string[] = ["Unpacked (as the controllers recorded it):"];
+  if (got instanceof Error) out.push(`  cannot read Bundle ${i.spec.bundle.name}: ${got.message}`);
+  else if (!st?.unpacked) out.push(`  nothing recorded${b ? "" : ` (no Bundle ${i.spec.bundle.name})`}`);
+  else {
+    out.push(`  State:    ${st.unpacked}${st.message ? ` (${st.message})` : ""}`);
+    if (st.format) out.push(`  Format:   ${st.format}`);
+    if (st.digest) out.push(`  Digest:   ${st.digest}`);
+    for (const r of st.resolvedRefs ?? []) out.push(`  Source:   ${r}`);
+    if (st.objects) {
+      out.push(`  Objects (${st.objects.length}):`);
+      for (const o of st.objects) out.push(`    ${o.replace(/^\/objects\/([^/]+)\//, "$1 ")}`);
+    }
+  }
+  const installed = i.status?.objects;
+  if (installed) {
+    out.push(`Installed objects (${installed.length}):`);
+    for (const o of installed) out.push(`  ${o.kind} ${o.namespace ? `${o.namespace}/` : ""}${o.name}`);
+  }
+  const perms = i.status?.permissions;
+  if (perms) {
+    out.push(`New permissions (${perms.length}):`);
+    for (const p of perms) out.push(`  ${p}`);
+  }
+  return out;
+}
+
+/**
+ * `instance describe`: an Instance, its conditions and what the controllers unpacked and installed; with
+ * `pull`, also what it would create and which permissions it grants, from the bundle unpacked here.
+ */
 export async function instanceDescribeAction(
   t: ClusterTarget,
   name: string,
   access: () => Promise<PullOptions>,
+  o: { pull?: boolean } = {},
 ): Promise<string[]> {
   const { formatRule } = await import("../cluster/rukpak/permissions.js");
   return withClient(t, async (client) => {
@@ -277,6 +313,11 @@ export async function instanceDescribeAction(
       out.push(`Class:         ${i.spec.bundle.spec.class}`, `Refs:          ${i.spec.bundle.spec.refs.join(", ")}`);
     out.push("Conditions:");
     for (const c of i.status?.conditions ?? []) out.push(`  ${c.type}=${c.status} ${c.reason}: ${c.message}`);
+    out.push(...(await recordedLines(client, i)));
+    if (!o.pull) {
+      out.push("(--pull unpacks the bundle here to list what it would create and which permissions it grants)");
+      return out;
+    }
     const p = await preview(client, i, access);
     if (p.error) out.push(`Would create:  (cannot tell: ${p.error})`);
     else {

@@ -189,8 +189,12 @@ export async function imagesAction(o: ImagesActionOptions): Promise<ImageUse[]> 
   return R.catalogImages(await loadCatalogSet(o), { packages: o.packages });
 }
 
-/** A resolveset or query matches as `-o json` (indented, a newline after) or `-o yaml` prints them. */
-export async function formatResult(value: unknown, format: "json" | "yaml"): Promise<string> {
+/**
+ * A resolveset or query matches as `-o json` (indented, a newline after) or `-o yaml` prints them; a
+ * resolveset as `-o text` (one line per bundle, failures explained: src/resolve/text.ts).
+ */
+export async function formatResult(value: unknown, format: "json" | "yaml" | "text"): Promise<string> {
+  if (format === "text") return (await resolveLib()).resolveSetText(value as ResolveSet);
   if (format === "json") return JSON.stringify(value, null, 2) + "\n";
   return (await import("../yaml/index.js")).toGoYaml(JSON.parse(JSON.stringify(value)) as JsonValue);
 }

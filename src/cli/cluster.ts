@@ -193,11 +193,17 @@ function registerInstanceCommands(inst: Command): void {
         .command("describe")
         .argument("<name>", "name of the Instance")
         .description(
-          "Show an Instance: its bundle, conditions, and what it would create and which permissions it grants",
+          "Show an Instance: its bundle, conditions, and what the controllers unpacked and installed; " +
+            "--pull also lists what it would create and which permissions it grants",
+        )
+        .option(
+          "--pull",
+          "unpack the bundle here (with the image access flags) to list the objects and permissions",
+          false,
         ),
     ),
-  ).action(async (name: string, o: KubeFlags & ImageAccessFlags) => {
-    const lines = await CA.instanceDescribeAction(o, name, () => imageAccessFrom(o));
+  ).action(async (name: string, o: KubeFlags & ImageAccessFlags & { pull: boolean }) => {
+    const lines = await CA.instanceDescribeAction(o, name, () => imageAccessFrom(o), { pull: o.pull });
     process.stdout.write(lines.join("\n") + "\n");
   });
 

@@ -57,14 +57,18 @@ export function flagValues(option: Option): readonly string[] | undefined {
   return VALUES.get(option) ?? option.argChoices;
 }
 
-/** `-o, --output <format>` accepting `formats` (default `def`), described as `description` when given. */
-export function outputOption(formats: readonly string[], def: string, description?: string): Option {
-  const option = new Option("-o, --output <format>", description ?? `output format (${formats.join("|")})`)
-    .default(def)
-    .argParser((v) => {
+/**
+ * `-o, --output <format>` accepting `formats` (default `def`; none when undefined, the command then decides),
+ * described as `description` when given.
+ */
+export function outputOption(formats: readonly string[], def: string | undefined, description?: string): Option {
+  const option = new Option("-o, --output <format>", description ?? `output format (${formats.join("|")})`).argParser(
+    (v) => {
       if (!formats.includes(v)) throw outputFormatError(v, formats);
       return v;
-    });
+    },
+  );
+  if (def !== undefined) option.default(def);
   VALUES.set(option, formats);
   return option;
 }

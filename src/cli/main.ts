@@ -95,46 +95,74 @@ function registerRender(program: Command): void {
   );
 }
 
-/** `validate`: every rule of `opm validate`, all problems at once. */
+type ValidateFlags = { output: "text" | "json" | "yaml"; quiet?: boolean };
+
+/** `validate`: every rule of `opm validate`, all problems at once; several catalogs, one verdict each. */
 function registerValidate(program: Command): void {
   program
     .command("validate")
     .description(
       "Validate a catalog with every rule of `opm validate`; all problems are reported at once, with file and line",
     )
-    .argument("<ref>", "catalog directory, catalog file, or - for standard input")
+    .argument(
+      "<ref...>",
+      "catalog directory, catalog file, or - for standard input; several: one verdict each, as separate runs " +
+        "would print, and the worst exit code",
+    )
     .addOption(outputOption(["text", "json", "yaml"], "text"))
     .option("-q, --quiet", "print nothing on success (like opm)")
-    .action(async (ref: string, opts: { output: "text" | "json" | "yaml"; quiet?: boolean }) => {
-      const A = await actions();
-      const progress = new Progress(`loading ${ref}`);
-      let validated: Awaited<ReturnType<typeof A.validateAction>>;
-      try {
-        validated = await A.validateAction(ref, {
-          onFile: (f, n, bytes) => progress.update(`${n} files, ${formatBytes(bytes)} (${f})`),
-        });
-      } finally {
-        progress.done();
-      }
-      const { opened: res, problems } = validated;
-      const passed = problems.length === 0;
-      if (opts.output === "text") {
-        if (!passed) {
-          reportProblems(problems, "text");
-          process.exitCode = exitCodeFor(problemsKind(problems));
-        } else if (!opts.quiet) {
-          const c = res.config;
-          process.stderr.write(
-            `${ref}: valid (${count(c.packages.length, "package")}, ${count(c.channels.length, "channel")}, ` +
-              `${count(c.bundles.length, "bundle")}, ${count(c.deprecations.length, "deprecation")}, ` +
-              `${count(c.others.length, "other blob")} in ${count(res.files, "file")}, ${formatBytes(res.bytes)})\n`,
-          );
-        }
+    .action(async (refs: string[], opts: ValidateFlags) => {
+      if (refs.length === 1) {
+        process.exitCode = await validateOne(refs[0], opts);
         return;
       }
-      process.stdout.write(await A.validationReport(validated, opts.output));
-      if (!passed) process.exitCode = exitCodeFor(problemsKind(problems));
+      // a batch (a curator's 300 package directories pay Node's start once): each catalog's verdict is
+      // what `opcat validate <ref>` prints, errors included; the exit code is the worst of them
+      let worst = 0;
+      for (const ref of refs) {
+        let code: number;
+        try {
+          code = await validateOne(ref, opts);
+        } catch (e) {
+          code = handleError(e, opts.output === "json" ? "json" : "text");
+        }
+        worst = Math.max(worst, code);
+      }
+      process.exitCode = worst;
     });
+}
+
+/** Validates one catalog and prints its verdict; returns the exit code. */
+async function validateOne(ref: string, opts: ValidateFlags): Promise<number> {
+  const A = await actions();
+  const progress = new Progress(`loading ${ref}`);
+  let validated: Awaited<ReturnType<typeof A.validateAction>>;
+  try {
+    validated = await A.validateAction(ref, {
+      onFile: (f, n, bytes) => progress.update(`${n} files, ${formatBytes(bytes)} (${f})`),
+    });
+  } finally {
+    progress.done();
+  }
+  const { opened: res, problems } = validated;
+  const passed = problems.length === 0;
+  if (opts.output === "text") {
+    if (!passed) {
+      reportProblems(problems, "text");
+      return exitCodeFor(problemsKind(problems));
+    }
+    if (!opts.quiet) {
+      const c = res.config;
+      process.stderr.write(
+        `${ref}: valid (${count(c.packages.length, "package")}, ${count(c.channels.length, "channel")}, ` +
+          `${count(c.bundles.length, "bundle")}, ${count(c.deprecations.length, "deprecation")}, ` +
+          `${count(c.others.length, "other blob")} in ${count(res.files, "file")}, ${formatBytes(res.bytes)})\n`,
+      );
+    }
+    return 0;
+  }
+  process.stdout.write(await A.validationReport(validated, opts.output));
+  return passed ? 0 : exitCodeFor(problemsKind(problems));
 }
 
 /** `render-graph`: the upgrade graph as Mermaid. */

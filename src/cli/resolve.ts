@@ -68,7 +68,14 @@ export function registerResolveCommands(program: Command): void {
         "the cluster's OpenShift version (checked against olm.maxOpenShiftVersion)",
       )
       .option("--trace", "include the solver's search trace", false)
-      .addOption(outputOption(["yaml", "json"], "yaml")),
+      .addOption(
+        outputOption(
+          ["text", "yaml", "json"],
+          undefined,
+          "output format: text (a line per bundle: package, version, channel, catalog, why; each failure " +
+            "explained), or the full resolveset as yaml|json (default: text on a terminal, yaml otherwise)",
+        ),
+      ),
   ).action(
     async (
       o: CatalogFlags & {
@@ -77,7 +84,7 @@ export function registerResolveCommands(program: Command): void {
         kubeVersion?: string;
         openshiftVersion?: string;
         trace: boolean;
-        output: string;
+        output?: string;
       },
     ) => {
       const rs = await A.resolveAction({
@@ -88,10 +95,15 @@ export function registerResolveCommands(program: Command): void {
         openshiftVersion: o.openshiftVersion,
         trace: o.trace,
       });
-      await print(rs, o.output);
-      for (const s of rs.inputs)
-        for (const c of s.conditions)
-          if (c.status === "True") process.stderr.write(`input ${s.name}: ${c.type}: ${c.message}\n`);
+      // a person at a terminal reads the short form; a pipe or file keeps getting the resolveset
+      const format = o.output ?? (process.stdout.isTTY ? "text" : "yaml");
+      if (format === "text") process.stdout.write(await A.formatResult(rs, "text"));
+      else {
+        await print(rs, format);
+        for (const s of rs.inputs)
+          for (const c of s.conditions)
+            if (c.status === "True") process.stderr.write(`input ${s.name}: ${c.type}: ${c.message}\n`);
+      }
       process.exitCode = rs.resolved ? 0 : EXIT_INVALID;
     },
   );

@@ -5,13 +5,13 @@
  */
 import { existsSync } from "node:fs";
 import { type Command, Option } from "commander";
-import { OpcatError } from "../errors/index.js";
+import { compareProblems, OpcatError, problemToJson } from "../errors/index.js";
+import { reportProblems } from "./output.js";
 import { parseGoDuration } from "../gojson/duration.js";
 import type { StoreEvent } from "../serve/index.js";
 import type { ImageSourceEvent } from "../serve/imagesource.js";
 import type * as ALib from "../action/serve.js";
 import type { ServeEvent } from "../action/serve.js";
-import { reportProblems } from "./output.js";
 import { addImageAccessOptions, imageAccessFrom, type ImageAccessFlags } from "./access.js";
 import { loadOnAction } from "./lazy.js";
 
@@ -72,6 +72,9 @@ function reportImageEvent(e: ImageSourceEvent): void {
   });
 }
 
+/** Set once serve says "serving": from then on stderr holds JSON log lines only. */
+let serving = false;
+
 function log(obj: Record<string, unknown>): void {
   process.stderr.write(JSON.stringify({ time: new Date().toISOString(), ...obj }) + "\n");
 }
@@ -107,7 +110,13 @@ function reportEvent(e: StoreEvent): void {
         problems: e.problems.length,
         first_problem: e.problems[0]?.message,
       });
-      reportProblems(e.problems, "text");
+      // before serving, the problems are those of a start that fails: the CLI's text, as every command's;
+      // once serving, stderr is a JSON log: each problem a log line of its own (code, location, hint)
+      if (!serving) return reportProblems(e.problems, "text");
+      for (const p of [...e.problems].sort(compareProblems)) {
+        const { message, severity, ...rest } = problemToJson(p);
+        log({ level: severity === "warning" ? "warn" : "error", msg: message, catalog: e.catalog, ...rest });
+      }
       return;
     case "watch-error":
       log({ level: "error", msg: "watch failed", catalog: e.catalog, error: e.error });
@@ -371,6 +380,7 @@ async function runServe(r: ServeRequest, opts: ServeOpts): Promise<void> {
   });
   const http = served.addresses.http;
   const grpc = served.addresses.grpc;
+  serving = true;
   log({
     level: "info",
     msg: "serving",

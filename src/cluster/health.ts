@@ -6,34 +6,9 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 
-/**
- * One metric family: its samples as [labels, value] or, for a histogram's series, [labels, value,
- * suffix] (`_bucket`, `_sum`, `_count`).
- */
-export interface MetricFamily {
-  name: string;
-  help: string;
-  type: "counter" | "gauge" | "histogram";
-  samples: ([Record<string, string>, number] | [Record<string, string>, number, string])[];
-}
+import { prometheusText, type MetricFamily } from "../serve/metrics.js";
 
-const escapeLabel = (v: string): string => v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
-
-/** Prometheus text exposition of `families`. */
-export function prometheusText(families: MetricFamily[]): string {
-  const out: string[] = [];
-  for (const f of families) {
-    out.push(`# HELP ${f.name} ${f.help}`, `# TYPE ${f.name} ${f.type}`);
-    for (const [labels, value, suffix] of f.samples) {
-      const l = Object.entries(labels)
-        .map(([k, v]) => `${k}="${escapeLabel(v)}"`)
-        .join(",");
-      const v = Number.isFinite(value) ? value : 0;
-      out.push(`${f.name}${suffix ?? ""}${l ? `{${l}}` : ""} ${v}`);
-    }
-  }
-  return `${out.join("\n")}\n`;
-}
+export { prometheusText, type MetricFamily } from "../serve/metrics.js";
 
 export interface HealthServer {
   port: number;

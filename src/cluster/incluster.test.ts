@@ -91,6 +91,9 @@ test("metrics: reconcile errors and a histogram of durations per controller", ()
   line('opcat_reconcile_duration_seconds_bucket{controller="instance",le="+Inf"} 2');
   line('opcat_reconcile_duration_seconds_sum{controller="instance"} 3.02');
   line('opcat_reconcile_duration_seconds_count{controller="instance"} 2');
+  // the process's memory, as serve's /metrics reports it
+  assert.ok(Number(/^process_resident_memory_bytes (\d+)$/m.exec(text)?.[1]) > 0, text);
+  assert.ok(Number(/^nodejs_heap_size_used_bytes (\d+)$/m.exec(text)?.[1]) > 0, text);
 });
 
 test("a Pod's state becomes the reason, naming the Pod and the container", () => {

@@ -39,6 +39,7 @@ import { SharedCaches } from "./runtime/caches.js";
 import { STEP_STOPS } from "./runtime/steps.js";
 import { loadSharedCerts, type SharedCerts } from "./servingcert.js";
 import { serveHealth, type HealthServer, type MetricFamily } from "./health.js";
+import { memoryMetrics } from "../serve/metrics.js";
 import { DURATION_BUCKETS, type WorkQueue } from "./kube/queue.js";
 
 export interface RunOptions extends ConnectOptions {
@@ -441,6 +442,7 @@ export function controllerMetrics(client: KubeClient, set: ControllerSet, electo
   ];
   const live = queues.filter((q): q is [string, WorkQueue] => q[1] !== undefined);
   return [
+    ...memoryMetrics(),
     {
       name: "opcat_api_requests_total",
       help: "Requests to the Kubernetes API server, by verb.",

@@ -38,6 +38,7 @@ export {
 export { compileCel, compileConstraint, dependenciesOf, type Predicate } from "./predicates.js";
 export { catalogImages, query, resolveSetImages, type ImageUse, type QueryMatch } from "./query.js";
 export { slimCatalogForResolution } from "./slim.js";
+export { resolveSetText } from "./text.js";
 export {
   resolve,
   type Condition,

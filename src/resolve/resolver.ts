@@ -67,6 +67,7 @@ import {
   type InstalledOperator,
 } from "./inputs.js";
 import { compileCel, dependenciesOf, matching, type Predicate } from "./predicates.js";
+import { because, bySemver, explainUnsat, listText, offering } from "./explain.js";
 import { parseProperties, PROPERTY_RELATED_IMAGE_BUNDLE } from "../fbc/properties.js";
 
 export interface ResolveRequest {
@@ -251,11 +252,6 @@ function maxVersion(a: Version | undefined, b: Version | undefined): Version | u
 
 function nextMinor(v: Version | undefined): Version | undefined {
   return v ? tolerant(`${v.major}.${v.minor + 1n}.0`) : undefined;
-}
-
-function listText(names: readonly string[]): string {
-  if (names.length <= 1) return names.join("");
-  return `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}`;
 }
 
 function virtualEntity(op: InstalledOperator): Entity {
@@ -684,6 +680,8 @@ function encodeGroup(
   const aux: Variable[] = [];
   for (const u of group.units) {
     const names = u.candidates.map((c) => c.id);
+    // the sentences list candidates in semver order; the dependency keeps the preference order
+    const sorted = bySemver(u.candidates).map((c) => c.id);
     if (u.operandChoices && u.candidates.length > 0) {
       // One variable per candidate: "the input is met by this bundle with these operands".
       const vias = u.candidates.map((c) => viaId(u, c));
@@ -691,9 +689,12 @@ function encodeGroup(
         variable(
           u.varId,
           withMessage(mandatory(), `input ${u.name} is requested`),
-          withMessage(
-            dependency(...vias),
-            `input ${u.name} can be satisfied only by ${listText(names)}, each managing the operands it asks for`,
+          offeringOf(
+            u,
+            withMessage(
+              dependency(...vias),
+              `input ${u.name} can be satisfied only by ${listText(sorted)}, each managing the operands it asks for`,
+            ),
           ),
         ),
       );
@@ -717,14 +718,17 @@ function encodeGroup(
     const dep =
       u.candidates.length === 0
         ? withMessage(dependency(), u.emptyReason ?? `no bundle matches ${u.kind} ${u.name}`)
-        : withMessage(
-            dependency(...names),
-            u.kind === "input"
-              ? `input ${u.name} can be satisfied only by ${listText(names)}`
-              : `installed operator ${u.name} can only stay at ` +
-                  `${u.candidates.find((c) => installed.get(u.name)?.entity === c)?.id ?? "?"} ` +
-                  `or move along its upgrade edges to ` +
-                  `${listText(names.filter((n) => n !== installed.get(u.name)?.entity.id)) || "nothing"}`,
+        : offeringOf(
+            u,
+            withMessage(
+              dependency(...names),
+              u.kind === "input"
+                ? `input ${u.name} can be satisfied only by ${listText(sorted)}`
+                : `installed operator ${u.name} can only stay at ` +
+                    `${u.candidates.find((c) => installed.get(u.name)?.entity === c)?.id ?? "?"} ` +
+                    `or move along its upgrade edges to ` +
+                    `${listText(sorted.filter((n) => n !== installed.get(u.name)?.entity.id)) || "nothing"}`,
+            ),
           );
     vars.push(
       variable(
@@ -741,50 +745,7 @@ function encodeGroup(
   const byPkg = new Map<string, Entity[]>();
   const byGvk = new Map<string, Entity[]>();
   for (const e of group.entities) {
-    const cs: Constraint[] = [];
-    if (!e.virtual) {
-      // The facts (a CSV may have to be decoded) are only derived when a cluster is described.
-      const f = kube || ocp ? clusterFacts(e) : undefined;
-      const mkv = kube ? f?.minKube : undefined;
-      if (kube && mkv && mkv.compare(kube) > 0)
-        cs.push(
-          withMessage(
-            prohibited(),
-            `${e.id} requires Kubernetes ${f?.minKubeVersion} or newer but the cluster runs ${kube.toString()}`,
-          ),
-        );
-      const mov = ocp ? f?.maxOpenShift : undefined;
-      if (ocp && mov && (ocp.major > mov.major || (ocp.major === mov.major && ocp.minor > mov.minor))) {
-        cs.push(
-          withMessage(
-            prohibited(),
-            `${e.id} supports OpenShift up to ${f?.maxOpenShiftVersion} but the cluster runs ${ocp.major}.${ocp.minor}`,
-          ),
-        );
-      }
-      if (isDeprecated(e)) cs.push(withMessage(prohibited(), `${e.id} is deprecated`));
-    }
-    for (const { pred, cands } of candidates.dependencies(e)) {
-      const ids = cands.map((c) => c.id);
-      const text = `${e.id} requires an operator ${pred.text}`;
-      if (ids.length === 0) {
-        const why = pred.error ? ` (${pred.error})` : pred.failureMessage ? `: ${pred.failureMessage}` : "";
-        cs.push(withMessage(dependency(), `${text}, but no bundle in the catalogs satisfies it${why}`));
-      } else cs.push(withMessage(dependency(...ids), `${text}, satisfied only by ${listText(ids)}`));
-    }
-    for (const { ref, cands } of candidates.required(e)) {
-      const ids = cands.map((c) => c.id);
-      const what =
-        ref.type === PROPERTY_RELATED_IMAGE_BUNDLE ? `the related images ${ref.name}` : `operand ${ref.name}`;
-      const text = `${e.id} requires ${what} in version range ${ref.version} (${ref.type})`;
-      if (ids.length === 0) {
-        const schema = ref.type === PROPERTY_RELATED_IMAGE_BUNDLE ? SCHEMA_RELATED_IMAGES : SCHEMA_OPERAND;
-        const have = set.operands(schema, ref.name).filter((o) => o.package === "" || o.package === e.package);
-        const versions = [...new Set(have.map((o) => o.versionText))];
-        const had = versions.length > 0 ? ` (the catalogs have ${listText(versions)})` : "";
-        cs.push(withMessage(dependency(), `${text}, but no ${schema} entry in the catalogs matches it${had}`));
-      } else cs.push(withMessage(dependency(...ids), `${text}, satisfied only by ${listText(ids)}`));
-    }
+    const cs = [...clusterConstraints(e, kube, ocp), ...dependencyConstraints(e, candidates, set)];
     vars.push(variable(e.id, ...cs));
     push(byPkg, e.package, e);
     for (const g of e.provides) push(byGvk, g, e);
@@ -812,6 +773,79 @@ function encodeGroup(
   }
   vars.push(...uniquenessVariables(byEntryKey, byPkg, byGvk));
   return vars;
+}
+
+/** `c`, recorded as listing the candidates of the unit (for the explanation of a failure). */
+const offeringOf = (u: Unit, c: Constraint): Constraint =>
+  offering(c, u.kind === "input" ? `input ${u.name}` : `installed operator ${u.name}`, u.candidates);
+
+/** Prohibitions of a catalog bundle: a cluster too old (minKubeVersion) or new (maxOpenShiftVersion), deprecation. */
+function clusterConstraints(e: Entity, kube: Version | undefined, ocp: Version | undefined): Constraint[] {
+  if (e.virtual) return [];
+  const cs: Constraint[] = [];
+  // The facts (a CSV may have to be decoded) are only derived when a cluster is described.
+  const f = kube || ocp ? clusterFacts(e) : undefined;
+  const mkv = kube ? f?.minKube : undefined;
+  if (kube && mkv && mkv.compare(kube) > 0)
+    cs.push(
+      because(
+        prohibited(),
+        e,
+        `requires Kubernetes ${f?.minKubeVersion} or newer but the cluster runs ${kube.toString()}`,
+        {
+          fix: "upgrade the cluster",
+          orElse: `ask for a version of ${e.package} that supports Kubernetes ${kube.toString()}`,
+        },
+      ),
+    );
+  const mov = ocp ? f?.maxOpenShift : undefined;
+  if (ocp && mov && (ocp.major > mov.major || (ocp.major === mov.major && ocp.minor > mov.minor))) {
+    const runs = `${ocp.major}.${ocp.minor}`;
+    cs.push(
+      because(prohibited(), e, `supports OpenShift up to ${f?.maxOpenShiftVersion} but the cluster runs ${runs}`, {
+        orElse: `ask for a version of ${e.package} that supports OpenShift ${runs}`,
+      }),
+    );
+  }
+  if (isDeprecated(e))
+    cs.push(
+      because(prohibited(), e, "is deprecated", { orElse: `ask for another version or channel of ${e.package}` }),
+    );
+  return cs;
+}
+
+/** A bundle's dependencies on operators (required GVKs, packages, olm.constraint) and on operand entries. */
+function dependencyConstraints(e: Entity, candidates: Candidates, set: CatalogSet): Constraint[] {
+  const cs: Constraint[] = [];
+  for (const { pred, cands } of candidates.dependencies(e)) {
+    const ids = cands.map((c) => c.id);
+    const text = `requires an operator ${pred.text}`;
+    if (ids.length === 0) {
+      const why = pred.error ? ` (${pred.error})` : pred.failureMessage ? `: ${pred.failureMessage}` : "";
+      const fix = {
+        fix: "add a catalog with an operator that satisfies it",
+        orElse: `ask for another version of ${e.package}`,
+      };
+      cs.push(because(dependency(), e, `${text}, but no bundle in the catalogs satisfies it${why}`, fix));
+    } else cs.push(because(dependency(...ids), e, `${text}, satisfied only by ${listText(ids)}`));
+  }
+  for (const { ref, cands } of candidates.required(e)) {
+    const ids = cands.map((c) => c.id);
+    const what = ref.type === PROPERTY_RELATED_IMAGE_BUNDLE ? `the related images ${ref.name}` : `operand ${ref.name}`;
+    const text = `requires ${what} in version range ${ref.version} (${ref.type})`;
+    if (ids.length === 0) {
+      const schema = ref.type === PROPERTY_RELATED_IMAGE_BUNDLE ? SCHEMA_RELATED_IMAGES : SCHEMA_OPERAND;
+      const have = set.operands(schema, ref.name).filter((o) => o.package === "" || o.package === e.package);
+      const versions = [...new Set(have.map((o) => o.versionText))];
+      const had = versions.length > 0 ? ` (the catalogs have ${listText(versions)})` : "";
+      const fix = {
+        fix: `add a catalog with a matching ${schema} entry`,
+        orElse: `ask for another version of ${e.package}`,
+      };
+      cs.push(because(dependency(), e, `${text}, but no ${schema} entry in the catalogs matches it${had}`, fix));
+    } else cs.push(because(dependency(...ids), e, `${text}, satisfied only by ${listText(ids)}`));
+  }
+  return cs;
 }
 
 /** At most one version per related-image name or operand version key, one bundle per package, one provider per GVK. */
@@ -859,7 +893,8 @@ function uniquenessVariables(
         withMessage(mandatory(), `there can be only one operator from package ${p}`),
         withMessage(
           atMost(1, ...ids),
-          `${listText(ids)} originate from package ${p}, and only one of them can be installed`,
+          `${listText(bySemver(l).map((e) => e.id))} originate from package ${p}, and only one of them can be ` +
+            `installed (to fix: ask for one version of ${p})`,
         ),
       ),
     );
@@ -873,7 +908,11 @@ function uniquenessVariables(
       variable(
         `${gt} uniqueness`,
         withMessage(mandatory(), `there can be only one provider of ${gt}`),
-        withMessage(atMost(1, ...ids), `${listText(ids)} provide ${gt}, and there can be only one provider of it`),
+        withMessage(
+          atMost(1, ...ids),
+          `${listText(bySemver(l).map((e) => e.id))} provide ${gt}, and there can be only one provider of it ` +
+            `(to fix: ask for only one of the packages ${listText([...new Set(l.map((e) => e.package))].sort())})`,
+        ),
       ),
     );
   }
@@ -925,7 +964,7 @@ function solveGroup(
   const res = solve(vars, trace ? { trace: (p) => trace.push(formatSearchPosition(p)) } : {});
   if ("error" in res) throw new Error(`resolver: ${res.error}`);
   if ("unsat" in res) {
-    const message = `unable to find a solution that matches the constraints: ${res.unsat.map(String).join("; ")}`;
+    const message = explainUnsat(res.unsat);
     for (const u of group.units) {
       const st = statusOf.get(u);
       if (!st) continue;

@@ -48,6 +48,39 @@ describe("catalogd HTTP API", () => {
       sock.write(`GET /catalogs/test/api/v1/all?${"x".repeat(1_100_000)} HTTP/1.1\r\nHost: x\r\n\r\n`);
     });
     assert.match(huge, /^HTTP\/1\.1 431 /);
+    assert.match(huge, /larger than the 1 MiB limit/);
+  });
+
+  test("many short headers (30 KB) are served: only the head's size is limited, as in Go's net/http", async () => {
+    const reply = await new Promise<string>((resolve, reject) => {
+      const sock = connect({ host: "127.0.0.1", port: srv.address.port });
+      let got = "";
+      sock.on("data", (d: Buffer) => {
+        got += d.toString();
+        if (got.includes("\r\n\r\n")) sock.destroy();
+      });
+      sock.on("close", () => resolve(got));
+      sock.on("error", reject);
+      const headers = Array.from({ length: 3_000 }, (_, i) => `X-H${i}: v\r\n`).join("");
+      sock.write(`HEAD /catalogs/test/api/v1/all HTTP/1.1\r\nHost: x\r\n${headers}\r\n`);
+    });
+    // Node's default (2000 names and values) answered 431 naming the 1 MiB limit the request was far from
+    assert.match(reply, /^HTTP\/1\.1 200 /);
+  });
+
+  test("GET /metrics: the process's memory (RSS, heap) and each catalog in Prometheus text format", async () => {
+    const r = await httpGet(`${base}/metrics`);
+    assert.equal(r.status, 200);
+    assert.match(String(r.headers["content-type"]), /^text\/plain; version=0\.0\.4/);
+    const text = r.body.toString();
+    const value = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, "m").exec(text)?.[1]);
+    assert.match(text, /^# TYPE process_resident_memory_bytes gauge$/m);
+    assert.ok(value("process_resident_memory_bytes") > 1 << 20, text);
+    assert.ok(value("nodejs_heap_size_used_bytes") > 0, text);
+    assert.ok(value("nodejs_heap_size_total_bytes") >= value("nodejs_heap_size_used_bytes"), text);
+    assert.match(text, /^opcat_catalog_revision\{catalog="test"\} 1$/m);
+    assert.match(text, new RegExp(`^opcat_catalog_bytes\\{catalog="test"\\} ${golden.length}$`, "m"));
+    assert.equal((await httpGet(`${base}/metrics`, {}, "POST")).status, 405);
   });
 
   test("GET /all is catalogd's catalog.jsonl, byte for byte", async () => {

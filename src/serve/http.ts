@@ -5,6 +5,8 @@
  *   GET|HEAD /catalogs/<name>/api/v1/all                       the whole catalog as JSON Lines
  *   GET|HEAD /catalogs/<name>/api/v1/metas?schema=&package=&name=   the matching lines
  *   GET /healthz, GET /readyz
+ *   GET /metrics                                              Prometheus text: the process's memory (RSS,
+ *                                                              heap), each catalog's revision and size
  *   anything a mount claims                                   the handlers mounted beside it: `opcat serve`
  *                                                              mounts the web layer's resolver API (POST
  *                                                              /api/v1/query, /api/v1/resolve) and UI (GET /,
@@ -25,6 +27,7 @@ import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGzip, gzip as gzipCb } from "node:zlib";
+import { memoryMetrics, prometheusText, type MetricFamily } from "./metrics.js";
 import type { CatalogRevision } from "./revision.js";
 import { dns1123SubdomainErrors, type CatalogStore } from "./store.js";
 
@@ -228,6 +231,17 @@ function route(
       );
     }
     return sendText(res, ctx, 200, "ok", method === "HEAD");
+  }
+
+  if (path === "/metrics") {
+    if (method !== "GET" && method !== "HEAD") return textError(res, ctx, 405, "Method Not Allowed", "GET, HEAD");
+    const body = Buffer.from(prometheusText([...memoryMetrics(), ...catalogMetrics(store)]));
+    res.setHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+    res.setHeader("Content-Length", body.length);
+    res.writeHead(200);
+    if (method === "HEAD") return void res.end();
+    ctx.bytes += body.length;
+    return void res.end(body);
   }
 
   const m = ROUTE.exec(path);
@@ -490,6 +504,28 @@ function sendText(res: ServerResponse, ctx: ReqCtx, status: number, text: string
   res.end(body);
 }
 
+/** Each served catalog's revision number and content size (`/all`, in bytes). */
+function catalogMetrics(store: CatalogStore): MetricFamily[] {
+  const served = store.names().flatMap((n) => {
+    const r = store.get(n);
+    return r ? [{ n, r }] : [];
+  });
+  return [
+    {
+      name: "opcat_catalog_revision",
+      help: "Revision number of each served catalog's content (it increases on reloads).",
+      type: "gauge",
+      samples: served.map(({ n, r }) => [{ catalog: n }, r.serial]),
+    },
+    {
+      name: "opcat_catalog_bytes",
+      help: "Size of each served catalog's content (its /all answer), in bytes.",
+      type: "gauge",
+      samples: served.map(({ n, r }) => [{ catalog: n }, r.jsonl.length]),
+    },
+  ];
+}
+
 /** Go's http.Error: plain text, nosniff, the message and a newline. */
 function textError(res: ServerResponse, ctx: ReqCtx, status: number, message: string, allow?: string): void {
   for (const h of ["Content-Encoding", "ETag", "Last-Modified", "Accept-Ranges", "Vary"]) res.removeHeader(h);
@@ -732,6 +768,10 @@ export async function startHttpServer(store: CatalogStore, opts: HttpServeOption
     ? createHttpsServer({ ...serverOptions, cert: opts.tls.cert, key: opts.tls.key, minVersion: "TLSv1.2" }, handler)
     : createServer(serverOptions, handler);
   server.timeout = opts.idleTimeoutMs ?? 300_000;
+  // No limit on the number of header fields, as Go's net/http: only the head's size counts. Node's default
+  // (2000, counted as names and values) refused 1,000 short headers with the 431 below, whose message names
+  // the 1 MiB size limit the request was far from.
+  server.maxHeadersCount = 0;
   // A head over the limit gets a readable 431 (Node's default answer is followed by a reset that can
   // swallow it while the client is still sending): answer, stop reading into memory, close gracefully.
   server.on("clientError", (err: NodeJS.ErrnoException, socket) => {

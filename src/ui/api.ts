@@ -13,6 +13,7 @@ import type {
   UiPackageSearchField,
   UiRenderAnswer,
   UiRenderRequest,
+  UiStatus,
 } from "../web/uitypes.js";
 
 export class ApiFailure extends Error {
@@ -49,6 +50,7 @@ export async function getJson<T>(path: string): Promise<T> {
 
 export const api = {
   catalogs: () => getJson<UiCatalogSummary[]>("/ui/api/catalogs"),
+  status: () => getJson<UiStatus>("/ui/api/status"),
   /** Package summaries: all of them, or those matching `q` (in `in`), `limit` of them from `offset`. */
   packages: (c: string, search: { q?: string; in?: UiPackageSearchField; offset?: number; limit?: number } = {}) => {
     const params = new URLSearchParams();

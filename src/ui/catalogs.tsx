@@ -8,7 +8,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { UiPackageList, UiPackageSearchField, UiPackageSummary } from "../web/uitypes.js";
 import { api } from "./api.js";
 import { href, replaceHash } from "./router.js";
-import { ErrorBox, Show, useLoad } from "./util.js";
+import { ErrorBox, MarkdownInline, Show, useLoad } from "./util.js";
 import { useWindowVirtualizer } from "./virtual.js";
 
 export function CatalogList() {
@@ -287,7 +287,11 @@ function Card({ p, catalog, style }: { p: UiPackageSummary; catalog: string; sty
           {p.channels.length} channel{p.channels.length === 1 ? "" : "s"} · {p.bundles} bundle
           {p.bundles === 1 ? "" : "s"}
         </div>
-        {p.summary ? <div class="summary">{p.summary}</div> : null}
+        {p.summary ? (
+          <div class="summary">
+            <MarkdownInline text={p.summary} />
+          </div>
+        ) : null}
         {p.keywords.length > 0 ? (
           <div class="tags">
             {p.keywords.slice(0, 8).map((k) => (

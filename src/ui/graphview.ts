@@ -32,13 +32,19 @@ export interface ViewControl {
   handlers: ViewportHandlers;
 }
 
-/** The view fitting a `layout` into a viewport of `width` × `height`. */
+/**
+ * The smallest scale a fitted view uses: the bundle labels (12 and 10 px) stay readable (at least 9.6 and
+ * 8 px on screen). A graph larger than the viewport at this scale opens at its top left, and is panned
+ * (drag, arrow keys) or zoomed out (−, the wheel) to see the rest.
+ */
+export const MIN_FIT_SCALE = 0.8;
+
+/** The view fitting a `layout` into a viewport of `width` × `height`, never below {@link MIN_FIT_SCALE}. */
 export function fitView(layout: Layout, width: number, height: number): View {
-  const k = Math.min(
-    1.5,
-    Math.max(0.05, Math.min((width - 20) / Math.max(1, layout.width), (height - 20) / Math.max(1, layout.height))),
-  );
-  return { k, x: (width - layout.width * k) / 2, y: (height - layout.height * k) / 2 };
+  const whole = Math.min((width - 20) / Math.max(1, layout.width), (height - 20) / Math.max(1, layout.height));
+  const k = Math.min(1.5, Math.max(MIN_FIT_SCALE, whole));
+  const place = (room: number, size: number): number => (size * k <= room - 20 ? (room - size * k) / 2 : 0);
+  return { k, x: place(width, layout.width), y: place(height, layout.height) };
 }
 
 /** The view zoomed by `factor` around (cx, cy). */

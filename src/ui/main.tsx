@@ -18,6 +18,38 @@ function initialTheme(): Theme {
   return matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
 }
 
+const MIB = 1024 * 1024;
+/** How often the status line asks the server for its memory. */
+const STATUS_EVERY_MS = 15_000;
+
+/** The status line: the server's memory (resident set, V8 heap), refreshed while the page is open. */
+function StatusLine() {
+  const [text, setText] = useState("");
+  useEffect(() => {
+    let live = true;
+    const mib = (n: number) => `${Math.round(n / MIB)} MiB`;
+    const load = () =>
+      api.status().then(
+        (s) => {
+          const m = s.memory;
+          if (live) setText(`server memory: ${mib(m.rss)} resident, heap ${mib(m.heapUsed)} of ${mib(m.heapTotal)}`);
+        },
+        () => live && setText(""),
+      );
+    void load();
+    const t = setInterval(load, STATUS_EVERY_MS);
+    return () => {
+      live = false;
+      clearInterval(t);
+    };
+  }, []);
+  return (
+    <footer class="status-line" data-testid="status-line">
+      {text}
+    </footer>
+  );
+}
+
 function App() {
   const route = useRoute();
   const [theme, setTheme] = useState<Theme>(initialTheme);
@@ -117,6 +149,7 @@ function App() {
       <main id="main" tabIndex={-1}>
         {page}
       </main>
+      <StatusLine />
     </>
   );
 }

@@ -140,6 +140,12 @@ md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
   return defaultLink ? defaultLink(tokens, idx, options, env, self) : self.renderToken(tokens, idx, options);
 };
 
+/** One line of Markdown (a package's summary) rendered inline, safely: emphasis, code and links, no blocks. */
+export function MarkdownInline({ text, class: cls }: { text: string; class?: string }) {
+  const html = useMemo(() => md.renderInline(text), [text]);
+  return <span class={cls} dangerouslySetInnerHTML={{ __html: html }} />;
+}
+
 /** Markdown is rendered in parts of about this many characters, the next as the reader nears the end. */
 export const MARKDOWN_PART = 16 * 1024;
 

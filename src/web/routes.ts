@@ -8,7 +8,7 @@
 import { HttpError } from "./http.js";
 import { catalogsView, packagesView } from "./views/catalogs.js";
 import { changesView } from "./views/changes.js";
-import { clusterView, configView } from "./views/cluster.js";
+import { clusterView, configView, statusView } from "./views/cluster.js";
 import { servedRevision, type UiContext, type UiRequest } from "./views/context.js";
 import { graphView } from "./views/graph.js";
 import { iconView, mermaidView, packageView } from "./views/package.js";
@@ -24,6 +24,7 @@ export interface UiRoute {
 export const UI_ROUTES: readonly UiRoute[] = [
   { path: "render-template", method: "POST", view: renderView },
   { path: "config", method: "ANY", view: configView },
+  { path: "status", method: "GET", view: statusView },
   { path: "cluster/**", method: "ANY", view: clusterView },
   { path: "catalogs", method: "GET", view: catalogsView },
   { path: "catalogs/:catalog/packages", method: "GET", view: packagesView },

@@ -164,6 +164,14 @@ describe("web UI routes of opcat serve", () => {
     assert.equal(((await r.json()) as { error: { code: string } }).error.code, "SERVE_UI_NO_CLUSTER");
   });
 
+  test("the status line's numbers: the server's memory now", async () => {
+    const r = await fetch(`${base}/ui/api/status`);
+    assert.equal(r.status, 200);
+    const { memory } = (await r.json()) as { memory: Record<string, number> };
+    assert.deepEqual(Object.keys(memory).sort(), ["external", "heapTotal", "heapUsed", "rss"]);
+    assert.ok(memory.rss > 1 << 20 && memory.heapUsed > 0 && memory.heapTotal >= memory.heapUsed);
+  });
+
   test("Mermaid text is opm's render-graph output (src/fbc/mermaid.ts)", async () => {
     const r = await fetch(`${base}/ui/api/catalogs/test/packages/etcd/mermaid`);
     assert.equal(r.status, 200);

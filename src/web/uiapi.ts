@@ -17,6 +17,7 @@
  *                                                       positions and edge paths (graphlayout.ts), without
  *                                                       the hidden edge kinds
  *   GET /ui/api/config                                   what this server offers: {cluster: boolean}
+ *   GET /ui/api/status                                   the server's memory now (RSS, heap), for the status line
  *   GET|POST /ui/api/cluster/…                           the cluster pages (clusterui.ts), with --kubeconfig
  *   GET /ui/api/catalogs/<c>/changes                     what the last reload changed (graph?compare=previous draws it)
  *   POST /ui/api/render-template {template, catalog?}   renders a basic/semver/graph template with the

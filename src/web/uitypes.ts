@@ -3,6 +3,11 @@
  * server and the browser code in src/ui (which imports nothing else from the server).
  */
 
+/** GET /ui/api/status: the server process's memory now, in bytes. */
+export interface UiStatus {
+  memory: { rss: number; heapUsed: number; heapTotal: number; external: number };
+}
+
 /** GET /ui/api/catalogs */
 export interface UiCatalogSummary {
   name: string;

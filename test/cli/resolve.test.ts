@@ -98,3 +98,24 @@ test("resolve: two Inputs with the same name are invalid input (exit 1) naming b
   assert.match(r.stderr, /input\.yaml document 2: Input etcd: the name is already used by \S+input\.yaml document 1/);
   assert.doesNotMatch(r.stderr, /internal error/);
 });
+
+test("resolve: the short text form on a terminal, the resolveset (as -o yaml) through a pipe", (t) => {
+  const args = ["resolve", "--catalog", CATALOG, "--input", join(REPO_ROOT, "examples", "resolve", "input.yaml")];
+  const piped = opcat(args);
+  assert.equal(piped.code, 0, piped.stderr);
+  assert.equal(piped.stdout, opcat([...args, "-o", "yaml"]).stdout);
+  assert.match(piped.stdout, /^apiVersion: deppy\.io\/v1\n/);
+  const text =
+    "PACKAGE         VERSION  CHANNEL    CATALOG  WHY\n" +
+    "cache-operator  1.1.1    stable-v1  catalog  needed by etcd-example.v0.9.4\n" +
+    "etcd-example    0.9.4    stable     catalog  input etcd\n";
+  assert.equal(opcat([...args, "-o", "text"]).stdout, text);
+  // a terminal: script(1) gives the command a pseudo-terminal
+  const quote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
+  const tty = spawnSync("script", ["-qec", [process.execPath, BIN, ...args].map(quote).join(" "), "/dev/null"], {
+    encoding: "utf8",
+  });
+  if (tty.error) return t.skip("script(1) is not available");
+  assert.equal(tty.status, 0, tty.stdout);
+  assert.equal(tty.stdout.replace(/\r\n/g, "\n"), text);
+});

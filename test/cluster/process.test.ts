@@ -367,25 +367,39 @@ describe("opcat cluster run as a process", { skip, concurrency: false }, () => {
   });
 
   test(
-    "opcat instance describe shows the conditions, the " + "objects the bundle creates and the permissions it grants",
+    "opcat instance describe shows the conditions and what the controllers unpacked and installed; " +
+      "with --pull, the objects the bundle creates and the permissions it grants",
     () => {
-      const r = spawnSync(
-        process.execPath,
-        [
-          join(REPO_ROOT, "bin", "opcat"),
-          "instance",
-          "describe",
-          "koku",
-          "--kubeconfig",
-          kubeconfig,
-          "--context",
-          "admin",
-          "--use-http",
-          "--cache-dir",
-          join(tmp, "describe-cache"),
-        ],
-        { encoding: "utf8" },
+      const describe = (...more: string[]) =>
+        spawnSync(
+          process.execPath,
+          [
+            join(REPO_ROOT, "bin", "opcat"),
+            "instance",
+            "describe",
+            "koku",
+            "--kubeconfig",
+            kubeconfig,
+            "--context",
+            "admin",
+            ...more,
+          ],
+          { encoding: "utf8" },
+        );
+      // without --pull nothing is pulled on the client: what the controllers recorded
+      const recorded = describe();
+      assert.equal(recorded.status, 0, recorded.stderr);
+      assert.match(
+        recorded.stdout,
+        /^Unpacked \(as the controllers recorded it\):\n {2}State: +Done \(Successfully unpacked/m,
       );
+      assert.match(recorded.stdout, /^ {2}Format: +registry\+v1$/m);
+      assert.match(recorded.stdout, /^ {2}Digest: +sha256:[0-9a-f]{64}$/m);
+      assert.match(recorded.stdout, /^ {4}ClusterServiceVersion \S+koku-metrics-operator\S*$/m);
+      assert.match(recorded.stdout, /^Installed objects \(\d+\):\n {2}\S+ /m);
+      assert.match(recorded.stdout, /^ {2}Deployment \S+\/koku-metrics-operator/m);
+      assert.doesNotMatch(recorded.stdout, /^Would create/m);
+      const r = describe("--pull", "--use-http", "--cache-dir", join(tmp, "describe-cache"));
       assert.equal(r.status, 0, r.stderr);
       assert.match(r.stdout, /^Bundle:\s+koku-4\.4\.1$/m);
       assert.match(

@@ -101,3 +101,41 @@ test("serve --watch follows a swapped symlink, a directory " +
     rmSync(tmp, { recursive: true, force: true });
   }
 });
+
+test("serve --watch: a reload that fails logs its problems as JSON lines, like every other line", {
+  timeout: 60_000,
+}, async () => {
+  const tmp = mkdtempSync(join(tmpdir(), "opcat-watch-json-"));
+  catalog(join(tmp, "c"), "one");
+  const child = spawn(process.execPath, [BIN, "serve", `foo=${join(tmp, "c")}`, "--watch", "--http", "127.0.0.1:0"], {
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let log = "";
+  const waiters: (() => void)[] = [];
+  child.stderr!.on("data", (d: Buffer) => {
+    log += d.toString();
+    for (const f of waiters) f();
+  });
+  const logged = (re: RegExp): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const check = () => re.test(log) && resolve();
+      waiters.push(check);
+      check();
+      child.once("exit", (c) => reject(new Error(`serve exited ${c}: ${log}`)));
+    });
+  try {
+    await logged(/"msg":"serving"/);
+    writeFileSync(join(tmp, "c", "broken.yaml"), "schema: olm.package\nname: Bad_Name\n");
+    await logged(/"code":"FBC_PACKAGE_INVALID_NAME"[^\n]*\n/);
+    const lines = log.trimEnd().split("\n");
+    for (const l of lines) assert.doesNotThrow(() => JSON.parse(l), `not a JSON log line: ${l}`);
+    const problem = lines.map((l) => JSON.parse(l)).find((o) => o.code === "FBC_PACKAGE_INVALID_NAME");
+    assert.equal(problem.level, "error");
+    assert.equal(problem.catalog, "foo");
+    assert.deepEqual(problem.location?.file, "broken.yaml");
+  } finally {
+    child.kill("SIGTERM");
+    await new Promise((r) => child.once("exit", r));
+    rmSync(tmp, { recursive: true, force: true });
+  }
+});

@@ -82,6 +82,23 @@ describe("web UI in Chromium on the community catalogs", { skip }, () => {
     assert.equal(await page.locator("[data-testid=packages] > li").count(), 37);
   });
 
+  test("package cards are as tall as their content; the status line shows the server's memory", async () => {
+    await page.goto(`${served.url}#/c/v4.20`);
+    await page.locator("[data-testid=counts]", { hasText: "37 of 37 packages" }).waitFor();
+    // no card is stretched to its row's tallest: none has more than a line of empty space at its bottom
+    const slack = await page.evaluate(() =>
+      [...document.querySelectorAll("[data-testid=packages] > li")].map((li) => {
+        const inner = li.lastElementChild.getBoundingClientRect();
+        const box = li.getBoundingClientRect();
+        return Math.round(box.bottom - inner.bottom);
+      }),
+    );
+    assert.ok(Math.max(...slack) <= 24, `empty space at the bottom of cards: ${slack.join(", ")}`);
+    // the status line: the server's memory
+    const status = page.locator("[data-testid=status-line]");
+    await status.filter({ hasText: /server memory: \d+ MiB resident, heap \d+ MiB of \d+ MiB/ }).waitFor();
+  });
+
   test("search by name, keyword and provided API, with counts", async () => {
     await page.goto(`${served.url}#/c/v4.20`);
     const search = page.getByRole("searchbox", { name: "search packages" });
@@ -137,6 +154,12 @@ describe("web UI in Chromium on the community catalogs", { skip }, () => {
         .evaluateAll((ns) => ns.map((n) => n.getAttribute("data-node"))),
       ["infinispan-operator.v2.5.14"],
     );
+    // fitted, the labels are readable: a version label is drawn at least 9 px high (44 bundles fitted whole
+    // into the viewport drew them at about 6 px)
+    const labelHeight = await page
+      .locator('[data-node="infinispan-operator.v2.3.0"] text.ver')
+      .evaluate((t) => t.getBoundingClientRect().height);
+    assert.ok(labelHeight >= 9, `version label ${labelHeight.toFixed(1)} px high`);
     await page.locator('[data-node="infinispan-operator.v2.4.1"]').click();
     await page.locator("[data-testid=node-detail] h3", { hasText: "infinispan-operator.v2.4.1" }).waitFor();
     // keyboard: focus another bundle and press Enter
@@ -369,6 +392,9 @@ describe("web UI with a malicious catalog", { skip: requireChromium().skip }, ()
               description: `<script>window.__xss='csv'</script>${evil}`,
               keywords: [evil],
               provider: { name: `<svg onload="window.__xss='prov'">` },
+              annotations: {
+                description: `**Bold** claim with \`code\`, [a link](https://example.com/docs) and ${evil}`,
+              },
             },
           },
         ],
@@ -405,6 +431,13 @@ describe("web UI with a malicious catalog", { skip: requireChromium().skip }, ()
     assert.equal(await page.evaluate(() => location.hash), "#/c/evil");
     assert.match((await page.locator(".pkg-name").textContent()) ?? "", /^<img src=x onerror=.*Evil Operator$/);
     assert.deepEqual(await injected(), { xss: undefined, scripts: 0, handlers: 0, jsLinks: 0 });
+    // the summary's Markdown is rendered inline; its raw HTML stays text
+    const summary = page.locator("[data-testid=packages] .summary");
+    assert.equal(await summary.locator("strong").textContent(), "Bold");
+    assert.equal(await summary.locator("code").textContent(), "code");
+    assert.equal(await summary.locator("a").getAttribute("href"), "https://example.com/docs");
+    assert.equal(await summary.locator("a").getAttribute("rel"), "noopener noreferrer nofollow");
+    assert.match((await summary.textContent()) ?? "", /^Bold claim with code, a link and <img src=x onerror=/);
   });
 
   test("package page: the Markdown description, icon and bundle cannot run script", async () => {

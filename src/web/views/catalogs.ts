@@ -51,7 +51,7 @@ export function packageList(rev: CatalogRevision): UiPackageList {
         if (prov && str(prov.name)) row.provider = str(prov.name);
         if (str(v.displayName)) row.displayName = str(v.displayName);
         const ann = v.annotations as Record<string, unknown> | undefined;
-        if (ann && str(ann.description)) row.summary = str(ann.description).slice(0, 300);
+        if (ann && str(ann.description)) row.summary = firstLine(str(ann.description)).slice(0, 300);
         for (const crd of ((v.customresourcedefinitions as Record<string, unknown> | undefined)?.owned as
           | Record<string, unknown>[]
           | undefined) ?? []) {
@@ -100,9 +100,20 @@ export function packageList(rev: CatalogRevision): UiPackageList {
 }
 
 /** The first line of `s` (without splitting a description of megabytes into lines). */
+/**
+ * A package description's summary (Markdown, rendered inline by the UI): its first line of text, past blank
+ * lines and headings ("## Overview"); the first heading's text when there is nothing else.
+ */
 function firstLine(s: string): string {
-  const i = s.indexOf("\n");
-  return i < 0 ? s : s.slice(0, i);
+  let heading = "";
+  for (const line of s.split("\n", 50)) {
+    const t = line.trim();
+    if (t === "") continue;
+    const h = /^#{1,6}\s+(.*?)\s*#*$/.exec(t);
+    if (!h) return t;
+    heading ||= h[1];
+  }
+  return heading;
 }
 
 const FIELDS: readonly UiPackageSearchField[] = ["all", "name", "keyword", "api"];

@@ -3,6 +3,8 @@
  * …/instances/<name>, and POST …/instances/<name>/approve|deny, answered by clusterui.ts.
  */
 import type { IncomingMessage } from "node:http";
+import { processMemory } from "../../serve/metrics.js";
+import type { UiStatus } from "../uitypes.js";
 import { HttpError, sendJson } from "../http.js";
 import type { UiContext, UiRequest } from "./context.js";
 
@@ -35,4 +37,10 @@ export async function clusterView(ctx: UiContext, r: UiRequest): Promise<void> {
 /** GET /ui/api/config: what this server offers. */
 export function configView(ctx: UiContext, r: UiRequest): void {
   sendJson(r.res, 200, { cluster: ctx.cluster !== undefined });
+}
+
+/** GET /ui/api/status: the server's memory now (the UI's status line; /metrics has the same numbers). */
+export function statusView(_ctx: UiContext, r: UiRequest): void {
+  const status: UiStatus = { memory: processMemory() };
+  sendJson(r.res, 200, status);
 }
