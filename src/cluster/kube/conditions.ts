@@ -36,6 +36,15 @@ export function relayed(reason: string): Relayed {
 /** The union of an `as const` object's values (the constants of a `reasons.ts`). */
 export type ValueOf<T> = T[keyof T];
 
+/**
+ * The conditions an API group writes, from its `Type` and `Reason` constants: a declared type, and a
+ * declared reason or one relayed from another object.
+ */
+export type ConditionOf<Types extends Record<string, string>, Reasons extends Record<string, string>> = NewCondition<
+  ValueOf<Types>,
+  ValueOf<Reasons> | Relayed
+>;
+
 /** Kubernetes' RFC 3339 time without fractional seconds. */
 export function now(date = new Date()): string {
   return date.toISOString().replace(/\.\d{3}Z$/, "Z");

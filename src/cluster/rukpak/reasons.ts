@@ -2,7 +2,7 @@
  * Bundle and Instance condition types and reasons: what users `kubectl wait` on and alert on. Each one is
  * documented in docs/cluster.md ("Conditions and reasons"); test/reasons.test.ts checks both ways.
  */
-import type { NewCondition, Relayed, ValueOf } from "../kube/conditions.js";
+import type { ConditionOf, ValueOf } from "../kube/conditions.js";
 
 export const Type = {
   Approved: "Approved",
@@ -71,4 +71,4 @@ export const Reason = {
 export type ConditionType = ValueOf<typeof Type>;
 export type ConditionReason = ValueOf<typeof Reason>;
 /** A condition this group writes: its type and reason are declared above. */
-export type GroupCondition = NewCondition<ConditionType, ConditionReason | Relayed>;
+export type GroupCondition = ConditionOf<typeof Type, typeof Reason>;
