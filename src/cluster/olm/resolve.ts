@@ -18,29 +18,29 @@ import {
   type PRVersion,
 } from "../../semver/version.js";
 import { tryParseRange } from "../../semver/range.js";
+import type {
+  Bundle,
+  Channel,
+  ChannelEntry,
+  Deprecation,
+  DeprecationEntry,
+  PackageScopedReference,
+  Property,
+} from "../../fbc/types.js";
 import { goQuote } from "../../semver/gostr.js";
 
-export interface FbcChannelEntry {
-  name: string;
-  replaces?: string;
-  skips?: string[];
-  skipRange?: string;
-}
-export interface FbcChannel {
-  name: string;
-  package: string;
-  entries: FbcChannelEntry[];
-}
-export interface FbcBundle {
-  name: string;
-  package: string;
-  image?: string;
-  properties?: { type: string; value: unknown }[];
-}
-export interface FbcDeprecation {
-  package: string;
-  entries: { reference: { schema: string; name?: string }; message: string }[];
-}
+/*
+ * The FBC blobs as catalogd serves them (JSON, what opm omits absent): views of src/fbc/types.ts's
+ * model, not a second declaration of it.
+ */
+export type FbcChannelEntry = Pick<ChannelEntry, "name"> &
+  Partial<Pick<ChannelEntry, "replaces" | "skips" | "skipRange">>;
+export type FbcChannel = Pick<Channel, "name" | "package"> & { entries: FbcChannelEntry[] };
+export type FbcBundle = Pick<Bundle, "name" | "package"> &
+  Partial<Pick<Bundle, "image">> & { properties?: { type: Property["type"]; value: unknown }[] };
+export type FbcDeprecation = Pick<Deprecation, "package"> & {
+  entries: (Pick<DeprecationEntry, "message"> & { reference: Partial<PackageScopedReference> & { schema: string } })[];
+};
 
 /** One catalog's view of the package (empty arrays when the catalog does not have it). */
 export interface CatalogPackage {
