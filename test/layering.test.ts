@@ -115,6 +115,25 @@ test("src/serve is the catalog server only: it imports nothing of the web layer,
   assert.deepEqual(bad, []);
 });
 
+test("the browser code (src/ui) imports of the rest only the UI API's types and leaves made to share", () => {
+  const shared = new Set(["web/uitypes.js", "web/uiblob.js", "semver/index.js", "yaml/yaml12.js"]);
+  const bad = allImports().filter(
+    (i) =>
+      i.file.startsWith("ui/") &&
+      i.target.split("/")[0] in LOCAL &&
+      !i.target.startsWith("ui/") &&
+      !shared.has(i.target),
+  );
+  assert.deepEqual(bad, []);
+});
+
+test("src/web/uiblob.ts, shared with the browser, imports nothing", () => {
+  assert.deepEqual(
+    allImports().filter((i) => i.file === "web/uiblob.ts"),
+    [],
+  );
+});
+
 test("neither the catalog server nor the controllers import the web layer (src/web)", () => {
   const bad = [...importsOf("serve"), ...importsOf("cluster")].filter((i) => i.target.startsWith("web/"));
   assert.deepEqual(bad, []);

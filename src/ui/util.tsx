@@ -233,16 +233,4 @@ export function sizeText(n: number): string {
   return `${(n / 1e6).toFixed(1)} MB`;
 }
 
-export function str(v: unknown): string {
-  return typeof v === "string" ? v : "";
-}
-
-export function props(b: Record<string, unknown>): { type: string; value: unknown }[] {
-  return Array.isArray(b.properties) ? (b.properties as { type: string; value: unknown }[]) : [];
-}
-
-export function bundleVersion(b: Record<string, unknown>): string {
-  for (const p of props(b))
-    if (p.type === "olm.package") return str((p.value as Record<string, unknown> | null)?.version);
-  return "";
-}
+export { bundleVersion, props, str } from "../web/uiblob.js";

@@ -33,10 +33,4 @@ export function blobs(rev: CatalogRevision, schema: string, pkg: string, name: s
   return out;
 }
 
-export function str(v: unknown): string {
-  return typeof v === "string" ? v : "";
-}
-
-export function props(b: UiBlob): { type: string; value: unknown }[] {
-  return Array.isArray(b.properties) ? (b.properties as { type: string; value: unknown }[]) : [];
-}
+export { props, str } from "../uiblob.js";
