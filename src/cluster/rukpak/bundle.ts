@@ -97,6 +97,11 @@ export interface BundleState {
   outcome?: Outcome;
   /** A failure that may pass: thrown after the outcome is written, so that the queue retries. */
   retry?: UnpackError;
+  /**
+   * Marks the outcome settled in this process, once the status says it: settled before a write that
+   * then failed (a Conflict), the next pass would stop at `unpacked` and the status never say Done.
+   */
+  settle?: () => void;
 }
 
 const STOP = { stop: true } as const;
@@ -286,7 +291,9 @@ const outcome: BundleStep = async (ctx, u, s) => {
     s.retry = undefined;
     return STOP;
   }
-  if (out.status.unpacked === "Done" || !s.retry) u.settled.set(name, { gen, digest: out.status.digest });
+  const settle = () => {
+    if (out.status.unpacked === "Done" || !s.retry) u.settled.set(name, { gen, digest: out.status.digest });
+  };
   const was = cur.status ?? {};
   // (the cache may not hold this pass's InProgress yet: then the outcome is written whatever it shows)
   const same =
@@ -297,6 +304,7 @@ const outcome: BundleStep = async (ctx, u, s) => {
     was.digest === (out.status.digest ?? was.digest) &&
     was.observedGeneration === gen;
   if (same) {
+    settle();
     if (out.status.unpacked === "Done") contentMadeAgain(ctx, name);
     return;
   }
@@ -311,6 +319,7 @@ const outcome: BundleStep = async (ctx, u, s) => {
   });
   s.status = { ...fst, ...out.status, conditions: c.conditions, observedGeneration: gen };
   s.write = { base: fresh, event: out.event };
+  s.settle = settle;
 };
 
 const BUNDLE_STEPS: [string, BundleStep][] = [
@@ -342,6 +351,7 @@ export async function reconcileBundle(ctx: RukpakContext, steps: readonly Step<B
   await runSteps(steps, s, "bundle");
   if (s.write) {
     await ctx.client.replace<Bundle>({ ...s.write.base, status: s.status }, { subresource: "status" });
+    s.settle?.();
     ctx.events.emit(s.write.base, ...s.write.event);
   }
   if (s.retry) throw s.retry; // retried with backoff, nothing written while the outcome stays the same

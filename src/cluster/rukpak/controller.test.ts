@@ -1,8 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { KubeClient } from "../kube/client.js";
-import { API_VERSION } from "./api.js";
-import { bundleSteps, UnpackSlots } from "./bundle.js";
+import { API_VERSION, type Bundle } from "./api.js";
+import { bundleSteps, UnpackSlots, type BundleState } from "./bundle.js";
 import type { RukpakContext } from "./context.js";
 import { RukpakController } from "./controller.js";
 import { instanceSteps } from "./instance.js";
@@ -77,4 +77,33 @@ test("UnpackSlots: one host or one requester never holds every worker", () => {
   assert.ok(u.take(b("c", "file:///x"), new AbortController(), { username: "alice" }));
   u.release("a", queue);
   assert.deepEqual(added, ["b"], "a freed slot wakes the waiting Bundle");
+});
+
+test("a Bundle's outcome counts as settled only once its status is written (a Conflict leaves it open)", async () => {
+  const u = new UnpackSlots(3);
+  const b = {
+    apiVersion: API_VERSION,
+    kind: "Bundle",
+    metadata: { name: "b", generation: 1, uid: "u1" },
+    spec: { class: "c", refs: [] },
+    status: { unpacked: "InProgress", observedGeneration: 1 },
+  } as unknown as Bundle;
+  const ctx = { bundles: { get: () => b }, client: { tryGet: async () => b } } as unknown as RukpakContext;
+  const outcome = bundleSteps(ctx, u).find((s) => s.name === "outcome")!;
+  const s: BundleState = {
+    name: "b",
+    b,
+    generation: 1,
+    status: { ...b.status },
+    outcome: {
+      status: { unpacked: "Done", reason: "UnpackSuccessful", message: "unpacked", digest: "sha256:0" },
+      event: ["Normal", "Unpacked", "unpacked"],
+    },
+  };
+  await outcome.run(s);
+  // not yet: had the write of this Done failed, the next pass would stop at `unpacked` and never write it
+  assert.equal(u.settled.has("b"), false);
+  assert.ok(s.write);
+  s.settle?.();
+  assert.deepEqual(u.settled.get("b"), { gen: 1, digest: "sha256:0" });
 });
