@@ -10,7 +10,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { KubeClient } from "../kube/client.js";
-import { isConflict, isNotFound } from "../kube/client.js";
 import { setCondition } from "../kube/conditions.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
 import type { EventRecorder } from "../kube/events.js";
@@ -18,6 +17,7 @@ import type { Informer } from "../kube/informer.js";
 import type { SharedCaches } from "../runtime/caches.js";
 import { defineController, type Controller } from "../runtime/controller.js";
 import { runSteps, type Step, type StepOutcome } from "../runtime/steps.js";
+import { writeStatus } from "../runtime/status.js";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "../kube/finalizers.js";
 import type { PullOptions } from "../../image/index.js";
 import {
@@ -31,7 +31,6 @@ import {
 } from "../../serve/index.js";
 import type { CatalogRevision } from "../../serve/index.js";
 import { CATALOG_API_VERSION, type ClusterCatalog } from "./api.js";
-import { sameJson } from "../kube/json.js";
 
 const FINALIZER = "olm.operatorframework.io/delete-server-cache";
 
@@ -214,17 +213,19 @@ export class CatalogController {
     conds: NewCondition[],
     extra: Partial<NonNullable<ClusterCatalog["status"]>> = {},
   ): Promise<void> {
-    const fresh =
-      (await this.opts.client.tryGet<ClusterCatalog>(CATALOG_API_VERSION, "ClusterCatalog", cc.metadata.name)) ?? cc;
-    const st = { ...(fresh.status ?? {}) };
-    let list = st.conditions ?? [];
-    for (const c of conds)
-      list = setCondition(list, { observedGeneration: fresh.metadata.generation ?? 0, ...c }).conditions;
-    const next = { ...st, ...extra, conditions: list, observedGeneration: fresh.metadata.generation ?? 0 };
-    if (sameJson(next, fresh.status ?? {})) return;
-    await this.opts.client
-      .replace<ClusterCatalog>({ ...fresh, status: next }, { subresource: "status" })
-      .catch((e) => (isConflict(e) ? Promise.reject(e) : isNotFound(e) ? undefined : Promise.reject(e)));
+    await writeStatus<ClusterCatalog>(this.opts.client, {
+      apiVersion: CATALOG_API_VERSION,
+      kind: "ClusterCatalog",
+      name: cc.metadata.name,
+      uid: cc.metadata.uid,
+      cached: this.catalogs.get(cc.metadata.name),
+      next: (fresh) => {
+        const gen = fresh.metadata.generation ?? 0;
+        let list = fresh.status?.conditions ?? [];
+        for (const c of conds) list = setCondition(list, { observedGeneration: gen, ...c }).conditions;
+        return { ...(fresh.status ?? {}), ...extra, conditions: list, observedGeneration: gen };
+      },
+    });
   }
 
   private onImageEvent(name: string, e: ImageSourceEvent): void {

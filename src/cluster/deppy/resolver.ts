@@ -14,7 +14,7 @@
  * its own resolveset, so one blocked operator never blocks unrelated ones.
  */
 import { createHash } from "node:crypto";
-import { isConflict, isNotFound, type KubeClient, type KubeObject } from "../kube/client.js";
+import { isConflict, type KubeClient, type KubeObject } from "../kube/client.js";
 import { relayed, setCondition, type Condition as KubeCondition } from "../kube/conditions.js";
 import { fromResolver, Reason, Type, type GroupCondition as NewCondition } from "./reasons.js";
 import type { EventRecorder } from "../kube/events.js";
@@ -22,6 +22,7 @@ import type { Informer } from "../kube/informer.js";
 import type { SharedCaches } from "../runtime/caches.js";
 import { defineController, type Controller } from "../runtime/controller.js";
 import { runSteps, type Step, type StepOutcome } from "../runtime/steps.js";
+import { writeStatus } from "../runtime/status.js";
 import { API_VERSION as RUKPAK_API_VERSION, type Bundle, type Instance } from "../rukpak/api.js";
 import type {
   Input as ResolverInput,
@@ -720,43 +721,35 @@ export class DeppyController {
     fields: { instances: InputStatusInstance[]; resolveset?: string },
     conds: NewCondition[],
   ): Promise<void> {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      // the cache's copy first (an unchanged status then costs no request); a fresh read after a conflict
-      const fresh =
-        (attempt === 0 ? this.inputs.get(i.metadata.name) : undefined) ??
-        (await this.client.tryGet<Input>(DEPPY_API_VERSION, "Input", i.metadata.name));
-      if (!fresh) return;
-      const gen = fresh.metadata.generation ?? 0;
-      let list = fresh.status?.conditions ?? [];
-      for (const c of conds) list = setCondition(list, { observedGeneration: gen, ...c }).conditions;
-      // conditions this pass did not report are dropped (they no longer hold)
-      const types = new Set<string>(conds.map((c) => c.type));
-      list = list.filter((c) => types.has(c.type));
-      const prevInstances = new Map((fresh.status?.instances ?? []).map((x) => [x.name, x]));
-      const instances = fields.instances.map((x) => {
-        let cl: KubeCondition[] = prevInstances.get(x.name)?.conditions ?? [];
-        for (const c of (x.conditions ?? []) as unknown as NewCondition[])
-          cl = setCondition(cl, { ...c, lastTransitionTime: undefined }).conditions;
-        cl = cl.filter((c) => (x.conditions ?? []).some((n) => n.type === c.type));
-        return { ...x, conditions: cl };
-      });
-      const status = {
-        ...(fresh.status ?? {}),
-        instances,
-        ...(fields.resolveset ? { resolveset: fields.resolveset } : {}),
-        conditions: list,
-        observedGeneration: gen,
-      };
-      if (sameJson(status, fresh.status ?? {})) return;
-      try {
-        await this.client.replace<Input>({ ...fresh, status }, { subresource: "status" });
-        return;
-      } catch (e) {
-        if (isConflict(e)) continue;
-        if (isNotFound(e)) return;
-        throw e;
-      }
-    }
+    await writeStatus<Input>(this.client, {
+      apiVersion: DEPPY_API_VERSION,
+      kind: "Input",
+      name: i.metadata.name,
+      cached: this.inputs.get(i.metadata.name),
+      next: (fresh) => {
+        const gen = fresh.metadata.generation ?? 0;
+        let list = fresh.status?.conditions ?? [];
+        for (const c of conds) list = setCondition(list, { observedGeneration: gen, ...c }).conditions;
+        // conditions this pass did not report are dropped (they no longer hold)
+        const types = new Set<string>(conds.map((c) => c.type));
+        list = list.filter((c) => types.has(c.type));
+        const prevInstances = new Map((fresh.status?.instances ?? []).map((x) => [x.name, x]));
+        const instances = fields.instances.map((x) => {
+          let cl: KubeCondition[] = prevInstances.get(x.name)?.conditions ?? [];
+          for (const c of (x.conditions ?? []) as unknown as NewCondition[])
+            cl = setCondition(cl, { ...c, lastTransitionTime: undefined }).conditions;
+          cl = cl.filter((c) => (x.conditions ?? []).some((n) => n.type === c.type));
+          return { ...x, conditions: cl };
+        });
+        return {
+          ...(fresh.status ?? {}),
+          instances,
+          ...(fields.resolveset ? { resolveset: fields.resolveset } : {}),
+          conditions: list,
+          observedGeneration: gen,
+        };
+      },
+    });
   }
 
   /**

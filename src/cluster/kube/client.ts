@@ -533,6 +533,12 @@ export class KubeClient {
   }
 }
 
+/** The object verbs controllers use: what the in-memory API server (./fake.ts) and this client share. */
+export type KubeApi = Pick<
+  KubeClient,
+  "get" | "tryGet" | "getLive" | "list" | "create" | "apply" | "mergePatch" | "replace" | "delete"
+>;
+
 export function resourcePath(r: ResourceInfo, namespace?: string, name?: string, subresource?: string): string {
   let p = r.group ? `/apis/${r.group}/${r.version}` : `/api/${r.version}`;
   if (r.namespaced && namespace) p += `/namespaces/${encodeURIComponent(namespace)}`;

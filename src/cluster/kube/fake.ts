@@ -11,14 +11,10 @@
  * whole rather than merged by key).
  */
 import { randomUUID } from "node:crypto";
-import { KubeApiError, type KubeClient, type KubeObject, type WatchEvent } from "./client.js";
+import { KubeApiError, type KubeApi, type KubeObject, type WatchEvent } from "./client.js";
 import { selectorMatches, type LabelSelector } from "./selector.js";
 
-/** The object verbs controllers use: what the fake and the real client share. */
-export type KubeApi = Pick<
-  KubeClient,
-  "get" | "tryGet" | "getLive" | "list" | "create" | "apply" | "mergePatch" | "replace" | "delete"
->;
+export type { KubeApi };
 
 /** A kind the fake serves. */
 export interface FakeResource {

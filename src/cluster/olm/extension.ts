@@ -13,12 +13,13 @@
  * One entry: `reconcile(name)`, made of small named steps.
  */
 import { createHash } from "node:crypto";
-import { isConflict, KubeApiError, type KubeClient, type KubeObject } from "../kube/client.js";
+import { KubeApiError, type KubeClient, type KubeObject } from "../kube/client.js";
 import { findCondition, setCondition, type Condition } from "../kube/conditions.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
 import type { Informer, InformerEvent } from "../kube/informer.js";
 import type { SharedCaches } from "../runtime/caches.js";
 import { defineController, type Controller } from "../runtime/controller.js";
+import { writeStatus } from "../runtime/status.js";
 import { API_VERSION as RUKPAK_API_VERSION, type Instance, type ProvisionerClass } from "../rukpak/api.js";
 import { Reason as RukpakReason } from "../rukpak/reasons.js";
 import type { Requester } from "../rukpak/permissions.js";
@@ -673,25 +674,26 @@ export class ExtensionController {
   private async writeStatus(ext: ClusterExtension, out: Outcome): Promise<void> {
     if (out.conditions.length === 0) return;
     const name = ext.metadata.name;
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const fresh = await this.client.tryGet<ClusterExtension>(OLM_API_VERSION, "ClusterExtension", name);
-      if (!fresh || fresh.metadata.uid !== ext.metadata.uid) return;
-      const gen = fresh.metadata.generation ?? 0;
-      let list = fresh.status?.conditions ?? [];
-      for (const c of out.conditions) list = setCondition(list, { observedGeneration: gen, ...c }).conditions;
-      // deprecation conditions are always present once known
-      const types = new Set([...out.conditions.map((c) => c.type), ...DEPRECATION_TYPES]);
-      list = list.filter((c) => types.has(c.type));
-      const status: ClusterExtensionStatus = { ...(fresh.status ?? {}), conditions: list };
-      if (out.install === null) delete status.install;
-      else if (out.install) status.install = out.install;
-      if (sameJson(status, fresh.status ?? {})) return;
-      try {
-        await this.client.replace<ClusterExtension>({ ...fresh, status }, { subresource: "status" });
-        return;
-      } catch (e) {
-        if (!isConflict(e)) throw e;
-      }
-    }
+    await writeStatus<ClusterExtension>(this.client, {
+      apiVersion: OLM_API_VERSION,
+      kind: "ClusterExtension",
+      name,
+      uid: ext.metadata.uid,
+      cached: this.extensions.get(name),
+      next: (fresh) => {
+        const gen = fresh.metadata.generation ?? 0;
+        let list = fresh.status?.conditions ?? [];
+        for (const c of out.conditions) list = setCondition(list, { observedGeneration: gen, ...c }).conditions;
+        // deprecation conditions are always present once known
+        const types = new Set([...out.conditions.map((c) => c.type), ...DEPRECATION_TYPES]);
+        const status: ClusterExtensionStatus = {
+          ...(fresh.status ?? {}),
+          conditions: list.filter((c) => types.has(c.type)),
+        };
+        if (out.install === null) delete status.install;
+        else if (out.install) status.install = out.install;
+        return status;
+      },
+    });
   }
 }

@@ -8,7 +8,7 @@
  * selector, and the updates the resolver sees in other channels and catalogs
  * (`UpdateAvailable`, reason `CrossChannelUpdateFound` when applying one needs a spec change).
  */
-import { isConflict, type KubeClient } from "../kube/client.js";
+import { type KubeClient } from "../kube/client.js";
 import { findCondition, relayed, setCondition, type Condition } from "../kube/conditions.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
 import type { EventRecorder } from "../kube/events.js";
@@ -18,6 +18,7 @@ import { defineController, type Controller } from "../runtime/controller.js";
 import { isOwn, verifiedRequester, type SigningKey } from "../rukpak/trust.js";
 import { sameJson } from "../kube/json.js";
 import { runSteps, type Step, type StepOutcome } from "../runtime/steps.js";
+import { writeStatus } from "../runtime/status.js";
 import { API_VERSION as RUKPAK_API_VERSION, type Bundle, type Instance } from "../rukpak/api.js";
 import type { InstalledStatus } from "../../resolve/index.js";
 import {
@@ -518,32 +519,25 @@ export class OperatorController {
   /** The status: this pass's conditions (others dropped), installed bundle, updates, components. */
   private async writeStatus(s: OperatorState): Promise<void> {
     const { name, conds, generation: gen } = s;
-    for (let attempt = 0; attempt < 5; attempt++) {
-      // the cache's copy first (an unchanged status then costs no request); a fresh read after a conflict
-      const fresh =
-        (attempt === 0 ? this.operators.get(name) : undefined) ??
-        (await this.client.tryGet<Operator>(OPERATOR_API_VERSION, "Operator", name));
-      if (!fresh) return;
-      let list = fresh.status?.conditions ?? [];
-      for (const c of conds) list = setCondition(list, { observedGeneration: gen, ...c }).conditions;
-      const types = new Set<string>(conds.map((c) => c.type));
-      list = list.filter((c) => types.has(c.type));
-      const status = {
-        updates: s.updates,
-        ...(s.installedBundle ? { installedBundle: s.installedBundle } : {}),
-        ...(s.installedVersion ? { installedVersion: s.installedVersion } : {}),
-        conditions: list,
-        components: { matchLabels: s.labels, refs: s.refs },
-        observedGeneration: gen,
-      };
-      if (sameJson(status, fresh.status ?? {})) return;
-      try {
-        await this.client.replace<Operator>({ ...fresh, status }, { subresource: "status" });
-        return;
-      } catch (e) {
-        if (!isConflict(e)) throw e;
-      }
-    }
+    await writeStatus<Operator>(this.client, {
+      apiVersion: OPERATOR_API_VERSION,
+      kind: "Operator",
+      name,
+      cached: this.operators.get(name),
+      next: (fresh) => {
+        let list = fresh.status?.conditions ?? [];
+        for (const c of conds) list = setCondition(list, { observedGeneration: gen, ...c }).conditions;
+        const types = new Set<string>(conds.map((c) => c.type));
+        return {
+          updates: s.updates,
+          ...(s.installedBundle ? { installedBundle: s.installedBundle } : {}),
+          ...(s.installedVersion ? { installedVersion: s.installedVersion } : {}),
+          conditions: list.filter((c) => types.has(c.type)),
+          components: { matchLabels: s.labels, refs: s.refs },
+          observedGeneration: gen,
+        };
+      },
+    });
   }
 
   private bundleRefs(refs: ComponentRef[], pick: (b: Bundle) => boolean): void {
