@@ -535,36 +535,41 @@ function reportOrphan(name: string, o: Orphan, add: Add): void {
       ? `package ${q(name)} has no olm.package blob; ${named} name it (this is the first): ` +
         `add an olm.package blob named ${q(name)}, or fix their "package"`
       : undefined;
+  const first = firstNaming(name, o);
+  add(first.code, first.message, first.loc, first.blob, cause ?? first.hint);
+}
+
+/** opm's problem for the first blob that names a package without an olm.package blob. */
+function firstNaming(
+  name: string,
+  o: Orphan,
+): { code: string; message: string; loc: Location | undefined; blob: Problem["blob"]; hint?: string } {
+  const fix = (what: string) => `add an olm.package blob named ${q(name)} or fix the ${what}'s "package"`;
   const c = o.channels[0];
-  if (c) {
-    add(
-      "FBC_CHANNEL_UNKNOWN_PACKAGE",
-      `unknown package ${q(name)} for channel ${q(c.name)}`,
-      c.loc,
-      { schema: SCHEMA_CHANNEL, package: name, name: c.name },
-      cause ?? `add an olm.package blob named ${q(name)} or fix the channel's "package"`,
-    );
-    return;
-  }
+  if (c)
+    return {
+      code: "FBC_CHANNEL_UNKNOWN_PACKAGE",
+      message: `unknown package ${q(name)} for channel ${q(c.name)}`,
+      loc: c.loc,
+      blob: { schema: SCHEMA_CHANNEL, package: name, name: c.name },
+      hint: fix("channel"),
+    };
   const b = o.bundles[0];
-  if (b) {
-    add(
-      "FBC_BUNDLE_UNKNOWN_PACKAGE",
-      `unknown package ${q(name)} for bundle ${q(b.name)}`,
-      b.loc,
-      { schema: SCHEMA_BUNDLE, package: name, name: b.name },
-      cause ?? `add an olm.package blob named ${q(name)} or fix the bundle's "package"`,
-    );
-    return;
-  }
+  if (b)
+    return {
+      code: "FBC_BUNDLE_UNKNOWN_PACKAGE",
+      message: `unknown package ${q(name)} for bundle ${q(b.name)}`,
+      loc: b.loc,
+      blob: { schema: SCHEMA_BUNDLE, package: name, name: b.name },
+      hint: fix("bundle"),
+    };
   const d = o.deprecations[0];
-  add(
-    "FBC_DEPRECATION_UNKNOWN_PACKAGE",
-    `cannot apply deprecations to an unknown package ${q(name)}`,
-    d.loc,
-    { schema: "olm.deprecations", package: name },
-    cause,
-  );
+  return {
+    code: "FBC_DEPRECATION_UNKNOWN_PACKAGE",
+    message: `cannot apply deprecations to an unknown package ${q(name)}`,
+    loc: d.loc,
+    blob: { schema: "olm.deprecations", package: name },
+  };
 }
 
 function plural(n: number, noun: string): string {
