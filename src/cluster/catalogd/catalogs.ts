@@ -10,13 +10,12 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { KubeClient } from "../kube/client.js";
-import { setCondition } from "../kube/conditions.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
 import type { EventRecorder } from "../kube/events.js";
 import type { Informer } from "../kube/informer.js";
 import type { SharedCaches } from "../runtime/caches.js";
 import { defineController, type Controller } from "../runtime/controller.js";
-import { runSteps, type Step, type StepOutcome } from "../runtime/steps.js";
+import { runSteps, type Step, type StepOutcome, withConditions } from "../runtime/steps.js";
 import { writeStatus } from "../runtime/status.js";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "../kube/finalizers.js";
 import type { PullOptions } from "../../image/index.js";
@@ -221,8 +220,7 @@ export class CatalogController {
       cached: this.catalogs.get(cc.metadata.name),
       next: (fresh) => {
         const gen = fresh.metadata.generation ?? 0;
-        let list = fresh.status?.conditions ?? [];
-        for (const c of conds) list = setCondition(list, { observedGeneration: gen, ...c }).conditions;
+        const list = withConditions(fresh.status ?? {}, gen, conds).conditions ?? [];
         return { ...(fresh.status ?? {}), ...extra, conditions: list, observedGeneration: gen };
       },
     });

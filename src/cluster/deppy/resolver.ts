@@ -21,7 +21,7 @@ import type { EventRecorder } from "../kube/events.js";
 import type { Informer } from "../kube/informer.js";
 import type { SharedCaches } from "../runtime/caches.js";
 import { defineController, type Controller } from "../runtime/controller.js";
-import { runSteps, type Step, type StepOutcome } from "../runtime/steps.js";
+import { runSteps, type Step, type StepOutcome, withConditions } from "../runtime/steps.js";
 import { writeStatus } from "../runtime/status.js";
 import { API_VERSION as RUKPAK_API_VERSION, type Bundle, type Instance } from "../rukpak/api.js";
 import type {
@@ -728,8 +728,7 @@ export class DeppyController {
       cached: this.inputs.get(i.metadata.name),
       next: (fresh) => {
         const gen = fresh.metadata.generation ?? 0;
-        let list = fresh.status?.conditions ?? [];
-        for (const c of conds) list = setCondition(list, { observedGeneration: gen, ...c }).conditions;
+        let list = withConditions(fresh.status ?? {}, gen, conds).conditions ?? [];
         // conditions this pass did not report are dropped (they no longer hold)
         const types = new Set<string>(conds.map((c) => c.type));
         list = list.filter((c) => types.has(c.type));

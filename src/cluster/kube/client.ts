@@ -373,12 +373,7 @@ export class KubeClient {
     name: string,
     namespace?: string,
   ): Promise<T | undefined> {
-    try {
-      return await this.get<T>(apiVersion, kind, name, namespace);
-    } catch (e) {
-      if (isNotFound(e)) return undefined;
-      throw e;
-    }
+    return orUndefined(this.get<T>(apiVersion, kind, name, namespace));
   }
 
   /**
@@ -393,10 +388,7 @@ export class KubeClient {
     name: string,
     opts: { uid?: string; namespace?: string } = {},
   ): Promise<T | undefined> {
-    const live = await this.tryGet<T>(apiVersion, kind, name, opts.namespace);
-    if (!live || live.metadata.deletionTimestamp) return undefined;
-    if (opts.uid && live.metadata.uid !== opts.uid) return undefined;
-    return live;
+    return liveOnly(await this.tryGet<T>(apiVersion, kind, name, opts.namespace), opts.uid);
   }
 
   async list<T extends KubeObject = KubeObject>(
@@ -531,6 +523,23 @@ export class KubeClient {
       throw e;
     }
   }
+}
+
+/** The answer of `get`, or undefined when the object does not exist. */
+export async function orUndefined<T>(get: Promise<T>): Promise<T | undefined> {
+  try {
+    return await get;
+  } catch (e) {
+    if (isNotFound(e)) return undefined;
+    throw e;
+  }
+}
+
+/** The object unless it is gone, being deleted, or (given `uid`) another object of the same name. */
+export function liveOnly<T extends KubeObject>(o: T | undefined, uid?: string): T | undefined {
+  if (!o || o.metadata.deletionTimestamp) return undefined;
+  if (uid && o.metadata.uid !== uid) return undefined;
+  return o;
 }
 
 /** The object verbs controllers use: what the in-memory API server (./fake.ts) and this client share. */

@@ -11,7 +11,7 @@
  * whole rather than merged by key).
  */
 import { randomUUID } from "node:crypto";
-import { KubeApiError, type KubeApi, type KubeObject, type WatchEvent } from "./client.js";
+import { KubeApiError, liveOnly, orUndefined, type KubeApi, type KubeObject, type WatchEvent } from "./client.js";
 import { selectorMatches, type LabelSelector } from "./selector.js";
 
 export type { KubeApi };
@@ -72,12 +72,7 @@ export class FakeKube implements KubeApi {
   }
 
   async tryGet<T extends KubeObject = KubeObject>(apiVersion: string, kind: string, name: string, ns?: string) {
-    try {
-      return await this.get<T>(apiVersion, kind, name, ns);
-    } catch (e) {
-      if (e instanceof KubeApiError && e.status === 404) return undefined;
-      throw e;
-    }
+    return orUndefined(this.get<T>(apiVersion, kind, name, ns));
   }
 
   async getLive<T extends KubeObject = KubeObject>(
@@ -86,10 +81,7 @@ export class FakeKube implements KubeApi {
     name: string,
     opts: { uid?: string; namespace?: string } = {},
   ) {
-    const live = await this.tryGet<T>(apiVersion, kind, name, opts.namespace);
-    if (!live || live.metadata.deletionTimestamp) return undefined;
-    if (opts.uid && live.metadata.uid !== opts.uid) return undefined;
-    return live;
+    return liveOnly(await this.tryGet<T>(apiVersion, kind, name, opts.namespace), opts.uid);
   }
 
   async list<T extends KubeObject = KubeObject>(

@@ -14,12 +14,13 @@
  */
 import { createHash } from "node:crypto";
 import { KubeApiError, type KubeClient, type KubeObject } from "../kube/client.js";
-import { findCondition, setCondition, type Condition } from "../kube/conditions.js";
+import { findCondition, type Condition } from "../kube/conditions.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
 import type { Informer, InformerEvent } from "../kube/informer.js";
 import type { SharedCaches } from "../runtime/caches.js";
 import { defineController, type Controller } from "../runtime/controller.js";
 import { writeStatus } from "../runtime/status.js";
+import { withConditions } from "../runtime/steps.js";
 import { API_VERSION as RUKPAK_API_VERSION, type Instance, type ProvisionerClass } from "../rukpak/api.js";
 import { Reason as RukpakReason } from "../rukpak/reasons.js";
 import type { Requester } from "../rukpak/permissions.js";
@@ -682,8 +683,7 @@ export class ExtensionController {
       cached: this.extensions.get(name),
       next: (fresh) => {
         const gen = fresh.metadata.generation ?? 0;
-        let list = fresh.status?.conditions ?? [];
-        for (const c of out.conditions) list = setCondition(list, { observedGeneration: gen, ...c }).conditions;
+        const list = withConditions(fresh.status ?? {}, gen, out.conditions).conditions ?? [];
         // deprecation conditions are always present once known
         const types = new Set([...out.conditions.map((c) => c.type), ...DEPRECATION_TYPES]);
         const status: ClusterExtensionStatus = {

@@ -9,7 +9,7 @@
  * (`UpdateAvailable`, reason `CrossChannelUpdateFound` when applying one needs a spec change).
  */
 import { type KubeClient } from "../kube/client.js";
-import { findCondition, relayed, setCondition, type Condition } from "../kube/conditions.js";
+import { findCondition, relayed, type Condition } from "../kube/conditions.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
 import type { EventRecorder } from "../kube/events.js";
 import type { Informer } from "../kube/informer.js";
@@ -17,7 +17,7 @@ import type { SharedCaches } from "../runtime/caches.js";
 import { defineController, type Controller } from "../runtime/controller.js";
 import { isOwn, verifiedRequester, type SigningKey } from "../rukpak/trust.js";
 import { sameJson } from "../kube/json.js";
-import { runSteps, type Step, type StepOutcome } from "../runtime/steps.js";
+import { runSteps, type Step, type StepOutcome, withConditions } from "../runtime/steps.js";
 import { writeStatus } from "../runtime/status.js";
 import { API_VERSION as RUKPAK_API_VERSION, type Bundle, type Instance } from "../rukpak/api.js";
 import type { InstalledStatus } from "../../resolve/index.js";
@@ -525,8 +525,7 @@ export class OperatorController {
       name,
       cached: this.operators.get(name),
       next: (fresh) => {
-        let list = fresh.status?.conditions ?? [];
-        for (const c of conds) list = setCondition(list, { observedGeneration: gen, ...c }).conditions;
+        const list = withConditions(fresh.status ?? {}, gen, conds).conditions ?? [];
         const types = new Set<string>(conds.map((c) => c.type));
         return {
           updates: s.updates,

@@ -86,7 +86,7 @@ export class StepStops {
   entries(): [string, string, number][] {
     return [...this.counts]
       .map(([k, n]) => [...(k.split("\0") as [string, string]), n] as [string, string, number])
-      .sort((a, b) => (a[0] + a[1] < b[0] + b[1] ? -1 : 1));
+      .sort((a, b) => a[0].localeCompare(b[0]) || a[1].localeCompare(b[1]));
   }
 }
 
