@@ -7,7 +7,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { readdirSync, rmSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 
 /** `.<name>.<pid>.<8 hex digits>.tmp`: the staged copy of `<name>`, a file or a directory. */
 const STAGED = /^\.(.+)\.(\d+)\.[0-9a-f]{8}\.tmp$/;
@@ -41,6 +41,19 @@ export function sweepStaged(path: string): number {
 /** Removes every staged entry in `dir` that a process no longer running left behind; returns how many. */
 export function sweepStagedIn(dir: string): number {
   return sweep(dir);
+}
+
+const sweptDirs = new Set<string>();
+
+/**
+ * {@link sweepStagedIn}, once per directory and process: writers call it before every write, and only
+ * the first write into a directory pays for listing it (a blob store's directory holds thousands).
+ */
+export function sweepStagedOnce(dir: string): void {
+  const d = resolve(dir);
+  if (sweptDirs.has(d)) return;
+  sweptDirs.add(d);
+  sweepStagedIn(d);
 }
 
 function sweep(dir: string, only?: string): number {

@@ -48,10 +48,10 @@ export function writeAllSync(fd: number, data: string | Uint8Array): void {
 export function writeFileAtomic(
   path: string,
   data: string | Uint8Array,
-  ops: { rename?: (from: string, to: string) => void } = {},
+  ops: { rename?: (from: string, to: string) => void; sweep?: boolean } = {},
 ): void {
   mkdirSync(dirname(path), { recursive: true });
-  const tmp = stageFile(path, data);
+  const tmp = stageFile(path, data, ops);
   try {
     (ops.rename ?? renameSync)(tmp, path);
   } catch (e) {
@@ -65,14 +65,16 @@ export function writeFileAtomic(
  * Writes the staged copy of `path` (the replaced file's mode, every byte, flushed) and returns its
  * name: for writers that rename several files into place together. Errors name `path`.
  */
-export function stageFile(path: string, data: string | Uint8Array): string {
+export function stageFile(path: string, data: string | Uint8Array, opts: { sweep?: boolean } = {}): string {
   let mode: number | undefined;
   try {
     mode = statSync(path).mode & 0o7777;
   } catch {
     // a new file
   }
-  sweepStaged(path); // what an earlier run killed before its rename left behind
+  // what an earlier run killed before its rename left behind (a caller writing many files into one
+  // directory sweeps it once itself: sweepStagedOnce)
+  if (opts.sweep !== false) sweepStaged(path);
   const tmp = stagedName(path);
   try {
     const fd = openSync(tmp, "wx", mode ?? 0o666);

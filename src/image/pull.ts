@@ -22,7 +22,7 @@ import {
 } from "./manifest.js";
 import { parseNamed, ImageReferenceError, type ImageReference } from "./reference.js";
 import { mapPool, RegistryClient, type RegistryOptions, type RepoTarget } from "./registry.js";
-import { stagedName, sweepStagedIn } from "../fsx/staged.js";
+import { stagedName, sweepStagedOnce } from "../fsx/staged.js";
 import { BlobStore, parseLayoutRef, resolveLayoutRef } from "./store.js";
 import { applyLayer, type UnpackBudget, type UnpackLimits } from "./unpack.js";
 
@@ -241,7 +241,7 @@ export async function unpackImage(img: PulledImage, opts: UnpackImageOptions = {
   const final = join(cacheDir, "unpacked", img.digest.replace(":", "-") + filter);
   if (existsSync(final)) return final;
   mkdirSync(join(cacheDir, "unpacked"), { recursive: true });
-  sweepStagedIn(join(cacheDir, "unpacked")); // what unpacks killed midway left behind
+  sweepStagedOnce(join(cacheDir, "unpacked")); // what unpacks killed midway left behind
   const tmp = stagedName(final);
   mkdirSync(tmp, { mode: 0o700 });
   const budget: UnpackBudget = { bytes: 0, entries: 0 };

@@ -18,12 +18,10 @@ import {
   fsyncSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
-import { stagedName, sweepStagedIn } from "../fsx/staged.js";
+import { stagedName, sweepStagedOnce } from "../fsx/staged.js";
 import { syncDirectory, writeFileAtomic } from "../fsx/write.js";
 import { blobRelPath, checkDigest, digestLike, errText, hasherFor, ImageError } from "./errors.js";
 import { ANNOTATION_REF_NAME, MAX_MANIFEST_BYTES, type Descriptor } from "./manifest.js";
-
-const swept = new Set<string>();
 
 export class BlobStore {
   constructor(readonly root: string) {}
@@ -51,7 +49,10 @@ export class BlobStore {
     const actual = digestLike(digest ?? "sha256:", data);
     if (digest !== undefined && actual !== digest)
       throw new ImageError("IMAGE_DIGEST_MISMATCH", `blob ${digest}: content has digest ${actual}`);
-    if (!this.has(actual)) writeFileAtomic(this.path(actual), data);
+    if (this.has(actual)) return actual;
+    // one listing of the blob directory per process, not one per blob written into it
+    sweepStagedOnce(dirname(this.path(actual)));
+    writeFileAtomic(this.path(actual), data, { sweep: false });
     return actual;
   }
 
@@ -67,10 +68,7 @@ export class BlobStore {
     checkDigest(digest, opts.label ?? "blob");
     const final = this.path(digest);
     mkdirSync(dirname(final), { recursive: true });
-    if (!swept.has(dirname(final))) {
-      swept.add(dirname(final));
-      sweepStagedIn(dirname(final));
-    }
+    sweepStagedOnce(dirname(final));
     const tmp = stagedName(final);
     const h = hasherFor(digest);
     let n = 0;
