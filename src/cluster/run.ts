@@ -263,7 +263,6 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
       catalogs,
       key,
       log,
-      resync: (i) => controller.resync(i),
     });
     controllers = new ControllerSet(controller, catalogs, deppy, resolvesets, operators, extensions);
   }

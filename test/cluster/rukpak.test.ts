@@ -30,7 +30,15 @@ import { createHash } from "node:crypto";
 import { execFileSync } from "node:child_process";
 import type { AddressInfo } from "node:net";
 import { COMMUNITY, requireShared } from "../shared.js";
-import { clientAs, clusterKubeconfig, cond, controllerLog, grantClusterRole, waitFor } from "./harness.js";
+import {
+  clientAs,
+  clusterKubeconfig,
+  cond,
+  controllerLog,
+  grantClusterRole,
+  waitFor,
+  waitForCrdGone,
+} from "./harness.js";
 
 const cluster = clusterKubeconfig();
 const missingTools = requireTools("docker-registry", "htpasswd", "openssl", "tar");
@@ -225,6 +233,31 @@ describe("RukPak on a real API server", { skip, concurrency: false }, () => {
       assert.ok(bundle.status?.objects?.some((o) => o.startsWith("/objects/ClusterServiceVersion/")));
     },
   );
+
+  test("objects an admin deletes from an installed Instance are made again (a CRD, a ClusterRole)", async () => {
+    const inst = await admin.get<Instance>(API_VERSION, "Instance", "rabbitmq");
+    assert.ok(installed("rabbitmq-2.8.0")(inst), "installed by the test before");
+    const pick = (kind: string) => {
+      const r = inst.status?.objects?.find((o) => o.kind === kind);
+      assert.ok(r, `the Instance lists a ${kind}`);
+      return r;
+    };
+    for (const r of [pick("CustomResourceDefinition"), pick("ClusterRole")]) {
+      const before = await admin.get(r.apiVersion, r.kind, r.name);
+      await admin.delete(r.apiVersion, r.kind, r.name);
+      if (r.kind === "CustomResourceDefinition") await waitForCrdGone(admin, r.name);
+      const again = await waitFor(
+        admin,
+        r.apiVersion,
+        r.kind,
+        r.name,
+        (o) => !!o && o.metadata.uid !== before.metadata.uid && !o.metadata.deletionTimestamp,
+        `${r.kind} ${r.name} made again`,
+        120_000,
+      );
+      assert.equal(again?.metadata.labels?.[LABEL_INSTANCE], "rabbitmq");
+    }
+  });
 
   const recordTitle =
     "install records: a written record is read back without a request; a change behind the store's back conflicts";

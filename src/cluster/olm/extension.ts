@@ -16,7 +16,7 @@ import { createHash } from "node:crypto";
 import { KubeApiError, type KubeClient, type KubeObject } from "../kube/client.js";
 import { findCondition, type Condition } from "../kube/conditions.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
-import type { Informer, InformerEvent } from "../kube/informer.js";
+import type { Informer } from "../kube/informer.js";
 import type { SharedCaches } from "../runtime/caches.js";
 import { defineController, type Controller } from "../runtime/controller.js";
 import { writeStatus } from "../runtime/status.js";
@@ -97,28 +97,10 @@ export interface ExtensionControllerOptions {
   client: KubeClient;
   catalogs: CatalogController;
   key: SigningKey;
-  /** Asks the RukPak provisioner to reconcile an Instance again (it re-applies every object). */
-  resync?: (instance: string) => void;
   log?: (msg: string) => void;
   /** The process's caches (one informer per kind and options, shared with the other controllers). */
   caches?: SharedCaches;
 }
-
-/** The kinds whose installed objects are restored when deleted (watched by the owner-kind label). */
-export const RESTORED_KINDS: [string, string][] = [
-  ["apps/v1", "Deployment"],
-  ["v1", "ServiceAccount"],
-  ["v1", "Service"],
-  ["v1", "ConfigMap"],
-  ["v1", "Secret"],
-  ["rbac.authorization.k8s.io/v1", "ClusterRole"],
-  ["rbac.authorization.k8s.io/v1", "ClusterRoleBinding"],
-  ["rbac.authorization.k8s.io/v1", "Role"],
-  ["rbac.authorization.k8s.io/v1", "RoleBinding"],
-  ["apiextensions.k8s.io/v1", "CustomResourceDefinition"],
-  ["admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"],
-  ["admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"],
-];
 
 /** What one pass decided, written to status at the end. */
 interface Outcome {
@@ -138,20 +120,12 @@ export class ExtensionController {
   readonly extensions: Informer<ClusterExtension>;
   readonly instances: Informer<Instance>;
   readonly namespaces: Informer<KubeObject>;
-  /** Installed objects of the RESTORED_KINDS, by the owner-kind label. */
-  readonly owned: Informer<KubeObject>[];
   private readonly client: KubeClient;
   private readonly log: (m: string) => void;
 
   constructor(private readonly opts: ExtensionControllerOptions) {
     this.client = opts.client;
     this.log = opts.log ?? (() => {});
-    const restored = RESTORED_KINDS.map(([apiVersion, kind]) => ({
-      apiVersion,
-      kind,
-      options: { labelSelector: `${LABEL_OWNER_KIND}=ClusterExtension` },
-      map: (o: KubeObject, ev: InformerEvent) => this.restore(o, ev),
-    }));
     this.controller = defineController<ClusterExtension>(
       this.client,
       {
@@ -180,7 +154,6 @@ export class ExtensionController {
                 .filter((e) => e.spec.namespace === ns.metadata.name)
                 .map((e) => e.metadata.name),
           },
-          ...restored,
         ],
         concurrency: 2,
         baseDelayMs: 500,
@@ -192,21 +165,11 @@ export class ExtensionController {
     this.extensions = this.controller.primary;
     this.instances = this.controller.cacheOf<Instance>(RUKPAK_API_VERSION, "Instance");
     this.namespaces = this.controller.cacheOf<KubeObject>("v1", "Namespace");
-    this.owned = RESTORED_KINDS.map(([apiVersion, kind]) => this.controller.cacheOf<KubeObject>(apiVersion, kind));
     opts.catalogs.onChange(() => this.requeueAll());
   }
 
   get queue() {
     return this.controller.queue;
-  }
-
-  /** A deleted installed object is made again: the provisioner re-applies the Instance's objects. */
-  private restore(o: KubeObject, ev: InformerEvent): string[] {
-    const owner = o.metadata.labels?.[LABEL_OWNER_NAME];
-    const ext = owner ? this.extensions.get(owner) : undefined;
-    if (ev === "delete" && ext && !ext.metadata.deletionTimestamp)
-      this.opts.resync?.(instanceNameFor(ext.metadata.name));
-    return [];
   }
 
   private requeueAll(): void {

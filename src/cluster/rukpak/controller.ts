@@ -24,6 +24,7 @@ import {
   PLAIN_PROVISIONER,
   type Bundle,
   type Instance,
+  LABEL_INSTANCE,
   type ProvisionerClass,
   rukpakCrdObjects,
 } from "./api.js";
@@ -35,7 +36,7 @@ import { labelsMatch, madeBySelf, type RukpakContext } from "./context.js";
 import { desiredContent, instanceSteps, reconcileInstance, type InstanceState } from "./instance.js";
 import { plainProvisioner } from "./plain.js";
 import { ProvisionerRegistry, type DesiredContent } from "./provisioner.js";
-import { RecordStore } from "./record.js";
+import { RecordStore, refKey, refOf } from "./record.js";
 import { registryV1Provisioner } from "./registryv1.js";
 import type { SigningKey } from "./trust.js";
 import { WEBHOOK_CONFIG_NAME } from "./webhook.js";
@@ -74,6 +75,29 @@ export interface ProvisionerOptions {
 }
 
 /** The built-in provisioners: registry+v1 (the operator provisioner) and plain. */
+/**
+ * The kinds whose installed objects are made again when someone deletes them: their informers select
+ * the objects by the Instance label, and a deletion re-applies that Instance's objects. The label is
+ * only a hint (anyone who may label an object may ask for a re-apply of approved content); what is
+ * applied is still the approved content alone.
+ */
+export const RESTORED_KINDS: readonly (readonly [string, string])[] = [
+  ["apps/v1", "Deployment"],
+  ["apps/v1", "StatefulSet"],
+  ["apps/v1", "DaemonSet"],
+  ["v1", "ServiceAccount"],
+  ["v1", "Service"],
+  ["v1", "ConfigMap"],
+  ["v1", "Secret"],
+  ["rbac.authorization.k8s.io/v1", "ClusterRole"],
+  ["rbac.authorization.k8s.io/v1", "ClusterRoleBinding"],
+  ["rbac.authorization.k8s.io/v1", "Role"],
+  ["rbac.authorization.k8s.io/v1", "RoleBinding"],
+  ["apiextensions.k8s.io/v1", "CustomResourceDefinition"],
+  ["admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration"],
+  ["admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration"],
+];
+
 export function builtinProvisioners(): ProvisionerRegistry {
   return new ProvisionerRegistry([registryV1Provisioner, plainProvisioner]);
 }
@@ -174,13 +198,23 @@ export class RukpakController {
     );
   }
 
-  /** Instances; all of them when a class changes, those naming or selecting a Bundle when it does. */
+  /**
+   * Instances; all of them when a class changes, those naming or selecting a Bundle when it does, and
+   * an installed Instance again when one of its objects is deleted.
+   */
   private defineInstances(): Controller<Instance> {
+    const restored = RESTORED_KINDS.map(([apiVersion, kind]) => ({
+      apiVersion,
+      kind,
+      options: { labelSelector: LABEL_INSTANCE },
+      map: (o: KubeObject, ev: InformerEvent) => this.restore({ ...o, apiVersion, kind }, ev),
+    }));
     return defineController<Instance>(
       this.client,
       {
         name: "instance",
         component: "opcat-rukpak",
+        caches: this.opts.caches,
         for: {
           apiVersion: API_VERSION,
           kind: "Instance",
@@ -191,6 +225,7 @@ export class RukpakController {
         watches: [
           { ...this.source("ProvisionerClass"), map: () => this.instances.list().map((i) => i.metadata.name) },
           { ...this.source("Bundle"), map: (b) => this.instancesOf(b as Bundle) },
+          ...restored,
         ],
         concurrency: this.opts.concurrency ?? 4,
         baseDelayMs: 200,
@@ -225,6 +260,22 @@ export class RukpakController {
   resync(name: string): void {
     this.appliedHere.delete(name);
     this.instanceQueue.add(name);
+  }
+
+  /**
+   * A deleted object that an installed Instance lists as its own: the Instance applies its objects
+   * again (not while it is going, and not for what a pivot's prune removes: that is no longer listed,
+   * or the Instance's new generation is not yet observed).
+   */
+  private restore(o: KubeObject, ev: InformerEvent): string[] {
+    const name = o.metadata.labels?.[LABEL_INSTANCE];
+    const inst = ev === "delete" && name ? this.instances.get(name) : undefined;
+    if (!inst || inst.metadata.deletionTimestamp || inst.status?.observedGeneration !== inst.metadata.generation)
+      return [];
+    const key = refKey(refOf(o));
+    if (!inst.status?.objects?.some((r) => refKey(r) === key)) return [];
+    this.appliedHere.delete(inst.metadata.name);
+    return [inst.metadata.name];
   }
 
   /** Forgets a Bundle's outcome and retries it now (new limits or a new requester may let it pass). */
