@@ -255,7 +255,16 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
       resolutionBudgetMs: opts.resolutionBudgetMs,
     });
     const bundleStore = join(stateDir, "bundles");
-    const resolvesets = new ResolvesetProvisioner({ caches, client: own, bundleStore, log, key, self, namespace });
+    const resolvesets = new ResolvesetProvisioner({
+      caches,
+      client: own,
+      bundleStore,
+      log,
+      key,
+      self,
+      namespace,
+      records: controller.records,
+    });
     const operators = new OperatorController({ caches, client: own, deppy, log, key, self });
     const extensions = new ExtensionController({
       caches,

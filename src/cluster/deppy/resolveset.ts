@@ -28,7 +28,10 @@ import {
   type Instance,
   type ProvisionerClass,
 } from "../rukpak/api.js";
+import { isBundleDirectory } from "../../bundle/index.js";
 import { contentExists, readPlainObjects } from "../rukpak/content.js";
+import { RecordStore } from "../rukpak/record.js";
+import { DEFAULT_NAMESPACE } from "../kube/names.js";
 import { convertRegistryV1 } from "../rukpak/convert.js";
 import { canI } from "../rukpak/permissions.js";
 import type { ProvisionerIdentity } from "../rukpak/provisioner.js";
@@ -55,6 +58,11 @@ export interface ResolvesetOptions {
    * hash, never changed): those are read from a cache of that namespace's resolveset ConfigMaps.
    */
   namespace?: string;
+  /**
+   * The RukPak controller's install records (what each Instance last installed, kept in opcat's
+   * namespace where users cannot write): Android's baseline. Default: a store of its own there.
+   */
+  records?: RecordStore;
 }
 
 /**
@@ -78,11 +86,14 @@ export class ResolvesetProvisioner implements ProvisionerIdentity {
   private readonly steps: Step<ResolvesetState>[];
   /** The process's caches, else caches of its own that its two controllers share. */
   private readonly caches: SharedCaches;
+  /** The install records: Android's baseline. */
+  readonly #records: RecordStore;
 
   constructor(private readonly opts: ResolvesetOptions) {
     this.client = opts.client;
     this.log = opts.log ?? (() => {});
     this.caches = opts.caches ?? new SharedCaches(this.client, (m) => this.log(`resolveset ${m}`));
+    this.#records = opts.records ?? new RecordStore(this.client, opts.namespace ?? DEFAULT_NAMESPACE);
     this.bundleController = this.defineBundles();
     this.instanceController = this.defineInstances();
     this.bundles = this.bundleController.primary;
@@ -102,6 +113,7 @@ export class ResolvesetProvisioner implements ProvisionerIdentity {
         return r;
       },
       objectsOf: (b) => this.objectsOf(b),
+      installedOf: (i) => this.installedOf(i),
     };
     this.steps = resolvesetSteps(this.ctx);
   }
@@ -376,16 +388,35 @@ export class ResolvesetProvisioner implements ProvisionerIdentity {
    */
   private async objectsOf(b: Bundle | undefined): Promise<KubeObject[] | undefined> {
     if (b?.status?.unpacked !== "Done" || !b.status.digest) return undefined;
-    const dir = contentExists(this.opts.bundleStore, b.status.digest);
+    const f = b.status.format;
+    return f === "plain" || f === "registry+v1" ? this.objectsIn(b.status.digest, f) : undefined;
+  }
+
+  /** The objects of stored content (undefined: not stored, or unreadable). */
+  private objectsIn(digest: string, format?: "plain" | "registry+v1"): KubeObject[] | undefined {
+    const dir = contentExists(this.opts.bundleStore, digest);
     if (!dir) return undefined;
     try {
       // a plain bundle's objects are compared as they are (they granted nothing before: A7)
-      if (b.status.format === "plain") return readPlainObjects(dir);
-      if (b.status.format !== "registry+v1") return undefined;
+      if ((format ?? (isBundleDirectory(dir) ? "registry+v1" : "plain")) === "plain") return readPlainObjects(dir);
       return convertRegistryV1(readBundleDirectory(dir), {}).objects;
     } catch {
       return undefined;
     }
+  }
+
+  /**
+   * What a package Instance last installed, from its install record: the content the controllers
+   * applied after an approval, never a Bundle's or the Instance's current fields (users may write
+   * those). No Instance, or none installed yet: nothing. Undefined: installed, but its content is no
+   * longer stored (Android then cannot compare, and asks a person).
+   */
+  private async installedOf(i: Instance | undefined): Promise<{ bundle?: string; objects: KubeObject[] } | undefined> {
+    if (!i) return { objects: [] };
+    const { record } = await this.#records.read(i);
+    if (!record?.digest) return i.status?.activeBundle ? undefined : { objects: [] };
+    const objects = this.objectsIn(record.digest);
+    return objects && { bundle: record.bundle, objects };
   }
 
   /** True when the controllers made `o` (its signed requester is their own identity). */

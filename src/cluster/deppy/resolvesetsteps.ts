@@ -60,6 +60,12 @@ export interface ResolvesetContext {
   entriesOf(b: Bundle): Promise<{ entries: ResolvesetEntry[]; digest: string } | { reason: string; message: string }>;
   /** The objects an unpacked Bundle would install (undefined: unknown), what Android compares. */
   objectsOf(b: Bundle | undefined): Promise<KubeObject[] | undefined>;
+  /**
+   * What a package Instance last installed (its Bundle's name and objects), from the controllers'
+   * own install record: Android's baseline. `{objects: []}` when nothing is installed; undefined when
+   * the installed content cannot be read.
+   */
+  installedOf(i: Instance | undefined): Promise<{ bundle?: string; objects: KubeObject[] } | undefined>;
 }
 
 type Status = InstanceStatus & { permissions?: string[] };
@@ -331,8 +337,10 @@ async function android(
   const unknown: string[] = [];
   for (const { e, b } of s.entryBundles) {
     const next = await ctx.objectsOf(b);
-    const activeName = ctx.instances.get(e.package)?.status?.activeBundle;
-    const current = activeName ? await ctx.objectsOf(ctx.bundles.get(activeName)) : [];
+    // the baseline is what was installed after an approval, never a live Bundle or status field
+    const base = await ctx.installedOf(ctx.instances.get(e.package));
+    const activeName = base?.bundle;
+    const current = base?.objects;
     if (!next || !current) {
       unknown.push(e.name);
       continue;

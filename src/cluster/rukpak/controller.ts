@@ -339,6 +339,11 @@ export class RukpakController {
       .map((i) => i.metadata.name);
   }
 
+  /** The install records (what each Instance last installed), shared with the resolveset provisioner. */
+  get records(): RecordStore {
+    return this.ctx.records;
+  }
+
   /** Starts the informers and the workers; resolves once the caches are filled. */
   async start(): Promise<void> {
     await Promise.all([this.bundleController.start(), this.instanceController.start()]);
