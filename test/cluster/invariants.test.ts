@@ -2,7 +2,9 @@
  * The trust model's invariants, checked over random sequences of actions on a real API server
  * (docs/security.md, "trust decisions") — a test that looks for attacks nobody named. Identities hold
  * the roles docs/security.md documents: a tenant (carol: Instances and Bundles, `use` on two classes,
- * admin of namespace team-a, may create ClusterRoleBindings), an ordinary user (bob), an admin. The
+ * admin of namespace team-a, may create ClusterRoleBindings), an approver (alice: `rukpak-approver`,
+ * who reviews content with `opcat instance approve --show`'s preview and approves only what grants
+ * nothing), an ordinary user (bob), an admin. The
  * generator is seeded with the ingredients of the attacks that got through before: bundles that
  * grant cluster-admin, aggregate into built-in roles, write kube-system, or ship Instances; owner
  * references naming an admin's Operator; edits of objects the controllers made; re-pointing an
@@ -10,13 +12,15 @@
  * with the API server's own answers:
  * - nobody gained a right: each identity's SelfSubjectRulesReview (in team-a, kube-system, default)
  *   and SubjectAccessReviews of a few cluster-wide rights are within what they held at the start
- *   (no approver approves anything here, so no right may be gained at all);
+ *   (the approver approves only content that grants nothing, so no right may be gained at all);
  * - nothing was deleted that the actor could not delete: every object an admin's Instance installed
  *   is there while that Instance is;
  * - nothing was installed that is not approved: every installed Instance's approval verifies for its
  *   current generation, Bundle and content digest.
- * Seeded (OPCAT_INVARIANT_SEED, default 2 — CI's fixed run) and bounded in steps (OPCAT_INVARIANT_STEPS,
- * default 20); a failure prints the seed, the step and the actions so far, so a run can be replayed.
+ * Seeded (OPCAT_INVARIANT_SEED, a comma-separated list run one after the other on the same cluster,
+ * default 2,7 — CI's fixed run: seed 2 nests, edits owners and restarts; seed 7 approves, then
+ * re-points and rewrites what was approved) and bounded in steps per seed (OPCAT_INVARIANT_STEPS,
+ * default 20); a failure prints the seeds, the step and the actions so far, so a run can be replayed.
  * A longer exploration: `OPCAT_INVARIANT_SEED=$RANDOM OPCAT_INVARIANT_STEPS=150 node scripts/run-tests.mjs
  * test/cluster/invariants.test.ts`.
  */
@@ -31,12 +35,15 @@ import { API_VERSION, type Instance } from "../../src/cluster/rukpak/api.js";
 import { clusterManifests, deppyCrdObjects } from "../../src/cluster/manifests.js";
 import { OPERATOR_API_VERSION } from "../../src/cluster/operators/api.js";
 import { approvalMismatch, loadSigningKey, type ApprovalRecord } from "../../src/cluster/rukpak/trust.js";
+import { approveInstance } from "../../src/cluster/rukpak/approve.js";
+import { previewInstance } from "../../src/cluster/rukpak/preview.js";
 import { runControllers, waitForCrds, type RunningControllers } from "../../src/cluster/run.js";
 import { clientAs, clusterKubeconfig, cond, controllerLog, grantClusterRole } from "./harness.js";
 
 const cluster = clusterKubeconfig();
 const NS = "inv-team";
-const SEED = Number(process.env.OPCAT_INVARIANT_SEED ?? 2);
+const SEEDS = (process.env.OPCAT_INVARIANT_SEED ?? "2,7").split(",").map(Number);
+const SEED = SEEDS.join(",");
 const STEPS = Number(process.env.OPCAT_INVARIANT_STEPS ?? 20);
 
 /** mulberry32: a small seeded generator, so that a failing sequence can be replayed from its seed. */
@@ -114,6 +121,7 @@ describe("trust invariants over random actions (real API server)", { skip: clust
   let admin: KubeClient;
   let carol: KubeClient;
   let bob: KubeClient;
+  let alice: KubeClient;
   let running: RunningControllers | undefined;
   let tmp = "";
   let stateDir = "";
@@ -193,6 +201,7 @@ describe("trust invariants over random actions (real API server)", { skip: clust
     admin = clientAs(kubeconfig, "admin");
     carol = clientAs(kubeconfig, "carol");
     bob = clientAs(kubeconfig, "bob");
+    alice = clientAs(kubeconfig, "alice");
     tmp = mkdtempSync(join(tmpdir(), "opcat-inv-"));
     stateDir = join(tmp, "state");
     await start();
@@ -231,6 +240,21 @@ describe("trust invariants over random actions (real API server)", { skip: clust
       },
       { apiGroups: ["operators.coreos.com"], resources: ["operators"], verbs: ["get", "list"] },
     ]);
+    // the approver: the documented role, and reading the sources her reviews unpack
+    await admin.apply({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: "inv-approver" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "rukpak-approver" },
+      subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "alice" }],
+    } as unknown as KubeObject);
+    await admin.apply({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name: "inv-approver-view", namespace: NS },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "view" },
+      subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "alice" }],
+    } as unknown as KubeObject);
     for (const [name, approval] of [
       ["inv-user", "UserPermission"],
       ["inv-deny", "DenyAll"],
@@ -268,6 +292,7 @@ describe("trust invariants over random actions (real API server)", { skip: clust
       await admin.delete(OPERATOR_API_VERSION, "Operator", "inv-admin-op").catch(() => false);
       await admin.delete(API_VERSION, "Bundle", "inv-admin-crb").catch(() => false);
       for (const [kind, name] of [
+        ["ClusterRoleBinding", "inv-approver"],
         ["ClusterRoleBinding", "inv-tenant"],
         ["ClusterRole", "inv-tenant"],
       ])
@@ -276,13 +301,14 @@ describe("trust invariants over random actions (real API server)", { skip: clust
       await running?.stop();
       carol?.close();
       bob?.close();
+      alice?.close();
       admin?.close();
       if (tmp) rmSync(tmp, { recursive: true, force: true });
     }
   });
 
-  test(`seed ${SEED}, ${STEPS} steps: nobody gains a right, nothing is deleted or installed unapproved`, async () => {
-    const rnd = prng(SEED);
+  test(`seeds ${SEED}, ${STEPS} steps each: no right gained, nothing deleted or installed unapproved`, async () => {
+    let rnd = prng(SEEDS[0]!);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)];
     const key = await loadSigningKey(admin, "opcat-system");
     // an admin's Operator (no Operator controller runs here): an identity worth stealing
@@ -292,7 +318,7 @@ describe("trust invariants over random actions (real API server)", { skip: clust
       metadata: { name: "inv-admin-op" },
       spec: { bundle: { name: "inv-admin-op-b", spec: plainSpec("inv-user", "kube-system") } },
     } as unknown as KubeObject);
-    const before = { carol: await rights(carol), bob: await rights(bob) };
+    const before = { carol: await rights(carol), bob: await rights(bob), alice: await rights(alice) };
     /** What the admin's Instances installed (the objects that must stay while those Instances are there). */
     const adminInstalled = new Map<string, { kind: string; name: string; namespace?: string }[]>();
     const log: string[] = [];
@@ -418,6 +444,50 @@ describe("trust invariants over random actions (real API server)", { skip: clust
           );
         return `bob installs cluster-admin: ${r}`;
       },
+      // the approver reviews a waiting Instance as a careful person would (the preview unpacks what the
+      // Bundle names, with her rights) and approves exactly that content when it grants nothing
+      approverReviews: async () => {
+        const waiting = (await admin.list<Instance>(API_VERSION, "Instance")).items.filter(
+          (i) => i.metadata.name.startsWith("inv-") && cond(i, "Approved")?.status !== "True",
+        );
+        if (waiting.length === 0) return "alice has nothing to review";
+        // up to three reviews, until one approval
+        const done: string[] = [];
+        for (let k = 0; k < 3 && waiting.length > 0; k++) {
+          const i = waiting.splice(Math.floor(rnd() * waiting.length), 1)[0]!;
+          const p = await previewInstance(alice, i, { cacheDir: join(tmp, "preview") });
+          if (p.error || !p.digest) {
+            done.push(`cannot review ${i.metadata.name}: ${(p.error ?? "").slice(0, 60)}`);
+            continue;
+          }
+          const harmless =
+            p.objects.length > 0 &&
+            p.rules.length === 0 &&
+            p.objects.every((o) => o.kind === "ConfigMap" && o.metadata.namespace === NS);
+          const r = await approveInstance(alice, i.metadata.name, { digest: p.digest, deny: !harmless }).then(
+            () => "done",
+            (e: Error) => `refused: ${e.message.slice(0, 80)}`,
+          );
+          done.push(`${harmless ? "approves" : "denies"} ${i.metadata.name} (${p.objects.length} objects): ${r}`);
+          if (harmless) break;
+        }
+        return `alice ${done.join("; ")}`;
+      },
+      // the tenant may write the sources in her namespace: what a reviewed name held is no promise
+      tenantRewritesSource: async () => {
+        const payload = pick(["cluster-admin", "aggregate", "harmless"]);
+        const yaml = PAYLOADS[payload](`rw${n}`)
+          .map((o) => toYaml(o))
+          .join("---\n");
+        await carol.mergePatch(
+          "v1",
+          "ConfigMap",
+          "inv-src-harmless",
+          { data: { "objects.yaml": yaml } },
+          { namespace: NS },
+        );
+        return `carol rewrites the harmless source as ${payload}`;
+      },
       restart: async () => {
         await running?.stop();
         await start();
@@ -432,14 +502,16 @@ describe("trust invariants over random actions (real API server)", { skip: clust
       ...Array(2).fill("tenantEditsMetadata"),
       ...Array(2).fill("tenantEditsControllersObjects"),
       ...Array(2).fill("tenantNestsAndEdits"),
+      ...Array(3).fill("approverReviews"),
+      "tenantRewritesSource",
       "tenantDeletes",
       "bobTries",
       "restart",
     ] as string[];
     const fail = (what: string) =>
       assert.fail(
-        `invariant broken after step ${n} (seed ${SEED}): ${what}\n` +
-          `replay: OPCAT_INVARIANT_SEED=${SEED} OPCAT_INVARIANT_STEPS=${n} node scripts/run-tests.mjs ` +
+        `invariant broken after step ${n} (seeds ${SEED}, ${STEPS} steps each): ${what}\n` +
+          `replay: OPCAT_INVARIANT_SEED=${SEED} OPCAT_INVARIANT_STEPS=${STEPS} node scripts/run-tests.mjs ` +
           `test/cluster/invariants.test.ts\nsteps:\n  ${log.join("\n  ")}`,
       );
     /** Why an Instance that says it is Installed and Approved has no approval of its content, if so. */
@@ -469,6 +541,7 @@ describe("trust invariants over random actions (real API server)", { skip: clust
       for (const [who, client] of [
         ["carol", carol],
         ["bob", bob],
+        ["alice", alice],
       ] as const) {
         const now = await rights(client);
         const gained = [...now].filter((r) => !before[who].has(r));
@@ -504,13 +577,18 @@ describe("trust invariants over random actions (real API server)", { skip: clust
       }
     };
     await check();
-    for (n = 1; n <= STEPS; n++) {
-      const action = pick(weighted);
-      log.push(
-        `${n}. [${action}] ${await actions[action]().catch((e: Error) => `failed: ${e.message.slice(0, 100)}`)}`,
-      );
-      await check();
+    // step numbers go on across seeds, so the names a step makes never collide with an earlier seed's
+    for (const [k, seed] of SEEDS.entries()) {
+      rnd = prng(seed);
+      log.push(`seed ${seed}:`);
+      for (n = k * STEPS + 1; n <= (k + 1) * STEPS; n++) {
+        const action = pick(weighted);
+        log.push(
+          `${n}. [${action}] ${await actions[action]().catch((e: Error) => `failed: ${e.message.slice(0, 100)}`)}`,
+        );
+        await check();
+      }
     }
-    process.stderr.write(`invariants: seed ${SEED}, ${STEPS} steps:\n  ${log.join("\n  ")}\n`);
+    process.stderr.write(`invariants: seeds ${SEED}, ${STEPS} steps each:\n  ${log.join("\n  ")}\n`);
   });
 });
