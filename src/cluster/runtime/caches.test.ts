@@ -47,17 +47,17 @@ function informersOf(cs: Controller[]): Set<Informer> {
   return out;
 }
 
-test("one informer per kind and options in a process: 30 watches without the shared caches, 23 with them", () => {
-  assert.equal(informersOf(processControllers()).size, 30);
+test("one informer per kind and options in a process: 32 watches without the shared caches, 25 with them", () => {
+  assert.equal(informersOf(processControllers()).size, 32);
   const caches = new SharedCaches(client);
   const shared = informersOf(processControllers(caches));
-  assert.equal(shared.size, 23);
-  assert.equal(caches.size, 23);
+  assert.equal(shared.size, 25);
+  assert.equal(caches.size, 25);
   // the controllers that watch every Instance (RukPak's two, the resolveset provisioner, the Operator and
   // ClusterExtension controllers) read the same cache
   const instances = caches.informer(API_VERSION, "Instance");
   const all = processControllers(caches);
-  assert.equal(caches.size, 23, "a second set of controllers opens nothing more");
+  assert.equal(caches.size, 25, "a second set of controllers opens nothing more");
   const readers = all.filter((c) => c.primary === instances || c.caches.get(`${API_VERSION}/Instance`) === instances);
   assert.equal(readers.length, 5);
   // a label selector is another cache (Deppy's package Instances)
