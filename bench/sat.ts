@@ -15,17 +15,7 @@ import {
   type Constraint,
   type Variable,
 } from "../src/resolve/sat/index.js";
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from "../test/shared.js";
 
 let lastCpuMs = 0;
 
@@ -41,7 +31,7 @@ function time<T>(f: () => T): [number, T] {
 }
 
 function random3Sat(n: number, ratio: number, seed: number): number[][] {
-  const r = rng(seed);
+  const r = prng(seed);
   const m = Math.round(n * ratio);
   const cnf: number[][] = [];
   for (let i = 0; i < m; i++) {
@@ -78,7 +68,7 @@ function pigeonhole(p: number, h: number): [number, number[][]] {
  * GVK, and some GVKs are provided by two packages. 50 packages are required.
  */
 function olmInstance(packages: number, versions: number, required: number, seed: number): Variable[] {
-  const r = rng(seed);
+  const r = prng(seed);
   const vars: Variable[] = [];
   const bid = (p: number, k: number) => `p${p}.v${k}`;
   const gvkOf = (p: number) => (p % 10 === 9 ? p - 1 : p); // every 10th package shares its neighbour's GVK

@@ -55,3 +55,18 @@ export async function silent<T>(fn: () => Promise<T>): Promise<{ value: T; writt
     process.stderr.write = err;
   }
 }
+
+/**
+ * mulberry32: a small seeded generator of numbers in [0, 1), for tests and benchmarks whose random
+ * input must be replayable from its seed.
+ */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

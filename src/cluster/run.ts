@@ -255,6 +255,7 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
       resolutionBudgetMs: opts.resolutionBudgetMs,
     });
     const bundleStore = join(stateDir, "bundles");
+    const records = controller.records; // Android's baseline: the install records
     const resolvesets = new ResolvesetProvisioner({
       caches,
       client: own,
@@ -263,16 +264,10 @@ export async function runControllers(opts: RunOptions = {}): Promise<RunningCont
       key,
       self,
       namespace,
-      records: controller.records,
+      records,
     });
     const operators = new OperatorController({ caches, client: own, deppy, log, key, self });
-    const extensions = new ExtensionController({
-      caches,
-      client: own,
-      catalogs,
-      key,
-      log,
-    });
+    const extensions = new ExtensionController({ caches, client: own, catalogs, key, log });
     controllers = new ControllerSet(controller, catalogs, deppy, resolvesets, operators, extensions);
   }
   if (opts.availability) controllers.availability = new AvailabilityController({ caches, client: own, log });

@@ -39,24 +39,13 @@ import { approveInstance } from "../../src/cluster/rukpak/approve.js";
 import { previewInstance } from "../../src/cluster/rukpak/preview.js";
 import { runControllers, waitForCrds, type RunningControllers } from "../../src/cluster/run.js";
 import { clientAs, clusterKubeconfig, cond, controllerLog, grantClusterRole } from "./harness.js";
+import { prng } from "../shared.js";
 
 const cluster = clusterKubeconfig();
 const NS = "inv-team";
 const SEEDS = (process.env.OPCAT_INVARIANT_SEED ?? "2,7").split(",").map(Number);
 const SEED = SEEDS.join(",");
 const STEPS = Number(process.env.OPCAT_INVARIANT_STEPS ?? 20);
-
-/** mulberry32: a small seeded generator, so that a failing sequence can be replayed from its seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The payloads bundles carry: harmless, or what would be an escalation if it were ever installed. */
 const PAYLOADS: Record<string, (tag: string) => unknown[]> = {

@@ -42,8 +42,8 @@ export const ANNOTATION_VERSION = "deppy.io/version";
 export const ANNOTATION_BUNDLE = "deppy.io/bundle";
 export const ANNOTATION_CATALOG = "deppy.io/catalog";
 export const ANNOTATION_CHANNEL = "deppy.io/channel";
-/** The properties and constraints the resolver used, one `{"<type>": <value>}` per line; editable. */
-export const ANNOTATION_PROPERTIES = "olm.properties";
+/** The properties and constraints the resolver used (declared with the Bundle API it annotates). */
+export { ANNOTATION_PROPERTIES } from "../rukpak/api.js";
 /** The hash of the olm.properties annotation as the provisioner wrote it: a different text was edited by a user. */
 export const ANNOTATION_PROPERTIES_HASH = "deppy.io/properties-hash";
 export function propertiesHash(text: string): string {

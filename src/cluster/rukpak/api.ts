@@ -32,6 +32,12 @@ export const PLAIN_PROVISIONER = "rukpak.io/plain";
 export const LABEL_INSTANCE = "rukpak.io/instance";
 export const LABEL_BUNDLE = "rukpak.io/bundle";
 export const LABEL_MANAGED_BY = "app.kubernetes.io/managed-by";
+/**
+ * A Bundle's resolution properties and constraints, one `{"<type>": <value>}` per line: written by
+ * Deppy's resolveset provisioner, read by its resolver, editable by users (the one change of a
+ * controller-made Bundle the webhook allows).
+ */
+export const ANNOTATION_PROPERTIES = "olm.properties";
 export const MANAGED_BY = "opcat";
 /**
  * The identity of the user who created or last changed the spec of a

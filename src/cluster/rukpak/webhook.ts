@@ -16,12 +16,10 @@
  * outside the cluster, e.g. on 127.0.0.1) or by Service (in the cluster), with the CA as caBundle.
  */
 import https from "node:https";
-/** The annotation of a Bundle that holds its resolution properties (read by the resolver). */
-const ANNOTATION_PROPERTIES = "olm.properties";
 import type { AddressInfo } from "node:net";
 import type { KubeClient, KubeObject } from "../kube/client.js";
 import type { ServingCerts } from "../kube/certs.js";
-import { ANNOTATION_REQUESTER, API_VERSION, GROUP, type Bundle, type Instance } from "./api.js";
+import { ANNOTATION_PROPERTIES, ANNOTATION_REQUESTER, API_VERSION, GROUP, type Bundle, type Instance } from "./api.js";
 import { canI, type Requester } from "./permissions.js";
 import {
   ANNOTATION_REQUESTER_SIGNATURE,
