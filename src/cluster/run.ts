@@ -18,6 +18,7 @@ import { AvailabilityController } from "./rukpak/availability.js";
 import { defaultInputClasses, resolvesetProvisionerClass } from "./deppy/api.js";
 import { CatalogController } from "./catalogd/catalogs.js";
 import { DeppyController } from "./deppy/resolver.js";
+import { clusterVersions } from "./deppy/inventory.js";
 import { ResolvesetProvisioner } from "./deppy/resolveset.js";
 import { OperatorController } from "./operators/operator.js";
 import { deppyCrdObjects } from "./manifests.js";
@@ -177,17 +178,8 @@ export async function installApis(client: KubeClient, opts: { deppy?: boolean } 
   await client.apply(resolvesetProvisionerClass());
   await client.apply(clusterExtensionProvisionerClass());
   for (const p of olmAdmissionPolicies()) await client.apply(p);
-  const v = await client
-    .request<{ gitVersion?: string }>("GET", "/version")
-    .catch(() => ({}) as { gitVersion?: string });
-  const cv = await client
-    .tryGet<KubeObject & { status?: { desired?: { version?: string } } }>(
-      "config.openshift.io/v1",
-      "ClusterVersion",
-      "version",
-    )
-    .catch(() => undefined);
-  for (const ic of defaultInputClasses({ kube: nextMinor(v.gitVersion), ocp: nextMinor(cv?.status?.desired?.version) }))
+  const versions = await clusterVersions(client);
+  for (const ic of defaultInputClasses({ kube: nextMinor(versions.kube), ocp: nextMinor(versions.ocp) }))
     await client.apply(ic);
 }
 

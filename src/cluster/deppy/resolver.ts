@@ -12,9 +12,11 @@
  * - Inputs of their own for dependencies when the class has `generateInputsForDependencies`.
  * Inputs are resolved together but independent ones apart (the resolver splits them), and each has
  * its own resolveset, so one blocked operator never blocks unrelated ones.
+ *
+ * This file is the controller; what it resolves over is read by `inventory.ts`, and the resolveset
+ * (its content's format and its objects) is written by `resolvesetwriter.ts`.
  */
-import { createHash } from "node:crypto";
-import { isConflict, type KubeClient, type KubeObject } from "../kube/client.js";
+import { isConflict, type KubeClient } from "../kube/client.js";
 import { relayed, setCondition, type Condition as KubeCondition } from "../kube/conditions.js";
 import { fromResolver, Reason, Type, type GroupCondition as NewCondition } from "./reasons.js";
 import type { EventRecorder } from "../kube/events.js";
@@ -33,28 +35,36 @@ import type {
   ResolvedBundle,
 } from "../../resolve/index.js";
 import type { JsonValue } from "../../fbc/types.js";
-import { madeBy, type SigningKey } from "../rukpak/trust.js";
-import { sameJson } from "../kube/json.js";
+import type { SigningKey } from "../rukpak/trust.js";
 import { ResolutionBudgetError, ResolverRunner, type RunnerCatalog } from "./resolverunner.js";
 import type { CatalogController } from "../catalogd/catalogs.js";
 import {
-  ANNOTATION_BUNDLE,
-  ANNOTATION_CATALOG,
-  ANNOTATION_CHANNEL,
-  ANNOTATION_PROPERTIES,
-  ANNOTATION_PROPERTIES_HASH,
-  propertiesHash,
-  ANNOTATION_VERSION,
   DEPPY_API_VERSION,
   LABEL_GENERATED_FOR,
-  LABEL_INPUT,
   LABEL_PACKAGE,
-  LABEL_RESOLVESET,
-  RESOLVESET_CLASS,
   type Input,
   type InputClass,
   type InputStatusInstance,
 } from "./api.js";
+import {
+  clusterVersions,
+  installedOperators,
+  resolverClasses,
+  servedCatalogs,
+  type ClusterVersions,
+} from "./inventory.js";
+import { ResolvesetWriter } from "./resolvesetwriter.js";
+
+export {
+  entryProperties,
+  formatPropertiesAnnotation,
+  parsePropertiesAnnotation,
+  parseResolveset,
+  RESOLVESET_FILE,
+  resolvesetInstanceName,
+  TRACE_FILE,
+  type ResolvesetEntry,
+} from "./resolvesetwriter.js";
 
 export interface DeppyOptions {
   client: KubeClient;
@@ -70,108 +80,6 @@ export interface DeppyOptions {
   resolutionBudgetMs?: number;
   /** The process's caches (one informer per kind and options, shared with the other controllers). */
   caches?: SharedCaches;
-}
-
-/** The content file of a resolveset Bundle. */
-export const RESOLVESET_FILE = "resolved.bundles.json";
-export const TRACE_FILE = "trace.txt";
-
-/** One entry of a resolveset (one JSON object per line of its content file). */
-export interface ResolvesetEntry {
-  schema: "olm.bundle";
-  package: string;
-  name: string;
-  version: string;
-  image: string;
-  catalog: string;
-  channel: string;
-  action: ResolvedBundle["action"];
-  pivotFrom?: string;
-  properties: { type: string; value: JsonValue }[];
-}
-
-/**
- * A resolveset entry's properties: what the resolver reads of an installed bundle. `olm.csv.metadata`
- * (descriptions, `alm-examples`, CRD descriptions: up to 165 KB for one bundle of community v4.20) is
- * kept as its `minKubeVersion` alone (the one field resolution reads, catalog.ts), or left out: an entry
- * Bundle's annotations may hold 256 KiB in all and a resolveset ConfigMap 1 MiB, and an Input with a
- * few such packages would reach them.
- */
-export function entryProperties(props: readonly { type: string; value: JsonValue }[]): ResolvesetEntry["properties"] {
-  const out: ResolvesetEntry["properties"] = [];
-  for (const p of props) {
-    if (p.type !== "olm.csv.metadata") {
-      out.push(p);
-      continue;
-    }
-    const v = p.value;
-    const min = v && typeof v === "object" && !Array.isArray(v) ? v.minKubeVersion : undefined;
-    if (typeof min === "string") out.push({ type: p.type, value: { minKubeVersion: min } });
-  }
-  return out;
-}
-
-/** Parses a resolveset content file (JSON objects, one per line or concatenated). */
-export function parseResolveset(text: string): ResolvesetEntry[] {
-  const out: ResolvesetEntry[] = [];
-  for (const line of text.split("\n")) {
-    const t = line.trim();
-    if (t) out.push(JSON.parse(t) as ResolvesetEntry);
-  }
-  return out;
-}
-
-/** The `olm.properties` annotation: one `{"<type>": <value>}` per line (docs/cluster.md). */
-export function formatPropertiesAnnotation(props: readonly { type: string; value: JsonValue }[]): string {
-  return props.map((p) => JSON.stringify({ [p.type]: p.value })).join("\n");
-}
-
-export function parsePropertiesAnnotation(text: string): { type: string; value: JsonValue }[] | string {
-  const out: { type: string; value: JsonValue }[] = [];
-  let n = 0;
-  for (const line of text.split("\n")) {
-    n++;
-    const t = line.trim();
-    if (!t) continue;
-    let v: unknown;
-    try {
-      v = JSON.parse(t);
-    } catch (e) {
-      return `line ${n}: ${(e as Error).message}`;
-    }
-    if (!v || typeof v !== "object" || Array.isArray(v) || Object.keys(v).length !== 1)
-      return `line ${n}: expected one {"<type>": <value>} object`;
-    const [type, value] = Object.entries(v as Record<string, JsonValue>)[0];
-    out.push({ type, value });
-  }
-  return out;
-}
-
-const hash = (s: string, n = 10): string => createHash("sha256").update(s).digest("hex").slice(0, n);
-
-/** Kubernetes object names: at most 253 characters, a DNS subdomain. */
-function objectName(prefix: string, name: string, suffix = ""): string {
-  const full = `${prefix}${name}${suffix}`;
-  return full.length <= 253 ? full : `${full.slice(0, 240 - suffix.length)}-${hash(full, 8)}${suffix}`;
-}
-
-export const resolvesetInstanceName = (input: string): string => objectName("resolveset-", input);
-
-interface ClusterVersions {
-  kube?: string;
-  ocp?: string;
-}
-
-function versionOf(text: unknown): { major: number; minor: number } | undefined {
-  const m = /(\d+)\.(\d+)/.exec(String(text ?? ""));
-  return m ? { major: Number(m[1]), minor: Number(m[2]) } : undefined;
-}
-
-function atLeast(have: string, want: string): boolean {
-  const a = versionOf(have);
-  const b = versionOf(want.replace(/^\s*>=?\s*/, ""));
-  if (!a || !b) return true;
-  return a.major > b.major || (a.major === b.major && a.minor >= b.minor);
 }
 
 /** The working state of one resolution pass (the steps of {@link DeppyController.reconcile}). */
@@ -216,10 +124,12 @@ export class DeppyController {
   private runner: ResolverRunner | undefined;
   /** The steps of a resolution pass. */
   private readonly steps: Step<ResolutionState>[];
+  private readonly writer: ResolvesetWriter;
 
   constructor(private readonly opts: DeppyOptions) {
     this.client = opts.client;
     this.log = opts.log ?? (() => {});
+    this.writer = new ResolvesetWriter(opts);
     const again = () => this.queue.add("resolve");
     this.controller = defineController<Input>(
       this.client,
@@ -323,27 +233,13 @@ export class DeppyController {
   /** The cluster's Kubernetes version (`/version`) and OpenShift version (a ClusterVersion, when the API exists). */
   async clusterVersions(): Promise<ClusterVersions> {
     if (this.versions) return this.versions;
-    const v = await this.client
-      .request<{ gitVersion?: string }>("GET", "/version")
-      .catch(() => ({}) as { gitVersion?: string });
-    let ocp: string | undefined;
-    const cv = await this.client
-      .tryGet<KubeObject & { status?: { desired?: { version?: string } } }>(
-        "config.openshift.io/v1",
-        "ClusterVersion",
-        "version",
-      )
-      .catch(() => undefined);
-    if (cv?.status?.desired?.version) ocp = cv.status.desired.version;
-    this.versions = { kube: v.gitVersion?.replace(/^v/, "").replace(/[-+].*$/, ""), ocp };
+    this.versions = await clusterVersions(this.client);
     return this.versions;
   }
 
   /** What the ClusterCatalogs serve, for the resolver's worker (content sent once per revision). */
   servedCatalogs(): (RunnerCatalog & { jsonl: Uint8Array })[] {
-    return this.opts.catalogs
-      .servedCatalogs()
-      .map((s) => ({ name: s.name, priority: s.priority, digest: s.revision.digest, jsonl: s.revision.jsonl }));
+    return servedCatalogs(this.opts.catalogs);
   }
 
   /**
@@ -351,36 +247,7 @@ export class DeppyController {
    * provisioner made, with their Bundles' recorded properties.
    */
   installed(): { ops: InstalledOperator[]; problems: Map<string, string> } {
-    const ops: InstalledOperator[] = [];
-    const problems = new Map<string, string>();
-    for (const inst of this.packageInstances.list()) {
-      const pkg = inst.metadata.labels?.[LABEL_PACKAGE];
-      const active = inst.status?.activeBundle;
-      if (!pkg || !active || inst.metadata.deletionTimestamp) continue;
-      const b = this.packageBundles.get(active);
-      const a = b?.metadata.annotations ?? {};
-      const op: InstalledOperator = {
-        package: pkg,
-        bundle: a[ANNOTATION_BUNDLE] ?? active,
-        version: a[ANNOTATION_VERSION],
-        catalog: a[ANNOTATION_CATALOG],
-        channel: a[ANNOTATION_CHANNEL] || undefined,
-      };
-      const raw = a[ANNOTATION_PROPERTIES];
-      if (raw !== undefined && a[ANNOTATION_PROPERTIES_HASH] !== propertiesHash(raw)) {
-        // edited by a user: the resolver sees the edited properties
-        const props = parsePropertiesAnnotation(raw);
-        if (typeof props === "string")
-          problems.set(
-            active,
-            `the olm.properties annotation of Bundle ${active} does ` +
-              `not parse (${props}); the catalog's properties are used`,
-          );
-        else op.properties = props;
-      }
-      ops.push(op);
-    }
-    return { ops, problems };
+    return installedOperators(this.packageInstances, this.packageBundles);
   }
 
   /**
@@ -418,50 +285,11 @@ export class DeppyController {
 
   /** The InputClasses, with the cluster's versions applied to their constraints. */
   private applyVersions(s: ResolutionState): void {
-    const { versions } = s;
-    for (const c of this.classes.list()) {
-      const p = c.parameters ?? {};
-      const notes: NewCondition[] = [];
-      const constraints = [];
-      const tooOld = (what: string, have: string, val: string) =>
-        s.classFailures.set(
-          c.metadata.name,
-          `the cluster runs ${what} ${have} but InputClass ${c.metadata.name} requires ${val}`,
-        );
-      for (const k of p.constraints ?? []) {
-        const val = String(k.value ?? "");
-        if (k.type === "minKubeVersion") {
-          if (!p.dryRun && versions.kube && !atLeast(versions.kube, val)) tooOld("Kubernetes", versions.kube, val);
-          constraints.push({ type: k.type, value: val as JsonValue });
-        } else if (k.type === "minOCPVersion") {
-          if (!versions.ocp) {
-            notes.push({
-              type: "OpenShiftVersionChecked",
-              status: "False",
-              reason: "NoClusterVersion",
-              message:
-                `InputClass ${c.metadata.name} constrains the OpenShift version (${val}) but this cluster ` +
-                `has no ClusterVersion (config.openshift.io/v1), so it cannot be checked; it is ignored`,
-            });
-            continue;
-          }
-          if (!p.dryRun && !atLeast(versions.ocp, val)) tooOld("OpenShift", versions.ocp, val);
-          constraints.push({ type: k.type, value: val as JsonValue });
-        } else constraints.push({ type: k.type, value: (k.value ?? null) as JsonValue });
-      }
-      s.classNotes.set(c.metadata.name, notes);
-      s.classes.push({
-        name: c.metadata.name,
-        parameters: {
-          force: p.force ?? false,
-          generateInputsForDependencies: p.generateInputsForDependencies ?? false,
-          dryRun: p.dryRun ?? false,
-          trace: p.trace ?? false,
-          dependencyPreference: p.dependencyPreference ?? "newest",
-          constraints,
-        },
-      });
-    }
+    ({
+      classes: s.classes,
+      classNotes: s.classNotes,
+      classFailures: s.classFailures,
+    } = resolverClasses(this.classes.list(), s.versions));
   }
 
   /** The resolver's Inputs; those without a class, or whose class the cluster is too old for, fail early. */
@@ -602,7 +430,8 @@ export class DeppyController {
       );
     } else {
       const mine = bundlesOf(rs, name);
-      resolveset = await this.writeResolveset(i, mine, st.dryRun, rs);
+      const cls = this.classes.get(i.spec.inputClass || "subscription");
+      resolveset = await this.writer.write(i, mine, st.dryRun, cls?.parameters?.trace ? rs.trace : undefined);
       conds.push({
         type: "Resolved",
         status: "True",
@@ -749,145 +578,6 @@ export class DeppyController {
         };
       },
     });
-  }
-
-  /**
-   * Writes the resolveset ConfigMap and Bundle (named by content) and, unless
-   * a dry run, the resolveset Instance. Returns the Bundle's name.
-   */
-  private async writeResolveset(i: Input, bundles: ResolvedBundle[], dryRun: boolean, rs: ResolveSet): Promise<string> {
-    const input = i.metadata.name;
-    const entries: ResolvesetEntry[] = bundles.map((b) => ({
-      schema: "olm.bundle",
-      package: b.package,
-      name: b.name,
-      version: b.version,
-      image: b.image,
-      catalog: b.catalog,
-      channel: b.channel,
-      action: b.action,
-      ...(b.pivotFrom ? { pivotFrom: b.pivotFrom } : {}),
-      properties: entryProperties(b.properties),
-    }));
-    const content = entries.map((e) => JSON.stringify(e)).join("\n") + (entries.length ? "\n" : "");
-    // named by what would be installed (not by how it was reached: action and pivotFrom change as the
-    // installed set catches up, and a new name would ask for approval again)
-    const identity = entries
-      .map((e) => JSON.stringify([e.package, e.name, e.image, e.catalog, e.properties]))
-      .join("\n");
-    const name = objectName("resolveset-", input, `-${hash(identity + (dryRun ? "dry" : ""))}`);
-    const owner = {
-      apiVersion: DEPPY_API_VERSION,
-      kind: "Input",
-      name: input,
-      uid: i.metadata.uid!,
-      blockOwnerDeletion: false,
-    };
-    const labels = { [LABEL_INPUT]: input, [LABEL_RESOLVESET]: "true" };
-    const data: Record<string, string> = { [RESOLVESET_FILE]: content };
-    const cls = this.classes.get(i.spec.inputClass || "subscription");
-    if (cls?.parameters?.trace && rs.trace) data[TRACE_FILE] = rs.trace.join("\n") + "\n";
-    const ns = this.opts.namespace;
-    const spec = {
-      class: RESOLVESET_CLASS,
-      refs: [`file://content/${RESOLVESET_FILE}`],
-      volumeMounts: [{ mountPath: "/content", configMap: { name, namespace: ns } }],
-    };
-    // from the process's caches when they hold the object (a steady state costs no request), else live:
-    // an object a cache has not seen yet must not be taken for absent (it may be someone else's)
-    const bundleCache = this.fullCache<Bundle>("Bundle");
-    const instanceCache = this.fullCache<Instance>("Instance");
-    const existing = bundleCache?.get(name) ?? (await this.client.tryGet<Bundle>(RUKPAK_API_VERSION, "Bundle", name));
-    const instName = resolvesetInstanceName(input);
-    const cur = dryRun
-      ? undefined
-      : (instanceCache?.get(instName) ??
-        (await this.client.tryGet<Instance>(RUKPAK_API_VERSION, "Instance", instName)));
-    // the names are predictable: a Bundle or Instance someone else made under them is never used
-    if (existing && !(this.madeBySelf(existing) && sameJson(existing.spec, spec)))
-      throw new Error(`Bundle ${name} exists and was not made by opcat for Input ${input}; delete it`);
-    if (cur && !this.madeBySelf(cur))
-      throw new Error(`Instance ${instName} exists and was not made by opcat for Input ${input}; delete it`);
-    const writeBundle = !existing;
-    const writeInstance = !dryRun && cur?.spec.bundle.name !== name;
-    // resolving took time and the Input may have gone meanwhile: nothing is written for a deleted Input
-    // (asked only when something is to be written: a steady state costs no extra request)
-    if (
-      (writeBundle || writeInstance) &&
-      !(await this.client.getLive(DEPPY_API_VERSION, "Input", input, { uid: i.metadata.uid }))
-    )
-      return name;
-    if (writeBundle) {
-      await this.ensureNamespace();
-      await this.client.apply({
-        apiVersion: "v1",
-        kind: "ConfigMap",
-        metadata: { name, namespace: ns, labels, ownerReferences: [owner] },
-        data,
-      } as KubeObject);
-      await this.client
-        .create<Bundle>({
-          apiVersion: RUKPAK_API_VERSION,
-          kind: "Bundle",
-          metadata: { name, labels, ownerReferences: [owner] },
-          spec,
-        })
-        .catch((e) => (isConflict(e) ? undefined : Promise.reject(e)));
-    }
-    if (writeInstance) {
-      await this.client.apply<Instance>({
-        apiVersion: RUKPAK_API_VERSION,
-        kind: "Instance",
-        metadata: { name: instName, labels: { [LABEL_INPUT]: input }, ownerReferences: [owner] },
-        spec: { selector: { matchLabels: { [LABEL_INPUT]: input } }, bundle: { name } },
-      });
-    }
-    // older resolvesets of this Input that nothing points at any more (the Instance's active one is
-    // read live, and only when there is something to delete: a stale cache must not name it old)
-    const older = (
-      bundleCache
-        ? bundleCache
-            .list()
-            .filter(
-              (b) => b.metadata.labels?.[LABEL_INPUT] === input && b.metadata.labels?.[LABEL_RESOLVESET] === "true",
-            )
-        : (
-            await this.client.list<Bundle>(RUKPAK_API_VERSION, "Bundle", {
-              labelSelector: `${LABEL_INPUT}=${input},${LABEL_RESOLVESET}=true`,
-            })
-          ).items
-    ).filter((b) => b.metadata.name !== name);
-    if (older.length === 0) return name;
-    const active = (await this.client.tryGet<Instance>(RUKPAK_API_VERSION, "Instance", instName))?.status?.activeBundle;
-    for (const b of older) {
-      if (b.metadata.name === active) continue;
-      await this.client.delete(RUKPAK_API_VERSION, "Bundle", b.metadata.name).catch(() => false);
-      await this.client.delete("v1", "ConfigMap", b.metadata.name, ns).catch(() => false);
-    }
-    return name;
-  }
-
-  /** The process's full cache of a RukPak kind once it has listed (undefined: none, or not yet; read live). */
-  private fullCache<T extends KubeObject>(kind: "Bundle" | "Instance"): Informer<T> | undefined {
-    const inf = this.opts.caches?.informer<T>(RUKPAK_API_VERSION, kind);
-    return inf?.hasSynced ? inf : undefined;
-  }
-
-  /** True when the controllers made `o` (or when no identity is configured to tell). */
-  private madeBySelf(o: KubeObject): boolean {
-    if (!this.opts.key || !this.opts.self) return true;
-    return madeBy(this.opts.key, this.opts.self, o);
-  }
-
-  private nsReady = false;
-  private async ensureNamespace(): Promise<void> {
-    if (this.nsReady) return;
-    const ns = await this.client.tryGet("v1", "Namespace", this.opts.namespace);
-    if (!ns)
-      await this.client
-        .create({ apiVersion: "v1", kind: "Namespace", metadata: { name: this.opts.namespace } })
-        .catch((e) => (isConflict(e) ? undefined : Promise.reject(e)));
-    this.nsReady = true;
   }
 }
 

@@ -37,7 +37,7 @@ import { canI } from "../rukpak/permissions.js";
 import type { ProvisionerIdentity } from "../rukpak/provisioner.js";
 import { madeBy, verifiedRequester, type SigningKey } from "../rukpak/trust.js";
 import { LABEL_PACKAGE, LABEL_RESOLVESET, RESOLVESET_PROVISIONER } from "./api.js";
-import { parseResolveset, type ResolvesetEntry } from "./resolver.js";
+import { parseResolveset, type ResolvesetEntry } from "./resolvesetwriter.js";
 import { commit, resolvesetSteps, type ResolvesetContext, type ResolvesetState } from "./resolvesetsteps.js";
 
 export { classForEntry, resolvesetApprovalOf, type ResolvesetApproval } from "./resolvesetsteps.js";

@@ -44,7 +44,7 @@ import {
   LABEL_PACKAGE,
   propertiesHash,
 } from "./api.js";
-import { formatPropertiesAnnotation, type ResolvesetEntry } from "./resolver.js";
+import { formatPropertiesAnnotation, type ResolvesetEntry } from "./resolvesetwriter.js";
 
 export type ResolvesetApproval = "AllowAll" | "DenyAll" | "Android";
 
