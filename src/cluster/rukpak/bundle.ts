@@ -57,7 +57,7 @@ export class UnpackSlots {
     return true;
   }
 
-  release(name: string, queue: WorkQueue): void {
+  release(name: string, queue: Pick<WorkQueue, "add">): void {
     if (!this.unpacking.delete(name)) return;
     for (const k of [...this.waitingForSlot]) {
       this.waitingForSlot.delete(k);
