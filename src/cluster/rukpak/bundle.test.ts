@@ -33,6 +33,11 @@ async function run(c: Cluster, step: string, s: BundleState): Promise<StepOutcom
 }
 
 const STOP = { stop: true as const };
+
+/** Bundle `b`, new (the state of its first pass). */
+const newBundle = async (c: Cluster) => (await createBundle(c, "b"), stateOf(c, "b"));
+/** Bundle `b`, unpacked. */
+const unpackedOne = async (c: Cluster) => (await unpackedBundle(c, "b"), stateOf(c, "b"));
 const get = (c: Cluster, name: string) => c.api.tryGet<Bundle>(API_VERSION, "Bundle", name);
 
 interface Case {
@@ -44,13 +49,16 @@ interface Case {
   after?: (c: Cluster, s: BundleState) => Promise<void> | void;
 }
 
+/** A new Bundle's pass goes on through `step`. */
+const goesOn = (step: string, what: string): Case => ({
+  name: `${step}: ${what}`,
+  step,
+  given: newBundle,
+  outcome: undefined,
+});
+
 const CASES: Case[] = [
-  {
-    name: "deletion: a Bundle not being deleted goes on",
-    step: "deletion",
-    given: async (c) => (await createBundle(c, "b"), stateOf(c, "b")),
-    outcome: undefined,
-  },
+  goesOn("deletion", "a Bundle not being deleted goes on"),
   {
     name: "deletion: a deleted Bundle drops its content and its finalizer",
     step: "deletion",
@@ -83,41 +91,27 @@ const CASES: Case[] = [
     given: async (c) => (await createBundle(c, "b", { ...plainSpec(), class: "other" }), stateOf(c, "b")),
     outcome: STOP,
   },
-  {
-    name: "class: its own class goes on",
-    step: "class",
-    given: async (c) => (await createBundle(c, "b"), stateOf(c, "b")),
-    outcome: undefined,
-  },
+  goesOn("class", "its own class goes on"),
   {
     name: "finalizer: added before anything is unpacked",
     step: "finalizer",
-    given: async (c) => (await createBundle(c, "b"), stateOf(c, "b")),
+    given: newBundle,
     outcome: undefined,
     after: async (c) => assert.deepEqual((await get(c, "b"))?.metadata.finalizers, [FINALIZER_CONTENT]),
   },
   {
     name: "unpacked: Done at this generation, its content here, stops the pass",
     step: "unpacked",
-    given: async (c) => (await unpackedBundle(c, "b"), stateOf(c, "b")),
+    given: unpackedOne,
     outcome: STOP,
   },
   {
     name: "unpacked: settled by this process (failed for good) stops the pass",
     step: "unpacked",
-    given: async (c) => {
-      await createBundle(c, "b");
-      c.slots.settled.set("b", { gen: 1 });
-      return stateOf(c, "b");
-    },
+    given: async (c) => (c.slots.settled.set("b", { gen: 1 }), newBundle(c)),
     outcome: STOP,
   },
-  {
-    name: "unpacked: a new Bundle goes on",
-    step: "unpacked",
-    given: async (c) => (await createBundle(c, "b"), stateOf(c, "b")),
-    outcome: undefined,
-  },
+  goesOn("unpacked", "a new Bundle goes on"),
   {
     name: "restorePinned: content another replica unpacked is fetched again from the pinned refs",
     step: "restorePinned",
@@ -160,7 +154,7 @@ const CASES: Case[] = [
   {
     name: "backoff: a generation seen for the first time starts now",
     step: "backoff",
-    given: async (c) => (await createBundle(c, "b"), stateOf(c, "b")),
+    given: newBundle,
     outcome: undefined,
     after: (_c, s) => assert.equal(s.startsNow, true),
   },

@@ -67,6 +67,28 @@ async function pivotTo(c: Cluster, name: string): Promise<void> {
   await c.api.replace<Instance>(requestedBy(c.ctx.key, { ...i, spec: { ...i.spec, bundle: { name } } }, ALICE));
 }
 
+/** A new Instance `j` naming `bundle`, before `step`. */
+async function instanceJ(c: Cluster, bundle: Instance["spec"]["bundle"], step: string): Promise<InstanceState> {
+  await createInstance(c, "j", { bundle });
+  return stateBefore(c, "j", step);
+}
+
+/** Instance `j` of a new Bundle `j` of these manifests, before `step`. */
+async function installing(c: Cluster, files: Record<string, string>, step: string): Promise<InstanceState> {
+  await manifests(c.api, "j", files);
+  await unpackedBundle(c, "j", plainSpec("j"));
+  return instanceJ(c, { name: "j" }, step);
+}
+
+/** Instance `i` installed, then naming Bundle `b2` (another ConfigMap), before `step`. */
+async function upgrading(c: Cluster, step: string): Promise<InstanceState> {
+  await reconcileInstance(c.ctx, instanceSteps(c.ctx), "i");
+  await manifests(c.api, "v2", { "cm.yaml": configMapYaml("shipped-v2", "default") });
+  await unpackedBundle(c, "b2", plainSpec("v2"), { app: "x" });
+  await pivotTo(c, "b2");
+  return stateBefore(c, "i", step);
+}
+
 interface Case {
   name: string;
   step: string;
@@ -105,8 +127,7 @@ const CASES: Case[] = [
     name: "bundle: a Bundle that does not exist",
     step: "bundle",
     given: async (c) => {
-      await createInstance(c, "j", { bundle: { name: "nope" } });
-      return stateBefore(c, "j", "bundle");
+      return instanceJ(c, { name: "nope" }, "bundle");
     },
     outcome: ["Unpacked", "BundleNotFound"],
   },
@@ -114,8 +135,7 @@ const CASES: Case[] = [
     name: "bundle: an embedded spec makes the Bundle, owned by the Instance",
     step: "bundle",
     given: async (c) => {
-      await createInstance(c, "j", { bundle: { name: "made", spec: plainSpec() } });
-      return stateBefore(c, "j", "bundle");
+      return instanceJ(c, { name: "made", spec: plainSpec() }, "bundle");
     },
     outcome: "continue",
     after: async (c) => {
@@ -127,8 +147,7 @@ const CASES: Case[] = [
     name: "bundle: an embedded spec naming someone else's Bundle is a conflict",
     step: "bundle",
     given: async (c) => {
-      await createInstance(c, "j", { bundle: { name: "b", spec: plainSpec() } });
-      return stateBefore(c, "j", "bundle");
+      return instanceJ(c, { name: "b", spec: plainSpec() }, "bundle");
     },
     outcome: ["Installed", "BundleSpecConflict"],
   },
@@ -137,8 +156,7 @@ const CASES: Case[] = [
     step: "bundle",
     given: async (c) => {
       await c.api.create({ apiVersion: API_VERSION, kind: "Bundle", metadata: { name: "o" }, spec: { class: "x" } });
-      await createInstance(c, "j", { bundle: { name: "o" } });
-      return stateBefore(c, "j", "bundle");
+      return instanceJ(c, { name: "o" }, "bundle");
     },
     outcome: "stop",
   },
@@ -147,8 +165,7 @@ const CASES: Case[] = [
     step: "unpacked",
     given: async (c) => {
       await c.api.create({ apiVersion: API_VERSION, kind: "Bundle", metadata: { name: "n" }, spec: plainSpec() });
-      await createInstance(c, "j", { bundle: { name: "n" } });
-      return stateBefore(c, "j", "unpacked");
+      return instanceJ(c, { name: "n" }, "unpacked");
     },
     outcome: ["Unpacked", "UnpackPending"],
   },
@@ -157,10 +174,7 @@ const CASES: Case[] = [
     step: "unpacked",
     given: async (c) => {
       c.allowed.clear(); // its content cannot be read as its requester
-      await manifests(c.api, "unreadable", { "cm.yaml": configMapYaml("x", "default") });
-      await unpackedBundle(c, "f", plainSpec("unreadable"));
-      await createInstance(c, "j", { bundle: { name: "f" } });
-      return stateBefore(c, "j", "unpacked");
+      return installing(c, { "cm.yaml": configMapYaml("x", "default") }, "unpacked");
     },
     outcome: ["Unpacked", "UnpackFailed"],
   },
@@ -197,10 +211,7 @@ const CASES: Case[] = [
     name: "protected: an object in opcat's namespace is refused",
     step: "protected",
     given: async (c) => {
-      await manifests(c.api, "own", { "cm.yaml": configMapYaml("x", NAMESPACE) });
-      await unpackedBundle(c, "p", plainSpec("own"));
-      await createInstance(c, "j", { bundle: { name: "p" } });
-      return stateBefore(c, "j", "protected");
+      return installing(c, { "cm.yaml": configMapYaml("x", NAMESPACE) }, "protected");
     },
     outcome: ["Installed", "ProtectedObject"],
   },
@@ -212,10 +223,7 @@ const CASES: Case[] = [
         "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n" +
         "  name: clusterrolebindings.rbac.authorization.k8s.io\nspec:\n  group: rbac.authorization.k8s.io\n" +
         "  names:\n    kind: ClusterRoleBinding\n    plural: clusterrolebindings\n  scope: Cluster\n";
-      await manifests(c.api, "crd", { "crd.yaml": crd });
-      await unpackedBundle(c, "g", plainSpec("crd"));
-      await createInstance(c, "j", { bundle: { name: "g" } });
-      return stateBefore(c, "j", "crdGroups");
+      return installing(c, { "crd.yaml": crd }, "crdGroups");
     },
     outcome: ["Installed", "ForbiddenAPIGroup"],
   },
@@ -325,13 +333,7 @@ const CASES: Case[] = [
   {
     name: "pivot: from another installed Bundle, Upgrading is written at once",
     step: "pivot",
-    given: async (c) => {
-      await reconcileInstance(c.ctx, instanceSteps(c.ctx), "i");
-      await manifests(c.api, "v2", { "cm.yaml": configMapYaml("shipped-v2", "default") });
-      await unpackedBundle(c, "b2", plainSpec("v2"), { app: "x" });
-      await pivotTo(c, "b2");
-      return stateBefore(c, "i", "pivot");
-    },
+    given: (c) => upgrading(c, "pivot"),
     outcome: "continue",
     after: async (c) => {
       const installed = findCondition((await getInstance(c)).status?.conditions, "Installed");
@@ -351,13 +353,7 @@ const CASES: Case[] = [
   {
     name: "prune: what the new Bundle no longer has goes, and the record says what is applied",
     step: "prune",
-    given: async (c) => {
-      await reconcileInstance(c.ctx, instanceSteps(c.ctx), "i");
-      await manifests(c.api, "v2", { "cm.yaml": configMapYaml("shipped-v2", "default") });
-      await unpackedBundle(c, "b2", plainSpec("v2"), { app: "x" });
-      await pivotTo(c, "b2");
-      return stateBefore(c, "i", "prune");
-    },
+    given: (c) => upgrading(c, "prune"),
     outcome: "continue",
     after: async (c, s) => {
       assert.equal(await c.api.tryGet("v1", "ConfigMap", "shipped", "default"), undefined);
