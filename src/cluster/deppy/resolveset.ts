@@ -19,6 +19,7 @@ import type { EventRecorder } from "../kube/events.js";
 import type { Informer, InformerEvent } from "../kube/informer.js";
 import { SharedCaches } from "../runtime/caches.js";
 import { defineController, type Controller } from "../runtime/controller.js";
+import { writeStatus } from "../runtime/status.js";
 import { runSteps, type Step } from "../runtime/steps.js";
 import { readBundleDirectory } from "../../bundle/index.js";
 import {
@@ -335,52 +336,38 @@ export class ResolvesetProvisioner implements ProvisionerIdentity {
     return this.client.tryGet<Cm>("v1", "ConfigMap", name, namespace);
   }
 
+  /** A resolveset Bundle's unpack, as named steps (class, unpacked, entries); the outcome written once. */
+  private readonly unpackSteps: Step<UnpackState>[] = [
+    { name: "class", run: (s) => (s.b.metadata.deletionTimestamp || !this.ours(s.b.spec.class) ? STOP : undefined) },
+    { name: "unpacked", run: (s) => (unpackedAt(s.b, s.generation) ? STOP : undefined) },
+    {
+      name: "entries",
+      run: async (s) => {
+        s.read = await this.entriesOf(s.b);
+      },
+    },
+  ];
+
   async reconcileBundle(name: string): Promise<void> {
     const b = this.bundles.get(name);
-    if (!b || b.metadata.deletionTimestamp || !this.ours(b.spec.class)) return;
-    const gen = b.metadata.generation ?? 0;
-    if (b.status?.unpacked === "Done" && b.status.observedGeneration === gen) return;
-    const r = await this.entriesOf(b);
-    let status: BundleStatus;
-    if ("entries" in r) {
-      const msg =
-        `Successfully unpacked the resolveset (${r.entries.length} ` +
-        `${r.entries.length === 1 ? "entry" : "entries"})`;
-      status = {
-        ...b.status,
-        unpacked: "Done",
-        reason: "UnpackSuccessful",
-        message: msg,
-        digest: r.digest,
-        format: this.formats[0],
-        objects: ["/objects/resolved.bundles.json"],
-        conditions: setCondition(b.status?.conditions, {
-          type: "Unpacked",
-          status: "True",
-          reason: "UnpackSuccessful",
-          message: msg,
-          observedGeneration: gen,
-        }).conditions,
-        observedGeneration: gen,
-      };
-    } else {
-      status = {
-        ...b.status,
-        unpacked: "Failed",
-        reason: r.reason,
-        message: r.message,
-        conditions: setCondition(b.status?.conditions, {
-          type: "Unpacked",
-          status: "False",
-          reason: r.reason,
-          message: r.message,
-          observedGeneration: gen,
-        }).conditions,
-        observedGeneration: gen,
-      };
-      this.events.emit(b, "Warning", r.reason, r.message);
-    }
-    await this.client.replace<Bundle>({ ...b, status }, { subresource: "status" });
+    if (!b) return;
+    const s: UnpackState = { b, generation: b.metadata.generation ?? 0 };
+    await runSteps(this.unpackSteps, s, "resolveset-bundle");
+    const r = s.read;
+    if (!r) return;
+    if (!("entries" in r)) this.events.emit(b, "Warning", r.reason, r.message);
+    await writeStatus<Bundle>(this.client, {
+      apiVersion: RUKPAK_API_VERSION,
+      kind: "Bundle",
+      name,
+      uid: b.metadata.uid,
+      cached: b,
+      // a new generation is read again (its update event brings the next pass)
+      next: (fresh) =>
+        (fresh.metadata.generation ?? 0) === s.generation
+          ? unpackOutcome(fresh.status ?? {}, s.generation, r, this.formats[0])
+          : (fresh.status ?? {}),
+    });
   }
 
   /**
@@ -458,7 +445,45 @@ export class ResolvesetProvisioner implements ProvisionerIdentity {
     };
     const out = await runSteps(this.steps, s, "resolveset");
     if (s.observe) s.status = { ...s.status, observedGeneration: generation };
-    await commit(this.ctx, s);
+    if (!(await commit(this.ctx, s))) return;
     if (out.event) this.events.emit(s.inst, out.event.type, out.event.reason, out.event.message);
   }
+}
+
+type Entries = Awaited<ReturnType<ResolvesetProvisioner["entriesOf"]>>;
+
+/** One pass over a resolveset Bundle: it, the generation it unpacks, and its entries once read. */
+interface UnpackState {
+  b: Bundle;
+  generation: number;
+  read?: Entries;
+}
+
+const STOP = { stop: true } as const;
+
+const unpackedAt = (b: Bundle, gen: number): boolean =>
+  b.status?.unpacked === "Done" && b.status.observedGeneration === gen;
+
+/** The status saying a resolveset Bundle's entries were read (Done), or why not (Failed). */
+function unpackOutcome(st: BundleStatus, gen: number, r: Entries, format: string): BundleStatus {
+  const n = "entries" in r ? r.entries.length : 0;
+  const out: BundleStatus =
+    "entries" in r
+      ? {
+          unpacked: "Done",
+          reason: "UnpackSuccessful",
+          message: `Successfully unpacked the resolveset (${n} ${n === 1 ? "entry" : "entries"})`,
+          digest: r.digest,
+          format,
+          objects: ["/objects/resolved.bundles.json"],
+        }
+      : { unpacked: "Failed", reason: r.reason, message: r.message };
+  const { conditions } = setCondition(st.conditions, {
+    type: "Unpacked",
+    status: out.unpacked === "Done" ? "True" : "False",
+    reason: out.reason!,
+    message: out.message!,
+    observedGeneration: gen,
+  });
+  return { ...st, ...out, conditions, observedGeneration: gen };
 }

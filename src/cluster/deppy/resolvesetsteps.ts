@@ -13,6 +13,7 @@ import { findCondition, setCondition } from "../kube/conditions.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
 import type { EventRecorder } from "../kube/events.js";
 import type { Informer } from "../kube/informer.js";
+import { writeStatus } from "../runtime/status.js";
 import { stopWith, withConditions, type Step, type StepOutcome } from "../runtime/steps.js";
 import { commitInstanceStatus } from "../rukpak/instance.js";
 import {
@@ -121,11 +122,11 @@ const stop: (s: { observe?: boolean }, event: "Normal" | "Warning" | undefined, 
   stopWith;
 
 /**
- * Writes the working status now (when it changed). Optimistic concurrency on the object the conditions
- * were computed from: a user's approval written meanwhile makes this a conflict (retried with what they
- * wrote), never a lost update.
+ * Writes the working status now (when it changed; false: the Instance is gone). What the pass changed
+ * goes on top of the Instance as it is, but a user's approval written meanwhile is never overwritten:
+ * the pass is tried again with what they wrote (`commitInstanceStatus`).
  */
-export const commit = (ctx: ResolvesetContext, s: ResolvesetState): Promise<void> =>
+export const commit = (ctx: ResolvesetContext, s: ResolvesetState): Promise<boolean> =>
   commitInstanceStatus(ctx.client, s);
 
 /** The resolveset Bundle, unpacked. */
@@ -441,7 +442,7 @@ const approval: ResolvesetStep = async (ctx, s) => {
   if (mismatch === undefined) {
     if (findCondition(s.inst.status?.conditions, "Approved")?.status !== "True") {
       s.status = withConditions(s.status, s.generation, [s.unpacked!, approvalCondition(recorded!)]);
-      await commit(ctx, s);
+      if (!(await commit(ctx, s))) return { stop: true };
     }
     return;
   }
@@ -467,7 +468,7 @@ const approval: ResolvesetStep = async (ctx, s) => {
     [s.unpacked!, c],
   );
   s.status.observedGeneration = s.generation;
-  await commit(ctx, s);
+  if (!(await commit(ctx, s))) return { stop: true };
   if (!signed) return { stop: true, event: { type: "Normal", reason: c.reason, message: c.message } };
 };
 
@@ -490,28 +491,36 @@ async function approvePackageInstance(
     bundle: { name: bn, uid: b.metadata.uid, generation: b.metadata.generation ?? 0 },
     digest: b.status.digest,
   };
-  if (approvalMismatch(ctx.key, applied.status?.approval, want) === undefined) return;
-  const approval = signApproval(ctx.key, want.instanceUid, {
-    decision: "Approved",
-    reason: "ResolvesetApproved",
-    by: `resolveset ${s.rsName} (Instance ${s.name})`,
-    generation: g,
-    bundle: want.bundle,
-    digest: want.digest,
+  // on top of the Instance as it is (the operator provisioner may write its status meanwhile)
+  await writeStatus<Instance>(ctx.client, {
+    apiVersion: RUKPAK_API_VERSION,
+    kind: "Instance",
+    name: applied.metadata.name,
+    uid: applied.metadata.uid,
+    cached: applied,
+    next: (fresh) => {
+      const st = fresh.status ?? {};
+      // a new generation is another subject: the next pass (its event) approves that one
+      if ((fresh.metadata.generation ?? 0) !== g || approvalMismatch(ctx.key, st.approval, want) === undefined)
+        return st;
+      const approval = signApproval(ctx.key, want.instanceUid, {
+        decision: "Approved",
+        reason: "ResolvesetApproved",
+        by: `resolveset ${s.rsName} (Instance ${s.name})`,
+        generation: g,
+        bundle: want.bundle,
+        digest: want.digest,
+      });
+      const conditions = setCondition(st.conditions, {
+        type: "Approved",
+        status: "True",
+        reason: "ResolvesetApproved",
+        message: `approved with resolveset ${s.rsName} (Instance ${s.name})`,
+        observedGeneration: g,
+      }).conditions;
+      return { ...st, approval, conditions };
+    },
   });
-  const conditions = setCondition(applied.status?.conditions, {
-    type: "Approved",
-    status: "True",
-    reason: "ResolvesetApproved",
-    message: `approved with resolveset ${s.rsName} (Instance ${s.name})`,
-    observedGeneration: g,
-  }).conditions;
-  // a conflict (the operator provisioner wrote this Instance's status meanwhile) fails the pass,
-  // which is retried with backoff: swallowed, no later event on that Instance might bring it back
-  await ctx.client.replace<Instance>(
-    { ...applied, status: { ...(applied.status ?? {}), approval, conditions } },
-    { subresource: "status" },
-  );
 }
 
 /**

@@ -11,7 +11,7 @@
  * (Pod states such as a crash loop do not change the workload's status; Pods are listed live then).
  * Steps: installed → observe → write-status (once, when the conditions changed) → report (Events).
  */
-import { isConflict, type KubeClient, type KubeObject } from "../kube/client.js";
+import type { KubeClient, KubeObject } from "../kube/client.js";
 import { findCondition, relayed } from "../kube/conditions.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
 import type { Informer } from "../kube/informer.js";
@@ -23,6 +23,7 @@ import {
   type ControllerContext,
   type Result,
 } from "../runtime/controller.js";
+import { writeStatus } from "../runtime/status.js";
 import { runSteps, withConditions, type Step, type StepOutcome } from "../runtime/steps.js";
 import { sameJson } from "../kube/json.js";
 import { API_VERSION, LABEL_INSTANCE, type Instance } from "./api.js";
@@ -324,17 +325,24 @@ export class AvailabilityController {
     ];
   }
 
-  private async writeStatus(s: AvailabilityState): Promise<StepOutcome> {
+  /**
+   * Available and Progressing (only those: the Instance controller's conditions stay as they are), on
+   * an Instance still installed.
+   */
+  private async writeStatus(s: AvailabilityState): Promise<void> {
     const inst = s.inst!;
     const a = s.availability!;
-    const status = withConditions(inst.status ?? {}, inst.metadata.generation ?? 0, [a.available, a.progressing]);
-    if (sameJson(status.conditions, inst.status?.conditions)) return;
-    try {
-      await s.ctx.client.replace<Instance>({ ...inst, status }, { subresource: "status" });
-    } catch (e) {
-      if (!isConflict(e)) throw e;
-      return { requeueAfter: 100 };
-    }
+    await writeStatus<Instance>(s.ctx.client, {
+      apiVersion: API_VERSION,
+      kind: "Instance",
+      name: s.name,
+      uid: inst.metadata.uid,
+      cached: inst,
+      next: (fresh) =>
+        findCondition(fresh.status?.conditions, "Installed")?.status === "True"
+          ? withConditions(fresh.status ?? {}, inst.metadata.generation ?? 0, [a.available, a.progressing])
+          : (fresh.status ?? {}),
+    });
   }
 
   private report(s: AvailabilityState): StepOutcome {

@@ -10,6 +10,7 @@ import { rmSync } from "node:fs";
 import { safeMessage, setCondition } from "../kube/conditions.js";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "../kube/finalizers.js";
 import type { WorkQueue } from "../kube/queue.js";
+import { writeStatus } from "../runtime/status.js";
 import { runSteps, type Step, type StepOutcome } from "../runtime/steps.js";
 import { API_VERSION, FINALIZER_CONTENT, type Bundle, type BundleStatus } from "./api.js";
 import { contentExists, limitsOf, UnpackError, unpackBundle } from "./content.js";
@@ -56,7 +57,7 @@ export class UnpackSlots {
     return true;
   }
 
-  release(name: string, queue: WorkQueue): void {
+  release(name: string, queue: Pick<WorkQueue, "add">): void {
     if (!this.unpacking.delete(name)) return;
     for (const k of [...this.waitingForSlot]) {
       this.waitingForSlot.delete(k);
@@ -87,9 +88,13 @@ export interface BundleState {
   generation: number;
   /** The Bundle as last read or written. */
   b: Bundle;
-  /** The status to write at the end (a working copy; `write` says whether to). */
+  /** The status as the steps found it (a working copy). */
   status: BundleStatus;
-  write?: { base: Bundle; event: Outcome["event"] };
+  /**
+   * The outcome to write at the end: from the newest copy known (`base`), the status computed from
+   * the Bundle as it is then (undefined: deleted or changed meanwhile, nothing to write), the Event.
+   */
+  write?: { base: Bundle; event: Outcome["event"]; next: (fresh: Bundle) => BundleStatus | undefined };
   /** This pass writes InProgress (a new generation). */
   startsNow?: boolean;
   ac?: AbortController;
@@ -214,29 +219,32 @@ const backoff: BundleStep = (ctx, u, s) => {
 /** A generation seen for the first time: `InProgress` is written before the unpack starts. */
 const inProgress: BundleStep = async (ctx, _u, s) => {
   if (!s.startsNow) return;
-  const st = s.status;
   const gen = s.generation;
-  const c = setCondition(st.conditions, {
-    type: "Unpacked",
-    status: "False",
-    reason: "Unpacking",
-    message: "unpacking the bundle's content",
-    observedGeneration: gen,
-  });
-  s.b = await ctx.client.replace<Bundle>(
-    {
-      ...s.b,
-      status: {
-        ...st,
-        unpacked: "InProgress",
-        reason: "Unpacking",
-        message: "unpacking the bundle's content",
-        conditions: c.conditions,
-        observedGeneration: gen,
-      },
+  const message = "unpacking the bundle's content";
+  const cond = { type: "Unpacked", status: "False" as const, reason: "Unpacking", message, observedGeneration: gen };
+  let stale = false;
+  const out = await writeStatus<Bundle>(ctx.client, {
+    apiVersion: API_VERSION,
+    kind: "Bundle",
+    name: s.name,
+    uid: s.b.metadata.uid,
+    cached: s.b,
+    next: (fresh) => {
+      s.b = fresh;
+      // a new spec (its update event brings the next pass) or a deletion: nothing to start
+      if ((fresh.metadata.generation ?? 0) !== gen || fresh.metadata.deletionTimestamp) {
+        stale = true;
+        return fresh.status ?? {};
+      }
+      const st = fresh.status ?? {};
+      const { conditions } = setCondition(st.conditions, cond);
+      return { ...st, unpacked: "InProgress", reason: "Unpacking", message, conditions, observedGeneration: gen };
     },
-    { subresource: "status" },
-  );
+    written: (b) => {
+      s.b = b;
+    },
+  });
+  if (out === "gone" || stale) return STOP;
   s.status = { ...(s.b.status ?? {}) };
 };
 
@@ -308,17 +316,22 @@ const outcome: BundleStep = async (ctx, u, s) => {
     if (out.status.unpacked === "Done") contentMadeAgain(ctx, name);
     return;
   }
-  const fresh = (await ctx.client.tryGet<Bundle>(API_VERSION, "Bundle", name)) ?? cur;
-  const fst = fresh.status ?? {};
-  const c = setCondition(fst.conditions, {
-    type: "Unpacked",
-    status: out.status.unpacked === "Done" ? "True" : "False",
-    reason: out.status.reason!,
-    message: out.status.message!,
-    observedGeneration: gen,
-  });
-  s.status = { ...fst, ...out.status, conditions: c.conditions, observedGeneration: gen };
-  s.write = { base: fresh, event: out.event };
+  // the newest copy this pass knows (its own InProgress write, else the cache's): a stale one is a
+  // Conflict, answered by reading again
+  const base = s.startsNow ? s.b : cur;
+  const next = (fresh: Bundle): BundleStatus | undefined => {
+    if (fresh.metadata.deletionTimestamp || (fresh.metadata.generation ?? 0) !== gen) return undefined;
+    const fst = fresh.status ?? {};
+    const c = setCondition(fst.conditions, {
+      type: "Unpacked",
+      status: out.status.unpacked === "Done" ? "True" : "False",
+      reason: out.status.reason!,
+      message: out.status.message!,
+      observedGeneration: gen,
+    });
+    return { ...fst, ...out.status, conditions: c.conditions, observedGeneration: gen };
+  };
+  s.write = { base, event: out.event, next };
   s.settle = settle;
 };
 
@@ -350,9 +363,19 @@ export async function reconcileBundle(ctx: RukpakContext, steps: readonly Step<B
   const s: BundleState = { name, b, generation: b.metadata.generation ?? 0, status: { ...(b.status ?? {}) } };
   await runSteps(steps, s, "bundle");
   if (s.write) {
-    await ctx.client.replace<Bundle>({ ...s.write.base, status: s.status }, { subresource: "status" });
-    s.settle?.();
-    ctx.events.emit(s.write.base, ...s.write.event);
+    const w = s.write;
+    let stale = false;
+    const out = await writeStatus<Bundle>(ctx.client, {
+      apiVersion: API_VERSION,
+      kind: "Bundle",
+      name,
+      uid: w.base.metadata.uid,
+      cached: w.base,
+      next: (fresh) => w.next(fresh) ?? ((stale = true), fresh.status ?? {}),
+    });
+    // settled once the status says it (written now, or found saying it already)
+    if (out === "written" || (out === "unchanged" && !stale)) s.settle?.();
+    if (out === "written") ctx.events.emit(w.base, ...w.event);
   }
   if (s.retry) throw s.retry; // retried with backoff, nothing written while the outcome stays the same
 }

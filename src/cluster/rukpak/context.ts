@@ -19,6 +19,12 @@ import { isOwn, madeBy, verifiedRequester, type ProtectedSet, type SigningKey } 
 import { sameJson } from "../kube/json.js";
 import { isEmptySelector, selectorMatches } from "../kube/selector.js";
 
+/** What the steps read of a cache (an {@link Informer}): one object by name, or all. */
+export type ObjectCache<T extends KubeObject> = Pick<Informer<T>, "get" | "list">;
+
+/** What the steps do with a work queue: add a key, ask how often it failed. */
+export type QueueRef = Pick<WorkQueue, "add" | "failuresOf">;
+
 export interface RukpakContext {
   client: KubeClient;
   /** Verifies requester signatures and signs approvals. */
@@ -33,11 +39,11 @@ export interface RukpakContext {
   records: RecordStore;
   protectedSet: ProtectedSet;
   provisioners: ProvisionerRegistry;
-  bundles: Informer<Bundle>;
-  instances: Informer<Instance>;
-  events: EventRecorder;
-  bundleQueue: WorkQueue;
-  instanceQueue: WorkQueue;
+  bundles: ObjectCache<Bundle>;
+  instances: ObjectCache<Instance>;
+  events: Pick<EventRecorder, "emit">;
+  bundleQueue: QueueRef;
+  instanceQueue: QueueRef;
   /**
    * The Instances (name → uid) whose objects this process applied since it started or was last
    * asked to resync them: only their passes may skip an unchanged apply. A new process (a restart,

@@ -8,9 +8,10 @@
  * while a pivot is applied, and the failure of an apply (docs/security.md).
  */
 import { createHash } from "node:crypto";
-import { isConflict, KubeApiError, type KubeClient } from "../kube/client.js";
+import { KubeApiError, type KubeApi } from "../kube/client.js";
 import { findCondition, setCondition } from "../kube/conditions.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
+import { changedOnTop, writeStatus } from "../runtime/status.js";
 import { RetryLater, runSteps, stopWith, withConditions, type Step, type StepOutcome } from "../runtime/steps.js";
 import {
   API_VERSION,
@@ -74,19 +75,45 @@ const stop: (s: { observe?: boolean }, event: "Normal" | "Warning" | undefined, 
 const retry = (o: StepOutcome): StepOutcome => (o && "stop" in o ? { ...o, retry: true } : o);
 
 /**
- * Writes an Instance's working status now (when it changed) and goes on from what the API server
- * returned (the resolveset provisioner's passes too).
+ * Writes an Instance's working status now, when it changed (the resolveset provisioner's passes too),
+ * by the one status-write policy (`runtime/status.ts`), and goes on from what the API server returned.
+ * What the pass changed is set on top of the Instance as it is now: what another writer wrote
+ * meanwhile (the availability controller's conditions) stays. An Instance whose spec or approval
+ * changed since the pass read it is not written (a user's approval is never lost): the pass decided on
+ * what it no longer says and is tried again ({@link RetryLater}). False: the Instance is gone.
  */
 export async function commitInstanceStatus(
-  client: KubeClient,
+  client: Pick<KubeApi, "tryGet" | "replace">,
   s: { inst: Instance; status: NonNullable<Instance["status"]> },
-): Promise<void> {
-  if (sameJson(s.status, s.inst.status ?? {})) return;
-  s.inst = await client.replace<Instance>({ ...s.inst, status: s.status }, { subresource: "status" });
-  s.status = { ...(s.inst.status ?? {}) };
+): Promise<boolean> {
+  const base = s.inst.status ?? {};
+  const { name, generation = 0, uid } = s.inst.metadata;
+  let seen = s.inst;
+  const out = await writeStatus<Instance>(client, {
+    apiVersion: API_VERSION,
+    kind: "Instance",
+    name,
+    uid,
+    cached: s.inst,
+    next: (fresh) => {
+      if ((fresh.metadata.generation ?? 0) !== generation || !sameJson(fresh.status?.approval, base.approval))
+        throw new RetryLater(`Instance ${name} changed while a pass decided on it; tried again`);
+      seen = fresh;
+      return changedOnTop(base, s.status, fresh.status ?? {});
+    },
+    written: (o) => {
+      seen = o;
+    },
+  });
+  if (out === "gone") return false;
+  if (seen !== s.inst) {
+    s.inst = seen;
+    s.status = { ...(seen.status ?? {}) };
+  }
+  return true;
 }
 
-const commit = (ctx: RukpakContext, s: InstanceState): Promise<void> => commitInstanceStatus(ctx.client, s);
+const commit = (ctx: RukpakContext, s: InstanceState): Promise<boolean> => commitInstanceStatus(ctx.client, s);
 
 function conditions(s: InstanceState, ...cs: NewCondition[]): void {
   s.status = withConditions(s.status, s.generation, cs);
@@ -116,7 +143,7 @@ const signature: InstanceStep = async (ctx, s) => {
       "the recorded approval is not signed by opcat (written while its admission webhook was not " +
       `serving?) and is ignored; approve with kubectl instance approve ${s.name}`,
   });
-  await commit(ctx, s);
+  if (!(await commit(ctx, s))) return STOP; // the Instance is gone
 };
 
 /** The Bundle an Instance names; made from its embedded spec when given (and only then). */
@@ -301,7 +328,7 @@ const approval: InstanceStep = async (ctx, s) => {
   s.status = { ...s.status, approval: d.approval };
   conditions(s, unpackedOk(s), d.condition);
   s.status = { ...s.status, observedGeneration: s.generation };
-  await commit(ctx, s);
+  if (!(await commit(ctx, s))) return STOP; // the Instance is gone
 };
 
 /** sha256 of the desired objects, computed once per pass and only when a pass compares or records it. */
@@ -396,7 +423,7 @@ const pivot: InstanceStep = async (ctx, s) => {
     reason: "Upgrading",
     message: `applying bundle ${s.bundleName} (from ${s.previous})`,
   });
-  await commit(ctx, s);
+  if (!(await commit(ctx, s))) return STOP; // the Instance is gone
 };
 
 /** Every object applied (namespaces the controller made recorded); a failure is written and retried. */
@@ -432,25 +459,25 @@ const pruneObjects: InstanceStep = async (ctx, s) => {
   ctx.appliedHere.set(s.name, s.inst.metadata.uid!);
 };
 
-/** Older Bundles this Instance pivoted from are marked Replaced. */
+/** Older Bundles this Instance pivoted from are marked Replaced (the Bundle controller's status kept). */
 const replaced: InstanceStep = async (ctx, s) => {
+  const c = {
+    type: "Replaced",
+    status: "True" as const,
+    reason: "Replaced",
+    message: `replaced by ${s.bundleName} in instance ${s.name}`,
+  };
   for (const b of ctx.bundles.list()) {
     if (b.metadata.name === s.bundleName || !labelsMatch(s.inst.spec.selector, b.metadata.labels)) continue;
     if (findCondition(b.status?.conditions, "Replaced")?.status === "True") continue;
-    const fresh = await ctx.client.tryGet<Bundle>(API_VERSION, "Bundle", b.metadata.name);
-    if (!fresh) continue;
-    const c = setCondition(fresh.status?.conditions, {
-      type: "Replaced",
-      status: "True",
-      reason: "Replaced",
-      message: `replaced by ${s.bundleName} in instance ${s.name}`,
+    await writeStatus<Bundle>(ctx.client, {
+      apiVersion: API_VERSION,
+      kind: "Bundle",
+      name: b.metadata.name,
+      uid: b.metadata.uid,
+      cached: b,
+      next: (fresh) => ({ ...(fresh.status ?? {}), conditions: setCondition(fresh.status?.conditions, c).conditions }),
     });
-    await ctx.client
-      .replace<Bundle>(
-        { ...fresh, status: { ...(fresh.status ?? {}), conditions: c.conditions } },
-        { subresource: "status" },
-      )
-      .catch((e) => (isConflict(e) ? undefined : Promise.reject(e)));
   }
 };
 
@@ -515,7 +542,7 @@ export async function reconcileInstance(ctx: RukpakContext, steps: readonly Step
   };
   const out = await runSteps(steps, s, "instance");
   if (s.observe) s.status = { ...s.status, observedGeneration: generation };
-  await commit(ctx, s);
+  if (!(await commit(ctx, s))) return;
   if (out.event) ctx.events.emit(s.inst, out.event.type, out.event.reason, out.event.message);
   if (out.retry) throw new RetryLater(out.retry);
 }

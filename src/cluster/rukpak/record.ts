@@ -7,7 +7,7 @@
  * prunes) the same set on its next pass.
  */
 import { BoundedMap } from "../kube/bounded.js";
-import { isNotFound, type KubeClient, type KubeObject } from "../kube/client.js";
+import { isNotFound, type KubeApi, type KubeObject } from "../kube/client.js";
 import { API_VERSION, type Instance, type ObjectRef } from "./api.js";
 
 export interface InstallRecord {
@@ -58,7 +58,7 @@ export class RecordStore {
   readonly #known = new BoundedMap<string, { record: InstallRecord; version: string }>(REMEMBERED);
 
   constructor(
-    private readonly client: KubeClient,
+    private readonly client: KubeApi,
     readonly namespace: string,
   ) {}
 

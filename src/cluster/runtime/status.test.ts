@@ -2,9 +2,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { KubeApiError, type KubeObject } from "../kube/client.js";
+import type { Condition } from "../kube/conditions.js";
 import { FakeKube, type FakeResource } from "../kube/fake.js";
 import { RetryLater } from "./steps.js";
-import { writeStatus } from "./status.js";
+import { changedOnTop, writeStatus } from "./status.js";
 
 const THING: FakeResource = {
   apiVersion: "example.com/v1",
@@ -68,4 +69,25 @@ test("conflicts that never end: the pass is handed back to the queue's backoff (
   } as unknown as Pick<FakeKube, "tryGet" | "replace">;
   await assert.rejects(writeStatus<Thing>(busy, { ...ref, next: () => ({ seen: 4 }) }), RetryLater);
   assert.equal(writes, 5);
+});
+
+test("changedOnTop: what a pass changed goes on top of another writer's fields and conditions", () => {
+  const c = (type: string, status: "True" | "False") => ({
+    type,
+    status,
+    reason: "R",
+    message: "",
+    lastTransitionTime: "",
+  });
+  type S = { note?: string; seen?: number; other?: boolean; conditions?: Condition[] };
+  const base: S = { note: "a", conditions: [c("Installed", "False"), c("Available", "False")] };
+  const working: S = { seen: 1, conditions: [c("Installed", "True"), c("Available", "False")] };
+  // with nothing written meanwhile, the working status as it is
+  assert.equal(changedOnTop(base, working, structuredClone(base)), working);
+  const fresh: S = { note: "a", other: true, conditions: [c("Installed", "False"), c("Available", "True")] };
+  assert.deepEqual(changedOnTop(base, working, fresh), {
+    other: true,
+    seen: 1,
+    conditions: [c("Installed", "True"), c("Available", "True")],
+  });
 });

@@ -6,6 +6,7 @@
  * or was replaced by another of the same name, gets nothing.
  */
 import { isConflict, isNotFound, type KubeApi, type KubeObject } from "../kube/client.js";
+import type { Condition } from "../kube/conditions.js";
 import { sameJson } from "../kube/json.js";
 import { RetryLater } from "./steps.js";
 
@@ -20,8 +21,13 @@ export interface StatusWrite<O extends KubeObject> {
   uid?: string;
   /** The cache's copy, tried first; absent: read from the API server. */
   cached?: O;
-  /** The status to write, from the object as it is now. */
+  /**
+   * The status to write, from the object as it is now. It may throw to give the write up (the pass
+   * decided on something the object no longer says): the error ends the write.
+   */
   next: (fresh: O) => StatusOf<O>;
+  /** Called with the object as the API server returned it after the write. */
+  written?: (o: O) => void;
 }
 
 /** How a write ended: written, nothing to change, or no such object. */
@@ -40,7 +46,8 @@ export async function writeStatus<O extends KubeObject & { status?: unknown }>(
     const status = w.next(fresh);
     if (sameJson(status, fresh.status ?? {})) return "unchanged";
     try {
-      await client.replace<O>({ ...fresh, status }, { subresource: "status" });
+      const out = await client.replace<O>({ ...fresh, status }, { subresource: "status" });
+      w.written?.(out);
       return "written";
     } catch (e) {
       if (isNotFound(e)) return "gone";
@@ -50,4 +57,39 @@ export async function writeStatus<O extends KubeObject & { status?: unknown }>(
   throw new RetryLater(
     `${w.kind} ${w.name}: status not written after ${STATUS_WRITE_ATTEMPTS} conflicting writes; tried again later`,
   );
+}
+
+/**
+ * What a pass changed in a status (`working`, from `base`), set on top of the status as it is now
+ * (`fresh`): fields it set or removed, conditions by type; whatever another writer wrote meanwhile
+ * (its own conditions, say) stays. With `fresh` equal to `base`, exactly `working`.
+ */
+export function changedOnTop<S extends { conditions?: Condition[] }>(base: S, working: S, fresh: S): S {
+  if (sameJson(fresh, base)) return working;
+  const out: Record<string, unknown> = { ...fresh };
+  const b = base as Record<string, unknown>;
+  const w = working as Record<string, unknown>;
+  for (const k of new Set([...Object.keys(b), ...Object.keys(w)])) {
+    if (k === "conditions" || sameJson(b[k], w[k])) continue;
+    if (w[k] === undefined) delete out[k];
+    else out[k] = w[k];
+  }
+  let conditions = [...(fresh.conditions ?? [])];
+  for (const c of working.conditions ?? []) {
+    if (
+      sameJson(
+        c,
+        base.conditions?.find((x) => x.type === c.type),
+      )
+    )
+      continue;
+    const i = conditions.findIndex((x) => x.type === c.type);
+    if (i < 0) conditions.push(c);
+    else conditions[i] = c;
+  }
+  const kept = new Set((working.conditions ?? []).map((c) => c.type));
+  const dropped = (base.conditions ?? []).filter((c) => !kept.has(c.type)).map((c) => c.type);
+  conditions = conditions.filter((c) => !dropped.includes(c.type));
+  if (conditions.length > 0 || fresh.conditions) out.conditions = conditions;
+  return out as S;
 }
