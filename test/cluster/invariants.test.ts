@@ -355,15 +355,22 @@ describe("trust invariants over random actions (real API server)", { skip: clust
         } as unknown as KubeObject);
         return `carol installs ${payload} as ${name} (${cls})`;
       },
+      // objects of its own name (a source of its own), so that every admin install is installed
       adminInstalls: async () => {
         const name = `inv-a${n}`;
+        await admin.apply({
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: { name: `inv-src-${name}`, namespace: NS },
+          data: { "objects.yaml": toYaml(PAYLOADS["kube-system"](name)[0]) },
+        } as unknown as KubeObject);
         await admin.create({
           apiVersion: API_VERSION,
           kind: "Instance",
           metadata: { name },
           spec: {
             selector: { matchLabels: { inv: name } },
-            bundle: { name, spec: plainSpec("inv-user", "kube-system") },
+            bundle: { name, spec: plainSpec("inv-user", name) },
           },
         } as unknown as KubeObject);
         return `admin installs kube-system as ${name}`;
@@ -373,12 +380,25 @@ describe("trust invariants over random actions (real API server)", { skip: clust
           i.metadata.name.startsWith("inv-"),
         );
         if (all.length === 0) return "carol re-points nothing";
-        const i = pick(all);
+        // half the time an admin's Instance, if any: what a pivot would prune is the admin's
+        const admins = all.filter((x) => x.metadata.name.startsWith("inv-a"));
+        const i = pick(admins.length > 0 && rnd() < 0.5 ? admins : all);
         const payload = pick(Object.keys(PAYLOADS));
         const bundle = `${i.metadata.name}-p${n}`;
+        // a source of her own with names of its own: no collision hides what the pivot would prune
+        await carol.apply({
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: { name: `inv-src-${bundle}`, namespace: NS },
+          data: {
+            "objects.yaml": PAYLOADS[payload](bundle)
+              .map((o) => toYaml(o))
+              .join("---\n"),
+          },
+        } as unknown as KubeObject);
         const r = await carol
           .mergePatch(API_VERSION, "Instance", i.metadata.name, {
-            spec: { bundle: { name: bundle, spec: plainSpec("inv-user", payload) } },
+            spec: { bundle: { name: bundle, spec: plainSpec("inv-user", bundle) } },
           })
           .then(
             () => "done",
