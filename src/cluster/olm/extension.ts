@@ -20,13 +20,13 @@ import type { Informer } from "../kube/informer.js";
 import type { SharedCaches } from "../runtime/caches.js";
 import { defineController, type Controller } from "../runtime/controller.js";
 import { writeStatus } from "../runtime/status.js";
-import { withConditions } from "../runtime/steps.js";
+import { runSteps, type Step, type StepOutcome, withConditions } from "../runtime/steps.js";
 import { API_VERSION as RUKPAK_API_VERSION, type Instance, type ProvisionerClass } from "../rukpak/api.js";
 import { Reason as RukpakReason } from "../rukpak/reasons.js";
 import type { Requester } from "../rukpak/permissions.js";
 import { verifiedRequester, type SigningKey } from "../rukpak/trust.js";
 import { sameJson } from "../kube/json.js";
-import type { CatalogController } from "../catalogd/catalogs.js";
+import type { ServedCatalog } from "../catalogd/catalogs.js";
 import type { ClusterCatalog } from "../catalogd/api.js";
 import { bundleConfigProblems, ConfigError } from "../rukpak/render/config.js";
 import {
@@ -93,9 +93,24 @@ export function selects(sel: LabelSelector | undefined, labels: Record<string, s
   return sel === undefined || selectorMatches(sel, labels);
 }
 
+/**
+ * What the controller reads of the cluster's catalogs: the catalogd controller (`catalogd/catalogs.ts`)
+ * in a process, any other source of served revisions in a test.
+ */
+export interface CatalogSource {
+  /** True once every ClusterCatalog was tried (resolving earlier would miss installed bundles' catalogs). */
+  settled(): boolean;
+  /** Every catalog with served content. */
+  servedCatalogs(): ServedCatalog[];
+  /** The ClusterCatalogs (selectors, availabilityMode, deletion). */
+  readonly catalogs: { get(name: string): ClusterCatalog | undefined; list(): ClusterCatalog[] };
+  /** Called when a served catalog changes. */
+  onChange(fn: () => void): void;
+}
+
 export interface ExtensionControllerOptions {
   client: KubeClient;
-  catalogs: CatalogController;
+  catalogs: CatalogSource;
   key: SigningKey;
   log?: (msg: string) => void;
   /** The process's caches (one informer per kind and options, shared with the other controllers). */
@@ -107,6 +122,24 @@ interface Outcome {
   conditions: NewCondition[];
   install?: { bundle: { name: string; version: string } } | null;
   requeueAfter?: number;
+}
+
+/** The working state of one pass: what earlier steps found, and the outcome once a step ends the pass. */
+interface ExtensionState {
+  ext: ClusterExtension;
+  inst: Instance | undefined;
+  installed?: InstalledBundle;
+  requester?: Requester;
+  resolved?: Resolved;
+  deprecation: NewCondition[];
+  out?: Outcome;
+}
+
+/** Ends the pass with `out` (nothing: the pass goes on). */
+function end(s: ExtensionState, out: Outcome | undefined): StepOutcome {
+  if (!out) return;
+  s.out = out;
+  return { stop: true };
 }
 
 /** Install modes under which every watchNamespace is optional (judging the rest of a configuration alone). */
@@ -194,46 +227,83 @@ export class ExtensionController {
     return out.requeueAfter ? { requeueAfter: out.requeueAfter } : undefined;
   }
 
+  /**
+   * One pass as named steps (ownership, requester, configuration, resolution, namespace, instance):
+   * each either ends the pass with its outcome or goes on; the step that ended it is counted in
+   * `opcat_reconcile_stops_total{controller="clusterextension"}`.
+   */
   private async reconcileSteps(ext: ClusterExtension): Promise<Outcome> {
     const inst = this.instances.get(instanceNameFor(ext.metadata.name));
-    const conflict = this.instanceConflict(ext, inst);
-    if (conflict) return conflict;
-    const installed = this.installedBundle(ext, inst);
-    const requester = this.requesterOf(ext);
-    if ("blocked" in requester) return this.withInstalled(ext, installed, requester.blocked);
-    const invalid = this.invalidConfiguration(ext);
-    if (invalid) return this.withInstalled(ext, installed, invalid);
-    const resolution = this.resolve(ext, installed);
-    const deprecation = this.deprecationConditions(ext, installed?.name ?? "", resolution);
-    if ("error" in resolution) return this.withInstalled(ext, installed, resolution.error, deprecation);
-    if (!this.namespaceExists(ext))
-      return this.withInstalled(
-        ext,
-        installed,
-        this.retrying(`failed to install: namespaces ${JSON.stringify(ext.spec.namespace)} not found`),
-        deprecation,
-      );
+    const s: ExtensionState = { ext, inst, deprecation: [] };
+    await runSteps(this.steps, s, "clusterextension");
+    return s.out ?? { conditions: [] };
+  }
+
+  private readonly steps: Step<ExtensionState>[] = [
+    { name: "ownership", run: (s) => end(s, this.instanceConflict(s.ext, s.inst)) },
+    {
+      name: "requester",
+      run: (s) => {
+        s.installed = this.installedBundle(s.ext, s.inst);
+        const r = this.requesterOf(s.ext);
+        if ("blocked" in r) return end(s, this.withInstalled(s.ext, s.installed, r.blocked));
+        s.requester = r.requester;
+      },
+    },
+    {
+      name: "configuration",
+      run: (s) => {
+        const invalid = this.invalidConfiguration(s.ext);
+        return invalid && end(s, this.withInstalled(s.ext, s.installed, invalid));
+      },
+    },
+    {
+      name: "resolution",
+      run: (s) => {
+        const resolution = this.resolve(s.ext, s.installed);
+        s.deprecation = this.deprecationConditions(s.ext, s.installed?.name ?? "", resolution);
+        if ("error" in resolution)
+          return end(s, this.withInstalled(s.ext, s.installed, resolution.error, s.deprecation));
+        s.resolved = resolution.resolved;
+      },
+    },
+    {
+      name: "namespace",
+      run: (s) =>
+        this.namespaceExists(s.ext)
+          ? undefined
+          : end(
+              s,
+              this.withInstalled(
+                s.ext,
+                s.installed,
+                this.retrying(`failed to install: namespaces ${JSON.stringify(s.ext.spec.namespace)} not found`),
+                s.deprecation,
+              ),
+            ),
+    },
+    { name: "instance", run: (s) => this.instanceStep(s) },
+  ];
+
+  /** The Instance made or updated as the author; the outcome read from it. */
+  private async instanceStep(s: ExtensionState): Promise<StepOutcome> {
+    const { ext, installed, deprecation } = s;
+    const requester = s.requester!;
     let current: Instance | undefined;
     try {
-      current = await this.ensureInstance(ext, inst, resolution.resolved, requester.requester);
+      current = await this.ensureInstance(ext, s.inst, s.resolved!, requester);
     } catch (e) {
       // the author may not write the Instance (RBAC, or `use` on the class): she is told, and it is retried
       if (!(e instanceof KubeApiError) || e.status !== 403) throw e;
-      return {
-        ...this.withInstalled(
-          ext,
-          installed,
-          this.retrying(
-            `${requester.requester.username} may not write Instance ${instanceNameFor(ext.metadata.name)}, ` +
-              `through which a ClusterExtension installs: ${e.message}`,
-          ),
-          deprecation,
-        ),
+      const message =
+        `${requester.username} may not write Instance ${instanceNameFor(ext.metadata.name)}, ` +
+        `through which a ClusterExtension installs: ${e.message}`;
+      return end(s, {
+        ...this.withInstalled(ext, installed, this.retrying(message), deprecation),
         requeueAfter: 30_000,
-      };
+      });
     }
-    if (!current) return { conditions: [] };
-    return this.fromInstance(ext, current, resolution.resolved, installed, deprecation);
+    s.out = current ? this.fromInstance(ext, current, s.resolved!, installed, deprecation) : { conditions: [] };
   }
 
   // ---------------------------------------------------------------- steps
