@@ -461,9 +461,9 @@ const pruneObjects: InstanceStep = async (ctx, s) => {
 
 /** Older Bundles this Instance pivoted from are marked Replaced (the Bundle controller's status kept). */
 const replaced: InstanceStep = async (ctx, s) => {
-  const c = {
+  const c: NewCondition = {
     type: "Replaced",
-    status: "True" as const,
+    status: "True",
     reason: "Replaced",
     message: `replaced by ${s.bundleName} in instance ${s.name}`,
   };

@@ -9,6 +9,7 @@ export const Type = {
   Available: "Available",
   Installed: "Installed",
   Progressing: "Progressing",
+  Replaced: "Replaced",
   Unpacked: "Unpacked",
 } as const;
 
