@@ -60,6 +60,8 @@ export interface InstanceState {
   previous?: string;
   /** sha256 of the desired objects (recorded with a completed install). */
   rendered?: string;
+  /** Groups the API server serves that no CRD provides: asked once per pass (when the bundle has CRDs). */
+  served?: Set<string>;
 }
 
 type InstanceStep = (ctx: RukpakContext, s: InstanceState) => Promise<StepOutcome> | StepOutcome;
@@ -263,7 +265,7 @@ const protectedObjects: InstanceStep = (ctx, s) => {
 const crdGroups: InstanceStep = async (ctx, s) => {
   const crds = s.desired!.objects.filter((o) => o.kind === "CustomResourceDefinition");
   if (crds.length === 0) return;
-  const served = await servedBuiltInGroups(ctx.client);
+  const served = (s.served = await servedBuiltInGroups(ctx.client));
   const bad = crds.map((c) => crdGroupProblem(c, served)).filter((x) => x !== undefined);
   if (bad.length === 0) return;
   return stop(s, "Warning", unpackedOk(s), {
@@ -291,7 +293,16 @@ const approval: InstanceStep = async (ctx, s) => {
     s.approved = approvalCondition(recorded!);
     return;
   }
-  const d = await decide(ctx, { inst: s.inst, bundle: b, pc: s.pc!, desired: s.desired!, subject, recorded, mismatch });
+  const d = await decide(ctx, {
+    inst: s.inst,
+    bundle: b,
+    pc: s.pc!,
+    desired: s.desired!,
+    subject,
+    recorded,
+    mismatch,
+    served: s.served,
+  });
   if (!d.approval) {
     s.status = { ...s.status, contentDigest: subject.digest };
     const waits = stop(s, "Normal", unpackedOk(s), d.condition);
@@ -403,7 +414,7 @@ const pivot: InstanceStep = async (ctx, s) => {
 const applyObjects: InstanceStep = async (ctx, s) => {
   const record = s.record!;
   try {
-    const made = await install(ctx.client, s.desired!, fieldManagerFor(s.name), record.namespaces ?? []);
+    const made = await install(ctx.client, s.desired!, fieldManagerFor(s.name), record.namespaces ?? [], s.served);
     if (made.length > 0) {
       s.record = { ...record, namespaces: [...(record.namespaces ?? []), ...made] };
       s.version = await ctx.records.write(s.inst, s.record, s.version);
