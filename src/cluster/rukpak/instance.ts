@@ -34,6 +34,7 @@ import type { DesiredContent } from "./provisioner.js";
 import { refOf, type InstallRecord } from "./record.js";
 import { approvalCondition, approvalMismatch, approvalParts, protectedReason, type ApprovalSubject } from "./trust.js";
 import { sameJson } from "../kube/json.js";
+import { BoundedMap } from "../kube/bounded.js";
 
 /** The working state of one pass over an Instance. */
 export interface InstanceState {
@@ -84,8 +85,24 @@ export async function commitInstanceStatus(
   s: { inst: Instance; status: NonNullable<Instance["status"]> },
 ): Promise<void> {
   if (sameJson(s.status, s.inst.status ?? {})) return;
+  const from = s.inst.metadata.resourceVersion;
   s.inst = await client.replace<Instance>({ ...s.inst, status: s.status }, { subresource: "status" });
   s.status = { ...(s.inst.status ?? {}) };
+  if (from) written.set(s.inst.metadata.uid!, { from, to: s.inst });
+}
+
+/**
+ * The Instance status this process wrote last, by uid, with the resourceVersion it replaced: a pass
+ * that starts before the informer has seen that write (queued by a Bundle's event meanwhile) starts
+ * from the written copy instead of the cache's older one, which would make it decide its approval
+ * again (every dry run) only for its first status write to conflict and the pass to be run again.
+ */
+const written = new BoundedMap<string, { from: string; to: Instance }>(10_000);
+
+/** The cache's copy of an Instance, or the one this process wrote over it when the cache lags. */
+function freshest(inst: Instance): Instance {
+  const w = written.get(inst.metadata.uid!);
+  return w && w.from === inst.metadata.resourceVersion ? w.to : inst;
 }
 
 const commit = (ctx: RukpakContext, s: InstanceState): Promise<void> => commitInstanceStatus(ctx.client, s);
@@ -513,8 +530,9 @@ export function instanceSteps(ctx: RukpakContext): Step<InstanceState>[] {
  * steps, then the status written once (and the Event).
  */
 export async function reconcileInstance(ctx: RukpakContext, steps: readonly Step<InstanceState>[], name: string) {
-  const inst = ctx.instances.get(name);
-  if (!inst || inst.metadata.deletionTimestamp) return;
+  const cached = ctx.instances.get(name);
+  if (!cached || cached.metadata.deletionTimestamp) return;
+  const inst = freshest(cached);
   if (inst.spec.bundle.spec && !ctx.ours(inst.spec.bundle.spec.class)) return;
   const generation = inst.metadata.generation ?? 0;
   const s: InstanceState = {
