@@ -99,14 +99,16 @@ async function waitEstablished(client: KubeClient, applied: CrdWithStatus): Prom
 /**
  * Applies the objects (as the Instance's own field manager): missing namespaces first (returned:
  * the ones made here), CRDs (waiting until Established), then the rest; a dry run of everything
- * first, so that a bundle that cannot be applied changes nothing.
+ * first, so that a bundle that cannot be applied changes nothing. `pass`: what the pass knows already
+ * (the served groups; `dryRun`: every object was dry-run in this pass, as its requesters, and passed:
+ * the same question, so it is not asked again as the controllers).
  */
 export async function install(
   client: KubeClient,
   desired: DesiredContent,
   fieldManager: string,
   known: readonly string[],
-  knownServed?: ReadonlySet<string>,
+  pass: { served?: ReadonlySet<string>; dryRun?: boolean } = {},
 ): Promise<string[]> {
   const made: string[] = [];
   const needed = neededNamespaces(desired);
@@ -128,12 +130,12 @@ export async function install(
   const rest = desired.objects.filter((o) => o.kind !== "CustomResourceDefinition");
   // only objects of kinds this bundle's CRDs define in groups of their own wait for those CRDs: a
   // CRD claiming a built-in kind (or opcat's) never lets its objects skip the dry run (attack A6)
-  const served = crds.length > 0 ? (knownServed ?? (await servedBuiltInGroups(client))) : new Set<string>();
+  const served = crds.length > 0 ? (pass.served ?? (await servedBuiltInGroups(client))) : new Set<string>();
   const problems = crds.map((c) => crdGroupProblem(c, served)).filter((x) => x !== undefined);
   if (problems.length > 0) throw new Error(problems.join("; "));
   const own = ownKinds(desired.objects, served);
   for (const o of desired.objects) {
-    if (own.has(groupKindOf(o))) continue;
+    if (own.has(groupKindOf(o)) || pass.dryRun) continue;
     await client.apply(o, { dryRun: true, fieldManager });
   }
   const applied: CrdWithStatus[] = [];

@@ -63,6 +63,8 @@ export interface InstanceState {
   rendered?: string;
   /** Groups the API server serves that no CRD provides: asked once per pass (when the bundle has CRDs). */
   served?: Set<string>;
+  /** This pass approved by UserPermission: every object was dry-run as its requesters and passed. */
+  dryRun?: boolean;
 }
 
 type InstanceStep = (ctx: RukpakContext, s: InstanceState) => Promise<StepOutcome> | StepOutcome;
@@ -326,6 +328,7 @@ const approval: InstanceStep = async (ctx, s) => {
     return d.retry ? retry(waits) : waits;
   }
   s.approved = d.condition;
+  s.dryRun = d.condition.reason === "UserPermission";
   s.status = { ...s.status, approval: d.approval };
   conditions(s, unpackedOk(s), d.condition);
   s.status = { ...s.status, observedGeneration: s.generation };
@@ -431,7 +434,10 @@ const pivot: InstanceStep = async (ctx, s) => {
 const applyObjects: InstanceStep = async (ctx, s) => {
   const record = s.record!;
   try {
-    const made = await install(ctx.client, s.desired!, fieldManagerFor(s.name), record.namespaces ?? [], s.served);
+    const made = await install(ctx.client, s.desired!, fieldManagerFor(s.name), record.namespaces ?? [], {
+      served: s.served,
+      dryRun: s.dryRun,
+    });
     if (made.length > 0) {
       s.record = { ...record, namespaces: [...(record.namespaces ?? []), ...made] };
       s.version = await ctx.records.write(s.inst, s.record, s.version);
