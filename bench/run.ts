@@ -6,8 +6,9 @@
  * one process (the steady state). Results are printed as a Markdown table (paste into docs/benchmarks.md).
  * Then, each in its own process: bundle rendering and image pulls (bench/images.ts, needs Debian's
  * docker-registry), and the SAT solver (bench/sat.ts).
- * `BENCH_ONLY=fbc|images|sat|resolve|templates|serve|cluster|deppy|vsopm|servestart|ui|uiscale|allgzip` runs one
- * part (serve: bench/serve.ts, load on `opcat serve` with wrk or autocannon in a separate process; uiscale:
+ * `BENCH_ONLY=fbc|images|sat|resolve|templates|serve|cluster|extensions|deppy|vsopm|servestart|ui|uiscale|allgzip`
+ * runs one part (extensions: bench/extensions.ts, a ClusterCatalog and 20 ClusterExtensions installed and
+ * upgraded; serve: bench/serve.ts, load on `opcat serve` with wrk or autocannon in a separate process; uiscale:
  * bench/uiscale.ts, the UI on a 100,000-package catalog and a 10 MB description in Chromium; allgzip:
  * bench/allgzip.ts, `/api/v1/all` of community v4.20 with and without gzip).
  */
@@ -138,6 +139,7 @@ if (!only || only === "resolve") sub("resolve.ts");
 if (!only || only === "templates") sub("templates.ts");
 if (!only || only === "serve") sub("serve.ts");
 if (!only || only === "cluster") sub("cluster.ts");
+if (!only || only === "extensions") sub("extensions.ts");
 if (!only || only === "deppy") sub("deppy.ts");
 if (!only || only === "vsopm") sub("vsopm.ts");
 if (!only || only === "servestart") sub("servestart.ts");

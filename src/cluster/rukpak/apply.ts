@@ -76,30 +76,39 @@ export async function collisions(
   return out;
 }
 
-async function waitEstablished(client: KubeClient, name: string): Promise<void> {
+type CrdWithStatus = KubeObject & { status?: { conditions?: Condition[] } };
+
+const established = (crd: CrdWithStatus): boolean =>
+  findCondition(crd.status?.conditions, "Established")?.status === "True";
+
+/**
+ * Until the CRD is Established: the apply's answer first (an upgraded CRD is Established already and
+ * costs no read), then read now and every 100 ms.
+ */
+async function waitEstablished(client: KubeClient, applied: CrdWithStatus): Promise<void> {
+  const name = applied.metadata.name;
   const deadline = Date.now() + 60_000;
-  for (;;) {
-    const crd = await client.get<KubeObject & { status?: { conditions?: Condition[] } }>(
-      "apiextensions.k8s.io/v1",
-      "CustomResourceDefinition",
-      name,
-    );
-    if (findCondition(crd.status?.conditions, "Established")?.status === "True") return;
+  let crd = applied;
+  for (let reads = 0; !established(crd); reads++) {
     if (Date.now() > deadline) throw new Error(`CRD ${name} did not become Established within 60 s`);
-    await new Promise((r) => setTimeout(r, 100));
+    if (reads > 0) await new Promise((r) => setTimeout(r, 100));
+    crd = await client.get<CrdWithStatus>("apiextensions.k8s.io/v1", "CustomResourceDefinition", name);
   }
 }
 
 /**
  * Applies the objects (as the Instance's own field manager): missing namespaces first (returned:
  * the ones made here), CRDs (waiting until Established), then the rest; a dry run of everything
- * first, so that a bundle that cannot be applied changes nothing.
+ * first, so that a bundle that cannot be applied changes nothing. `pass`: what the pass knows already
+ * (the served groups; `dryRun`: every object was dry-run in this pass, as its requesters, and passed:
+ * the same question, so it is not asked again as the controllers).
  */
 export async function install(
   client: KubeClient,
   desired: DesiredContent,
   fieldManager: string,
   known: readonly string[],
+  pass: { served?: ReadonlySet<string>; dryRun?: boolean } = {},
 ): Promise<string[]> {
   const made: string[] = [];
   const needed = neededNamespaces(desired);
@@ -121,16 +130,17 @@ export async function install(
   const rest = desired.objects.filter((o) => o.kind !== "CustomResourceDefinition");
   // only objects of kinds this bundle's CRDs define in groups of their own wait for those CRDs: a
   // CRD claiming a built-in kind (or opcat's) never lets its objects skip the dry run (attack A6)
-  const served = crds.length > 0 ? await servedBuiltInGroups(client) : new Set<string>();
+  const served = crds.length > 0 ? (pass.served ?? (await servedBuiltInGroups(client))) : new Set<string>();
   const problems = crds.map((c) => crdGroupProblem(c, served)).filter((x) => x !== undefined);
   if (problems.length > 0) throw new Error(problems.join("; "));
   const own = ownKinds(desired.objects, served);
   for (const o of desired.objects) {
-    if (own.has(groupKindOf(o))) continue;
+    if (own.has(groupKindOf(o)) || pass.dryRun) continue;
     await client.apply(o, { dryRun: true, fieldManager });
   }
-  for (const c of crds) await client.apply(c, { fieldManager });
-  for (const c of crds) await waitEstablished(client, c.metadata.name);
+  const applied: CrdWithStatus[] = [];
+  for (const c of crds) applied.push(await client.apply(c, { fieldManager }));
+  for (const c of applied) await waitEstablished(client, c);
   for (const o of rest) await client.apply(o, { fieldManager });
   return made;
 }

@@ -39,6 +39,8 @@ export interface DecisionInput {
   recorded: ApprovalRecord | undefined;
   /** Why the recorded approval (if any) does not count. */
   mismatch: string;
+  /** The pass's answer of servedBuiltInGroups (asked once per pass), when its objects have CRDs. */
+  served?: ReadonlySet<string>;
 }
 
 const waiting = (reason: NewCondition["reason"], message: string): Decision => ({
@@ -118,7 +120,7 @@ async function userPermission(ctx: RukpakContext, d: DecisionInput, requesters: 
     const ns = await namespacesFor(ctx.client, ctx.records, d.inst, d.desired, r);
     for (const x of ns.refused) refusals.push(`${r.username} may not create Namespace ${JSON.stringify(x)}`);
     if (ns.refused.length > 0) continue;
-    for (const x of await dryRunAs(ctx.client, r, d.desired.objects, fieldManagerFor(name)))
+    for (const x of await dryRunAs(ctx.client, r, d.desired.objects, fieldManagerFor(name), d.served))
       if (x.denied) refusals.push(`${r.username} may not make ${x.object}: ${x.message}`);
       else failures.push(`${x.object}: ${x.message}`);
     for (const x of await deletionRefusals(ctx, d, r)) refusals.push(`${r.username} may not delete ${x}`);

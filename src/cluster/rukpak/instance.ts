@@ -35,6 +35,7 @@ import type { DesiredContent } from "./provisioner.js";
 import { refOf, type InstallRecord } from "./record.js";
 import { approvalCondition, approvalMismatch, approvalParts, protectedReason, type ApprovalSubject } from "./trust.js";
 import { sameJson } from "../kube/json.js";
+import { BoundedMap } from "../kube/bounded.js";
 
 /** The working state of one pass over an Instance. */
 export interface InstanceState {
@@ -61,6 +62,10 @@ export interface InstanceState {
   previous?: string;
   /** sha256 of the desired objects (recorded with a completed install). */
   rendered?: string;
+  /** Groups the API server serves that no CRD provides: asked once per pass (when the bundle has CRDs). */
+  served?: Set<string>;
+  /** This pass approved by UserPermission: every object was dry-run as its requesters and passed. */
+  dryRun?: boolean;
 }
 
 type InstanceStep = (ctx: RukpakContext, s: InstanceState) => Promise<StepOutcome> | StepOutcome;
@@ -102,7 +107,9 @@ export async function commitInstanceStatus(
       return changedOnTop(base, s.status, fresh.status ?? {});
     },
     written: (o) => {
+      const from = seen.metadata.resourceVersion;
       seen = o;
+      if (from && uid) lastWritten.set(uid, { from, to: o });
     },
   });
   if (out === "gone") return false;
@@ -111,6 +118,20 @@ export async function commitInstanceStatus(
     s.status = { ...(seen.status ?? {}) };
   }
   return true;
+}
+
+/**
+ * The Instance status this process wrote last, by uid, with the resourceVersion it replaced: a pass
+ * that starts before the informer has seen that write (queued by a Bundle's event meanwhile) starts
+ * from the written copy instead of the cache's older one, which would make it decide its approval
+ * again (every dry run) only for its first status write to conflict and the pass to be run again.
+ */
+const lastWritten = new BoundedMap<string, { from: string; to: Instance }>(10_000);
+
+/** The cache's copy of an Instance, or the one this process wrote over it when the cache lags. */
+function freshest(inst: Instance): Instance {
+  const w = lastWritten.get(inst.metadata.uid!);
+  return w && w.from === inst.metadata.resourceVersion ? w.to : inst;
 }
 
 const commit = (ctx: RukpakContext, s: InstanceState): Promise<boolean> => commitInstanceStatus(ctx.client, s);
@@ -290,7 +311,7 @@ const protectedObjects: InstanceStep = (ctx, s) => {
 const crdGroups: InstanceStep = async (ctx, s) => {
   const crds = s.desired!.objects.filter((o) => o.kind === "CustomResourceDefinition");
   if (crds.length === 0) return;
-  const served = await servedBuiltInGroups(ctx.client);
+  const served = (s.served = await servedBuiltInGroups(ctx.client));
   const bad = crds.map((c) => crdGroupProblem(c, served)).filter((x) => x !== undefined);
   if (bad.length === 0) return;
   return stop(s, "Warning", unpackedOk(s), {
@@ -318,13 +339,23 @@ const approval: InstanceStep = async (ctx, s) => {
     s.approved = approvalCondition(recorded!);
     return;
   }
-  const d = await decide(ctx, { inst: s.inst, bundle: b, pc: s.pc!, desired: s.desired!, subject, recorded, mismatch });
+  const d = await decide(ctx, {
+    inst: s.inst,
+    bundle: b,
+    pc: s.pc!,
+    desired: s.desired!,
+    subject,
+    recorded,
+    mismatch,
+    served: s.served,
+  });
   if (!d.approval) {
     s.status = { ...s.status, contentDigest: subject.digest };
     const waits = stop(s, "Normal", unpackedOk(s), d.condition);
     return d.retry ? retry(waits) : waits;
   }
   s.approved = d.condition;
+  s.dryRun = d.condition.reason === "UserPermission";
   s.status = { ...s.status, approval: d.approval };
   conditions(s, unpackedOk(s), d.condition);
   s.status = { ...s.status, observedGeneration: s.generation };
@@ -430,7 +461,10 @@ const pivot: InstanceStep = async (ctx, s) => {
 const applyObjects: InstanceStep = async (ctx, s) => {
   const record = s.record!;
   try {
-    const made = await install(ctx.client, s.desired!, fieldManagerFor(s.name), record.namespaces ?? []);
+    const made = await install(ctx.client, s.desired!, fieldManagerFor(s.name), record.namespaces ?? [], {
+      served: s.served,
+      dryRun: s.dryRun,
+    });
     if (made.length > 0) {
       s.record = { ...record, namespaces: [...(record.namespaces ?? []), ...made] };
       s.version = await ctx.records.write(s.inst, s.record, s.version);
@@ -529,8 +563,9 @@ export function instanceSteps(ctx: RukpakContext): Step<InstanceState>[] {
  * steps, then the status written once (and the Event).
  */
 export async function reconcileInstance(ctx: RukpakContext, steps: readonly Step<InstanceState>[], name: string) {
-  const inst = ctx.instances.get(name);
-  if (!inst || inst.metadata.deletionTimestamp) return;
+  const cached = ctx.instances.get(name);
+  if (!cached || cached.metadata.deletionTimestamp) return;
+  const inst = freshest(cached);
   if (inst.spec.bundle.spec && !ctx.ours(inst.spec.bundle.spec.class)) return;
   const generation = inst.metadata.generation ?? 0;
   const s: InstanceState = {

@@ -211,11 +211,12 @@ export async function dryRunAs(
   user: Requester,
   objects: readonly KubeObject[],
   fieldManager: string,
+  knownServed?: ReadonlySet<string>,
 ): Promise<DryRunRefusal[]> {
   const as = client.impersonating(user);
   // a CRD in a built-in group (or opcat's) is refused, and the objects of the kind it claims are tried
   const hasCrds = objects.some((o) => o.kind === "CustomResourceDefinition");
-  const served = hasCrds ? await servedBuiltInGroups(client) : new Set<string>();
+  const served = hasCrds ? (knownServed ?? (await servedBuiltInGroups(client))) : new Set<string>();
   const defined = ownKinds(objects, served);
   const out: DryRunRefusal[] = [];
   for (const o of objects) {

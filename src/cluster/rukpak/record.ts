@@ -45,6 +45,9 @@ export function refOf(o: KubeObject): ObjectRef {
   };
 }
 
+/** A record known not to exist. */
+const NONE = "none";
+
 /** How many records a store remembers (the Instances of a large cluster; the oldest is forgotten first). */
 const REMEMBERED = 10_000;
 
@@ -55,7 +58,7 @@ export class RecordStore {
    * the only writers of their namespace's records; were one written meanwhile, the next write's
    * resourceVersion would conflict, which forgets the remembered one and fails the pass (read again).
    */
-  readonly #known = new BoundedMap<string, { record: InstallRecord; version: string }>(REMEMBERED);
+  readonly #known = new BoundedMap<string, { record: InstallRecord; version: string } | typeof NONE>(REMEMBERED);
 
   constructor(
     private readonly client: KubeApi,
@@ -64,8 +67,12 @@ export class RecordStore {
 
   async read(inst: Instance): Promise<{ record: InstallRecord | undefined; version?: string }> {
     const known = this.#known.get(inst.metadata.uid!);
+    if (known === NONE) return { record: undefined };
     if (known) return { record: structuredClone(known.record), version: known.version };
     const cm = await this.client.tryGet<RecordMap>("v1", "ConfigMap", recordName(inst.metadata.uid!), this.namespace);
+    // none yet (a new Instance): remembered too, as its first pass reads it up to three times; the
+    // first write creates it, and one made meanwhile would make that create conflict (read again)
+    if (!cm) this.#known.set(inst.metadata.uid!, NONE);
     if (!cm?.data?.["record.json"]) return { record: undefined };
     try {
       const r = JSON.parse(cm.data["record.json"]) as InstallRecord;
