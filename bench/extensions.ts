@@ -25,10 +25,10 @@ import { CATALOG_API_VERSION, type ClusterCatalog } from "../src/cluster/catalog
 import { OLM_API_VERSION, type ClusterExtension } from "../src/cluster/olm/api.js";
 import { crdUpgradeProblems } from "../src/cluster/rukpak/crdsafety.js";
 import { loadCatalog } from "../src/fbc/load.js";
-import { RawJson } from "../src/fbc/rawjson.js";
 import { writeCatalogDirectory } from "../src/fbc/write.js";
 import type { DeclarativeConfig, JsonObject } from "../src/fbc/types.js";
 import { startDockerRegistry } from "../test/image/servers.js";
+import { renamePackages } from "./generate.js";
 import { COMMUNITY } from "../test/shared.js";
 import { peakRss, settled, startController, startKube, untilAll } from "./shared.js";
 
@@ -134,19 +134,7 @@ function pickPackages(cfg: DeclarativeConfig): Pick[] {
 async function writeCatalog(dir: string, registryHost: string): Promise<{ picks: Pick[]; bundles: number }> {
   const a = (await loadCatalog(join(COMMUNITY, "catalogs", "v4.20"))).config;
   const b = (await loadCatalog(join(COMMUNITY, "catalogs", "v4.16"))).config;
-  const rename = (s: string): string => (s ? `${s}-v416` : s);
-  for (const p of b.packages) p.name = rename(p.name);
-  for (const c of b.channels) c.package = rename(c.package);
-  for (const d of b.deprecations) d.package = rename(d.package);
-  for (const bu of b.bundles) {
-    bu.package = rename(bu.package);
-    bu.properties = bu.properties.map((prop) => {
-      if (prop.type !== "olm.package") return prop;
-      const v = { ...(prop.value.value as JsonObject) };
-      v.packageName = rename(String(v.packageName));
-      return { type: prop.type, value: RawJson.fromValue(v) };
-    });
-  }
+  renamePackages(b, "-v416");
   const picks = pickPackages(a);
   for (const p of picks)
     for (const [which, name] of Object.entries(p.bundles)) {

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { loadCatalog } from "../src/fbc/load.js";
 import { RawJson } from "../src/fbc/rawjson.js";
 import { writeCatalogDirectory } from "../src/fbc/write.js";
-import type { JsonObject } from "../src/fbc/types.js";
+import type { DeclarativeConfig, JsonObject } from "../src/fbc/types.js";
 
 /** Writes `<dir>/pkg-NNN/catalog.json` files holding `bundles` bundles in total (100 per package). */
 export function generateJsonCatalog(dir: string, bundles: number): void {
@@ -64,6 +64,23 @@ export function generateJsonCatalog(dir: string, bundles: number): void {
   }
 }
 
+/** Renames every package of a catalog (`<name><suffix>`): its blobs and its bundles' olm.package. */
+export function renamePackages(c: DeclarativeConfig, suffix: string): void {
+  const rename = (s: string): string => (s ? `${s}${suffix}` : s);
+  for (const p of c.packages) p.name = rename(p.name);
+  for (const ch of c.channels) ch.package = rename(ch.package);
+  for (const d of c.deprecations) d.package = rename(d.package);
+  for (const bu of c.bundles) {
+    bu.package = rename(bu.package);
+    bu.properties = bu.properties.map((prop) => {
+      if (prop.type !== "olm.package") return prop;
+      const v = { ...(prop.value.value as JsonObject) };
+      v.packageName = rename(String(v.packageName));
+      return { type: prop.type, value: RawJson.fromValue(v) };
+    });
+  }
+}
+
 /** Copies v4.16 and a renamed v4.20 into `dir` as one valid catalog (YAML, as opm writes it). */
 export async function mergeCommunityCatalogs(
   community: string,
@@ -73,19 +90,7 @@ export async function mergeCommunityCatalogs(
   const a = await loadCatalog(join(community, "catalogs", "v4.16"));
   const b = await loadCatalog(join(community, "catalogs", "v4.20"));
   if (a.problems.length || b.problems.length) throw new Error("community catalogs do not load");
-  const rename = (s: string): string => (s ? `${s}-v420` : s);
-  for (const p of b.config.packages) p.name = rename(p.name);
-  for (const c of b.config.channels) c.package = rename(c.package);
-  for (const d of b.config.deprecations) d.package = rename(d.package);
-  for (const bu of b.config.bundles) {
-    bu.package = rename(bu.package);
-    bu.properties = bu.properties.map((prop) => {
-      if (prop.type !== "olm.package") return prop;
-      const v = { ...(prop.value.value as JsonObject) };
-      v.packageName = rename(String(v.packageName));
-      return { type: prop.type, value: RawJson.fromValue(v) };
-    });
-  }
+  renamePackages(b.config, "-v420");
   // one write (the directory is written whole into a temporary sibling and renamed into place)
   const merged = { ...a.config };
   for (const k of ["packages", "channels", "bundles", "deprecations", "others"] as const)
