@@ -23,7 +23,15 @@ import { runControllers, waitForCrds, type RunningControllers } from "../../src/
 import { deppyCrdObjects } from "../../src/cluster/manifests.js";
 import { OPERATOR_API_VERSION } from "../../src/cluster/operators/api.js";
 import { parse as fromYaml, stringify as toYaml } from "yaml";
-import { clientAs, clusterKubeconfig, cond, controllerLog, grantClusterRole, waitFor } from "./harness.js";
+import {
+  bindClusterRole,
+  clientAs,
+  clusterKubeconfig,
+  cond,
+  controllerLog,
+  grantClusterRole,
+  waitFor,
+} from "./harness.js";
 
 const cluster = clusterKubeconfig();
 const NS = "team-a";
@@ -159,13 +167,7 @@ describe("attacks on the trust model (real API server)", { skip: cluster.skip, c
         verbs: ["get", "create", "patch"],
       },
     ]);
-    await admin.apply({
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "ClusterRoleBinding",
-      metadata: { name: "atk-approver" },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "rukpak-approver" },
-      subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "alice" }],
-    } as unknown as KubeObject);
+    await bindClusterRole(admin, "atk-approver", "rukpak-approver", { user: "alice" });
     await klass("atk-allow", "AllowAll");
     await klass("atk-user", "UserPermission");
     await klass("atk-deny", "DenyAll");

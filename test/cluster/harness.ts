@@ -290,11 +290,25 @@ export async function grantClusterRole(
     metadata: { name },
     rules,
   } as unknown as KubeObject);
+  await bindClusterRole(admin, name, name, subject);
+}
+
+/**
+ * Binds an existing ClusterRole to a user or group: cluster-wide (a ClusterRoleBinding), or in
+ * `namespace` (a RoleBinding).
+ */
+export async function bindClusterRole(
+  admin: KubeClient,
+  binding: string,
+  role: string,
+  subject: { user: string } | { group: string },
+  namespace?: string,
+): Promise<void> {
   await admin.apply({
     apiVersion: "rbac.authorization.k8s.io/v1",
-    kind: "ClusterRoleBinding",
-    metadata: { name },
-    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
+    kind: namespace ? "RoleBinding" : "ClusterRoleBinding",
+    metadata: { name: binding, ...(namespace ? { namespace } : {}) },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
     subjects: [
       "user" in subject
         ? { kind: "User", apiGroup: "rbac.authorization.k8s.io", name: subject.user }

@@ -38,7 +38,7 @@ import { approvalMismatch, loadSigningKey, type ApprovalRecord } from "../../src
 import { approveInstance } from "../../src/cluster/rukpak/approve.js";
 import { previewInstance } from "../../src/cluster/rukpak/preview.js";
 import { runControllers, waitForCrds, type RunningControllers } from "../../src/cluster/run.js";
-import { clientAs, clusterKubeconfig, cond, controllerLog, grantClusterRole } from "./harness.js";
+import { bindClusterRole, clientAs, clusterKubeconfig, cond, controllerLog, grantClusterRole } from "./harness.js";
 import { prng } from "../shared.js";
 
 const cluster = clusterKubeconfig();
@@ -230,20 +230,8 @@ describe("trust invariants over random actions (real API server)", { skip: clust
       { apiGroups: ["operators.coreos.com"], resources: ["operators"], verbs: ["get", "list"] },
     ]);
     // the approver: the documented role, and reading the sources her reviews unpack
-    await admin.apply({
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "ClusterRoleBinding",
-      metadata: { name: "inv-approver" },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "rukpak-approver" },
-      subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "alice" }],
-    } as unknown as KubeObject);
-    await admin.apply({
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "RoleBinding",
-      metadata: { name: "inv-approver-view", namespace: NS },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "view" },
-      subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "alice" }],
-    } as unknown as KubeObject);
+    await bindClusterRole(admin, "inv-approver", "rukpak-approver", { user: "alice" });
+    await bindClusterRole(admin, "inv-approver-view", "view", { user: "alice" }, NS);
     for (const [name, approval] of [
       ["inv-user", "UserPermission"],
       ["inv-deny", "DenyAll"],
