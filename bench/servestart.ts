@@ -13,6 +13,7 @@
  *
  * Catalog: ../shared/data/community/catalogs/v4.20 (BENCH_SERVESTART_CATALOG to change). The files
  * are in the page cache after the first run: every figure is a warm-file-cache start.
+ * BENCH_SERVESTART_CASES (a regular expression) keeps only the cases whose names match it.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
@@ -110,7 +111,9 @@ const cases: Case[] = [
     cmd: opcatServe("--cache-dir", opcatIndex),
     prepare: [...opcat, "serve", catalog, "--cache-dir", opcatIndex, "--cache-only"],
   },
-].filter((c) => !c.opm || (opm !== undefined && isolated));
+]
+  .filter((c) => !c.opm || (opm !== undefined && isolated))
+  .filter((c) => new RegExp(process.env.BENCH_SERVESTART_CASES ?? "").test(c.name));
 
 interface Sample {
   readyMs: number;

@@ -88,7 +88,7 @@ function reportEvent(e: StoreEvent): void {
         catalog: e.catalog,
         revision: e.revision.serial,
         blobs: e.revision.blobCount,
-        bytes: e.revision.jsonl.length,
+        bytes: e.revision.size,
         // bundles as validate and the web UI count them; channel_entries: (package, channel, bundle) triples
         bundles: e.revision.query("olm.bundle", "", "")?.length ?? 0,
         channel_entries: e.revision.registry?.bundleCount ?? 0,

@@ -20,7 +20,8 @@
  * thread pool) and kept in a bounded per-revision cache; larger identity answers are streamed from the
  * revision's lines.
  * Bodies are written with back-pressure, so a slow or vanished client only holds a view of the
- * revision's buffer and never delays other requests.
+ * revision's buffer (or, for a revision read from its persisted index, the piece of the file being
+ * sent: the lines and their gzip stay in the file) and never delays other requests.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer, Server as HttpsServer } from "node:https";
@@ -29,6 +30,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGzip, gzip as gzipCb } from "node:zlib";
 import { memoryMetrics, prometheusText, type MetricFamily } from "./metrics.js";
+import type { Bytes } from "./bytes.js";
 import type { CatalogRevision } from "./revision.js";
 import { dns1123SubdomainErrors, type CatalogStore } from "./store.js";
 import { checkIfRange, checkPreconditions, finishPrecondition, parseRange } from "./conditional.js";
@@ -287,7 +289,7 @@ function serveAll(
   gzipMin: number,
   noRanges = false,
 ): void {
-  const size = rev.jsonl.length;
+  const size = rev.size;
   const rangeHeader = noRanges ? undefined : req.headers.range;
   const useGzip = rangeHeader === undefined && size >= gzipMin && acceptsGzip(req.headers["accept-encoding"]);
   const etag = useGzip ? rev.etagGzip : rev.etag;
@@ -303,11 +305,10 @@ function serveAll(
   if (useGzip) {
     ctx.encoding = "gzip";
     res.setHeader("Content-Encoding", "gzip");
-    res.setHeader("Content-Length", rev.gzip.length);
+    res.setHeader("Content-Length", rev.gzipBytes.length);
     res.writeHead(200);
-    return head ? endEmpty(res) : sendBuffer(res, ctx, rev.gzip);
+    return head ? endEmpty(res) : sendBytes(res, ctx, rev.gzipBytes, 0, rev.gzipBytes.length);
   }
-  let body = rev.jsonl;
   if (rangeHeader !== undefined && checkIfRange(req, etag, rev.lastModified)) {
     const r = parseRange(rangeHeader, size);
     if (typeof r === "string") {
@@ -318,13 +319,12 @@ function serveAll(
       res.setHeader("Content-Range", `bytes ${r.start}-${r.start + r.length - 1}/${size}`);
       res.setHeader("Content-Length", r.length);
       res.writeHead(206);
-      body = rev.jsonl.subarray(r.start, r.start + r.length);
-      return head ? endEmpty(res) : sendBuffer(res, ctx, body);
+      return head ? endEmpty(res) : sendBytes(res, ctx, rev.jsonlBytes, r.start, r.start + r.length);
     }
   }
   res.setHeader("Content-Length", size);
   res.writeHead(200);
-  return head ? endEmpty(res) : sendBuffer(res, ctx, body);
+  return head ? endEmpty(res) : sendBytes(res, ctx, rev.jsonlBytes, 0, size);
 }
 
 /** Largest metas answer kept materialised in the cache; larger ones are streamed. */
@@ -387,6 +387,11 @@ function concatLines(rev: CatalogRevision, ids: Uint32Array, size: number): Buff
   return out;
 }
 
+/** Gzip in the thread pool. */
+function gzipAsync(plain: Buffer): Promise<Buffer> {
+  return new Promise((resolve, reject) => gzipCb(plain, (err, out) => (err ? reject(err) : resolve(out))));
+}
+
 function serveMetas(
   rev: CatalogRevision,
   ids: Uint32Array,
@@ -412,12 +417,14 @@ function serveMetas(
     const key = useGzip ? `${queryKey}\u0000gzip` : queryKey;
     let hit = cache.get(key);
     if (hit === undefined) {
-      const plain = concatLines(rev, ids, size);
-      hit = useGzip
-        ? new Promise<CachedBody>((resolve, reject) =>
-            gzipCb(plain, (err, out) => (err ? reject(err) : resolve({ body: out }))),
-          )
-        : { body: plain };
+      // lines in memory are copied at once; lines in the index file are read in the thread pool
+      if (rev.jsonlBytes.inMemory) {
+        const plain = concatLines(rev, ids, size);
+        hit = useGzip ? gzipAsync(plain).then((body) => ({ body })) : { body: plain };
+      } else {
+        const plain = rev.concatLines(ids, size);
+        hit = plain.then(async (b) => ({ body: useGzip ? await gzipAsync(b) : b }));
+      }
       cache.set(key, hit);
     }
     const send = (b: CachedBody): void => {
@@ -442,22 +449,7 @@ function serveMetas(
   } else res.setHeader("Content-Length", size);
   res.writeHead(200);
   if (req.method === "HEAD") return endEmpty(res);
-  const chunks = function* (): Generator<Buffer> {
-    let pending: Buffer[] = [];
-    let n = 0;
-    for (const i of ids) {
-      const line = rev.line(i);
-      pending.push(line);
-      n += line.length;
-      if (n >= CHUNK) {
-        yield pending.length === 1 ? pending[0] : Buffer.concat(pending, n);
-        pending = [];
-        n = 0;
-      }
-    }
-    if (n > 0) yield pending.length === 1 ? pending[0] : Buffer.concat(pending, n);
-  };
-  const source = Readable.from(chunks(), { objectMode: false });
+  const source = Readable.from(rev.lineChunks(ids, CHUNK), { objectMode: false });
   const counted = source.on("data", (c: Buffer) => {
     if (!useGzip) ctx.bytes += c.length;
   });
@@ -474,8 +466,33 @@ function countBytes(ctx: ReqCtx): (src: AsyncIterable<Buffer>) => AsyncGenerator
   };
 }
 
-/** Writes a buffer in chunks, waiting for `drain`; stops when the client goes away. */
-function sendBuffer(res: ServerResponse, ctx: ReqCtx, body: Buffer): void {
+/** How much of a file-backed body is read at a time. */
+const FILE_READ = 1024 * 1024;
+
+/**
+ * Writes bytes [start, end) of `bytes`: a buffer as {@link sendBuffer} does, a file range in pieces
+ * read in the thread pool, each written in chunks with back-pressure; stops when the client goes away.
+ */
+function sendBytes(res: ServerResponse, ctx: ReqCtx, bytes: Bytes, start: number, end: number): void {
+  if (bytes.inMemory) return sendBuffer(res, ctx, bytes.sliceSync(start, end));
+  let pos = start;
+  const next = (): void => {
+    if (res.destroyed) return;
+    if (pos >= end) return void res.end();
+    const to = Math.min(pos + FILE_READ, end);
+    bytes.slice(pos, to).then(
+      (piece) => {
+        pos = to;
+        writeChunks(res, ctx, piece, next);
+      },
+      () => res.destroy(),
+    );
+  };
+  next();
+}
+
+/** Writes `body` in chunks, waiting for `drain`; calls `done` when all is written (not when the client left). */
+function writeChunks(res: ServerResponse, ctx: ReqCtx, body: Buffer, done: () => void): void {
   let off = 0;
   const pump = (): void => {
     while (off < body.length) {
@@ -489,9 +506,14 @@ function sendBuffer(res: ServerResponse, ctx: ReqCtx, body: Buffer): void {
         return;
       }
     }
-    res.end();
+    done();
   };
   pump();
+}
+
+/** Writes a buffer in chunks, waiting for `drain`; stops when the client goes away. */
+function sendBuffer(res: ServerResponse, ctx: ReqCtx, body: Buffer): void {
+  writeChunks(res, ctx, body, () => res.end());
 }
 
 function endEmpty(res: ServerResponse): void {
@@ -525,7 +547,7 @@ function catalogMetrics(store: CatalogStore): MetricFamily[] {
       name: "opcat_catalog_bytes",
       help: "Size of each served catalog's content (its /all answer), in bytes.",
       type: "gauge",
-      samples: served.map(({ n, r }) => [{ catalog: n }, r.jsonl.length]),
+      samples: served.map(({ n, r }) => [{ catalog: n }, r.size]),
     },
   ];
 }

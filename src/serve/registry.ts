@@ -32,6 +32,7 @@ import type {
   ApiPackage,
 } from "./apitypes.js";
 import { encodeBundleParts } from "./pb.js";
+import { MemoryBytes, type Bytes } from "./bytes.js";
 
 /** gRPC status codes used by the registry: what a plain Go error becomes, and InvalidArgument. */
 export const RpcCode = { Unknown: 2, InvalidArgument: 3 } as const;
@@ -63,8 +64,12 @@ interface IdxBundle {
   readonly skips: readonly string[];
   /** Keys (gvkKey) of the provided APIs, each once. */
   readonly gvks: readonly string[];
-  /** The encoded parts a, b, r and d (pb.ts BundleParts), one after the other: ListBundles' answer when `hasPath`. */
-  light: Buffer;
+  /**
+   * Where the encoded parts a, b, r and d (pb.ts BundleParts), one after the other, are in the light
+   * bytes: ListBundles' answer when `hasPath`.
+   */
+  readonly lightOff: number;
+  readonly lightLen: number;
   readonly la: number;
   readonly lb: number;
   readonly lr: number;
@@ -146,6 +151,8 @@ interface PersistedShape {
 }
 
 const NO_BYTES = Buffer.alloc(0);
+/** ListBundles reads the light parts of consecutive bundles in pieces of about this many bytes. */
+const LIST_READ = 1 << 20;
 const META_KEY = /^[a-zA-Z0-9][a-zA-Z0-9._-]*$/;
 
 /** opm's custom-schema key check (pkg/cache/meta_key.go); the error text, or undefined when valid. */
@@ -170,11 +177,10 @@ export class RegistryIndex {
   readonly #all: IdxBundle[];
   readonly #listOrder: IdxBundle[];
   readonly #provides: Map<string, IdxBundle[]>;
-  readonly #replacing: Map<string, ApiChannelEntry[]>;
   readonly #metas: Map<string, JsonObject[]>;
   readonly #heavy: HeavyStore;
-  /** The light parts of every bundle (the bundles' `light` are views of it). */
-  readonly #lightArena: Buffer;
+  /** The light parts of every bundle (each bundle's at its `lightOff`), in memory or in an index file. */
+  readonly #light: Bytes;
   /** The heavy parts in memory, when built here (undefined when they are read from a file). */
   readonly #heavyArena: readonly Buffer[] | undefined;
 
@@ -182,13 +188,13 @@ export class RegistryIndex {
     packages: Map<string, IdxPackage>,
     all: IdxBundle[],
     metas: Map<string, JsonObject[]>,
-    lightArena: Buffer,
+    light: Bytes,
     heavy: HeavyStore,
   ) {
     this.#packages = packages;
     this.#metas = metas;
     this.#heavy = heavy;
-    this.#lightArena = lightArena;
+    this.#light = light;
     this.#heavyArena = heavy instanceof MemoryHeavyStore ? heavy.chunks : undefined;
     this.#all = all;
     this.#listOrder = [...all].sort(
@@ -196,24 +202,12 @@ export class RegistryIndex {
     );
     all.sort((a, b) => compareUtf8(a.pkg, b.pkg) || compareUtf8(a.channel, b.channel) || compareUtf8(a.name, b.name));
     this.#provides = new Map();
-    this.#replacing = new Map();
     for (const b of all) {
       for (const key of b.gvks) {
         const list = this.#provides.get(key);
         if (list) list.push(b);
         else this.#provides.set(key, [b]);
       }
-      // channelEntriesThatReplace: one entry for the replaced bundle, one per other skipped bundle
-      // (both carrying the bundle's own replaces).
-      const entry = { packageName: b.pkg, channelName: b.channel, bundleName: b.name, replaces: b.replaces };
-      const add = (name: string): void => {
-        const list = this.#replacing.get(name);
-        if (list) list.push(entry);
-        else this.#replacing.set(name, [entry]);
-      };
-      // opm compares names as they are: an empty name matches every entry that replaces nothing
-      add(b.replaces);
-      for (const s of b.skips) if (s !== b.replaces) add(s);
     }
   }
 
@@ -256,7 +250,7 @@ export class RegistryIndex {
     let heavySize = 0;
     // the CSV and manifests depend on the bundle only: kept once for all the channels it is in
     const heavyAt = new Map<string, { off: number; len: number }>();
-    const pending: { b: IdxBundle; off: number; len: number }[] = [];
+    const all: IdxBundle[] = [];
     for (const mp of model.values()) {
       const channels = new Map<string, IdxChannel>();
       const chApi: ApiChannel[] = [];
@@ -296,7 +290,8 @@ export class RegistryIndex {
           const len = parts.a.length + parts.b.length + parts.r.length + parts.d.length;
           lights.push(...light);
           const b: IdxBundle = {
-            light: NO_BYTES,
+            lightOff: lightSize,
+            lightLen: len,
             pkg: mp.name,
             channel: mc.name,
             name: mb.name,
@@ -310,7 +305,7 @@ export class RegistryIndex {
             heavyLen: h.len,
             hasPath: conv.bundlePath !== "",
           };
-          pending.push({ b, off: lightSize, len });
+          all.push(b);
           lightSize += len;
           bundles.set(mb.name, b);
         }
@@ -329,21 +324,27 @@ export class RegistryIndex {
     if (problems.length > 0) return { problems };
     const lightArena = Buffer.concat(lights, lightSize);
     lights.length = 0;
-    const all: IdxBundle[] = [];
-    for (const p of pending) {
-      // the same object the channel map holds: give it its view of the arena
-      p.b.light = lightArena.subarray(p.off, p.off + p.len);
-      all.push(p.b);
-    }
     const heavy = new MemoryHeavyStore(heavies);
-    return { index: new RegistryIndex(packages, all, metas, lightArena, heavy) };
+    return { index: new RegistryIndex(packages, all, metas, new MemoryBytes(lightArena), heavy) };
   }
 
-  /** The index in its persisted form (see revision index files); only for an index built here. */
+  /**
+   * The index in its persisted form (see revision index files); only for an index built here. The
+   * light parts are laid out in ListBundles' order, so that the stream reads the file front to back.
+   */
   persist(): PersistedRegistry {
-    if (!this.#heavyArena) throw new Error("registry index: only an index built in memory can be persisted");
+    if (!this.#heavyArena || !this.#light.inMemory)
+      throw new Error("registry index: only an index built in memory can be persisted");
     const ids = new Map<IdxBundle, number>();
     const shape: PersistedShape = { packages: [], bundles: [], metas: [...this.#metas] };
+    const arena = this.#light.whole();
+    const light = Buffer.allocUnsafe(arena.length);
+    const lightAt = new Map<IdxBundle, number>();
+    let at = 0;
+    for (const b of this.#listOrder) {
+      lightAt.set(b, at);
+      at += arena.copy(light, at, b.lightOff, b.lightOff + b.lightLen);
+    }
     for (const b of this.#all) {
       ids.set(b, shape.bundles.length);
       shape.bundles.push([
@@ -353,11 +354,11 @@ export class RegistryIndex {
         b.replaces,
         [...b.skips],
         [...b.gvks],
-        b.light.byteOffset - this.#lightArena.byteOffset,
+        lightAt.get(b) ?? -1,
         b.la,
         b.lb,
         b.lr,
-        b.light.length,
+        b.lightLen,
         b.heavyOff,
         b.heavyLen,
         b.hasPath,
@@ -375,20 +376,29 @@ export class RegistryIndex {
         ]),
       });
     }
-    return { json: JSON.stringify(shape), light: this.#lightArena, heavy: this.#heavyArena };
+    return { json: JSON.stringify(shape), light, heavy: this.#heavyArena };
   }
 
   /** An index from its persisted form; the heavy parts are read from `heavy` when asked for. */
-  static fromPersisted(json: string, light: Buffer, heavy: HeavyStore): RegistryIndex {
+  static fromPersisted(json: string, light: Bytes, heavy: HeavyStore): RegistryIndex {
     const shape = JSON.parse(json) as PersistedShape;
+    // JSON.parse gives every occurrence its own string: one copy of each package and channel name
+    const names = new Map<string, string>();
+    const intern = (s: string): string => {
+      const had = names.get(s);
+      if (had !== undefined) return had;
+      names.set(s, s);
+      return s;
+    };
     const all: IdxBundle[] = shape.bundles.map((t) => ({
-      pkg: t[0],
-      channel: t[1],
+      pkg: intern(t[0]),
+      channel: intern(t[1]),
       name: t[2],
       replaces: t[3],
       skips: t[4],
       gvks: t[5],
-      light: light.subarray(t[6], t[6] + t[10]),
+      lightOff: t[6],
+      lightLen: t[10],
       la: t[7],
       lb: t[8],
       lr: t[9],
@@ -408,23 +418,29 @@ export class RegistryIndex {
         }
         channels.set(name, { name, head, bundles });
       }
-      packages.set(p.name, { name: p.name, defaultChannel: p.defaultChannel, api: p.api, channels });
+      const name = intern(p.name);
+      packages.set(name, { name, defaultChannel: p.defaultChannel, api: p.api, channels });
     }
+    names.clear();
     return new RegistryIndex(packages, all, new Map(shape.metas), light, heavy);
   }
 
   /** GetBundle's answer (replaces and skips cleared). */
   async #trimmed(b: IdxBundle): Promise<Buffer> {
-    const heavy = await this.#heavy.read(b.heavyOff, b.heavyLen);
-    const l = b.light;
+    const [l, heavy] = await Promise.all([this.#lightOf(b), this.#heavy.read(b.heavyOff, b.heavyLen)]);
     return Buffer.concat([l.subarray(0, b.la), heavy, l.subarray(b.la, b.la + b.lb), l.subarray(b.la + b.lb + b.lr)]);
   }
 
   /** ListBundles' answer: as stored, but csvJson and object cleared when bundlePath is set. */
-  async #listed(b: IdxBundle): Promise<Buffer> {
-    if (b.hasPath) return b.light;
+  async #listed(b: IdxBundle, light?: Buffer): Promise<Buffer> {
+    const l = light ?? (await this.#lightOf(b));
+    if (b.hasPath) return l;
     const heavy = await this.#heavy.read(b.heavyOff, b.heavyLen);
-    return Buffer.concat([b.light.subarray(0, b.la), heavy, b.light.subarray(b.la)]);
+    return Buffer.concat([l.subarray(0, b.la), heavy, l.subarray(b.la)]);
+  }
+
+  #lightOf(b: IdxBundle): Promise<Buffer> {
+    return this.#light.slice(b.lightOff, b.lightOff + b.lightLen);
   }
 
   /** ListPackages: every package name (sorted). */
@@ -459,8 +475,17 @@ export class RegistryIndex {
   }
 
   getChannelEntriesThatReplace(csvName: string): RpcResult<ApiChannelEntry[]> {
-    const list = this.#replacing.get(csvName);
-    return list ? ok(list) : fail(`no channel entries found that replace ${csvName}`);
+    // one entry for the replaced bundle, one per other skipped bundle (both carrying the bundle's own
+    // replaces); opm compares names as they are: an empty name matches every entry that replaces nothing.
+    // A scan of every bundle, as opm's: a table of it would be kept for a rarely asked question.
+    const list: ApiChannelEntry[] = [];
+    for (const b of this.#all) {
+      const hit = (): number =>
+        list.push({ packageName: b.pkg, channelName: b.channel, bundleName: b.name, replaces: b.replaces });
+      if (b.replaces === csvName) hit();
+      for (const s of b.skips) if (s !== b.replaces && s === csvName) hit();
+    }
+    return list.length > 0 ? ok(list) : fail(`no channel entries found that replace ${csvName}`);
   }
 
   async getBundleThatReplaces(csvName: string, pkgName: string, channelName: string): Promise<RpcResult<Buffer>> {
@@ -509,7 +534,22 @@ export class RegistryIndex {
 
   /** ListBundles, encoded, in its order: channel name, package name, bundle name. */
   async *listBundles(): AsyncGenerator<Buffer> {
-    for (const b of this.#listOrder) yield await this.#listed(b);
+    const order = this.#listOrder;
+    for (let i = 0; i < order.length; ) {
+      // a run of bundles whose light parts follow each other (all of them, as persisted) is read at once
+      const start = order[i].lightOff;
+      let end = start + order[i].lightLen;
+      let j = i + 1;
+      while (j < order.length && order[j].lightOff === end && end - start < LIST_READ) {
+        end += order[j].lightLen;
+        j++;
+      }
+      const run = await this.#light.slice(start, end);
+      for (; i < j; i++) {
+        const b = order[i];
+        yield await this.#listed(b, run.subarray(b.lightOff - start, b.lightOff - start + b.lightLen));
+      }
+    }
   }
 
   /** Number of (package, channel, bundle) entries. */

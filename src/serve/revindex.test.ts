@@ -11,6 +11,7 @@ import { once } from "node:events";
 import {
   appendFileSync,
   cpSync,
+  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -161,6 +162,113 @@ describe("answers from a persisted index are those of a build from the files", (
       for (const m of Object.keys(defs["api.Registry"] as object)) assert.ok(rpcs.has(m), `golden set lacks ${m}`);
     },
   );
+});
+
+/** `<dir>/catalog.json`: `n` packages of one channel and one bundle each, about 1.5 KB per bundle line. */
+function writeManyPackages(dir: string, n: number): void {
+  mkdirSync(dir, { recursive: true });
+  const lines: string[] = [];
+  const words = "an operator generated so that its catalog is several megabytes; ".repeat(16);
+  for (let i = 0; i < n; i++) {
+    const name = `pkg-${String(i).padStart(5, "0")}`;
+    const bundle = `${name}.v1.0.${i % 5}`;
+    // every ninth bundle has no image: its CSV is a bundle object (ListBundles sends it, read per bundle)
+    const csv = {
+      apiVersion: "operators.coreos.com/v1alpha1",
+      kind: "ClusterServiceVersion",
+      metadata: { name: bundle },
+    };
+    const object = { type: "olm.bundle.object", value: { data: Buffer.from(JSON.stringify(csv)).toString("base64") } };
+    lines.push(
+      JSON.stringify({ schema: "olm.package", name, defaultChannel: "stable" }),
+      JSON.stringify({ schema: "olm.channel", package: name, name: "stable", entries: [{ name: bundle }] }),
+      JSON.stringify({
+        schema: "olm.bundle",
+        package: name,
+        name: bundle,
+        image: i % 9 === 0 ? "" : `quay.example.com/many/${name}-bundle:v1.0.${i % 5}`,
+        properties: [
+          { type: "olm.package", value: { packageName: name, version: `1.0.${i % 5}` } },
+          { type: "olm.gvk", value: { group: `${name}.example.com`, kind: "Thing", version: "v1" } },
+          ...(i % 9 === 0 ? [object] : []),
+          {
+            type: "olm.csv.metadata",
+            value: { displayName: `Package ${i}`, annotations: { description: `${i}: ${words}` } },
+          },
+        ],
+      }),
+    );
+  }
+  writeFileSync(join(dir, "catalog.json"), lines.join("\n") + "\n");
+}
+
+describe("a catalog of several megabytes answers the same from its index (pieces, streams, runs)", () => {
+  const dir = join(tmp, "many");
+  const cacheDir = join(tmp, "cache-many");
+  const stores: CatalogStore[] = [];
+  const servers: { http: HttpServerHandle; grpc: GrpcServerHandle }[] = [];
+  const clients: GenericClient[] = [];
+
+  before(async () => {
+    writeManyPackages(dir, 4000);
+    stores.push(new CatalogStore(), new CatalogStore({ cache: { dir: cacheDir } }));
+    const built = await stores[0].add("many", dir);
+    assert.equal(built.status, "loaded", JSON.stringify(built.status === "failed" && built.problems.slice(0, 2)));
+    await loadCached(dir, cacheDir);
+    assert.equal((await stores[1].add("many", dir)).status, "loaded");
+    assert.equal(stores[1].get("many")?.origin, "index");
+    assert.equal(stores[1].get("many")?.jsonlBytes.inMemory, false);
+    for (const store of stores)
+      servers.push({
+        http: await startHttpServer(store, { port: 0, resolver: false }),
+        grpc: await startGrpcServer(store, { port: 0 }),
+      });
+  });
+  after(async () => {
+    for (const c of clients) c.close();
+    for (const s of servers) await Promise.all([s.http.close(), s.grpc.close()]);
+    await Promise.all(stores.map((s) => s.close()));
+  });
+
+  test("HTTP: /all in pieces, a range across pieces, metas streamed (over 4 MiB) and cached", async () => {
+    const size = stores[0].get("many")?.size ?? 0;
+    assert.ok(size > 5 * 1024 * 1024, `catalog of ${size} bytes`);
+    const paths = [
+      ["/catalogs/many/api/v1/all", {}],
+      ["/catalogs/many/api/v1/all", { "Accept-Encoding": "gzip" }],
+      ["/catalogs/many/api/v1/all", { Range: "bytes=1000000-3100000" }],
+      ["/catalogs/many/api/v1/metas?schema=olm.bundle", {}],
+      ["/catalogs/many/api/v1/metas?schema=olm.bundle", { "Accept-Encoding": "gzip" }],
+      ["/catalogs/many/api/v1/metas?schema=olm.package", {}],
+      ["/catalogs/many/api/v1/metas?package=pkg-03999", {}],
+    ] as const;
+    for (const [path, headers] of paths) {
+      const [a, b] = await Promise.all(
+        servers.map((s) => httpGet(`http://127.0.0.1:${s.http.address.port}${path}`, { ...headers })),
+      );
+      assert.equal(b.status, a.status, path);
+      assert.ok(b.body.equals(a.body), `${path}: bodies differ`);
+      for (const h of ["content-type", "content-encoding", "content-length", "etag", "content-range"])
+        assert.equal(b.headers[h], a.headers[h], `${path}: ${h}`);
+    }
+  });
+
+  test("gRPC: ListBundles (bundles with and without paths) and GetBundle answer the same, in order", async () => {
+    const defs = loadServiceDefinitions();
+    const registry = servers.map((s) => makeClient(defs, "api.Registry", `127.0.0.1:${s.grpc.port}`));
+    clients.push(...registry);
+    for (const [rpc, req] of [
+      ["ListBundles", {}],
+      ["GetBundle", { pkgName: "pkg-00009", channelName: "stable", csvName: "pkg-00009.v1.0.4" }],
+      ["GetBundleForChannel", { pkgName: "pkg-03998", channelName: "stable" }],
+      ["GetChannelEntriesThatReplace", { csvName: "" }],
+    ] as const) {
+      const [a, b] = await Promise.all(registry.map((c) => callRpc(c, defs, "api.Registry", rpc, req)));
+      assert.deepEqual(b.error, a.error, rpc);
+      assert.equal(b.responses.length, a.responses.length, rpc);
+      assert.deepEqual(b.responses, a.responses, rpc);
+    }
+  });
 });
 
 describe("an index that does not match is never served", () => {

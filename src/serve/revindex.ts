@@ -15,35 +15,39 @@
  *
  * Integrity: the file starts with a magic, its format number and a JSON header naming the opcat
  * version, the catalog path and load options it belongs to, the sections' places and a SHA-256 of
- * the resident sections and of the heavy section (CSV JSON and manifests, read from the file when a
- * bundle is asked for, as opm reads its cache). Anything that does not match — another format or
+ * the sections before the heavy one and of the heavy section (CSV JSON and manifests). Only the index
+ * tables are read into memory (line offsets, the metas index, the registry's structure); the lines,
+ * their gzip and the encoded bundles are read from the file when a request asks for them, as opm reads
+ * its cache (bytes.ts). Anything that does not match — another format or
  * version, another catalog, a checksum, a length — is not served: the catalog is rebuilt and the file
  * rewritten. Files are written to a temporary name and renamed into place, so a reader (or a crash)
  * never sees half an index.
  */
 import { createHash } from "node:crypto";
-import { closeSync, fstatSync, openSync, read, readdirSync, readSync, realpathSync, statSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readdirSync, readSync, realpathSync, statSync } from "node:fs";
 import { mkdir, open, rename, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { Stats } from "node:fs";
 import { stagedName, sweepStaged } from "../fsx/staged.js";
 import { VERSION } from "../version.js";
+import { FileBytes, OpenFile, type Bytes } from "./bytes.js";
+import { KeyIndex } from "./keyindex.js";
 import type { HeavyStore, PersistedRegistry } from "./registry.js";
 
 const MAGIC = Buffer.from("OPCATIDX", "latin1");
-export const INDEX_FORMAT = 1;
+export const INDEX_FORMAT = 2;
 const PREFIX = MAGIC.length + 8; // magic, format (u32), header length (u32)
 const MAX_HEADER = 1 << 20;
 
 /** What a catalog revision consists of, as written to and read from an index file. */
 export interface RevisionParts {
-  jsonl: Buffer;
-  gzip: Buffer;
+  jsonl: Bytes;
+  gzip: Bytes;
   /** Line offsets, blobCount + 1 of them. */
   offsets: Float64Array;
-  bySchema: Map<string, Uint32Array>;
-  byPackage: Map<string, Uint32Array>;
-  byName: Map<string, Uint32Array>;
+  bySchema: KeyIndex;
+  byPackage: KeyIndex;
+  byName: KeyIndex;
   registry: PersistedRegistry;
   /** SHA-256 of `jsonl`. */
   digest: string;
@@ -163,41 +167,27 @@ export function indexPath(cacheDir: string, real: string, checkMetaKeys: boolean
 /** Why an index was not used. */
 export type IndexMiss = { reason: "missing" | "stale" | "invalid"; message: string };
 
-/** A heavy store reading from an open index file; the descriptor is closed when the store is collected. */
-class FileHeavyStore implements HeavyStore {
-  static readonly #closer = new FinalizationRegistry<number>((fd) => {
-    try {
-      closeSync(fd);
-    } catch {
-      // already closed
-    }
-  });
-  readonly #fd: number;
-  readonly #base: number;
-  readonly #length: number;
+/** A heavy store reading from a range of an open index file. */
+function fileHeavyStore(bytes: Bytes): HeavyStore {
+  return {
+    read: (offset, length) =>
+      offset < 0 || offset + length > bytes.length
+        ? Promise.reject(new Error("bundle outside the index's heavy section"))
+        : bytes.slice(offset, offset + length),
+  };
+}
 
-  constructor(fd: number, base: number, length: number) {
-    this.#fd = fd;
-    this.#base = base;
-    this.#length = length;
-    FileHeavyStore.#closer.register(this, fd);
+/** SHA-256 (hex) of `length` bytes of `fd` from `pos` on, read in pieces; undefined when the file is shorter. */
+function hashRange(fd: number, pos: number, length: number): string | undefined {
+  const h = createHash("sha256");
+  const chunk = Buffer.allocUnsafe(Math.min(1 << 20, Math.max(length, 1)));
+  for (let off = 0; off < length; ) {
+    const n = readSync(fd, chunk, 0, Math.min(chunk.length, length - off), pos + off);
+    if (n <= 0) return undefined;
+    h.update(chunk.subarray(0, n));
+    off += n;
   }
-
-  read(offset: number, length: number): Promise<Buffer> {
-    if (offset < 0 || offset + length > this.#length)
-      return Promise.reject(new Error("bundle outside the index's heavy section"));
-    const out = Buffer.allocUnsafe(length);
-    // one positional read per bundle (tens of KB); the file is a renamed index, never rewritten in place
-    return new Promise((resolve, reject) => {
-      read(this.#fd, out, 0, length, this.#base + offset, (err, n) => {
-        // the store (whose collection closes the descriptor) must outlive the read
-        void this.#fd;
-        if (err) reject(err);
-        else if (n !== length) reject(new Error("short read from the index file"));
-        else resolve(out);
-      });
-    });
-  }
+  return h.digest("hex");
 }
 
 /**
@@ -210,7 +200,7 @@ export function readIndex(
   state: TreeState,
   checkMetaKeys: boolean,
   enforce: boolean,
-): { parts: Omit<RevisionParts, "registry">; registryJson: string; light: Buffer; heavy: HeavyStore } | IndexMiss {
+): { parts: Omit<RevisionParts, "registry">; registryJson: string; light: Bytes; heavy: HeavyStore } | IndexMiss {
   let fd: number;
   try {
     fd = openSync(path, "r");
@@ -255,53 +245,58 @@ export function readIndex(
     const heavySec = sec.heavy;
     if (!heavySec || heavySec[0] + heavySec[1] + body !== size) return invalid("truncated or extended file");
     const residentLen = heavySec[0];
-    const resident = Buffer.allocUnsafe(residentLen);
-    if (!exact(resident, body)) return invalid("truncated");
-    if (createHash("sha256").update(resident).digest("hex") !== h.residentSha256) return invalid("checksum mismatch");
-    const hh = createHash("sha256");
-    const chunk = Buffer.allocUnsafe(1 << 20);
-    for (let off = 0; off < heavySec[1]; ) {
-      const n = readSync(fd, chunk, 0, Math.min(chunk.length, heavySec[1] - off), body + heavySec[0] + off);
-      if (n <= 0) return invalid("truncated");
-      hh.update(chunk.subarray(0, n));
-      off += n;
-    }
-    if (hh.digest("hex") !== h.heavySha256) return invalid("checksum mismatch (bundle manifests)");
-    const view = (name: string): Buffer => {
+    const residentSum = hashRange(fd, body, residentLen);
+    if (residentSum === undefined) return invalid("truncated");
+    if (residentSum !== h.residentSha256) return invalid("checksum mismatch");
+    const heavySum = hashRange(fd, body + heavySec[0], heavySec[1]);
+    if (heavySum === undefined) return invalid("truncated");
+    if (heavySum !== h.heavySha256) return invalid("checksum mismatch (bundle manifests)");
+    const place = (name: string): [number, number] => {
       const s = sec[name];
-      if (!s || s[0] + s[1] > residentLen) throw new Error(`section ${name} out of bounds`);
-      return resident.subarray(s[0], s[0] + s[1]);
+      if (!s || s[0] < 0 || s[1] < 0 || s[0] + s[1] > residentLen) throw new Error(`section ${name} out of bounds`);
+      return s;
     };
-    let parts: Omit<RevisionParts, "registry">;
+    // the index tables: read into memory
+    const load = (name: string): Buffer => {
+      const [at, len] = place(name);
+      const b = Buffer.allocUnsafe(len);
+      if (!exact(b, body + at)) throw new Error(`section ${name} truncated`);
+      return b;
+    };
+    let tables: Omit<RevisionParts, "registry" | "jsonl" | "gzip">;
     let registryJson: string;
-    let light: Buffer;
+    let served: Record<"jsonl" | "gzip" | "light", [number, number]>;
     try {
-      const off = view("offsets");
+      const off = load("offsets");
       // copied: the section's place in the file need not be 8-byte aligned
       const offsets = new Float64Array(off.length / 8);
       Buffer.from(offsets.buffer).set(off);
       if (offsets.length !== h.blobs + 1) throw new Error("offsets do not match the blob count");
-      const idx = JSON.parse(view("metas").toString("utf8")) as Record<string, [string, number[]][]>;
-      const map = (list: [string, number[]][]): Map<string, Uint32Array> =>
-        new Map(list.map(([k, v]) => [k, Uint32Array.from(v)]));
-      parts = {
-        jsonl: view("jsonl"),
-        gzip: view("gzip"),
+      served = { jsonl: place("jsonl"), gzip: place("gzip"), light: place("light") };
+      tables = {
         offsets,
-        bySchema: map(idx.bySchema),
-        byPackage: map(idx.byPackage),
-        byName: map(idx.byName),
+        bySchema: KeyIndex.decode(load("bySchema")),
+        byPackage: KeyIndex.decode(load("byPackage")),
+        byName: KeyIndex.decode(load("byName")),
         digest: h.digest,
         files: h.files,
         bytes: h.bytes,
       };
-      registryJson = view("registry").toString("utf8");
-      light = view("light");
+      if (served.jsonl[1] !== offsets[h.blobs]) throw new Error("the lines do not match their offsets");
+      registryJson = load("registry").toString("utf8");
     } catch (e) {
       return invalid((e as Error).message);
     }
     keep = true;
-    return { parts, registryJson, light, heavy: new FileHeavyStore(fd, body + heavySec[0], heavySec[1]) };
+    // the served bytes stay in the file, read when a request asks for them; the last range collected closes it
+    const file = new OpenFile(fd);
+    const lazy = ([at, len]: [number, number]): Bytes => new FileBytes(file, body + at, len);
+    return {
+      parts: { ...tables, jsonl: lazy(served.jsonl), gzip: lazy(served.gzip) },
+      registryJson,
+      light: lazy(served.light),
+      heavy: fileHeavyStore(lazy([heavySec[0], heavySec[1]])),
+    };
   } finally {
     if (!keep) closeSync(fd);
   }
@@ -319,21 +314,13 @@ export async function writeIndex(
 ): Promise<void> {
   if (state.content === undefined) throw new Error("writeIndex: the content digest was not taken");
   const blobs = parts.offsets.length - 1;
-  const metas = (m: Map<string, Uint32Array>): [string, number[]][] => [...m].map(([k, v]) => [k, [...v]]);
   const sections: [string, Buffer | readonly Buffer[]][] = [
-    ["jsonl", parts.jsonl],
-    ["gzip", parts.gzip],
+    ["jsonl", parts.jsonl.whole()],
+    ["gzip", parts.gzip.whole()],
     ["offsets", Buffer.from(parts.offsets.buffer, parts.offsets.byteOffset, parts.offsets.byteLength)],
-    [
-      "metas",
-      Buffer.from(
-        JSON.stringify({
-          bySchema: metas(parts.bySchema),
-          byPackage: metas(parts.byPackage),
-          byName: metas(parts.byName),
-        }),
-      ),
-    ],
+    ["bySchema", parts.bySchema.encode()],
+    ["byPackage", parts.byPackage.encode()],
+    ["byName", parts.byName.encode()],
     ["registry", Buffer.from(parts.registry.json)],
     ["light", parts.registry.light],
     ["heavy", parts.registry.heavy], // last: read when asked for, not kept in memory

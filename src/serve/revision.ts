@@ -4,6 +4,10 @@
  * sorted, compact, no HTML escaping, one per line), its gzip encoding, a schema/package/name index
  * of the lines for `/api/v1/metas`, and the gRPC registry index. A revision is built completely
  * before anyone can see it, so readers never observe a half-loaded catalog.
+ *
+ * A revision read from its persisted index (`serve --cache-dir`, revindex.ts) keeps in memory only
+ * the index tables (line offsets, the metas index, the registry's structure); the lines, their gzip
+ * and the encoded bundles stay in the index file and are read when a request asks for them.
  */
 import { createHash } from "node:crypto";
 import { stat } from "node:fs/promises";
@@ -18,6 +22,8 @@ import { CATALOG_FILE, listCatalogFiles, loadText, type BlobMeta, type LoadResul
 import { emptyConfig } from "../fbc/types.js";
 import { validateCatalog } from "../fbc/validate.js";
 import { RegistryIndex } from "./registry.js";
+import { MemoryBytes, type Bytes } from "./bytes.js";
+import { KeyIndex } from "./keyindex.js";
 import { goErrnoText } from "../gojson/goerrno.js";
 import {
   indexPath,
@@ -71,8 +77,6 @@ export interface RevisionCacheOptions {
 
 export type LoadRevisionResult = { ok: true; revision: CatalogRevision } | { ok: false; problems: Problem[] };
 
-const EMPTY = new Uint32Array(0);
-
 /** An immutable loaded catalog. */
 export class CatalogRevision {
   /** Catalog name. */
@@ -88,10 +92,10 @@ export class CatalogRevision {
   readonly etagGzip: string;
   /** Whole seconds. */
   readonly lastModified: Date;
-  /** The JSON Lines document. */
-  readonly jsonl: Buffer;
+  /** The JSON Lines document, in memory or in the persisted index file. */
+  readonly jsonlBytes: Bytes;
   /** `jsonl`, gzip-compressed once. */
-  readonly gzip: Buffer;
+  readonly gzipBytes: Bytes;
   /** The gRPC registry index (undefined when built without it: `grpc: false`). */
   readonly registry: RegistryIndex | undefined;
   readonly files: number;
@@ -106,9 +110,9 @@ export class CatalogRevision {
   /** What `opcat validate` finds in the served content (empty unless loaded with `validation: "report"`). */
   readonly validationProblems: readonly Problem[];
   readonly #offsets: Float64Array;
-  readonly #bySchema: Map<string, Uint32Array>;
-  readonly #byPackage: Map<string, Uint32Array>;
-  readonly #byName: Map<string, Uint32Array>;
+  readonly #bySchema: KeyIndex;
+  readonly #byPackage: KeyIndex;
+  readonly #byName: KeyIndex;
 
   private constructor(init: {
     catalog: string;
@@ -116,8 +120,8 @@ export class CatalogRevision {
     serial: number;
     digest: string;
     lastModified: Date;
-    jsonl: Buffer;
-    gzip: Buffer;
+    jsonl: Bytes;
+    gzip: Bytes;
     registry: RegistryIndex | undefined;
     files: number;
     bytes: number;
@@ -126,9 +130,9 @@ export class CatalogRevision {
     indexWritten?: boolean;
     validationProblems?: readonly Problem[];
     offsets: Float64Array;
-    bySchema: Map<string, Uint32Array>;
-    byPackage: Map<string, Uint32Array>;
-    byName: Map<string, Uint32Array>;
+    bySchema: KeyIndex;
+    byPackage: KeyIndex;
+    byName: KeyIndex;
   }) {
     this.catalog = init.catalog;
     this.source = init.source;
@@ -138,8 +142,8 @@ export class CatalogRevision {
     this.etag = `"${tag}"`;
     this.etagGzip = `"${tag}-gzip"`;
     this.lastModified = init.lastModified;
-    this.jsonl = init.jsonl;
-    this.gzip = init.gzip;
+    this.jsonlBytes = init.jsonl;
+    this.gzipBytes = init.gzip;
     this.registry = init.registry;
     this.files = init.files;
     this.bytes = init.bytes;
@@ -158,9 +162,69 @@ export class CatalogRevision {
     return this.#offsets.length - 1;
   }
 
-  /** The line of blob `i` (a view, not a copy), newline included. */
+  /**
+   * The JSON Lines document in one buffer: the revision's own (built from the files), or one copy read
+   * from the index file, shared while it is held. `jsonlBytes` and `lineChunks` read parts of it.
+   */
+  get jsonl(): Buffer {
+    return this.jsonlBytes.whole();
+  }
+
+  /** `jsonl`'s gzip encoding in one buffer (as `jsonl`). */
+  get gzip(): Buffer {
+    return this.gzipBytes.whole();
+  }
+
+  /** Byte length of the JSON Lines document. */
+  get size(): number {
+    return this.jsonlBytes.length;
+  }
+
+  /** The line of blob `i`, newline included: a view when the lines are in memory, else read from the file. */
   line(i: number): Buffer {
-    return this.jsonl.subarray(this.#offsets[i], this.#offsets[i + 1]);
+    return this.jsonlBytes.sliceSync(this.#offsets[i], this.#offsets[i + 1]);
+  }
+
+  /**
+   * The given lines one after the other, in pieces of about `chunk` bytes (runs of consecutive lines
+   * are read at once; in memory, a piece of one run is a view).
+   */
+  async *lineChunks(ids: Uint32Array, chunk: number): AsyncGenerator<Buffer> {
+    let pending: Buffer[] = [];
+    let n = 0;
+    let start = -1;
+    let end = -1;
+    const flushRun = async (): Promise<void> => {
+      if (start < 0) return;
+      const b = await this.jsonlBytes.slice(start, end);
+      pending.push(b);
+      n += b.length;
+      start = -1;
+    };
+    for (const i of ids) {
+      const s = this.#offsets[i];
+      if (s !== end || end - start >= chunk) {
+        await flushRun();
+        if (n >= chunk) {
+          yield pending.length === 1 ? pending[0] : Buffer.concat(pending, n);
+          pending = [];
+          n = 0;
+        }
+        start = s;
+      }
+      end = this.#offsets[i + 1];
+    }
+    await flushRun();
+    if (n > 0) yield pending.length === 1 ? pending[0] : Buffer.concat(pending, n);
+  }
+
+  /** The given lines (`size` bytes: {@link byteLength}) in one new buffer. */
+  async concatLines(ids: Uint32Array, size: number): Promise<Buffer> {
+    const out = Buffer.allocUnsafe(size);
+    let off = 0;
+    for await (const c of this.lineChunks(ids, 1 << 20)) off += c.copy(out, off);
+    if (off !== size) throw new Error("metas answer size changed");
+    return out;
   }
 
   /**
@@ -170,9 +234,9 @@ export class CatalogRevision {
    */
   query(schema: string, pkg: string, name: string): Uint32Array | undefined {
     const lists: Uint32Array[] = [];
-    if (schema !== "") lists.push(this.#bySchema.get(schema) ?? EMPTY);
-    if (pkg !== "") lists.push(this.#byPackage.get(pkg) ?? EMPTY);
-    if (name !== "") lists.push(this.#byName.get(name) ?? EMPTY);
+    if (schema !== "") lists.push(this.#bySchema.getOrEmpty(schema));
+    if (pkg !== "") lists.push(this.#byPackage.getOrEmpty(pkg));
+    if (name !== "") lists.push(this.#byName.getOrEmpty(name));
     if (lists.length === 0) return undefined;
     lists.sort((a, b) => a.length - b.length);
     let acc = lists[0];
@@ -367,15 +431,13 @@ async function packParts(read: ReadBlobs, res: LoadResult): Promise<RevisionPart
   lines.length = 0;
   const digest = createHash("sha256").update(jsonl).digest("hex");
   const gz = await gzip(jsonl, { level: zconst.Z_BEST_COMPRESSION });
-  const freeze = (m: Map<string, number[]>): Map<string, Uint32Array> =>
-    new Map([...m].map(([k, v]) => [k, Uint32Array.from(v)]));
   return {
-    jsonl,
-    gzip: gz,
+    jsonl: new MemoryBytes(jsonl),
+    gzip: new MemoryBytes(gz),
     offsets,
-    bySchema: freeze(read.bySchema),
-    byPackage: freeze(read.byPackage),
-    byName: freeze(read.byName),
+    bySchema: KeyIndex.from(read.bySchema),
+    byPackage: KeyIndex.from(read.byPackage),
+    byName: KeyIndex.from(read.byName),
     digest,
     files: res.files,
     bytes: res.bytes,
