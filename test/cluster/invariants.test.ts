@@ -6,10 +6,10 @@
  * who reviews content with `opcat instance approve --show`'s preview and approves only what grants
  * nothing), an ordinary user (bob), an admin. The
  * generator is seeded with the ingredients of the attacks that got through before: bundles that
- * grant cluster-admin, aggregate into built-in roles, write kube-system, or ship Instances; owner
- * references naming an admin's Operator; edits of objects the controllers made; re-pointing an
- * admin's Instance; controller restarts. After every step, once the controllers are quiet, it checks
- * with the API server's own answers:
+ * grant cluster-admin, aggregate into built-in roles, shadow a built-in kind with a CRD, write
+ * kube-system, or ship Instances; owner references naming an admin's Operator; edits of objects the
+ * controllers made; re-pointing an admin's Instance; controller restarts. After every step, once the
+ * controllers are quiet, it checks with the API server's own answers:
  * - nobody gained a right: each identity's SelfSubjectRulesReview (in team-a, kube-system, default)
  *   and SubjectAccessReviews of a few cluster-wide rights are within what they held at the start
  *   (the approver approves only content that grants nothing, so no right may be gained at all);
@@ -68,6 +68,34 @@ const PAYLOADS: Record<string, (tag: string) => unknown[]> = {
       kind: "ClusterRole",
       metadata: { name: `inv-agg-${t}`, labels: { "rbac.authorization.k8s.io/aggregate-to-admin": "true" } },
       rules: [{ apiGroups: [""], resources: ["secrets", "nodes"], verbs: ["*"] }],
+    },
+  ],
+  // attack 6: a CRD claiming the built-in kind ClusterRoleBinding (another version), beside a real one
+  shadow: (t) => [
+    {
+      apiVersion: "apiextensions.k8s.io/v1",
+      kind: "CustomResourceDefinition",
+      metadata: { name: "clusterrolebindings.rbac.authorization.k8s.io" },
+      spec: {
+        group: "rbac.authorization.k8s.io",
+        scope: "Cluster",
+        names: { plural: "clusterrolebindings", singular: "clusterrolebinding", kind: "ClusterRoleBinding" },
+        versions: [
+          {
+            name: "v9",
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+          },
+        ],
+      },
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRoleBinding",
+      metadata: { name: `inv-shadow-${t}` },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+      subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "carol" }],
     },
   ],
   "kube-system": (t) => [
