@@ -68,6 +68,22 @@ function theIndex(dir: string, cacheDir: string): string {
   return indexPath(cacheDir, treeState(dir, false).real, true);
 }
 
+/** Each path asked of both servers (built from the files, read from the index): the same answer. */
+async function sameHttpAnswers(
+  servers: readonly { http: HttpServerHandle }[],
+  paths: readonly (readonly [string, Record<string, string>])[],
+): Promise<void> {
+  for (const [path, headers] of paths) {
+    const [a, b] = await Promise.all(
+      servers.map((s) => httpGet(`http://127.0.0.1:${s.http.address.port}${path}`, { ...headers })),
+    );
+    assert.equal(b.status, a.status, path);
+    assert.ok(b.body.equals(a.body), `${path}: bodies differ`);
+    for (const h of ["content-type", "content-encoding", "content-length", "etag", "content-range"])
+      assert.equal(b.headers[h], a.headers[h], `${path}: ${h}`);
+  }
+}
+
 describe("answers from a persisted index are those of a build from the files", () => {
   const cacheDir = join(tmp, "cache-same");
   const built = new CatalogStore();
@@ -121,15 +137,7 @@ describe("answers from a persisted index are those of a build from the files", (
       ["/catalogs/test/api/v1/metas?schema=nope", {}],
       ["/catalogs/test/api/v1/metas?bogus=1", {}],
     ] as const;
-    for (const [path, headers] of paths) {
-      const [a, b] = await Promise.all(
-        servers.map((s) => httpGet(`http://127.0.0.1:${s.http.address.port}${path}`, { ...headers })),
-      );
-      assert.equal(b.status, a.status, path);
-      assert.ok(b.body.equals(a.body), `${path}: bodies differ`);
-      for (const h of ["content-type", "content-encoding", "content-length", "etag", "content-range"])
-        assert.equal(b.headers[h], a.headers[h], `${path}: ${h}`);
-    }
+    await sameHttpAnswers(servers, paths);
   });
 
   test(
@@ -242,15 +250,7 @@ describe("a catalog of several megabytes answers the same from its index (pieces
       ["/catalogs/many/api/v1/metas?schema=olm.package", {}],
       ["/catalogs/many/api/v1/metas?package=pkg-03999", {}],
     ] as const;
-    for (const [path, headers] of paths) {
-      const [a, b] = await Promise.all(
-        servers.map((s) => httpGet(`http://127.0.0.1:${s.http.address.port}${path}`, { ...headers })),
-      );
-      assert.equal(b.status, a.status, path);
-      assert.ok(b.body.equals(a.body), `${path}: bodies differ`);
-      for (const h of ["content-type", "content-encoding", "content-length", "etag", "content-range"])
-        assert.equal(b.headers[h], a.headers[h], `${path}: ${h}`);
-    }
+    await sameHttpAnswers(servers, paths);
   });
 
   test("gRPC: ListBundles (bundles with and without paths) and GetBundle answer the same, in order", async () => {
