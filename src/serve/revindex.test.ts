@@ -321,6 +321,12 @@ describe("an index that does not match is never served", () => {
         b[at] ^= 0x20;
         return b;
       };
+      // the format number follows the 8-byte magic
+      const withFormat = (n: number): Buffer => {
+        const b = Buffer.from(pristine);
+        b.writeUInt32LE(n, 8);
+        return b;
+      };
       const variants: [string, Buffer][] = [
         ["magic", flip(0)],
         ["header", flip(30)],
@@ -332,6 +338,7 @@ describe("an index that does not match is never served", () => {
         ["empty", Buffer.alloc(0)],
         ["another catalog's index", foreign],
         ["not an index", Buffer.from("hello\n")],
+        ["an earlier format (1)", withFormat(1)],
       ];
       for (const [what, bytes] of variants) {
         writeFileSync(path, bytes);
@@ -340,6 +347,8 @@ describe("an index that does not match is never served", () => {
         assert.equal(r.rev?.digest, good.rev?.digest, what);
         assert.equal(r.warnings.length, 1, `${what}: ${JSON.stringify(r.warnings)}`);
         assert.match(r.warnings[0], /serve index not used: .*; rebuilding it/, what);
+        if (what.startsWith("an earlier format"))
+          assert.match(r.warnings[0], /index format 1, this opcat writes 2/, "the format is named");
         assert.ok(
           readFileSync(path).equals(pristine) || (await loadCached(dir, cacheDir)).rev?.origin === "index",
           what,
