@@ -31,7 +31,7 @@ export interface WorkingState<St> {
 }
 
 /** How a controller's status is written: from the state on top of the object as it is now. */
-export interface StatusSpec<O extends WithStatus, S extends WorkingState<StatusOf<O>>> {
+export interface StatusSpec<O extends WithStatus, S extends { status: StatusOf<O> }> {
   apiVersion: string;
   kind: string;
   /** The object the pass works on, as last read or written: the base of the write (its uid is checked). */
@@ -55,7 +55,7 @@ export type PersistResult = StatusWriteResult | "skipped";
  * Writes the pass's working status now, when it differs, by the one status-write policy; the state
  * then goes on from what the API server returned. "gone": the object is gone or was replaced.
  */
-export async function persistStatus<O extends WithStatus, S extends WorkingState<StatusOf<O>>>(
+export async function persistStatus<O extends WithStatus, S extends { status: StatusOf<O> }>(
   client: Pick<KubeApi, "tryGet" | "replace">,
   spec: StatusSpec<O, S>,
   s: S,
@@ -114,6 +114,11 @@ export interface ReconcileSpec<O extends WithStatus, S extends WorkingState<Stat
    * (the status says what the pass found: written now, or unchanged).
    */
   eventWhen?: "written" | "kept";
+  /**
+   * After the write (whatever it found, "gone" included): what a controller keeps of the pass in
+   * memory once the status says it; it may throw to have the pass tried again with backoff.
+   */
+  done?: (s: S, write: PersistResult) => void;
 }
 
 /** How a pass ended, for callers that look past the Result (tests, a controller's own bookkeeping). */
@@ -151,9 +156,9 @@ export async function runPass<O extends WithStatus, S extends WorkingState<Statu
   if (out.stoppedAt) spec.debug?.(`${spec.controller} ${key}: stopped at ${out.stoppedAt}${why(out)}`);
   if (s.observe) s.status = { ...s.status, observedGeneration: s.generation };
   const write = await persistStatus(spec.client, spec, s);
-  if (write === "gone") return { ...out, state: s, write };
   const emit = write === "written" || (spec.eventWhen === "kept" && write === "unchanged");
   if (out.event && emit) spec.events.emit(spec.object(s), out.event.type, out.event.reason, out.event.message);
+  spec.done?.(s, write);
   return { ...out, state: s, write };
 }
 
