@@ -83,7 +83,7 @@ const stop: (s: { observe?: boolean }, event: "Normal" | "Warning" | undefined, 
 const retry = retryAfter;
 
 /** What the Instance status-write of a pass (and of the resolveset provisioner's) works on. */
-interface InstanceWork {
+export interface InstanceWork {
   inst: Instance;
   status: NonNullable<Instance["status"]>;
 }
@@ -95,7 +95,7 @@ interface InstanceWork {
  * whose spec or approval changed since the pass read it is not written (a user's approval is never
  * lost): the pass decided on what it no longer says and is tried again ({@link RetryLater}).
  */
-const INSTANCE_STATUS: StatusSpec<Instance, InstanceWork> = {
+export const INSTANCE_STATUS: StatusSpec<Instance, InstanceWork> = {
   apiVersion: API_VERSION,
   kind: "Instance",
   object: (s) => s.inst,
