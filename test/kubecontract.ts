@@ -202,6 +202,15 @@ export function kubeContract(env: () => { api: KubeServer; ns: string }): void {
     assert.equal(await api.delete(WIDGET.apiVersion, WIDGET.kind, "w-final", ns), true);
     const held = await api.get(WIDGET.apiVersion, WIDGET.kind, "w-final", ns);
     assert.ok(held.metadata.deletionTimestamp);
+    await api.create(widget("w-emptied", { metadata: { name: "w-emptied", finalizers: ["contract.opcat.test/a"] } }));
+    const emptied = await api.mergePatch(
+      WIDGET.apiVersion,
+      WIDGET.kind,
+      "w-emptied",
+      { metadata: { finalizers: [], labels: {} } },
+      { namespace: ns },
+    );
+    assert.deepEqual([emptied.metadata.finalizers, emptied.metadata.labels], [undefined, undefined], "empty is absent");
     assert.equal(await api.getLive(WIDGET.apiVersion, WIDGET.kind, "w-final", { namespace: ns }), undefined);
     await api.mergePatch(
       WIDGET.apiVersion,

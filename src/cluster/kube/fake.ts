@@ -579,6 +579,11 @@ export class FakeKube implements KubeServer {
 
   private store(o: KubeObject, type: WatchEvent["type"], prev?: KubeObject): KubeObject {
     const r = this.kind(o.apiVersion, o.kind);
+    // empty lists and maps of metadata are not kept (`omitempty`)
+    for (const k of ["labels", "annotations", "finalizers", "ownerReferences"] as const) {
+      const v = o.metadata[k];
+      if (v !== undefined && Object.keys(v).length === 0) delete o.metadata[k];
+    }
     o.metadata.resourceVersion = String(++this.s.rv);
     this.s.objects.set(this.key(r, o.metadata.name, o.metadata.namespace), o);
     this.emit({ rv: this.s.rv, type, object: clone(o), prev });
