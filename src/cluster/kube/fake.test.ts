@@ -2,6 +2,7 @@
 import { before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { kubeContract, WIDGET } from "../../../test/kubecontract.js";
+import { KubeApiError, type KubeObject } from "./client.js";
 import { FakeKube } from "./fake.js";
 import { Informer } from "./informer.js";
 
@@ -47,5 +48,47 @@ describe("an Informer on FakeKube", () => {
     while (inf.lists === 0) await settle();
     inf.stop();
     assert.deepEqual([inf.gone, inf.lists, inf.list().map((o) => o.metadata.name)], [1, 1, ["kept"]]);
+  });
+});
+
+describe("FakeKube's admission", () => {
+  test("mutates creates and updates as the writer's user, never status writes; a throw refuses", async () => {
+    const seen: string[] = [];
+    const api = new FakeKube([WIDGET], {
+      allowed: ["alice"],
+      admit: ({ operation, object, userInfo }) => {
+        seen.push(`${operation} ${object.metadata.name} ${userInfo.username}`);
+        if (object.metadata.name === "refused") throw new KubeApiError(403, "Forbidden", "admission webhook denied");
+        return { ...object, metadata: { ...object.metadata, labels: { stamped: userInfo.username } } };
+      },
+    });
+    const w: KubeObject = {
+      apiVersion: WIDGET.apiVersion,
+      kind: WIDGET.kind,
+      metadata: { name: "w", namespace: "default" },
+    };
+    const made = await api.impersonating({ username: "alice" }).create(w);
+    assert.deepEqual(made.metadata.labels, { stamped: "alice" });
+    const next = await api.mergePatch(
+      WIDGET.apiVersion,
+      WIDGET.kind,
+      "w",
+      { spec: { a: 1 } },
+      { namespace: "default" },
+    );
+    assert.deepEqual(next.metadata.labels, { stamped: "system:admin" });
+    await api.mergePatch(
+      WIDGET.apiVersion,
+      WIDGET.kind,
+      "w",
+      { status: { ok: 1 } },
+      { namespace: "default", subresource: "status" },
+    );
+    await assert.rejects(
+      api.create({ ...w, metadata: { ...w.metadata, name: "refused" } }),
+      /admission webhook denied/,
+    );
+    assert.equal(await api.tryGet(WIDGET.apiVersion, WIDGET.kind, "refused", "default"), undefined);
+    assert.deepEqual(seen, ["CREATE w alice", "UPDATE w system:admin", "CREATE refused system:admin"]);
   });
 });

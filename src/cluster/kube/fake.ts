@@ -14,8 +14,10 @@
  * users is allowed everything, anyone else nothing), which also answers SubjectAccessReviews and
  * SelfSubjectAccessReviews; the client itself (the controllers' own user) is allowed everything.
  *
- * What it does not do, as a bare API server does not either: garbage collection of owner references
- * (that is kube-controller-manager's), admission webhooks, defaulting and schema validation.
+ * Admission webhooks are not called: a test may supply a mutating admission function instead (`admit`),
+ * e.g. the requester record opcat's webhook writes. What it does not do, as a bare API server does not
+ * either: garbage collection of owner references (that is kube-controller-manager's), defaulting and
+ * schema validation.
  * Server-side apply treats lists as atomic (a list with map keys, such as conditions, is replaced
  * whole rather than merged by key). Watches send no bookmarks.
  */
@@ -85,17 +87,36 @@ export interface FakeRequest {
   forbidden?: boolean;
 }
 
+/** A write as a mutating admission webhook sees it. */
+export interface AdmissionRequest {
+  operation: "CREATE" | "UPDATE";
+  object: KubeObject;
+  oldObject?: KubeObject;
+  userInfo: UserInfo;
+}
+
+/**
+ * A mutating admission webhook's work, as a test supplies it: the object to store instead (undefined:
+ * as it is), or a thrown {@link KubeApiError} to refuse the write. Called for creates and updates of
+ * objects (not of their status), dry runs included, before the write is stored.
+ */
+export type Admission = (req: AdmissionRequest) => KubeObject | undefined;
+
 export interface FakeOptions {
   /** Users allowed everything by the default authorizer (nobody else is allowed anything). */
   allowed?: Iterable<string>;
   /** Judges impersonated requests and access reviews instead of `allowed`. */
   authorize?: Authorizer;
+  /** Mutating admission (default: none). */
+  admit?: Admission;
 }
 
 type Json = Record<string, unknown>;
 const clone = <T>(x: T): T => structuredClone(x);
 const isMap = (x: unknown): x is Json => !!x && typeof x === "object" && !Array.isArray(x);
 const timestamp = () => new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
+/** Who the client itself is (not impersonating). */
+const ADMIN: UserInfo = { username: "system:admin", groups: ["system:masters", "system:authenticated"] };
 
 /** A change as the history keeps it for watches: the object after it, and before it (for selectors). */
 interface Change {
@@ -121,9 +142,11 @@ class Store {
   readonly log: FakeRequest[] = [];
   allowed: Set<string>;
   authorize: Authorizer;
+  admit: Admission | undefined;
   constructor(opts: FakeOptions) {
     this.allowed = new Set(opts.allowed ?? []);
     this.authorize = opts.authorize ?? ((u) => this.allowed.has(u.username));
+    this.admit = opts.admit;
   }
 }
 
@@ -160,6 +183,15 @@ export class FakeKube implements KubeServer {
     return this.s.allowed;
   }
 
+  /** Judges impersonated requests and access reviews (replaceable: a case may change who may do what). */
+  get authorize(): Authorizer {
+    return this.s.authorize;
+  }
+
+  set authorize(fn: Authorizer) {
+    this.s.authorize = fn;
+  }
+
   /** The latest resourceVersion. */
   get resourceVersion(): string {
     return String(this.s.rv);
@@ -184,7 +216,7 @@ export class FakeKube implements KubeServer {
   }
 
   async whoami(): Promise<UserInfo> {
-    return clone(this.user ?? { username: "system:admin", groups: ["system:masters", "system:authenticated"] });
+    return clone(this.user ?? ADMIN);
   }
 
   close(): void {}
@@ -458,7 +490,7 @@ export class FakeKube implements KubeServer {
     }
     if (p === "/apis/authentication.k8s.io/v1/selfsubjectreviews") {
       this.count("POST");
-      const userInfo = this.user ?? { username: "system:admin", groups: ["system:masters", "system:authenticated"] };
+      const userInfo = this.user ?? ADMIN;
       return { ...(body as Json), status: { userInfo: clone(userInfo) } };
     }
     return undefined;
@@ -539,8 +571,9 @@ export class FakeKube implements KubeServer {
     delete o.metadata.resourceVersion;
     if (r.generation) o.metadata.generation = 1;
     if (r.statusSubresource) delete (o as Json).status;
-    if (opts.dryRun) return o as T;
-    return this.store(o, "ADDED") as T;
+    const admitted = this.admitted({ operation: "CREATE", object: o, userInfo: this.user ?? ADMIN });
+    if (opts.dryRun) return admitted as T;
+    return this.store(admitted, "ADDED") as T;
   }
 
   /** Applies `next` over `cur` as a write to the object or its status subresource (not stored on a dry run). */
@@ -566,7 +599,15 @@ export class FakeKube implements KubeServer {
         else (meta as Json)[k] = m[k];
       }
     }
-    const out = o as unknown as KubeObject;
+    const out =
+      subresource === "status"
+        ? (o as unknown as KubeObject)
+        : this.admitted({
+            operation: "UPDATE",
+            object: o as unknown as KubeObject,
+            oldObject: clone(cur),
+            userInfo: this.user ?? ADMIN,
+          });
     if (r.generation && !sameSpec(cur, out)) out.metadata.generation = (cur.metadata.generation ?? 0) + 1;
     if (JSON.stringify(out) === JSON.stringify(cur) || dryRun) return clone(out);
     const key = this.key(r, out.metadata.name, out.metadata.namespace);
@@ -575,6 +616,20 @@ export class FakeKube implements KubeServer {
       return clone(out);
     }
     return this.store(out, "MODIFIED", cur);
+  }
+
+  /** The object after mutating admission (the identity fields kept as they were). */
+  private admitted(req: AdmissionRequest): KubeObject {
+    const out = this.s.admit?.(clone(req) as AdmissionRequest);
+    if (!out) return req.object;
+    const { name, namespace, uid, resourceVersion, generation, creationTimestamp, deletionTimestamp } =
+      req.object.metadata;
+    const meta = { name, namespace, uid, resourceVersion, generation, creationTimestamp, deletionTimestamp };
+    for (const [k, v] of Object.entries(meta)) {
+      if (v === undefined) delete out.metadata[k];
+      else out.metadata[k] = v;
+    }
+    return out;
   }
 
   private store(o: KubeObject, type: WatchEvent["type"], prev?: KubeObject): KubeObject {
