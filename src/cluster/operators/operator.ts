@@ -34,7 +34,8 @@ import { OPERATOR_API_VERSION, operatorLabel, type ComponentRef, type Operator, 
 
 export interface OperatorControllerOptions {
   client: KubeClient;
-  deppy: DeppyController;
+  /** The resolver: what it last found installed and upgradable per package, and when it resolved. */
+  deppy: Pick<DeppyController, "lastInstalled" | "onResolved">;
   log?: (msg: string) => void;
   /** The process's caches (one informer per kind and options, shared with the other controllers). */
   caches?: SharedCaches;
