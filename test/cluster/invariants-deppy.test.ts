@@ -43,6 +43,8 @@ import { CATALOG_API_VERSION, type ClusterCatalog } from "../../src/cluster/cata
 import { DEPPY_API_VERSION } from "../../src/cluster/deppy/api.js";
 import { resolvesetInstanceName } from "../../src/cluster/deppy/resolvesetwriter.js";
 import { OPERATOR_API_VERSION, type Operator } from "../../src/cluster/operators/api.js";
+import { OLM_API_VERSION, type ClusterExtension } from "../../src/cluster/olm/api.js";
+import { instanceNameFor } from "../../src/cluster/olm/extension.js";
 import { requireTools, startDockerRegistry, type RunningRegistry } from "../image/servers.js";
 import {
   bindClusterRole,
@@ -53,7 +55,7 @@ import {
   grantClusterRole,
   waitFor,
 } from "./harness.js";
-import { prng } from "../shared.js";
+import { attempt, Explorer, quiet, type Rights, rightsOf } from "./invariantkit.js";
 
 const cluster = clusterKubeconfig();
 const missingTools = requireTools("docker-registry");
@@ -69,6 +71,9 @@ const SA = `system:serviceaccount:${INSTALL_NS}:${PKG}`;
 const RBAC = "rbac.authorization.k8s.io/v1";
 const RBAC_GROUP = "rbac.authorization.k8s.io";
 const WEBHOOK = "m.invd.example.com";
+/** A second package, harmless, that an admin's ClusterExtension installs. */
+const CE_PKG = "invd-ce";
+const ADMIN_CE = "invd-admin-ce";
 
 /** What a published version ships beside the operator's first content. */
 type Payload = "same" | "subjects" | "aggregate-label" | "aggregation-rule" | "webhook" | "more-rules";
@@ -76,14 +81,12 @@ const ESCALATIONS: Payload[] = ["subjects", "aggregate-label", "aggregation-rule
 
 type Json = Record<string, unknown>;
 
-/** The objects of one version of the package: its CSV and the other manifests. */
-function manifestsOf(version: string, payload: Payload): Json[] {
-  const rules: Json[] = [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get"] }];
-  if (payload === "more-rules") rules.push({ apiGroups: [""], resources: ["nodes"], verbs: ["list"] });
-  const csv: Json = {
+/** A CSV of `pkg` at `version`: one Deployment running as ServiceAccount `pkg`, with `perms` as its RBAC. */
+function csvOf(pkg: string, version: string, perms: Json, extra: Json = {}): Json {
+  return {
     apiVersion: "operators.coreos.com/v1alpha1",
     kind: "ClusterServiceVersion",
-    metadata: { name: `${PKG}.v${version}` },
+    metadata: { name: `${pkg}.v${version}` },
     spec: {
       version,
       displayName: "invariant operator",
@@ -96,38 +99,49 @@ function manifestsOf(version: string, payload: Payload): Json[] {
         spec: {
           deployments: [
             {
-              name: PKG,
+              name: pkg,
               spec: {
-                selector: { matchLabels: { app: PKG } },
+                selector: { matchLabels: { app: pkg } },
                 template: {
-                  metadata: { labels: { app: PKG } },
-                  spec: { serviceAccountName: PKG, containers: [{ name: "op", image: "127.0.0.1:1/none:1" }] },
+                  metadata: { labels: { app: pkg } },
+                  spec: { serviceAccountName: pkg, containers: [{ name: "op", image: "127.0.0.1:1/none:1" }] },
                 },
               },
             },
           ],
-          clusterPermissions: [{ serviceAccountName: PKG, rules }],
+          ...perms,
         },
       },
-      ...(payload === "webhook"
-        ? {
-            webhookdefinitions: [
-              {
-                type: "MutatingAdmissionWebhook",
-                generateName: WEBHOOK,
-                deploymentName: PKG,
-                containerPort: 8443,
-                webhookPath: "/mutate",
-                admissionReviewVersions: ["v1"],
-                sideEffects: "None",
-                failurePolicy: "Ignore",
-                rules: [{ operations: ["CREATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["secrets"] }],
-              },
-            ],
-          }
-        : {}),
+      ...extra,
     },
   };
+}
+
+/** The objects of one version of the package: its CSV and the other manifests. */
+function manifestsOf(version: string, payload: Payload): Json[] {
+  const rules: Json[] = [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get"] }];
+  if (payload === "more-rules") rules.push({ apiGroups: [""], resources: ["nodes"], verbs: ["list"] });
+  const webhook: Json = {
+    webhookdefinitions: [
+      {
+        type: "MutatingAdmissionWebhook",
+        generateName: WEBHOOK,
+        deploymentName: PKG,
+        containerPort: 8443,
+        webhookPath: "/mutate",
+        admissionReviewVersions: ["v1"],
+        sideEffects: "None",
+        failurePolicy: "Ignore",
+        rules: [{ operations: ["CREATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["secrets"] }],
+      },
+    ],
+  };
+  const csv = csvOf(
+    PKG,
+    version,
+    { clusterPermissions: [{ serviceAccountName: PKG, rules }] },
+    payload === "webhook" ? webhook : {},
+  );
   const reader: Json =
     payload === "aggregation-rule"
       ? {
@@ -165,11 +179,20 @@ function manifestsOf(version: string, payload: Payload): Json[] {
   return out;
 }
 
-/** Writes one version's bundle directory (registry+v1). */
-function writeBundle(dir: string, version: string, payload: Payload): void {
+/** A ClusterExtension of `pkg` installed into `namespace`. */
+const extension = (name: string, namespace: string, pkg: string): ClusterExtension =>
+  ({
+    apiVersion: OLM_API_VERSION,
+    kind: "ClusterExtension",
+    metadata: { name },
+    spec: { namespace, source: { sourceType: "Catalog", catalog: { packageName: pkg } } },
+  }) as unknown as ClusterExtension;
+
+/** Writes a bundle directory (registry+v1) of `pkg` with `objects`. */
+function writeBundle(dir: string, pkg: string, objects: Json[]): void {
   mkdirSync(join(dir, "manifests"), { recursive: true });
   mkdirSync(join(dir, "metadata"), { recursive: true });
-  for (const [i, o] of manifestsOf(version, payload).entries())
+  for (const [i, o] of objects.entries())
     writeFileSync(join(dir, "manifests", `${i}-${String(o.kind).toLowerCase()}.yaml`), toYaml(o));
   writeFileSync(
     join(dir, "metadata", "annotations.yaml"),
@@ -178,7 +201,7 @@ function writeBundle(dir: string, version: string, payload: Payload): void {
         "operators.operatorframework.io.bundle.mediatype.v1": "registry+v1",
         "operators.operatorframework.io.bundle.manifests.v1": "manifests/",
         "operators.operatorframework.io.bundle.metadata.v1": "metadata/",
-        "operators.operatorframework.io.bundle.package.v1": PKG,
+        "operators.operatorframework.io.bundle.package.v1": pkg,
         "operators.operatorframework.io.bundle.channels.v1": "stable",
         "operators.operatorframework.io.bundle.channel.default.v1": "stable",
       },
@@ -186,7 +209,15 @@ function writeBundle(dir: string, version: string, payload: Payload): void {
   );
 }
 
-type Rights = Set<string>;
+const PROBES = [
+  { verb: "get", resource: "secrets", namespace: "kube-system" },
+  { verb: "list", resource: "secrets", namespace: TEAM },
+  { verb: "list", resource: "nodes" },
+  { verb: "impersonate", resource: "users" },
+  { verb: "delete", resource: "namespaces" },
+];
+/** What `user` may do in the namespaces the checker watches, and cluster-wide. */
+const rights = (user: KubeClient) => rightsOf(user, [TEAM, INSTALL_NS, "kube-system", "default"], PROBES);
 
 describe("trust invariants over catalog publications and Android (real API server)", {
   skip,
@@ -201,6 +232,8 @@ describe("trust invariants over catalog publications and Android (real API serve
   let running: RunningControllers | undefined;
   let tmp = "";
   let kubeconfig = "";
+  /** The catalog blobs of the ClusterExtension's package (one version, in every catalog image). */
+  let ceFbc = "";
   /** Published versions, in order: bundle name, image, payload, and its catalog blobs. */
   const published: { name: string; image: string; payload: Payload; fbc: string }[] = [];
   const start = async () => {
@@ -218,7 +251,7 @@ describe("trust invariants over catalog publications and Android (real API serve
     const version = `1.0.${published.length}`;
     const name = `${PKG}.v${version}`;
     const dir = join(tmp, "bundles", version);
-    writeBundle(dir, version, payload);
+    writeBundle(dir, PKG, manifestsOf(version, payload));
     const image = `${registry.host}/${PKG}-bundle:v${version}`;
     await pushImage(buildBundleImage(dir), image, { useHttp: true });
     published.push({
@@ -243,6 +276,7 @@ describe("trust invariants over catalog publications and Android (real API serve
       join(catalog, `${PKG}.json`),
       head.map((b) => `${JSON.stringify(b)}\n`).join("") + published.map((p) => p.fbc).join(""),
     );
+    writeFileSync(join(catalog, `${CE_PKG}.json`), ceFbc);
     const ref = `${registry.host}/catalogs/invd:v${version}`;
     await pushImage(buildCatalogImage(catalog), ref, { useHttp: true });
     await admin.apply({
@@ -254,46 +288,6 @@ describe("trust invariants over catalog publications and Android (real API serve
     return name;
   }
 
-  /** What `user` may do: SelfSubjectRulesReview rules in each namespace, and cluster-wide probes. */
-  async function rights(user: KubeClient): Promise<Rights> {
-    const out = new Set<string>();
-    for (const namespace of [TEAM, INSTALL_NS, "kube-system", "default"]) {
-      type Rule = { verbs: string[]; apiGroups?: string[]; resources?: string[]; resourceNames?: string[] };
-      const r = await user.request<{ status?: { resourceRules?: Rule[] } }>(
-        "POST",
-        "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
-        { body: { apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectRulesReview", spec: { namespace } } },
-      );
-      for (const rule of r.status?.resourceRules ?? [])
-        for (const v of rule.verbs)
-          for (const g of rule.apiGroups ?? [""])
-            for (const res of rule.resources ?? [])
-              out.add(`${namespace}:${v}:${g}:${res}:${(rule.resourceNames ?? []).join(",")}`);
-    }
-    const probes = [
-      { verb: "get", resource: "secrets", namespace: "kube-system" },
-      { verb: "list", resource: "secrets", namespace: TEAM },
-      { verb: "list", resource: "nodes" },
-      { verb: "impersonate", resource: "users" },
-      { verb: "delete", resource: "namespaces" },
-    ];
-    for (const p of probes) {
-      const r = await user.request<{ status?: { allowed?: boolean } }>(
-        "POST",
-        "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
-        {
-          body: {
-            apiVersion: "authorization.k8s.io/v1",
-            kind: "SelfSubjectAccessReview",
-            spec: { resourceAttributes: { group: "", ...p } },
-          },
-        },
-      );
-      if (r.status?.allowed) out.add(`probe:${p.verb}:${p.resource}:${p.namespace ?? ""}`);
-    }
-    return out;
-  }
-
   /** The Deppy and RukPak objects of this file (names and labels carry `invd`). */
   async function ours(): Promise<KubeObject[]> {
     const out: KubeObject[] = [];
@@ -303,6 +297,7 @@ describe("trust invariants over catalog publications and Android (real API serve
       [RUKPAK, "Instance"],
       [RUKPAK, "Bundle"],
       [CATALOG_API_VERSION, "ClusterCatalog"],
+      [OLM_API_VERSION, "ClusterExtension"],
     ] as const)
       for (const o of (await admin.list(apiVersion, kind)).items)
         if (o.metadata.name.includes("invd") || JSON.stringify(o.metadata.labels ?? {}).includes("invd")) out.push(o);
@@ -314,26 +309,24 @@ describe("trust invariants over catalog publications and Android (real API serve
    * generation observed, and nothing changed for 2 s.
    */
   async function settle(): Promise<void> {
-    const deadline = Date.now() + 60_000;
-    let last = "";
-    let stableSince = Date.now();
-    while (Date.now() < deadline) {
-      const objects = await ours();
-      const busy = objects.some((o) => {
-        if (o.metadata.deletionTimestamp) return false;
-        const s = (o as { status?: { observedGeneration?: number; conditions?: { observedGeneration?: number }[] } })
-          .status;
-        const seen = s?.observedGeneration ?? s?.conditions?.[0]?.observedGeneration;
-        return seen !== undefined && seen !== o.metadata.generation;
-      });
-      const sig = objects.map((o) => `${o.kind}/${o.metadata.name}@${o.metadata.resourceVersion}`).join(",");
-      if (sig !== last) {
-        last = sig;
-        stableSince = Date.now();
-      }
-      if (!busy && Date.now() - stableSince >= 2_000) return;
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    await quiet(
+      async () => {
+        const objects = await ours();
+        const busy = objects.some((o) => {
+          if (o.metadata.deletionTimestamp) return false;
+          type Observed = { observedGeneration?: number; conditions?: { observedGeneration?: number }[] };
+          const s = (o as { status?: Observed }).status;
+          const seen = s?.observedGeneration ?? s?.conditions?.[0]?.observedGeneration;
+          return seen !== undefined && seen !== o.metadata.generation;
+        });
+        return {
+          busy,
+          signature: objects.map((o) => `${o.kind}/${o.metadata.name}@${o.metadata.resourceVersion}`).join(","),
+        };
+      },
+      2_000,
+      60_000,
+    );
   }
 
   before(async () => {
@@ -361,12 +354,32 @@ describe("trust invariants over catalog publications and Android (real API serve
         verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
       },
       { apiGroups: ["deppy.io", "operators.coreos.com"], resources: ["inputs", "operators"], verbs: ["get", "list"] },
+      // ClusterExtensions, which install as their author
+      {
+        apiGroups: ["olm.operatorframework.io"],
+        resources: ["clusterextensions"],
+        verbs: ["get", "list", "watch", "create", "update", "patch", "delete"],
+      },
     ]);
     // `use` on every class (the documented rukpak-class-user): olm.bundle, the class of the entry Bundles
     await bindClusterRole(admin, "invd-tenant-classes", "rukpak-class-user", { user: "carol" });
     // the approver, with the documented role, and `view` of the team's namespace (what aggregation would widen)
     await bindClusterRole(admin, "invd-approver", "rukpak-approver", { user: "alice" });
     await bindClusterRole(admin, "invd-approver-view", "view", { user: "alice" }, TEAM);
+    const ceDir = join(tmp, "bundles", CE_PKG);
+    const ceRules = [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get"] }];
+    writeBundle(ceDir, CE_PKG, [
+      csvOf(CE_PKG, "1.0.0", { permissions: [{ serviceAccountName: CE_PKG, rules: ceRules }] }),
+    ]);
+    const ceImage = `${registry.host}/${CE_PKG}-bundle:v1.0.0`;
+    await pushImage(buildBundleImage(ceDir), ceImage, { useHttp: true });
+    ceFbc =
+      [
+        { schema: "olm.package", name: CE_PKG, defaultChannel: "stable" },
+        { schema: "olm.channel", name: "stable", package: CE_PKG, entries: [{ name: `${CE_PKG}.v1.0.0` }] },
+      ]
+        .map((b) => `${JSON.stringify(b)}\n`)
+        .join("") + formatCatalog(renderBundleDirectory(ceDir, { image: ceImage }), "json");
     await publish("same");
     await admin.apply({
       apiVersion: OPERATOR_API_VERSION,
@@ -376,27 +389,29 @@ describe("trust invariants over catalog publications and Android (real API serve
     } as Operator);
     // the first install is a person's decision (Android asks for it): the admin approves it
     const rs = resolvesetInstanceName(OP);
-    await waitFor<Instance>(
-      admin,
-      RUKPAK,
-      "Instance",
-      rs,
-      (o) => cond(o, "Approved")?.reason === "NewPermissions",
-      "first install waits for approval",
-    );
+    const instance = (name: string, holds: (o: Instance | undefined) => boolean, what: string) =>
+      waitFor<Instance>(admin, RUKPAK, "Instance", name, holds, what);
+    await instance(rs, (o) => cond(o, "Approved")?.reason === "NewPermissions", "first install waits for approval");
     await approveInstance(admin, rs);
-    await waitFor<Instance>(
+    await instance(PKG, (o) => cond(o, "Installed")?.status === "True", "first install installed");
+    // an admin's ClusterExtension of the other package: what it installed must stay while it is there
+    await admin.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: "invd-admin" } } as KubeObject);
+    await admin.apply(extension(ADMIN_CE, "invd-admin", CE_PKG));
+    await waitFor<ClusterExtension>(
       admin,
-      RUKPAK,
-      "Instance",
-      PKG,
+      OLM_API_VERSION,
+      "ClusterExtension",
+      ADMIN_CE,
       (o) => cond(o, "Installed")?.status === "True",
-      "first install installed",
+      "the admin's ClusterExtension installed",
     );
   });
 
   after(async () => {
     try {
+      for (const e of (await admin.list(OLM_API_VERSION, "ClusterExtension")).items)
+        if (e.metadata.name.startsWith("invd-"))
+          await admin.delete(OLM_API_VERSION, "ClusterExtension", e.metadata.name).catch(() => false);
       await admin?.delete(OPERATOR_API_VERSION, "Operator", OP, undefined, "Foreground").catch(() => false);
       await waitFor(admin, RUKPAK, "Instance", PKG, (o) => o === undefined, "package Instance gone").catch(() => {});
       await admin?.delete(CATALOG_API_VERSION, "ClusterCatalog", OP).catch(() => false);
@@ -416,14 +431,18 @@ describe("trust invariants over catalog publications and Android (real API serve
   });
 
   test(`seeds ${SEED}, ${STEPS} steps each: Android approves nothing that grants more`, async () => {
-    let rnd = prng(SEEDS[0]!);
-    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)];
+    const x = new Explorer({
+      seedVar: "OPCAT_INVARIANT_DEPPY_SEED",
+      stepsVar: "OPCAT_INVARIANT_DEPPY_STEPS",
+      file: "test/cluster/invariants-deppy.test.ts",
+      seeds: SEEDS,
+      steps: STEPS,
+    });
+    const { pick, fail } = x;
     await settle();
     const who = { carol, bob, alice, [SA]: operatorSa } as Record<string, KubeClient>;
     const before: Record<string, Rights> = {};
     for (const [k, c] of Object.entries(who)) before[k] = await rights(c);
-    const log: string[] = [];
-    let n = 0;
     const installedSeen = new Set<string>();
     const latestEscalation = () => [...published].reverse().find((p) => p.payload !== "same");
     const installedBundleName = async () => (await admin.tryGet<Instance>(RUKPAK, "Instance", PKG))?.spec.bundle.name;
@@ -436,10 +455,7 @@ describe("trust invariants over catalog publications and Android (real API serve
         ? (await admin.list<Bundle>(RUKPAK, "Bundle")).items.find((b) => b.metadata.name.startsWith(esc.name))
         : undefined;
       if (!name || !esc || !escBundle) return "carol finds nothing to re-point";
-      const r = await carol.mergePatch(RUKPAK, "Bundle", name, { spec: { refs: escBundle.spec.refs } }).then(
-        () => "done",
-        (e: Error) => `refused: ${e.message.slice(0, 80)}`,
-      );
+      const r = await attempt(carol.mergePatch(RUKPAK, "Bundle", name, { spec: { refs: escBundle.spec.refs } }));
       return `carol re-points the installed Bundle ${name} at ${esc.name}: ${r}`;
     };
     const actions: Record<string, () => Promise<string>> = {
@@ -466,12 +482,9 @@ describe("trust invariants over catalog publications and Android (real API serve
           b.metadata.name.startsWith(esc.name),
         );
         const target = bundles[0]?.metadata.name ?? esc.name;
-        const r = await alice
-          .mergePatch(RUKPAK, "Instance", PKG, { status: { activeBundle: target } }, { subresource: "status" })
-          .then(
-            () => "done",
-            (e: Error) => `refused: ${e.message.slice(0, 80)}`,
-          );
+        const r = await attempt(
+          alice.mergePatch(RUKPAK, "Instance", PKG, { status: { activeBundle: target } }, { subresource: "status" }),
+        );
         return `alice writes ${PKG}'s status.activeBundle = ${target}: ${r}`;
       },
       // attack 1: owner references and labels of what the controllers made
@@ -493,17 +506,38 @@ describe("trust invariants over catalog publications and Android (real API serve
               }
             : edit === "dropOwners"
               ? { metadata: { ownerReferences: null } }
-              : { metadata: { labels: { [`invd-${n}`]: "x" } } };
-        const r = await carol.mergePatch(RUKPAK, o.kind, o.metadata.name, patch).then(
-          () => "done",
-          (e: Error) => `refused: ${e.message.slice(0, 80)}`,
-        );
+              : { metadata: { labels: { [`invd-${x.step}`]: "x" } } };
+        const r = await attempt(carol.mergePatch(RUKPAK, o.kind, o.metadata.name, patch));
         return `carol ${edit} on ${o.kind} ${o.metadata.name}: ${r}`;
       },
       restart: async () => {
         await running?.stop();
         await start();
         return "the controllers restart";
+      },
+      // a ClusterExtension installs as its author: the tenant's, of either package, into a namespace of its own
+      tenantInstallsExtension: async () => {
+        const name = `invd-carol-${x.step}`;
+        const pkg = pick([PKG, CE_PKG]);
+        const r = await attempt(carol.create(extension(name, name, pkg)));
+        return `carol installs ${pkg} as ClusterExtension ${name}: ${r}`;
+      },
+      // attack 5's shape on a ClusterExtension: the tenant rewrites the admin's spec (its package name is
+      // immutable): a version pin, a range, or one that no catalog has; whatever it does happens as her
+      tenantRewritesAdminExtension: async () => {
+        const version = pick(["1.0.0", ">=0.1.0", "9.9.9"]);
+        const patch = { spec: { source: { catalog: { version } } } };
+        const r = await attempt(carol.mergePatch(OLM_API_VERSION, "ClusterExtension", ADMIN_CE, patch));
+        return `carol sets the admin's ClusterExtension to version ${version}: ${r}`;
+      },
+      tenantDeletesExtension: async () => {
+        const mine = (await admin.list(OLM_API_VERSION, "ClusterExtension")).items.filter((e) =>
+          e.metadata.name.startsWith("invd-carol-"),
+        );
+        if (mine.length === 0) return "carol deletes no ClusterExtension";
+        const e = pick(mine);
+        const r = await attempt(carol.delete(OLM_API_VERSION, "ClusterExtension", e.metadata.name));
+        return `carol deletes ${e.metadata.name}: ${r}`;
       },
     };
     const weighted = [
@@ -513,13 +547,14 @@ describe("trust invariants over catalog publications and Android (real API serve
       "approverWritesActiveBundle",
       "tenantEditsMetadata",
       "restart",
+      ...Array(2).fill("tenantInstallsExtension"),
+      "tenantRewritesAdminExtension",
+      "tenantDeletesExtension",
     ] as string[];
-    const fail = (what: string) =>
-      assert.fail(
-        `invariant broken after step ${n} (seeds ${SEED}, ${STEPS} steps each): ${what}\n` +
-          `replay: OPCAT_INVARIANT_DEPPY_SEED=${SEED} OPCAT_INVARIANT_DEPPY_STEPS=${STEPS} ` +
-          `node scripts/run-tests.mjs test/cluster/invariants-deppy.test.ts\nsteps:\n  ${log.join("\n  ")}`,
-      );
+    /** What the admin's ClusterExtension installed: it stays while that ClusterExtension is there. */
+    const adminObjects =
+      (await admin.get<Instance>(RUKPAK, "Instance", instanceNameFor(ADMIN_CE))).status?.objects ?? [];
+    assert.ok(adminObjects.length > 0, "the admin's ClusterExtension installed nothing");
     const escalationObjects: [string, string, string][] = [
       [RBAC, "ClusterRoleBinding", "invd-reader-all"],
       [RBAC, "ClusterRole", "invd-widen"],
@@ -536,37 +571,31 @@ describe("trust invariants over catalog publications and Android (real API serve
       const reader = await admin.tryGet(RBAC, "ClusterRole", "invd-reader");
       if (reader && (reader as { aggregationRule?: unknown }).aggregationRule)
         fail("ClusterRole invd-reader aggregates the bootstrap roles");
-      const i = await admin.tryGet<Instance>(RUKPAK, "Instance", PKG);
-      if (i && cond(i, "Installed")?.status === "True" && i.status?.observedGeneration === i.metadata.generation) {
+      // no Instance (the Operator's package Instance, a ClusterExtension's) installed an escalating version
+      for (const i of (await admin.list<Instance>(RUKPAK, "Instance")).items) {
+        if (cond(i, "Installed")?.status !== "True" || i.status?.observedGeneration !== i.metadata.generation) continue;
         const at = published.find((p) => i.spec.bundle.name === p.name || i.spec.bundle.name.startsWith(`${p.name}-`));
         if (at && at.payload !== "same")
-          fail(`${PKG} is Installed at ${at.name}, an escalation (${at.payload}) nobody approved`);
-        if (at) installedSeen.add(at.name);
+          fail(`Instance ${i.metadata.name} is Installed at ${at.name}, an escalation (${at.payload}) nobody approved`);
+        if (at && i.metadata.name === PKG) installedSeen.add(at.name);
       }
+      if (await admin.tryGet(OLM_API_VERSION, "ClusterExtension", ADMIN_CE))
+        for (const o of adminObjects)
+          if (!(await admin.tryGet(o.apiVersion, o.kind, o.name, o.namespace)))
+            fail(`${o.kind} ${o.namespace ?? ""}/${o.name}, installed by the admin's ClusterExtension, was deleted`);
     };
-    await check();
-    for (const [k, seed] of SEEDS.entries()) {
-      rnd = prng(seed);
-      log.push(`seed ${seed}:`);
-      for (n = k * STEPS + 1; n <= (k + 1) * STEPS; n++) {
-        const action = pick(weighted);
-        log.push(
-          `${n}. [${action}] ${await actions[action]().catch((e: Error) => `failed: ${e.message.slice(0, 100)}`)}`,
-        );
-        await check();
-      }
-    }
+    await x.explore(weighted, actions, check);
     const rs = await admin.get<Instance>(RUKPAK, "Instance", resolvesetInstanceName(OP));
     const pkg = await admin.get<Instance>(RUKPAK, "Instance", PKG);
-    log.push(
+    x.log.push(
       `at the end: ${PKG} at ${pkg.spec.bundle.name}; resolveset Approved ${cond(rs, "Approved")?.reason}: ` +
         `${cond(rs, "Approved")?.message.slice(0, 200)}`,
     );
-    process.stderr.write(`invariants (Deppy): seeds ${SEED}, ${STEPS} steps each:\n  ${log.join("\n  ")}\n`);
+    process.stderr.write(`invariants (Deppy): seeds ${SEED}, ${STEPS} steps each:\n  ${x.log.join("\n  ")}\n`);
     // the checker must have exercised Android both ways: an upgrade it approved, and an escalation
     assert.ok(
       published.some((p) => p.payload !== "same") && [...installedSeen].some((b) => b !== published[0]!.name),
-      `the seeds published no escalation, or Android approved no upgrade:\n  ${log.join("\n  ")}`,
+      `the seeds published no escalation, or Android approved no upgrade:\n  ${x.log.join("\n  ")}`,
     );
   });
 });

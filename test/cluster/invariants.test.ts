@@ -2,10 +2,10 @@
  * The trust model's invariants, checked over random sequences of actions on a real API server
  * (docs/security.md, "trust decisions") — a test that looks for attacks nobody named. Identities hold
  * the roles docs/security.md documents: a tenant (carol: Instances and Bundles, `use` on two classes,
- * admin of namespace team-a, may create ClusterRoleBindings and CustomResourceDefinitions), an approver (alice: `rukpak-approver`,
- * who reviews content with `opcat instance approve --show`'s preview and approves only what grants
- * nothing), an ordinary user (bob), an admin. The
- * generator is seeded with the ingredients of the attacks that got through before: bundles that
+ * admin of namespace team-a, may create ClusterRoleBindings and CustomResourceDefinitions), an
+ * approver (alice: `rukpak-approver`, who reviews content with `opcat instance approve --show`'s
+ * preview and approves only what grants nothing), an ordinary user (bob), an admin. The generator is
+ * seeded with the ingredients of the attacks that got through before: bundles that
  * grant cluster-admin, aggregate into built-in roles, shadow a built-in kind with a CRD, write
  * kube-system, or ship Instances; owner references naming an admin's Operator; edits of objects the
  * controllers made; re-pointing an admin's Instance; controller restarts. After every step, once the
@@ -17,15 +17,15 @@
  *   is there while that Instance is;
  * - nothing was installed that is not approved: every installed Instance's approval verifies for its
  *   current generation, Bundle and content digest.
- * Seeded (OPCAT_INVARIANT_SEED, a comma-separated list run one after the other on the same cluster,
- * default 2,7 — CI's fixed run: seed 2 nests, edits owners and restarts; seed 7 approves, then
- * re-points and rewrites what was approved) and bounded in steps per seed (OPCAT_INVARIANT_STEPS,
- * default 20); a failure prints the seeds, the step and the actions so far, so a run can be replayed.
+ * The seeded run and the rights are invariantkit.ts's. Seeded (OPCAT_INVARIANT_SEED, a comma-separated
+ * list run one after the other on the same cluster, default 2,7 — CI's fixed run: seed 2 nests, edits
+ * owners and restarts; seed 7 approves, then re-points and rewrites what was approved) and bounded in
+ * steps per seed (OPCAT_INVARIANT_STEPS, default 20); a failure prints the seeds, the step and the
+ * actions so far, so a run can be replayed.
  * A longer exploration: `OPCAT_INVARIANT_SEED=$RANDOM OPCAT_INVARIANT_STEPS=150 node scripts/run-tests.mjs
  * test/cluster/invariants.test.ts`.
  */
 import { after, before, describe, test } from "node:test";
-import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -39,7 +39,7 @@ import { approveInstance } from "../../src/cluster/rukpak/approve.js";
 import { previewInstance } from "../../src/cluster/rukpak/preview.js";
 import { runControllers, waitForCrds, type RunningControllers } from "../../src/cluster/run.js";
 import { bindClusterRole, clientAs, clusterKubeconfig, cond, controllerLog, grantClusterRole } from "./harness.js";
-import { prng } from "../shared.js";
+import { attempt, Explorer, quiet, rightsOf } from "./invariantkit.js";
 
 const cluster = clusterKubeconfig();
 const NS = "inv-team";
@@ -135,7 +135,15 @@ function plainSpec(cls: string, payload: string) {
   };
 }
 
-type Rights = Set<string>;
+const PROBES = [
+  { verb: "get", resource: "secrets", namespace: "kube-system" },
+  { verb: "delete", resource: "configmaps", namespace: "kube-system" },
+  { verb: "list", resource: "nodes" },
+  { verb: "impersonate", resource: "users" },
+  { verb: "escalate", group: "rbac.authorization.k8s.io", resource: "clusterroles" },
+];
+/** What `user` may do in the namespaces the checker watches, and cluster-wide. */
+const rights = (user: KubeClient) => rightsOf(user, [NS, "kube-system", "default"], PROBES);
 
 describe("trust invariants over random actions (real API server)", { skip: cluster.skip, concurrency: false }, () => {
   let kubeconfig = "";
@@ -156,64 +164,21 @@ describe("trust invariants over random actions (real API server)", { skip: clust
     });
   };
 
-  /** What `user` may do: SelfSubjectRulesReview rules in each namespace, and cluster-wide probes. */
-  async function rights(user: KubeClient): Promise<Rights> {
-    const out = new Set<string>();
-    for (const namespace of [NS, "kube-system", "default"]) {
-      type Rule = { verbs: string[]; apiGroups?: string[]; resources?: string[]; resourceNames?: string[] };
-      const r = await user.request<{ status?: { resourceRules?: Rule[] } }>(
-        "POST",
-        "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
-        { body: { apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectRulesReview", spec: { namespace } } },
-      );
-      for (const rule of r.status?.resourceRules ?? [])
-        for (const v of rule.verbs)
-          for (const g of rule.apiGroups ?? [""])
-            for (const res of rule.resources ?? [])
-              out.add(`${namespace}:${v}:${g}:${res}:${(rule.resourceNames ?? []).join(",")}`);
-    }
-    const probes = [
-      { verb: "get", resource: "secrets", namespace: "kube-system" },
-      { verb: "delete", resource: "configmaps", namespace: "kube-system" },
-      { verb: "list", resource: "nodes" },
-      { verb: "impersonate", resource: "users" },
-      { verb: "escalate", group: "rbac.authorization.k8s.io", resource: "clusterroles" },
-    ];
-    for (const p of probes) {
-      const r = await user.request<{ status?: { allowed?: boolean } }>(
-        "POST",
-        "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
-        {
-          body: {
-            apiVersion: "authorization.k8s.io/v1",
-            kind: "SelfSubjectAccessReview",
-            spec: { resourceAttributes: { group: "", ...p } },
-          },
-        },
-      );
-      if (r.status?.allowed) out.add(`probe:${p.verb}:${p.resource}:${p.namespace ?? ""}`);
-    }
-    return out;
-  }
-
   /** Waits (bounded) until every Instance's status is of its generation and nothing changed for 1.5 s. */
   async function settle(): Promise<void> {
-    const deadline = Date.now() + 30_000;
-    let last = "";
-    let stableSince = Date.now();
-    while (Date.now() < deadline) {
-      const { items } = await admin.list<Instance>(API_VERSION, "Instance");
-      const busy = items.some(
-        (i) => i.metadata.generation !== i.status?.observedGeneration && !i.metadata.deletionTimestamp,
-      );
-      const sig = items.map((i) => `${i.metadata.name}@${i.metadata.resourceVersion}`).join(",");
-      if (sig !== last) {
-        last = sig;
-        stableSince = Date.now();
-      }
-      if (!busy && Date.now() - stableSince >= 1_500) return;
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    await quiet(
+      async () => {
+        const { items } = await admin.list<Instance>(API_VERSION, "Instance");
+        return {
+          busy: items.some(
+            (i) => i.metadata.generation !== i.status?.observedGeneration && !i.metadata.deletionTimestamp,
+          ),
+          signature: items.map((i) => `${i.metadata.name}@${i.metadata.resourceVersion}`).join(","),
+        };
+      },
+      1_500,
+      30_000,
+    );
   }
 
   before(async () => {
@@ -319,8 +284,14 @@ describe("trust invariants over random actions (real API server)", { skip: clust
   });
 
   test(`seeds ${SEED}, ${STEPS} steps each: no right gained, nothing deleted or installed unapproved`, async () => {
-    let rnd = prng(SEEDS[0]!);
-    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)];
+    const x = new Explorer({
+      seedVar: "OPCAT_INVARIANT_SEED",
+      stepsVar: "OPCAT_INVARIANT_STEPS",
+      file: "test/cluster/invariants.test.ts",
+      seeds: SEEDS,
+      steps: STEPS,
+    });
+    const { pick, fail } = x;
     const key = await loadSigningKey(admin, "opcat-system");
     // an admin's Operator (no Operator controller runs here): an identity worth stealing
     const op = await admin.apply<KubeObject>({
@@ -332,8 +303,6 @@ describe("trust invariants over random actions (real API server)", { skip: clust
     const before = { carol: await rights(carol), bob: await rights(bob), alice: await rights(alice) };
     /** What the admin's Instances installed (the objects that must stay while those Instances are there). */
     const adminInstalled = new Map<string, { kind: string; name: string; namespace?: string }[]>();
-    const log: string[] = [];
-    let n = 0;
     async function editMetadata(
       prefix: string,
       kind = pick(["Instance", "Bundle"]),
@@ -356,17 +325,14 @@ describe("trust invariants over random actions (real API server)", { skip: clust
           : edit === "dropOwners"
             ? { metadata: { ownerReferences: null } }
             : edit === "label"
-              ? { metadata: { labels: { [`inv-${n}`]: "x" } } }
+              ? { metadata: { labels: { [`inv-${x.step}`]: "x" } } }
               : { metadata: { annotations: { ...(op.metadata.annotations ?? {}) } } };
-      const r = await carol.mergePatch(API_VERSION, kind, o.metadata.name, patch).then(
-        () => "done",
-        (e: Error) => `refused: ${e.message.slice(0, 80)}`,
-      );
+      const r = await attempt(carol.mergePatch(API_VERSION, kind, o.metadata.name, patch));
       return `carol ${edit} on ${kind} ${o.metadata.name}: ${r}`;
     }
     const actions: Record<string, () => Promise<string>> = {
       tenantInstalls: async () => {
-        const name = `inv-c${n}`;
+        const name = `inv-c${x.step}`;
         const payload = pick(Object.keys(PAYLOADS));
         const cls = pick(["inv-user", "inv-deny"]);
         await carol.create({
@@ -379,7 +345,7 @@ describe("trust invariants over random actions (real API server)", { skip: clust
       },
       // objects of its own name (a source of its own), so that every admin install is installed
       adminInstalls: async () => {
-        const name = `inv-a${n}`;
+        const name = `inv-a${x.step}`;
         await admin.apply({
           apiVersion: "v1",
           kind: "ConfigMap",
@@ -404,9 +370,9 @@ describe("trust invariants over random actions (real API server)", { skip: clust
         if (all.length === 0) return "carol re-points nothing";
         // half the time an admin's Instance, if any: what a pivot would prune is the admin's
         const admins = all.filter((x) => x.metadata.name.startsWith("inv-a"));
-        const i = pick(admins.length > 0 && rnd() < 0.5 ? admins : all);
+        const i = pick(admins.length > 0 && x.rnd() < 0.5 ? admins : all);
         const payload = pick(Object.keys(PAYLOADS));
-        const bundle = `${i.metadata.name}-p${n}`;
+        const bundle = `${i.metadata.name}-p${x.step}`;
         // a source of her own with names of its own: no collision hides what the pivot would prune
         await carol.apply({
           apiVersion: "v1",
@@ -418,14 +384,11 @@ describe("trust invariants over random actions (real API server)", { skip: clust
               .join("---\n"),
           },
         } as unknown as KubeObject);
-        const r = await carol
-          .mergePatch(API_VERSION, "Instance", i.metadata.name, {
+        const r = await attempt(
+          carol.mergePatch(API_VERSION, "Instance", i.metadata.name, {
             spec: { bundle: { name: bundle, spec: plainSpec("inv-user", bundle) } },
-          })
-          .then(
-            () => "done",
-            (e: Error) => `refused: ${e.message.slice(0, 80)}`,
-          );
+          }),
+        );
         return `carol re-points ${i.metadata.name} at ${payload}: ${r}`;
       },
       tenantEditsMetadata: () => editMetadata("inv-"),
@@ -434,7 +397,7 @@ describe("trust invariants over random actions (real API server)", { skip: clust
       // attack 1's recipe as one step: a bundle that ships an Instance, then an edit of what the
       // controllers made from it
       tenantNestsAndEdits: async () => {
-        const name = `inv-c${n}`;
+        const name = `inv-c${x.step}`;
         const payload = pick(["nested", "nested-ref"]);
         await carol.create({
           apiVersion: API_VERSION,
@@ -463,10 +426,10 @@ describe("trust invariants over random actions (real API server)", { skip: clust
           .create({
             apiVersion: API_VERSION,
             kind: "Instance",
-            metadata: { name: `inv-b${n}` },
+            metadata: { name: `inv-b${x.step}` },
             spec: {
               selector: { matchLabels: { inv: "b" } },
-              bundle: { name: `inv-b${n}`, spec: plainSpec("inv-user", "cluster-admin") },
+              bundle: { name: `inv-b${x.step}`, spec: plainSpec("inv-user", "cluster-admin") },
             },
           } as unknown as KubeObject)
           .then(
@@ -485,7 +448,7 @@ describe("trust invariants over random actions (real API server)", { skip: clust
         // up to three reviews, until one approval
         const done: string[] = [];
         for (let k = 0; k < 3 && waiting.length > 0; k++) {
-          const i = waiting.splice(Math.floor(rnd() * waiting.length), 1)[0]!;
+          const i = waiting.splice(Math.floor(x.rnd() * waiting.length), 1)[0]!;
           const p = await previewInstance(alice, i, { cacheDir: join(tmp, "preview") });
           if (p.error || !p.digest) {
             done.push(`cannot review ${i.metadata.name}: ${(p.error ?? "").slice(0, 60)}`);
@@ -495,10 +458,7 @@ describe("trust invariants over random actions (real API server)", { skip: clust
             p.objects.length > 0 &&
             p.rules.length === 0 &&
             p.objects.every((o) => o.kind === "ConfigMap" && o.metadata.namespace === NS);
-          const r = await approveInstance(alice, i.metadata.name, { digest: p.digest, deny: !harmless }).then(
-            () => "done",
-            (e: Error) => `refused: ${e.message.slice(0, 80)}`,
-          );
+          const r = await attempt(approveInstance(alice, i.metadata.name, { digest: p.digest, deny: !harmless }));
           done.push(`${harmless ? "approves" : "denies"} ${i.metadata.name} (${p.objects.length} objects): ${r}`);
           if (harmless) break;
         }
@@ -507,7 +467,7 @@ describe("trust invariants over random actions (real API server)", { skip: clust
       // the tenant may write the sources in her namespace: what a reviewed name held is no promise
       tenantRewritesSource: async () => {
         const payload = pick(["cluster-admin", "aggregate", "harmless"]);
-        const yaml = PAYLOADS[payload](`rw${n}`)
+        const yaml = PAYLOADS[payload](`rw${x.step}`)
           .map((o) => toYaml(o))
           .join("---\n");
         await carol.mergePatch(
@@ -539,12 +499,6 @@ describe("trust invariants over random actions (real API server)", { skip: clust
       "bobTries",
       "restart",
     ] as string[];
-    const fail = (what: string) =>
-      assert.fail(
-        `invariant broken after step ${n} (seeds ${SEED}, ${STEPS} steps each): ${what}\n` +
-          `replay: OPCAT_INVARIANT_SEED=${SEED} OPCAT_INVARIANT_STEPS=${STEPS} node scripts/run-tests.mjs ` +
-          `test/cluster/invariants.test.ts\nsteps:\n  ${log.join("\n  ")}`,
-      );
     /** Why an Instance that says it is Installed and Approved has no approval of its content, if so. */
     const unapproved = async (i: Instance): Promise<string | undefined> => {
       const claims =
@@ -607,19 +561,7 @@ describe("trust invariants over random actions (real API server)", { skip: clust
         }
       }
     };
-    await check();
-    // step numbers go on across seeds, so the names a step makes never collide with an earlier seed's
-    for (const [k, seed] of SEEDS.entries()) {
-      rnd = prng(seed);
-      log.push(`seed ${seed}:`);
-      for (n = k * STEPS + 1; n <= (k + 1) * STEPS; n++) {
-        const action = pick(weighted);
-        log.push(
-          `${n}. [${action}] ${await actions[action]().catch((e: Error) => `failed: ${e.message.slice(0, 100)}`)}`,
-        );
-        await check();
-      }
-    }
-    process.stderr.write(`invariants: seeds ${SEED}, ${STEPS} steps each:\n  ${log.join("\n  ")}\n`);
+    await x.explore(weighted, actions, check);
+    process.stderr.write(`invariants: seeds ${SEED}, ${STEPS} steps each:\n  ${x.log.join("\n  ")}\n`);
   });
 });
