@@ -12,7 +12,8 @@
  *    the controllers' API requests by verb and resource (from their own /metrics);
  *  - the upgrade of all 20 at once: each pin moved to the version that directly replaces or skips the
  *    installed one in the package's real channel graph (so the default CatalogProvided policy allows it);
- *  - the controller's peak RSS.
+ *  - the controller's peak RSS, and after each phase its RSS now and its peak so far (which phase reaches
+ *    the peak).
  * Prints Markdown tables for docs/benchmarks.md.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -30,7 +31,7 @@ import type { DeclarativeConfig, JsonObject } from "../src/fbc/types.js";
 import { startDockerRegistry } from "../test/image/servers.js";
 import { renamePackages } from "./generate.js";
 import { COMMUNITY } from "../test/shared.js";
-import { peakRss, settled, startController, startKube, untilAll } from "./shared.js";
+import { currentRss, peakRss, settled, startController, startKube, untilAll } from "./shared.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "opcat-bench-ext-"));
 const bin = join(process.env.OPCAT_KUBE_CACHE ?? join(homedir(), ".cache", "opcat", "kube"), "v1.35.4", "bin");
@@ -209,6 +210,11 @@ async function main(): Promise<void> {
   const { ctl, log, requests } = await startController(kube.kubeconfig, join(tmp, "state"));
   const rows: string[][] = [];
   const phases: [string, Counts][] = [];
+  const memory: string[] = [];
+  /** The controller's RSS now and its peak so far, once a phase has settled. */
+  const rssAfter = (phase: string): void => {
+    memory.push(`| ${phase} | ${currentRss(ctl.pid!).toFixed(0)} MiB | ${peakRss(ctl.pid!).toFixed(0)} MiB |`);
+  };
   try {
     const { picks, bundles } = await writeCatalog(join(tmp, "catalog"), registry.host);
     if (picks.length < COUNT) throw new Error(`only ${picks.length} packages to install`);
@@ -228,6 +234,7 @@ async function main(): Promise<void> {
       await client.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: extension(p).spec.namespace } });
 
     let before = await settled(requests);
+    rssAfter("started, images pushed");
     let t = performance.now();
     await client.create({
       apiVersion: CATALOG_API_VERSION,
@@ -244,6 +251,7 @@ async function main(): Promise<void> {
     ]);
     let after = await settled(requests);
     phases.push(["catalog", diff(before, after)]);
+    rssAfter("ClusterCatalog served");
 
     const names = picks.map((p) => p.pkg);
     const want = new Map(picks.map((p) => [p.pkg, p.from]));
@@ -257,6 +265,7 @@ async function main(): Promise<void> {
     ]);
     after = await settled(requests);
     phases.push([`install ${COUNT}`, diff(before, after)]);
+    rssAfter(`${COUNT} installed`);
 
     for (const p of picks) want.set(p.pkg, p.to);
     before = after;
@@ -275,6 +284,7 @@ async function main(): Promise<void> {
     ]);
     after = await settled(requests);
     phases.push([`upgrade ${COUNT}`, diff(before, after)]);
+    rssAfter(`${COUNT} upgraded`);
     for (const [p, m] of phases.slice(1))
       rows.push([`API requests: ${p} (per ClusterExtension)`, `${total(m)} (${(total(m) / COUNT).toFixed(1)})`]);
     rows.push(["controller peak RSS (VmHWM)", `${peakRss(ctl.pid!).toFixed(0)} MiB`]);
@@ -292,6 +302,8 @@ async function main(): Promise<void> {
     console.log("| ClusterExtensions (real kube-apiserver 1.35.4 + etcd on 127.0.0.1) | value |\n|---|---|");
     for (const r of rows) console.log(`| ${r[0]} | ${r[1]} |`);
     console.log(`\n${requestTable(phases).join("\n")}`);
+    console.log(`\n| controller after the phase | RSS (VmRSS) | peak so far (VmHWM) |\n|---|---:|---:|`);
+    for (const m of memory) console.log(m);
   }
 }
 
