@@ -22,6 +22,10 @@
  * version, another catalog, a checksum, a length — is not served: the catalog is rebuilt and the file
  * rewritten. Files are written to a temporary name and renamed into place, so a reader (or a crash)
  * never sees half an index.
+ *
+ * The same file, without the registry's sections, holds an HTTP-only revision's served bytes when its
+ * store keeps them on disk (`files`, the cluster's catalogs: revision.ts), read back at once and never
+ * looked up again.
  */
 import { createHash } from "node:crypto";
 import { closeSync, fstatSync, openSync, readdirSync, readSync, realpathSync, statSync } from "node:fs";
@@ -48,7 +52,8 @@ export interface RevisionParts {
   bySchema: KeyIndex;
   byPackage: KeyIndex;
   byName: KeyIndex;
-  registry: PersistedRegistry;
+  /** The gRPC registry; none in the files of an HTTP-only revision (empty sections). */
+  registry: PersistedRegistry | undefined;
   /** SHA-256 of `jsonl`. */
   digest: string;
   files: number;
@@ -321,9 +326,9 @@ export async function writeIndex(
     ["bySchema", parts.bySchema.encode()],
     ["byPackage", parts.byPackage.encode()],
     ["byName", parts.byName.encode()],
-    ["registry", Buffer.from(parts.registry.json)],
-    ["light", parts.registry.light],
-    ["heavy", parts.registry.heavy], // last: read when asked for, not kept in memory
+    ["registry", Buffer.from(parts.registry?.json ?? "")],
+    ["light", parts.registry?.light ?? Buffer.alloc(0)],
+    ["heavy", parts.registry?.heavy ?? []], // last: read when asked for, not kept in memory
   ];
   const placed: Record<string, [number, number]> = {};
   const resident = createHash("sha256");
