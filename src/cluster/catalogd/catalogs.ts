@@ -83,9 +83,10 @@ export interface ServedCatalog {
 export class CatalogController {
   /**
    * Served over catalogd's HTTP API only: no gRPC registry index (about half a revision's memory);
-   * catalogs are loaded one at a time (the peak of a load is several times its catalog).
+   * catalogs are loaded one at a time (the peak of a load is several times its catalog); each
+   * revision's served bytes live in a file under `<stateDir>/served`, only its tables in memory.
    */
-  readonly store = new CatalogStore({ grpc: false, oneLoadAtATime: true, validation: "report" });
+  readonly store: CatalogStore;
   /** Built on the controller runtime: ClusterCatalogs, and the image sources' events. */
   readonly controller: Controller<ClusterCatalog>;
   readonly catalogs: Informer<ClusterCatalog>;
@@ -102,6 +103,12 @@ export class CatalogController {
 
   constructor(private readonly opts: CatalogControllerOptions) {
     this.log = opts.log ?? (() => {});
+    this.store = new CatalogStore({
+      grpc: false,
+      oneLoadAtATime: true,
+      validation: "report",
+      files: { dir: join(opts.stateDir, "served"), onWarning: this.log },
+    });
     this.controller = defineController<ClusterCatalog>(
       opts.client,
       {
