@@ -309,13 +309,15 @@ export function readIndex(
 
 /**
  * Writes the index of a revision built from the files in `state` (taken before they were read):
- * to a temporary file in the same directory, then renamed into place.
+ * to a temporary file in the same directory, then renamed into place. `durable: false` skips the
+ * fsync (a file that does not outlive the process: an HTTP-only revision's, revision.ts).
  */
 export async function writeIndex(
   path: string,
   state: TreeState,
   checkMetaKeys: boolean,
   parts: RevisionParts,
+  { durable = true }: { durable?: boolean } = {},
 ): Promise<void> {
   if (state.content === undefined) throw new Error("writeIndex: the content digest was not taken");
   const blobs = parts.offsets.length - 1;
@@ -376,7 +378,7 @@ export async function writeIndex(
         pos += bytesWritten;
       }
     }
-    await fh.sync();
+    if (durable) await fh.sync();
   } catch (e) {
     await fh.close().catch(() => undefined);
     await rm(tmp, { force: true });

@@ -487,7 +487,8 @@ async function inFile(
     await mkdir(files.dir, { recursive: true });
     // the files of processes that died before unlinking theirs
     sweepStagedOnce(files.dir);
-    await writeIndex(path, state, false, { ...parts, registry: undefined });
+    // not synced: the file goes with the process (unlinked below), a crash leaves nothing to trust
+    await writeIndex(path, state, false, { ...parts, registry: undefined }, { durable: false });
     const found = readIndex(path, state, false, false);
     if (!("parts" in found)) throw new Error(found.message);
     return found.parts;
