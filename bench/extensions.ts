@@ -5,7 +5,8 @@
  * catalogd on the same steps; this measures opcat's side:
  *  - one ClusterCatalog holding the real community catalogs (v4.20 as published, v4.16's packages renamed
  *    `-v416` beside it: 55 packages, 1,024 bundles, ~35 MB of FBC, the largest real catalog here), built
- *    into an image, pushed and unpacked: time until Serving;
+ *    into an image, pushed and unpacked: time until Serving (`BENCH_V416_COPIES=n`: n renamed copies of
+ *    v4.16, default 1; 0 for v4.20 alone, 2 for a larger catalog: how memory grows with the catalog);
  *  - 20 ClusterExtensions of 20 different packages created at once, each pinned to a real version of
  *    its package (the bundle built from the community operators repository's directory, pushed to the
  *    registry; the catalog's image field of that bundle points at it): time until all are Installed,
@@ -36,6 +37,8 @@ import { currentRss, peakRss, settled, startController, startKube, untilAll } fr
 const tmp = mkdtempSync(join(tmpdir(), "opcat-bench-ext-"));
 const bin = join(process.env.OPCAT_KUBE_CACHE ?? join(homedir(), ".cache", "opcat", "kube"), "v1.35.4", "bin");
 const COUNT = Number(process.env.BENCH_EXTENSIONS ?? 20);
+/** Copies of v4.16 (packages renamed) beside v4.20 in the catalog: its size (0: v4.20 alone). */
+const V416_COPIES = Number(process.env.BENCH_V416_COPIES ?? 1);
 
 /** One package to install: the version installed first and its direct successor in the default channel. */
 interface Pick {
@@ -134,8 +137,12 @@ function pickPackages(cfg: DeclarativeConfig): Pick[] {
  */
 async function writeCatalog(dir: string, registryHost: string): Promise<{ picks: Pick[]; bundles: number }> {
   const a = (await loadCatalog(join(COMMUNITY, "catalogs", "v4.20"))).config;
-  const b = (await loadCatalog(join(COMMUNITY, "catalogs", "v4.16"))).config;
-  renamePackages(b, "-v416");
+  const copies: DeclarativeConfig[] = [];
+  for (let i = 0; i < V416_COPIES; i++) {
+    const b = (await loadCatalog(join(COMMUNITY, "catalogs", "v4.16"))).config;
+    renamePackages(b, i === 0 ? "-v416" : `-v416-${i + 1}`);
+    copies.push(b);
+  }
   const picks = pickPackages(a);
   for (const p of picks)
     for (const [which, name] of Object.entries(p.bundles)) {
@@ -144,7 +151,7 @@ async function writeCatalog(dir: string, registryHost: string): Promise<{ picks:
     }
   const merged = { ...a };
   for (const k of ["packages", "channels", "bundles", "deprecations", "others"] as const)
-    (merged[k] as unknown[]) = [...a[k], ...b[k]];
+    (merged[k] as unknown[]) = [...a[k], ...copies.flatMap((b): unknown[] => b[k])];
   writeCatalogDirectory(merged, dir, "yaml");
   return { picks, bundles: merged.bundles.length };
 }
