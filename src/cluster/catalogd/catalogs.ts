@@ -7,7 +7,7 @@
  * parse leaves the previous content served, and the status says why. Listeners (the resolver) hear
  * of every change of served content.
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { KubeClient } from "../kube/client.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
@@ -167,6 +167,8 @@ export class CatalogController {
 
   async start(): Promise<void> {
     mkdirSync(this.opts.stateDir, { recursive: true });
+    // what an earlier process was killed with between writing a revision's file and opening it (never reused)
+    rmSync(join(this.opts.stateDir, "served"), { recursive: true, force: true });
     this.http = await startHttpServer(this.store, {
       host: this.opts.host ?? "127.0.0.1",
       port: this.opts.port ?? 0,
