@@ -5,8 +5,16 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { isConflict, isNotFound, KubeApiError, type KubeObject } from "../src/cluster/kube/client.js";
-import type { FakeResource, KubeApi } from "../src/cluster/kube/fake.js";
+import {
+  isConflict,
+  isGone,
+  isNotFound,
+  KubeApiError,
+  type KubeObject,
+  type KubeServer,
+  type WatchEvent,
+} from "../src/cluster/kube/client.js";
+import type { FakeResource } from "../src/cluster/kube/fake.js";
 
 /** The custom resource both run the cases on: namespaced, with a status subresource. */
 export const WIDGET: FakeResource = {
@@ -62,10 +70,35 @@ async function rejects(p: Promise<unknown>, status: number, reason: string): Pro
 }
 
 /**
+ * The events of a watch of Widgets until `done` says enough (the server ends the watch after 60 s at the
+ * latest, and the case then fails on what it has), bookmarks left out.
+ */
+async function watched(
+  api: KubeServer,
+  ns: string,
+  query: Record<string, string>,
+  done: (evs: WatchEvent[]) => boolean,
+): Promise<WatchEvent[]> {
+  const path = await api.path(WIDGET.apiVersion, WIDGET.kind, ns);
+  const evs: WatchEvent[] = [];
+  const stop = new AbortController();
+  const onEvent = (e: WatchEvent) => {
+    if (e.type === "BOOKMARK") return;
+    evs.push(e);
+    if (done(evs)) stop.abort();
+  };
+  await api.watch(path, { ...query, timeoutSeconds: 60 }, onEvent, stop.signal);
+  return evs;
+}
+
+const brief = (evs: WatchEvent[]) =>
+  evs.map((e) => `${e.type} ${e.object.metadata.name} ${JSON.stringify((e.object as Widget).spec ?? {})}`);
+
+/**
  * Registers the contract's tests. `env()` gives the API to test and a namespace of its own, created
  * for the run (the cases make objects with fixed names in it).
  */
-export function kubeContract(env: () => { api: KubeApi; ns: string }): void {
+export function kubeContract(env: () => { api: KubeServer; ns: string }): void {
   const widget = (name: string, extra: Partial<Widget> = {}): Widget => ({
     apiVersion: WIDGET.apiVersion,
     kind: WIDGET.kind,
@@ -169,6 +202,15 @@ export function kubeContract(env: () => { api: KubeApi; ns: string }): void {
     assert.equal(await api.delete(WIDGET.apiVersion, WIDGET.kind, "w-final", ns), true);
     const held = await api.get(WIDGET.apiVersion, WIDGET.kind, "w-final", ns);
     assert.ok(held.metadata.deletionTimestamp);
+    await api.create(widget("w-emptied", { metadata: { name: "w-emptied", finalizers: ["contract.opcat.test/a"] } }));
+    const emptied = await api.mergePatch(
+      WIDGET.apiVersion,
+      WIDGET.kind,
+      "w-emptied",
+      { metadata: { finalizers: [], labels: {} } },
+      { namespace: ns },
+    );
+    assert.deepEqual([emptied.metadata.finalizers, emptied.metadata.labels], [undefined, undefined], "empty is absent");
     assert.equal(await api.getLive(WIDGET.apiVersion, WIDGET.kind, "w-final", { namespace: ns }), undefined);
     await api.mergePatch(
       WIDGET.apiVersion,
@@ -219,5 +261,110 @@ export function kubeContract(env: () => { api: KubeApi; ns: string }): void {
     assert.deepEqual((b as Widget).spec, { x: 5, z: 3 }, "y dropped by its manager, z kept (another's)");
     assert.equal(b.metadata.generation, 3);
     await assert.rejects(api.get(WIDGET.apiVersion, WIDGET.kind, "w-gone", ns), (e) => isNotFound(e));
+  });
+
+  watchContract(env, widget);
+  accessContract(env, widget);
+}
+
+type WidgetOf = (name: string, extra?: Partial<Widget>) => Widget;
+
+function watchContract(env: () => { api: KubeServer; ns: string }, widget: WidgetOf): void {
+  test("a watch from a list's resourceVersion sees every change after it, in order", async () => {
+    const { api, ns } = env();
+    const labels = { contract: "watch-order" };
+    await api.create(widget("w-before", { metadata: { name: "w-before", labels } }));
+    const { resourceVersion } = await api.list(WIDGET.apiVersion, WIDGET.kind, { namespace: ns });
+    await api.create(widget("w-order", { metadata: { name: "w-order", labels }, spec: { size: 1 } }));
+    await api.mergePatch(WIDGET.apiVersion, WIDGET.kind, "w-order", { spec: { size: 2 } }, { namespace: ns });
+    await api.delete(WIDGET.apiVersion, WIDGET.kind, "w-order", ns);
+    const evs = await watched(api, ns, { resourceVersion, labelSelector: "contract=watch-order" }, (e) =>
+      e.some((x) => x.type === "DELETED"),
+    );
+    assert.deepEqual(brief(evs), [
+      'ADDED w-order {"size":1}',
+      'MODIFIED w-order {"size":2}',
+      'DELETED w-order {"size":2}',
+    ]);
+    const rvs = new Set([resourceVersion, ...evs.map((e) => e.object.metadata.resourceVersion)]);
+    assert.equal(rvs.size, 4, "each change has a resourceVersion of its own");
+  });
+
+  test("a watch by label selector: an object that stops matching is DELETED, one that starts ADDED", async () => {
+    const { api, ns } = env();
+    const { resourceVersion } = await api.list(WIDGET.apiVersion, WIDGET.kind, { namespace: ns });
+    await api.create(widget("w-sel", { metadata: { name: "w-sel", labels: { contract: "watch-sel" } } }));
+    await api.create(widget("w-other", { metadata: { name: "w-other", labels: { contract: "watch-none" } } }));
+    const relabel = (name: string, value: string) =>
+      api.mergePatch(
+        WIDGET.apiVersion,
+        WIDGET.kind,
+        name,
+        { metadata: { labels: { contract: value } } },
+        { namespace: ns },
+      );
+    await relabel("w-sel", "watch-none");
+    await relabel("w-other", "watch-sel");
+    const evs = await watched(api, ns, { resourceVersion, labelSelector: "contract=watch-sel" }, (e) => e.length >= 3);
+    assert.deepEqual(brief(evs), ["ADDED w-sel {}", "DELETED w-sel {}", "ADDED w-other {}"]);
+  });
+
+  test("a watch without a resourceVersion starts with the objects there are, as ADDED", async () => {
+    const { api, ns } = env();
+    await api.create(widget("w-there", { metadata: { name: "w-there", labels: { contract: "watch-there" } } }));
+    const evs = await watched(api, ns, { labelSelector: "contract=watch-there" }, (e) => e.length >= 1);
+    assert.deepEqual(brief(evs), ["ADDED w-there {}"]);
+  });
+
+  test("a watch from a resourceVersion the server no longer has is 410 Gone (the informer lists again)", async () => {
+    const { api, ns } = env();
+    await assert.rejects(
+      watched(api, ns, { resourceVersion: "1" }, () => true),
+      (e) => isGone(e) && (e as KubeApiError).reason === "Expired",
+    );
+  });
+}
+
+function accessContract(env: () => { api: KubeServer; ns: string }, widget: WidgetOf): void {
+  test("a dry run (dryRun=All) is validated and answered, never stored", async () => {
+    const { api, ns } = env();
+    const made = await api.apply(widget("w-dry", { spec: { size: 1 } }), { dryRun: true });
+    assert.equal(made.metadata.name, "w-dry");
+    const path = await api.path(WIDGET.apiVersion, WIDGET.kind, ns);
+    await api.request("POST", path, { body: widget("w-dry"), query: { dryRun: "All" } });
+    assert.equal(await api.tryGet(WIDGET.apiVersion, WIDGET.kind, "w-dry", ns), undefined);
+    const nowhere = widget("w-dry");
+    nowhere.metadata.namespace = "contract-no-such-namespace";
+    await rejects(api.apply(nowhere, { dryRun: true }), 404, "NotFound");
+    const kept = await api.create(widget("w-dry-kept", { spec: { size: 1 } }));
+    await api.apply(widget("w-dry-kept", { spec: { size: 2 } }), { dryRun: true });
+    await api.request("DELETE", `${path}/w-dry-kept`, { query: { dryRun: "All" } });
+    const after = await api.get<Widget>(WIDGET.apiVersion, WIDGET.kind, "w-dry-kept", ns);
+    assert.deepEqual([after.spec, after.metadata.resourceVersion], [{ size: 1 }, kept.metadata.resourceVersion]);
+  });
+
+  test("an impersonated user without rights is Forbidden, and a SubjectAccessReview says so", async () => {
+    const { api, ns } = env();
+    const user = "contract-nobody";
+    const as = api.impersonating({ username: user, groups: ["system:authenticated"] });
+    await assert.rejects(as.create(widget("w-denied")), (e: unknown) => {
+      assert.ok(e instanceof KubeApiError && e.status === 403 && e.reason === "Forbidden", String(e));
+      assert.equal(
+        e.message,
+        `widgets.contract.opcat.test is forbidden: User "${user}" cannot create resource "widgets" in API group ` +
+          `"contract.opcat.test" in the namespace "${ns}"`,
+      );
+      return true;
+    });
+    assert.deepEqual(await as.whoami().then((u) => u.username), user);
+    const review = (who: string) =>
+      api.request<{ status: { allowed: boolean } }>("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", {
+        body: {
+          apiVersion: "authorization.k8s.io/v1",
+          kind: "SubjectAccessReview",
+          spec: { user: who, resourceAttributes: { verb: "get", group: "", resource: "configmaps", namespace: ns } },
+        },
+      });
+    assert.equal((await review(user)).status.allowed, false);
   });
 }

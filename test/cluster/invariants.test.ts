@@ -2,7 +2,7 @@
  * The trust model's invariants, checked over random sequences of actions on a real API server
  * (docs/security.md, "trust decisions") — a test that looks for attacks nobody named. Identities hold
  * the roles docs/security.md documents: a tenant (carol: Instances and Bundles, `use` on two classes,
- * admin of namespace team-a, may create ClusterRoleBindings), an approver (alice: `rukpak-approver`,
+ * admin of namespace team-a, may create ClusterRoleBindings and CustomResourceDefinitions), an approver (alice: `rukpak-approver`,
  * who reviews content with `opcat instance approve --show`'s preview and approves only what grants
  * nothing), an ordinary user (bob), an admin. The
  * generator is seeded with the ingredients of the attacks that got through before: bundles that
@@ -75,7 +75,11 @@ const PAYLOADS: Record<string, (tag: string) => unknown[]> = {
     {
       apiVersion: "apiextensions.k8s.io/v1",
       kind: "CustomResourceDefinition",
-      metadata: { name: "clusterrolebindings.rbac.authorization.k8s.io" },
+      metadata: {
+        name: "clusterrolebindings.rbac.authorization.k8s.io",
+        // what the API server asks of a CRD in a *.k8s.io group
+        annotations: { "api-approved.kubernetes.io": "unapproved, invariant test" },
+      },
       spec: {
         group: "rbac.authorization.k8s.io",
         scope: "Cluster",
@@ -256,6 +260,8 @@ describe("trust invariants over random actions (real API server)", { skip: clust
         verbs: ["get", "create", "patch"],
       },
       { apiGroups: ["operators.coreos.com"], resources: ["operators"], verbs: ["get", "list"] },
+      // one extra right (attack 6's tenant): CRDs of her own, which UserPermission lets her install
+      { apiGroups: ["apiextensions.k8s.io"], resources: ["customresourcedefinitions"], verbs: ["get", "create"] },
     ]);
     // the approver: the documented role, and reading the sources her reviews unpack
     await bindClusterRole(admin, "inv-approver", "rukpak-approver", { user: "alice" });

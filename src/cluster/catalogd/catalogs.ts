@@ -14,9 +14,9 @@ import type { GroupCondition as NewCondition } from "./reasons.js";
 import type { EventRecorder } from "../kube/events.js";
 import type { Informer } from "../kube/informer.js";
 import type { SharedCaches } from "../runtime/caches.js";
-import { defineController, type Controller } from "../runtime/controller.js";
-import { runSteps, type Step, type StepOutcome, withConditions } from "../runtime/steps.js";
-import { writeStatus } from "../runtime/status.js";
+import { defineController, type Controller, type Result } from "../runtime/controller.js";
+import { debugLog, reconcileObject } from "../runtime/reconcile.js";
+import { retryAfter, type Step, type StepOutcome, withConditions } from "../runtime/steps.js";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "../kube/finalizers.js";
 import type { PullOptions } from "../../image/index.js";
 import {
@@ -63,11 +63,18 @@ interface Served {
 /** The working state of one pass over a ClusterCatalog. */
 interface CatalogState {
   name: string;
-  cc: ClusterCatalog | undefined;
+  /** The ClusterCatalog as last read or written. */
+  cc: ClusterCatalog;
   /** The image ref and poll interval of its spec. */
   ref: string;
   pollMs?: number;
   generation: number;
+  /** The working copy of the status (what is written is computed from `found`). */
+  status: NonNullable<ClusterCatalog["status"]>;
+  /** What the pass found to write (its conditions, other status fields), written once at the end. */
+  found?: { conds: NewCondition[]; extra: Partial<NonNullable<ClusterCatalog["status"]>> };
+  /** Events, emitted once the status is written. */
+  events: ["Normal" | "Warning", string, string][];
 }
 
 type CatalogStep = (s: CatalogState) => Promise<StepOutcome> | StepOutcome;
@@ -216,23 +223,19 @@ export class CatalogController {
     return out;
   }
 
-  private async setStatus(
-    cc: ClusterCatalog,
+  /** Records what the pass found, written once at its end ({@link statusOf}). */
+  private found(
+    s: CatalogState,
     conds: NewCondition[],
     extra: Partial<NonNullable<ClusterCatalog["status"]>> = {},
-  ): Promise<void> {
-    await writeStatus<ClusterCatalog>(this.opts.client, {
-      apiVersion: CATALOG_API_VERSION,
-      kind: "ClusterCatalog",
-      name: cc.metadata.name,
-      uid: cc.metadata.uid,
-      cached: this.catalogs.get(cc.metadata.name),
-      next: (fresh) => {
-        const gen = fresh.metadata.generation ?? 0;
-        const list = withConditions(fresh.status ?? {}, gen, conds).conditions ?? [];
-        return { ...(fresh.status ?? {}), ...extra, conditions: list, observedGeneration: gen };
-      },
-    });
+  ): void {
+    s.found = { conds, extra };
+  }
+
+  /** A failure written as `conds`, then retried with the queue's backoff (retry-after). */
+  private failed(s: CatalogState, conds: NewCondition[]): StepOutcome {
+    this.found(s, conds);
+    return retryAfter({ stop: true, conditions: conds });
   }
 
   private onImageEvent(name: string, e: ImageSourceEvent): void {
@@ -242,9 +245,9 @@ export class CatalogController {
     } else if (e.outcome === "update-failed" || e.outcome === "poll-failed") this.queue.add(name);
   }
 
-  async reconcile(name: string): Promise<void> {
+  async reconcile(name: string): Promise<Result> {
     try {
-      await this.reconcileOnce(name);
+      return await this.reconcileOnce(name);
     } finally {
       if (!this.attempted.has(name)) {
         this.attempted.add(name);
@@ -264,53 +267,75 @@ export class CatalogController {
   }
 
   /** availabilityMode Unavailable (catalogd's): nothing served, no finalizer, the status says so. */
-  private async unavailable(cc: ClusterCatalog): Promise<void> {
+  private async unavailableStep(s: CatalogState): Promise<StepOutcome> {
+    const cc = s.cc;
+    if (cc.spec.availabilityMode !== "Unavailable") return;
     await this.unserve(cc.metadata.name);
-    if (hasFinalizer(cc, FINALIZER)) await removeFinalizer(this.opts.client, cc, FINALIZER);
+    if (hasFinalizer(cc, FINALIZER)) s.cc = await removeFinalizer(this.opts.client, cc, FINALIZER);
     const message = "Catalog availability mode is set to Unavailable";
-    await this.setStatus(cc, [
+    this.found(s, [
       { type: "Progressing", status: "True", reason: "Succeeded", message },
       { type: "Serving", status: "False", reason: "UserSpecifiedUnavailable", message },
     ]);
+    return { stop: true };
   }
 
   /**
    * One pass over a ClusterCatalog (steps: deleted, unavailable, finalizer, specChanged, newSource,
-   * pull, status).
+   * pull, status) on the one reconcile wrapper (`runtime/reconcile.ts`): what the steps found is written
+   * once at the end, then their Events; a gone ClusterCatalog is no longer served.
    */
-  private async reconcileOnce(name: string): Promise<void> {
-    const cc = this.catalogs.get(name);
-    const image = cc?.spec.source.image;
-    const s: CatalogState = {
+  private async reconcileOnce(name: string): Promise<Result> {
+    return reconcileObject<ClusterCatalog, CatalogState>(
+      {
+        apiVersion: CATALOG_API_VERSION,
+        kind: "ClusterCatalog",
+        controller: "clustercatalog",
+        client: this.opts.client,
+        events: this.events,
+        debug: debugLog(this.log),
+        get: async (key) => {
+          const cc = this.catalogs.get(key);
+          if (!cc) await this.unserve(key);
+          return cc;
+        },
+        state: (cc, key) => {
+          const image = cc.spec.source.image;
+          return {
+            name: key,
+            cc,
+            ref: image?.ref ?? "",
+            pollMs: image?.pollIntervalMinutes ? image.pollIntervalMinutes * 60_000 : undefined,
+            generation: cc.metadata.generation ?? 0,
+            status: { ...(cc.status ?? {}) },
+            events: [],
+          };
+        },
+        steps: this.steps,
+        object: (s) => s.cc,
+        next: (s, fresh) => (s.found ? statusOf(fresh, s.found.conds, s.found.extra) : undefined),
+        done: (s, write) => {
+          if (write !== "gone") for (const e of s.events) this.events.emit(s.cc, ...e);
+        },
+      },
       name,
-      cc,
-      ref: image?.ref ?? "",
-      pollMs: image?.pollIntervalMinutes ? image.pollIntervalMinutes * 60_000 : undefined,
-      generation: cc?.metadata.generation ?? 0,
-    };
-    await runSteps(this.steps, s, "clustercatalog");
+    );
   }
 
   /** Deleted or being deleted: nothing served, the finalizer removed. */
   private async deleted(s: CatalogState): Promise<StepOutcome> {
     const { cc } = s;
-    if (cc && !cc.metadata.deletionTimestamp) return;
+    if (!cc.metadata.deletionTimestamp) return;
     await this.unserve(s.name);
-    if (cc && hasFinalizer(cc, FINALIZER)) await removeFinalizer(this.opts.client, cc, FINALIZER);
-    return { stop: true };
-  }
-
-  private async unavailableStep(s: CatalogState): Promise<StepOutcome> {
-    if (s.cc!.spec.availabilityMode !== "Unavailable") return;
-    await this.unavailable(s.cc!);
+    if (hasFinalizer(cc, FINALIZER)) await removeFinalizer(this.opts.client, cc, FINALIZER);
     return { stop: true };
   }
 
   /** The served content's cache is removed when the ClusterCatalog goes. */
   private async finalizer(s: CatalogState): Promise<StepOutcome> {
-    const cc = s.cc!;
+    const cc = s.cc;
     if (!cc.spec.source.image) return { stop: true }; // the CRD requires it for type Image, the only type
-    if (!hasFinalizer(cc, FINALIZER)) await addFinalizer(this.opts.client, cc, FINALIZER);
+    if (!hasFinalizer(cc, FINALIZER)) s.cc = await addFinalizer(this.opts.client, cc, FINALIZER);
   }
 
   /** The spec changed (interval, priority, anything): poll now, and follow the new interval. */
@@ -327,7 +352,7 @@ export class CatalogController {
   }
 
   /** A new source: tried on its own first; the old content stays served until the new one serves. */
-  private async newSource(s: CatalogState): Promise<void> {
+  private async newSource(s: CatalogState): Promise<StepOutcome> {
     const { name, ref } = s;
     const cur = this.served.get(name);
     if (!cur || cur.ref === ref) return;
@@ -347,9 +372,8 @@ export class CatalogController {
       const msg =
         `the new ref ${ref} cannot be served; ${cur.ref} (${cur.catalog.digest ?? "as pulled"}) stays ` +
         `served: ${(e as Error).message}`;
-      if (this.queue.failuresOf(name) === 0) this.events.emit(s.cc!, "Warning", "PullFailed", msg);
-      await this.setStatus(s.cc!, [{ type: "Progressing", status: "True", reason: "Retrying", message: msg }]);
-      throw e; // retried with backoff
+      if (this.queue.failuresOf(name) === 0) s.events.push(["Warning", "PullFailed", msg]);
+      return this.failed(s, [{ type: "Progressing", status: "True", reason: "Retrying", message: msg }]);
     } finally {
       await trialCatalog?.close();
       await trial.close();
@@ -359,16 +383,13 @@ export class CatalogController {
     await this.store.remove(name);
   }
 
-  /** Nothing served yet: pulled and served (a failure is retried with backoff). */
-  private async pull(s: CatalogState): Promise<void> {
+  /**
+   * Nothing served yet: pulled and served (a failure is written, then retried with backoff). The status
+   * is written once, with the outcome (the pull's, or the failure's, which stays until the outcome changes).
+   */
+  private async pull(s: CatalogState): Promise<StepOutcome> {
     const { name, ref, pollMs } = s;
-    const cc = s.cc!;
     if (this.served.get(name)) return;
-    // the first attempt says what it does; retries leave the failure's status as it is until the outcome changes
-    if (this.queue.failuresOf(name) === 0)
-      await this.setStatus(cc, [
-        { type: "Progressing", status: "True", reason: "Retrying", message: `pulling ${ref}` },
-      ]);
     try {
       const { catalog } = await addImageCatalog(this.store, name, ref, {
         ...this.opts.pull,
@@ -381,28 +402,26 @@ export class CatalogController {
       if (this.store.get(name)) this.changed();
     } catch (e) {
       const msg = (e as Error).message;
-      await this.setStatus(cc, [
+      if (this.queue.failuresOf(name) === 0) s.events.push(["Warning", "PullFailed", msg]);
+      return this.failed(s, [
         { type: "Progressing", status: "True", reason: "Retrying", message: msg },
         { type: "Serving", status: "False", reason: "Unavailable", message: `nothing is served: ${msg}` },
       ]);
-      if (this.queue.failuresOf(name) === 0) this.events.emit(cc, "Warning", "PullFailed", msg);
-      throw e; // retried with backoff
     }
   }
 
   /** Serving (or why not), the resolved source, the URL and when it was unpacked. */
   private async status(s: CatalogState): Promise<void> {
     const { name, ref } = s;
-    const cc = s.cc!;
     const rev = this.store.get(name);
     const problems = this.store.lastError(name);
     if (!rev) {
       const msg = `${ref} is not a valid catalog: ${firstProblems(problems)}`;
-      await this.setStatus(cc, [
+      this.found(s, [
         { type: "Serving", status: "False", reason: "Unavailable", message: msg },
         { type: "Progressing", status: "True", reason: "Retrying", message: msg },
       ]);
-      this.events.emit(cc, "Warning", "InvalidCatalog", msg);
+      s.events.push(["Warning", "InvalidCatalog", msg]);
       return;
     }
     const digest = this.served.get(name)!.catalog.digest;
@@ -414,7 +433,7 @@ export class CatalogController {
         `the latest image of ${ref} is not a valid catalog; the previous content stays served: ` +
         firstProblems(problems);
       conds.push({ type: "Progressing", status: "True", reason: "Retrying", message: msg });
-      this.events.emit(cc, "Warning", "InvalidCatalog", msg);
+      s.events.push(["Warning", "InvalidCatalog", msg]);
     }
     // catalogd's updateStatusProgressing: True/Succeeded once unpacked and stored, polling or not
     else
@@ -425,7 +444,7 @@ export class CatalogController {
         message: "Successfully unpacked and stored content from resolved source",
       });
     conds.push(validatedCondition(rev));
-    await this.setStatus(cc, conds, {
+    this.found(s, conds, {
       resolvedSource: {
         type: "Image",
         image: { ref: digest ? `${ref.split("@")[0].replace(/:[^/:]+$/, "")}@${digest}` : ref },
@@ -434,6 +453,17 @@ export class CatalogController {
       lastUnpacked: rev.lastModified.toISOString().replace(/\.\d{3}Z$/, "Z"),
     });
   }
+}
+
+/** The status from what a pass found, on top of the ClusterCatalog as it is now. */
+function statusOf(
+  fresh: ClusterCatalog,
+  conds: NewCondition[],
+  extra: Partial<NonNullable<ClusterCatalog["status"]>>,
+): NonNullable<ClusterCatalog["status"]> {
+  const gen = fresh.metadata.generation ?? 0;
+  const list = withConditions(fresh.status ?? {}, gen, conds).conditions ?? [];
+  return { ...(fresh.status ?? {}), ...extra, conditions: list, observedGeneration: gen };
 }
 
 /**

@@ -24,7 +24,7 @@ import type { Informer } from "../kube/informer.js";
 import type { SharedCaches } from "../runtime/caches.js";
 import { defineController, type Controller } from "../runtime/controller.js";
 import { runSteps, type Step, type StepOutcome, withConditions } from "../runtime/steps.js";
-import { writeStatus } from "../runtime/status.js";
+import { persistStatus, type StatusSpec } from "../runtime/reconcile.js";
 import { API_VERSION as RUKPAK_API_VERSION, type Bundle, type Instance } from "../rukpak/api.js";
 import type {
   Input as ResolverInput,
@@ -554,41 +554,53 @@ export class DeppyController {
     return out;
   }
 
-  private async writeStatus(
-    i: Input,
-    fields: { instances: InputStatusInstance[]; resolveset?: string },
-    conds: NewCondition[],
-  ): Promise<void> {
-    await writeStatus<Input>(this.client, {
-      apiVersion: DEPPY_API_VERSION,
-      kind: "Input",
-      name: i.metadata.name,
-      cached: this.inputs.get(i.metadata.name),
-      next: (fresh) => {
-        const gen = fresh.metadata.generation ?? 0;
-        let list = withConditions(fresh.status ?? {}, gen, conds).conditions ?? [];
-        // conditions this pass did not report are dropped (they no longer hold)
-        const types = new Set<string>(conds.map((c) => c.type));
-        list = list.filter((c) => types.has(c.type));
-        const prevInstances = new Map((fresh.status?.instances ?? []).map((x) => [x.name, x]));
-        const instances = fields.instances.map((x) => {
-          let cl: KubeCondition[] = prevInstances.get(x.name)?.conditions ?? [];
-          for (const c of (x.conditions ?? []) as unknown as NewCondition[])
-            cl = setCondition(cl, { ...c, lastTransitionTime: undefined }).conditions;
-          cl = cl.filter((c) => (x.conditions ?? []).some((n) => n.type === c.type));
-          return { ...x, conditions: cl };
-        });
-        return {
-          ...(fresh.status ?? {}),
-          instances,
-          ...(fields.resolveset ? { resolveset: fields.resolveset } : {}),
-          conditions: list,
-          observedGeneration: gen,
-        };
-      },
-    });
+  /**
+   * An Input's status from this resolution, by the one status write of the reconcile wrapper
+   * (`runtime/reconcile.ts` persistStatus): a resolution covers every Input at once, so each is written
+   * from the pass's findings for it (INPUT_STATUS) rather than by a pass of its own.
+   */
+  private async writeStatus(i: Input, fields: InputFindings["fields"], conds: NewCondition[]): Promise<void> {
+    const input = this.inputs.get(i.metadata.name) ?? i;
+    await persistStatus(this.client, INPUT_STATUS, { input, status: { ...(input.status ?? {}) }, fields, conds });
   }
 }
+
+/** What a resolution found for one Input: its instances and resolveset, and its conditions. */
+interface InputFindings {
+  input: Input;
+  status: NonNullable<Input["status"]>;
+  fields: { instances: InputStatusInstance[]; resolveset?: string };
+  conds: NewCondition[];
+}
+
+/** An Input's status: this resolution's conditions (others dropped), its instances' conditions merged by type. */
+const INPUT_STATUS: StatusSpec<Input, InputFindings> = {
+  apiVersion: DEPPY_API_VERSION,
+  kind: "Input",
+  object: (s) => s.input,
+  next: ({ fields, conds }, fresh) => {
+    const gen = fresh.metadata.generation ?? 0;
+    let list = withConditions(fresh.status ?? {}, gen, conds).conditions ?? [];
+    // conditions this pass did not report are dropped (they no longer hold)
+    const types = new Set<string>(conds.map((c) => c.type));
+    list = list.filter((c) => types.has(c.type));
+    const prevInstances = new Map((fresh.status?.instances ?? []).map((x) => [x.name, x]));
+    const instances = fields.instances.map((x) => {
+      let cl: KubeCondition[] = prevInstances.get(x.name)?.conditions ?? [];
+      for (const c of (x.conditions ?? []) as unknown as NewCondition[])
+        cl = setCondition(cl, { ...c, lastTransitionTime: undefined }).conditions;
+      cl = cl.filter((c) => (x.conditions ?? []).some((n) => n.type === c.type));
+      return { ...x, conditions: cl };
+    });
+    return {
+      ...(fresh.status ?? {}),
+      instances,
+      ...(fields.resolveset ? { resolveset: fields.resolveset } : {}),
+      conditions: list,
+      observedGeneration: gen,
+    };
+  },
+};
 
 /** The bundles of one Input's resolution: those it requested and, transitively, their dependencies. */
 export function bundlesOf(rs: ResolveSet, input: string): ResolvedBundle[] {

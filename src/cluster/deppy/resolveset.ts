@@ -18,9 +18,9 @@ import { setCondition } from "../kube/conditions.js";
 import type { EventRecorder } from "../kube/events.js";
 import type { Informer, InformerEvent } from "../kube/informer.js";
 import { SharedCaches } from "../runtime/caches.js";
-import { defineController, type Controller } from "../runtime/controller.js";
-import { writeStatus } from "../runtime/status.js";
-import { runSteps, type Step } from "../runtime/steps.js";
+import { defineController, type Controller, type Result } from "../runtime/controller.js";
+import { debugLog, reconcileObject } from "../runtime/reconcile.js";
+import type { Step } from "../runtime/steps.js";
 import { readBundleDirectory } from "../../bundle/index.js";
 import {
   API_VERSION as RUKPAK_API_VERSION,
@@ -39,7 +39,8 @@ import type { ProvisionerIdentity } from "../rukpak/provisioner.js";
 import { madeBy, verifiedRequester, type SigningKey } from "../rukpak/trust.js";
 import { LABEL_PACKAGE, LABEL_RESOLVESET, RESOLVESET_PROVISIONER } from "./api.js";
 import { parseResolveset, type ResolvesetEntry } from "./resolvesetwriter.js";
-import { commit, resolvesetSteps, type ResolvesetContext, type ResolvesetState } from "./resolvesetsteps.js";
+import { INSTANCE_STATUS } from "../rukpak/instance.js";
+import { resolvesetSteps, type ResolvesetContext, type ResolvesetState } from "./resolvesetsteps.js";
 
 export { classForEntry, resolvesetApprovalOf, type ResolvesetApproval } from "./resolvesetsteps.js";
 
@@ -348,26 +349,32 @@ export class ResolvesetProvisioner implements ProvisionerIdentity {
     },
   ];
 
-  async reconcileBundle(name: string): Promise<void> {
-    const b = this.bundles.get(name);
-    if (!b) return;
-    const s: UnpackState = { b, generation: b.metadata.generation ?? 0 };
-    await runSteps(this.unpackSteps, s, "resolveset-bundle");
-    const r = s.read;
-    if (!r) return;
-    if (!("entries" in r)) this.events.emit(b, "Warning", r.reason, r.message);
-    await writeStatus<Bundle>(this.client, {
-      apiVersion: RUKPAK_API_VERSION,
-      kind: "Bundle",
+  /** One pass over a resolveset Bundle on the one reconcile wrapper: the outcome written once, then its Event. */
+  async reconcileBundle(name: string): Promise<Result> {
+    return reconcileObject<Bundle, UnpackState>(
+      {
+        apiVersion: RUKPAK_API_VERSION,
+        kind: "Bundle",
+        controller: "resolveset-bundle",
+        client: this.client,
+        events: this.events,
+        debug: debugLog(this.log),
+        get: (key) => this.bundles.get(key),
+        state: (b) => ({ b, generation: b.metadata.generation ?? 0, status: { ...(b.status ?? {}) } }),
+        steps: this.unpackSteps,
+        object: (s) => s.b,
+        // a new generation is read again (its update event brings the next pass)
+        next: (s, fresh) =>
+          s.read && (fresh.metadata.generation ?? 0) === s.generation
+            ? unpackOutcome(fresh.status ?? {}, s.generation, s.read, this.formats[0])
+            : undefined,
+        done: (s, write) => {
+          const r = s.read;
+          if (r && !("entries" in r) && write !== "gone") this.events.emit(s.b, "Warning", r.reason, r.message);
+        },
+      },
       name,
-      uid: b.metadata.uid,
-      cached: b,
-      // a new generation is read again (its update event brings the next pass)
-      next: (fresh) =>
-        (fresh.metadata.generation ?? 0) === s.generation
-          ? unpackOutcome(fresh.status ?? {}, s.generation, r, this.formats[0])
-          : (fresh.status ?? {}),
-    });
+    );
   }
 
   /**
@@ -415,38 +422,47 @@ export class ResolvesetProvisioner implements ProvisionerIdentity {
    * Makes a resolveset Instance active (`resolvesetsteps.ts`: unpacked, entries, entryBundles,
    * conflicts, classes, entriesUnpacked, approval, packageInstances, installed).
    */
-  async reconcileInstance(name: string): Promise<void> {
-    const cached = this.instances.get(name);
-    if (!cached || cached.metadata.deletionTimestamp) return;
-    // the cache may not have seen its deletion yet: a deleted resolveset makes nothing again
-    const inst = await this.client.getLive<Instance>(RUKPAK_API_VERSION, "Instance", name, {
-      uid: cached.metadata.uid,
-    });
-    if (!inst) return;
-    const rsName = inst.spec.bundle.name;
-    const rsBundle = this.bundles.get(rsName);
-    const pc = this.ours(rsBundle?.spec.class ?? inst.spec.bundle.spec?.class);
-    if (!pc) return;
-    const generation = inst.metadata.generation ?? 0;
-    const s: ResolvesetState = {
+  async reconcileInstance(name: string): Promise<Result> {
+    let pc: ProvisionerClass | undefined;
+    return reconcileObject<Instance, ResolvesetState>(
+      {
+        ...INSTANCE_STATUS,
+        controller: "resolveset",
+        client: this.client,
+        events: this.events,
+        debug: debugLog(this.log),
+        get: async (key) => {
+          const cached = this.instances.get(key);
+          if (!cached || cached.metadata.deletionTimestamp) return undefined;
+          // the cache may not have seen its deletion yet: a deleted resolveset makes nothing again
+          const inst = await this.client.getLive<Instance>(RUKPAK_API_VERSION, "Instance", key, {
+            uid: cached.metadata.uid,
+          });
+          if (!inst) return undefined;
+          pc = this.ours(this.bundles.get(inst.spec.bundle.name)?.spec.class ?? inst.spec.bundle.spec?.class);
+          return pc && inst;
+        },
+        state: (inst, key) => ({
+          name: key,
+          generation: inst.metadata.generation ?? 0,
+          inst,
+          status: { ...(inst.status ?? {}) },
+          pc: pc!,
+          rsName: inst.spec.bundle.name,
+          rsBundle: this.bundles.get(inst.spec.bundle.name),
+          entries: [],
+          digest: "",
+          entryBundles: [],
+          unmatched: [],
+          squatted: [],
+          notReady: [],
+        }),
+        steps: this.steps,
+        // as the Instance controller's: the Event while the status says what the pass found
+        eventWhen: "kept",
+      },
       name,
-      generation,
-      inst,
-      status: { ...(inst.status ?? {}) },
-      pc,
-      rsName,
-      rsBundle,
-      entries: [],
-      digest: "",
-      entryBundles: [],
-      unmatched: [],
-      squatted: [],
-      notReady: [],
-    };
-    const out = await runSteps(this.steps, s, "resolveset");
-    if (s.observe) s.status = { ...s.status, observedGeneration: generation };
-    if (!(await commit(this.ctx, s))) return;
-    if (out.event) this.events.emit(s.inst, out.event.type, out.event.reason, out.event.message);
+    );
   }
 }
 
@@ -456,6 +472,8 @@ type Entries = Awaited<ReturnType<ResolvesetProvisioner["entriesOf"]>>;
 interface UnpackState {
   b: Bundle;
   generation: number;
+  /** The working copy of the status (what is written is computed from `read`). */
+  status: BundleStatus;
   read?: Entries;
 }
 

@@ -133,7 +133,7 @@ export function resourceOfPath(path: string): string {
   return rest.length >= 3 ? `${rest[0]}/${rest[2]}` : rest[0];
 }
 
-export class KubeClient {
+export class KubeClient implements KubeServer {
   readonly config: KubeConfig;
   readonly server: URL;
   readonly fieldManager: string;
@@ -547,6 +547,28 @@ export type KubeApi = Pick<
   KubeClient,
   "get" | "tryGet" | "getLive" | "list" | "create" | "apply" | "mergePatch" | "replace" | "delete"
 >;
+
+/** What an informer (./informer.ts) asks of the API server: a list, a kind's REST path, a watch. */
+export type WatchApi = Pick<KubeClient, "list" | "path" | "watch">;
+
+/**
+ * Everything the controllers ask of the API server: the object verbs, watches, raw requests on paths
+ * (dry runs, access reviews), discovery of a kind, who the client is, and impersonation. This client
+ * and the in-memory API server (./fake.ts) both implement it.
+ */
+export interface KubeServer extends KubeApi, WatchApi {
+  readonly fieldManager: string;
+  request<T = KubeObject>(method: string, path: string, opts?: RequestOptions): Promise<T>;
+  resourceFor(apiVersion: string, kind: string): Promise<ResourceInfo>;
+  whoami(): Promise<UserInfo>;
+  impersonating(user: {
+    username: string;
+    groups?: string[];
+    uid?: string;
+    extra?: Record<string, string[]>;
+  }): KubeServer;
+  close(): void;
+}
 
 export function resourcePath(r: ResourceInfo, namespace?: string, name?: string, subresource?: string): string {
   let p = r.group ? `/apis/${r.group}/${r.version}` : `/api/${r.version}`;

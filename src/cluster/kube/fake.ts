@@ -1,20 +1,44 @@
 /**
- * An in-memory API server behind the object verbs of {@link KubeClient} ({@link KubeApi}), for testing
- * controllers and their steps in milliseconds. It is a real fake, not a mock: it keeps objects,
- * resourceVersions, generations, the status subresource, finalizers and deletion, label selectors
- * and server-side apply's field ownership of maps as kube-apiserver does, and the same contract test
- * runs against it and against a real API server (test/kubecontract.ts), so the two cannot drift.
+ * An in-memory API server behind the verbs of {@link KubeClient} that controllers use ({@link KubeServer}),
+ * for testing controllers and their steps in milliseconds. It is a real fake, not a mock: it keeps
+ * objects, resourceVersions, generations, the status subresource, finalizers and deletion, label
+ * selectors and server-side apply's field ownership of maps as kube-apiserver does; it serves watches
+ * (from a resourceVersion, in order, label-selector filtered, 410 Gone for a version older than its
+ * history — {@link FakeKube.compact} forgets the history as etcd's compaction does), dry runs
+ * (`dryRun=All`: validated, never stored), raw requests on resource paths, impersonation and access
+ * reviews. The same contract test runs against it and against a real API server
+ * (test/kubecontract.ts), so the two cannot drift.
  *
- * What it does not do, as a bare API server does not either: garbage collection of owner references
- * (that is kube-controller-manager's), admission webhooks, RBAC, defaulting and schema validation.
+ * Access is not RBAC: the fake evaluates no Roles or bindings. A client made by `impersonating(user)`
+ * has every request judged by an authorizer function the test supplies (default: a configured list of
+ * users is allowed everything, anyone else nothing), which also answers SubjectAccessReviews and
+ * SelfSubjectAccessReviews; the client itself (the controllers' own user) is allowed everything.
+ *
+ * Admission webhooks are not called: a test may supply a mutating admission function instead (`admit`),
+ * e.g. the requester record opcat's webhook writes. What it does not do, as a bare API server does not
+ * either: garbage collection of owner references (that is kube-controller-manager's), defaulting and
+ * schema validation.
  * Server-side apply treats lists as atomic (a list with map keys, such as conditions, is replaced
- * whole rather than merged by key).
+ * whole rather than merged by key). Watches send no bookmarks.
  */
 import { randomUUID } from "node:crypto";
-import { KubeApiError, liveOnly, orUndefined, type KubeApi, type KubeObject, type WatchEvent } from "./client.js";
+import {
+  isNotFound,
+  KubeApiError,
+  liveOnly,
+  orUndefined,
+  resourcePath,
+  type KubeApi,
+  type KubeObject,
+  type KubeServer,
+  type RequestOptions,
+  type ResourceInfo,
+  type UserInfo,
+  type WatchEvent,
+} from "./client.js";
 import { selectorMatches, type LabelSelector } from "./selector.js";
 
-export type { KubeApi };
+export type { KubeApi, KubeServer };
 
 /** A kind the fake serves. */
 export interface FakeResource {
@@ -35,38 +59,182 @@ export const CORE_RESOURCES: FakeResource[] = [
   { apiVersion: "v1", kind: "ConfigMap", resource: "configmaps", namespaced: true },
   { apiVersion: "v1", kind: "Secret", resource: "secrets", namespaced: true },
   { apiVersion: "v1", kind: "ServiceAccount", resource: "serviceaccounts", namespaced: true },
+  { apiVersion: "v1", kind: "Event", resource: "events", namespaced: true },
 ];
+
+/** What a request asks, as an authorizer sees it (a SubjectAccessReview's resourceAttributes). */
+export interface ResourceAttributes {
+  verb: string;
+  group: string;
+  resource: string;
+  namespace?: string;
+  name?: string;
+  subresource?: string;
+}
+
+/** Whether `user` may do what `attrs` say. */
+export type Authorizer = (user: UserInfo, attrs: ResourceAttributes) => boolean;
+
+/** One request the fake served: who asked, what, and whether it was a dry run or refused. */
+export interface FakeRequest {
+  /** The impersonated user; undefined for the client itself. */
+  user?: string;
+  verb: string;
+  resource: string;
+  namespace?: string;
+  name?: string;
+  dryRun?: boolean;
+  forbidden?: boolean;
+}
+
+/** A write as a mutating admission webhook sees it. */
+export interface AdmissionRequest {
+  operation: "CREATE" | "UPDATE";
+  object: KubeObject;
+  oldObject?: KubeObject;
+  userInfo: UserInfo;
+}
+
+/**
+ * A mutating admission webhook's work, as a test supplies it: the object to store instead (undefined:
+ * as it is), or a thrown {@link KubeApiError} to refuse the write. Called for creates and updates of
+ * objects (not of their status), dry runs included, before the write is stored.
+ */
+export type Admission = (req: AdmissionRequest) => KubeObject | undefined;
+
+export interface FakeOptions {
+  /** Users allowed everything by the default authorizer (nobody else is allowed anything). */
+  allowed?: Iterable<string>;
+  /** Judges impersonated requests and access reviews instead of `allowed`. */
+  authorize?: Authorizer;
+  /** Mutating admission (default: none). */
+  admit?: Admission;
+}
 
 type Json = Record<string, unknown>;
 const clone = <T>(x: T): T => structuredClone(x);
 const isMap = (x: unknown): x is Json => !!x && typeof x === "object" && !Array.isArray(x);
+const timestamp = () => new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
+/** Who the client itself is (not impersonating). */
+const ADMIN: UserInfo = { username: "system:admin", groups: ["system:masters", "system:authenticated"] };
 
-export class FakeKube implements KubeApi {
-  private readonly kinds = new Map<string, FakeResource>();
-  private readonly objects = new Map<string, KubeObject>();
+/** A change as the history keeps it for watches: the object after it, and before it (for selectors). */
+interface Change {
+  rv: number;
+  type: WatchEvent["type"];
+  object: KubeObject;
+  prev?: KubeObject;
+}
+
+/** What every client of one fake shares (an impersonating client is another view of it). */
+class Store {
+  readonly kinds = new Map<string, FakeResource>();
+  readonly objects = new Map<string, KubeObject>();
   /** The fields each field manager last applied, per object key. */
-  private readonly applied = new Map<string, Map<string, Json>>();
-  private rv = 1000;
-  private readonly listeners = new Set<(kind: string, e: WatchEvent) => void>();
-  /** Requests made, per verb (`GET`, `LIST`, `POST`, `PUT`, `PATCH`, `DELETE`). */
+  readonly applied = new Map<string, Map<string, Json>>();
+  rv = 1000;
+  /** Changes after `compactedTo`, in order. */
+  history: Change[] = [];
+  compactedTo = 1000;
+  readonly listeners = new Set<(kind: string, e: WatchEvent) => void>();
+  readonly watchers = new Set<(c: Change) => void>();
   readonly requests: Record<string, number> = {};
+  readonly log: FakeRequest[] = [];
+  allowed: Set<string>;
+  authorize: Authorizer;
+  admit: Admission | undefined;
+  constructor(opts: FakeOptions) {
+    this.allowed = new Set(opts.allowed ?? []);
+    this.authorize = opts.authorize ?? ((u) => this.allowed.has(u.username));
+    this.admit = opts.admit;
+  }
+}
 
-  constructor(resources: FakeResource[] = []) {
-    for (const r of [...CORE_RESOURCES, ...resources]) this.kinds.set(`${r.apiVersion}/${r.kind}`, r);
+export class FakeKube implements KubeServer {
+  private readonly s: Store;
+  /** The user this client impersonates (undefined: the client itself, allowed everything). */
+  readonly user: UserInfo | undefined;
+  readonly fieldManager = "opcat";
+
+  constructor(resources: FakeResource[] = [], opts: FakeOptions = {}, shared?: { store: Store; user: UserInfo }) {
+    this.user = shared?.user;
+    if (shared) {
+      this.s = shared.store;
+      return;
+    }
+    this.s = new Store(opts);
+    for (const r of [...CORE_RESOURCES, ...resources]) this.s.kinds.set(`${r.apiVersion}/${r.kind}`, r);
     for (const name of ["default", "kube-system"])
       this.store({ apiVersion: "v1", kind: "Namespace", metadata: { name } }, "ADDED");
   }
 
+  /** Requests made, per verb (`GET`, `LIST`, `WATCH`, `POST`, `PUT`, `PATCH`, `DELETE`), by every view. */
+  get requests(): Record<string, number> {
+    return this.s.requests;
+  }
+
+  /** Every request, in order, with the user who made it. */
+  get requestLog(): readonly FakeRequest[] {
+    return this.s.log;
+  }
+
+  /** Users the default authorizer allows (a live set: tests add and remove users). */
+  get allowed(): Set<string> {
+    return this.s.allowed;
+  }
+
+  /** Judges impersonated requests and access reviews (replaceable: a case may change who may do what). */
+  get authorize(): Authorizer {
+    return this.s.authorize;
+  }
+
+  set authorize(fn: Authorizer) {
+    this.s.authorize = fn;
+  }
+
+  /** The latest resourceVersion. */
+  get resourceVersion(): string {
+    return String(this.s.rv);
+  }
+
   /** Calls `fn` with every change (kind as `apiVersion/Kind`), as a watch would report it. */
   onChange(fn: (kind: string, e: WatchEvent) => void): () => void {
-    this.listeners.add(fn);
-    return () => this.listeners.delete(fn);
+    this.s.listeners.add(fn);
+    return () => this.s.listeners.delete(fn);
+  }
+
+  /** Forgets the history of changes: a watch from a resourceVersion before now is 410 Gone. */
+  compact(): void {
+    this.s.history = [];
+    this.s.compactedTo = this.s.rv;
+  }
+
+  /** A client of the same store acting as `user`: its requests are judged by the authorizer and logged as its. */
+  impersonating(user: { username: string; groups?: string[]; uid?: string; extra?: Record<string, string[]> }) {
+    const u: UserInfo = { ...user, groups: user.groups ?? [] };
+    return new FakeKube([], {}, { store: this.s, user: u });
+  }
+
+  async whoami(): Promise<UserInfo> {
+    return clone(this.user ?? ADMIN);
+  }
+
+  close(): void {}
+
+  async resourceFor(apiVersion: string, kind: string): Promise<ResourceInfo> {
+    const r = this.kind(apiVersion, kind);
+    const [group, version] = apiVersion.includes("/") ? apiVersion.split("/") : ["", apiVersion];
+    return { group, version, kind, resource: r.resource.split(".")[0], namespaced: r.namespaced };
+  }
+
+  async path(apiVersion: string, kind: string, namespace?: string, name?: string, subresource?: string) {
+    return resourcePath(await this.resourceFor(apiVersion, kind), namespace, name, subresource);
   }
 
   async get<T extends KubeObject = KubeObject>(apiVersion: string, kind: string, name: string, ns?: string) {
-    this.count("GET");
     const r = this.kind(apiVersion, kind);
-    const o = this.objects.get(this.key(r, name, ns));
+    this.check("GET", "get", r, ns, name);
+    const o = this.s.objects.get(this.key(r, name, ns));
     if (!o) throw this.notFound(r, name);
     return clone(o) as T;
   }
@@ -89,33 +257,30 @@ export class FakeKube implements KubeApi {
     kind: string,
     opts: { namespace?: string; labelSelector?: string; fieldSelector?: string; resourceVersion?: string } = {},
   ) {
-    this.count("LIST");
     const r = this.kind(apiVersion, kind);
+    this.check("LIST", "list", r, opts.namespace);
     if (opts.fieldSelector) throw new KubeApiError(400, "BadRequest", "field selectors are not served by the fake");
     const sel = opts.labelSelector ? parseSelector(opts.labelSelector) : {};
-    const items = [...this.objects.values()]
-      .filter((o) => o.apiVersion === apiVersion && o.kind === kind)
-      .filter((o) => !opts.namespace || !r.namespaced || o.metadata.namespace === opts.namespace)
-      .filter((o) => selectorMatches(sel, o.metadata.labels))
+    const items = [...this.s.objects.values()]
+      .filter((o) => this.matches(r, o, opts.namespace, sel))
       .sort((a, b) =>
         this.key(r, a.metadata.name, a.metadata.namespace).localeCompare(
           this.key(r, b.metadata.name, b.metadata.namespace),
         ),
       )
       .map((o) => clone(o) as T);
-    return { items, resourceVersion: String(this.rv) };
+    return { items, resourceVersion: String(this.s.rv) };
   }
 
   async create<T extends KubeObject = KubeObject>(obj: T): Promise<T> {
-    this.count("POST");
     return this.createObject(obj);
   }
 
   async replace<T extends KubeObject = KubeObject>(obj: T, opts: { subresource?: "status" } = {}): Promise<T> {
-    this.count("PUT");
     const r = this.kind(obj.apiVersion, obj.kind);
+    this.check("PUT", "update", r, obj.metadata.namespace, obj.metadata.name, opts.subresource);
     const key = this.key(r, obj.metadata.name, obj.metadata.namespace);
-    const cur = this.objects.get(key);
+    const cur = this.s.objects.get(key);
     if (!cur) throw this.notFound(r, obj.metadata.name);
     if (!obj.metadata.resourceVersion)
       throw new KubeApiError(
@@ -135,9 +300,9 @@ export class FakeKube implements KubeApi {
     patch: unknown,
     opts: { namespace?: string; subresource?: "status" } = {},
   ): Promise<T> {
-    this.count("PATCH");
     const r = this.kind(apiVersion, kind);
-    const cur = this.objects.get(this.key(r, name, opts.namespace));
+    this.check("PATCH", "patch", r, opts.namespace, name, opts.subresource);
+    const cur = this.s.objects.get(this.key(r, name, opts.namespace));
     if (!cur) throw this.notFound(r, name);
     const want = (patch as KubeObject).metadata?.resourceVersion;
     if (want !== undefined && want !== cur.metadata.resourceVersion) throw this.conflict(r, name);
@@ -148,73 +313,271 @@ export class FakeKube implements KubeApi {
     obj: T,
     opts: { force?: boolean; subresource?: "status"; dryRun?: boolean; fieldManager?: string } = {},
   ): Promise<T> {
-    this.count("PATCH");
     const r = this.kind(obj.apiVersion, obj.kind);
+    this.check("PATCH", "patch", r, obj.metadata.namespace, obj.metadata.name, opts.subresource, opts.dryRun);
     const key = this.key(r, obj.metadata.name, obj.metadata.namespace);
-    const manager = `${opts.fieldManager ?? "opcat"}${opts.subresource ? "/status" : ""}`;
-    const mine = this.applied.get(key) ?? new Map<string, Json>();
-    const cur = this.objects.get(key);
+    const manager = `${opts.fieldManager ?? this.fieldManager}${opts.subresource ? "/status" : ""}`;
+    const mine = this.s.applied.get(key) ?? new Map<string, Json>();
+    const cur = this.s.objects.get(key);
     const fields = clone(obj) as unknown as Json;
-    if (opts.dryRun) {
-      const base = cur ? withoutDropped(clone(cur) as unknown as Json, mine.get(manager), fields) : {};
-      return merged(base, fields) as unknown as T;
-    }
-    let out: KubeObject;
     if (!cur) {
       if (opts.subresource) throw this.notFound(r, obj.metadata.name);
-      out = this.createObject(obj);
-    } else {
-      const base = withoutDropped(clone(cur) as unknown as Json, mine.get(manager), fields);
-      out = this.update(r, cur, merged(base, fields) as unknown as KubeObject, opts.subresource);
+      const out = this.createObject(obj, { dryRun: opts.dryRun, counted: true });
+      if (!opts.dryRun) this.s.applied.set(key, mine.set(manager, fields));
+      return out;
     }
-    mine.set(manager, fields);
-    this.applied.set(key, mine);
+    const base = withoutDropped(clone(cur) as unknown as Json, mine.get(manager), fields);
+    const next = merged(base, fields) as unknown as KubeObject;
+    if (opts.dryRun) return this.update(r, cur, next, opts.subresource, true) as T;
+    const out = this.update(r, cur, next, opts.subresource);
+    this.s.applied.set(key, mine.set(manager, fields));
     return clone(out) as T;
   }
 
-  async delete(apiVersion: string, kind: string, name: string, ns?: string): Promise<boolean> {
-    this.count("DELETE");
-    const r = this.kind(apiVersion, kind);
-    const key = this.key(r, name, ns);
-    const cur = this.objects.get(key);
-    if (!cur) return false;
-    if ((cur.metadata.finalizers ?? []).length > 0) {
-      if (!cur.metadata.deletionTimestamp) {
-        const next = clone(cur);
-        next.metadata.deletionTimestamp = new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
-        next.metadata.deletionGracePeriodSeconds = 0;
-        this.store(next, "MODIFIED");
-      }
+  async delete(apiVersion: string, kind: string, name: string, ns?: string, _policy?: string): Promise<boolean> {
+    try {
+      await this.deleteObject(this.kind(apiVersion, kind), name, ns, false);
       return true;
+    } catch (e) {
+      if (isNotFound(e)) return false;
+      throw e;
     }
-    this.remove(key, cur);
-    return true;
   }
 
-  private createObject<T extends KubeObject>(obj: T): T {
+  private deleteObject(r: FakeResource, name: string, ns: string | undefined, dryRun: boolean): KubeObject {
+    this.check("DELETE", "delete", r, ns, name, undefined, dryRun);
+    const key = this.key(r, name, ns);
+    const cur = this.s.objects.get(key);
+    if (!cur) throw this.notFound(r, name);
+    if (dryRun) return clone(cur);
+    if ((cur.metadata.finalizers ?? []).length > 0) {
+      if (cur.metadata.deletionTimestamp) return clone(cur);
+      const next = clone(cur);
+      next.metadata.deletionTimestamp = timestamp();
+      next.metadata.deletionGracePeriodSeconds = 0;
+      return this.store(next, "MODIFIED", cur);
+    }
+    this.remove(key, cur);
+    return clone(cur);
+  }
+
+  /**
+   * A request on a resource path, as {@link KubeClient.request} sends it: GET (an object or a list),
+   * POST (a create), DELETE, with `dryRun=All`; and the few non-resource requests controllers make
+   * (`GET /apis`, `GET /version`, access reviews, SelfSubjectReview).
+   */
+  async request<T = KubeObject>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+    const special = this.special(method, path, opts.body);
+    if (special !== undefined) return special as T;
+    const t = this.target(path);
+    const dryRun = opts.query?.dryRun === "All";
+    if (method === "GET" && t.name === undefined) {
+      const items = await this.list(t.r.apiVersion, t.r.kind, {
+        namespace: t.namespace,
+        labelSelector: opts.query?.labelSelector as string | undefined,
+      });
+      return { items: items.items, metadata: { resourceVersion: items.resourceVersion } } as T;
+    }
+    if (method === "GET") return (await this.get(t.r.apiVersion, t.r.kind, t.name!, t.namespace)) as T;
+    if (method === "POST" && t.name === undefined) {
+      const body = clone(opts.body as KubeObject);
+      if (t.namespace) body.metadata.namespace ??= t.namespace;
+      return this.createObject(body, { dryRun }) as T;
+    }
+    if (method === "DELETE" && t.name !== undefined) return this.deleteObject(t.r, t.name, t.namespace, dryRun) as T;
+    throw new KubeApiError(405, "MethodNotAllowed", `the fake serves no ${method} ${path}`);
+  }
+
+  /**
+   * A watch as {@link KubeClient.watch} opens it: from `resourceVersion` (every change after it, in
+   * order; 410 Gone when the history no longer reaches back to it), or without one the objects there
+   * are as ADDED and then changes; filtered by namespace and label selector (an object whose labels
+   * stop matching is DELETED, one that starts matching ADDED, as kube-apiserver's watch cache does).
+   * Resolves when the signal aborts or after `timeoutSeconds`.
+   */
+  async watch(
+    path: string,
+    query: Record<string, string | number | boolean | undefined>,
+    onEvent: (e: WatchEvent) => void,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const t = this.target(path);
+    this.check("WATCH", "watch", t.r, t.namespace);
+    const sel = query.labelSelector ? parseSelector(String(query.labelSelector)) : {};
+    const from = query.resourceVersion ? Number(query.resourceVersion) : 0;
+    if (from > 0 && from < this.s.compactedTo)
+      throw new KubeApiError(410, "Expired", `too old resource version: ${from} (${this.s.compactedTo})`);
+    if (signal?.aborted) return;
+    const events: WatchEvent[] = [];
+    if (from > 0) for (const c of this.s.history) if (c.rv > from) events.push(...this.seen(t, sel, c));
+    if (from <= 0)
+      for (const o of this.s.objects.values())
+        if (this.matches(t.r, o, t.namespace, sel)) events.push({ type: "ADDED", object: clone(o) });
+    return new Promise<void>((resolve, reject) => {
+      let ended = false;
+      const deliver = (e: WatchEvent) =>
+        queueMicrotask(() => {
+          if (ended) return;
+          try {
+            onEvent(e);
+          } catch (err) {
+            end();
+            reject(err);
+          }
+        });
+      const watcher = (c: Change) => {
+        for (const e of this.seen(t, sel, c)) deliver(e);
+      };
+      const timer = query.timeoutSeconds ? setTimeout(() => end(), Number(query.timeoutSeconds) * 1000) : undefined;
+      timer?.unref();
+      const end = () => {
+        ended = true;
+        this.s.watchers.delete(watcher);
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", end);
+        resolve();
+      };
+      for (const e of events) deliver(e);
+      this.s.watchers.add(watcher);
+      signal?.addEventListener("abort", end, { once: true });
+    });
+  }
+
+  /** The events a watch of `t` with selector `sel` sees of one change. */
+  private seen(t: { r: FakeResource; namespace?: string }, sel: LabelSelector, c: Change): WatchEvent[] {
+    const now = this.matches(t.r, c.object, t.namespace, sel);
+    const before = c.prev !== undefined && this.matches(t.r, c.prev, t.namespace, sel);
+    if (c.type === "MODIFIED" && before && !now) {
+      const gone = clone(c.prev!);
+      gone.metadata.resourceVersion = c.object.metadata.resourceVersion;
+      return [{ type: "DELETED", object: gone }];
+    }
+    if (!now) return [];
+    return [{ type: c.type === "MODIFIED" && !before ? "ADDED" : c.type, object: clone(c.object) }];
+  }
+
+  private matches(r: FakeResource, o: KubeObject, namespace: string | undefined, sel: LabelSelector): boolean {
+    return (
+      o.apiVersion === r.apiVersion &&
+      o.kind === r.kind &&
+      (!namespace || !r.namespaced || o.metadata.namespace === namespace) &&
+      selectorMatches(sel, o.metadata.labels)
+    );
+  }
+
+  /** Answers of the non-resource requests (undefined: a resource path). */
+  private special(method: string, path: string, body: unknown): unknown {
+    const p = path.split("?")[0];
+    if (method === "GET" && p === "/apis") {
+      const groups = [...new Set([...this.s.kinds.values()].map((r) => r.apiVersion))]
+        .filter((v) => v.includes("/"))
+        .map((v) => v.split("/")[0]);
+      return { kind: "APIGroupList", groups: [...new Set(groups)].map((name) => ({ name })) };
+    }
+    if (method === "GET" && p === "/version") return { major: "1", minor: "33", gitVersion: "v1.33.0-opcat-fake" };
+    if (method !== "POST") return undefined;
+    const review = body as { spec?: { user?: string; groups?: string[]; resourceAttributes?: ResourceAttributes } };
+    if (p === "/apis/authorization.k8s.io/v1/subjectaccessreviews" || p.endsWith("/selfsubjectaccessreviews")) {
+      this.count("POST");
+      const self = p.endsWith("/selfsubjectaccessreviews");
+      const user = self ? this.user : { username: review.spec?.user ?? "", groups: review.spec?.groups ?? [] };
+      const attrs = { verb: "", group: "", resource: "", ...review.spec?.resourceAttributes };
+      const allowed = user === undefined || this.s.authorize(user, attrs);
+      return {
+        ...(body as Json),
+        status: { allowed, ...(allowed ? {} : { reason: "denied by the fake's authorizer" }) },
+      };
+    }
+    if (p === "/apis/authentication.k8s.io/v1/selfsubjectreviews") {
+      this.count("POST");
+      const userInfo = this.user ?? ADMIN;
+      return { ...(body as Json), status: { userInfo: clone(userInfo) } };
+    }
+    return undefined;
+  }
+
+  /** The kind, namespace and name a resource path names. */
+  private target(path: string): { r: FakeResource; namespace?: string; name?: string; subresource?: string } {
+    const seg = path.split("?")[0].split("/").filter(Boolean).map(decodeURIComponent);
+    const [apiVersion, rest] =
+      seg[0] === "api" ? [seg[1], seg.slice(2)] : seg[0] === "apis" ? [`${seg[1]}/${seg[2]}`, seg.slice(3)] : ["", []];
+    let namespace: string | undefined;
+    let tail = rest;
+    if (rest[0] === "namespaces" && rest.length > 2) {
+      namespace = rest[1];
+      tail = rest.slice(2);
+    }
+    for (const r of this.s.kinds.values())
+      if (r.apiVersion === apiVersion && r.resource.split(".")[0] === tail[0])
+        return { r, namespace, name: tail[1], subresource: tail[2] };
+    if (tail[0] === "namespaces" && apiVersion === "v1") return { r: this.kind("v1", "Namespace"), name: rest[1] };
+    throw new KubeApiError(404, "NotFound", `the server could not find the requested resource (${path})`);
+  }
+
+  /**
+   * Counts and logs a request, and judges it when this client impersonates a user (403 Forbidden with
+   * kube-apiserver's message when the authorizer says no).
+   */
+  private check(
+    verb: string,
+    action: string,
+    r: FakeResource,
+    namespace?: string,
+    name?: string,
+    subresource?: string,
+    dryRun?: boolean,
+  ): void {
+    this.count(verb);
+    const resource = r.resource.split(".")[0];
+    const group = r.apiVersion.includes("/") ? r.apiVersion.split("/")[0] : "";
+    const ns = r.namespaced ? (namespace ?? (action === "create" ? "default" : undefined)) : undefined;
+    const entry: FakeRequest = { verb: action, resource: `${resource}${subresource ? `/${subresource}` : ""}` };
+    if (this.user) entry.user = this.user.username;
+    if (ns) entry.namespace = ns;
+    if (name) entry.name = name;
+    if (dryRun) entry.dryRun = true;
+    this.s.log.push(entry);
+    if (!this.user) return;
+    if (this.s.authorize(this.user, { verb: action, group, resource, namespace: ns, name, subresource })) return;
+    entry.forbidden = true;
+    const what = name && action !== "create" ? `${r.resource} "${name}"` : r.resource;
+    const where = ns ? `in the namespace "${ns}"` : "at the cluster scope";
+    throw new KubeApiError(
+      403,
+      "Forbidden",
+      `${what} is forbidden: User "${this.user.username}" cannot ${action} resource ` +
+        `"${resource}${subresource ? `/${subresource}` : ""}" in API group "${group}" ${where}`,
+    );
+  }
+
+  private createObject<T extends KubeObject>(obj: T, opts: { dryRun?: boolean; counted?: boolean } = {}): T {
     const r = this.kind(obj.apiVersion, obj.kind);
+    if (!opts.counted) this.check("POST", "create", r, obj.metadata.namespace, undefined, undefined, opts.dryRun);
     const o = clone(obj) as KubeObject;
     if (!o.metadata.name && o.metadata.generateName)
       o.metadata.name = o.metadata.generateName + randomUUID().replace(/-/g, "").slice(0, 5);
     if (!o.metadata.name) throw new KubeApiError(422, "Invalid", `${r.kind} is invalid: metadata.name: Required value`);
     if (r.namespaced) {
       o.metadata.namespace ??= "default";
-      if (!this.objects.has(`v1/Namespace//${o.metadata.namespace}`))
+      if (!this.s.objects.has(`v1/Namespace//${o.metadata.namespace}`))
         throw new KubeApiError(404, "NotFound", `namespaces "${o.metadata.namespace}" not found`);
     } else delete o.metadata.namespace;
     const key = this.key(r, o.metadata.name, o.metadata.namespace);
-    if (this.objects.has(key))
+    if (this.s.objects.has(key))
       throw new KubeApiError(409, "AlreadyExists", `${r.resource} "${o.metadata.name}" already exists`);
     o.metadata.uid = randomUUID();
-    o.metadata.creationTimestamp = new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
+    o.metadata.creationTimestamp = timestamp();
     delete o.metadata.deletionTimestamp;
+    delete o.metadata.resourceVersion;
     if (r.generation) o.metadata.generation = 1;
     if (r.statusSubresource) delete (o as Json).status;
-    return this.store(o, "ADDED") as T;
+    const admitted = this.admitted({ operation: "CREATE", object: o, userInfo: this.user ?? ADMIN });
+    if (opts.dryRun) return admitted as T;
+    return this.store(admitted, "ADDED") as T;
   }
 
-  /** Applies `next` over `cur` as a write to the object or its status subresource. */
-  private update(r: FakeResource, cur: KubeObject, next: KubeObject, subresource?: "status"): KubeObject {
+  /** Applies `next` over `cur` as a write to the object or its status subresource (not stored on a dry run). */
+  private update(r: FakeResource, cur: KubeObject, next: KubeObject, subresource?: "status", dryRun = false) {
     const o = clone(cur) as unknown as Json;
     const n = next as unknown as Json;
     if (subresource === "status") o.status = n.status;
@@ -236,39 +599,69 @@ export class FakeKube implements KubeApi {
         else (meta as Json)[k] = m[k];
       }
     }
-    const out = o as unknown as KubeObject;
+    const out =
+      subresource === "status"
+        ? (o as unknown as KubeObject)
+        : this.admitted({
+            operation: "UPDATE",
+            object: o as unknown as KubeObject,
+            oldObject: clone(cur),
+            userInfo: this.user ?? ADMIN,
+          });
     if (r.generation && !sameSpec(cur, out)) out.metadata.generation = (cur.metadata.generation ?? 0) + 1;
-    if (JSON.stringify(out) === JSON.stringify(cur)) return clone(cur);
+    if (JSON.stringify(out) === JSON.stringify(cur) || dryRun) return clone(out);
     const key = this.key(r, out.metadata.name, out.metadata.namespace);
     if (out.metadata.deletionTimestamp && (out.metadata.finalizers ?? []).length === 0) {
       this.remove(key, out);
       return clone(out);
     }
-    return this.store(out, "MODIFIED");
+    return this.store(out, "MODIFIED", cur);
   }
 
-  private store(o: KubeObject, type: WatchEvent["type"]): KubeObject {
+  /** The object after mutating admission (the identity fields kept as they were). */
+  private admitted(req: AdmissionRequest): KubeObject {
+    const out = this.s.admit?.(clone(req) as AdmissionRequest);
+    if (!out) return req.object;
+    const { name, namespace, uid, resourceVersion, generation, creationTimestamp, deletionTimestamp } =
+      req.object.metadata;
+    const meta = { name, namespace, uid, resourceVersion, generation, creationTimestamp, deletionTimestamp };
+    for (const [k, v] of Object.entries(meta)) {
+      if (v === undefined) delete out.metadata[k];
+      else out.metadata[k] = v;
+    }
+    return out;
+  }
+
+  private store(o: KubeObject, type: WatchEvent["type"], prev?: KubeObject): KubeObject {
     const r = this.kind(o.apiVersion, o.kind);
-    o.metadata.resourceVersion = String(++this.rv);
-    this.objects.set(this.key(r, o.metadata.name, o.metadata.namespace), o);
-    this.emit(o, type);
+    // empty lists and maps of metadata are not kept (`omitempty`)
+    for (const k of ["labels", "annotations", "finalizers", "ownerReferences"] as const) {
+      const v = o.metadata[k];
+      if (v !== undefined && Object.keys(v).length === 0) delete o.metadata[k];
+    }
+    o.metadata.resourceVersion = String(++this.s.rv);
+    this.s.objects.set(this.key(r, o.metadata.name, o.metadata.namespace), o);
+    this.emit({ rv: this.s.rv, type, object: clone(o), prev });
     return clone(o);
   }
 
   private remove(key: string, o: KubeObject): void {
-    this.objects.delete(key);
-    this.applied.delete(key);
+    this.s.objects.delete(key);
+    this.s.applied.delete(key);
     const gone = clone(o);
-    gone.metadata.resourceVersion = String(++this.rv);
-    this.emit(gone, "DELETED");
+    gone.metadata.resourceVersion = String(++this.s.rv);
+    this.emit({ rv: this.s.rv, type: "DELETED", object: gone });
   }
 
-  private emit(o: KubeObject, type: WatchEvent["type"]): void {
-    for (const l of this.listeners) l(`${o.apiVersion}/${o.kind}`, { type, object: clone(o) });
+  private emit(c: Change): void {
+    this.s.history.push(c);
+    for (const l of this.s.listeners)
+      l(`${c.object.apiVersion}/${c.object.kind}`, { type: c.type, object: clone(c.object) });
+    for (const w of this.s.watchers) w(c);
   }
 
   private kind(apiVersion: string, kind: string): FakeResource {
-    const r = this.kinds.get(`${apiVersion}/${kind}`);
+    const r = this.s.kinds.get(`${apiVersion}/${kind}`);
     if (!r) throw new KubeApiError(404, "NotFound", `the server has no resource for kind ${kind} in ${apiVersion}`);
     return r;
   }
@@ -291,7 +684,7 @@ export class FakeKube implements KubeApi {
   }
 
   private count(verb: string): void {
-    this.requests[verb] = (this.requests[verb] ?? 0) + 1;
+    this.s.requests[verb] = (this.s.requests[verb] ?? 0) + 1;
   }
 }
 

@@ -5,7 +5,7 @@
  * and backs off and retries on any other error (e.g. the 429 a new CRD's resource answers while
  * its watch cache starts). Handlers see every change once, in order.
  */
-import { isGone, type KubeClient, type KubeObject } from "./client.js";
+import { isGone, type KubeObject, type WatchApi } from "./client.js";
 import { Backoff } from "./queue.js";
 
 export type InformerEvent = "add" | "update" | "delete";
@@ -46,7 +46,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   gone = 0;
 
   constructor(
-    private readonly client: KubeClient,
+    private readonly client: WatchApi,
     readonly apiVersion: string,
     readonly kind: string,
     private readonly opts: InformerOptions = {},

@@ -187,6 +187,11 @@ export class WorkQueue {
     return this.queue.length;
   }
 
+  /** True while a key is queued or being processed (a key waiting on a timer is neither). */
+  get busy(): boolean {
+    return this.queue.length > 0 || this.processing.size > 0;
+  }
+
   /** Resolves when nothing is queued, processing or waiting on a timer. */
   idle(): Promise<void> {
     if (this.isIdle()) return Promise.resolve();

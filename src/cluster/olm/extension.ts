@@ -10,7 +10,7 @@
  * controller (docs/security.md). The Instance's conditions become the ClusterExtension's
  * `Installed` / `Progressing`; the catalog's `olm.deprecations` its deprecation conditions.
  *
- * One entry: `reconcile(name)`, made of small named steps.
+ * One entry: `reconcile(name)`, made of small named steps on the one reconcile wrapper.
  */
 import { createHash } from "node:crypto";
 import { KubeApiError, type KubeClient, type KubeObject } from "../kube/client.js";
@@ -18,9 +18,9 @@ import { findCondition, type Condition } from "../kube/conditions.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
 import type { Informer } from "../kube/informer.js";
 import type { SharedCaches } from "../runtime/caches.js";
-import { defineController, type Controller } from "../runtime/controller.js";
-import { writeStatus } from "../runtime/status.js";
-import { runSteps, type Step, type StepOutcome, withConditions } from "../runtime/steps.js";
+import { defineController, type Controller, type Result } from "../runtime/controller.js";
+import { debugLog, reconcileObject } from "../runtime/reconcile.js";
+import { requeueAfter, type Step, type StepOutcome, withConditions } from "../runtime/steps.js";
 import { API_VERSION as RUKPAK_API_VERSION, type Instance, type ProvisionerClass } from "../rukpak/api.js";
 import { Reason as RukpakReason } from "../rukpak/reasons.js";
 import type { Requester } from "../rukpak/permissions.js";
@@ -127,6 +127,9 @@ interface Outcome {
 /** The working state of one pass: what earlier steps found, and the outcome once a step ends the pass. */
 interface ExtensionState {
   ext: ClusterExtension;
+  generation: number;
+  /** The working copy of the status (the status written is computed from `out`). */
+  status: ClusterExtensionStatus;
   inst: Instance | undefined;
   installed?: InstalledBundle;
   requester?: Requester;
@@ -135,11 +138,11 @@ interface ExtensionState {
   out?: Outcome;
 }
 
-/** Ends the pass with `out` (nothing: the pass goes on). */
+/** Ends the pass with `out` (nothing: the pass goes on); requeued after `out.requeueAfter` when it says so. */
 function end(s: ExtensionState, out: Outcome | undefined): StepOutcome {
   if (!out) return;
   s.out = out;
-  return { stop: true };
+  return out.requeueAfter ? requeueAfter(out.requeueAfter) : { stop: true };
 }
 
 /** Install modes under which every watchNamespace is optional (judging the rest of a configuration alone). */
@@ -217,29 +220,45 @@ export class ExtensionController {
     await this.controller.stop();
   }
 
-  async reconcile(name: string): Promise<{ requeueAfter?: number } | void> {
-    const ext = this.extensions.get(name);
-    if (!ext || ext.metadata.deletionTimestamp) return; // the Instance goes with it (owner reference)
-    // resolving before every catalog was tried would see installed bundles' catalogs as missing
-    if (!this.opts.catalogs.settled()) return { requeueAfter: 1000 };
-    const out = await this.reconcileSteps(ext);
-    await this.writeStatus(ext, out);
-    return out.requeueAfter ? { requeueAfter: out.requeueAfter } : undefined;
-  }
-
   /**
-   * One pass as named steps (ownership, requester, configuration, resolution, namespace, instance):
-   * each either ends the pass with its outcome or goes on; the step that ended it is counted in
-   * `opcat_reconcile_stops_total{controller="clusterextension"}`.
+   * One pass as named steps (catalogs, ownership, requester, configuration, resolution, namespace,
+   * instance) on the one reconcile wrapper (`runtime/reconcile.ts`): each either ends the pass with its
+   * outcome or goes on; the step that ended it is counted in
+   * `opcat_reconcile_stops_total{controller="clusterextension"}`; then conditions and status.install are
+   * written once (conflicts retried on a fresh read).
    */
-  private async reconcileSteps(ext: ClusterExtension): Promise<Outcome> {
-    const inst = this.instances.get(instanceNameFor(ext.metadata.name));
-    const s: ExtensionState = { ext, inst, deprecation: [] };
-    await runSteps(this.steps, s, "clusterextension");
-    return s.out ?? { conditions: [] };
+  async reconcile(name: string): Promise<Result> {
+    return reconcileObject<ClusterExtension, ExtensionState>(
+      {
+        apiVersion: OLM_API_VERSION,
+        kind: "ClusterExtension",
+        controller: "clusterextension",
+        client: this.client,
+        events: this.controller.events,
+        debug: debugLog(this.log),
+        // a ClusterExtension being deleted: its Instance goes with it (owner reference)
+        get: (key) => {
+          const ext = this.extensions.get(key);
+          return ext && !ext.metadata.deletionTimestamp ? ext : undefined;
+        },
+        state: (ext) => ({
+          ext,
+          generation: ext.metadata.generation ?? 0,
+          status: { ...(ext.status ?? {}) },
+          inst: this.instances.get(instanceNameFor(ext.metadata.name)),
+          deprecation: [],
+        }),
+        steps: this.steps,
+        object: (s) => s.ext,
+        next: (s, fresh) => (s.out && s.out.conditions.length > 0 ? statusOf(fresh, s.out) : undefined),
+      },
+      name,
+    );
   }
 
   private readonly steps: Step<ExtensionState>[] = [
+    // resolving before every catalog was tried would see installed bundles' catalogs as missing
+    { name: "catalogs", run: () => (this.opts.catalogs.settled() ? undefined : requeueAfter(1000)) },
     { name: "ownership", run: (s) => end(s, this.instanceConflict(s.ext, s.inst)) },
     {
       name: "requester",
@@ -304,6 +323,7 @@ export class ExtensionController {
       });
     }
     s.out = current ? this.fromInstance(ext, current, s.resolved!, installed, deprecation) : { conditions: [] };
+    if (s.out.requeueAfter) return requeueAfter(s.out.requeueAfter);
   }
 
   // ---------------------------------------------------------------- steps
@@ -703,30 +723,19 @@ export class ExtensionController {
   private blocked(message: string): NewCondition {
     return { type: "Progressing", status: "False", reason: "Blocked", message };
   }
+}
 
-  /** Writes conditions and status.install (conflicts retried on a fresh read). */
-  private async writeStatus(ext: ClusterExtension, out: Outcome): Promise<void> {
-    if (out.conditions.length === 0) return;
-    const name = ext.metadata.name;
-    await writeStatus<ClusterExtension>(this.client, {
-      apiVersion: OLM_API_VERSION,
-      kind: "ClusterExtension",
-      name,
-      uid: ext.metadata.uid,
-      cached: this.extensions.get(name),
-      next: (fresh) => {
-        const gen = fresh.metadata.generation ?? 0;
-        const list = withConditions(fresh.status ?? {}, gen, out.conditions).conditions ?? [];
-        // deprecation conditions are always present once known
-        const types = new Set([...out.conditions.map((c) => c.type), ...DEPRECATION_TYPES]);
-        const status: ClusterExtensionStatus = {
-          ...(fresh.status ?? {}),
-          conditions: list.filter((c) => types.has(c.type)),
-        };
-        if (out.install === null) delete status.install;
-        else if (out.install) status.install = out.install;
-        return status;
-      },
-    });
-  }
+/** Conditions and status.install from a pass's outcome, on top of the ClusterExtension as it is now. */
+function statusOf(fresh: ClusterExtension, out: Outcome): ClusterExtensionStatus {
+  const gen = fresh.metadata.generation ?? 0;
+  const list = withConditions(fresh.status ?? {}, gen, out.conditions).conditions ?? [];
+  // deprecation conditions are always present once known
+  const types = new Set([...out.conditions.map((c) => c.type), ...DEPRECATION_TYPES]);
+  const status: ClusterExtensionStatus = {
+    ...(fresh.status ?? {}),
+    conditions: list.filter((c) => types.has(c.type)),
+  };
+  if (out.install === null) delete status.install;
+  else if (out.install) status.install = out.install;
+  return status;
 }

@@ -14,11 +14,11 @@ import type { GroupCondition as NewCondition } from "./reasons.js";
 import type { EventRecorder } from "../kube/events.js";
 import type { Informer } from "../kube/informer.js";
 import type { SharedCaches } from "../runtime/caches.js";
-import { defineController, type Controller } from "../runtime/controller.js";
+import { defineController, type Controller, type Result } from "../runtime/controller.js";
+import { debugLog, reconcileObject } from "../runtime/reconcile.js";
 import { isOwn, verifiedRequester, type SigningKey } from "../rukpak/trust.js";
 import { sameJson } from "../kube/json.js";
-import { runSteps, type Step, type StepOutcome, withConditions } from "../runtime/steps.js";
-import { writeStatus } from "../runtime/status.js";
+import { type Step, type StepOutcome, withConditions } from "../runtime/steps.js";
 import { API_VERSION as RUKPAK_API_VERSION, type Bundle, type Instance } from "../rukpak/api.js";
 import type { InstalledStatus } from "../../resolve/index.js";
 import {
@@ -34,7 +34,8 @@ import { OPERATOR_API_VERSION, operatorLabel, type ComponentRef, type Operator, 
 
 export interface OperatorControllerOptions {
   client: KubeClient;
-  deppy: DeppyController;
+  /** The resolver: what it last found installed and upgradable per package, and when it resolved. */
+  deppy: Pick<DeppyController, "lastInstalled" | "onResolved">;
   log?: (msg: string) => void;
   /** The process's caches (one informer per kind and options, shared with the other controllers). */
   caches?: SharedCaches;
@@ -91,6 +92,8 @@ interface OperatorState {
   name: string;
   op: Operator;
   generation: number;
+  /** The working copy of its status (the status written is computed from this pass's findings). */
+  status: NonNullable<Operator["status"]>;
   owner: NonNullable<Input["metadata"]["ownerReferences"]>[number];
   labels: Record<string, string>;
   /** The Input's spec (from a catalog). */
@@ -166,9 +169,7 @@ export class OperatorController {
         concurrency: 4,
         baseDelayMs: 300,
         maxDelayMs: 30_000,
-        reconcile: async (key) => {
-          await this.reconcile(key);
-        },
+        reconcile: (key) => this.reconcile(key),
       },
       this.log,
     );
@@ -217,16 +218,38 @@ export class OperatorController {
 
   /**
    * One pass over an Operator (steps: spec, bundleInstance, input, catalogRefs, catalogInstalled,
-   * updates, installedVersion, available), then its status written (conflicts retried on a fresh read).
+   * updates, installedVersion, available), then its status written (conflicts retried on a fresh read)
+   * by the one reconcile wrapper (`runtime/reconcile.ts`).
    */
-  async reconcile(name: string): Promise<void> {
-    const op = this.operators.get(name);
-    if (!op || op.metadata.deletionTimestamp) return;
+  async reconcile(name: string): Promise<Result> {
+    return reconcileObject<Operator, OperatorState>(
+      {
+        apiVersion: OPERATOR_API_VERSION,
+        kind: "Operator",
+        controller: "operator",
+        client: this.client,
+        events: this.events,
+        debug: debugLog(this.log),
+        get: (key) => {
+          const op = this.operators.get(key);
+          return op && !op.metadata.deletionTimestamp ? op : undefined;
+        },
+        state: (op, key) => this.state(op, key),
+        steps: this.steps,
+        object: (s) => s.op,
+        next: (s, fresh) => (s.gone ? undefined : this.statusOf(s, fresh)),
+      },
+      name,
+    );
+  }
+
+  private state(op: Operator, name: string): OperatorState {
     const labels = { [operatorLabel(name)]: "" };
-    const s: OperatorState = {
+    return {
       name,
       op,
       generation: op.metadata.generation ?? 0,
+      status: { ...(op.status ?? {}) },
       owner: {
         apiVersion: OPERATOR_API_VERSION,
         kind: "Operator",
@@ -240,8 +263,6 @@ export class OperatorController {
       refs: [],
       updates: [],
     };
-    await runSteps(this.steps, s, "operator");
-    if (!s.gone) await this.writeStatus(s);
   }
 
   /** spec.bundle or spec.catalog, not both, not neither. */
@@ -517,26 +538,18 @@ export class OperatorController {
   }
 
   /** The status: this pass's conditions (others dropped), installed bundle, updates, components. */
-  private async writeStatus(s: OperatorState): Promise<void> {
-    const { name, conds, generation: gen } = s;
-    await writeStatus<Operator>(this.client, {
-      apiVersion: OPERATOR_API_VERSION,
-      kind: "Operator",
-      name,
-      cached: this.operators.get(name),
-      next: (fresh) => {
-        const list = withConditions(fresh.status ?? {}, gen, conds).conditions ?? [];
-        const types = new Set<string>(conds.map((c) => c.type));
-        return {
-          updates: s.updates,
-          ...(s.installedBundle ? { installedBundle: s.installedBundle } : {}),
-          ...(s.installedVersion ? { installedVersion: s.installedVersion } : {}),
-          conditions: list.filter((c) => types.has(c.type)),
-          components: { matchLabels: s.labels, refs: s.refs },
-          observedGeneration: gen,
-        };
-      },
-    });
+  private statusOf(s: OperatorState, fresh: Operator): NonNullable<Operator["status"]> {
+    const { conds, generation: gen } = s;
+    const list = withConditions(fresh.status ?? {}, gen, conds).conditions ?? [];
+    const types = new Set<string>(conds.map((c) => c.type));
+    return {
+      updates: s.updates,
+      ...(s.installedBundle ? { installedBundle: s.installedBundle } : {}),
+      ...(s.installedVersion ? { installedVersion: s.installedVersion } : {}),
+      conditions: list.filter((c) => types.has(c.type)),
+      components: { matchLabels: s.labels, refs: s.refs },
+      observedGeneration: gen,
+    };
   }
 
   private bundleRefs(refs: ComponentRef[], pick: (b: Bundle) => boolean): void {

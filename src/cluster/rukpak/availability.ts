@@ -9,7 +9,8 @@
  * StatefulSets and DaemonSets opcat installed (label `rukpak.io/instance`) and the Instances, reads
  * workloads from those caches, and looks again every few seconds while something is not available
  * (Pod states such as a crash loop do not change the workload's status; Pods are listed live then).
- * Steps: installed → observe → write-status (once, when the conditions changed) → report (Events).
+ * Steps (on the one reconcile wrapper, `runtime/reconcile.ts`): installed → observe → report; then the
+ * status written once, when the conditions changed, and the report's Events.
  */
 import type { KubeClient, KubeObject } from "../kube/client.js";
 import { findCondition, relayed } from "../kube/conditions.js";
@@ -23,8 +24,8 @@ import {
   type ControllerContext,
   type Result,
 } from "../runtime/controller.js";
-import { writeStatus } from "../runtime/status.js";
-import { runSteps, withConditions, type Step, type StepOutcome } from "../runtime/steps.js";
+import { debugLog, reconcileObject } from "../runtime/reconcile.js";
+import { withConditions, type Step, type StepOutcome } from "../runtime/steps.js";
 import { sameJson } from "../kube/json.js";
 import { API_VERSION, LABEL_INSTANCE, type Instance } from "./api.js";
 
@@ -306,10 +307,6 @@ export class AvailabilityController {
       {
         name: "installed",
         run: (s) => {
-          if (!s.inst || s.inst.metadata.deletionTimestamp) {
-            this.reported.delete(s.name);
-            return { stop: true };
-          }
           const installed = findCondition(s.inst.status?.conditions, "Installed");
           if (installed?.status !== "True" || !s.inst.status?.objects) return { stop: true };
         },
@@ -317,57 +314,83 @@ export class AvailabilityController {
       {
         name: "observe",
         run: async (s) => {
-          s.availability = await availabilityOf(this.reader(s.ctx), s.inst!.status!.objects!);
+          s.availability = await availabilityOf(this.reader(s.ctx), s.inst.status!.objects!);
         },
       },
-      { name: "write-status", run: (s) => this.writeStatus(s) },
       { name: "report", run: (s) => this.report(s) },
     ];
   }
 
   /**
    * Available and Progressing (only those: the Instance controller's conditions stay as they are), on
-   * an Instance still installed.
+   * an Instance still installed; nothing without an observation.
    */
-  private async writeStatus(s: AvailabilityState): Promise<void> {
-    const inst = s.inst!;
-    const a = s.availability!;
-    await writeStatus<Instance>(s.ctx.client, {
-      apiVersion: API_VERSION,
-      kind: "Instance",
-      name: s.name,
-      uid: inst.metadata.uid,
-      cached: inst,
-      next: (fresh) =>
-        findCondition(fresh.status?.conditions, "Installed")?.status === "True"
-          ? withConditions(fresh.status ?? {}, inst.metadata.generation ?? 0, [a.available, a.progressing])
-          : (fresh.status ?? {}),
-    });
+  private statusOf(s: AvailabilityState, fresh: Instance): Instance["status"] | undefined {
+    const a = s.availability;
+    if (!a || findCondition(fresh.status?.conditions, "Installed")?.status !== "True") return undefined;
+    return withConditions(fresh.status ?? {}, s.generation, [a.available, a.progressing]);
   }
 
+  /** The Events of a new problem (once per problem) or of availability regained, and when to look again. */
   private report(s: AvailabilityState): StepOutcome {
-    const inst = s.inst!;
     const a = s.availability!;
     const problem = a.problems.map((p) => p.message).join("; ");
     if (problem && this.reported.get(s.name) !== problem)
-      for (const p of a.problems) s.ctx.events.emit(inst, "Warning", p.reason, p.message);
+      for (const p of a.problems) s.events.push(["Warning", p.reason, p.message]);
     if (a.available.status === "True" && this.reported.get(s.name))
-      s.ctx.events.emit(inst, "Normal", "Available", a.available.message);
+      s.events.push(["Normal", "Available", a.available.message]);
     this.reported.set(s.name, problem);
     const settled = a.available.status === "True" && a.progressing.status === "False";
     return settled ? undefined : { requeueAfter: this.opts.recheckMs ?? 5000 };
   }
 
+  /**
+   * One pass by the one reconcile wrapper (`runtime/reconcile.ts`): installed → observe → report, the
+   * status written once (when the conditions changed), then the report's Events.
+   */
   async reconcile(name: string, ctx: ControllerContext<Instance> = this.controller.context): Promise<Result | void> {
-    const state: AvailabilityState = { name, ctx, inst: ctx.primary.get(name) };
-    const r = await runSteps(this.steps, state, "availability");
-    return r.requeueAfter !== undefined ? { requeueAfter: r.requeueAfter } : undefined;
+    return reconcileObject<Instance, AvailabilityState>(
+      {
+        apiVersion: API_VERSION,
+        kind: "Instance",
+        controller: "availability",
+        client: ctx.client,
+        events: ctx.events,
+        debug: debugLog(ctx.log),
+        get: (key) => {
+          const inst = ctx.primary.get(key);
+          if (inst && !inst.metadata.deletionTimestamp) return inst;
+          this.reported.delete(key);
+          return undefined;
+        },
+        state: (inst, key) => ({
+          name: key,
+          ctx,
+          inst,
+          generation: inst.metadata.generation ?? 0,
+          status: { ...(inst.status ?? {}) },
+          events: [],
+        }),
+        steps: this.steps,
+        object: (s) => s.inst,
+        next: (s, fresh) => this.statusOf(s, fresh),
+        done: (s, write) => {
+          if (write !== "gone") for (const e of s.events) ctx.events.emit(s.inst, ...e);
+        },
+      },
+      name,
+    );
   }
 }
 
 interface AvailabilityState {
   name: string;
   ctx: ControllerContext<Instance>;
-  inst?: Instance;
+  inst: Instance;
+  generation: number;
+  /** The working copy of the status (the write sets only Available and Progressing on the fresh one). */
+  status: NonNullable<Instance["status"]>;
   availability?: Availability;
+  /** The Events the report found, emitted once the status is written. */
+  events: ["Normal" | "Warning", string, string][];
 }

@@ -10,8 +10,10 @@ import { rmSync } from "node:fs";
 import { safeMessage, setCondition } from "../kube/conditions.js";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "../kube/finalizers.js";
 import type { WorkQueue } from "../kube/queue.js";
+import type { Result } from "../runtime/controller.js";
+import { debugLog, reconcileObject } from "../runtime/reconcile.js";
 import { writeStatus } from "../runtime/status.js";
-import { runSteps, type Step, type StepOutcome } from "../runtime/steps.js";
+import type { Step, StepOutcome } from "../runtime/steps.js";
 import { API_VERSION, FINALIZER_CONTENT, type Bundle, type BundleStatus } from "./api.js";
 import { contentExists, limitsOf, UnpackError, unpackBundle } from "./content.js";
 import { contentRequesterOf, madeForNobody, type RukpakContext } from "./context.js";
@@ -354,28 +356,36 @@ export function bundleSteps(ctx: RukpakContext, u: UnpackSlots): Step<BundleStat
 }
 
 /**
- * One pass over a Bundle: the steps, then the outcome written once with its Event; a failure that
- * may pass is thrown last, so that the queue retries it with backoff.
+ * One pass over a Bundle, by the one reconcile wrapper (`runtime/reconcile.ts`): the steps, then the
+ * outcome written once with its Event; a failure that may pass is thrown last, so that the queue
+ * retries it with backoff.
  */
-export async function reconcileBundle(ctx: RukpakContext, steps: readonly Step<BundleState>[], name: string) {
-  const b = ctx.bundles.get(name);
-  if (!b) return;
-  const s: BundleState = { name, b, generation: b.metadata.generation ?? 0, status: { ...(b.status ?? {}) } };
-  await runSteps(steps, s, "bundle");
-  if (s.write) {
-    const w = s.write;
-    let stale = false;
-    const out = await writeStatus<Bundle>(ctx.client, {
+export async function reconcileBundle(
+  ctx: RukpakContext,
+  steps: readonly Step<BundleState>[],
+  name: string,
+): Promise<Result> {
+  return reconcileObject<Bundle, BundleState>(
+    {
       apiVersion: API_VERSION,
       kind: "Bundle",
-      name,
-      uid: w.base.metadata.uid,
-      cached: w.base,
-      next: (fresh) => w.next(fresh) ?? ((stale = true), fresh.status ?? {}),
-    });
-    // settled once the status says it (written now, or found saying it already)
-    if (out === "written" || (out === "unchanged" && !stale)) s.settle?.();
-    if (out === "written") ctx.events.emit(w.base, ...w.event);
-  }
-  if (s.retry) throw s.retry; // retried with backoff, nothing written while the outcome stays the same
+      controller: "bundle",
+      client: ctx.client,
+      events: ctx.events,
+      debug: debugLog(ctx.log),
+      get: (key) => ctx.bundles.get(key),
+      state: (b, key) => ({ name: key, b, generation: b.metadata.generation ?? 0, status: { ...(b.status ?? {}) } }),
+      steps,
+      // the newest copy the pass knows (its own InProgress write, else the cache's); nothing without an outcome
+      object: (s) => s.write?.base ?? s.b,
+      next: (s, fresh) => s.write?.next(fresh),
+      done: (s, write) => {
+        // settled once the status says it (written now, or found saying it already)
+        if (write === "written" || write === "unchanged") s.settle?.();
+        if (write === "written" && s.write) ctx.events.emit(s.write.base, ...s.write.event);
+        if (s.retry) throw s.retry; // retried with backoff, nothing written while the outcome stays the same
+      },
+    },
+    name,
+  );
 }

@@ -4,15 +4,18 @@
  * `provisioner.ts`); none of opcat's own objects; an approval naming this generation, Bundle and
  * content; CRD upgrade safety; no collision (never adopt); the pivot recorded, applied, pruned; older
  * Bundles marked Replaced. The status is written once at the end; what must be persisted before the
- * next step acts is committed on the way: a forged approval dropped, a new approval, `Upgrading`
- * while a pivot is applied, and the failure of an apply (docs/security.md).
+ * next step acts is committed on the way (`persistStatus` of `runtime/reconcile.ts`): a forged approval
+ * dropped, a new approval, `Upgrading` while a pivot is applied, and the failure of an apply
+ * (docs/security.md). The pass itself is the one reconcile wrapper's (`reconcileObject`).
  */
 import { createHash } from "node:crypto";
 import { KubeApiError, type KubeApi } from "../kube/client.js";
 import { findCondition, setCondition } from "../kube/conditions.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
+import type { Result } from "../runtime/controller.js";
+import { debugLog, persistStatus, reconcileObject, type StatusSpec } from "../runtime/reconcile.js";
 import { changedOnTop, writeStatus } from "../runtime/status.js";
-import { RetryLater, runSteps, stopWith, withConditions, type Step, type StepOutcome } from "../runtime/steps.js";
+import { RetryLater, retryAfter, stopWith, withConditions, type Step, type StepOutcome } from "../runtime/steps.js";
 import {
   API_VERSION,
   LABEL_BUNDLE,
@@ -76,48 +79,52 @@ const STOP = { stop: true } as const;
 const stop: (s: { observe?: boolean }, event: "Normal" | "Warning" | undefined, ...cs: NewCondition[]) => StepOutcome =
   stopWith;
 
-/** A stop to be tried again with backoff once its status is written. */
-const retry = (o: StepOutcome): StepOutcome => (o && "stop" in o ? { ...o, retry: true } : o);
+/** A stop to be tried again with backoff once its status is written (retry-after). */
+const retry = retryAfter;
+
+/** What the Instance status-write of a pass (and of the resolveset provisioner's) works on. */
+export interface InstanceWork {
+  inst: Instance;
+  status: NonNullable<Instance["status"]>;
+}
 
 /**
- * Writes an Instance's working status now, when it changed (the resolveset provisioner's passes too),
- * by the one status-write policy (`runtime/status.ts`), and goes on from what the API server returned.
- * What the pass changed is set on top of the Instance as it is now: what another writer wrote
- * meanwhile (the availability controller's conditions) stays. An Instance whose spec or approval
- * changed since the pass read it is not written (a user's approval is never lost): the pass decided on
- * what it no longer says and is tried again ({@link RetryLater}). False: the Instance is gone.
+ * An Instance's status, written by the one reconcile wrapper (`runtime/reconcile.ts`): what the pass
+ * changed set on top of the Instance as it is now (what another writer wrote meanwhile, the availability
+ * controller's conditions, stays), and the pass goes on from what the API server returned. An Instance
+ * whose spec or approval changed since the pass read it is not written (a user's approval is never
+ * lost): the pass decided on what it no longer says and is tried again ({@link RetryLater}).
+ */
+export const INSTANCE_STATUS: StatusSpec<Instance, InstanceWork> = {
+  apiVersion: API_VERSION,
+  kind: "Instance",
+  object: (s) => s.inst,
+  next: (s, fresh) => {
+    const base = s.inst.status ?? {};
+    const { name, generation = 0 } = s.inst.metadata;
+    if ((fresh.metadata.generation ?? 0) !== generation || !sameJson(fresh.status?.approval, base.approval))
+      throw new RetryLater(`Instance ${name} changed while a pass decided on it; tried again`);
+    return changedOnTop(base, s.status, fresh.status ?? {});
+  },
+  written: (s, from, to) => {
+    const uid = s.inst.metadata.uid;
+    if (from.metadata.resourceVersion && uid) lastWritten.set(uid, { from: from.metadata.resourceVersion, to });
+  },
+  rebase: (s, seen) => {
+    s.inst = seen;
+    s.status = { ...(seen.status ?? {}) };
+  },
+};
+
+/**
+ * Writes an Instance's working status now, when it changed (a step that must persist before the next
+ * acts; the resolveset provisioner's passes too), by {@link persistStatus}. False: the Instance is gone.
  */
 export async function commitInstanceStatus(
   client: Pick<KubeApi, "tryGet" | "replace">,
-  s: { inst: Instance; status: NonNullable<Instance["status"]> },
+  s: InstanceWork,
 ): Promise<boolean> {
-  const base = s.inst.status ?? {};
-  const { name, generation = 0, uid } = s.inst.metadata;
-  let seen = s.inst;
-  const out = await writeStatus<Instance>(client, {
-    apiVersion: API_VERSION,
-    kind: "Instance",
-    name,
-    uid,
-    cached: s.inst,
-    next: (fresh) => {
-      if ((fresh.metadata.generation ?? 0) !== generation || !sameJson(fresh.status?.approval, base.approval))
-        throw new RetryLater(`Instance ${name} changed while a pass decided on it; tried again`);
-      seen = fresh;
-      return changedOnTop(base, s.status, fresh.status ?? {});
-    },
-    written: (o) => {
-      const from = seen.metadata.resourceVersion;
-      seen = o;
-      if (from && uid) lastWritten.set(uid, { from, to: o });
-    },
-  });
-  if (out === "gone") return false;
-  if (seen !== s.inst) {
-    s.inst = seen;
-    s.status = { ...(seen.status ?? {}) };
-  }
-  return true;
+  return (await persistStatus(client, INSTANCE_STATUS, s)) !== "gone";
 }
 
 /**
@@ -560,24 +567,37 @@ export function instanceSteps(ctx: RukpakContext): Step<InstanceState>[] {
 /**
  * One pass over an Instance, from the informer cache (the API server is asked before anything is
  * made on its behalf, and a status written from a stale copy is a conflict, tried again): the
- * steps, then the status written once (and the Event).
+ * steps, then the status written once (and the Event), by the one reconcile wrapper.
  */
-export async function reconcileInstance(ctx: RukpakContext, steps: readonly Step<InstanceState>[], name: string) {
-  const cached = ctx.instances.get(name);
-  if (!cached || cached.metadata.deletionTimestamp) return;
-  const inst = freshest(cached);
-  if (inst.spec.bundle.spec && !ctx.ours(inst.spec.bundle.spec.class)) return;
-  const generation = inst.metadata.generation ?? 0;
-  const s: InstanceState = {
+export async function reconcileInstance(
+  ctx: RukpakContext,
+  steps: readonly Step<InstanceState>[],
+  name: string,
+): Promise<Result> {
+  return reconcileObject<Instance, InstanceState>(
+    {
+      ...INSTANCE_STATUS,
+      controller: "instance",
+      client: ctx.client,
+      events: ctx.events,
+      debug: debugLog(ctx.log),
+      get: (key) => {
+        const cached = ctx.instances.get(key);
+        if (!cached || cached.metadata.deletionTimestamp) return undefined;
+        const inst = freshest(cached);
+        return inst.spec.bundle.spec && !ctx.ours(inst.spec.bundle.spec.class) ? undefined : inst;
+      },
+      state: (inst, key) => ({
+        name: key,
+        generation: inst.metadata.generation ?? 0,
+        inst,
+        status: { ...(inst.status ?? {}) },
+        bundleName: inst.spec.bundle.name,
+      }),
+      steps,
+      // an approval still awaited is announced on every pass (as before the status says it)
+      eventWhen: "kept",
+    },
     name,
-    generation,
-    inst,
-    status: { ...(inst.status ?? {}) },
-    bundleName: inst.spec.bundle.name,
-  };
-  const out = await runSteps(steps, s, "instance");
-  if (s.observe) s.status = { ...s.status, observedGeneration: generation };
-  if (!(await commit(ctx, s))) return;
-  if (out.event) ctx.events.emit(s.inst, out.event.type, out.event.reason, out.event.message);
-  if (out.retry) throw new RetryLater(out.retry);
+  );
 }

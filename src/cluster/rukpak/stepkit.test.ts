@@ -2,9 +2,9 @@
  * What the step tables of the RukPak controllers (bundle.test.ts, instance.test.ts) run on: the
  * in-memory API server (kube/fake.ts) serving RukPak's kinds, caches fed by its changes as informers
  * are by a watch, a content store in a temporary directory, the built-in provisioners, and the real
- * signing key, record store and work queues. The fake has no authorizer and no discovery: the
- * SubjectAccessReviews the steps ask are answered from a list of users allowed everything, and
- * `GET /apis` lists the groups of the kinds it serves. (No tests of its own.)
+ * signing key, record store and work queues. The SubjectAccessReviews the steps ask are answered
+ * here from a list of users allowed everything, and `GET /apis` lists the groups of the kinds it
+ * serves and RBAC's (which the steps' CRD checks expect served). (No tests of its own.)
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -64,7 +64,7 @@ function cacheOf<T extends KubeObject>(api: FakeKube, apiVersion: string, kind: 
   return { get: (n) => m.get(n), list: () => [...m.values()] };
 }
 
-/** The fake, with answers to the two requests it does not serve (see the module comment). */
+/** The fake, with these answers to two requests (see the module comment). */
 function serverOf(api: FakeKube, allowed: Set<string>): KubeClient {
   const groups = [...new Set(RESOURCES.map((r) => r.apiVersion.split("/")[0]))].map((name) => ({ name }));
   const request = async (method: string, path: string, opts: { body?: unknown } = {}) => {

@@ -5,7 +5,7 @@
  * one watch connection and one copy in memory serve them all; starting an informer twice is
  * starting it once (it resolves when its first list is cached).
  */
-import type { KubeClient, KubeObject } from "../kube/client.js";
+import type { KubeObject, WatchApi } from "../kube/client.js";
 import { Informer, type InformerOptions } from "../kube/informer.js";
 
 export type CacheOptions = Pick<InformerOptions, "namespace" | "labelSelector">;
@@ -18,7 +18,7 @@ export class SharedCaches {
   readonly #informers = new Map<string, Informer>();
 
   constructor(
-    private readonly client: KubeClient,
+    private readonly client: WatchApi,
     private readonly log: (m: string) => void = () => {},
   ) {}
 

@@ -4,7 +4,9 @@
  * (`for`), for kinds it owns (`owns`: an event on an owned object enqueues its owner) and for
  * anything else it watches (`watches`: a map from an object to the keys to reconcile), one work
  * queue with per-key exponential backoff, and an Event recorder; `reconcile(key, ctx)` returns a
- * `Result`. Start and stop are the same for every controller, so a Manager runs them together.
+ * `Result`. Start and stop are the same for every controller, so a Manager runs them together. A
+ * reconcile of one object is the one wrapper of `reconcile.ts` (`reconcileObject`: cache, steps, one
+ * status write, Event, Result).
  */
 import type { KubeClient, KubeObject } from "../kube/client.js";
 import { EventRecorder } from "../kube/events.js";

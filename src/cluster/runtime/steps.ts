@@ -1,9 +1,11 @@
 /**
  * Reconciles as a list of named steps over a working copy of the status (after operator-controller's
  * ReconcileSteps): each step reads what earlier steps found, may change the working status, and
- * returns continue (nothing), requeue-after, or stop with conditions. The runner writes the status
- * once, at the end, and only when it changed; a step that must persist something before the next
- * one acts (an approval, a pivot's target set) calls `commit`.
+ * returns one of four outcomes: continue (nothing), stop (with conditions, an Event, observe),
+ * retry-after (a stop with `retry`: tried again with the queue's backoff once its status is written)
+ * or requeue-after (ms). `reconcile.ts` runs them for one object: the status written once, at the end,
+ * and only when it changed; a step that must persist something before the next one acts (an
+ * approval, a pivot's target set) calls its `persistStatus`.
  */
 import { setCondition, type Condition, type NewCondition } from "../kube/conditions.js";
 
@@ -20,6 +22,8 @@ export type StepOutcome =
        * nothing watched would bring it back.
        */
       retry?: true;
+      /** observedGeneration is written with the conditions (as {@link stopWith} marks the state). */
+      observe?: true;
     };
 
 export interface Step<S> {
@@ -31,6 +35,12 @@ export interface StatusCopy {
   conditions?: Condition[];
   observedGeneration?: number;
 }
+
+/** Requeue-after: the pass ends and the object is reconciled again in `ms` (nothing else changes). */
+export const requeueAfter = (ms: number): StepOutcome => ({ requeueAfter: ms });
+
+/** Retry-after: a stop tried again with the queue's backoff once its status is written. */
+export const retryAfter = (o: StepOutcome): StepOutcome => (o && "stop" in o ? { ...o, retry: true } : o);
 
 /** Sets conditions on a working status (observedGeneration from `generation`). */
 export function withConditions<T extends StatusCopy>(status: T, generation: number, cs: readonly NewCondition[]): T {
@@ -105,11 +115,12 @@ export async function runSteps<S>(steps: readonly Step<S>[], state: S, controlle
 }
 
 async function runAll<S>(steps: readonly Step<S>[], state: S): Promise<StepsResult> {
-  const withStatus = state as { generation?: number; status?: StatusCopy };
+  const withStatus = state as { generation?: number; status?: StatusCopy; observe?: boolean };
   for (const step of steps) {
     const out = await step.run(state);
     if (!out) continue;
     if ("requeueAfter" in out) return { stoppedAt: step.name, requeueAfter: out.requeueAfter };
+    if (out.observe) withStatus.observe = true;
     if (out.conditions && withStatus.status)
       withStatus.status = withConditions(withStatus.status, withStatus.generation ?? 0, out.conditions);
     const last = out.conditions?.[out.conditions.length - 1];
