@@ -5,14 +5,16 @@
  * catalogd on the same steps; this measures opcat's side:
  *  - one ClusterCatalog holding the real community catalogs (v4.20 as published, v4.16's packages renamed
  *    `-v416` beside it: 55 packages, 1,024 bundles, ~35 MB of FBC, the largest real catalog here), built
- *    into an image, pushed and unpacked: time until Serving;
+ *    into an image, pushed and unpacked: time until Serving (`BENCH_V416_COPIES=n`: n renamed copies of
+ *    v4.16, default 1; 0 for v4.20 alone, 2 for a larger catalog: how memory grows with the catalog);
  *  - 20 ClusterExtensions of 20 different packages created at once, each pinned to a real version of
  *    its package (the bundle built from the community operators repository's directory, pushed to the
  *    registry; the catalog's image field of that bundle points at it): time until all are Installed,
  *    the controllers' API requests by verb and resource (from their own /metrics);
  *  - the upgrade of all 20 at once: each pin moved to the version that directly replaces or skips the
  *    installed one in the package's real channel graph (so the default CatalogProvided policy allows it);
- *  - the controller's peak RSS.
+ *  - the controller's peak RSS, and after each phase its RSS now and its peak so far (which phase reaches
+ *    the peak).
  * Prints Markdown tables for docs/benchmarks.md.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -30,11 +32,13 @@ import type { DeclarativeConfig, JsonObject } from "../src/fbc/types.js";
 import { startDockerRegistry } from "../test/image/servers.js";
 import { renamePackages } from "./generate.js";
 import { COMMUNITY } from "../test/shared.js";
-import { peakRss, settled, startController, startKube, untilAll } from "./shared.js";
+import { currentRss, peakRss, settled, startController, startKube, untilAll } from "./shared.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "opcat-bench-ext-"));
 const bin = join(process.env.OPCAT_KUBE_CACHE ?? join(homedir(), ".cache", "opcat", "kube"), "v1.35.4", "bin");
 const COUNT = Number(process.env.BENCH_EXTENSIONS ?? 20);
+/** Copies of v4.16 (packages renamed) beside v4.20 in the catalog: its size (0: v4.20 alone). */
+const V416_COPIES = Number(process.env.BENCH_V416_COPIES ?? 1);
 
 /** One package to install: the version installed first and its direct successor in the default channel. */
 interface Pick {
@@ -133,8 +137,12 @@ function pickPackages(cfg: DeclarativeConfig): Pick[] {
  */
 async function writeCatalog(dir: string, registryHost: string): Promise<{ picks: Pick[]; bundles: number }> {
   const a = (await loadCatalog(join(COMMUNITY, "catalogs", "v4.20"))).config;
-  const b = (await loadCatalog(join(COMMUNITY, "catalogs", "v4.16"))).config;
-  renamePackages(b, "-v416");
+  const copies: DeclarativeConfig[] = [];
+  for (let i = 0; i < V416_COPIES; i++) {
+    const b = (await loadCatalog(join(COMMUNITY, "catalogs", "v4.16"))).config;
+    renamePackages(b, i === 0 ? "-v416" : `-v416-${i + 1}`);
+    copies.push(b);
+  }
   const picks = pickPackages(a);
   for (const p of picks)
     for (const [which, name] of Object.entries(p.bundles)) {
@@ -143,7 +151,7 @@ async function writeCatalog(dir: string, registryHost: string): Promise<{ picks:
     }
   const merged = { ...a };
   for (const k of ["packages", "channels", "bundles", "deprecations", "others"] as const)
-    (merged[k] as unknown[]) = [...a[k], ...b[k]];
+    (merged[k] as unknown[]) = [...a[k], ...copies.flatMap((b): unknown[] => b[k])];
   writeCatalogDirectory(merged, dir, "yaml");
   return { picks, bundles: merged.bundles.length };
 }
@@ -209,6 +217,11 @@ async function main(): Promise<void> {
   const { ctl, log, requests } = await startController(kube.kubeconfig, join(tmp, "state"));
   const rows: string[][] = [];
   const phases: [string, Counts][] = [];
+  const memory: string[] = [];
+  /** The controller's RSS now and its peak so far, once a phase has settled. */
+  const rssAfter = (phase: string): void => {
+    memory.push(`| ${phase} | ${currentRss(ctl.pid!).toFixed(0)} MiB | ${peakRss(ctl.pid!).toFixed(0)} MiB |`);
+  };
   try {
     const { picks, bundles } = await writeCatalog(join(tmp, "catalog"), registry.host);
     if (picks.length < COUNT) throw new Error(`only ${picks.length} packages to install`);
@@ -228,6 +241,7 @@ async function main(): Promise<void> {
       await client.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: extension(p).spec.namespace } });
 
     let before = await settled(requests);
+    rssAfter("started, images pushed");
     let t = performance.now();
     await client.create({
       apiVersion: CATALOG_API_VERSION,
@@ -244,6 +258,7 @@ async function main(): Promise<void> {
     ]);
     let after = await settled(requests);
     phases.push(["catalog", diff(before, after)]);
+    rssAfter("ClusterCatalog served");
 
     const names = picks.map((p) => p.pkg);
     const want = new Map(picks.map((p) => [p.pkg, p.from]));
@@ -257,6 +272,7 @@ async function main(): Promise<void> {
     ]);
     after = await settled(requests);
     phases.push([`install ${COUNT}`, diff(before, after)]);
+    rssAfter(`${COUNT} installed`);
 
     for (const p of picks) want.set(p.pkg, p.to);
     before = after;
@@ -275,6 +291,7 @@ async function main(): Promise<void> {
     ]);
     after = await settled(requests);
     phases.push([`upgrade ${COUNT}`, diff(before, after)]);
+    rssAfter(`${COUNT} upgraded`);
     for (const [p, m] of phases.slice(1))
       rows.push([`API requests: ${p} (per ClusterExtension)`, `${total(m)} (${(total(m) / COUNT).toFixed(1)})`]);
     rows.push(["controller peak RSS (VmHWM)", `${peakRss(ctl.pid!).toFixed(0)} MiB`]);
@@ -292,6 +309,8 @@ async function main(): Promise<void> {
     console.log("| ClusterExtensions (real kube-apiserver 1.35.4 + etcd on 127.0.0.1) | value |\n|---|---|");
     for (const r of rows) console.log(`| ${r[0]} | ${r[1]} |`);
     console.log(`\n${requestTable(phases).join("\n")}`);
+    console.log(`\n| controller after the phase | RSS (VmRSS) | peak so far (VmHWM) |\n|---|---:|---:|`);
+    for (const m of memory) console.log(m);
   }
 }
 

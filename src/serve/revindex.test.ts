@@ -84,6 +84,74 @@ async function sameHttpAnswers(
   }
 }
 
+describe("an HTTP-only revision kept in a file answers as one kept in memory", () => {
+  const filesDir = join(tmp, "served");
+  const warnings: string[] = [];
+  const opts = { grpc: false, validation: "report" } as const;
+  const inMemory = new CatalogStore(opts);
+  const inFile = new CatalogStore({ ...opts, files: { dir: filesDir, onWarning: (m) => warnings.push(m) } });
+  const servers: { http: HttpServerHandle }[] = [];
+
+  before(async () => {
+    for (const store of [inMemory, inFile]) {
+      assert.equal((await store.add("test", catalogDir, { index: false })).status, "loaded");
+      servers.push({ http: await startHttpServer(store, { port: 0, resolver: false }) });
+    }
+  });
+  after(async () => {
+    for (const s of servers) await s.http.close();
+    await Promise.all([inMemory.close(), inFile.close()]);
+  });
+
+  test("its bytes are read from a file already unlinked; content, digest and tags are the same", () => {
+    const a = inMemory.get("test");
+    const b = inFile.get("test");
+    assert.ok(a && b);
+    assert.deepEqual(warnings, []);
+    assert.ok(a.jsonlBytes.inMemory && a.gzipBytes.inMemory);
+    assert.ok(!b.jsonlBytes.inMemory && !b.gzipBytes.inMemory);
+    assert.deepEqual(readdirSync(filesDir), []);
+    assert.ok(a.jsonl.equals(b.jsonl));
+    assert.ok(a.gzip.equals(b.gzip));
+    assert.equal(b.digest, a.digest);
+    assert.equal(b.etag, a.etag);
+    assert.equal(b.blobCount, a.blobCount);
+    assert.deepEqual(b.validationProblems, a.validationProblems);
+  });
+
+  test("HTTP: /all (identity, gzip, a range) and /metas queries answer the same bytes and headers", async () => {
+    const paths = [
+      ["/catalogs/test/api/v1/all", {}],
+      ["/catalogs/test/api/v1/all", { "Accept-Encoding": "gzip" }],
+      ["/catalogs/test/api/v1/all", { Range: "bytes=100-199" }],
+      ["/catalogs/test/api/v1/metas?schema=olm.package", {}],
+      ["/catalogs/test/api/v1/metas?schema=olm.bundle", { "Accept-Encoding": "gzip" }],
+      ["/catalogs/test/api/v1/metas?package=etcd", {}],
+      ["/catalogs/test/api/v1/metas?schema=olm.channel&package=etcd&name=stable", {}],
+      ["/catalogs/test/api/v1/metas?name=etcd.v0.9.2", {}],
+      ["/catalogs/test/api/v1/metas?schema=nope", {}],
+    ] as const;
+    await sameHttpAnswers(servers, paths);
+  });
+
+  test("where no file can be written, the bytes stay in memory and a warning says why", async () => {
+    const notADir = join(tmp, "served-not-a-dir");
+    writeFileSync(notADir, "");
+    const told: string[] = [];
+    const r = await CatalogRevision.load(catalogDir, {
+      catalog: "test",
+      serial: 1,
+      ...opts,
+      files: { dir: notADir, onWarning: (m) => told.push(m) },
+    });
+    assert.ok(r.ok);
+    assert.ok(r.revision.jsonlBytes.inMemory);
+    assert.equal(told.length, 1);
+    assert.match(told[0], /^the served bytes of test stay in memory: /);
+    assert.ok(r.revision.jsonl.equals(inMemory.get("test")!.jsonl));
+  });
+});
+
 describe("answers from a persisted index are those of a build from the files", () => {
   const cacheDir = join(tmp, "cache-same");
   const built = new CatalogStore();

@@ -22,6 +22,10 @@
  * version, another catalog, a checksum, a length — is not served: the catalog is rebuilt and the file
  * rewritten. Files are written to a temporary name and renamed into place, so a reader (or a crash)
  * never sees half an index.
+ *
+ * The same file, without the registry's sections, holds an HTTP-only revision's served bytes when its
+ * store keeps them on disk (`files`, the cluster's catalogs: revision.ts), read back at once and never
+ * looked up again.
  */
 import { createHash } from "node:crypto";
 import { closeSync, fstatSync, openSync, readdirSync, readSync, realpathSync, statSync } from "node:fs";
@@ -48,7 +52,8 @@ export interface RevisionParts {
   bySchema: KeyIndex;
   byPackage: KeyIndex;
   byName: KeyIndex;
-  registry: PersistedRegistry;
+  /** The gRPC registry; none in the files of an HTTP-only revision (empty sections). */
+  registry: PersistedRegistry | undefined;
   /** SHA-256 of `jsonl`. */
   digest: string;
   files: number;
@@ -304,13 +309,15 @@ export function readIndex(
 
 /**
  * Writes the index of a revision built from the files in `state` (taken before they were read):
- * to a temporary file in the same directory, then renamed into place.
+ * to a temporary file in the same directory, then renamed into place. `durable: false` skips the
+ * fsync (a file that does not outlive the process: an HTTP-only revision's, revision.ts).
  */
 export async function writeIndex(
   path: string,
   state: TreeState,
   checkMetaKeys: boolean,
   parts: RevisionParts,
+  { durable = true }: { durable?: boolean } = {},
 ): Promise<void> {
   if (state.content === undefined) throw new Error("writeIndex: the content digest was not taken");
   const blobs = parts.offsets.length - 1;
@@ -321,9 +328,9 @@ export async function writeIndex(
     ["bySchema", parts.bySchema.encode()],
     ["byPackage", parts.byPackage.encode()],
     ["byName", parts.byName.encode()],
-    ["registry", Buffer.from(parts.registry.json)],
-    ["light", parts.registry.light],
-    ["heavy", parts.registry.heavy], // last: read when asked for, not kept in memory
+    ["registry", Buffer.from(parts.registry?.json ?? "")],
+    ["light", parts.registry?.light ?? Buffer.alloc(0)],
+    ["heavy", parts.registry?.heavy ?? []], // last: read when asked for, not kept in memory
   ];
   const placed: Record<string, [number, number]> = {};
   const resident = createHash("sha256");
@@ -371,7 +378,7 @@ export async function writeIndex(
         pos += bytesWritten;
       }
     }
-    await fh.sync();
+    if (durable) await fh.sync();
   } catch (e) {
     await fh.close().catch(() => undefined);
     await rm(tmp, { force: true });

@@ -7,10 +7,12 @@
  *
  * A revision read from its persisted index (`serve --cache-dir`, revindex.ts) keeps in memory only
  * the index tables (line offsets, the metas index, the registry's structure); the lines, their gzip
- * and the encoded bundles stay in the index file and are read when a request asks for them.
+ * and the encoded bundles stay in the index file and are read when a request asks for them. An
+ * HTTP-only revision built with `files` (the cluster's catalogs) is written to such a file once built
+ * and served from it the same way.
  */
 import { createHash } from "node:crypto";
-import { stat } from "node:fs/promises";
+import { mkdir, rm, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import { gzip as gzipCb, constants as zconst } from "node:zlib";
@@ -18,6 +20,7 @@ import { promisify } from "node:util";
 import { encodeSortedCompact } from "../gojson/encode.js";
 import { OpcatError, problem, type Problem } from "../errors/index.js";
 import { readInputFile } from "../fsx/readfile.js";
+import { stagedName, sweepStagedOnce } from "../fsx/staged.js";
 import { CATALOG_FILE, listCatalogFiles, loadText, type BlobMeta, type LoadResult } from "../fbc/load.js";
 import { emptyConfig } from "../fbc/types.js";
 import { validateCatalog } from "../fbc/validate.js";
@@ -60,6 +63,25 @@ export interface LoadRevisionOptions {
    * parses. `report` needs `grpc: false`: the gRPC registry index is built from a valid model.
    */
   validation?: "refuse" | "report";
+  /**
+   * Keep an HTTP-only revision's served bytes (`grpc: false`: the `/all` lines and their gzip) in a
+   * file rather than in memory: once built, the revision is written as a persisted index (revindex.ts,
+   * without the registry's sections) and served from that file as `opcat serve --cache-dir` serves
+   * one; only its tables (line offsets, the metas index) stay in memory.
+   */
+  files?: RevisionFilesOptions;
+}
+
+/**
+ * Where HTTP-only revisions keep their served bytes (LoadRevisionOptions.files). Each revision's file
+ * is unlinked as soon as it is opened: its open descriptor keeps it readable, and the disk space goes
+ * with the last reader (bytes.ts), whatever happens to the process. Never read by a later start.
+ */
+export interface RevisionFilesOptions {
+  /** The directory the files are written to (created when missing). */
+  dir: string;
+  /** Told why a revision stays in memory (its file could not be written or read back). */
+  onWarning?: (message: string) => void;
 }
 
 export interface RevisionCacheOptions {
@@ -287,15 +309,17 @@ export class CatalogRevision {
     const report = opts.validation === "report" && !grpc;
     if (validated.problems.length > 0 && !report) return { ok: false, problems: validated.problems };
     await yieldToEventLoop();
-    if (!grpc)
+    if (!grpc) {
+      const packed = await packParts(read, res);
       return {
         ok: true,
         revision: revision({
-          ...(await packParts(read, res)),
+          ...(opts.files ? await inFile(source, opts.catalog, packed, opts.files) : packed),
           registry: undefined,
           validationProblems: validated.problems,
         }),
       };
+    }
     const built = RegistryIndex.build(validated.model, res.config.others, { checkMetaKeys: opts.checkMetaKeys });
     if ("problems" in built) return { ok: false, problems: built.problems };
     const parts = await packParts(read, res);
@@ -442,6 +466,39 @@ async function packParts(read: ReadBlobs, res: LoadResult): Promise<RevisionPart
     files: res.files,
     bytes: res.bytes,
   };
+}
+
+/**
+ * The parts of a revision read back from the file they were written to (LoadRevisionOptions.files):
+ * the served bytes in the file, the tables in memory. The file is unlinked once open. When it cannot
+ * be written or read, the parts stay in memory (the warning says why).
+ */
+async function inFile(
+  source: string,
+  catalog: string,
+  parts: RevisionParts,
+  files: RevisionFilesOptions,
+): Promise<RevisionParts> {
+  // a staged name: unique to this write, and swept (below) by a later process when left behind
+  const path = stagedName(join(files.dir, `${catalog}.idx`));
+  // the file is never looked up by its catalog's state: this one only ties it to the write
+  const state: TreeState = { real: source, stat: path, content: "" };
+  try {
+    await mkdir(files.dir, { recursive: true });
+    // the files of processes that died before unlinking theirs
+    sweepStagedOnce(files.dir);
+    // not synced: the file goes with the process (unlinked below), a crash leaves nothing to trust
+    await writeIndex(path, state, false, { ...parts, registry: undefined }, { durable: false });
+    const found = readIndex(path, state, false, false);
+    if (!("parts" in found)) throw new Error(found.message);
+    return found.parts;
+  } catch (e) {
+    files.onWarning?.(`the served bytes of ${catalog} stay in memory: ${(e as Error).message}`);
+    return parts;
+  } finally {
+    // open (or never written): unlinked, readable through its descriptor
+    await rm(path, { force: true }).catch(() => undefined);
+  }
 }
 
 /** Now in whole seconds, and at least a second after the revision replaced. */

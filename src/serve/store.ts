@@ -6,7 +6,7 @@
 import { readdirSync, realpathSync, statSync, watch, type FSWatcher } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import type { Problem } from "../errors/index.js";
-import { CatalogRevision, type RevisionCacheOptions } from "./revision.js";
+import { CatalogRevision, type RevisionCacheOptions, type RevisionFilesOptions } from "./revision.js";
 import { treeEntries } from "./revindex.js";
 
 /** What a load or reload did. */
@@ -58,6 +58,11 @@ export interface CatalogStoreOptions {
    * (a reload after a change rebuilds the index).
    */
   cache?: RevisionCacheOptions;
+  /**
+   * Keep each HTTP-only revision's served bytes in a file in this directory rather than in memory
+   * (`grpc: false`; see LoadRevisionOptions.files): the cluster's catalogs.
+   */
+  files?: RevisionFilesOptions;
 }
 
 interface Entry {
@@ -246,6 +251,7 @@ export class CatalogStore {
       checkMetaKeys: this.#opts.checkMetaKeys,
       grpc: this.#opts.grpc,
       validation: this.#opts.validation,
+      files: this.#opts.files,
       cache:
         e.indexed && this.#opts.cache
           ? {

@@ -7,7 +7,7 @@
  * parse leaves the previous content served, and the status says why. Listeners (the resolver) hear
  * of every change of served content.
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { KubeClient } from "../kube/client.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
@@ -90,9 +90,10 @@ export interface ServedCatalog {
 export class CatalogController {
   /**
    * Served over catalogd's HTTP API only: no gRPC registry index (about half a revision's memory);
-   * catalogs are loaded one at a time (the peak of a load is several times its catalog).
+   * catalogs are loaded one at a time (the peak of a load is several times its catalog); each
+   * revision's served bytes live in a file under `<stateDir>/served`, only its tables in memory.
    */
-  readonly store = new CatalogStore({ grpc: false, oneLoadAtATime: true, validation: "report" });
+  readonly store: CatalogStore;
   /** Built on the controller runtime: ClusterCatalogs, and the image sources' events. */
   readonly controller: Controller<ClusterCatalog>;
   readonly catalogs: Informer<ClusterCatalog>;
@@ -109,6 +110,12 @@ export class CatalogController {
 
   constructor(private readonly opts: CatalogControllerOptions) {
     this.log = opts.log ?? (() => {});
+    this.store = new CatalogStore({
+      grpc: false,
+      oneLoadAtATime: true,
+      validation: "report",
+      files: { dir: join(opts.stateDir, "served"), onWarning: this.log },
+    });
     this.controller = defineController<ClusterCatalog>(
       opts.client,
       {
@@ -167,6 +174,8 @@ export class CatalogController {
 
   async start(): Promise<void> {
     mkdirSync(this.opts.stateDir, { recursive: true });
+    // what an earlier process was killed with between writing a revision's file and opening it (never reused)
+    rmSync(join(this.opts.stateDir, "served"), { recursive: true, force: true });
     this.http = await startHttpServer(this.store, {
       host: this.opts.host ?? "127.0.0.1",
       port: this.opts.port ?? 0,

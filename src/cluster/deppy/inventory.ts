@@ -11,7 +11,7 @@ import type { CatalogController } from "../catalogd/catalogs.js";
 import type { InputClass as ResolverClass, InstalledOperator } from "../../resolve/index.js";
 import type { JsonValue } from "../../fbc/types.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
-import type { RunnerCatalog } from "./resolverunner.js";
+import type { ContentCatalog } from "./resolverunner.js";
 import { parsePropertiesAnnotation } from "./resolvesetwriter.js";
 import {
   ANNOTATION_BUNDLE,
@@ -59,11 +59,15 @@ export async function clusterVersions(client: KubeClient): Promise<ClusterVersio
   return { kube: v.gitVersion?.replace(/^v/, "").replace(/[-+].*$/, ""), ocp };
 }
 
-/** What the ClusterCatalogs serve, for the resolver's worker (content sent once per revision). */
-export function servedCatalogs(catalogs: CatalogController): (RunnerCatalog & { jsonl: Uint8Array })[] {
-  return catalogs
-    .servedCatalogs()
-    .map((s) => ({ name: s.name, priority: s.priority, digest: s.revision.digest, jsonl: s.revision.jsonl }));
+/**
+ * What the ClusterCatalogs serve, for the resolver's worker: content read (from the revision's file)
+ * and sent only when the worker does not hold that revision yet.
+ */
+export function servedCatalogs(catalogs: CatalogController): ContentCatalog[] {
+  return catalogs.servedCatalogs().map((s) => {
+    const { revision } = s;
+    return { name: s.name, priority: s.priority, digest: revision.digest, jsonl: () => revision.jsonl };
+  });
 }
 
 /**

@@ -36,7 +36,7 @@ import type {
 } from "../../resolve/index.js";
 import type { JsonValue } from "../../fbc/types.js";
 import type { SigningKey } from "../rukpak/trust.js";
-import { ResolutionBudgetError, ResolverRunner, type RunnerCatalog } from "./resolverunner.js";
+import { ResolutionBudgetError, ResolverRunner, type ContentCatalog } from "./resolverunner.js";
 import type { CatalogController } from "../catalogd/catalogs.js";
 import {
   DEPPY_API_VERSION,
@@ -86,7 +86,7 @@ export interface DeppyOptions {
 interface ResolutionState {
   inputs: Input[];
   versions: ClusterVersions;
-  served: (RunnerCatalog & { jsonl: Uint8Array })[];
+  served: ContentCatalog[];
   ops: InstalledOperator[];
   /** Bundles whose edited `olm.properties` annotation does not parse, with why. */
   problems: Map<string, string>;
@@ -238,7 +238,7 @@ export class DeppyController {
   }
 
   /** What the ClusterCatalogs serve, for the resolver's worker (content sent once per revision). */
-  servedCatalogs(): (RunnerCatalog & { jsonl: Uint8Array })[] {
+  servedCatalogs(): ContentCatalog[] {
     return servedCatalogs(this.opts.catalogs);
   }
 
@@ -325,8 +325,17 @@ export class DeppyController {
   /**
    * The resolution, in the worker thread within its budget; past the budget every Input says so and the
    * pass ends (not retried: the next change of an Input, class, catalog or installed bundle resolves again).
+   * Without Inputs and installed operators there is none (its answer is empty): Deppy unused holds no
+   * catalog model.
    */
   private async resolve(s: ResolutionState): Promise<StepOutcome> {
+    if (s.inputs.length === 0 && s.ops.length === 0) {
+      // nothing asked for and nothing installed: no catalog is read, and a worker holding models goes
+      await this.runner!.release();
+      this.lastInstalled.clear();
+      this.notify();
+      return { stop: true };
+    }
     const t0 = performance.now();
     try {
       s.rs = await this.runner!.resolve(s.served, {
@@ -504,7 +513,7 @@ export class DeppyController {
   private async blockedUpdates(
     i: Input,
     rs: ResolveSet,
-    served: (RunnerCatalog & { jsonl: Uint8Array })[],
+    served: ContentCatalog[],
     rinputs: ResolverInput[],
     classes: ResolverClass[],
     ops: InstalledOperator[],

@@ -78,3 +78,55 @@ test("Deppy leaves out the packages opcat validate finds problems in; the others
     await runner.close();
   }
 });
+
+test("a catalog's content is read only when the worker lacks it; a released worker is sent it again", async () => {
+  const runner = new ResolverRunner();
+  let reads = 0;
+  const catalogs = [
+    {
+      name: "c",
+      priority: 0,
+      digest: "sha256:test",
+      jsonl: () => {
+        reads++;
+        return Buffer.from(FBC);
+      },
+    },
+  ];
+  try {
+    const first = await runner.resolve(catalogs, { inputs: [input("good")] });
+    assert.deepEqual(
+      first.bundles.map((b) => b.name),
+      ["good.v1.1.0"],
+    );
+    await runner.resolve(catalogs, { inputs: [input("good")] });
+    assert.equal(reads, 1);
+    await runner.release();
+    const again = await runner.resolve(catalogs, { inputs: [input("good")] });
+    assert.deepEqual(again.bundles, first.bundles);
+    assert.equal(reads, 2);
+  } finally {
+    await runner.close();
+  }
+});
+
+test("a catalog whose content cannot be read fails that resolution only", async () => {
+  const runner = new ResolverRunner();
+  try {
+    const unreadable = [
+      {
+        name: "c",
+        priority: 0,
+        digest: "sha256:gone",
+        jsonl: (): Uint8Array => {
+          throw new Error("short read from the index file");
+        },
+      },
+    ];
+    await assert.rejects(runner.resolve(unreadable, { inputs: [input("good")] }), /short read from the index file/);
+    const catalogs = [{ name: "c", priority: 0, digest: "sha256:test", jsonl: Buffer.from(FBC) }];
+    assert.equal((await runner.resolve(catalogs, { inputs: [input("good")] })).resolved, true);
+  } finally {
+    await runner.close();
+  }
+});

@@ -44,8 +44,13 @@ export class ResolutionBudgetError extends Error {
 
 export const DEFAULT_RESOLUTION_BUDGET_MS = 60_000;
 
+/** A catalog to resolve over: its content, or a function reading it. */
+export type ContentCatalog = Omit<RunnerCatalog, "jsonl"> & { jsonl: Uint8Array | (() => Uint8Array) };
+
 interface Job {
-  req: RunnerRequest;
+  id: number;
+  catalogs: ContentCatalog[];
+  request: RunnerResolveRequest;
   resolve: (r: ResolveSet) => void;
   reject: (e: Error) => void;
   timer?: NodeJS.Timeout;
@@ -70,15 +75,15 @@ export class ResolverRunner {
     return this.#current !== undefined;
   }
 
-  /** Resolves `request` over `catalogs` (each with its content) in the worker, within the budget. */
-  resolve(
-    catalogs: readonly (Omit<RunnerCatalog, "jsonl"> & { jsonl: Uint8Array })[],
-    request: RunnerResolveRequest,
-  ): Promise<ResolveSet> {
+  /**
+   * Resolves `request` over `catalogs` in the worker, within the budget. Each catalog comes with its
+   * content, or a function reading it (called only when the worker does not hold that revision yet:
+   * a revision whose bytes are in a file is not read for every resolution).
+   */
+  resolve(catalogs: readonly ContentCatalog[], request: RunnerResolveRequest): Promise<ResolveSet> {
     if (this.#closed) return Promise.reject(new Error("the resolver is stopped"));
     return new Promise<ResolveSet>((resolve, reject) => {
-      const req: RunnerRequest = { id: this.#next++, catalogs: catalogs.map((c) => ({ ...c })), request };
-      this.#queue.push({ req, resolve, reject });
+      this.#queue.push({ id: this.#next++, catalogs: catalogs.map((c) => ({ ...c })), request, resolve, reject });
       this.#pump();
     });
   }
@@ -90,13 +95,23 @@ export class ResolverRunner {
     this.#current = job;
     const w = this.#start();
     // content only for revisions the worker does not hold
-    const catalogs = job.req.catalogs.map((c) => {
-      if (this.#sent.has(c.digest)) return { name: c.name, priority: c.priority, digest: c.digest };
-      this.#sent.add(c.digest);
-      return c;
-    });
+    let catalogs: RunnerCatalog[];
+    const held = new Set(this.#sent);
+    try {
+      catalogs = job.catalogs.map(({ name, priority, digest, jsonl }) => {
+        if (held.has(digest)) return { name, priority, digest };
+        held.add(digest);
+        return { name, priority, digest, jsonl: typeof jsonl === "function" ? jsonl() : jsonl };
+      });
+    } catch (e) {
+      // a revision's file could not be read: this resolution fails, the next one is tried
+      this.#current = undefined;
+      job.reject(e as Error);
+      this.#pump();
+      return;
+    }
     this.#sent = new Set(catalogs.map((c) => c.digest));
-    w.postMessage({ ...job.req, catalogs });
+    w.postMessage({ id: job.id, catalogs, request: job.request } satisfies RunnerRequest);
   }
 
   #start(): Worker {
@@ -108,7 +123,7 @@ export class ResolverRunner {
     this.#sent = new Set();
     w.on("message", (m: RunnerReply) => {
       const job = this.#current;
-      if (!job || job.req.id !== m.id) return;
+      if (!job || job.id !== m.id) return;
       if ("ready" in m) {
         job.timer = setTimeout(() => this.#overBudget(job), this.#budgetMs);
         return;
@@ -146,6 +161,18 @@ export class ResolverRunner {
       job.reject(e);
     }
     this.#pump();
+  }
+
+  /**
+   * Stops an idle worker and the catalog models it holds (nothing to resolve for now); the next
+   * resolution starts a fresh one, sent its catalogs again.
+   */
+  async release(): Promise<void> {
+    const w = this.#worker;
+    if (!w || this.#current || this.#queue.length > 0) return;
+    this.#worker = undefined;
+    this.#sent = new Set();
+    await w.terminate();
   }
 
   /** Stops the worker; pending resolutions fail. */
