@@ -31,11 +31,13 @@ import {
   type ControllerContext,
   type Result,
 } from "../runtime/controller.js";
-import { debugLog, reconcileObject } from "../runtime/reconcile.js";
+import { fromContext, reconcileObject } from "../runtime/reconcile.js";
 import { applyConditions } from "../runtime/status.js";
 import { withConditions, type Step, type StepOutcome } from "../runtime/steps.js";
 import { sameJson } from "../kube/json.js";
 import { API_VERSION, LABEL_INSTANCE, type Instance } from "./api.js";
+
+const INSTANCE = { apiVersion: API_VERSION, kind: "Instance" } as const;
 
 const WORKLOAD_KINDS = [
   ["apps/v1", "Deployment"],
@@ -274,7 +276,7 @@ export class AvailabilityController {
       {
         name: "availability",
         caches: opts.caches,
-        for: { apiVersion: API_VERSION, kind: "Instance" },
+        for: INSTANCE,
         watches: WORKLOAD_KINDS.map(([apiVersion, kind]) => ({
           apiVersion,
           kind,
@@ -364,12 +366,9 @@ export class AvailabilityController {
   async reconcile(name: string, ctx: ControllerContext<Instance> = this.controller.context): Promise<Result | void> {
     return reconcileObject<Instance, AvailabilityState>(
       {
-        apiVersion: API_VERSION,
-        kind: "Instance",
+        ...INSTANCE,
+        ...fromContext(ctx),
         controller: "availability",
-        client: ctx.client,
-        events: ctx.events,
-        debug: debugLog(ctx.log),
         get: (key) => {
           const inst = ctx.primary.get(key);
           if (inst && !inst.metadata.deletionTimestamp) return inst;
@@ -388,8 +387,7 @@ export class AvailabilityController {
         object: (s) => s.inst,
         write: (s) =>
           applyConditions(ctx.client, {
-            apiVersion: API_VERSION,
-            kind: "Instance",
+            ...INSTANCE,
             name: s.inst.metadata.name,
             uid: s.inst.metadata.uid,
             cached: s.inst,

@@ -170,6 +170,18 @@ export async function runPass<O extends WithStatus, S extends WorkingState<Statu
   return { ...out, state: s, write };
 }
 
+/**
+ * What a pass's spec takes from the context of a controller on `defineController`: its client, its
+ * Event recorder, and its log as the debug lines ({@link debugLog}).
+ */
+export function fromContext(ctx: {
+  client: Pick<KubeApi, "tryGet" | "replace">;
+  events: EventSink;
+  log: (m: string) => void;
+}) {
+  return { client: ctx.client, events: ctx.events, debug: debugLog(ctx.log) };
+}
+
 /** A controller's log as the wrapper's debug lines: only with OPCAT_DEBUG set (any value but "" or "0"). */
 export function debugLog(log: (m: string) => void): ((m: string) => void) | undefined {
   const on = process.env.OPCAT_DEBUG;
