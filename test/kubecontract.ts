@@ -14,19 +14,9 @@ import {
   type KubeServer,
   type WatchEvent,
 } from "../src/cluster/kube/client.js";
-import type { FakeResource } from "../src/cluster/kube/fake.js";
+import { mapListsOf, type FakeResource } from "../src/cluster/kube/fake.js";
 
-/** The custom resource both run the cases on: namespaced, with a status subresource. */
-export const WIDGET: FakeResource = {
-  apiVersion: "contract.opcat.test/v1",
-  kind: "Widget",
-  resource: "widgets.contract.opcat.test",
-  namespaced: true,
-  statusSubresource: true,
-  generation: true,
-};
-
-/** Its CRD, for a real API server. */
+/** The custom resource the cases run on, as a real API server gets it (its CRD). */
 export const WIDGET_CRD = {
   apiVersion: "apiextensions.k8s.io/v1",
   kind: "CustomResourceDefinition",
@@ -46,13 +36,44 @@ export const WIDGET_CRD = {
             type: "object",
             properties: {
               spec: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
-              status: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
+              status: {
+                type: "object",
+                "x-kubernetes-preserve-unknown-fields": true,
+                properties: {
+                  conditions: {
+                    type: "array",
+                    "x-kubernetes-list-type": "map",
+                    "x-kubernetes-list-map-keys": ["type"],
+                    items: {
+                      type: "object",
+                      required: ["type", "status"],
+                      properties: {
+                        type: { type: "string" },
+                        status: { type: "string" },
+                        reason: { type: "string" },
+                        message: { type: "string" },
+                      },
+                    },
+                  },
+                },
+              },
             },
           },
         },
       },
     ],
   },
+};
+
+/** The same kind as the fake serves it: namespaced, with a status subresource, its map lists from the CRD. */
+export const WIDGET: FakeResource = {
+  apiVersion: "contract.opcat.test/v1",
+  kind: "Widget",
+  resource: "widgets.contract.opcat.test",
+  namespaced: true,
+  statusSubresource: true,
+  generation: true,
+  mapLists: mapListsOf(WIDGET_CRD),
 };
 
 interface Widget extends KubeObject {
@@ -263,11 +284,42 @@ export function kubeContract(env: () => { api: KubeServer; ns: string }): void {
     await assert.rejects(api.get(WIDGET.apiVersion, WIDGET.kind, "w-gone", ns), (e) => isNotFound(e));
   });
 
+  applyListContract(env, widget);
   watchContract(env, widget);
   accessContract(env, widget);
 }
 
 type WidgetOf = (name: string, extra?: Partial<Widget>) => Widget;
+
+function applyListContract(env: () => { api: KubeServer; ns: string }, widget: WidgetOf): void {
+  type Cond = { type: string; status: string; reason?: string };
+  const cond = (type: string, status = "True"): Cond => ({ type, status, reason: `${type}Reason` });
+  const conditions = (w: Widget) => ((w.status?.conditions ?? []) as Cond[]).map((c) => `${c.type}=${c.status}`).sort();
+  const applyStatus = (name: string, manager: string, cs: Cond[], resourceVersion?: string) =>
+    env().api.apply(widget(name, { metadata: { name, resourceVersion }, status: { conditions: cs } }), {
+      subresource: "status",
+      fieldManager: manager,
+    }) as Promise<Widget>;
+
+  test("server-side apply merges a map list (conditions by type): each manager's items, a PUT's kept", async () => {
+    const { api, ns } = env();
+    await api.create(widget("w-conds", { spec: { size: 1 } }));
+    await applyStatus("w-conds", "one", [cond("A"), cond("Shared", "False")]);
+    const two = await applyStatus("w-conds", "two", [cond("B")]);
+    assert.deepEqual(conditions(two), ["A=True", "B=True", "Shared=False"], "merged by type, not replaced");
+    const third = { ...two, status: { conditions: [...(two.status!.conditions as Cond[]), cond("C")] } };
+    await api.replace(third, { subresource: "status" });
+    const again = await applyStatus("w-conds", "one", [cond("A", "False"), cond("Shared", "False")]);
+    assert.deepEqual(conditions(again), ["A=False", "B=True", "C=True", "Shared=False"], "a PUT's item kept");
+    const dropped = await applyStatus("w-conds", "one", [cond("D")]);
+    assert.deepEqual(conditions(dropped), ["B=True", "C=True", "D=True"], "A and Shared dropped by their manager");
+    const fresh = await api.get<Widget>(WIDGET.apiVersion, WIDGET.kind, "w-conds", ns);
+    assert.deepEqual(fresh.spec, { size: 1 }, "a status apply leaves the spec");
+    const gone = await applyStatus("w-conds", "two", [], fresh.metadata.resourceVersion);
+    assert.deepEqual(conditions(gone), ["C=True", "D=True"], "B dropped by its manager; the others stay");
+    await rejects(applyStatus("w-conds", "two", [cond("B")], fresh.metadata.resourceVersion), 409, "Conflict");
+  });
+}
 
 function watchContract(env: () => { api: KubeServer; ns: string }, widget: WidgetOf): void {
   test("a watch from a list's resourceVersion sees every change after it, in order", async () => {

@@ -15,6 +15,14 @@ import { runControllers, type RunningControllers } from "../../src/cluster/run.j
 import { clientAs, clusterKubeconfig, cond, controllerLog, waitFor } from "./harness.js";
 
 const cluster = clusterKubeconfig();
+
+/** An entry of metadata.managedFields. */
+interface ManagedFields {
+  manager: string;
+  operation: string;
+  subresource?: string;
+  fieldsV1?: { "f:status"?: { "f:conditions"?: Record<string, unknown> } };
+}
 const NS = "avail";
 
 const deployment = (name: string, replicas: number) =>
@@ -137,6 +145,18 @@ describe("availability of installed Instances (real API server)", { skip: cluste
     assert.equal(cond(inst, "Available")?.reason, "WorkloadsAvailable");
     assert.equal(cond(inst, "Available")?.message, `Available: Deployment ${NS}/zero`);
     assert.equal(cond(inst, "Progressing")?.reason, "RolloutComplete");
+    // its conditions are applied with its own field manager, the Instance controller's left to it
+    const managed = (inst?.metadata.managedFields ?? []) as ManagedFields[];
+    const owned = (manager: string, mine = true) =>
+      managed
+        .filter((f) => (f.manager === manager) === mine && f.subresource === "status")
+        .flatMap((f) => Object.keys(f.fieldsV1?.["f:status"]?.["f:conditions"] ?? {}))
+        .filter((k) => k.startsWith("k:"))
+        .sort();
+    assert.deepEqual(owned("opcat-availability"), ['k:{"type":"Available"}', 'k:{"type":"Progressing"}']);
+    assert.ok(managed.some((f) => f.manager === "opcat-availability" && f.operation === "Apply"));
+    assert.ok(owned("opcat-availability", false).includes('k:{"type":"Installed"}'), "Installed: another manager's");
+    assert.equal(cond(inst, "Installed")?.status, "True", "the Instance controller's condition kept");
   });
 
   test("a Pod that cannot pull its image: not Available, naming the Pod, its container and the reason", async () => {

@@ -2,11 +2,11 @@
  * An in-memory API server behind the verbs of {@link KubeClient} that controllers use ({@link KubeServer}),
  * for testing controllers and their steps in milliseconds. It is a real fake, not a mock: it keeps
  * objects, resourceVersions, generations, the status subresource, finalizers and deletion, label
- * selectors and server-side apply's field ownership of maps as kube-apiserver does; it serves watches
- * (from a resourceVersion, in order, label-selector filtered, 410 Gone for a version older than its
- * history — {@link FakeKube.compact} forgets the history as etcd's compaction does), dry runs
- * (`dryRun=All`: validated, never stored), raw requests on resource paths, impersonation and access
- * reviews. The same contract test runs against it and against a real API server
+ * selectors and server-side apply's field ownership of maps and map lists as kube-apiserver does; it
+ * serves watches (from a resourceVersion, in order, label-selector filtered, 410 Gone for a version
+ * older than its history — {@link FakeKube.compact} forgets the history as etcd's compaction does), dry
+ * runs (`dryRun=All`: validated, never stored), raw requests on resource paths, impersonation and
+ * access reviews. The same contract test runs against it and against a real API server
  * (test/kubecontract.ts), so the two cannot drift.
  *
  * Access is not RBAC: the fake evaluates no Roles or bindings. A client made by `impersonating(user)`
@@ -18,8 +18,13 @@
  * e.g. the requester record opcat's webhook writes. What it does not do, as a bare API server does not
  * either: garbage collection of owner references (that is kube-controller-manager's), defaulting and
  * schema validation.
- * Server-side apply treats lists as atomic (a list with map keys, such as conditions, is replaced
- * whole rather than merged by key). Watches send no bookmarks.
+ * Server-side apply merges the lists a kind declares as map lists (`x-kubernetes-list-type: map`, such
+ * as conditions keyed by `type`: {@link FakeResource.mapLists}, read from a CRD by {@link mapListsOf})
+ * item by item, by their keys: an apply sets the items it names, and an item its manager applied before
+ * and no longer names is removed (another manager's stay); other lists are atomic (replaced whole). An
+ * item two managers apply is owned by the last (the fake keeps no shared ownership), and a PUT takes
+ * over no fields. A resourceVersion in an applied object is a precondition (409 Conflict when stale).
+ * Watches send no bookmarks.
  */
 import { randomUUID } from "node:crypto";
 import {
@@ -51,6 +56,33 @@ export interface FakeResource {
   statusSubresource?: boolean;
   /** metadata.generation is kept (custom resources, workloads; not ConfigMaps or Secrets). */
   generation?: boolean;
+  /**
+   * The lists server-side apply merges by keys, by dotted path (`status.conditions`: `["type"]`); other
+   * lists are atomic. A CRD's: {@link mapListsOf}.
+   */
+  mapLists?: Readonly<Record<string, readonly string[]>>;
+}
+
+/** The map lists (`x-kubernetes-list-type: map`) of a CRD's served version, by dotted path, with their keys. */
+export function mapListsOf(crd: unknown, version?: string): Record<string, string[]> {
+  type Schema = {
+    properties?: Record<string, Schema>;
+    items?: Schema;
+    "x-kubernetes-list-type"?: string;
+    "x-kubernetes-list-map-keys"?: string[];
+  };
+  const versions = (
+    crd as { spec?: { versions?: { name: string; schema?: { openAPIV3Schema?: Schema } }[] } } | undefined
+  )?.spec?.versions;
+  const v = versions?.find((x) => x.name === version) ?? versions?.[0];
+  const out: Record<string, string[]> = {};
+  const walk = (s: Schema | undefined, path: string) => {
+    if (s?.["x-kubernetes-list-type"] === "map") out[path] = [...(s["x-kubernetes-list-map-keys"] ?? [])];
+    for (const [k, p] of Object.entries(s?.properties ?? {})) walk(p, path ? `${path}.${k}` : k);
+    if (s?.items) walk(s.items, path);
+  };
+  walk(v?.schema?.openAPIV3Schema, "");
+  return out;
 }
 
 /** The kinds every cluster has that tests use. */
@@ -320,14 +352,18 @@ export class FakeKube implements KubeServer {
     const mine = this.s.applied.get(key) ?? new Map<string, Json>();
     const cur = this.s.objects.get(key);
     const fields = clone(obj) as unknown as Json;
+    delete (fields.metadata as Json).resourceVersion; // a precondition, not a field anyone owns
     if (!cur) {
       if (opts.subresource) throw this.notFound(r, obj.metadata.name);
       const out = this.createObject(obj, { dryRun: opts.dryRun, counted: true });
       if (!opts.dryRun) this.s.applied.set(key, mine.set(manager, fields));
       return out;
     }
-    const base = withoutDropped(clone(cur) as unknown as Json, mine.get(manager), fields);
-    const next = merged(base, fields) as unknown as KubeObject;
+    const want = obj.metadata.resourceVersion;
+    if (want !== undefined && want !== cur.metadata.resourceVersion) throw this.conflict(r, obj.metadata.name);
+    const lists = r.mapLists ?? {};
+    const base = withoutDropped(clone(cur) as unknown as Json, mine.get(manager), fields, lists);
+    const next = merged(base, fields, lists) as unknown as KubeObject;
     if (opts.dryRun) return this.update(r, cur, next, opts.subresource, true) as T;
     const out = this.update(r, cur, next, opts.subresource);
     this.s.applied.set(key, mine.set(manager, fields));
@@ -395,12 +431,7 @@ export class FakeKube implements KubeServer {
    * stop matching is DELETED, one that starts matching ADDED, as kube-apiserver's watch cache does).
    * Resolves when the signal aborts or after `timeoutSeconds`.
    */
-  async watch(
-    path: string,
-    query: Record<string, string | number | boolean | undefined>,
-    onEvent: (e: WatchEvent) => void,
-    signal?: AbortSignal,
-  ): Promise<void> {
+  async watch(...[path, query, onEvent, signal]: Parameters<KubeServer["watch"]>): Promise<void> {
     const t = this.target(path);
     this.check("WATCH", "watch", t.r, t.namespace);
     const sel = query.labelSelector ? parseSelector(String(query.labelSelector)) : {};
@@ -708,20 +739,57 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
   return out;
 }
 
-/** `applied` laid over `base` (maps merged, lists and scalars replaced: lists are atomic here). */
-function merged(base: Json, applied: Json): Json {
+/** Map lists by path (see {@link FakeResource.mapLists}). */
+type MapLists = Readonly<Record<string, readonly string[]>>;
+
+const sub = (path: string, k: string) => (path ? `${path}.${k}` : k);
+
+/** Whether two items of a map list have the same keys. */
+const sameKeys = (keys: readonly string[], a: unknown, b: unknown) =>
+  isMap(a) && isMap(b) && keys.every((k) => JSON.stringify(a[k]) === JSON.stringify(b[k]));
+
+/** `applied` laid over `base`: maps merged, map lists merged item by item by their keys, other lists replaced. */
+function merged(base: Json, applied: Json, lists: MapLists, path = ""): Json {
   const out: Json = { ...base };
-  for (const [k, v] of Object.entries(applied)) out[k] = isMap(v) && isMap(out[k]) ? merged(out[k] as Json, v) : v;
+  for (const [k, v] of Object.entries(applied)) {
+    const p = sub(path, k);
+    const keys = lists[p];
+    const was = out[k];
+    if (keys && Array.isArray(v) && Array.isArray(was)) {
+      const items = [...was];
+      for (const item of v) {
+        const i = items.findIndex((x) => sameKeys(keys, x, item));
+        if (i < 0) items.push(item);
+        else items[i] = isMap(item) && isMap(items[i]) ? merged(items[i] as Json, item, lists, p) : item;
+      }
+      out[k] = items;
+    } else out[k] = isMap(v) && isMap(was) ? merged(was, v, lists, p) : v;
+  }
   return out;
 }
 
-/** `obj` without the fields the manager applied before (`prev`) and no longer applies (`next`). */
-function withoutDropped(obj: Json, prev: Json | undefined, next: Json): Json {
+/**
+ * `obj` without the fields the manager applied before (`prev`) and no longer applies (`next`); in a map
+ * list, the items (by their keys) it no longer applies.
+ */
+function withoutDropped(obj: Json, prev: Json | undefined, next: Json, lists: MapLists, path = ""): Json {
   if (!prev) return obj;
   for (const [k, v] of Object.entries(prev)) {
     if (k === "apiVersion" || k === "kind" || (k === "name" && "namespace" in prev)) continue;
+    const p = sub(path, k);
+    const keys = lists[p];
     if (!(k in next)) delete obj[k];
-    else if (isMap(v) && isMap(next[k]) && isMap(obj[k])) withoutDropped(obj[k] as Json, v, next[k] as Json);
+    else if (keys && Array.isArray(v) && Array.isArray(next[k]) && Array.isArray(obj[k])) {
+      const now = next[k] as unknown[];
+      const gone = v.filter((item) => !now.some((x) => sameKeys(keys, x, item)));
+      obj[k] = (obj[k] as unknown[]).filter((x) => !gone.some((g) => sameKeys(keys, g, x)));
+      for (const item of obj[k] as unknown[]) {
+        const before = v.find((x) => sameKeys(keys, x, item));
+        const after = now.find((x) => sameKeys(keys, x, item));
+        if (isMap(before) && isMap(after) && isMap(item)) withoutDropped(item, before, after, lists, p);
+      }
+    } else if (isMap(v) && isMap(next[k]) && isMap(obj[k]))
+      withoutDropped(obj[k] as Json, v, next[k] as Json, lists, p);
   }
   return obj;
 }

@@ -10,10 +10,17 @@
  * workloads from those caches, and looks again every few seconds while something is not available
  * (Pod states such as a crash loop do not change the workload's status; Pods are listed live then).
  * Steps (on the one reconcile wrapper, `runtime/reconcile.ts`): installed → observe → report; then the
- * status written once, when the conditions changed, and the report's Events.
+ * conditions written once, when they changed, and the report's Events.
+ *
+ * The Instance's status is the Instance controller's; this controller writes only its two conditions,
+ * by server-side apply on the status subresource with its own field manager (`opcat-availability`,
+ * forced, as a controller does for fields it alone manages): the API server merges them by type with
+ * the Instance controller's (conditions are a map list keyed by type in the CRD). The Instance
+ * writers PUT the whole status on top of the status as it is (`changedOnTop`), so they keep these
+ * conditions as they are, and a PUT that keeps a field leaves it owned by its applier.
  */
 import type { KubeClient, KubeObject } from "../kube/client.js";
-import { findCondition, relayed } from "../kube/conditions.js";
+import { findCondition, relayed, type Condition } from "../kube/conditions.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
 import type { Informer } from "../kube/informer.js";
 import type { SharedCaches } from "../runtime/caches.js";
@@ -24,10 +31,13 @@ import {
   type ControllerContext,
   type Result,
 } from "../runtime/controller.js";
-import { debugLog, reconcileObject } from "../runtime/reconcile.js";
+import { fromContext, reconcileObject } from "../runtime/reconcile.js";
+import { applyConditions } from "../runtime/status.js";
 import { withConditions, type Step, type StepOutcome } from "../runtime/steps.js";
 import { sameJson } from "../kube/json.js";
 import { API_VERSION, LABEL_INSTANCE, type Instance } from "./api.js";
+
+const INSTANCE = { apiVersion: API_VERSION, kind: "Instance" } as const;
 
 const WORKLOAD_KINDS = [
   ["apps/v1", "Deployment"],
@@ -221,6 +231,9 @@ function progressingCondition(workloads: Workload[], states: { progressing: bool
 /** The condition types this controller writes (and only it). */
 export const AVAILABILITY_CONDITIONS: readonly string[] = ["Available", "Progressing"];
 
+/** The field manager of this controller's server-side applies (it owns {@link AVAILABILITY_CONDITIONS}). */
+export const AVAILABILITY_FIELD_MANAGER = "opcat-availability";
+
 /**
  * Whether an Instance's update changed nothing but the conditions this controller writes: the
  * Instance's own controller has nothing to do then (else every workload status change would make
@@ -263,7 +276,7 @@ export class AvailabilityController {
       {
         name: "availability",
         caches: opts.caches,
-        for: { apiVersion: API_VERSION, kind: "Instance" },
+        for: INSTANCE,
         watches: WORKLOAD_KINDS.map(([apiVersion, kind]) => ({
           apiVersion,
           kind,
@@ -322,13 +335,15 @@ export class AvailabilityController {
   }
 
   /**
-   * Available and Progressing (only those: the Instance controller's conditions stay as they are), on
-   * an Instance still installed; nothing without an observation.
+   * Available and Progressing as they are to be applied (only those: the Instance controller's
+   * conditions are not this controller's to write), on an Instance still installed; nothing without an
+   * observation. A condition whose status stays keeps its lastTransitionTime.
    */
-  private statusOf(s: AvailabilityState, fresh: Instance): Instance["status"] | undefined {
+  private conditionsOf(s: AvailabilityState, fresh: Instance): Condition[] | undefined {
     const a = s.availability;
     if (!a || findCondition(fresh.status?.conditions, "Installed")?.status !== "True") return undefined;
-    return withConditions(fresh.status ?? {}, s.generation, [a.available, a.progressing]);
+    const { conditions = [] } = withConditions(fresh.status ?? {}, s.generation, [a.available, a.progressing]);
+    return conditions.filter((c) => AVAILABILITY_CONDITIONS.includes(c.type));
   }
 
   /** The Events of a new problem (once per problem) or of availability regained, and when to look again. */
@@ -346,17 +361,14 @@ export class AvailabilityController {
 
   /**
    * One pass by the one reconcile wrapper (`runtime/reconcile.ts`): installed → observe → report, the
-   * status written once (when the conditions changed), then the report's Events.
+   * conditions applied once (when they changed), then the report's Events.
    */
   async reconcile(name: string, ctx: ControllerContext<Instance> = this.controller.context): Promise<Result | void> {
     return reconcileObject<Instance, AvailabilityState>(
       {
-        apiVersion: API_VERSION,
-        kind: "Instance",
+        ...INSTANCE,
+        ...fromContext(ctx),
         controller: "availability",
-        client: ctx.client,
-        events: ctx.events,
-        debug: debugLog(ctx.log),
         get: (key) => {
           const inst = ctx.primary.get(key);
           if (inst && !inst.metadata.deletionTimestamp) return inst;
@@ -373,7 +385,15 @@ export class AvailabilityController {
         }),
         steps: this.steps,
         object: (s) => s.inst,
-        next: (s, fresh) => this.statusOf(s, fresh),
+        write: (s) =>
+          applyConditions(ctx.client, {
+            ...INSTANCE,
+            name: s.inst.metadata.name,
+            uid: s.inst.metadata.uid,
+            cached: s.inst,
+            fieldManager: AVAILABILITY_FIELD_MANAGER,
+            conditions: (fresh) => this.conditionsOf(s, fresh),
+          }),
         done: (s, write) => {
           if (write !== "gone") for (const e of s.events) ctx.events.emit(s.inst, ...e);
         },
@@ -388,7 +408,7 @@ interface AvailabilityState {
   ctx: ControllerContext<Instance>;
   inst: Instance;
   generation: number;
-  /** The working copy of the status (the write sets only Available and Progressing on the fresh one). */
+  /** The working copy of the status (the write applies only Available and Progressing). */
   status: NonNullable<Instance["status"]>;
   availability?: Availability;
   /** The Events the report found, emitted once the status is written. */

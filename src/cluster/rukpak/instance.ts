@@ -91,7 +91,8 @@ export interface InstanceWork {
 /**
  * An Instance's status, written by the one reconcile wrapper (`runtime/reconcile.ts`): what the pass
  * changed set on top of the Instance as it is now (what another writer wrote meanwhile, the availability
- * controller's conditions, stays), and the pass goes on from what the API server returned. An Instance
+ * controller's conditions, stays: a PUT that keeps them as they are leaves them owned by the field
+ * manager that applied them), and the pass goes on from what the API server returned. An Instance
  * whose spec or approval changed since the pass read it is not written (a user's approval is never
  * lost): the pass decided on what it no longer says and is tried again ({@link RetryLater}).
  */

@@ -10,7 +10,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { KubeClient, KubeObject } from "../kube/client.js";
-import { FakeKube, type FakeResource } from "../kube/fake.js";
+import { FakeKube, mapListsOf, type FakeResource } from "../kube/fake.js";
 import { WorkQueue } from "../kube/queue.js";
 import {
   ANNOTATION_REQUESTER,
@@ -20,6 +20,7 @@ import {
   type BundleSpec,
   type Instance,
   type ProvisionerClass,
+  rukpakCrdObjects,
 } from "./api.js";
 import { bundleSteps, reconcileBundle, UnpackSlots } from "./bundle.js";
 import type { ObjectCache, RukpakContext } from "./context.js";
@@ -27,6 +28,7 @@ import { builtinProvisioners } from "./controller.js";
 import { RecordStore } from "./record.js";
 import { ANNOTATION_REQUESTER_SIGNATURE, requesterParts, SigningKey } from "./trust.js";
 
+/** A RukPak kind as the fake serves it, its map lists (conditions by type) from its CRD. */
 const crd = (kind: string, plural: string, status = true): FakeResource => ({
   apiVersion: API_VERSION,
   kind,
@@ -34,6 +36,7 @@ const crd = (kind: string, plural: string, status = true): FakeResource => ({
   namespaced: false,
   statusSubresource: status,
   generation: true,
+  mapLists: mapListsOf(rukpakCrdObjects().find((c) => c.metadata.name === `${plural}.rukpak.io`)),
 });
 
 export const RESOURCES: FakeResource[] = [

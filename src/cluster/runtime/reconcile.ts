@@ -4,8 +4,10 @@
  * this controller's), build the pass's state around a working copy of its status, run the named steps
  * (`steps.ts`), count and log the step that stopped the pass, set observedGeneration when the stop
  * says so, write the status once through the one status-write policy (`status.ts`: only when it
- * differs, recomputed on a Conflict), emit the stop's Event, and map the outcome to the queue's
- * {@link Result}: another pass after `requeueAfter`, or {@link RetryLater} (the queue's backoff).
+ * differs, recomputed on a Conflict; a PUT of the whole status, or a server-side apply of the
+ * conditions a controller owns on an object another one writes), emit the stop's Event, and map the
+ * outcome to the queue's {@link Result}: another pass after `requeueAfter`, or {@link RetryLater} (the
+ * queue's backoff).
  *
  * A step's outcome is one of four (`steps.ts`): continue (nothing), stop (with conditions, an Event,
  * observe), retry-after (a stop tried again with backoff once written) and requeue-after (ms).
@@ -115,6 +117,12 @@ export interface ReconcileSpec<O extends WithStatus, S extends WorkingState<Stat
    */
   eventWhen?: "written" | "kept";
   /**
+   * How the status is written instead of {@link persistStatus}'s PUT of the whole status (default): a
+   * controller that owns only some conditions of an object another controller writes applies just
+   * those (`applyConditions` in `status.ts`).
+   */
+  write?: (s: S) => Promise<PersistResult>;
+  /**
    * After the write (whatever it found, "gone" included): what a controller keeps of the pass in
    * memory once the status says it; it may throw to have the pass tried again with backoff.
    */
@@ -155,11 +163,23 @@ export async function runPass<O extends WithStatus, S extends WorkingState<Statu
   const out = await runSteps(spec.steps, s, spec.controller);
   if (out.stoppedAt) spec.debug?.(`${spec.controller} ${key}: stopped at ${out.stoppedAt}${why(out)}`);
   if (s.observe) s.status = { ...s.status, observedGeneration: s.generation };
-  const write = await persistStatus(spec.client, spec, s);
+  const write = await (spec.write ? spec.write(s) : persistStatus(spec.client, spec, s));
   const emit = write === "written" || (spec.eventWhen === "kept" && write === "unchanged");
   if (out.event && emit) spec.events.emit(spec.object(s), out.event.type, out.event.reason, out.event.message);
   spec.done?.(s, write);
   return { ...out, state: s, write };
+}
+
+/**
+ * What a pass's spec takes from the context of a controller on `defineController`: its client, its
+ * Event recorder, and its log as the debug lines ({@link debugLog}).
+ */
+export function fromContext(ctx: {
+  client: Pick<KubeApi, "tryGet" | "replace">;
+  events: EventSink;
+  log: (m: string) => void;
+}) {
+  return { client: ctx.client, events: ctx.events, debug: debugLog(ctx.log) };
 }
 
 /** A controller's log as the wrapper's debug lines: only with OPCAT_DEBUG set (any value but "" or "0"). */

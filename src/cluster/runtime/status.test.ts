@@ -5,7 +5,7 @@ import { KubeApiError, type KubeObject } from "../kube/client.js";
 import type { Condition } from "../kube/conditions.js";
 import { FakeKube, type FakeResource } from "../kube/fake.js";
 import { RetryLater } from "./steps.js";
-import { changedOnTop, writeStatus } from "./status.js";
+import { applyConditions, changedOnTop, writeStatus } from "./status.js";
 
 const THING: FakeResource = {
   apiVersion: "example.com/v1",
@@ -14,10 +14,11 @@ const THING: FakeResource = {
   namespaced: false,
   statusSubresource: true,
   generation: true,
+  mapLists: { "status.conditions": ["type"] },
 };
 interface Thing extends KubeObject {
   spec?: { n: number };
-  status?: { seen?: number; note?: string };
+  status?: { seen?: number; note?: string; conditions?: Condition[] };
 }
 const ref = { apiVersion: THING.apiVersion, kind: THING.kind, name: "t" };
 
@@ -90,4 +91,44 @@ test("changedOnTop: what a pass changed goes on top of another writer's fields a
     seen: 1,
     conditions: [c("Installed", "True"), c("Available", "True")],
   });
+});
+
+test("applyConditions: a manager's conditions merged with another writer's, only when changed", async () => {
+  const { api, thing } = await setup();
+  const c = (type: string, status: "True" | "False"): Condition => ({
+    type,
+    status,
+    reason: "R",
+    message: type,
+    lastTransitionTime: "2026-01-01T00:00:00Z",
+  });
+  const mine = { ...ref, fieldManager: "second", uid: thing.metadata.uid };
+  const other = await api.replace<Thing>(
+    { ...thing, status: { note: "owner's", conditions: [c("Installed", "True")] } },
+    { subresource: "status" },
+  );
+  // the cache's copy is stale (it has no status): the Conflict reads again
+  const stale = { ...mine, cached: thing, conditions: () => [c("Available", "False")] };
+  assert.equal(await applyConditions<Thing>(api, stale), "written");
+  let now = await api.get<Thing>(ref.apiVersion, ref.kind, "t");
+  assert.equal(now.status?.note, "owner's");
+  assert.deepEqual(now.status?.conditions, [c("Installed", "True"), c("Available", "False")]);
+  assert.notEqual(now.metadata.resourceVersion, other.metadata.resourceVersion);
+  const before = { ...api.requests };
+  const same = { ...mine, cached: now, conditions: () => [c("Available", "False")] };
+  assert.equal(await applyConditions<Thing>(api, same), "unchanged");
+  assert.equal(await applyConditions<Thing>(api, { ...mine, cached: now, conditions: () => undefined }), "unchanged");
+  assert.deepEqual(api.requests, before, "nothing to change: no request");
+  // the owner's PUT keeps the condition as it is
+  await api.replace<Thing>({ ...now, status: { ...now.status, seen: 1 } }, { subresource: "status" });
+  const up = { ...mine, conditions: () => [c("Available", "True")] };
+  assert.equal(await applyConditions<Thing>(api, up), "written");
+  now = await api.get<Thing>(ref.apiVersion, ref.kind, "t");
+  assert.deepEqual(now.status, {
+    note: "owner's",
+    seen: 1,
+    conditions: [c("Installed", "True"), c("Available", "True")],
+  });
+  await api.delete(ref.apiVersion, ref.kind, "t");
+  assert.equal(await applyConditions<Thing>(api, up), "gone");
 });

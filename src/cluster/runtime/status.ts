@@ -4,9 +4,15 @@
  * when it differs, and on a Conflict read the object again and recompute — at most five times, then
  * the pass is tried again with the work queue's backoff ({@link RetryLater}). An object that is gone,
  * or was replaced by another of the same name, gets nothing.
+ *
+ * Two ways to write: {@link writeStatus} PUTs the whole status (the object's own controller, keeping
+ * what others wrote through {@link changedOnTop}); {@link applyConditions} applies only the conditions
+ * a second controller owns, by server-side apply with its own field manager (the CRDs declare
+ * conditions a map list keyed by type, so the API server merges them with the others'). A PUT that
+ * keeps such a condition as it is leaves it owned by its applier.
  */
 import { isConflict, isNotFound, type KubeApi, type KubeObject } from "../kube/client.js";
-import type { Condition } from "../kube/conditions.js";
+import { findCondition, type Condition } from "../kube/conditions.js";
 import { sameJson } from "../kube/json.js";
 import { RetryLater } from "./steps.js";
 
@@ -39,14 +45,69 @@ export async function writeStatus<O extends KubeObject & { status?: unknown }>(
   client: Pick<KubeApi, "tryGet" | "replace">,
   w: StatusWrite<O>,
 ): Promise<StatusWriteResult> {
+  return writeLoop(client, w, (fresh) => {
+    const status = w.next(fresh);
+    if (sameJson(status, fresh.status ?? {})) return undefined;
+    return () => client.replace<O>({ ...fresh, status }, { subresource: "status" });
+  });
+}
+
+type WithConditions = KubeObject & { status?: { conditions?: Condition[] } };
+
+/** A write of the conditions one field manager owns (see the module comment). */
+export interface ConditionsApply<O extends WithConditions> extends Omit<StatusWrite<O>, "next"> {
+  /** The field manager that owns the conditions (a controller's own: `opcat-availability`). */
+  fieldManager: string;
+  /**
+   * The conditions to apply, from the object as it is now: every one the manager owns, each time (one
+   * it no longer applies is removed); undefined: nothing to write (what it applied before stays). It
+   * may throw to give the write up.
+   */
+  conditions: (fresh: O) => Condition[] | undefined;
+}
+
+/**
+ * Applies a manager's conditions to the status subresource by server-side apply (forced, as a controller
+ * does for the fields it alone manages), only when one differs from the object's; with the
+ * resourceVersion it read as a precondition, so that a Conflict reads again and recomputes as
+ * {@link writeStatus} does.
+ */
+export async function applyConditions<O extends WithConditions>(
+  client: Pick<KubeApi, "tryGet" | "apply">,
+  w: ConditionsApply<O>,
+): Promise<StatusWriteResult> {
+  return writeLoop(client, w, (fresh) => {
+    const conditions = w.conditions(fresh);
+    if (!conditions?.some((c) => !sameJson(c, findCondition(fresh.status?.conditions, c.type)))) return undefined;
+    const { name, namespace, resourceVersion } = fresh.metadata;
+    const applied = { apiVersion: w.apiVersion, kind: w.kind, metadata: { name, namespace, resourceVersion } };
+    return () =>
+      client.apply<O>({ ...applied, status: { conditions } } as O, {
+        subresource: "status",
+        fieldManager: w.fieldManager,
+        force: true,
+      });
+  });
+}
+
+/**
+ * The policy both writes share: the cache's copy first, then fresh reads on a Conflict, up to
+ * {@link STATUS_WRITE_ATTEMPTS}; `write` gives the request to send from the object as it is now
+ * (undefined: nothing to change).
+ */
+async function writeLoop<O extends KubeObject>(
+  client: Pick<KubeApi, "tryGet">,
+  w: Omit<StatusWrite<O>, "next">,
+  write: (fresh: O) => (() => Promise<O>) | undefined,
+): Promise<StatusWriteResult> {
   for (let attempt = 0; attempt < STATUS_WRITE_ATTEMPTS; attempt++) {
     const fresh =
       (attempt === 0 ? w.cached : undefined) ?? (await client.tryGet<O>(w.apiVersion, w.kind, w.name, w.namespace));
     if (!fresh || (w.uid !== undefined && fresh.metadata.uid !== w.uid)) return "gone";
-    const status = w.next(fresh);
-    if (sameJson(status, fresh.status ?? {})) return "unchanged";
+    const send = write(fresh);
+    if (!send) return "unchanged";
     try {
-      const out = await client.replace<O>({ ...fresh, status }, { subresource: "status" });
+      const out = await send();
       w.written?.(out);
       return "written";
     } catch (e) {
