@@ -89,6 +89,9 @@ export async function persistStatus<O extends WithStatus, S extends { status: St
   return skipped ? "skipped" : out;
 }
 
+/** What a pass reads and writes its object through. */
+export type PassClient = Pick<KubeApi, "tryGet" | "replace">;
+
 /** What an Event is emitted through (a controller's recorder). */
 export interface EventSink {
   emit(obj: KubeObject, type: "Normal" | "Warning", reason: string, message: string): void;
@@ -97,7 +100,7 @@ export interface EventSink {
 export interface ReconcileSpec<O extends WithStatus, S extends WorkingState<StatusOf<O>>> extends StatusSpec<O, S> {
   /** The controller's name: metrics (`opcat_reconcile_stops_total`) and logs. */
   controller: string;
-  client: Pick<KubeApi, "tryGet" | "replace">;
+  client: PassClient;
   events: EventSink;
   /**
    * A debug line for each pass a step stopped (which step, why): the controller's log through
@@ -160,6 +163,28 @@ export async function runPass<O extends WithStatus, S extends WorkingState<Statu
   if (out.event && emit) spec.events.emit(spec.object(s), out.event.type, out.event.reason, out.event.message);
   spec.done?.(s, write);
   return { ...out, state: s, write };
+}
+
+/**
+ * The parts of a {@link ReconcileSpec} that say who runs the pass, the same for every controller: its
+ * name, its client and Event sink, and its log as the wrapper's debug lines ({@link debugLog}).
+ */
+export function passBy(controller: string, client: PassClient, events: EventSink, log: (m: string) => void) {
+  return { controller, client, events, debug: debugLog(log) };
+}
+
+/**
+ * The object of `key` in a cache, the usual `get` of a spec: nothing when it is gone or being deleted
+ * (what deletion leaves to do is its finalizers' and owner references' work, not a pass's).
+ */
+export function live<O extends KubeObject>(cache: { get(key: string): O | undefined }, key: string): O | undefined {
+  const o = cache.get(key);
+  return o && !o.metadata.deletionTimestamp ? o : undefined;
+}
+
+/** What every pass's state starts from: the object's generation and a working copy of its status. */
+export function workingCopy<O extends WithStatus>(o: O): WorkingState<StatusOf<O>> {
+  return { generation: o.metadata.generation ?? 0, status: { ...(o.status ?? {}) } as StatusOf<O> };
 }
 
 /** A controller's log as the wrapper's debug lines: only with OPCAT_DEBUG set (any value but "" or "0"). */
