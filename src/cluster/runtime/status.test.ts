@@ -3,18 +3,12 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { KubeApiError, type KubeObject } from "../kube/client.js";
 import type { Condition } from "../kube/conditions.js";
-import { FakeKube, type FakeResource } from "../kube/fake.js";
+import { FakeKube } from "../kube/fake.js";
+import { customResource } from "./controllerkit.test.js";
 import { RetryLater } from "./steps.js";
 import { changedOnTop, writeStatus } from "./status.js";
 
-const THING: FakeResource = {
-  apiVersion: "example.com/v1",
-  kind: "Thing",
-  resource: "things.example.com",
-  namespaced: false,
-  statusSubresource: true,
-  generation: true,
-};
+const THING = customResource("example.com/v1", "Thing", "things");
 interface Thing extends KubeObject {
   spec?: { n: number };
   status?: { seen?: number; note?: string };
