@@ -13,13 +13,13 @@
  */
 import { createHash } from "node:crypto";
 import { BoundedMap } from "../kube/bounded.js";
-import type { KubeClient, KubeObject } from "../kube/client.js";
+import { type KubeClient, type KubeObject, liveOnly } from "../kube/client.js";
 import { setCondition } from "../kube/conditions.js";
 import type { EventRecorder } from "../kube/events.js";
 import type { Informer, InformerEvent } from "../kube/informer.js";
 import { SharedCaches } from "../runtime/caches.js";
 import { defineController, type Controller, type Result } from "../runtime/controller.js";
-import { live, passBy, reconcileObject, workingCopy } from "../runtime/reconcile.js";
+import { passBy, reconcileObject, workingCopy } from "../runtime/reconcile.js";
 import type { Step } from "../runtime/steps.js";
 import { readBundleDirectory } from "../../bundle/index.js";
 import {
@@ -427,7 +427,7 @@ export class ResolvesetProvisioner implements ProvisionerIdentity {
         ...INSTANCE_STATUS,
         ...passBy("resolveset", this.client, this.events, this.log),
         get: async (key) => {
-          const cached = live(this.instances, key);
+          const cached = liveOnly(this.instances.get(key));
           if (!cached) return undefined;
           // the cache may not have seen its deletion yet: a deleted resolveset makes nothing again
           const inst = await this.client.getLive<Instance>(RUKPAK_API_VERSION, "Instance", key, {

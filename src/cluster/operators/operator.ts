@@ -8,14 +8,14 @@
  * selector, and the updates the resolver sees in other channels and catalogs
  * (`UpdateAvailable`, reason `CrossChannelUpdateFound` when applying one needs a spec change).
  */
-import { type KubeClient } from "../kube/client.js";
+import { type KubeClient, liveOnly } from "../kube/client.js";
 import { findCondition, relayed, type Condition } from "../kube/conditions.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
 import type { EventRecorder } from "../kube/events.js";
 import type { Informer } from "../kube/informer.js";
 import type { SharedCaches } from "../runtime/caches.js";
 import { defineController, type Controller, type Result } from "../runtime/controller.js";
-import { live, passBy, reconcileObject, workingCopy } from "../runtime/reconcile.js";
+import { passBy, reconcileObject, workingCopy } from "../runtime/reconcile.js";
 import { isOwn, verifiedRequester, type SigningKey } from "../rukpak/trust.js";
 import { sameJson } from "../kube/json.js";
 import { type Step, type StepOutcome, withConditions } from "../runtime/steps.js";
@@ -227,7 +227,7 @@ export class OperatorController {
         ...passBy("operator", this.client, this.events, this.log),
         apiVersion: OPERATOR_API_VERSION,
         kind: "Operator",
-        get: (key) => live(this.operators, key),
+        get: (key) => liveOnly(this.operators.get(key)),
         state: (op, key) => this.state(op, key),
         steps: this.steps,
         object: (s) => s.op,

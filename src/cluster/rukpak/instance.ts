@@ -9,11 +9,11 @@
  * (docs/security.md). The pass itself is the one reconcile wrapper's (`reconcileObject`).
  */
 import { createHash } from "node:crypto";
-import { KubeApiError, type KubeApi } from "../kube/client.js";
+import { KubeApiError, type KubeApi, liveOnly } from "../kube/client.js";
 import { findCondition, setCondition } from "../kube/conditions.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
 import type { Result } from "../runtime/controller.js";
-import { live, passBy, persistStatus, reconcileObject, type StatusSpec, workingCopy } from "../runtime/reconcile.js";
+import { passBy, persistStatus, reconcileObject, type StatusSpec, workingCopy } from "../runtime/reconcile.js";
 import { changedOnTop, writeStatus } from "../runtime/status.js";
 import { RetryLater, retryAfter, stopWith, withConditions, type Step, type StepOutcome } from "../runtime/steps.js";
 import {
@@ -579,7 +579,7 @@ export async function reconcileInstance(
       ...INSTANCE_STATUS,
       ...passBy("instance", ctx.client, ctx.events, ctx.log),
       get: (key) => {
-        const cached = live(ctx.instances, key);
+        const cached = liveOnly(ctx.instances.get(key));
         if (!cached) return undefined;
         const inst = freshest(cached);
         return inst.spec.bundle.spec && !ctx.ours(inst.spec.bundle.spec.class) ? undefined : inst;

@@ -6,7 +6,6 @@ import type { Condition } from "../kube/conditions.js";
 import { FakeKube } from "../kube/fake.js";
 import { customResource } from "./controllerkit.test.js";
 import {
-  live,
   passBy,
   persistStatus,
   reconcileObject,
@@ -246,14 +245,8 @@ test("next: a controller's own status computation, and undefined to write nothin
   assert.deepEqual((await get(f)).status, { seen: 10 });
 });
 
-test("a spec's shared parts: the cache's object unless being deleted, the working copy, the debug lines", () => {
+test("a spec's shared parts: the working copy, the debug lines", () => {
   const t: Thing = { ...ref, metadata: { name: "t", generation: 3 }, status: { seen: 1 } };
-  const deleting: Thing = { ...ref, metadata: { name: "d", deletionTimestamp: "2026-01-01T00:00:00Z" } };
-  const cache = new Map([
-    ["t", t],
-    ["d", deleting],
-  ]);
-  assert.deepEqual([live(cache, "t"), live(cache, "d"), live(cache, "absent")], [t, undefined, undefined]);
   const w = workingCopy(t);
   assert.deepEqual(w, { generation: 3, status: { seen: 1 } });
   assert.notEqual(w.status, t.status);

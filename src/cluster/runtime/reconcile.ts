@@ -173,15 +173,6 @@ export function passBy(controller: string, client: PassClient, events: EventSink
   return { controller, client, events, debug: debugLog(log) };
 }
 
-/**
- * The object of `key` in a cache, the usual `get` of a spec: nothing when it is gone or being deleted
- * (what deletion leaves to do is its finalizers' and owner references' work, not a pass's).
- */
-export function live<O extends KubeObject>(cache: { get(key: string): O | undefined }, key: string): O | undefined {
-  const o = cache.get(key);
-  return o && !o.metadata.deletionTimestamp ? o : undefined;
-}
-
 /** What every pass's state starts from: the object's generation and a working copy of its status. */
 export function workingCopy<O extends WithStatus>(o: O): WorkingState<StatusOf<O>> {
   return { generation: o.metadata.generation ?? 0, status: { ...(o.status ?? {}) } as StatusOf<O> };
