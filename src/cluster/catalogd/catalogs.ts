@@ -15,7 +15,7 @@ import type { EventRecorder } from "../kube/events.js";
 import type { Informer } from "../kube/informer.js";
 import type { SharedCaches } from "../runtime/caches.js";
 import { defineController, type Controller, type Result } from "../runtime/controller.js";
-import { debugLog, reconcileObject } from "../runtime/reconcile.js";
+import { passBy, reconcileObject, workingCopy } from "../runtime/reconcile.js";
 import { retryAfter, type Step, type StepOutcome, withConditions } from "../runtime/steps.js";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "../kube/finalizers.js";
 import type { PullOptions } from "../../image/index.js";
@@ -288,12 +288,9 @@ export class CatalogController {
   private async reconcileOnce(name: string): Promise<Result> {
     return reconcileObject<ClusterCatalog, CatalogState>(
       {
+        ...passBy("clustercatalog", this.opts.client, this.events, this.log),
         apiVersion: CATALOG_API_VERSION,
         kind: "ClusterCatalog",
-        controller: "clustercatalog",
-        client: this.opts.client,
-        events: this.events,
-        debug: debugLog(this.log),
         get: async (key) => {
           const cc = this.catalogs.get(key);
           if (!cc) await this.unserve(key);
@@ -306,8 +303,7 @@ export class CatalogController {
             cc,
             ref: image?.ref ?? "",
             pollMs: image?.pollIntervalMinutes ? image.pollIntervalMinutes * 60_000 : undefined,
-            generation: cc.metadata.generation ?? 0,
-            status: { ...(cc.status ?? {}) },
+            ...workingCopy(cc),
             events: [],
           };
         },

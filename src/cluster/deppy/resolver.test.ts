@@ -6,22 +6,11 @@
  */
 import { afterEach, beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { FakeKube } from "../kube/fake.js";
-import { CATALOG_API_VERSION, type ClusterCatalog } from "../catalogd/api.js";
-import { CatalogController } from "../catalogd/catalogs.js";
+import { CATALOG_API_VERSION } from "../catalogd/api.js";
+import { type CatalogBeside, catalogBeside, publish, startBeside, stopBeside } from "../catalogd/catalogkit.test.js";
 import { API_VERSION as RUKPAK, type Bundle, type Instance } from "../rukpak/api.js";
-import {
-  asClient,
-  catalogImage,
-  condition,
-  customResource,
-  eventsOf,
-  fbc,
-  settled,
-} from "../runtime/controllerkit.test.js";
+import { asClient, condition, customResource, eventsOf, fbc, settled } from "../runtime/controllerkit.test.js";
 import {
   defaultInputClasses,
   DEPPY_API_VERSION,
@@ -47,11 +36,9 @@ const CATALOG = [
   fbc.package("base", ["1.0.0"]),
 ].join("\n");
 
-interface World {
+interface World extends CatalogBeside {
   api: FakeKube;
-  catalogs: CatalogController;
   deppy: DeppyController;
-  tmp: string;
   resolved: number;
 }
 
@@ -60,31 +47,15 @@ describe("Deppy resolver steps on the fake API server", () => {
   const idle = () => settled(w.catalogs.queue, w.deppy.queue);
   beforeEach(async () => {
     const api = new FakeKube(RESOURCES);
-    const tmp = mkdtempSync(join(tmpdir(), "opcat-resolver-"));
     await api.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: NAMESPACE } });
     for (const c of defaultInputClasses()) await api.create(c);
-    const catalogs = new CatalogController({ client: asClient(api), stateDir: join(tmp, "state") });
+    const { catalogs, tmp } = await catalogBeside(api, "opcat-resolver-", CATALOG);
     const deppy = new DeppyController({ client: asClient(api), catalogs, namespace: NAMESPACE });
     w = { api, catalogs, deppy, tmp, resolved: 0 };
     deppy.onResolved(() => w.resolved++);
-    const { ref } = await catalogImage(tmp, CATALOG);
-    await api.create<ClusterCatalog>({
-      apiVersion: CATALOG_API_VERSION,
-      kind: "ClusterCatalog",
-      metadata: { name: "main" },
-      spec: { source: { type: "Image", image: { ref } } },
-    });
   });
-  afterEach(async () => {
-    await w.deppy.stop();
-    await w.catalogs.stop();
-    rmSync(w.tmp, { recursive: true, force: true });
-  });
-  const start = async () => {
-    await w.catalogs.start();
-    await w.deppy.start();
-    await idle();
-  };
+  afterEach(() => stopBeside(w, w.deppy));
+  const start = () => startBeside(w, w.deppy);
   const input = async (name: string, pkg: string, inputClass = "subscription") => {
     await w.api.create<Input>({
       apiVersion: DEPPY_API_VERSION,
@@ -222,8 +193,8 @@ describe("Deppy resolver steps on the fake API server", () => {
     test("a catalog serving new content: every Input is resolved again, to the new head", async () => {
       await start();
       await input("tiny", "tiny");
-      await catalogImage(
-        w.tmp,
+      await publish(
+        w,
         CATALOG.replace(fbc.package("tiny", ["1.0.0", "1.1.0"]), fbc.package("tiny", ["1.0.0", "1.1.0", "1.2.0"])),
       );
       await w.api.mergePatch(CATALOG_API_VERSION, "ClusterCatalog", "main", { spec: { priority: 1 } });

@@ -141,6 +141,27 @@ describe("resolveset provisioner steps on the fake API server", () => {
     await idle();
     return w.api.get<Bundle>(RUKPAK, "Bundle", name);
   };
+  const configMap = (name: string, data: Record<string, string>) => ({
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name, namespace: NS },
+    data,
+  });
+  /** A resolveset Bundle reading its resolveset from ConfigMap `cm` mounted at /content. */
+  const mounting = (name: string, cm: string, spec: Partial<Bundle["spec"]> = {}): Bundle => ({
+    apiVersion: RUKPAK,
+    kind: "Bundle",
+    metadata: { name },
+    spec: {
+      class: RESOLVESET_CLASS,
+      refs: [`file://content/${RESOLVESET_FILE}`],
+      volumeMounts: [{ mountPath: "/content", configMap: { name: cm, namespace: NS } }],
+      ...spec,
+    },
+  });
+  /** An Instance of Bundle `bundle`. */
+  const instanceOf = (name: string, bundle: string) =>
+    ({ apiVersion: RUKPAK, kind: "Instance", metadata: { name }, spec: { bundle: { name: bundle } } }) as Instance;
   /** RukPak's unpack of an entry Bundle: Done with `digest` (its content stored when `manifests` are given). */
   const unpackEntry = async (name: string, manifests?: Record<string, string>) => {
     const b = await bundle(name);
@@ -203,18 +224,8 @@ describe("resolveset provisioner steps on the fake API server", () => {
     ];
     for (const [what, spec, reason, message] of broken)
       test(`${what}: Failed ${reason}, a Warning`, async () => {
-        await w.own.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cm", namespace: NS }, data: {} });
-        await w.own.create<Bundle>({
-          apiVersion: RUKPAK,
-          kind: "Bundle",
-          metadata: { name: "broken" },
-          spec: {
-            class: RESOLVESET_CLASS,
-            refs: [`file://content/${RESOLVESET_FILE}`],
-            volumeMounts: [{ mountPath: "/content", configMap: { name: "cm", namespace: NS } }],
-            ...spec,
-          },
-        });
+        await w.own.create(configMap("cm", {}));
+        await w.own.create(mounting("broken", "cm", spec));
         const b = await bundle("broken");
         assert.deepEqual([b.status?.unpacked, b.status?.reason], ["Failed", reason]);
         assert.match(b.status?.message ?? "", message);
@@ -222,18 +233,8 @@ describe("resolveset provisioner steps on the fake API server", () => {
       });
 
     test("content that does not parse: Failed InvalidResolveset", async () => {
-      const data = { [RESOLVESET_FILE]: "{ not json" };
-      await w.own.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "junk", namespace: NS }, data });
-      await w.own.create<Bundle>({
-        apiVersion: RUKPAK,
-        kind: "Bundle",
-        metadata: { name: "junk" },
-        spec: {
-          class: RESOLVESET_CLASS,
-          refs: [`file://content/${RESOLVESET_FILE}`],
-          volumeMounts: [{ mountPath: "/content", configMap: { name: "junk", namespace: NS } }],
-        },
-      });
+      await w.own.create(configMap("junk", { [RESOLVESET_FILE]: "{ not json" }));
+      await w.own.create(mounting("junk", "junk"));
       const b = await bundle("junk");
       assert.deepEqual([b.status?.unpacked, b.status?.reason], ["Failed", "InvalidResolveset"]);
     });
@@ -243,20 +244,10 @@ describe("resolveset provisioner steps on the fake API server", () => {
       ["may not: not read, ConfigMapNotReadable", false, "Failed", "ConfigMapNotReadable"],
     ] as const)
       test(`a Bundle someone else made, whose ConfigMap they ${what}`, async () => {
-        const data = { [RESOLVESET_FILE]: "" };
-        await w.own.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "theirs", namespace: NS }, data });
+        await w.own.create(configMap("theirs", { [RESOLVESET_FILE]: "" }));
         w.api.authorize = (u, a) =>
           u.username === SELF || (u.username === "alice" && (mayRead || a.resource !== "configmaps"));
-        await w.api.impersonating({ username: "alice" }).create<Bundle>({
-          apiVersion: RUKPAK,
-          kind: "Bundle",
-          metadata: { name: "theirs" },
-          spec: {
-            class: RESOLVESET_CLASS,
-            refs: [`file://content/${RESOLVESET_FILE}`],
-            volumeMounts: [{ mountPath: "/content", configMap: { name: "theirs", namespace: NS } }],
-          },
-        });
+        await w.api.impersonating({ username: "alice" }).create(mounting("theirs", "theirs"));
         const b = await bundle("theirs");
         assert.deepEqual([b.status?.unpacked, b.status?.reason], [unpacked, reason]);
         if (!mayRead)
@@ -328,18 +319,8 @@ describe("resolveset provisioner steps on the fake API server", () => {
 
     test("the resolveset Bundle failed to unpack: Unpacked UnpackFailed with why", async () => {
       await setup();
-      const spec = {
-        class: RESOLVESET_CLASS,
-        refs: [`file://content/${RESOLVESET_FILE}`],
-        volumeMounts: [{ mountPath: "/content", configMap: { name: "nowhere", namespace: NS } }],
-      };
-      await w.own.create<Bundle>({ apiVersion: RUKPAK, kind: "Bundle", metadata: { name: "rs-broken" }, spec });
-      await w.own.create<Instance>({
-        apiVersion: RUKPAK,
-        kind: "Instance",
-        metadata: { name: "rs-broken" },
-        spec: { bundle: { name: "rs-broken" } },
-      } as Instance);
+      await w.own.create(mounting("rs-broken", "nowhere"));
+      await w.own.create(instanceOf("rs-broken", "rs-broken"));
       await idle();
       const i = await w.api.get<Instance>(RUKPAK, "Instance", "rs-broken");
       assert.deepEqual(condition(i, "Unpacked"), {
@@ -409,27 +390,30 @@ describe("resolveset provisioner steps on the fake API server", () => {
       assert.ok((await eventsOf(w.api, resolvesetInstanceName("tiny"))).includes("Warning NoMatchingClass"));
     });
 
-    test("DenyAll: AwaitingApproval, an Event, no package Instance", async () => {
-      await setup("DenyAll");
-      await resolveset("tiny", [entry("tiny", "1.0.0")]);
-      await unpackEntry(ENTRY);
-      const i = await instance("tiny");
-      assert.deepEqual(condition(i, "Approved"), {
-        is: "False AwaitingApproval",
-        message: `every change needs review (approval: DenyAll): kubectl instance approve ${RS}`,
+    /** Approvals not given: the approval, Approved (`status reason`, and its message where given), the Event. */
+    const unapproved: [string, string, string | { is: string; message: string }, string?][] = [
+      [
+        "DenyAll: AwaitingApproval, an Event, no package Instance",
+        "DenyAll",
+        {
+          is: "False AwaitingApproval",
+          message: `every change needs review (approval: DenyAll): kubectl instance approve ${RS}`,
+        },
+        "Normal AwaitingApproval",
+      ],
+      ["Android, the entries' content not stored: PermissionsUnknown", "Android", "False PermissionsUnknown"],
+    ];
+    for (const [what, approval, approved, event] of unapproved)
+      test(what, async () => {
+        await setup(approval);
+        await resolveset("tiny", [entry("tiny", "1.0.0")]);
+        await unpackEntry(ENTRY);
+        const i = await instance("tiny");
+        if (typeof approved === "string") assert.equal(condition(i, "Approved").is, approved);
+        else assert.deepEqual(condition(i, "Approved"), approved);
+        assert.equal(await w.api.tryGet(RUKPAK, "Instance", "tiny"), undefined);
+        if (event) assert.ok((await eventsOf(w.api, resolvesetInstanceName("tiny"))).includes(event));
       });
-      assert.equal(await w.api.tryGet(RUKPAK, "Instance", "tiny"), undefined);
-      assert.ok((await eventsOf(w.api, resolvesetInstanceName("tiny"))).includes("Normal AwaitingApproval"));
-    });
-
-    test("Android, the entries' content not stored: PermissionsUnknown", async () => {
-      await setup("Android");
-      await resolveset("tiny", [entry("tiny", "1.0.0")]);
-      await unpackEntry(ENTRY);
-      const i = await instance("tiny");
-      assert.equal(condition(i, "Approved").is, "False PermissionsUnknown");
-      assert.equal(await w.api.tryGet(RUKPAK, "Instance", "tiny"), undefined);
-    });
 
     const cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: tiny\n  namespace: default\n";
     const role =
@@ -462,12 +446,7 @@ describe("resolveset provisioner steps on the fake API server", () => {
 
     test("a package Instance someone else made: never taken over, Installing says so", async () => {
       await setup("AllowAll");
-      await w.api.create<Instance>({
-        apiVersion: RUKPAK,
-        kind: "Instance",
-        metadata: { name: "tiny" },
-        spec: { bundle: { name: "other" } },
-      } as Instance);
+      await w.api.create(instanceOf("tiny", "other"));
       await resolveset("tiny", [entry("tiny", "1.0.0")]);
       await unpackEntry(ENTRY);
       const i = await instance("tiny");

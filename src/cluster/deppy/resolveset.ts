@@ -13,13 +13,13 @@
  */
 import { createHash } from "node:crypto";
 import { BoundedMap } from "../kube/bounded.js";
-import type { KubeClient, KubeObject } from "../kube/client.js";
+import { type KubeClient, type KubeObject, liveOnly } from "../kube/client.js";
 import { setCondition } from "../kube/conditions.js";
 import type { EventRecorder } from "../kube/events.js";
 import type { Informer, InformerEvent } from "../kube/informer.js";
 import { SharedCaches } from "../runtime/caches.js";
 import { defineController, type Controller, type Result } from "../runtime/controller.js";
-import { debugLog, reconcileObject } from "../runtime/reconcile.js";
+import { passBy, reconcileObject, workingCopy } from "../runtime/reconcile.js";
 import type { Step } from "../runtime/steps.js";
 import { readBundleDirectory } from "../../bundle/index.js";
 import {
@@ -353,14 +353,12 @@ export class ResolvesetProvisioner implements ProvisionerIdentity {
   async reconcileBundle(name: string): Promise<Result> {
     return reconcileObject<Bundle, UnpackState>(
       {
+        ...passBy("resolveset-bundle", this.client, this.events, this.log),
         apiVersion: RUKPAK_API_VERSION,
         kind: "Bundle",
-        controller: "resolveset-bundle",
-        client: this.client,
-        events: this.events,
-        debug: debugLog(this.log),
+        // a Bundle being deleted stops at its class step
         get: (key) => this.bundles.get(key),
-        state: (b) => ({ b, generation: b.metadata.generation ?? 0, status: { ...(b.status ?? {}) } }),
+        state: (b) => ({ ...workingCopy(b), b }),
         steps: this.unpackSteps,
         object: (s) => s.b,
         // a new generation is read again (its update event brings the next pass)
@@ -427,13 +425,10 @@ export class ResolvesetProvisioner implements ProvisionerIdentity {
     return reconcileObject<Instance, ResolvesetState>(
       {
         ...INSTANCE_STATUS,
-        controller: "resolveset",
-        client: this.client,
-        events: this.events,
-        debug: debugLog(this.log),
+        ...passBy("resolveset", this.client, this.events, this.log),
         get: async (key) => {
-          const cached = this.instances.get(key);
-          if (!cached || cached.metadata.deletionTimestamp) return undefined;
+          const cached = liveOnly(this.instances.get(key));
+          if (!cached) return undefined;
           // the cache may not have seen its deletion yet: a deleted resolveset makes nothing again
           const inst = await this.client.getLive<Instance>(RUKPAK_API_VERSION, "Instance", key, {
             uid: cached.metadata.uid,
@@ -443,10 +438,9 @@ export class ResolvesetProvisioner implements ProvisionerIdentity {
           return pc && inst;
         },
         state: (inst, key) => ({
+          ...workingCopy(inst),
           name: key,
-          generation: inst.metadata.generation ?? 0,
           inst,
-          status: { ...(inst.status ?? {}) },
           pc: pc!,
           rsName: inst.spec.bundle.name,
           rsBundle: this.bundles.get(inst.spec.bundle.name),

@@ -8,16 +8,13 @@
  */
 import { afterEach, beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { FakeKube } from "../kube/fake.js";
-import { CATALOG_API_VERSION, type ClusterCatalog } from "../catalogd/api.js";
-import { CatalogController } from "../catalogd/catalogs.js";
+import { CATALOG_API_VERSION } from "../catalogd/api.js";
+import { type CatalogBeside, catalogBeside, startBeside, stopBeside } from "../catalogd/catalogkit.test.js";
 import { API_VERSION as RUKPAK, type Instance } from "../rukpak/api.js";
 import { SigningKey } from "../rukpak/trust.js";
 import { requestedBy } from "../rukpak/stepkit.test.js";
-import { asClient, catalogImage, condition, customResource, fbc, settled } from "../runtime/controllerkit.test.js";
+import { asClient, condition, customResource, fbc, settled } from "../runtime/controllerkit.test.js";
 import { OLM_API_VERSION, type ClusterExtension } from "./api.js";
 import {
   ANNOTATION_BUNDLE_NAME,
@@ -42,13 +39,13 @@ const DEPRECATED = JSON.stringify({
 });
 const CATALOG = [fbc.package("tiny", ["1.0.0", "1.1.0"]), fbc.package("old", ["1.0.0"]), DEPRECATED].join("\n");
 const IMAGE = "example.com/tiny:v1.1.0";
+/** What a case checks after its conditions. */
+type Then = () => Promise<void>;
 
-interface World {
+interface World extends CatalogBeside {
   api: FakeKube;
-  catalogs: CatalogController;
   ctl: ExtensionController;
   key: SigningKey;
-  tmp: string;
 }
 
 describe("ClusterExtension steps on the fake API server", () => {
@@ -56,30 +53,14 @@ describe("ClusterExtension steps on the fake API server", () => {
   const idle = () => settled(w.catalogs.queue, w.ctl.queue);
   beforeEach(async () => {
     const api = new FakeKube(RESOURCES, { allowed: ["alice"] });
-    const tmp = mkdtempSync(join(tmpdir(), "opcat-extension-"));
     const key = new SigningKey(Buffer.alloc(32, 9));
     await api.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "tiny-system" } });
-    const catalogs = new CatalogController({ client: asClient(api), stateDir: join(tmp, "state") });
+    const { catalogs, tmp } = await catalogBeside(api, "opcat-extension-", CATALOG);
     const ctl = new ExtensionController({ client: asClient(api), catalogs, key });
     w = { api, catalogs, ctl, key, tmp };
-    const { ref } = await catalogImage(tmp, CATALOG);
-    await api.create<ClusterCatalog>({
-      apiVersion: CATALOG_API_VERSION,
-      kind: "ClusterCatalog",
-      metadata: { name: "main" },
-      spec: { source: { type: "Image", image: { ref } } },
-    });
   });
-  afterEach(async () => {
-    await w.ctl.stop();
-    await w.catalogs.stop();
-    rmSync(w.tmp, { recursive: true, force: true });
-  });
-  const start = async () => {
-    await w.catalogs.start();
-    await w.ctl.start();
-    await idle();
-  };
+  afterEach(() => stopBeside(w, w.ctl));
+  const start = () => startBeside(w, w.ctl);
   const extension = (name: string, spec: Partial<ClusterExtension["spec"]> & { packageName?: string } = {}) => {
     const { packageName = "tiny", ...rest } = spec;
     return {
@@ -180,37 +161,46 @@ describe("ClusterExtension steps on the fake API server", () => {
       assert.equal(condition(ext, "Progressing").is, "True RollingOut");
     });
 
-    test("a package no catalog serves: Retrying with why, deprecation unknown, no Instance", async () => {
-      await start();
-      const ext = await create(extension("ghost", { packageName: "ghost" }));
-      assert.equal(condition(ext, "Progressing").is, "True Retrying");
-      assert.equal(condition(ext, "Progressing").message, 'no bundles found for package "ghost"');
-      assert.equal(condition(ext, "Deprecated").is, "Unknown DeprecationStatusUnknown");
-      assert.equal(condition(ext, "BundleDeprecated").is, "Unknown Absent");
-      assert.equal(await w.api.tryGet(RUKPAK, "Instance", instanceNameFor("ghost")), undefined);
-    });
-
-    test("an install namespace that does not exist: Retrying until it does", async () => {
-      await start();
-      const ext = await create(extension("homeless", { namespace: "nowhere" }));
-      assert.deepEqual(condition(ext, "Progressing"), {
-        is: "True Retrying",
-        message: 'failed to install: namespaces "nowhere" not found',
+    /** Each case: the ClusterExtension, its conditions (`status reason`, with the message where given), then. */
+    const cases: [string, ClusterExtension, Record<string, string | { is: string; message: string }>, Then?][] = [
+      [
+        "a package no catalog serves: Retrying with why, deprecation unknown, no Instance",
+        extension("ghost", { packageName: "ghost" }),
+        {
+          Progressing: { is: "True Retrying", message: 'no bundles found for package "ghost"' },
+          Deprecated: "Unknown DeprecationStatusUnknown",
+          BundleDeprecated: "Unknown Absent",
+        },
+        async () => assert.equal(await w.api.tryGet(RUKPAK, "Instance", instanceNameFor("ghost")), undefined),
+      ],
+      [
+        "an install namespace that does not exist: Retrying until it does",
+        extension("homeless", { namespace: "nowhere" }),
+        { Progressing: { is: "True Retrying", message: 'failed to install: namespaces "nowhere" not found' } },
+        async () => {
+          await w.api.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "nowhere" } });
+          assert.equal(condition(await get("homeless"), "Progressing").is, "True RollingOut");
+        },
+      ],
+      [
+        "a deprecated package: Deprecated and PackageDeprecated with the catalog's message",
+        extension("old", { packageName: "old" }),
+        {
+          PackageDeprecated: { is: "True Deprecated", message: "old is deprecated: use tiny" },
+          Deprecated: "True Deprecated",
+          ChannelDeprecated: "False NotDeprecated",
+        },
+      ],
+    ];
+    for (const [what, ext, conditions, then] of cases)
+      test(what, async () => {
+        await start();
+        const got = await create(ext);
+        for (const [type, want] of Object.entries(conditions))
+          if (typeof want === "string") assert.equal(condition(got, type).is, want, type);
+          else assert.deepEqual(condition(got, type), want, type);
+        await then?.();
       });
-      await w.api.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "nowhere" } });
-      assert.equal(condition(await get("homeless"), "Progressing").is, "True RollingOut");
-    });
-
-    test("a deprecated package: Deprecated and PackageDeprecated with the catalog's message", async () => {
-      await start();
-      const ext = await create(extension("old", { packageName: "old" }));
-      assert.deepEqual(condition(ext, "PackageDeprecated"), {
-        is: "True Deprecated",
-        message: "old is deprecated: use tiny",
-      });
-      assert.equal(condition(ext, "Deprecated").is, "True Deprecated");
-      assert.equal(condition(ext, "ChannelDeprecated").is, "False NotDeprecated");
-    });
   });
 
   describe("instance", () => {

@@ -13,13 +13,13 @@
  * One entry: `reconcile(name)`, made of small named steps on the one reconcile wrapper.
  */
 import { createHash } from "node:crypto";
-import { KubeApiError, type KubeClient, type KubeObject } from "../kube/client.js";
+import { KubeApiError, type KubeClient, type KubeObject, liveOnly } from "../kube/client.js";
 import { findCondition, type Condition } from "../kube/conditions.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
 import type { Informer } from "../kube/informer.js";
 import type { SharedCaches } from "../runtime/caches.js";
 import { defineController, type Controller, type Result } from "../runtime/controller.js";
-import { debugLog, reconcileObject } from "../runtime/reconcile.js";
+import { passBy, reconcileObject, workingCopy } from "../runtime/reconcile.js";
 import { requeueAfter, type Step, type StepOutcome, withConditions } from "../runtime/steps.js";
 import { API_VERSION as RUKPAK_API_VERSION, type Instance, type ProvisionerClass } from "../rukpak/api.js";
 import { Reason as RukpakReason } from "../rukpak/reasons.js";
@@ -230,21 +230,14 @@ export class ExtensionController {
   async reconcile(name: string): Promise<Result> {
     return reconcileObject<ClusterExtension, ExtensionState>(
       {
+        ...passBy("clusterextension", this.client, this.controller.events, this.log),
         apiVersion: OLM_API_VERSION,
         kind: "ClusterExtension",
-        controller: "clusterextension",
-        client: this.client,
-        events: this.controller.events,
-        debug: debugLog(this.log),
         // a ClusterExtension being deleted: its Instance goes with it (owner reference)
-        get: (key) => {
-          const ext = this.extensions.get(key);
-          return ext && !ext.metadata.deletionTimestamp ? ext : undefined;
-        },
+        get: (key) => liveOnly(this.extensions.get(key)),
         state: (ext) => ({
+          ...workingCopy(ext),
           ext,
-          generation: ext.metadata.generation ?? 0,
-          status: { ...(ext.status ?? {}) },
           inst: this.instances.get(instanceNameFor(ext.metadata.name)),
           deprecation: [],
         }),

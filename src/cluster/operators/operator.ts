@@ -8,14 +8,14 @@
  * selector, and the updates the resolver sees in other channels and catalogs
  * (`UpdateAvailable`, reason `CrossChannelUpdateFound` when applying one needs a spec change).
  */
-import { type KubeClient } from "../kube/client.js";
+import { type KubeClient, liveOnly } from "../kube/client.js";
 import { findCondition, relayed, type Condition } from "../kube/conditions.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
 import type { EventRecorder } from "../kube/events.js";
 import type { Informer } from "../kube/informer.js";
 import type { SharedCaches } from "../runtime/caches.js";
 import { defineController, type Controller, type Result } from "../runtime/controller.js";
-import { debugLog, reconcileObject } from "../runtime/reconcile.js";
+import { passBy, reconcileObject, workingCopy } from "../runtime/reconcile.js";
 import { isOwn, verifiedRequester, type SigningKey } from "../rukpak/trust.js";
 import { sameJson } from "../kube/json.js";
 import { type Step, type StepOutcome, withConditions } from "../runtime/steps.js";
@@ -224,16 +224,10 @@ export class OperatorController {
   async reconcile(name: string): Promise<Result> {
     return reconcileObject<Operator, OperatorState>(
       {
+        ...passBy("operator", this.client, this.events, this.log),
         apiVersion: OPERATOR_API_VERSION,
         kind: "Operator",
-        controller: "operator",
-        client: this.client,
-        events: this.events,
-        debug: debugLog(this.log),
-        get: (key) => {
-          const op = this.operators.get(key);
-          return op && !op.metadata.deletionTimestamp ? op : undefined;
-        },
+        get: (key) => liveOnly(this.operators.get(key)),
         state: (op, key) => this.state(op, key),
         steps: this.steps,
         object: (s) => s.op,
@@ -248,8 +242,7 @@ export class OperatorController {
     return {
       name,
       op,
-      generation: op.metadata.generation ?? 0,
-      status: { ...(op.status ?? {}) },
+      ...workingCopy(op),
       owner: {
         apiVersion: OPERATOR_API_VERSION,
         kind: "Operator",

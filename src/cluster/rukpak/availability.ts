@@ -31,7 +31,7 @@ import {
   type ControllerContext,
   type Result,
 } from "../runtime/controller.js";
-import { fromContext, reconcileObject } from "../runtime/reconcile.js";
+import { passBy, reconcileObject } from "../runtime/reconcile.js";
 import { applyConditions } from "../runtime/status.js";
 import { withConditions, type Step, type StepOutcome } from "../runtime/steps.js";
 import { sameJson } from "../kube/json.js";
@@ -367,8 +367,7 @@ export class AvailabilityController {
     return reconcileObject<Instance, AvailabilityState>(
       {
         ...INSTANCE,
-        ...fromContext(ctx),
-        controller: "availability",
+        ...passBy("availability", ctx.client, ctx.events, ctx.log),
         get: (key) => {
           const inst = ctx.primary.get(key);
           if (inst && !inst.metadata.deletionTimestamp) return inst;

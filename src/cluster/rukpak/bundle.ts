@@ -11,7 +11,7 @@ import { safeMessage, setCondition } from "../kube/conditions.js";
 import { addFinalizer, hasFinalizer, removeFinalizer } from "../kube/finalizers.js";
 import type { WorkQueue } from "../kube/queue.js";
 import type { Result } from "../runtime/controller.js";
-import { debugLog, reconcileObject } from "../runtime/reconcile.js";
+import { passBy, reconcileObject, workingCopy } from "../runtime/reconcile.js";
 import { writeStatus } from "../runtime/status.js";
 import type { Step, StepOutcome } from "../runtime/steps.js";
 import { API_VERSION, FINALIZER_CONTENT, type Bundle, type BundleStatus } from "./api.js";
@@ -367,14 +367,12 @@ export async function reconcileBundle(
 ): Promise<Result> {
   return reconcileObject<Bundle, BundleState>(
     {
+      ...passBy("bundle", ctx.client, ctx.events, ctx.log),
       apiVersion: API_VERSION,
       kind: "Bundle",
-      controller: "bundle",
-      client: ctx.client,
-      events: ctx.events,
-      debug: debugLog(ctx.log),
+      // a Bundle being deleted: its deletion step releases its content and finalizer
       get: (key) => ctx.bundles.get(key),
-      state: (b, key) => ({ name: key, b, generation: b.metadata.generation ?? 0, status: { ...(b.status ?? {}) } }),
+      state: (b, key) => ({ ...workingCopy(b), name: key, b }),
       steps,
       // the newest copy the pass knows (its own InProgress write, else the cache's); nothing without an outcome
       object: (s) => s.write?.base ?? s.b,

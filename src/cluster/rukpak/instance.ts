@@ -9,11 +9,11 @@
  * (docs/security.md). The pass itself is the one reconcile wrapper's (`reconcileObject`).
  */
 import { createHash } from "node:crypto";
-import { KubeApiError, type KubeApi } from "../kube/client.js";
+import { KubeApiError, type KubeApi, liveOnly } from "../kube/client.js";
 import { findCondition, setCondition } from "../kube/conditions.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
 import type { Result } from "../runtime/controller.js";
-import { debugLog, persistStatus, reconcileObject, type StatusSpec } from "../runtime/reconcile.js";
+import { passBy, persistStatus, reconcileObject, type StatusSpec, workingCopy } from "../runtime/reconcile.js";
 import { changedOnTop, writeStatus } from "../runtime/status.js";
 import { RetryLater, retryAfter, stopWith, withConditions, type Step, type StepOutcome } from "../runtime/steps.js";
 import {
@@ -578,21 +578,17 @@ export async function reconcileInstance(
   return reconcileObject<Instance, InstanceState>(
     {
       ...INSTANCE_STATUS,
-      controller: "instance",
-      client: ctx.client,
-      events: ctx.events,
-      debug: debugLog(ctx.log),
+      ...passBy("instance", ctx.client, ctx.events, ctx.log),
       get: (key) => {
-        const cached = ctx.instances.get(key);
-        if (!cached || cached.metadata.deletionTimestamp) return undefined;
+        const cached = liveOnly(ctx.instances.get(key));
+        if (!cached) return undefined;
         const inst = freshest(cached);
         return inst.spec.bundle.spec && !ctx.ours(inst.spec.bundle.spec.class) ? undefined : inst;
       },
       state: (inst, key) => ({
+        ...workingCopy(inst),
         name: key,
-        generation: inst.metadata.generation ?? 0,
         inst,
-        status: { ...(inst.status ?? {}) },
         bundleName: inst.spec.bundle.name,
       }),
       steps,

@@ -3,18 +3,19 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { KubeObject } from "../kube/client.js";
 import type { Condition } from "../kube/conditions.js";
-import { FakeKube, type FakeResource } from "../kube/fake.js";
-import { persistStatus, reconcileObject, type ReconcileSpec, type WorkingState } from "./reconcile.js";
+import { FakeKube } from "../kube/fake.js";
+import { customResource } from "./controllerkit.test.js";
+import {
+  passBy,
+  persistStatus,
+  reconcileObject,
+  type ReconcileSpec,
+  type WorkingState,
+  workingCopy,
+} from "./reconcile.js";
 import { RetryLater, retryAfter, STEP_STOPS, stopWith, type Step } from "./steps.js";
 
-const THING: FakeResource = {
-  apiVersion: "example.com/v1",
-  kind: "Thing",
-  resource: "things.example.com",
-  namespaced: false,
-  statusSubresource: true,
-  generation: true,
-};
+const THING = customResource("example.com/v1", "Thing", "things");
 interface ThingStatus {
   conditions?: Condition[];
   observedGeneration?: number;
@@ -61,7 +62,7 @@ async function fixture(): Promise<Fixture> {
     events: { emit: (o, type, reason, message) => events.push([o.metadata.name, type, reason, message]) },
     debug: (m) => debug.push(m),
     get: (key) => cache.get(key),
-    state: (o) => ({ thing: o, generation: o.metadata.generation ?? 0, status: { ...(o.status ?? {}) }, saw: {} }),
+    state: (o) => ({ ...workingCopy(o), thing: o, saw: {} }),
     object: (s) => s.thing,
     rebase: (s, seen) => {
       s.thing = seen;
@@ -242,4 +243,26 @@ test("next: a controller's own status computation, and undefined to write nothin
   assert.equal((f.api.requests.PUT ?? 0) - puts, 0);
   await reconcileObject({ ...f.spec("t-next", steps), next: (_s, fresh) => ({ seen: fresh.spec!.n * 10 }) }, "t");
   assert.deepEqual((await get(f)).status, { seen: 10 });
+});
+
+test("a spec's shared parts: the working copy, the debug lines", () => {
+  const t: Thing = { ...ref, metadata: { name: "t", generation: 3 }, status: { seen: 1 } };
+  const w = workingCopy(t);
+  assert.deepEqual(w, { generation: 3, status: { seen: 1 } });
+  assert.notEqual(w.status, t.status);
+  assert.deepEqual(workingCopy<Thing>({ ...ref, metadata: { name: "new" } }), { generation: 0, status: {} });
+  const lines: string[] = [];
+  const by = () => passBy("c", new FakeKube([THING]), { emit: () => {} }, (m) => lines.push(m));
+  const before = process.env.OPCAT_DEBUG;
+  try {
+    process.env.OPCAT_DEBUG = "0";
+    assert.equal(by().debug, undefined);
+    process.env.OPCAT_DEBUG = "1";
+    const parts = by();
+    parts.debug?.("stopped");
+    assert.deepEqual([parts.controller, lines], ["c", ["debug: stopped"]]);
+  } finally {
+    if (before === undefined) delete process.env.OPCAT_DEBUG;
+    else process.env.OPCAT_DEBUG = before;
+  }
 });

@@ -91,6 +91,9 @@ export async function persistStatus<O extends WithStatus, S extends { status: St
   return skipped ? "skipped" : out;
 }
 
+/** What a pass reads and writes its object through. */
+export type PassClient = Pick<KubeApi, "tryGet" | "replace">;
+
 /** What an Event is emitted through (a controller's recorder). */
 export interface EventSink {
   emit(obj: KubeObject, type: "Normal" | "Warning", reason: string, message: string): void;
@@ -99,7 +102,7 @@ export interface EventSink {
 export interface ReconcileSpec<O extends WithStatus, S extends WorkingState<StatusOf<O>>> extends StatusSpec<O, S> {
   /** The controller's name: metrics (`opcat_reconcile_stops_total`) and logs. */
   controller: string;
-  client: Pick<KubeApi, "tryGet" | "replace">;
+  client: PassClient;
   events: EventSink;
   /**
    * A debug line for each pass a step stopped (which step, why): the controller's log through
@@ -171,15 +174,16 @@ export async function runPass<O extends WithStatus, S extends WorkingState<Statu
 }
 
 /**
- * What a pass's spec takes from the context of a controller on `defineController`: its client, its
- * Event recorder, and its log as the debug lines ({@link debugLog}).
+ * The parts of a {@link ReconcileSpec} that say who runs the pass, the same for every controller: its
+ * name, its client and Event sink, and its log as the wrapper's debug lines ({@link debugLog}).
  */
-export function fromContext(ctx: {
-  client: Pick<KubeApi, "tryGet" | "replace">;
-  events: EventSink;
-  log: (m: string) => void;
-}) {
-  return { client: ctx.client, events: ctx.events, debug: debugLog(ctx.log) };
+export function passBy(controller: string, client: PassClient, events: EventSink, log: (m: string) => void) {
+  return { controller, client, events, debug: debugLog(log) };
+}
+
+/** What every pass's state starts from: the object's generation and a working copy of its status. */
+export function workingCopy<O extends WithStatus>(o: O): WorkingState<StatusOf<O>> {
+  return { generation: o.metadata.generation ?? 0, status: { ...(o.status ?? {}) } as StatusOf<O> };
 }
 
 /** A controller's log as the wrapper's debug lines: only with OPCAT_DEBUG set (any value but "" or "0"). */

@@ -4,16 +4,12 @@ import assert from "node:assert/strict";
 import { KubeApiError, type KubeObject } from "../kube/client.js";
 import type { Condition } from "../kube/conditions.js";
 import { FakeKube, type FakeResource } from "../kube/fake.js";
+import { customResource } from "./controllerkit.test.js";
 import { RetryLater } from "./steps.js";
 import { applyConditions, changedOnTop, writeStatus } from "./status.js";
 
 const THING: FakeResource = {
-  apiVersion: "example.com/v1",
-  kind: "Thing",
-  resource: "things.example.com",
-  namespaced: false,
-  statusSubresource: true,
-  generation: true,
+  ...customResource("example.com/v1", "Thing", "things"),
   mapLists: { "status.conditions": ["type"] },
 };
 interface Thing extends KubeObject {
