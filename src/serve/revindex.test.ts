@@ -37,6 +37,19 @@ import { CatalogRevision } from "./revision.js";
 import { indexPath, treeState } from "./revindex.js";
 import { isOpcatTemp } from "../fsx/staged.js";
 
+/** catalogd's HTTP API queries two servers of one catalog must answer alike: /all (identity, gzip, a range), /metas. */
+const HTTP_QUERIES = [
+  ["/catalogs/test/api/v1/all", {}],
+  ["/catalogs/test/api/v1/all", { "Accept-Encoding": "gzip" }],
+  ["/catalogs/test/api/v1/all", { Range: "bytes=100-199" }],
+  ["/catalogs/test/api/v1/metas?schema=olm.package", {}],
+  ["/catalogs/test/api/v1/metas?schema=olm.bundle", { "Accept-Encoding": "gzip" }],
+  ["/catalogs/test/api/v1/metas?package=etcd", {}],
+  ["/catalogs/test/api/v1/metas?schema=olm.channel&package=etcd&name=stable", {}],
+  ["/catalogs/test/api/v1/metas?name=etcd.v0.9.2", {}],
+  ["/catalogs/test/api/v1/metas?schema=nope", {}],
+] as const;
+
 const here = dirname(fileURLToPath(import.meta.url));
 const catalogDir = join(here, "testdata", "catalog");
 const tmp = mkdtempSync(join(tmpdir(), "opcat-revindex-"));
@@ -120,17 +133,7 @@ describe("an HTTP-only revision kept in a file answers as one kept in memory", (
   });
 
   test("HTTP: /all (identity, gzip, a range) and /metas queries answer the same bytes and headers", async () => {
-    const paths = [
-      ["/catalogs/test/api/v1/all", {}],
-      ["/catalogs/test/api/v1/all", { "Accept-Encoding": "gzip" }],
-      ["/catalogs/test/api/v1/all", { Range: "bytes=100-199" }],
-      ["/catalogs/test/api/v1/metas?schema=olm.package", {}],
-      ["/catalogs/test/api/v1/metas?schema=olm.bundle", { "Accept-Encoding": "gzip" }],
-      ["/catalogs/test/api/v1/metas?package=etcd", {}],
-      ["/catalogs/test/api/v1/metas?schema=olm.channel&package=etcd&name=stable", {}],
-      ["/catalogs/test/api/v1/metas?name=etcd.v0.9.2", {}],
-      ["/catalogs/test/api/v1/metas?schema=nope", {}],
-    ] as const;
+    const paths = HTTP_QUERIES;
     await sameHttpAnswers(servers, paths);
   });
 
@@ -193,18 +196,7 @@ describe("answers from a persisted index are those of a build from the files", (
   });
 
   test("HTTP: /all (identity, gzip, a range) and /metas queries answer the same bytes and headers", async () => {
-    const paths = [
-      ["/catalogs/test/api/v1/all", {}],
-      ["/catalogs/test/api/v1/all", { "Accept-Encoding": "gzip" }],
-      ["/catalogs/test/api/v1/all", { Range: "bytes=100-199" }],
-      ["/catalogs/test/api/v1/metas?schema=olm.package", {}],
-      ["/catalogs/test/api/v1/metas?schema=olm.bundle", { "Accept-Encoding": "gzip" }],
-      ["/catalogs/test/api/v1/metas?package=etcd", {}],
-      ["/catalogs/test/api/v1/metas?schema=olm.channel&package=etcd&name=stable", {}],
-      ["/catalogs/test/api/v1/metas?name=etcd.v0.9.2", {}],
-      ["/catalogs/test/api/v1/metas?schema=nope", {}],
-      ["/catalogs/test/api/v1/metas?bogus=1", {}],
-    ] as const;
+    const paths = [...HTTP_QUERIES, ["/catalogs/test/api/v1/metas?bogus=1", {}]] as const;
     await sameHttpAnswers(servers, paths);
   });
 
