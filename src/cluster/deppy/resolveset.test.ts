@@ -13,8 +13,9 @@ import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { FakeKube, type Admission, type FakeResource } from "../kube/fake.js";
+import { FakeKube, type FakeResource } from "../kube/fake.js";
 import { ANNOTATION_REQUESTER, API_VERSION as RUKPAK, type Bundle, type Instance } from "../rukpak/api.js";
+import { recordRequester } from "../rukpak/stepkit.test.js";
 import { ANNOTATION_REQUESTER_SIGNATURE, ownUser, requesterParts, SigningKey } from "../rukpak/trust.js";
 import type { ResolvedBundle } from "../../resolve/index.js";
 import { asClient, condition, customResource, eventsOf, settled } from "../runtime/controllerkit.test.js";
@@ -48,27 +49,6 @@ const RESOURCES = [
   rbac("RoleBinding", "rolebindings", true),
 ];
 
-/** What opcat's admission webhook records on RukPak objects: who last changed the spec, signed. */
-function recordRequester(key: SigningKey): Admission {
-  return ({ operation, object, oldObject, userInfo }) => {
-    if (object.apiVersion !== RUKPAK || (object.kind !== "Bundle" && object.kind !== "Instance")) return undefined;
-    const spec = (object as { spec?: unknown }).spec;
-    const annotations = { ...object.metadata.annotations };
-    const keys = [ANNOTATION_REQUESTER, ANNOTATION_REQUESTER_SIGNATURE];
-    if (operation === "CREATE" || JSON.stringify((oldObject as { spec?: unknown }).spec) !== JSON.stringify(spec)) {
-      const { username, groups, uid, extra } = userInfo;
-      const raw = JSON.stringify({ username, groups, ...(uid ? { uid } : {}), ...(extra ? { extra } : {}) });
-      annotations[keys[0]] = raw;
-      annotations[keys[1]] = key.sign(requesterParts(object.kind, object.metadata.name, spec, raw));
-    } else
-      for (const k of keys) {
-        const old = oldObject?.metadata.annotations?.[k];
-        if (old === undefined) delete annotations[k];
-        else annotations[k] = old;
-      }
-    return { ...object, metadata: { ...object.metadata, annotations } };
-  };
-}
 
 const entry = (pkg: string, v: string): ResolvedBundle => ({
   schema: "olm.bundle",

@@ -13,7 +13,7 @@ import { CATALOG_API_VERSION } from "../catalogd/api.js";
 import { type CatalogBeside, catalogBeside, startBeside, stopBeside } from "../catalogd/catalogkit.test.js";
 import { API_VERSION as RUKPAK, type Instance } from "../rukpak/api.js";
 import { SigningKey } from "../rukpak/trust.js";
-import { requestedBy } from "../rukpak/stepkit.test.js";
+import { recordRequester, requestedBy } from "../rukpak/stepkit.test.js";
 import { asClient, condition, customResource, fbc, settled } from "../runtime/controllerkit.test.js";
 import { OLM_API_VERSION, type ClusterExtension } from "./api.js";
 import {
@@ -52,8 +52,9 @@ describe("ClusterExtension steps on the fake API server", () => {
   let w: World;
   const idle = () => settled(w.catalogs.queue, w.ctl.queue);
   beforeEach(async () => {
-    const api = new FakeKube(RESOURCES, { allowed: ["alice"] });
     const key = new SigningKey(Buffer.alloc(32, 9));
+    // the webhook's signed requester on Instances, which tells an Instance of its own from another's
+    const api = new FakeKube(RESOURCES, { allowed: ["alice"], admit: recordRequester(key) });
     await api.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "tiny-system" } });
     const { catalogs, tmp } = await catalogBeside(api, "opcat-extension-", CATALOG);
     const ctl = new ExtensionController({ client: asClient(api), catalogs, key });
@@ -126,6 +127,45 @@ describe("ClusterExtension steps on the fake API server", () => {
           "opcat never takes over an object it did not create",
       });
       assert.deepEqual(condition(ext, "Installed"), { is: "False Failed", message: "No bundle installed" });
+    });
+
+    test("its own Instance whose owner reference was dropped: still its own, the reference back", async () => {
+      await start();
+      const ext = await create(extension("mine"));
+      const before = await instanceOf("mine");
+      assert.equal(before.metadata.ownerReferences?.[0]?.uid, ext.metadata.uid);
+      // anyone who may update Instances may drop owner references (as the garbage collector does)
+      await w.api.mergePatch(RUKPAK, "Instance", before.metadata.name, { metadata: { ownerReferences: null } });
+      const after = await get("mine").then(() => instanceOf("mine"));
+      assert.deepEqual(
+        after.metadata.ownerReferences?.map((o) => o.uid),
+        [ext.metadata.uid],
+      );
+      assert.equal(
+        after.metadata.annotations?.[ANNOTATION_ROLLOUT_STARTED],
+        before.metadata.annotations?.[ANNOTATION_ROLLOUT_STARTED],
+        "the rollout is not restarted",
+      );
+      assert.notEqual(condition(await get("mine"), "Progressing").is, "False Blocked");
+    });
+
+    test("an Instance of its name without owners, requested by someone else: Blocked", async () => {
+      await start();
+      await w.api.create(
+        requestedBy(
+          w.key,
+          {
+            apiVersion: RUKPAK,
+            kind: "Instance",
+            metadata: { name: instanceNameFor("squat") },
+            spec: { bundle: { name: "x" } },
+          } as Instance,
+          "mallory",
+        ),
+      );
+      const ext = await create(extension("squat"));
+      assert.equal(condition(ext, "Progressing").is, "False Blocked");
+      assert.equal((await instanceOf("squat")).spec.bundle.name, "x");
     });
 
     test("an author that cannot be verified: Blocked, no Instance", async () => {

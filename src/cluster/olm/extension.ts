@@ -323,7 +323,7 @@ export class ExtensionController {
 
   /** An Instance of that name that this ClusterExtension does not own is never taken over. */
   private instanceConflict(ext: ClusterExtension, inst: Instance | undefined): Outcome | undefined {
-    if (!inst || (inst.metadata.ownerReferences ?? []).some((r) => r.uid === ext.metadata.uid)) return undefined;
+    if (!inst || this.owns(ext, inst)) return undefined;
     return {
       conditions: [
         this.blocked(
@@ -556,6 +556,21 @@ export class ExtensionController {
   }
 
   /**
+   * True when `inst` is this ClusterExtension's: its owner reference names it, or — since anyone who
+   * may update Instances may drop owner references, as the garbage collector does — it has no owner
+   * at all and its signed requester (which nobody can forge) is this ClusterExtension's author. Such
+   * an Instance gets its owner reference back when it is next written (`ensureInstance`).
+   */
+  private owns(ext: ClusterExtension, inst: Instance): boolean {
+    const owners = inst.metadata.ownerReferences ?? [];
+    if (owners.some((r) => r.uid === ext.metadata.uid)) return true;
+    if (owners.length > 0) return false;
+    const mine = verifiedRequester(this.opts.key, ext);
+    const its = verifiedRequester(this.opts.key, inst);
+    return !!mine && !!its && mine.username === its.username && mine.uid === its.uid;
+  }
+
+  /**
    * Creates or updates the Instance **as the ClusterExtension's author** (impersonation), so that
    * the webhook records her as its requester and approval judges her. Unchanged: nothing is written.
    */
@@ -573,11 +588,13 @@ export class ExtensionController {
       sameJson(cur.spec, want.spec) &&
       Object.entries(want.metadata.labels ?? {}).every(([k, v]) => cur.metadata.labels?.[k] === v) &&
       Object.entries(want.metadata.annotations ?? {}).every(([k, v]) => cur.metadata.annotations?.[k] === v);
-    if (same) return cur;
+    // an Instance whose owner reference someone dropped gets it back, without restarting its rollout
+    const owned = (cur?.metadata.ownerReferences ?? []).some((o) => o.uid === ext.metadata.uid);
+    if (same && owned) return cur;
     // the ClusterExtension may be going (its Instance's deletion can be seen first): ask the API server
     if (!(await this.client.getLive(OLM_API_VERSION, "ClusterExtension", ext.metadata.name, { uid: ext.metadata.uid })))
       return undefined;
-    want.metadata.annotations![ANNOTATION_ROLLOUT_STARTED] = new Date().toISOString();
+    if (!same) want.metadata.annotations![ANNOTATION_ROLLOUT_STARTED] = new Date().toISOString();
     const as = this.client.impersonating(requester);
     if (!cur) return as.create<Instance>(want);
     // keep what others wrote on the Instance (finalizers, other labels); the spec is ours
@@ -587,6 +604,7 @@ export class ExtensionController {
         ...cur.metadata,
         labels: { ...(cur.metadata.labels ?? {}), ...want.metadata.labels },
         annotations: { ...(cur.metadata.annotations ?? {}), ...want.metadata.annotations },
+        ...(owned ? {} : { ownerReferences: want.metadata.ownerReferences }),
       },
       spec: want.spec,
     });

@@ -10,7 +10,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { KubeClient, KubeObject } from "../kube/client.js";
-import { FakeKube, mapListsOf, type FakeResource } from "../kube/fake.js";
+import { FakeKube, mapListsOf, type Admission, type FakeResource } from "../kube/fake.js";
 import { WorkQueue } from "../kube/queue.js";
 import {
   ANNOTATION_REQUESTER,
@@ -138,6 +138,28 @@ export function configMapYaml(name: string, namespace: string): string {
 /** A ConfigMap of manifests (what a `file://` Bundle mounts). */
 export async function manifests(api: FakeKube, name: string, data: Record<string, string>): Promise<void> {
   await api.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "default" }, data });
+}
+
+/** What opcat's admission webhook records on RukPak objects: who last changed the spec, signed. */
+export function recordRequester(key: SigningKey): Admission {
+  return ({ operation, object, oldObject, userInfo }) => {
+    if (object.apiVersion !== API_VERSION || (object.kind !== "Bundle" && object.kind !== "Instance")) return undefined;
+    const spec = (object as { spec?: unknown }).spec;
+    const annotations = { ...object.metadata.annotations };
+    const keys = [ANNOTATION_REQUESTER, ANNOTATION_REQUESTER_SIGNATURE];
+    if (operation === "CREATE" || JSON.stringify((oldObject as { spec?: unknown }).spec) !== JSON.stringify(spec)) {
+      const { username, groups, uid, extra } = userInfo;
+      const raw = JSON.stringify({ username, groups, ...(uid ? { uid } : {}), ...(extra ? { extra } : {}) });
+      annotations[keys[0]] = raw;
+      annotations[keys[1]] = key.sign(requesterParts(object.kind, object.metadata.name, spec, raw));
+    } else
+      for (const k of keys) {
+        const old = oldObject?.metadata.annotations?.[k];
+        if (old === undefined) delete annotations[k];
+        else annotations[k] = old;
+      }
+    return { ...object, metadata: { ...object.metadata, annotations } };
+  };
 }
 
 /** `o` as the admission webhook records it for `username` (a signed requester annotation). */
