@@ -14,9 +14,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FakeKube, type FakeResource } from "../kube/fake.js";
-import { ANNOTATION_REQUESTER, API_VERSION as RUKPAK, type Bundle, type Instance } from "../rukpak/api.js";
+import { API_VERSION as RUKPAK, type Bundle, type Instance } from "../rukpak/api.js";
 import { recordRequester } from "../rukpak/stepkit.test.js";
-import { ANNOTATION_REQUESTER_SIGNATURE, ownUser, requesterParts, SigningKey } from "../rukpak/trust.js";
+import { ownUser, SigningKey } from "../rukpak/trust.js";
 import type { ResolvedBundle } from "../../resolve/index.js";
 import { asClient, condition, customResource, eventsOf, settled } from "../runtime/controllerkit.test.js";
 import {
@@ -48,7 +48,6 @@ const RESOURCES = [
   rbac("Role", "roles", true),
   rbac("RoleBinding", "rolebindings", true),
 ];
-
 
 const entry = (pkg: string, v: string): ResolvedBundle => ({
   schema: "olm.bundle",
