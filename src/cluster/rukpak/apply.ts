@@ -12,22 +12,22 @@ import { crdGroupProblem, groupKindOf, ownKinds, servedBuiltInGroups } from "./c
 import { crdUpgradeProblems, existingObjectProblems } from "./crdsafety.js";
 import { describeObject } from "./permissions.js";
 import type { DesiredContent } from "./provisioner.js";
-import { refKey, refOf, type InstallRecord } from "./record.js";
+import { readInPass, refKey, refOf, type InstallRecord, type PassReads } from "./record.js";
 
 type ExistingCrd = KubeObject & {
   spec: { group: string; names: { kind: string }; versions: { name: string; served?: boolean }[] };
 };
 
-/** CRD changes that would break stored versions, fields or existing custom resources. */
-export async function unsafeCrdChanges(client: KubeClient, objects: readonly KubeObject[]): Promise<string[]> {
+/** CRD changes that would break stored versions, fields or existing custom resources (`reads`: the pass's). */
+export async function unsafeCrdChanges(
+  client: KubeClient,
+  objects: readonly KubeObject[],
+  reads?: PassReads,
+): Promise<string[]> {
   const unsafe: string[] = [];
   for (const o of objects) {
     if (o.kind !== "CustomResourceDefinition") continue;
-    const existing = await client.tryGet<ExistingCrd>(
-      "apiextensions.k8s.io/v1",
-      "CustomResourceDefinition",
-      o.metadata.name,
-    );
+    const existing = (await readInPass(client, o, reads)) as ExistingCrd | undefined;
     if (!existing) continue;
     const diff = crdUpgradeProblems(existing, o);
     unsafe.push(...diff);
@@ -47,19 +47,21 @@ export async function unsafeCrdChanges(client: KubeClient, objects: readonly Kub
  * Objects of the bundle that exist and are not this Instance's. This Instance's are those in its
  * record (applied, or pending from an interrupted pivot) that still name it as their owner, and
  * namespaces the controller created for it; before a record exists (an Instance installed by an
- * older opcat), objects labelled with it and owned by it.
+ * older opcat), objects labelled with it and owned by it. Each object is read once per pass: `reads`
+ * holds what the pass's dry run or CRD safety read of it (the object as the API server had it then).
  */
 export async function collisions(
   client: KubeClient,
   inst: Instance,
   record: InstallRecord | undefined,
   objects: readonly KubeObject[],
+  reads?: PassReads,
 ): Promise<string[]> {
   const name = inst.metadata.name;
   const recorded = new Set([...(record?.applied ?? []), ...(record?.pending ?? [])].map(refKey));
   const out: string[] = [];
   for (const o of objects) {
-    const cur = await client.tryGet(o.apiVersion, o.kind, o.metadata.name, o.metadata.namespace).catch(() => undefined);
+    const cur = await readInPass(client, o, reads).catch(() => undefined);
     if (!cur) continue;
     const ownedByUs = (cur.metadata.ownerReferences ?? []).some((x) => x.uid === inst.metadata.uid);
     const where = describeObject(o);

@@ -19,7 +19,7 @@ import {
 } from "./context.js";
 import { canI, dryRunAs, type Requester } from "./permissions.js";
 import type { DesiredContent } from "./provisioner.js";
-import { refKey, refOf, type RecordStore } from "./record.js";
+import { refKey, refOf, type PassReads, type RecordStore } from "./record.js";
 import { isOwn, signApproval, verifiedRequester, type ApprovalRecord, type ApprovalSubject } from "./trust.js";
 
 export interface Decision {
@@ -41,6 +41,8 @@ export interface DecisionInput {
   mismatch: string;
   /** The pass's answer of servedBuiltInGroups (asked once per pass), when its objects have CRDs. */
   served?: ReadonlySet<string>;
+  /** The pass's reads of the objects (the dry run's, reused by its collision check). */
+  reads?: PassReads;
 }
 
 const waiting = (reason: NewCondition["reason"], message: string): Decision => ({
@@ -120,7 +122,7 @@ async function userPermission(ctx: RukpakContext, d: DecisionInput, requesters: 
     const ns = await namespacesFor(ctx.client, ctx.records, d.inst, d.desired, r);
     for (const x of ns.refused) refusals.push(`${r.username} may not create Namespace ${JSON.stringify(x)}`);
     if (ns.refused.length > 0) continue;
-    for (const x of await dryRunAs(ctx.client, r, d.desired.objects, fieldManagerFor(name), d.served))
+    for (const x of await dryRunAs(ctx.client, r, d.desired.objects, fieldManagerFor(name), d.served, d.reads))
       if (x.denied) refusals.push(`${r.username} may not make ${x.object}: ${x.message}`);
       else failures.push(`${x.object}: ${x.message}`);
     for (const x of await deletionRefusals(ctx, d, r)) refusals.push(`${r.username} may not delete ${x}`);

@@ -35,7 +35,7 @@ import { fieldManagerFor, labelsMatch, listed, madeForInstance, type RukpakConte
 import { ConfigError, ConvertError } from "./convert.js";
 import { decide } from "./decide.js";
 import type { DesiredContent } from "./provisioner.js";
-import { refOf, type InstallRecord } from "./record.js";
+import { refOf, type InstallRecord, type PassReads } from "./record.js";
 import { approvalCondition, approvalMismatch, approvalParts, protectedReason, type ApprovalSubject } from "./trust.js";
 import { sameJson } from "../kube/json.js";
 import { BoundedMap } from "../kube/bounded.js";
@@ -69,6 +69,11 @@ export interface InstanceState {
   served?: Set<string>;
   /** This pass approved by UserPermission: every object was dry-run as its requesters and passed. */
   dryRun?: boolean;
+  /**
+   * The bundle's objects as this pass read them (dry run, CRD safety): the collision check asks each
+   * object once per pass (record.ts `readInPass`).
+   */
+  reads?: PassReads;
 }
 
 type InstanceStep = (ctx: RukpakContext, s: InstanceState) => Promise<StepOutcome> | StepOutcome;
@@ -356,6 +361,7 @@ const approval: InstanceStep = async (ctx, s) => {
     recorded,
     mismatch,
     served: s.served,
+    reads: s.reads,
   });
   if (!d.approval) {
     s.status = { ...s.status, contentDigest: subject.digest };
@@ -396,7 +402,8 @@ const unchanged: InstanceStep = async (ctx, s) => {
 
 /** CRD upgrade safety, before anything changes (unless the Instance says None). */
 const crdSafety: InstanceStep = async (ctx, s) => {
-  const unsafe = s.inst.spec.crdUpgradeSafety === "None" ? [] : await unsafeCrdChanges(ctx.client, s.desired!.objects);
+  const unsafe =
+    s.inst.spec.crdUpgradeSafety === "None" ? [] : await unsafeCrdChanges(ctx.client, s.desired!.objects, s.reads);
   if (unsafe.length === 0) return;
   // the stored custom objects may change (or the CRD go): tried again with backoff
   return retry(
@@ -414,7 +421,7 @@ const noCollision: InstanceStep = async (ctx, s) => {
   const { record, version } = await ctx.records.read(s.inst);
   s.record = record;
   s.version = version;
-  const found = await collisions(ctx.client, s.inst, record, s.desired!.objects);
+  const found = await collisions(ctx.client, s.inst, record, s.desired!.objects, s.reads);
   if (found.length === 0) return;
   // the object in the way may go (the garbage collector removing a deleted Instance's objects, an
   // admin): nothing watched brings the Instance back, so it is tried again with backoff
@@ -590,6 +597,7 @@ export async function reconcileInstance(
         name: key,
         inst,
         bundleName: inst.spec.bundle.name,
+        reads: new Map(),
       }),
       steps,
       // an approval still awaited is announced on every pass (as before the status says it)

@@ -6,6 +6,7 @@
 import { BoundedMap } from "../kube/bounded.js";
 import type { KubeClient, KubeObject } from "../kube/client.js";
 import { crdGroupProblem, groupKindOf, ownKinds, servedBuiltInGroups } from "./crdgroups.js";
+import { readInPass, type PassReads } from "./record.js";
 
 export interface Requester {
   username: string;
@@ -204,7 +205,8 @@ export function describeObject(o: KubeObject): string {
  * exactly as they would for the user. Objects of kinds that the same set's CRDs define in groups of
  * their own (CRDs not yet installed) cannot be tried; creating their CRD is tried instead. A CRD in a
  * built-in group or opcat's is a refusal and never excuses an object (crdgroups.ts); an object of a
- * kind the API server does not know is a refusal too (the API server's NotFound).
+ * kind the API server does not know is a refusal too (the API server's NotFound). `reads`: the pass's
+ * reads (each object is read as the controllers once per pass, and the collision check reuses it).
  */
 export async function dryRunAs(
   client: KubeClient,
@@ -212,6 +214,7 @@ export async function dryRunAs(
   objects: readonly KubeObject[],
   fieldManager: string,
   knownServed?: ReadonlySet<string>,
+  reads?: PassReads,
 ): Promise<DryRunRefusal[]> {
   const as = client.impersonating(user);
   // a CRD in a built-in group (or opcat's) is refused, and the objects of the kind it claims are tried
@@ -225,9 +228,7 @@ export async function dryRunAs(
     if (defined.has(groupKindOf(o))) continue;
     try {
       // what the user would do: create what does not exist, change (apply) what does
-      const exists = await client
-        .tryGet(o.apiVersion, o.kind, o.metadata.name, o.metadata.namespace)
-        .catch(() => undefined);
+      const exists = await readInPass(client, o, reads).catch(() => undefined);
       if (exists) await as.apply(o, { dryRun: true, fieldManager });
       else
         await as.request("POST", await as.path(o.apiVersion, o.kind, o.metadata.namespace), {

@@ -45,6 +45,28 @@ export function refOf(o: KubeObject): ObjectRef {
   };
 }
 
+/**
+ * What one pass read of the objects it installs, by {@link refKey} (undefined: it did not exist): the
+ * requester's dry run reads an object to choose create or apply, CRD upgrade safety reads a CRD, and the
+ * collision check of the same pass asks the same question, answered from here (docs/security.md: the
+ * collision check sees the object as the API server had it in this pass, never a cache that may be
+ * stale). Only answers are kept: a read that failed is asked again.
+ */
+export type PassReads = Map<string, KubeObject | undefined>;
+
+/** An object as the API server has it (undefined: not there), read once per pass when `reads` is given. */
+export async function readInPass(
+  client: Pick<KubeApi, "tryGet">,
+  o: KubeObject,
+  reads?: PassReads,
+): Promise<KubeObject | undefined> {
+  const k = refKey(refOf(o));
+  if (reads?.has(k)) return reads.get(k);
+  const cur = await client.tryGet(o.apiVersion, o.kind, o.metadata.name, o.metadata.namespace);
+  reads?.set(k, cur);
+  return cur;
+}
+
 /** A record known not to exist. */
 const NONE = "none";
 
