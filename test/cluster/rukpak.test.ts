@@ -22,7 +22,14 @@ import {
   type Instance,
 } from "../../src/cluster/rukpak/api.js";
 import { approveInstance } from "../../src/cluster/rukpak/approve.js";
-import { RecordStore, recordName, type InstallRecord } from "../../src/cluster/rukpak/record.js";
+import { prune } from "../../src/cluster/rukpak/apply.js";
+import {
+  RecordStore,
+  recordName,
+  refKey,
+  type InstallRecord,
+  type PassReads,
+} from "../../src/cluster/rukpak/record.js";
 import { runControllers, type RunningControllers } from "../../src/cluster/run.js";
 import { makeCerts, makeHtpasswd, requireTools, startDockerRegistry, type RunningRegistry } from "../image/servers.js";
 import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
@@ -889,5 +896,40 @@ describe("RukPak on a real API server", { skip, concurrency: false }, () => {
       } as unknown as KubeObject),
       (e: unknown) => e instanceof KubeApiError && e.status === 422 && /spec\.bundle: Required value/.test(e.message),
     );
+  });
+
+  test("the prune deletes an object only as the pass read it: one changed since is judged again", async () => {
+    // a live owner (the garbage collector leaves its dependents alone) stands in for the Instance
+    const owner = await admin.create<KubeObject>({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "prune-owner", namespace: "default" },
+    });
+    const ownerRef = { apiVersion: "v1", kind: "ConfigMap", name: "prune-owner", uid: owner.metadata.uid! };
+    const inst = { metadata: { name: "prune-owner", uid: owner.metadata.uid } } as Instance;
+    const make = (name: string) =>
+      admin.create<KubeObject>({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name, namespace: "default", ownerReferences: [ownerRef] },
+      });
+    const refs = ["prune-kept", "prune-moved", "prune-same"].map((name) => ({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      name,
+      namespace: "default",
+    }));
+    const reads: PassReads = new Map();
+    for (const r of refs) reads.set(refKey(r), await make(r.name));
+    // after the pass read it, prune-moved lost its owner: deleting it as read would delete what is not ours
+    const moved = await admin.get("v1", "ConfigMap", "prune-moved", "default");
+    await admin.replace({ ...moved, metadata: { ...moved.metadata, ownerReferences: [] } });
+    await prune(admin, inst, refs, [refs[0]], reads);
+    assert.ok(await admin.tryGet("v1", "ConfigMap", "prune-kept", "default"), "in the target: kept");
+    assert.ok(await admin.tryGet("v1", "ConfigMap", "prune-moved", "default"), "no longer owned: kept");
+    const same = await admin.tryGet("v1", "ConfigMap", "prune-same", "default");
+    assert.ok(!same || same.metadata.deletionTimestamp, "unchanged since the read: deleted");
+    for (const name of ["prune-kept", "prune-moved", "prune-owner"])
+      await admin.delete("v1", "ConfigMap", name, "default");
   });
 });

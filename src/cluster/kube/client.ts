@@ -460,17 +460,26 @@ export class KubeClient implements KubeServer {
     return this.request<T>("PUT", path, { body: obj });
   }
 
-  /** Deletes an object; true when it existed. Background propagation unless said otherwise. */
+  /**
+   * Deletes an object; true when it existed. Background propagation unless said otherwise;
+   * `preconditions` (uid, resourceVersion): only that object as read, else a 409 Conflict.
+   */
   async delete(
     apiVersion: string,
     kind: string,
     name: string,
     namespace?: string,
     propagationPolicy = "Background",
+    preconditions?: { uid?: string; resourceVersion?: string },
   ): Promise<boolean> {
     try {
       await this.request("DELETE", await this.path(apiVersion, kind, namespace, name), {
-        body: { apiVersion: "v1", kind: "DeleteOptions", propagationPolicy },
+        body: {
+          apiVersion: "v1",
+          kind: "DeleteOptions",
+          propagationPolicy,
+          ...(preconditions ? { preconditions } : {}),
+        },
       });
       return true;
     } catch (e) {

@@ -4,7 +4,7 @@
  * apply (namespaces, then CRDs until Established, then the rest, after a dry run of everything) and
  * the prune of what the new bundle no longer has (docs/security.md).
  */
-import { isNotFound, isConflict, type KubeClient, type KubeObject } from "../kube/client.js";
+import { isConflict, type KubeClient, type KubeObject } from "../kube/client.js";
 import { findCondition, type Condition } from "../kube/conditions.js";
 import { LABEL_INSTANCE, type Instance, type ObjectRef } from "./api.js";
 import { neededNamespaces } from "./context.js";
@@ -27,7 +27,7 @@ export async function unsafeCrdChanges(
   const unsafe: string[] = [];
   for (const o of objects) {
     if (o.kind !== "CustomResourceDefinition") continue;
-    const existing = (await readInPass(client, o, reads)) as ExistingCrd | undefined;
+    const existing = (await readInPass(client, refOf(o), reads)) as ExistingCrd | undefined;
     if (!existing) continue;
     const diff = crdUpgradeProblems(existing, o);
     unsafe.push(...diff);
@@ -61,7 +61,7 @@ export async function collisions(
   const recorded = new Set([...(record?.applied ?? []), ...(record?.pending ?? [])].map(refKey));
   const out: string[] = [];
   for (const o of objects) {
-    const cur = await readInPass(client, o, reads).catch(() => undefined);
+    const cur = await readInPass(client, refOf(o), reads).catch(() => undefined);
     if (!cur) continue;
     const ownedByUs = (cur.metadata.ownerReferences ?? []).some((x) => x.uid === inst.metadata.uid);
     const where = describeObject(o);
@@ -149,13 +149,16 @@ export async function install(
 
 /**
  * Deletes what the new bundle no longer has: only objects of `before` (the record) that are not in
- * `target`, and only while they still name the Instance as their owner.
+ * `target`, and only while they still name the Instance as their owner. `reads`: the pass's reads
+ * (the judgement of these deletions read them): an object is deleted only as it was read (uid and
+ * resourceVersion preconditions); one that changed since is read again and judged on what it is now.
  */
 export async function prune(
   client: KubeClient,
   inst: Instance,
   before: readonly ObjectRef[],
   target: readonly ObjectRef[],
+  reads?: PassReads,
 ): Promise<void> {
   const keep = new Set(target.map(refKey));
   const pruned = new Set<string>();
@@ -163,10 +166,21 @@ export async function prune(
     const k = refKey(r);
     if (keep.has(k) || pruned.has(k)) continue;
     pruned.add(k);
-    const live = await client.tryGet(r.apiVersion, r.kind, r.name, r.namespace).catch(() => undefined);
-    if (!live || !(live.metadata.ownerReferences ?? []).some((o) => o.uid === inst.metadata.uid)) continue;
-    await client
-      .delete(r.apiVersion, r.kind, r.name, r.namespace)
-      .catch((e) => (isNotFound(e) ? false : Promise.reject(e)));
+    for (let again = false; ; again = true) {
+      // the pass's read first; after a conflict (changed since), the object as it is now
+      const live = await readInPass(client, r, again ? undefined : reads).catch(() => undefined);
+      if (!live || !(live.metadata.ownerReferences ?? []).some((o) => o.uid === inst.metadata.uid)) break;
+      const { uid, resourceVersion } = live.metadata;
+      const done = await client
+        .delete(r.apiVersion, r.kind, r.name, r.namespace, "Background", {
+          uid,
+          resourceVersion,
+        })
+        .then(
+          () => true,
+          (e) => (isConflict(e) && !again ? false : Promise.reject(e)),
+        );
+      if (done) break;
+    }
   }
 }

@@ -19,7 +19,7 @@ import {
 } from "./context.js";
 import { canI, dryRunAs, type Requester } from "./permissions.js";
 import type { DesiredContent } from "./provisioner.js";
-import { refKey, refOf, type PassReads, type RecordStore } from "./record.js";
+import { readInPass, refKey, refOf, type PassReads, type RecordStore } from "./record.js";
 import { isOwn, signApproval, verifiedRequester, type ApprovalRecord, type ApprovalSubject } from "./trust.js";
 
 export interface Decision {
@@ -152,6 +152,7 @@ async function userPermission(ctx: RukpakContext, d: DecisionInput, requesters: 
  * Deletion is judged like creation: what a pivot would prune (objects of the install record that the
  * new content no longer has, still there and still the Instance's) is deleted only when the requester
  * could delete it themselves — a `dryRun=All` DELETE as them. Returns the objects they may not delete.
+ * What is read here is the pass's (`d.reads`): the prune deletes an object only as it was read then.
  */
 async function deletionRefusals(ctx: RukpakContext, d: DecisionInput, r: Requester): Promise<string[]> {
   const { record } = await ctx.records.read(d.inst);
@@ -164,7 +165,7 @@ async function deletionRefusals(ctx: RukpakContext, d: DecisionInput, r: Request
     const k = refKey(ref);
     if (keep.has(k) || seen.has(k)) continue;
     seen.add(k);
-    const live = await ctx.client.tryGet(ref.apiVersion, ref.kind, ref.name, ref.namespace).catch(() => undefined);
+    const live = await readInPass(ctx.client, ref, d.reads).catch(() => undefined);
     if (!live || !(live.metadata.ownerReferences ?? []).some((o) => o.uid === d.inst.metadata.uid)) continue;
     const path = await ctx.client.path(ref.apiVersion, ref.kind, ref.namespace, ref.name);
     await as.request("DELETE", path, { query: { dryRun: "All" } }).catch((e: Error) => {

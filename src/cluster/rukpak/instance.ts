@@ -502,7 +502,7 @@ const applyObjects: InstanceStep = async (ctx, s) => {
 
 /** What the new bundle no longer has goes (only objects in the record still owned by the Instance). */
 const pruneObjects: InstanceStep = async (ctx, s) => {
-  await prune(ctx.client, s.inst, s.before!, s.target!);
+  await prune(ctx.client, s.inst, s.before!, s.target!, s.reads);
   s.record = { ...s.record!, applied: s.target!, pending: undefined, rendered: renderedOf(s) };
   await ctx.records.write(s.inst, s.record, s.version);
   ctx.appliedHere.set(s.name, s.inst.metadata.uid!);

@@ -50,19 +50,20 @@ export function refOf(o: KubeObject): ObjectRef {
  * requester's dry run reads an object to choose create or apply, CRD upgrade safety reads a CRD, and the
  * collision check of the same pass asks the same question, answered from here (docs/security.md: the
  * collision check sees the object as the API server had it in this pass, never a cache that may be
- * stale). Only answers are kept: a read that failed is asked again.
+ * stale); the judgement of a pivot's deletions reads what the prune deletes (deleted only as read then:
+ * uid and resourceVersion preconditions). Only answers are kept: a read that failed is asked again.
  */
 export type PassReads = Map<string, KubeObject | undefined>;
 
 /** An object as the API server has it (undefined: not there), read once per pass when `reads` is given. */
 export async function readInPass(
   client: Pick<KubeApi, "tryGet">,
-  o: KubeObject,
+  r: ObjectRef,
   reads?: PassReads,
 ): Promise<KubeObject | undefined> {
-  const k = refKey(refOf(o));
+  const k = refKey(r);
   if (reads?.has(k)) return reads.get(k);
-  const cur = await client.tryGet(o.apiVersion, o.kind, o.metadata.name, o.metadata.namespace);
+  const cur = await client.tryGet(r.apiVersion, r.kind, r.name, r.namespace);
   reads?.set(k, cur);
   return cur;
 }
