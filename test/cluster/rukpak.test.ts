@@ -23,13 +23,8 @@ import {
 } from "../../src/cluster/rukpak/api.js";
 import { approveInstance } from "../../src/cluster/rukpak/approve.js";
 import { prune } from "../../src/cluster/rukpak/apply.js";
-import {
-  RecordStore,
-  recordName,
-  refKey,
-  type InstallRecord,
-  type PassReads,
-} from "../../src/cluster/rukpak/record.js";
+import { refKey, type PassReads } from "../../src/cluster/rukpak/reads.js";
+import { RecordStore, recordName, type InstallRecord } from "../../src/cluster/rukpak/record.js";
 import { runControllers, type RunningControllers } from "../../src/cluster/run.js";
 import { makeCerts, makeHtpasswd, requireTools, startDockerRegistry, type RunningRegistry } from "../image/servers.js";
 import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";

@@ -12,7 +12,8 @@ import { crdGroupProblem, groupKindOf, ownKinds, servedBuiltInGroups } from "./c
 import { crdUpgradeProblems, existingObjectProblems } from "./crdsafety.js";
 import { describeObject } from "./permissions.js";
 import type { DesiredContent } from "./provisioner.js";
-import { readInPass, refKey, refOf, type InstallRecord, type PassReads } from "./record.js";
+import { readInPass, type PassReads } from "./reads.js";
+import { refKey, refOf, type InstallRecord } from "./record.js";
 
 type ExistingCrd = KubeObject & {
   spec: { group: string; names: { kind: string }; versions: { name: string; served?: boolean }[] };

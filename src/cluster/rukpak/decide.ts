@@ -19,7 +19,8 @@ import {
 } from "./context.js";
 import { canI, dryRunAs, type Requester } from "./permissions.js";
 import type { DesiredContent } from "./provisioner.js";
-import { readInPass, refKey, refOf, type PassReads, type RecordStore } from "./record.js";
+import { readInPass, type PassReads } from "./reads.js";
+import { refKey, refOf, type RecordStore } from "./record.js";
 import { isOwn, signApproval, verifiedRequester, type ApprovalRecord, type ApprovalSubject } from "./trust.js";
 
 export interface Decision {

@@ -35,7 +35,8 @@ import { fieldManagerFor, labelsMatch, listed, madeForInstance, type RukpakConte
 import { ConfigError, ConvertError } from "./convert.js";
 import { decide } from "./decide.js";
 import type { DesiredContent } from "./provisioner.js";
-import { refOf, type InstallRecord, type PassReads } from "./record.js";
+import type { PassReads } from "./reads.js";
+import { refOf, type InstallRecord } from "./record.js";
 import { approvalCondition, approvalMismatch, approvalParts, protectedReason, type ApprovalSubject } from "./trust.js";
 import { sameJson } from "../kube/json.js";
 import { BoundedMap } from "../kube/bounded.js";
@@ -71,7 +72,7 @@ export interface InstanceState {
   dryRun?: boolean;
   /**
    * The bundle's objects as this pass read them (dry run, CRD safety): the collision check asks each
-   * object once per pass (record.ts `readInPass`).
+   * object once per pass (reads.ts `readInPass`).
    */
   reads?: PassReads;
 }

@@ -9,6 +9,7 @@
 import { BoundedMap } from "../kube/bounded.js";
 import { isNotFound, type KubeApi, type KubeObject } from "../kube/client.js";
 import { API_VERSION, type Instance, type ObjectRef } from "./api.js";
+import { refKey } from "./reads.js";
 
 export interface InstallRecord {
   instance: string;
@@ -32,9 +33,7 @@ export function recordName(uid: string): string {
   return `rukpak-instance-${uid}`;
 }
 
-export function refKey(r: ObjectRef): string {
-  return `${r.apiVersion}/${r.kind}/${r.namespace ?? ""}/${r.name}`;
-}
+export { refKey };
 
 export function refOf(o: KubeObject): ObjectRef {
   return {
@@ -43,29 +42,6 @@ export function refOf(o: KubeObject): ObjectRef {
     name: o.metadata.name,
     ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
   };
-}
-
-/**
- * What one pass read of the objects it installs, by {@link refKey} (undefined: it did not exist): the
- * requester's dry run reads an object to choose create or apply, CRD upgrade safety reads a CRD, and the
- * collision check of the same pass asks the same question, answered from here (docs/security.md: the
- * collision check sees the object as the API server had it in this pass, never a cache that may be
- * stale); the judgement of a pivot's deletions reads what the prune deletes (deleted only as read then:
- * uid and resourceVersion preconditions). Only answers are kept: a read that failed is asked again.
- */
-export type PassReads = Map<string, KubeObject | undefined>;
-
-/** An object as the API server has it (undefined: not there), read once per pass when `reads` is given. */
-export async function readInPass(
-  client: Pick<KubeApi, "tryGet">,
-  r: ObjectRef,
-  reads?: PassReads,
-): Promise<KubeObject | undefined> {
-  const k = refKey(r);
-  if (reads?.has(k)) return reads.get(k);
-  const cur = await client.tryGet(r.apiVersion, r.kind, r.name, r.namespace);
-  reads?.set(k, cur);
-  return cur;
 }
 
 /** A record known not to exist. */
