@@ -64,3 +64,36 @@ export function slimCatalogForResolution(jsonl: string): string {
   if (!jsonl.includes(`"${PROPERTY_BUNDLE_OBJECT}"`)) return jsonl;
   return jsonl.split("\n").map(slimLineForResolution).join("\n");
 }
+
+/**
+ * {@link slimCatalogForResolution} of a catalog's UTF-8 bytes read a piece at a time (a served
+ * revision's file): the same text, without the whole document ever held — only the line being read
+ * and the slimmed lines. The pieces may be cut anywhere (within a line or a character) and a piece's
+ * memory may be reused for the next one once it is handed over.
+ */
+export function slimCatalogChunksForResolution(chunks: Iterable<Uint8Array>): string {
+  const out: string[] = [];
+  // the start of a line whose end is in a later piece (copied: the piece may be reused)
+  let carry: Buffer[] = [];
+  let carried = 0;
+  for (const chunk of chunks) {
+    const piece = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    let from = 0;
+    for (let nl = piece.indexOf(10); nl >= 0; nl = piece.indexOf(10, from)) {
+      const line =
+        carried === 0
+          ? piece.toString("utf8", from, nl)
+          : Buffer.concat([...carry, piece.subarray(from, nl)], carried + nl - from).toString("utf8");
+      carry = [];
+      carried = 0;
+      out.push(slimLineForResolution(line));
+      from = nl + 1;
+    }
+    if (from < piece.length) {
+      carry.push(Buffer.from(piece.subarray(from)));
+      carried += piece.length - from;
+    }
+  }
+  out.push(slimLineForResolution(Buffer.concat(carry, carried).toString("utf8")));
+  return out.join("\n");
+}

@@ -4,7 +4,9 @@
  * file (`serve --cache-dir`), read when a request asks for it, as opm reads its cache. A file range
  * holds an open descriptor of the index it was read from: a newer index renamed over it (a reload)
  * leaves the revision reading the file it was built from. The descriptor is closed when every range of
- * the file has been collected; a read in progress keeps its range alive.
+ * the file has been collected; a read in progress keeps its range alive. A file range also tells where
+ * it is (`region`), for a reader in another thread of the process (the cluster's resolver worker reads a
+ * revision's lines from the descriptor itself rather than being sent a copy).
  */
 import { closeSync, read, readSync } from "node:fs";
 
@@ -118,6 +120,14 @@ export class FileBytes implements Bytes {
       };
       next(0);
     });
+  }
+
+  /**
+   * Where the bytes are: the open file (its descriptor stays open while `file` is held) and the offset
+   * of byte 0 in it.
+   */
+  get region(): { file: OpenFile; base: number; length: number } {
+    return { file: this.#file, base: this.#base, length: this.length };
   }
 
   whole(): Buffer {

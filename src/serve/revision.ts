@@ -25,7 +25,7 @@ import { CATALOG_FILE, listCatalogFiles, loadText, type BlobMeta, type LoadResul
 import { emptyConfig } from "../fbc/types.js";
 import { validateCatalog } from "../fbc/validate.js";
 import { RegistryIndex } from "./registry.js";
-import { MemoryBytes, type Bytes } from "./bytes.js";
+import { FileBytes, MemoryBytes, type Bytes } from "./bytes.js";
 import { KeyIndex } from "./keyindex.js";
 import { goErrnoText } from "../gojson/goerrno.js";
 import {
@@ -190,6 +190,17 @@ export class CatalogRevision {
    */
   get jsonl(): Buffer {
     return this.jsonlBytes.whole();
+  }
+
+  /**
+   * Where the JSON Lines are when they are in a file (undefined when in memory): the file's open
+   * descriptor, kept open while `holder` is held, the offset of their first byte and their length.
+   * Another thread of the process can read them there (descriptors are the process's).
+   */
+  get jsonlFile(): { fd: number; start: number; length: number; holder: object } | undefined {
+    if (!(this.jsonlBytes instanceof FileBytes)) return undefined;
+    const { file, base, length } = this.jsonlBytes.region;
+    return { fd: file.fd, start: base, length, holder: file };
   }
 
   /** `jsonl`'s gzip encoding in one buffer (as `jsonl`). */

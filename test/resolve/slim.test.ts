@@ -8,13 +8,27 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { loadText } from "../../src/fbc/load.js";
 import { validateCatalog } from "../../src/fbc/validate.js";
-import { CatalogSet, resolve, slimCatalogForResolution } from "../../src/resolve/index.js";
+import {
+  CatalogSet,
+  resolve,
+  slimCatalogChunksForResolution,
+  slimCatalogForResolution,
+} from "../../src/resolve/index.js";
 import { minKubeVersionOf } from "../../src/resolve/catalog.js";
 import { slimLineForResolution } from "../../src/resolve/slim.js";
 import { CatalogRevision } from "../../src/serve/index.js";
 import { COMMUNITY, requireShared } from "../shared.js";
 
 const opts = requireShared(join(COMMUNITY, "catalogs", "v4.16"));
+
+/** `buf` in pieces of `size` bytes, each copied into one reused buffer (as a file is read). */
+function* piecesOf(buf: Buffer, size: number): Generator<Uint8Array> {
+  const reused = Buffer.alloc(size);
+  for (let i = 0; i < buf.length; i += size) {
+    const n = buf.copy(reused, 0, i, i + size);
+    yield reused.subarray(0, n);
+  }
+}
 
 function setOf(texts: { name: string; text: string }[]): CatalogSet {
   return new CatalogSet(
@@ -38,6 +52,9 @@ test(
       full.push({ name: v, text: r.revision.jsonl.toString("utf8") });
     }
     const slim = full.map((c) => ({ name: c.name, text: slimCatalogForResolution(c.text) }));
+    // read a piece at a time (as the resolver worker reads a revision's file), the same text
+    for (const [i, c] of full.entries())
+      assert.equal(slimCatalogChunksForResolution(piecesOf(Buffer.from(c.text), 65_536)), slim[i].text);
     // v4.16's bundles carry their manifests: most of its bytes go
     assert.ok(slim[0].text.length < full[0].text.length / 10, `${slim[0].text.length} of ${full[0].text.length}`);
     assert.equal(slim[1].text, full[1].text);
@@ -87,4 +104,24 @@ test("a line that JavaScript would not write back as it is stays as it is", () =
     kind: "ClusterServiceVersion",
     spec: { minKubeVersion: "1.21.0" },
   });
+});
+
+test("a catalog slimmed a piece at a time is the text slimmed whole, wherever the pieces are cut", () => {
+  const csv = Buffer.from('{"kind":"ClusterServiceVersion","spec":{"minKubeVersion":"1.21.0","x":"é"}}').toString(
+    "base64",
+  );
+  const lines = [
+    '{"defaultChannel":"stable","name":"p","schema":"olm.package","description":"Überwachung ✓ 📦"}',
+    `{"name":"p.v1","package":"p","properties":[{"type":"olm.bundle.object","value":{"data":"${csv}"}}],` +
+      '"schema":"olm.bundle"}',
+    "",
+    '{"name":"stable","package":"p","schema":"olm.channel","entries":[{"name":"p.v1"}]}',
+  ];
+  for (const text of [lines.join("\n"), `${lines.join("\n")}\n`, "", "\n", lines[0]]) {
+    const whole = slimCatalogForResolution(text);
+    const bytes = Buffer.from(text);
+    for (const size of [1, 2, 3, 5, 64, bytes.length || 1])
+      assert.equal(slimCatalogChunksForResolution(piecesOf(bytes, size)), whole, `pieces of ${size}`);
+  }
+  assert.notEqual(slimCatalogForResolution(lines.join("\n")), lines.join("\n"));
 });

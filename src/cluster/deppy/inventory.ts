@@ -11,7 +11,7 @@ import type { CatalogController } from "../catalogd/catalogs.js";
 import type { InputClass as ResolverClass, InstalledOperator } from "../../resolve/index.js";
 import type { JsonValue } from "../../fbc/types.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
-import type { ContentCatalog } from "./resolverunner.js";
+import type { CatalogContent, ContentCatalog } from "./resolverunner.js";
 import { parsePropertiesAnnotation } from "./resolvesetwriter.js";
 import {
   ANNOTATION_BUNDLE,
@@ -60,13 +60,18 @@ export async function clusterVersions(client: KubeClient): Promise<ClusterVersio
 }
 
 /**
- * What the ClusterCatalogs serve, for the resolver's worker: content read (from the revision's file)
- * and sent only when the worker does not hold that revision yet.
+ * What the ClusterCatalogs serve, for the resolver's worker: a revision whose lines are in a file is
+ * given as that file's range (the worker reads it itself), one held in memory as its bytes; either only
+ * when the worker does not hold that revision yet.
  */
 export function servedCatalogs(catalogs: CatalogController): ContentCatalog[] {
   return catalogs.servedCatalogs().map((s) => {
     const { revision } = s;
-    return { name: s.name, priority: s.priority, digest: revision.digest, jsonl: () => revision.jsonl };
+    const content = (): CatalogContent => {
+      const f = revision.jsonlFile;
+      return f ? { file: { fd: f.fd, start: f.start, length: f.length }, holder: f.holder } : revision.jsonl;
+    };
+    return { name: s.name, priority: s.priority, digest: revision.digest, jsonl: content };
   });
 }
 

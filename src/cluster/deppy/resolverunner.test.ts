@@ -1,5 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { loadText } from "../../fbc/load.js";
 import { validateCatalog } from "../../fbc/validate.js";
 import { CatalogSet, resolve, type Input } from "../../resolve/index.js";
@@ -128,5 +131,33 @@ test("a catalog whose content cannot be read fails that resolution only", async 
     assert.equal((await runner.resolve(catalogs, { inputs: [input("good")] })).resolved, true);
   } finally {
     await runner.close();
+  }
+});
+
+test("a catalog given as a range of an open, unlinked file is read by the worker itself, same answers", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "opcat-runner-"));
+  const path = join(dir, "c.idx");
+  const before = Buffer.from("not the catalog\n{}");
+  const content = Buffer.from(FBC);
+  writeFileSync(path, Buffer.concat([before, content, Buffer.from("\n{after}")]));
+  const fd = openSync(path, "r");
+  rmSync(dir, { recursive: true });
+  const runner = new ResolverRunner();
+  try {
+    const inBytes = [{ name: "c", priority: 0, digest: "sha256:bytes", jsonl: content }];
+    const file = { fd, start: before.length, length: content.length };
+    const inFile = [{ name: "c", priority: 0, digest: "sha256:file", jsonl: () => ({ file, holder: {} }) }];
+    for (const pkg of ["good", "headless"]) {
+      const want = await runner.resolve(inBytes, { inputs: [input(pkg)] });
+      assert.deepEqual(await runner.resolve(inFile, { inputs: [input(pkg)] }), want);
+    }
+    // a range the file does not hold fails that resolution only
+    const past = { fd, start: before.length, length: content.length + 1000 };
+    const beyond = [{ name: "c", priority: 0, digest: "sha256:past", jsonl: () => ({ file: past, holder: {} }) }];
+    await assert.rejects(runner.resolve(beyond, { inputs: [input("good")] }), /short read/);
+    assert.equal((await runner.resolve(inFile, { inputs: [input("good")] })).resolved, true);
+  } finally {
+    await runner.close();
+    closeSync(fd);
   }
 });

@@ -3,7 +3,9 @@
  * budget: the controllers' event loop (admission webhooks, watches, the other controllers) keeps
  * answering while a large catalog is resolved, and a resolution that runs out of its budget has the
  * worker stopped (a fresh one takes the next) and fails with {@link ResolutionBudgetError}. A catalog
- * revision's content is sent to the worker once; the worker keeps its model until it is no longer served.
+ * revision's content is given to the worker once; the worker keeps its model until it is no longer served.
+ * A revision whose lines are in a file is given as that file's open descriptor and range: the worker
+ * reads and slims the lines a piece at a time, and no copy of the catalog is made in either thread.
  */
 import { Worker } from "node:worker_threads";
 import type { ResolveRequest, ResolveSet } from "../../resolve/index.js";
@@ -11,12 +13,21 @@ import type { ResolveRequest, ResolveSet } from "../../resolve/index.js";
 /** A resolution request without its catalogs (the runner sends those by revision). */
 export type RunnerResolveRequest = Omit<ResolveRequest, "catalogs">;
 
+/** Where a revision's JSON Lines are in an open file (descriptors are the process's, shared by its threads). */
+export interface RunnerFileRange {
+  fd: number;
+  start: number;
+  length: number;
+}
+
 export interface RunnerCatalog {
   name: string;
   priority: number;
   digest: string;
   /** The revision's content as JSON lines, sent only when the worker does not hold it yet. */
   jsonl?: Uint8Array;
+  /** Or where the worker reads them itself (only when it does not hold the revision yet). */
+  file?: RunnerFileRange;
 }
 
 export interface RunnerRequest {
@@ -44,8 +55,16 @@ export class ResolutionBudgetError extends Error {
 
 export const DEFAULT_RESOLUTION_BUDGET_MS = 60_000;
 
-/** A catalog to resolve over: its content, or a function reading it. */
-export type ContentCatalog = Omit<RunnerCatalog, "jsonl"> & { jsonl: Uint8Array | (() => Uint8Array) };
+/**
+ * A catalog's content for the worker: its bytes, or the file range holding them with the object that
+ * keeps the descriptor open (held until the worker has read them).
+ */
+export type CatalogContent = Uint8Array | { file: RunnerFileRange; holder: object };
+
+/** A catalog to resolve over: its content, or a function giving it. */
+export type ContentCatalog = Omit<RunnerCatalog, "jsonl" | "file"> & {
+  jsonl: Uint8Array | (() => CatalogContent);
+};
 
 interface Job {
   id: number;
@@ -54,6 +73,8 @@ interface Job {
   resolve: (r: ResolveSet) => void;
   reject: (e: Error) => void;
   timer?: NodeJS.Timeout;
+  /** What keeps the files the worker reads open, until it has read them. */
+  holders?: object[];
 }
 
 export class ResolverRunner {
@@ -97,11 +118,15 @@ export class ResolverRunner {
     // content only for revisions the worker does not hold
     let catalogs: RunnerCatalog[];
     const held = new Set(this.#sent);
+    const holders: object[] = [];
     try {
       catalogs = job.catalogs.map(({ name, priority, digest, jsonl }) => {
         if (held.has(digest)) return { name, priority, digest };
         held.add(digest);
-        return { name, priority, digest, jsonl: typeof jsonl === "function" ? jsonl() : jsonl };
+        const content = typeof jsonl === "function" ? jsonl() : jsonl;
+        if (content instanceof Uint8Array) return { name, priority, digest, jsonl: content };
+        holders.push(content.holder);
+        return { name, priority, digest, file: content.file };
       });
     } catch (e) {
       // a revision's file could not be read: this resolution fails, the next one is tried
@@ -111,6 +136,7 @@ export class ResolverRunner {
       return;
     }
     this.#sent = new Set(catalogs.map((c) => c.digest));
+    job.holders = holders;
     w.postMessage({ id: job.id, catalogs, request: job.request } satisfies RunnerRequest);
   }
 
@@ -125,6 +151,7 @@ export class ResolverRunner {
       const job = this.#current;
       if (!job || job.id !== m.id) return;
       if ("ready" in m) {
+        job.holders = undefined; // the worker has read the catalogs' files
         job.timer = setTimeout(() => this.#overBudget(job), this.#budgetMs);
         return;
       }

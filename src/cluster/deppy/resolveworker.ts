@@ -1,15 +1,17 @@
 /**
  * The worker thread of Deppy's resolution (resolverunner.ts): keeps the resolver's model of each
- * catalog revision it was sent (by digest) and answers one resolution per message, so that a long
+ * catalog revision it was given (by digest: its bytes, or the open file it reads them from a piece at a
+ * time, slimming each line as it goes) and answers one resolution per message, so that a long
  * resolution never blocks the controllers' event loop (admission webhooks, watches, other
  * controllers) and can be stopped when it runs out of its budget.
  */
+import { readSync } from "node:fs";
 import { parentPort } from "node:worker_threads";
 import { loadText } from "../../fbc/load.js";
 import { validateCatalog, type ValidationResult } from "../../fbc/validate.js";
 import type { Model } from "../../fbc/model.js";
-import { CatalogSet, resolve, slimCatalogForResolution, type NamedCatalog } from "../../resolve/index.js";
-import type { RunnerReply, RunnerRequest } from "./resolverunner.js";
+import { CatalogSet, resolve, slimCatalogChunksForResolution, type NamedCatalog } from "../../resolve/index.js";
+import type { RunnerCatalog, RunnerFileRange, RunnerReply, RunnerRequest } from "./resolverunner.js";
 
 const parts = new Map<string, Omit<NamedCatalog, "name" | "priority">>();
 let setCache: { key: string; set: CatalogSet } | undefined;
@@ -19,9 +21,8 @@ parentPort?.on("message", (m: RunnerRequest) => {
   try {
     for (const c of m.catalogs) {
       if (parts.has(c.digest)) continue;
-      if (!c.jsonl) throw new Error(`catalog ${c.name} (${c.digest}) was not sent to the resolver`);
       // without the bundle manifests resolution never reads (an older catalog's bytes are nearly all those)
-      const loaded = loadText(slimCatalogForResolution(Buffer.from(c.jsonl).toString("utf8")), `${c.name}.jsonl`);
+      const loaded = loadText(slimCatalogChunksForResolution(contentOf(c)), `${c.name}.jsonl`);
       parts.set(c.digest, { model: validModel(validateCatalog(loaded.config)), others: loaded.config.others });
     }
     // revisions no longer served are forgotten
@@ -39,6 +40,27 @@ parentPort?.on("message", (m: RunnerRequest) => {
     reply({ id: m.id, error: (e as Error).message });
   }
 });
+
+/** A catalog's JSON Lines, a piece at a time: read from its file, or the bytes it was sent. */
+function contentOf(c: RunnerCatalog): Iterable<Uint8Array> {
+  if (c.file) return fileChunks(c.file);
+  if (c.jsonl) return [c.jsonl];
+  throw new Error(`catalog ${c.name} (${c.digest}) was not sent to the resolver`);
+}
+
+/** Size of the pieces a catalog's file is read in. */
+const PIECE = 1 << 20;
+
+/** The range of the file in pieces of one reused buffer (each piece is read before the next one is). */
+function* fileChunks(f: RunnerFileRange): Generator<Uint8Array> {
+  const buf = Buffer.allocUnsafe(Math.min(PIECE, f.length));
+  for (let pos = 0; pos < f.length; ) {
+    const n = readSync(f.fd, buf, 0, Math.min(buf.length, f.length - pos), f.start + pos);
+    if (n <= 0) throw new Error("short read from the catalog's file");
+    pos += n;
+    yield buf.subarray(0, n);
+  }
+}
 
 /**
  * The model without the packages `opcat validate` finds problems in: catalogd serves a catalog as
