@@ -26,6 +26,28 @@ test("JSON streams: concatenated objects with or without whitespace", () => {
   );
 });
 
+test("JSON Lines loaded a line at a time from where each starts: the same blobs and locations as whole", () => {
+  const lines = [
+    pkg("a"),
+    '{"schema":"olm.channel","package":"a","name":"stable","entries":[]}',
+    pkg("b"),
+    "",
+    '{"hello":"world"}',
+  ];
+  const text = `${lines.join("\n")}\n`;
+  const whole = loadText(text, "c.jsonl");
+  assert.equal(whole.problems[0]?.loc?.line, 5); // a blob without schema, located
+  const byLine = loadText("", "c.jsonl");
+  const from = { line: 0, index: 0 };
+  for (const l of text.split("\n")) {
+    loadText(l, "c.jsonl", byLine, undefined, undefined, from);
+    from.line++;
+    if (l !== "") from.index++;
+  }
+  assert.deepEqual(byLine.config, whole.config);
+  assert.deepEqual(byLine.problems, whole.problems);
+});
+
 test("a JSON stream switches to YAML after its first object, not after two", () => {
   const ok = loadText(`${pkg("a")}\n---\nschema: olm.package\nname: b\n`, "x");
   assert.deepEqual(ok.problems, []);

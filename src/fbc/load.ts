@@ -68,7 +68,9 @@ export interface BlobMeta {
 
 /**
  * Loads one file's text into `into`. `onBlob`, when given, sees every blob whose meta is valid, with
- * its parsed value (for callers that keep the blobs themselves, e.g. `serve`'s index).
+ * its parsed value (for callers that keep the blobs themselves, e.g. `serve`'s index). `from`, for a
+ * part of a file loaded by itself (a line of JSON Lines), is where the part starts: the lines and
+ * blobs before it, counted into the locations as if the whole file were loaded.
  */
 export function loadText(
   text: string,
@@ -76,12 +78,15 @@ export function loadText(
   into: LoadResult = newResult(),
   byteLength?: number,
   onBlob?: (obj: JsonObject, meta: BlobMeta) => void,
+  from?: { line: number; index: number },
 ): LoadResult {
   // Each blob is decoded as soon as it is parsed: its parsed form dies young.
   let blobs = 0;
   const syntax: Problem[] = [];
   forEachStreamItem(text, (item) => {
-    const loc: Location = { file, line: item.line, index: item.index };
+    const loc: Location = from
+      ? { file, line: item.line + from.line, index: item.index + from.index }
+      : { file, line: item.line, index: item.index };
     if (item.kind === "error") {
       const p = problem(item.code, item.message, {
         loc,

@@ -37,7 +37,7 @@ export {
 } from "./inputs.js";
 export { compileCel, compileConstraint, dependenciesOf, type Predicate } from "./predicates.js";
 export { catalogImages, query, resolveSetImages, type ImageUse, type QueryMatch } from "./query.js";
-export { slimCatalogChunksForResolution, slimCatalogForResolution } from "./slim.js";
+export { forEachSlimLineForResolution, slimCatalogChunksForResolution, slimCatalogForResolution } from "./slim.js";
 export { resolveSetText } from "./text.js";
 export {
   resolve,

@@ -66,13 +66,13 @@ export function slimCatalogForResolution(jsonl: string): string {
 }
 
 /**
- * {@link slimCatalogForResolution} of a catalog's UTF-8 bytes read a piece at a time (a served
- * revision's file): the same text, without the whole document ever held — only the line being read
- * and the slimmed lines. The pieces may be cut anywhere (within a line or a character) and a piece's
- * memory may be reused for the next one once it is handed over.
+ * The lines of a catalog's UTF-8 bytes read a piece at a time (a served revision's file), each reduced
+ * as {@link slimLineForResolution} does, handed to `onLine` one after the other (the last one after the
+ * last newline too, empty when the bytes end with one): the whole document is never held, only the line
+ * being read. The pieces may be cut anywhere (within a line or a character), and a piece's memory may be
+ * reused for the next one once it is handed over.
  */
-export function slimCatalogChunksForResolution(chunks: Iterable<Uint8Array>): string {
-  const out: string[] = [];
+export function forEachSlimLineForResolution(chunks: Iterable<Uint8Array>, onLine: (line: string) => void): void {
   // the start of a line whose end is in a later piece (copied: the piece may be reused)
   let carry: Buffer[] = [];
   let carried = 0;
@@ -86,7 +86,7 @@ export function slimCatalogChunksForResolution(chunks: Iterable<Uint8Array>): st
           : Buffer.concat([...carry, piece.subarray(from, nl)], carried + nl - from).toString("utf8");
       carry = [];
       carried = 0;
-      out.push(slimLineForResolution(line));
+      onLine(slimLineForResolution(line));
       from = nl + 1;
     }
     if (from < piece.length) {
@@ -94,6 +94,12 @@ export function slimCatalogChunksForResolution(chunks: Iterable<Uint8Array>): st
       carried += piece.length - from;
     }
   }
-  out.push(slimLineForResolution(Buffer.concat(carry, carried).toString("utf8")));
+  onLine(slimLineForResolution(Buffer.concat(carry, carried).toString("utf8")));
+}
+
+/** {@link slimCatalogForResolution} of a catalog's bytes read a piece at a time: the same text. */
+export function slimCatalogChunksForResolution(chunks: Iterable<Uint8Array>): string {
+  const out: string[] = [];
+  forEachSlimLineForResolution(chunks, (line) => out.push(line));
   return out.join("\n");
 }

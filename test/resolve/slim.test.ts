@@ -6,10 +6,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { loadText } from "../../src/fbc/load.js";
+import { loadText, type LoadResult } from "../../src/fbc/load.js";
+import { emptyConfig } from "../../src/fbc/types.js";
 import { validateCatalog } from "../../src/fbc/validate.js";
 import {
   CatalogSet,
+  forEachSlimLineForResolution,
   resolve,
   slimCatalogChunksForResolution,
   slimCatalogForResolution,
@@ -53,8 +55,19 @@ test(
     }
     const slim = full.map((c) => ({ name: c.name, text: slimCatalogForResolution(c.text) }));
     // read a piece at a time (as the resolver worker reads a revision's file), the same text
-    for (const [i, c] of full.entries())
+    for (const [i, c] of full.entries()) {
       assert.equal(slimCatalogChunksForResolution(piecesOf(Buffer.from(c.text), 65_536)), slim[i].text);
+      // and loaded a line at a time into one result (as the worker does), the same catalog
+      const byLine: LoadResult = { config: emptyConfig(), problems: [], files: 0, bytes: 0 };
+      const at = { line: 0, index: 0 };
+      forEachSlimLineForResolution(piecesOf(Buffer.from(c.text), 65_536), (l) => {
+        loadText(l, "c.jsonl", byLine, undefined, undefined, at);
+        at.line++;
+        if (l.trim() !== "") at.index++;
+      });
+      assert.deepEqual(byLine.problems, []);
+      assert.deepEqual(byLine.config, loadText(slim[i].text, "c.jsonl").config);
+    }
     // v4.16's bundles carry their manifests: most of its bytes go
     assert.ok(slim[0].text.length < full[0].text.length / 10, `${slim[0].text.length} of ${full[0].text.length}`);
     assert.equal(slim[1].text, full[1].text);

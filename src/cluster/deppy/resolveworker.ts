@@ -1,16 +1,17 @@
 /**
  * The worker thread of Deppy's resolution (resolverunner.ts): keeps the resolver's model of each
  * catalog revision it was given (by digest: its bytes, or the open file it reads them from a piece at a
- * time, slimming each line as it goes) and answers one resolution per message, so that a long
+ * time, slimming and loading each line as it goes) and answers one resolution per message, so that a long
  * resolution never blocks the controllers' event loop (admission webhooks, watches, other
  * controllers) and can be stopped when it runs out of its budget.
  */
 import { readSync } from "node:fs";
 import { parentPort } from "node:worker_threads";
-import { loadText } from "../../fbc/load.js";
+import { loadText, type LoadResult } from "../../fbc/load.js";
+import { emptyConfig } from "../../fbc/types.js";
 import { validateCatalog, type ValidationResult } from "../../fbc/validate.js";
 import type { Model } from "../../fbc/model.js";
-import { CatalogSet, resolve, slimCatalogChunksForResolution, type NamedCatalog } from "../../resolve/index.js";
+import { CatalogSet, forEachSlimLineForResolution, resolve, type NamedCatalog } from "../../resolve/index.js";
 import type { RunnerCatalog, RunnerFileRange, RunnerReply, RunnerRequest } from "./resolverunner.js";
 
 const parts = new Map<string, Omit<NamedCatalog, "name" | "priority">>();
@@ -21,8 +22,16 @@ parentPort?.on("message", (m: RunnerRequest) => {
   try {
     for (const c of m.catalogs) {
       if (parts.has(c.digest)) continue;
-      // without the bundle manifests resolution never reads (an older catalog's bytes are nearly all those)
-      const loaded = loadText(slimCatalogChunksForResolution(contentOf(c)), `${c.name}.jsonl`);
+      // a line at a time (a revision's JSON Lines hold one blob each), without the bundle manifests
+      // resolution never reads (an older catalog's bytes are nearly all those): neither the document nor
+      // the slimmed one is ever held whole, and the model's strings keep no document alive
+      const loaded: LoadResult = { config: emptyConfig(), problems: [], files: 0, bytes: 0 };
+      const at = { line: 0, index: 0 }; // blobs' locations as in the whole document
+      forEachSlimLineForResolution(contentOf(c), (line) => {
+        loadText(line, `${c.name}.jsonl`, loaded, undefined, undefined, at);
+        at.line++;
+        if (line.trim() !== "") at.index++;
+      });
       parts.set(c.digest, { model: validModel(validateCatalog(loaded.config)), others: loaded.config.others });
     }
     // revisions no longer served are forgotten
