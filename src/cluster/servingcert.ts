@@ -8,7 +8,7 @@
  * until it reloads (replicas re-read the Secret every few minutes).
  */
 import { X509Certificate } from "node:crypto";
-import { isConflict, type KubeClient, type KubeObject } from "./kube/client.js";
+import { isConflict, type KubeServer, type KubeObject } from "./kube/client.js";
 import { makeServingCerts, type ServingCerts } from "./kube/certs.js";
 
 export const WEBHOOK_CERT_SECRET = "opcat-webhook-cert";
@@ -81,7 +81,7 @@ function secretFor(namespace: string, certs: ServingCerts, previousCa?: string):
  * expiring or not covering `hosts` (see the module comment).
  */
 export async function loadSharedCerts(
-  client: KubeClient,
+  client: KubeServer,
   namespace: string,
   hosts: string[],
   now = Date.now(),

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FakeKube } from "../kube/fake.js";
 import type { WorkQueue } from "../kube/queue.js";
-import { asClient, catalogImage, settled } from "../runtime/controllerkit.test.js";
+import { catalogImage, settled } from "../runtime/controllerkit.test.js";
 import { CATALOG_API_VERSION, type ClusterCatalog } from "./api.js";
 import { CatalogController } from "./catalogs.js";
 
@@ -33,7 +33,7 @@ interface Tested {
  */
 export async function catalogBeside(api: FakeKube, prefix: string, content: string): Promise<CatalogBeside> {
   const tmp = mkdtempSync(join(tmpdir(), prefix));
-  const catalogs = new CatalogController({ client: asClient(api), stateDir: join(tmp, "state") });
+  const catalogs = new CatalogController({ client: api, stateDir: join(tmp, "state") });
   const ref = await publish({ catalogs, tmp }, content);
   await api.create<ClusterCatalog>({
     apiVersion: CATALOG_API_VERSION,

@@ -10,15 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FakeKube } from "../kube/fake.js";
-import {
-  asClient,
-  catalogImage,
-  condition,
-  customResource,
-  eventsOf,
-  fbc,
-  settled,
-} from "../runtime/controllerkit.test.js";
+import { catalogImage, condition, customResource, eventsOf, fbc, settled } from "../runtime/controllerkit.test.js";
 import { CATALOG_API_VERSION, type ClusterCatalog } from "./api.js";
 import { CatalogController } from "./catalogs.js";
 
@@ -43,7 +35,7 @@ describe("ClusterCatalog steps on the fake API server", () => {
   beforeEach(async () => {
     const api = new FakeKube([customResource(CATALOG_API_VERSION, "ClusterCatalog", "clustercatalogs")]);
     const tmp = mkdtempSync(join(tmpdir(), "opcat-catalogs-"));
-    const ctl = new CatalogController({ client: asClient(api), stateDir: join(tmp, "state") });
+    const ctl = new CatalogController({ client: api, stateDir: join(tmp, "state") });
     w = { api, ctl, tmp, changes: 0 };
     ctl.onChange(() => w.changes++);
     await ctl.start();

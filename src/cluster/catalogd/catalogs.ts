@@ -9,7 +9,7 @@
  */
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import type { KubeClient } from "../kube/client.js";
+import type { KubeServer } from "../kube/client.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
 import type { EventRecorder } from "../kube/events.js";
 import type { Informer } from "../kube/informer.js";
@@ -34,7 +34,7 @@ import { CATALOG_API_VERSION, type ClusterCatalog } from "./api.js";
 const FINALIZER = "olm.operatorframework.io/delete-server-cache";
 
 export interface CatalogControllerOptions {
-  client: KubeClient;
+  client: KubeServer;
   /** Where unpacked catalog images live. */
   stateDir: string;
   pull?: PullOptions;

@@ -8,7 +8,7 @@
  * name, a ServiceAccount's namespace): the same rights given to anyone else are new. Beside the
  * rules, every object whose privilege Android cannot compute exactly is new unless the installed
  * content has the same object (`newObjectPrivileges`). */
-import type { KubeClient, KubeObject } from "../kube/client.js";
+import type { KubeServer, KubeObject } from "../kube/client.js";
 import { groupKindOf, ownKinds } from "../rukpak/crdgroups.js";
 import { grantedRulesInCluster, type GrantedRule } from "../rukpak/permissions.js";
 import { selectorMatches, type LabelSelector } from "../kube/selector.js";
@@ -90,7 +90,7 @@ export function newPermissions(current: readonly GrantedRule[], next: readonly G
  * the cluster. Empty: nothing new.
  */
 export async function newPrivilegesInCluster(
-  client: KubeClient,
+  client: KubeServer,
   current: readonly KubeObject[],
   next: readonly KubeObject[],
 ): Promise<string[]> {
@@ -235,7 +235,7 @@ export function newObjectPrivileges(
 }
 
 /** The label selectors of the cluster's aggregating ClusterRoles. */
-export async function aggregationSelectors(client: KubeClient): Promise<LabelSelector[]> {
+export async function aggregationSelectors(client: KubeServer): Promise<LabelSelector[]> {
   const { items } = await client.list("rbac.authorization.k8s.io/v1", "ClusterRole");
   return items.flatMap(
     (o) => (o.aggregationRule as { clusterRoleSelectors?: LabelSelector[] } | undefined)?.clusterRoleSelectors ?? [],

@@ -4,7 +4,7 @@
  * provisioner made, with their Bundles' recorded properties), and the InputClasses with the cluster's
  * versions applied to their constraints.
  */
-import type { KubeClient, KubeObject } from "../kube/client.js";
+import type { KubeServer, KubeObject } from "../kube/client.js";
 import type { Informer } from "../kube/informer.js";
 import type { Bundle, Instance } from "../rukpak/api.js";
 import type { CatalogController } from "../catalogd/catalogs.js";
@@ -43,7 +43,7 @@ function atLeast(have: string, want: string): boolean {
 }
 
 /** The cluster's Kubernetes version (`/version`) and OpenShift version (a ClusterVersion, when the API exists). */
-export async function clusterVersions(client: KubeClient): Promise<ClusterVersions> {
+export async function clusterVersions(client: KubeServer): Promise<ClusterVersions> {
   const v = await client
     .request<{ gitVersion?: string }>("GET", "/version")
     .catch(() => ({}) as { gitVersion?: string });

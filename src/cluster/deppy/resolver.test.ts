@@ -10,7 +10,7 @@ import { FakeKube } from "../kube/fake.js";
 import { CATALOG_API_VERSION } from "../catalogd/api.js";
 import { type CatalogBeside, catalogBeside, publish, startBeside, stopBeside } from "../catalogd/catalogkit.test.js";
 import { API_VERSION as RUKPAK, type Bundle, type Instance } from "../rukpak/api.js";
-import { asClient, condition, customResource, eventsOf, fbc, settled } from "../runtime/controllerkit.test.js";
+import { condition, customResource, eventsOf, fbc, settled } from "../runtime/controllerkit.test.js";
 import {
   defaultInputClasses,
   DEPPY_API_VERSION,
@@ -50,7 +50,7 @@ describe("Deppy resolver steps on the fake API server", () => {
     await api.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: NAMESPACE } });
     for (const c of defaultInputClasses()) await api.create(c);
     const { catalogs, tmp } = await catalogBeside(api, "opcat-resolver-", CATALOG);
-    const deppy = new DeppyController({ client: asClient(api), catalogs, namespace: NAMESPACE });
+    const deppy = new DeppyController({ client: api, catalogs, namespace: NAMESPACE });
     w = { api, catalogs, deppy, tmp, resolved: 0 };
     deppy.onResolved(() => w.resolved++);
   });

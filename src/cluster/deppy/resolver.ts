@@ -16,7 +16,7 @@
  * This file is the controller; what it resolves over is read by `inventory.ts`, and the resolveset
  * (its content's format and its objects) is written by `resolvesetwriter.ts`.
  */
-import { isConflict, type KubeClient } from "../kube/client.js";
+import { isConflict, type KubeServer } from "../kube/client.js";
 import { relayed, setCondition, type Condition as KubeCondition } from "../kube/conditions.js";
 import { fromResolver, Reason, Type, type GroupCondition as NewCondition } from "./reasons.js";
 import type { EventRecorder } from "../kube/events.js";
@@ -67,7 +67,7 @@ export {
 } from "./resolvesetwriter.js";
 
 export interface DeppyOptions {
-  client: KubeClient;
+  client: KubeServer;
   catalogs: CatalogController;
   /** Namespace of the resolveset ConfigMaps and of Events about cluster-scoped objects. */
   namespace: string;
@@ -117,7 +117,7 @@ export class DeppyController {
   resolutions = 0;
   /** Time spent in the resolver itself, in ms. */
   resolveMs = 0;
-  private readonly client: KubeClient;
+  private readonly client: KubeServer;
   private readonly log: (m: string) => void;
   private versions: ClusterVersions | undefined;
   /** Resolutions run in a worker thread within a budget (created at start, stopped at stop). */

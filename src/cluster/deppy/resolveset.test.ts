@@ -18,7 +18,7 @@ import { API_VERSION as RUKPAK, type Bundle, type Instance } from "../rukpak/api
 import { recordRequester } from "../rukpak/stepkit.test.js";
 import { ownUser, SigningKey } from "../rukpak/trust.js";
 import type { ResolvedBundle } from "../../resolve/index.js";
-import { asClient, condition, customResource, eventsOf, settled } from "../runtime/controllerkit.test.js";
+import { condition, customResource, eventsOf, settled } from "../runtime/controllerkit.test.js";
 import {
   ANNOTATION_BUNDLE,
   DEPPY_API_VERSION,
@@ -90,8 +90,8 @@ describe("resolveset provisioner steps on the fake API server", () => {
     const pc = resolvesetProvisionerClass();
     pc.parameters = { ...pc.parameters, approval, ...classParams };
     await api.create(pc);
-    const rs = new ResolvesetProvisioner({ client: asClient(own), bundleStore: store, key, self: SELF, namespace: NS });
-    const writer = new ResolvesetWriter({ client: asClient(own), namespace: NS, key, self: SELF });
+    const rs = new ResolvesetProvisioner({ client: own, bundleStore: store, key, self: SELF, namespace: NS });
+    const writer = new ResolvesetWriter({ client: own, namespace: NS, key, self: SELF });
     w = { api, own, key, rs, writer, store, tmp };
     await rs.start();
   };

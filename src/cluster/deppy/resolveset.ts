@@ -13,7 +13,7 @@
  */
 import { createHash } from "node:crypto";
 import { BoundedMap } from "../kube/bounded.js";
-import { type KubeClient, type KubeObject, liveOnly } from "../kube/client.js";
+import { type KubeServer, type KubeObject, liveOnly } from "../kube/client.js";
 import { setCondition } from "../kube/conditions.js";
 import type { EventRecorder } from "../kube/events.js";
 import type { Informer, InformerEvent } from "../kube/informer.js";
@@ -45,7 +45,7 @@ import { resolvesetSteps, type ResolvesetContext, type ResolvesetState } from ".
 export { classForEntry, resolvesetApprovalOf, type ResolvesetApproval } from "./resolvesetsteps.js";
 
 export interface ResolvesetOptions {
-  client: KubeClient;
+  client: KubeServer;
   /** The RukPak content store (where the operator provisioner unpacks registry+v1 bundles). */
   bundleStore: string;
   log?: (msg: string) => void;
@@ -82,7 +82,7 @@ export class ResolvesetProvisioner implements ProvisionerIdentity {
   readonly bundles: Informer<Bundle>;
   readonly instances: Informer<Instance>;
   readonly events: EventRecorder;
-  private readonly client: KubeClient;
+  private readonly client: KubeServer;
   private readonly log: (m: string) => void;
   private readonly ctx: ResolvesetContext;
   private readonly steps: Step<ResolvesetState>[];

@@ -8,7 +8,7 @@
  * written once at the end (docs/security.md).
  */
 import { createHash } from "node:crypto";
-import { isConflict, type KubeClient, type KubeObject } from "../kube/client.js";
+import { isConflict, type KubeServer, type KubeObject } from "../kube/client.js";
 import { findCondition, setCondition } from "../kube/conditions.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
 import type { EventRecorder } from "../kube/events.js";
@@ -51,7 +51,7 @@ export type ResolvesetApproval = "AllowAll" | "DenyAll" | "Android";
 
 /** What the steps share: the client, the key, the caches, and the provisioner's own reads. */
 export interface ResolvesetContext {
-  client: KubeClient;
+  client: KubeServer;
   key: SigningKey;
   self: string;
   bundles: Informer<Bundle>;

@@ -5,7 +5,7 @@
  * {@link ResolvesetWriter}, which writes an Input's resolveset ConfigMap, Bundle and Instance.
  */
 import { createHash } from "node:crypto";
-import { isConflict, type KubeClient, type KubeObject } from "../kube/client.js";
+import { isConflict, type KubeServer, type KubeObject } from "../kube/client.js";
 import type { Informer } from "../kube/informer.js";
 import type { SharedCaches } from "../runtime/caches.js";
 import { API_VERSION as RUKPAK_API_VERSION, type Bundle, type Instance } from "../rukpak/api.js";
@@ -102,7 +102,7 @@ export const resolvesetInstanceName = (input: string): string => objectName("res
 
 /** What a {@link ResolvesetWriter} writes with and where. */
 export interface ResolvesetWriterOptions {
-  client: KubeClient;
+  client: KubeServer;
   /** Namespace of the resolveset ConfigMaps. */
   namespace: string;
   /** With `self`: objects of the resolver's names that the controllers did not make are refused. */
@@ -115,7 +115,7 @@ export interface ResolvesetWriterOptions {
 
 /** Writes Inputs' resolvesets (the resolver's controller has one). */
 export class ResolvesetWriter {
-  private readonly client: KubeClient;
+  private readonly client: KubeServer;
 
   constructor(private readonly opts: ResolvesetWriterOptions) {
     this.client = opts.client;

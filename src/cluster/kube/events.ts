@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { BoundedMap } from "./bounded.js";
-import { isConflict, isNotFound, type KubeClient, type KubeObject } from "./client.js";
+import { isConflict, isNotFound, type KubeServer, type KubeObject } from "./client.js";
 import { now, safeMessage } from "./conditions.js";
 
 /** How many Events' counts a recorder remembers (as client-go's event correlator's cache). */
@@ -16,7 +16,7 @@ export class EventRecorder {
   readonly #counts = new BoundedMap<string, number>(REMEMBERED);
 
   constructor(
-    private readonly client: KubeClient,
+    private readonly client: KubeServer,
     private readonly component: string,
     /** Namespace for Events about cluster-scoped objects (default `default`). */
     private readonly clusterNamespace = "default",

@@ -3,13 +3,13 @@
  * finalizer, and removes it once the cleanup is done. Both writes are conditional on the object's
  * resourceVersion (a merge patch carrying it), so a concurrent change is never overwritten.
  */
-import type { KubeClient, KubeObject } from "./client.js";
+import type { KubeServer, KubeObject } from "./client.js";
 
 export function hasFinalizer(o: KubeObject, name: string): boolean {
   return (o.metadata.finalizers ?? []).includes(name);
 }
 
-async function setFinalizers<T extends KubeObject>(client: KubeClient, o: T, finalizers: string[]): Promise<T> {
+async function setFinalizers<T extends KubeObject>(client: KubeServer, o: T, finalizers: string[]): Promise<T> {
   return client.mergePatch<T>(
     o.apiVersion,
     o.kind,
@@ -19,12 +19,12 @@ async function setFinalizers<T extends KubeObject>(client: KubeClient, o: T, fin
   );
 }
 
-export async function addFinalizer<T extends KubeObject>(client: KubeClient, o: T, name: string): Promise<T> {
+export async function addFinalizer<T extends KubeObject>(client: KubeServer, o: T, name: string): Promise<T> {
   if (hasFinalizer(o, name)) return o;
   return setFinalizers(client, o, [...(o.metadata.finalizers ?? []), name]);
 }
 
-export async function removeFinalizer<T extends KubeObject>(client: KubeClient, o: T, name: string): Promise<T> {
+export async function removeFinalizer<T extends KubeObject>(client: KubeServer, o: T, name: string): Promise<T> {
   if (!hasFinalizer(o, name)) return o;
   return setFinalizers(
     client,

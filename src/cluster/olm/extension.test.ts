@@ -14,7 +14,7 @@ import { type CatalogBeside, catalogBeside, startBeside, stopBeside } from "../c
 import { API_VERSION as RUKPAK, type Instance } from "../rukpak/api.js";
 import { SigningKey } from "../rukpak/trust.js";
 import { recordRequester, requestedBy } from "../rukpak/stepkit.test.js";
-import { asClient, condition, customResource, fbc, settled } from "../runtime/controllerkit.test.js";
+import { condition, customResource, fbc, settled } from "../runtime/controllerkit.test.js";
 import { OLM_API_VERSION, type ClusterExtension } from "./api.js";
 import {
   ANNOTATION_BUNDLE_NAME,
@@ -57,7 +57,7 @@ describe("ClusterExtension steps on the fake API server", () => {
     const api = new FakeKube(RESOURCES, { allowed: ["alice"], admit: recordRequester(key) });
     await api.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "tiny-system" } });
     const { catalogs, tmp } = await catalogBeside(api, "opcat-extension-", CATALOG);
-    const ctl = new ExtensionController({ client: asClient(api), catalogs, key });
+    const ctl = new ExtensionController({ client: api, catalogs, key });
     w = { api, catalogs, ctl, key, tmp };
   });
   afterEach(() => stopBeside(w, w.ctl));

@@ -13,7 +13,7 @@
  * One entry: `reconcile(name)`, made of small named steps on the one reconcile wrapper.
  */
 import { createHash } from "node:crypto";
-import { KubeApiError, type KubeClient, type KubeObject, liveOnly } from "../kube/client.js";
+import { KubeApiError, type KubeServer, type KubeObject, liveOnly } from "../kube/client.js";
 import { findCondition, type Condition } from "../kube/conditions.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
 import type { Informer } from "../kube/informer.js";
@@ -109,7 +109,7 @@ export interface CatalogSource {
 }
 
 export interface ExtensionControllerOptions {
-  client: KubeClient;
+  client: KubeServer;
   catalogs: CatalogSource;
   key: SigningKey;
   log?: (msg: string) => void;
@@ -156,7 +156,7 @@ export class ExtensionController {
   readonly extensions: Informer<ClusterExtension>;
   readonly instances: Informer<Instance>;
   readonly namespaces: Informer<KubeObject>;
-  private readonly client: KubeClient;
+  private readonly client: KubeServer;
   private readonly log: (m: string) => void;
 
   constructor(private readonly opts: ExtensionControllerOptions) {

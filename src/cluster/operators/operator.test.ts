@@ -15,7 +15,7 @@ import { resolvesetInstanceName } from "../deppy/resolver.js";
 import { SigningKey } from "../rukpak/trust.js";
 import { requestedBy } from "../rukpak/stepkit.test.js";
 import type { InstalledStatus } from "../../resolve/index.js";
-import { asClient, condition, customResource, settled } from "../runtime/controllerkit.test.js";
+import { condition, customResource, settled } from "../runtime/controllerkit.test.js";
 
 test("an Operator becomes an Input as seed 002 describes", () => {
   const op = {
@@ -60,7 +60,7 @@ async function world(): Promise<World> {
   const listeners: (() => void)[] = [];
   const key = new SigningKey(Buffer.alloc(32, 7));
   const deppy = { lastInstalled: installed, onResolved: (fn: () => void) => void listeners.push(fn) };
-  const ctl = new OperatorController({ client: asClient(api), deppy, key, self: SELF });
+  const ctl = new OperatorController({ client: api, deppy, key, self: SELF });
   await ctl.start();
   return { api, ctl, key, installed, resolved: () => listeners.forEach((f) => f()) };
 }

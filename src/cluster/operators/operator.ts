@@ -8,7 +8,7 @@
  * selector, and the updates the resolver sees in other channels and catalogs
  * (`UpdateAvailable`, reason `CrossChannelUpdateFound` when applying one needs a spec change).
  */
-import { type KubeClient, liveOnly } from "../kube/client.js";
+import { type KubeServer, liveOnly } from "../kube/client.js";
 import { findCondition, relayed, type Condition } from "../kube/conditions.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
 import type { EventRecorder } from "../kube/events.js";
@@ -33,7 +33,7 @@ import { resolvesetInstanceName, type DeppyController } from "../deppy/resolver.
 import { OPERATOR_API_VERSION, operatorLabel, type ComponentRef, type Operator, type OperatorUpdate } from "./api.js";
 
 export interface OperatorControllerOptions {
-  client: KubeClient;
+  client: KubeServer;
   /** The resolver: what it last found installed and upgradable per package, and when it resolved. */
   deppy: Pick<DeppyController, "lastInstalled" | "onResolved">;
   log?: (msg: string) => void;
@@ -118,7 +118,7 @@ export class OperatorController {
   readonly instances: Informer<Instance>;
   readonly bundles: Informer<Bundle>;
   readonly events: EventRecorder;
-  private readonly client: KubeClient;
+  private readonly client: KubeServer;
   private readonly log: (m: string) => void;
   /** The steps of a pass (`reconcile`). */
   private readonly steps: Step<OperatorState>[];

@@ -4,7 +4,7 @@
  * apply (namespaces, then CRDs until Established, then the rest, after a dry run of everything) and
  * the prune of what the new bundle no longer has (docs/security.md).
  */
-import { isConflict, type KubeClient, type KubeObject } from "../kube/client.js";
+import { isConflict, type KubeServer, type KubeObject } from "../kube/client.js";
 import { findCondition, type Condition } from "../kube/conditions.js";
 import { LABEL_INSTANCE, type Instance, type ObjectRef } from "./api.js";
 import { neededNamespaces } from "./context.js";
@@ -21,7 +21,7 @@ type ExistingCrd = KubeObject & {
 
 /** CRD changes that would break stored versions, fields or existing custom resources (`reads`: the pass's). */
 export async function unsafeCrdChanges(
-  client: KubeClient,
+  client: KubeServer,
   objects: readonly KubeObject[],
   reads?: PassReads,
 ): Promise<string[]> {
@@ -52,7 +52,7 @@ export async function unsafeCrdChanges(
  * holds what the pass's dry run or CRD safety read of it (the object as the API server had it then).
  */
 export async function collisions(
-  client: KubeClient,
+  client: KubeServer,
   inst: Instance,
   record: InstallRecord | undefined,
   objects: readonly KubeObject[],
@@ -88,7 +88,7 @@ const established = (crd: CrdWithStatus): boolean =>
  * Until the CRD is Established: the apply's answer first (an upgraded CRD is Established already and
  * costs no read), then read now and every 100 ms.
  */
-async function waitEstablished(client: KubeClient, applied: CrdWithStatus): Promise<void> {
+async function waitEstablished(client: KubeServer, applied: CrdWithStatus): Promise<void> {
   const name = applied.metadata.name;
   const deadline = Date.now() + 60_000;
   let crd = applied;
@@ -107,7 +107,7 @@ async function waitEstablished(client: KubeClient, applied: CrdWithStatus): Prom
  * the same question, so it is not asked again as the controllers).
  */
 export async function install(
-  client: KubeClient,
+  client: KubeServer,
   desired: DesiredContent,
   fieldManager: string,
   known: readonly string[],
@@ -155,7 +155,7 @@ export async function install(
  * resourceVersion preconditions); one that changed since is read again and judged on what it is now.
  */
 export async function prune(
-  client: KubeClient,
+  client: KubeServer,
   inst: Instance,
   before: readonly ObjectRef[],
   target: readonly ObjectRef[],

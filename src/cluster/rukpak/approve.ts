@@ -5,7 +5,7 @@
  * installed and any change asks again. The admission webhook refuses it unless the user has the
  * `approve` verb on that Instance, and signs it for them (`by` is the user the API server saw).
  */
-import type { KubeClient } from "../kube/client.js";
+import type { KubeServer } from "../kube/client.js";
 import { setCondition } from "../kube/conditions.js";
 import { RetryLater } from "../runtime/steps.js";
 import { writeStatus } from "../runtime/status.js";
@@ -20,7 +20,7 @@ export class ApprovalError extends Error {
 }
 
 export async function approveInstance(
-  client: KubeClient,
+  client: KubeServer,
   name: string,
   opts: {
     deny?: boolean /** The content digest the user reviewed (`--show`); refused when it differs. */;
@@ -55,7 +55,7 @@ export async function approveInstance(
 }
 
 /** The Instance's Bundle, unpacked (and holding the content the user reviewed, when they say which). */
-async function unpackedBundleOf(client: KubeClient, inst: Instance, reviewed: string | undefined): Promise<Bundle> {
+async function unpackedBundleOf(client: KubeServer, inst: Instance, reviewed: string | undefined): Promise<Bundle> {
   const bundle = await client.tryGet<Bundle>(API_VERSION, "Bundle", inst.spec.bundle.name);
   const digest = bundle?.status?.digest;
   if (!bundle || !digest || bundle.status?.observedGeneration !== bundle.metadata.generation)

@@ -19,7 +19,7 @@
  * writers PUT the whole status on top of the status as it is (`changedOnTop`), so they keep these
  * conditions as they are, and a PUT that keeps a field leaves it owned by its applier.
  */
-import type { KubeClient, KubeObject } from "../kube/client.js";
+import type { KubeServer, KubeObject } from "../kube/client.js";
 import { findCondition, relayed, type Condition } from "../kube/conditions.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
 import type { Informer } from "../kube/informer.js";
@@ -140,7 +140,7 @@ export interface WorkloadReader {
 }
 
 /** A reader that asks the API server (for one-off checks outside a controller). */
-export function liveReader(client: KubeClient): WorkloadReader {
+export function liveReader(client: KubeServer): WorkloadReader {
   return {
     workload: (r) => client.tryGet<Workload>(r.apiVersion, r.kind, r.name, r.namespace),
     pods: async (namespace, labelSelector) => (await client.list<Pod>("v1", "Pod", { namespace, labelSelector })).items,
@@ -255,7 +255,7 @@ export function onlyAvailabilityChanged(old: Instance, cur: Instance): boolean {
 }
 
 export interface AvailabilityOptions {
-  client: KubeClient;
+  client: KubeServer;
   /** The process's caches (the Instances and workloads are shared with the other controllers). */
   caches?: SharedCaches;
   log?: (m: string) => void;

@@ -4,7 +4,7 @@
  * who a Bundle or Instance is judged as (its verified requester, never the controllers' own rights).
  */
 import { createHash } from "node:crypto";
-import type { KubeClient, KubeObject } from "../kube/client.js";
+import type { KubeServer, KubeObject } from "../kube/client.js";
 import type { EventRecorder } from "../kube/events.js";
 import type { Informer } from "../kube/informer.js";
 import type { WorkQueue } from "../kube/queue.js";
@@ -26,7 +26,7 @@ export type ObjectCache<T extends KubeObject> = Pick<Informer<T>, "get" | "list"
 export type QueueRef = Pick<WorkQueue, "add" | "failuresOf">;
 
 export interface RukpakContext {
-  client: KubeClient;
+  client: KubeServer;
   /** Verifies requester signatures and signs approvals. */
   key: SigningKey;
   /** The controllers' own user name. */

@@ -11,7 +11,7 @@
  * Progress and failures go to status conditions and Events; failures that may pass are retried with
  * backoff.
  */
-import type { KubeClient, KubeObject } from "../kube/client.js";
+import type { KubeServer, KubeObject } from "../kube/client.js";
 import type { EventRecorder } from "../kube/events.js";
 import { Informer, type InformerEvent } from "../kube/informer.js";
 import type { SharedCaches } from "../runtime/caches.js";
@@ -46,7 +46,7 @@ export { approvalOf, fieldManagerFor, listed, requesterOf } from "./context.js";
 export type { DesiredContent } from "./provisioner.js";
 
 export interface ProvisionerOptions {
-  client: KubeClient;
+  client: KubeServer;
   /** Root of the content-addressed store of unpacked bundles. */
   stateDir: string;
   /** Image access for docker:// refs. */
@@ -112,7 +112,7 @@ export class RukpakController {
   readonly instanceController: Controller<Instance>;
   readonly events: EventRecorder;
   readonly registry: ProvisionerRegistry;
-  private readonly client: KubeClient;
+  private readonly client: KubeServer;
   private readonly provisioners: Set<string>;
   private readonly log: (m: string) => void;
   private readonly ctx: RukpakContext;

@@ -6,7 +6,7 @@
  * the same bundle claims cannot be dry-run before that CRD exists, so those objects are skipped by
  * the dry runs: only for CRDs in groups that are neither.
  */
-import type { KubeClient, KubeObject } from "../kube/client.js";
+import type { KubeServer, KubeObject } from "../kube/client.js";
 
 /**
  * opcat's own API groups: rukpak.io (rukpak/api.ts), deppy.io (deppy/api.ts), olm.operatorframework.io
@@ -28,7 +28,7 @@ export function reservedGroup(group: string): boolean {
 }
 
 /** Groups the API server serves that no CustomResourceDefinition provides (built-in or aggregated). */
-export async function servedBuiltInGroups(client: KubeClient): Promise<Set<string>> {
+export async function servedBuiltInGroups(client: KubeServer): Promise<Set<string>> {
   const d = await client.request<{ groups?: { name: string }[] }>("GET", "/apis");
   const { items } = await client.list<KubeObject & { spec?: { group?: string } }>(
     "apiextensions.k8s.io/v1",

@@ -5,7 +5,7 @@
  * not make; `UserPermission` asks the API server, impersonating each of them, for a dry run of every
  * object (missing namespaces made first when a dry run says the requester could make them).
  */
-import { isConflict, isNotFound, type KubeClient } from "../kube/client.js";
+import { isConflict, isNotFound, type KubeServer } from "../kube/client.js";
 import type { GroupCondition as NewCondition } from "./reasons.js";
 import { GROUP, type Bundle, type Instance, type ProvisionerClass } from "./api.js";
 import {
@@ -218,7 +218,7 @@ export async function decide(ctx: RukpakContext, d: DecisionInput): Promise<Deci
  * be judged; those the requester may not create are returned.
  */
 async function namespacesFor(
-  client: KubeClient,
+  client: KubeServer,
   records: RecordStore,
   inst: Instance,
   desired: DesiredContent,

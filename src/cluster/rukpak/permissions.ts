@@ -4,7 +4,7 @@
  * the RBAC rules a bundle would grant (shown by `instance describe` before anyone approves).
  */
 import { BoundedMap } from "../kube/bounded.js";
-import type { KubeClient, KubeObject } from "../kube/client.js";
+import type { KubeServer, KubeObject } from "../kube/client.js";
 import { crdGroupProblem, groupKindOf, ownKinds, servedBuiltInGroups } from "./crdgroups.js";
 import { keyOf, readInPass, type PassReads } from "./reads.js";
 
@@ -39,10 +39,10 @@ export function describeCheck(c: AccessCheck): string {
  */
 export const ALLOWED_TTL_MS = 5_000;
 const MAX_REMEMBERED = 4096;
-const allowedUntil = new WeakMap<KubeClient, BoundedMap<string, number>>();
+const allowedUntil = new WeakMap<KubeServer, BoundedMap<string, number>>();
 
 /** One SubjectAccessReview as `user`; true when allowed (an allowed answer reused for {@link ALLOWED_TTL_MS}). */
-export async function canI(client: KubeClient, user: Requester, c: AccessCheck): Promise<boolean> {
+export async function canI(client: KubeServer, user: Requester, c: AccessCheck): Promise<boolean> {
   const spec = {
     user: user.username,
     groups: user.groups ?? [],
@@ -67,7 +67,7 @@ export async function canI(client: KubeClient, user: Requester, c: AccessCheck):
 }
 
 /** The checks that creating (or updating) each object needs. */
-export async function checksFor(client: KubeClient, objects: readonly KubeObject[]): Promise<AccessCheck[]> {
+export async function checksFor(client: KubeServer, objects: readonly KubeObject[]): Promise<AccessCheck[]> {
   const out: AccessCheck[] = [];
   const seen = new Set<string>();
   for (const o of objects) {
@@ -97,7 +97,7 @@ export async function checksFor(client: KubeClient, objects: readonly KubeObject
 
 /** The checks `user` fails. */
 export async function missingPermissions(
-  client: KubeClient,
+  client: KubeServer,
   user: Requester,
   objects: readonly KubeObject[],
 ): Promise<AccessCheck[]> {
@@ -209,7 +209,7 @@ export function describeObject(o: KubeObject): string {
  * reads (each object is read as the controllers once per pass, and the collision check reuses it).
  */
 export async function dryRunAs(
-  client: KubeClient,
+  client: KubeServer,
   user: Requester,
   objects: readonly KubeObject[],
   fieldManager: string,
@@ -250,7 +250,7 @@ export async function dryRunAs(
  * ship (a binding to `cluster-admin` grants what cluster-admin has): their rules as the API server
  * has them (an aggregated ClusterRole's aggregated rules included).
  */
-export async function referencedRoles(client: KubeClient, objects: readonly KubeObject[]): Promise<KubeObject[]> {
+export async function referencedRoles(client: KubeServer, objects: readonly KubeObject[]): Promise<KubeObject[]> {
   const shipped = new Set(
     objects
       .filter((o) => o.kind === "Role" || o.kind === "ClusterRole")
@@ -287,7 +287,7 @@ export async function referencedRoles(client: KubeClient, objects: readonly Kube
  * since whoever makes that role later decides what it grants).
  */
 export async function grantedRulesInCluster(
-  client: KubeClient,
+  client: KubeServer,
   objects: readonly KubeObject[],
 ): Promise<GrantedRule[]> {
   const existing = await referencedRoles(client, objects);

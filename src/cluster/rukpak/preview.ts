@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { readBundleDirectory } from "../../bundle/index.js";
 import { defaultCacheDir, type PullOptions } from "../../image/index.js";
-import type { KubeClient, KubeObject } from "../kube/client.js";
+import type { KubeServer, KubeObject } from "../kube/client.js";
 import { API_VERSION, type Bundle, type Instance } from "./api.js";
 import { readPlainObjects, unpackBundle } from "./content.js";
 import { convertRegistryV1, ConvertError } from "./convert.js";
@@ -25,7 +25,7 @@ export interface InstancePreview {
   error?: string;
 }
 
-export async function previewInstance(client: KubeClient, inst: Instance, pull: PullOptions): Promise<InstancePreview> {
+export async function previewInstance(client: KubeServer, inst: Instance, pull: PullOptions): Promise<InstancePreview> {
   const bundle =
     (await client.tryGet<Bundle>(API_VERSION, "Bundle", inst.spec.bundle.name)) ??
     (inst.spec.bundle.spec ? ({ spec: inst.spec.bundle.spec } as Bundle) : undefined);

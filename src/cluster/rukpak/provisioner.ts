@@ -8,7 +8,7 @@
  * provisioner (`rukpak.io/plain`, manifests as they are: `plain.ts`) and the operator provisioner
  * (`operators.coreos.com/operators`, registry+v1 converted to plain objects: `registryv1.ts`).
  */
-import type { KubeClient, KubeObject } from "../kube/client.js";
+import type { KubeServer, KubeObject } from "../kube/client.js";
 import type { Bundle, Instance } from "./api.js";
 
 /** The objects an Instance installs, where the operator runs (registry+v1), and the content's format. */
@@ -28,7 +28,7 @@ export interface ProvisionerIdentity {
 
 /** What a provisioner reads the content with. */
 export interface ProvisionerContext {
-  client: KubeClient;
+  client: KubeServer;
   /** The directory of the Bundle's unpacked content (in the content store, `content.ts`). */
   dir: string;
 }

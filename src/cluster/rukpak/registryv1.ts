@@ -5,7 +5,7 @@
  */
 import { readBundleDirectory } from "../../bundle/index.js";
 import { makeServingCerts } from "../kube/certs.js";
-import type { KubeClient, KubeObject } from "../kube/client.js";
+import type { KubeServer, KubeObject } from "../kube/client.js";
 import { LABEL_INSTANCE, OPERATOR_PROVISIONER } from "./api.js";
 import { caBundlePlaceholder, convertRegistryV1, type CertificateRequest } from "./convert.js";
 import type { Provisioner } from "./provisioner.js";
@@ -25,7 +25,7 @@ function fillPlaceholders(v: unknown, values: Map<string, string>): unknown {
  * reconcile), else a new CA and certificate (valid two years).
  */
 async function servingCertificate(
-  client: KubeClient,
+  client: KubeServer,
   req: CertificateRequest,
   instance: string,
 ): Promise<{ secret: KubeObject; caPem: string }> {

@@ -12,7 +12,7 @@
  *   bundle may create, change or delete.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { isConflict, type KubeClient, type KubeObject } from "../kube/client.js";
+import { isConflict, type KubeServer, type KubeObject } from "../kube/client.js";
 import type { Requester } from "./permissions.js";
 import { relayed } from "../kube/conditions.js";
 import { canonicalJson } from "../kube/json.js";
@@ -41,7 +41,7 @@ export class SigningKey {
  * The key from the Secret `opcat-signing-key` in `namespace`, made (32 random bytes) when missing; a
  * replica that loses the race to make it reads the winner's.
  */
-export async function loadSigningKey(client: KubeClient, namespace: string): Promise<SigningKey> {
+export async function loadSigningKey(client: KubeServer, namespace: string): Promise<SigningKey> {
   type Secret = KubeObject & { data?: Record<string, string> };
   const read = async () => {
     const s = await client.tryGet<Secret>("v1", "Secret", SIGNING_KEY_SECRET, namespace);

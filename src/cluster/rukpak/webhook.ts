@@ -17,7 +17,7 @@
  */
 import https from "node:https";
 import type { AddressInfo } from "node:net";
-import type { KubeClient, KubeObject } from "../kube/client.js";
+import type { KubeServer, KubeObject } from "../kube/client.js";
 import type { ServingCerts } from "../kube/certs.js";
 import { ANNOTATION_PROPERTIES, ANNOTATION_REQUESTER, API_VERSION, GROUP, type Bundle, type Instance } from "./api.js";
 import { canI, type Requester } from "./permissions.js";
@@ -72,7 +72,7 @@ function jsonPointer(s: string): string {
 
 export class AdmissionHandler {
   constructor(
-    private readonly client: KubeClient,
+    private readonly client: KubeServer,
     private readonly key: SigningKey,
     /** The controllers' own user: only they may change what they made for their own purposes. */
     private readonly self?: string,
@@ -480,7 +480,7 @@ export function webhookConfigurations(
 }
 
 export async function registerWebhooks(
-  client: KubeClient,
+  client: KubeServer,
   target: WebhookTarget,
   caBundle: string,
   name = WEBHOOK_CONFIG_NAME,

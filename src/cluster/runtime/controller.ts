@@ -8,7 +8,7 @@
  * reconcile of one object is the one wrapper of `reconcile.ts` (`reconcileObject`: cache, steps, one
  * status write, Event, Result).
  */
-import type { KubeClient, KubeObject } from "../kube/client.js";
+import type { KubeServer, KubeObject } from "../kube/client.js";
 import { EventRecorder } from "../kube/events.js";
 import { Informer, type InformerEvent, type InformerOptions } from "../kube/informer.js";
 import { WorkQueue } from "../kube/queue.js";
@@ -31,7 +31,7 @@ export interface KindSource {
 }
 
 export interface ControllerContext<T extends KubeObject> {
-  client: KubeClient;
+  client: KubeServer;
   /** The cache of the primary kind (reads that a cache can answer never go to the API server). */
   primary: Informer<T>;
   /** Caches of owned and watched kinds, by `apiVersion/kind`. */
@@ -86,7 +86,7 @@ export class Controller<T extends KubeObject = KubeObject> {
   #running: Promise<unknown> | undefined;
 
   constructor(
-    readonly client: KubeClient,
+    readonly client: KubeServer,
     readonly spec: ControllerSpec<T>,
     readonly log: (m: string) => void = () => {},
   ) {
@@ -174,7 +174,7 @@ export class Controller<T extends KubeObject = KubeObject> {
 }
 
 export function defineController<T extends KubeObject>(
-  client: KubeClient,
+  client: KubeServer,
   spec: ControllerSpec<T>,
   log?: (m: string) => void,
 ): Controller<T> {

@@ -9,7 +9,7 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildCatalogImage, outputImage } from "../../image/index.js";
-import type { KubeClient, KubeObject } from "../kube/client.js";
+import type { KubeObject } from "../kube/client.js";
 import type { FakeKube, FakeResource } from "../kube/fake.js";
 import type { WorkQueue } from "../kube/queue.js";
 
@@ -22,14 +22,6 @@ export const customResource = (apiVersion: string, kind: string, plural: string)
   statusSubresource: true,
   generation: true,
 });
-
-/**
- * The fake as the controllers' client: it implements every verb they call (`KubeServer` of
- * kube/client.ts); the cast stands for the connection details of the real client it has not.
- */
-export function asClient(api: FakeKube): KubeClient {
-  return api as unknown as KubeClient;
-}
 
 /**
  * Resolves once the queues are idle: nothing queued or being processed after the pending watch events

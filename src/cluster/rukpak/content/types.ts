@@ -1,7 +1,7 @@
 /** What an unpack yields, how it fails, and its bounds (ProvisionerClass parameters). */
 import type { PullOptions } from "../../../image/index.js";
 import { parseGoDuration } from "../../../gojson/duration.js";
-import type { KubeClient } from "../../kube/client.js";
+import type { KubeServer } from "../../kube/client.js";
 import type { Requester } from "../permissions.js";
 import type { ConditionReason } from "../reasons.js";
 
@@ -55,7 +55,7 @@ export interface ContentOptions {
   root: string;
   /** Image access (registries.conf, TLS, cache) for docker:// refs. */
   pull?: PullOptions;
-  client: KubeClient;
+  client: KubeServer;
   /**
    * Who asked for the content: ConfigMaps and pull Secrets are read only when a SubjectAccessReview
    * says this user may `get` them. Without one, none are read.
