@@ -6,7 +6,7 @@
 import { BoundedMap } from "../kube/bounded.js";
 import type { KubeServer, KubeObject } from "../kube/client.js";
 import { crdGroupProblem, groupKindOf, ownKinds, servedBuiltInGroups } from "./crdgroups.js";
-import { keyOf, readInPass, type PassReads } from "./reads.js";
+import { readInPass, refOf, type PassReads } from "./reads.js";
 
 export interface Requester {
   username: string;
@@ -228,7 +228,7 @@ export async function dryRunAs(
     if (defined.has(groupKindOf(o))) continue;
     try {
       // what the user would do: create what does not exist, change (apply) what does
-      const exists = await readInPass(client, keyOf(o), reads).catch(() => undefined);
+      const exists = await readInPass(client, refOf(o), reads).catch(() => undefined);
       if (exists) await as.apply(o, { dryRun: true, fieldManager });
       else
         await as.request("POST", await as.path(o.apiVersion, o.kind, o.metadata.namespace), {

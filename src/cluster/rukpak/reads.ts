@@ -16,9 +16,14 @@ export function refKey(r: ObjectKey): string {
   return `${r.apiVersion}/${r.kind}/${r.namespace ?? ""}/${r.name}`;
 }
 
-/** The key of an object of a bundle. */
-export function keyOf(o: KubeObject): ObjectKey {
-  return { apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, namespace: o.metadata.namespace };
+/** The key of an object of a bundle (an install record's entry). */
+export function refOf(o: KubeObject): ObjectKey {
+  return {
+    apiVersion: o.apiVersion,
+    kind: o.kind,
+    name: o.metadata.name,
+    ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
+  };
 }
 
 /**

@@ -9,7 +9,7 @@
 import { BoundedMap } from "../kube/bounded.js";
 import { isNotFound, type KubeApi, type KubeObject } from "../kube/client.js";
 import { API_VERSION, type Instance, type ObjectRef } from "./api.js";
-import { refKey } from "./reads.js";
+import { refKey, refOf } from "./reads.js";
 
 export interface InstallRecord {
   instance: string;
@@ -33,16 +33,7 @@ export function recordName(uid: string): string {
   return `rukpak-instance-${uid}`;
 }
 
-export { refKey };
-
-export function refOf(o: KubeObject): ObjectRef {
-  return {
-    apiVersion: o.apiVersion,
-    kind: o.kind,
-    name: o.metadata.name,
-    ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
-  };
-}
+export { refKey, refOf };
 
 /** A record known not to exist. */
 const NONE = "none";
